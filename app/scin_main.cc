@@ -1,0 +1,36 @@
+// scin: the SCIN Explorer command-line tool.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "model/error.h"
+#include "model/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"scin: All-Reduce design-space explorer for in-network collectives "
+               "(ring, one-shot, two-shot, NVLS, SCIN, SCIN+INQ)"};
+  app.set_version_flag("--version", fmt::format("scin {} ({})", scin::version(), scin::git_revision()));
+  app.require_subcommand(1);
+  scin::cli::add_presets_command(app);
+  scin::cli::add_params_command(app);
+  scin::cli::add_run_command(app);
+  scin::cli::add_bench_command(app);
+  scin::cli::add_quant_command(app);
+  scin::cli::add_store_commands(app);
+  scin::cli::add_infer_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const scin::Error& e) {
+    std::fprintf(stderr, "scin: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scin: internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,124 @@
+// The fabric and algorithm parameters a simulation runs on.
+//
+// Every field here is declared once more, with its dotted path, unit, range,
+// default and help, in the parameter registry (params.cc). The registry — not
+// this struct — is what the CLI (`--set`), presets, sweeps, the database and
+// the GUI talk to, so a new field must be added in both places (a test checks
+// that every registry entry round-trips through a preset).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace scin {
+
+enum class Topology { Star, Mesh };
+enum class Regulation { None, Paced };
+enum class ScaleFormat { Fp16, Bf16, Fp32 };
+enum class RingProtocol { Auto, LL, LL128, Simple };
+enum class Codec { Int8, Int4, Fp8E4M3, Fp8E5M2 };
+enum class StoreMode { CutThrough, StoreAndForward };
+
+struct AcceleratorSpec {
+  std::string name = "H200";
+  double hbm_bandwidth_GBps = 4800;
+  double hbm_efficiency = 0.8;           // achievable fraction for streaming kernels
+  double launch_overhead_ns = 2500;      // kernel launch + entry, paid by kernel-based collectives
+  double sync_overhead_ns = 500;         // stream memory op (write/wait value) used by SCIN's Arrive/Wait
+  double flag_poll_ns = 100;             // one poll of a local flag
+  double mem_latency_ns = 400;           // HBM access latency seen by a remote read
+  double peak_bf16_TFLOPS = 989;         // dense BF16 tensor throughput (inference model)
+  double compute_efficiency = 0.7;       // achievable fraction of peak for large GEMMs
+};
+
+struct LinkSpec {
+  double bandwidth_GBps = 450;           // per accelerator, per direction, all planes together
+  double latency_ns = 100;               // one traversal accelerator<->switch (PHY + wire)
+  double efficiency = 0.82;              // protocol efficiency (headers, flow control)
+};
+
+struct NvlsSpec {
+  bool enabled = true;                   // multimem.ld_reduce / multimem.st in the switch
+  double efficiency = 0.85;              // NCCL's Hopper NVLS efficiency on top of link efficiency
+  double sync_overhead_ns = 8500;        // per NVLS barrier: fences + multimem.red + poll (calibrated)
+};
+
+struct IsaSpec {
+  bool enabled = false;                  // in-switch accelerator (SCIN)
+  double reduce_GBps = 7200;             // reduction throughput, input bytes per second
+  double op_latency_ns = 50;             // ISA instruction issue / counter poll
+  std::uint64_t buffer_bytes = 8ull << 20;
+  std::uint64_t max_outstanding_bytes = 1ull << 20;  // per accelerator port
+  int waves = 16;
+  Regulation regulation = Regulation::Paced;
+  bool inq = false;                      // INQ unit present
+  double inq_GBps = 7200;                // INQ (de)quantisation throughput, FP input bytes per second
+};
+
+struct SwitchSpec {
+  double latency_ns = 200;               // port-to-port traversal
+  bool multicast = true;
+  NvlsSpec nvls;
+  IsaSpec isa;
+};
+
+struct PacketSpec {
+  std::uint64_t payload_bytes = 256;
+  std::uint64_t header_bytes = 16;
+  std::uint64_t port_buffer_bytes = 64 << 10;   // per switch output port queue
+  StoreMode forwarding = StoreMode::CutThrough;
+  int timeline_samples = 0;                     // packet engine: per-link utilisation samples (0 = off)
+};
+
+struct RingProtocolSpec {
+  double base_ns;                        // fixed cost on top of the kernel launch
+  double step_overhead_ns;               // per ring step, on top of the path latency
+  double bandwidth_fraction;             // share of the link carrying payload
+};
+
+struct RingSpec {
+  RingProtocol protocol = RingProtocol::Auto;
+  RingProtocolSpec ll{4100, 150, 0.5};
+  RingProtocolSpec ll128{11500, 1450, 0.9375};
+  RingProtocolSpec simple{5900, 2950, 1.0};
+};
+
+struct QuantSpec {
+  int block_elems = 32;                  // G, values per scale
+  ScaleFormat scale_format = ScaleFormat::Fp16;
+  Codec codec = Codec::Int8;
+};
+
+struct FabricShape {
+  Topology topology = Topology::Star;
+  int gpus = 8;
+  int planes = 1;                        // parallel switch planes (star only)
+};
+
+/// Everything a collective simulation depends on apart from the collective itself.
+struct Config {
+  std::string name = "custom";
+  std::string description;
+  FabricShape fabric;
+  AcceleratorSpec accelerator;
+  LinkSpec links;
+  SwitchSpec sw;                         // dotted path prefix: "switch."
+  PacketSpec packet;
+  RingSpec ring;
+  QuantSpec quant;
+};
+
+const char* to_string(Topology);
+const char* to_string(Regulation);
+const char* to_string(ScaleFormat);
+const char* to_string(RingProtocol);
+const char* to_string(Codec);
+const char* to_string(StoreMode);
+
+/// Bytes of one scale in `f`.
+int scale_bytes(ScaleFormat f);
+
+/// Bits per element of a codec's payload (8 for INT8/FP8, 4 for INT4).
+int codec_bits(Codec c);
+
+}  // namespace scin

@@ -52,6 +52,9 @@ const ParamInfo& param(std::string_view path);
 void set_param(Config& cfg, std::string_view path, const std::string& text);
 void set_param(Config& cfg, std::string_view path, const nlohmann::json& value);
 void set_param(Config& cfg, std::string_view path, double value);
+inline void set_param(Config& cfg, std::string_view path, const char* text) {
+  set_param(cfg, path, std::string(text));
+}
 
 /// Applies "PATH=VALUE" (the CLI's --set syntax).
 void apply_assignment(Config& cfg, const std::string& assignment);

@@ -1,0 +1,176 @@
+// The analytic engine: closed forms on an ideal fabric, calibration against
+// public measurements, ordering on the HGX presets, and breakdowns that add up.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/error.h"
+#include "model/preset.h"
+#include "sim/simulate.h"
+
+using namespace scin;
+
+namespace {
+
+// A fabric whose only costs are the ones a test names.
+Config ideal(int n) {
+  Config c;
+  c.name = "ideal";
+  c.fabric.gpus = n;
+  c.fabric.planes = 1;
+  c.accelerator.launch_overhead_ns = 0;
+  c.accelerator.hbm_bandwidth_GBps = 1e6;
+  c.links.bandwidth_GBps = 100;
+  c.links.efficiency = 1.0;
+  c.links.latency_ns = 10;
+  c.sw.latency_ns = 30;
+  c.ring.protocol = RingProtocol::Simple;
+  c.ring.simple = {0, 5, 1.0};
+  c.sw.isa.enabled = true;
+  c.sw.isa.inq = true;
+  return c;
+}
+
+double time_ns(const Config& c, const std::string& algo, std::uint64_t bytes) {
+  return simulate(c, algo, {bytes, DType::Bf16}).time_ns;
+}
+
+}  // namespace
+
+TEST(Analytic, RingClosedForm) {
+  for (int n : {2, 4, 8, 16}) {
+    Config c = ideal(n);
+    for (std::uint64_t S : {std::uint64_t(n) * 2, std::uint64_t(n) << 20}) {
+      const double alpha = 5 + 2 * 10 + 30;  // protocol step overhead + 2 links + switch
+      const double expect = 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * static_cast<double>(S) / 100.0;
+      SCOPED_TRACE(testing::Message() << "N=" << n << " S=" << S << " expect " << expect << " ns = 2(N-1) x "
+                                      << alpha << " + 2(N-1)/N S/B");
+      EXPECT_NEAR(time_ns(c, "ring", S), expect, 1e-6 * expect);
+    }
+  }
+}
+
+TEST(Analytic, ScinLargeMessagesApproachOneMessagePerLink) {
+  Config c = ideal(8);
+  const std::uint64_t S = 256ull << 20;
+  const double t = time_ns(c, "scin", S);
+  const double bound = static_cast<double>(S) / 100.0;  // S / B: one S each way
+  EXPECT_GT(t, bound);
+  EXPECT_LT(t, bound * 1.08) << "waves should pipeline reads and writes";
+  // NVLS moves (N+1)/N S each way.
+  c.sw.nvls.efficiency = 1.0;
+  const double tn = time_ns(c, "nvls", S);
+  EXPECT_GT(tn, 9.0 / 8.0 * bound);
+  EXPECT_LT(tn, 9.0 / 8.0 * bound * 1.08);
+}
+
+TEST(Analytic, LittlesLawCapsIsaReads) {
+  Config c = ideal(4);
+  c.accelerator.mem_latency_ns = 980;      // round trip = 2 x 10 + 980 = 1000 ns
+  c.sw.isa.max_outstanding_bytes = 25000;  // 25 GB/s < 100 GB/s link
+  const std::uint64_t S = 64ull << 20;
+  const double t = time_ns(c, "scin", S);
+  const double expect = static_cast<double>(S) / 25.0;
+  EXPECT_NEAR(t, expect, 0.05 * expect);
+}
+
+TEST(Analytic, BreakdownAddsUpToTheTime) {
+  for (const char* preset : {"hgx-h100-8", "hgx-b200-8", "scin-fpga-4", "mesh-8"}) {
+    Config c = load_preset(preset);
+    for (const auto& algo : supported_algorithms(c))
+      for (std::uint64_t S : {8ull, 4096ull, 1ull << 20, 64ull << 20}) {
+        SimResult r = simulate(c, algo, {S, DType::Bf16});
+        EXPECT_NEAR(r.breakdown.total_ns(), r.time_ns, 1e-6 * r.time_ns) << preset << " " << algo << " " << S;
+        for (double x : r.breakdown.ns) EXPECT_GE(x, -1e-9);
+        const int n = c.fabric.gpus;
+        EXPECT_NEAR(r.busbw_GBps, r.algbw_GBps * 2.0 * (n - 1) / n, 1e-9 * r.busbw_GBps);
+        EXPECT_NEAR(r.algbw_GBps, static_cast<double>(S) / r.time_ns, 1e-9 * r.algbw_GBps);
+      }
+  }
+}
+
+TEST(Analytic, CalibratedToHopperMeasurements) {
+  Config c = load_preset("hgx-h100-8");
+  const std::uint64_t S = 4ull << 30;
+  // NVIDIA/nccl issue 1455: ring busbw 365-370 GB/s; NVLS 480 GB/s at 8 GPUs.
+  const double ring = simulate(c, "ring", {S, DType::Bf16}).busbw_GBps;
+  EXPECT_GT(ring, 360);
+  EXPECT_LT(ring, 375);
+  const double measured[] = {0, 0, 0, 0, 370, 420, 440, 460, 480};
+  for (int n = 4; n <= 8; ++n) {
+    c.fabric.gpus = n;
+    const double nvls = simulate(c, "nvls", {S, DType::Bf16}).busbw_GBps;
+    EXPECT_NEAR(nvls, measured[n], 0.05 * measured[n]) << n << " GPUs";
+  }
+  // NCCL's own model: ring LL at 8 GPUs, 8 bytes = 6.6 + 14 x 0.6 = 15.0 us.
+  c.fabric.gpus = 8;
+  EXPECT_NEAR(simulate(c, "ring", {8, DType::Bf16}).time_us(), 15.0, 0.2);
+}
+
+TEST(Analytic, OrderingOnHgxPresets) {
+  for (const char* preset : {"hgx-h100-8", "hgx-h200-8", "hgx-b200-8"}) {
+    Config c = load_preset(preset);
+    std::uint64_t flip = 0;
+    for (std::uint64_t S = 8; S <= (1ull << 30); S *= 4) {
+      const double ring = time_ns(c, "ring", S), nvls = time_ns(c, "nvls", S), scin = time_ns(c, "scin", S);
+      EXPECT_LT(scin, nvls) << preset << " " << S;
+      EXPECT_LT(scin, ring) << preset << " " << S;
+      if (S <= (64u << 10)) EXPECT_LT(ring, nvls) << preset << " small: ring LL should beat NVLS at " << S;
+      if (S >= (64u << 20)) EXPECT_LT(nvls, ring) << preset << " large: NVLS should beat ring at " << S;
+      if (!flip && nvls < ring) flip = S;
+    }
+    if (std::string(preset) == "hgx-h100-8") {
+      // nccl-tests issue 309: NCCL switches from ring LL to NVLS near 1-2 MB on 8x H100.
+      EXPECT_GE(flip, 512u << 10);
+      EXPECT_LE(flip, 8u << 20);
+    }
+  }
+}
+
+TEST(Analytic, AutoPicksTheFastestRingProtocol) {
+  Config c = load_preset("hgx-h100-8");
+  for (std::uint64_t S : {8ull, 1ull << 20, 256ull << 20}) {
+    SimResult autop = simulate(c, "ring", {S, DType::Bf16});
+    double best = 1e300;
+    for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
+      Config x = c;
+      x.ring.protocol = p;
+      best = std::min(best, simulate(x, "ring", {S, DType::Bf16}).time_ns);
+    }
+    EXPECT_DOUBLE_EQ(autop.time_ns, best);
+  }
+  EXPECT_EQ(simulate(c, "ring", {8, DType::Bf16}).variant, "LL");
+  EXPECT_EQ(simulate(c, "ring", {1ull << 30, DType::Bf16}).variant, "Simple");
+}
+
+TEST(Analytic, FasterLinksNeverSlowAnything) {
+  Config c = load_preset("hgx-h200-8");
+  for (const auto& algo : supported_algorithms(c)) {
+    double prev = 1e300;
+    for (double bw : {100.0, 200.0, 450.0, 900.0}) {
+      c.links.bandwidth_GBps = bw;
+      double t = time_ns(c, algo, 16u << 20);
+      EXPECT_LE(t, prev * (1 + 1e-12)) << algo << " at " << bw;
+      prev = t;
+    }
+  }
+}
+
+TEST(Analytic, SimulateRejectsBadInput) {
+  Config c = load_preset("hgx-h200-8");
+  EXPECT_THROW(simulate(c, "nope", {8, DType::Bf16}), Error);
+  EXPECT_THROW(simulate(c, "ring", {8, DType::Bf16}, "quantum"), Error);
+  Config bad = c;
+  bad.links.bandwidth_GBps = 0;
+  EXPECT_THROW(simulate(bad, "ring", {8, DType::Bf16}), Error);
+  bad = c;
+  bad.fabric.gpus = 1;
+  EXPECT_THROW(simulate(bad, "ring", {8, DType::Bf16}), Error);
+  bad = c;
+  bad.fabric.gpus = 10000000;
+  EXPECT_THROW(simulate(bad, "ring", {8, DType::Bf16}), Error);
+  EXPECT_THROW(size_range(0, 8, 2), Error);
+  EXPECT_THROW(size_range(16, 8, 2), Error);
+  EXPECT_THROW(size_range(8, 16, 1), Error);
+  EXPECT_EQ(size_range(8, 64, 2), (std::vector<std::uint64_t>{8, 16, 32, 64}));
+}

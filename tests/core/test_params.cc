@@ -1,0 +1,158 @@
+// The parameter registry and presets: ranges, errors that name the field,
+// round trips through JSON.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "model/error.h"
+#include "model/params.h"
+#include "model/preset.h"
+#include "model/units.h"
+
+using namespace scin;
+
+namespace {
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Params, PathsAreUniqueAndDocumented) {
+  std::set<std::string> seen;
+  for (const auto& p : params()) {
+    EXPECT_TRUE(seen.insert(p.path).second) << p.path;
+    EXPECT_FALSE(p.help.empty()) << p.path;
+    EXPECT_FALSE(p.label.empty()) << p.path;
+    EXPECT_EQ(p.path.find("gbps"), std::string::npos) << "ambiguous unit in " << p.path;
+  }
+  EXPECT_NE(find_param("links.bandwidth_GBps"), nullptr);
+  EXPECT_NE(find_param("switch.isa.max_outstanding_bytes"), nullptr);
+  EXPECT_EQ(find_param("links.bandwidth"), nullptr);
+}
+
+TEST(Params, DefaultsAreInRange) { EXPECT_NO_THROW(validate(Config{})); }
+
+TEST(Params, SetParsesUnitsAndSuffixes) {
+  Config c;
+  set_param(c, "links.bandwidth_GBps", "900");
+  EXPECT_DOUBLE_EQ(c.links.bandwidth_GBps, 900);
+  set_param(c, "switch.isa.buffer_bytes", "4M");
+  EXPECT_EQ(c.sw.isa.buffer_bytes, 4u << 20);
+  apply_assignment(c, "switch.isa.regulation=none");
+  EXPECT_EQ(c.sw.isa.regulation, Regulation::None);
+  apply_assignment(c, "switch.multicast=false");
+  EXPECT_FALSE(c.sw.multicast);
+  apply_assignment(c, "ring.protocol=LL128");
+  EXPECT_EQ(c.ring.protocol, RingProtocol::LL128);
+  EXPECT_DOUBLE_EQ(get_param_number(c, "ring.protocol"), 2.0);
+}
+
+TEST(Params, ErrorsNameTheFieldAndRange) {
+  Config c;
+  auto e = error_of([&] { set_param(c, "links.bandwidth_GBps", "0"); });
+  EXPECT_NE(e.find("links.bandwidth_GBps"), std::string::npos) << e;
+  EXPECT_NE(e.find("allowed"), std::string::npos) << e;
+  e = error_of([&] { set_param(c, "links.bandwidth_GBps", "-5"); });
+  EXPECT_NE(e.find("out of range"), std::string::npos) << e;
+  e = error_of([&] { set_param(c, "fabric.gpus", "1"); });
+  EXPECT_NE(e.find("fabric.gpus"), std::string::npos) << e;
+  e = error_of([&] { set_param(c, "fabric.gpus", "10000000"); });
+  EXPECT_NE(e.find("2 to 1024"), std::string::npos) << e;
+  e = error_of([&] { set_param(c, "fabric.gpus", "2.5"); });
+  EXPECT_NE(e.find("whole number"), std::string::npos) << e;
+  e = error_of([&] { set_param(c, "switch.isa.regulation", "sometimes"); });
+  EXPECT_NE(e.find("none, paced"), std::string::npos) << e;
+  e = error_of([&] { set_param(c, "links.bandwidth_GBps", "fast"); });
+  EXPECT_NE(e.find("not a number"), std::string::npos) << e;
+  e = error_of([&] { apply_assignment(c, "no.such.path=3"); });
+  EXPECT_NE(e.find("unknown parameter 'no.such.path'"), std::string::npos) << e;
+  e = error_of([&] { apply_assignment(c, "links.bandwidth_GBps"); });
+  EXPECT_NE(e.find("PATH=VALUE"), std::string::npos) << e;
+  e = error_of([&] { set_param(c, "switch.isa.waves", "0"); });
+  EXPECT_NE(e.find("switch.isa.waves"), std::string::npos) << e;
+  e = error_of([&] { set_param(c, "switch.isa.buffer_bytes", "0"); });
+  EXPECT_NE(e.find("switch.isa.buffer_bytes"), std::string::npos) << e;
+}
+
+TEST(Params, CrossFieldRules) {
+  Config c;
+  c.fabric.topology = Topology::Mesh;
+  c.fabric.planes = 4;
+  EXPECT_NE(error_of([&] { validate(c); }).find("fabric.planes"), std::string::npos);
+  Config d;
+  d.sw.isa.enabled = true;
+  d.sw.isa.buffer_bytes = 128;  // smaller than one 256-byte packet
+  EXPECT_NE(error_of([&] { validate(d); }).find("switch.isa.buffer_bytes"), std::string::npos);
+}
+
+TEST(Units, SizesParseLikeNcclTests) {
+  EXPECT_EQ(parse_size_bytes("8", "b"), 8u);
+  EXPECT_EQ(parse_size_bytes("64K", "b"), 65536u);
+  EXPECT_EQ(parse_size_bytes("1M", "b"), 1048576u);
+  EXPECT_EQ(parse_size_bytes("1G", "b"), 1073741824u);
+  EXPECT_EQ(parse_size_bytes("2GiB", "b"), 2147483648u);
+  EXPECT_THROW(parse_size_bytes("0", "b"), Error);
+  EXPECT_THROW(parse_size_bytes("-8", "b"), Error);
+  EXPECT_THROW(parse_size_bytes("8X", "b"), Error);
+  EXPECT_THROW(parse_size_bytes("", "b"), Error);
+  EXPECT_THROW(parse_size_bytes("99999999999999999999999", "b"), Error);
+  EXPECT_EQ(format_size_bytes(8), "8 B");
+  EXPECT_EQ(format_size_bytes(1024), "1 KiB");
+  EXPECT_EQ(format_size_bytes(3u << 19), "1.5 MiB");
+  EXPECT_EQ(format_size_bytes(1ull << 30), "1 GiB");
+}
+
+TEST(Presets, AllLoadAndDocumentSources) {
+  auto list = list_presets();
+  std::set<std::string> names;
+  for (const auto& p : list) names.insert(p.name);
+  for (const char* n : {"hgx-h100-8", "hgx-h200-8", "hgx-b200-8", "scin-fpga-4", "mesh-8"}) {
+    ASSERT_TRUE(names.count(n)) << n;
+    Config c = load_preset(n);
+    EXPECT_EQ(c.name, n);
+    EXPECT_FALSE(c.description.empty());
+    EXPECT_FALSE(preset_sources(n).empty()) << n << " documents no sources";
+  }
+  EXPECT_EQ(load_preset("scin-fpga-4").fabric.gpus, 4);
+  EXPECT_EQ(load_preset("mesh-8").fabric.topology, Topology::Mesh);
+}
+
+TEST(Presets, JsonRoundTripKeepsEveryParameter) {
+  for (const auto& info : list_presets()) {
+    Config a = load_preset(info.name);
+    Config b = config_from_json(config_to_json(a));
+    for (const auto& p : params())
+      EXPECT_EQ(get_param_text(a, p.path), get_param_text(b, p.path)) << info.name << " " << p.path;
+    EXPECT_EQ(a.name, b.name);
+  }
+}
+
+TEST(Presets, BadFilesGiveClearErrors) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "scin_test_presets";
+  fs::create_directories(dir);
+  auto write = [&](const char* name, const char* text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  auto e = error_of([&] { load_preset(write("bad.json", "{ \"fabric\": { \"gpus\": 8, }")); });
+  EXPECT_NE(e.find("malformed JSON"), std::string::npos) << e;
+  e = error_of([&] { load_preset(write("unknown.json", R"({"links": {"speed": 3}})")); });
+  EXPECT_NE(e.find("unknown parameter 'links.speed'"), std::string::npos) << e;
+  e = error_of([&] { load_preset(write("range.json", R"({"links": {"bandwidth_GBps": -1}})")); });
+  EXPECT_NE(e.find("links.bandwidth_GBps"), std::string::npos) << e;
+  e = error_of([&] { load_preset(write("type.json", R"({"fabric": {"gpus": "many"}})")); });
+  EXPECT_NE(e.find("fabric.gpus"), std::string::npos) << e;
+  e = error_of([&] { load_preset(write("array.json", "[1, 2]")); });
+  EXPECT_NE(e.find("JSON object"), std::string::npos) << e;
+  e = error_of([&] { load_preset("no-such-preset"); });
+  EXPECT_NE(e.find("unknown preset 'no-such-preset'"), std::string::npos) << e;
+  fs::remove_all(dir);
+}

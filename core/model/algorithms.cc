@@ -331,9 +331,11 @@ void build_two_shot(Builder& b, bool quantised) {
   const Format wire = quantised ? q : b.data_format;
   if (quantised) s.variant = fmt::format("{} G={}", to_string(b.cfg.quant.codec), b.cfg.quant.block_elems);
   auto shards = split(s.elems, n, quantised ? b.align() : 1);
-  const std::uint64_t shard_max = std::max_element(shards.begin(), shards.end(), [](auto& x, auto& y) {
-                                    return x.count < y.count;
-                                  })->count;
+  std::uint64_t shard_max = std::max_element(shards.begin(), shards.end(), [](auto& x, auto& y) {
+                              return x.count < y.count;
+                            })->count;
+  // Slots of a quantised scratch buffer start on whole blocks.
+  if (quantised) shard_max = (shard_max + b.align() - 1) / b.align() * b.align();
   std::vector<BufferId> scratch, qin, gather;
   for (int r = 0; r < n; ++r) {
     scratch.push_back(b.buffer("scratch", r, shard_max * n, wire));

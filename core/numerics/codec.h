@@ -1,0 +1,52 @@
+// Block codecs: symmetric max-abs block quantisation (the SCIN INQ scheme).
+//
+// A block of G values x shares one scale s, stored in the scale format
+// (FP16/BF16/FP32, rounded to nearest even):
+//   s = round_scale(max|x| / qmax),  code_i = Q(x_i / s),  x'_i = decode(code_i) * s
+// INT8: qmax = 127, Q = round to nearest even, clamp to [-127, 127].
+// INT4: qmax = 7,   Q = round to nearest even, clamp to [-7, 7].
+// FP8 E4M3 / E5M2: qmax = 448 / 57344, Q = FP8 round-to-nearest-even, satfinite.
+// A block of zeros gets s = 0. A scale that overflows its format saturates to
+// the format's largest finite value. Dequantisation is one FP32 multiply, exact
+// for INT8/INT4/FP8 codes times an FP16/BF16 scale.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "model/config.h"
+#include "model/schedule.h"
+
+namespace scin::num {
+
+struct CodecSpec {
+  Format format = Format::Int8Block;   // one of the block formats
+  int block_elems = 32;
+  ScaleFormat scale_format = ScaleFormat::Fp16;
+  bool operator==(const CodecSpec&) const = default;
+};
+
+/// Block format of a QuantSpec's codec.
+Format codec_format(Codec c);
+
+/// Largest code magnitude of a block format (127, 7, 448, 57344).
+float codec_qmax(Format f);
+
+/// Rounds a (non-negative) scale to `f`, saturating overflow to the largest finite value.
+float round_scale(float s, ScaleFormat f);
+
+/// Quantises `n` values (n <= block_elems: one block) to codes and returns the scale.
+/// Codes are int8 for INT8/INT4 and FP8 bit patterns for FP8 formats.
+float quantise_block(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes);
+
+/// Decodes one block: out[i] = value(codes[i]) * scale.
+void dequantise_block(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* out);
+
+/// Adds one block's decoded values into acc (acc[i] += value(codes[i]) * scale), FP32.
+void dequantise_add_block(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* acc);
+
+/// Quantise-then-dequantise `n` values block by block (blocks start at x[0]);
+/// the result is what a receiver of the quantised payload would hold.
+void fake_quantise(const float* x, std::size_t n, const CodecSpec& c, float* out);
+
+}  // namespace scin::num

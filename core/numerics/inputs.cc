@@ -1,0 +1,294 @@
+#include "numerics/inputs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <numbers>
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "model/error.h"
+#include "numerics/formats.h"
+
+namespace scin {
+
+namespace {
+
+inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+inline std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
+  return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ index);
+}
+
+// Uniform in (0, 1] from the top 53 bits.
+inline double unit_open0(std::uint64_t h) { return (static_cast<double>(h >> 11) + 1.0) * 0x1p-53; }
+
+void check_spec(const InputSpec& spec) {
+  if (!(spec.stddev > 0) || !std::isfinite(spec.stddev))
+    throw Error(fmt::format("input stddev: {} must be > 0 and finite", spec.stddev));
+  if (!(spec.outlier_fraction >= 0 && spec.outlier_fraction <= 1))
+    throw Error(fmt::format("--outlier-fraction: {} is outside [0, 1]", spec.outlier_fraction));
+  if (!(spec.outlier_scale >= 1 && spec.outlier_scale <= 1e6))
+    throw Error(fmt::format("--outlier-scale: {} is outside [1, 1e6]", spec.outlier_scale));
+  if (spec.channels < 1 || spec.channels > (1ull << 24))
+    throw Error(fmt::format("channels: {} is outside [1, 16777216]", spec.channels));
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> outlier_channels(const InputSpec& spec) {
+  check_spec(spec);
+  const auto k = static_cast<std::uint64_t>(std::llround(spec.outlier_fraction * static_cast<double>(spec.channels)));
+  // Partial Fisher-Yates over channel indices, driven by the seed alone.
+  std::vector<std::uint64_t> idx(spec.channels);
+  for (std::uint64_t i = 0; i < spec.channels; ++i) idx[i] = i;
+  for (std::uint64_t i = 0; i < k; ++i) {
+    const std::uint64_t j = i + counter_hash(spec.seed, 0x0ull - 1, i) % (spec.channels - i);
+    std::swap(idx[i], idx[j]);
+  }
+  idx.resize(k);
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems) {
+  check_spec(spec);
+  if (ranks < 1) throw Error(fmt::format("ranks: {} must be >= 1", ranks));
+  std::vector<char> is_outlier;
+  if (spec.dist == Distribution::Outliers) {
+    is_outlier.assign(spec.channels, 0);
+    for (auto c : outlier_channels(spec)) is_outlier[c] = 1;
+  }
+  std::vector<std::vector<float>> out(static_cast<std::size_t>(ranks), std::vector<float>(elems));
+  const double sigma = spec.stddev;
+  const double two_pi = 2.0 * std::numbers::pi;
+  for (int r = 0; r < ranks; ++r) {
+    float* x = out[static_cast<std::size_t>(r)].data();
+    const auto stream = static_cast<std::uint64_t>(r) + 1;
+    tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, elems, 8192), [&](const tbb::blocked_range<std::uint64_t>& rg) {
+      for (std::uint64_t i = rg.begin(); i != rg.end(); ++i) {
+        const std::uint64_t h = counter_hash(spec.seed, stream, i);
+        double v;
+        if (spec.dist == Distribution::Laplace) {
+          const double u = unit_open0(h) - 0.5;   // (-0.5, 0.5]
+          const double b = sigma / std::numbers::sqrt2;
+          const double a = std::max(1.0 - 2.0 * std::fabs(u), 0x1p-53);
+          v = -b * std::copysign(std::log(a), u);
+        } else {
+          // Box-Muller from two 32-bit halves.
+          const double u1 = (static_cast<double>(h >> 32) + 1.0) * 0x1p-32;          // (0, 1]
+          const double u2 = static_cast<double>(h & 0xffffffffull) * 0x1p-32;        // [0, 1)
+          v = sigma * std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2);
+          if (!is_outlier.empty() && is_outlier[i % spec.channels]) v *= spec.outlier_scale;
+        }
+        x[i] = static_cast<float>(v);
+      }
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- .npy
+
+namespace {
+
+std::string header_value(const std::string& header, const std::string& key, const std::string& path) {
+  const std::string k1 = "'" + key + "'";
+  auto pos = header.find(k1);
+  if (pos == std::string::npos) throw Error(fmt::format("{}: .npy header has no '{}' entry", path, key));
+  pos = header.find(':', pos + k1.size());
+  if (pos == std::string::npos) throw Error(fmt::format("{}: .npy header entry '{}' has no value", path, key));
+  ++pos;
+  while (pos < header.size() && header[pos] == ' ') ++pos;
+  if (pos >= header.size()) throw Error(fmt::format("{}: .npy header entry '{}' has no value", path, key));
+  std::size_t end;
+  if (header[pos] == '\'' || header[pos] == '"') {
+    end = header.find(header[pos], pos + 1);
+    if (end == std::string::npos) throw Error(fmt::format("{}: .npy header entry '{}' is unterminated", path, key));
+    return header.substr(pos + 1, end - pos - 1);
+  }
+  if (header[pos] == '(') {
+    end = header.find(')', pos);
+    if (end == std::string::npos) throw Error(fmt::format("{}: .npy header shape is unterminated", path));
+    return header.substr(pos + 1, end - pos - 1);
+  }
+  end = header.find_first_of(",}", pos);
+  if (end == std::string::npos) throw Error(fmt::format("{}: .npy header entry '{}' is unterminated", path, key));
+  auto v = header.substr(pos, end - pos);
+  while (!v.empty() && v.back() == ' ') v.pop_back();
+  return v;
+}
+
+}  // namespace
+
+NpyArray read_npy(const std::string& path, std::uint64_t max_elements) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open .npy file", path));
+  unsigned char pre[10];
+  in.read(reinterpret_cast<char*>(pre), 8);
+  if (in.gcount() != 8 || std::memcmp(pre, "\x93NUMPY", 6) != 0)
+    throw Error(fmt::format("{}: not a .npy file (bad magic; expected \\x93NUMPY)", path));
+  const int major = pre[6];
+  std::uint64_t hlen = 0;
+  if (major == 1) {
+    in.read(reinterpret_cast<char*>(pre), 2);
+    if (in.gcount() != 2) throw Error(fmt::format("{}: .npy header is truncated", path));
+    hlen = pre[0] | (static_cast<std::uint64_t>(pre[1]) << 8);
+  } else if (major == 2 || major == 3) {
+    in.read(reinterpret_cast<char*>(pre), 4);
+    if (in.gcount() != 4) throw Error(fmt::format("{}: .npy header is truncated", path));
+    hlen = pre[0] | (static_cast<std::uint64_t>(pre[1]) << 8) | (static_cast<std::uint64_t>(pre[2]) << 16) |
+           (static_cast<std::uint64_t>(pre[3]) << 24);
+  } else {
+    throw Error(fmt::format("{}: .npy format version {} is not supported (1, 2 or 3)", path, major));
+  }
+  if (hlen > (1u << 20)) throw Error(fmt::format("{}: .npy header length {} is implausible", path, hlen));
+  std::string header(hlen, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(hlen));
+  if (static_cast<std::uint64_t>(in.gcount()) != hlen) throw Error(fmt::format("{}: .npy header is truncated", path));
+  if (header.find('{') == std::string::npos || header.find('}') == std::string::npos)
+    throw Error(fmt::format("{}: .npy header is not a dictionary", path));
+
+  NpyArray a;
+  a.descr = header_value(header, "descr", path);
+  const std::string fortran = header_value(header, "fortran_order", path);
+  if (fortran != "False") {
+    if (fortran == "True") throw Error(fmt::format("{}: Fortran-order arrays are not supported; save in C order", path));
+    throw Error(fmt::format("{}: .npy fortran_order '{}' is not True or False", path, fortran));
+  }
+  const std::string shape = header_value(header, "shape", path);
+  std::uint64_t count = 1;
+  {
+    std::size_t pos = 0;
+    while (pos < shape.size()) {
+      while (pos < shape.size() && (shape[pos] == ' ' || shape[pos] == ',')) ++pos;
+      if (pos >= shape.size()) break;
+      std::size_t end = pos;
+      while (end < shape.size() && shape[end] >= '0' && shape[end] <= '9') ++end;
+      if (end == pos) throw Error(fmt::format("{}: .npy shape '({})' is malformed", path, shape));
+      if (end - pos > 15) throw Error(fmt::format("{}: .npy shape '({})' is too large", path, shape));
+      const std::uint64_t d = std::stoull(shape.substr(pos, end - pos));
+      a.shape.push_back(d);
+      if (d != 0 && count > (1ull << 40) / d) throw Error(fmt::format("{}: .npy shape '({})' is too large", path, shape));
+      count *= d;
+      pos = end;
+    }
+  }
+  if (count > max_elements)
+    throw Error(fmt::format("{}: shape ({}) holds {} elements; at most {} are accepted", path, shape, count,
+                            max_elements));
+  int elem_bytes;
+  std::string kind = a.descr;
+  if (kind.size() == 3 && (kind[0] == '>' )) {
+    throw Error(fmt::format("{}: big-endian dtype '{}' is not supported; use little-endian", path, a.descr));
+  }
+  if (kind.size() == 3 && (kind[0] == '<' || kind[0] == '|' || kind[0] == '=')) kind = kind.substr(1);
+  if (kind == "f2" || kind == "u2" || kind == "V2") elem_bytes = 2;
+  else if (kind == "f4") elem_bytes = 4;
+  else if (kind == "f8") elem_bytes = 8;
+  else
+    throw Error(fmt::format("{}: dtype '{}' is not supported; use float16 '<f2', float32 '<f4', float64 '<f8' or "
+                            "bfloat16 as uint16 '<u2'", path, a.descr));
+  const std::uint64_t need = count * static_cast<std::uint64_t>(elem_bytes);
+  const auto data_pos = in.tellg();
+  in.seekg(0, std::ios::end);
+  const auto avail = static_cast<std::uint64_t>(in.tellg() - data_pos);
+  in.seekg(data_pos);
+  if (avail < need)
+    throw Error(fmt::format("{}: data is truncated: shape ({}) of '{}' needs {} bytes, file has {}", path, shape,
+                            a.descr, need, avail));
+  std::vector<unsigned char> raw(need);
+  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+  if (static_cast<std::uint64_t>(in.gcount()) != raw.size())
+    throw Error(fmt::format("{}: data is truncated", path));
+  a.data.resize(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const unsigned char* p = raw.data() + i * static_cast<std::uint64_t>(elem_bytes);
+    float v;
+    if (elem_bytes == 2) {
+      const auto bits = static_cast<std::uint16_t>(p[0] | (p[1] << 8));
+      v = kind == "f2" ? num::fp16_to_float(bits) : num::bf16_to_float(bits);
+    } else if (elem_bytes == 4) {
+      std::memcpy(&v, p, 4);
+    } else {
+      double d;
+      std::memcpy(&d, p, 8);
+      v = static_cast<float>(d);
+    }
+    if (!std::isfinite(v)) throw Error(fmt::format("{}: element {} is not finite ({})", path, i, v));
+    a.data[i] = v;
+  }
+  return a;
+}
+
+void write_npy(const std::string& path, const std::vector<float>& data, const std::string& descr,
+               const std::vector<std::uint64_t>& shape) {
+  if (descr != "<f4" && descr != "<f2" && descr != "<u2")
+    throw Error(fmt::format("write_npy: descr '{}' is not one of <f4, <f2, <u2", descr));
+  std::string shp;
+  if (shape.empty()) {
+    shp = fmt::format("({},)", data.size());
+  } else {
+    shp = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) shp += fmt::format("{}{}", i ? ", " : "", shape[i]);
+    shp += shape.size() == 1 ? ",)" : ")";
+  }
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shp);
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(fmt::format("{}: cannot write .npy file", path));
+  out.write("\x93NUMPY\x01\x00", 8);
+  const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+  out.write(len, 2);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  for (float v : data) {
+    if (descr == "<f4") {
+      out.write(reinterpret_cast<const char*>(&v), 4);
+    } else {
+      const std::uint16_t b = descr == "<f2" ? num::fp16_bits(v) : num::bf16_bits(v);
+      const char c[2] = {static_cast<char>(b & 0xff), static_cast<char>(b >> 8)};
+      out.write(c, 2);
+    }
+  }
+  if (!out) throw Error(fmt::format("{}: write failed", path));
+}
+
+std::vector<std::vector<float>> load_npy_inputs(const std::vector<std::string>& files, int ranks) {
+  if (files.empty()) throw Error("--npy: no files given");
+  std::vector<std::vector<float>> out;
+  if (files.size() == 1) {
+    NpyArray a = read_npy(files[0], kMaxQuantElemsTotal);
+    const std::uint64_t n = a.data.size();
+    if (n == 0 || n % static_cast<std::uint64_t>(ranks) != 0)
+      throw Error(fmt::format("--npy: {} holds {} elements, not a positive multiple of the {} ranks it is split across",
+                              files[0], n, ranks));
+    const std::uint64_t per = n / static_cast<std::uint64_t>(ranks);
+    for (int r = 0; r < ranks; ++r) {
+      auto first = a.data.begin() + static_cast<std::ptrdiff_t>(per * static_cast<std::uint64_t>(r));
+      out.emplace_back(first, first + static_cast<std::ptrdiff_t>(per));
+    }
+    return out;
+  }
+  if (files.size() != static_cast<std::size_t>(ranks))
+    throw Error(fmt::format("--npy: give one file per rank ({}) or one file to split; got {}", ranks, files.size()));
+  for (const auto& f : files) {
+    NpyArray a = read_npy(f, kMaxQuantElemsPerRank);
+    if (a.data.empty()) throw Error(fmt::format("--npy: {} holds no elements", f));
+    if (!out.empty() && a.data.size() != out.front().size())
+      throw Error(fmt::format("--npy: {} holds {} elements but {} holds {}; every rank needs the same count", f,
+                              a.data.size(), files.front(), out.front().size()));
+    out.push_back(std::move(a.data));
+  }
+  return out;
+}
+
+}  // namespace scin

@@ -1,0 +1,49 @@
+// Seeded input generators and the .npy reader/writer.
+//
+// Generated values depend only on (seed, rank, element index) through a
+// counter-based hash (splitmix64), so they are identical for any thread count
+// and any element count prefix.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "numerics/quant_study.h"
+
+namespace scin {
+
+/// Per-rank inputs (FP32, not yet rounded to the collective's dtype).
+/// Gaussian: N(0, stddev^2). Laplace: scale stddev/sqrt(2) (same variance).
+/// Outliers: Gaussian, with round(outlier_fraction x channels) channels (the
+/// same channels on every rank, as after a row-parallel matmul) multiplied by
+/// outlier_scale. Throws Error for out-of-range parameters.
+std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems);
+
+/// The outlier channels `spec` selects (sorted), for tests and reports.
+std::vector<std::uint64_t> outlier_channels(const InputSpec& spec);
+
+/// A NumPy array read from a .npy file, converted to FP32.
+struct NpyArray {
+  std::string descr;                   // e.g. "<f2", "<f4", "<u2" (bfloat16 bits)
+  std::vector<std::uint64_t> shape;
+  std::vector<float> data;             // C order
+};
+
+/// Reads a .npy file (format 1.0, 2.0 or 3.0). Accepted dtypes: float16 "<f2",
+/// float32 "<f4", float64 "<f8", and bfloat16 stored as uint16 "<u2" or as
+/// 2-byte void "|V2" (ml_dtypes). C order only. Throws Error naming the file for
+/// a bad magic or header, an unsupported dtype, Fortran order, truncated data
+/// or a non-finite value, and for more than `max_elements` elements (checked before reading).
+NpyArray read_npy(const std::string& path, std::uint64_t max_elements = 1ull << 28);
+
+/// Writes `data` as a 1-D .npy array (format 1.0) in descr "<f4", "<f2" or "<u2"
+/// (bfloat16 bits); values are rounded to nearest even. Throws Error on I/O failure.
+void write_npy(const std::string& path, const std::vector<float>& data, const std::string& descr = "<f4",
+               const std::vector<std::uint64_t>& shape = {});
+
+/// Per-rank inputs from .npy files: one file per rank (all the same size) or
+/// one file split contiguously into `ranks` equal parts.
+std::vector<std::vector<float>> load_npy_inputs(const std::vector<std::string>& files, int ranks);
+
+}  // namespace scin

@@ -1,0 +1,80 @@
+#include "numerics/metrics.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+
+namespace scin {
+
+ErrorMetrics measure_one(const std::vector<float>& out, const std::vector<double>& exact) {
+  if (out.size() != exact.size())
+    throw Error(fmt::format("metrics: output has {} elements, reference {}", out.size(), exact.size()));
+  double err2 = 0, ref2 = 0, out2 = 0, dot = 0, max_abs = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double o = out[i];
+    const double e = exact[i];
+    const double d = o - e;
+    err2 += d * d;
+    ref2 += e * e;
+    out2 += o * o;
+    dot += o * e;
+    if (!(std::fabs(d) <= max_abs)) max_abs = std::fabs(d);   // NaN propagates
+  }
+  ErrorMetrics m;
+  m.max_abs = max_abs;
+  m.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  m.sqnr_dB = err2 > 0 ? 10.0 * std::log10(ref2 / err2) : std::numeric_limits<double>::infinity();
+  m.cosine = (out2 > 0 && ref2 > 0) ? dot / std::sqrt(out2 * ref2) : (out2 == ref2 ? 1.0 : 0.0);
+  return m;
+}
+
+ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::vector<double>& exact) {
+  if (outputs.empty()) throw Error("metrics: no outputs");
+  ErrorMetrics worst;
+  double worst_rel = -1;
+  double max_abs = 0;
+  bool identical = true;
+  for (std::size_t r = 0; r < outputs.size(); ++r) {
+    ErrorMetrics m = measure_one(outputs[r], exact);
+    if (!(m.max_abs <= max_abs)) max_abs = m.max_abs;
+    const double rel = std::isnan(m.rel_l2) ? std::numeric_limits<double>::infinity() : m.rel_l2;
+    if (rel > worst_rel) {
+      worst_rel = rel;
+      worst = m;
+      worst.worst_rank = static_cast<int>(r);
+    }
+    if (r > 0 && std::memcmp(outputs[r].data(), outputs[0].data(), outputs[0].size() * sizeof(float)) != 0)
+      identical = false;
+  }
+  worst.max_abs = max_abs;
+  worst.ranks_identical = identical;
+  return worst;
+}
+
+std::vector<double> exact_sum(const std::vector<std::vector<float>>& inputs) {
+  if (inputs.empty()) return {};
+  std::vector<double> s(inputs.front().size(), 0.0);
+  for (const auto& x : inputs) {
+    if (x.size() != s.size()) throw Error("exact_sum: inputs differ in length");
+    for (std::size_t i = 0; i < s.size(); ++i) s[i] += x[i];
+  }
+  return s;
+}
+
+nlohmann::json to_json(const ErrorMetrics& m) {
+  nlohmann::json j;
+  j["rel_l2"] = m.rel_l2;
+  j["sqnr_dB"] = std::isfinite(m.sqnr_dB) ? nlohmann::json(m.sqnr_dB) : nlohmann::json(nullptr);
+  j["max_abs"] = m.max_abs;
+  j["cosine"] = m.cosine;
+  j["ranks_identical"] = m.ranks_identical;
+  j["worst_rank"] = m.worst_rank;
+  return j;
+}
+
+}  // namespace scin

@@ -1,0 +1,32 @@
+// Error metrics of a collective's outputs against an exact reference.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace scin {
+
+struct ErrorMetrics {
+  double rel_l2 = 0;          // ||out - exact||_2 / ||exact||_2
+  double sqnr_dB = 0;         // 10 log10(||exact||^2 / ||out - exact||^2); +inf when exact
+  double max_abs = 0;         // max |out - exact|
+  double cosine = 1;          // <out, exact> / (||out|| ||exact||)
+  bool ranks_identical = true;  // every rank's output is bit-identical
+  int worst_rank = 0;         // the rank the first four figures describe
+};
+
+/// Metrics of one array against `exact` (same length; throws Error otherwise).
+ErrorMetrics measure_one(const std::vector<float>& out, const std::vector<double>& exact);
+
+/// Metrics over all ranks: the figures of the worst rank (largest squared
+/// error), max_abs over all ranks, and whether all ranks are bit-identical.
+ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::vector<double>& exact);
+
+/// Exact reference: the element-wise sum of the inputs in double precision.
+std::vector<double> exact_sum(const std::vector<std::vector<float>>& inputs);
+
+nlohmann::json to_json(const ErrorMetrics& m);
+
+}  // namespace scin

@@ -1,0 +1,169 @@
+#include "numerics/quant_study.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/algorithms.h"
+#include "model/error.h"
+#include "model/params.h"
+#include "numerics/codec.h"
+#include "numerics/data_engine.h"
+#include "numerics/inputs.h"
+
+namespace scin {
+
+const char* to_string(Distribution d) {
+  switch (d) {
+    case Distribution::Gaussian: return "gaussian";
+    case Distribution::Laplace: return "laplace";
+    case Distribution::Outliers: return "outliers";
+  }
+  return "?";
+}
+
+Distribution parse_distribution(const std::string& text) {
+  if (text == "gaussian") return Distribution::Gaussian;
+  if (text == "laplace") return Distribution::Laplace;
+  if (text == "outliers") return Distribution::Outliers;
+  throw Error(fmt::format("--dist: '{}' is not a distribution; allowed gaussian, laplace, outliers", text));
+}
+
+namespace {
+
+// Total bytes crossing accelerator links (egress + ingress over all accelerators).
+double total_link_bytes(const LinkBytes& lb) {
+  double t = 0;
+  for (double b : lb.egress_bytes) t += b;
+  for (double b : lb.ingress_bytes) t += b;
+  return t;
+}
+
+}  // namespace
+
+QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req) {
+  validate(cfg_in);
+  Config cfg = cfg_in;
+  // The ring protocol changes timing, not arithmetic: compile with Simple when auto.
+  if (cfg.ring.protocol == RingProtocol::Auto) cfg.ring.protocol = RingProtocol::Simple;
+  const int gpus = cfg.fabric.gpus;
+
+  QuantStudy st;
+  st.gpus = gpus;
+  st.dtype = req.dtype;
+  st.quant = cfg.quant;
+  st.input = req.input;
+  st.npy_files = req.npy_files;
+
+  std::vector<std::string> algos = req.algorithms;
+  if (algos.empty()) algos = supported_algorithms(cfg);
+  for (const auto& a : algos) {
+    if (!find_algorithm(a)) {
+      std::string names;
+      for (const auto& i : algorithms()) names += (names.empty() ? "" : ", ") + i.name;
+      throw Error(fmt::format("--algo: unknown algorithm '{}'; allowed {}", a, names));
+    }
+    if (auto why = unsupported_reason(cfg, a); !why.empty()) throw Error("--algo: " + why);
+  }
+
+  // Inputs, rounded to the collective's dtype: what the GPUs hold.
+  std::vector<std::vector<float>> inputs;
+  if (!req.npy_files.empty()) {
+    inputs = load_npy_inputs(req.npy_files, gpus);
+  } else {
+    if (req.elements < 1 || req.elements > kMaxQuantElemsPerRank)
+      throw Error(fmt::format("--elements: {} is outside [1, {}] per rank", req.elements, kMaxQuantElemsPerRank));
+  }
+  const std::uint64_t elems = req.npy_files.empty() ? req.elements : inputs.front().size();
+  if (elems > kMaxQuantElemsPerRank)
+    throw Error(fmt::format("--npy: {} elements per rank exceeds the limit of {}", elems, kMaxQuantElemsPerRank));
+  if (elems * static_cast<std::uint64_t>(gpus) > kMaxQuantElemsTotal)
+    throw Error(fmt::format("--elements: {} per rank x {} ranks exceeds the limit of {} elements in all", elems,
+                            gpus, kMaxQuantElemsTotal));
+  if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems);
+  st.elements = elems;
+  const Format dfmt = format_of(req.dtype);
+  for (auto& x : inputs) round_to_format(x, dfmt);
+  const std::vector<double> exact = exact_sum(inputs);
+
+  // References: the exact sum rounded once to dtype, and quantised once then rounded.
+  {
+    std::vector<float> once(elems);
+    for (std::uint64_t i = 0; i < elems; ++i) once[i] = static_cast<float>(exact[i]);
+    std::vector<float> q(elems);
+    const num::CodecSpec spec{num::codec_format(cfg.quant.codec), cfg.quant.block_elems, cfg.quant.scale_format};
+    num::fake_quantise(once.data(), elems, spec, q.data());
+    round_to_format(once, dfmt);
+    round_to_format(q, dfmt);
+    st.dtype_round = measure_one(once, exact);
+    st.single_quant = measure_one(q, exact);
+  }
+
+  const Collective coll{elems * static_cast<std::uint64_t>(dtype_bytes(req.dtype)), req.dtype};
+  for (const auto& a : algos) {
+    Schedule s = compile(cfg, a, coll);
+    DataResult res = run_data(s, inputs);
+    QuantRow row;
+    row.algorithm = a;
+    row.variant = s.variant;
+    row.quantised = find_algorithm(a)->quantised;
+    row.metrics = measure(res.outputs, exact);
+    const LinkBytes lb = link_bytes(s);
+    row.max_link_bytes = lb.max_link_bytes();
+    double wire = 0;
+    for (double b : lb.egress_bytes) wire += b;
+    row.wire_bytes = wire;
+    // The same schedule with every codec buffer in dtype: the unquantised byte count.
+    Schedule plain = s;
+    for (auto& b : plain.buffers)
+      if (is_codec(b.format)) b.format = dfmt;
+    const double plain_total = total_link_bytes(link_bytes(plain));
+    row.payload_ratio = plain_total > 0 ? total_link_bytes(lb) / plain_total : 1.0;
+    const double ref = st.single_quant.rel_l2 * st.single_quant.rel_l2;
+    row.error_variance_ratio = ref > 0 ? row.metrics.rel_l2 * row.metrics.rel_l2 / ref : 0.0;
+    st.rows.push_back(std::move(row));
+  }
+  return st;
+}
+
+nlohmann::json to_json(const QuantRow& r) {
+  nlohmann::json j;
+  j["algorithm"] = r.algorithm;
+  j["variant"] = r.variant;
+  j["quantised"] = r.quantised;
+  j["metrics"] = to_json(r.metrics);
+  j["payload_ratio"] = r.payload_ratio;
+  j["wire_bytes"] = r.wire_bytes;
+  j["max_link_bytes"] = r.max_link_bytes;
+  j["error_variance_ratio"] = r.error_variance_ratio;
+  return j;
+}
+
+nlohmann::json to_json(const QuantStudy& s) {
+  nlohmann::json j;
+  j["gpus"] = s.gpus;
+  j["elements"] = s.elements;
+  j["dtype"] = to_string(s.dtype);
+  j["quant.codec"] = to_string(s.quant.codec);
+  j["quant.block_elems"] = s.quant.block_elems;
+  j["quant.scale_format"] = to_string(s.quant.scale_format);
+  if (s.npy_files.empty()) {
+    j["input"] = {{"dist", to_string(s.input.dist)},
+                  {"stddev", s.input.stddev},
+                  {"seed", s.input.seed}};
+    if (s.input.dist == Distribution::Outliers) {
+      j["input"]["outlier_fraction"] = s.input.outlier_fraction;
+      j["input"]["outlier_scale"] = s.input.outlier_scale;
+      j["input"]["channels"] = s.input.channels;
+    }
+  } else {
+    j["input"] = {{"npy", s.npy_files}};
+  }
+  j["reference"] = {{"dtype_round", to_json(s.dtype_round)}, {"single_quant", to_json(s.single_quant)}};
+  j["results"] = nlohmann::json::array();
+  for (const auto& r : s.rows) j["results"].push_back(to_json(r));
+  return j;
+}
+
+}  // namespace scin

@@ -1,0 +1,91 @@
+// The quantisation-error study: what `scin quant`, the sweep runner and the
+// GUI's quantisation-error chart call. For each algorithm it compiles the
+// schedule, runs it on real data with the data engine (data_engine.h), and
+// measures the result against an exact double-precision sum.
+//
+// Inputs are rounded to the collective's dtype (BF16 by default) before the
+// run, as a GPU would hold them; the exact reference is the double sum of those
+// rounded inputs, so every error figure is the collective's own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "model/config.h"
+#include "model/schedule.h"
+#include "numerics/metrics.h"
+
+namespace scin {
+
+enum class Distribution { Gaussian, Laplace, Outliers };
+
+const char* to_string(Distribution d);
+/// "gaussian" | "laplace" | "outliers"; throws Error naming `--dist`.
+Distribution parse_distribution(const std::string& text);
+
+/// How the per-rank input tensors are generated (all values depend only on
+/// seed, rank and element index: identical for any thread count).
+struct InputSpec {
+  Distribution dist = Distribution::Gaussian;
+  double stddev = 1.0;               // of every rank's values (Laplace scaled to match)
+  double outlier_fraction = 0.005;   // Outliers: share of channels that are outliers, [0, 1]
+  double outlier_scale = 20.0;       // Outliers: magnitude multiplier of outlier channels, >= 1
+  std::uint64_t channels = 4096;     // Outliers: row length; element i is channel i % channels
+  std::uint64_t seed = 1;
+};
+
+/// One quantisation study.
+struct QuantRequest {
+  std::vector<std::string> algorithms;   // empty: every algorithm the config supports
+  std::uint64_t elements = 1u << 20;      // per rank (ignored with npy_files: taken from them)
+  DType dtype = DType::Bf16;              // the collective's element type
+  InputSpec input;
+  /// Real tensors instead of generated ones: either one file per rank, or one
+  /// file whose elements are split evenly (contiguously) across the ranks.
+  std::vector<std::string> npy_files;
+};
+
+/// Result of one algorithm.
+struct QuantRow {
+  std::string algorithm;
+  std::string variant;               // e.g. the ring protocol
+  bool quantised = false;            // moves block-quantised payloads
+  ErrorMetrics metrics;              // worst rank against the exact sum
+  double payload_ratio = 1.0;        // wire bytes / wire bytes had every transfer been in dtype
+  double wire_bytes = 0;             // bytes crossing accelerator links, summed over transfers
+  double max_link_bytes = 0;         // busiest accelerator link direction (schedule's link_bytes)
+  /// Error variance relative to quantising the exact sum once with the same
+  /// codec (QuantStudy::single_quant): ~2 for scin-inq, ~(N+1)/2 for ring-q8.
+  double error_variance_ratio = 0;
+};
+
+struct QuantStudy {
+  int gpus = 0;
+  std::uint64_t elements = 0;        // per rank
+  DType dtype = DType::Bf16;
+  QuantSpec quant;                   // codec, block_elems, scale_format used
+  InputSpec input;
+  std::vector<std::string> npy_files;
+  /// References: the exact sum rounded once to dtype (the best any algorithm
+  /// can do), and the exact sum quantised once with the codec then rounded to dtype.
+  ErrorMetrics dtype_round;
+  ErrorMetrics single_quant;
+  std::vector<QuantRow> rows;
+};
+
+/// Runs the study. Validates cfg and the request; throws Error on bad input
+/// (unknown algorithm, element count out of range, unreadable .npy, ...).
+QuantStudy run_quant(const Config& cfg, const QuantRequest& req);
+
+/// Largest per-rank element count run_quant accepts, and the cap on
+/// gpus x elements (memory: every rank's buffers are held in RAM).
+constexpr std::uint64_t kMaxQuantElemsPerRank = 1ull << 24;
+constexpr std::uint64_t kMaxQuantElemsTotal = 1ull << 26;
+
+nlohmann::json to_json(const QuantRow& r);
+nlohmann::json to_json(const QuantStudy& s);
+
+}  // namespace scin

@@ -1,0 +1,129 @@
+// Block codecs: scales, codes, round trips and error bounds.
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "numerics/codec.h"
+#include "numerics/formats.h"
+
+using namespace scin;
+using namespace scin::num;
+
+namespace {
+std::vector<float> ramp(std::size_t n, float lo, float hi) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(n - 1);
+  return v;
+}
+}  // namespace
+
+TEST(Codec, Int8ScaleAndCodes) {
+  // max |x| = 127 gives scale 1 exactly, so the codes are RNE of x itself.
+  std::vector<float> x = {0.0f, 63.5f, -127.0f, 64.5f, -0.5f, 1.5f, 0.49f, 126.6f};
+  CodecSpec c{Format::Int8Block, 8, ScaleFormat::Fp32};
+  std::uint8_t codes[8];
+  const float s = quantise_block(x.data(), x.size(), c, codes);
+  EXPECT_EQ(s, 1.0f);
+  const int want[] = {0, 64, -127, 64, 0, 2, 0, 127};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(static_cast<std::int8_t>(codes[i]), want[i]) << i;
+  std::vector<float> y(8);
+  dequantise_block(codes, 8, s, Format::Int8Block, y.data());
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(y[i], static_cast<float>(want[i]));
+  // General scale: max maps to +-127, every element within half a step.
+  std::vector<float> w = {0.3f, -2.0f, 1.1f, 0.001f};
+  const float s2 = quantise_block(w.data(), 4, {Format::Int8Block, 4, ScaleFormat::Fp32}, codes);
+  EXPECT_EQ(s2, 2.0f / 127.0f);
+  EXPECT_EQ(static_cast<std::int8_t>(codes[1]), -127);
+  dequantise_block(codes, 4, s2, Format::Int8Block, y.data());
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_LE(std::fabs(y[i] - w[i]), s2 / 2 * 1.0001f) << i;
+}
+
+TEST(Codec, ZeroBlockAndScaleFormats) {
+  std::vector<float> z(32, 0.0f), out(32, 7.0f);
+  for (ScaleFormat sf : {ScaleFormat::Fp16, ScaleFormat::Bf16, ScaleFormat::Fp32}) {
+    fake_quantise(z.data(), z.size(), {Format::Int8Block, 32, sf}, out.data());
+    for (float v : out) EXPECT_EQ(v, 0.0f);
+  }
+  // Scales are rounded to their format.
+  std::vector<float> x = ramp(32, -1.0f, 3.0f);
+  std::uint8_t codes[32];
+  EXPECT_EQ(quantise_block(x.data(), 32, {Format::Int8Block, 32, ScaleFormat::Fp16}, codes), round_fp16(3.0f / 127));
+  EXPECT_EQ(quantise_block(x.data(), 32, {Format::Int8Block, 32, ScaleFormat::Bf16}, codes), round_bf16(3.0f / 127));
+  // Overflowing an FP16 scale saturates to 65504 instead of becoming inf.
+  std::vector<float> big(4, 1e9f);
+  EXPECT_EQ(quantise_block(big.data(), 4, {Format::Int8Block, 4, ScaleFormat::Fp16}, codes), 65504.0f);
+  EXPECT_EQ(static_cast<std::int8_t>(codes[0]), 127);
+}
+
+TEST(Codec, RoundTripErrorBounds) {
+  // Per element, |x - x'| <= scale/2 (plus the clamp when the scale rounded down),
+  // and values already on the grid survive exactly.
+  std::vector<float> x(4096);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * (1 + (i % 97));
+  for (Format f : {Format::Int8Block, Format::Int4Block}) {
+    for (int g : {4, 32, 128}) {
+      for (ScaleFormat sf : {ScaleFormat::Fp16, ScaleFormat::Bf16, ScaleFormat::Fp32}) {
+        CodecSpec c{f, g, sf};
+        std::vector<float> y(x.size()), z(x.size());
+        fake_quantise(x.data(), x.size(), c, y.data());
+        const float qmax = codec_qmax(f);
+        for (std::size_t b = 0; b < x.size(); b += static_cast<std::size_t>(g)) {
+          float amax = 0;
+          for (int i = 0; i < g; ++i) amax = std::max(amax, std::fabs(x[b + static_cast<std::size_t>(i)]));
+          const float s = round_scale(amax / qmax, sf);
+          for (int i = 0; i < g; ++i) {
+            const std::size_t k = b + static_cast<std::size_t>(i);
+            const float clamp_err = std::max(0.0f, std::fabs(x[k]) - qmax * s);
+            ASSERT_LE(std::fabs(y[k] - x[k]), s * 0.5f * 1.0001f + clamp_err) << k;
+          }
+        }
+        // Quantising a dequantised block again is the identity when the scale is exact (FP32).
+        if (sf == ScaleFormat::Fp32) {
+          fake_quantise(y.data(), y.size(), c, z.data());
+          for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(z[i], y[i], 1e-6f * std::fabs(y[i]) + 1e-30f);
+        }
+      }
+    }
+  }
+}
+
+TEST(Codec, Int4ClampsToSeven) {
+  std::vector<float> x = {7.0f, -7.0f, 3.4f, 3.5f, 2.5f, -0.5f};
+  std::uint8_t codes[6];
+  const float s = quantise_block(x.data(), x.size(), {Format::Int4Block, 6, ScaleFormat::Fp32}, codes);
+  EXPECT_EQ(s, 1.0f);
+  const int want[] = {7, -7, 3, 4, 2, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(static_cast<std::int8_t>(codes[i]), want[i]) << i;
+}
+
+TEST(Codec, Fp8BlocksUseFullRange) {
+  std::vector<float> x = ramp(64, -3.0f, 5.0f);
+  for (Format f : {Format::Fp8E4M3Block, Format::Fp8E5M2Block}) {
+    CodecSpec c{f, 64, ScaleFormat::Fp32};
+    std::uint8_t codes[64];
+    const float s = quantise_block(x.data(), 64, c, codes);
+    EXPECT_EQ(s, 5.0f / codec_qmax(f));
+    std::vector<float> y(64);
+    dequantise_block(codes, 64, s, f, y.data());
+    EXPECT_FLOAT_EQ(y[63], 5.0f);      // the max maps to the largest code
+    const double rel = f == Format::Fp8E4M3Block ? 1.0 / 16 : 1.0 / 8;   // half ulp, relative
+    for (int i = 0; i < 64; ++i)
+      EXPECT_LE(std::fabs(y[i] - x[i]), rel * std::fabs(x[i]) + 1e-6) << i;
+    // Dequantise-add matches dequantise + add.
+    std::vector<float> acc(64, 1.0f);
+    dequantise_add_block(codes, 64, s, f, acc.data());
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(acc[i], 1.0f + y[i]);
+  }
+}
+
+TEST(Codec, PartialFinalBlock) {
+  std::vector<float> x = ramp(70, -1.0f, 1.0f);
+  x[69] = 100.0f;   // the 6-element tail block gets its own scale
+  std::vector<float> y(70);
+  fake_quantise(x.data(), x.size(), {Format::Int8Block, 32, ScaleFormat::Fp32}, y.data());
+  EXPECT_NEAR(y[0], -1.0f, 1.0f / 127);
+  EXPECT_FLOAT_EQ(y[69], 100.0f);
+  EXPECT_NEAR(y[64], x[64], 100.0f / 127 / 2 * 1.001f);
+}

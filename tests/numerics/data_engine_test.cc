@@ -1,0 +1,359 @@
+// The data engine: hand-built schedules pin the step semantics; every
+// algorithm on every preset must deliver the sum to every rank.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+
+#include "model/algorithms.h"
+#include "model/error.h"
+#include "model/preset.h"
+#include "numerics/codec.h"
+#include "numerics/data_engine.h"
+#include "numerics/formats.h"
+#include "numerics/inputs.h"
+#include "numerics/metrics.h"
+
+using namespace scin;
+
+namespace {
+
+// A two-rank schedule skeleton with input/output buffers in `f`.
+Schedule two_ranks(std::uint64_t elems, Format f) {
+  Schedule s;
+  s.algorithm = "test";
+  s.gpus = 2;
+  s.planes = 1;
+  s.elems = elems;
+  for (int r = 0; r < 2; ++r) {
+    s.input.push_back(s.add_buffer({"in", r, elems, f}));
+    s.output.push_back(s.add_buffer({"out", r, elems, f}));
+  }
+  return s;
+}
+
+Step data_step(StepKind k, NodeId who, DataOp op, std::vector<Region> srcs, std::vector<Region> dsts) {
+  Step st;
+  st.kind = k;
+  st.initiator = who;
+  st.op = op;
+  st.srcs = std::move(srcs);
+  st.dsts = std::move(dsts);
+  return st;
+}
+
+const std::vector<std::string> kPresets = {"hgx-h100-8", "hgx-h200-8", "hgx-b200-8", "scin-fpga-4", "mesh-8"};
+
+Config preset_with_ring_simple(const std::string& name) {
+  Config c = load_preset(name);
+  c.ring.protocol = RingProtocol::Simple;
+  return c;
+}
+
+// Small integers: every partial sum is exact in BF16/FP16/FP32 whatever the order.
+std::vector<std::vector<float>> integer_inputs(int ranks, std::uint64_t elems) {
+  std::vector<std::vector<float>> x(static_cast<std::size_t>(ranks), std::vector<float>(elems));
+  for (int r = 0; r < ranks; ++r)
+    for (std::uint64_t i = 0; i < elems; ++i)
+      x[static_cast<std::size_t>(r)][i] = static_cast<float>(static_cast<int>((i * 7 + static_cast<std::uint64_t>(r) * 13) % 31) - 15);
+  return x;
+}
+
+}  // namespace
+
+TEST(DataEngine, CopyConvertsBetweenFormats) {
+  Schedule s = two_ranks(4, Format::Fp32);
+  const BufferId b16 = s.add_buffer({"b16", 1, 4, Format::Bf16});
+  const BufferId h16 = s.add_buffer({"h16", 1, 4, Format::Fp16});
+  s.add(data_step(StepKind::Write, 0, DataOp::Copy, {{s.input[0], 0, 4}}, {{b16, 0, 4}, {h16, 0, 4}}));
+  s.add(data_step(StepKind::Compute, 1, DataOp::Copy, {{b16, 0, 2}}, {{s.output[1], 0, 2}}));
+  s.add(data_step(StepKind::Compute, 1, DataOp::Copy, {{h16, 2, 2}}, {{s.output[1], 2, 2}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{s.input[0], 0, 4}}, {{s.output[0], 0, 4}}));
+  const float a = 1.0f + 0x1p-9f + 0x1p-12f, b = 3.0f + 0x1p-11f;   // both round differently in BF16 and FP16
+  DataResult r = run_data(s, {{a, b, a, b}, {0, 0, 0, 0}}, {true});
+  EXPECT_EQ(r.outputs[1][0], num::round_bf16(a));
+  EXPECT_EQ(r.outputs[1][1], num::round_bf16(b));
+  EXPECT_EQ(r.outputs[1][2], num::round_fp16(a));
+  EXPECT_EQ(r.outputs[1][3], num::round_fp16(b));
+  EXPECT_EQ(r.outputs[0], (std::vector<float>{a, b, a, b}));
+  EXPECT_EQ(r.data_steps, 4u);
+}
+
+TEST(DataEngine, ReduceRoundsEveryAdditionInAccumFormat) {
+  // Sources 1, 2^-8, 2^-8. Summed in BF16 (7 fraction bits), each 2^-8 is a tie
+  // that rounds back to 1 (even); summed in FP32 they survive as 1 + 2^-7.
+  Schedule s = two_ranks(3, Format::Bf16);
+  const BufferId f32 = s.add_buffer({"f32", 0, 1, Format::Fp32});
+  const BufferId in = s.input[0];
+  Step bf = data_step(StepKind::Compute, 0, DataOp::Reduce, {{in, 0, 1}, {in, 1, 1}, {in, 2, 1}}, {{s.output[0], 0, 1}});
+  bf.accum = Format::Bf16;
+  s.add(bf);
+  Step fp = data_step(StepKind::Compute, 0, DataOp::Reduce, {{in, 0, 1}, {in, 1, 1}, {in, 2, 1}}, {{f32, 0, 1}});
+  fp.accum = Format::Fp32;
+  s.add(fp);
+  s.add(data_step(StepKind::Write, 0, DataOp::Copy, {{f32, 0, 1}}, {{s.output[1], 0, 1}}));
+  // accumulate: f32 = f32 + 2^-8 = 1 + 3 * 2^-8 (exact in FP32); into BF16 it is a tie -> 1 + 2^-6.
+  Step acc = data_step(StepKind::Compute, 0, DataOp::Reduce, {{in, 1, 1}}, {{f32, 0, 1}});
+  acc.accumulate = true;
+  s.add(acc);
+  s.add(data_step(StepKind::Write, 0, DataOp::Copy, {{f32, 0, 1}}, {{s.output[1], 1, 1}}));
+  DataResult r = run_data(s, {{1.0f, 0x1p-8f, 0x1p-8f}, {0.0f, 0.0f, 0.0f}}, {true});
+  EXPECT_EQ(r.outputs[0][0], 1.0f);
+  EXPECT_EQ(r.outputs[1][0], 1.0f + 0x1p-7f);
+  EXPECT_EQ(r.outputs[1][1], 1.0f + 0x1p-6f);
+}
+
+TEST(DataEngine, Bf16AccumulationMatchesCorrectlyRoundedSteps) {
+  // Random BF16 values summed left to right; each partial sum must be the
+  // correctly rounded BF16 of the exact (double) sum of the previous partial and the next value.
+  const std::uint64_t n = 5000;
+  InputSpec spec;
+  spec.seed = 11;
+  auto x = generate_inputs(spec, 4, n);
+  for (auto& v : x) round_to_format(v, Format::Bf16);
+  Schedule s = two_ranks(n, Format::Bf16);
+  s.gpus = 4;
+  s.input.clear();
+  s.output.clear();
+  s.buffers.clear();
+  for (int r = 0; r < 4; ++r) {
+    s.input.push_back(s.add_buffer({"in", r, n, Format::Bf16}));
+    s.output.push_back(s.add_buffer({"out", r, n, Format::Bf16}));
+  }
+  for (int r = 1; r < 4; ++r) {
+    const BufferId slot = s.add_buffer({"slot", 0, n, Format::Bf16});
+    s.add(data_step(StepKind::Write, r, DataOp::Copy, {{s.input[static_cast<std::size_t>(r)], 0, n}}, {{slot, 0, n}}));
+  }
+  Step red = data_step(StepKind::Compute, 0, DataOp::Reduce,
+                       {{s.input[0], 0, n}, {8, 0, n}, {9, 0, n}, {10, 0, n}}, {{s.output[0], 0, n}});
+  red.accum = Format::Bf16;
+  s.add(red);
+  for (int r = 1; r < 4; ++r)
+    s.add(data_step(StepKind::Write, 0, DataOp::Copy, {{s.output[0], 0, n}}, {{s.output[static_cast<std::size_t>(r)], 0, n}}));
+  DataResult res = run_data(s, x, {true});
+  for (std::uint64_t i = 0; i < n; ++i) {
+    double acc = 0;
+    for (int r = 0; r < 4; ++r) {
+      const double exact = acc + static_cast<double>(x[static_cast<std::size_t>(r)][i]);
+      // Correct rounding of `exact` to BF16: pick the nearer BF16 neighbour, ties to even.
+      const float f = static_cast<float>(exact);
+      float lo = num::round_bf16(f), hi = lo;
+      // lo's BF16 neighbours.
+      hi = num::bf16_to_float(static_cast<std::uint16_t>(num::bf16_bits(lo) + 1));
+      const float lo2 = num::bf16_to_float(static_cast<std::uint16_t>(num::bf16_bits(lo) - 1));
+      float best = lo;
+      for (float c : {lo2, hi}) {
+        const double dc = std::fabs(static_cast<double>(c) - exact), db = std::fabs(static_cast<double>(best) - exact);
+        if (dc < db || (dc == db && (num::bf16_bits(c) & 1u) == 0)) best = c;
+      }
+      acc = best;
+    }
+    ASSERT_EQ(res.outputs[0][i], static_cast<float>(acc)) << i;
+    ASSERT_EQ(res.outputs[3][i], static_cast<float>(acc)) << i;
+  }
+}
+
+TEST(DataEngine, CodecCopiesForwardCodesUnchanged) {
+  const std::uint64_t n = 100;   // 3 full blocks of 32 + a partial block of 4
+  Schedule s = two_ranks(n, Format::Fp32);
+  const BufferId q0 = s.add_buffer({"q0", 0, n, Format::Int8Block, 32, ScaleFormat::Fp16});
+  const BufferId q1 = s.add_buffer({"q1", 1, n, Format::Int8Block, 32, ScaleFormat::Fp16});
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{s.input[0], 0, n}}, {{q0, 0, n}}));
+  s.add(data_step(StepKind::Write, 0, DataOp::Copy, {{q0, 0, 64}}, {{q1, 0, 64}}));
+  s.add(data_step(StepKind::Write, 0, DataOp::Copy, {{q0, 64, 36}}, {{q1, 64, 36}}));
+  s.add(data_step(StepKind::Compute, 1, DataOp::Copy, {{q1, 0, n}}, {{s.output[1], 0, n}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{q0, 0, n}}, {{s.output[0], 0, n}}));
+  std::vector<float> x(n);
+  for (std::uint64_t i = 0; i < n; ++i) x[i] = std::sin(static_cast<float>(i)) * static_cast<float>(1 + i % 7);
+  DataResult r = run_data(s, {x, std::vector<float>(n, 0.0f)}, {true});
+  std::vector<float> want(n);
+  num::fake_quantise(x.data(), n, {Format::Int8Block, 32, ScaleFormat::Fp16}, want.data());
+  EXPECT_EQ(r.outputs[0], want);
+  EXPECT_EQ(r.outputs[1], want);   // forwarded payload: no second quantisation
+}
+
+TEST(DataEngine, SlotsSmallerThanABlockFormTheirOwnBlock) {
+  // Two 5-element payloads packed at offsets 0 and 5 of one codec buffer (a
+  // message smaller than a block): each is quantised with its own scale.
+  Schedule s = two_ranks(5, Format::Fp32);
+  const BufferId q = s.add_buffer({"q", 0, 10, Format::Int8Block, 32, ScaleFormat::Fp32});
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{s.input[0], 0, 5}}, {{q, 0, 5}}));
+  s.add(data_step(StepKind::Write, 1, DataOp::Copy, {{s.input[1], 0, 5}}, {{q, 5, 5}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Reduce, {{q, 0, 5}, {q, 5, 5}}, {{s.output[0], 0, 5}}));
+  s.add(data_step(StepKind::Write, 0, DataOp::Copy, {{s.output[0], 0, 5}}, {{s.output[1], 0, 5}}));
+  const std::vector<float> a = {1, -2, 3, 0.5f, 127}, b = {0.01f, 0.02f, -0.03f, 0.04f, 0.05f};
+  DataResult r = run_data(s, {a, b}, {true});
+  std::vector<float> qa(5), qb(5);
+  num::fake_quantise(a.data(), 5, {Format::Int8Block, 32, ScaleFormat::Fp32}, qa.data());
+  num::fake_quantise(b.data(), 5, {Format::Int8Block, 32, ScaleFormat::Fp32}, qb.data());
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(r.outputs[1][static_cast<std::size_t>(i)], qa[static_cast<std::size_t>(i)] + qb[static_cast<std::size_t>(i)]) << i;
+}
+
+TEST(DataEngine, UnalignedRegionsQuantiseFromTheirOwnOffset) {
+  Schedule s = two_ranks(40, Format::Fp32);
+  const BufferId q = s.add_buffer({"q", 0, 64, Format::Int8Block, 32, ScaleFormat::Fp16});
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{s.input[0], 0, 40}}, {{q, 16, 40}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{q, 16, 40}}, {{s.output[0], 0, 40}}));
+  std::vector<float> x(40);
+  for (int i = 0; i < 40; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i % 7) - 3.3f + (i == 35 ? 50.0f : 0.0f);
+  DataResult r = run_data(s, {x, x}, {true});
+  std::vector<float> want(40);
+  num::fake_quantise(x.data(), 40, {Format::Int8Block, 32, ScaleFormat::Fp16}, want.data());
+  EXPECT_EQ(r.outputs[0], want);
+}
+
+TEST(DataEngine, RejectsBadInput) {
+  std::vector<float> z(64, 1.0f);
+  Schedule ok = two_ranks(64, Format::Fp32);
+  EXPECT_THROW(run_data(ok, {z}), Error);                                   // one input for two ranks
+  EXPECT_THROW(run_data(ok, {z, std::vector<float>(63, 0.0f)}), Error);      // wrong length
+  std::vector<float> bad = z;
+  bad[5] = NAN;
+  EXPECT_THROW(run_data(ok, {z, bad}), Error);                              // non-finite
+}
+
+TEST(DataEngine, PoisonRevealsUnwrittenReads) {
+  Schedule s = two_ranks(8, Format::Fp32);
+  const BufferId never = s.add_buffer({"never", 0, 8, Format::Fp32});
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{never, 0, 8}}, {{s.output[0], 0, 8}}));
+  std::vector<float> z(8, 1.0f);
+  EXPECT_TRUE(std::isnan(run_data(s, {z, z}, {true}).outputs[0][3]));
+  EXPECT_EQ(run_data(s, {z, z}, {false}).outputs[0][3], 0.0f);
+}
+
+// ---- every algorithm on every preset
+
+TEST(AllAlgorithms, IntegerInputsGiveTheExactSumOnEveryRank) {
+  for (const auto& p : kPresets) {
+    const Config cfg = preset_with_ring_simple(p);
+    const int n = cfg.fabric.gpus;
+    for (const auto& algo : supported_algorithms(cfg)) {
+      if (find_algorithm(algo)->quantised) continue;
+      for (DType dt : {DType::Bf16, DType::Fp16, DType::Fp32}) {
+        for (std::uint64_t elems : {std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{1000}, std::uint64_t{4099}}) {
+          SCOPED_TRACE(p + " " + algo + " " + to_string(dt) + " elems " + std::to_string(elems));
+          Schedule s = compile(cfg, algo, {elems * static_cast<std::uint64_t>(dtype_bytes(dt)), dt});
+          auto x = integer_inputs(n, elems);
+          const auto exact = exact_sum(x);
+          DataResult r = run_data(s, x, {true});
+          for (int k = 0; k < n; ++k)
+            for (std::uint64_t i = 0; i < elems; ++i)
+              ASSERT_EQ(r.outputs[static_cast<std::size_t>(k)][i], static_cast<float>(exact[i])) << "rank " << k << " elem " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(AllAlgorithms, GaussianInputsWithinTheFormatsRoundingBound) {
+  // |out - exact| <= N u sum|x_i| + u |exact| per element: N additions rounded in
+  // the data format (unit roundoff u) at worst, plus the final rounding.
+  for (const auto& p : kPresets) {
+    const Config cfg = preset_with_ring_simple(p);
+    const int n = cfg.fabric.gpus;
+    const std::uint64_t elems = 3001;
+    InputSpec spec;
+    spec.seed = 5;
+    for (DType dt : {DType::Bf16, DType::Fp16}) {
+      auto x = generate_inputs(spec, n, elems);
+      for (auto& v : x) round_to_format(v, format_of(dt));
+      const auto exact = exact_sum(x);
+      const double u = dt == DType::Bf16 ? 0x1p-8 : 0x1p-11;
+      for (const auto& algo : supported_algorithms(cfg)) {
+        if (find_algorithm(algo)->quantised) continue;
+        SCOPED_TRACE(p + " " + algo + " " + to_string(dt));
+        DataResult r = run_data(compile(cfg, algo, {elems * 2, dt}), x, {true});
+        const ErrorMetrics m = measure(r.outputs, exact);
+        EXPECT_TRUE(m.ranks_identical);
+        for (std::uint64_t i = 0; i < elems; ++i) {
+          double abs_sum = 0;
+          for (int k = 0; k < n; ++k) abs_sum += std::fabs(x[static_cast<std::size_t>(k)][i]);
+          const double bound = n * u * abs_sum + u * std::fabs(exact[i]);
+          for (int k = 0; k < n; ++k)
+            ASSERT_LE(std::fabs(r.outputs[static_cast<std::size_t>(k)][i] - exact[i]), bound) << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(AllAlgorithms, Fp32MatchesTheFp32SumInTheSameOrder) {
+  // FP32 schedules must equal the FP32 sum taken in the algorithm's order:
+  // rank order 0..N-1 for one-shot, two-shot, NVLS and SCIN (the reducer reads
+  // every rank's shard in rank order); for the ring, chunk c starts at rank c
+  // and adds ranks c+1, c+2, ... as it travels.
+  for (const auto& p : kPresets) {
+    const Config cfg = preset_with_ring_simple(p);
+    const int n = cfg.fabric.gpus;
+    const std::uint64_t elems = 2053;
+    InputSpec spec;
+    spec.seed = 9;
+    const auto x = generate_inputs(spec, n, elems);
+    for (const auto& algo : supported_algorithms(cfg)) {
+      if (find_algorithm(algo)->quantised) continue;
+      SCOPED_TRACE(p + " " + algo);
+      DataResult r = run_data(compile(cfg, algo, {elems * 4, DType::Fp32}), x, {true});
+      for (std::uint64_t i = 0; i < elems; ++i) {
+        int start = 0;
+        if (algo == "ring") {
+          // Chunk boundaries: floor(c * elems / n).
+          for (int c = 0; c < n; ++c)
+            if (i >= static_cast<std::uint64_t>(c) * elems / static_cast<std::uint64_t>(n)) start = c;
+        }
+        float want = 0.0f;
+        for (int k = 0; k < n; ++k) want += x[static_cast<std::size_t>((start + k) % n)][i];
+        for (int k = 0; k < n; ++k) ASSERT_EQ(r.outputs[static_cast<std::size_t>(k)][i], want) << "rank " << k << " elem " << i;
+      }
+    }
+  }
+}
+
+TEST(AllAlgorithms, QuantisedAlgorithmsAreCloseAndRanksAgree) {
+  for (const auto& p : kPresets) {
+    const Config cfg = preset_with_ring_simple(p);
+    const int n = cfg.fabric.gpus;
+    for (std::uint64_t elems : {std::uint64_t{5}, std::uint64_t{1000}, std::uint64_t{4099}}) {
+      InputSpec spec;
+      auto x = generate_inputs(spec, n, elems);
+      for (auto& v : x) round_to_format(v, Format::Bf16);
+      const auto exact = exact_sum(x);
+      for (const auto& algo : supported_algorithms(cfg)) {
+        if (!find_algorithm(algo)->quantised) continue;
+        SCOPED_TRACE(p + " " + algo + " elems " + std::to_string(elems));
+        DataResult r = run_data(compile(cfg, algo, {elems * 2, DType::Bf16}), x, {true});
+        const ErrorMetrics m = measure(r.outputs, exact);
+        EXPECT_TRUE(m.ranks_identical);
+        EXPECT_LT(m.rel_l2, 0.03);
+        EXPECT_GT(m.rel_l2, 1e-4);   // it really was quantised
+        EXPECT_GT(m.cosine, 0.999);
+      }
+    }
+  }
+}
+
+TEST(AllAlgorithms, DeterministicForAnyThreadCount) {
+  Config cfg = preset_with_ring_simple("hgx-h200-8");
+  cfg.sw.isa.enabled = true;
+  cfg.sw.isa.inq = true;
+  const std::uint64_t elems = 200000;
+  InputSpec spec;
+  spec.dist = Distribution::Outliers;
+  const auto raw = generate_inputs(spec, 8, elems);
+  auto x = raw;
+  for (auto& v : x) round_to_format(v, Format::Bf16);
+  for (const std::string algo : {"scin-inq", "ring-q8", "ring", "two-shot-q8"}) {
+    const Schedule s = compile(cfg, algo, {elems * 2, DType::Bf16});
+    DataResult many = run_data(s, x);
+    DataResult one;
+    {
+      tbb::global_control gc(tbb::global_control::max_allowed_parallelism, 1);
+      one = run_data(s, x);
+      // Generated inputs do not depend on the thread count either.
+      EXPECT_EQ(generate_inputs(spec, 8, elems), raw);
+    }
+    EXPECT_EQ(many.outputs, one.outputs) << algo;
+  }
+}

@@ -1,0 +1,285 @@
+// The quantisation-error study: error growth per scheme against the closed
+// forms of the model (docs/sections/model-numerics.md), block-size effect on
+// outliers, payload ratios, references, errors, and the `scin quant` CLI.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "model/algorithms.h"
+#include "model/error.h"
+#include "model/preset.h"
+#include "numerics/inputs.h"
+#include "numerics/metrics.h"
+#include "numerics/quant_study.h"
+
+using namespace scin;
+
+namespace {
+
+Config h200() {
+  Config c = load_preset("hgx-h200-8");
+  c.sw.isa.enabled = true;
+  c.sw.isa.inq = true;
+  return c;
+}
+
+const QuantRow& row(const QuantStudy& s, const std::string& algo) {
+  for (const auto& r : s.rows)
+    if (r.algorithm == algo) return r;
+  throw std::runtime_error("no row " + algo);
+}
+
+const char* cli_path() {
+  if (const char* c = std::getenv("SCIN_CLI"); c && *c) return c;
+#ifdef SCIN_CLI_PATH
+  return SCIN_CLI_PATH;
+#else
+  return nullptr;
+#endif
+}
+
+std::string run_cli(const std::string& args, int* status) {
+  const char* cli = cli_path();
+  if (!cli) return "";
+  const std::string cmd = std::string(cli) + " " + args + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
+  std::string out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p.get())) > 0) out.append(buf, n);
+  *status = pclose(p.release());
+  return out;
+}
+
+}  // namespace
+
+TEST(QuantStudy, ErrorVarianceGrowsAsTheModelSays) {
+  // N = 8 i.i.d. Gaussian ranks: variance x2 for two quantisation events
+  // (scin-inq, two-shot-q8), x(N+1)/2 = 4.5 for ring-q8 (N events on growing
+  // partial sums), relative to quantising the exact sum once. Within 15%.
+  QuantRequest req;
+  req.algorithms = {"scin-inq", "two-shot-q8", "ring-q8", "scin", "ring"};
+  req.elements = 1 << 16;
+  req.input.seed = 3;
+  const QuantStudy s = run_quant(h200(), req);
+  EXPECT_EQ(s.gpus, 8);
+  EXPECT_NEAR(row(s, "scin-inq").error_variance_ratio, 2.0, 0.3);
+  EXPECT_NEAR(row(s, "two-shot-q8").error_variance_ratio, 2.0, 0.3);
+  EXPECT_NEAR(row(s, "ring-q8").error_variance_ratio, 4.5, 0.675);
+  // The model's worked numbers (INT8, G=32, FP16 scales): single quantisation ~5.3e-3.
+  EXPECT_NEAR(s.single_quant.rel_l2, 5.3e-3, 0.8e-3);
+  EXPECT_NEAR(row(s, "scin-inq").metrics.rel_l2, 7.6e-3, 1.1e-3);
+  EXPECT_NEAR(row(s, "ring-q8").metrics.rel_l2, 1.13e-2, 1.7e-3);
+  // Unquantised schemes only pay BF16 rounding: far below any quantised one.
+  EXPECT_LT(row(s, "scin").metrics.rel_l2, 0.5 * s.single_quant.rel_l2);
+  EXPECT_LE(s.dtype_round.rel_l2, row(s, "scin").metrics.rel_l2 * 1.0000001);
+  for (const auto& r : s.rows) {
+    EXPECT_TRUE(r.metrics.ranks_identical) << r.algorithm;
+    EXPECT_GT(r.metrics.sqnr_dB, 30) << r.algorithm;
+    EXPECT_GT(r.metrics.cosine, 0.9999) << r.algorithm;
+  }
+  // SQNR and relative L2 are the same figure in two units.
+  const auto& m = row(s, "ring-q8").metrics;
+  EXPECT_NEAR(m.sqnr_dB, -20 * std::log10(m.rel_l2), 1e-9);
+}
+
+TEST(QuantStudy, SmallerBlocksHelpOnOutliers) {
+  QuantRequest req;
+  req.algorithms = {"scin-inq", "ring-q8"};
+  req.elements = 1 << 15;
+  req.input.dist = Distribution::Outliers;
+  req.input.outlier_fraction = 0.01;
+  req.input.outlier_scale = 20;
+  req.input.channels = 1024;
+  double prev_inq = 0, prev_ring = 0;
+  for (int g : {256, 64, 16}) {
+    Config c = h200();
+    c.quant.block_elems = g;
+    const QuantStudy s = run_quant(c, req);
+    const double inq = row(s, "scin-inq").metrics.rel_l2, ring = row(s, "ring-q8").metrics.rel_l2;
+    if (prev_inq > 0) {
+      EXPECT_LT(inq, 0.9 * prev_inq) << "G=" << g;
+      EXPECT_LT(ring, 0.9 * prev_ring) << "G=" << g;
+    }
+    prev_inq = inq;
+    prev_ring = ring;
+  }
+  // Outliers raise the error against plain Gaussian inputs at the same block size.
+  QuantRequest gauss = req;
+  gauss.input.dist = Distribution::Gaussian;
+  const Config c = h200();
+  EXPECT_GT(row(run_quant(c, req), "scin-inq").metrics.rel_l2, 1.3 * row(run_quant(c, gauss), "scin-inq").metrics.rel_l2);
+}
+
+TEST(QuantStudy, PayloadRatioMatchesTheClosedForm) {
+  QuantRequest req;
+  req.elements = 8192;
+  struct Case {
+    int g;
+    ScaleFormat sf;
+    Codec k;
+  };
+  std::vector<Case> cases;
+  for (int g : {32, 128})
+    for (ScaleFormat sf : {ScaleFormat::Fp16, ScaleFormat::Fp32})
+      for (Codec k : {Codec::Int8, Codec::Int4}) cases.push_back({g, sf, k});
+  for (const Case& cs : cases) {
+    Config c = h200();
+    c.quant.block_elems = cs.g;
+    c.quant.scale_format = cs.sf;
+    c.quant.codec = cs.k;
+    const QuantStudy s = run_quant(c, req);
+    for (const auto& r : s.rows) {
+      if (r.quantised) {
+        // Every transfer of a quantised scheme moves the codec: (bits G + s)/(16G), e.g. 0.531 for INT8 G=32 FP16.
+        EXPECT_NEAR(r.payload_ratio, payload_ratio(c.quant), 1e-9) << r.algorithm;
+      } else {
+        EXPECT_EQ(r.payload_ratio, 1.0) << r.algorithm;
+      }
+      EXPECT_GT(r.max_link_bytes, 0) << r.algorithm;
+    }
+  }
+  Config c = h200();
+  c.quant.codec = Codec::Int4;
+  EXPECT_NEAR(row(run_quant(c, req), "scin-inq").payload_ratio, 0.28125, 1e-12);   // (4*32 + 16) / (16*32)
+}
+
+TEST(Metrics, ClosedForms) {
+  // out = exact + error with ||error|| / ||exact|| = 0.1 exactly.
+  const std::vector<double> exact = {3, 4, 0, 0};
+  const std::vector<float> out = {3, 4, 0.3f, 0.4f};
+  const ErrorMetrics m = measure_one(out, exact);
+  EXPECT_NEAR(m.rel_l2, 0.1, 1e-7);
+  EXPECT_NEAR(m.sqnr_dB, 20.0, 1e-5);
+  EXPECT_NEAR(m.max_abs, 0.4, 1e-7);
+  EXPECT_NEAR(m.cosine, 1 / std::sqrt(1.01), 1e-7);
+  const ErrorMetrics same = measure_one({3, 4, 0, 0}, exact);
+  EXPECT_EQ(same.rel_l2, 0);
+  EXPECT_TRUE(std::isinf(same.sqnr_dB));
+  EXPECT_EQ(same.cosine, 1);
+  // Across ranks: the worst rank's figures, max_abs over all, identity check.
+  const ErrorMetrics all = measure({{3, 4, 0, 0}, {3, 4, 0.3f, 0.4f}}, exact);
+  EXPECT_EQ(all.worst_rank, 1);
+  EXPECT_FALSE(all.ranks_identical);
+  EXPECT_NEAR(all.rel_l2, 0.1, 1e-7);
+  EXPECT_TRUE(measure({{1, 2, 3, 4}, {1, 2, 3, 4}}, exact).ranks_identical);
+  EXPECT_THROW(measure_one({1, 2}, exact), Error);
+  EXPECT_EQ(exact_sum({{1, 2}, {0.5f, -2}}), (std::vector<double>{1.5, 0}));
+}
+
+TEST(QuantStudy, OtherCodecsOrderAsExpected) {
+  QuantRequest req;
+  req.algorithms = {"scin-inq"};
+  req.elements = 1 << 14;
+  auto err = [&](Codec k) {
+    Config c = h200();
+    c.quant.codec = k;
+    return row(run_quant(c, req), "scin-inq").metrics.rel_l2;
+  };
+  const double i8 = err(Codec::Int8), i4 = err(Codec::Int4), e4 = err(Codec::Fp8E4M3), e5 = err(Codec::Fp8E5M2);
+  EXPECT_LT(i8, e4);   // 8-bit integer grid beats 3 mantissa bits on Gaussian blocks
+  EXPECT_LT(e4, e5);   // 3 mantissa bits beat 2
+  EXPECT_LT(e5, i4);   // INT4 is the coarsest
+}
+
+TEST(QuantStudy, DeterministicInTheSeed) {
+  QuantRequest req;
+  req.algorithms = {"ring-q8"};
+  req.elements = 4096;
+  const Config c = h200();
+  const double a = row(run_quant(c, req), "ring-q8").metrics.rel_l2;
+  EXPECT_EQ(a, row(run_quant(c, req), "ring-q8").metrics.rel_l2);
+  req.input.seed = 2;
+  EXPECT_NE(a, row(run_quant(c, req), "ring-q8").metrics.rel_l2);
+}
+
+TEST(QuantStudy, LaplaceHasHeavierTailsThanGaussian) {
+  InputSpec g, l;
+  l.dist = Distribution::Laplace;
+  const auto xg = generate_inputs(g, 1, 200000)[0], xl = generate_inputs(l, 1, 200000)[0];
+  auto moments = [](const std::vector<float>& x) {
+    double m2 = 0, m4 = 0;
+    for (float v : x) { m2 += double(v) * v; m4 += double(v) * v * v * v; }
+    m2 /= static_cast<double>(x.size());
+    m4 /= static_cast<double>(x.size());
+    return std::pair{m2, m4 / (m2 * m2)};
+  };
+  auto [vg, kg] = moments(xg);
+  auto [vl, kl] = moments(xl);
+  EXPECT_NEAR(vg, 1.0, 0.02);
+  EXPECT_NEAR(vl, 1.0, 0.03);
+  EXPECT_NEAR(kg, 3.0, 0.1);   // Gaussian kurtosis
+  EXPECT_NEAR(kl, 6.0, 0.5);   // Laplace kurtosis
+  InputSpec o;
+  o.dist = Distribution::Outliers;
+  o.outlier_fraction = 0.005;
+  o.channels = 4096;
+  EXPECT_EQ(outlier_channels(o).size(), 20u);
+}
+
+TEST(QuantStudy, NpyInputs) {
+  const std::string p = ::testing::TempDir() + "/scin_quant_split.npy";
+  InputSpec spec;
+  auto x = generate_inputs(spec, 1, 8 * 512)[0];
+  write_npy(p, x, "<u2");
+  QuantRequest req;
+  req.algorithms = {"scin", "scin-inq"};
+  req.npy_files = {p};
+  const QuantStudy s = run_quant(h200(), req);
+  EXPECT_EQ(s.elements, 512u);
+  EXPECT_EQ(row(s, "scin").metrics.rel_l2, s.dtype_round.rel_l2);   // FP32 ISA sum, rounded once to BF16
+  EXPECT_GT(row(s, "scin-inq").metrics.rel_l2, 1e-3);
+}
+
+TEST(QuantStudy, RejectsBadRequests) {
+  const Config c = h200();
+  QuantRequest req;
+  req.elements = 0;
+  EXPECT_THROW(run_quant(c, req), Error);
+  req.elements = kMaxQuantElemsPerRank + 1;
+  EXPECT_THROW(run_quant(c, req), Error);
+  req.elements = 100;
+  req.algorithms = {"nope"};
+  try {
+    run_quant(c, req);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown algorithm 'nope'"), std::string::npos) << e.what();
+  }
+  req.algorithms = {"nvls"};
+  EXPECT_THROW(run_quant(load_preset("mesh-8"), req), Error);
+  req.algorithms = {};
+  req.input.outlier_fraction = 2;
+  EXPECT_THROW(run_quant(c, req), Error);
+  EXPECT_THROW(parse_distribution("uniform"), Error);
+}
+
+TEST(QuantCli, PrintsMetricsAsJsonAndRejectsBadInput) {
+  if (!cli_path()) GTEST_SKIP() << "SCIN_CLI not set";
+  int status = 0;
+  const std::string out = run_cli("quant --gpus 8 --algo scin-inq,ring-q8,ring --elements 4096 --format json", &status);
+  ASSERT_EQ(status, 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["results"].size(), 3u);
+  EXPECT_EQ(j["results"][0]["algorithm"], "scin-inq");
+  EXPECT_NEAR(j["results"][0]["payload_ratio"].get<double>(), 0.53125, 1e-9);
+  EXPECT_GT(j["results"][1]["metrics"]["rel_l2"].get<double>(), j["results"][0]["metrics"]["rel_l2"].get<double>());
+  EXPECT_EQ(j["quant.block_elems"], 32);
+
+  const std::string csv = run_cli("quant --algo scin-inq --elements 1024 --block 64 --scale bf16 --format csv", &status);
+  ASSERT_EQ(status, 0) << csv;
+  EXPECT_NE(csv.find("algorithm,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("scin-inq"), std::string::npos) << csv;
+
+  const std::string bad = run_cli("quant --elements 99999999999", &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(bad.find("--elements"), std::string::npos) << bad;
+  const std::string bad_block = run_cli("quant --block 1", &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(bad_block.find("quant.block_elems"), std::string::npos) << bad_block;
+}

@@ -8,7 +8,7 @@ PKGS=(
   libtbb-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqt6opengl6-dev
-  libgl1-mesa-dev xvfb xauth
+  libgl1-mesa-dev xvfb xauth fonts-dejavu-core
 )
 
 missing=()

@@ -1,0 +1,369 @@
+// `scin sweep | runs | show | export | annotate | delete`: the experiment database (.scindb).
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/commands.h"
+#include "model/error.h"
+#include "model/preset.h"
+#include "model/units.h"
+#include "store/store.h"
+#include "store/sweep.h"
+
+namespace scin::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A database path without an extension gets ".scindb".
+fs::path db_path(const std::string& text) {
+  if (text.empty()) throw Error("--db: give the experiment database file (FILE.scindb)");
+  fs::path p(text);
+  if (!p.has_extension()) p += kDbExtension;
+  return p;
+}
+
+// Browsing commands never create a file (a mistyped --db is an error, not a new database);
+// they open read-write when they can, so an old file is migrated and dead runs are marked.
+Store open_existing(const std::string& text, Access access = Access::Auto) {
+  fs::path p = db_path(text);
+  std::error_code ec;
+  if (!fs::exists(p, ec)) throw Error(fmt::format("--db: no such experiment database '{}'", p.string()));
+  return Store::open(p, access);
+}
+
+// A spec argument is a file, or the name of one under resources/sweeps/.
+fs::path spec_path(const std::string& text) {
+  fs::path p(text);
+  std::error_code ec;
+  if (fs::exists(p, ec)) return p;
+  if (p.parent_path().empty()) {
+    try {
+      fs::path r = resource_dir() / "sweeps" / p;
+      if (!r.has_extension()) r += ".json";
+      if (fs::exists(r, ec)) return r;
+    } catch (const Error&) {
+    }
+  }
+  throw Error(fmt::format("SPEC: no sweep spec file '{}' (nor resources/sweeps/{})", text, text));
+}
+
+std::atomic<bool> g_interrupt{false};
+extern "C" void on_sigint(int) {
+  g_interrupt.store(true);
+  std::signal(SIGINT, SIG_DFL);   // a second Ctrl-C kills at once
+}
+
+std::string format_duration(double s) {
+  if (s < 60) return fmt::format("{:.1f} s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  return fmt::format("{}h{:02}m", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
+}
+
+std::string eta_text(const SweepProgress& p) {
+  if (p.done >= p.total) return "0 s";
+  if (p.rate_points_per_s <= 0) return "?";
+  return format_duration(p.eta_s);
+}
+
+struct SweepCli {
+  std::string spec, db, name, notes;
+  std::vector<std::string> tags;
+  int threads = 0;
+  bool dry_run = false;
+  bool quiet = false;
+};
+
+void run_sweep_command(const SweepCli& o) {
+  SweepSpec spec = load_sweep_spec(spec_path(o.spec));
+  const std::uint64_t total = point_count(spec);
+  if (o.dry_run) {
+    fmt::print("sweep '{}' (kind {}): {} points\n", spec.name, to_string(spec.kind), total);
+    for (const auto& g : spec.axes) {
+      std::vector<std::string> parts;
+      for (const auto& a : g.axes) parts.push_back(fmt::format("{} ({} values)", a.path, axis_values(a).size()));
+      fmt::print("  axis {}\n", fmt::join(parts, " zipped with "));
+    }
+    const std::uint64_t show = std::min<std::uint64_t>(total, 10);
+    for (std::uint64_t i = 0; i < show; ++i) fmt::print("  point {}: {}\n", i, point_axes(spec, i).dump());
+    if (show < total) fmt::print("  ... {} more\n", total - show);
+    return;
+  }
+  Store store = Store::open(db_path(o.db), Access::ReadWrite);
+  for (auto id : store.recovered_runs())
+    fmt::print(stderr, "scin: run {} was left running by a process that is gone; marked interrupted\n", id);
+
+  std::atomic<bool> cancel{false};
+  g_interrupt = false;
+  auto old_handler = std::signal(SIGINT, on_sigint);
+  const bool tty = isatty(fileno(stderr)) != 0;
+  double last_line = -10;
+  SweepSink sink;
+  sink.on_progress = [&](const SweepProgress& p) {
+    if (g_interrupt.load()) cancel = true;
+    if (o.quiet) return;
+    const double pct = p.total ? 100.0 * static_cast<double>(p.done) / static_cast<double>(p.total) : 100.0;
+    if (tty) {
+      const int width = 30;
+      int fill = static_cast<int>(pct / 100.0 * width);
+      fmt::print(stderr, "\r[{}{}] {}/{} ({:.1f}%) {:.0f} points/s ETA {}   ", std::string(fill, '#'),
+                 std::string(width - fill, '.'), p.done, p.total, pct, p.rate_points_per_s, eta_text(p));
+    } else if (p.elapsed_s - last_line >= 2.0 || p.done == p.total) {
+      last_line = p.elapsed_s;
+      fmt::print(stderr, "progress: {}/{} points ({:.1f}%), {:.0f} points/s, ETA {}\n", p.done, p.total, pct,
+                 p.rate_points_per_s, eta_text(p));
+    }
+    std::fflush(stderr);
+  };
+  SweepOptions opts;
+  opts.threads = o.threads;
+  opts.cancel = &cancel;
+  opts.run_name = o.name;
+  opts.notes = o.notes;
+  opts.tags = o.tags;
+  opts.progress_interval_s = tty ? 0.1 : 0.5;
+  // Poll Ctrl-C between progress calls as well.
+  std::atomic<bool> watching{true};
+  std::thread watcher([&] {
+    while (watching.load()) {
+      if (g_interrupt.load()) cancel = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  SweepSummary sum;
+  try {
+    sum = run_sweep(store, spec, opts, sink);
+  } catch (...) {
+    watching = false;
+    watcher.join();
+    std::signal(SIGINT, old_handler);
+    throw;
+  }
+  watching = false;
+  watcher.join();
+  std::signal(SIGINT, old_handler);
+  if (tty && !o.quiet) fmt::print(stderr, "\n");
+  const auto& p = sum.progress;
+  fmt::print("run {} '{}' {}: {} of {} points ({} skipped) in {} ({:.0f} points/s, {} threads, {} memo hits)\n",
+             sum.run_id, o.name.empty() ? spec.name : o.name, to_string(sum.status), p.done, p.total, p.skipped,
+             format_duration(p.elapsed_s), p.rate_points_per_s, sum.threads, p.memo_hits);
+  fmt::print("stored in {} (see `scin show --db {} --run {}`)\n", store.path().string(), store.path().string(),
+             sum.run_id);
+  std::fflush(stdout);
+  if (sum.status == RunStatus::Cancelled) throw Error("sweep cancelled; the points computed so far are kept");
+}
+
+void print_runs(Store& store, const std::string& format) {
+  auto runs = store.list_runs();
+  if (format == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (auto& r : runs) {
+      auto x = to_json(r);
+      x.erase("spec");
+      j.push_back(x);
+    }
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  if (runs.empty()) {
+    fmt::print("no runs in {}\n", store.path().string());
+    return;
+  }
+  fmt::print("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:<20}  {}\n", "id", "status", "name", "experiment",
+             "kind", "points", "started (UTC)", "tags");
+  for (const auto& r : runs)
+    fmt::print("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:<20}  {}\n", r.id, to_string(r.status), r.name,
+               r.experiment, to_string(r.kind), fmt::format("{}/{}", r.points_stored, r.points_total), r.started_at,
+               fmt::join(r.tags, ","));
+}
+
+void show_run(Store& store, std::int64_t id) {
+  RunInfo r = store.get_run(id);
+  fmt::print("run {}: {}\n", r.id, r.name);
+  fmt::print("  experiment   {}\n", r.experiment);
+  fmt::print("  status       {}\n", to_string(r.status));
+  fmt::print("  kind         {} (engine {})\n", to_string(r.kind), r.engine);
+  fmt::print("  points       {} stored of {} ({} skipped)\n", r.points_stored, r.points_total, r.points_skipped);
+  fmt::print("  started      {}\n", r.started_at);
+  fmt::print("  finished     {}\n", r.finished_at.empty() ? "-" : r.finished_at);
+  fmt::print("  tool         scin {} ({}), {} threads, host {} pid {}\n", r.tool_version, r.git_revision, r.threads,
+             r.host, r.pid);
+  if (!r.tags.empty()) fmt::print("  tags         {}\n", fmt::join(r.tags, ", "));
+  if (!r.notes.empty()) fmt::print("  notes        {}\n", r.notes);
+  fmt::print("spec:\n{}\n", r.spec.dump(2));
+
+  auto pts = store.points(id);
+  std::map<std::string, std::size_t> skipped_reasons;
+  for (const auto& p : pts)
+    if (p.status != PointStatus::Ok) ++skipped_reasons[p.message];
+  if (r.kind == PointKind::Collective) {
+    struct Agg { std::size_t n = 0; double min_us = 0, max_us = 0, best_busbw = 0; };
+    std::map<std::string, Agg> by;
+    for (const auto& p : pts) {
+      if (p.status != PointStatus::Ok) continue;
+      Agg& a = by[p.algorithm];
+      if (a.n == 0 || p.time_us < a.min_us) a.min_us = p.time_us;
+      if (a.n == 0 || p.time_us > a.max_us) a.max_us = p.time_us;
+      a.best_busbw = std::max(a.best_busbw, p.busbw_GBps);
+      ++a.n;
+    }
+    fmt::print("summary (per algorithm):\n  {:<14} {:>7} {:>14} {:>14} {:>16}\n", "algorithm", "points",
+               "min time_us", "max time_us", "best busbw_GBps");
+    for (const auto& [name, a] : by)
+      fmt::print("  {:<14} {:>7} {:>14.3f} {:>14.3f} {:>16.2f}\n", name, a.n, a.min_us, a.max_us, a.best_busbw);
+  } else if (r.kind == PointKind::Quant) {
+    fmt::print("summary (per algorithm, worst rel_l2):\n");
+    std::map<std::string, double> worst;
+    for (const auto& p : pts)
+      if (p.status == PointStatus::Ok) worst[p.algorithm] = std::max(worst[p.algorithm], p.rel_l2);
+    for (const auto& [name, w] : worst) fmt::print("  {:<14} {:.4g}\n", name, w);
+  } else {
+    fmt::print("summary (per algorithm, best over the run):\n  {:<14} {:>12} {:>12}\n", "algorithm", "TTFT_us",
+               "TPOT_us");
+    std::map<std::string, std::pair<double, double>> best;
+    for (const auto& p : pts) {
+      if (p.status != PointStatus::Ok) continue;
+      auto it = best.find(p.algorithm);
+      if (it == best.end()) best[p.algorithm] = {p.ttft_us, p.tpot_us};
+      else it->second = {std::min(it->second.first, p.ttft_us), std::min(it->second.second, p.tpot_us)};
+    }
+    for (const auto& [name, b] : best) fmt::print("  {:<14} {:>12.1f} {:>12.1f}\n", name, b.first, b.second);
+  }
+  for (const auto& [why, n] : skipped_reasons) fmt::print("skipped {} points: {}\n", n, why);
+}
+
+}  // namespace
+
+void add_store_commands(CLI::App& app) {
+  {
+    auto o = std::make_shared<SweepCli>();
+    auto* cmd = app.add_subcommand("sweep", "run a sweep spec in parallel and store every point in a .scindb file");
+    cmd->add_option("SPEC", o->spec, "sweep spec JSON file (or the name of one in resources/sweeps/)")->required();
+    cmd->add_option("--db", o->db, "experiment database (created if missing; .scindb added if no extension)");
+    cmd->add_option("--threads", o->threads, "worker threads (0 = all cores)")->capture_default_str();
+    cmd->add_option("--name", o->name, "run name (default: the spec's name)");
+    cmd->add_option("--notes", o->notes, "free-text notes stored with the run");
+    cmd->add_option("--tag", o->tags, "tag the run (repeatable)");
+    cmd->add_flag("--dry-run", o->dry_run, "list the axes and the first points without running anything");
+    cmd->add_flag("-q,--quiet", o->quiet, "no progress output");
+    cmd->callback([o] {
+      if (!o->dry_run && o->db.empty()) throw Error("--db: give the experiment database file (FILE.scindb)");
+      run_sweep_command(*o);
+    });
+  }
+  {
+    auto db = std::make_shared<std::string>();
+    auto format = std::make_shared<std::string>("table");
+    auto* cmd = app.add_subcommand("runs", "list the runs in an experiment database");
+    cmd->add_option("--db", *db, "experiment database")->required();
+    cmd->add_option("--format", *format, "table|json")->capture_default_str();
+    cmd->callback([db, format] {
+      if (*format != "table" && *format != "json")
+        throw Error(fmt::format("--format: '{}' is not supported; allowed table, json", *format));
+      Store store = open_existing(*db);
+      print_runs(store, *format);
+    });
+  }
+  {
+    auto db = std::make_shared<std::string>();
+    auto run = std::make_shared<std::int64_t>(0);
+    auto* cmd = app.add_subcommand("show", "print a run's spec, metadata and a summary of its points");
+    cmd->add_option("--db", *db, "experiment database")->required();
+    cmd->add_option("--run", *run, "run id (see `scin runs`)")->required();
+    cmd->callback([db, run] {
+      Store store = open_existing(*db);
+      show_run(store, *run);
+    });
+  }
+  {
+    struct ExportCli { std::string db, format = "csv", out; std::int64_t run = 0; };
+    auto o = std::make_shared<ExportCli>();
+    auto* cmd = app.add_subcommand("export", "export a run's points as CSV or JSON");
+    cmd->add_option("--db", o->db, "experiment database")->required();
+    cmd->add_option("--run", o->run, "run id (see `scin runs`)")->required();
+    cmd->add_option("--format", o->format, "csv|json")->capture_default_str();
+    cmd->add_option("--out", o->out, "output file (default: standard output)");
+    cmd->callback([o] {
+      if (o->format != "csv" && o->format != "json")
+        throw Error(fmt::format("--format: '{}' is not supported; allowed csv, json", o->format));
+      Store store = open_existing(o->db);
+      RunInfo r = store.get_run(o->run);
+      std::ofstream file;
+      std::ostream* out = &std::cout;
+      if (!o->out.empty()) {
+        file.open(o->out);
+        if (!file) throw Error(fmt::format("--out: cannot write '{}'", o->out));
+        out = &file;
+      }
+      std::uint64_t written = 0;
+      if (o->format == "csv") {
+        // In chunks, so a run of millions of points never sits in memory at once.
+        constexpr std::uint64_t kChunk = 65536;
+        for (std::uint64_t first = 0;; first += kChunk) {
+          auto pts = store.points(o->run, first, kChunk);
+          if (pts.empty() && first > 0) break;
+          export_csv(r, pts, *out, first == 0);
+          written += pts.size();
+          if (pts.size() < kChunk) break;
+        }
+      } else {
+        auto pts = store.points(o->run);
+        *out << export_json(r, pts).dump(2) << '\n';
+        written = pts.size();
+      }
+      out->flush();
+      if (!*out) throw Error(fmt::format("--out: writing '{}' failed", o->out.empty() ? "stdout" : o->out));
+      if (!o->out.empty()) fmt::print(stderr, "wrote {} points of run {} to {}\n", written, o->run, o->out);
+    });
+  }
+  {
+    struct AnnotateCli {
+      std::string db, name, notes;
+      std::vector<std::string> tags, untags;
+      std::int64_t run = 0;
+    };
+    auto o = std::make_shared<AnnotateCli>();
+    auto* cmd = app.add_subcommand("annotate", "rename a run, set its notes, add or remove tags");
+    cmd->add_option("--db", o->db, "experiment database")->required();
+    cmd->add_option("--run", o->run, "run id (see `scin runs`)")->required();
+    cmd->add_option("--name", o->name, "new run name");
+    auto* notes = cmd->add_option("--notes", o->notes, "replace the run's notes");
+    cmd->add_option("--tag", o->tags, "add a tag (repeatable)");
+    cmd->add_option("--untag", o->untags, "remove a tag (repeatable)");
+    cmd->callback([o, notes] {
+      Store store = open_existing(o->db, Access::ReadWrite);
+      store.get_run(o->run);
+      if (!o->name.empty()) store.rename_run(o->run, o->name);
+      if (notes->count() > 0) store.set_notes(o->run, o->notes);
+      for (const auto& t : o->tags) store.add_tag(o->run, t);
+      for (const auto& t : o->untags) store.remove_tag(o->run, t);
+      RunInfo r = store.get_run(o->run);
+      fmt::print("run {} '{}': tags [{}], notes '{}'\n", r.id, r.name, fmt::join(r.tags, ", "), r.notes);
+    });
+  }
+  {
+    auto db = std::make_shared<std::string>();
+    auto run = std::make_shared<std::int64_t>(0);
+    auto* cmd = app.add_subcommand("delete", "delete a run and its points (the only way anything is deleted)");
+    cmd->add_option("--db", *db, "experiment database")->required();
+    cmd->add_option("--run", *run, "run id (see `scin runs`)")->required();
+    cmd->callback([db, run] {
+      Store store = open_existing(*db, Access::ReadWrite);
+      RunInfo r = store.get_run(*run);
+      store.delete_run(*run);
+      fmt::print("deleted run {} '{}' ({} points)\n", r.id, r.name, r.points_stored);
+    });
+  }
+}
+
+}  // namespace scin::cli

@@ -1,0 +1,22 @@
+// The experiment database schema and its forward migrations (store area internal).
+//
+// History:
+//   v1  experiments, runs (tags as one comma-separated column), collective_points.
+//   v2  run_tags table (v1 tags copied into it), writer liveness columns on runs
+//       (host, pid, pid_start, threads), quant_points and inference_points.
+// Migrations only add tables, columns and rows; they never drop user data.
+#pragma once
+
+#include "store/sqlite_db.h"
+
+namespace scin::store_schema {
+
+/// PRAGMA application_id of a SCIN experiment database ('SCIN').
+constexpr int kApplicationId = 0x5343494E;
+
+/// Brings a database at `from` (0 = empty file) up to `to` in one IMMEDIATE
+/// transaction, setting application_id and user_version. The version is
+/// re-read under the lock, so concurrent openers migrate once.
+void migrate(sql::Db& db, int from, int to);
+
+}  // namespace scin::store_schema

@@ -1,0 +1,260 @@
+// The sweep runner: round trip against direct computation, determinism across
+// thread counts, memoisation, skipped points, cancellation, concurrent readers.
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "model/error.h"
+#include "model/preset.h"
+#include "sim/simulate.h"
+#include "store/sweep.h"
+#include "store_test_util.h"
+
+namespace scin {
+namespace {
+
+using nlohmann::json;
+using test::TempDir;
+
+SweepSpec spec_of(const char* text) { return sweep_spec_from_json(json::parse(text)); }
+
+// 3 algorithms x 6 sizes on H200, plus the mesh (where nvls is skipped).
+const char* kSmall = R"({
+  "name": "small", "experiment": "tests",
+  "base": {"set": {"switch.latency_ns": 180}, "collective": {"dtype": "bf16"}},
+  "axes": [
+    {"path": "preset", "values": ["hgx-h200-8", "mesh-8"]},
+    {"path": "collective.algorithm", "values": ["ring", "two-shot", "nvls"]},
+    {"path": "collective.bytes", "range": {"min": "1K", "max": "1M", "factor": 4}}
+  ]})";
+
+// Enough cheap points to exercise batching and the pipeline.
+const char* kMedium = R"({
+  "name": "medium",
+  "base": {"preset": "hgx-h200-8", "collective": {"algorithm": "ring", "dtype": "bf16"}},
+  "axes": [
+    {"path": "links.latency_ns", "range": {"min": 50, "max": 250, "step": 10}},
+    {"path": "switch.latency_ns", "range": {"min": 100, "max": 300, "step": 20}},
+    {"path": "collective.bytes", "values": ["64", "4K"]}
+  ]})";
+
+TEST(SweepRun, RoundTripEqualsDirectComputation) {
+  TempDir dir;
+  SweepSpec spec = spec_of(kSmall);
+  Store store = Store::open(dir / "rt.scindb");
+  std::vector<SweepProgress> progress;
+  SweepSink sink;
+  sink.on_progress = [&](const SweepProgress& p) { progress.push_back(p); };
+  SweepOptions opts;
+  opts.threads = 2;
+  opts.tags = {"t1"};
+  SweepSummary sum = run_sweep(store, spec, opts, sink);
+  EXPECT_EQ(sum.status, RunStatus::Done);
+  EXPECT_EQ(sum.progress.total, 36u);
+  EXPECT_EQ(sum.progress.done, 36u);
+  EXPECT_EQ(sum.progress.skipped, 6u);   // nvls on the mesh
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().done, 36u);
+  EXPECT_EQ(progress.back().eta_s, 0);
+
+  RunInfo run = store.get_run(sum.run_id);
+  EXPECT_EQ(run.status, RunStatus::Done);
+  EXPECT_EQ(run.experiment, "tests");
+  EXPECT_EQ(run.points_stored, 36u);
+  EXPECT_EQ(run.tags, (std::vector<std::string>{"t1"}));
+  EXPECT_EQ(sweep_spec_from_json(run.spec).name, "small");
+
+  auto pts = store.points(sum.run_id);
+  ASSERT_EQ(pts.size(), 36u);
+  Config h200 = load_preset("hgx-h200-8");
+  h200.sw.latency_ns = 180;
+  Config mesh = load_preset("mesh-8");
+  mesh.sw.latency_ns = 180;
+  const char* algos[] = {"ring", "two-shot", "nvls"};
+  for (std::uint64_t i = 0; i < 36; ++i) {
+    const PointRecord& p = pts[i];
+    ASSERT_EQ(p.index, i);
+    const bool on_mesh = i >= 18;
+    const std::string algo = algos[(i / 6) % 3];
+    const std::uint64_t bytes = 1024ull << (2 * (i % 6));
+    EXPECT_EQ(p.axes["preset"], on_mesh ? "mesh-8" : "hgx-h200-8");
+    EXPECT_EQ(p.axes["collective.bytes"], bytes);
+    EXPECT_EQ(p.algorithm, algo);
+    EXPECT_EQ(p.bytes, bytes);
+    if (on_mesh && algo == "nvls") {
+      EXPECT_EQ(p.status, PointStatus::Skipped);
+      EXPECT_FALSE(p.message.empty());
+      continue;
+    }
+    ASSERT_EQ(p.status, PointStatus::Ok) << p.message;
+    SimResult d = simulate(on_mesh ? mesh : h200, algo, Collective{bytes, DType::Bf16});
+    EXPECT_EQ(p.time_us, d.time_us()) << i;
+    EXPECT_EQ(p.busbw_GBps, d.busbw_GBps) << i;
+    EXPECT_EQ(p.max_link_bytes, d.max_link_bytes) << i;
+    EXPECT_EQ(p.variant, d.variant) << i;
+    for (int t = 0; t < static_cast<int>(Term::Count); ++t) EXPECT_EQ(p.breakdown.ns[t], d.breakdown.ns[t]);
+  }
+
+  // CSV export: header + one line per point; axes first, in spec order.
+  std::ostringstream csv;
+  export_csv(run, pts, csv);
+  std::istringstream lines(csv.str());
+  std::string header, first;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  EXPECT_EQ(header.rfind("index,preset,collective.algorithm,collective.bytes,status,", 0), 0u) << header;
+  EXPECT_NE(header.find("time_us"), std::string::npos);
+  EXPECT_EQ(first.rfind("0,hgx-h200-8,ring,1024,ok,", 0), 0u) << first;
+  EXPECT_NE(first.find(fmt::format("{}", pts[0].time_us)), std::string::npos) << first;
+  std::size_t n = 2;
+  for (std::string l; std::getline(lines, l);) ++n;
+  EXPECT_EQ(n, 37u);
+
+  json j = export_json(run, pts);
+  ASSERT_EQ(j["points"].size(), 36u);
+  EXPECT_EQ(j["points"][5]["time_us"].get<double>(), pts[5].time_us);
+  EXPECT_EQ(j["run"]["status"], "done");
+}
+
+TEST(SweepRun, DeterministicAcrossThreadCounts) {
+  SweepSpec spec = spec_of(kMedium);
+  std::vector<std::vector<json>> results;
+  for (int threads : {1, 2, 3}) {
+    std::vector<json> got;
+    SweepSink sink;
+    sink.on_point = [&](const PointRecord& p) { got.push_back(to_json(p)); };
+    SweepOptions opts;
+    opts.threads = threads;
+    opts.batch_points = 37;   // odd batches
+    SweepSummary sum = run_sweep(spec, opts, sink);
+    EXPECT_EQ(sum.threads, threads);
+    EXPECT_EQ(sum.status, RunStatus::Done);
+    ASSERT_EQ(got.size(), 21u * 11u * 2u);
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i]["index"], i);
+    results.push_back(std::move(got));
+  }
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[0], results[2]);
+}
+
+TEST(SweepRun, IdenticalPointsAreComputedOnce) {
+  SweepSpec spec = spec_of(R"({
+    "name": "memo", "base": {"preset": "hgx-h200-8", "collective": {"dtype": "bf16"}},
+    "axes": [
+      {"path": "collective.algorithm", "values": ["ring", "nvls"]},
+      {"path": "collective.bytes", "values": [1024, "1K", 2048, "2K", "1K"]}
+    ]})");
+  std::vector<PointRecord> got;
+  SweepSink sink;
+  sink.on_point = [&](const PointRecord& p) { got.push_back(p); };
+  SweepOptions opts;
+  opts.threads = 1;
+  SweepSummary sum = run_sweep(spec, opts, sink);
+  EXPECT_EQ(sum.progress.memo_hits, 6u);   // per algorithm: 5 points, 2 distinct
+  ASSERT_EQ(got.size(), 10u);
+  EXPECT_EQ(got[1].time_us, got[0].time_us);
+  EXPECT_EQ(got[1].index, 1u);
+  EXPECT_EQ(got[4].axes["collective.bytes"], 1024);
+  opts.memoise = false;
+  sum = run_sweep(spec, opts, sink);
+  EXPECT_EQ(sum.progress.memo_hits, 0u);
+}
+
+TEST(SweepRun, CancelKeepsAContiguousPrefix) {
+  TempDir dir;
+  SweepSpec spec = spec_of(kMedium);
+  Store store = Store::open(dir / "cancel.scindb");
+  std::atomic<bool> cancel{false};
+  SweepSink sink;
+  std::uint64_t seen = 0;
+  sink.on_point = [&](const PointRecord& p) {
+    EXPECT_EQ(p.index, seen);
+    ++seen;
+    if (seen == 25) cancel = true;
+  };
+  SweepOptions opts;
+  opts.threads = 2;
+  opts.batch_points = 10;
+  opts.cancel = &cancel;
+  SweepSummary sum = run_sweep(store, spec, opts, sink);
+  EXPECT_EQ(sum.status, RunStatus::Cancelled);
+  EXPECT_GE(sum.progress.done, 25u);
+  EXPECT_LT(sum.progress.done, point_count(spec));
+  RunInfo run = store.get_run(sum.run_id);
+  EXPECT_EQ(run.status, RunStatus::Cancelled);
+  EXPECT_EQ(run.points_stored, sum.progress.done);
+  auto pts = store.points(sum.run_id);
+  for (std::size_t i = 0; i < pts.size(); ++i) ASSERT_EQ(pts[i].index, i);
+
+  // Cancelled before it starts: no point at all, still a proper run.
+  cancel = true;
+  sum = run_sweep(store, spec, opts, SweepSink{});
+  EXPECT_EQ(sum.status, RunStatus::Cancelled);
+  EXPECT_EQ(store.get_run(sum.run_id).points_stored, 0u);
+}
+
+TEST(SweepRun, ReaderWhileWriting) {
+  TempDir dir;
+  auto path = dir / "rw.scindb";
+  SweepSpec spec = spec_of(kMedium);
+  { Store create = Store::open(path); }
+  std::atomic<bool> finished{false};
+  std::atomic<int> reads{0};
+  std::atomic<std::uint64_t> seen{0};   // most points the reader saw in the run
+  std::atomic<bool> reader_ok{true};
+  std::string reader_error;
+  std::thread reader([&] {
+    std::uint64_t last = 0;
+    while (!finished.load()) {
+      try {
+        Store r = Store::open(path, Access::ReadOnly);
+        for (const auto& run : r.list_runs()) {
+          std::uint64_t n = r.point_count(run.id);
+          if (n < last) reader_ok = false;   // committed points never go away
+          last = n;
+          if (n > seen) seen = n;
+          auto pts = r.points(run.id);
+          for (std::size_t i = 0; i < pts.size(); ++i)
+            if (pts[i].index != i) reader_ok = false;
+        }
+        ++reads;
+      } catch (const std::exception& e) {
+        reader_error = e.what();
+        reader_ok = false;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  Store w = Store::open(path);
+  SweepOptions opts;
+  opts.threads = 2;
+  opts.batch_points = 16;
+  opts.batch_interval_s = 0.001;
+  SweepSink sink;
+  // Mid-run, wait (bounded) until the reader has seen committed points of this
+  // run, so the test does not depend on how the threads get scheduled.
+  sink.on_point = [&](const PointRecord& p) {
+    if (p.index != 200) return;
+    for (int i = 0; i < 2000 && seen.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  SweepSummary sum = run_sweep(w, spec, opts, sink);
+  finished = true;
+  reader.join();
+  EXPECT_TRUE(reader_ok.load()) << reader_error;
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_GT(seen.load(), 0u);   // read while the run was being written
+  EXPECT_EQ(w.get_run(sum.run_id).points_stored, point_count(spec));
+  EXPECT_EQ(w.integrity_check(), "ok");
+}
+
+TEST(SweepRun, BadThreadCountIsRejected) {
+  SweepOptions opts;
+  opts.threads = -1;
+  EXPECT_THROW(run_sweep(spec_of(kMedium), opts, SweepSink{}), Error);
+}
+
+}  // namespace
+}  // namespace scin

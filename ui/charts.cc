@@ -1,0 +1,316 @@
+#include "ui/charts.h"
+
+#include <cmath>
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QLabel>
+#include <QLogValueAxis>
+#include <QHorizontalStackedBarSeries>
+#include <QValueAxis>
+
+#include "model/analytic.h"
+#include "ui/format.h"
+
+namespace scin::ui {
+namespace {
+
+QLogValueAxis* logAxis(double lo, double hi, const QString& title) {
+  auto* ax = new QLogValueAxis;
+  ax->setBase(10);
+  ax->setLabelFormat(QStringLiteral("%g"));
+  ax->setTitleText(title);
+  ax->setMinorTickCount(8);
+  if (lo > 0 && hi > 0) ax->setRange(std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi))));
+  return ax;
+}
+
+QValueAxis* linearAxis(double lo, double hi, const QString& title) {
+  auto* ax = new QValueAxis;
+  ax->setTitleText(title);
+  ax->setRange(std::min(0.0, lo), hi > 0 ? hi * 1.05 : 1);
+  ax->applyNiceNumbers();
+  ax->setLabelFormat(QStringLiteral("%g"));
+  return ax;
+}
+
+QLabel* controlLabel(const QString& t) { return new QLabel(t); }
+
+}  // namespace
+
+// --- latency ------------------------------------------------------------
+
+LatencyChart::LatencyChart(QWidget* parent)
+    : SizeChart(QStringLiteral("latency"), tr("All-Reduce latency vs message size (lower is better)"), parent) {}
+
+std::optional<double> LatencyChart::value(const Curve& c, std::size_t i) const {
+  return c.points[i].time_ns / 1e3;
+}
+
+QAbstractAxis* LatencyChart::makeYAxis(double lo, double hi) const {
+  return logAxis(lo, hi, tr("Latency (µs, log scale)"));
+}
+
+QString LatencyChart::valueText(double v) const { return tr("latency %1").arg(timeText(v * 1e3)); }
+
+// --- bandwidth ----------------------------------------------------------
+
+BandwidthChart::BandwidthChart(QWidget* parent)
+    : SizeChart(QStringLiteral("bandwidth"), tr("Bandwidth vs message size"), parent) {
+  metric_ = new QComboBox;
+  metric_->addItem(tr("Bus bandwidth (nccl-tests busbw = algbw × 2(N−1)/N), GB/s"));
+  metric_->addItem(tr("Algorithm bandwidth (algbw = size / time), GB/s"));
+  metric_->addItem(tr("Real bytes on the busiest link direction"));
+  metric_->addItem(tr("Busiest-link bytes ÷ message size"));
+  metric_->setToolTip(tr("busbw assumes point-to-point algorithms, so NVLS and SCIN can exceed the "
+                         "link rate; the real bytes on the busiest link show what each scheme moves."));
+  controls()->insertWidget(0, controlLabel(tr("Show")));
+  controls()->insertWidget(1, metric_);
+  connect(metric_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
+}
+
+void BandwidthChart::setMetric(Metric m) { metric_->setCurrentIndex(m); }
+
+std::optional<double> BandwidthChart::value(const Curve& c, std::size_t i) const {
+  const SimResult& r = c.points[i];
+  switch (metric()) {
+    case BusBw: return r.busbw_GBps;
+    case AlgBw: return r.algbw_GBps;
+    case LinkBytes: return r.max_link_bytes;
+    case LinkBytesRatio: return r.bytes ? r.max_link_bytes / static_cast<double>(r.bytes) : 0.0;
+  }
+  return std::nullopt;
+}
+
+QAbstractAxis* BandwidthChart::makeYAxis(double lo, double hi) const {
+  switch (metric()) {
+    case BusBw: return linearAxis(lo, hi, tr("Bus bandwidth (GB/s)"));
+    case AlgBw: return linearAxis(lo, hi, tr("Algorithm bandwidth (GB/s)"));
+    case LinkBytes: {
+      auto* ax = logAxis(lo, hi, tr("Bytes on busiest link (B, log scale)"));
+      return ax;
+    }
+    case LinkBytesRatio: return linearAxis(0, hi, tr("Busiest-link bytes ÷ message size (×)"));
+  }
+  return nullptr;
+}
+
+QString BandwidthChart::valueText(double v) const {
+  switch (metric()) {
+    case BusBw: return tr("busbw %1").arg(bandwidthText(v));
+    case AlgBw: return tr("algbw %1").arg(bandwidthText(v));
+    case LinkBytes: return tr("busiest link %1").arg(bytesText(v));
+    case LinkBytesRatio: return tr("busiest link %1 × message size").arg(v, 0, 'f', 3);
+  }
+  return {};
+}
+
+QString BandwidthChart::csvColumn() const {
+  switch (metric()) {
+    case BusBw: return QStringLiteral("busbw_GBps");
+    case AlgBw: return QStringLiteral("algbw_GBps");
+    case LinkBytes: return QStringLiteral("max_link_bytes");
+    case LinkBytesRatio: return QStringLiteral("max_link_bytes_per_message_byte");
+  }
+  return {};
+}
+
+// --- speedup ------------------------------------------------------------
+
+SpeedupChart::SpeedupChart(QWidget* parent)
+    : SizeChart(QStringLiteral("speedup"), tr("Speedup over a baseline (higher is better)"), parent) {
+  baseline_ = new QComboBox;
+  baseline_->setToolTip(tr("Speedup = baseline time ÷ algorithm time, at the same message size."));
+  controls()->insertWidget(0, controlLabel(tr("Baseline")));
+  controls()->insertWidget(1, baseline_);
+  connect(baseline_, &QComboBox::activated, this, [this] { redraw(); });
+}
+
+void SpeedupChart::setBaseline(const QString& a) {
+  if (baseline_->findText(a) < 0) baseline_->addItem(a);
+  baseline_->setCurrentText(a);
+  redraw();
+}
+
+QString SpeedupChart::baseline() const { return baseline_->currentText(); }
+
+void SpeedupChart::redraw() {
+  // Offer every algorithm of the current results as a baseline; keep the choice.
+  QString keep = baseline_->currentText();
+  if (keep.isEmpty()) keep = QStringLiteral("ring");
+  {
+    QSignalBlocker b(baseline_);
+    baseline_->clear();
+    for (const Curve& c : rs_.curves)
+      if (c.group.isEmpty() && baseline_->findText(QString::fromStdString(c.algorithm)) < 0)
+        baseline_->addItem(QString::fromStdString(c.algorithm));
+    if (baseline_->findText(keep) < 0 && baseline_->count() > 0) keep = baseline_->itemText(0);
+    baseline_->setCurrentText(keep);
+  }
+  chart()->setTitle(tr("Speedup over %1 (baseline time ÷ time; higher is better)").arg(keep));
+  SizeChart::redraw();
+}
+
+std::optional<double> SpeedupChart::value(const Curve& c, std::size_t i) const {
+  const std::string base = baseline().toStdString();
+  for (const Curve& b : rs_.curves) {
+    if (b.algorithm != base || b.group != c.group) continue;
+    for (const SimResult& r : b.points)
+      if (r.bytes == c.points[i].bytes && c.points[i].time_ns > 0) return r.time_ns / c.points[i].time_ns;
+  }
+  return std::nullopt;
+}
+
+QAbstractAxis* SpeedupChart::makeYAxis(double lo, double hi) const {
+  auto* ax = new QLogValueAxis;
+  ax->setBase(2);
+  ax->setLabelFormat(QStringLiteral("%gx"));  // printf format: ASCII only
+  ax->setTitleText(tr("Speedup over %1 (×, log scale)").arg(baseline()));
+  double l = std::pow(2, std::floor(std::log2(std::max(lo, 1e-3))));
+  double h = std::pow(2, std::ceil(std::log2(std::max(hi, 1.0) * 1.05)));
+  ax->setRange(std::min(l, 0.5), h);
+  return ax;
+}
+
+QString SpeedupChart::valueText(double v) const {
+  return tr("%1× faster than %2").arg(v, 0, 'f', 2).arg(baseline());
+}
+
+QString SpeedupChart::csvColumn() const {
+  return QStringLiteral("speedup_over_%1").arg(baseline());
+}
+
+void SpeedupChart::extraSeries(double, double) {}
+
+// --- breakdown ----------------------------------------------------------
+
+BreakdownChart::BreakdownChart(QWidget* parent)
+    : ChartPanel(QStringLiteral("breakdown"), tr("Latency breakdown"), parent) {
+  size_ = new QComboBox;
+  size_->setToolTip(tr("The message size whose latency is broken down."));
+  controls()->insertWidget(0, new QLabel(tr("Message size")));
+  controls()->insertWidget(1, size_);
+  connect(size_, &QComboBox::activated, this, [this] {
+    wanted_ = size_->currentData().toULongLong();
+    redraw();
+  });
+}
+
+void BreakdownChart::setSize(std::uint64_t bytes) {
+  wanted_ = bytes;
+  redraw();
+}
+
+std::uint64_t BreakdownChart::size() const { return size_->currentData().toULongLong(); }
+
+void BreakdownChart::redraw() {
+  clearChart();
+  // Sizes on offer: those of the first curve.
+  {
+    QSignalBlocker b(size_);
+    size_->clear();
+    if (!rs_.curves.empty())
+      for (const SimResult& r : rs_.curves.front().points)
+        size_->addItem(sizeText(r.bytes), QVariant::fromValue<qulonglong>(r.bytes));
+    int i = size_->findData(QVariant::fromValue<qulonglong>(wanted_));
+    if (i < 0 && size_->count() > 0) {
+      // Nearest available size.
+      int best = 0;
+      for (int k = 1; k < size_->count(); ++k)
+        if (std::fabs(std::log2(size_->itemData(k).toDouble()) - std::log2(static_cast<double>(wanted_))) <
+            std::fabs(std::log2(size_->itemData(best).toDouble()) - std::log2(static_cast<double>(wanted_))))
+          best = k;
+      i = best;
+    }
+    size_->setCurrentIndex(i);
+  }
+  if (size_->count() == 0) return;
+  std::uint64_t bytes = size();
+  chart()->setTitle(tr("Latency breakdown at %1 per rank (stacked terms sum to the total)").arg(sizeText(bytes)));
+  auto* series = new QHorizontalStackedBarSeries;
+  QStringList cats;
+  std::vector<const SimResult*> rows;
+  // Bottom-up, so the first algorithm is the top bar.
+  for (auto c = rs_.curves.rbegin(); c != rs_.curves.rend(); ++c)
+    for (const SimResult& r : c->points)
+      if (r.bytes == bytes) {
+        cats << c->label;
+        rows.push_back(&r);
+      }
+  static const QColor termColors[] = {QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf),
+                                      QColor(0x1f, 0x77, 0xb4), QColor(0x8c, 0x56, 0x4b), QColor(0xd6, 0x27, 0x28),
+                                      QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd)};
+  double top = 0;
+  std::vector<double> totals(rows.size(), 0.0);
+  for (int t = 0; t < static_cast<int>(Term::Count); ++t) {
+    auto* set = new QBarSet(QString::fromLatin1(to_string(static_cast<Term>(t))));
+    set->setColor(termColors[t % 8]);
+    bool any = false;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      double us = rows[k]->breakdown.ns[t] / 1e3;
+      *set << us;
+      totals[k] += us;
+      any |= us > 0;
+    }
+    if (!any) {
+      delete set;
+      continue;
+    }
+    const Term term = static_cast<Term>(t);
+    connect(set, &QBarSet::hovered, this, [this, set, term, cats, totals](bool on, int idx) {
+      if (!on) return;
+      showTip(QStringLiteral("<b>%1</b>: %2 = %3 of %4<br><i>%5</i>")
+                  .arg(cats.value(idx), set->label(), timeText(set->at(idx) * 1e3),
+                       timeText(totals[static_cast<std::size_t>(idx)] * 1e3),
+                       QString::fromLatin1(describe(term)).toHtmlEscaped()));
+    });
+    series->append(set);
+  }
+  for (double t : totals) top = std::max(top, t);
+  chart()->addSeries(series);
+  // Horizontal bars: algorithm names read in full on the left.
+  auto* y = new QBarCategoryAxis;
+  y->append(cats);
+  y->setTitleText(tr("Algorithm"));
+  auto* x = new QValueAxis;
+  x->setRange(0, top > 0 ? top * 1.08 : 1);
+  x->applyNiceNumbers();
+  x->setLabelFormat(QStringLiteral("%g"));
+  x->setTitleText(tr("Time (µs)"));
+  chart()->addAxis(x, Qt::AlignBottom);
+  chart()->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(x);
+  series->attachAxis(y);
+  connectLegend();
+}
+
+double BreakdownChart::barValue(const QString& algorithm, const QString& term) const {
+  for (QAbstractSeries* s : chart()->series())
+    if (auto* bs = qobject_cast<QHorizontalStackedBarSeries*>(s)) {
+      auto* x = qobject_cast<QBarCategoryAxis*>(chart()->axes(Qt::Vertical).value(0));
+      int idx = x ? x->categories().indexOf(algorithm) : -1;
+      if (idx < 0) return -1;
+      for (QBarSet* set : bs->barSets())
+        if (set->label() == term) return set->at(idx);
+      return 0;
+    }
+  return -1;
+}
+
+QString BreakdownChart::csv() const {
+  QString out = QStringLiteral("series,algorithm,bytes,total_ns");
+  for (int t = 0; t < static_cast<int>(Term::Count); ++t)
+    out += QStringLiteral(",%1_ns").arg(QString::fromLatin1(to_string(static_cast<Term>(t))));
+  out += QLatin1Char('\n');
+  std::uint64_t bytes = size();
+  for (const Curve& c : rs_.curves)
+    for (const SimResult& r : c.points) {
+      if (r.bytes != bytes) continue;
+      out += QStringLiteral("%1,%2,%3,%4").arg(c.label, QString::fromStdString(c.algorithm)).arg(r.bytes).arg(r.time_ns, 0, 'g', 10);
+      for (int t = 0; t < static_cast<int>(Term::Count); ++t) out += QStringLiteral(",%1").arg(r.breakdown.ns[t], 0, 'g', 10);
+      out += QLatin1Char('\n');
+    }
+  return out;
+}
+
+}  // namespace scin::ui

@@ -1,0 +1,204 @@
+#include "ui/exporter.h"
+
+#include <QBuffer>
+#include <QFile>
+#include <QFileInfo>
+#include <QGraphicsLayout>
+#include <QGraphicsScene>
+#include <QImage>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSvgGenerator>
+#include <QTextDocument>
+
+#include "model/params.h"
+#include "model/version.h"
+#include "ui/format.h"
+
+namespace scin::ui {
+namespace {
+
+void fail(QString* error, const QString& msg) {
+  if (error) *error = msg;
+}
+
+// Lays the chart out at `size`, runs `paint`, then restores the on-screen size.
+template <class F>
+void withChartSize(ChartPanel* panel, QSize size, F paint) {
+  QChart* chart = panel->chart();
+  QRectF old = chart->geometry();
+  chart->setGeometry(QRectF(QPointF(0, 0), QSizeF(size)));
+  chart->layout()->activate();
+  paint(chart);
+  chart->setGeometry(old);
+  chart->layout()->activate();
+}
+
+void paintChart(QChart* chart, QPainter* p, const QRectF& target) {
+  p->setRenderHint(QPainter::Antialiasing);
+  p->fillRect(target, Qt::white);
+  chart->scene()->render(p, target, chart->geometry());
+}
+
+}  // namespace
+
+QImage Exporter::renderChart(ChartPanel* panel, QSize size, double scale) {
+  QImage img(size * scale, QImage::Format_ARGB32_Premultiplied);
+  img.setDevicePixelRatio(scale);
+  img.fill(Qt::white);
+  withChartSize(panel, size, [&](QChart* chart) {
+    QPainter p(&img);
+    paintChart(chart, &p, QRectF(QPointF(0, 0), QSizeF(size)));
+  });
+  return img;
+}
+
+bool Exporter::exportChart(ChartPanel* panel, const QString& path, QSize size, double scale, QString* error) {
+  const QString ext = QFileInfo(path).suffix().toLower();
+  if (size.width() < 100 || size.height() < 100) {
+    fail(error, QObject::tr("export size %1×%2 is too small (at least 100×100)").arg(size.width()).arg(size.height()));
+    return false;
+  }
+  if (ext == QLatin1String("png")) {
+    QImage img = renderChart(panel, size, scale);
+    if (!img.save(path, "PNG")) {
+      fail(error, QObject::tr("could not write %1").arg(path));
+      return false;
+    }
+    return true;
+  }
+  if (ext == QLatin1String("svg")) {
+    QSvgGenerator gen;
+    gen.setFileName(path);
+    gen.setSize(size);
+    gen.setViewBox(QRect(QPoint(0, 0), size));
+    gen.setTitle(panel->title());
+    gen.setDescription(QStringLiteral("SCIN Explorer %1").arg(QString::fromLatin1(version())));
+    bool ok = true;
+    withChartSize(panel, size, [&](QChart* chart) {
+      QPainter p;
+      if (!p.begin(&gen)) {
+        ok = false;
+        return;
+      }
+      paintChart(chart, &p, QRectF(QPointF(0, 0), QSizeF(size)));
+      p.end();
+    });
+    if (!ok || !QFileInfo::exists(path)) {
+      fail(error, QObject::tr("could not write %1").arg(path));
+      return false;
+    }
+    return true;
+  }
+  if (ext == QLatin1String("pdf")) {
+    QPdfWriter pdf(path);
+    pdf.setTitle(panel->title());
+    pdf.setCreator(QStringLiteral("SCIN Explorer %1").arg(QString::fromLatin1(version())));
+    pdf.setResolution(96);
+    pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+    bool ok = true;
+    withChartSize(panel, size, [&](QChart* chart) {
+      QPainter p;
+      if (!p.begin(&pdf)) {
+        ok = false;
+        return;
+      }
+      QRectF page = p.viewport();
+      paintChart(chart, &p, page);
+      p.end();
+    });
+    if (!ok) fail(error, QObject::tr("could not write %1").arg(path));
+    return ok;
+  }
+  fail(error, QObject::tr("unknown image format '%1': use .png, .svg or .pdf").arg(ext));
+  return false;
+}
+
+bool Exporter::exportCsv(const ChartPanel* panel, const QString& path, QString* error) {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
+    fail(error, QObject::tr("could not write %1: %2").arg(path, f.errorString()));
+    return false;
+  }
+  f.write(panel->csv().toUtf8());
+  return true;
+}
+
+QString Exporter::reportHtml(const ReportInput& in, const std::vector<QString>& srcs) {
+  QString h;
+  h += QStringLiteral("<html><head><meta charset=\"utf-8\"><title>SCIN Explorer report</title>"
+                      "<style>body{font-family:sans-serif;max-width:1000px;margin:auto}"
+                      "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;font-size:10pt}"
+                      "th{background:#eee;text-align:left}</style></head><body>");
+  h += QStringLiteral("<h1>SCIN Explorer report</h1>");
+  h += QStringLiteral("<p>Tool version %1 (git %2). All-Reduce on fabric <b>%3</b>: %4 accelerators.</p>")
+           .arg(QString::fromLatin1(version()), QString::fromLatin1(git_revision()),
+                QString::fromStdString(in.config.name).toHtmlEscaped())
+           .arg(in.config.fabric.gpus);
+  h += QStringLiteral("<h2>Sweep</h2><p>%1</p><p>Charts show: %2</p>")
+           .arg(in.sweep.summary(in.config).toHtmlEscaped(), in.shown.toHtmlEscaped());
+  h += QStringLiteral("<h2>Charts</h2>");
+  for (std::size_t i = 0; i < in.charts.size(); ++i) {
+    h += QStringLiteral("<h3>%1</h3>").arg(in.charts[i]->title().toHtmlEscaped());
+    if (i < srcs.size()) h += QStringLiteral("<p><img src=\"%1\" width=\"900\"></p>").arg(srcs[i]);
+  }
+  h += QStringLiteral("<h2>Fabric</h2><table><tr><th>Parameter</th><th>Path</th><th>Value</th><th>Unit</th></tr>");
+  for (const auto& p : params())
+    h += QStringLiteral("<tr><td>%1</td><td><code>%2</code></td><td>%3</td><td>%4</td></tr>")
+             .arg(QString::fromStdString(p.label).toHtmlEscaped(), QString::fromStdString(p.path),
+                  QString::fromStdString(get_param_text(in.config, p.path)).toHtmlEscaped(), unitSuffix(p.unit));
+  h += QStringLiteral("</table></body></html>");
+  return h;
+}
+
+bool Exporter::exportReport(const ReportInput& in, const QString& path, QString* error) {
+  const QString ext = QFileInfo(path).suffix().toLower();
+  const QSize size(1000, 600);
+  std::vector<QImage> images;
+  for (ChartPanel* c : in.charts) images.push_back(renderChart(c, size, 1.5));
+  if (ext == QLatin1String("html") || ext == QLatin1String("htm")) {
+    std::vector<QString> srcs;
+    for (const QImage& img : images) {
+      QByteArray png;
+      QBuffer buf(&png);
+      buf.open(QIODevice::WriteOnly);
+      img.save(&buf, "PNG");
+      srcs.push_back(QStringLiteral("data:image/png;base64,") + QString::fromLatin1(png.toBase64()));
+    }
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+      fail(error, QObject::tr("could not write %1: %2").arg(path, f.errorString()));
+      return false;
+    }
+    f.write(reportHtml(in, srcs).toUtf8());
+    return true;
+  }
+  if (ext == QLatin1String("pdf")) {
+    QTextDocument doc;
+    std::vector<QString> srcs;
+    for (std::size_t i = 0; i < images.size(); ++i) {
+      QString name = QStringLiteral("chart%1.png").arg(i);
+      doc.addResource(QTextDocument::ImageResource, QUrl(name), images[i]);
+      srcs.push_back(name);
+    }
+    doc.setHtml(reportHtml(in, srcs));
+    QPdfWriter pdf(path);
+    pdf.setTitle(QStringLiteral("SCIN Explorer report"));
+    pdf.setCreator(QStringLiteral("SCIN Explorer %1").arg(QString::fromLatin1(version())));
+    pdf.setPageSize(QPageSize(QPageSize::A4));
+    pdf.setResolution(110);
+    doc.setPageSize(QSizeF(pdf.width(), pdf.height()));
+    doc.print(&pdf);
+    if (!QFileInfo::exists(path)) {
+      fail(error, QObject::tr("could not write %1").arg(path));
+      return false;
+    }
+    return true;
+  }
+  fail(error, QObject::tr("unknown report format '%1': use .html or .pdf").arg(ext));
+  return false;
+}
+
+}  // namespace scin::ui

@@ -1,0 +1,157 @@
+// The main window: the experiment database is the document (title shows its
+// name and modified state), docks for the fabric, the topology, the sweep and
+// the runs, chart tabs in the centre, run progress in the status bar.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <QLabel>
+#include <QMainWindow>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTabWidget>
+
+#include "store/store.h"
+#include "store/sweep.h"
+#include "ui/experiment.h"
+
+namespace scin::ui {
+
+class FabricDoc;
+class FabricEditor;
+class TopologyView;
+class SweepEditor;
+class RunBrowser;
+class RunController;
+class Preview;
+class ChartPanel;
+class LatencyChart;
+class BandwidthChart;
+class SpeedupChart;
+class BreakdownChart;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // --- the document ---------------------------------------------------------
+  /// Opens (or creates) an experiment database; on failure shows an error box,
+  /// keeps the current document and returns false.
+  bool openDatabase(const QString& path);
+  /// Writes a copy of the current database to `path` and makes it the document.
+  bool saveDatabaseAs(const QString& path);
+  QString databasePath() const;
+  Store* store() const { return store_.get(); }
+  /// The default database (AppDataLocation/experiments.scindb), created on demand.
+  static QString defaultDatabasePath();
+
+  // --- the experiment -----------------------------------------------------
+  FabricDoc* fabric() const { return doc_; }
+  FabricEditor* fabricEditor() const { return fabricEditor_; }
+  SweepEditor* sweepEditor() const { return sweepEditor_; }
+  TopologyView* topology() const { return topology_; }
+  RunBrowser* runBrowser() const { return runBrowser_; }
+  RunController* runner() const { return runner_; }
+  Preview* preview() const { return preview_; }
+  bool loadPreset(const QString& name);
+
+  // --- charts -------------------------------------------------------------
+  std::vector<ChartPanel*> charts() const;
+  ChartPanel* chart(const QString& id) const;
+  /// Selects a tab by id ("latency", "bandwidth", "speedup", "breakdown", "quant").
+  bool showTab(const QString& id);
+  /// Id of the chart tab in front.
+  QString currentTab() const;
+  /// What the charts currently show.
+  const ResultSet& shown() const { return shown_; }
+  QString shownLabel() const;
+
+  // --- running ------------------------------------------------------------
+  /// Starts the sweep of the editors into the database. False if one runs.
+  bool startRun(const QString& name = {});
+  void cancelRun();
+  bool isRunning() const;
+  /// Status text of the last finished run ("done", "cancelled", "failed").
+  QString lastRunStatus() const { return lastStatus_; }
+  qint64 lastRunId() const { return lastRunId_; }
+
+  /// Shows every run in `ids` (first as primary, the rest as dashed overlays).
+  void showRuns(const std::vector<std::int64_t>& ids);
+  /// Back to the live preview of the editors.
+  void showPreview();
+
+  /// Last error shown to the user (tests check it).
+  QString lastError() const { return lastError_; }
+
+ Q_SIGNALS:
+  void runFinished(qint64 run_id, const QString& status);
+  void chartsUpdated();
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+  void dragEnterEvent(QDragEnterEvent* e) override;
+  void dropEvent(QDropEvent* e) override;
+
+ private:
+  void buildActions();
+  void buildDocks();
+  void buildStatusBar();
+  void requestPreview();
+  void setShown(const ResultSet& rs, const QString& label);
+  void redrawCharts();
+  void updateTitle();
+  void setModified(bool m);
+  void showError(const QString& title, const QString& message);
+  void addRecent(const QString& path);
+  void rebuildRecentMenu();
+  void restoreSettings();
+  void saveSettings();
+  void onPoints(const std::vector<PointRecord>& pts);
+  void onProgress(const SweepProgress& p);
+  void onRunFinished(qint64 id, const QString& status, const QString& error);
+  void exportCurrentChart();
+  void exportCurrentCsv();
+  void exportReport();
+  void newDatabase();
+  void openDialog();
+  void saveAsDialog();
+
+  FabricDoc* doc_;
+  FabricEditor* fabricEditor_ = nullptr;
+  TopologyView* topology_ = nullptr;
+  SweepEditor* sweepEditor_ = nullptr;
+  RunBrowser* runBrowser_ = nullptr;
+  RunController* runner_ = nullptr;
+  Preview* preview_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  LatencyChart* latency_ = nullptr;
+  BandwidthChart* bandwidth_ = nullptr;
+  SpeedupChart* speedup_ = nullptr;
+  BreakdownChart* breakdown_ = nullptr;
+  ChartPanel* quant_ = nullptr;     // quantisation error (with scin_numerics)
+  ChartPanel* timeline_ = nullptr;  // link utilisation (with the packet engine)
+  QLabel* showing_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* rate_ = nullptr;
+  QPushButton* cancel_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+  QAction* runAction_ = nullptr;
+  QAction* cancelAction_ = nullptr;
+  QTimer* redrawTimer_ = nullptr;
+
+  std::unique_ptr<Store> store_;
+  ResultSet shown_;
+  QString shownLabel_;
+  bool showingPreview_ = true;
+  bool modified_ = false;
+  bool runListed_ = false;
+  QString lastStatus_;
+  qint64 lastRunId_ = 0;
+  QString lastError_;
+};
+
+}  // namespace scin::ui

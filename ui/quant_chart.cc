@@ -1,0 +1,175 @@
+#include "ui/quant_chart.h"
+
+#include <cmath>
+
+#include <QCategoryAxis>
+#include <QLabel>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QValueAxis>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "model/algorithms.h"
+#include "model/params.h"
+#include "ui/format.h"
+
+namespace scin::ui {
+
+QuantChart::QuantChart(FabricDoc* doc, QWidget* parent)
+    : ChartPanel(QStringLiteral("quant"), tr("Quantisation error vs block size"), parent), doc_(doc) {
+  codec_ = new QComboBox;
+  for (const auto& c : param("quant.codec").choices) codec_->addItem(QString::fromStdString(c));
+  codec_->setToolTip(QString::fromStdString(param("quant.codec").help));
+  metric_ = new QComboBox;
+  metric_->addItem(tr("Relative L2 error (lower is better)"));
+  metric_->addItem(tr("SQNR, dB (higher is better)"));
+  controls()->insertWidget(0, new QLabel(tr("Codec")));
+  controls()->insertWidget(1, codec_);
+  controls()->insertWidget(2, new QLabel(tr("Metric")));
+  controls()->insertWidget(3, metric_);
+  timer_.setSingleShot(true);
+  timer_.setInterval(150);
+  connect(&timer_, &QTimer::timeout, this, &QuantChart::recompute);
+  connect(&watcher_, &QFutureWatcher<std::vector<QuantStudy>>::finished, this, [this] {
+    studies_ = watcher_.result();
+    error_.clear();
+    if (studies_.empty()) error_ = tr("the data engine could not run this fabric");
+    redraw();
+    if (stale_ && isVisible()) timer_.start();
+  });
+  connect(codec_, &QComboBox::activated, this, [this] {
+    stale_ = true;
+    timer_.start();
+  });
+  connect(metric_, &QComboBox::activated, this, [this] { redraw(); });
+  connect(doc_, &FabricDoc::changed, this, [this] {
+    stale_ = true;
+    if (isVisible()) timer_.start();
+  });
+}
+
+QuantChart::~QuantChart() { watcher_.waitForFinished(); }
+
+void QuantChart::showEvent(QShowEvent* e) {
+  ChartPanel::showEvent(e);
+  if (stale_) timer_.start(0);
+}
+
+void QuantChart::recompute() {
+  if (watcher_.isRunning()) return;  // the finished handler restarts us if stale
+  stale_ = false;
+  Config base = doc_->config();
+  std::string codec = codec_->currentText().toStdString();
+  watcher_.setFuture(QtConcurrent::run([base, codec] {
+    std::vector<QuantStudy> out;
+    for (int g : blockSizes()) {
+      Config c = base;
+      try {
+        set_param(c, "quant.codec", codec);
+        set_param(c, "quant.block_elems", static_cast<double>(g));
+        QuantRequest req;
+        req.elements = kElementsPerRank;
+        out.push_back(run_quant(c, req));
+      } catch (const std::exception&) {
+        // An unsupported combination leaves that block size out.
+      }
+    }
+    return out;
+  }));
+}
+
+void QuantChart::redraw() {
+  clearChart();
+  const bool sqnr = metric_->currentIndex() == 1;
+  chart()->setTitle(tr("All-Reduce error vs exact sum, %1 blocks, Gaussian inputs, %2 elements per rank, worst rank")
+                        .arg(codec_->currentText())
+                        .arg(kElementsPerRank));
+  if (studies_.empty()) return;
+  auto metricOf = [sqnr](const ErrorMetrics& m) { return sqnr ? m.sqnr_dB : m.rel_l2; };
+  std::map<std::string, QLineSeries*> series;
+  double lo = 1e300, hi = -1e300;
+  auto add = [&](const std::string& key, const QString& name, QColor col, Qt::PenStyle style, double g, double v) {
+    if (!std::isfinite(v) || (!sqnr && v <= 0)) return;
+    QLineSeries*& s = series[key];
+    if (!s) {
+      s = new QLineSeries;
+      s->setName(name);
+      // scin-inq and two-shot-q8 both quantise twice and can coincide: draw
+      // scin-inq wide so it stays visible under the other.
+      s->setPen(QPen(col, key == "scin-inq" ? 6 : 2, style));
+      s->setPointsVisible(true);
+      connect(s, &QLineSeries::hovered, this, [this, s, sqnr](const QPointF& p, bool on) {
+        if (!on || s->count() == 0) return;
+        int best = 0;
+        for (int k = 1; k < s->count(); ++k)
+          if (std::fabs(s->at(k).x() - p.x()) < std::fabs(s->at(best).x() - p.x())) best = k;
+        showTip(QStringLiteral("<b>%1</b><br>G = %2 values per scale<br>%3")
+                    .arg(s->name())
+                    .arg(std::exp2(s->at(best).x()))
+                    .arg(sqnr ? tr("SQNR %1 dB").arg(s->at(best).y(), 0, 'f', 2)
+                              : tr("relative L2 error %1").arg(s->at(best).y(), 0, 'e', 3)));
+      });
+    }
+    s->append(std::log2(g), v);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  };
+  for (const QuantStudy& st : studies_) {
+    double g = st.quant.block_elems;
+    for (const QuantRow& r : st.rows)
+      add(r.algorithm, QString::fromStdString(r.algorithm) + (r.quantised ? QString() : tr(" (16-bit)")),
+          algorithmColor(QString::fromStdString(r.algorithm)), r.quantised ? Qt::SolidLine : Qt::DotLine, g,
+          metricOf(r.metrics));
+    add("~single", tr("reference: sum quantised once"), Qt::black, Qt::DashLine, g, metricOf(st.single_quant));
+    add("~round", tr("reference: sum rounded to %1").arg(QString::fromLatin1(to_string(st.dtype))), Qt::gray,
+        Qt::DashDotLine, g, metricOf(st.dtype_round));
+  }
+  for (auto& [k, s] : series) chart()->addSeries(s);
+  auto* x = new QCategoryAxis;
+  x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  for (int g : blockSizes()) x->append(QString::number(g), std::log2(g));
+  x->setRange(std::log2(blockSizes().front()), std::log2(blockSizes().back()));
+  x->setTitleText(tr("Block size G (values per scale)"));
+  QAbstractAxis* y;
+  if (sqnr) {
+    auto* v = new QValueAxis;
+    v->setRange(lo - 2, hi + 2);
+    v->applyNiceNumbers();
+    v->setTitleText(tr("SQNR (dB)"));
+    y = v;
+  } else {
+    auto* v = new QLogValueAxis;
+    v->setBase(10);
+    v->setLabelFormat(QStringLiteral("%.0e"));
+    v->setRange(std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi))));
+    v->setMinorTickCount(8);
+    v->setTitleText(tr("Relative L2 error (log scale)"));
+    y = v;
+  }
+  chart()->addAxis(x, Qt::AlignBottom);
+  chart()->addAxis(y, Qt::AlignLeft);
+  for (auto& [k, s] : series) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+  connectLegend();
+}
+
+QString QuantChart::csv() const {
+  QString out = QStringLiteral("algorithm,codec,block_elems,quantised,rel_l2,sqnr_dB,max_abs,payload_ratio,error_variance_ratio\n");
+  for (const QuantStudy& st : studies_) {
+    for (const QuantRow& r : st.rows)
+      out += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9\n")
+                 .arg(QString::fromStdString(r.algorithm), QString::fromLatin1(to_string(st.quant.codec)))
+                 .arg(st.quant.block_elems)
+                 .arg(r.quantised ? 1 : 0)
+                 .arg(r.metrics.rel_l2, 0, 'g', 8)
+                 .arg(r.metrics.sqnr_dB, 0, 'g', 8)
+                 .arg(r.metrics.max_abs, 0, 'g', 8)
+                 .arg(r.payload_ratio, 0, 'g', 8)
+                 .arg(r.error_variance_ratio, 0, 'g', 8);
+  }
+  return out;
+}
+
+}  // namespace scin::ui

@@ -1,0 +1,47 @@
+// The quantisation-error chart: relative L2 error (or SQNR) of each
+// algorithm's All-Reduce result against the exact sum, versus the block size G
+// of the codec, measured by the data engine (core/numerics/quant_study.h) on
+// generated Gaussian inputs. Computed on a worker thread whenever the fabric
+// changes while the tab is visible.
+#pragma once
+
+#include <QComboBox>
+#include <QFutureWatcher>
+#include <QTimer>
+
+#include "numerics/quant_study.h"
+#include "ui/chart_panel.h"
+#include "ui/fabric_doc.h"
+
+namespace scin::ui {
+
+class QuantChart : public ChartPanel {
+  Q_OBJECT
+ public:
+  explicit QuantChart(FabricDoc* doc, QWidget* parent = nullptr);
+  ~QuantChart() override;
+  QString csv() const override;
+  /// Block sizes on the x axis.
+  static std::vector<int> blockSizes() { return {8, 16, 32, 64, 128, 256}; }
+  /// Starts a computation now (normally triggered by showing the tab).
+  void recompute();
+  bool busy() const { return watcher_.isRunning(); }
+  const std::vector<QuantStudy>& studies() const { return studies_; }
+  static constexpr std::uint64_t kElementsPerRank = 1u << 14;
+
+ protected:
+  void redraw() override;
+  void showEvent(QShowEvent* e) override;
+
+ private:
+  FabricDoc* doc_;
+  QComboBox* codec_;
+  QComboBox* metric_;
+  QTimer timer_;
+  QFutureWatcher<std::vector<QuantStudy>> watcher_;
+  std::vector<QuantStudy> studies_;   // one per block size
+  QString error_;
+  bool stale_ = true;
+};
+
+}  // namespace scin::ui

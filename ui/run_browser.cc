@@ -1,0 +1,195 @@
+#include "ui/run_browser.h"
+
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QMenu>
+#include <QMessageBox>
+#include <QSignalBlocker>
+#include <QVBoxLayout>
+
+namespace scin::ui {
+namespace {
+enum Col { kId, kName, kDate, kEngine, kStatus, kPoints, kTags, kNotes };
+}
+
+RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent) {
+  auto* lay = new QVBoxLayout(this);
+  lay->setContentsMargins(2, 2, 2, 2);
+  tree_ = new QTreeWidget;
+  tree_->setHeaderLabels({tr("#"), tr("Name"), tr("Started (UTC)"), tr("Engine"), tr("Status"),
+                          tr("Points"), tr("Tags"), tr("Notes")});
+  tree_->setRootIsDecorated(false);
+  tree_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  tree_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
+  tree_->setContextMenuPolicy(Qt::CustomContextMenu);
+  tree_->setToolTip(tr("Runs stored in this experiment database. Select several to overlay them; "
+                       "double-click a name to rename; right-click for notes, tags and delete."));
+  tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  lay->addWidget(tree_);
+  connect(tree_, &QTreeWidget::itemSelectionChanged, this, [this] {
+    if (!loading_) Q_EMIT selectionChanged(selectedRuns());
+  });
+  connect(tree_, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* it, int col) {
+    if (loading_ || col != kName) return;
+    renameRun(it->data(kId, Qt::UserRole).toLongLong(), it->text(kName));
+  });
+  connect(tree_, &QTreeWidget::customContextMenuRequested, this, &RunBrowser::contextMenu);
+}
+
+void RunBrowser::setStore(Store* store) {
+  store_ = store;
+  reload();
+}
+
+void RunBrowser::reload() {
+  loading_ = true;
+  std::vector<std::int64_t> keep = selectedRuns();
+  tree_->clear();
+  if (store_) {
+    try {
+      for (const RunInfo& r : store_->list_runs()) {
+        auto* it = new QTreeWidgetItem(tree_);
+        it->setData(kId, Qt::UserRole, QVariant::fromValue<qlonglong>(r.id));
+        it->setText(kId, QString::number(r.id));
+        it->setText(kName, QString::fromStdString(r.name));
+        it->setText(kDate, QString::fromStdString(r.started_at).replace(QLatin1Char('T'), QLatin1Char(' ')));
+        it->setText(kEngine, QString::fromStdString(r.engine));
+        it->setText(kStatus, QString::fromLatin1(to_string(r.status)));
+        it->setText(kPoints, QStringLiteral("%1/%2").arg(r.points_stored).arg(r.points_total));
+        QStringList tags;
+        for (const auto& t : r.tags) tags << QString::fromStdString(t);
+        it->setText(kTags, tags.join(QStringLiteral(", ")));
+        it->setText(kNotes, QString::fromStdString(r.notes).section(QLatin1Char('\n'), 0, 0));
+        it->setToolTip(kNotes, QString::fromStdString(r.notes));
+        it->setToolTip(kName, QStringLiteral("%1\nversion %2 (%3)")
+                                  .arg(QString::fromStdString(r.spec.value("description", std::string())),
+                                       QString::fromStdString(r.tool_version),
+                                       QString::fromStdString(r.git_revision)));
+        if (r.status != RunStatus::Done)
+          it->setForeground(kStatus, r.status == RunStatus::Running ? QColor(0x1f, 0x77, 0xb4) : QColor(0xb0, 0x00, 0x20));
+        it->setFlags(it->flags() | (store_->read_only() ? Qt::NoItemFlags : Qt::ItemIsEditable));
+        if (std::find(keep.begin(), keep.end(), r.id) != keep.end()) it->setSelected(true);
+      }
+    } catch (const std::exception& e) {
+      Q_EMIT error(QString::fromUtf8(e.what()));
+    }
+  }
+  loading_ = false;
+}
+
+std::vector<std::int64_t> RunBrowser::selectedRuns() const {
+  std::vector<std::int64_t> out;
+  for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* it = tree_->topLevelItem(i);
+    if (it->isSelected()) out.push_back(it->data(kId, Qt::UserRole).toLongLong());
+  }
+  return out;
+}
+
+void RunBrowser::selectRun(std::int64_t id) {
+  {
+    loading_ = true;
+    tree_->clearSelection();
+    for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
+      QTreeWidgetItem* it = tree_->topLevelItem(i);
+      if (it->data(kId, Qt::UserRole).toLongLong() == id) {
+        it->setSelected(true);
+        tree_->scrollToItem(it);
+      }
+    }
+    loading_ = false;
+  }
+  Q_EMIT selectionChanged(selectedRuns());
+}
+
+bool RunBrowser::renameRun(std::int64_t id, const QString& name) {
+  try {
+    if (store_) store_->rename_run(id, name.toStdString());
+  } catch (const std::exception& e) {
+    Q_EMIT error(QString::fromUtf8(e.what()));
+    reload();
+    return false;
+  }
+  reload();
+  Q_EMIT runsChanged();
+  return true;
+}
+
+bool RunBrowser::annotateRun(std::int64_t id, const QString& notes) {
+  try {
+    if (store_) store_->set_notes(id, notes.toStdString());
+  } catch (const std::exception& e) {
+    Q_EMIT error(QString::fromUtf8(e.what()));
+    return false;
+  }
+  reload();
+  return true;
+}
+
+bool RunBrowser::tagRun(std::int64_t id, const QStringList& tags) {
+  try {
+    std::vector<std::string> t;
+    for (const QString& s : tags)
+      if (!s.trimmed().isEmpty()) t.push_back(s.trimmed().toStdString());
+    if (store_) store_->set_tags(id, t);
+  } catch (const std::exception& e) {
+    Q_EMIT error(QString::fromUtf8(e.what()));
+    return false;
+  }
+  reload();
+  return true;
+}
+
+bool RunBrowser::deleteRuns(const std::vector<std::int64_t>& ids, bool confirm) {
+  if (!store_ || ids.empty()) return false;
+  if (confirm) {
+    auto answer = QMessageBox::question(
+        this, tr("Delete runs"),
+        tr("Delete %n run(s) and all their points from %1? This cannot be undone.", "", static_cast<int>(ids.size()))
+            .arg(QString::fromStdString(store_->path().filename().string())),
+        QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+    if (answer != QMessageBox::Yes) return false;
+  }
+  try {
+    for (auto id : ids) store_->delete_run(id);
+  } catch (const std::exception& e) {
+    Q_EMIT error(QString::fromUtf8(e.what()));
+    reload();
+    return false;
+  }
+  reload();
+  Q_EMIT runsChanged();
+  Q_EMIT selectionChanged(selectedRuns());
+  return true;
+}
+
+void RunBrowser::contextMenu(const QPoint& pos) {
+  QTreeWidgetItem* it = tree_->itemAt(pos);
+  if (!it || !store_) return;
+  std::int64_t id = it->data(kId, Qt::UserRole).toLongLong();
+  QMenu menu(this);
+  QAction* rename = menu.addAction(tr("Rename…"));
+  QAction* notes = menu.addAction(tr("Notes…"));
+  QAction* tags = menu.addAction(tr("Tags…"));
+  menu.addSeparator();
+  QAction* del = menu.addAction(tr("Delete selected…"));
+  for (QAction* a : {rename, notes, tags, del}) a->setEnabled(!store_->read_only());
+  QAction* chosen = menu.exec(tree_->viewport()->mapToGlobal(pos));
+  if (chosen == rename) {
+    tree_->editItem(it, kName);
+  } else if (chosen == notes) {
+    bool ok = false;
+    QString text = QInputDialog::getMultiLineText(this, tr("Run notes"), tr("Notes for run #%1").arg(id),
+                                                  it->toolTip(kNotes), &ok);
+    if (ok) annotateRun(id, text);
+  } else if (chosen == tags) {
+    bool ok = false;
+    QString text = QInputDialog::getText(this, tr("Run tags"), tr("Comma-separated tags for run #%1").arg(id),
+                                         QLineEdit::Normal, it->text(kTags), &ok);
+    if (ok) tagRun(id, text.split(QLatin1Char(',')));
+  } else if (chosen == del) {
+    deleteRuns(selectedRuns());
+  }
+}
+
+}  // namespace scin::ui

@@ -1,0 +1,106 @@
+#include "ui/run_controller.h"
+
+#include <algorithm>
+#include <thread>
+
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "model/error.h"
+
+namespace scin::ui {
+
+RunController::RunController(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<scin::SweepProgress>();
+  drain_.setInterval(40);
+  connect(&drain_, &QTimer::timeout, this, &RunController::drain);
+  connect(&watcher_, &QFutureWatcher<void>::finished, this, &RunController::onWorkerDone);
+}
+
+RunController::~RunController() {
+  if (shared_) shared_->cancel = true;
+  watcher_.waitForFinished();
+}
+
+bool RunController::start(const QString& db_path, const SweepSpec& spec, const QString& run_name) {
+  if (running_) return false;
+  running_ = true;
+  shared_ = std::make_shared<Shared>();
+  auto sh = shared_;
+  std::string path = db_path.toStdString();
+  std::string name = run_name.toStdString();
+  watcher_.setFuture(QtConcurrent::run([sh, path, spec, name] {
+    SweepOptions opts;
+    opts.cancel = &sh->cancel;
+    opts.run_name = name;
+    opts.tags = {"gui"};
+    // Leave one core to the GUI so it stays responsive on small machines.
+    int cores = static_cast<int>(std::thread::hardware_concurrency());
+    opts.threads = std::max(1, cores - 1);
+    opts.progress_interval_s = 0.05;
+    opts.batch_interval_s = 0.1;
+    SweepSink sink;
+    sink.on_point = [sh](const PointRecord& p) {
+      std::lock_guard<std::mutex> lock(sh->mu);
+      sh->points.push_back(p);
+    };
+    sink.on_progress = [sh](const SweepProgress& p) {
+      std::lock_guard<std::mutex> lock(sh->mu);
+      sh->progress = p;
+      sh->progress_new = true;
+    };
+    try {
+      Store store = Store::open(path, Access::ReadWrite);
+      SweepSummary sum = run_sweep(store, spec, opts, sink);
+      std::lock_guard<std::mutex> lock(sh->mu);
+      sh->run_id = sum.run_id;
+      sh->status = to_string(sum.status);
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(sh->mu);
+      sh->status = "failed";
+      sh->error = e.what();
+    }
+  }));
+  drain_.start();
+  return true;
+}
+
+void RunController::cancel() {
+  if (shared_) shared_->cancel = true;
+}
+
+void RunController::wait() { watcher_.waitForFinished(); }
+
+void RunController::drain() {
+  if (!shared_) return;
+  std::vector<PointRecord> pts;
+  SweepProgress prog;
+  bool have_prog = false;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    pts.swap(shared_->points);
+    if (shared_->progress_new) {
+      prog = shared_->progress;
+      have_prog = true;
+      shared_->progress_new = false;
+    }
+  }
+  if (!pts.empty()) Q_EMIT pointsArrived(pts);
+  if (have_prog) Q_EMIT progress(prog);
+}
+
+void RunController::onWorkerDone() {
+  drain();
+  drain_.stop();
+  running_ = false;
+  qint64 id;
+  QString status, error;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    id = shared_->run_id;
+    status = QString::fromStdString(shared_->status);
+    error = QString::fromStdString(shared_->error);
+  }
+  Q_EMIT finished(id, status, error);
+}
+
+}  // namespace scin::ui

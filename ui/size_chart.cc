@@ -1,0 +1,115 @@
+#include "ui/size_chart.h"
+
+#include <cmath>
+#include <limits>
+
+#include <QPen>
+
+#include "ui/format.h"
+
+namespace scin::ui {
+
+QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes) {
+  auto* ax = new QCategoryAxis;
+  ax->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  int lo = static_cast<int>(std::floor(std::log2(static_cast<double>(std::max<std::uint64_t>(1, min_bytes)))));
+  int hi = static_cast<int>(std::ceil(std::log2(static_cast<double>(std::max<std::uint64_t>(1, max_bytes)))));
+  if (hi <= lo) hi = lo + 1;
+  // Labels on every power of two, or every 2nd/5th one so that each whole
+  // KiB/MiB/GiB (exponents 10, 20, 30) is always labelled.
+  // Wide ranges: every 32× (8 B, 32 B, 1 KiB, 32 KiB, 1 MiB, 32 MiB, 1 GiB).
+  int every = hi - lo > 16 ? 5 : hi - lo > 8 ? 2 : 1;
+  ax->setStartValue(lo);
+  for (int e = lo; e <= hi; ++e)
+    if (e % every == 0) ax->append(sizeText(1ull << e), e);
+  ax->setRange(lo, hi);
+  ax->setTitleText(QObject::tr("Message size per rank"));
+  ax->setGridLineVisible(true);
+  return ax;
+}
+
+void SizeChart::redraw() {
+  clearChart();
+  if (rs_.curves.empty()) return;
+  std::uint64_t min_b = std::numeric_limits<std::uint64_t>::max(), max_b = 0;
+  double y_lo = std::numeric_limits<double>::max(), y_hi = -std::numeric_limits<double>::max();
+  std::map<QString, int> groupIndex;
+  for (const Curve& c : rs_.curves) {
+    auto* s = new QLineSeries;
+    s->setName(c.label);
+    QColor col = algorithmColor(QString::fromStdString(c.algorithm));
+    int gi = groupIndex.emplace(c.group, static_cast<int>(groupIndex.size())).first->second;
+    if (gi > 0 && !c.overlay) col = col.darker(100 + 35 * gi);
+    QPen pen(col, 2);
+    if (c.overlay) pen.setStyle(Qt::DashLine);
+    s->setPen(pen);
+    s->setPointsVisible(true);
+    for (std::size_t i = 0; i < c.points.size(); ++i) {
+      auto v = value(c, i);
+      if (!v || !std::isfinite(*v)) continue;
+      std::uint64_t b = c.points[i].bytes;
+      s->append(std::log2(static_cast<double>(b)), *v);
+      min_b = std::min(min_b, b);
+      max_b = std::max(max_b, b);
+      y_lo = std::min(y_lo, *v);
+      y_hi = std::max(y_hi, *v);
+    }
+    // Exact values of the nearest point on hover.
+    const Curve* curve = &c;
+    connect(s, &QLineSeries::hovered, this, [this, s, curve](const QPointF& p, bool on) {
+      if (!on || s->count() == 0) return;
+      int best = 0;
+      for (int k = 1; k < s->count(); ++k)
+        if (std::fabs(s->at(k).x() - p.x()) < std::fabs(s->at(best).x() - p.x())) best = k;
+      std::uint64_t bytes = static_cast<std::uint64_t>(std::llround(std::exp2(s->at(best).x())));
+      QString extra;
+      for (const SimResult& r : curve->points)
+        if (r.bytes == bytes) {
+          extra = tr("<br>time %1 · algbw %2 · busbw %3%4")
+                      .arg(timeText(r.time_ns), bandwidthText(r.algbw_GBps), bandwidthText(r.busbw_GBps),
+                           r.variant.empty() ? QString() : tr(" · %1").arg(QString::fromStdString(r.variant)));
+          break;
+        }
+      showTip(QStringLiteral("<b>%1</b> at %2 (%3 B)<br>%4%5")
+                  .arg(s->name(), sizeText(bytes))
+                  .arg(bytes)
+                  .arg(valueText(s->at(best).y()), extra));
+    });
+    chart()->addSeries(s);
+  }
+  if (max_b == 0) return;
+  double x_lo = std::log2(static_cast<double>(min_b)), x_hi = std::log2(static_cast<double>(max_b));
+  extraSeries(x_lo, x_hi);
+  QCategoryAxis* x = makeSizeAxis(min_b, max_b);
+  QAbstractAxis* y = makeYAxis(y_lo, y_hi);
+  chart()->addAxis(x, Qt::AlignBottom);
+  chart()->addAxis(y, Qt::AlignLeft);
+  for (QAbstractSeries* s : chart()->series()) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+  connectLegend();
+}
+
+std::vector<std::pair<double, double>> SizeChart::seriesData(const QString& name) const {
+  std::vector<std::pair<double, double>> out;
+  for (QAbstractSeries* a : chart()->series())
+    if (a->name() == name)
+      if (auto* s = qobject_cast<QLineSeries*>(a))
+        for (const QPointF& p : s->points()) out.emplace_back(std::exp2(p.x()), p.y());
+  return out;
+}
+
+QString SizeChart::csv() const {
+  QString out = QStringLiteral("series,algorithm,bytes,%1\n").arg(csvColumn());
+  for (const Curve& c : rs_.curves)
+    for (std::size_t i = 0; i < c.points.size(); ++i)
+      if (auto v = value(c, i))
+        out += QStringLiteral("%1,%2,%3,%4\n")
+                   .arg(c.label, QString::fromStdString(c.algorithm))
+                   .arg(c.points[i].bytes)
+                   .arg(*v, 0, 'g', 10);
+  return out;
+}
+
+}  // namespace scin::ui

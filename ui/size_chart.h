@@ -1,0 +1,41 @@
+// A line chart over message size: x is log2(bytes) on an axis labelled in
+// human units (8 B, 1 KiB, 1 MiB, 1 GiB); y is whatever the subclass
+// measures. Hovering a series shows the exact values of the nearest point.
+#pragma once
+
+#include <optional>
+
+#include <QCategoryAxis>
+#include <QLineSeries>
+
+#include "ui/chart_panel.h"
+
+namespace scin::ui {
+
+/// A log2 size axis from `min_bytes` to `max_bytes` with a label on powers of
+/// two (every 2nd or 4th when the range is wide). x values are log2(bytes).
+QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes);
+
+class SizeChart : public ChartPanel {
+  Q_OBJECT
+ public:
+  using ChartPanel::ChartPanel;
+  QString csv() const override;
+  /// The (bytes, value) pairs a series plots, for tests: exactly what the chart holds.
+  std::vector<std::pair<double, double>> seriesData(const QString& name) const;
+
+ protected:
+  void redraw() override;
+  /// The y value of point `i` of `c`, or nullopt to leave it out.
+  virtual std::optional<double> value(const Curve& c, std::size_t i) const = 0;
+  /// Creates the y axis (log or linear, titled with its unit).
+  virtual QAbstractAxis* makeYAxis(double lo, double hi) const = 0;
+  /// The tooltip line for a value: "12.3 µs".
+  virtual QString valueText(double v) const = 0;
+  /// CSV column name for the value, with its unit: "time_us".
+  virtual QString csvColumn() const = 0;
+  /// Hook for subclasses that add series after the curves (e.g. a reference line).
+  virtual void extraSeries(double /*x_lo*/, double /*x_hi*/) {}
+};
+
+}  // namespace scin::ui

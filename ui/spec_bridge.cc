@@ -1,0 +1,175 @@
+#include "ui/spec_bridge.h"
+
+#include <algorithm>
+
+#include "model/error.h"
+#include "model/params.h"
+#include "model/preset.h"
+#include "model/schedule.h"
+
+namespace scin::ui {
+namespace {
+
+nlohmann::json paramJson(const Config& cfg, const ParamInfo& p) {
+  ParamValue v = p.get(cfg);
+  return std::visit([](const auto& x) { return nlohmann::json(x); }, v);
+}
+
+nlohmann::json axisValueJson(const ParamInfo& p, const std::string& text) {
+  // Let the registry parse it (ranges, enums, booleans), then store the parsed value.
+  Config c;
+  set_param(c, p.path, text);
+  return paramJson(c, p);
+}
+
+QString axisKey(const nlohmann::json& axes) {
+  QString key;
+  for (auto it = axes.begin(); it != axes.end(); ++it) {
+    if (it.key() == "collective.bytes" || it.key() == "collective.algorithm") continue;
+    const auto& val = it.value();
+    QString v = val.is_string()   ? QString::fromStdString(val.get<std::string>())
+                : val.is_number() ? QString::number(val.get<double>(), 'g', 10)  // 900, not 900.0
+                                  : QString::fromStdString(val.dump());
+    key += QStringLiteral(" %1=%2").arg(QString::fromStdString(it.key()), v);
+  }
+  return key.trimmed();
+}
+
+}  // namespace
+
+SweepSpec toSweepSpec(const Config& cfg, const SweepRequest& req, const std::string& name) {
+  nlohmann::json j;
+  j["name"] = name;
+  j["experiment"] = "gui";
+  j["description"] = req.summary(cfg).toStdString();
+  j["kind"] = "collective";
+  nlohmann::json set = nlohmann::json::object();
+  for (const auto& p : params()) set[p.path] = paramJson(cfg, p);
+  // The preset only names the fabric (base.set overrides every parameter).
+  bool known = false;
+  try {
+    for (const auto& pr : list_presets()) known |= pr.name == cfg.name;
+  } catch (const Error&) {
+  }
+  j["base"] = {{"set", set},
+               {"engine", req.engine},
+               {"collective", {{"dtype", req.dtype}}}};
+  nlohmann::json axes = nlohmann::json::array();
+  if (!req.axis_path.empty() && !req.axis_values.empty()) {
+    const ParamInfo& p = param(req.axis_path);
+    nlohmann::json vals = nlohmann::json::array();
+    for (const auto& v : req.axis_values) vals.push_back(axisValueJson(p, v));
+    axes.push_back({{"path", req.axis_path}, {"values", vals}});
+  }
+  if (known) j["base"]["preset"] = cfg.name;
+  axes.push_back({{"path", "collective.algorithm"}, {"values", req.effective_algorithms(cfg)}});
+  axes.push_back({{"path", "collective.bytes"},
+                  {"range", {{"min", req.min_bytes}, {"max", req.max_bytes}, {"factor", req.factor}}}});
+  j["axes"] = axes;
+  return sweep_spec_from_json(j, "GUI sweep");
+}
+
+bool fromSweepSpec(const nlohmann::json& spec_json, Config* cfg, SweepRequest* req) {
+  try {
+    SweepSpec s = sweep_spec_from_json(spec_json, "stored spec");
+    if (s.kind != PointKind::Collective) return false;
+    Config c = s.base.preset.empty() ? Config{} : load_preset(s.base.preset);
+    for (const auto& [path, v] : s.base.set) set_param(c, path, v);
+    SweepRequest r;
+    r.engine = s.base.engine;
+    r.dtype = s.base.dtype;
+    r.algorithms.clear();
+    if (!s.base.algorithm.empty()) r.algorithms.push_back(s.base.algorithm);
+    if (s.base.bytes) r.min_bytes = r.max_bytes = s.base.bytes;
+    for (const auto& g : s.axes)
+      for (const auto& a : g.axes) {
+        if (a.path == "collective.algorithm") {
+          r.algorithms.clear();
+          for (const auto& v : axis_values(a)) r.algorithms.push_back(v.get<std::string>());
+        } else if (a.path == "collective.bytes") {
+          auto vals = axis_values(a);
+          if (vals.empty()) continue;
+          r.min_bytes = vals.front().get<std::uint64_t>();
+          r.max_bytes = vals.back().get<std::uint64_t>();
+          r.factor = a.range && a.range->factor >= 2 ? static_cast<std::uint64_t>(a.range->factor)
+                     : vals.size() > 1 ? std::max<std::uint64_t>(2, vals[1].get<std::uint64_t>() / r.min_bytes)
+                                       : 2;
+        } else if (a.path == "collective.dtype") {
+          r.dtype = axis_values(a).front().get<std::string>();
+        } else if (a.path == "engine") {
+          r.engine = axis_values(a).front().get<std::string>();
+        } else if (find_param(a.path) && r.axis_path.empty()) {
+          r.axis_path = a.path;
+          for (const auto& v : axis_values(a))
+            r.axis_values.push_back(v.is_string()   ? v.get<std::string>()
+                                    : v.is_number() ? QString::number(v.get<double>(), 'g', 10).toStdString()
+                                                    : v.dump());
+        }
+      }
+    if (cfg) *cfg = c;
+    if (req) *req = r;
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+SimResult toSimResult(const PointRecord& p) {
+  SimResult r;
+  r.algorithm = p.algorithm;
+  r.variant = p.variant;
+  r.engine = p.engine;
+  r.bytes = p.bytes;
+  try {
+    r.dtype = parse_dtype(p.dtype);
+  } catch (const Error&) {
+  }
+  r.gpus = p.gpus;
+  r.time_ns = p.time_us * 1e3;
+  r.algbw_GBps = p.algbw_GBps;
+  r.busbw_GBps = p.busbw_GBps;
+  r.max_link_bytes = p.max_link_bytes;
+  r.breakdown = p.breakdown;
+  r.extra = p.extra;
+  return r;
+}
+
+void appendPoints(ResultSet& rs, const std::vector<PointRecord>& pts, const QString& run_label,
+                  bool overlay) {
+  for (const PointRecord& p : pts) {
+    if (p.kind != PointKind::Collective) continue;
+    if (p.status != PointStatus::Ok) {
+      std::string msg = p.algorithm + ": " + p.message;
+      if (std::find(rs.errors.begin(), rs.errors.end(), msg) == rs.errors.end()) rs.errors.push_back(msg);
+      continue;
+    }
+    QString group = axisKey(p.axes);
+    if (!run_label.isEmpty()) group = group.isEmpty() ? run_label : run_label + QLatin1Char(' ') + group;
+    auto it = std::find_if(rs.curves.begin(), rs.curves.end(), [&](const Curve& c) {
+      return c.algorithm == p.algorithm && c.group == group && c.overlay == overlay;
+    });
+    if (it == rs.curves.end()) {
+      Curve c;
+      c.algorithm = p.algorithm;
+      c.group = group;
+      c.overlay = overlay;
+      c.label = group.isEmpty() ? QString::fromStdString(p.algorithm)
+                                : QStringLiteral("%1 (%2)").arg(QString::fromStdString(p.algorithm), group);
+      rs.curves.push_back(std::move(c));
+      it = rs.curves.end() - 1;
+    }
+    SimResult r = toSimResult(p);
+    auto pos = std::lower_bound(it->points.begin(), it->points.end(), r.bytes,
+                                [](const SimResult& a, std::uint64_t b) { return a.bytes < b; });
+    it->points.insert(pos, std::move(r));
+  }
+}
+
+ResultSet toResultSet(const std::vector<PointRecord>& pts, const QString& run_label, bool overlay) {
+  ResultSet rs;
+  rs.title = run_label;
+  appendPoints(rs, pts, run_label, overlay);
+  return rs;
+}
+
+}  // namespace scin::ui

@@ -4,7 +4,7 @@
 # algorithm) after a stored run. Usage: scripts/screenshots.sh [BUILD_DIR]
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build-gui}
+build=${1:-$root/build}
 app=$build/ui/scin-explorer
 out=$root/docs/screenshots
 [ -x "$app" ] || { echo "screenshots.sh: $app not built (cmake -DSCIN_BUILD_GUI=ON)" >&2; exit 1; }

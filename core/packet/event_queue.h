@@ -1,0 +1,139 @@
+// Deterministic event queue for the packet engine.
+//
+// An event is (time, key): `key` packs a monotonically increasing insertion
+// counter (upper 40 bits) with the target component (lower 24 bits), so the
+// heap orders by time and, at equal times, by insertion order. Same inputs,
+// same order, bit for bit. Events carry no payload: components keep their own
+// state (htsim's trick: a link's in-flight packets sit in its own ring and only
+// the head is in the heap), so the heap holds O(components), not O(packets).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace scin::packet {
+
+struct Event {
+  double t_ns;
+  std::uint64_t key;  // (sequence << 24) | target
+  std::uint32_t target() const { return static_cast<std::uint32_t>(key & 0xffffffu); }
+};
+
+/// 4-ary min-heap of events ordered by (time, insertion counter). Times are
+/// non-negative, so their IEEE bit patterns order like the values and one
+/// branch-free comparison of (bits, key) decides.
+class EventQueue {
+ public:
+  static constexpr std::uint32_t kMaxTarget = 0xffffffu;
+
+  bool empty() const { return heap_.empty(); }
+  std::size_t size() const { return heap_.size(); }
+
+  void push(double t_ns, std::uint32_t target) {
+    Item e{bits(t_ns), (seq_++ << 24) | target};
+    heap_.push_back(e);
+    std::size_t i = heap_.size() - 1;
+    while (i > 0) {
+      const std::size_t parent = (i - 1) >> 2;
+      if (!less(e, heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+
+  Event pop() {
+    const Item out = heap_.front();
+    const Item last = heap_.back();
+    heap_.pop_back();
+    const std::size_t n = heap_.size();
+    if (n > 0) {
+      // Floyd's bottom-up deletion: walk the hole down along the smallest
+      // children without comparing against `last`, then sift `last` up from
+      // there (it rarely moves): fewer, better predicted comparisons.
+      std::size_t i = 0;
+      for (;;) {
+        const std::size_t c = 4 * i + 1;
+        if (c >= n) break;
+        std::size_t m = c;
+        if (c + 3 < n) {
+          const std::size_t a = less(heap_[c + 1], heap_[c]) ? c + 1 : c;
+          const std::size_t b = less(heap_[c + 3], heap_[c + 2]) ? c + 3 : c + 2;
+          m = less(heap_[b], heap_[a]) ? b : a;
+        } else {
+          for (std::size_t k = c + 1; k < n; ++k) m = less(heap_[k], heap_[m]) ? k : m;
+        }
+        heap_[i] = heap_[m];
+        i = m;
+      }
+      while (i > 0) {
+        const std::size_t parent = (i - 1) >> 2;
+        if (!less(last, heap_[parent])) break;
+        heap_[i] = heap_[parent];
+        i = parent;
+      }
+      heap_[i] = last;
+    }
+    return Event{from_bits(out.t), out.key};
+  }
+
+ private:
+  struct Item {
+    std::uint64_t t;    // bit pattern of a non-negative double
+    std::uint64_t key;
+  };
+  static bool less(const Item& a, const Item& b) {
+    return (a.t < b.t) | ((a.t == b.t) & (a.key < b.key));
+  }
+  static std::uint64_t bits(double t) {
+    std::uint64_t b;
+    std::memcpy(&b, &t, sizeof b);
+    return b;
+  }
+  static double from_bits(std::uint64_t b) {
+    double t;
+    std::memcpy(&t, &b, sizeof t);
+    return t;
+  }
+  std::vector<Item> heap_;
+  std::uint64_t seq_ = 0;
+};
+
+/// FIFO ring buffer with power-of-two capacity (amortised O(1), no per-item allocation).
+template <class T>
+class Ring {
+ public:
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  T& front() { return buf_[head_]; }
+  const T& front() const { return buf_[head_]; }
+  T& back() { return buf_[(head_ + size_ - 1) & mask_]; }
+  T& operator[](std::size_t i) { return buf_[(head_ + i) & mask_]; }
+  void pop_front() {
+    head_ = (head_ + 1) & mask_;
+    --size_;
+  }
+  void push_back(const T& v) {
+    if (size_ == buf_.size()) grow();
+    buf_[(head_ + size_) & mask_] = v;
+    ++size_;
+  }
+  void clear() { head_ = size_ = 0; }
+
+ private:
+  void grow() {
+    std::size_t cap = buf_.empty() ? 16 : buf_.size() * 2;
+    std::vector<T> nb(cap);
+    for (std::size_t i = 0; i < size_; ++i) nb[i] = std::move(buf_[(head_ + i) & mask_]);
+    buf_ = std::move(nb);
+    head_ = 0;
+    mask_ = cap - 1;
+  }
+  std::vector<T> buf_;
+  std::size_t head_ = 0, size_ = 0, mask_ = 0;
+};
+
+}  // namespace scin::packet

@@ -1,0 +1,411 @@
+// Tests of the packet-level engine: agreement with the analytic engine on
+// uncontended cases, byte conservation, Little's Law, regulation and
+// back-pressure, store-and-forward closed form, determinism and bad input.
+// Sizes and packet payloads are chosen to keep the whole file to a few seconds.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "model/algorithms.h"
+#include "model/analytic.h"
+#include "model/error.h"
+#include "model/params.h"
+#include "model/preset.h"
+#include "packet/packet_engine.h"
+#include "sim/simulate.h"
+
+namespace scin {
+namespace {
+
+Config preset(const std::string& name, std::initializer_list<const char*> sets = {}) {
+  Config c = load_preset(name);
+  for (const char* s : sets) apply_assignment(c, s);
+  return c;
+}
+
+Schedule sched(const Config& c, const std::string& algo, std::uint64_t bytes) {
+  return compile(c, algo, Collective{bytes, DType::Bf16});
+}
+
+double analytic_ns(const Config& c, const Schedule& s) { return run_analytic(c, s).time_ns; }
+
+// ---------------------------------------------------------------- agreement
+
+struct Case {
+  const char* preset;
+  const char* algo;
+  const char* protocol;  // ring only
+};
+
+// Cases where no two steps compete for a link at the same time in a way the
+// analytic engine's whole-step reservation orders differently from packets.
+const Case kUncontended[] = {
+    {"hgx-h200-8", "ring", "ring.protocol=simple"}, {"hgx-h200-8", "ring", "ring.protocol=ll"},
+    {"hgx-h200-8", "ring", "ring.protocol=ll128"},  {"hgx-h200-8", "two-shot", nullptr},
+    {"hgx-h200-8", "one-shot", nullptr},            {"hgx-h200-8", "scin", nullptr},
+    {"hgx-h200-8", "ring-q8", nullptr},             {"hgx-h200-8", "two-shot-q8", nullptr},
+    {"hgx-b200-8", "scin", nullptr},                {"hgx-b200-8", "two-shot", nullptr},
+    {"mesh-8", "ring", "ring.protocol=simple"},     {"mesh-8", "two-shot", nullptr},
+    {"scin-fpga-4", "scin", nullptr},
+};
+
+TEST(PacketAgreement, LargeMessagesWithinTwoPercent) {
+  for (const Case& k : kUncontended) {
+    // Coarse packets keep the test fast; full packets cost exactly payload / rate
+    // at any payload size, so agreement does not depend on it.
+    Config c = preset(k.preset, {"packet.payload_bytes=4096", "packet.port_buffer_bytes=1M"});
+    if (k.protocol) apply_assignment(c, k.protocol);
+    const std::uint64_t bytes = std::string(k.preset) == "scin-fpga-4" ? (4u << 20) : (64u << 20);
+    Schedule s = sched(c, k.algo, bytes);
+    const double a = analytic_ns(c, s);
+    const double p = run_packet_sim(c, s).time_ns;
+    EXPECT_NEAR(p / a, 1.0, 0.02) << k.preset << " " << k.algo << " " << (k.protocol ? k.protocol : "")
+                                  << ": analytic " << a << " ns, packet " << p << " ns";
+  }
+}
+
+// At small sizes the packet engine pays what the analytic alpha-beta model does
+// not: a partial last packet still carries a full header and gap, and under
+// store-and-forward each switch hop adds one packet time. The bound: never
+// faster than analytic by more than rounding, never slower by more than 2%.
+TEST(PacketAgreement, SmallMessagesWithinDocumentedBound) {
+  for (const char* algo : {"ring", "two-shot", "scin"}) {
+    for (std::uint64_t bytes : {8ull, 1024ull, 65536ull, 1ull << 20}) {
+      Config c = preset("hgx-h200-8", {"ring.protocol=ll"});
+      Schedule s = sched(c, algo, bytes);
+      const double a = analytic_ns(c, s);
+      const double p = run_packet_sim(c, s).time_ns;
+      EXPECT_GE(p, a - 1e-6 * a) << algo << " " << bytes;
+      EXPECT_LE(p, a * 1.02) << algo << " " << bytes << ": analytic " << a << " packet " << p;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- bytes
+
+void expect_bytes_conserved(const Config& c, const std::string& algo, std::uint64_t bytes) {
+  Schedule s = sched(c, algo, bytes);
+  SimResult r = run_packet_sim(c, s);
+  LinkBytes want = link_bytes(s);
+  std::vector<double> eg(static_cast<std::size_t>(s.gpus), 0.0), in(static_cast<std::size_t>(s.gpus), 0.0);
+  for (const auto& l : r.extra["links"]) {
+    const auto g = l["gpu"].get<std::size_t>();
+    const double b = l["payload_bytes"].get<double>();
+    if (l["direction"] == "egress") eg[g] += b;
+    if (l["direction"] == "ingress") in[g] += b;
+    if (l["direction"] == "direct") {
+      eg[g] += b;
+      in[l["peer"].get<std::size_t>()] += b;
+    }
+  }
+  for (int g = 0; g < s.gpus; ++g) {
+    EXPECT_EQ(eg[static_cast<std::size_t>(g)], want.egress_bytes[static_cast<std::size_t>(g)]) << algo << " egress r" << g;
+    EXPECT_EQ(in[static_cast<std::size_t>(g)], want.ingress_bytes[static_cast<std::size_t>(g)]) << algo << " ingress r" << g;
+  }
+  EXPECT_EQ(r.max_link_bytes, want.max_link_bytes()) << algo;
+}
+
+TEST(PacketBytes, EveryAlgorithmCarriesWhatTheScheduleImplies) {
+  // An odd size (not a multiple of the packet payload) exercises partial packets.
+  Config star = preset("hgx-h200-8", {"packet.payload_bytes=1000", "ring.protocol=simple"});
+  for (const auto& a : algorithms()) expect_bytes_conserved(star, a.name, 1000002);
+  Config mesh = preset("mesh-8", {"packet.payload_bytes=1000", "ring.protocol=simple"});
+  for (const char* algo : {"ring", "one-shot", "two-shot", "ring-q8", "two-shot-q8"})
+    expect_bytes_conserved(mesh, algo, 1000002);
+}
+
+TEST(PacketBytes, WireBytesAddOneHeaderPerPacket) {
+  Config c = preset("hgx-h200-8", {"packet.payload_bytes=1000", "packet.header_bytes=24"});
+  SimResult r = run_packet_sim(c, sched(c, "scin", 1000002));
+  for (const auto& l : r.extra["links"]) {
+    const auto payload = l["payload_bytes"].get<std::uint64_t>(), wire = l["wire_bytes"].get<std::uint64_t>();
+    EXPECT_EQ(wire, payload + 24 * l["packets"].get<std::uint64_t>()) << l["name"];
+  }
+}
+
+// ---------------------------------------------------------------- Little's Law
+
+TEST(PacketIsa, OutstandingCapBelowBandwidthDelayLimitsToCapOverRoundTrip) {
+  // One plane, one wave: the ISA reads 4 MiB from each accelerator with 16 KiB in flight.
+  Config c = preset("hgx-h200-8", {"fabric.planes=1", "switch.isa.waves=1", "packet.payload_bytes=1024",
+                                   "switch.isa.max_outstanding_bytes=16384"});
+  Schedule s = sched(c, "scin", 4u << 20);
+  packet::Run run = packet::run(c, s);
+  // Round trip of one request: request down the link, memory, response serialisation, response up.
+  const double raw = c.links.bandwidth_GBps;
+  const double payload_rate = raw * c.links.efficiency;
+  const double ser = std::max(1024.0 / payload_rate, (1024.0 + 16) / raw);
+  const double rtt = 2 * c.links.latency_ns + c.accelerator.mem_latency_ns + ser;
+  const double want_GBps = 16384.0 / rtt;
+  ASSERT_LT(want_GBps, payload_rate * 0.5);  // the cap really is the limit
+  int reads = 0;
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& st = s.steps[i];
+    if (st.kind != StepKind::Read) continue;
+    ++reads;
+    const double per_port = static_cast<double>(region_bytes(s, st.srcs[0]));
+    const double dur = run.steps[i].finish_ns - run.steps[i].start_ns;
+    const double got_GBps = per_port / dur;
+    EXPECT_NEAR(got_GBps / want_GBps, 1.0, 0.05) << "read " << i << ": " << got_GBps << " GB/s vs cap/RTT "
+                                                 << want_GBps << " GB/s";
+  }
+  EXPECT_EQ(reads, 1);
+  // ... and the links are visibly underused.
+  for (const auto& l : run.result.extra["links"]) {
+    if (l["direction"] == "egress") {
+      EXPECT_LT(l["utilisation"].get<double>(), 0.15) << l["name"];
+    }
+  }
+}
+
+// ---------------------------------------------------------------- regulation
+
+struct IsaView {
+  double time_ns = 0, max_stall_ns = 0, max_in_peak = 0, hwm = 0;
+};
+
+IsaView isa_view(const Config& c, std::uint64_t bytes) {
+  SimResult r = run_packet_sim(c, sched(c, "scin", bytes));
+  IsaView v;
+  v.time_ns = r.time_ns;
+  for (const auto& l : r.extra["links"])
+    if (l["direction"] == "egress") v.max_stall_ns = std::max(v.max_stall_ns, l["credit_stall_ns"].get<double>());
+  for (const auto& p : r.extra["switch_ports"])
+    if (p["side"] == "input") v.max_in_peak = std::max(v.max_in_peak, p["peak_queue_bytes"].get<double>());
+  v.hwm = r.extra["isa"][0]["buffer_hwm_bytes"].get<double>();
+  return v;
+}
+
+TEST(PacketIsa, UnregulatedSmallBufferBacksUp) {
+  // The reduction unit (1500 GB/s) drains slower than 8 ports deliver (8 x 369 GB/s).
+  Config c = preset("hgx-h200-8", {"fabric.planes=1", "switch.isa.reduce_GBps=1500", "switch.isa.buffer_bytes=1M",
+                                   "switch.isa.waves=4"});
+  apply_assignment(c, "switch.isa.regulation=none");
+  const IsaView none = isa_view(c, 16u << 20);
+  apply_assignment(c, "switch.isa.regulation=paced");
+  const IsaView paced = isa_view(c, 16u << 20);
+  const double analytic = analytic_ns(c, sched(c, "scin", 16u << 20));
+  // none: the buffer fills, responses wait in the switch input ports, the accelerators' links stall.
+  EXPECT_GE(none.hwm, 1048576.0 - 256);
+  EXPECT_GT(none.max_in_peak, 32768.0);
+  EXPECT_GT(none.max_stall_ns, 1000.0);
+  // paced: no back-pressure, and the time returns to the analytic (drain-rate) figure.
+  EXPECT_EQ(paced.max_stall_ns, 0.0);
+  EXPECT_LE(paced.max_in_peak, 272.0);
+  EXPECT_LT(paced.hwm, 65536.0);
+  EXPECT_LE(paced.time_ns, none.time_ns * (1 + 1e-9));
+  EXPECT_NEAR(paced.time_ns / analytic, 1.0, 0.005);
+}
+
+// What the back-pressure of an unregulated ISA costs other traffic on the same
+// links: an ISA read (as in scin) runs while accelerator 0 writes 1 MiB to
+// accelerator 1 through the same switch plane. Unregulated, the responses fill
+// the ISA buffer and then accelerator 0's input port, and the write waits behind
+// them (head-of-line blocking); paced, the responses arrive at the drain rate and
+// the write gets the rest of the link.
+TEST(PacketIsa, PacingRecoversTheBandwidthOfTrafficSharingTheStalledLinks) {
+  Config c = preset("hgx-h200-8", {"fabric.planes=1", "switch.isa.reduce_GBps=1000", "switch.isa.buffer_bytes=64K"});
+  Schedule s;
+  s.algorithm = "isa-read+write";
+  s.gpus = 8;
+  s.planes = 1;
+  s.topology = Topology::Star;
+  s.dtype = DType::Bf16;
+  const std::uint64_t elems = 1u << 20;  // 2 MiB per accelerator read by the ISA
+  s.elems = elems;
+  s.bytes = 2 * elems;
+  std::vector<BufferId> in;
+  for (int r = 0; r < 8; ++r) in.push_back(s.add_buffer({"in", r, elems, Format::Bf16}));
+  const BufferId acc = s.add_buffer({"isa.acc", s.switch_node(0), elems, Format::Bf16});
+  const BufferId out1 = s.add_buffer({"out", 1, elems, Format::Bf16});
+  Step rd;
+  rd.kind = StepKind::Read;
+  rd.initiator = s.switch_node(0);
+  rd.via = s.switch_node(0);
+  rd.op = DataOp::Reduce;
+  rd.unit = Unit::IsaReduce;
+  for (int r = 0; r < 8; ++r) rd.srcs.push_back({in[static_cast<std::size_t>(r)], 0, elems});
+  rd.dsts = {{acc, 0, elems}};
+  s.add(rd);
+  Step wr;
+  wr.kind = StepKind::Write;
+  wr.initiator = 0;
+  wr.via = s.switch_node(0);
+  wr.op = DataOp::Copy;
+  wr.srcs = {{in[0], 0, elems / 2}};
+  wr.dsts = {{out1, 0, elems / 2}};
+  const StepId w = s.add(wr);
+  auto write_ns = [&](const char* reg) {
+    apply_assignment(c, reg);
+    packet::Run r = packet::run(c, s);
+    if (std::getenv("SCIN_PACKET_VERBOSE")) std::fprintf(stderr, "%s: write done at %.1f ns\n", reg, r.steps[w].finish_ns);
+    return r.steps[w].finish_ns;
+  };
+  const double none = write_ns("switch.isa.regulation=none");
+  const double paced = write_ns("switch.isa.regulation=paced");
+  // Paced: the write shares accelerator 0's link about evenly with the paced responses.
+  const double link = c.links.bandwidth_GBps * c.links.efficiency;
+  EXPECT_LT(paced, 1.25 * (1 << 20) / (link / 2) + 2000.0) << "paced write " << paced << " ns";
+  EXPECT_LT(paced, 0.75 * none) << "paced " << paced << " ns vs unregulated " << none << " ns";
+}
+
+// A multicast needs room in every destination queue, so one busy port slows it
+// on all ports: the ISA multicasts 1 MiB to all 8 accelerators while
+// accelerator 0 also writes 1 MiB to accelerator 3 through the same plane.
+TEST(PacketSwitch, MulticastStallsOnItsSlowestPort) {
+  Config c = preset("hgx-h200-8", {"fabric.planes=1"});
+  Schedule s;
+  s.algorithm = "multicast+write";
+  s.gpus = 8;
+  s.planes = 1;
+  s.topology = Topology::Star;
+  s.dtype = DType::Bf16;
+  const std::uint64_t elems = 1u << 19;  // 1 MiB
+  s.elems = elems;
+  s.bytes = 2 * elems;
+  const BufferId acc = s.add_buffer({"isa.acc", s.switch_node(0), elems, Format::Bf16});
+  std::vector<BufferId> out;
+  for (int r = 0; r < 8; ++r) out.push_back(s.add_buffer({"out", r, elems, Format::Bf16}));
+  const BufferId in0 = s.add_buffer({"in", 0, elems, Format::Bf16});
+  const BufferId side = s.add_buffer({"side", 3, elems, Format::Bf16});
+  Step mc;
+  mc.kind = StepKind::Write;
+  mc.initiator = s.switch_node(0);
+  mc.via = s.switch_node(0);
+  mc.op = DataOp::Copy;
+  mc.unit = Unit::IsaReduce;
+  mc.srcs = {{acc, 0, elems}};
+  for (int r = 0; r < 8; ++r) mc.dsts.push_back({out[static_cast<std::size_t>(r)], 0, elems});
+  const StepId m = s.add(mc);
+  packet::Run alone = packet::run(c, s);
+  Step wr;
+  wr.kind = StepKind::Write;
+  wr.initiator = 0;
+  wr.via = s.switch_node(0);
+  wr.op = DataOp::Copy;
+  wr.srcs = {{in0, 0, elems}};
+  wr.dsts = {{side, 0, elems}};
+  s.add(wr);
+  packet::Run shared = packet::run(c, s);
+  const double rate = c.links.bandwidth_GBps * c.links.efficiency;
+  const double alone_ns = alone.steps[m].finish_ns, shared_ns = shared.steps[m].finish_ns;
+  EXPECT_NEAR(alone_ns, (2.0 * elems) / rate + c.links.latency_ns, 5.0);
+  // From when the write reaches the switch (325 ns in), port 3 carries both streams in turn, so the
+  // multicast runs at about half rate on every port.
+  EXPECT_GT(shared_ns, 1.5 * alone_ns) << alone_ns << " ns alone, " << shared_ns << " ns with the write";
+  for (const auto& l : shared.result.extra["links"]) {
+    if (l["name"] == "sw0->r5") {
+      EXPECT_LT(l["busy_ns"].get<double>() / shared_ns, 0.6) << "a port with nothing else to carry waits too";
+    }
+  }
+}
+
+// ---------------------------------------------------------------- forwarding
+
+TEST(PacketForwarding, StoreAndForwardAddsOnePacketTimePerSwitchHop) {
+  // 16 B per rank on 8 ranks: every ring step moves one 2-byte packet on plane 0.
+  Config c = preset("hgx-h200-8", {"ring.protocol=simple"});
+  Schedule s = sched(c, "ring", 16);
+  const double ct = run_packet_sim(c, s).time_ns;
+  apply_assignment(c, "packet.forwarding=store-and-forward");
+  const double saf = run_packet_sim(c, s).time_ns;
+  const double raw = c.links.bandwidth_GBps / c.fabric.planes;
+  const double gap = 256.0 / (raw * c.links.efficiency) - 272.0 / raw;
+  const double ser = (2.0 + 16.0) / raw + gap;
+  EXPECT_NEAR(saf - ct, 2 * (c.fabric.gpus - 1) * ser, 1e-6);
+}
+
+// ---------------------------------------------------------------- results
+
+TEST(PacketResults, BreakdownSumsToTimeAndTimelineIsBounded) {
+  Config c = preset("hgx-h200-8", {"packet.payload_bytes=4096", "packet.timeline_samples=64"});
+  SimResult r = run_packet_sim(c, sched(c, "scin", 16u << 20));
+  EXPECT_NEAR(r.breakdown.total_ns(), r.time_ns, 1e-6 * r.time_ns);
+  ASSERT_TRUE(r.extra.contains("timeline"));
+  const auto& tl = r.extra["timeline"];
+  const double bin = tl["bin_ns"].get<double>();
+  EXPECT_LE(tl["samples"].get<int>(), 64);
+  EXPECT_GE(bin * tl["samples"].get<int>(), r.time_ns);
+  ASSERT_EQ(tl["links"].size(), r.extra["links"].size());
+  for (std::size_t k = 0; k < tl["links"].size(); ++k) {
+    double busy = 0;
+    for (double u : tl["links"][k]["utilisation"]) {
+      EXPECT_GE(u, 0.0);
+      EXPECT_LE(u, 1.0);
+      busy += u * bin;
+    }
+    const double want = r.extra["links"][k]["busy_ns"].get<double>();
+    EXPECT_NEAR(busy, want, 0.02 * want + 1.0) << tl["links"][k]["name"];
+  }
+  // Off unless asked.
+  apply_assignment(c, "packet.timeline_samples=0");
+  EXPECT_FALSE(run_packet_sim(c, sched(c, "scin", 1u << 20)).extra.contains("timeline"));
+}
+
+TEST(PacketResults, SimulateDispatchesToThePacketEngine) {
+  Config c = preset("hgx-h200-8", {"packet.payload_bytes=4096"});
+  SimResult r = simulate(c, "two-shot", Collective{1u << 20, DType::Bf16}, "packet");
+  EXPECT_EQ(r.engine, "packet");
+  EXPECT_GT(r.extra["events"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(r.time_ns, 0.0);
+}
+
+TEST(PacketResults, Deterministic) {
+  Config c = preset("hgx-h200-8", {"packet.payload_bytes=2048", "switch.isa.regulation=none",
+                                   "switch.isa.buffer_bytes=256K", "switch.isa.reduce_GBps=1500",
+                                   "packet.timeline_samples=16"});
+  for (const char* algo : {"scin", "nvls", "one-shot"}) {
+    Schedule s = sched(c, algo, 3u << 20);
+    SimResult a = run_packet_sim(c, s), b = run_packet_sim(c, s);
+    EXPECT_EQ(std::memcmp(&a.time_ns, &b.time_ns, sizeof(double)), 0) << algo;
+    a.extra.erase("wall_s");
+    a.extra.erase("cpu_s");
+    b.extra.erase("wall_s");
+    b.extra.erase("cpu_s");
+    EXPECT_EQ(a.extra.dump(), b.extra.dump()) << algo;
+  }
+}
+
+// ---------------------------------------------------------------- bad input
+
+void expect_error(const Config& c, const Schedule& s, const std::string& names) {
+  try {
+    run_packet_sim(c, s);
+    ADD_FAILURE() << "no error; expected one naming " << names;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+  }
+}
+
+TEST(PacketErrors, BadInputThrowsNamingTheField) {
+  const Config good = preset("hgx-h200-8");
+  const Schedule s = sched(good, "scin", 1u << 20);
+  Config c = good;
+  c.sw.isa.buffer_bytes = 0;
+  expect_error(c, s, "switch.isa.buffer_bytes");
+  c = good;
+  c.sw.isa.waves = 0;
+  expect_error(c, s, "switch.isa.waves");
+  c = good;
+  c.packet.payload_bytes = 64 << 10;  // payload + header exceed the 64 KiB port buffer
+  expect_error(c, s, "packet.port_buffer_bytes");
+  c = good;
+  c.sw.isa.buffer_bytes = 128;  // smaller than one packet payload
+  expect_error(c, s, "switch.isa.buffer_bytes");
+  c = good;
+  c.packet.payload_bytes = 0;
+  expect_error(c, s, "packet.payload_bytes");
+  c = good;
+  c.packet.timeline_samples = 513;
+  expect_error(c, s, "packet.timeline_samples");
+  c = good;
+  c.fabric.gpus = 4;  // the schedule was compiled for 8
+  expect_error(c, s, "packet engine");
+}
+
+}  // namespace
+}  // namespace scin

@@ -22,16 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(fmt::format("{}: cannot open file", file.string()));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(fmt::format("{}: malformed JSON: {}", file.string(), e.what()));
-  }
-}
-
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -51,7 +41,7 @@ std::vector<Entry> list_dir(const std::string& sub) {
     if (e.path().extension() != ".json") continue;
     Entry info{e.path().stem().string(), "", e.path()};
     try {
-      info.description = read_json(e.path()).value("description", "");
+      info.description = read_json_file(e.path()).value("description", "");
     } catch (const std::exception& err) {
       info.description = std::string("(unreadable: ") + err.what() + ")";
     }
@@ -200,7 +190,7 @@ std::vector<ModelInfo> list_models() {
 
 ModelSpec load_model(const std::string& name_or_path) {
   fs::path f = resolve("model", "models", name_or_path);
-  ModelSpec m = model_from_json(read_json(f), f.filename().string());
+  ModelSpec m = model_from_json(read_json_file(f), f.filename().string());
   return m;
 }
 
@@ -214,7 +204,7 @@ std::vector<AcceleratorInfo> list_accelerators() {
 
 void apply_accelerator(Config& cfg, const std::string& name_or_path) {
   fs::path f = resolve("accelerator", "accelerators", name_or_path);
-  auto j = read_json(f);
+  auto j = read_json_file(f);
   std::string origin = f.filename().string();
   if (!j.is_object() || !j.contains("accelerator") || !j["accelerator"].is_object())
     throw Error(fmt::format("{}: expected an \"accelerator\" object of accelerator.* parameters", origin));
@@ -236,7 +226,7 @@ void apply_accelerator(Config& cfg, const std::string& name_or_path) {
 }
 
 std::map<std::string, std::string> accelerator_sources(const std::string& name_or_path) {
-  auto j = read_json(resolve("accelerator", "accelerators", name_or_path));
+  auto j = read_json_file(resolve("accelerator", "accelerators", name_or_path));
   std::map<std::string, std::string> out;
   if (j.contains("sources") && j["sources"].is_object())
     for (auto it = j["sources"].begin(); it != j["sources"].end(); ++it)

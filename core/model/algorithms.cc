@@ -33,16 +33,6 @@ Span sub(const Span& outer, const Span& inner) { return {outer.offset + inner.of
 
 Region at(BufferId b, const Span& s) { return {b, s.offset, s.count}; }
 
-Format codec_format(Codec c) {
-  switch (c) {
-    case Codec::Int8: return Format::Int8Block;
-    case Codec::Int4: return Format::Int4Block;
-    case Codec::Fp8E4M3: return Format::Fp8E4M3Block;
-    case Codec::Fp8E5M2: return Format::Fp8E5M2Block;
-  }
-  return Format::Int8Block;
-}
-
 /// Shared state while compiling one schedule.
 struct Builder {
   const Config& cfg;
@@ -121,6 +111,27 @@ struct Builder {
     return s.add(std::move(st));
   }
 
+  /// One ring step: rank `r` sends `srcs[0]` to the next rank; with op Reduce
+  /// the next rank adds `srcs[1]` (its own values) in FP32 as the data arrives
+  /// and rounds to `dst`'s format.
+  StepId ring_send(int r, RingProtocol proto, DataOp op, std::vector<Region> srcs, Region dst,
+                   std::vector<StepId> deps, std::string label) {
+    Step st;
+    st.kind = StepKind::Write;
+    st.initiator = r;
+    st.via = via;
+    st.op = op;
+    st.accum = Format::Fp32;
+    st.unit = op == DataOp::Reduce ? Unit::AccelSm : Unit::None;
+    st.ring_step = true;
+    st.protocol = proto;
+    st.srcs = std::move(srcs);
+    st.dsts = {dst};
+    st.deps = std::move(deps);
+    st.label = std::move(label);
+    return s.add(std::move(st));
+  }
+
   /// Flag-based barrier among accelerators `ranks` after `before[r]`: every rank
   /// signals every other, then waits for all of them. Returns the wait per rank.
   std::vector<StepId> all_to_all_flags(const std::vector<StepId>& before, const std::string& what) {
@@ -153,21 +164,10 @@ void build_ring(Builder& b, RingProtocol proto) {
   std::vector<StepId> last(launches), sent(launches);
   auto ring_write = [&](int r, int c, DataOp op, std::vector<Region> srcs, Region dst, bool rs, int k) {
     const int to = (r + 1) % n;
-    Step st;
-    st.kind = StepKind::Write;
-    st.initiator = r;
-    st.via = b.via;
-    st.op = op;
-    st.accum = Format::Fp32;  // each hop adds in FP32 and rounds to the data format
-    st.unit = op == DataOp::Reduce ? Unit::AccelSm : Unit::None;
-    st.ring_step = true;
-    st.protocol = proto;
-    st.srcs = std::move(srcs);
-    st.dsts = {dst};
-    st.deps = {last[r], sent[r], launches[to]};
-    st.label = fmt::format("{}[{}] r{}->r{} chunk {}", rs ? "rs" : "ag", k, r, to, c);
-    return s.add(std::move(st));
+    return b.ring_send(r, proto, op, std::move(srcs), dst, {last[r], sent[r], launches[to]},
+                       fmt::format("{}[{}] r{}->r{} chunk {}", rs ? "rs" : "ag", k, r, to, c));
   };
+
   // Reduce-scatter: at step k rank r sends chunk (r-k) mod n to r+1, which adds
   // its own input into its output buffer as the data arrives.
   for (int k = 0; k < n - 1; ++k) {
@@ -221,21 +221,9 @@ void build_ring_q(Builder& b) {
   std::vector<StepId> last(launches), sent(launches);
   auto send = [&](int r, DataOp op, std::vector<Region> srcs, Region dst, std::vector<StepId> deps,
                   std::string label) {
-    Step st;
-    st.kind = StepKind::Write;
-    st.initiator = r;
-    st.via = b.via;
-    st.op = op;
-    st.accum = Format::Fp32;
-    st.unit = op == DataOp::Reduce ? Unit::AccelSm : Unit::None;
-    st.ring_step = true;
-    st.protocol = RingProtocol::Simple;
-    st.srcs = std::move(srcs);
-    st.dsts = {dst};
-    st.deps = std::move(deps);
-    st.label = std::move(label);
-    return s.add(std::move(st));
+    return b.ring_send(r, RingProtocol::Simple, op, std::move(srcs), dst, std::move(deps), std::move(label));
   };
+
   for (int k = 0; k < n - 1; ++k) {
     std::vector<StepId> delivered(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {

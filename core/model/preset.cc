@@ -29,15 +29,6 @@ void flatten(const nlohmann::json& j, const std::string& prefix,
   }
 }
 
-nlohmann::json read_json_file(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(fmt::format("{}: cannot open file", file.string()));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(fmt::format("{}: malformed JSON: {}", file.string(), e.what()));
-  }
-}
 
 fs::path preset_file(const std::string& name_or_path) {
   fs::path p(name_or_path);
@@ -53,6 +44,16 @@ fs::path preset_file(const std::string& name_or_path) {
 }
 
 }  // namespace
+
+nlohmann::json read_json_file(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw Error(fmt::format("{}: cannot open file", file.string()));
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(fmt::format("{}: malformed JSON: {}", file.string(), e.what()));
+  }
+}
 
 fs::path resource_dir() {
   std::vector<fs::path> candidates;

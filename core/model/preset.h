@@ -30,6 +30,9 @@ std::filesystem::path resource_dir();
 
 std::vector<PresetInfo> list_presets();
 
+/// Reads a JSON file; throws Error naming the file if it is missing or malformed.
+nlohmann::json read_json_file(const std::filesystem::path& file);
+
 /// Loads a preset by name (e.g. "hgx-h200-8") or by path to a .json file.
 Config load_preset(const std::string& name_or_path);
 

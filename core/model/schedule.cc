@@ -26,6 +26,16 @@ Format format_of(DType t) {
   return Format::Fp32;
 }
 
+Format codec_format(Codec c) {
+  switch (c) {
+    case Codec::Int8: return Format::Int8Block;
+    case Codec::Int4: return Format::Int4Block;
+    case Codec::Fp8E4M3: return Format::Fp8E4M3Block;
+    case Codec::Fp8E5M2: return Format::Fp8E5M2Block;
+  }
+  return Format::Int8Block;
+}
+
 bool is_codec(Format f) { return f != Format::Fp32 && f != Format::Bf16 && f != Format::Fp16; }
 
 const char* to_string(Format f) {

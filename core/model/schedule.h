@@ -130,6 +130,8 @@ struct Schedule {
 };
 
 Format format_of(DType t);
+/// The block format a codec stores values in.
+Format codec_format(Codec c);
 bool is_codec(Format f);
 const char* to_string(Format f);
 const char* to_string(DType t);

@@ -9,15 +9,7 @@
 
 namespace scin::num {
 
-Format codec_format(Codec c) {
-  switch (c) {
-    case Codec::Int8: return Format::Int8Block;
-    case Codec::Int4: return Format::Int4Block;
-    case Codec::Fp8E4M3: return Format::Fp8E4M3Block;
-    case Codec::Fp8E5M2: return Format::Fp8E5M2Block;
-  }
-  return Format::Int8Block;
-}
+Format codec_format(Codec c) { return scin::codec_format(c); }
 
 float codec_qmax(Format f) {
   switch (f) {

@@ -81,7 +81,9 @@ TEST(Algorithms, MeshUsesDirectLinks) {
   Config m = load_preset("mesh-8");
   Schedule s = compile(m, "one-shot", {1 << 20, DType::Bf16});
   for (const auto& st : s.steps)
-    if (st.kind == StepKind::Write) EXPECT_EQ(st.via, kDirect);
+    if (st.kind == StepKind::Write) {
+      EXPECT_EQ(st.via, kDirect);
+    }
   EXPECT_DOUBLE_EQ(link_bytes(s).egress_bytes[3], 7.0 * (1 << 20));
 }
 

@@ -115,8 +115,12 @@ TEST(Analytic, OrderingOnHgxPresets) {
       const double ring = time_ns(c, "ring", S), nvls = time_ns(c, "nvls", S), scin = time_ns(c, "scin", S);
       EXPECT_LT(scin, nvls) << preset << " " << S;
       EXPECT_LT(scin, ring) << preset << " " << S;
-      if (S <= (64u << 10)) EXPECT_LT(ring, nvls) << preset << " small: ring LL should beat NVLS at " << S;
-      if (S >= (64u << 20)) EXPECT_LT(nvls, ring) << preset << " large: NVLS should beat ring at " << S;
+      if (S <= (64u << 10)) {
+        EXPECT_LT(ring, nvls) << preset << " small: ring LL should beat NVLS at " << S;
+      }
+      if (S >= (64u << 20)) {
+        EXPECT_LT(nvls, ring) << preset << " large: NVLS should beat ring at " << S;
+      }
       if (!flip && nvls < ring) flip = S;
     }
     if (std::string(preset) == "hgx-h100-8") {

@@ -25,11 +25,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A database path without an extension gets ".scindb".
+// A database path without an extension gets ".scindb", unless a file of that exact name exists.
 fs::path db_path(const std::string& text) {
   if (text.empty()) throw Error("--db: give the experiment database file (FILE.scindb)");
   fs::path p(text);
-  if (!p.has_extension()) p += kDbExtension;
+  std::error_code ec;
+  if (!p.has_extension() && !fs::exists(p, ec)) p += kDbExtension;
   return p;
 }
 

@@ -73,23 +73,34 @@ SimResult simulate(const Config& cfg, const std::string& algo, const Collective&
                             fmt::join(engine_names(), ", ")));
 
   Config run_cfg = cfg;
+  Schedule s;
+  SimResult r;
   if (algo == "ring" && cfg.ring.protocol == RingProtocol::Auto) {
     // As NCCL's tuner does: predict each protocol with the analytic model, keep the fastest.
-    double best = 0;
-    RingProtocol best_p = RingProtocol::Simple;
+    AnalyticResult best;
     for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
       Config trial = cfg;
       trial.ring.protocol = p;
-      double t = run_analytic(trial, compile(trial, algo, c)).time_ns;
-      if (best == 0 || t < best) {
-        best = t;
-        best_p = p;
+      Schedule candidate = compile(trial, algo, c);
+      AnalyticResult a = run_analytic(trial, candidate);
+      if (s.steps.empty() || a.time_ns < best.time_ns) {
+        best = std::move(a);
+        s = std::move(candidate);
+        run_cfg.ring.protocol = p;
       }
     }
-    run_cfg.ring.protocol = best_p;
+    if (engine == "analytic") {
+      r.engine = engine;
+      r.time_ns = best.time_ns;
+      r.breakdown = best.breakdown;
+      r.max_link_bytes = best.max_link_bytes;
+    } else {
+      r = run_engine(run_cfg, s, engine);
+    }
+  } else {
+    s = compile(run_cfg, algo, c);
+    r = run_engine(run_cfg, s, engine);
   }
-  Schedule s = compile(run_cfg, algo, c);
-  SimResult r = run_engine(run_cfg, s, engine);
   r.algorithm = algo;
   r.variant = s.variant;
   r.bytes = c.bytes;

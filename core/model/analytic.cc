@@ -344,8 +344,12 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s) {
   std::vector<std::size_t> first_use(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) first_use[i + 1] = first_use[i] + costs[i].uses.size();
   std::vector<Use> uses(first_use[n]);
-  struct Res { double free_at = 0; StepId holder = kNoStep; int use = -1; };
-  std::vector<Res> resources(static_cast<std::size_t>(rm.count()));
+  // A resource's reservations, sorted and disjoint. A use takes the earliest
+  // gap at or after its ready time that is long enough: a unit or port serves
+  // whoever is ready while reservations made for later data wait (backfilling),
+  // which is what lets a multicast use a port between chunks of reads.
+  struct Busy { double start, end; StepId step; int use; };
+  std::vector<std::vector<Busy>> resources(static_cast<std::size_t>(rm.count()));
   std::vector<double> ready(n, 0), occ_end(n, 0);
   std::vector<StepId> bound_dep(n, kNoStep);
   std::vector<int> bound_use(n, -1);  // the use that ended last (-1: none)
@@ -368,16 +372,16 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s) {
       Use& rec = uses[first_use[i] + k];
       rec.start = rec.end = t0;
       if (u.amount_bytes <= 0) continue;
-      Res& rs = resources[static_cast<std::size_t>(u.resource)];
-      if (rs.free_at > t0) {
-        rec.start = rs.free_at;
-        rec.holder = rs.holder;
-        rec.holder_use = rs.use;
+      auto& busy = resources[static_cast<std::size_t>(u.resource)];
+      const double d = u.amount_bytes / u.rate_GBps;
+      auto it = std::partition_point(busy.begin(), busy.end(), [&](const Busy& b) { return b.end <= t0; });
+      for (; it != busy.end() && it->start < rec.start + d; ++it) {
+        rec.start = std::max(rec.start, it->end);
+        rec.holder = it->step;  // this use waits until that reservation ends
+        rec.holder_use = it->use;
       }
-      rec.end = rec.start + u.amount_bytes / u.rate_GBps;
-      rs.free_at = rec.end;
-      rs.holder = i;
-      rs.use = static_cast<int>(k);
+      rec.end = rec.start + d;
+      busy.insert(it, Busy{rec.start, rec.end, i, static_cast<int>(k)});
       if (rec.end > end) {
         end = rec.end;
         bound_use[i] = static_cast<int>(k);

@@ -85,8 +85,12 @@ class EventQueue {
     std::uint64_t t;    // bit pattern of a non-negative double
     std::uint64_t key;
   };
+  // One 128-bit comparison of (time bits, key): compiles to cmp + sbb.
+  __extension__ typedef unsigned __int128 U128;
   static bool less(const Item& a, const Item& b) {
-    return (a.t < b.t) | ((a.t == b.t) & (a.key < b.key));
+    const U128 x = (static_cast<U128>(a.t) << 64) | a.key;
+    const U128 y = (static_cast<U128>(b.t) << 64) | b.key;
+    return x < y;
   }
   static std::uint64_t bits(double t) {
     std::uint64_t b;

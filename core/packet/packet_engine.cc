@@ -43,6 +43,7 @@ enum EvType : std::uint32_t {
   EvStepDone = 3,       // a step finishes
   EvIsaWake = 4,        // ISA buffer room frees (reduction done)
   EvRoom = 5,           // a full switch output queue loses a packet: its waiters retry in turn
+  EvReadReturn = 6,     // a read response (or reduced result) reaches its issuing accelerator
 };
 constexpr std::uint32_t kTypeShift = 21;
 constexpr std::uint32_t kIdMask = (1u << kTypeShift) - 1;
@@ -85,7 +86,6 @@ struct Flow {
   std::vector<std::uint16_t> count;
   std::vector<double> complete_ns;
   std::vector<std::uint32_t> staged;
-  std::vector<std::uint32_t> req_next;
   std::uint32_t next_group = 0;         // lowest group not yet complete (escape admission)
   double plain_per_byte = 0;            // plain (unquantised) bytes reduced per wire byte, all sources
   double reduce_inv_GBps = 0;           // ns per plain byte of the reducing unit(s); 0 = free
@@ -101,8 +101,9 @@ struct Source {
   std::uint32_t flow = 0;
   std::uint16_t slot = 0;
   std::uint32_t next = 0, end = 0, stride = 1;
-  double ready_ns = 0;       // every packet ready from this time (ISA responses: see Link::resp)
+  double ready_ns = 0;       // every packet ready from this time (requested reads: see Link::resp)
   bool response = false;     // read responses (vs the accelerator's own writes)
+  std::uint64_t total = 0;   // bytes of this source (read: its region; write: the step's), set by add_source_
 };
 
 enum class FeederKind : std::uint8_t { InPort, IsaWrite, ResultOut };
@@ -138,15 +139,21 @@ struct Link {
   bool last_read = false;  // class served last (round-robin between responses and writes)
   double blocked_since = 0;
   // Up: packets on the wire (header arrival times) and the switch input port.
+  // The input port keeps one FIFO per traffic class (0: writes, 1: read
+  // responses) in one shared buffer: a write waiting for a full output queue
+  // does not hold up the responses behind it (and vice versa), but both take
+  // the same credits.
   Ring<Queued> pipe;
-  Ring<Queued> in;
-  std::uint64_t credits_used = 0;  // bytes on the wire + in the input port
+  Ring<Queued> in[2];
+  std::uint64_t credits_used[2] = {0, 0};  // per class: bytes on the wire + in the input port
   std::uint64_t in_bytes = 0, in_peak = 0;
-  bool in_blocked = false;
+  bool in_blocked[2] = {false, false};
   // Down: the switch output queue feeding this link. Entries [0, arrived) are in
   // the buffer at the last drain time, the rest still crossing the switch.
   Ring<OutEntry> out;
   std::size_t arrived = 0;
+  double ta_next = kInf;  // ready_ns of out[arrived] (next arrival), kInf if none: drain_out's
+  double td_next = kInf;  // start_ns of out.front() if arrived > 0 (next departure); cached
   std::uint64_t q_bytes = 0, q_peak = 0;
   Ring<Feeder> waiters;    // feeders blocked on this full queue, served in turn (round-robin)
   double room_at = kInf;   // pending EvRoom
@@ -159,9 +166,14 @@ struct Link {
 
 struct IsaPort {
   std::uint64_t outstanding = 0;
+  // One read flow's requests to this accelerator, with what issuing them needs
+  // copied in (the hot loop touches no Flow).
   struct Op {
-    std::uint32_t flow;
-    std::uint32_t slot;  // this accelerator's source slot in the flow
+    std::uint32_t next;     // next packet to request
+    std::uint32_t n;        // packets of this source
+    std::uint32_t src_id;   // the Source the responses come from
+    std::uint64_t total;    // bytes of this source
+    double pace_ns;         // paced regulation: request interval (0: none)
   };
   Ring<Op> ops;  // read flows with requests left to issue, oldest first
   double last_issue = -kInf;
@@ -225,6 +237,11 @@ class Engine {
   }
 
   void build_links();
+  void add_source_(Source src) {
+    const Flow& f = flows_[src.flow];
+    src.total = src.response ? f.src_bytes[src.slot] : f.bytes;
+    sources_.push_back(src);
+  }
   void schedule(double t, EvType type, std::uint32_t id) { q_.push(t, target_of(type, id)); }
   void wake_link(int id, double t) {
     Link& l = links_[static_cast<std::size_t>(id)];
@@ -233,7 +250,13 @@ class Engine {
       schedule(t, EvLink, static_cast<std::uint32_t>(id));
     }
   }
-  void record_busy(Link& l, double start, double ser);
+  void record_busy(Link& l, double start, double ser) {
+    l.busy_ns += ser;
+    ++l.packets;
+    ++stats_.packet_hops;
+    if (samples_ != 0) record_timeline(l, start, ser);
+  }
+  void record_timeline(Link& l, double start, double ser);
   void rebin();
 
   // steps and flows
@@ -249,16 +272,21 @@ class Engine {
   void link_event(int id);
   void try_send(int id);
   void pipe_event(int id);
-  bool forward_in(int id);
+  bool forward_in(int id, int cls);
+  bool is_response(const Pkt& p) const {
+    const FlowKind k = flows_[p.flow].kind;
+    return k == FlowKind::IsaRead || k == FlowKind::GpuRead;
+  }
   void pump_in(int id);
   bool enqueue_out(int down_id, const Queued& qd, const Feeder& who);
   void push_out(int down_id, const Queued& qd);
   // Replays arrivals into and departures from an output buffer up to time t, in
   // time order (departures first at equal times), tracking depth and its peak.
   void drain_out(Link& d, double t) {
+    // ta_next / td_next cache the two candidates, so the usual call (nothing to
+    // replay) touches no queue entry.
     for (;;) {
-      const double ta = d.arrived < d.out.size() ? d.out[d.arrived].ready_ns : kInf;
-      const double td = d.arrived > 0 ? d.out.front().start_ns : kInf;
+      const double ta = d.ta_next, td = d.td_next;
       if (std::min(ta, td) > t || (ta == kInf && td == kInf)) break;
       if (td <= ta) {
         d.q_bytes -= d.out.front().wire;
@@ -268,7 +296,9 @@ class Engine {
         d.q_bytes += d.out[d.arrived].wire;
         d.q_peak = std::max(d.q_peak, d.q_bytes);
         ++d.arrived;
+        d.ta_next = d.arrived < d.out.size() ? d.out[d.arrived].ready_ns : kInf;
       }
+      d.td_next = d.arrived > 0 ? d.out.front().start_ns : kInf;
     }
   }
   // Room for `wire` bytes in an output queue. A queue with blocked feeders is
@@ -286,6 +316,21 @@ class Engine {
   void pump_result_out(std::uint32_t id);
   void group_complete(StepId fi, std::uint32_t i, int plane);
   void issue_requests(int plane, int gpu);
+  void issue_gpu_reads(int gpu);
+  // A memory answers requests in the order they reach it: keep a link's request
+  // FIFO ordered by ready time (stable; requests almost always arrive in order,
+  // e.g. paced ISA requests issued ahead of time vs an accelerator's reads).
+  static void push_request(Link& l, const Link::Requested& r) {
+    l.resp.push_back(r);
+    for (std::size_t k = l.resp.size() - 1; k > 0 && l.resp[k - 1].ready_ns > r.ready_ns; --k) {
+      l.resp[k] = l.resp[k - 1];
+      l.resp[k - 1] = r;
+    }
+  }
+  void read_return(int gpu) {
+    --readers_[static_cast<std::size_t>(gpu)].outstanding;
+    issue_gpu_reads(gpu);
+  }
   void isa_apply_frees(Isa& isa);
   bool isa_admit(int plane, int gpu, const Pkt& p, double t_header);
   void isa_wake(int plane);
@@ -301,6 +346,8 @@ class Engine {
   bool star_ = true;
   std::uint64_t P_ = 256, H_ = 16, port_cap_ = 0;
   bool saf_ = false;
+  std::uint64_t isa_cap_ = 0, isa_buf_ = 0;  // switch.isa.max_outstanding_bytes, buffer_bytes
+  double isa_lat_ = 0, isa_mem_ = 0;          // links.latency_ns, accelerator.mem_latency_ns
   double now_ = 0;
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)
@@ -309,7 +356,13 @@ class Engine {
   std::vector<Flow> flows_;
   std::vector<Isa> isas_;
   std::vector<ResultOut> outs_;
-  std::vector<double> read_issue_ns_;  // per accelerator: when its read requests so far have left
+  std::vector<double> read_issue_ns_;  // per accelerator: when its read requests so far have left (mesh)
+  // Star: an accelerator's reads in program order and its requests outstanding.
+  struct Reader {
+    Ring<StepId> ops;
+    std::uint32_t outstanding = 0;
+  };
+  std::vector<Reader> readers_;
   // steps
   std::vector<StepCost> costs_;
   std::vector<std::vector<StepId>> succ_;
@@ -481,10 +534,10 @@ void Engine::setup_flow(StepId i, double t) {
 void Engine::flow_start(StepId i) {
   Flow& f = flows_[i];
   const double mem = cfg_.accelerator.mem_latency_ns;
-  const double lat = cfg_.links.latency_ns, lsw = cfg_.sw.latency_ns;
+  const double lat = cfg_.links.latency_ns;
   auto add_source = [&](int link, Source src) {
     if (src.next >= src.end) return;
-    sources_.push_back(std::move(src));
+    add_source_(std::move(src));
     links_[static_cast<std::size_t>(link)].sources.push_back(static_cast<std::uint32_t>(sources_.size() - 1));
     kick_source_link(link);
   };
@@ -531,7 +584,6 @@ void Engine::flow_start(StepId i) {
         f.staged.assign(f.n, 0);
       }
       if (f.kind == FlowKind::IsaRead) {
-        f.req_next.assign(k, 0);
         const double group_plain = static_cast<double>(P_) * f.plain_per_byte;
         f.pace_ns = cfg_.sw.isa.regulation == Regulation::Paced ? group_plain * f.reduce_inv_GBps : 0.0;
         for (std::size_t j = 0; j < k; ++j) {
@@ -540,30 +592,32 @@ void Engine::flow_start(StepId i) {
             f.src_id.push_back(0);
             continue;
           }
-          sources_.push_back(std::move(src));
+          add_source_(std::move(src));
           f.src_id.push_back(static_cast<std::uint32_t>(sources_.size() - 1));
         }
         Isa& isa = isas_[static_cast<std::size_t>(f.plane)];
         for (std::size_t j = 0; j < k; ++j) {
           if (f.src_n[j] == 0) continue;
-          isa.ports[static_cast<std::size_t>(f.srcs[j])].ops.push_back(IsaPort::Op{i, static_cast<std::uint32_t>(j)});
+          isa.ports[static_cast<std::size_t>(f.srcs[j])].ops.push_back(
+              IsaPort::Op{0, f.src_n[j], f.src_id[j], f.src_bytes[j], f.pace_ns});
           issue_requests(f.plane, f.srcs[j]);
         }
       } else if (star_) {
-        // An accelerator issues its reads in program order, one request header per
-        // packet on its links: a later read's responses queue behind an earlier one's.
-        double& issue = read_issue_ns_[static_cast<std::size_t>(f.initiator)];
-        const double t0 = std::max(now_, issue);
-        issue = t0 + static_cast<double>(f.n) * static_cast<double>(H_) * f.inv_raw / planes_;
-        const double ready = t0 + 2 * lat + lsw + mem;  // request up, across, down; memory access
-        for (std::size_t j = 0; j < k; ++j) {
-          if (f.plane >= 0)
-            add_source(up(f.srcs[j], f.plane), Source{i, static_cast<std::uint16_t>(j), 0, f.src_n[j], 1, ready, true});
-          else
-            for (int p = 0; p < planes_; ++p)
-              add_source(up(f.srcs[j], p), Source{i, static_cast<std::uint16_t>(j), static_cast<std::uint32_t>(p),
-                                                  f.src_n[j], static_cast<std::uint32_t>(planes_), ready, true});
-        }
+        // An accelerator issues its reads in program order, one request per packet
+        // (group), keeping at most a window of requests outstanding (see
+        // issue_gpu_reads); the responses wait in each source link's request FIFO.
+        const int np = f.plane >= 0 ? 1 : planes_;
+        f.src_id.assign(k * static_cast<std::size_t>(np), 0);
+        for (std::size_t j = 0; j < k; ++j)
+          for (int p = 0; p < np; ++p) {
+            Source src{i, static_cast<std::uint16_t>(j), static_cast<std::uint32_t>(p), f.src_n[j],
+                       static_cast<std::uint32_t>(np), 0, true};
+            add_source_(src);
+            f.src_id[j * static_cast<std::size_t>(np) + static_cast<std::size_t>(p)] =
+                static_cast<std::uint32_t>(sources_.size() - 1);
+          }
+        readers_[static_cast<std::size_t>(f.initiator)].ops.push_back(i);
+        issue_gpu_reads(f.initiator);
       } else {
         double& issue = read_issue_ns_[static_cast<std::size_t>(f.initiator)];
         const double t0 = std::max(now_, issue);
@@ -606,17 +660,14 @@ void Engine::step_done(StepId i) {
 
 void Engine::deliver(const Pkt& p, double t) {
   Flow& f = flows_[p.flow];
+  if (f.kind == FlowKind::GpuRead && star_) schedule(t, EvReadReturn, static_cast<std::uint32_t>(f.initiator));
   f.last_ns = std::max(f.last_ns, t);
   if (++f.delivered == f.expected) finish_flow(p.flow, f.last_ns);
 }
 
 // ------------------------------------------------------------------ links
 
-void Engine::record_busy(Link& l, double start, double ser) {
-  l.busy_ns += ser;
-  ++l.packets;
-  ++stats_.packet_hops;
-  if (samples_ == 0) return;
+void Engine::record_timeline(Link& l, double start, double ser) {
   while (start >= bin_ns_ * samples_) rebin();
   l.timeline[static_cast<std::size_t>(start / bin_ns_)] += ser;
 }
@@ -692,25 +743,26 @@ void Engine::try_send(int id) {
     if (earliest < kInf) wake_link(id, earliest);
     return;
   }
-  const bool use_read = have_read && (!have_write || !l.last_read);
-  const bool from_ring = use_read && ring_read;
-  const std::size_t pick = from_ring ? n : use_read ? pick_read : pick_write;
-  const std::uint32_t sid = from_ring ? l.resp.front().source : l.sources[pick];
-  Source& src = sources_[sid];
-  Flow& f = flows_[src.flow];
-  Pkt p;
-  p.flow = src.flow;
-  p.index = src.next;
-  p.slot = src.slot;
-  p.bytes = (f.kind == FlowKind::IsaRead || f.kind == FlowKind::GpuRead) ? pkt_bytes(f.src_bytes[src.slot], p.index)
-                                                                         : pkt_bytes(f.bytes, p.index);
-  const std::uint64_t wire = p.bytes + H_;
+  const std::uint32_t read_sid = !have_read ? 0 : ring_read ? l.resp.front().source : l.sources[pick_read];
+  const std::uint32_t write_sid = have_write ? l.sources[pick_write] : 0;
+  auto bytes_of = [&](std::uint32_t sid) {
+    const Source& x = sources_[sid];
+    return pkt_bytes(x.total, x.next);
+  };
+  // Each class has its own credits (virtual channels): a class whose share of
+  // the input port is full waits, the other one may still go.
+  bool read_ok = have_read, write_ok = have_write;
+  const std::uint32_t read_bytes = have_read ? bytes_of(read_sid) : 0;
+  const std::uint32_t write_bytes = have_write ? bytes_of(write_sid) : 0;
   if (l.kind == Link::Up) {
-    if (l.credits_used + wire > port_cap_) {  // no credit: the switch input port is full
+    read_ok = read_ok && l.credits_used[1] + read_bytes + H_ <= port_cap_;
+    write_ok = write_ok && l.credits_used[0] + write_bytes + H_ <= port_cap_;
+    if (!read_ok && !write_ok) {  // no credit: the switch input port is full
       if (!l.credit_blocked) {
         l.credit_blocked = true;
         l.blocked_since = now_;
       }
+      if (earliest < kInf) wake_link(id, earliest);
       return;
     }
     if (l.credit_blocked) {
@@ -718,6 +770,18 @@ void Engine::try_send(int id) {
       l.stall_ns += now_ - l.blocked_since;
     }
   }
+  const bool use_read = read_ok && (!write_ok || !l.last_read);
+  const bool from_ring = use_read && ring_read;
+  const std::size_t pick = from_ring ? n : use_read ? pick_read : pick_write;
+  const std::uint32_t sid = use_read ? read_sid : write_sid;
+  Source& src = sources_[sid];
+  Flow& f = flows_[src.flow];
+  Pkt p;
+  p.flow = src.flow;
+  p.index = src.next;
+  p.slot = src.slot;
+  p.bytes = use_read ? read_bytes : write_bytes;
+  const std::uint64_t wire = p.bytes + H_;
   l.last_read = use_read;
   src.next += src.stride;
   if (from_ring) {
@@ -747,7 +811,7 @@ void Engine::try_send(int id) {
       // (Not for quantised reads: the INQ unit is also used by Compute steps,
       // which must see reductions in true time order.)
       Isa& isa = isas_[static_cast<std::size_t>(l.other)];
-      if (f.to_switch && !f.codec && l.pipe.empty() && l.in.empty() && isa.blocked.empty() && isa.normal_inflight == 0) {
+      if (f.to_switch && !f.codec && l.pipe.empty() && l.in[1].empty() && isa.blocked.empty() && isa.normal_inflight == 0) {
         const double saved = now_;
         now_ = arrive;
         const bool ok = isa_admit(l.other, l.gpu, p, arrive);
@@ -756,7 +820,7 @@ void Engine::try_send(int id) {
       }
       ++isa.normal_inflight;
     }
-    l.credits_used += wire;
+    l.credits_used[use_read ? 1 : 0] += wire;
     const bool was_empty = l.pipe.empty();
     l.pipe.push_back(Queued{p, arrive});
     if (was_empty) schedule(arrive, EvPipe, static_cast<std::uint32_t>(id));
@@ -770,19 +834,21 @@ void Engine::pipe_event(int id) {
   const Queued h = l.pipe.front();
   l.pipe.pop_front();
   if (!l.pipe.empty()) schedule(l.pipe.front().t_ns, EvPipe, static_cast<std::uint32_t>(id));
-  l.in.push_back(h);
+  const int c = is_response(h.p) ? 1 : 0;
+  l.in[c].push_back(h);
   l.in_bytes += h.p.bytes + H_;
   l.in_peak = std::max(l.in_peak, l.in_bytes);
-  if (!l.in_blocked) pump_in(id);
+  if (!l.in_blocked[c]) pump_in(id);
 }
 
 void Engine::pump_in(int id) {
   Link& l = links_[static_cast<std::size_t>(id)];
   bool moved = false;
-  while (!l.in.empty()) {
-    if (!forward_in(id)) break;
-    moved = true;
-  }
+  for (int c = 0; c < 2; ++c)
+    while (!l.in_blocked[c] && !l.in[c].empty()) {
+      if (!forward_in(id, c)) break;
+      moved = true;
+    }
   if (moved && l.credit_blocked) try_send(id);
 }
 
@@ -806,6 +872,7 @@ void Engine::push_out(int down_id, const Queued& qd) {
   d.busy_until = start + ser;
   ++d.pushes;
   d.out.push_back(OutEntry{qd.t_ns, start, static_cast<std::uint32_t>(wire)});
+  if (d.arrived + 1 == d.out.size()) d.ta_next = qd.t_ns;
   d.payload += qd.p.bytes;
   d.wire += wire;
   record_busy(d, start, ser);
@@ -818,7 +885,7 @@ void Engine::push_out(int down_id, const Queued& qd) {
 void Engine::wait_on(int down_id, const Feeder& who) {
   Link& d = links_[static_cast<std::size_t>(down_id)];
   d.waiters.push_back(who);
-  const double t = d.arrived > 0 ? d.out.front().start_ns : now_;
+  const double t = d.arrived > 0 ? d.td_next : now_;
   if (t < d.room_at) {
     d.room_at = t;
     schedule(t, EvRoom, static_cast<std::uint32_t>(down_id));
@@ -842,7 +909,7 @@ void Engine::room_event(int down_id) {
   }
   if (!d.waiters.empty()) {
     drain_out(d, now_);
-    const double t = d.arrived > 0 ? d.out.front().start_ns : now_;
+    const double t = d.arrived > 0 ? d.td_next : now_;
     if (t < d.room_at) {
       d.room_at = t;
       schedule(t, EvRoom, static_cast<std::uint32_t>(down_id));
@@ -853,8 +920,8 @@ void Engine::room_event(int down_id) {
 void Engine::retry(const Feeder& w) {
   switch (w.kind) {
     case FeederKind::InPort:
-      links_[w.id].in_blocked = false;
-      pump_in(static_cast<int>(w.id));
+      links_[w.id >> 1].in_blocked[w.id & 1] = false;
+      pump_in(static_cast<int>(w.id >> 1));
       break;
     case FeederKind::IsaWrite:
       flows_[w.id].waiting = false;
@@ -868,15 +935,15 @@ void Engine::retry(const Feeder& w) {
 }
 
 // The head packet of a switch input port goes where its flow says. Returns false if it must wait.
-bool Engine::forward_in(int id) {
+bool Engine::forward_in(int id, int cls) {
   Link& l = links_[static_cast<std::size_t>(id)];
-  const Queued h = l.in.front();
+  const Queued h = l.in[cls].front();
   const Pkt& p = h.p;
   Flow& f = flows_[p.flow];
   const int plane = l.other;
   const std::uint64_t wire = p.bytes + H_;
   const double lsw = cfg_.sw.latency_ns;
-  const Feeder me{FeederKind::InPort, static_cast<std::uint32_t>(id)};
+  const Feeder me{FeederKind::InPort, static_cast<std::uint32_t>(2 * id + cls)};
   switch (f.kind) {
     case FlowKind::GpuWrite: {
       // All destination queues must have room (a multicast waits for its fullest port).
@@ -886,7 +953,7 @@ bool Engine::forward_in(int id) {
         const NodeId d = f.dsts[k];
         if (s_.is_switch(d)) continue;
         if (!room_in(down(d, plane), wire)) {
-          l.in_blocked = true;
+          l.in_blocked[cls] = true;
           wait_on(down(d, plane), me);
           return false;
         }
@@ -904,7 +971,7 @@ bool Engine::forward_in(int id) {
     case FlowKind::GpuRead: {
       if (f.srcs.size() == 1) {  // a plain remote read: the response crosses to the reader
         if (!enqueue_out(down(f.initiator, plane), Queued{p, now_ + lsw}, me)) {
-          l.in_blocked = true;
+          l.in_blocked[cls] = true;
           return false;
         }
         break;
@@ -918,7 +985,7 @@ bool Engine::forward_in(int id) {
     case FlowKind::IsaRead: {
       Isa& isa = isas_[static_cast<std::size_t>(plane)];
       if (!isa_admit(plane, l.gpu, p, h.t_ns)) {
-        l.in_blocked = true;
+        l.in_blocked[cls] = true;
         isa.blocked.push_back(static_cast<std::uint32_t>(id));
         if (!isa.frees.empty() && isa.frees.front().first < isa.wake_at) {
           isa.wake_at = isa.frees.front().first;
@@ -932,9 +999,9 @@ bool Engine::forward_in(int id) {
     case FlowKind::IsaWrite:
       break;  // never on an input port
   }
-  l.in.pop_front();
+  l.in[cls].pop_front();
   l.in_bytes -= wire;
-  l.credits_used -= wire;
+  l.credits_used[cls] -= wire;
   return true;
 }
 
@@ -1021,6 +1088,7 @@ void Engine::pump_isa_write(StepId fi) {
       l.busy_until = start + ser;
       ++l.pushes;
       l.out.push_back(OutEntry{now_, start, static_cast<std::uint32_t>(wire)});
+      if (l.arrived + 1 == l.out.size()) l.ta_next = now_;
       l.payload += p.bytes;
       l.wire += wire;
       record_busy(l, start, ser);
@@ -1045,7 +1113,7 @@ bool Engine::isa_admit(int plane, int gpu, const Pkt& p, double t_header) {
   // belongs to an incomplete group), the group the reducer waits for gets in
   // anyway, so a full buffer of partial groups cannot deadlock.
   const bool escape = isa.frees.empty() && p.index == f.next_group;
-  if (isa.staged > 0 && isa.staged + p.bytes > cfg_.sw.isa.buffer_bytes && !escape) return false;
+  if (isa.staged > 0 && isa.staged + p.bytes > isa_buf_ && !escape) return false;
   isa.staged += p.bytes;
   isa.hwm = std::max(isa.hwm, isa.staged);
   isa.ports[static_cast<std::size_t>(gpu)].outstanding -= p.bytes;
@@ -1062,30 +1130,65 @@ bool Engine::isa_admit(int plane, int gpu, const Pkt& p, double t_header) {
 void Engine::issue_requests(int plane, int gpu) {
   Isa& isa = isas_[static_cast<std::size_t>(plane)];
   IsaPort& port = isa.ports[static_cast<std::size_t>(gpu)];
-  const std::uint64_t cap = cfg_.sw.isa.max_outstanding_bytes;
-  const double lat = cfg_.links.latency_ns, mem = cfg_.accelerator.mem_latency_ns;
+  const std::uint64_t cap = isa_cap_;
+  const double lat = isa_lat_, mem = isa_mem_;
   double first_ready = kInf;
   Link& l = links_[static_cast<std::size_t>(up(gpu, plane))];
   while (!port.ops.empty()) {
-    const IsaPort::Op op = port.ops.front();
-    Flow& f = flows_[op.flow];
-    const std::uint32_t slot = op.slot;
-    std::uint32_t& next = f.req_next[slot];
-    if (next >= f.src_n[slot]) {
+    IsaPort::Op& op = port.ops.front();
+    if (op.next >= op.n) {
       port.ops.pop_front();
       continue;
     }
-    const std::uint32_t b = pkt_bytes(f.src_bytes[slot], next);
+    const std::uint32_t b = pkt_bytes(op.total, op.next);
     if (port.outstanding > 0 && port.outstanding + b > cap) break;
     double t = now_;
-    if (f.pace_ns > 0) t = std::max(now_, port.last_issue + f.pace_ns);
+    if (op.pace_ns > 0) t = std::max(now_, port.last_issue + op.pace_ns);
     port.last_issue = t;
-    l.resp.push_back(Link::Requested{t + lat + mem, f.src_id[slot]});
+    push_request(l, Link::Requested{t + lat + mem, op.src_id});
     first_ready = std::min(first_ready, t + lat + mem);
     port.outstanding += b;
-    ++next;
+    ++op.next;
   }
   if (first_ready < kInf) wake_link(up(gpu, plane), first_ready);
+}
+
+// An accelerator's read requests (one per packet, or per reduction group of an
+// NVLS ld_reduce, fanned out by the switch to every source) leave in program
+// order while fewer than a window are outstanding; each response (reduced
+// result) that lands frees one (EvReadReturn). The window is the
+// bandwidth-delay product of the accelerator's links at the read's rate, so an
+// uncontended read runs at full rate; under contention the requests are
+// self-clocked by the responses, and a memory answers the requests of all its
+// readers in arrival order, so concurrent reads of one source interleave
+// packet by packet instead of one whole read after another.
+void Engine::issue_gpu_reads(int gpu) {
+  Reader& rd = readers_[static_cast<std::size_t>(gpu)];
+  const double lat = cfg_.links.latency_ns, lsw = cfg_.sw.latency_ns, mem = cfg_.accelerator.mem_latency_ns;
+  const double ready = now_ + 2 * lat + lsw + mem;  // request up, across, down; memory access
+  while (!rd.ops.empty()) {
+    const StepId fi = rd.ops.front();
+    Flow& f = flows_[fi];
+    if (f.next_send >= f.n) {
+      rd.ops.pop_front();
+      continue;
+    }
+    const int np = f.plane >= 0 ? 1 : planes_;
+    const double rtt = 4 * lat + 2 * lsw + mem;
+    const double window = std::ceil(np * rtt / ser_ns(f, static_cast<std::uint32_t>(P_)));
+    if (rd.outstanding >= window) break;
+    const std::uint32_t g = f.next_send++;
+    const int pi = f.plane >= 0 ? 0 : static_cast<int>(g % static_cast<std::uint32_t>(planes_));
+    const int plane = f.plane >= 0 ? f.plane : pi;
+    for (std::size_t j = 0; j < f.srcs.size(); ++j) {
+      if (g >= f.src_n[j]) continue;
+      const int link = up(f.srcs[j], plane);
+      push_request(links_[static_cast<std::size_t>(link)],
+          Link::Requested{ready, f.src_id[j * static_cast<std::size_t>(np) + static_cast<std::size_t>(pi)]});
+      wake_link(link, ready);
+    }
+    ++rd.outstanding;
+  }
 }
 
 void Engine::isa_apply_frees(Isa& isa) {
@@ -1103,7 +1206,7 @@ void Engine::isa_wake(int plane) {
   std::vector<std::uint32_t> blocked;
   blocked.swap(isa.blocked);
   for (std::uint32_t id : blocked) {
-    links_[id].in_blocked = false;
+    links_[id].in_blocked[1] = false;
     pump_in(static_cast<int>(id));
   }
   if (!isa.blocked.empty() && !isa.frees.empty() && isa.frees.front().first < isa.wake_at) {
@@ -1138,9 +1241,14 @@ Run Engine::run() {
   H_ = cfg_.packet.header_bytes;
   port_cap_ = cfg_.packet.port_buffer_bytes;
   saf_ = cfg_.packet.forwarding == StoreMode::StoreAndForward;
+  isa_cap_ = cfg_.sw.isa.max_outstanding_bytes;
+  isa_buf_ = cfg_.sw.isa.buffer_bytes;
+  isa_lat_ = cfg_.links.latency_ns;
+  isa_mem_ = cfg_.accelerator.mem_latency_ns;
   samples_ = cfg_.packet.timeline_samples;
   build_links();
   read_issue_ns_.assign(static_cast<std::size_t>(gpus_), 0.0);
+  readers_.assign(static_cast<std::size_t>(gpus_), Reader{});
   if (star_) {
     isas_.resize(static_cast<std::size_t>(planes_));
     for (auto& isa : isas_) isa.ports.resize(static_cast<std::size_t>(gpus_));
@@ -1187,6 +1295,7 @@ Run Engine::run() {
       case EvStepDone: step_done(id); break;
       case EvIsaWake: isa_wake(static_cast<int>(id)); break;
       case EvRoom: room_event(static_cast<int>(id)); break;
+      case EvReadReturn: read_return(static_cast<int>(id)); break;
     }
 
   }

@@ -10,11 +10,13 @@
 //     that spends what is left of links.efficiency, and add links.latency_ns;
 //   - a switch input port holds packets until every output queue they go to has
 //     room (credit-based back-pressure: the sender may start a packet only if
-//     the input port has room for it; packet.port_buffer_bytes per port);
+//     the input port has room for it; packet.port_buffer_bytes per port and per
+//     virtual channel: read responses and writes have separate FIFOs and credits);
 //     multicast is replicated in the switch and stalls on its fullest port;
 //     cut-through by default, store-and-forward selectable;
-//   - remote reads: request (control message: latency only), memory latency,
-//     response packets; NVLS ld_reduce sums the responses in the switch and
+//   - remote reads: request (control message: latency only; an accelerator keeps
+//     at most a bandwidth-delay product of requests outstanding), memory latency
+//     (requests answered in arrival order), response packets; NVLS ld_reduce sums the responses in the switch and
 //     returns the sum to the issuer; the ISA reads every accelerator with at most
 //     switch.isa.max_outstanding_bytes in flight per port, stages responses in
 //     switch.isa.buffer_bytes, reduces at switch.isa.reduce_GBps (and the INQ

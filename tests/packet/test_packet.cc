@@ -68,6 +68,30 @@ TEST(PacketAgreement, LargeMessagesWithinTwoPercent) {
   }
 }
 
+// NVLS on hgx-h200-8 at 64 MiB (shard 8 MiB per rank, 16 chunks of 512 KiB, two
+// in flight). The packet engine is slower than the analytic one by one pipeline
+// fill: all eight ranks start their ld_reduce at the same barrier and every
+// source's memory answers their requests in arrival order, so the responses of
+// the eight readers interleave and every rank's first chunk completes only after
+// about N chunk read times, not one as in the analytic engine's whole-step FCFS
+// (which serves the ranks one after another and starts the first multimem.st
+// after one chunk). Fill = (N - 1) x chunk / (B x efficiency x nvls efficiency)
+// = 7 x 512 KiB / 313.65 GB/s = 11.7 us. Bound: packet/analytic in [1, 1.07]
+// (measured 1.059), and within 2% once the fill is taken off (measured 1.4%).
+TEST(PacketAgreement, NvlsWithinSevenPercentAt64MiBAndTheGapIsThePipelineFill) {
+  Config c = preset("hgx-h200-8", {"packet.payload_bytes=1024"});
+  const std::uint64_t bytes = 64u << 20;
+  Schedule s = sched(c, "nvls", bytes);
+  const double a = analytic_ns(c, s);
+  const double p = run_packet_sim(c, s).time_ns;
+  EXPECT_GT(p / a, 1.0) << "analytic " << a << " ns, packet " << p << " ns";
+  EXPECT_LT(p / a, 1.07) << "analytic " << a << " ns, packet " << p << " ns";
+  const double chunk = static_cast<double>(bytes) / 8 / 16;
+  const double rate = c.links.bandwidth_GBps * c.links.efficiency * c.sw.nvls.efficiency;
+  const double fill = 7 * chunk / rate;
+  EXPECT_NEAR((p - fill) / a, 1.0, 0.02) << "fill " << fill << " ns, analytic " << a << " ns, packet " << p << " ns";
+}
+
 // At small sizes the packet engine pays what the analytic alpha-beta model does
 // not: a partial last packet still carries a full header and gap, and under
 // store-and-forward each switch hop adds one packet time. The bound: never
@@ -202,11 +226,13 @@ TEST(PacketIsa, UnregulatedSmallBufferBacksUp) {
 }
 
 // What the back-pressure of an unregulated ISA costs other traffic on the same
-// links: an ISA read (as in scin) runs while accelerator 0 writes 1 MiB to
-// accelerator 1 through the same switch plane. Unregulated, the responses fill
-// the ISA buffer and then accelerator 0's input port, and the write waits behind
-// them (head-of-line blocking); paced, the responses arrive at the drain rate and
-// the write gets the rest of the link.
+// links: an ISA read (as in scin) runs while accelerator 1 reads 1 MiB of
+// accelerator 0's memory through the same switch plane. Unregulated, the ISA's
+// responses fill the ISA buffer and then accelerator 0's input port (its
+// response virtual channel), and the read's responses wait behind them
+// (head-of-line blocking); paced, the ISA's responses arrive at the drain rate
+// and the read gets the rest of the link. (Writes travel in the other virtual
+// channel, with their own credits, and are not held up.)
 TEST(PacketIsa, PacingRecoversTheBandwidthOfTrafficSharingTheStalledLinks) {
   Config c = preset("hgx-h200-8", {"fabric.planes=1", "switch.isa.reduce_GBps=1000", "switch.isa.buffer_bytes=64K"});
   Schedule s;
@@ -231,25 +257,28 @@ TEST(PacketIsa, PacingRecoversTheBandwidthOfTrafficSharingTheStalledLinks) {
   for (int r = 0; r < 8; ++r) rd.srcs.push_back({in[static_cast<std::size_t>(r)], 0, elems});
   rd.dsts = {{acc, 0, elems}};
   s.add(rd);
+  // Accelerator 1 reads 1 MiB of accelerator 0's memory: its responses go up
+  // accelerator 0's link in the same traffic class (virtual channel) as the
+  // ISA's responses, so they wait behind any the ISA leaves parked there.
   Step wr;
-  wr.kind = StepKind::Write;
-  wr.initiator = 0;
+  wr.kind = StepKind::Read;
+  wr.initiator = 1;
   wr.via = s.switch_node(0);
   wr.op = DataOp::Copy;
   wr.srcs = {{in[0], 0, elems / 2}};
   wr.dsts = {{out1, 0, elems / 2}};
   const StepId w = s.add(wr);
-  auto write_ns = [&](const char* reg) {
+  auto read_ns = [&](const char* reg) {
     apply_assignment(c, reg);
     packet::Run r = packet::run(c, s);
-    if (std::getenv("SCIN_PACKET_VERBOSE")) std::fprintf(stderr, "%s: write done at %.1f ns\n", reg, r.steps[w].finish_ns);
+    if (std::getenv("SCIN_PACKET_VERBOSE")) std::fprintf(stderr, "%s: read done at %.1f ns\n", reg, r.steps[w].finish_ns);
     return r.steps[w].finish_ns;
   };
-  const double none = write_ns("switch.isa.regulation=none");
-  const double paced = write_ns("switch.isa.regulation=paced");
-  // Paced: the write shares accelerator 0's link about evenly with the paced responses.
+  const double none = read_ns("switch.isa.regulation=none");
+  const double paced = read_ns("switch.isa.regulation=paced");
+  // Paced: the read shares accelerator 0's link about evenly with the paced responses.
   const double link = c.links.bandwidth_GBps * c.links.efficiency;
-  EXPECT_LT(paced, 1.25 * (1 << 20) / (link / 2) + 2000.0) << "paced write " << paced << " ns";
+  EXPECT_LT(paced, 1.25 * (1 << 20) / (link / 2) + 2000.0) << "paced read " << paced << " ns";
   EXPECT_LT(paced, 0.75 * none) << "paced " << paced << " ns vs unregulated " << none << " ns";
 }
 

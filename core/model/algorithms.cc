@@ -402,9 +402,9 @@ void build_two_shot(Builder& b, bool quantised) {
 // ---------------------------------------------------------------- nvls
 
 int nvls_chunks(const Schedule& s) {
-  // NCCL NVLS moves each rank's shard in pipelined chunks; 128 KiB per chunk, at most 16.
+  // NCCL NVLS moves each rank's shard in pipelined chunks of 128 KiB (at most 1024 chunks).
   const std::uint64_t shard_bytes = s.bytes / static_cast<std::uint64_t>(s.gpus);
-  return static_cast<int>(std::clamp<std::uint64_t>(shard_bytes / (128 << 10), 1, 16));
+  return static_cast<int>(std::clamp<std::uint64_t>(shard_bytes / (128 << 10), 1, 1024));
 }
 
 // Barrier; then, per chunk, every rank i issues multimem.ld_reduce of its shard

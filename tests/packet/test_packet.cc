@@ -78,18 +78,21 @@ TEST(PacketAgreement, LargeMessagesWithinTwoPercent) {
 // after one chunk). Fill = (N - 1) x chunk / (B x efficiency x nvls efficiency)
 // = 7 x 512 KiB / 313.65 GB/s = 11.7 us. Bound: packet/analytic in [1, 1.07]
 // (measured 1.059), and within 2% once the fill is taken off (measured 1.4%).
-TEST(PacketAgreement, NvlsWithinSevenPercentAt64MiBAndTheGapIsThePipelineFill) {
+TEST(PacketAgreement, NvlsWithinTwoPercentAt64MiBAndTheGapIsThePipelineFill) {
   Config c = preset("hgx-h200-8", {"packet.payload_bytes=1024"});
   const std::uint64_t bytes = 64u << 20;
   Schedule s = sched(c, "nvls", bytes);
   const double a = analytic_ns(c, s);
   const double p = run_packet_sim(c, s).time_ns;
   EXPECT_GT(p / a, 1.0) << "analytic " << a << " ns, packet " << p << " ns";
-  EXPECT_LT(p / a, 1.07) << "analytic " << a << " ns, packet " << p << " ns";
-  const double chunk = static_cast<double>(bytes) / 8 / 16;
+  EXPECT_LT(p / a, 1.02) << "analytic " << a << " ns, packet " << p << " ns";
+  // All ranks start their first ld_reduce together and share every source link,
+  // so the first multimem.st starts (N-1) chunk times later than in the analytic
+  // engine, which serves the ranks one after another: 128 KiB chunks here.
+  const double chunk = 128 << 10;
   const double rate = c.links.bandwidth_GBps * c.links.efficiency * c.sw.nvls.efficiency;
   const double fill = 7 * chunk / rate;
-  EXPECT_NEAR((p - fill) / a, 1.0, 0.02) << "fill " << fill << " ns, analytic " << a << " ns, packet " << p << " ns";
+  EXPECT_NEAR((p - fill) / a, 1.0, 0.01) << "fill " << fill << " ns, analytic " << a << " ns, packet " << p << " ns";
 }
 
 // At small sizes the packet engine pays what the analytic alpha-beta model does

@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
 
   if (!cli.isSet(run) && !cli.isSet(shot) && !cli.isSet(quit)) return app.exec();
 
-  // Scripted: wait for the preview (and the run), then screenshot and/or quit.
+  // Scripted: wait for the preview (and the run, and a stored run loading on its
+  // worker), then screenshot and/or quit.
   auto waitFor = [](auto done, int timeout_ms) {
     QEventLoop loop;
     QTimer poll;
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "scin-explorer: run #%lld %s\n", static_cast<long long>(w.lastRunId()),
                  qPrintable(w.lastRunStatus()));
   }
-  waitFor([&] { return !w.preview()->busy(); }, 60000);
+  waitFor([&] { return !w.preview()->busy() && !w.ioBusy(); }, 60000);
   // Let the coalesced redraw and layout settle.
   waitFor([] { return false; }, 300);
   if (cli.isSet(shot)) {

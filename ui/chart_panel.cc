@@ -1,5 +1,8 @@
 #include "ui/chart_panel.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <QAbstractSeries>
 #include <QCursor>
 #include <QLegendMarker>
@@ -8,6 +11,81 @@
 #include <QVBoxLayout>
 
 namespace scin::ui {
+
+QString tickNumber(double v) {
+  if (v == 0) return QStringLiteral("0");
+  const double a = std::fabs(v);
+  if (a >= 1e-3 && a < 1e7) {
+    // Enough decimals for the value's first significant digit, no trailing zeros.
+    const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(a) + 1e-9)));
+    QString t = QString::number(v, 'f', decimals + 2);
+    if (t.contains(QLatin1Char('.'))) {
+      while (t.endsWith(QLatin1Char('0'))) t.chop(1);
+      if (t.endsWith(QLatin1Char('.'))) t.chop(1);
+    }
+    return t;
+  }
+  // 2e-05 -> 2e-5, 3e+07 -> 3e7
+  QString t = QString::number(v, 'g', 2);
+  t.replace(QStringLiteral("e+0"), QStringLiteral("e")).replace(QStringLiteral("e+"), QStringLiteral("e"));
+  t.replace(QStringLiteral("e-0"), QStringLiteral("e-"));
+  return t;
+}
+
+std::vector<double> logTicks(double lo, double hi) {
+  std::vector<double> out;
+  if (!(lo > 0) || !(hi > lo)) return out;
+  const int d0 = static_cast<int>(std::floor(std::log10(lo) + 1e-9));
+  const int d1 = static_cast<int>(std::ceil(std::log10(hi) - 1e-9));
+  const int decades = d1 - d0;
+  const std::vector<double> mant = decades <= 1   ? std::vector<double>{1, 2, 3, 5}
+                                   : decades <= 4 ? std::vector<double>{1, 2, 5}
+                                   : decades <= 7 ? std::vector<double>{1, 3}
+                                                  : std::vector<double>{1};
+  const int every = decades > 12 ? 2 : 1;
+  for (int d = d0; d <= d1; ++d) {
+    if (mant.size() == 1 && (d - d0) % every != 0) continue;
+    for (double m : mant) {
+      const double v = m * std::pow(10.0, d);
+      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) out.push_back(v);
+    }
+  }
+  return out;
+}
+
+QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align,
+                          const std::function<QString(double)>& label) {
+  auto* cat = new QCategoryAxis;
+  cat->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  cat->setTitleText(log->titleText());
+  cat->setGridLineVisible(true);
+  const double lo = log->min(), hi = log->max();
+  cat->setStartValue(std::log10(lo));
+  std::vector<double> ticks;
+  if (log->base() == 2) {  // powers of two, at most ~12 labels
+    const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
+    const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+    const int every = std::max(1, (e1 - e0 + 11) / 12);
+    for (int e = e0; e <= e1; ++e)
+      if (e % every == 0) ticks.push_back(std::exp2(e));
+  } else {
+    ticks = logTicks(lo, hi);
+  }
+  for (double v : ticks) {
+    QString text = label ? label(v) : tickNumber(v);
+    // Category labels must be unique; a repeat (rounding) is left unlabelled.
+    if (!cat->categoriesLabels().contains(text)) cat->append(text, std::log10(v));
+  }
+  cat->setRange(std::log10(lo), std::log10(hi));
+  chart->addAxis(log, align);
+  chart->addAxis(cat, align);
+  log->setVisible(false);
+  QObject::connect(log, &QLogValueAxis::rangeChanged, cat, [cat](qreal mn, qreal mx) {
+    if (mn > 0 && mx > 0) cat->setRange(std::log10(mn), std::log10(mx));
+  });
+  return cat;
+}
+
 
 void ZoomChartView::wheelEvent(QWheelEvent* e) {
   double steps = e->angleDelta().y() / 120.0;

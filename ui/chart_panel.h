@@ -3,14 +3,35 @@
 // series, and the data behind the chart as CSV. Subclasses draw one kind.
 #pragma once
 
+#include <functional>
+
+#include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
+#include <QLogValueAxis>
 #include <QHBoxLayout>
 #include <QWidget>
 
 #include "ui/experiment.h"
 
 namespace scin::ui {
+
+/// A number for an axis label, as a person writes it: 1, 20, 1000, 0.5, 0.002;
+/// only very large or small values use an exponent ("2e-5", "3e7").
+QString tickNumber(double v);
+
+/// Tick values of a log10 axis from `lo` to `hi`: 1, 2, 5 per decade (1, 3 or
+/// only 1 when there are many decades).
+std::vector<double> logTicks(double lo, double hi);
+
+/// QLogValueAxis labels only the powers of its base. This adds `log` to
+/// `chart` hidden (the series attach to it) and, in its place, a category axis
+/// with the same title and readable labels at logTicks() (powers of two for a
+/// base-2 axis) formatted by
+/// `label` (default tickNumber), that follows the log axis when it zooms.
+/// Returns the visible label axis.
+QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align,
+                          const std::function<QString(double)>& label = {});
 
 class ZoomChartView : public QChartView {
   Q_OBJECT

@@ -87,10 +87,14 @@ QAbstractAxis* BandwidthChart::makeYAxis(double lo, double hi) const {
     case BusBw: return linearAxis(lo, hi, tr("Bus bandwidth (GB/s)"));
     case AlgBw: return linearAxis(lo, hi, tr("Algorithm bandwidth (GB/s)"));
     case LinkBytes: {
-      auto* ax = logAxis(lo, hi, tr("Bytes on busiest link (B, log scale)"));
+      // Base 2: ticks on powers of two, labelled like the size axis (KiB, MiB).
+      auto* ax = new QLogValueAxis;
+      ax->setBase(2);
+      ax->setTitleText(tr("Bytes on busiest link direction (bytes, log scale)"));
+      if (lo > 0 && hi > 0) ax->setRange(std::exp2(std::floor(std::log2(lo))), std::exp2(std::ceil(std::log2(hi))));
       return ax;
     }
-    case LinkBytesRatio: return linearAxis(0, hi, tr("Busiest-link bytes ÷ message size (×)"));
+    case LinkBytesRatio: return linearAxis(0, hi, tr("Busiest-link bytes ÷ message size (ratio, ×)"));
   }
   return nullptr;
 }
@@ -103,6 +107,10 @@ QString BandwidthChart::valueText(double v) const {
     case LinkBytesRatio: return tr("busiest link %1 × message size").arg(v, 0, 'f', 3);
   }
   return {};
+}
+
+QString BandwidthChart::tickLabel(double v) const {
+  return metric() == LinkBytes ? bytesText(v) : tickNumber(v);
 }
 
 QString BandwidthChart::csvColumn() const {
@@ -175,6 +183,8 @@ QAbstractAxis* SpeedupChart::makeYAxis(double lo, double hi) const {
 QString SpeedupChart::valueText(double v) const {
   return tr("%1× faster than %2").arg(v, 0, 'f', 2).arg(baseline());
 }
+
+QString SpeedupChart::tickLabel(double v) const { return tickNumber(v) + QStringLiteral("×"); }
 
 QString SpeedupChart::csvColumn() const {
   return QStringLiteral("speedup_over_%1").arg(baseline());

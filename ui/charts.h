@@ -34,6 +34,7 @@ class BandwidthChart : public SizeChart {
   std::optional<double> value(const Curve& c, std::size_t i) const override;
   QAbstractAxis* makeYAxis(double lo, double hi) const override;
   QString valueText(double v) const override;
+  QString tickLabel(double v) const override;
   QString csvColumn() const override;
 
  private:
@@ -53,6 +54,7 @@ class SpeedupChart : public SizeChart {
   std::optional<double> value(const Curve& c, std::size_t i) const override;
   QAbstractAxis* makeYAxis(double lo, double hi) const override;
   QString valueText(double v) const override;
+  QString tickLabel(double v) const override;
   QString csvColumn() const override;
   void extraSeries(double x_lo, double x_hi) override;
 

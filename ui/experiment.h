@@ -10,12 +10,42 @@
 #include <QMetaType>
 #include <QString>
 
+#include <nlohmann/json.hpp>
+
 #include "model/config.h"
 #include "sim/simulate.h"
 
 namespace scin::ui {
 
-/// What the sweep editor describes: sizes x algorithms (x one optional extra axis).
+/// One extra sweep axis over a registry parameter, as the user typed it.
+/// `values` is either a comma-separated list ("450, 900, 1800") or a range
+/// "MIN..MAX step S" (linear), "MIN..MAX x F" (geometric, F > 1) or
+/// "MIN..MAX count N" (N evenly spaced values); for whole-number parameters
+/// "MIN..MAX" alone steps by 1.
+struct ExtraAxis {
+  std::string path;     // registry path (core/model/params.h)
+  std::string values;   // list or range text, in the parameter's unit
+  bool zip = false;     // moves together with the axis above (same length) instead of crossing it
+  bool operator==(const ExtraAxis&) const = default;
+};
+
+/// The parsed form of an ExtraAxis: explicit values, or a range for the spec.
+struct ParsedAxis {
+  std::vector<nlohmann::json> values;   // always filled: the expanded, registry-checked values
+  bool is_range = false;
+  double min = 0, max = 0, factor = 0, step = 0;
+  int count = 0;
+};
+
+/// Parses and checks `a` against the registry (path exists, every value in the
+/// parameter's allowed range). Throws scin::Error with a message naming the
+/// path and the allowed range.
+ParsedAxis parseExtraAxis(const ExtraAxis& a);
+
+/// The range text of a stored range axis ("100..300 step 50"), the inverse of parseExtraAxis.
+std::string rangeText(double min, double max, double factor, double step, int count);
+
+/// What the sweep editor describes: sizes x algorithms (x extra axes).
 struct SweepRequest {
   std::uint64_t min_bytes = 8;
   std::uint64_t max_bytes = 1ull << 30;
@@ -23,11 +53,17 @@ struct SweepRequest {
   std::vector<std::string> algorithms;   // empty: every algorithm the fabric supports
   std::string engine = "analytic";
   std::string dtype = "bf16";
-  std::string axis_path;                 // extra axis: a registry path, or empty
-  std::vector<std::string> axis_values;  // values as the CLI would take them
+  /// Extra axes, crossed as a Cartesian product (first slowest); an axis with
+  /// zip set moves together with the one above it.
+  std::vector<ExtraAxis> axes;
 
   std::vector<std::uint64_t> sizes() const;
-  /// Total points (sizes x algorithms x axis values) for `cfg`.
+  /// Checks the extra axes; empty if valid, else a message naming the axis
+  /// (its path and allowed range).
+  QString axisError() const;
+  /// Number of combinations of the extra axes (1 with none; 0 if invalid).
+  std::size_t axis_combinations() const;
+  /// Total points (sizes x algorithms x axis combinations) for `cfg`; 0 if invalid.
   std::size_t point_count(const Config& cfg) const;
   /// The algorithms this request runs on `cfg` (requested and supported).
   std::vector<std::string> effective_algorithms(const Config& cfg) const;
@@ -35,7 +71,7 @@ struct SweepRequest {
   QString summary(const Config& cfg) const;
 };
 
-/// One curve: an algorithm (at one extra-axis value) over message sizes.
+/// One curve: an algorithm (at one combination of extra-axis values) over message sizes.
 struct Curve {
   std::string algorithm;
   QString label;                 // legend text: "scin" or "scin links.bandwidth_GBps=900"

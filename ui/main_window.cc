@@ -12,6 +12,8 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QFutureWatcher>
+#include <QEventLoop>
 #include <QInputDialog>
 #include <QKeySequence>
 #include <QMenuBar>
@@ -25,6 +27,7 @@
 #include <QToolBar>
 #include <QUndoStack>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <sqlite3.h>
 
@@ -387,24 +390,91 @@ void MainWindow::onRunFinished(qint64 id, const QString& status, const QString& 
 
 void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
   if (!store_ || ids.empty()) return;
-  ResultSet rs;
-  QStringList names;
-  try {
-    for (std::size_t k = 0; k < ids.size(); ++k) {
-      RunInfo info = store_->get_run(ids[k]);
+  // The points load on a worker through a connection of its own (read-only);
+  // only the newest request is shown.
+  struct Loaded {
+    std::vector<RunInfo> infos;
+    std::vector<std::vector<PointRecord>> points;
+    std::string error;
+  };
+  const std::filesystem::path path = store_->path();
+  const quint64 gen = ++loadGeneration_;
+  loading_ = true;
+  setIoBusy(true, tr("Loading run…"));
+  auto* watcher = new QFutureWatcher<Loaded>(this);
+  connect(watcher, &QFutureWatcher<Loaded>::finished, this, [this, watcher, ids, gen] {
+    watcher->deleteLater();
+    if (gen != loadGeneration_) return;  // a newer selection superseded this one
+    loading_ = false;
+    setIoBusy(false, {});
+    Loaded out = watcher->result();
+    if (!out.error.empty()) {
+      showError(tr("Run browser"), QString::fromStdString(out.error));
+      return;
+    }
+    if (runner_->running()) return;
+    ResultSet rs;
+    QStringList names;
+    for (std::size_t k = 0; k < out.infos.size(); ++k) {
+      const RunInfo& info = out.infos[k];
       QString label = QStringLiteral("#%1 %2").arg(info.id).arg(QString::fromStdString(info.name));
       names << QStringLiteral("%1 (%2)").arg(label.toHtmlEscaped(), QString::fromLatin1(to_string(info.status)));
-      appendPoints(rs, store_->points(ids[k]), k == 0 ? QString() : label, k > 0);
+      appendPoints(rs, out.points[k], k == 0 ? QString() : label, k > 0);
       if (k == 0) rs.title = label;
     }
-  } catch (const std::exception& e) {
-    showError(tr("Run browser"), QString::fromUtf8(e.what()));
-    return;
+    showingPreview_ = false;
+    setShown(rs, tr("<b>Stored run</b> %1%2")
+                     .arg(names.value(0), names.size() > 1 ? tr(", overlaid (dashed): %1").arg(names.mid(1).join(QStringLiteral(", ")))
+                                                           : QString()));
+  });
+  watcher->setFuture(QtConcurrent::run([path, ids] {
+    Loaded out;
+    try {
+      Store s = Store::open(path, Access::ReadOnly);
+      for (std::int64_t id : ids) {
+        out.infos.push_back(s.get_run(id));
+        out.points.push_back(s.points(id));
+      }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+    return out;
+  }));
+}
+
+void MainWindow::setIoBusy(bool busy, const QString& what) {
+  // Everything but the status bar is disabled while SQLite works off the GUI thread.
+  const bool enable = !busy && ioDepth_ == 0 && !loading_;
+  if (centralWidget()) centralWidget()->setEnabled(enable);
+  menuBar()->setEnabled(enable);
+  for (QDockWidget* d : findChildren<QDockWidget*>()) d->setEnabled(enable);
+  for (QToolBar* t : findChildren<QToolBar*>()) t->setEnabled(enable);
+  if (busy) {
+    statusBar()->showMessage(what);
+    if (!QApplication::overrideCursor()) QApplication::setOverrideCursor(Qt::BusyCursor);
+  } else if (enable) {
+    while (QApplication::overrideCursor()) QApplication::restoreOverrideCursor();
+    statusBar()->clearMessage();
   }
-  showingPreview_ = false;
-  setShown(rs, tr("<b>Stored run</b> %1%2")
-                   .arg(names.value(0), names.size() > 1 ? tr(", overlaid (dashed): %1").arg(names.mid(1).join(QStringLiteral(", ")))
-                                                         : QString()));
+}
+
+QString MainWindow::runOffGui(const QString& what, std::function<QString()> work) {
+  ++ioDepth_;
+  setIoBusy(true, what);
+  QFutureWatcher<QString> watcher;
+  QEventLoop loop;
+  connect(&watcher, &QFutureWatcher<QString>::finished, &loop, &QEventLoop::quit);
+  watcher.setFuture(QtConcurrent::run([work = std::move(work)] {
+    try {
+      return work();
+    } catch (const std::exception& e) {
+      return QString::fromUtf8(e.what());
+    }
+  }));
+  if (!watcher.isFinished()) loop.exec(QEventLoop::ExcludeUserInputEvents);
+  --ioDepth_;
+  setIoBusy(false, {});
+  return watcher.result();
 }
 
 // --- document -------------------------------------------------------------------
@@ -424,14 +494,25 @@ bool MainWindow::openDatabase(const QString& path) {
     showError(tr("Open"), tr("Wait for the run to finish (or cancel it) before opening another database."));
     return false;
   }
-  std::unique_ptr<Store> s;
-  try {
-    s = std::make_unique<Store>(Store::open(path.toStdString(), Access::Auto));
-  } catch (const std::exception& e) {
-    showError(tr("Cannot open experiment database"), QString::fromUtf8(e.what()));
+  if (ioDepth_ > 0) return false;  // another open / save is in progress
+  // Opening checks the file, migrates and recovers crashed runs: a worker does it.
+  auto opened = std::make_shared<std::unique_ptr<Store>>();
+  const std::string file = path.toStdString();
+  QString err = runOffGui(tr("Opening %1…").arg(QFileInfo(path).fileName()), [opened, file] {
+    *opened = std::make_unique<Store>(Store::open(file, Access::Auto));
+    return QString();
+  });
+  if (!err.isEmpty() || !*opened) {
+    showError(tr("Cannot open experiment database"), err);
     return false;
   }
-  store_ = std::move(s);
+  // A run selection still loading belongs to the old database.
+  ++loadGeneration_;
+  if (loading_) {
+    loading_ = false;
+    setIoBusy(false, {});
+  }
+  store_ = std::move(*opened);
   runBrowser_->setStore(store_.get());
   addRecent(databasePath());
   setModified(false);
@@ -467,15 +548,29 @@ bool MainWindow::saveDatabaseAs(const QString& path) {
     return false;
   }
   if (QFileInfo(path).absoluteFilePath() == QFileInfo(databasePath()).absoluteFilePath()) return true;
-  QFile::remove(path);
-  // VACUUM INTO writes a consistent, compact copy even with the WAL open.
-  std::string sql = "VACUUM INTO '" + QString(path).replace(QLatin1Char('\''), QStringLiteral("''")).toStdString() + "'";
-  char* err = nullptr;
-  int rc = sqlite3_exec(store_->raw(), sql.c_str(), nullptr, nullptr, &err);
-  if (rc != SQLITE_OK) {
-    QString msg = QString::fromUtf8(err ? err : "unknown error");
-    sqlite3_free(err);
-    showError(tr("Save As"), tr("Could not write %1: %2").arg(path, msg));
+  if (ioDepth_ > 0) return false;
+  // VACUUM INTO writes a consistent, compact copy even with the WAL open; a
+  // worker does it through a read-only connection of its own.
+  const std::string src = store_->path().string();
+  const QString dest = path;
+  QString err = runOffGui(tr("Saving a copy as %1…").arg(QFileInfo(path).fileName()), [src, dest] {
+    QFile::remove(dest);
+    sqlite3* h = nullptr;
+    if (sqlite3_open_v2(src.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+      QString msg = QString::fromUtf8(h ? sqlite3_errmsg(h) : "cannot open");
+      sqlite3_close(h);
+      return msg;
+    }
+    std::string sql = "VACUUM INTO '" + QString(dest).replace(QLatin1Char('\''), QStringLiteral("''")).toStdString() + "'";
+    char* e = nullptr;
+    QString msg;
+    if (sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &e) != SQLITE_OK) msg = QString::fromUtf8(e ? e : "unknown error");
+    sqlite3_free(e);
+    sqlite3_close(h);
+    return msg;
+  });
+  if (!err.isEmpty()) {
+    showError(tr("Save As"), tr("Could not write %1: %2").arg(path, err));
     return false;
   }
   return openDatabase(path);

@@ -3,6 +3,7 @@
 // the runs, chart tabs in the centre, run progress in the status bar.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -87,6 +88,10 @@ class MainWindow : public QMainWindow {
   /// Last error shown to the user (tests check it).
   QString lastError() const { return lastError_; }
 
+  /// True while a database is opened/copied or a run's points load on a
+  /// worker thread (the window is disabled meanwhile).
+  bool ioBusy() const { return ioDepth_ > 0 || loading_; }
+
  Q_SIGNALS:
   void runFinished(qint64 run_id, const QString& status);
   void chartsUpdated();
@@ -119,6 +124,11 @@ class MainWindow : public QMainWindow {
   void newDatabase();
   void openDialog();
   void saveAsDialog();
+  /// Runs `work` (SQLite I/O) on a worker thread with the window disabled and a
+  /// busy cursor, processing events until it is done. `work` must not touch
+  /// widgets; it returns an error message or "".
+  QString runOffGui(const QString& what, std::function<QString()> work);
+  void setIoBusy(bool busy, const QString& what);
 
   FabricDoc* doc_;
   FabricEditor* fabricEditor_ = nullptr;
@@ -152,6 +162,9 @@ class MainWindow : public QMainWindow {
   QString lastStatus_;
   qint64 lastRunId_ = 0;
   QString lastError_;
+  int ioDepth_ = 0;
+  bool loading_ = false;      // a run's points are loading (showRuns)
+  quint64 loadGeneration_ = 0;  // newest showRuns request; older results are dropped
 };
 
 }  // namespace scin::ui

@@ -129,8 +129,9 @@ void QuantChart::redraw() {
   x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
   for (int g : blockSizes()) x->append(QString::number(g), std::log2(g));
   x->setRange(std::log2(blockSizes().front()), std::log2(blockSizes().back()));
-  x->setTitleText(tr("Block size G (values per scale)"));
+  x->setTitleText(tr("Block size G (values per scale, log scale)"));
   QAbstractAxis* y;
+  QLogValueAxis* logY = nullptr;
   if (sqnr) {
     auto* v = new QValueAxis;
     v->setRange(lo - 2, hi + 2);
@@ -140,14 +141,15 @@ void QuantChart::redraw() {
   } else {
     auto* v = new QLogValueAxis;
     v->setBase(10);
-    v->setLabelFormat(QStringLiteral("%.0e"));
     v->setRange(std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi))));
-    v->setMinorTickCount(8);
-    v->setTitleText(tr("Relative L2 error (log scale)"));
-    y = v;
+    v->setTitleText(tr("Relative L2 error ‖ŷ − y‖ / ‖y‖ (ratio, log scale)"));
+    y = logY = v;
   }
   chart()->addAxis(x, Qt::AlignBottom);
-  chart()->addAxis(y, Qt::AlignLeft);
+  if (logY)
+    addLogAxis(chart(), logY, Qt::AlignLeft);
+  else
+    chart()->addAxis(y, Qt::AlignLeft);
   for (auto& [k, s] : series) {
     s->attachAxis(x);
     s->attachAxis(y);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include <QLogValueAxis>
 #include <QPen>
 
 #include "ui/format.h"
@@ -23,7 +24,7 @@ QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes) {
   for (int e = lo; e <= hi; ++e)
     if (e % every == 0) ax->append(sizeText(1ull << e), e);
   ax->setRange(lo, hi);
-  ax->setTitleText(QObject::tr("Message size per rank"));
+  ax->setTitleText(QObject::tr("Message size per rank (bytes, log scale)"));
   ax->setGridLineVisible(true);
   return ax;
 }
@@ -83,7 +84,10 @@ void SizeChart::redraw() {
   QCategoryAxis* x = makeSizeAxis(min_b, max_b);
   QAbstractAxis* y = makeYAxis(y_lo, y_hi);
   chart()->addAxis(x, Qt::AlignBottom);
-  chart()->addAxis(y, Qt::AlignLeft);
+  if (auto* log = qobject_cast<QLogValueAxis*>(y))
+    addLogAxis(chart(), log, Qt::AlignLeft, [this](double v) { return tickLabel(v); });
+  else
+    chart()->addAxis(y, Qt::AlignLeft);
   for (QAbstractSeries* s : chart()->series()) {
     s->attachAxis(x);
     s->attachAxis(y);

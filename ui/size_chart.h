@@ -30,6 +30,8 @@ class SizeChart : public ChartPanel {
   virtual std::optional<double> value(const Curve& c, std::size_t i) const = 0;
   /// Creates the y axis (log or linear, titled with its unit).
   virtual QAbstractAxis* makeYAxis(double lo, double hi) const = 0;
+  /// The label of a tick on a log-scale y axis (default: tickNumber).
+  virtual QString tickLabel(double v) const { return tickNumber(v); }
   /// The tooltip line for a value: "12.3 µs".
   virtual QString valueText(double v) const = 0;
   /// CSV column name for the value, with its unit: "time_us".

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <QStringList>
+
 #include "model/error.h"
 #include "model/params.h"
 #include "model/preset.h"
@@ -13,13 +15,6 @@ namespace {
 nlohmann::json paramJson(const Config& cfg, const ParamInfo& p) {
   ParamValue v = p.get(cfg);
   return std::visit([](const auto& x) { return nlohmann::json(x); }, v);
-}
-
-nlohmann::json axisValueJson(const ParamInfo& p, const std::string& text) {
-  // Let the registry parse it (ranges, enums, booleans), then store the parsed value.
-  Config c;
-  set_param(c, p.path, text);
-  return paramJson(c, p);
 }
 
 QString axisKey(const nlohmann::json& axes) {
@@ -55,12 +50,30 @@ SweepSpec toSweepSpec(const Config& cfg, const SweepRequest& req, const std::str
                {"engine", req.engine},
                {"collective", {{"dtype", req.dtype}}}};
   nlohmann::json axes = nlohmann::json::array();
-  if (!req.axis_path.empty() && !req.axis_values.empty()) {
-    const ParamInfo& p = param(req.axis_path);
-    nlohmann::json vals = nlohmann::json::array();
-    for (const auto& v : req.axis_values) vals.push_back(axisValueJson(p, v));
-    axes.push_back({{"path", req.axis_path}, {"values", vals}});
+  if (QString err = req.axisError(); !err.isEmpty()) throw Error(err.toStdString());
+  std::vector<nlohmann::json> group;
+  auto flush = [&] {
+    if (group.size() == 1) axes.push_back(group.front());
+    else if (group.size() > 1) axes.push_back({{"zip", group}});
+    group.clear();
+  };
+  for (std::size_t i = 0; i < req.axes.size(); ++i) {
+    const ExtraAxis& a = req.axes[i];
+    if (!a.zip || i == 0) flush();
+    ParsedAxis pa = parseExtraAxis(a);
+    nlohmann::json ax = {{"path", a.path}};
+    if (pa.is_range) {
+      nlohmann::json r = {{"min", pa.min}, {"max", pa.max}};
+      if (pa.factor > 0) r["factor"] = pa.factor;
+      else if (pa.count > 0) r["count"] = pa.count;
+      else r["step"] = pa.step;
+      ax["range"] = r;
+    } else {
+      ax["values"] = pa.values;
+    }
+    group.push_back(ax);
   }
+  flush();
   if (known) j["base"]["preset"] = cfg.name;
   axes.push_back({{"path", "collective.algorithm"}, {"values", req.effective_algorithms(cfg)}});
   axes.push_back({{"path", "collective.bytes"},
@@ -82,7 +95,8 @@ bool fromSweepSpec(const nlohmann::json& spec_json, Config* cfg, SweepRequest* r
     if (!s.base.algorithm.empty()) r.algorithms.push_back(s.base.algorithm);
     if (s.base.bytes) r.min_bytes = r.max_bytes = s.base.bytes;
     for (const auto& g : s.axes)
-      for (const auto& a : g.axes) {
+      for (std::size_t k = 0; k < g.axes.size(); ++k) {
+        const Axis& a = g.axes[k];
         if (a.path == "collective.algorithm") {
           r.algorithms.clear();
           for (const auto& v : axis_values(a)) r.algorithms.push_back(v.get<std::string>());
@@ -98,12 +112,25 @@ bool fromSweepSpec(const nlohmann::json& spec_json, Config* cfg, SweepRequest* r
           r.dtype = axis_values(a).front().get<std::string>();
         } else if (a.path == "engine") {
           r.engine = axis_values(a).front().get<std::string>();
-        } else if (find_param(a.path) && r.axis_path.empty()) {
-          r.axis_path = a.path;
-          for (const auto& v : axis_values(a))
-            r.axis_values.push_back(v.is_string()   ? v.get<std::string>()
-                                    : v.is_number() ? QString::number(v.get<double>(), 'g', 10).toStdString()
-                                                    : v.dump());
+        } else if (find_param(a.path)) {
+          ExtraAxis x;
+          x.path = a.path;
+          x.zip = k > 0;
+          auto numberOf = [](const nlohmann::json& v) {
+            return v.is_number() ? v.get<double>() : QString::fromStdString(v.dump()).toDouble();
+          };
+          if (a.range && a.range->min.is_number() && a.range->max.is_number()) {
+            x.values = rangeText(numberOf(a.range->min), numberOf(a.range->max), a.range->factor,
+                                 a.range->step, a.range->count);
+          } else {
+            QStringList vals;
+            for (const auto& v : axis_values(a))
+              vals << (v.is_string()   ? QString::fromStdString(v.get<std::string>())
+                       : v.is_number() ? QString::number(v.get<double>(), 'g', 10)
+                                       : QString::fromStdString(v.dump()));
+            x.values = vals.join(QStringLiteral(", ")).toStdString();
+          }
+          r.axes.push_back(std::move(x));
         }
       }
     if (cfg) *cfg = c;

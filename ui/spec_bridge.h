@@ -12,7 +12,8 @@
 
 namespace scin::ui {
 
-/// The sweep spec of running `req` on `cfg`. Axes: the extra axis (slowest),
+/// The sweep spec of running `req` on `cfg`. Axes: the extra axes in order (a
+/// zipped axis joins the one above it in a "zip" group; ranges stay ranges),
 /// collective.algorithm, collective.bytes (fastest).
 SweepSpec toSweepSpec(const Config& cfg, const SweepRequest& req, const std::string& name);
 

@@ -63,25 +63,24 @@ SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc
   dtype_ = new QComboBox;
   dtype_->addItems({QStringLiteral("bf16"), QStringLiteral("fp16"), QStringLiteral("fp32")});
   dtype_->setToolTip(tr("Element type of the reduced values."));
-  axis_ = new QComboBox;
-  axis_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  axis_->setMinimumContentsLength(14);
-  axis_->addItem(tr("(none)"), QString());
-  for (const auto& p : params())
-    if (p.type == ParamType::Int || p.type == ParamType::Real || p.type == ParamType::Enum ||
-        p.type == ParamType::Bool)
-      axis_->addItem(QStringLiteral("%1 — %2").arg(QString::fromStdString(p.path),
-                                                   QString::fromStdString(p.label)),
-                     QString::fromStdString(p.path));
-  axis_->setToolTip(tr("An extra sweep axis over any fabric parameter (the dotted path the CLI uses)."));
-  axisValues_ = new QLineEdit;
-  axisValues_->setPlaceholderText(tr("values, e.g. 450, 900, 1800"));
-  axisValues_->setToolTip(tr("Comma-separated values of the extra axis, in the parameter's unit."));
   rf->addRow(tr("Engine"), engine_);
   rf->addRow(tr("Data type"), dtype_);
-  rf->addRow(tr("Extra axis"), axis_);
-  rf->addRow(tr("Axis values"), axisValues_);
   outer->addWidget(run);
+
+  auto* axes = new QGroupBox(tr("Extra axes"));
+  axes->setToolTip(tr("Sweep fabric parameters too: every axis multiplies the points (Cartesian "
+                      "product, first axis slowest) unless it is zipped with the axis above."));
+  auto* axv = new QVBoxLayout(axes);
+  axv->setContentsMargins(4, 4, 4, 4);
+  axesLayout_ = new QVBoxLayout;
+  axesLayout_->setSpacing(6);
+  axv->addLayout(axesLayout_);
+  addAxis_ = new QPushButton(tr("Add axis"));
+  addAxis_->setObjectName(QStringLiteral("addAxis"));
+  addAxis_->setToolTip(tr("Add a sweep axis over a fabric parameter."));
+  connect(addAxis_, &QPushButton::clicked, this, [this] { addAxis(); });
+  axv->addWidget(addAxis_, 0, Qt::AlignLeft);
+  outer->addWidget(axes);
   count_ = new QLabel;
   count_->setWordWrap(true);
   outer->addWidget(count_);
@@ -97,20 +96,6 @@ SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc
   connect(factor_, &QSpinBox::valueChanged, this, emitChanged);
   connect(engine_, &QComboBox::currentIndexChanged, this, emitChanged);
   connect(dtype_, &QComboBox::currentIndexChanged, this, emitChanged);
-  connect(axis_, &QComboBox::currentIndexChanged, this, [this, emitChanged] {
-    const ParamInfo* p = find_param(axis_->currentData().toString().toStdString());
-    axisValues_->setEnabled(p != nullptr);
-    if (p) {
-      axisValues_->setToolTip(QStringLiteral("%1 [%2]: %3. Allowed %4")
-                                  .arg(QString::fromStdString(p->label), unitSuffix(p->unit),
-                                       QString::fromStdString(p->help),
-                                       QString::fromStdString(format_range(*p))));
-      if (axisValues_->text().isEmpty())
-        axisValues_->setText(QString::fromStdString(get_param_text(doc_->config(), p->path)));
-    }
-    emitChanged();
-  });
-  connect(axisValues_, &QLineEdit::editingFinished, this, emitChanged);
   connect(doc_, &FabricDoc::changed, this, [this] { updateAvailability(); });
   updateAvailability();
 }
@@ -132,15 +117,14 @@ SweepRequest SweepEditor::request() const {
   if (r.algorithms.empty()) r.algorithms.push_back("none");  // explicit: nothing selected
   r.engine = engine_->currentText().toStdString();
   r.dtype = dtype_->currentText().toStdString();
-  r.axis_path = axis_->currentData().toString().toStdString();
-  if (!r.axis_path.empty())
-    for (const QString& v : axisValues_->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
-      r.axis_values.push_back(v.trimmed().toStdString());
+  for (const AxisRow& row : rows_)
+    r.axes.push_back(ExtraAxis{row.path->currentData().toString().toStdString(),
+                               row.values->text().trimmed().toStdString(), row.zip->isChecked()});
   return r;
 }
 
 void SweepEditor::setRequest(const SweepRequest& r) {
-  QSignalBlocker b1(min_), b2(max_), b3(factor_), b4(engine_), b5(dtype_), b6(axis_), b7(axisValues_);
+  QSignalBlocker b1(min_), b2(max_), b3(factor_), b4(engine_), b5(dtype_);
   // Sizes that are not powers of two (from a CLI spec) are added to the lists.
   for (auto [box, bytes] : {std::pair{min_, r.min_bytes}, std::pair{max_, r.max_bytes}}) {
     int i = box->findData(QVariant::fromValue<qulonglong>(bytes));
@@ -153,12 +137,11 @@ void SweepEditor::setRequest(const SweepRequest& r) {
   factor_->setValue(static_cast<int>(r.factor));
   engine_->setCurrentText(QString::fromStdString(r.engine));
   dtype_->setCurrentText(QString::fromStdString(r.dtype));
-  int ai = axis_->findData(QString::fromStdString(r.axis_path));
-  axis_->setCurrentIndex(ai < 0 ? 0 : ai);
-  QStringList v;
-  for (const auto& x : r.axis_values) v << QString::fromStdString(x);
-  axisValues_->setText(v.join(QStringLiteral(", ")));
-  axisValues_->setEnabled(!r.axis_path.empty());
+  {
+    QSignalBlocker quiet(this);
+    clearAxes();
+    for (const ExtraAxis& a : r.axes) addAxis(a);
+  }
   for (const auto& [name, cb] : algos_) {
     QSignalBlocker b(cb);
     cb->setChecked(r.algorithms.empty() ||
@@ -187,8 +170,132 @@ void SweepEditor::updateAvailability() {
   updateCount();
 }
 
+int SweepEditor::addAxis(const ExtraAxis& a) {
+  AxisRow row;
+  const int index = static_cast<int>(rows_.size());
+  row.box = new QWidget;
+  auto* g = new QGridLayout(row.box);
+  g->setContentsMargins(0, 0, 0, 0);
+  g->setHorizontalSpacing(4);
+  g->setVerticalSpacing(2);
+  row.path = new QComboBox;
+  row.path->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  row.path->setMinimumContentsLength(14);
+  row.path->addItem(tr("(choose a parameter)"), QString());
+  for (const auto& p : params())
+    if (p.type == ParamType::Int || p.type == ParamType::Real || p.type == ParamType::Enum ||
+        p.type == ParamType::Bool)
+      row.path->addItem(QStringLiteral("%1 — %2").arg(QString::fromStdString(p.path),
+                                                      QString::fromStdString(p.label)),
+                        QString::fromStdString(p.path));
+  row.path->setToolTip(tr("The fabric parameter this axis sweeps (the dotted path the CLI uses)."));
+  row.remove = new QToolButton;
+  row.remove->setText(QStringLiteral("✕"));
+  row.remove->setToolTip(tr("Remove this axis."));
+  row.values = new QLineEdit;
+  row.values->setPlaceholderText(tr("450, 900 or 100..300 step 50"));
+  row.unit = new QLabel;
+  row.unit->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("bytes")));
+  row.zip = new QCheckBox(tr("zip with the axis above"));
+  row.zip->setToolTip(tr("Move together with the axis above (same number of values) instead of "
+                         "multiplying the points."));
+  g->addWidget(row.path, 0, 0, 1, 2);
+  g->addWidget(row.remove, 0, 2);
+  g->addWidget(row.values, 1, 0);
+  g->addWidget(row.unit, 1, 1, 1, 2);
+  g->addWidget(row.zip, 2, 0, 1, 3);
+  g->setColumnStretch(0, 1);
+  int pi = row.path->findData(QString::fromStdString(a.path));
+  row.path->setCurrentIndex(pi < 0 ? 0 : pi);
+  row.values->setText(QString::fromStdString(a.values));
+  row.zip->setChecked(a.zip);
+  axesLayout_->addWidget(row.box);
+  rows_.push_back(row);
+
+  QWidget* box = row.box;
+  auto indexOf = [this, box] {
+    for (std::size_t i = 0; i < rows_.size(); ++i)
+      if (rows_[i].box == box) return static_cast<int>(i);
+    return -1;
+  };
+  connect(row.path, &QComboBox::currentIndexChanged, this, [this, indexOf] {
+    int i = indexOf();
+    AxisRow& r = rows_[static_cast<std::size_t>(i)];
+    const ParamInfo* p = find_param(r.path->currentData().toString().toStdString());
+    if (p) {  // start from the fabric's current value
+      QSignalBlocker b(r.values);
+      r.values->setText(QString::fromStdString(get_param_text(doc_->config(), p->path)));
+    }
+    updateAxisRow(i);
+    updateCount();
+    Q_EMIT changed();
+  });
+  connect(row.values, &QLineEdit::textChanged, this, [this, indexOf] {
+    updateAxisRow(indexOf());
+    updateCount();
+  });
+  connect(row.values, &QLineEdit::editingFinished, this, [this] { Q_EMIT changed(); });
+  connect(row.zip, &QCheckBox::toggled, this, [this] {
+    updateCount();
+    Q_EMIT changed();
+  });
+  connect(row.remove, &QToolButton::clicked, this, [this, indexOf] { removeAxis(indexOf()); });
+  for (std::size_t i = 0; i < rows_.size(); ++i) updateAxisRow(static_cast<int>(i));
+  updateCount();
+  Q_EMIT changed();
+  return index;
+}
+
+void SweepEditor::removeAxis(int i) {
+  if (i < 0 || i >= axisCount()) return;
+  delete rows_[static_cast<std::size_t>(i)].box;
+  rows_.erase(rows_.begin() + i);
+  for (std::size_t k = 0; k < rows_.size(); ++k) updateAxisRow(static_cast<int>(k));
+  updateCount();
+  Q_EMIT changed();
+}
+
+void SweepEditor::clearAxes() {
+  for (AxisRow& r : rows_) delete r.box;
+  rows_.clear();
+}
+
+void SweepEditor::updateAxisRow(int i) {
+  if (i < 0 || i >= axisCount()) return;
+  AxisRow& r = rows_[static_cast<std::size_t>(i)];
+  r.zip->setVisible(i > 0);
+  const std::string path = r.path->currentData().toString().toStdString();
+  const ParamInfo* p = find_param(path);
+  r.values->setEnabled(p != nullptr);
+  r.unit->setText(p ? (p->unit.empty() ? tr("(no unit)") : unitSuffix(p->unit)) : QString());
+  QString err;
+  if (p) {
+    try {
+      parseExtraAxis(ExtraAxis{path, r.values->text().trimmed().toStdString(), false});
+    } catch (const std::exception& e) {
+      err = QString::fromUtf8(e.what());
+    }
+  }
+  r.values->setStyleSheet(err.isEmpty() ? QString() : QStringLiteral("QLineEdit { border: 1px solid #c0392b; }"));
+  QString tip = p ? QStringLiteral("%1 [%2]: %3\nAllowed %4.\nType a list (450, 900, 1800) or a range "
+                                   "(100..300 step 50, 225..1800 x2, 0..1 count 5).")
+                        .arg(QString::fromStdString(p->label), unitSuffix(p->unit),
+                             QString::fromStdString(p->help), QString::fromStdString(format_range(*p)))
+                  : tr("Choose a parameter first.");
+  r.values->setToolTip(err.isEmpty() ? tip : err + QStringLiteral("\n\n") + tip);
+}
+
+QString SweepEditor::axisError() const { return request().axisError(); }
+
 void SweepEditor::updateCount() {
   SweepRequest r = request();
+  const QString err = r.axisError();
+  if (!err.isEmpty()) {
+    count_->setStyleSheet(QStringLiteral("color: #c0392b;"));
+    count_->setText(tr("Cannot run: %1").arg(err));
+    return;
+  }
+  count_->setStyleSheet(QString());
   count_->setText(tr("%1 points: %2").arg(r.point_count(doc_->config())).arg(r.summary(doc_->config())));
 }
 

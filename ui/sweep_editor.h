@@ -1,6 +1,9 @@
-// The sweep editor dock: message-size range, algorithms, engine, dtype and one
-// optional extra axis over any registry parameter (the same dotted paths the
-// CLI's --set and `scin sweep` use). Emits changed() on every edit; the main
+// The sweep editor dock: message-size range, algorithms, engine, dtype and any
+// number of extra axes over registry parameters (the same dotted paths the
+// CLI's --set and `scin sweep` use), crossed as a Cartesian product or zipped
+// with the axis above. Each axis takes a list ("450, 900") or a range
+// ("100..300 step 50", "225..1800 x2", "0..1 count 5"), checked against the
+// registry's range as it is typed. Emits changed() on every edit; the main
 // window turns that into a preview.
 #pragma once
 
@@ -11,7 +14,10 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
+#include <QToolButton>
+#include <QVBoxLayout>
 #include <QWidget>
 
 #include "ui/experiment.h"
@@ -28,12 +34,39 @@ class SweepEditor : public QWidget {
   void setRequest(const SweepRequest& r);
   QCheckBox* algorithmBox(const std::string& name) const;
 
+  // --- extra axes (tests drive these widgets) ---------------------------------
+  int axisCount() const { return static_cast<int>(rows_.size()); }
+  /// Adds an axis row (empty: the user picks the parameter); returns its index.
+  int addAxis(const ExtraAxis& a = {});
+  void removeAxis(int i);
+  QPushButton* addAxisButton() const { return addAxis_; }
+  QComboBox* axisPathBox(int i) const { return rows_.at(static_cast<std::size_t>(i)).path; }
+  QLineEdit* axisValuesEdit(int i) const { return rows_.at(static_cast<std::size_t>(i)).values; }
+  QLabel* axisUnitLabel(int i) const { return rows_.at(static_cast<std::size_t>(i)).unit; }
+  QCheckBox* axisZipBox(int i) const { return rows_.at(static_cast<std::size_t>(i)).zip; }
+  QToolButton* axisRemoveButton(int i) const { return rows_.at(static_cast<std::size_t>(i)).remove; }
+  /// The validation message of the extra axes, empty when they are valid.
+  QString axisError() const;
+  /// "N points: …" (or why the sweep cannot run).
+  QString countText() const { return count_->text(); }
+
  Q_SIGNALS:
   void changed();
 
  private:
   void updateAvailability();
   void updateCount();
+  void updateAxisRow(int i);
+  void clearAxes();
+
+  struct AxisRow {
+    QWidget* box = nullptr;
+    QComboBox* path = nullptr;
+    QLabel* unit = nullptr;
+    QLineEdit* values = nullptr;
+    QCheckBox* zip = nullptr;
+    QToolButton* remove = nullptr;
+  };
 
   FabricDoc* doc_;
   QComboBox* min_ = nullptr;
@@ -41,8 +74,9 @@ class SweepEditor : public QWidget {
   QSpinBox* factor_ = nullptr;
   QComboBox* engine_ = nullptr;
   QComboBox* dtype_ = nullptr;
-  QComboBox* axis_ = nullptr;
-  QLineEdit* axisValues_ = nullptr;
+  std::vector<AxisRow> rows_;
+  QVBoxLayout* axesLayout_ = nullptr;
+  QPushButton* addAxis_ = nullptr;
   QLabel* count_ = nullptr;
   std::map<std::string, QCheckBox*> algos_;
 };

@@ -3,14 +3,17 @@
 #include <atomic>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <thread>
 
+#include <QBarCategoryAxis>
 #include <QCategoryAxis>
 #include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QImage>
 #include <QLegendMarker>
+#include <QLogValueAxis>
 #include <QSettings>
 #include <QMessageBox>
 #include <QMimeData>
@@ -20,9 +23,11 @@
 
 #include <sqlite3.h>
 
+#include "model/params.h"
 #include "model/preset.h"
 #include "sim/simulate.h"
 #include "store/store.h"
+#include "ui/chart_panel.h"
 #include "ui/charts.h"
 #include "ui/exporter.h"
 #include "ui/fabric_doc.h"
@@ -47,7 +52,7 @@ namespace {
 
 // Waits for the preview to settle and the coalesced redraw to happen.
 void settle(MainWindow& w) {
-  QTRY_VERIFY_WITH_TIMEOUT(!w.preview()->busy(), 20000);
+  QTRY_VERIFY_WITH_TIMEOUT(!w.preview()->busy() && !w.ioBusy(), 20000);
   QTest::qWait(100);
 }
 
@@ -86,6 +91,56 @@ class UiTest : public QObject {
     QCOMPARE(ax->max(), 30.0);
     std::unique_ptr<QCategoryAxis> narrow(makeSizeAxis(8, 1024));
     QVERIFY(narrow->categoriesLabels().contains(QStringLiteral("8 B")));
+  }
+
+  void logAxesHaveReadableLabelsAndUnits() {
+    QCOMPARE(tickNumber(0.002), QStringLiteral("0.002"));
+    QCOMPARE(tickNumber(0.125), QStringLiteral("0.125"));
+    QCOMPARE(tickNumber(1000), QStringLiteral("1000"));
+    QCOMPARE(tickNumber(30000), QStringLiteral("30000"));
+    QCOMPARE(tickNumber(2e-5), QStringLiteral("2e-5"));
+    QCOMPARE(tickNumber(5e8), QStringLiteral("5e8"));
+    // 1, 2, 5 per decade on a short range.
+    std::vector<double> t = logTicks(1e-3, 1e-1);
+    QCOMPARE(t.size(), std::size_t(7));
+    QCOMPARE(t[1], 2e-3);
+    QCOMPARE(t[2], 5e-3);
+    MainWindow w;
+    QVERIFY(w.openDatabase(db(QStringLiteral("axes.scindb"))));
+    w.sweepEditor()->setRequest(SweepRequest{});
+    w.show();
+    settle(w);
+    for (ChartPanel* c : w.charts()) {
+      w.showTab(c->id());
+      QTest::qWait(50);
+      for (QAbstractAxis* ax : c->chart()->axes()) {
+        if (!ax->isVisible() || qobject_cast<QBarCategoryAxis*>(ax)) continue;  // names, no unit
+        const QString title = ax->titleText();
+        QVERIFY2(title.contains(QLatin1Char('(')), qPrintable(c->id() + QStringLiteral(": ") + title));
+        if (auto* cat = qobject_cast<QCategoryAxis*>(ax))
+          for (const QString& l : cat->categoriesLabels())
+            QVERIFY2(!l.contains(QStringLiteral("e+")), qPrintable(c->id() + QStringLiteral(": ") + l));
+      }
+    }
+    // Latency: a log axis labelled with plain numbers of µs, several per decade.
+    auto* lat = w.chart(QStringLiteral("latency"));
+    QCategoryAxis* y = nullptr;
+    for (QAbstractAxis* ax : lat->chart()->axes(Qt::Vertical))
+      if (ax->isVisible()) y = qobject_cast<QCategoryAxis*>(ax);
+    QVERIFY(y);
+    QVERIFY(y->titleText().contains(QStringLiteral("µs")));
+    QVERIFY2(y->categoriesLabels().contains(QStringLiteral("1000")), qPrintable(y->categoriesLabels().join(QLatin1Char('|'))));
+    QVERIFY(y->categoriesLabels().size() > 6);
+    // The labels follow the (hidden) log axis the series use when zooming.
+    QLogValueAxis* log = nullptr;
+    for (QAbstractAxis* ax : lat->chart()->axes(Qt::Vertical))
+      if (!ax->isVisible()) log = qobject_cast<QLogValueAxis*>(ax);
+    QVERIFY(log);
+    lat->chart()->zoom(2.0);
+    QVERIFY(std::fabs(y->min() - std::log10(log->min())) < 1e-6);
+    QVERIFY(std::fabs(y->max() - std::log10(log->max())) < 1e-6);
+    lat->resetZoom();
+    QVERIFY(std::fabs(y->max() - std::log10(log->max())) < 1e-6);
   }
 
   void startsOnDefaultExperiment() {
@@ -280,6 +335,11 @@ class UiTest : public QObject {
     const qint64 second = w.lastRunId();
     QCOMPARE(w.runBrowser()->tree()->topLevelItemCount(), 2);
     w.showRuns({second, first});
+    // The points load on a worker; the window is disabled meanwhile.
+    QVERIFY(w.ioBusy());
+    QVERIFY(!w.centralWidget()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.ioBusy(), 10000);
+    QVERIFY(w.centralWidget()->isEnabled());
     QTest::qWait(100);
     const QString overlay = QStringLiteral("scin (#%1 small)").arg(first);
     QVERIFY2(lat->seriesNames().contains(overlay), qPrintable(lat->seriesNames().join(QLatin1Char('|'))));
@@ -297,16 +357,17 @@ class UiTest : public QObject {
     r.max_bytes = 4096;
     r.factor = 2;
     r.algorithms = {"ring", "scin"};
-    r.axis_path = "links.bandwidth_GBps";
-    r.axis_values = {"450", "900"};
+    r.axes = {ExtraAxis{"links.bandwidth_GBps", "450, 900", false}};
     w.sweepEditor()->setRequest(r);
-    QCOMPARE(w.sweepEditor()->request().axis_values.size(), std::size_t(2));
+    QCOMPARE(w.sweepEditor()->axisCount(), 1);
+    QCOMPARE(w.sweepEditor()->request().axis_combinations(), std::size_t(2));
     QSignalSpy done(&w, &MainWindow::runFinished);
     QVERIFY(w.startRun(QStringLiteral("axis")));
     QVERIFY(done.wait(60000));
     QCOMPARE(w.lastRunStatus(), QStringLiteral("done"));
     RunInfo info = w.store()->get_run(w.lastRunId());
     QCOMPARE(info.points_total, std::uint64_t(3 * 2 * 2));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.ioBusy(), 10000);
     QTest::qWait(100);
     auto* lat = qobject_cast<LatencyChart*>(w.chart(QStringLiteral("latency")));
     const QString name = QStringLiteral("scin (links.bandwidth_GBps=900)");
@@ -318,10 +379,112 @@ class UiTest : public QObject {
     MainWindow w2;
     QVERIFY(w2.openDatabase(db(QStringLiteral("axis.scindb"))));
     SweepRequest back = w2.sweepEditor()->request();
-    QCOMPARE(back.axis_path, std::string("links.bandwidth_GBps"));
+    QCOMPARE(back.axes.size(), std::size_t(1));
+    QCOMPARE(back.axes[0].path, std::string("links.bandwidth_GBps"));
+    QCOMPARE(back.axes[0].values, std::string("450, 900"));
     QCOMPARE(back.max_bytes, std::uint64_t(4096));
     QCOMPARE(back.algorithms, (std::vector<std::string>{"ring", "scin"}));
     QCOMPARE(QString::fromStdString(w2.fabric()->config().name), QStringLiteral("hgx-h200-8"));
+  }
+
+  void twoAxisSweepThroughWidgetsMatchesCore() {
+    MainWindow w;
+    QVERIFY(w.openDatabase(db(QStringLiteral("two-axes.scindb"))));
+    SweepRequest r;
+    r.min_bytes = 1024;
+    r.max_bytes = 4096;
+    r.factor = 4;
+    r.algorithms = {"ring", "scin"};
+    w.sweepEditor()->setRequest(r);
+    SweepEditor* se = w.sweepEditor();
+    QCOMPARE(se->axisCount(), 0);
+    // Axis 1: a list over link bandwidth; axis 2: a range over switch latency.
+    QTest::mouseClick(se->addAxisButton(), Qt::LeftButton);
+    QTest::mouseClick(se->addAxisButton(), Qt::LeftButton);
+    QCOMPARE(se->axisCount(), 2);
+    se->axisPathBox(0)->setCurrentIndex(se->axisPathBox(0)->findData(QStringLiteral("links.bandwidth_GBps")));
+    QCOMPARE(se->axisUnitLabel(0)->text(), QStringLiteral("GB/s"));
+    se->axisValuesEdit(0)->clear();
+    QTest::keyClicks(se->axisValuesEdit(0), QStringLiteral("450, 900"));
+    se->axisPathBox(1)->setCurrentIndex(se->axisPathBox(1)->findData(QStringLiteral("switch.latency_ns")));
+    QCOMPARE(se->axisUnitLabel(1)->text(), QStringLiteral("ns"));
+    se->axisValuesEdit(1)->clear();
+    QTest::keyClicks(se->axisValuesEdit(1), QStringLiteral("100..300 step 100"));
+    QVERIFY2(se->axisError().isEmpty(), qPrintable(se->axisError()));
+    // The point count is shown before running: 2 x 3 axis values x 2 sizes x 2 algorithms.
+    QVERIFY2(se->countText().startsWith(QStringLiteral("24 points")), qPrintable(se->countText()));
+    // A third axis, then removed again.
+    QTest::mouseClick(se->addAxisButton(), Qt::LeftButton);
+    QCOMPARE(se->axisCount(), 3);
+    QVERIFY(se->countText().startsWith(QStringLiteral("Cannot run")));
+    QTest::mouseClick(se->axisRemoveButton(2), Qt::LeftButton);
+    QCOMPARE(se->axisCount(), 2);
+    QVERIFY(se->axisError().isEmpty());
+
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    QVERIFY(w.startRun(QStringLiteral("two axes")));
+    QVERIFY(done.wait(60000));
+    QCOMPARE(w.lastRunStatus(), QStringLiteral("done"));
+    auto pts = w.store()->points(w.lastRunId());
+    QCOMPARE(pts.size(), std::size_t(24));
+    std::set<std::pair<double, double>> combos;
+    for (const PointRecord& p : pts) {
+      QCOMPARE(p.status, PointStatus::Ok);
+      const double bw = p.axes.at("links.bandwidth_GBps").get<double>();
+      const double lat = p.axes.at("switch.latency_ns").get<double>();
+      combos.insert({bw, lat});
+      Config c = w.fabric()->config();
+      c.links.bandwidth_GBps = bw;
+      set_param(c, "switch.latency_ns", lat);
+      SimResult ref = simulate(c, p.algorithm, Collective{p.bytes, DType::Bf16});
+      QCOMPARE(p.time_us, ref.time_ns / 1e3);
+      QCOMPARE(p.max_link_bytes, ref.max_link_bytes);
+    }
+    QCOMPARE(combos, (std::set<std::pair<double, double>>{
+                         {450, 100}, {450, 200}, {450, 300}, {900, 100}, {900, 200}, {900, 300}}));
+    // Reopening restores both axes, the range as typed.
+    MainWindow w2;
+    QVERIFY(w2.openDatabase(db(QStringLiteral("two-axes.scindb"))));
+    QCOMPARE(w2.sweepEditor()->axisCount(), 2);
+    QCOMPARE(w2.sweepEditor()->request().axes[1].values, std::string("100..300 step 100"));
+  }
+
+  void extraAxisInputIsValidated() {
+    MainWindow w;
+    QVERIFY(w.openDatabase(db(QStringLiteral("validate.scindb"))));
+    SweepEditor* se = w.sweepEditor();
+    se->setRequest(smallSweep());
+    const int i = se->addAxis();
+    QVERIFY(se->axisError().contains(QStringLiteral("choose a parameter")));
+    se->axisPathBox(i)->setCurrentIndex(se->axisPathBox(i)->findData(QStringLiteral("fabric.gpus")));
+    auto errorFor = [&](const QString& text) {
+      se->axisValuesEdit(i)->setText(text);
+      return se->axisError();
+    };
+    // Out of range, not a number, not whole, bad ranges: the message names the path and the range.
+    for (const QString& bad : {QStringLiteral("4, 4096"), QStringLiteral("4, eight"), QStringLiteral("4.5"),
+                               QStringLiteral("2..2048 x2"), QStringLiteral("8..4 step 1"),
+                               QStringLiteral("2..16 x1"), QStringLiteral("2..16 step 0"), QStringLiteral("4,,8"),
+                               QStringLiteral(""), QStringLiteral("2..")}) {
+      const QString err = errorFor(bad);
+      QVERIFY2(err.contains(QStringLiteral("fabric.gpus")), qPrintable(bad + QStringLiteral(" -> ") + err));
+      QVERIFY2(err.contains(QStringLiteral("2 to 1024")), qPrintable(bad + QStringLiteral(" -> ") + err));
+      QVERIFY(se->countText().startsWith(QStringLiteral("Cannot run")));
+    }
+    QVERIFY(errorFor(QStringLiteral("2..16 x2")).isEmpty());
+    QCOMPARE(se->request().axis_combinations(), std::size_t(4));
+    QVERIFY(errorFor(QStringLiteral("4..8")).isEmpty());  // whole numbers step by 1
+    QCOMPARE(se->request().axis_combinations(), std::size_t(5));
+    // A zipped axis needs the same number of values.
+    const int j = se->addAxis(ExtraAxis{"links.bandwidth_GBps", "450, 900", true});
+    QVERIFY(se->axisError().contains(QStringLiteral("zipped")));
+    se->axisValuesEdit(j)->setText(QStringLiteral("100..500 step 100"));
+    QVERIFY2(se->axisError().isEmpty(), qPrintable(se->axisError()));
+    QCOMPARE(se->request().axis_combinations(), std::size_t(5));
+    // An invalid sweep does not run; the error names the axis.
+    se->axisValuesEdit(j)->setText(QStringLiteral("-1"));
+    QVERIFY(!w.startRun(QStringLiteral("bad")));
+    QVERIFY(w.lastError().contains(QStringLiteral("links.bandwidth_GBps")));
   }
 
   void cancelStopsLongSweepAndStoresCancelled() {
@@ -331,8 +494,7 @@ class UiTest : public QObject {
     r.min_bytes = 8;
     r.max_bytes = 1ull << 30;
     r.factor = 2;
-    r.axis_path = "links.latency_ns";
-    for (int i = 1; i <= 2000; ++i) r.axis_values.push_back(std::to_string(i));
+    r.axes = {ExtraAxis{"links.latency_ns", "1..2000 step 1", false}};
     w.sweepEditor()->setRequest(r);
     QSignalSpy done(&w, &MainWindow::runFinished);
     QVERIFY(w.startRun(QStringLiteral("long")));

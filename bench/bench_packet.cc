@@ -3,7 +3,7 @@
 // Counters: events/s = pops from the event heap per CPU second; hops/s =
 // packet serialisations per CPU second (one packet on one link). Targets from
 // the issue: >= 20 M events/s on one core; an 8-GPU 1 GiB SCIN All-Reduce at the
-// default 256 B packets in < 2 s (see docs/sections/performance-packet.md for
+// default 256 B packets in < 2 s (see docs/performance.md for
 // the measured figures). Run: build/bench/bench_packet --benchmark_filter=...
 #include <benchmark/benchmark.h>
 

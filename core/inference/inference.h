@@ -14,7 +14,7 @@
 //          token of every sequence.
 // TPOT:    one decode step of `batch` tokens, each attending to `context`
 //          cached tokens, plus the LM head.
-// The equations, constants and their sources are in docs/sections/model-inference.md.
+// The equations, constants and their sources are in docs/model.md (section 6).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The packet-level discrete-event engine. See packet_engine.h for the model and
-// docs/sections/model-packet.md for equations, constants and worked numbers.
+// docs/model.md (section 4) for equations, constants and worked numbers.
 //
 // Speed notes. Events carry no payload: a link, a pipe or a step is the target,
 // and each keeps its own FIFO (htsim's trick), so the heap holds a few entries

@@ -21,7 +21,7 @@
 //     switch.isa.max_outstanding_bytes in flight per port, stages responses in
 //     switch.isa.buffer_bytes, reduces at switch.isa.reduce_GBps (and the INQ
 //     unit's rate for quantised data), with regulation none|paced.
-// See docs/sections/model-packet.md for the equations and what each knob means.
+// See docs/model.md (section 4) for the equations and what each knob means.
 #pragma once
 
 #include <cstdint>

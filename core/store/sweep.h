@@ -161,7 +161,7 @@ struct SweepOptions {
   std::size_t batch_points = 8192;  // max points per transaction
   double batch_interval_s = 0.2;    // commit at least this often while points arrive
   double progress_interval_s = 0.1;
-  bool memoise = true;              // compute identical points once (see docs/sections/model-store.md)
+  bool memoise = true;              // compute identical points once (see docs/model.md, section 7)
   /// Set to true (from any thread) to cancel: no new point starts, the points
   /// in flight finish, everything computed in order so far is committed, and
   /// the run ends `cancelled`. Returns within one point's compute time.

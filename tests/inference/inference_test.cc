@@ -256,7 +256,7 @@ TEST(InferenceRun, FasterLinksNeverSlowTtftOrTpot) {
   }
 }
 
-// The worked numbers of docs/sections/model-inference.md: LLaMA-2-70B, TP 8, H200.
+// The worked numbers of docs/model.md (section 6): LLaMA-2-70B, TP 8, H200.
 TEST(InferenceRun, Llama2_70bWorkedNumbers) {
   InferenceRequest req;
   req.model = "llama-2-70b";

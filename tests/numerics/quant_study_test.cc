@@ -1,5 +1,5 @@
 // The quantisation-error study: error growth per scheme against the closed
-// forms of the model (docs/sections/model-numerics.md), block-size effect on
+// forms of the model (docs/model.md, section 5), block-size effect on
 // outliers, payload ratios, references, errors, and the `scin quant` CLI.
 #include <cmath>
 #include <cstdio>

@@ -111,6 +111,20 @@ struct Builder {
     return s.add(std::move(st));
   }
 
+  /// A unicast copy from accelerator `from` to another accelerator's buffer.
+  StepId push(int from, Region src, Region dst, std::vector<StepId> deps, std::string label) {
+    Step st;
+    st.kind = StepKind::Write;
+    st.initiator = from;
+    st.via = via;
+    st.op = DataOp::Copy;
+    st.srcs = {src};
+    st.dsts = {dst};
+    st.deps = std::move(deps);
+    st.label = std::move(label);
+    return s.add(std::move(st));
+  }
+
   /// One ring step: rank `r` sends `srcs[0]` to the next rank; with op Reduce
   /// the next rank adds `srcs[1]` (its own values) in FP32 as the data arrives
   /// and rounds to `dst`'s format.
@@ -281,16 +295,8 @@ void build_one_shot(Builder& b) {
   for (int r = 0; r < n; ++r)
     for (int j = 0; j < n; ++j) {
       if (j == r) continue;
-      Step st;
-      st.kind = StepKind::Write;
-      st.initiator = r;
-      st.via = b.via;
-      st.op = DataOp::Copy;
-      st.srcs = {at(s.input[r], all)};
-      st.dsts = {Region{scratch[j], static_cast<std::uint64_t>(r) * s.elems, s.elems}};
-      st.deps = {launches[r], launches[j]};
-      st.label = fmt::format("push r{}->r{}", r, j);
-      StepId w = s.add(std::move(st));
+      StepId w = b.push(r, at(s.input[r], all), Region{scratch[j], static_cast<std::uint64_t>(r) * s.elems, s.elems},
+                        {launches[r], launches[j]}, fmt::format("push r{}->r{}", r, j));
       arrived[j].push_back(b.signal(r, j, Unit::AccelSm, {w}, fmt::format("flag r{}->r{}", r, j)));
     }
   for (int j = 0; j < n; ++j) {
@@ -347,16 +353,8 @@ void build_two_shot(Builder& b, bool quantised) {
   for (int r = 0; r < n; ++r)
     for (int j = 0; j < n; ++j) {
       if (j == r) continue;
-      Step st;
-      st.kind = StepKind::Write;
-      st.initiator = r;
-      st.via = b.via;
-      st.op = DataOp::Copy;
-      st.srcs = {at(quantised ? qin[r] : s.input[r], shards[j])};
-      st.dsts = {slot(j, r)};
-      st.deps = {ready[r], ready[j]};
-      st.label = fmt::format("rs r{}->r{} shard {}", r, j, j);
-      StepId w = s.add(std::move(st));
+      StepId w = b.push(r, at(quantised ? qin[r] : s.input[r], shards[j]), slot(j, r), {ready[r], ready[j]},
+                        fmt::format("rs r{}->r{} shard {}", r, j, j));
       arrived[j].push_back(b.signal(r, j, Unit::AccelSm, {w}, fmt::format("rs flag r{}->r{}", r, j)));
     }
   std::vector<StepId> reduced;
@@ -375,18 +373,10 @@ void build_two_shot(Builder& b, bool quantised) {
   for (int j = 0; j < n; ++j)
     for (int r = 0; r < n; ++r) {
       if (r == j) continue;
-      Step st;
-      st.kind = StepKind::Write;
-      st.initiator = j;
-      st.via = b.via;
-      st.op = DataOp::Copy;
       BufferId from = quantised ? gather[j] : s.output[j];
       BufferId to = quantised ? gather[r] : s.output[r];
-      st.srcs = {at(from, shards[j])};
-      st.dsts = {at(to, shards[j])};
-      st.deps = {reduced[j]};
-      st.label = fmt::format("ag r{}->r{} shard {}", j, r, j);
-      StepId w = s.add(std::move(st));
+      StepId w = b.push(j, at(from, shards[j]), at(to, shards[j]), {reduced[j]},
+                        fmt::format("ag r{}->r{} shard {}", j, r, j));
       gathered[r].push_back(b.signal(j, r, Unit::AccelSm, {w}, fmt::format("ag flag r{}->r{}", j, r)));
     }
   for (int r = 0; r < n; ++r) {

@@ -14,6 +14,8 @@
 // Stats::packet_hops the packet serialisations).
 #include "packet/packet_engine.h"
 
+#include "model/cancel.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -1285,7 +1287,7 @@ Run Engine::run() {
       same_time = 0;
     }
     now_ = e.t_ns;
-    ++stats_.events;
+    if ((++stats_.events & 0xffff) == 0 && cancel_requested()) throw Cancelled();
     const std::uint32_t tgt = e.target();
     const std::uint32_t id = tgt & kIdMask;
     switch (static_cast<EvType>(tgt >> kTypeShift)) {

@@ -162,9 +162,10 @@ struct SweepOptions {
   double batch_interval_s = 0.2;    // commit at least this often while points arrive
   double progress_interval_s = 0.1;
   bool memoise = true;              // compute identical points once (see docs/model.md, section 7)
-  /// Set to true (from any thread) to cancel: no new point starts, the points
-  /// in flight finish, everything computed in order so far is committed, and
-  /// the run ends `cancelled`. Returns within one point's compute time.
+  /// Set to true (from any thread) to cancel: no new point starts, a long point
+  /// in the packet engine stops part-way (it polls this flag through
+  /// model/cancel.h), everything computed in order so far is committed, and the
+  /// run ends `cancelled`. Returns within one analytic point's compute time.
   const std::atomic<bool>* cancel = nullptr;
   // Run metadata (store only).
   std::string run_name;             // empty: spec name

@@ -26,6 +26,7 @@
 
 #include "model/error.h"
 #include "store/sweep.h"
+#include "model/cancel.h"
 #include "store/sweep_internal.h"
 
 namespace scin {
@@ -128,12 +129,19 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
                     [&](Block b) {
                       Computed r;
                       r.pts.reserve(b.count);
+                      // A long point (packet engine) polls the flag and stops mid-point.
+                      CancelScope scope(opts.cancel);
                       for (std::uint64_t i = 0; i < b.count; ++i) {
                         if (i > 0 && cancelled()) {
                           r.truncated = true;   // a short block marks the cut
                           break;
                         }
-                        r.pts.push_back(sweep_detail::evaluate(c, b.first + i));
+                        try {
+                          r.pts.push_back(sweep_detail::evaluate(c, b.first + i));
+                        } catch (const Cancelled&) {
+                          r.truncated = true;
+                          break;
+                        }
                       }
                       return r;
                     }) &

@@ -11,6 +11,7 @@
 #include "model/params.h"
 #include "model/preset.h"
 #include "model/units.h"
+#include "model/cancel.h"
 #include "sim/simulate.h"
 #include "store/sweep.h"
 #include "store/sweep_internal.h"
@@ -738,6 +739,8 @@ PointRecord evaluate(Compiled& c, std::uint64_t index) {
     } else {
       compute(p, r, p.kind);
     }
+  } catch (const Cancelled&) {
+    throw;  // not a result: the runner stops
   } catch (const Error& e) {
     p.status = PointStatus::Skipped;
     p.message = e.what();

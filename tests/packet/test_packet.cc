@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/algorithms.h"
+#include "model/cancel.h"
 #include "model/analytic.h"
 #include "model/error.h"
 #include "model/params.h"
@@ -439,5 +440,18 @@ TEST(PacketErrors, BadInputThrowsNamingTheField) {
   expect_error(c, s, "packet engine");
 }
 
+// The engine polls the thread's cancellation flag and stops with Cancelled.
+TEST(PacketCancel, AFlagThatIsSetStopsTheRun) {
+  Config c = preset("hgx-h200-8", {});
+  Schedule s = sched(c, "scin", 64u << 20);
+  std::atomic<bool> flag{true};
+  {
+    CancelScope scope(&flag);
+    EXPECT_THROW(run_packet_sim(c, s), Cancelled);
+  }
+  EXPECT_NO_THROW(run_packet_sim(c, s));  // no scope: runs to the end
+}
+
 }  // namespace
 }  // namespace scin
+

@@ -162,6 +162,29 @@ TEST(SweepRun, IdenticalPointsAreComputedOnce) {
   EXPECT_EQ(sum.progress.memo_hits, 0u);
 }
 
+// A single long point (packet engine, 1 GiB: seconds of work) stops part-way
+// when cancelled: the engine polls the runner's flag.
+TEST(SweepRun, CancelInterruptsALongPoint) {
+  TempDir dir;
+  SweepSpec spec = spec_of(R"({
+    "name": "long", "base": {"preset": "hgx-h200-8", "engine": "packet",
+                             "collective": {"algorithm": "scin", "dtype": "bf16"}},
+    "axes": [{"path": "collective.bytes", "values": ["1G"]}]})");
+  Store store = Store::open(dir / "long.scindb");
+  std::atomic<bool> cancel{false};
+  SweepOptions opts;
+  opts.threads = 1;
+  opts.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cancel = true;
+  });
+  SweepSummary sum = run_sweep(store, spec, opts, SweepSink{});
+  canceller.join();
+  EXPECT_EQ(sum.status, RunStatus::Cancelled);
+  EXPECT_EQ(store.get_run(sum.run_id).points_stored, 0u);
+}
+
 TEST(SweepRun, CancelKeepsAContiguousPrefix) {
   TempDir dir;
   SweepSpec spec = spec_of(kMedium);

@@ -311,6 +311,8 @@ bool MainWindow::loadPreset(const QString& name) { return fabricEditor_->selectP
 
 bool MainWindow::isRunning() const { return runner_->running(); }
 
+bool MainWindow::ioBusy() const { return ioDepth_ > 0 || loading_ || (runBrowser_ && runBrowser_->busy()); }
+
 bool MainWindow::startRun(const QString& name) {
   if (runner_->running()) return false;
   if (!store_) {

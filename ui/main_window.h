@@ -89,8 +89,9 @@ class MainWindow : public QMainWindow {
   QString lastError() const { return lastError_; }
 
   /// True while a database is opened/copied or a run's points load on a
-  /// worker thread (the window is disabled meanwhile).
-  bool ioBusy() const { return ioDepth_ > 0 || loading_; }
+  /// worker thread (the window is disabled meanwhile), or the run browser's
+  /// list reloads on one (the window stays enabled).
+  bool ioBusy() const;
 
  Q_SIGNALS:
   void runFinished(qint64 run_id, const QString& status);

@@ -1,11 +1,15 @@
 #include "ui/run_browser.h"
 
+#include <QFutureWatcher>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QMenu>
 #include <QMessageBox>
 #include <QSignalBlocker>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+#include <utility>
 
 namespace scin::ui {
 namespace {
@@ -38,43 +42,93 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent) {
 
 void RunBrowser::setStore(Store* store) {
   store_ = store;
+  // Rows of the previous database must not be edited through the new one.
+  loading_ = true;
+  tree_->clear();
+  loading_ = false;
+  selectAfterLoad_ = -1;
   reload();
 }
 
 void RunBrowser::reload() {
-  loading_ = true;
-  std::vector<std::int64_t> keep = selectedRuns();
-  tree_->clear();
-  if (store_) {
-    try {
-      for (const RunInfo& r : store_->list_runs()) {
-        auto* it = new QTreeWidgetItem(tree_);
-        it->setData(kId, Qt::UserRole, QVariant::fromValue<qlonglong>(r.id));
-        it->setText(kId, QString::number(r.id));
-        it->setText(kName, QString::fromStdString(r.name));
-        it->setText(kDate, QString::fromStdString(r.started_at).replace(QLatin1Char('T'), QLatin1Char(' ')));
-        it->setText(kEngine, QString::fromStdString(r.engine));
-        it->setText(kStatus, QString::fromLatin1(to_string(r.status)));
-        it->setText(kPoints, QStringLiteral("%1/%2").arg(r.points_stored).arg(r.points_total));
-        QStringList tags;
-        for (const auto& t : r.tags) tags << QString::fromStdString(t);
-        it->setText(kTags, tags.join(QStringLiteral(", ")));
-        it->setText(kNotes, QString::fromStdString(r.notes).section(QLatin1Char('\n'), 0, 0));
-        it->setToolTip(kNotes, QString::fromStdString(r.notes));
-        it->setToolTip(kName, QStringLiteral("%1\nversion %2 (%3)")
-                                  .arg(QString::fromStdString(r.spec.value("description", std::string())),
-                                       QString::fromStdString(r.tool_version),
-                                       QString::fromStdString(r.git_revision)));
-        if (r.status != RunStatus::Done)
-          it->setForeground(kStatus, r.status == RunStatus::Running ? QColor(0x1f, 0x77, 0xb4) : QColor(0xb0, 0x00, 0x20));
-        it->setFlags(it->flags() | (store_->read_only() ? Qt::NoItemFlags : Qt::ItemIsEditable));
-        if (std::find(keep.begin(), keep.end(), r.id) != keep.end()) it->setSelected(true);
-      }
-    } catch (const std::exception& e) {
-      Q_EMIT error(QString::fromUtf8(e.what()));
+  const quint64 gen = ++generation_;
+  if (!store_) {
+    loading_ = true;
+    tree_->clear();
+    loading_ = false;
+    selectAfterLoad_ = -1;
+    waiting_ = false;
+    return;
+  }
+  // The list is read through a read-only connection of its own on a worker;
+  // the GUI thread only fills the tree.
+  struct Listed {
+    std::vector<RunInfo> runs;
+    std::string error;
+  };
+  const std::filesystem::path path = store_->path();
+  waiting_ = true;
+  auto* watcher = new QFutureWatcher<Listed>(this);
+  connect(watcher, &QFutureWatcher<Listed>::finished, this, [this, watcher, gen] {
+    watcher->deleteLater();
+    if (gen != generation_) return;  // a newer reload (or another database) superseded this one
+    waiting_ = false;
+    Listed out = watcher->result();
+    if (!out.error.empty()) {
+      selectAfterLoad_ = -1;
+      Q_EMIT error(QString::fromStdString(out.error));
+      return;
     }
+    populate(out.runs);
+  });
+  watcher->setFuture(QtConcurrent::run([path] {
+    Listed out;
+    try {
+      out.runs = Store::open(path, Access::ReadOnly).list_runs();
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+    return out;
+  }));
+}
+
+void RunBrowser::populate(const std::vector<RunInfo>& runs) {
+  loading_ = true;
+  const std::vector<std::int64_t> keep = selectedRuns();
+  tree_->clear();
+  const bool editable = store_ && !store_->read_only();
+  for (const RunInfo& r : runs) {
+    auto* it = new QTreeWidgetItem(tree_);
+    it->setData(kId, Qt::UserRole, QVariant::fromValue<qlonglong>(r.id));
+    it->setText(kId, QString::number(r.id));
+    it->setText(kName, QString::fromStdString(r.name));
+    it->setText(kDate, QString::fromStdString(r.started_at).replace(QLatin1Char('T'), QLatin1Char(' ')));
+    it->setText(kEngine, QString::fromStdString(r.engine));
+    it->setText(kStatus, QString::fromLatin1(to_string(r.status)));
+    it->setText(kPoints, QStringLiteral("%1/%2").arg(r.points_stored).arg(r.points_total));
+    QStringList tags;
+    for (const auto& t : r.tags) tags << QString::fromStdString(t);
+    it->setText(kTags, tags.join(QStringLiteral(", ")));
+    it->setText(kNotes, QString::fromStdString(r.notes).section(QLatin1Char('\n'), 0, 0));
+    it->setToolTip(kNotes, QString::fromStdString(r.notes));
+    it->setToolTip(kName, QStringLiteral("%1\nversion %2 (%3)")
+                              .arg(QString::fromStdString(r.spec.value("description", std::string())),
+                                   QString::fromStdString(r.tool_version),
+                                   QString::fromStdString(r.git_revision)));
+    if (r.status != RunStatus::Done)
+      it->setForeground(kStatus, r.status == RunStatus::Running ? QColor(0x1f, 0x77, 0xb4) : QColor(0xb0, 0x00, 0x20));
+    it->setFlags(it->flags() | (editable ? Qt::ItemIsEditable : Qt::NoItemFlags));
+    if (std::find(keep.begin(), keep.end(), r.id) != keep.end()) it->setSelected(true);
   }
   loading_ = false;
+  const std::int64_t select = std::exchange(selectAfterLoad_, -1);
+  if (select >= 0) {
+    selectRun(select);
+  } else if (selectedRuns() != keep) {
+    // Selected runs are gone (deleted, or another database): say so.
+    Q_EMIT selectionChanged(selectedRuns());
+  }
+  Q_EMIT listLoaded();
 }
 
 std::vector<std::int64_t> RunBrowser::selectedRuns() const {
@@ -87,6 +141,10 @@ std::vector<std::int64_t> RunBrowser::selectedRuns() const {
 }
 
 void RunBrowser::selectRun(std::int64_t id) {
+  if (busy()) {
+    selectAfterLoad_ = id;  // the row may not be listed yet: select it once the list is
+    return;
+  }
   {
     loading_ = true;
     tree_->clearSelection();
@@ -101,6 +159,14 @@ void RunBrowser::selectRun(std::int64_t id) {
   }
   Q_EMIT selectionChanged(selectedRuns());
 }
+
+// The edits below stay on the GUI thread, through the store's connection (it
+// is opened NOMUTEX, so no worker may share it); only the list refresh that
+// follows goes to a worker. Each is small: rename and notes are one UPDATE of
+// one row by primary key; tags are one transaction of a DELETE and a few
+// INSERTs on run_tags. Deleting is one DELETE of one row per run, but its
+// points go with it (ON DELETE CASCADE), so its cost grows with the run's
+// point count; it is still one short transaction for runs of typical size.
 
 bool RunBrowser::renameRun(std::int64_t id, const QString& name) {
   try {
@@ -157,9 +223,8 @@ bool RunBrowser::deleteRuns(const std::vector<std::int64_t>& ids, bool confirm) 
     reload();
     return false;
   }
-  reload();
+  reload();  // emits selectionChanged when the new list no longer holds the selected runs
   Q_EMIT runsChanged();
-  Q_EMIT selectionChanged(selectedRuns());
   return true;
 }
 

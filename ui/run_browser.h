@@ -1,6 +1,11 @@
 // The run browser dock: every run in the experiment database with its name,
 // date, engine, status, point count and tags. Rename (edit the name in place),
 // annotate, tag, delete (with confirmation); select several to overlay them.
+//
+// The list is read on a worker thread through a read-only connection of its
+// own (QtConcurrent); a reload superseded by a newer one is dropped. Edits run
+// on the GUI thread through the store's connection, each one short
+// transaction (see run_browser.cc), then the list reloads in the background.
 #pragma once
 
 #include <QTreeWidget>
@@ -17,9 +22,16 @@ class RunBrowser : public QWidget {
 
   /// The database to show (not owned; may be null). Reloads.
   void setStore(Store* store);
+  /// Re-reads the list on a worker; the tree updates (keeping the selection)
+  /// when it finishes, and emits listLoaded. Only the newest reload is shown.
   void reload();
+  /// The newest reload has not arrived yet (older ones still running are
+  /// dropped when they finish and do not count).
+  bool busy() const { return waiting_; }
   /// Selected run ids, in list order.
   std::vector<std::int64_t> selectedRuns() const;
+  /// Selects only `id` and emits selectionChanged; while a reload is in
+  /// flight, does so once the new list is shown.
   void selectRun(std::int64_t id);
   QTreeWidget* tree() const { return tree_; }
 
@@ -36,13 +48,19 @@ class RunBrowser : public QWidget {
   /// A store operation failed; the message says why.
   void error(const QString& message);
   void runsChanged();
+  /// A reload finished and the tree shows the new list.
+  void listLoaded();
 
  private:
   void contextMenu(const QPoint& pos);
+  void populate(const std::vector<RunInfo>& runs);
 
   Store* store_ = nullptr;
   QTreeWidget* tree_;
-  bool loading_ = false;
+  bool loading_ = false;        // the tree is being filled: selection signals are ours
+  bool waiting_ = false;        // the newest reload is in flight
+  quint64 generation_ = 0;      // newest reload; older results are dropped
+  std::int64_t selectAfterLoad_ = -1;  // selectRun() asked during a reload
 };
 
 }  // namespace scin::ui

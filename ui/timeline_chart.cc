@@ -2,8 +2,11 @@
 
 #include <QApplication>
 #include <QLabel>
+#include <QLegend>
 #include <QLineSeries>
 #include <QValueAxis>
+#include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include <QMetaObject>
@@ -18,6 +21,8 @@ namespace scin::ui {
 TimelineChart::TimelineChart(FabricDoc* doc, QWidget* parent)
     : ChartPanel(QStringLiteral("timeline"), tr("Link utilisation over time (packet engine)"), parent), doc_(doc) {
   chart()->legend()->setAlignment(Qt::AlignBottom);
+  // Legend markers drawn as the series' own line (solid or dashed), not a colour square.
+  chart()->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
   algo_ = new QComboBox;
   for (const auto& a : algorithms()) algo_->addItem(QString::fromStdString(a.name));
   algo_->setCurrentText(QStringLiteral("scin"));
@@ -94,7 +99,7 @@ void TimelineChart::redraw() {
   clearChart();
   const nlohmann::json& x = result_.extra;
   if (x.contains("error")) {
-    chart()->setTitle(tr("Link utilisation: %1").arg(QString::fromStdString(x["error"].get<std::string>())));
+    chart()->setTitle(tr("Link utilisation: %1").arg(QString::fromStdString(x["error"].get<std::string>()).toHtmlEscaped()));
     return;
   }
   if (!x.contains("timeline")) return;
@@ -127,10 +132,13 @@ void TimelineChart::redraw() {
       busiest_u = &u;
     }
   }
-  auto addSeries = [&](const QString& name, QColor col, auto valueAt) {
+  // Series are painted in the order they are added: the two means first (thin,
+  // solid), the busiest link last (thick, dashed) so it stays visible where it
+  // coincides with a mean, as it does when every link carries the same traffic.
+  auto addSeries = [&](const QString& name, const QPen& pen, auto valueAt) {
     auto* s = new QLineSeries;
     s->setName(name);
-    s->setPen(QPen(col, 2));
+    s->setPen(pen);
     for (int k = 0; k < n; ++k) s->append((k + 0.5) * bin_ns / 1e3, valueAt(k));
     connect(s, &QLineSeries::hovered, this, [this, s](const QPointF& p, bool on) {
       if (on) showTip(QStringLiteral("<b>%1</b><br>t = %2<br>utilisation %3%")
@@ -139,13 +147,33 @@ void TimelineChart::redraw() {
     });
     chart()->addSeries(s);
   };
-  if (busiest_u)
-    addSeries(tr("busiest link %1").arg(QString::fromStdString(busiest)), QColor(0xd6, 0x27, 0x28),
-              [&](int k) { return (*busiest_u)[static_cast<std::size_t>(k)].get<double>(); });
-  if (ne) addSeries(tr("mean of %1 egress links (accelerator → switch)").arg(ne), QColor(0x1f, 0x77, 0xb4),
-                    [&](int k) { return egress[static_cast<std::size_t>(k)] / ne; });
-  if (ni) addSeries(tr("mean of %1 ingress links (switch → accelerator)").arg(ni), QColor(0x2c, 0xa0, 0x2c),
-                    [&](int k) { return ingress[static_cast<std::size_t>(k)] / ni; });
+  auto at = [](const std::vector<double>& v, int k) { return v[static_cast<std::size_t>(k)]; };
+  if (ne) addSeries(tr("egress: mean of %1 links").arg(ne), QPen(QColor(0x1f, 0x77, 0xb4), 1.5),
+                    [&](int k) { return at(egress, k) / ne; });
+  if (ni) addSeries(tr("ingress: mean of %1 links").arg(ni), QPen(QColor(0x2c, 0xa0, 0x2c), 1.5),
+                    [&](int k) { return at(ingress, k) / ni; });
+  QString note;
+  if (busiest_u) {
+    auto busiestAt = [&](int k) {
+      return k < static_cast<int>(busiest_u->size()) ? (*busiest_u)[static_cast<std::size_t>(k)].get<double>() : 0.0;
+    };
+    const bool in = busiest.rfind("sw", 0) == 0;
+    QString link = QString::fromStdString(busiest).replace(QStringLiteral("->"), QStringLiteral(" → "));
+    QPen pen(QColor(0xd6, 0x27, 0x28), 3, Qt::DashLine);
+    pen.setCapStyle(Qt::FlatCap);
+    addSeries(tr("busiest link %1 (dashed)").arg(link), pen, busiestAt);
+    // Say so when the busiest link is no busier than the mean of its direction:
+    // the two lines then lie on top of each other.
+    const std::vector<double>& mean = in ? ingress : egress;
+    const int count = in ? ni : ne;
+    double diff = 0;
+    for (int k = 0; k < n && count > 0; ++k) diff = std::max(diff, std::abs(busiestAt(k) - at(mean, k) / count));
+    if (count > 0 && diff < 1e-3)
+      note = tr("; the busiest link equals the %1 mean (every %1 link is equally loaded)").arg(in ? tr("ingress") : tr("egress"));
+  }
+  // The title is rich text: a second line says what the lines are.
+  chart()->setTitle(chart()->title() + QStringLiteral("<br>") +
+                    tr("Egress: accelerator → switch, ingress: switch → accelerator%1").arg(note));
   auto* ax = new QValueAxis;
   ax->setRange(0, n * bin_ns / 1e3);
   ax->applyNiceNumbers();

@@ -1,7 +1,8 @@
 // The link-utilisation timeline: one packet-engine simulation of a chosen
 // algorithm and message size with per-link utilisation sampling
 // (packet.timeline_samples), drawn as utilisation (0..1) over time for the
-// busiest link and the mean of all egress and all ingress links. Computed on a
+// mean of all egress and all ingress links (thin, solid) and the busiest link
+// (thick, dashed, on top: it often coincides with one of the means). Computed on a
 // detached worker thread (a packet simulation cannot be interrupted, and
 // closing the window must not wait for it); only built when the packet engine
 // is linked in.

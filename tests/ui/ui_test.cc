@@ -13,6 +13,7 @@
 #include <QFile>
 #include <QImage>
 #include <QLegendMarker>
+#include <QLineSeries>
 #include <QLogValueAxis>
 #include <QSettings>
 #include <QMessageBox>
@@ -333,6 +334,7 @@ class UiTest : public QObject {
     QVERIFY(w.startRun(QStringLiteral("fast")));
     QVERIFY(done.wait(60000));
     const qint64 second = w.lastRunId();
+    settle(w);  // the run list reloads (and selects the new run) on a worker
     QCOMPARE(w.runBrowser()->tree()->topLevelItemCount(), 2);
     w.showRuns({second, first});
     // The points load on a worker; the window is disabled meanwhile.
@@ -619,6 +621,14 @@ class UiTest : public QObject {
     SimResult r = simulate(c, "scin", Collective{64 << 10, DType::Bf16}, "packet");
     QCOMPARE(t.result().time_ns, r.time_ns);
     QCOMPARE(t.seriesNames().size(), 3);
+    // The busiest link is painted last (on top of the means it may coincide
+    // with), thick and dashed, and its legend entry says so.
+    QVERIFY2(t.seriesNames().last().startsWith(QStringLiteral("busiest link")), qPrintable(t.seriesNames().join(QLatin1Char('|'))));
+    QVERIFY(t.seriesNames().last().contains(QStringLiteral("dashed")));
+    auto* top = qobject_cast<QLineSeries*>(t.chart()->series().last());
+    QVERIFY(top);
+    QCOMPARE(top->pen().style(), Qt::DashLine);
+    QVERIFY(top->pen().widthF() > qobject_cast<QLineSeries*>(t.chart()->series().first())->pen().widthF());
     QVERIFY(t.csv().count(QLatin1Char('\n')) > 100);
   }
 
@@ -689,7 +699,50 @@ class UiTest : public QObject {
     }
     QVERIFY(rb->deleteRuns({runs[0].id}, /*confirm=*/false));
     QCOMPARE(w.store()->list_runs().size(), std::size_t(0));
-    QCOMPARE(rb->tree()->topLevelItemCount(), 0);
+    // The list reloads on a worker.
+    QTRY_COMPARE_WITH_TIMEOUT(rb->tree()->topLevelItemCount(), 0, 10000);
+    QVERIFY(rb->selectedRuns().empty());
+  }
+
+  void runBrowserListLoadsOnWorkerAndDropsStaleResults() {
+    MainWindow w;
+    QVERIFY(w.openDatabase(db(QStringLiteral("browser.scindb"))));
+    w.sweepEditor()->setRequest(smallSweep());
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    QVERIFY(w.startRun(QStringLiteral("listed")));
+    QVERIFY(done.wait(60000));
+    settle(w);
+    RunBrowser* rb = w.runBrowser();
+    QVERIFY(!rb->busy());
+    QCOMPARE(rb->tree()->topLevelItemCount(), 1);
+    const std::int64_t id = w.lastRunId();
+    QCOMPARE(rb->selectedRuns(), std::vector<std::int64_t>{id});
+    // Two reloads in a row: only the newest is shown (once), and the tree
+    // keeps the old rows and the selection until it arrives.
+    QSignalSpy loaded(rb, &RunBrowser::listLoaded);
+    QSignalSpy selected(rb, &RunBrowser::selectionChanged);
+    w.store()->rename_run(id, "first name");
+    rb->reload();
+    QVERIFY(rb->busy());
+    QVERIFY(w.ioBusy());
+    QVERIFY(w.centralWidget()->isEnabled());  // a list reload does not block the window
+    w.store()->rename_run(id, "second name");
+    rb->reload();
+    QCOMPARE(rb->tree()->topLevelItemCount(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(!rb->busy(), 10000);
+    QCOMPARE(loaded.count(), 1);
+    QCOMPARE(rb->tree()->topLevelItem(0)->text(1), QStringLiteral("second name"));
+    QCOMPARE(rb->selectedRuns(), std::vector<std::int64_t>{id});
+    QCOMPARE(selected.count(), 0);  // same selection: no reselect, no chart reload
+    // selectRun() during a reload applies to the new list.
+    rb->tree()->clearSelection();
+    selected.clear();
+    rb->reload();
+    rb->selectRun(id);
+    QCOMPARE(selected.count(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(selected.count(), 1, 10000);
+    QCOMPARE(rb->selectedRuns(), std::vector<std::int64_t>{id});
+    settle(w);
   }
 };
 

@@ -1,5 +1,6 @@
 // Runs the `scin` binary ($SCIN_CLI, else the SCIN_CLI_PATH compiled in by
-// tests/CMakeLists.txt) and captures its output.
+// tests/CMakeLists.txt) and captures its output. The one CLI runner every test
+// area uses.
 #pragma once
 
 #include <array>
@@ -9,24 +10,31 @@
 #include <sys/wait.h>
 
 struct CliResult {
-  int code = -1;
-  std::string out;  // stdout and stderr together
+  int status = -1;     // exit code; -1 if the binary could not be run
+  std::string output;  // stdout and stderr together
 };
 
-inline CliResult run_cli(const std::string& args) {
-  const char* bin = std::getenv("SCIN_CLI");
+/// Path of the scin binary, or "" if unknown.
+inline std::string cli_path() {
+  if (const char* env = std::getenv("SCIN_CLI"); env && *env) return env;
 #ifdef SCIN_CLI_PATH
-  if (!bin) bin = SCIN_CLI_PATH;
+  return SCIN_CLI_PATH;
+#else
+  return "";
 #endif
+}
+
+inline CliResult run_cli(const std::string& args) {
   CliResult r;
-  if (!bin) return r;
-  std::string cmd = std::string(bin) + " " + args + " 2>&1";
+  const std::string bin = cli_path();
+  if (bin.empty()) return r;
+  const std::string cmd = "'" + bin + "' " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
   std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(p);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }

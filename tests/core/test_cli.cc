@@ -8,21 +8,21 @@
 
 TEST(Cli, PresetsListsEveryPreset) {
   auto r = run_cli("presets");
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.status, 0) << r.output;
   for (const char* n : {"hgx-h100-8", "hgx-h200-8", "hgx-b200-8", "scin-fpga-4", "mesh-8"})
-    EXPECT_NE(r.out.find(n), std::string::npos) << n;
+    EXPECT_NE(r.output.find(n), std::string::npos) << n;
 }
 
 TEST(Cli, ParamsListsEveryRegistryPath) {
   auto r = run_cli("params --format csv");
-  ASSERT_EQ(r.code, 0) << r.out;
-  for (const auto& p : scin::params()) EXPECT_NE(r.out.find(p.path + ","), std::string::npos) << p.path;
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const auto& p : scin::params()) EXPECT_NE(r.output.find(p.path + ","), std::string::npos) << p.path;
 }
 
 TEST(Cli, RunJsonHasTheDocumentedFields) {
   auto r = run_cli("run --preset hgx-h200-8 --algo ring,scin --bytes 1M --format json");
-  ASSERT_EQ(r.code, 0) << r.out;
-  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["preset"], "hgx-h200-8");
   EXPECT_EQ(j["gpus"], 8);
   EXPECT_EQ(j["engine"], "analytic");
@@ -38,16 +38,16 @@ TEST(Cli, RunJsonHasTheDocumentedFields) {
 
 TEST(Cli, DefaultRunCoversTheSeedComparison) {
   auto r = run_cli("run");
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.status, 0) << r.output;
   for (const char* s : {"hgx-h200-8", "ring", "nvls", "scin", "scin-inq", "1073741824", "busbw", "link(B)"})
-    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+    EXPECT_NE(r.output.find(s), std::string::npos) << s;
 }
 
 TEST(Cli, ExplainPrintsTheBreakdown) {
   auto r = run_cli("run --algo scin --bytes 8 --explain");
-  ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("link_latency"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("memory_latency"), std::string::npos) << r.out;
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("link_latency"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("memory_latency"), std::string::npos) << r.output;
 }
 
 TEST(Cli, BadInputIsAOneLineErrorNamingTheField) {
@@ -69,8 +69,8 @@ TEST(Cli, BadInputIsAOneLineErrorNamingTheField) {
   };
   for (const auto& c : cases) {
     auto r = run_cli(c.args);
-    EXPECT_NE(r.code, 0) << c.args;
-    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << " -> " << r.out;
-    EXPECT_LE(std::count(r.out.begin(), r.out.end(), '\n'), 2) << c.args << " -> " << r.out;
+    EXPECT_NE(r.status, 0) << c.args;
+    EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.args << " -> " << r.output;
+    EXPECT_LE(std::count(r.output.begin(), r.output.end(), '\n'), 2) << c.args << " -> " << r.output;
   }
 }

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_util.h"
 #include "inference/inference.h"
 #include "model/algorithms.h"
 #include "model/error.h"
@@ -391,32 +392,8 @@ TEST(InferenceErrors, BadInputGivesClearErrors) {
 
 // --- the CLI (skipped when the scin executable is not built)
 
-struct CliRun {
-  int status = -1;
-  std::string output;
-};
-
-CliRun run_cli(const std::string& args) {
-  CliRun r;
-  // SCIN_CLI (set by scin_add_test), else the build tree's app/scin next to tests/inference/.
-  std::filesystem::path cli;
-  if (const char* env = std::getenv("SCIN_CLI"); env && *env) cli = env;
-  std::error_code ec;
-  if (cli.empty()) cli = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "../../app/scin";
-  if (ec || !std::filesystem::exists(cli, ec)) return r;
-  std::string cmd = cli.string() + " " + args + " 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.output.append(buf, n);
-  int st = pclose(f);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
 TEST(InferenceCli, JsonOutputAndOneLineErrors) {
-  CliRun ok = run_cli("infer --model llama-2-7b --gpu H200 --fabric hgx-h200-8 --tp 8 --batch 1 --prompt 128 "
+  CliResult ok = run_cli("infer --model llama-2-7b --gpu H200 --fabric hgx-h200-8 --tp 8 --batch 1 --prompt 128 "
                       "--algo ring,scin-inq --format json");
   if (ok.status == -1) GTEST_SKIP() << "SCIN_CLI not set or not built";
   ASSERT_EQ(ok.status, 0) << ok.output;
@@ -429,11 +406,11 @@ TEST(InferenceCli, JsonOutputAndOneLineErrors) {
   EXPECT_EQ(j["algorithms"][1]["prefill"]["allreduce_bytes"], 128 * 4096 * 2);
   EXPECT_GT(j["algorithms"][1]["tpot_speedup"].get<double>(), 1.0);
 
-  CliRun grid = run_cli("infer --model llama-2-7b --tp 4,8 --batch 1,2 --prompt 128 --algo ring,scin --format csv");
+  CliResult grid = run_cli("infer --model llama-2-7b --tp 4,8 --batch 1,2 --prompt 128 --algo ring,scin --format csv");
   ASSERT_EQ(grid.status, 0) << grid.output;
   EXPECT_EQ(std::count(grid.output.begin(), grid.output.end(), '\n'), 1 + 2 * 2 * 2);   // header + points x algos
 
-  CliRun bad = run_cli("infer --model llama-2-70b --tp 3");
+  CliResult bad = run_cli("infer --model llama-2-70b --tp 3");
   EXPECT_EQ(bad.status, 2);
   EXPECT_EQ(bad.output, "scin: error: tp: 3 does not divide the 64 attention heads of llama-2-70b; "
                         "allowed 1, 2, 4, 8, 16, 32, 64\n");

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_util.h"
 #include "model/algorithms.h"
 #include "model/error.h"
 #include "model/preset.h"
@@ -34,27 +35,7 @@ const QuantRow& row(const QuantStudy& s, const std::string& algo) {
   throw std::runtime_error("no row " + algo);
 }
 
-const char* cli_path() {
-  if (const char* c = std::getenv("SCIN_CLI"); c && *c) return c;
-#ifdef SCIN_CLI_PATH
-  return SCIN_CLI_PATH;
-#else
-  return nullptr;
-#endif
-}
 
-std::string run_cli(const std::string& args, int* status) {
-  const char* cli = cli_path();
-  if (!cli) return "";
-  const std::string cmd = std::string(cli) + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-  std::string out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p.get())) > 0) out.append(buf, n);
-  *status = pclose(p.release());
-  return out;
-}
 
 }  // namespace
 
@@ -260,26 +241,25 @@ TEST(QuantStudy, RejectsBadRequests) {
 }
 
 TEST(QuantCli, PrintsMetricsAsJsonAndRejectsBadInput) {
-  if (!cli_path()) GTEST_SKIP() << "SCIN_CLI not set";
-  int status = 0;
-  const std::string out = run_cli("quant --gpus 8 --algo scin-inq,ring-q8,ring --elements 4096 --format json", &status);
-  ASSERT_EQ(status, 0) << out;
-  const auto j = nlohmann::json::parse(out);
+  if (cli_path().empty()) GTEST_SKIP() << "SCIN_CLI not set";
+  const CliResult out = run_cli("quant --gpus 8 --algo scin-inq,ring-q8,ring --elements 4096 --format json");
+  ASSERT_EQ(out.status, 0) << out.output;
+  const auto j = nlohmann::json::parse(out.output);
   ASSERT_EQ(j["results"].size(), 3u);
   EXPECT_EQ(j["results"][0]["algorithm"], "scin-inq");
   EXPECT_NEAR(j["results"][0]["payload_ratio"].get<double>(), 0.53125, 1e-9);
   EXPECT_GT(j["results"][1]["metrics"]["rel_l2"].get<double>(), j["results"][0]["metrics"]["rel_l2"].get<double>());
   EXPECT_EQ(j["quant.block_elems"], 32);
 
-  const std::string csv = run_cli("quant --algo scin-inq --elements 1024 --block 64 --scale bf16 --format csv", &status);
-  ASSERT_EQ(status, 0) << csv;
-  EXPECT_NE(csv.find("algorithm,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("scin-inq"), std::string::npos) << csv;
+  const CliResult csv = run_cli("quant --algo scin-inq --elements 1024 --block 64 --scale bf16 --format csv");
+  ASSERT_EQ(csv.status, 0) << csv.output;
+  EXPECT_NE(csv.output.find("algorithm,"), std::string::npos) << csv.output;
+  EXPECT_NE(csv.output.find("scin-inq"), std::string::npos) << csv.output;
 
-  const std::string bad = run_cli("quant --elements 99999999999", &status);
-  EXPECT_NE(status, 0);
-  EXPECT_NE(bad.find("--elements"), std::string::npos) << bad;
-  const std::string bad_block = run_cli("quant --block 1", &status);
-  EXPECT_NE(status, 0);
-  EXPECT_NE(bad_block.find("quant.block_elems"), std::string::npos) << bad_block;
+  const CliResult bad = run_cli("quant --elements 99999999999");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--elements"), std::string::npos) << bad.output;
+  const CliResult bad_block = run_cli("quant --block 1");
+  EXPECT_NE(bad_block.status, 0);
+  EXPECT_NE(bad_block.output.find("quant.block_elems"), std::string::npos) << bad_block.output;
 }

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_util.h"
+
 #include "store/sqlite_db.h"
 #include "store/store.h"
 #include "store_test_util.h"
@@ -23,65 +25,37 @@ namespace {
 
 using test::TempDir;
 
-std::string cli() {
-  const char* p = std::getenv("SCIN_CLI");
-  if (p && *p) return p;
-#ifdef SCIN_CLI_PATH
-  return SCIN_CLI_PATH;
-#else
-  return "";
-#endif
-}
-
-struct CmdResult {
-  int status = -1;
-  std::string output;
-};
-
-CmdResult run_cmd(const std::string& args) {
-  CmdResult r;
-  std::string cmd = "'" + cli() + "' " + args + " 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.output.append(buf, n);
-  int st = pclose(f);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
 void write_file(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
 
 TEST(StoreCli, SweepRunsShowExportDelete) {
-  if (cli().empty()) GTEST_SKIP() << "SCIN_CLI not set";
+  if (cli_path().empty()) GTEST_SKIP() << "SCIN_CLI not set";
   TempDir dir;
   write_file(dir / "spec.json", R"({
     "name": "cli-small", "base": {"preset": "hgx-h200-8", "collective": {"dtype": "bf16"}},
     "axes": [{"path": "collective.algorithm", "values": ["ring", "nvls", "scin"]},
              {"path": "collective.bytes", "values": ["1K", "64K", "1M", "16M"]}]})");
   const std::string db = (dir / "exp").string();   // ".scindb" is added
-  CmdResult r = run_cmd("sweep " + (dir / "spec.json").string() + " --db " + db +
+  CliResult r = run_cli("sweep " + (dir / "spec.json").string() + " --db " + db +
                         " --threads 2 --name mine --tag x --notes hello");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("run 1 'mine' done: 12 of 12 points (0 skipped)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("progress: 12/12 points"), std::string::npos) << r.output;   // not a TTY: plain lines
   ASSERT_TRUE(std::filesystem::exists(db + ".scindb"));
 
-  r = run_cmd("runs --db " + db + ".scindb");
+  r = run_cli("runs --db " + db + ".scindb");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("mine"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("done"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("12/12"), std::string::npos) << r.output;
 
-  r = run_cmd("show --db " + db + " --run 1");
+  r = run_cli("show --db " + db + " --run 1");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("\"cli-small\""), std::string::npos) << r.output;   // the spec
   EXPECT_NE(r.output.find("notes        hello"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("summary"), std::string::npos) << r.output;
 
   const auto csv = dir / "out.csv";
-  r = run_cmd("export --db " + db + " --run 1 --format csv --out " + csv.string());
+  r = run_cli("export --db " + db + " --run 1 --format csv --out " + csv.string());
   ASSERT_EQ(r.status, 0) << r.output;
   std::ifstream in(csv);
   std::string header, line;
@@ -91,56 +65,56 @@ TEST(StoreCli, SweepRunsShowExportDelete) {
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, 12);
 
-  r = run_cmd("export --db " + db + " --run 1 --format json");
+  r = run_cli("export --db " + db + " --run 1 --format json");
   ASSERT_EQ(r.status, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["points"].size(), 12u);
   EXPECT_EQ(j["run"]["tags"], nlohmann::json::array({"x"}));
 
-  r = run_cmd("export --db " + db + " --run 7 --format csv");
+  r = run_cli("export --db " + db + " --run 7 --format csv");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("no run 7"), std::string::npos) << r.output;
 
-  r = run_cmd("annotate --db " + db + " --run 1 --name renamed --notes 'second look' --tag y --untag x");
+  r = run_cli("annotate --db " + db + " --run 1 --name renamed --notes 'second look' --tag y --untag x");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("run 1 'renamed': tags [y], notes 'second look'"), std::string::npos) << r.output;
-  r = run_cmd("annotate --db " + db + " --run 1 --name mine");
+  r = run_cli("annotate --db " + db + " --run 1 --name mine");
   ASSERT_EQ(r.status, 0) << r.output;
 
-  r = run_cmd("delete --db " + db + " --run 1");
+  r = run_cli("delete --db " + db + " --run 1");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("deleted run 1 'mine' (12 points)"), std::string::npos) << r.output;
-  r = run_cmd("runs --db " + db);
+  r = run_cli("runs --db " + db);
   EXPECT_NE(r.output.find("no runs"), std::string::npos) << r.output;
 }
 
 TEST(StoreCli, BadInputsGiveOneLineErrors) {
-  if (cli().empty()) GTEST_SKIP() << "SCIN_CLI not set";
+  if (cli_path().empty()) GTEST_SKIP() << "SCIN_CLI not set";
   TempDir dir;
   write_file(dir / "notes.scindb", "just some text\n");
-  CmdResult r = run_cmd("runs --db " + (dir / "notes.scindb").string());
+  CliResult r = run_cli("runs --db " + (dir / "notes.scindb").string());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("not a SCIN experiment database"), std::string::npos) << r.output;
 
   write_file(dir / "bad.json", R"({"name": "b", "base": {"collective": {"algorithm": "ring", "bytes": 64}},
     "axes": [{"path": "links.speed", "values": [1]}]})");
-  r = run_cmd("sweep " + (dir / "bad.json").string() + " --db " + (dir / "x.scindb").string());
+  r = run_cli("sweep " + (dir / "bad.json").string() + " --db " + (dir / "x.scindb").string());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("links.speed"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "x.scindb"));   // nothing created for a bad spec
 
-  r = run_cmd("runs --db " + (dir / "typo.scindb").string());
+  r = run_cli("runs --db " + (dir / "typo.scindb").string());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("no such experiment database"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "typo.scindb"));   // browsing never creates a file
 
-  r = run_cmd("sweep " + (dir / "missing.json").string() + " --db " + (dir / "x.scindb").string());
+  r = run_cli("sweep " + (dir / "missing.json").string() + " --db " + (dir / "x.scindb").string());
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("missing.json"), std::string::npos) << r.output;
 }
 
 TEST(StoreCli, SigkillMidSweepLeavesAHealthyDatabase) {
-  if (cli().empty()) GTEST_SKIP() << "SCIN_CLI not set";
+  if (cli_path().empty()) GTEST_SKIP() << "SCIN_CLI not set";
   TempDir dir;
   // ~200k cheap points: far more than can finish before the kill.
   write_file(dir / "long.json", R"({
@@ -156,7 +130,7 @@ TEST(StoreCli, SigkillMidSweepLeavesAHealthyDatabase) {
   if (child == 0) {
     freopen("/dev/null", "w", stdout);
     freopen("/dev/null", "w", stderr);
-    execl(cli().c_str(), cli().c_str(), "sweep", spec.c_str(), "--db", dbs.c_str(), "--threads", "1",
+    execl(cli_path().c_str(), cli_path().c_str(), "sweep", spec.c_str(), "--db", dbs.c_str(), "--threads", "1",
           static_cast<char*>(nullptr));
     _exit(127);
   }

@@ -15,7 +15,7 @@
 #include <QSettings>
 #include <QTimer>
 
-#include "model/version.h"
+#include "base/version.h"
 #include "ui/main_window.h"
 #include "ui/preview.h"
 #include "ui/run_controller.h"

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "model/error.h"
-#include "model/version.h"
+#include "base/error.h"
+#include "base/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"scin: All-Reduce design-space explorer for in-network collectives "

@@ -2,8 +2,8 @@
 // behind every point of `scin run`, a sweep and the GUI's live preview.
 #include <benchmark/benchmark.h>
 
-#include "model/preset.h"
-#include "sim/simulate.h"
+#include "fabric/preset.h"
+#include "engines/simulate.h"
 
 namespace {
 

@@ -14,10 +14,10 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
-#include "model/algorithms.h"
-#include "model/preset.h"
+#include "schedule/algorithms.h"
+#include "fabric/preset.h"
 #include "numerics/codec.h"
-#include "numerics/data_engine.h"
+#include "engines/data/data_engine.h"
 #include "numerics/inputs.h"
 
 using namespace scin;

@@ -7,11 +7,11 @@
 // the measured figures). Run: build/bench/bench_packet --benchmark_filter=...
 #include <benchmark/benchmark.h>
 
-#include "model/algorithms.h"
-#include "model/params.h"
-#include "model/preset.h"
-#include "packet/event_queue.h"
-#include "packet/packet_engine.h"
+#include "schedule/algorithms.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "engines/packet/event_queue.h"
+#include "engines/packet/packet_engine.h"
 
 namespace {
 

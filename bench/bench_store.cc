@@ -14,7 +14,7 @@
 #include <benchmark/benchmark.h>
 
 #include "store/store.h"
-#include "store/sweep.h"
+#include "sweep/sweep.h"
 
 namespace {
 

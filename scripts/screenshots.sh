@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 app=$build/ui/scin-explorer
 out=$root/docs/screenshots
-[ -x "$app" ] || { echo "screenshots.sh: $app not built (cmake -DSCIN_BUILD_GUI=ON)" >&2; exit 1; }
+[ -x "$app" ] || { echo "screenshots.sh: $app not built " >&2; exit 1; }
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -9,7 +9,7 @@
 #include <QHorizontalStackedBarSeries>
 #include <QValueAxis>
 
-#include "model/analytic.h"
+#include "engines/analytic/analytic.h"
 #include "ui/format.h"
 
 namespace scin::ui {

@@ -7,11 +7,11 @@
 #include <QRegularExpression>
 #include <QStringList>
 
-#include "model/algorithms.h"
-#include "model/error.h"
-#include "model/params.h"
-#include "model/schedule.h"
-#include "store/sweep.h"
+#include "schedule/algorithms.h"
+#include "base/error.h"
+#include "fabric/params.h"
+#include "schedule/schedule.h"
+#include "sweep/sweep.h"
 #include "ui/format.h"
 
 namespace scin::ui {

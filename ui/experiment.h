@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/config.h"
-#include "sim/simulate.h"
+#include "fabric/config.h"
+#include "engines/simulate.h"
 
 namespace scin::ui {
 
@@ -23,7 +23,7 @@ namespace scin::ui {
 /// "MIN..MAX count N" (N evenly spaced values); for whole-number parameters
 /// "MIN..MAX" alone steps by 1.
 struct ExtraAxis {
-  std::string path;     // registry path (core/model/params.h)
+  std::string path;     // registry path (core/fabric/params.h)
   std::string values;   // list or range text, in the parameter's unit
   bool zip = false;     // moves together with the axis above (same length) instead of crossing it
   bool operator==(const ExtraAxis&) const = default;

@@ -12,8 +12,8 @@
 #include <QSvgGenerator>
 #include <QTextDocument>
 
-#include "model/params.h"
-#include "model/version.h"
+#include "fabric/params.h"
+#include "base/version.h"
 #include "ui/format.h"
 
 namespace scin::ui {

@@ -9,7 +9,7 @@
 #include <QSize>
 #include <QString>
 
-#include "model/config.h"
+#include "fabric/config.h"
 #include "ui/chart_panel.h"
 #include "ui/experiment.h"
 

@@ -2,7 +2,7 @@
 
 #include <QUndoCommand>
 
-#include "model/error.h"
+#include "base/error.h"
 
 namespace scin::ui {
 namespace {

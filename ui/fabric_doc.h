@@ -10,8 +10,8 @@
 #include <QString>
 #include <QUndoStack>
 
-#include "model/config.h"
-#include "model/params.h"
+#include "fabric/config.h"
+#include "fabric/params.h"
 
 namespace scin::ui {
 

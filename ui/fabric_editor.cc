@@ -10,8 +10,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "model/error.h"
-#include "model/preset.h"
+#include "base/error.h"
+#include "fabric/preset.h"
 #include "ui/format.h"
 
 namespace scin::ui {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "model/units.h"
+#include "base/units.h"
 
 namespace scin::ui {
 

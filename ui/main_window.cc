@@ -31,9 +31,9 @@
 
 #include <sqlite3.h>
 
-#include "model/error.h"
-#include "model/preset.h"
-#include "model/version.h"
+#include "base/error.h"
+#include "fabric/preset.h"
+#include "base/version.h"
 #include "ui/charts.h"
 #include "ui/exporter.h"
 #include "ui/fabric_doc.h"
@@ -45,9 +45,7 @@
 #include "ui/spec_bridge.h"
 #include "ui/sweep_editor.h"
 #include "ui/topology_view.h"
-#ifdef SCIN_NUMERICS_AVAILABLE
 #include "ui/quant_chart.h"
-#endif
 #include "ui/timeline_chart.h"
 
 namespace scin::ui {
@@ -87,10 +85,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   tabs_->addTab(bandwidth_, tr("Bandwidth"));
   tabs_->addTab(speedup_, tr("Speedup"));
   tabs_->addTab(breakdown_, tr("Breakdown"));
-#ifdef SCIN_NUMERICS_AVAILABLE
   quant_ = new QuantChart(doc_);
   tabs_->addTab(quant_, tr("Quantisation error"));
-#endif
   const auto engines = engine_names();
   if (std::find(engines.begin(), engines.end(), "packet") != engines.end()) {
     timeline_ = new TimelineChart(doc_);

@@ -15,7 +15,7 @@
 #include <QTabWidget>
 
 #include "store/store.h"
-#include "store/sweep.h"
+#include "sweep/sweep.h"
 #include "ui/experiment.h"
 
 namespace scin::ui {

@@ -9,8 +9,8 @@
 #include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "model/algorithms.h"
-#include "model/params.h"
+#include "schedule/algorithms.h"
+#include "fabric/params.h"
 #include "ui/format.h"
 
 namespace scin::ui {

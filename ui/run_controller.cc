@@ -5,7 +5,7 @@
 
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "model/error.h"
+#include "base/error.h"
 
 namespace scin::ui {
 

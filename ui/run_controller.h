@@ -15,7 +15,7 @@
 #include <QObject>
 #include <QTimer>
 
-#include "store/sweep.h"
+#include "sweep/sweep.h"
 
 namespace scin::ui {
 

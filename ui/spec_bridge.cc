@@ -4,10 +4,10 @@
 
 #include <QStringList>
 
-#include "model/error.h"
-#include "model/params.h"
-#include "model/preset.h"
-#include "model/schedule.h"
+#include "base/error.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "schedule/schedule.h"
 
 namespace scin::ui {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "store/store.h"
-#include "store/sweep.h"
+#include "sweep/sweep.h"
 #include "ui/experiment.h"
 
 namespace scin::ui {

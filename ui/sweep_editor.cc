@@ -6,9 +6,9 @@
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 
-#include "model/algorithms.h"
-#include "model/params.h"
-#include "sim/simulate.h"
+#include "schedule/algorithms.h"
+#include "fabric/params.h"
+#include "engines/simulate.h"
 #include "ui/format.h"
 
 namespace scin::ui {

@@ -12,8 +12,8 @@
 #include <QMetaObject>
 #include <QPointer>
 
-#include "model/algorithms.h"
-#include "model/params.h"
+#include "schedule/algorithms.h"
+#include "fabric/params.h"
 #include "ui/format.h"
 
 namespace scin::ui {

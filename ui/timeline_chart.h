@@ -13,7 +13,7 @@
 #include <QComboBox>
 #include <QTimer>
 
-#include "sim/simulate.h"
+#include "engines/simulate.h"
 #include "ui/chart_panel.h"
 #include "ui/fabric_doc.h"
 

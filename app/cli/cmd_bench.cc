@@ -12,9 +12,9 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "model/error.h"
-#include "model/units.h"
-#include "sim/simulate.h"
+#include "base/error.h"
+#include "base/units.h"
+#include "engines/simulate.h"
 
 namespace scin::cli {
 namespace {

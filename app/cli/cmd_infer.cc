@@ -11,9 +11,9 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "inference/inference.h"
-#include "model/error.h"
-#include "model/params.h"
-#include "model/preset.h"
+#include "base/error.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
 
 namespace scin::cli {
 namespace {

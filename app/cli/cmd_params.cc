@@ -3,8 +3,8 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "model/params.h"
-#include "model/preset.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
 
 namespace scin::cli {
 

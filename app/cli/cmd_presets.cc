@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "model/preset.h"
+#include "fabric/preset.h"
 
 namespace scin::cli {
 

@@ -9,10 +9,10 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "model/algorithms.h"
-#include "model/error.h"
-#include "model/params.h"
-#include "model/units.h"
+#include "schedule/algorithms.h"
+#include "base/error.h"
+#include "fabric/params.h"
+#include "base/units.h"
 #include "numerics/quant_study.h"
 
 namespace scin::cli {

@@ -14,11 +14,11 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
-#include "model/error.h"
-#include "model/preset.h"
-#include "model/units.h"
+#include "base/error.h"
+#include "fabric/preset.h"
+#include "base/units.h"
 #include "store/store.h"
-#include "store/sweep.h"
+#include "sweep/sweep.h"
 
 namespace scin::cli {
 namespace {

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "model/error.h"
-#include "model/params.h"
-#include "model/preset.h"
+#include "base/error.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
 
 namespace scin::cli {
 

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "model/config.h"
+#include "fabric/config.h"
 
 namespace scin::cli {
 

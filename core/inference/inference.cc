@@ -11,11 +11,11 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "model/algorithms.h"
-#include "model/error.h"
-#include "model/params.h"
-#include "model/preset.h"
-#include "sim/simulate.h"
+#include "schedule/algorithms.h"
+#include "base/error.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "engines/simulate.h"
 
 namespace scin {
 namespace fs = std::filesystem;

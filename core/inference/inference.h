@@ -26,7 +26,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "model/config.h"
+#include "fabric/config.h"
 
 namespace scin {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "numerics/formats.h"
 
 namespace scin::num {

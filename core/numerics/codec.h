@@ -14,8 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "model/config.h"
-#include "model/schedule.h"
+#include "fabric/config.h"
+#include "schedule/schedule.h"
 
 namespace scin::num {
 

@@ -10,7 +10,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "numerics/formats.h"
 
 namespace scin {

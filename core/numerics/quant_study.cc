@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/algorithms.h"
-#include "model/error.h"
-#include "model/params.h"
+#include "schedule/algorithms.h"
+#include "base/error.h"
+#include "fabric/params.h"
 #include "numerics/codec.h"
-#include "numerics/data_engine.h"
+#include "engines/data/data_engine.h"
 #include "numerics/inputs.h"
 
 namespace scin {

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "model/config.h"
-#include "model/schedule.h"
+#include "fabric/config.h"
+#include "schedule/schedule.h"
 #include "numerics/metrics.h"
 
 namespace scin {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
+#include "base/error.h"
 
 namespace scin::sql {
 

@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
-#include "model/version.h"
+#include "base/error.h"
+#include "base/version.h"
 #include "store/schema.h"
 #include "store/sqlite_db.h"
 #include "store/store_internal.h"

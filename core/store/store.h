@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/analytic.h"
+#include "engines/analytic/analytic.h"
 
 struct sqlite3;
 

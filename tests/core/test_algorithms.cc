@@ -1,9 +1,9 @@
 // Schedules: structure, the bytes each accelerator moves, and errors.
 #include <gtest/gtest.h>
 
-#include "model/algorithms.h"
-#include "model/error.h"
-#include "model/preset.h"
+#include "schedule/algorithms.h"
+#include "base/error.h"
+#include "fabric/preset.h"
 
 using namespace scin;
 

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "model/error.h"
-#include "model/preset.h"
-#include "sim/simulate.h"
+#include "base/error.h"
+#include "fabric/preset.h"
+#include "engines/simulate.h"
 
 using namespace scin;
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
-#include "model/params.h"
+#include "fabric/params.h"
 
 TEST(Cli, PresetsListsEveryPreset) {
   auto r = run_cli("presets");

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <set>
 
-#include "model/error.h"
-#include "model/params.h"
-#include "model/preset.h"
-#include "model/units.h"
+#include "base/error.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "base/units.h"
 
 using namespace scin;
 

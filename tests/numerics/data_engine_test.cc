@@ -8,11 +8,11 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
-#include "model/algorithms.h"
-#include "model/error.h"
-#include "model/preset.h"
+#include "schedule/algorithms.h"
+#include "base/error.h"
+#include "fabric/preset.h"
 #include "numerics/codec.h"
-#include "numerics/data_engine.h"
+#include "engines/data/data_engine.h"
 #include "numerics/formats.h"
 #include "numerics/inputs.h"
 #include "numerics/metrics.h"

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "numerics/formats.h"
 #include "numerics/inputs.h"
 

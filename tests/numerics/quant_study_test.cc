@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
-#include "model/algorithms.h"
-#include "model/error.h"
-#include "model/preset.h"
+#include "schedule/algorithms.h"
+#include "base/error.h"
+#include "fabric/preset.h"
 #include "numerics/inputs.h"
 #include "numerics/metrics.h"
 #include "numerics/quant_study.h"

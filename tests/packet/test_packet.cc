@@ -10,14 +10,14 @@
 #include <cstring>
 #include <string>
 
-#include "model/algorithms.h"
-#include "model/cancel.h"
-#include "model/analytic.h"
-#include "model/error.h"
-#include "model/params.h"
-#include "model/preset.h"
-#include "packet/packet_engine.h"
-#include "sim/simulate.h"
+#include "schedule/algorithms.h"
+#include "base/cancel.h"
+#include "engines/analytic/analytic.h"
+#include "base/error.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "engines/packet/packet_engine.h"
+#include "engines/simulate.h"
 
 namespace scin {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "store/schema.h"
 #include "store/sqlite_db.h"
 #include "store/store.h"

@@ -2,23 +2,18 @@
 // and inference areas compute directly. Built only when those libraries exist.
 #include <gtest/gtest.h>
 
-#include "model/error.h"
-#include "model/preset.h"
-#include "store/sweep.h"
+#include "base/error.h"
+#include "fabric/preset.h"
+#include "sweep/sweep.h"
 #include "store_test_util.h"
-#ifdef SCIN_STORE_HAVE_QUANT
 #include "numerics/quant_study.h"
-#endif
-#ifdef SCIN_STORE_HAVE_INFERENCE
 #include "inference/inference.h"
-#endif
 
 namespace scin {
 namespace {
 
 using nlohmann::json;
 
-#ifdef SCIN_STORE_HAVE_QUANT
 TEST(SweepKinds, QuantPointsEqualTheStudy) {
   test::TempDir dir;
   SweepSpec spec = sweep_spec_from_json(json::parse(R"({
@@ -55,9 +50,7 @@ TEST(SweepKinds, QuantPointsEqualTheStudy) {
   bad["axes"].push_back({{"path", "input.dist"}, {"values", {"gaussian", "cauchy"}}});
   EXPECT_THROW(sweep_spec_from_json(bad), Error);
 }
-#endif
 
-#ifdef SCIN_STORE_HAVE_INFERENCE
 TEST(SweepKinds, InferencePointsEqualTheModel) {
   SweepSpec spec = sweep_spec_from_json(json::parse(R"({
     "name": "i", "kind": "inference",
@@ -83,7 +76,6 @@ TEST(SweepKinds, InferencePointsEqualTheModel) {
   EXPECT_EQ(pts[3].tpot_us, direct.find("scin")->tpot_us());
   EXPECT_GT(pts[0].ttft_us, 0);
 }
-#endif
 
 TEST(SweepKinds, KindSettingsBelongToTheirKind) {
   json j = json::parse(R"({"name": "x", "base": {"collective": {"algorithm": "ring", "bytes": 64}},

@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "model/error.h"
-#include "model/preset.h"
-#include "sim/simulate.h"
-#include "store/sweep.h"
+#include "base/error.h"
+#include "fabric/preset.h"
+#include "engines/simulate.h"
+#include "sweep/sweep.h"
 #include "store_test_util.h"
 
 namespace scin {

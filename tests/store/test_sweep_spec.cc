@@ -1,9 +1,9 @@
 // Sweep specs: parsing, validation messages, expansion, listing and resolution.
 #include <gtest/gtest.h>
 
-#include "model/error.h"
-#include "model/preset.h"
-#include "store/sweep.h"
+#include "base/error.h"
+#include "fabric/preset.h"
+#include "sweep/sweep.h"
 
 namespace scin {
 namespace {

@@ -24,9 +24,9 @@
 
 #include <sqlite3.h>
 
-#include "model/params.h"
-#include "model/preset.h"
-#include "sim/simulate.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "engines/simulate.h"
 #include "store/store.h"
 #include "ui/chart_panel.h"
 #include "ui/charts.h"
@@ -40,10 +40,8 @@
 #include "ui/size_chart.h"
 #include "ui/sweep_editor.h"
 #include "ui/topology_view.h"
-#ifdef SCIN_NUMERICS_AVAILABLE
 #include "numerics/quant_study.h"
 #include "ui/quant_chart.h"
-#endif
 #include "ui/timeline_chart.h"
 
 using namespace scin;
@@ -575,7 +573,6 @@ class UiTest : public QObject {
   void quantAndTimelineChartsHoldCoreValues() {
     FabricDoc doc;
     doc.resetConfig(load_preset("hgx-h200-8"));
-#ifdef SCIN_NUMERICS_AVAILABLE
     {
       QuantChart q(&doc);
       q.recompute();
@@ -596,7 +593,6 @@ class UiTest : public QObject {
       QVERIFY(q.csv().startsWith(QStringLiteral("algorithm,codec,block_elems")));
       QVERIFY(q.seriesNames().contains(QStringLiteral("scin-inq")));
     }
-#endif
     const auto engines = engine_names();
     if (std::find(engines.begin(), engines.end(), "packet") == engines.end()) QSKIP("no packet engine");
     // This test is about the chart, not the engine's speed: check first that

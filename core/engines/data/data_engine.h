@@ -1,0 +1,52 @@
+// The data engine: executes a Schedule on real per-rank arrays.
+//
+// It runs the same schedule the analytic and packet engines time, step by step
+// in list order (which is topological, so the result is deterministic), with
+// the data semantics documented in model/schedule.h:
+//   Copy   - dst = src converted to dst's format (round to BF16/FP16, quantise
+//            to a block codec, dequantise; codec -> identical codec copies the
+//            codes and scales unchanged, as a forwarded payload is).
+//   Reduce - dst = (accumulate ? dst : 0) + srcs in listed order, the running
+//            sum rounded to `accum` after every addition (FP32 in the NVLS
+//            switch and the ISA; BF16/FP16 at every hop for the software ring),
+//            codec sources dequantised first; then converted to dst's format.
+// Every buffer is held in its own format: FP32/BF16/FP16 values as floats
+// (exactly representable), codec buffers as one code per element plus one
+// scale per block (block b covers elements [b*G, (b+1)*G)). Regions of codec
+// buffers should start on a block boundary; a region that does not (a slot
+// whose size is not a whole number of blocks) is quantised in blocks starting at
+// its own offset, and its step runs serially.
+// Work within a step is split over TBB tasks at block-aligned chunk
+// boundaries; every element's arithmetic is independent of the split, so the
+// result is bit-identical for any thread count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "schedule/schedule.h"
+
+namespace scin {
+
+struct DataOptions {
+  /// Fill every buffer except the inputs with NaN first, so that a schedule
+  /// reading data no step wrote shows up as NaN in the outputs (tests).
+  bool poison_unwritten = false;
+};
+
+struct DataResult {
+  std::vector<std::vector<float>> outputs;   // per rank: the output buffer, decoded to float
+  std::uint64_t data_steps = 0;              // steps with a data effect executed
+  std::uint64_t elements_processed = 0;      // sum over data steps of count x (srcs + dsts)
+};
+
+/// Runs `s` on `inputs_per_rank` (gpus arrays of s.elems values each, converted
+/// to each rank's input buffer format first). Throws Error on mismatched sizes,
+/// or non-finite inputs.
+DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
+                    const DataOptions& opt = {});
+
+/// Rounds every value of `v` to the element format `f` (Fp32: unchanged).
+void round_to_format(std::vector<float>& v, Format f);
+
+}  // namespace scin

@@ -1,0 +1,469 @@
+#include "fabric/params.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+
+namespace scin {
+namespace {
+
+using RealRef = double& (*)(Config&);
+using IntRef = int& (*)(Config&);
+using U64Ref = std::uint64_t& (*)(Config&);
+using BoolRef = bool& (*)(Config&);
+using StrRef = std::string& (*)(Config&);
+
+Config& mut(const Config& c) { return const_cast<Config&>(c); }
+
+ParamInfo base(std::string path, ParamType t, std::string unit, double lo, double hi,
+               std::string label, std::string help) {
+  ParamInfo p;
+  p.path = std::move(path);
+  p.type = t;
+  p.unit = std::move(unit);
+  p.min = lo;
+  p.max = hi;
+  p.label = std::move(label);
+  p.help = std::move(help);
+  return p;
+}
+
+ParamInfo real(std::string path, std::string unit, double lo, double hi, std::string label,
+               std::string help, RealRef ref) {
+  ParamInfo p = base(std::move(path), ParamType::Real, std::move(unit), lo, hi, std::move(label),
+                     std::move(help));
+  p.get = [ref](const Config& c) { return ParamValue(ref(mut(c))); };
+  p.set = [ref](Config& c, const ParamValue& v) { ref(c) = std::get<double>(v); };
+  return p;
+}
+
+ParamInfo integer(std::string path, std::string unit, double lo, double hi, std::string label,
+                  std::string help, IntRef ref) {
+  ParamInfo p = base(std::move(path), ParamType::Int, std::move(unit), lo, hi, std::move(label),
+                     std::move(help));
+  p.get = [ref](const Config& c) { return ParamValue(static_cast<std::int64_t>(ref(mut(c)))); };
+  p.set = [ref](Config& c, const ParamValue& v) { ref(c) = static_cast<int>(std::get<std::int64_t>(v)); };
+  return p;
+}
+
+ParamInfo bytes(std::string path, double lo, double hi, std::string label, std::string help,
+                U64Ref ref) {
+  ParamInfo p = base(std::move(path), ParamType::Int, "bytes", lo, hi, std::move(label),
+                     std::move(help));
+  p.get = [ref](const Config& c) { return ParamValue(static_cast<std::int64_t>(ref(mut(c)))); };
+  p.set = [ref](Config& c, const ParamValue& v) {
+    ref(c) = static_cast<std::uint64_t>(std::get<std::int64_t>(v));
+  };
+  return p;
+}
+
+ParamInfo boolean(std::string path, std::string label, std::string help, BoolRef ref) {
+  ParamInfo p = base(std::move(path), ParamType::Bool, "", 0, 1, std::move(label), std::move(help));
+  p.get = [ref](const Config& c) { return ParamValue(ref(mut(c))); };
+  p.set = [ref](Config& c, const ParamValue& v) { ref(c) = std::get<bool>(v); };
+  return p;
+}
+
+ParamInfo text(std::string path, std::string label, std::string help, StrRef ref) {
+  ParamInfo p = base(std::move(path), ParamType::String, "", 0, 0, std::move(label), std::move(help));
+  p.get = [ref](const Config& c) { return ParamValue(ref(mut(c))); };
+  p.set = [ref](Config& c, const ParamValue& v) { ref(c) = std::get<std::string>(v); };
+  return p;
+}
+
+// Enums are stored as their choice index; choices are listed in enum order.
+template <class E>
+ParamInfo choice(std::string path, std::vector<std::string> choices, std::string label,
+                 std::string help, E& (*ref)(Config&)) {
+  ParamInfo p = base(std::move(path), ParamType::Enum, "", 0,
+                     static_cast<double>(choices.size()) - 1, std::move(label), std::move(help));
+  p.choices = std::move(choices);
+  auto names = p.choices;
+  p.get = [ref, names](const Config& c) {
+    return ParamValue(names.at(static_cast<std::size_t>(ref(mut(c)))));
+  };
+  p.set = [ref, names](Config& c, const ParamValue& v) {
+    const auto& s = std::get<std::string>(v);
+    auto it = std::find(names.begin(), names.end(), s);
+    ref(c) = static_cast<E>(it - names.begin());
+  };
+  return p;
+}
+
+std::vector<ParamInfo> build_registry() {
+  std::vector<ParamInfo> r;
+  // --- fabric shape
+  r.push_back(choice<Topology>("fabric.topology", {"star", "mesh"}, "Topology",
+      "star: every accelerator links to each switch plane; mesh: switchless, every pair linked directly",
+      [](Config& c) -> Topology& { return c.fabric.topology; }));
+  r.push_back(integer("fabric.gpus", "", 2, 1024, "Accelerators",
+      "number of accelerators (ranks) taking part in the collective",
+      [](Config& c) -> int& { return c.fabric.gpus; }));
+  r.push_back(integer("fabric.planes", "", 1, 64, "Switch planes",
+      "parallel switch planes; each accelerator's bandwidth is split evenly over them (mesh: 1)",
+      [](Config& c) -> int& { return c.fabric.planes; }));
+  // --- accelerator
+  r.push_back(text("accelerator.name", "Accelerator", "accelerator model name (informational)",
+      [](Config& c) -> std::string& { return c.accelerator.name; }));
+  r.push_back(real("accelerator.hbm_bandwidth_GBps", "GB/s", 1, 1e6, "HBM bandwidth",
+      "accelerator memory bandwidth; bounds local reductions and quantisation kernels",
+      [](Config& c) -> double& { return c.accelerator.hbm_bandwidth_GBps; }));
+  r.push_back(real("accelerator.hbm_efficiency", "", 0.01, 1, "HBM efficiency",
+      "achievable fraction of HBM bandwidth for streaming kernels",
+      [](Config& c) -> double& { return c.accelerator.hbm_efficiency; }));
+  r.push_back(real("accelerator.launch_overhead_ns", "ns", 0, 1e8, "Kernel launch overhead",
+      "fixed cost of launching a collective kernel (paid once by ring, one-shot, two-shot, NVLS, INQ quantise)",
+      [](Config& c) -> double& { return c.accelerator.launch_overhead_ns; }));
+  r.push_back(real("accelerator.sync_overhead_ns", "ns", 0, 1e8, "Stream sync overhead",
+      "cost of a stream memory operation (write/wait value): SCIN's Arrive and Wait need no kernel",
+      [](Config& c) -> double& { return c.accelerator.sync_overhead_ns; }));
+  r.push_back(real("accelerator.flag_poll_ns", "ns", 0, 1e7, "Flag poll",
+      "time for an accelerator to observe a flag or counter it polls",
+      [](Config& c) -> double& { return c.accelerator.flag_poll_ns; }));
+  r.push_back(real("accelerator.mem_latency_ns", "ns", 0, 1e7, "Memory latency",
+      "HBM access latency seen by a remote read (added once per read round trip)",
+      [](Config& c) -> double& { return c.accelerator.mem_latency_ns; }));
+  r.push_back(real("accelerator.peak_bf16_TFLOPS", "TFLOP/s", 1e-3, 1e6, "Peak BF16 compute",
+      "dense BF16 tensor-core throughput (10^12 FLOP/s), used by the inference model",
+      [](Config& c) -> double& { return c.accelerator.peak_bf16_TFLOPS; }));
+  r.push_back(real("accelerator.compute_efficiency", "", 0.01, 1, "Compute efficiency",
+      "achievable fraction of peak compute for the model's GEMMs",
+      [](Config& c) -> double& { return c.accelerator.compute_efficiency; }));
+  // --- links
+  r.push_back(real("links.bandwidth_GBps", "GB/s", 1e-3, 1e6, "Link bandwidth",
+      "per accelerator, per direction, all planes together (GB/s = 10^9 bytes/s)",
+      [](Config& c) -> double& { return c.links.bandwidth_GBps; }));
+  r.push_back(real("links.latency_ns", "ns", 0, 1e7, "Link latency",
+      "one traversal between an accelerator and a switch (or peer, on a mesh)",
+      [](Config& c) -> double& { return c.links.latency_ns; }));
+  r.push_back(real("links.efficiency", "", 0.01, 1, "Link efficiency",
+      "fraction of the line rate left for payload after protocol headers and flow control",
+      [](Config& c) -> double& { return c.links.efficiency; }));
+  // --- switch
+  r.push_back(real("switch.latency_ns", "ns", 0, 1e7, "Switch latency",
+      "port-to-port traversal of a switch plane (no public NVSwitch figure: sweep 100-300 ns)",
+      [](Config& c) -> double& { return c.sw.latency_ns; }));
+  r.push_back(boolean("switch.multicast", "Multicast",
+      "the switch replicates one incoming write to several output ports",
+      [](Config& c) -> bool& { return c.sw.multicast; }));
+  r.push_back(boolean("switch.nvls.enabled", "NVLS reduction",
+      "in-switch reduction as NVLink SHARP does it (multimem.ld_reduce returns the sum to the issuer)",
+      [](Config& c) -> bool& { return c.sw.nvls.enabled; }));
+  r.push_back(real("switch.nvls.efficiency", "", 0.01, 1, "NVLS efficiency",
+      "achieved fraction of link bandwidth for multimem operations, on top of links.efficiency",
+      [](Config& c) -> double& { return c.sw.nvls.efficiency; }));
+  r.push_back(real("switch.nvls.sync_overhead_ns", "ns", 0, 1e8, "NVLS barrier overhead",
+      "software cost of one NVLS barrier (fences, multimem.red on the barrier flag, polling)",
+      [](Config& c) -> double& { return c.sw.nvls.sync_overhead_ns; }));
+  r.push_back(boolean("switch.isa.enabled", "In-switch accelerator",
+      "SCIN in-switch accelerator that reads and writes accelerator memory directly",
+      [](Config& c) -> bool& { return c.sw.isa.enabled; }));
+  r.push_back(real("switch.isa.reduce_GBps", "GB/s", 1e-3, 1e7, "ISA reduction throughput",
+      "input bytes per second the ISA's reduction unit sums (per switch plane)",
+      [](Config& c) -> double& { return c.sw.isa.reduce_GBps; }));
+  r.push_back(real("switch.isa.op_latency_ns", "ns", 0, 1e7, "ISA op latency",
+      "ISA instruction issue and counter polling latency per operation",
+      [](Config& c) -> double& { return c.sw.isa.op_latency_ns; }));
+  r.push_back(bytes("switch.isa.buffer_bytes", 1, 1ull << 40, "ISA buffer",
+      "ISA staging buffer for read responses awaiting reduction (per switch plane)",
+      [](Config& c) -> std::uint64_t& { return c.sw.isa.buffer_bytes; }));
+  r.push_back(bytes("switch.isa.max_outstanding_bytes", 1, 1ull << 40, "ISA outstanding reads",
+      "cap on read bytes in flight per accelerator port; below bandwidth x round trip it limits bandwidth (Little's Law)",
+      [](Config& c) -> std::uint64_t& { return c.sw.isa.max_outstanding_bytes; }));
+  r.push_back(integer("switch.isa.waves", "", 1, 4096, "ISA waves",
+      "the ISA processes the message in this many waves (chunks) that pipeline read, reduce and write",
+      [](Config& c) -> int& { return c.sw.isa.waves; }));
+  r.push_back(choice<Regulation>("switch.isa.regulation", {"none", "paced"}, "ISA wave regulation",
+      "none: issue reads as fast as credits allow; paced: issue at the rate the reduction and buffer drain",
+      [](Config& c) -> Regulation& { return c.sw.isa.regulation; }));
+  r.push_back(boolean("switch.isa.inq", "INQ unit",
+      "the ISA can (de)quantise in the network (INQ): block-wise INT8 All-Reduce",
+      [](Config& c) -> bool& { return c.sw.isa.inq; }));
+  r.push_back(real("switch.isa.inq_GBps", "GB/s", 1e-3, 1e7, "INQ throughput",
+      "FP input bytes per second the INQ unit (de)quantises (per switch plane)",
+      [](Config& c) -> double& { return c.sw.isa.inq_GBps; }));
+  // --- packet engine
+  r.push_back(bytes("packet.payload_bytes", 1, 1 << 20, "Packet payload",
+      "payload bytes per packet in the packet engine (larger is faster to simulate, coarser)",
+      [](Config& c) -> std::uint64_t& { return c.packet.payload_bytes; }));
+  r.push_back(bytes("packet.header_bytes", 0, 4096, "Packet header",
+      "header bytes added to every packet on the wire in the packet engine",
+      [](Config& c) -> std::uint64_t& { return c.packet.header_bytes; }));
+  r.push_back(bytes("packet.port_buffer_bytes", 1, 1ull << 32, "Port buffer",
+      "queue capacity per switch output port in the packet engine (credit-based back-pressure)",
+      [](Config& c) -> std::uint64_t& { return c.packet.port_buffer_bytes; }));
+  r.push_back(choice<StoreMode>("packet.forwarding", {"cut-through", "store-and-forward"},
+      "Forwarding", "switch forwarding mode in the packet engine",
+      [](Config& c) -> StoreMode& { return c.packet.forwarding; }));
+  r.push_back(integer("packet.timeline_samples", "", 0, 512, "Timeline samples",
+      "per-link utilisation samples over time recorded by the packet engine (0 = no timeline)",
+      [](Config& c) -> int& { return c.packet.timeline_samples; }));
+  // --- ring protocols
+  r.push_back(choice<RingProtocol>("ring.protocol", {"auto", "ll", "ll128", "simple"},
+      "Ring protocol", "NCCL ring protocol; auto picks the fastest per size, as NCCL's tuner does",
+      [](Config& c) -> RingProtocol& { return c.ring.protocol; }));
+  struct P { const char* key; const char* name; RingProtocolSpec& (*ref)(Config&); };
+  const P protos[] = {
+      {"ll", "LL", [](Config& c) -> RingProtocolSpec& { return c.ring.ll; }},
+      {"ll128", "LL128", [](Config& c) -> RingProtocolSpec& { return c.ring.ll128; }},
+      {"simple", "Simple", [](Config& c) -> RingProtocolSpec& { return c.ring.simple; }},
+  };
+  for (const P& p : protos) {
+    auto ref = p.ref;
+    ParamInfo b = base(fmt::format("ring.{}.base_ns", p.key), ParamType::Real, "ns", 0, 1e8,
+                       fmt::format("Ring {} base", p.name),
+                       fmt::format("fixed cost of the ring {} kernel beyond the launch", p.name));
+    b.get = [ref](const Config& c) { return ParamValue(ref(mut(c)).base_ns); };
+    b.set = [ref](Config& c, const ParamValue& v) { ref(c).base_ns = std::get<double>(v); };
+    r.push_back(b);
+    ParamInfo s = base(fmt::format("ring.{}.step_overhead_ns", p.key), ParamType::Real, "ns", 0, 1e8,
+                       fmt::format("Ring {} step overhead", p.name),
+                       fmt::format("per-step handshake cost of ring {} beyond the path latency", p.name));
+    s.get = [ref](const Config& c) { return ParamValue(ref(mut(c)).step_overhead_ns); };
+    s.set = [ref](Config& c, const ParamValue& v) { ref(c).step_overhead_ns = std::get<double>(v); };
+    r.push_back(s);
+    ParamInfo f = base(fmt::format("ring.{}.bandwidth_fraction", p.key), ParamType::Real, "", 0.01, 1,
+                       fmt::format("Ring {} bandwidth fraction", p.name),
+                       fmt::format("share of link bandwidth carrying payload under ring {}", p.name));
+    f.get = [ref](const Config& c) { return ParamValue(ref(mut(c)).bandwidth_fraction); };
+    f.set = [ref](Config& c, const ParamValue& v) { ref(c).bandwidth_fraction = std::get<double>(v); };
+    r.push_back(f);
+  }
+  // --- quantisation
+  r.push_back(integer("quant.block_elems", "elements", 2, 65536, "Quantisation block",
+      "G: values sharing one scale in block quantisation (INQ, ring-q8, two-shot-q8)",
+      [](Config& c) -> int& { return c.quant.block_elems; }));
+  r.push_back(choice<ScaleFormat>("quant.scale_format", {"fp16", "bf16", "fp32"}, "Scale format",
+      "format of each block's scale",
+      [](Config& c) -> ScaleFormat& { return c.quant.scale_format; }));
+  r.push_back(choice<Codec>("quant.codec", {"int8", "int4", "fp8e4m3", "fp8e5m2"}, "Codec",
+      "element format of quantised payloads",
+      [](Config& c) -> Codec& { return c.quant.codec; }));
+  return r;
+}
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+[[noreturn]] void range_error(const ParamInfo& p, const std::string& got) {
+  throw Error(fmt::format("{}: {} is out of range; allowed {}", p.path, got, format_range(p)));
+}
+
+// Parses a number with an optional binary suffix for byte-valued parameters.
+double parse_number(const ParamInfo& p, const std::string& raw) {
+  std::string t = trim(raw);
+  if (t.empty()) throw Error(fmt::format("{}: empty value; allowed {}", p.path, format_range(p)));
+  double mult = 1;
+  if (p.unit == "bytes") {
+    std::string up = t;
+    for (char& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    for (auto [suffix, m] : {std::pair{"KIB", 1024.0}, {"MIB", 1048576.0}, {"GIB", 1073741824.0},
+                             {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0}}) {
+      std::string s(suffix);
+      if (up.size() > s.size() && up.compare(up.size() - s.size(), s.size(), s) == 0) {
+        mult = m;
+        t = t.substr(0, t.size() - s.size());
+        break;
+      }
+    }
+  }
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(t, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != t.size() || !std::isfinite(v))
+    throw Error(fmt::format("{}: '{}' is not a number; allowed {}", p.path, raw, format_range(p)));
+  return v * mult;
+}
+
+ParamValue checked_number(const ParamInfo& p, double v, const std::string& shown) {
+  if (!std::isfinite(v)) range_error(p, shown);
+  if (p.type == ParamType::Int) {
+    if (std::floor(v) != v)
+      throw Error(fmt::format("{}: {} is not a whole number; allowed {}", p.path, shown, format_range(p)));
+    if (v < p.min || v > p.max) range_error(p, shown);
+    return ParamValue(static_cast<std::int64_t>(v));
+  }
+  if (v < p.min || v > p.max) range_error(p, shown);
+  return ParamValue(v);
+}
+
+}  // namespace
+
+std::string ParamInfo::group() const { return path.substr(0, path.find('.')); }
+
+const std::vector<ParamInfo>& params() {
+  static const std::vector<ParamInfo> registry = build_registry();
+  return registry;
+}
+
+const ParamInfo* find_param(std::string_view path) {
+  for (const auto& p : params())
+    if (p.path == path) return &p;
+  return nullptr;
+}
+
+const ParamInfo& param(std::string_view path) {
+  if (const ParamInfo* p = find_param(path)) return *p;
+  throw Error(fmt::format("unknown parameter '{}'; `scin params` lists them all", path));
+}
+
+std::string to_string(ParamType t) {
+  switch (t) {
+    case ParamType::Int: return "int";
+    case ParamType::Real: return "real";
+    case ParamType::Bool: return "bool";
+    case ParamType::Enum: return "enum";
+    case ParamType::String: return "string";
+  }
+  return "?";
+}
+
+std::string format_range(const ParamInfo& p) {
+  switch (p.type) {
+    case ParamType::Bool: return "true or false";
+    case ParamType::String: return "any text";
+    case ParamType::Enum: return fmt::format("one of {}", fmt::join(p.choices, ", "));
+    case ParamType::Int:
+      return fmt::format("{:.0f} to {:.0f}{}", p.min, p.max, p.unit.empty() ? "" : " " + p.unit);
+    case ParamType::Real:
+      return fmt::format("{:g} to {:g}{}", p.min, p.max, p.unit.empty() ? "" : " " + p.unit);
+  }
+  return "";
+}
+
+std::string format_value(const ParamInfo&, const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>) return x;
+        else if constexpr (std::is_same_v<T, double>) return fmt::format("{:g}", x);
+        else return fmt::format("{}", x);
+      },
+      v);
+}
+
+void set_param(Config& cfg, std::string_view path, const std::string& raw) {
+  const ParamInfo& p = param(path);
+  std::string t = trim(raw);
+  switch (p.type) {
+    case ParamType::Bool: {
+      std::string l = lower(t);
+      if (l == "true" || l == "1" || l == "yes" || l == "on") p.set(cfg, true);
+      else if (l == "false" || l == "0" || l == "no" || l == "off") p.set(cfg, false);
+      else throw Error(fmt::format("{}: '{}' is not a boolean; allowed true or false", p.path, raw));
+      return;
+    }
+    case ParamType::Enum: {
+      std::string l = lower(t);
+      for (const auto& c : p.choices)
+        if (c == l) {
+          p.set(cfg, c);
+          return;
+        }
+      throw Error(fmt::format("{}: '{}' is not allowed; allowed {}", p.path, raw, format_range(p)));
+    }
+    case ParamType::String: p.set(cfg, t); return;
+    case ParamType::Int:
+    case ParamType::Real: p.set(cfg, checked_number(p, parse_number(p, t), raw)); return;
+  }
+}
+
+void set_param(Config& cfg, std::string_view path, double value) {
+  const ParamInfo& p = param(path);
+  switch (p.type) {
+    case ParamType::Bool: p.set(cfg, value != 0); return;
+    case ParamType::Enum: {
+      if (std::floor(value) != value || value < 0 || value >= static_cast<double>(p.choices.size()))
+        throw Error(fmt::format("{}: index {} is not allowed; allowed {}", p.path, value, format_range(p)));
+      p.set(cfg, p.choices[static_cast<std::size_t>(value)]);
+      return;
+    }
+    case ParamType::String: p.set(cfg, fmt::format("{:g}", value)); return;
+    default: p.set(cfg, checked_number(p, value, fmt::format("{:g}", value)));
+  }
+}
+
+void set_param(Config& cfg, std::string_view path, const nlohmann::json& v) {
+  const ParamInfo& p = param(path);
+  if (v.is_string()) return set_param(cfg, path, v.get<std::string>());
+  if (v.is_boolean()) {
+    if (p.type != ParamType::Bool)
+      throw Error(fmt::format("{}: a boolean was given; allowed {}", p.path, format_range(p)));
+    p.set(cfg, v.get<bool>());
+    return;
+  }
+  if (v.is_number()) {
+    if (p.type == ParamType::Enum || p.type == ParamType::String)
+      throw Error(fmt::format("{}: a number was given; allowed {}", p.path, format_range(p)));
+    if (p.type == ParamType::Bool)
+      throw Error(fmt::format("{}: a number was given; allowed true or false", p.path));
+    return set_param(cfg, path, v.get<double>());
+  }
+  throw Error(fmt::format("{}: value {} has the wrong type; allowed {}", p.path, v.dump(), format_range(p)));
+}
+
+void apply_assignment(Config& cfg, const std::string& a) {
+  auto eq = a.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error(fmt::format("--set: '{}' is not PATH=VALUE (e.g. links.bandwidth_GBps=900)", a));
+  set_param(cfg, trim(a.substr(0, eq)), a.substr(eq + 1));
+}
+
+ParamValue get_param(const Config& cfg, std::string_view path) { return param(path).get(cfg); }
+
+std::string get_param_text(const Config& cfg, std::string_view path) {
+  const ParamInfo& p = param(path);
+  return format_value(p, p.get(cfg));
+}
+
+double get_param_number(const Config& cfg, std::string_view path) {
+  const ParamInfo& p = param(path);
+  ParamValue v = p.get(cfg);
+  if (auto* b = std::get_if<bool>(&v)) return *b ? 1 : 0;
+  if (auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  if (auto* d = std::get_if<double>(&v)) return *d;
+  const auto& s = std::get<std::string>(v);
+  auto it = std::find(p.choices.begin(), p.choices.end(), s);
+  return it == p.choices.end() ? 0 : static_cast<double>(it - p.choices.begin());
+}
+
+void validate(const Config& cfg) {
+  for (const auto& p : params()) {
+    ParamValue v = p.get(cfg);
+    if (p.type == ParamType::Int || p.type == ParamType::Real) {
+      double x = get_param_number(cfg, p.path);
+      if (!std::isfinite(x) || x < p.min || x > p.max) range_error(p, format_value(p, v));
+    }
+  }
+  if (cfg.fabric.topology == Topology::Mesh && cfg.fabric.planes != 1)
+    throw Error(fmt::format("fabric.planes: a mesh has no switch planes; set 1 (got {})", cfg.fabric.planes));
+  if (cfg.packet.payload_bytes + cfg.packet.header_bytes > cfg.packet.port_buffer_bytes)
+    throw Error(fmt::format("packet.port_buffer_bytes: {} bytes cannot hold one packet of {} + {} bytes",
+                            cfg.packet.port_buffer_bytes, cfg.packet.payload_bytes, cfg.packet.header_bytes));
+  if (cfg.sw.isa.enabled && cfg.sw.isa.buffer_bytes < cfg.packet.payload_bytes)
+    throw Error(fmt::format("switch.isa.buffer_bytes: {} bytes is smaller than one packet payload ({} bytes)",
+                            cfg.sw.isa.buffer_bytes, cfg.packet.payload_bytes));
+  if (cfg.quant.codec == Codec::Int4 && cfg.quant.block_elems % 2 != 0)
+    throw Error(fmt::format("quant.block_elems: INT4 packs two values per byte; use an even block size (got {})",
+                            cfg.quant.block_elems));
+}
+
+}  // namespace scin

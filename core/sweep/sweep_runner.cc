@@ -1,0 +1,257 @@
+// The sweep runner: a TBB pipeline computes points in parallel and hands them
+// over in index order; the calling thread is the single writer that commits
+// them in batched transactions and calls the sink.
+//
+//   producer thread: task_arena(threads) { parallel_pipeline(
+//       serial_in_order: next block of point indices (stops on cancel),
+//       parallel:        evaluate the block's points,
+//       serial_in_order: append to the hand-over queue, in index order) }
+//   calling thread:  wait for blocks -> append_points (one transaction per
+//                    batch) -> on_point per point -> on_progress.
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/parallel_pipeline.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "sweep/sweep.h"
+#include "base/cancel.h"
+#include "sweep/sweep_internal.h"
+
+namespace scin {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct Block {
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+};
+
+struct Computed {
+  std::vector<PointRecord> pts;
+  bool truncated = false;   // cancelled part-way: later blocks are dropped
+};
+
+SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& opts, const SweepSink& sink) {
+  auto compiled = sweep_detail::compile(spec, opts.memoise);
+  sweep_detail::Compiled& c = *compiled;
+  const std::uint64_t total = c.total;
+  int threads = opts.threads > 0 ? opts.threads : tbb::info::default_concurrency();
+  if (opts.threads < 0 || opts.threads > 1024)
+    throw Error(fmt::format("--threads: {} is out of range; allowed 0 (all cores) to 1024", opts.threads));
+  threads = std::max(1, threads);
+  // More threads than cores were asked for: lift TBB's default worker limit
+  // for the duration of the sweep (otherwise TBB ignores the request and warns).
+  std::optional<tbb::global_control> allow;
+  if (threads > tbb::info::default_concurrency())
+    allow.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+  const std::size_t batch_points = std::max<std::size_t>(1, opts.batch_points);
+
+  SweepSummary summary;
+  summary.threads = threads;
+  summary.progress.total = total;
+  if (store) {
+    RunStart rs;
+    rs.experiment = spec.experiment.empty() ? spec.name : spec.experiment;
+    rs.name = opts.run_name.empty() ? spec.name : opts.run_name;
+    rs.notes = opts.notes;
+    rs.tags = opts.tags;
+    rs.kind = spec.kind;
+    rs.engine = spec.base.engine;
+    rs.spec = to_json(spec);
+    rs.points_total = total;
+    rs.threads = threads;
+    summary.run_id = store->begin_run(rs);
+  }
+
+  // Points per pipeline token: small sweeps one point each (prompt
+  // cancellation, good balance), big ones up to 32 to amortise the overhead.
+  const std::uint64_t block_size =
+      std::clamp<std::uint64_t>(total / (static_cast<std::uint64_t>(threads) * 256), 1, 32);
+
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<std::vector<PointRecord>> ready;
+  bool producer_done = false;
+  std::exception_ptr producer_error;
+  std::atomic<bool> stop{false};
+  auto cancelled = [&] { return stop.load(std::memory_order_relaxed) || (opts.cancel && opts.cancel->load()); };
+
+  std::thread producer([&] {
+    try {
+      tbb::task_arena arena(threads);
+      arena.execute([&] {
+        std::uint64_t next = 0;
+        bool truncated = false;
+        std::vector<PointRecord> out;
+        auto last_flush = Clock::now();
+        auto flush = [&] {
+          if (out.empty()) return;
+          {
+            std::lock_guard<std::mutex> lock(m);
+            ready.push_back(std::move(out));
+          }
+          out.clear();
+          cv.notify_one();
+          last_flush = Clock::now();
+        };
+        tbb::parallel_pipeline(
+            static_cast<std::size_t>(threads) * 4,
+            tbb::make_filter<void, Block>(tbb::filter_mode::serial_in_order,
+                                          [&](tbb::flow_control& fc) -> Block {
+                                            if (next >= total || cancelled()) {
+                                              fc.stop();
+                                              return {};
+                                            }
+                                            Block b{next, std::min(block_size, total - next)};
+                                            next += b.count;
+                                            return b;
+                                          }) &
+                tbb::make_filter<Block, Computed>(
+                    tbb::filter_mode::parallel,
+                    [&](Block b) {
+                      Computed r;
+                      r.pts.reserve(b.count);
+                      // A long point (packet engine) polls the flag and stops mid-point.
+                      CancelScope scope(opts.cancel);
+                      for (std::uint64_t i = 0; i < b.count; ++i) {
+                        if (i > 0 && cancelled()) {
+                          r.truncated = true;   // a short block marks the cut
+                          break;
+                        }
+                        try {
+                          r.pts.push_back(sweep_detail::evaluate(c, b.first + i));
+                        } catch (const Cancelled&) {
+                          r.truncated = true;
+                          break;
+                        }
+                      }
+                      return r;
+                    }) &
+                tbb::make_filter<Computed, void>(
+                    tbb::filter_mode::serial_in_order, [&](Computed r) {
+                      if (truncated) return;   // keep the committed points a contiguous prefix
+                      truncated = r.truncated;
+                      for (auto& p : r.pts) out.push_back(std::move(p));
+                      if (out.size() >= 256 || seconds_since(last_flush) > 0.02 || truncated) flush();
+                    }));
+        flush();
+      });
+    } catch (...) {
+      producer_error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(m);
+      producer_done = true;
+    }
+    cv.notify_all();
+  });
+
+  // --- the writer: this thread ----------------------------------------------
+  const auto t0 = Clock::now();
+  auto last_commit = t0;
+  auto last_progress = t0 - std::chrono::hours(1);
+  std::vector<PointRecord> pending;
+  SweepProgress& pr = summary.progress;
+
+  auto update = [&] {
+    pr.elapsed_s = seconds_since(t0);
+    pr.memo_hits = c.memo_hits.load(std::memory_order_relaxed);
+    pr.rate_points_per_s = pr.elapsed_s > 0 ? static_cast<double>(pr.done) / pr.elapsed_s : 0;
+    pr.eta_s = (pr.rate_points_per_s > 0 && pr.done < pr.total)
+                   ? static_cast<double>(pr.total - pr.done) / pr.rate_points_per_s
+                   : 0;
+  };
+  auto report = [&](bool force) {
+    if (!sink.on_progress) return;
+    if (!force && seconds_since(last_progress) < opts.progress_interval_s) return;
+    last_progress = Clock::now();
+    update();
+    sink.on_progress(pr);
+  };
+  auto commit = [&] {
+    if (pending.empty()) return;
+    if (store) store->append_points(summary.run_id, pending);
+    last_commit = Clock::now();
+    for (const auto& p : pending) {
+      ++pr.done;
+      if (p.status != PointStatus::Ok) ++pr.skipped;
+      if (sink.on_point) sink.on_point(p);
+    }
+    pending.clear();
+    report(false);
+  };
+
+  std::exception_ptr writer_error;
+  try {
+    report(true);
+    for (;;) {
+      std::deque<std::vector<PointRecord>> got;
+      bool done;
+      {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return !ready.empty() || producer_done; });
+        got.swap(ready);
+        done = producer_done && ready.empty();
+      }
+      for (auto& v : got)
+        for (auto& p : v) pending.push_back(std::move(p));
+      if (pending.size() >= batch_points || (!pending.empty() && seconds_since(last_commit) >= opts.batch_interval_s) ||
+          done)
+        commit();
+      else
+        report(false);
+      if (done) break;
+    }
+  } catch (...) {
+    writer_error = std::current_exception();
+    stop = true;
+  }
+  producer.join();
+
+  bool was_cancelled = opts.cancel && opts.cancel->load() && pr.done < total;
+  if (writer_error || producer_error) {
+    summary.status = RunStatus::Failed;
+    if (store) {
+      try {
+        store->finish_run(summary.run_id, RunStatus::Failed);
+      } catch (...) {
+      }
+    }
+    std::rethrow_exception(writer_error ? writer_error : producer_error);
+  }
+  summary.status = was_cancelled ? RunStatus::Cancelled : RunStatus::Done;
+  if (store) store->finish_run(summary.run_id, summary.status);
+  update();
+  report(true);
+  return summary;
+}
+
+}  // namespace
+
+SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& opts, const SweepSink& sink) {
+  return run_impl(nullptr, spec, opts, sink);
+}
+
+SweepSummary run_sweep(Store& store, const SweepSpec& spec, const SweepOptions& opts, const SweepSink& sink) {
+  return run_impl(&store, spec, opts, sink);
+}
+
+}  // namespace scin

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "store/store.h"
+#include "base/csv.h"
 
 namespace scin {
 
@@ -76,20 +77,10 @@ nlohmann::json field(const PointRecord& p, const std::string& c) {
 }
 
 std::string csv_cell(const nlohmann::json& v) {
-  std::string s;
   if (v.is_null()) return "";
-  if (v.is_string()) s = v.get<std::string>();
-  else if (v.is_number_float()) s = fmt::format("{}", v.get<double>());
-  else s = v.dump();
-  if (s.find_first_of(",\"\n\r") != std::string::npos) {
-    std::string q = "\"";
-    for (char ch : s) {
-      if (ch == '"') q += '"';
-      q += ch;
-    }
-    return q + "\"";
-  }
-  return s;
+  if (v.is_string()) return csv_field(v.get<std::string>());
+  if (v.is_number_float()) return csv_field(fmt::format("{}", v.get<double>()));
+  return csv_field(v.dump());
 }
 
 }  // namespace

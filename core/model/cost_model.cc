@@ -230,8 +230,14 @@ void read_cost(Ctx& x, const Step& st) {
       x.use(x.rm.egress(from, p), static_cast<double>(region_bytes(s, r)), read_GBps, Term::Serialisation);
       plain += plain_bytes(s, r);
     }
-    if (st.op == DataOp::Reduce) x.use(x.rm.isa_reduce(p), plain, cfg.sw.isa.reduce_GBps, Term::Reduction);
-    if (any_codec(s, st)) x.use(x.rm.isa_inq(p), plain, cfg.sw.isa.inq_GBps, Term::Quantisation);
+    // The ISA reduces each packet group as it lands (dequantising it first in the
+    // INQ unit when the data is quantised): the units hold for plain / rate, in
+    // step with the reads, and are free for other work (requantising the previous
+    // wave) between groups. Both units are held together at the slower rate.
+    const bool q = any_codec(s, st);
+    const double unit_GBps = 1.0 / isa_reduce_ns_per_byte(cfg, q);
+    if (st.op == DataOp::Reduce) x.use(x.rm.isa_reduce(p), plain, q ? unit_GBps : cfg.sw.isa.reduce_GBps, Term::Reduction, true);
+    if (q) x.use(x.rm.isa_inq(p), plain, st.op == DataOp::Reduce ? unit_GBps : cfg.sw.isa.inq_GBps, Term::Quantisation, true);
     return;
   }
   // An accelerator reads (NVLS ld_reduce when several sources are summed in the switch).

@@ -82,9 +82,6 @@ TEST(Analytic, BreakdownAddsUpToTheTime) {
         SimResult r = simulate(c, algo, {S, DType::Bf16});
         EXPECT_NEAR(r.breakdown.total_ns(), r.time_ns, 1e-6 * r.time_ns) << preset << " " << algo << " " << S;
         for (double x : r.breakdown.ns) EXPECT_GE(x, -1e-9);
-        const int n = c.fabric.gpus;
-        EXPECT_NEAR(r.busbw_GBps, r.algbw_GBps * 2.0 * (n - 1) / n, 1e-9 * r.busbw_GBps);
-        EXPECT_NEAR(r.algbw_GBps, static_cast<double>(S) / r.time_ns, 1e-9 * r.algbw_GBps);
       }
   }
 }

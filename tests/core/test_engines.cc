@@ -10,36 +10,21 @@
 #include "engines/simulate.h"
 #include "fabric/preset.h"
 #include "schedule/builder.h"
+#include "core_test_util.h"
 
 using namespace scin;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing_util::error_of;
 
-// A fabric whose only costs are the ones a test names (one switch plane).
+// The ideal fabric, with a 10 ns launch, no memory latency or ISA op latency,
+// and a 300 ns ring step overhead (the backfilling case).
 Config ideal(int n) {
-  Config c;
-  c.name = "ideal";
-  c.fabric.gpus = n;
-  c.fabric.planes = 1;
+  Config c = testing_util::ideal(n);
   c.accelerator.launch_overhead_ns = 10;
   c.accelerator.mem_latency_ns = 0;
-  c.accelerator.hbm_bandwidth_GBps = 1e6;
-  c.links.bandwidth_GBps = 100;
-  c.links.efficiency = 1.0;
-  c.links.latency_ns = 10;
-  c.sw.latency_ns = 30;
-  c.sw.isa.enabled = true;
   c.sw.isa.op_latency_ns = 0;
-  c.ring.protocol = RingProtocol::Simple;
   c.ring.simple = {0, 300, 1.0};
   return c;
 }

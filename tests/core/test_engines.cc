@@ -174,15 +174,8 @@ TEST(AnalyticBooking, IsaReducerFedByReadsIsChargedOnlyWhenItIsTheBottleneck) {
     build::Builder b(c, "toy", {100000, DType::Bf16});
     Schedule& s = b.s;
     const NodeId sw = s.switch_node(0);
-    Step rd;
-    rd.kind = StepKind::Read;
-    rd.initiator = sw;
-    rd.via = sw;
-    rd.op = DataOp::Reduce;
-    rd.unit = Unit::IsaReduce;
-    rd.srcs = {Region{s.input[0], 0, s.elems}, Region{s.input[1], 0, s.elems}};
-    rd.dsts = {Region{b.buffer("acc", sw, s.elems, Format::Fp32), 0, s.elems}};
-    s.add(rd);
+    b.read(sw, sw, DataOp::Reduce, Unit::IsaReduce, {Region{s.input[0], 0, s.elems}, Region{s.input[1], 0, s.elems}},
+           Region{b.buffer("acc", sw, s.elems, Format::Fp32), 0, s.elems}, {}, "isa read+reduce");
     const AnalyticResult r = run_analytic(c, s);
     const double reads = 100000 / 100.0, reduce = 2 * 100000 / reduce_GBps;
     const double expect = std::max(reads, reduce) + 2 * 10;  // + request and response link latency

@@ -75,14 +75,8 @@ TEST(EngineAgreement, MeshReadsInBothEnginesMatchTheClosedForm) {
   const std::uint64_t bytes = 1u << 20;
   build::Builder b(c, "mesh-read", {bytes, DType::Bf16});
   Schedule& s = b.s;
-  Step rd;
-  rd.kind = StepKind::Read;
-  rd.initiator = 0;
-  rd.via = kDirect;
-  rd.op = DataOp::Copy;
-  rd.srcs = {Region{s.input[1], 0, s.elems}};
-  rd.dsts = {Region{s.output[0], 0, s.elems}};
-  s.add(rd);
+  b.read(0, kDirect, DataOp::Copy, Unit::None, {Region{s.input[1], 0, s.elems}}, Region{s.output[0], 0, s.elems}, {},
+         "r0 reads r1");
   const double rate = port_payload_GBps(c, s, 1.0);
   const double expect = 2 * c.links.latency_ns + c.accelerator.mem_latency_ns + static_cast<double>(bytes) / rate;
   EXPECT_NEAR(run_analytic(c, s).time_ns, expect, 1e-9 * expect);

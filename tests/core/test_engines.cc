@@ -76,6 +76,8 @@ TEST(AlgorithmTable, AToyAlgorithmRunsOnEveryEngine) {
     for (int i = 0; i < 256; ++i) inputs[r][i] = static_cast<float>(r + i);
   const DataResult d = data_engine().run(s, inputs, {true});
   for (int r = 0; r < 8; ++r) EXPECT_EQ(d.outputs[r][5], 8 * 5 + 28) << "rank " << r;
+  // The data engine's estimate is the work it then reports.
+  EXPECT_EQ(data_engine().estimate(c, s).amount, static_cast<double>(d.elements_processed));
 }
 
 TEST(AlgorithmTable, NamesParseOnceAndErrorsListTheTable) {

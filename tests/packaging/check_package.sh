@@ -16,7 +16,7 @@ build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 
 missing=()
-for tool in cpack dpkg-deb dpkg-shlibdeps lintian desktop-file-validate appstreamcli help2man \
+for tool in cpack dpkg-deb dpkg-shlibdeps file lintian desktop-file-validate appstreamcli help2man \
             rsvg-convert update-mime-database update-desktop-database gio man; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done

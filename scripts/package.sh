@@ -2,7 +2,8 @@
 # Builds the Debian package of SCIN Explorer: installs the dependencies, makes a
 # Release build (tests and benchmarks off) with Debian's hardening flags
 # (dpkg-buildflags, as dpkg-buildpackage would), then the package with CPack:
-# ./scin-explorer_VERSION-REVISION_ARCH.deb. Install it with
+# ./scin-explorer_VERSION-REVISION_ARCH.deb, checked by tests/packaging/check_package.sh.
+# Install it with
 #     sudo apt install ./scin-explorer_*.deb
 # Usage: scripts/package.sh [BUILD_DIR]      (default: build-release)
 set -euo pipefail
@@ -22,10 +23,10 @@ cmake --build "$build" --target package-deb
 deb=$(basename "$(ls "$build"/packages/*.deb)")
 cp "$build/packages/$deb" .
 echo
-dpkg-deb --info "$deb" | sed -n '/Package:/,$p'
-if command -v lintian >/dev/null; then
-  echo "lintian:"
-  lintian --pedantic "$deb" 2>/dev/null || true
-fi
+dpkg-deb --field "$deb"
+echo
+# The packaging test's checks (lintian, desktop-file-validate, appstreamcli, a
+# scratch install that runs both programs), on this Release package.
+bash tests/packaging/check_package.sh --deb "$deb"
 echo
 echo "built ./$deb; install it with: sudo apt install ./$deb"

@@ -58,12 +58,14 @@ nlohmann::json read_json_file(const fs::path& file) {
 fs::path resource_dir() {
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv("SCIN_RESOURCE_DIR"); env && *env) candidates.emplace_back(env);
+  // An installed program uses its own resources, even where the source tree
+  // it was built from still exists.
+  fs::path exe = executable_dir();
+  if (!exe.empty()) candidates.push_back(exe / "../share/scin-explorer");
 #ifdef SCIN_SOURCE_RESOURCE_DIR
   candidates.emplace_back(SCIN_SOURCE_RESOURCE_DIR);
 #endif
-  fs::path exe = executable_dir();
   if (!exe.empty()) {
-    candidates.push_back(exe / "../share/scin-explorer");
     candidates.push_back(exe / "../resources");
     candidates.push_back(exe / "../../resources");
   }

@@ -24,8 +24,9 @@ struct PresetInfo {
 };
 
 /// Directory holding resources (presets/, models/, sweeps/). Looks at the
-/// SCIN_RESOURCE_DIR environment variable, then the build's source tree, then
-/// ../share/scin-explorer next to the executable. Throws Error if none exists.
+/// SCIN_RESOURCE_DIR environment variable, then ../share/scin-explorer next to
+/// the executable (an installed program), then the build's source tree.
+/// Throws Error if none exists.
 std::filesystem::path resource_dir();
 
 std::vector<PresetInfo> list_presets();

@@ -1,7 +1,9 @@
 #include "numerics/inputs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <fstream>
 #include <numbers>
@@ -12,6 +14,7 @@
 
 #include "base/error.h"
 #include "numerics/formats.h"
+#include "engines/data/data_engine.h"
 
 namespace scin {
 
@@ -223,7 +226,16 @@ NpyArray read_npy(const std::string& path, std::uint64_t max_elements) {
       std::memcpy(&d, p, 8);
       v = static_cast<float>(d);
     }
-    if (!std::isfinite(v)) throw Error(fmt::format("{}: element {} is not finite ({})", path, i, v));
+    if (!std::isfinite(v)) {
+      if (elem_bytes == 8) {
+        double d;
+        std::memcpy(&d, p, 8);
+        if (std::isfinite(d))
+          throw Error(fmt::format("{}: element {} = {:g} overflows float32 (largest finite {:g})", path, i, d,
+                                  std::numeric_limits<float>::max()));
+      }
+      throw Error(fmt::format("{}: element {} is not finite ({})", path, i, v));
+    }
     a.data[i] = v;
   }
   return a;
@@ -260,6 +272,21 @@ void write_npy(const std::string& path, const std::vector<float>& data, const st
     }
   }
   if (!out) throw Error(fmt::format("{}: write failed", path));
+}
+
+void round_inputs(std::vector<std::vector<float>>& inputs, DType dtype, const std::string& origin) {
+  for (std::size_t r = 0; r < inputs.size(); ++r) {
+    std::vector<float> before = inputs[r];
+    round_to_format(inputs[r], format_of(dtype));
+    for (std::size_t i = 0; i < before.size(); ++i)
+      if (std::isfinite(before[i]) && !std::isfinite(inputs[r][i])) {
+        const float big = dtype == DType::Bf16 ? num::bf16_to_float(0x7f7f) : num::fp16_to_float(0x7bff);
+        std::string name = to_string(dtype);
+        for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        throw Error(fmt::format("{}: rank {} element {} = {:g} overflows {} (largest finite {:g})", origin, r, i,
+                                before[i], name, big));
+      }
+  }
 }
 
 std::vector<std::vector<float>> load_npy_inputs(const std::vector<std::string>& files, int ranks) {

@@ -37,19 +37,9 @@ struct InferOptions {
 
 std::vector<int> int_list(const std::vector<std::string>& items, const std::string& field) {
   std::vector<int> out;
-  for (const auto& s : split_list(items)) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    // Ranges are checked (and named) by the model; only the syntax is checked here.
-    if (used != s.size() || v < -(1ll << 30) || v > (1ll << 30))
-      throw Error(fmt::format("{}: '{}' is not an integer", field, s));
-    out.push_back(static_cast<int>(v));
-  }
+  // Only the syntax and a sane bound are checked here; the model names the exact range.
+  for (const auto& s : split_list(items, "--" + field))
+    out.push_back(static_cast<int>(parse_integer(s, "--" + field, 0, 1 << 30)));
   if (out.empty()) throw Error(fmt::format("{}: no value given", field));
   return out;
 }

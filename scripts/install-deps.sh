@@ -9,6 +9,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqt6opengl6-dev
   libgl1-mesa-dev xvfb xauth fonts-dejavu-core
+  clang libclang-rt-14-dev   # scripts/sanitize.sh and scripts/fuzz.sh: libFuzzer, ASan, UBSan
 )
 
 missing=()

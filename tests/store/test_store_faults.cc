@@ -168,47 +168,38 @@ void expect_committed_kept(const Outcome& o, bool failed_batch_may_be_durable) {
 
 }  // namespace
 
-TEST(StoreFaults, DiskFullViaMaxPageCountIsAClearErrorAndLosesNothing) {
+namespace {
+// One fault: the error names the file and `cause`, and the committed points survive.
+void check_fault(const char* file, const std::function<void(Store&)>& arm, const char* cause,
+                 bool failed_batch_may_be_durable = false) {
+  install_shim();
   test::TempDir dir;
-  const auto db = dir / "full.scindb";
-  Outcome o = run_with_fault(db, [](Store& s) {
-    sqlite3_exec(s.raw(), "PRAGMA max_page_count = 1", nullptr, nullptr, nullptr);   // clamps to the current size
-  });
+  const auto db = dir / file;
+  Outcome o = run_with_fault(db, arm);
   EXPECT_NE(o.error.find(db.string()), std::string::npos) << o.error;
-  EXPECT_NE(o.error.find("database or disk is full"), std::string::npos) << o.error;
-  expect_committed_kept(o, false);
+  EXPECT_NE(o.error.find(cause), std::string::npos) << o.error;
+  expect_committed_kept(o, failed_batch_may_be_durable);
+}
+}  // namespace
+
+TEST(StoreFaults, DiskFullViaMaxPageCountIsAClearErrorAndLosesNothing) {
+  check_fault("full.scindb", [](Store& s) {
+    sqlite3_exec(s.raw(), "PRAGMA max_page_count = 1", nullptr, nullptr, nullptr);   // clamps to the current size
+  }, "database or disk is full");
 }
 
 TEST(StoreFaults, DiskFullOnWriteIsAClearErrorAndLosesNothing) {
-  install_shim();
-  test::TempDir dir;
-  const auto db = dir / "enospc.scindb";
-  Outcome o = run_with_fault(db, [](Store&) { g_write_rc = SQLITE_FULL; });
-  EXPECT_NE(o.error.find(db.string()), std::string::npos) << o.error;
-  EXPECT_NE(o.error.find("database or disk is full"), std::string::npos) << o.error;
-  expect_committed_kept(o, false);
+  check_fault("enospc.scindb", [](Store&) { g_write_rc = SQLITE_FULL; }, "database or disk is full");
 }
 
 TEST(StoreFaults, IoErrorOnWriteIsAClearErrorAndLosesNothing) {
-  install_shim();
-  test::TempDir dir;
-  const auto db = dir / "eio.scindb";
-  Outcome o = run_with_fault(db, [](Store&) { g_write_rc = SQLITE_IOERR_WRITE; });
-  EXPECT_NE(o.error.find(db.string()), std::string::npos) << o.error;
-  EXPECT_NE(o.error.find("disk I/O error"), std::string::npos) << o.error;
-  expect_committed_kept(o, false);
+  check_fault("eio.scindb", [](Store&) { g_write_rc = SQLITE_IOERR_WRITE; }, "disk I/O error");
 }
 
 TEST(StoreFaults, IoErrorOnFsyncIsAClearErrorAndLosesNothing) {
-  install_shim();
-  test::TempDir dir;
-  const auto db = dir / "fsync.scindb";
-  Outcome o = run_with_fault(db, [](Store&) { g_sync_rc = SQLITE_IOERR_FSYNC; });
-  EXPECT_NE(o.error.find(db.string()), std::string::npos) << o.error;
-  EXPECT_NE(o.error.find("disk I/O error"), std::string::npos) << o.error;
   // The WAL frames were written before the failed fsync: the batch may survive
   // whole, but never in part, and nothing committed before is lost.
-  expect_committed_kept(o, true);
+  check_fault("fsync.scindb", [](Store&) { g_sync_rc = SQLITE_IOERR_FSYNC; }, "disk I/O error", true);
 }
 
 TEST(StoreFaults, ShimPassesThroughWhenDisarmed) {

@@ -2,7 +2,7 @@
 # Runs one libFuzzer harness for a while: bash scripts/fuzz.sh NAME [SECONDS]
 # (NAME: npy, size, set, preset, sweep_spec, stored_spec, inference_spec, ...).
 # Needs the build of scripts/sanitize.sh (clang). New inputs go to
-# build-sanitize/tests/fuzz/corpus_NAME; a crash is written to crash-* here.
+# build-sanitize/tests/fuzz/corpus_NAME; a crash to build-sanitize/tests/fuzz/crash-*.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${SCIN_SANITIZE_BUILD:-build-sanitize}
@@ -19,4 +19,5 @@ esac
 mkdir -p "$BUILD/tests/fuzz/corpus_$name"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 exec "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$BUILD/tests/fuzz/" \
   "$BUILD/tests/fuzz/corpus_$name" "${seeds[@]}"

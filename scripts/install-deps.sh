@@ -13,6 +13,7 @@ PKGS=(
   # icons, the .deb and the checks on it
   help2man librsvg2-bin dpkg-dev file lintian desktop-file-utils appstream
   shared-mime-info libglib2.0-bin man-db bash-completion
+  clang libclang-rt-14-dev   # scripts/sanitize.sh and scripts/fuzz.sh: libFuzzer, ASan, UBSan
 )
 
 missing=()

@@ -100,7 +100,7 @@ void run_sweep_command(const SweepCli& o) {
     if (show < total) fmt::print("  ... {} more\n", total - show);
     return;
   }
-  Store store = Store::open(db_path(o.db), Access::ReadWrite);
+  Store store = Store::open(db_path(o.db), Access::Create, /*check=*/true);
   for (auto id : store.recovered_runs())
     fmt::print(stderr, "scin: run {} was left running by a process that is gone; marked interrupted\n", id);
 

@@ -1,5 +1,7 @@
 // Point kind "inference": TTFT and TPOT of one All-Reduce algorithm under
 // tensor parallelism (inference/inference.h). Settings: inference.*.
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "base/error.h"
@@ -19,13 +21,16 @@ json check_inference(const std::string& key, const json& v, const std::string& f
   bool text = text_setting(key);
   if (text ? !v.is_string() : !v.is_number_integer())
     throw Error(fmt::format("{}: inference.{} must be {}", field, key, text ? "a string" : "an integer"));
-  if (!text && (v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > (1ll << 30)))
-    throw Error(fmt::format("{}: inference.{} = {} is out of range; allowed 0 to {}", field, key, v.dump(),
-                            1ll << 30));
+  // Beyond +-2^30 an int would wrap (4294967304 ran as TP 8); the model checks the real range.
+  if (!text && (v.is_number_unsigned() ? v.get<std::uint64_t>() > (1ull << 30)
+                                       : std::llabs(v.get<std::int64_t>()) > (1ll << 30)))
+    throw Error(fmt::format("{}: inference.{} = {} is out of range; allowed -{} to {}", field, key, v.dump(),
+                            1ll << 30, 1ll << 30));
   return v;
 }
 
-void evaluate_inference(PointRecord& p, const ResolvedPoint& r) {
+// run_inference takes no RunContext yet: the runner's CancelScope reaches it.
+void evaluate_inference(PointRecord& p, const ResolvedPoint& r, const RunContext&) {
   InferenceRequest req = inference_request(r);
   if (sweep_detail::skip_unsupported(p, r)) return;
   InferenceResult res = run_inference(req);

@@ -28,7 +28,8 @@ json check_input(const std::string& key, const json& v, const std::string& field
 
 bool integer_input(const std::string& key) { return key == "seed" || key == "channels"; }
 
-void evaluate_quant(PointRecord& p, const ResolvedPoint& r) {
+// run_quant takes no RunContext yet: the runner's CancelScope reaches it.
+void evaluate_quant(PointRecord& p, const ResolvedPoint& r, const RunContext&) {
   if (sweep_detail::skip_unsupported(p, r)) return;
   QuantStudy st = run_quant(r.config, quant_request(r));
   if (st.rows.empty()) throw Error("quant study returned no result");

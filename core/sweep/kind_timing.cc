@@ -8,9 +8,9 @@
 namespace scin::sweep_detail {
 
 namespace {
-void evaluate_timing(PointRecord& p, const ResolvedPoint& r) {
+void evaluate_timing(PointRecord& p, const ResolvedPoint& r, const RunContext& ctx) {
   if (skip_unsupported(p, r)) return;
-  SimResult s = simulate(r.config, r.algorithm, r.collective, r.engine);
+  SimResult s = simulate(r.config, r.algorithm, r.collective, r.engine, ctx);
   p.variant = s.variant;
   p.time_us = s.time_us();
   p.algbw_GBps = s.algbw_GBps;

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/run_context.h"
 #include "sweep/sweep.h"
 
 namespace scin::sweep_detail {
@@ -28,7 +29,8 @@ struct KindOps {
   bool (*integer_setting)(const std::string& key) = nullptr;
   /// Fills the result fields of `p` (status Skipped with the reason when the
   /// model does not support the point). Throws Error / Cancelled.
-  void (*evaluate)(PointRecord& p, const ResolvedPoint& r) = nullptr;
+  /// `ctx` carries the stop request down to the engine.
+  void (*evaluate)(PointRecord& p, const ResolvedPoint& r, const RunContext& ctx) = nullptr;
 };
 
 /// The sweepable kinds; Error for a kind that is not (measured points are imported).

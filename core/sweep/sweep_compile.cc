@@ -219,7 +219,7 @@ PointKey memo_key(const ResolvedPoint& r, PointKind kind) {
 
 }  // namespace
 
-PointRecord evaluate(Compiled& c, std::uint64_t index) {
+PointRecord evaluate(Compiled& c, std::uint64_t index, const RunContext& ctx) {
   PointRecord p;
   p.index = index;
   p.kind = c.spec.kind;
@@ -256,7 +256,7 @@ PointRecord evaluate(Compiled& c, std::uint64_t index) {
           return out;
         }
       }
-      kind_ops(p.kind).evaluate(p, r);
+      kind_ops(p.kind).evaluate(p, r, ctx);
       if (m.size.load(std::memory_order_relaxed) < Memo::kMaxEntries) {
         std::lock_guard<std::mutex> lock(sh.m);
         auto saved = std::make_shared<PointRecord>(p);
@@ -264,7 +264,7 @@ PointRecord evaluate(Compiled& c, std::uint64_t index) {
         if (sh.map.emplace(key, std::move(saved)).second) m.size.fetch_add(1, std::memory_order_relaxed);
       }
     } else {
-      kind_ops(p.kind).evaluate(p, r);
+      kind_ops(p.kind).evaluate(p, r, ctx);
     }
   } catch (const Cancelled&) {
     throw;  // not a result: the runner stops

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/run_context.h"
 #include "sweep/sweep.h"
 
 namespace scin::sweep_detail {
@@ -27,7 +28,7 @@ struct Compiled {
 
 std::unique_ptr<Compiled> compile(const SweepSpec& spec, bool memoise);
 ResolvedPoint resolve(const Compiled& c, std::uint64_t index);
-PointRecord evaluate(Compiled& c, std::uint64_t index);
+PointRecord evaluate(Compiled& c, std::uint64_t index, const RunContext& ctx = {});
 
 }  // namespace scin::sweep_detail
 

@@ -115,8 +115,16 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   std::atomic<bool> stop{false};
   // One flag the packet engine polls (CancelScope) for both ways to cancel: the
   // stop token sets it at once, the atomic flag is forwarded by the writer loop.
+  // The timing engine gets the stop request through its RunContext; quant and
+  // inference studies still poll the CancelScope flag.
   std::atomic<bool> cancel_flag{false};
-  std::stop_callback on_stop(opts.stop, [&] { cancel_flag = true; });
+  std::stop_source stop_src;
+  std::stop_callback on_stop(opts.stop, [&] {
+    cancel_flag = true;
+    stop_src.request_stop();
+  });
+  RunContext ctx;
+  ctx.stop = stop_src.get_token();
   auto cancelled = [&] {
     return stop.load(std::memory_order_relaxed) || cancel_flag.load(std::memory_order_relaxed) ||
            (opts.cancel && opts.cancel->load());
@@ -168,7 +176,7 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
                           break;
                         }
                         try {
-                          r.pts.push_back(sweep_detail::evaluate(c, b.first + i));
+                          r.pts.push_back(sweep_detail::evaluate(c, b.first + i, ctx));
                         } catch (const Cancelled&) {
                           r.truncated = true;
                           break;
@@ -243,7 +251,7 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
         got.swap(ready);
         done = producer_done && ready.empty();
       }
-      if (opts.cancel && opts.cancel->load()) cancel_flag = true;
+      if (opts.cancel && opts.cancel->load() && !cancel_flag.exchange(true)) stop_src.request_stop();
       for (auto& v : got)
         for (auto& p : v) pending.push_back(std::move(p));
       if (pending.size() >= batch_points || (!pending.empty() && seconds_since(last_commit) >= opts.batch_interval_s) ||

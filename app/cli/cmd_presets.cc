@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "fabric/preset.h"
 
 namespace scin::cli {
@@ -10,8 +11,20 @@ namespace scin::cli {
 void add_presets_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("presets", "list the fabric presets");
   static bool json = false;
+  static std::string save;
+  static bool overwrite = false;
+  static FabricOptions fabric;
   cmd->add_flag("--json", json, "print the presets' full parameter sets as JSON");
+  cmd->add_option("--save", save, "save --preset with --gpus/--set applied as user preset NAME "
+                                  "($XDG_CONFIG_HOME/scin-explorer/presets)");
+  cmd->add_flag("--overwrite", overwrite, "with --save: replace an existing user preset");
+  add_fabric_options(*cmd, fabric);
   cmd->callback([] {
+    if (!save.empty()) {
+      auto file = save_user_preset(build_config(fabric), save, overwrite);
+      fmt::print("saved user preset '{}' to {}\n", save, file.string());
+      return;
+    }
     auto list = list_presets();
     if (json) {
       nlohmann::json j = nlohmann::json::array();
@@ -21,7 +34,8 @@ void add_presets_command(CLI::App& app) {
     }
     std::size_t w = 4;
     for (const auto& p : list) w = std::max(w, p.name.size());
-    for (const auto& p : list) fmt::print("{:<{}}  {}\n", p.name, w, p.description);
+    for (const auto& p : list)
+      fmt::print("{:<{}}  {}{}\n", p.name, w, p.user ? "(user) " : "", p.description);
   });
 }
 

@@ -12,6 +12,7 @@
 #include "fabric/preset.h"
 #include "base/units.h"
 #include "engines/simulate.h"
+#include "sweep/builders.h"
 
 namespace scin::cli {
 namespace {
@@ -167,11 +168,16 @@ void add_run_command(CLI::App& app) {
       if (s < eb) throw Error(fmt::format("bytes: {} is smaller than one {} element", s, to_string(dtype)));
       s -= s % eb;
     }
+    // The points are those of the SweepSpec every front end builds (core/sweep/builders.h):
+    // sizes outer, algorithms inner.
+    const auto points = resolve_points(
+        collective_sweep(FabricChoice{opt->fabric.preset, opt->fabric.gpus, opt->fabric.sets}, algos, sizes,
+                         opt->dtype, opt->engine));
     std::exception_ptr failure;
     std::mutex failure_mutex;
     tbb::parallel_for(std::size_t{0}, res.size(), [&](std::size_t i) {
       try {
-        res[i] = simulate(cfg, algo_ids[i % na], Collective{sizes[i / na], dtype}, engine);
+        res[i] = simulate(points[i].config, algo_ids[i % na], points[i].collective, engine);
       } catch (...) {
         std::lock_guard lock(failure_mutex);
         if (!failure) failure = std::current_exception();

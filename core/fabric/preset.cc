@@ -91,8 +91,55 @@ fs::path resource_dir() {
   throw Error("resources: no presets/ folder found; set SCIN_RESOURCE_DIR to the project's resources/ folder");
 }
 
+fs::path user_preset_dir() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x && fs::path(x).is_absolute())
+    return fs::path(x) / "scin-explorer" / "presets";
+  const char* home = std::getenv("HOME");
+  if (!home || !*home) throw Error("presets: neither XDG_CONFIG_HOME nor HOME is set; no user preset folder");
+  return fs::path(home) / ".config" / "scin-explorer" / "presets";
+}
+
+fs::path save_user_preset(const Config& cfg, const std::string& name, bool overwrite) {
+  if (name.empty() || name.size() > 64 ||
+      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != std::string::npos ||
+      name[0] == '.')
+    throw Error(fmt::format("preset name '{}': use 1 to 64 letters, digits, '-', '_' or '.'", name));
+  std::error_code ec;
+  if (fs::exists(resource_dir() / "presets" / (name + ".json"), ec))
+    throw Error(fmt::format("preset name '{}': a shipped preset has that name; choose another", name));
+  validate(cfg);
+  const fs::path dir = user_preset_dir();
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create the user preset folder: {}", dir.string(), ec.message()));
+  const fs::path file = dir / (name + ".json");
+  if (!overwrite && fs::exists(file, ec))
+    throw Error(fmt::format("{}: a user preset '{}' exists already", file.string(), name));
+  nlohmann::json j = config_to_json(cfg);
+  j["name"] = name;
+  // Write a temporary file and rename it: an interrupted save never leaves half a preset.
+  const fs::path tmp = dir / ("." + name + ".json.tmp");
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << '\n';
+    if (!out.flush()) throw Error(fmt::format("{}: cannot write the preset", tmp.string()));
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) throw Error(fmt::format("{}: cannot save the preset: {}", file.string(), ec.message()));
+  return file;
+}
+
 std::vector<PresetInfo> list_presets() {
   std::vector<PresetInfo> out;
+  // User presets ($XDG_CONFIG_HOME/scin-explorer/presets) after the shipped ones.
+  std::vector<fs::path> user;
+  std::error_code uec;
+  try {
+    if (fs::is_directory(user_preset_dir(), uec))
+      for (const auto& e : fs::directory_iterator(user_preset_dir(), uec))
+        if (e.path().extension() == ".json" && e.path().filename().string()[0] != '.') user.push_back(e.path());
+  } catch (const Error&) {
+  }
+  std::sort(user.begin(), user.end());
   for (const auto& e : fs::directory_iterator(resource_dir() / "presets")) {
     if (e.path().extension() != ".json") continue;
     PresetInfo info;
@@ -108,6 +155,21 @@ std::vector<PresetInfo> list_presets() {
     out.push_back(std::move(info));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (const auto& f : user) {
+    PresetInfo info;
+    info.name = f.stem().string();
+    info.file = f;
+    info.user = true;
+    bool shadowed = false;
+    for (const auto& o : out) shadowed |= o.name == info.name;
+    if (shadowed) continue;   // a shipped preset keeps its name
+    try {
+      info.description = read_json_document(f).value("description", "");
+    } catch (const Error& err) {
+      info.description = std::string("(unreadable: ") + err.what() + ")";
+    }
+    out.push_back(std::move(info));
+  }
   return out;
 }
 

@@ -21,6 +21,7 @@ struct PresetInfo {
   std::string name;
   std::string description;
   std::filesystem::path file;
+  bool user = false;   // a user preset (user_preset_dir()), not a shipped one
 };
 
 /// Directory holding resources (presets/, models/, sweeps/). Looks at the
@@ -29,7 +30,15 @@ struct PresetInfo {
 /// Throws Error if none exists.
 std::filesystem::path resource_dir();
 
+/// Shipped presets (sorted by name), then the user's presets.
 std::vector<PresetInfo> list_presets();
+
+/// The user's presets: $XDG_CONFIG_HOME/scin-explorer/presets (default ~/.config/...).
+std::filesystem::path user_preset_dir();
+/// Saves `cfg` as user preset `name` (1-64 of [A-Za-z0-9-_.]), loadable by that
+/// name afterwards; refuses a shipped preset's name, and an existing user preset
+/// unless `overwrite`. Returns the file written.
+std::filesystem::path save_user_preset(const Config& cfg, const std::string& name, bool overwrite = false);
 
 /// Loads a preset by name (e.g. "hgx-h200-8") or by path to a .json file.
 Config load_preset(const std::string& name_or_path);

@@ -110,7 +110,7 @@ void add_quant_command(CLI::App& app) {
     check_format(opt->format, {"table", "csv", "json"});
     // The same SweepSpec a quant sweep uses (core/sweep/builders.h): one point
     // per algorithm; the study runs them together on the same inputs.
-    FabricChoice fabric{opt->fabric.preset, opt->fabric.gpus, opt->fabric.sets};
+    FabricChoice fabric = fabric_choice(opt->fabric);
     if (!opt->block.empty()) fabric.sets.push_back("quant.block_elems=" + opt->block);
     if (!opt->scale.empty()) fabric.sets.push_back("quant.scale_format=" + opt->scale);
     if (!opt->codec.empty()) fabric.sets.push_back("quant.codec=" + opt->codec);

@@ -171,7 +171,7 @@ void add_run_command(CLI::App& app) {
     // The points are those of the SweepSpec every front end builds (core/sweep/builders.h):
     // sizes outer, algorithms inner.
     const auto points = resolve_points(
-        collective_sweep(FabricChoice{opt->fabric.preset, opt->fabric.gpus, opt->fabric.sets}, algos, sizes,
+        collective_sweep(fabric_choice(opt->fabric), algos, sizes,
                          opt->dtype, opt->engine));
     std::exception_ptr failure;
     std::mutex failure_mutex;

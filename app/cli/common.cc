@@ -19,14 +19,18 @@ void add_fabric_options(CLI::App& cmd, FabricOptions& o) {
       ->allow_extra_args(false);
 }
 
+int gpus_option(const FabricOptions& o) {
+  if (o.gpus.empty()) return 0;
+  const ParamInfo& p = param("fabric.gpus");
+  return static_cast<int>(parse_integer(o.gpus, "--gpus (fabric.gpus)", static_cast<std::int64_t>(p.min),
+                                        static_cast<std::int64_t>(p.max)));
+}
+
+FabricChoice fabric_choice(const FabricOptions& o) { return FabricChoice{o.preset, gpus_option(o), o.sets}; }
+
 Config build_config(const FabricOptions& o) {
   Config cfg = load_preset(o.preset);
-  if (!o.gpus.empty()) {
-    const ParamInfo& p = param("fabric.gpus");
-    set_param(cfg, "fabric.gpus",
-              static_cast<double>(parse_integer(o.gpus, "--gpus (fabric.gpus)", static_cast<std::int64_t>(p.min),
-                                                static_cast<std::int64_t>(p.max))));
-  }
+  if (const int gpus = gpus_option(o)) set_param(cfg, "fabric.gpus", static_cast<double>(gpus));
   for (const auto& a : o.sets) apply_assignment(cfg, a);
   validate(cfg);
   return cfg;

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "fabric/config.h"
+#include "sweep/builders.h"
 
 namespace scin::cli {
 
@@ -21,6 +22,11 @@ struct FabricOptions {
 
 /// Adds --preset, --gpus and --set to `cmd`.
 void add_fabric_options(CLI::App& cmd, FabricOptions& o);
+
+/// --gpus checked against fabric.gpus' range (0 when not given); throws scin::Error.
+int gpus_option(const FabricOptions& o);
+/// The fabric options as the sweep builders take them (--gpus range-checked).
+FabricChoice fabric_choice(const FabricOptions& o);
 
 /// Loads the preset, applies --gpus and --set, validates. Throws scin::Error.
 Config build_config(const FabricOptions& o);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QAbstractBarSeries>
 #include <QAbstractSeries>
+#include <QXYSeries>
 #include <QCursor>
 #include <QLegendMarker>
 #include <QPushButton>
@@ -160,9 +162,19 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
   view_ = new ZoomChartView(chart_);
   view_->setRenderHint(QPainter::Antialiasing);
   view_->setRubberBand(QChartView::RectangleRubberBand);
-  view_->setToolTip(tr("Drag: zoom to a rectangle · wheel: zoom · middle-drag or arrows: pan · "
+  // Help goes to What's This: a tooltip would replace the hover read-out of the values.
+  view_->setWhatsThis(tr("Drag: zoom to a rectangle · wheel: zoom · middle-drag or arrows: pan · "
                        "right click or 0: reset · click a legend entry to hide its series"));
-  lay->addWidget(view_, 1);
+  empty_ = new QLabel;
+  empty_->setObjectName(QStringLiteral("emptyText"));
+  empty_->setAlignment(Qt::AlignCenter);
+  empty_->setWordWrap(true);
+  empty_->setMargin(24);
+  empty_->setStyleSheet(QStringLiteral("color:#555; background:white"));
+  stack_ = new QStackedWidget;
+  stack_->addWidget(view_);
+  stack_->addWidget(empty_);
+  lay->addWidget(stack_, 1);
   auto* reset = new QPushButton(tr("Reset zoom"));
   connect(reset, &QPushButton::clicked, this, &ChartPanel::resetZoom);
   controls_->addStretch(1);
@@ -172,6 +184,22 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
 void ChartPanel::setResults(const ResultSet& rs) {
   rs_ = rs;
   redraw();
+}
+
+void ChartPanel::setEmptyText(const QString& text) {
+  emptyText_ = text;
+  empty_->setText(text);
+  stack_->setCurrentWidget(text.isEmpty() ? static_cast<QWidget*>(view_) : empty_);
+}
+
+bool ChartPanel::hasData() const { return emptyText_.isEmpty() && hasDataIgnoringText(); }
+
+bool ChartPanel::hasDataIgnoringText() const {
+  for (QAbstractSeries* s : chart_->series()) {
+    if (auto* xy = qobject_cast<QXYSeries*>(s); xy && xy->count() > 0) return true;
+    if (auto* bar = qobject_cast<QAbstractBarSeries*>(s); bar && bar->count() > 0) return true;
+  }
+  return false;
 }
 
 void ChartPanel::resetZoom() { chart_->zoomReset(); }

@@ -10,6 +10,8 @@
 #include <QChartView>
 #include <QLogValueAxis>
 #include <QHBoxLayout>
+#include <QLabel>
+#include <QStackedWidget>
 #include <QWidget>
 
 #include "ui/experiment.h"
@@ -69,6 +71,13 @@ class ChartPanel : public QWidget {
   QStringList seriesNames() const;
   /// Hides or shows a series by name, as clicking its legend marker does.
   void setSeriesVisible(const QString& name, bool visible);
+  /// Shows `text` in the chart area instead of the chart ("" shows the chart).
+  void setEmptyText(const QString& text);
+  QString emptyText() const { return emptyText_; }
+  /// The chart has at least one point to show (reports omit the others).
+  virtual bool hasData() const;
+  /// Whether the chart holds points, whatever the empty text says.
+  bool hasDataIgnoringText() const;
 
  public Q_SLOTS:
   void resetZoom();
@@ -90,6 +99,9 @@ class ChartPanel : public QWidget {
   QChart* chart_;
   ZoomChartView* view_;
   QHBoxLayout* controls_;
+  QStackedWidget* stack_;
+  QLabel* empty_;
+  QString emptyText_;
 };
 
 }  // namespace scin::ui

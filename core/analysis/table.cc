@@ -461,6 +461,16 @@ AnalysisTable build_table(const RunInfo& run, const std::vector<PointRecord>& pt
     bool all = !t.rows.empty();
     for (const Row& r : t.rows) all = all && std::isfinite(r.axes[a].number);
     t.axes[a].numeric = all;
+    // Positive values spanning a factor of 8 or more (waves 1..32, bandwidths
+    // 225..1800) read best on a log scale.
+    if (all && !t.axes[a].log_default) {
+      double lo = INFINITY, hi = 0;
+      for (const Row& r : t.rows) {
+        lo = std::min(lo, r.axes[a].number);
+        hi = std::max(hi, r.axes[a].number);
+      }
+      t.axes[a].log_default = lo > 0 && hi / lo >= 8;
+    }
   }
   std::vector<std::size_t> keep;
   for (std::size_t m = 0; m < t.metrics.size(); ++m) {

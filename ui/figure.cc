@@ -157,7 +157,8 @@ SeriesLook seriesLook(const PlotData& plot, const Series& s) {
     l.marker = color % 14;
     l.dash = dashStyle(color / 8);
   } else {
-    l.marker = s.style % 14;
+    // Past eight colours the palette repeats: shift the markers so the pair stays unique.
+    l.marker = (s.style + 7 * (color / 8)) % 14;
     l.dash = dashStyle(s.style);
   }
   return l;
@@ -182,8 +183,9 @@ QString axisTitle(const Column& c, bool log) {
 }
 
 std::vector<Tick> axisTicks(const Column& c, double lo, double hi, bool log, double length, bool horizontal,
-                            const QFont& font, QPaintDevice* device, const std::vector<std::string>& categories, bool pow2) {
-  const auto sets = candidates(c, lo, hi, log, categories.size(), pow2);
+                            const QFont& font, QPaintDevice* device, const std::vector<std::string>& categories, bool pow2,
+                            double scale) {
+  const auto sets = candidates(c, lo / scale, hi / scale, log, categories.size(), pow2);
   const double th = textHeight(font, device);
   const double gap = th * 0.6;
   const double span = tx(hi, log) - tx(lo, log);
@@ -193,7 +195,7 @@ std::vector<Tick> axisTicks(const Column& c, double lo, double hi, bool log, dou
     for (double v : set) {
       QString label = categories.empty() ? tickText(c, v)
                                          : QString::fromStdString(categories[static_cast<std::size_t>(std::lround(v))]);
-      ticks.push_back({v, label});
+      ticks.push_back({v * scale, label});
     }
     // Labels must be distinct and must not overlap.
     bool ok = span > 0;
@@ -344,7 +346,20 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   const double facetH = facetTitles ? th * 1.25 : 0, gap = fs * 1.2;
   const double gridTop = top, gridBottom = H - m - legendH - xTitleH;
   const double plotH = std::max(10.0, (gridBottom - gridTop - rows * (facetH + xTickH) - (rows - 1) * gap) / rows);
-  const auto yTicks = axisTicks(plot.y, L.range.y0, L.range.y1, L.log_y, plotH, false, fTick, dev);
+  // Times shown in ms or s when the values are large (the title says which).
+  Column yShown = plot.y;
+  double yScale = 1;
+  if (plot.y.unit == "µs" || plot.y.unit == "ns") {
+    static const char* units[] = {"ns", "µs", "ms", "s"};
+    int u = plot.y.unit == "ns" ? 0 : 1;
+    const double top = std::max(std::fabs(L.range.y0), std::fabs(L.range.y1));
+    while (top / yScale >= 1e4 && u < 3) {
+      yScale *= 1e3;
+      ++u;
+    }
+    yShown.unit = units[u];
+  }
+  const auto yTicks = axisTicks(yShown, L.range.y0, L.range.y1, L.log_y, plotH, false, fTick, dev, {}, false, yScale);
   double yTickW = 0;
   for (const Tick& t : yTicks) yTickW = std::max(yTickW, textWidth(fTick, dev, t.label));
   yTickW += tickLen + fs * 0.3;
@@ -457,7 +472,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   p->translate(m, gridArea.center().y());
   p->rotate(-90);
   const double yLen = gridArea.height();
-  p->drawText(QRectF(-yLen / 2, 0, yLen, yTitleW), Qt::AlignHCenter | Qt::AlignVCenter, axisTitle(plot.y, L.log_y));
+  p->drawText(QRectF(-yLen / 2, 0, yLen, yTitleW), Qt::AlignHCenter | Qt::AlignVCenter, axisTitle(yShown, L.log_y));
   p->restore();
 
   // Legend.

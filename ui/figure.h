@@ -71,13 +71,14 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const analysis::PlotDa
 
 /// Ticks of an axis from lo to hi whose labels (in `font` on `device`) do not
 /// overlap over `length` points: positions in data units and their labels.
+/// `pow2`: prefer powers of two; `scale`: labels show value / scale (µs as ms).
 struct Tick {
   double value;
   QString label;
 };
 std::vector<Tick> axisTicks(const analysis::Column& c, double lo, double hi, bool log, double length,
                             bool horizontal, const QFont& font, QPaintDevice* device,
-                            const std::vector<std::string>& categories = {}, bool pow2 = false);
+                            const std::vector<std::string>& categories = {}, bool pow2 = false, double scale = 1);
 
 /// The axis title with unit and scale: "Latency (µs, log)".
 QString axisTitle(const analysis::Column& c, bool log);

@@ -303,13 +303,25 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
     std::stable_sort(seen[k].begin(), seen[k].end(),
                      [&](const std::string& a, const std::string& b) { return value_rank(d, a) < value_rank(d, b); });
   }
+  // Colour: the first differing field. Style: the combination of all the
+  // others (ranked in value order), so three or more fields stay apart too.
   const std::size_t ck = differing.empty() ? split.size() : differing[0];
-  const std::size_t sk = differing.size() > 1 ? differing[1] : ck;
   if (ck < split.size()) p.color_field = t.axes[static_cast<std::size_t>(split[ck])].key;
-  if (sk < split.size() && differing.size() > 1) p.style_field = t.axes[static_cast<std::size_t>(split[sk])].key;
+  std::vector<std::string> style_keys;
+  for (std::size_t i = 1; i < differing.size(); ++i) style_keys.push_back(t.axes[static_cast<std::size_t>(split[differing[i]])].key);
+  p.style_field = join(style_keys, "+");
   auto pos = [&](std::size_t k, const std::string& v) {
     return static_cast<int>(std::find(seen[k].begin(), seen[k].end(), v) - seen[k].begin());
   };
+  auto style_tuple = [&](const Series& s) {
+    std::vector<int> r;
+    for (std::size_t i = 1; i < differing.size(); ++i) r.push_back(pos(differing[i], s.fields[differing[i]].second));
+    return r;
+  };
+  std::set<std::vector<int>> tuples;
+  for (const Facet& f : p.facets)
+    for (const Series& s : f.series) tuples.insert(style_tuple(s));
+  const std::vector<std::vector<int>> tuple_order(tuples.begin(), tuples.end());
   for (Facet& f : p.facets)
     for (Series& s : f.series) {
       std::vector<std::string> parts;
@@ -319,7 +331,9 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
       }
       s.label = parts.empty() ? (s.algorithm.empty() ? p.y.label : s.algorithm) : join(parts, " · ");
       s.color = ck < split.size() ? pos(ck, s.fields[ck].second) : 0;
-      s.style = sk < split.size() ? pos(sk, s.fields[sk].second) : 0;
+      s.style = differing.size() > 1 ? static_cast<int>(std::find(tuple_order.begin(), tuple_order.end(), style_tuple(s)) -
+                                                        tuple_order.begin())
+                                     : s.color;
     }
   p.title = fmt::format("{} vs {} — #{} {}", p.y.label, p.x.label, t.run.id, t.run.name);
   return p;

@@ -227,6 +227,16 @@ std::string format_value(const Column& c, double v) {
     }
     return fmt::format("{:.3g} {}", v, units[u]);
   }
+  // Times in the unit a person reads: 12.3 ms rather than 12300 µs.
+  if ((c.unit == "µs" || c.unit == "ns") && std::fabs(v) >= 1e4) {
+    static const char* larger[] = {"ns", "µs", "ms", "s"};
+    int u = c.unit == "ns" ? 0 : 1;
+    while (std::fabs(v) >= 1e3 && u < 3) {
+      v /= 1e3;
+      ++u;
+    }
+    return fmt::format("{:.4g} {}", v, larger[u]);
+  }
   std::string num = fmt::format("{:.4g}", v);
   if (c.unit.empty()) return num;
   if (c.unit == "×") return num + "×";

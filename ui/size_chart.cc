@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include <QLogValueAxis>
 #include <QPen>
 
+#include "ui/figure.h"
 #include "ui/format.h"
 
 namespace scin::ui {
@@ -35,14 +37,22 @@ void SizeChart::redraw() {
   std::uint64_t min_b = std::numeric_limits<std::uint64_t>::max(), max_b = 0;
   double y_lo = std::numeric_limits<double>::max(), y_hi = -std::numeric_limits<double>::max();
   std::map<QString, int> groupIndex;
+  std::set<std::string> algorithms;
+  for (const Curve& c : rs_.curves) algorithms.insert(c.algorithm);
   for (const Curve& c : rs_.curves) {
     auto* s = new QLineSeries;
     s->setName(c.label);
     QColor col = algorithmColor(QString::fromStdString(c.algorithm));
     int gi = groupIndex.emplace(c.group, static_cast<int>(groupIndex.size())).first->second;
-    if (gi > 0 && !c.overlay) col = col.darker(100 + 35 * gi);
+    // Groups (axis values) differ in dash pattern; with one algorithm they also
+    // take their own colour (not shades of one hue).
+    Qt::PenStyle style = dashStyle(gi);
+    if (algorithms.size() == 1 && !c.overlay) {
+      col = paletteColor(gi);
+      style = dashStyle(gi / 8);
+    }
     QPen pen(col, 2);
-    if (c.overlay) pen.setStyle(Qt::DashLine);
+    pen.setStyle(c.overlay ? Qt::DashLine : style);
     s->setPen(pen);
     s->setPointsVisible(true);
     for (std::size_t i = 0; i < c.points.size(); ++i) {

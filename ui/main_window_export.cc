@@ -18,6 +18,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextDocumentFragment>
 #include <QTimer>
 
 #include "fabric/params.h"
@@ -287,7 +288,12 @@ bool MainWindow::exportReportTo(const QString& path, QString* error) {
   else
     in.omitted << tr("Analysis");
   for (ChartPanel* c : charts()) {
-    const QString title = c->chart()->title().isEmpty() ? c->title() : c->chart()->title();
+    // Chart titles may hold markup (<br>): the report takes their plain text.
+    QString title = QTextDocumentFragment::fromHtml(c->chart()->title().isEmpty() ? c->title() : c->chart()->title())
+                        .toPlainText()
+                        .replace(QLatin1Char('\n'), QStringLiteral(" — "))
+                        .replace(QChar::LineSeparator, QStringLiteral(" — "));
+    if ((c == quant_ || c == timeline_) && in.run) title += tr(" (computed live for the fabric in the editors, not stored)");
     if (c->hasData()) in.charts.push_back({title, Exporter::renderChart(c, QSize(1000, 600), 1.5)});
     else in.omitted << title;
   }

@@ -141,11 +141,31 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
     return p;
   }
 
+  // An axis that moves with x (zipped with it: one value per x value) neither
+  // splits series nor is held fixed: it rides along.
+  std::vector<bool> follows_x(nax, false);
+  for (std::size_t a = 0; a < nax; ++a) {
+    if (static_cast<int>(a) == xi) continue;
+    std::map<std::string, std::string> of_x;
+    std::set<std::string> values;
+    bool function = true;
+    for (std::size_t r : rows) {
+      const auto& xv = t.rows[r].axes[static_cast<std::size_t>(xi)].text;
+      const auto& av = t.rows[r].axes[a].text;
+      values.insert(av);
+      auto [it, fresh] = of_x.emplace(xv, av);
+      if (!fresh && it->second != av) function = false;
+    }
+    if (function && values.size() > 1) {
+      follows_x[a] = true;
+      p.notes.push_back(fmt::format("{} moves with {} (zipped)", t.axes[a].key, t.axes[static_cast<std::size_t>(xi)].key));
+    }
+  }
   // Fields that split series; the other varying axes are held at one value.
   std::vector<int> split;
   if (q.series.empty()) {
     for (std::size_t a = 0; a < nax; ++a)
-      if (static_cast<int>(a) != xi && static_cast<int>(a) != fi) split.push_back(static_cast<int>(a));
+      if (static_cast<int>(a) != xi && static_cast<int>(a) != fi && !follows_x[a]) split.push_back(static_cast<int>(a));
   } else {
     for (const auto& k : q.series) {
       const int a = t.axis_index(k);
@@ -153,11 +173,12 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
         p.empty_reason = fmt::format("No axis '{}' to split series by; the axes are: {}", k, axis_keys(t));
         return p;
       }
-      if (a != xi && a != fi && std::find(split.begin(), split.end(), a) == split.end()) split.push_back(a);
+      if (a != xi && a != fi && !follows_x[static_cast<std::size_t>(a)] && std::find(split.begin(), split.end(), a) == split.end())
+        split.push_back(a);
     }
     for (std::size_t a = 0; a < nax; ++a) {
       const int ai = static_cast<int>(a);
-      if (ai == xi || ai == fi || std::find(split.begin(), split.end(), ai) != split.end()) continue;
+      if (ai == xi || ai == fi || follows_x[a] || std::find(split.begin(), split.end(), ai) != split.end()) continue;
       std::set<std::string> shown;
       for (std::size_t r : rows) shown.insert(t.rows[r].axes[a].text);
       if (shown.size() < 2) continue;

@@ -59,6 +59,21 @@ double json_number(const json& j, const char* key) {
   return v.is_number() ? v.get<double>() : kNaN;
 }
 
+// The axes of a spec, zip members flattened, each with whether it is zipped.
+std::vector<std::pair<const json*, bool>> spec_axes(const json& spec) {
+  std::vector<std::pair<const json*, bool>> out;
+  const json& axes = member(spec, "axes");
+  if (!axes.is_array()) return out;
+  for (const json& a : axes) {
+    const json& zip = member(a, "zip");
+    if (zip.is_array())
+      for (const json& z : zip) out.emplace_back(&z, true);
+    else
+      out.emplace_back(&a, false);
+  }
+  return out;
+}
+
 Column axis_column(const std::string& path) {
   Column c;
   c.key = path;
@@ -307,33 +322,23 @@ RunSummary summarize_run(const RunInfo& run, const std::vector<PointRecord>& pts
       if (o.is_object())
         for (auto it = o.begin(); it != o.end(); ++it) s.base.push_back(std::string(k) + "." + it.key() + "=" + json_text(*it));
     }
-    const json& axes = member(spec, "axes");
-    if (axes.is_array())
-      for (const json& a : axes) {
-        std::vector<const json*> members;
-        const json& zip = member(a, "zip");
-        if (zip.is_array())
-          for (const json& z : zip) members.push_back(&z);
-        else
-          members.push_back(&a);
-        for (const json* m : members) {
-          const json& path = member(*m, "path");
-          std::string line = path.is_string() ? path.get<std::string>() : std::string("?");
-          const json& values = member(*m, "values");
-          const json& range = member(*m, "range");
-          if (values.is_array()) {
-            std::string v;
-            for (const json& x : values) v += (v.empty() ? "" : ", ") + json_text(x);
-            line += ": " + v;
-          } else if (range.is_object()) {
-            line += ": " + json_text(member(range, "min")) + " .. " + json_text(member(range, "max"));
-            for (const char* k : {"factor", "step", "count"})
-              if (!member(range, k).is_null()) line += std::string(" ") + k + " " + json_text(member(range, k));
-          }
-          if (zip.is_array()) line += " (zipped)";
-          s.axes.push_back(line);
-        }
+    for (const auto& [m, zipped] : spec_axes(spec)) {
+      const json& path = member(*m, "path");
+      std::string line = path.is_string() ? path.get<std::string>() : std::string("?");
+      const json& values = member(*m, "values");
+      const json& range = member(*m, "range");
+      if (values.is_array()) {
+        std::string v;
+        for (const json& x : values) v += (v.empty() ? "" : ", ") + json_text(x);
+        line += ": " + v;
+      } else if (range.is_object()) {
+        line += ": " + json_text(member(range, "min")) + " .. " + json_text(member(range, "max"));
+        for (const char* k : {"factor", "step", "count"})
+          if (!member(range, k).is_null()) line += std::string(" ") + k + " " + json_text(member(range, k));
       }
+      if (zipped) line += " (zipped)";
+      s.axes.push_back(line);
+    }
   }
   std::set<std::string> seen;
   for (const PointRecord& p : pts)
@@ -389,23 +394,11 @@ AnalysisTable build_table(const RunInfo& run, const std::vector<PointRecord>& pt
   // when the spec fixed it (timing and quant runs only).
   std::vector<std::string> paths = swept_paths(pts);
   std::vector<std::string> ordered;
-  if (run.spec.is_object()) {
-    const json& axes = member(run.spec, "axes");
-    if (axes.is_array())
-      for (const json& a : axes) {
-        const json& zip = member(a, "zip");
-        std::vector<const json*> ms;
-        if (zip.is_array())
-          for (const json& z : zip) ms.push_back(&z);
-        else
-          ms.push_back(&a);
-        for (const json* m : ms) {
-          const json& p = member(*m, "path");
-          if (p.is_string() && std::find(paths.begin(), paths.end(), p.get<std::string>()) != paths.end() &&
-              std::find(ordered.begin(), ordered.end(), p.get<std::string>()) == ordered.end())
-            ordered.push_back(p.get<std::string>());
-        }
-      }
+  for (const auto& [m, zipped] : spec_axes(run.spec)) {
+    const json& p = member(*m, "path");
+    if (p.is_string() && std::find(paths.begin(), paths.end(), p.get<std::string>()) != paths.end() &&
+        std::find(ordered.begin(), ordered.end(), p.get<std::string>()) == ordered.end())
+      ordered.push_back(p.get<std::string>());
   }
   for (const auto& p : paths)
     if (std::find(ordered.begin(), ordered.end(), p) == ordered.end()) ordered.push_back(p);

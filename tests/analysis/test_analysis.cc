@@ -269,6 +269,34 @@ TEST_F(AnalysisTest, CsvHasHeaderBlockAndRfc4180Rows) {
   }
 }
 
+TEST(AnalysisZip, ZippedAxesRideAlongWithX) {
+  test::TempDir dir;
+  Stored s = run_example(dir / "z.scindb", "link-scaling");
+  AnalysisTable t = build_table(s.run, s.points);
+  bool zipped = false;
+  for (const auto& a : t.run.axes) zipped |= a == "links.latency_ns: 150, 125, 100 (zipped)";
+  EXPECT_TRUE(zipped);
+  PlotQuery q;
+  q.x = "links.bandwidth_GBps";
+  q.y = "busbw_GBps";
+  q.facet = "fabric.gpus";
+  q.filters["collective.bytes"] = {"1 GiB"};
+  PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  ASSERT_EQ(p.facets.size(), 3u);
+  // Latency moves with bandwidth: one curve per algorithm with all three link generations.
+  for (const Facet& f : p.facets) {
+    ASSERT_EQ(f.series.size(), 4u) << f.title;
+    for (const Series& s2 : f.series) {
+      EXPECT_EQ(s2.label, s2.algorithm);
+      ASSERT_EQ(s2.points.size(), 3u);
+      for (const SeriesPoint& pt : s2.points) EXPECT_EQ(pt.y, s.points.at(t.rows[pt.row].point_index).busbw_GBps);
+    }
+  }
+  EXPECT_NE(std::find(p.notes.begin(), p.notes.end(), "links.latency_ns moves with links.bandwidth_GBps (zipped)"),
+            p.notes.end());
+}
+
 TEST(AnalysisSpec, UnreadableSpecIsReportedNotThrown) {
   for (nlohmann::json spec : {nlohmann::json("not json"), nlohmann::json::array({1, 2, 3})}) {
     RunInfo run;

@@ -203,6 +203,11 @@ int main(int argc, char** argv) {
     settle();
     if (!av->emptyText().isEmpty()) std::fprintf(stderr, "scin-explorer: %s\n", qPrintable(av->emptyText()));
   }
+  // The run shown may have switched tabs on its own (a quant run opens on Analysis): --tab wins.
+  if (cli.isSet(tab)) {
+    settle();
+    w.showTab(cli.value(tab));
+  }
   if (cli.isSet(exportChart)) {
     settle();
     QString err;

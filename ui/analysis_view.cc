@@ -107,6 +107,10 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   legend_->setIconSize(QSize(36, 16));
   legend_->setMinimumWidth(120);
   legend_->setSelectionMode(QAbstractItemView::NoSelection);
+  legend_->setToolTip(tr("Click an entry to hide or show its curve"));
+  connect(legend_, &QListWidget::itemClicked, this, [this](QListWidgetItem* it) {
+    setSeriesVisible(it->text(), hidden_.count(it->data(Qt::UserRole).toString().toStdString()) > 0);
+  });
   split->addWidget(canvas_);
   split->addWidget(legend_);
   split->setStretchFactor(0, 1);
@@ -153,6 +157,7 @@ void AnalysisView::setMessage(const QString& text) {
 
 void AnalysisView::setTable(std::shared_ptr<const AnalysisTable> table) {
   table_ = std::move(table);
+  hidden_.clear();
   if (!table_) {
     setMessage(message_);
     return;
@@ -314,9 +319,38 @@ void AnalysisView::fillLegend() {
   if (!plot_ || plot_->empty()) return;
   for (const auto* s : plot_->legend()) {
     auto* it = new QListWidgetItem(legendIcon(*plot_, *s), QString::fromStdString(s->label));
-    it->setToolTip(QString::fromStdString(s->key));
+    it->setData(Qt::UserRole, QString::fromStdString(s->key));
     legend_->addItem(it);
   }
+  // Keys hidden before stay hidden if the new plot has them.
+  std::set<std::string> keep;
+  for (const auto* s : plot_->legend())
+    if (hidden_.count(s->key)) keep.insert(s->key);
+  hidden_ = keep;
+  for (int i = 0; i < legend_->count(); ++i) {
+    QListWidgetItem* it = legend_->item(i);
+    const bool off = hidden_.count(it->data(Qt::UserRole).toString().toStdString()) > 0;
+    QFont f = it->font();
+    f.setStrikeOut(off);
+    it->setFont(f);
+    it->setForeground(off ? QColor(0x99, 0x99, 0x99) : palette().color(QPalette::Text));
+  }
+  canvas_->setHidden(hidden_);
+}
+
+void AnalysisView::setSeriesVisible(const QString& label, bool visible) {
+  for (int i = 0; i < legend_->count(); ++i) {
+    QListWidgetItem* it = legend_->item(i);
+    if (it->text() != label) continue;
+    const std::string key = it->data(Qt::UserRole).toString().toStdString();
+    if (visible) hidden_.erase(key);
+    else hidden_.insert(key);
+    QFont f = it->font();
+    f.setStrikeOut(!visible);
+    it->setFont(f);
+    it->setForeground(visible ? palette().color(QPalette::Text) : QColor(0x99, 0x99, 0x99));
+  }
+  canvas_->setHidden(hidden_);
 }
 
 QStringList AnalysisView::legendTexts() const {

@@ -36,6 +36,8 @@ class FigureCanvas : public QWidget {
   bool zoomed() const { return view_.has_value(); }
   const std::optional<ViewRange>& view() const { return view_; }
   void setView(const std::optional<ViewRange>& v);
+  /// Series (by key) left out of the drawing, the tracker and exports.
+  void setHidden(const std::set<std::string>& keys);
   FigureOptions options() const;
   /// The tracker text of the point nearest `pos` (widget pixels), "" if none; moves the tracker there.
   QString trackAt(const QPoint& pos);
@@ -63,6 +65,7 @@ class FigureCanvas : public QWidget {
   bool logX_ = false, logY_ = false;
   double fontPt_ = 9;
   std::optional<ViewRange> view_;
+  std::set<std::string> hidden_;
   FigureLayout layout_;
   // hover
   int hiFacet_ = -1;
@@ -102,6 +105,8 @@ class AnalysisView : public QWidget {
   bool hasData() const { return plot_ && !plot_->empty(); }
   /// Legend texts in order, exactly as shown.
   QStringList legendTexts() const;
+  /// Hides or shows a series by legend text, as clicking its legend entry does.
+  void setSeriesVisible(const QString& label, bool visible);
   /// What the chart area says when nothing can be drawn ("" when something is drawn).
   QString emptyText() const;
   FigureCanvas* canvas() const { return canvas_; }
@@ -130,6 +135,7 @@ class AnalysisView : public QWidget {
   quint64 generation_ = 0;
   bool filling_ = false;
   QString message_;
+  std::set<std::string> hidden_;   // series keys hidden through the legend
 
   QComboBox *x_, *y_, *facet_, *baseline_;
   QToolButton *logXBtn_, *logYBtn_, *seriesBtn_, *filterBtn_;

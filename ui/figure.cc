@@ -298,7 +298,9 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   }
 
   // Legend layout (bottom, wrapping rows, full text).
-  const auto entries = plot.legend();
+  std::vector<const Series*> entries;
+  for (const Series* s : plot.legend())
+    if (!o.hidden.count(s->key)) entries.push_back(s);
   const double sampleW = fs * 2.6, entryGap = fs * 1.2;
   struct Entry {
     QRectF box;
@@ -423,6 +425,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     p->save();
     p->setClipRect(pr.adjusted(-markerSize, -markerSize, markerSize, markerSize));
     for (const Series& s : facet.series) {
+      if (o.hidden.count(s.key)) continue;
       const SeriesLook look = seriesLook(plot, s);
       QPainterPath path;
       bool started = false;

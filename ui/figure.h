@@ -7,6 +7,8 @@
 #pragma once
 
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <QColor>
@@ -46,6 +48,8 @@ struct FigureOptions {
   int highlight_facet = -1;        // hover: facet, series, point to emphasise
   const analysis::Series* highlight = nullptr;
   std::size_t highlight_point = 0;
+  /// Series keys not drawn (hidden from the legend by the user).
+  std::set<std::string> hidden;
 };
 
 /// Where things went, for hit-testing the screen figure.

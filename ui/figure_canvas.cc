@@ -54,8 +54,16 @@ void FigureCanvas::setView(const std::optional<ViewRange>& v) {
   Q_EMIT zoomChanged();
 }
 
+void FigureCanvas::setHidden(const std::set<std::string>& keys) {
+  hidden_ = keys;
+  hiSeries_ = nullptr;
+  tracker_.clear();
+  update();
+}
+
 FigureOptions FigureCanvas::options() const {
   FigureOptions o;
+  o.hidden = hidden_;
   o.font_pt = fontPt_;
   o.log_x = logX_;
   o.log_y = logY_;
@@ -142,7 +150,7 @@ QString FigureCanvas::trackAt(const QPoint& pos) {
   double bestD = 1e18;
   QPointF bestQ;
   for (const Series& s : facet.series)
-    for (std::size_t k = 0; k < s.points.size(); ++k) {
+    for (std::size_t k = 0; k < s.points.size() && !hidden_.count(s.key); ++k) {
       const auto& v = s.points[k];
       if ((layout_.log_x && !(v.x > 0)) || (layout_.log_y && !(v.y > 0))) continue;
       const QPointF q = layout_.map(panel, v.x, v.y);

@@ -216,6 +216,14 @@ class AnalysisUiTest : public QObject {
     QVERIFY(c.contains(QStringLiteral("# run: #%1 isa-waves").arg(runs_.at("isa-waves"))));
     QVERIFY(c.contains(QStringLiteral("# preset: hgx-h200-8")));
     QVERIFY(c.contains(QStringLiteral("point_index,facet,series,collective.algorithm,collective.bytes,switch.isa.waves,time_us")));
+    // A curve hidden through the legend leaves the figure (and its legend).
+    av->setSeriesVisible(QStringLiteral("size=4 MiB"), false);
+    QVERIFY(av->exportFigure(svg, FigureSize::singleColumn(), false, &err));
+    QVERIFY(!svgTexts(svg).contains(QStringLiteral("size=4 MiB")));
+    QVERIFY(svgTexts(svg).contains(QStringLiteral("size=16 MiB")));
+    av->setSeriesVisible(QStringLiteral("size=4 MiB"), true);
+    QVERIFY(av->exportFigure(svg, FigureSize::singleColumn(), false, &err));
+    QVERIFY(svgTexts(svg).contains(QStringLiteral("size=4 MiB")));
   }
 
   void trackerSnapsToNearestPointWithUnits() {

@@ -157,9 +157,12 @@ SeriesLook seriesLook(const PlotData& plot, const Series& s) {
     l.marker = color % 14;
     l.dash = dashStyle(color / 8);
   } else {
-    // Past eight colours the palette repeats: shift the markers so the pair stays unique.
-    l.marker = (s.style + 7 * (color / 8)) % 14;
-    l.dash = dashStyle(s.style);
+    // Marker: the other fields; dash: the colour field too, so that (marker,
+    // dash) alone tells curves apart in greyscale. Past five dash patterns the
+    // markers switch to their open variants.
+    // (The plot's own rank of the colour value, not the algorithm's palette slot.)
+    l.marker = (s.style + 7 * ((s.color / 5) % 2)) % 14;
+    l.dash = dashStyle(s.color % 5);
   }
   return l;
 }

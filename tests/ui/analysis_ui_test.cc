@@ -173,6 +173,13 @@ class AnalysisUiTest : public QObject {
         looks.insert({l.color.rgb(), l.marker, static_cast<int>(l.dash)});
       }
       QCOMPARE(looks.size(), av->plot()->legend().size());
+      // In greyscale the colour is gone: marker and dash alone must still differ.
+      std::set<std::pair<int, int>> grey;
+      for (const auto* s : av->plot()->legend()) {
+        const SeriesLook l = seriesLook(*av->plot(), *s);
+        grey.insert({l.marker, static_cast<int>(l.dash)});
+      }
+      QVERIFY2(grey.size() == av->plot()->legend().size(), name.c_str());
     }
   }
 

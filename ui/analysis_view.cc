@@ -15,6 +15,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "base/csv.h"
+#include "ui/points_model.h"
 
 namespace scin::ui {
 
@@ -118,8 +119,13 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   split->setSizes({700, 200});
   split->setChildrenCollapsible(false);
   inner_->addTab(split, tr("Chart"));
-  points_ = new QTableWidget;
+  points_ = new QTableView;
   points_->setObjectName(QStringLiteral("analysisPoints"));
+  pointsModel_ = new PointsModel(this);
+  pointsProxy_ = new QSortFilterProxyModel(this);
+  pointsProxy_->setSourceModel(pointsModel_);
+  pointsProxy_->setSortRole(Qt::UserRole);
+  points_->setModel(pointsProxy_);
   points_->setSortingEnabled(true);
   points_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   points_->setSelectionBehavior(QAbstractItemView::SelectItems);
@@ -129,6 +135,12 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   copy->setShortcutContext(Qt::WidgetShortcut);
   connect(copy, &QAction::triggered, this, &AnalysisView::copySelection);
   points_->addAction(copy);
+  auto* copyAll = new QAction(tr("Copy all points"), points_);
+  connect(copyAll, &QAction::triggered, this, [this] {
+    points_->selectAll();
+    copySelection();
+  });
+  points_->addAction(copyAll);
   inner_->addTab(points_, tr("Points"));
   lay->addWidget(inner_, 1);
 
@@ -364,65 +376,16 @@ QString AnalysisView::emptyText() const {
 }
 
 void AnalysisView::fillPointsTable() {
-  points_->setSortingEnabled(false);
-  points_->clear();
-  points_->setRowCount(0);
-  if (!table_ || !plot_ || plot_->empty()) {
-    points_->setColumnCount(0);
-    return;
-  }
-  QStringList head{tr("point"), tr("series")};
-  if (!plot_->facets.front().value.empty()) head << tr("panel");
-  for (const auto& c : table_->axes) head << QString::fromStdString(c.key);
-  head << QString::fromStdString(plot_->y.key) + (plot_->y.unit.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(plot_->y.unit)));
-  for (const auto& c : table_->metrics)
-    if (c.derived == analysis::Derived::None && c.key != plot_->y.key)
-      head << QString::fromStdString(c.key) + (c.unit.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(c.unit)));
-  points_->setColumnCount(head.size());
-  points_->setHorizontalHeaderLabels(head);
-  points_->setRowCount(static_cast<int>(plot_->point_count()));
-  int r = 0;
-  auto num = [](double v) {
-    auto* it = new QTableWidgetItem;
-    it->setData(Qt::DisplayRole, v);  // sorts as a number
-    return it;
-  };
-  for (const auto& f : plot_->facets)
-    for (const auto& s : f.series)
-      for (const auto& pt : s.points) {
-        const auto& row = table_->rows[pt.row];
-        int c = 0;
-        points_->setItem(r, c++, num(static_cast<double>(row.point_index)));
-        points_->setItem(r, c++, new QTableWidgetItem(QString::fromStdString(s.label)));
-        if (!f.value.empty()) points_->setItem(r, c++, new QTableWidgetItem(QString::fromStdString(f.value)));
-        for (std::size_t a = 0; a < table_->axes.size(); ++a)
-          points_->setItem(r, c++, table_->axes[a].numeric ? num(row.axes[a].number)
-                                                           : new QTableWidgetItem(QString::fromStdString(row.axes[a].text)));
-        points_->setItem(r, c++, num(pt.y));
-        for (std::size_t m = 0; m < table_->metrics.size(); ++m)
-          if (table_->metrics[m].derived == analysis::Derived::None && table_->metrics[m].key != plot_->y.key)
-            points_->setItem(r, c++, num(row.metrics[m]));
-        ++r;
-      }
-  points_->setSortingEnabled(true);
+  pointsModel_->setPlot(table_, plot_);
   points_->resizeColumnsToContents();
 }
 
 void AnalysisView::copySelection() {
-  const auto ranges = points_->selectedRanges();
-  if (ranges.isEmpty()) return;
-  const auto& rg = ranges.front();
-  QStringList lines;
-  QStringList head;
-  for (int c = rg.leftColumn(); c <= rg.rightColumn(); ++c) head << points_->horizontalHeaderItem(c)->text();
-  lines << head.join(QLatin1Char('\t'));
-  for (int r = rg.topRow(); r <= rg.bottomRow(); ++r) {
-    QStringList cells;
-    for (int c = rg.leftColumn(); c <= rg.rightColumn(); ++c)
-      cells << (points_->item(r, c) ? points_->item(r, c)->data(Qt::DisplayRole).toString() : QString());
-    lines << cells.join(QLatin1Char('\t'));
-  }
-  QApplication::clipboard()->setText(lines.join(QLatin1Char('\n')) + QLatin1Char('\n'));
+  QModelIndexList sel = points_->selectionModel()->selectedIndexes();
+  std::sort(sel.begin(), sel.end(), [](const QModelIndex& a, const QModelIndex& b) {
+    return a.row() != b.row() ? a.row() < b.row() : a.column() < b.column();
+  });
+  if (!sel.isEmpty()) QApplication::clipboard()->setText(PointsModel::copyText(sel));
 }
 
 bool AnalysisView::exportFigure(const QString& path, const FigureSize& size, bool title, QString* error) const {

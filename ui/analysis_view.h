@@ -13,7 +13,8 @@
 #include <QFutureWatcher>
 #include <QLabel>
 #include <QListWidget>
-#include <QTableWidget>
+#include <QSortFilterProxyModel>
+#include <QTableView>
 #include <QTabWidget>
 #include <QToolButton>
 #include <QWidget>
@@ -110,7 +111,7 @@ class AnalysisView : public QWidget {
   /// What the chart area says when nothing can be drawn ("" when something is drawn).
   QString emptyText() const;
   FigureCanvas* canvas() const { return canvas_; }
-  QTableWidget* pointsTable() const { return points_; }
+  QTableView* pointsTable() const { return points_; }
 
   bool exportFigure(const QString& path, const FigureSize& size, bool title, QString* error) const;
   QImage render(const FigureSize& size, double dpi) const;
@@ -142,7 +143,9 @@ class AnalysisView : public QWidget {
   QLabel* notes_;
   FigureCanvas* canvas_;
   QListWidget* legend_;
-  QTableWidget* points_;
+  QTableView* points_;
+  class PointsModel* pointsModel_;
+  QSortFilterProxyModel* pointsProxy_;
   QTabWidget* inner_;
 };
 

@@ -130,7 +130,21 @@ class AnalysisUiTest : public QObject {
           }
       QCOMPARE(n, av->table()->rows.size());
       // The points table holds the same points.
-      QCOMPARE(static_cast<std::size_t>(av->pointsTable()->rowCount()), n);
+      QAbstractItemModel* m = av->pointsTable()->model();
+      QCOMPARE(static_cast<std::size_t>(m->rowCount()), n);
+      // Sorted by the y column (as numbers, not text), largest first.
+      int ycol = -1;
+      for (int c = 0; c < m->columnCount(); ++c)
+        if (m->headerData(c, Qt::Horizontal).toString().startsWith(QString::fromStdString(metric))) ycol = c;
+      QVERIFY(ycol >= 0);
+      av->pointsTable()->sortByColumn(ycol, Qt::DescendingOrder);
+      double top = -INFINITY;
+      for (const auto& f : plot->facets)
+        for (const auto& s : f.series)
+          for (const auto& pt : s.points) top = std::max(top, pt.y);
+      QCOMPARE(m->index(0, ycol).data(Qt::UserRole).toDouble(), top);
+      for (int r = 1; r < m->rowCount(); ++r)
+        QVERIFY(m->index(r - 1, ycol).data(Qt::UserRole).toDouble() >= m->index(r, ycol).data(Qt::UserRole).toDouble());
       if (name == "quant-blocks" || name == "inference-tp") {
         // Timing tabs say where the points are instead of staying blank.
         QCOMPARE(w.currentTab(), QStringLiteral("analysis"));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include <QAbstractBarSeries>
 #include <QAbstractSeries>
@@ -82,12 +83,42 @@ QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align
   chart->addAxis(log, align);
   chart->addAxis(cat, align);
   log->setVisible(false);
+  followRange(cat, [label, base2 = log->base() == 2](double lo10, double hi10) {
+    std::vector<std::pair<QString, double>> out;
+    const double lo = std::pow(10.0, lo10), hi = std::pow(10.0, hi10);
+    std::vector<double> ticks;
+    if (base2) {
+      const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
+      const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+      const int every = std::max(1, (e1 - e0 + 11) / 12);
+      for (int e = e0; e <= e1; ++e)
+        if (e % every == 0) ticks.push_back(std::exp2(e));
+    } else {
+      ticks = logTicks(lo, hi);
+    }
+    for (double v : ticks) out.emplace_back(label ? label(v) : tickNumber(v), std::log10(v));
+    return out;
+  });
   QObject::connect(log, &QLogValueAxis::rangeChanged, cat, [cat](qreal mn, qreal mx) {
     if (mn > 0 && mx > 0) cat->setRange(std::log10(mn), std::log10(mx));
   });
   return cat;
 }
 
+
+void followRange(QCategoryAxis* axis, std::function<std::vector<std::pair<QString, double>>(double, double)> labels) {
+  auto busy = std::make_shared<bool>(false);
+  QObject::connect(axis, &QCategoryAxis::rangeChanged, axis, [axis, labels = std::move(labels), busy](qreal lo, qreal hi) {
+    if (*busy || !(hi > lo)) return;
+    *busy = true;
+    for (const QString& l : axis->categoriesLabels()) axis->remove(l);
+    axis->setStartValue(lo);
+    for (const auto& [text, v] : labels(lo, hi))
+      if (v >= lo - 1e-9 && v <= hi + 1e-9 && !axis->categoriesLabels().contains(text)) axis->append(text, v);
+    axis->setRange(lo, hi);
+    *busy = false;
+  });
+}
 
 void ZoomChartView::wheelEvent(QWheelEvent* e) {
   double steps = e->angleDelta().y() / 120.0;

@@ -35,6 +35,12 @@ std::vector<double> logTicks(double lo, double hi);
 QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align,
                           const std::function<QString(double)>& label = {});
 
+/// Keeps the labels of `axis` inside its visible range: whenever the range
+/// changes (zoom, pan), the categories are rebuilt from `labels(lo, hi)`
+/// ((text, position) pairs), so no label piles up at an edge and a zoom in
+/// gets finer labels.
+void followRange(QCategoryAxis* axis, std::function<std::vector<std::pair<QString, double>>(double lo, double hi)> labels);
+
 class ZoomChartView : public QChartView {
   Q_OBJECT
  public:

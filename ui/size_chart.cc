@@ -28,6 +28,16 @@ QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes) {
   ax->setRange(lo, hi);
   ax->setTitleText(QObject::tr("Message size per rank (bytes, log scale)"));
   ax->setGridLineVisible(true);
+  // Zoomed: the powers of two inside the range, denser as the range narrows.
+  followRange(ax, [](double lo, double hi) {
+    std::vector<std::pair<QString, double>> out;
+    const int e0 = std::max(0, static_cast<int>(std::ceil(lo - 1e-9)));
+    const int e1 = std::min(62, static_cast<int>(std::floor(hi + 1e-9)));
+    const int every = e1 - e0 > 16 ? 5 : e1 - e0 > 8 ? 2 : 1;
+    for (int e = e0; e <= e1; ++e)
+      if (e % every == 0) out.emplace_back(sizeText(1ull << e), e);
+    return out;
+  });
   return ax;
 }
 

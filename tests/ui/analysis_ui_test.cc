@@ -5,6 +5,8 @@
 #include <cmath>
 #include <set>
 
+#include <QCategoryAxis>
+#include <QChart>
 #include <QFile>
 #include <QFontMetricsF>
 #include <QImage>
@@ -277,6 +279,36 @@ class AnalysisUiTest : public QObject {
     QVERIFY(canvas->zoomed());
     canvas->resetZoom();
     QVERIFY(!canvas->zoomed());
+  }
+
+  void zoomedTimingChartKeepsLabelsInRange() {
+    MainWindow w;
+    w.resize(1300, 760);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    show(w, runs_.at("seed-comparison"));
+    QVERIFY(w.showTab(QStringLiteral("latency")));
+    QTest::qWait(100);
+    QChart* chart = w.chart(QStringLiteral("latency"))->chart();
+    const QRectF area = chart->plotArea();
+    chart->zoomIn(QRectF(area.left() + area.width() * 0.6, area.top() + area.height() * 0.1, area.width() * 0.3,
+                         area.height() * 0.4));
+    int checked = 0;
+    for (QAbstractAxis* a : chart->axes()) {
+      auto* cat = qobject_cast<QCategoryAxis*>(a);
+      if (!cat || !cat->isVisible()) continue;
+      const QStringList labels = cat->categoriesLabels();
+      QVERIFY2(labels.size() >= 2, qPrintable(cat->titleText()));
+      for (const QString& l : labels) {
+        QVERIFY2(cat->endValue(l) >= cat->min() - 1e-9 && cat->endValue(l) <= cat->max() + 1e-9, qPrintable(l));
+      }
+      ++checked;
+    }
+    QCOMPARE(checked, 2);  // size axis and latency axis
+    chart->zoomReset();
+    auto* x = qobject_cast<QCategoryAxis*>(chart->axes(Qt::Horizontal).value(0));
+    QVERIFY(x && x->categoriesLabels().contains(QStringLiteral("1 GiB")));
   }
 
   void ticksNeverOverlap() {

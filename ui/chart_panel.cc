@@ -186,6 +186,12 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
   lay->setContentsMargins(2, 2, 2, 2);
   controls_ = new QHBoxLayout;
   lay->addLayout(controls_);
+  note_ = new QLabel;
+  note_->setObjectName(QStringLiteral("chartNote"));
+  note_->setWordWrap(true);
+  note_->setStyleSheet(QStringLiteral("color:#8a4b00"));
+  note_->setVisible(false);
+  lay->addWidget(note_);
   chart_ = new QChart;
   chart_->setTitle(title);
   chart_->legend()->setAlignment(Qt::AlignRight);
@@ -222,6 +228,13 @@ void ChartPanel::setEmptyText(const QString& text) {
   empty_->setText(text);
   stack_->setCurrentWidget(text.isEmpty() ? static_cast<QWidget*>(view_) : empty_);
 }
+
+void ChartPanel::setNote(const QString& text) {
+  note_->setText(text);
+  note_->setVisible(!text.isEmpty());
+}
+
+QString ChartPanel::note() const { return note_->text(); }
 
 bool ChartPanel::hasData() const { return emptyText_.isEmpty() && hasDataIgnoringText(); }
 

@@ -80,6 +80,9 @@ class ChartPanel : public QWidget {
   /// Shows `text` in the chart area instead of the chart ("" shows the chart).
   void setEmptyText(const QString& text);
   QString emptyText() const { return emptyText_; }
+  /// A line above the chart that qualifies what it shows ("" hides it).
+  void setNote(const QString& text);
+  QString note() const;
   /// The chart has at least one point to show (reports omit the others).
   virtual bool hasData() const;
   /// Whether the chart holds points, whatever the empty text says.
@@ -107,6 +110,7 @@ class ChartPanel : public QWidget {
   QHBoxLayout* controls_;
   QStackedWidget* stack_;
   QLabel* empty_;
+  QLabel* note_;
   QString emptyText_;
 };
 

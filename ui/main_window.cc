@@ -286,6 +286,12 @@ void MainWindow::redrawCharts() {
   if (why.isEmpty() && shown_.empty())
     why = showingPreview_ ? tr("The preview has no result for this fabric and sweep (see the message above).")
                           : tr("The run shown has no timing point: every point was skipped or failed.");
+  // The quantisation and timeline tabs compute live for the editors' fabric: say so when a stored run is shown.
+  const QString live = showingPreview_ ? QString()
+                                       : tr("Live computation for the fabric in the editors, not read from the stored run "
+                                            "shown; the run's own points are plotted in the Analysis tab.");
+  for (ChartPanel* c : {quant_, timeline_})
+    if (c) c->setNote(live);
   for (ChartPanel* c : std::initializer_list<ChartPanel*>{latency_, bandwidth_, speedup_, breakdown_})
     if (!why.isEmpty()) c->setEmptyText(why);
     else if (c != speedup_) c->setEmptyText({});

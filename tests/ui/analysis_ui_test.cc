@@ -360,8 +360,10 @@ class AnalysisUiTest : public QObject {
         QVERIFY2(h.contains(first.toHtmlEscaped()), qPrintable(c->id()));
       }
     }
-    // The quantisation and timeline charts computed although their tabs were never opened.
+    // The quantisation and timeline charts computed although their tabs were never opened,
+    // and say that they are live, not the stored run.
     QVERIFY(w.chart(QStringLiteral("quant"))->hasData());
+    QVERIFY(w.chart(QStringLiteral("quant"))->note().contains(QStringLiteral("not read from the stored run")));
     QVERIFY(!w.chart(QStringLiteral("latency"))->hasData());  // a quant run has no timings: left out
     QCOMPARE(h.count(QStringLiteral("data:image/png;base64,")), withData);
     QVERIFY(h.contains(QStringLiteral("Left out (no data)")));

@@ -364,18 +364,25 @@ const Column* AnalysisTable::find(const std::string& key) const {
   return nullptr;
 }
 
-std::vector<AxisValue> AnalysisTable::distinct(int axis) const {
-  std::vector<AxisValue> out;
-  if (axis < 0 || axis >= static_cast<int>(axes.size())) return out;
-  std::set<std::string> seen;
-  for (const Row& r : rows) {
-    const AxisValue& v = r.axes[static_cast<std::size_t>(axis)];
-    if (seen.insert(v.text).second) out.push_back(v);
+void AnalysisTable::index_values() {
+  values_.assign(axes.size(), {});
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    std::vector<AxisValue>& out = values_[a];
+    std::set<std::string> seen;
+    for (const Row& r : rows) {
+      const AxisValue& v = r.axes[a];
+      if (seen.insert(v.text).second) out.push_back(v);
+    }
+    const bool numeric = std::all_of(out.begin(), out.end(), [](const AxisValue& v) { return std::isfinite(v.number); });
+    if (numeric)
+      std::stable_sort(out.begin(), out.end(), [](const AxisValue& x, const AxisValue& y) { return x.number < y.number; });
   }
-  const bool numeric = std::all_of(out.begin(), out.end(), [](const AxisValue& v) { return std::isfinite(v.number); });
-  if (numeric)
-    std::stable_sort(out.begin(), out.end(), [](const AxisValue& a, const AxisValue& b) { return a.number < b.number; });
-  return out;
+}
+
+const std::vector<AxisValue>& AnalysisTable::distinct(int axis) const {
+  static const std::vector<AxisValue> none;
+  if (axis < 0 || axis >= static_cast<int>(values_.size())) return none;
+  return values_[static_cast<std::size_t>(axis)];
 }
 
 std::vector<int> AnalysisTable::varying_axes() const {
@@ -493,6 +500,7 @@ AnalysisTable build_table(const RunInfo& run, const std::vector<PointRecord>& pt
     r.metrics = std::move(v);
   }
   t.metrics = std::move(metrics);
+  t.index_values();
   return t;
 }
 

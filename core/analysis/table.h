@@ -98,11 +98,17 @@ class AnalysisTable {
   int axis_index(const std::string& key) const;
   int metric_index(const std::string& key) const;
   const Column* find(const std::string& key) const;
-  /// Distinct values of an axis column in first-seen order (numbers sorted ascending).
-  std::vector<AxisValue> distinct(int axis) const;
+  /// Distinct values of an axis column in first-seen order (numbers sorted ascending);
+  /// computed once by build_table (the GUI asks often).
+  const std::vector<AxisValue>& distinct(int axis) const;
+  /// Fills the cache distinct() reads (build_table calls it; call it after editing rows).
+  void index_values();
   /// Axis columns with more than one distinct value.
   std::vector<int> varying_axes() const;
   bool empty() const { return rows.empty(); }
+
+ private:
+  std::vector<std::vector<AxisValue>> values_;   // distinct values per axis column
 };
 
 /// Builds the table of a stored run. Never throws for odd stored data (a spec

@@ -62,28 +62,8 @@ QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align
   cat->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
   cat->setTitleText(log->titleText());
   cat->setGridLineVisible(true);
-  const double lo = log->min(), hi = log->max();
-  cat->setStartValue(std::log10(lo));
-  std::vector<double> ticks;
-  if (log->base() == 2) {  // powers of two, at most ~12 labels
-    const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
-    const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
-    const int every = std::max(1, (e1 - e0 + 11) / 12);
-    for (int e = e0; e <= e1; ++e)
-      if (e % every == 0) ticks.push_back(std::exp2(e));
-  } else {
-    ticks = logTicks(lo, hi);
-  }
-  for (double v : ticks) {
-    QString text = label ? label(v) : tickNumber(v);
-    // Category labels must be unique; a repeat (rounding) is left unlabelled.
-    if (!cat->categoriesLabels().contains(text)) cat->append(text, std::log10(v));
-  }
-  cat->setRange(std::log10(lo), std::log10(hi));
-  chart->addAxis(log, align);
-  chart->addAxis(cat, align);
-  log->setVisible(false);
-  followRange(cat, [label, base2 = log->base() == 2](double lo10, double hi10) {
+  // Labels at logTicks() (powers of two, at most ~12, for a base-2 axis), in log10 positions.
+  auto labels = [label, base2 = log->base() == 2](double lo10, double hi10) {
     std::vector<std::pair<QString, double>> out;
     const double lo = std::pow(10.0, lo10), hi = std::pow(10.0, hi10);
     std::vector<double> ticks;
@@ -98,7 +78,17 @@ QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align
     }
     for (double v : ticks) out.emplace_back(label ? label(v) : tickNumber(v), std::log10(v));
     return out;
-  });
+  };
+  const double lo10 = std::log10(log->min()), hi10 = std::log10(log->max());
+  cat->setStartValue(lo10);
+  for (const auto& [text, v] : labels(lo10, hi10))
+    // Category labels must be unique; a repeat (rounding) is left unlabelled.
+    if (!cat->categoriesLabels().contains(text)) cat->append(text, v);
+  cat->setRange(lo10, hi10);
+  chart->addAxis(log, align);
+  chart->addAxis(cat, align);
+  log->setVisible(false);
+  followRange(cat, labels);
   QObject::connect(log, &QLogValueAxis::rangeChanged, cat, [cat](qreal mn, qreal mx) {
     if (mn > 0 && mx > 0) cat->setRange(std::log10(mn), std::log10(mx));
   });

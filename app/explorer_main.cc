@@ -1,12 +1,19 @@
 // scin-explorer: the desktop application.
 //
 //   scin-explorer [FILE.scindb] [--preset NAME] [--run] [--tab NAME]
-//                 [--screenshot PNG] [--quit]
+//                 [--show-run ID] [--x PATH|bytes] [--y METRIC] [--series PATH,...]
+//                 [--facet PATH] [--filter PATH=V1,V2]... [--baseline ALGO]
+//                 [--log-x|--lin-x] [--log-y|--lin-y]
+//                 [--export-chart OUT.{svg,pdf,png,csv}] [--figure-size 3.5x2.5in] [--font-pt 8] [--title]
+//                 [--export-report OUT.{html,pdf}] [--screenshot PNG] [--size WxH] [--quit]
 //
 // With no FILE it opens the last database (or the default one) on the default
 // experiment: the seed's comparison on an 8-GPU H200-class fabric, computed
-// and plotted. The options make the docs' screenshots reproducible offscreen.
+// and plotted. The options script the Analysis view and its exports (docs,
+// tests, users' own scripts) and work offscreen (QT_QPA_PLATFORM=offscreen).
+// --help and --version need no display: they are answered before Qt starts.
 #include <cstdio>
+#include <set>
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -15,12 +22,79 @@
 #include <QSettings>
 #include <QTimer>
 
+#include "analysis/table.h"
 #include "base/version.h"
+#include "ui/analysis_view.h"
+#include "ui/figure_export.h"
 #include "ui/main_window.h"
 #include "ui/preview.h"
+#include "ui/run_browser.h"
 #include "ui/run_controller.h"
 
 int main(int argc, char** argv) {
+  QCommandLineParser cli;
+  cli.setApplicationDescription(QStringLiteral("SCIN Explorer: All-Reduce design-space explorer"));
+  QCommandLineOption help(QStringList{QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("show this help"));
+  QCommandLineOption versionOpt(QStringList{QStringLiteral("v"), QStringLiteral("version")}, QStringLiteral("show the version"));
+  cli.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("experiment database (.scindb) to open"));
+  QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("load fabric preset NAME"), QStringLiteral("NAME"));
+  QCommandLineOption run(QStringLiteral("run"), QStringLiteral("run the sweep once the window is up"));
+  QCommandLineOption tab(QStringLiteral("tab"),
+                         QStringLiteral("show chart tab NAME (analysis, latency, bandwidth, speedup, breakdown, quant, timeline)"),
+                         QStringLiteral("NAME"));
+  QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("save a PNG of the window"), QStringLiteral("PNG"));
+  QCommandLineOption quit(QStringLiteral("quit"), QStringLiteral("quit when done (after --run / exports / --screenshot)"));
+  QCommandLineOption size(QStringLiteral("size"), QStringLiteral("window size WxH (default: 1500x950 or the screen)"), QStringLiteral("WxH"));
+  QCommandLineOption showRun(QStringLiteral("show-run"), QStringLiteral("show stored run ID (default: the newest)"), QStringLiteral("ID"));
+  QCommandLineOption xOpt(QStringLiteral("x"), QStringLiteral("Analysis x axis: an axis path of the run, or bytes"), QStringLiteral("PATH"));
+  QCommandLineOption yOpt(QStringLiteral("y"), QStringLiteral("Analysis y metric (time_us, busbw_GBps, speedup, sqnr_dB, ttft_us, ...)"), QStringLiteral("METRIC"));
+  QCommandLineOption seriesOpt(QStringLiteral("series"), QStringLiteral("comma-separated axis paths that split curves (others held at one value)"), QStringLiteral("PATHS"));
+  QCommandLineOption facetOpt(QStringLiteral("facet"), QStringLiteral("one panel per value of axis PATH"), QStringLiteral("PATH"));
+  QCommandLineOption filterOpt(QStringLiteral("filter"), QStringLiteral("show only these values of an axis (repeatable)"), QStringLiteral("PATH=V1,V2"));
+  QCommandLineOption baselineOpt(QStringLiteral("baseline"), QStringLiteral("speedup baseline algorithm"), QStringLiteral("ALGO"));
+  QCommandLineOption logX(QStringLiteral("log-x"), QStringLiteral("logarithmic x axis")), linX(QStringLiteral("lin-x"), QStringLiteral("linear x axis"));
+  QCommandLineOption logY(QStringLiteral("log-y"), QStringLiteral("logarithmic y axis")), linY(QStringLiteral("lin-y"), QStringLiteral("linear y axis"));
+  QCommandLineOption exportChart(QStringLiteral("export-chart"), QStringLiteral("write the Analysis figure (.svg, .pdf, .png at 300 dpi) or its data (.csv)"), QStringLiteral("OUT"));
+  QCommandLineOption figSize(QStringLiteral("figure-size"), QStringLiteral("figure size, e.g. 3.5x2.5in (default), 7x3.5in, 89x60mm"), QStringLiteral("WxH{in|mm}"));
+  QCommandLineOption fontPt(QStringLiteral("font-pt"), QStringLiteral("figure font size in points (default 8)"), QStringLiteral("PT"));
+  QCommandLineOption titleOpt(QStringLiteral("title"), QStringLiteral("draw the title in exported figures"));
+  QCommandLineOption exportReport(QStringLiteral("export-report"), QStringLiteral("write the report of the run shown (.html or .pdf)"), QStringLiteral("OUT"));
+  cli.addOptions({help, versionOpt, preset, run, tab, shot, quit, size, showRun, xOpt, yOpt, seriesOpt, facetOpt, filterOpt,
+                  baselineOpt, logX, linX, logY, linY, exportChart, figSize, fontPt, titleOpt, exportReport});
+  // Parsed before QApplication exists: --help works without a display.
+  QStringList args;
+  for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+  if (!cli.parse(args)) {
+    std::fprintf(stderr, "scin-explorer: %s\n", qPrintable(cli.errorText()));
+    return 2;
+  }
+  if (cli.isSet(help)) {
+    QString text = cli.helpText();
+    text.replace(QStringLiteral("<executable_name>"), QStringLiteral("scin-explorer"));
+    std::fputs(qPrintable(text), stdout);
+    return 0;
+  }
+  if (cli.isSet(versionOpt)) {
+    std::printf("scin-explorer %s (git %s)\n", scin::version(), scin::git_revision());
+    return 0;
+  }
+  scin::ui::FigureSize figure = scin::ui::FigureSize::singleColumn();
+  if (cli.isSet(figSize)) {
+    QString err;
+    if (!scin::ui::parseFigureSize(cli.value(figSize), &figure.size_pt, &err)) {
+      std::fprintf(stderr, "scin-explorer: --figure-size: %s\n", qPrintable(err));
+      return 2;
+    }
+  }
+  if (cli.isSet(fontPt)) {
+    bool ok = false;
+    figure.font_pt = cli.value(fontPt).toDouble(&ok);
+    if (!ok || figure.font_pt < 4 || figure.font_pt > 36) {
+      std::fprintf(stderr, "scin-explorer: --font-pt '%s': a number of points from 4 to 36\n", qPrintable(cli.value(fontPt)));
+      return 2;
+    }
+  }
+
   // Crisp at fractional scale factors (150 %, 175 %) instead of rounding.
   QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
   QApplication app(argc, argv);
@@ -28,22 +102,6 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName(QStringLiteral("scin"));
   QApplication::setApplicationVersion(QString::fromLatin1(scin::version()));
   QApplication::setApplicationDisplayName(QStringLiteral("SCIN Explorer"));
-
-  QCommandLineParser cli;
-  cli.setApplicationDescription(QStringLiteral("SCIN Explorer: All-Reduce design-space explorer"));
-  cli.addHelpOption();
-  cli.addVersionOption();
-  cli.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("experiment database (.scindb) to open"));
-  QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("load fabric preset NAME"), QStringLiteral("NAME"));
-  QCommandLineOption run(QStringLiteral("run"), QStringLiteral("run the sweep once the window is up"));
-  QCommandLineOption tab(QStringLiteral("tab"),
-                         QStringLiteral("show chart tab NAME (latency, bandwidth, speedup, breakdown, quant, timeline)"),
-                         QStringLiteral("NAME"));
-  QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("save a PNG of the window"), QStringLiteral("PNG"));
-  QCommandLineOption quit(QStringLiteral("quit"), QStringLiteral("quit when done (after --run / --screenshot)"));
-  QCommandLineOption size(QStringLiteral("size"), QStringLiteral("window size WxH (default 1500x950)"), QStringLiteral("WxH"));
-  cli.addOptions({preset, run, tab, shot, quit, size});
-  cli.process(app);
 
   scin::ui::MainWindow w;
   QString file = cli.positionalArguments().value(0);
@@ -70,7 +128,12 @@ int main(int argc, char** argv) {
   }
   w.show();
 
-  if (!cli.isSet(run) && !cli.isSet(shot) && !cli.isSet(quit)) return app.exec();
+  const bool analysisFlags = cli.isSet(showRun) || cli.isSet(xOpt) || cli.isSet(yOpt) || cli.isSet(seriesOpt) ||
+                             cli.isSet(facetOpt) || cli.isSet(filterOpt) || cli.isSet(baselineOpt) || cli.isSet(logX) ||
+                             cli.isSet(linX) || cli.isSet(logY) || cli.isSet(linY);
+  if (!cli.isSet(run) && !cli.isSet(shot) && !cli.isSet(quit) && !analysisFlags && !cli.isSet(exportChart) &&
+      !cli.isSet(exportReport))
+    return app.exec();
 
   // Scripted: wait for the preview (and the run, and a stored run loading on its
   // worker), then screenshot and/or quit.
@@ -96,6 +159,72 @@ int main(int argc, char** argv) {
   waitFor([&] { return !w.preview()->busy() && !w.ioBusy(); }, 60000);
   // Let the coalesced redraw and layout settle.
   waitFor([] { return false; }, 300);
+  scin::ui::AnalysisView* av = w.analysisView();
+  auto settle = [&] {
+    waitFor([&] { return !w.preview()->busy() && !w.ioBusy() && !av->busy(); }, 120000);
+  };
+  if (cli.isSet(showRun)) {
+    bool ok = false;
+    const qint64 id = cli.value(showRun).toLongLong(&ok);
+    if (ok) w.runBrowser()->selectRun(id);
+    settle();
+    if (!ok || !av->table() || av->table()->run.id != id) {
+      std::fprintf(stderr, "scin-explorer: --show-run '%s': no such run in %s\n", qPrintable(cli.value(showRun)),
+                   qPrintable(w.databasePath()));
+      rc = 1;
+    }
+  }
+  if (analysisFlags && av->table()) {
+    scin::analysis::PlotQuery q = av->query();
+    if (cli.isSet(xOpt)) q.x = cli.value(xOpt).toStdString();
+    if (cli.isSet(yOpt)) q.y = cli.value(yOpt).toStdString();
+    if (cli.isSet(facetOpt)) q.facet = cli.value(facetOpt).toStdString();
+    if (cli.isSet(baselineOpt)) q.baseline = cli.value(baselineOpt).toStdString();
+    if (cli.isSet(seriesOpt)) {
+      q.series.clear();
+      for (const QString& p : cli.value(seriesOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) q.series.push_back(p.trimmed().toStdString());
+    }
+    for (const QString& f : cli.values(filterOpt)) {
+      const QString path = f.section(QLatin1Char('='), 0, 0).trimmed();
+      std::set<std::string> vals;
+      for (const QString& v : f.section(QLatin1Char('='), 1).split(QLatin1Char(','), Qt::SkipEmptyParts)) vals.insert(v.trimmed().toStdString());
+      q.filters[path.toStdString()] = vals;
+    }
+    // The scale follows the column's nature unless asked.
+    const scin::analysis::Column* xc = av->table()->find(q.x == "bytes" ? std::string("collective.bytes") : q.x);
+    const scin::analysis::Column* yc = av->table()->find(q.y);
+    bool lx = xc ? xc->log_default : av->logX(), ly = yc ? yc->log_default : av->logY();
+    if (cli.isSet(logX)) lx = true;
+    if (cli.isSet(linX)) lx = false;
+    if (cli.isSet(logY)) ly = true;
+    if (cli.isSet(linY)) ly = false;
+    av->setQuery(q);
+    av->setLog(lx, ly);
+    settle();
+    if (!av->emptyText().isEmpty()) std::fprintf(stderr, "scin-explorer: %s\n", qPrintable(av->emptyText()));
+  }
+  // The run shown may have switched tabs on its own (a quant run opens on Analysis): --tab wins.
+  if (cli.isSet(tab)) {
+    settle();
+    w.showTab(cli.value(tab));
+  }
+  if (cli.isSet(exportChart)) {
+    settle();
+    QString err;
+    if (!av->exportFigure(cli.value(exportChart), figure, cli.isSet(titleOpt), &err)) {
+      std::fprintf(stderr, "scin-explorer: --export-chart: %s\n", qPrintable(err));
+      rc = 1;
+    }
+  }
+  if (cli.isSet(exportReport)) {
+    settle();
+    QString err;
+    if (!w.exportReportTo(cli.value(exportReport), &err)) {
+      std::fprintf(stderr, "scin-explorer: --export-report: %s\n", qPrintable(err));
+      rc = 1;
+    }
+  }
+  waitFor([] { return false; }, 100);
   if (cli.isSet(shot)) {
     QPixmap pm = w.grab();
     if (!pm.save(cli.value(shot))) {

@@ -1,13 +1,21 @@
 #!/bin/sh
-# Regenerates docs/screenshots/*.png: one screenshot of scin-explorer per chart
-# tab, offscreen, on the default experiment (hgx-h200-8, 8 B - 1 GiB, every
-# algorithm) after a stored run. Usage: scripts/screenshots.sh [BUILD_DIR]
+# Regenerates docs/screenshots/: offscreen screenshots of scin-explorer
+#   - one per chart tab on the default experiment (hgx-h200-8, 8 B - 1 GiB,
+#     every algorithm) after a stored run;
+#   - the Analysis tab on three stored example sweeps: a multi-axis timing
+#     sweep (isa-waves: latency vs ISA waves, one panel per wave regulation),
+#     a quant run (quant-blocks: SQNR vs block size per input distribution)
+#     and an inference run (inference-tp: TTFT speedup vs batch);
+#   - the same three as paper figures (3.5 in single column, 8 pt, SVG + PNG).
+# Usage: scripts/screenshots.sh [BUILD_DIR]
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 app=$build/ui/scin-explorer
+cli=$build/app/scin
 out=$root/docs/screenshots
 [ -x "$app" ] || { echo "screenshots.sh: $app not built " >&2; exit 1; }
+[ -x "$cli" ] || { echo "screenshots.sh: $cli not built " >&2; exit 1; }
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -21,4 +29,20 @@ size=1600x1000
 for tab in bandwidth speedup breakdown quant timeline; do
   "$app" "$db" --tab $tab --size $size --screenshot "$out/$tab.png" --quit
 done
-echo "wrote $(ls "$out"/*.png | wc -l) screenshots to $out"
+
+# The example sweeps, stored as `scin sweep` stores them (runs 1, 2, 3).
+examples=$tmp/examples.scindb
+for spec in isa-waves quant-blocks inference-tp; do
+  "$cli" sweep "$spec" --db "$examples" --quiet
+done
+shot() {  # NAME RUN ANALYSIS-FLAGS...
+  name=$1 run=$2
+  shift 2
+  "$app" "$examples" --show-run "$run" --tab analysis --size 1500x900 "$@" \
+    --export-chart "$out/figure-$name.svg" --screenshot "$out/analysis-$name.png" --quit
+  "$app" "$examples" --show-run "$run" "$@" --export-chart "$out/figure-$name.png" --quit
+}
+shot isa-waves 1 --x switch.isa.waves --y time_us --facet switch.isa.regulation
+shot quant-blocks 2 --x quant.block_elems --y sqnr_dB --facet input.dist
+shot inference-tp 3 --x inference.batch --y ttft_speedup --baseline ring
+echo "wrote $(ls "$out"/*.png "$out"/*.svg | wc -l) screenshots and figures to $out"

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
+#include <QAbstractBarSeries>
 #include <QAbstractSeries>
+#include <QXYSeries>
 #include <QCursor>
 #include <QLegendMarker>
 #include <QPushButton>
@@ -59,33 +62,53 @@ QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align
   cat->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
   cat->setTitleText(log->titleText());
   cat->setGridLineVisible(true);
-  const double lo = log->min(), hi = log->max();
-  cat->setStartValue(std::log10(lo));
-  std::vector<double> ticks;
-  if (log->base() == 2) {  // powers of two, at most ~12 labels
-    const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
-    const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
-    const int every = std::max(1, (e1 - e0 + 11) / 12);
-    for (int e = e0; e <= e1; ++e)
-      if (e % every == 0) ticks.push_back(std::exp2(e));
-  } else {
-    ticks = logTicks(lo, hi);
-  }
-  for (double v : ticks) {
-    QString text = label ? label(v) : tickNumber(v);
+  // Labels at logTicks() (powers of two, at most ~12, for a base-2 axis), in log10 positions.
+  auto labels = [label, base2 = log->base() == 2](double lo10, double hi10) {
+    std::vector<std::pair<QString, double>> out;
+    const double lo = std::pow(10.0, lo10), hi = std::pow(10.0, hi10);
+    std::vector<double> ticks;
+    if (base2) {
+      const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
+      const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+      const int every = std::max(1, (e1 - e0 + 11) / 12);
+      for (int e = e0; e <= e1; ++e)
+        if (e % every == 0) ticks.push_back(std::exp2(e));
+    } else {
+      ticks = logTicks(lo, hi);
+    }
+    for (double v : ticks) out.emplace_back(label ? label(v) : tickNumber(v), std::log10(v));
+    return out;
+  };
+  const double lo10 = std::log10(log->min()), hi10 = std::log10(log->max());
+  cat->setStartValue(lo10);
+  for (const auto& [text, v] : labels(lo10, hi10))
     // Category labels must be unique; a repeat (rounding) is left unlabelled.
-    if (!cat->categoriesLabels().contains(text)) cat->append(text, std::log10(v));
-  }
-  cat->setRange(std::log10(lo), std::log10(hi));
+    if (!cat->categoriesLabels().contains(text)) cat->append(text, v);
+  cat->setRange(lo10, hi10);
   chart->addAxis(log, align);
   chart->addAxis(cat, align);
   log->setVisible(false);
+  followRange(cat, labels);
   QObject::connect(log, &QLogValueAxis::rangeChanged, cat, [cat](qreal mn, qreal mx) {
     if (mn > 0 && mx > 0) cat->setRange(std::log10(mn), std::log10(mx));
   });
   return cat;
 }
 
+
+void followRange(QCategoryAxis* axis, std::function<std::vector<std::pair<QString, double>>(double, double)> labels) {
+  auto busy = std::make_shared<bool>(false);
+  QObject::connect(axis, &QCategoryAxis::rangeChanged, axis, [axis, labels = std::move(labels), busy](qreal lo, qreal hi) {
+    if (*busy || !(hi > lo)) return;
+    *busy = true;
+    for (const QString& l : axis->categoriesLabels()) axis->remove(l);
+    axis->setStartValue(lo);
+    for (const auto& [text, v] : labels(lo, hi))
+      if (v >= lo - 1e-9 && v <= hi + 1e-9 && !axis->categoriesLabels().contains(text)) axis->append(text, v);
+    axis->setRange(lo, hi);
+    *busy = false;
+  });
+}
 
 void ZoomChartView::wheelEvent(QWheelEvent* e) {
   double steps = e->angleDelta().y() / 120.0;
@@ -153,6 +176,12 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
   lay->setContentsMargins(2, 2, 2, 2);
   controls_ = new QHBoxLayout;
   lay->addLayout(controls_);
+  note_ = new QLabel;
+  note_->setObjectName(QStringLiteral("chartNote"));
+  note_->setWordWrap(true);
+  note_->setStyleSheet(QStringLiteral("color:#8a4b00"));
+  note_->setVisible(false);
+  lay->addWidget(note_);
   chart_ = new QChart;
   chart_->setTitle(title);
   chart_->legend()->setAlignment(Qt::AlignRight);
@@ -160,9 +189,19 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
   view_ = new ZoomChartView(chart_);
   view_->setRenderHint(QPainter::Antialiasing);
   view_->setRubberBand(QChartView::RectangleRubberBand);
-  view_->setToolTip(tr("Drag: zoom to a rectangle · wheel: zoom · middle-drag or arrows: pan · "
+  // Help goes to What's This: a tooltip would replace the hover read-out of the values.
+  view_->setWhatsThis(tr("Drag: zoom to a rectangle · wheel: zoom · middle-drag or arrows: pan · "
                        "right click or 0: reset · click a legend entry to hide its series"));
-  lay->addWidget(view_, 1);
+  empty_ = new QLabel;
+  empty_->setObjectName(QStringLiteral("emptyText"));
+  empty_->setAlignment(Qt::AlignCenter);
+  empty_->setWordWrap(true);
+  empty_->setMargin(24);
+  empty_->setStyleSheet(QStringLiteral("color:#555; background:white"));
+  stack_ = new QStackedWidget;
+  stack_->addWidget(view_);
+  stack_->addWidget(empty_);
+  lay->addWidget(stack_, 1);
   auto* reset = new QPushButton(tr("Reset zoom"));
   connect(reset, &QPushButton::clicked, this, &ChartPanel::resetZoom);
   controls_->addStretch(1);
@@ -172,6 +211,29 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
 void ChartPanel::setResults(const ResultSet& rs) {
   rs_ = rs;
   redraw();
+}
+
+void ChartPanel::setEmptyText(const QString& text) {
+  emptyText_ = text;
+  empty_->setText(text);
+  stack_->setCurrentWidget(text.isEmpty() ? static_cast<QWidget*>(view_) : empty_);
+}
+
+void ChartPanel::setNote(const QString& text) {
+  note_->setText(text);
+  note_->setVisible(!text.isEmpty());
+}
+
+QString ChartPanel::note() const { return note_->text(); }
+
+bool ChartPanel::hasData() const { return emptyText_.isEmpty() && hasDataIgnoringText(); }
+
+bool ChartPanel::hasDataIgnoringText() const {
+  for (QAbstractSeries* s : chart_->series()) {
+    if (auto* xy = qobject_cast<QXYSeries*>(s); xy && xy->count() > 0) return true;
+    if (auto* bar = qobject_cast<QAbstractBarSeries*>(s); bar && bar->count() > 0) return true;
+  }
+  return false;
 }
 
 void ChartPanel::resetZoom() { chart_->zoomReset(); }

@@ -10,6 +10,8 @@
 #include <QChartView>
 #include <QLogValueAxis>
 #include <QHBoxLayout>
+#include <QLabel>
+#include <QStackedWidget>
 #include <QWidget>
 
 #include "ui/experiment.h"
@@ -32,6 +34,12 @@ std::vector<double> logTicks(double lo, double hi);
 /// Returns the visible label axis.
 QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align,
                           const std::function<QString(double)>& label = {});
+
+/// Keeps the labels of `axis` inside its visible range: whenever the range
+/// changes (zoom, pan), the categories are rebuilt from `labels(lo, hi)`
+/// ((text, position) pairs), so no label piles up at an edge and a zoom in
+/// gets finer labels.
+void followRange(QCategoryAxis* axis, std::function<std::vector<std::pair<QString, double>>(double lo, double hi)> labels);
 
 class ZoomChartView : public QChartView {
   Q_OBJECT
@@ -69,6 +77,16 @@ class ChartPanel : public QWidget {
   QStringList seriesNames() const;
   /// Hides or shows a series by name, as clicking its legend marker does.
   void setSeriesVisible(const QString& name, bool visible);
+  /// Shows `text` in the chart area instead of the chart ("" shows the chart).
+  void setEmptyText(const QString& text);
+  QString emptyText() const { return emptyText_; }
+  /// A line above the chart that qualifies what it shows ("" hides it).
+  void setNote(const QString& text);
+  QString note() const;
+  /// The chart has at least one point to show (reports omit the others).
+  virtual bool hasData() const;
+  /// Whether the chart holds points, whatever the empty text says.
+  bool hasDataIgnoringText() const;
 
  public Q_SLOTS:
   void resetZoom();
@@ -90,6 +108,10 @@ class ChartPanel : public QWidget {
   QChart* chart_;
   ZoomChartView* view_;
   QHBoxLayout* controls_;
+  QStackedWidget* stack_;
+  QLabel* empty_;
+  QLabel* note_;
+  QString emptyText_;
 };
 
 }  // namespace scin::ui

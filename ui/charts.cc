@@ -149,14 +149,26 @@ void SpeedupChart::redraw() {
   {
     QSignalBlocker b(baseline_);
     baseline_->clear();
+    // Every algorithm of any group: a multi-axis run compares within each group.
     for (const Curve& c : rs_.curves)
-      if (c.group.isEmpty() && baseline_->findText(QString::fromStdString(c.algorithm)) < 0)
+      if (baseline_->findText(QString::fromStdString(c.algorithm)) < 0)
         baseline_->addItem(QString::fromStdString(c.algorithm));
     if (baseline_->findText(keep) < 0 && baseline_->count() > 0) keep = baseline_->itemText(0);
     baseline_->setCurrentText(keep);
   }
   chart()->setTitle(tr("Speedup over %1 (baseline time ÷ time; higher is better)").arg(keep));
   SizeChart::redraw();
+  // Never blank without a reason.
+  if (rs_.curves.empty())
+    setEmptyText(tr("Nothing to compare: no timing results are shown."));
+  else if (baseline_->count() < 2)
+    setEmptyText(tr("Speedup compares algorithms at the same settings, but the results shown hold only %1. "
+                    "Sweep several algorithms, or plot another metric in the Analysis tab.")
+                     .arg(baseline_->itemText(0)));
+  else if (!hasDataIgnoringText())
+    setEmptyText(tr("No result of %1 at the same message size and settings to compare with.").arg(keep));
+  else
+    setEmptyText({});
 }
 
 std::optional<double> SpeedupChart::value(const Curve& c, std::size_t i) const {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/units.h"
+#include "ui/figure.h"
 
 namespace scin::ui {
 
@@ -29,14 +30,10 @@ QString timeText(double ns) {
 QString bandwidthText(double GBps) { return QStringLiteral("%1 GB/s").arg(GBps, 0, 'f', 1); }
 
 QColor algorithmColor(const QString& a) {
-  if (a == QLatin1String("ring")) return QColor(0x1f, 0x77, 0xb4);
-  if (a == QLatin1String("one-shot")) return QColor(0x8c, 0x56, 0x4b);
-  if (a == QLatin1String("two-shot")) return QColor(0x9a, 0x9a, 0x1f);
-  if (a == QLatin1String("nvls")) return QColor(0x2c, 0xa0, 0x2c);
-  if (a == QLatin1String("scin")) return QColor(0xd6, 0x27, 0x28);
-  if (a == QLatin1String("scin-inq")) return QColor(0x94, 0x67, 0xbd);
-  if (a == QLatin1String("ring-q8")) return QColor(0x17, 0xbe, 0xcf);
-  if (a == QLatin1String("two-shot-q8")) return QColor(0xff, 0x7f, 0x0e);
+  // Okabe-Ito, the same slots as the Analysis tab (ui/figure.cc): colour-blind safe.
+  static const char* order[] = {"ring", "one-shot", "two-shot", "nvls", "scin", "scin-inq", "ring-q8", "two-shot-q8"};
+  for (int i = 0; i < 8; ++i)
+    if (a == QLatin1String(order[i])) return paletteColor(i);
   // Anything new: a stable hue from the name.
   return QColor::fromHsv(static_cast<int>(qHash(a) % 360), 160, 200);
 }

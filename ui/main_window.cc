@@ -34,6 +34,8 @@
 #include "base/error.h"
 #include "fabric/preset.h"
 #include "base/version.h"
+#include "analysis/table.h"
+#include "ui/analysis_view.h"
 #include "ui/charts.h"
 #include "ui/exporter.h"
 #include "ui/fabric_doc.h"
@@ -77,6 +79,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   cl->addWidget(showing_);
   tabs_ = new QTabWidget;
   tabs_->setDocumentMode(true);
+  analysis_ = new AnalysisView;
+  tabs_->addTab(analysis_, tr("Analysis"));
+  tabs_->setTabToolTip(0, tr("Any axis of the stored run on x, any metric on y, panels per value of an axis"));
   latency_ = new LatencyChart;
   bandwidth_ = new BandwidthChart;
   speedup_ = new SpeedupChart;
@@ -242,6 +247,11 @@ void MainWindow::requestPreview() {
 
 void MainWindow::showPreview() {
   showingPreview_ = true;
+  shownPlain_.clear();
+  kindNote_.clear();
+  analysis_->setTable(nullptr);
+  analysis_->setMessage(tr("The live preview is not stored: run the sweep (Ctrl+R) or select a stored run in the "
+                           "Runs dock to analyse it here."));
   requestPreview();
 }
 
@@ -271,6 +281,20 @@ void MainWindow::setShown(const ResultSet& rs, const QString& label) {
 void MainWindow::redrawCharts() {
   for (ChartPanel* c : charts())
     if (c != quant_ && c != timeline_) c->setResults(shown_);
+  // The timing tabs say why they are empty, in the chart area.
+  QString why = kindNote_;
+  if (why.isEmpty() && shown_.empty())
+    why = showingPreview_ ? tr("The preview has no result for this fabric and sweep (see the message above).")
+                          : tr("The run shown has no timing point: every point was skipped or failed.");
+  // The quantisation and timeline tabs compute live for the editors' fabric: say so when a stored run is shown.
+  const QString live = showingPreview_ ? QString()
+                                       : tr("Live computation for the fabric in the editors, not read from the stored run "
+                                            "shown; the run's own points are plotted in the Analysis tab.");
+  for (ChartPanel* c : {quant_, timeline_})
+    if (c) c->setNote(live);
+  for (ChartPanel* c : std::initializer_list<ChartPanel*>{latency_, bandwidth_, speedup_, breakdown_})
+    if (!why.isEmpty()) c->setEmptyText(why);
+    else if (c != speedup_) c->setEmptyText({});
   Q_EMIT chartsUpdated();
 }
 
@@ -288,6 +312,10 @@ ChartPanel* MainWindow::chart(const QString& id) const {
 }
 
 bool MainWindow::showTab(const QString& id) {
+  if (id == analysis_->id()) {
+    tabs_->setCurrentWidget(analysis_);
+    return true;
+  }
   ChartPanel* c = chart(id);
   if (!c) return false;
   tabs_->setCurrentWidget(c);
@@ -295,9 +323,12 @@ bool MainWindow::showTab(const QString& id) {
 }
 
 QString MainWindow::currentTab() const {
+  if (tabs_->currentWidget() == analysis_) return analysis_->id();
   auto* c = qobject_cast<ChartPanel*>(tabs_->currentWidget());
   return c ? c->id() : QString();
 }
+
+QString MainWindow::shownPlainLabel() const { return shownPlain_.isEmpty() ? tr("Live preview (not stored)") : shownPlain_; }
 
 QString MainWindow::shownLabel() const { return shownLabel_.isEmpty() ? tr("Preview") : shownLabel_; }
 
@@ -393,6 +424,7 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
   struct Loaded {
     std::vector<RunInfo> infos;
     std::vector<std::vector<PointRecord>> points;
+    std::shared_ptr<const analysis::AnalysisTable> table;  // of the first run
     std::string error;
   };
   const std::filesystem::path path = store_->path();
@@ -421,6 +453,21 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
       if (k == 0) rs.title = label;
     }
     showingPreview_ = false;
+    const RunInfo& first = out.infos.front();
+    shownPlain_ = tr("Stored run #%1 %2 (%3)").arg(first.id).arg(QString::fromStdString(first.name),
+                                                                  QString::fromLatin1(to_string(first.status)));
+    kindNote_.clear();
+    if (first.kind != PointKind::Collective) {
+      kindNote_ = tr("Run #%1 is a %2 run: it stores %3, not All-Reduce timings. Its points are plotted in the "
+                     "Analysis tab.")
+                      .arg(first.id)
+                      .arg(QString::fromLatin1(to_string(first.kind)),
+                           first.kind == PointKind::Quant ? tr("quantisation error") : tr("TTFT and TPOT"));
+      showTab(analysis_->id());
+    } else if (!out.table->rows.empty() && out.table->varying_axes().size() > 2 && currentTab() != analysis_->id()) {
+      statusBar()->showMessage(tr("This run sweeps several axes: the Analysis tab plots any of them on x"), 8000);
+    }
+    analysis_->setTable(out.table);
     setShown(rs, tr("<b>Stored run</b> %1%2")
                      .arg(names.value(0), names.size() > 1 ? tr(", overlaid (dashed): %1").arg(names.mid(1).join(QStringLiteral(", ")))
                                                            : QString()));
@@ -433,327 +480,12 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
         out.infos.push_back(s.get_run(id));
         out.points.push_back(s.points(id));
       }
+      out.table = std::make_shared<const analysis::AnalysisTable>(analysis::build_table(out.infos[0], out.points[0]));
     } catch (const std::exception& e) {
       out.error = e.what();
     }
     return out;
   }));
-}
-
-void MainWindow::setIoBusy(bool busy, const QString& what) {
-  // Everything but the status bar is disabled while SQLite works off the GUI thread.
-  const bool enable = !busy && ioDepth_ == 0 && !loading_;
-  if (centralWidget()) centralWidget()->setEnabled(enable);
-  menuBar()->setEnabled(enable);
-  for (QDockWidget* d : findChildren<QDockWidget*>()) d->setEnabled(enable);
-  for (QToolBar* t : findChildren<QToolBar*>()) t->setEnabled(enable);
-  if (busy) {
-    statusBar()->showMessage(what);
-    if (!QApplication::overrideCursor()) QApplication::setOverrideCursor(Qt::BusyCursor);
-  } else if (enable) {
-    while (QApplication::overrideCursor()) QApplication::restoreOverrideCursor();
-    statusBar()->clearMessage();
-  }
-}
-
-QString MainWindow::runOffGui(const QString& what, std::function<QString()> work) {
-  ++ioDepth_;
-  setIoBusy(true, what);
-  QFutureWatcher<QString> watcher;
-  QEventLoop loop;
-  connect(&watcher, &QFutureWatcher<QString>::finished, &loop, &QEventLoop::quit);
-  watcher.setFuture(QtConcurrent::run([work = std::move(work)] {
-    try {
-      return work();
-    } catch (const std::exception& e) {
-      return QString::fromUtf8(e.what());
-    }
-  }));
-  if (!watcher.isFinished()) loop.exec(QEventLoop::ExcludeUserInputEvents);
-  --ioDepth_;
-  setIoBusy(false, {});
-  return watcher.result();
-}
-
-// --- document -------------------------------------------------------------------
-
-QString MainWindow::defaultDatabasePath() {
-  QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-  QDir().mkpath(dir);
-  return QDir(dir).filePath(QStringLiteral("experiments.scindb"));
-}
-
-QString MainWindow::databasePath() const {
-  return store_ ? QString::fromStdString(store_->path().string()) : QString();
-}
-
-bool MainWindow::openDatabase(const QString& path) {
-  if (runner_->running()) {
-    showError(tr("Open"), tr("Wait for the run to finish (or cancel it) before opening another database."));
-    return false;
-  }
-  if (ioDepth_ > 0) return false;  // another open / save is in progress
-  // Opening checks the file, migrates and recovers crashed runs: a worker does it.
-  auto opened = std::make_shared<std::unique_ptr<Store>>();
-  const std::string file = path.toStdString();
-  QString err = runOffGui(tr("Opening %1…").arg(QFileInfo(path).fileName()), [opened, file] {
-    *opened = std::make_unique<Store>(Store::open(file, std::filesystem::exists(file) ? Access::Auto : Access::Create));
-    return QString();
-  });
-  if (!err.isEmpty() || !*opened) {
-    showError(tr("Cannot open experiment database"), err);
-    return false;
-  }
-  // A run selection still loading belongs to the old database.
-  ++loadGeneration_;
-  if (loading_) {
-    loading_ = false;
-    setIoBusy(false, {});
-  }
-  store_ = std::move(*opened);
-  runBrowser_->setStore(store_.get());
-  addRecent(databasePath());
-  setModified(false);
-  updateTitle();
-  if (!store_->recovered_runs().empty())
-    statusBar()->showMessage(tr("%n run(s) left running by a crashed session were marked interrupted", "",
-                                static_cast<int>(store_->recovered_runs().size())), 8000);
-  // Show the newest run, with the fabric and sweep it was run with.
-  try {
-    auto runs = store_->list_runs();
-    if (!runs.empty()) {
-      Config cfg;
-      SweepRequest req;
-      if (fromSweepSpec(runs.back().spec, &cfg, &req)) {
-        doc_->resetConfig(cfg);
-        sweepEditor_->setRequest(req);
-        setModified(false);
-      }
-      runBrowser_->selectRun(runs.back().id);
-    } else {
-      showPreview();
-    }
-  } catch (const std::exception& e) {
-    showError(tr("Open"), QString::fromUtf8(e.what()));
-  }
-  return true;
-}
-
-bool MainWindow::saveDatabaseAs(const QString& path) {
-  if (!store_) return false;
-  if (runner_->running()) {
-    showError(tr("Save As"), tr("Wait for the run to finish before saving a copy."));
-    return false;
-  }
-  if (QFileInfo(path).absoluteFilePath() == QFileInfo(databasePath()).absoluteFilePath()) return true;
-  if (ioDepth_ > 0) return false;
-  // VACUUM INTO writes a consistent, compact copy even with the WAL open; a
-  // worker does it through a read-only connection of its own.
-  const std::string src = store_->path().string();
-  const QString dest = path;
-  QString err = runOffGui(tr("Saving a copy as %1…").arg(QFileInfo(path).fileName()), [src, dest] {
-    QFile::remove(dest);
-    sqlite3* h = nullptr;
-    if (sqlite3_open_v2(src.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      QString msg = QString::fromUtf8(h ? sqlite3_errmsg(h) : "cannot open");
-      sqlite3_close(h);
-      return msg;
-    }
-    std::string sql = "VACUUM INTO '" + QString(dest).replace(QLatin1Char('\''), QStringLiteral("''")).toStdString() + "'";
-    char* e = nullptr;
-    QString msg;
-    if (sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &e) != SQLITE_OK) msg = QString::fromUtf8(e ? e : "unknown error");
-    sqlite3_free(e);
-    sqlite3_close(h);
-    return msg;
-  });
-  if (!err.isEmpty()) {
-    showError(tr("Save As"), tr("Could not write %1: %2").arg(path, err));
-    return false;
-  }
-  return openDatabase(path);
-}
-
-void MainWindow::newDatabase() {
-  QString path = QFileDialog::getSaveFileName(this, tr("New experiment database"), QString(),
-                                              tr("Experiment databases (*.scindb)"));
-  if (path.isEmpty()) return;
-  if (!path.endsWith(QLatin1String(kDbExtension))) path += QLatin1String(kDbExtension);
-  if (QFileInfo::exists(path)) QFile::remove(path);
-  openDatabase(path);
-}
-
-void MainWindow::openDialog() {
-  QString path = QFileDialog::getOpenFileName(this, tr("Open experiment database"), QString(),
-                                              tr("Experiment databases (*.scindb);;All files (*)"));
-  if (!path.isEmpty()) openDatabase(path);
-}
-
-void MainWindow::saveAsDialog() {
-  QString path = QFileDialog::getSaveFileName(this, tr("Save experiment database as"), QString(),
-                                              tr("Experiment databases (*.scindb)"));
-  if (path.isEmpty()) return;
-  if (!path.endsWith(QLatin1String(kDbExtension))) path += QLatin1String(kDbExtension);
-  saveDatabaseAs(path);
-}
-
-void MainWindow::updateTitle() {
-  QString name = store_ ? QFileInfo(databasePath()).fileName() : tr("(no database)");
-  if (store_ && store_->read_only()) name += tr(" (read-only)");
-  setWindowTitle(QStringLiteral("%1[*] — SCIN Explorer").arg(name));
-  setWindowModified(modified_);
-}
-
-void MainWindow::setModified(bool m) {
-  modified_ = m;
-  updateTitle();
-}
-
-void MainWindow::showError(const QString& title, const QString& message) {
-  lastError_ = message;
-  statusBar()->showMessage(message, 10000);
-  // Non-modal: the app (and scripted runs) keep going.
-  auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
-  box->setObjectName(QStringLiteral("errorBox"));
-  box->setAttribute(Qt::WA_DeleteOnClose);
-  box->open();
-}
-
-void MainWindow::addRecent(const QString& path) {
-  QSettings s;
-  QStringList recent = s.value(QStringLiteral("recentFiles")).toStringList();
-  recent.removeAll(path);
-  recent.prepend(path);
-  while (recent.size() > 8) recent.removeLast();
-  s.setValue(QStringLiteral("recentFiles"), recent);
-  rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu() {
-  recentMenu_->clear();
-  QSettings s;
-  for (const QString& p : s.value(QStringLiteral("recentFiles")).toStringList())
-    recentMenu_->addAction(QFileInfo(p).fileName() + QStringLiteral("  —  ") + p, this, [this, p] { openDatabase(p); });
-  recentMenu_->setEnabled(!recentMenu_->isEmpty());
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
-  for (const QUrl& u : e->mimeData()->urls())
-    if (u.isLocalFile()) {
-      e->acceptProposedAction();
-      return;
-    }
-}
-
-void MainWindow::dropEvent(QDropEvent* e) {
-  for (const QUrl& u : e->mimeData()->urls())
-    if (u.isLocalFile()) {
-      openDatabase(u.toLocalFile());
-      e->acceptProposedAction();
-      return;
-    }
-}
-
-// --- settings ---------------------------------------------------------------------
-
-void MainWindow::restoreSettings() {
-  QSettings s;
-  resize(1500, 950);
-  if (!restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray()) ||
-      !restoreState(s.value(QStringLiteral("window/state")).toByteArray())) {
-    // First start: keep the docks narrow, the charts get the room (once the
-    // window has its real size).
-    QTimer::singleShot(0, this, [this] {
-      resizeDocks({findChild<QDockWidget*>(QStringLiteral("fabricDock")),
-                   findChild<QDockWidget*>(QStringLiteral("sweepDock"))},
-                  {380, 300}, Qt::Horizontal);
-    });
-  }
-  rebuildRecentMenu();
-  showTab(s.value(QStringLiteral("window/tab"), QStringLiteral("latency")).toString());
-}
-
-void MainWindow::saveSettings() {
-  QSettings s;
-  s.setValue(QStringLiteral("window/geometry"), saveGeometry());
-  s.setValue(QStringLiteral("window/state"), saveState());
-  s.setValue(QStringLiteral("lastDatabase"), databasePath());
-  if (auto* c = qobject_cast<ChartPanel*>(tabs_->currentWidget())) s.setValue(QStringLiteral("window/tab"), c->id());
-}
-
-void MainWindow::closeEvent(QCloseEvent* e) {
-  if (runner_->running()) {
-    // Nothing is lost: the points so far are committed and the run is stored as cancelled.
-    runner_->cancel();
-    runner_->wait();
-  }
-  saveSettings();
-  e->accept();
-}
-
-// --- exports -------------------------------------------------------------------------
-
-namespace {
-
-bool askSize(QWidget* parent, QSize* size) {
-  QDialog d(parent);
-  d.setWindowTitle(QObject::tr("Figure size"));
-  auto* f = new QFormLayout(&d);
-  auto* w = new QSpinBox;
-  auto* h = new QSpinBox;
-  w->setRange(200, 8000);
-  h->setRange(150, 8000);
-  w->setValue(size->width());
-  h->setValue(size->height());
-  w->setSuffix(QStringLiteral(" px"));
-  h->setSuffix(QStringLiteral(" px"));
-  f->addRow(QObject::tr("Width (PNG at 2× for print; SVG/PDF are vector)"), w);
-  f->addRow(QObject::tr("Height"), h);
-  auto* bb = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-  QObject::connect(bb, &QDialogButtonBox::accepted, &d, &QDialog::accept);
-  QObject::connect(bb, &QDialogButtonBox::rejected, &d, &QDialog::reject);
-  f->addRow(bb);
-  if (d.exec() != QDialog::Accepted) return false;
-  *size = QSize(w->value(), h->value());
-  return true;
-}
-
-}  // namespace
-
-void MainWindow::exportCurrentChart() {
-  auto* c = qobject_cast<ChartPanel*>(tabs_->currentWidget());
-  if (!c) return;
-  QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), c->id() + QStringLiteral(".svg"),
-                                              tr("SVG (*.svg);;PDF (*.pdf);;PNG (*.png)"));
-  if (path.isEmpty()) return;
-  QSettings s;
-  QSize size = s.value(QStringLiteral("export/size"), QSize(1200, 750)).toSize();
-  if (!askSize(this, &size)) return;
-  s.setValue(QStringLiteral("export/size"), size);
-  QString err;
-  if (!Exporter::exportChart(c, path, size, 2.0, &err)) showError(tr("Export"), err);
-  else statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-}
-
-void MainWindow::exportCurrentCsv() {
-  auto* c = qobject_cast<ChartPanel*>(tabs_->currentWidget());
-  if (!c) return;
-  QString path = QFileDialog::getSaveFileName(this, tr("Export chart data"), c->id() + QStringLiteral(".csv"),
-                                              tr("CSV (*.csv)"));
-  if (path.isEmpty()) return;
-  QString err;
-  if (!Exporter::exportCsv(c, path, &err)) showError(tr("Export"), err);
-  else statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-}
-
-void MainWindow::exportReport() {
-  QString path = QFileDialog::getSaveFileName(this, tr("Export report"), QStringLiteral("report.html"),
-                                              tr("HTML (*.html);;PDF (*.pdf)"));
-  if (path.isEmpty()) return;
-  ReportInput in{doc_->config(), sweepEditor_->request(), shownLabel(), charts()};
-  QString err;
-  if (!Exporter::exportReport(in, path, &err)) showError(tr("Export"), err);
-  else statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
 }
 
 }  // namespace scin::ui

@@ -32,6 +32,7 @@ class LatencyChart;
 class BandwidthChart;
 class SpeedupChart;
 class BreakdownChart;
+class AnalysisView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -67,9 +68,16 @@ class MainWindow : public QMainWindow {
   bool showTab(const QString& id);
   /// Id of the chart tab in front.
   QString currentTab() const;
+  /// The analysis view over the stored run shown (tab "analysis").
+  AnalysisView* analysisView() const { return analysis_; }
+  /// Writes the report (.html or .pdf) of what is shown; every chart with data
+  /// is computed and included, whether or not its tab was opened.
+  bool exportReportTo(const QString& path, QString* error);
   /// What the charts currently show.
   const ResultSet& shown() const { return shown_; }
   QString shownLabel() const;
+  /// The same as plain text (no markup): "Stored run #3 isa-waves (done)".
+  QString shownPlainLabel() const;
 
   // --- running ------------------------------------------------------------
   /// Starts the sweep of the editors into the database. False if one runs.
@@ -115,6 +123,9 @@ class MainWindow : public QMainWindow {
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void restoreSettings();
+  QRect availableScreen() const;
+  /// Shrinks and moves the window so it lies inside the available screen.
+  void fitToScreen();
   void saveSettings();
   void onPoints(const std::vector<PointRecord>& pts);
   void onProgress(const SweepProgress& p);
@@ -143,6 +154,7 @@ class MainWindow : public QMainWindow {
   BandwidthChart* bandwidth_ = nullptr;
   SpeedupChart* speedup_ = nullptr;
   BreakdownChart* breakdown_ = nullptr;
+  AnalysisView* analysis_ = nullptr;
   ChartPanel* quant_ = nullptr;     // quantisation error (with scin_numerics)
   ChartPanel* timeline_ = nullptr;  // link utilisation (with the packet engine)
   QLabel* showing_ = nullptr;
@@ -157,6 +169,8 @@ class MainWindow : public QMainWindow {
   std::unique_ptr<Store> store_;
   ResultSet shown_;
   QString shownLabel_;
+  QString shownPlain_;
+  QString kindNote_;          // why the timing tabs are empty for the stored run shown
   bool showingPreview_ = true;
   bool modified_ = false;
   bool runListed_ = false;

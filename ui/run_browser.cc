@@ -111,8 +111,16 @@ void RunBrowser::populate(const std::vector<RunInfo>& runs) {
     it->setText(kTags, tags.join(QStringLiteral(", ")));
     it->setText(kNotes, QString::fromStdString(r.notes).section(QLatin1Char('\n'), 0, 0));
     it->setToolTip(kNotes, QString::fromStdString(r.notes));
+    // A stored spec is whatever the file holds: read it only if it is an object with a string description.
+    QString description;
+    if (!r.spec.is_object()) {
+      description = tr("spec unreadable (not a JSON object)");
+      it->setText(kStatus, it->text(kStatus) + tr(", spec unreadable"));
+    } else if (auto d = r.spec.find("description"); d != r.spec.end() && d->is_string()) {
+      description = QString::fromStdString(d->get<std::string>());
+    }
     it->setToolTip(kName, QStringLiteral("%1\nversion %2 (%3)")
-                              .arg(QString::fromStdString(r.spec.value("description", std::string())),
+                              .arg(description,
                                    QString::fromStdString(r.tool_version),
                                    QString::fromStdString(r.git_revision)));
     if (r.status != RunStatus::Done)

@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include <QLogValueAxis>
 #include <QPen>
 
+#include "ui/figure.h"
 #include "ui/format.h"
 
 namespace scin::ui {
@@ -26,6 +28,16 @@ QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes) {
   ax->setRange(lo, hi);
   ax->setTitleText(QObject::tr("Message size per rank (bytes, log scale)"));
   ax->setGridLineVisible(true);
+  // Zoomed: the powers of two inside the range, denser as the range narrows.
+  followRange(ax, [](double lo, double hi) {
+    std::vector<std::pair<QString, double>> out;
+    const int e0 = std::max(0, static_cast<int>(std::ceil(lo - 1e-9)));
+    const int e1 = std::min(62, static_cast<int>(std::floor(hi + 1e-9)));
+    const int every = e1 - e0 > 16 ? 5 : e1 - e0 > 8 ? 2 : 1;
+    for (int e = e0; e <= e1; ++e)
+      if (e % every == 0) out.emplace_back(sizeText(1ull << e), e);
+    return out;
+  });
   return ax;
 }
 
@@ -35,14 +47,22 @@ void SizeChart::redraw() {
   std::uint64_t min_b = std::numeric_limits<std::uint64_t>::max(), max_b = 0;
   double y_lo = std::numeric_limits<double>::max(), y_hi = -std::numeric_limits<double>::max();
   std::map<QString, int> groupIndex;
+  std::set<std::string> algorithms;
+  for (const Curve& c : rs_.curves) algorithms.insert(c.algorithm);
   for (const Curve& c : rs_.curves) {
     auto* s = new QLineSeries;
     s->setName(c.label);
     QColor col = algorithmColor(QString::fromStdString(c.algorithm));
     int gi = groupIndex.emplace(c.group, static_cast<int>(groupIndex.size())).first->second;
-    if (gi > 0 && !c.overlay) col = col.darker(100 + 35 * gi);
+    // Groups (axis values) differ in dash pattern; with one algorithm they also
+    // take their own colour (not shades of one hue).
+    Qt::PenStyle style = dashStyle(gi);
+    if (algorithms.size() == 1 && !c.overlay) {
+      col = paletteColor(gi);
+      style = dashStyle(gi / 8);
+    }
     QPen pen(col, 2);
-    if (c.overlay) pen.setStyle(Qt::DashLine);
+    pen.setStyle(c.overlay ? Qt::DashLine : style);
     s->setPen(pen);
     s->setPointsVisible(true);
     for (std::size_t i = 0; i < c.points.size(); ++i) {

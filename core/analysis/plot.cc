@@ -1,0 +1,419 @@
+#include "analysis/plot.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "base/csv.h"
+
+namespace scin::analysis {
+namespace {
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::string axis_keys(const AnalysisTable& t) {
+  std::vector<std::string> k;
+  for (const Column& c : t.axes) k.push_back(c.key);
+  return join(k, ", ");
+}
+
+std::string metric_keys(const AnalysisTable& t) {
+  std::vector<std::string> k;
+  for (const Column& c : t.metrics) k.push_back(c.key);
+  return join(k, ", ");
+}
+
+std::string norm_key(const std::string& k) {
+  if (k == "bytes" || k == "size") return "collective.bytes";
+  if (k == "algorithm") return "collective.algorithm";
+  return k;
+}
+
+// Position of `text` among the distinct values of axis `a` (table order).
+int value_rank(const std::vector<AxisValue>& values, const std::string& text) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i].text == text) return static_cast<int>(i);
+  return static_cast<int>(values.size());
+}
+
+}  // namespace
+
+std::size_t PlotData::point_count() const {
+  std::size_t n = 0;
+  for (const Facet& f : facets)
+    for (const Series& s : f.series) n += s.points.size();
+  return n;
+}
+
+std::vector<const Series*> PlotData::legend() const {
+  std::vector<const Series*> out;
+  std::set<std::string> seen;
+  for (const Facet& f : facets)
+    for (const Series& s : f.series)
+      if (seen.insert(s.key).second) out.push_back(&s);
+  return out;
+}
+
+PlotQuery default_query(const AnalysisTable& t) {
+  PlotQuery q;
+  q.y = t.metrics.empty() ? std::string() : t.metrics.front().key;
+  const int bytes = t.axis_index("collective.bytes");
+  const std::vector<int> varying = t.varying_axes();
+  auto varies = [&](int a) { return std::find(varying.begin(), varying.end(), a) != varying.end(); };
+  if (bytes >= 0 && varies(bytes)) {
+    q.x = "collective.bytes";
+  } else {
+    q.x.clear();
+    for (int a : varying)
+      if (t.axes[static_cast<std::size_t>(a)].numeric) {
+        q.x = t.axes[static_cast<std::size_t>(a)].key;
+        break;
+      }
+    if (q.x.empty()) q.x = varying.empty() ? t.axes.front().key : t.axes[static_cast<std::size_t>(varying.front())].key;
+  }
+  const std::vector<AxisValue> algos = t.distinct(t.axis_index("collective.algorithm"));
+  q.baseline = algos.empty() ? "ring" : algos.front().text;
+  for (const AxisValue& a : algos)
+    if (a.text == "ring") q.baseline = "ring";
+  return q;
+}
+
+PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
+  PlotData p;
+  PlotQuery q = q0;
+  q.x = norm_key(q.x);
+  q.facet = norm_key(q.facet);
+  for (auto& s : q.series) s = norm_key(s);
+  std::map<std::string, std::set<std::string>> filters;
+  for (const auto& [k, v] : q.filters) filters[norm_key(k)] = v;
+
+  if (t.rows.empty()) {
+    p.empty_reason = t.skipped > 0 ? fmt::format("No point of this run has a result: {} point(s) skipped or failed{}",
+                                                 t.skipped, t.skip_reasons.empty() ? "" : " (" + t.skip_reasons.front() + ")")
+                                   : "This run has no stored points yet.";
+    return p;
+  }
+  const int xi = t.axis_index(q.x);
+  if (xi < 0) {
+    p.empty_reason = fmt::format("No axis '{}' in this run; its axes are: {}", q.x, axis_keys(t));
+    return p;
+  }
+  const int yi = t.metric_index(q.y);
+  if (yi < 0) {
+    p.empty_reason = fmt::format("No metric '{}' in this {} run; it has: {}", q.y, t.run.kind, metric_keys(t));
+    return p;
+  }
+  int fi = -1;
+  if (!q.facet.empty()) {
+    fi = t.axis_index(q.facet);
+    if (fi < 0) {
+      p.empty_reason = fmt::format("No axis '{}' to facet by; the axes are: {}", q.facet, axis_keys(t));
+      return p;
+    }
+    if (fi == xi) {
+      p.empty_reason = "The facet axis and the x axis are the same; choose another facet.";
+      return p;
+    }
+  }
+  p.x = t.axes[static_cast<std::size_t>(xi)];
+  p.y = t.metrics[static_cast<std::size_t>(yi)];
+  const std::size_t nax = t.axes.size();
+  std::vector<std::vector<AxisValue>> distinct(nax);
+  for (std::size_t a = 0; a < nax; ++a) distinct[a] = t.distinct(static_cast<int>(a));
+
+  // Rows that pass the filters.
+  std::vector<std::size_t> rows;
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    bool ok = true;
+    for (std::size_t a = 0; a < nax && ok; ++a) {
+      auto f = filters.find(t.axes[a].key);
+      if (f != filters.end() && !f->second.count(t.rows[r].axes[a].text)) ok = false;
+    }
+    if (ok) rows.push_back(r);
+  }
+  if (rows.empty()) {
+    p.empty_reason = "The value filters leave no point; widen them.";
+    return p;
+  }
+
+  // An axis that moves with x (zipped with it: one value per x value) neither
+  // splits series nor is held fixed: it rides along.
+  std::vector<bool> follows_x(nax, false);
+  for (std::size_t a = 0; a < nax; ++a) {
+    if (static_cast<int>(a) == xi) continue;
+    std::map<std::string, std::string> of_x;
+    std::set<std::string> values;
+    bool function = true;
+    for (std::size_t r : rows) {
+      const auto& xv = t.rows[r].axes[static_cast<std::size_t>(xi)].text;
+      const auto& av = t.rows[r].axes[a].text;
+      values.insert(av);
+      auto [it, fresh] = of_x.emplace(xv, av);
+      if (!fresh && it->second != av) function = false;
+    }
+    if (function && values.size() > 1) {
+      follows_x[a] = true;
+      p.notes.push_back(fmt::format("{} moves with {} (zipped)", t.axes[a].key, t.axes[static_cast<std::size_t>(xi)].key));
+    }
+  }
+  // Fields that split series; the other varying axes are held at one value.
+  std::vector<int> split;
+  if (q.series.empty()) {
+    for (std::size_t a = 0; a < nax; ++a)
+      if (static_cast<int>(a) != xi && static_cast<int>(a) != fi && !follows_x[a]) split.push_back(static_cast<int>(a));
+  } else {
+    for (const auto& k : q.series) {
+      const int a = t.axis_index(k);
+      if (a < 0) {
+        p.empty_reason = fmt::format("No axis '{}' to split series by; the axes are: {}", k, axis_keys(t));
+        return p;
+      }
+      if (a != xi && a != fi && !follows_x[static_cast<std::size_t>(a)] && std::find(split.begin(), split.end(), a) == split.end())
+        split.push_back(a);
+    }
+    for (std::size_t a = 0; a < nax; ++a) {
+      const int ai = static_cast<int>(a);
+      if (ai == xi || ai == fi || follows_x[a] || std::find(split.begin(), split.end(), ai) != split.end()) continue;
+      std::set<std::string> shown;
+      for (std::size_t r : rows) shown.insert(t.rows[r].axes[a].text);
+      if (shown.size() < 2) continue;
+      std::string keep;
+      for (const AxisValue& v : distinct[a])
+        if (shown.count(v.text)) {
+          keep = v.text;
+          break;
+        }
+      std::erase_if(rows, [&](std::size_t r) { return t.rows[r].axes[a].text != keep; });
+      p.notes.push_back(fmt::format("{} held at {} (add it to the series to compare)", t.axes[a].key, keep));
+    }
+  }
+
+  // y values, derived ones (speedups) from the baseline row at the same other axes.
+  const int algo = t.axis_index("collective.algorithm");
+  std::vector<double> yv(t.rows.size(), kNaN);
+  if (p.y.derived != Derived::None) {
+    const std::string base_key = p.y.derived == Derived::SpeedupTime   ? "time_us"
+                                 : p.y.derived == Derived::SpeedupTtft ? "ttft_us"
+                                                                       : "tpot_us";
+    const int bi = t.metric_index(base_key);
+    const auto& algos = distinct[static_cast<std::size_t>(algo)];
+    if (bi < 0 || algo < 0) {
+      p.empty_reason = "Speedup needs stored times, which this run does not have.";
+      return p;
+    }
+    if (algos.size() < 2) {
+      p.empty_reason = fmt::format("Speedup compares algorithms, but this run has only {}: choose another metric.",
+                                   algos.empty() ? std::string("none") : algos.front().text);
+      return p;
+    }
+    if (value_rank(algos, q.baseline) >= static_cast<int>(algos.size())) {
+      std::vector<std::string> names;
+      for (const auto& a : algos) names.push_back(a.text);
+      p.empty_reason = fmt::format("The baseline '{}' is not in this run; choose one of: {}", q.baseline, join(names, ", "));
+      return p;
+    }
+    auto other_key = [&](const Row& r) {
+      std::string k;
+      for (std::size_t a = 0; a < nax; ++a)
+        if (static_cast<int>(a) != algo) k += r.axes[a].text + '\x1f';
+      return k;
+    };
+    std::map<std::string, double> base;
+    for (const Row& r : t.rows)
+      if (r.axes[static_cast<std::size_t>(algo)].text == q.baseline) base[other_key(r)] = r.metrics[static_cast<std::size_t>(bi)];
+    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+      auto b = base.find(other_key(t.rows[r]));
+      const double v = t.rows[r].metrics[static_cast<std::size_t>(bi)];
+      if (b != base.end() && v > 0) yv[r] = b->second / v;
+    }
+    p.notes.push_back("speedup = " + q.baseline + " " + base_key + " / " + base_key + " at the same other axis values");
+    p.y.label = p.y.label + " over " + q.baseline;
+    p.y.key = p.y.key + "_over_" + q.baseline;
+  } else {
+    for (std::size_t r = 0; r < t.rows.size(); ++r) yv[r] = t.rows[r].metrics[static_cast<std::size_t>(yi)];
+  }
+
+  // x: numbers, or category positions for a text axis.
+  const auto& xvals = distinct[static_cast<std::size_t>(xi)];
+  p.x_categorical = !p.x.numeric;
+  std::vector<std::string> cats;
+  if (p.x_categorical) {
+    std::set<std::string> shown;
+    for (std::size_t r : rows) shown.insert(t.rows[r].axes[static_cast<std::size_t>(xi)].text);
+    for (const AxisValue& v : xvals)
+      if (shown.count(v.text)) cats.push_back(v.text);
+    p.x_categories = cats;
+  }
+
+  // Group rows into facets and series.
+  std::vector<std::string> facet_values;
+  if (fi >= 0) {
+    std::set<std::string> shown;
+    for (std::size_t r : rows) shown.insert(t.rows[r].axes[static_cast<std::size_t>(fi)].text);
+    for (const AxisValue& v : distinct[static_cast<std::size_t>(fi)])
+      if (shown.count(v.text)) facet_values.push_back(v.text);
+  } else {
+    facet_values.push_back("");
+  }
+  std::size_t dropped = 0;
+  // Series sort key: value ranks of the split fields.
+  std::map<std::string, std::vector<int>> rank_of;
+  for (const std::string& fv : facet_values) {
+    Facet f;
+    f.value = fv;
+    if (fi >= 0) f.title = t.axes[static_cast<std::size_t>(fi)].short_name + " = " + fv;
+    std::map<std::string, std::size_t> index;
+    for (std::size_t r : rows) {
+      const Row& row = t.rows[r];
+      if (fi >= 0 && row.axes[static_cast<std::size_t>(fi)].text != fv) continue;
+      if (!std::isfinite(yv[r])) {
+        ++dropped;
+        continue;
+      }
+      std::string key;
+      std::vector<int> ranks;
+      for (int a : split) {
+        const auto& v = row.axes[static_cast<std::size_t>(a)].text;
+        key += (key.empty() ? "" : "|") + t.axes[static_cast<std::size_t>(a)].key + "=" + v;
+        ranks.push_back(value_rank(distinct[static_cast<std::size_t>(a)], v));
+      }
+      auto [it, fresh] = index.emplace(key, f.series.size());
+      if (fresh) {
+        Series s;
+        s.key = key;
+        s.algorithm = algo >= 0 ? row.axes[static_cast<std::size_t>(algo)].text : std::string();
+        for (int a : split) s.fields.emplace_back(t.axes[static_cast<std::size_t>(a)].key, row.axes[static_cast<std::size_t>(a)].text);
+        f.series.push_back(std::move(s));
+        rank_of[key] = ranks;
+      }
+      SeriesPoint pt;
+      const AxisValue& xv = row.axes[static_cast<std::size_t>(xi)];
+      pt.x = p.x_categorical ? static_cast<double>(std::find(cats.begin(), cats.end(), xv.text) - cats.begin()) : xv.number;
+      pt.y = yv[r];
+      pt.row = r;
+      f.series[it->second].points.push_back(pt);
+    }
+    std::stable_sort(f.series.begin(), f.series.end(),
+                     [&](const Series& a, const Series& b) { return rank_of[a.key] < rank_of[b.key]; });
+    for (Series& s : f.series)
+      std::stable_sort(s.points.begin(), s.points.end(), [](const SeriesPoint& a, const SeriesPoint& b) { return a.x < b.x; });
+    if (!f.series.empty()) p.facets.push_back(std::move(f));
+  }
+  if (dropped > 0) p.notes.push_back(fmt::format("{} point(s) without a {} value left out", dropped, p.y.key));
+  if (p.facets.empty()) {
+    p.empty_reason = fmt::format("No point has a value of {} for the shown axes.", p.y.key);
+    return p;
+  }
+
+  // Which split fields differ between series; the first two carry the encoding.
+  std::vector<std::size_t> differing;  // positions in `split`
+  std::vector<std::vector<std::string>> seen(split.size());
+  for (const Facet& f : p.facets)
+    for (const Series& s : f.series)
+      for (std::size_t k = 0; k < split.size(); ++k)
+        if (std::find(seen[k].begin(), seen[k].end(), s.fields[k].second) == seen[k].end())
+          seen[k].push_back(s.fields[k].second);
+  for (std::size_t k = 0; k < split.size(); ++k) {
+    if (seen[k].size() > 1) differing.push_back(k);
+    const auto& d = distinct[static_cast<std::size_t>(split[k])];
+    std::stable_sort(seen[k].begin(), seen[k].end(),
+                     [&](const std::string& a, const std::string& b) { return value_rank(d, a) < value_rank(d, b); });
+  }
+  // Colour: the first differing field. Style: the combination of all the
+  // others (ranked in value order), so three or more fields stay apart too.
+  const std::size_t ck = differing.empty() ? split.size() : differing[0];
+  if (ck < split.size()) p.color_field = t.axes[static_cast<std::size_t>(split[ck])].key;
+  std::vector<std::string> style_keys;
+  for (std::size_t i = 1; i < differing.size(); ++i) style_keys.push_back(t.axes[static_cast<std::size_t>(split[differing[i]])].key);
+  p.style_field = join(style_keys, "+");
+  auto pos = [&](std::size_t k, const std::string& v) {
+    return static_cast<int>(std::find(seen[k].begin(), seen[k].end(), v) - seen[k].begin());
+  };
+  auto style_tuple = [&](const Series& s) {
+    std::vector<int> r;
+    for (std::size_t i = 1; i < differing.size(); ++i) r.push_back(pos(differing[i], s.fields[differing[i]].second));
+    return r;
+  };
+  std::set<std::vector<int>> tuples;
+  for (const Facet& f : p.facets)
+    for (const Series& s : f.series) tuples.insert(style_tuple(s));
+  const std::vector<std::vector<int>> tuple_order(tuples.begin(), tuples.end());
+  for (Facet& f : p.facets)
+    for (Series& s : f.series) {
+      std::vector<std::string> parts;
+      for (std::size_t k : differing) {
+        const Column& c = t.axes[static_cast<std::size_t>(split[k])];
+        parts.push_back(c.key == "collective.algorithm" ? s.fields[k].second : c.short_name + "=" + s.fields[k].second);
+      }
+      s.label = parts.empty() ? (s.algorithm.empty() ? p.y.label : s.algorithm) : join(parts, " · ");
+      s.color = ck < split.size() ? pos(ck, s.fields[ck].second) : 0;
+      s.style = differing.size() > 1 ? static_cast<int>(std::find(tuple_order.begin(), tuple_order.end(), style_tuple(s)) -
+                                                        tuple_order.begin())
+                                     : s.color;
+    }
+  p.title = fmt::format("{} vs {} — #{} {}", p.y.label, p.x.label, t.run.id, t.run.name);
+  return p;
+}
+
+std::string plot_csv(const AnalysisTable& t, const PlotData& p) {
+  std::ostringstream out;
+  out << "# SCIN Explorer chart data (RFC 4180 CSV after these comment lines)\n";
+  for (const auto& [k, v] : t.run.lines()) out << "# " << k << ": " << v << "\n";
+  out << "# x: " << p.x.key << (p.x.unit.empty() ? "" : " (" + p.x.unit + ")") << "\n";
+  out << "# y: " << p.y.key << (p.y.unit.empty() ? "" : " (" + p.y.unit + ")") << "\n";
+  for (const auto& n : p.notes) out << "# note: " << n << "\n";
+  if (p.empty()) {
+    out << "# empty: " << p.empty_reason << "\n";
+    return out.str();
+  }
+  std::vector<std::string> fields_header;
+  const Series* first = p.facets.front().series.empty() ? nullptr : &p.facets.front().series.front();
+  std::vector<std::string> head{"point_index"};
+  if (!p.facets.front().value.empty()) head.push_back("facet");
+  head.push_back("series");
+  if (first)
+    for (const auto& f : first->fields) head.push_back(f.first);
+  head.push_back(p.x.key);
+  head.push_back(p.y.key);
+  out << csv_record(head) << "\n";
+  const int xi = t.axis_index(p.x.key);
+  for (const Facet& f : p.facets)
+    for (const Series& s : f.series)
+      for (const SeriesPoint& pt : s.points) {
+        std::vector<std::string> rec{std::to_string(t.rows[pt.row].point_index)};
+        if (!f.value.empty()) rec.push_back(f.value);
+        rec.push_back(s.label);
+        for (const auto& fld : s.fields) rec.push_back(fld.second);
+        const AxisValue& xv = t.rows[pt.row].axes[static_cast<std::size_t>(xi)];
+        rec.push_back(p.x_categorical ? xv.text : fmt::format("{:.17g}", xv.number));
+        rec.push_back(fmt::format("{:.17g}", pt.y));
+        out << csv_record(rec) << "\n";
+      }
+  return out.str();
+}
+
+std::string table_csv(const AnalysisTable& t) {
+  std::ostringstream out;
+  for (const auto& [k, v] : t.run.lines()) out << "# " << k << ": " << v << "\n";
+  std::vector<std::string> head{"point_index"};
+  for (const Column& c : t.axes) head.push_back(c.key);
+  for (const Column& c : t.metrics)
+    if (c.derived == Derived::None) head.push_back(c.key);
+  out << csv_record(head) << "\n";
+  for (const Row& r : t.rows) {
+    std::vector<std::string> rec{std::to_string(r.point_index)};
+    for (std::size_t a = 0; a < t.axes.size(); ++a)
+      rec.push_back(t.axes[a].numeric ? fmt::format("{:.17g}", r.axes[a].number) : r.axes[a].text);
+    for (std::size_t m = 0; m < t.metrics.size(); ++m)
+      if (t.metrics[m].derived == Derived::None) rec.push_back(fmt::format("{:.17g}", r.metrics[m]));
+    out << csv_record(rec) << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace scin::analysis

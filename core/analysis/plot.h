@@ -1,0 +1,89 @@
+// A plot over an analysis table: X = any axis column, Y = any metric, series =
+// algorithm x the remaining axes, one facet (panel) per value of a chosen
+// axis, value filters per axis. Pure data; the GUI and the exports draw it.
+//
+// Series identity and encoding: the fields that split series are ordered
+// (algorithm first, then axes in spec order, or as the query lists them); of
+// those that actually differ between the series of the plot, the first picks
+// the colour and the second the line style / marker (with one differing field
+// both follow it, so curves stay apart in greyscale). Legend labels name only
+// the differing values: "scin · waves=4 · paced".
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/table.h"
+
+namespace scin::analysis {
+
+struct PlotQuery {
+  std::string x = "collective.bytes";   // axis column key ("bytes" is accepted too)
+  std::string y = "time_us";            // metric column key
+  /// Fields that split series, in encoding order. Empty: every axis but x and
+  /// the facet. Listed fields only: the other varying axes are held at their
+  /// first shown value (PlotData::notes says so).
+  std::vector<std::string> series;
+  std::string facet;                    // "" = one panel
+  /// Allowed values (text) per axis key; an axis not listed shows every value.
+  std::map<std::string, std::set<std::string>> filters;
+  std::string baseline = "ring";        // for speedups
+};
+
+struct SeriesPoint {
+  double x = 0;          // numeric x, or the category index for a text axis
+  double y = 0;
+  std::size_t row = 0;   // index into AnalysisTable::rows
+};
+
+struct Series {
+  std::string key;       // identity: all split-field values, "algorithm=scin|switch.isa.waves=4"
+  std::string label;     // legend text: only the values that differ
+  std::string algorithm;
+  std::vector<std::pair<std::string, std::string>> fields;  // (axis key, value text) that split
+  int color = 0;         // index into the palette (value index of the colour field)
+  int style = 0;         // index into markers / dashes
+  std::vector<SeriesPoint> points;   // ascending x
+};
+
+struct Facet {
+  std::string value;     // the facet axis value ("" without a facet)
+  std::string title;     // "regulation = paced"
+  std::vector<Series> series;
+};
+
+struct PlotData {
+  Column x, y;
+  bool x_categorical = false;            // x is a text axis: positions 0..n-1
+  std::vector<std::string> x_categories; // labels of those positions
+  std::vector<Facet> facets;
+  std::string color_field, style_field;  // axis keys encoded by colour / style ("" if none)
+  std::string title;                     // "Latency vs waves — #3 isa-waves"
+  std::vector<std::string> notes;        // fields held fixed, points left out, baseline
+  /// Why nothing can be drawn ("" when there is something): shown in the chart area.
+  std::string empty_reason;
+  std::size_t point_count() const;
+  bool empty() const { return !empty_reason.empty(); }
+  /// All series of every facet with the same key share colour/style; legend
+  /// entries are those distinct series (first facet order).
+  std::vector<const Series*> legend() const;
+};
+
+/// The metrics a kind offers, the axis keys, and the default query of a table
+/// (x = size for a timing run with sizes, else the first varying numeric axis).
+PlotQuery default_query(const AnalysisTable& t);
+
+/// Builds the plot. Bad keys give empty_reason naming the key and what exists.
+PlotData make_plot(const AnalysisTable& t, const PlotQuery& q);
+
+/// The plot's points as CSV (RFC 4180, core/base/csv.h): a header block of
+/// "# key: value" comment lines (run, tool version, configuration, the query),
+/// then facet, series, the split fields, x and y columns named with units.
+std::string plot_csv(const AnalysisTable& t, const PlotData& p);
+
+/// The whole table as CSV: one line per row with every axis and metric column.
+std::string table_csv(const AnalysisTable& t);
+
+}  // namespace scin::analysis

@@ -1,0 +1,334 @@
+// The analysis table and plots over real sweeps: the shipped example specs run
+// into a scratch database, read back, and every plotted point checked against
+// the stored point it came from.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <sqlite3.h>
+
+#include "analysis/plot.h"
+#include "analysis/table.h"
+#include "base/csv.h"
+#include "fabric/preset.h"
+#include "store/store_test_util.h"
+#include "sweep/sweep.h"
+
+namespace scin::analysis {
+namespace {
+
+struct Stored {
+  RunInfo run;
+  std::vector<PointRecord> points;
+};
+
+Stored run_example(const std::filesystem::path& db, const std::string& name) {
+  SweepSpec spec = load_sweep_spec(resource_dir() / "sweeps" / (name + ".json"));
+  Store store = Store::open(db);
+  SweepOptions opts;
+  opts.threads = 2;
+  SweepSummary sum = run_sweep(store, spec, opts, {});
+  EXPECT_EQ(sum.status, RunStatus::Done);
+  Stored s{store.get_run(sum.run_id), store.points(sum.run_id)};
+  return s;
+}
+
+const PointRecord& stored(const Stored& s, const AnalysisTable& t, std::size_t row) {
+  return s.points.at(t.rows.at(row).point_index);
+}
+
+class AnalysisTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir;
+    waves_ = new Stored(run_example(*dir_ / "a.scindb", "isa-waves"));
+    quant_ = new Stored(run_example(*dir_ / "a.scindb", "quant-blocks"));
+    infer_ = new Stored(run_example(*dir_ / "a.scindb", "inference-tp"));
+  }
+  static void TearDownTestSuite() {
+    delete waves_;
+    delete quant_;
+    delete infer_;
+    delete dir_;
+  }
+  static test::TempDir* dir_;
+  static Stored *waves_, *quant_, *infer_;
+};
+test::TempDir* AnalysisTest::dir_ = nullptr;
+Stored* AnalysisTest::waves_ = nullptr;
+Stored* AnalysisTest::quant_ = nullptr;
+Stored* AnalysisTest::infer_ = nullptr;
+
+TEST_F(AnalysisTest, TimingTableHasEverySweptAxisAndUnits) {
+  AnalysisTable t = build_table(waves_->run, waves_->points);
+  ASSERT_EQ(t.rows.size(), waves_->points.size());  // 2 x 6 x 7, all ok
+  EXPECT_EQ(t.rows.size(), 2u * 6u * 7u);
+  std::vector<std::string> keys;
+  for (const Column& c : t.axes) keys.push_back(c.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"collective.algorithm", "switch.isa.regulation", "switch.isa.waves",
+                                            "collective.bytes"}));
+  EXPECT_FALSE(t.find("switch.isa.regulation")->numeric);
+  EXPECT_TRUE(t.find("switch.isa.waves")->numeric);
+  EXPECT_TRUE(t.find("collective.bytes")->bytes);
+  EXPECT_EQ(t.find("time_us")->unit, "µs");
+  EXPECT_EQ(t.find("busbw_GBps")->unit, "GB/s");
+  EXPECT_EQ(t.find("max_link_bytes")->unit, "bytes");
+  ASSERT_NE(t.find("speedup"), nullptr);
+  // Distinct values in numeric order; sizes named in binary units.
+  auto sizes = t.distinct(t.axis_index("collective.bytes"));
+  ASSERT_EQ(sizes.size(), 7u);
+  EXPECT_EQ(sizes.front().text, "64 KiB");
+  EXPECT_EQ(sizes.front().number, 65536);
+  EXPECT_EQ(sizes.back().text, "256 MiB");
+  // Breakdown terms are metrics in ns and sum to the time.
+  for (std::size_t r = 0; r < t.rows.size(); r += 17) {
+    double sum = 0;
+    for (std::size_t m = 0; m < t.metrics.size(); ++m)
+      if (t.metrics[m].unit == "ns") sum += t.rows[r].metrics[m];
+    EXPECT_NEAR(sum, stored(*waves_, t, r).time_us * 1e3, 1e-6 * sum);
+  }
+}
+
+TEST_F(AnalysisTest, WavesOnXFacetByRegulationMatchesStoredPoints) {
+  AnalysisTable t = build_table(waves_->run, waves_->points);
+  PlotQuery q;
+  q.x = "switch.isa.waves";
+  q.y = "time_us";
+  q.facet = "switch.isa.regulation";
+  PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  ASSERT_EQ(p.facets.size(), 2u);
+  EXPECT_EQ(p.facets[0].title, "regulation = none");
+  EXPECT_EQ(p.facets[1].title, "regulation = paced");
+  EXPECT_EQ(p.point_count(), t.rows.size());
+  // One series per size; algorithm is the same everywhere so it is not named.
+  ASSERT_EQ(p.facets[0].series.size(), 7u);
+  EXPECT_EQ(p.facets[0].series[0].label, "size=64 KiB");
+  EXPECT_EQ(p.facets[0].series[6].label, "size=256 MiB");
+  EXPECT_EQ(p.color_field, "collective.bytes");
+  std::set<int> colors;
+  for (const Series& s : p.facets[0].series) colors.insert(s.color);
+  EXPECT_EQ(colors.size(), 7u);
+  for (const Facet& f : p.facets)
+    for (const Series& s : f.series) {
+      ASSERT_EQ(s.points.size(), 6u);
+      for (std::size_t k = 0; k < s.points.size(); ++k) {
+        const PointRecord& pr = stored(*waves_, t, s.points[k].row);
+        EXPECT_EQ(s.points[k].y, pr.time_us);
+        EXPECT_EQ(s.points[k].x, pr.axes.at("switch.isa.waves").get<double>());
+        EXPECT_EQ(pr.axes.at("switch.isa.regulation").get<std::string>(), f.value);
+        if (k > 0) { EXPECT_LT(s.points[k - 1].x, s.points[k].x); }
+      }
+    }
+}
+
+TEST_F(AnalysisTest, LegendNamesOnlyDifferingValues) {
+  AnalysisTable t = build_table(waves_->run, waves_->points);
+  PlotQuery q;  // x = size, no facet: series = waves x regulation
+  q.y = "busbw_GBps";
+  PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  ASSERT_EQ(p.facets.size(), 1u);
+  ASSERT_EQ(p.facets[0].series.size(), 12u);
+  std::set<std::string> labels;
+  for (const Series& s : p.facets[0].series) labels.insert(s.label);
+  EXPECT_EQ(labels.size(), 12u);
+  EXPECT_TRUE(labels.count("regulation=paced · waves=4")) << *labels.begin();
+  EXPECT_EQ(p.color_field, "switch.isa.regulation");
+  EXPECT_EQ(p.style_field, "switch.isa.waves");
+  // Colour x style pairs are unique, so every curve is distinguishable.
+  std::set<std::pair<int, int>> enc;
+  for (const Series& s : p.facets[0].series) enc.insert({s.color, s.style});
+  EXPECT_EQ(enc.size(), 12u);
+  // Choosing only waves as series holds regulation at its first value.
+  q.series = {"switch.isa.waves"};
+  PlotData held = make_plot(t, q);
+  ASSERT_TRUE(held.empty_reason.empty());
+  EXPECT_EQ(held.facets[0].series.size(), 6u);
+  ASSERT_FALSE(held.notes.empty());
+  EXPECT_NE(held.notes[0].find("switch.isa.regulation held at none"), std::string::npos);
+  // A filter keeps only the values asked for.
+  q.series.clear();
+  q.filters["switch.isa.waves"] = {"1", "32"};
+  PlotData f = make_plot(t, q);
+  EXPECT_EQ(f.facets[0].series.size(), 4u);
+  q.filters["switch.isa.waves"] = {"3"};
+  EXPECT_FALSE(make_plot(t, q).empty_reason.empty());
+}
+
+TEST_F(AnalysisTest, SpeedupExplainsWhenItCannotBeComputed) {
+  AnalysisTable t = build_table(waves_->run, waves_->points);
+  PlotQuery q;
+  q.y = "speedup";
+  PlotData p = make_plot(t, q);
+  EXPECT_NE(p.empty_reason.find("only scin"), std::string::npos) << p.empty_reason;
+  q.y = "no_such_metric";
+  EXPECT_NE(make_plot(t, q).empty_reason.find("time_us"), std::string::npos);
+  q.y = "time_us";
+  q.x = "links.nope";
+  EXPECT_NE(make_plot(t, q).empty_reason.find("switch.isa.waves"), std::string::npos);
+}
+
+TEST_F(AnalysisTest, QuantRunPlotsErrorPerAlgorithm) {
+  AnalysisTable t = build_table(quant_->run, quant_->points);
+  EXPECT_EQ(t.kind, PointKind::Quant);
+  ASSERT_NE(t.find("rel_l2"), nullptr);
+  EXPECT_EQ(t.find("sqnr_dB")->unit, "dB");
+  EXPECT_EQ(t.find("time_us"), nullptr);
+  PlotQuery q = default_query(t);
+  EXPECT_EQ(q.x, "quant.block_elems");
+  q.y = "sqnr_dB";
+  q.facet = "input.dist";
+  PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  ASSERT_EQ(p.facets.size(), 2u);
+  std::size_t n = 0;
+  for (const Facet& f : p.facets)
+    for (const Series& s : f.series)
+      for (const SeriesPoint& pt : s.points) {
+        const PointRecord& pr = stored(*quant_, t, pt.row);
+        EXPECT_EQ(pt.y, pr.sqnr_dB);
+        EXPECT_EQ(pt.x, pr.axes.at("quant.block_elems").get<double>());
+        EXPECT_EQ(s.algorithm, pr.algorithm);
+        EXPECT_EQ(s.label, pr.algorithm);
+        ++n;
+      }
+  EXPECT_EQ(n, t.rows.size());
+  // A text axis on x: categories in spec order.
+  q.x = "collective.algorithm";
+  q.facet.clear();
+  PlotData c = make_plot(t, q);
+  ASSERT_TRUE(c.empty_reason.empty()) << c.empty_reason;
+  EXPECT_TRUE(c.x_categorical);
+  EXPECT_EQ(c.x_categories.front(), "ring");
+}
+
+TEST_F(AnalysisTest, InferenceRunPlotsTtftTpotAndSpeedups) {
+  AnalysisTable t = build_table(infer_->run, infer_->points);
+  ASSERT_NE(t.find("ttft_us"), nullptr);
+  ASSERT_NE(t.find("decode_comm_share"), nullptr);
+  EXPECT_EQ(t.axis_index("collective.bytes"), -1);
+  PlotQuery q = default_query(t);
+  EXPECT_EQ(q.x, "inference.batch");
+  EXPECT_EQ(q.baseline, "ring");
+  q.y = "tpot_us";
+  PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  EXPECT_EQ(p.facets[0].series.size(), 4u);
+  for (const Series& s : p.facets[0].series)
+    for (const SeriesPoint& pt : s.points) EXPECT_EQ(pt.y, stored(*infer_, t, pt.row).tpot_us);
+  q.y = "ttft_speedup";
+  PlotData sp = make_plot(t, q);
+  ASSERT_TRUE(sp.empty_reason.empty()) << sp.empty_reason;
+  for (const Series& s : sp.facets[0].series)
+    for (const SeriesPoint& pt : s.points) {
+      const PointRecord& pr = stored(*infer_, t, pt.row);
+      double base = 0;
+      for (const PointRecord& o : infer_->points)
+        if (o.algorithm == "ring" && o.axes.at("inference.batch") == pr.axes.at("inference.batch")) base = o.ttft_us;
+      EXPECT_DOUBLE_EQ(pt.y, base / pr.ttft_us);
+      if (s.algorithm == "ring") { EXPECT_EQ(pt.y, 1.0); }
+    }
+  q.baseline = "two-shot";
+  EXPECT_NE(make_plot(t, q).empty_reason.find("choose one of: ring, nvls, scin, scin-inq"), std::string::npos);
+}
+
+TEST_F(AnalysisTest, CsvHasHeaderBlockAndRfc4180Rows) {
+  AnalysisTable t = build_table(waves_->run, waves_->points);
+  PlotQuery q;
+  q.x = "switch.isa.waves";
+  q.facet = "switch.isa.regulation";
+  PlotData p = make_plot(t, q);
+  std::istringstream in(plot_csv(t, p));
+  std::string line;
+  std::vector<std::string> comments;
+  std::vector<std::vector<std::string>> recs;
+  while (std::getline(in, line)) {
+    if (line.rfind("# ", 0) == 0) comments.push_back(line);
+    else recs.push_back(csv_parse_record(line));
+  }
+  ASSERT_FALSE(comments.empty());
+  EXPECT_NE(comments[1].find("isa-waves"), std::string::npos);
+  bool tool = false, preset = false;
+  for (const auto& c : comments) {
+    tool |= c.find("# tool: scin ") == 0;
+    preset |= c == "# preset: hgx-h200-8";
+  }
+  EXPECT_TRUE(tool);
+  EXPECT_TRUE(preset);
+  ASSERT_EQ(recs.size(), 1 + t.rows.size());
+  EXPECT_EQ(recs[0], (std::vector<std::string>{"point_index", "facet", "series", "collective.algorithm",
+                                               "collective.bytes", "switch.isa.waves", "time_us"}));
+  for (std::size_t i = 1; i < recs.size(); ++i) {
+    const PointRecord& pr = waves_->points.at(std::stoull(recs[i][0]));
+    EXPECT_EQ(std::stod(recs[i][6]), pr.time_us);
+    EXPECT_EQ(recs[i][1], pr.axes.at("switch.isa.regulation").get<std::string>());
+  }
+}
+
+TEST(AnalysisZip, ZippedAxesRideAlongWithX) {
+  test::TempDir dir;
+  Stored s = run_example(dir / "z.scindb", "link-scaling");
+  AnalysisTable t = build_table(s.run, s.points);
+  bool zipped = false;
+  for (const auto& a : t.run.axes) zipped |= a == "links.latency_ns: 150, 125, 100 (zipped)";
+  EXPECT_TRUE(zipped);
+  PlotQuery q;
+  q.x = "links.bandwidth_GBps";
+  q.y = "busbw_GBps";
+  q.facet = "fabric.gpus";
+  q.filters["collective.bytes"] = {"1 GiB"};
+  PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  ASSERT_EQ(p.facets.size(), 3u);
+  // Latency moves with bandwidth: one curve per algorithm with all three link generations.
+  for (const Facet& f : p.facets) {
+    ASSERT_EQ(f.series.size(), 4u) << f.title;
+    for (const Series& s2 : f.series) {
+      EXPECT_EQ(s2.label, s2.algorithm);
+      ASSERT_EQ(s2.points.size(), 3u);
+      for (const SeriesPoint& pt : s2.points) EXPECT_EQ(pt.y, s.points.at(t.rows[pt.row].point_index).busbw_GBps);
+    }
+  }
+  EXPECT_NE(std::find(p.notes.begin(), p.notes.end(), "links.latency_ns moves with links.bandwidth_GBps (zipped)"),
+            p.notes.end());
+}
+
+TEST(AnalysisSpec, UnreadableSpecIsReportedNotThrown) {
+  for (nlohmann::json spec : {nlohmann::json("not json"), nlohmann::json::array({1, 2, 3})}) {
+    RunInfo run;
+    run.id = 7;
+    run.name = "odd";
+    run.spec = spec;
+    PointRecord p;
+    p.algorithm = "ring";
+    p.bytes = 1024;
+    p.time_us = 3;
+    AnalysisTable t = build_table(run, {p});
+    EXPECT_FALSE(t.run.spec_readable);
+    bool said = false;
+    for (const auto& [k, v] : t.run.lines()) said |= v.find("spec unreadable") != std::string::npos;
+    EXPECT_TRUE(said);
+    ASSERT_EQ(t.rows.size(), 1u);
+    PlotData pd = make_plot(t, PlotQuery{});
+    ASSERT_TRUE(pd.empty_reason.empty()) << pd.empty_reason;
+    EXPECT_EQ(pd.facets[0].series[0].points[0].y, 3);
+  }
+}
+
+TEST(AnalysisSpec, SkippedPointsAreCountedWithTheirReason) {
+  RunInfo run;
+  PointRecord p;
+  p.status = PointStatus::Skipped;
+  p.message = "nvls needs a switch";
+  AnalysisTable t = build_table(run, {p});
+  EXPECT_EQ(t.skipped, 1u);
+  PlotData pd = make_plot(t, PlotQuery{});
+  EXPECT_NE(pd.empty_reason.find("nvls needs a switch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace scin::analysis

@@ -1,0 +1,480 @@
+// The Analysis tab, driven offscreen over real stored sweeps (the shipped
+// example specs): chart series equal the stored points for every run kind,
+// legends are complete, figures carry real text at a physical size, the report
+// holds every chart with data, scripted flags work, odd stored specs are shown.
+#include <cmath>
+#include <set>
+
+#include <QCategoryAxis>
+#include <QChart>
+#include <QFile>
+#include <QFontMetricsF>
+#include <QImage>
+#include <QProcess>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTextDocumentFragment>
+#include <QXmlStreamReader>
+#include <QtTest>
+
+#include <sqlite3.h>
+
+#include "analysis/table.h"
+#include "fabric/preset.h"
+#include "store/store.h"
+#include "sweep/sweep.h"
+#include "ui/analysis_view.h"
+#include "ui/chart_panel.h"
+#include "ui/figure.h"
+#include "ui/figure_export.h"
+#include "ui/main_window.h"
+#include "ui/preview.h"
+#include "ui/run_browser.h"
+
+using namespace scin;
+using namespace scin::ui;
+
+namespace {
+
+void settle(MainWindow& w) {
+  QTRY_VERIFY_WITH_TIMEOUT(!w.preview()->busy() && !w.ioBusy() && !w.analysisView()->busy(), 30000);
+  QTest::qWait(50);
+}
+
+// Texts of every <text> element of an SVG file.
+QStringList svgTexts(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  QXmlStreamReader xml(&f);
+  QStringList out;
+  while (!xml.atEnd())
+    if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("text"))
+      out << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
+  return out;
+}
+
+double storedValue(const PointRecord& p, const std::string& metric) {
+  if (metric == "time_us") return p.time_us;
+  if (metric == "busbw_GBps") return p.busbw_GBps;
+  if (metric == "sqnr_dB") return p.sqnr_dB;
+  if (metric == "rel_l2") return p.rel_l2;
+  if (metric == "ttft_us") return p.ttft_us;
+  if (metric == "tpot_us") return p.tpot_us;
+  return NAN;
+}
+
+}  // namespace
+
+class AnalysisUiTest : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  QString db_;
+  std::map<std::string, std::int64_t> runs_;           // spec name -> run id
+  std::map<std::int64_t, std::vector<PointRecord>> points_;
+
+  void show(MainWindow& w, std::int64_t id) {
+    w.runBrowser()->selectRun(id);
+    settle(w);
+    QVERIFY(w.analysisView()->table());
+    QCOMPARE(w.analysisView()->table()->run.id, id);
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("scin-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("scin-explorer-analysis-test"));
+    QSettings().clear();
+    QVERIFY(dir_.isValid());
+    db_ = dir_.filePath(QStringLiteral("examples.scindb"));
+    // Every shipped example sweep, stored as the CLI would.
+    Store store = Store::open(db_.toStdString());
+    for (const auto& e : std::filesystem::directory_iterator(resource_dir() / "sweeps")) {
+      SweepSpec spec = load_sweep_spec(e.path());
+      SweepOptions o;
+      o.threads = 2;
+      SweepSummary s = run_sweep(store, spec, o, {});
+      QCOMPARE(s.status, RunStatus::Done);
+      runs_[spec.name] = s.run_id;
+      points_[s.run_id] = store.points(s.run_id);
+    }
+    QVERIFY(runs_.count("isa-waves") && runs_.count("quant-blocks") && runs_.count("inference-tp"));
+  }
+
+  void seriesEqualStoredPointsForEveryKind() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"isa-waves", "time_us"}, {"quant-blocks", "sqnr_dB"}, {"inference-tp", "tpot_us"}, {"seed-comparison", "busbw_GBps"}};
+    for (const auto& [name, metric] : cases) {
+      const std::int64_t id = runs_.at(name);
+      show(w, id);
+      AnalysisView* av = w.analysisView();
+      analysis::PlotQuery q = av->query();
+      q.y = metric;
+      av->setQuery(q);
+      settle(w);
+      auto plot = av->plot();
+      QVERIFY2(plot && !plot->empty(), name.c_str());
+      std::size_t n = 0;
+      for (const auto& f : plot->facets)
+        for (const auto& s : f.series)
+          for (const auto& pt : s.points) {
+            const PointRecord& p = points_.at(id).at(av->table()->rows.at(pt.row).point_index);
+            QCOMPARE(pt.y, storedValue(p, metric));
+            QCOMPARE(s.algorithm, p.algorithm);
+            ++n;
+          }
+      QCOMPARE(n, av->table()->rows.size());
+      // The points table holds the same points.
+      QAbstractItemModel* m = av->pointsTable()->model();
+      QCOMPARE(static_cast<std::size_t>(m->rowCount()), n);
+      // Sorted by the y column (as numbers, not text), largest first.
+      int ycol = -1;
+      for (int c = 0; c < m->columnCount(); ++c)
+        if (m->headerData(c, Qt::Horizontal).toString().startsWith(QString::fromStdString(metric))) ycol = c;
+      QVERIFY(ycol >= 0);
+      av->pointsTable()->sortByColumn(ycol, Qt::DescendingOrder);
+      double top = -INFINITY;
+      for (const auto& f : plot->facets)
+        for (const auto& s : f.series)
+          for (const auto& pt : s.points) top = std::max(top, pt.y);
+      QCOMPARE(m->index(0, ycol).data(Qt::UserRole).toDouble(), top);
+      for (int r = 1; r < m->rowCount(); ++r)
+        QVERIFY(m->index(r - 1, ycol).data(Qt::UserRole).toDouble() >= m->index(r, ycol).data(Qt::UserRole).toDouble());
+      if (name == "quant-blocks" || name == "inference-tp") {
+        // Timing tabs say where the points are instead of staying blank.
+        QCOMPARE(w.currentTab(), QStringLiteral("analysis"));
+        for (const QString& tab : {QStringLiteral("latency"), QStringLiteral("speedup"), QStringLiteral("breakdown")})
+          QVERIFY2(w.chart(tab)->emptyText().contains(QStringLiteral("Analysis tab")), qPrintable(tab));
+      }
+    }
+    // A one-algorithm timing run: the Speedup tab explains itself, as does the analysis.
+    show(w, runs_.at("isa-waves"));
+    QVERIFY(w.chart(QStringLiteral("speedup"))->emptyText().contains(QStringLiteral("only scin")));
+    analysis::PlotQuery q = w.analysisView()->query();
+    q.y = "speedup";
+    w.analysisView()->setQuery(q);
+    settle(w);
+    QVERIFY(w.analysisView()->emptyText().contains(QStringLiteral("only scin")));
+  }
+
+  void legendsOfExampleSweepsAreComplete() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    for (const auto& [name, id] : runs_) {
+      show(w, id);
+      AnalysisView* av = w.analysisView();
+      const QStringList legend = av->legendTexts();
+      QVERIFY2(!legend.isEmpty(), name.c_str());
+      QCOMPARE(static_cast<std::size_t>(legend.size()), av->plot()->legend().size());
+      QCOMPARE(QSet<QString>(legend.begin(), legend.end()).size(), legend.size());  // every entry tells its curve apart
+      for (const QString& t : legend) {
+        QVERIFY2(!t.contains(QChar(0x2026)) && !t.contains(QStringLiteral("...")), qPrintable(t));
+        // The label names each differing value in full.
+        const auto* s = av->plot()->legend()[static_cast<std::size_t>(legend.indexOf(t))];
+        QCOMPARE(t, QString::fromStdString(s->label));
+      }
+      // Colour x marker x dash differ between the curves of a chart.
+      std::set<std::tuple<QRgb, int, int>> looks;
+      for (const auto* s : av->plot()->legend()) {
+        const SeriesLook l = seriesLook(*av->plot(), *s);
+        looks.insert({l.color.rgb(), l.marker, static_cast<int>(l.dash)});
+      }
+      QCOMPARE(looks.size(), av->plot()->legend().size());
+      // In greyscale the colour is gone: marker and dash alone must still differ.
+      std::set<std::pair<int, int>> grey;
+      for (const auto* s : av->plot()->legend()) {
+        const SeriesLook l = seriesLook(*av->plot(), *s);
+        grey.insert({l.marker, static_cast<int>(l.dash)});
+      }
+      QVERIFY2(grey.size() == av->plot()->legend().size(), name.c_str());
+    }
+  }
+
+  void isaWavesFigureHasEveryLegendEntryAsText() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    show(w, runs_.at("isa-waves"));
+    AnalysisView* av = w.analysisView();
+    analysis::PlotQuery q = av->query();
+    q.x = "switch.isa.waves";
+    q.facet = "switch.isa.regulation";
+    av->setQuery(q);
+    av->setLog(true, true);
+    settle(w);
+    const QString svg = dir_.filePath(QStringLiteral("waves.svg"));
+    QString err;
+    QVERIFY2(av->exportFigure(svg, FigureSize::singleColumn(), false, &err), qPrintable(err));
+    const QStringList texts = svgTexts(svg);
+    for (const QString& entry : av->legendTexts()) QVERIFY2(texts.contains(entry), qPrintable(entry));
+    QVERIFY(texts.contains(QStringLiteral("regulation = none")));
+    QVERIFY(texts.contains(QStringLiteral("regulation = paced")));
+    QVERIFY(texts.contains(QStringLiteral("ISA waves (log)")));
+    QVERIFY(texts.contains(QStringLiteral("Latency (µs, log)")));
+    for (const QString& t : texts) QVERIFY2(!t.contains(QChar(0x2026)), qPrintable(t));
+    // Physical size: 3.5 in x 2.5 in.
+    QFile f(svg);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray head = f.read(400);
+    QVERIFY2(head.contains("width=\"88.9mm\"") && head.contains("height=\"63.5mm\""), head.constData());
+    // PDF and a 300 dpi PNG of the same figure; CSV with its header block.
+    QVERIFY(av->exportFigure(dir_.filePath(QStringLiteral("waves.pdf")), FigureSize::doubleColumn(), true, &err));
+    QVERIFY(av->exportFigure(dir_.filePath(QStringLiteral("waves.png")), FigureSize::singleColumn(), false, &err));
+    QImage png(dir_.filePath(QStringLiteral("waves.png")));
+    QCOMPARE(png.size(), QSize(1050, 750));
+    QVERIFY(av->exportFigure(dir_.filePath(QStringLiteral("waves.csv")), FigureSize::singleColumn(), false, &err));
+    QFile csv(dir_.filePath(QStringLiteral("waves.csv")));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    const QString c = QString::fromUtf8(csv.readAll());
+    QVERIFY(c.contains(QStringLiteral("# run: #%1 isa-waves").arg(runs_.at("isa-waves"))));
+    QVERIFY(c.contains(QStringLiteral("# preset: hgx-h200-8")));
+    QVERIFY(c.contains(QStringLiteral("point_index,facet,series,collective.algorithm,collective.bytes,switch.isa.waves,time_us")));
+    // A curve hidden through the legend leaves the figure (and its legend).
+    av->setSeriesVisible(QStringLiteral("size=4 MiB"), false);
+    QVERIFY(av->exportFigure(svg, FigureSize::singleColumn(), false, &err));
+    QVERIFY(!svgTexts(svg).contains(QStringLiteral("size=4 MiB")));
+    QVERIFY(svgTexts(svg).contains(QStringLiteral("size=16 MiB")));
+    av->setSeriesVisible(QStringLiteral("size=4 MiB"), true);
+    QVERIFY(av->exportFigure(svg, FigureSize::singleColumn(), false, &err));
+    QVERIFY(svgTexts(svg).contains(QStringLiteral("size=4 MiB")));
+  }
+
+  void trackerSnapsToNearestPointWithUnits() {
+    MainWindow w;
+    w.resize(1300, 760);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    show(w, runs_.at("inference-tp"));
+    FigureCanvas* canvas = w.analysisView()->canvas();
+    QTRY_VERIFY(canvas->isVisible());
+    canvas->repaint();
+    // Near (not on) the first point of the first series: the tracker snaps to it.
+    const auto plot = w.analysisView()->plot();
+    const auto& s = plot->facets[0].series[0];
+    QImage img(canvas->size(), QImage::Format_ARGB32);
+    QPainter p(&img);
+    const double k = canvas->logicalDpiY() / 72.0;
+    p.scale(k, k);
+    FigureOptions o = canvas->options();
+    FigureLayout L = paintFigure(&p, QSizeF(canvas->width() / k, canvas->height() / k), *plot, o);
+    p.end();
+    const QPointF at = L.map(L.panels[0], s.points[0].x, s.points[0].y) * k + QPointF(3, -2);
+    const QString text = canvas->trackAt(at.toPoint());
+    QVERIFY2(text.startsWith(QString::fromStdString(s.label)), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral(" ms")), qPrintable(text));  // 93 ms, not 93200 µs
+    QVERIFY2(text.contains(QStringLiteral("Batch size = 1")), qPrintable(text));
+    // Zoom to a range and back.
+    canvas->setView(ViewRange{1, 4, 1e3, 1e6});
+    QVERIFY(canvas->zoomed());
+    canvas->resetZoom();
+    QVERIFY(!canvas->zoomed());
+  }
+
+  void zoomedTimingChartKeepsLabelsInRange() {
+    MainWindow w;
+    w.resize(1300, 760);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    show(w, runs_.at("seed-comparison"));
+    QVERIFY(w.showTab(QStringLiteral("latency")));
+    QTest::qWait(100);
+    QChart* chart = w.chart(QStringLiteral("latency"))->chart();
+    const QRectF area = chart->plotArea();
+    chart->zoomIn(QRectF(area.left() + area.width() * 0.6, area.top() + area.height() * 0.1, area.width() * 0.3,
+                         area.height() * 0.4));
+    int checked = 0;
+    for (QAbstractAxis* a : chart->axes()) {
+      auto* cat = qobject_cast<QCategoryAxis*>(a);
+      if (!cat || !cat->isVisible()) continue;
+      const QStringList labels = cat->categoriesLabels();
+      QVERIFY2(labels.size() >= 2, qPrintable(cat->titleText()));
+      for (const QString& l : labels) {
+        QVERIFY2(cat->endValue(l) >= cat->min() - 1e-9 && cat->endValue(l) <= cat->max() + 1e-9, qPrintable(l));
+      }
+      ++checked;
+    }
+    QCOMPARE(checked, 2);  // size axis and latency axis
+    chart->zoomReset();
+    auto* x = qobject_cast<QCategoryAxis*>(chart->axes(Qt::Horizontal).value(0));
+    QVERIFY(x && x->categoriesLabels().contains(QStringLiteral("1 GiB")));
+  }
+
+  void ticksNeverOverlap() {
+    QImage dev(10, 10, QImage::Format_ARGB32);
+    dev.setDotsPerMeterX(2835);  // 72 dpi: units are points
+    dev.setDotsPerMeterY(2835);
+    const QFont f = pointFont(8, &dev);
+    QFontMetricsF fm(f, &dev);
+    analysis::Column bytes;
+    bytes.bytes = true;
+    analysis::Column plain;
+    for (double length : {60.0, 120.0, 250.0, 500.0})
+      for (const auto& [col, lo, hi, log] : std::vector<std::tuple<analysis::Column, double, double, bool>>{
+               {bytes, 8, 1 << 30, true}, {plain, 0.9, 2100, true}, {plain, 0, 950, false}, {plain, 1.01, 1.3, true},
+               {bytes, 3.0e6, 3.3e6, true}}) {
+        const auto ticks = axisTicks(col, lo, hi, log, length, true, f, &dev);
+        QVERIFY(!ticks.empty());
+        for (std::size_t i = 1; i < ticks.size(); ++i) {
+          auto pos = [&](double v) { return (log ? std::log10(v) - std::log10(lo) : v - lo) / (log ? std::log10(hi / lo) : hi - lo) * length; };
+          const double gap = pos(ticks[i].value) - pos(ticks[i - 1].value);
+          const double need = (fm.horizontalAdvance(ticks[i].label) + fm.horizontalAdvance(ticks[i - 1].label)) / 2;
+          if (ticks.size() > 2) QVERIFY2(gap >= need, qPrintable(ticks[i].label));
+          QVERIFY(ticks[i].label != ticks[i - 1].label);
+        }
+      }
+  }
+
+  void reportHoldsEveryChartWithData() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    show(w, runs_.at("quant-blocks"));
+    const QString path = dir_.filePath(QStringLiteral("report.html"));
+    QString err;
+    QVERIFY2(w.exportReportTo(path, &err), qPrintable(err));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString h = QString::fromUtf8(f.readAll());
+    QVERIFY(h.contains(QStringLiteral("Stored run #%1 quant-blocks").arg(runs_.at("quant-blocks"))));
+    QVERIFY(h.contains(QStringLiteral("input.dist: gaussian, outliers")));  // the stored spec, not the editors
+    QVERIFY(!h.contains(QStringLiteral("&lt;b&gt;")) && !h.contains(QStringLiteral("&lt;br&gt;")));  // no literal tags
+    QVERIFY(h.contains(QString::fromStdString(w.analysisView()->plot()->title).toHtmlEscaped()));
+    int withData = w.analysisView()->hasData() ? 1 : 0;
+    for (ChartPanel* c : w.charts()) {
+      if (c->hasData()) {
+        ++withData;
+        const QString first = QTextDocumentFragment::fromHtml(c->chart()->title()).toPlainText().split(QRegularExpression(QStringLiteral("[\\n\\x{2028}]"))).value(0);
+        QVERIFY2(h.contains(first.toHtmlEscaped()), qPrintable(c->id()));
+      }
+    }
+    // The quantisation and timeline charts computed although their tabs were never opened,
+    // and say that they are live, not the stored run.
+    QVERIFY(w.chart(QStringLiteral("quant"))->hasData());
+    QVERIFY(w.chart(QStringLiteral("quant"))->note().contains(QStringLiteral("not read from the stored run")));
+    QVERIFY(!w.chart(QStringLiteral("latency"))->hasData());  // a quant run has no timings: left out
+    QCOMPARE(h.count(QStringLiteral("data:image/png;base64,")), withData);
+    QVERIFY(h.contains(QStringLiteral("Left out (no data)")));
+    QVERIFY(w.exportReportTo(dir_.filePath(QStringLiteral("report.pdf")), &err));
+  }
+
+  void unreadableStoredSpecIsShownNotFatal() {
+    const QString path = dir_.filePath(QStringLiteral("odd.scindb"));
+    QVERIFY(QFile::copy(db_, path));
+    {
+      sqlite3* h = nullptr;
+      QCOMPARE(sqlite3_open(path.toUtf8().constData(), &h), SQLITE_OK);
+      const std::string sql = "UPDATE runs SET spec_json='\"not json\"' WHERE id=" + std::to_string(runs_.at("isa-waves")) +
+                              "; UPDATE runs SET spec_json='[1,2,3]' WHERE id=" + std::to_string(runs_.at("quant-blocks")) + ";";
+      QCOMPARE(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+      sqlite3_close(h);
+    }
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openDatabase(path));
+    settle(w);
+    int unreadable = 0;
+    for (int i = 0; i < w.runBrowser()->tree()->topLevelItemCount(); ++i)
+      unreadable += w.runBrowser()->tree()->topLevelItem(i)->text(4).contains(QStringLiteral("spec unreadable"));
+    QCOMPARE(unreadable, 2);
+    show(w, runs_.at("isa-waves"));
+    QVERIFY(w.analysisView()->hasData());  // the points are still there
+    QVERIFY(!w.analysisView()->table()->run.spec_readable);
+    QString err;
+    QVERIFY(w.exportReportTo(dir_.filePath(QStringLiteral("odd.html")), &err));
+  }
+
+  void windowFitsTheScreen() {
+    const QRect avail = QGuiApplication::primaryScreen()->availableGeometry();
+    {
+      MainWindow w;
+      w.show();
+      QTest::qWait(50);
+      // Docks included, the window can shrink to a 1366x768 screen.
+      const QSize min = w.minimumSizeHint().expandedTo(w.minimumSize());
+      QVERIFY2(min.width() <= 1366 && min.height() <= 768 - 40, qPrintable(QStringLiteral("%1x%2").arg(min.width()).arg(min.height())));
+      QVERIFY(w.height() <= avail.height());
+      w.resize(avail.width() * 3, avail.height() * 3);  // saved bigger than the screen...
+      w.close();
+    }
+    MainWindow again;  // ...and clamped when restored
+    again.show();
+    QTest::qWait(50);
+    QVERIFY(again.height() <= avail.height());
+    QVERIFY(again.width() <= std::max(avail.width(), again.minimumSizeHint().width()));
+    // First start on a 1366x768 screen (the offscreen platform's screen set by a config file).
+    const QString cfg = dir_.filePath(QStringLiteral("screen.json"));
+    QFile f(cfg);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"screens": [{"name": "s", "x": 0, "y": 0, "width": 1366, "height": 768, "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})");
+    f.close();
+    QProcess app;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen:configfile=") + cfg);
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir_.filePath(QStringLiteral("fresh-cfg")));
+    env.insert(QStringLiteral("XDG_DATA_HOME"), dir_.filePath(QStringLiteral("fresh-data")));
+    app.setProcessEnvironment(env);
+    const QString shot = dir_.filePath(QStringLiteral("first.png"));
+    app.start(QStringLiteral(SCIN_EXPLORER_PATH), {db_, QStringLiteral("--screenshot"), shot, QStringLiteral("--quit")});
+    QVERIFY(app.waitForFinished(60000));
+    QCOMPARE(app.exitCode(), 0);
+    const QImage img(shot);
+    QVERIFY(!img.isNull());
+    QVERIFY2(img.width() <= 1366 && img.height() <= 768, qPrintable(QStringLiteral("%1x%2").arg(img.width()).arg(img.height())));
+  }
+
+  void scriptedExportsAndHelpWithoutDisplay() {
+    QProcess help;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+    env.remove(QStringLiteral("DISPLAY"));
+    env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+    help.setProcessEnvironment(env);
+    help.start(QStringLiteral(SCIN_EXPLORER_PATH), {QStringLiteral("--help")});
+    QVERIFY(help.waitForFinished(30000));
+    QCOMPARE(help.exitCode(), 0);
+    const QString text = QString::fromUtf8(help.readAllStandardOutput());
+    QVERIFY2(text.contains(QStringLiteral("--export-chart")) && text.contains(QStringLiteral("--figure-size")), qPrintable(text));
+
+    QProcess run;
+    QProcessEnvironment off = QProcessEnvironment::systemEnvironment();
+    off.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    off.insert(QStringLiteral("XDG_CONFIG_HOME"), dir_.filePath(QStringLiteral("cfg")));
+    off.insert(QStringLiteral("XDG_DATA_HOME"), dir_.filePath(QStringLiteral("data")));
+    run.setProcessEnvironment(off);
+    const QString svg = dir_.filePath(QStringLiteral("cli.svg")), report = dir_.filePath(QStringLiteral("cli.html"));
+    run.start(QStringLiteral(SCIN_EXPLORER_PATH),
+              {db_, QStringLiteral("--show-run"), QString::number(runs_.at("inference-tp")), QStringLiteral("--x"),
+               QStringLiteral("inference.batch"), QStringLiteral("--y"), QStringLiteral("ttft_us"), QStringLiteral("--lin-x"),
+               QStringLiteral("--export-chart"), svg, QStringLiteral("--figure-size"), QStringLiteral("89x60mm"),
+               QStringLiteral("--font-pt"), QStringLiteral("7"), QStringLiteral("--export-report"), report, QStringLiteral("--quit")});
+    QVERIFY(run.waitForFinished(120000));
+    QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
+    const QStringList texts = svgTexts(svg);
+    for (const char* a : {"ring", "nvls", "scin", "scin-inq", "Batch size", "Time to first token (TTFT) (ms, log)"})
+      QVERIFY2(texts.contains(QString::fromUtf8(a)), a);
+    QVERIFY(QFile::exists(report));
+    // A bad figure size is refused with the allowed forms.
+    QProcess bad;
+    bad.setProcessEnvironment(off);
+    bad.start(QStringLiteral(SCIN_EXPLORER_PATH), {QStringLiteral("--figure-size"), QStringLiteral("big"), QStringLiteral("--quit")});
+    QVERIFY(bad.waitForFinished(30000));
+    QCOMPARE(bad.exitCode(), 2);
+    QVERIFY(bad.readAllStandardError().contains("3.5x2.5in"));
+  }
+};
+
+QTEST_MAIN(AnalysisUiTest)
+#include "analysis_ui_test.moc"

@@ -1,0 +1,409 @@
+#include "ui/analysis_view.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QKeySequence>
+#include <QMenu>
+#include <QPainter>
+#include <QPushButton>
+#include <QShortcut>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "base/csv.h"
+#include "ui/points_model.h"
+
+namespace scin::ui {
+
+using analysis::AnalysisTable;
+using analysis::PlotData;
+using analysis::PlotQuery;
+
+namespace {
+
+QIcon legendIcon(const PlotData& plot, const analysis::Series& s) {
+  QPixmap pm(36, 16);
+  pm.fill(Qt::transparent);
+  QPainter p(&pm);
+  p.setRenderHint(QPainter::Antialiasing);
+  const SeriesLook look = seriesLook(plot, s);
+  QPen pen(look.color, 2);
+  pen.setStyle(look.dash);
+  p.setPen(pen);
+  p.drawLine(QPointF(1, 8), QPointF(35, 8));
+  drawMarker(&p, look.marker, QPointF(18, 8), 8, look.color);
+  return QIcon(pm);
+}
+
+QToolButton* toolButton(const QString& text, const QString& tip) {
+  auto* b = new QToolButton;
+  b->setText(text);
+  b->setToolTip(tip);
+  b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  return b;
+}
+
+}  // namespace
+
+AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("analysis"));
+  auto* lay = new QVBoxLayout(this);
+  lay->setContentsMargins(2, 2, 2, 2);
+  // Pickers, in two rows so they fit a narrow window.
+  auto* row1 = new QHBoxLayout;
+  auto* row2 = new QHBoxLayout;
+  x_ = new QComboBox;
+  y_ = new QComboBox;
+  facet_ = new QComboBox;
+  baseline_ = new QComboBox;
+  for (QComboBox* c : {x_, y_, facet_, baseline_}) c->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  x_->setToolTip(tr("The x axis: message size or any swept parameter"));
+  y_->setToolTip(tr("The metric on the y axis, with its unit"));
+  facet_->setToolTip(tr("One panel per value of this axis (small multiples)"));
+  baseline_->setToolTip(tr("Speedups are baseline time ÷ time at the same other axis values"));
+  logXBtn_ = toolButton(tr("log x"), tr("Logarithmic x axis (off: linear)"));
+  logYBtn_ = toolButton(tr("log y"), tr("Logarithmic y axis (off: linear)"));
+  for (QToolButton* b : {logXBtn_, logYBtn_}) b->setCheckable(true);
+  seriesBtn_ = toolButton(tr("Series…"), tr("Fields that split curves; the others are held at one value"));
+  filterBtn_ = toolButton(tr("Filter…"), tr("Which values of each axis are shown"));
+  for (QToolButton* b : {seriesBtn_, filterBtn_}) b->setPopupMode(QToolButton::InstantPopup);
+  auto* reset = new QPushButton(tr("Reset zoom"));
+  row1->addWidget(new QLabel(tr("Y")));
+  row1->addWidget(y_);
+  row1->addWidget(logYBtn_);
+  row1->addSpacing(8);
+  row1->addWidget(new QLabel(tr("X")));
+  row1->addWidget(x_);
+  row1->addWidget(logXBtn_);
+  row1->addStretch(1);
+  row1->addWidget(reset);
+  row2->addWidget(new QLabel(tr("Panels by")));
+  row2->addWidget(facet_);
+  row2->addWidget(seriesBtn_);
+  row2->addWidget(filterBtn_);
+  row2->addWidget(new QLabel(tr("Speedup baseline")));
+  row2->addWidget(baseline_);
+  row2->addStretch(1);
+  lay->addLayout(row1);
+  lay->addLayout(row2);
+  notes_ = new QLabel;
+  notes_->setWordWrap(true);
+  notes_->setStyleSheet(QStringLiteral("color:#555"));
+  lay->addWidget(notes_);
+
+  inner_ = new QTabWidget;
+  inner_->setDocumentMode(true);
+  auto* split = new QSplitter(Qt::Horizontal);
+  canvas_ = new FigureCanvas;
+  legend_ = new QListWidget;
+  legend_->setObjectName(QStringLiteral("analysisLegend"));
+  legend_->setWordWrap(true);  // long entries wrap; nothing is elided
+  legend_->setTextElideMode(Qt::ElideNone);
+  legend_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  legend_->setResizeMode(QListView::Adjust);
+  legend_->setIconSize(QSize(36, 16));
+  legend_->setMinimumWidth(120);
+  legend_->setSelectionMode(QAbstractItemView::NoSelection);
+  legend_->setToolTip(tr("Click an entry to hide or show its curve"));
+  connect(legend_, &QListWidget::itemClicked, this, [this](QListWidgetItem* it) {
+    setSeriesVisible(it->text(), hidden_.count(it->data(Qt::UserRole).toString().toStdString()) > 0);
+  });
+  split->addWidget(canvas_);
+  split->addWidget(legend_);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 0);
+  split->setSizes({700, 200});
+  split->setChildrenCollapsible(false);
+  inner_->addTab(split, tr("Chart"));
+  points_ = new QTableView;
+  points_->setObjectName(QStringLiteral("analysisPoints"));
+  pointsModel_ = new PointsModel(this);
+  pointsProxy_ = new QSortFilterProxyModel(this);
+  pointsProxy_->setSourceModel(pointsModel_);
+  pointsProxy_->setSortRole(Qt::UserRole);
+  points_->setModel(pointsProxy_);
+  points_->setSortingEnabled(true);
+  points_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  points_->setSelectionBehavior(QAbstractItemView::SelectItems);
+  points_->setContextMenuPolicy(Qt::ActionsContextMenu);
+  auto* copy = new QAction(tr("Copy (tab-separated)"), points_);
+  copy->setShortcut(QKeySequence::Copy);
+  copy->setShortcutContext(Qt::WidgetShortcut);
+  connect(copy, &QAction::triggered, this, &AnalysisView::copySelection);
+  points_->addAction(copy);
+  auto* copyAll = new QAction(tr("Copy all points"), points_);
+  connect(copyAll, &QAction::triggered, this, [this] {
+    points_->selectAll();
+    copySelection();
+  });
+  points_->addAction(copyAll);
+  inner_->addTab(points_, tr("Points"));
+  lay->addWidget(inner_, 1);
+
+  auto changed = [this] {
+    if (filling_) return;
+    query_.x = x_->currentData().toString().toStdString();
+    query_.y = y_->currentData().toString().toStdString();
+    query_.facet = facet_->currentData().toString().toStdString();
+    query_.baseline = baseline_->currentText().toStdString();
+    replot();
+  };
+  for (QComboBox* c : {x_, y_, facet_, baseline_}) connect(c, &QComboBox::activated, this, changed);
+  connect(logXBtn_, &QToolButton::toggled, this, [this](bool on) { setLog(on, logY_); });
+  connect(logYBtn_, &QToolButton::toggled, this, [this](bool on) { setLog(logX_, on); });
+  connect(reset, &QPushButton::clicked, canvas_, &FigureCanvas::resetZoom);
+  setMessage(tr("Select a stored run in the Runs dock (or run the sweep, Ctrl+R) to analyse it here."));
+}
+
+void AnalysisView::setMessage(const QString& text) {
+  message_ = text;
+  if (table_) return;
+  auto p = std::make_shared<PlotData>();
+  p->empty_reason = text.toStdString();
+  showPlot(p);
+}
+
+void AnalysisView::setTable(std::shared_ptr<const AnalysisTable> table) {
+  table_ = std::move(table);
+  hidden_.clear();
+  if (!table_) {
+    setMessage(message_);
+    return;
+  }
+  // Keep the user's choice of axes when the new run has them.
+  PlotQuery q = analysis::default_query(*table_);
+  if (!query_.x.empty() && table_->axis_index(query_.x) >= 0 && table_->distinct(table_->axis_index(query_.x)).size() > 1) q.x = query_.x;
+  if (table_->metric_index(query_.y) >= 0) q.y = query_.y;
+  if (!query_.facet.empty() && table_->axis_index(query_.facet) >= 0 && query_.facet != q.x) q.facet = query_.facet;
+  query_ = q;
+  const analysis::Column* xc = table_->find(q.x);
+  const analysis::Column* yc = table_->find(q.y);
+  logX_ = xc && xc->log_default;
+  logY_ = yc && yc->log_default;
+  fillPickers();
+  rebuildMenus();
+  replot();
+}
+
+void AnalysisView::fillPickers() {
+  filling_ = true;
+  x_->clear();
+  y_->clear();
+  facet_->clear();
+  baseline_->clear();
+  facet_->addItem(tr("(one panel)"), QString());
+  if (table_) {
+    for (const auto& c : table_->axes) {
+      const int idx = table_->axis_index(c.key);
+      const auto n = table_->distinct(idx).size();
+      const QString text = QStringLiteral("%1 — %2 (%3 values)").arg(QString::fromStdString(c.key), QString::fromStdString(c.label)).arg(n);
+      x_->addItem(text, QString::fromStdString(c.key));
+      if (n > 1) facet_->addItem(text, QString::fromStdString(c.key));
+    }
+    for (const auto& c : table_->metrics)
+      y_->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(c.label),
+                                                 c.unit.empty() ? QString::fromStdString(c.key) : QString::fromStdString(c.unit)),
+                  QString::fromStdString(c.key));
+    for (const auto& v : table_->distinct(table_->axis_index("collective.algorithm")))
+      baseline_->addItem(QString::fromStdString(v.text));
+  }
+  x_->setCurrentIndex(std::max(0, x_->findData(QString::fromStdString(query_.x))));
+  y_->setCurrentIndex(std::max(0, y_->findData(QString::fromStdString(query_.y))));
+  facet_->setCurrentIndex(std::max(0, facet_->findData(QString::fromStdString(query_.facet))));
+  baseline_->setCurrentText(QString::fromStdString(query_.baseline));
+  {
+    QSignalBlocker a(logXBtn_), b(logYBtn_);
+    logXBtn_->setChecked(logX_);
+    logYBtn_->setChecked(logY_);
+  }
+  filling_ = false;
+}
+
+void AnalysisView::rebuildMenus() {
+  delete seriesBtn_->menu();
+  delete filterBtn_->menu();
+  auto* sm = new QMenu(seriesBtn_);
+  auto* fm = new QMenu(filterBtn_);
+  seriesBtn_->setMenu(sm);
+  filterBtn_->setMenu(fm);
+  if (!table_) return;
+  sm->addSection(tr("Split curves by (unchecked: held at one value)"));
+  for (const auto& c : table_->axes) {
+    const auto values = table_->distinct(table_->axis_index(c.key));
+    if (values.size() < 2) continue;
+    QAction* a = sm->addAction(QString::fromStdString(c.key));
+    a->setCheckable(true);
+    a->setChecked(query_.series.empty() ||
+                  std::find(query_.series.begin(), query_.series.end(), c.key) != query_.series.end());
+    connect(a, &QAction::toggled, this, [this, sm] {
+      query_.series.clear();
+      bool all = true;
+      for (QAction* x : sm->actions())
+        if (x->isCheckable()) {
+          if (x->isChecked()) query_.series.push_back(x->text().toStdString());
+          else all = false;
+        }
+      if (all) query_.series.clear();
+      replot();
+    });
+    QMenu* sub = fm->addMenu(QString::fromStdString(c.key));
+    for (const auto& v : values) {
+      QAction* va = sub->addAction(QString::fromStdString(v.text));
+      va->setCheckable(true);
+      auto f = query_.filters.find(c.key);
+      va->setChecked(f == query_.filters.end() || f->second.count(v.text));
+      connect(va, &QAction::toggled, this, [this, sub, key = c.key] {
+        std::set<std::string> on;
+        bool all = true;
+        for (QAction* x : sub->actions()) {
+          if (x->isChecked()) on.insert(x->text().toStdString());
+          else all = false;
+        }
+        if (all) query_.filters.erase(key);
+        else query_.filters[key] = on;
+        replot();
+      });
+    }
+  }
+}
+
+void AnalysisView::setQuery(const PlotQuery& q) {
+  query_ = q;
+  fillPickers();
+  rebuildMenus();
+  replot();
+}
+
+void AnalysisView::setLog(bool x, bool y) {
+  logX_ = x;
+  logY_ = y;
+  {
+    QSignalBlocker a(logXBtn_), b(logYBtn_);
+    logXBtn_->setChecked(x);
+    logYBtn_->setChecked(y);
+  }
+  canvas_->setLog(x, y);
+}
+
+void AnalysisView::replot() {
+  if (!table_) return;
+  const quint64 gen = ++generation_;
+  ++pending_;
+  auto* watcher = new QFutureWatcher<std::shared_ptr<const PlotData>>(this);
+  connect(watcher, &QFutureWatcher<std::shared_ptr<const PlotData>>::finished, this, [this, watcher, gen] {
+    watcher->deleteLater();
+    --pending_;
+    if (gen != generation_) return;
+    showPlot(watcher->result());
+    Q_EMIT plotReady();
+  });
+  watcher->setFuture(QtConcurrent::run([table = table_, q = query_]() -> std::shared_ptr<const PlotData> {
+    return std::make_shared<const PlotData>(analysis::make_plot(*table, q));
+  }));
+}
+
+void AnalysisView::showPlot(std::shared_ptr<const PlotData> p) {
+  plot_ = std::move(p);
+  canvas_->setLog(logX_, logY_);
+  canvas_->setPlot(table_, plot_);
+  QStringList notes;
+  if (table_ && table_->skipped > 0)
+    notes << tr("%n point(s) skipped or failed", "", static_cast<int>(table_->skipped)) +
+                 (table_->skip_reasons.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(table_->skip_reasons.front())));
+  for (const auto& n : plot_->notes) notes << QString::fromStdString(n);
+  if (!plot_->empty() && logX_ && !plot_->x_categorical)
+    for (const auto& f : plot_->facets)
+      for (const auto& s : f.series)
+        for (const auto& pt : s.points)
+          if (!(pt.x > 0) && !notes.contains(tr("values ≤ 0 are not drawn on a log axis"))) notes << tr("values ≤ 0 are not drawn on a log axis");
+  notes_->setText(notes.join(QStringLiteral(" · ")));
+  notes_->setVisible(!notes.isEmpty());
+  fillLegend();
+  fillPointsTable();
+}
+
+void AnalysisView::fillLegend() {
+  legend_->clear();
+  if (!plot_ || plot_->empty()) return;
+  for (const auto* s : plot_->legend()) {
+    auto* it = new QListWidgetItem(legendIcon(*plot_, *s), QString::fromStdString(s->label));
+    it->setData(Qt::UserRole, QString::fromStdString(s->key));
+    legend_->addItem(it);
+  }
+  // Keys hidden before stay hidden if the new plot has them.
+  std::set<std::string> keep;
+  for (const auto* s : plot_->legend())
+    if (hidden_.count(s->key)) keep.insert(s->key);
+  hidden_ = keep;
+  for (int i = 0; i < legend_->count(); ++i) {
+    QListWidgetItem* it = legend_->item(i);
+    const bool off = hidden_.count(it->data(Qt::UserRole).toString().toStdString()) > 0;
+    QFont f = it->font();
+    f.setStrikeOut(off);
+    it->setFont(f);
+    it->setForeground(off ? QColor(0x99, 0x99, 0x99) : palette().color(QPalette::Text));
+  }
+  canvas_->setHidden(hidden_);
+}
+
+void AnalysisView::setSeriesVisible(const QString& label, bool visible) {
+  for (int i = 0; i < legend_->count(); ++i) {
+    QListWidgetItem* it = legend_->item(i);
+    if (it->text() != label) continue;
+    const std::string key = it->data(Qt::UserRole).toString().toStdString();
+    if (visible) hidden_.erase(key);
+    else hidden_.insert(key);
+    QFont f = it->font();
+    f.setStrikeOut(!visible);
+    it->setFont(f);
+    it->setForeground(visible ? palette().color(QPalette::Text) : QColor(0x99, 0x99, 0x99));
+  }
+  canvas_->setHidden(hidden_);
+}
+
+QStringList AnalysisView::legendTexts() const {
+  QStringList out;
+  for (int i = 0; i < legend_->count(); ++i) out << legend_->item(i)->text();
+  return out;
+}
+
+QString AnalysisView::emptyText() const {
+  return plot_ && plot_->empty() ? QString::fromStdString(plot_->empty_reason) : QString();
+}
+
+void AnalysisView::fillPointsTable() {
+  pointsModel_->setPlot(table_, plot_);
+  points_->resizeColumnsToContents();
+}
+
+void AnalysisView::copySelection() {
+  QModelIndexList sel = points_->selectionModel()->selectedIndexes();
+  std::sort(sel.begin(), sel.end(), [](const QModelIndex& a, const QModelIndex& b) {
+    return a.row() != b.row() ? a.row() < b.row() : a.column() < b.column();
+  });
+  if (!sel.isEmpty()) QApplication::clipboard()->setText(PointsModel::copyText(sel));
+}
+
+bool AnalysisView::exportFigure(const QString& path, const FigureSize& size, bool title, QString* error) const {
+  if (!table_ || !plot_) {
+    if (error) *error = message_.isEmpty() ? tr("no stored run is shown") : message_;
+    return false;
+  }
+  FigureOptions o = canvas_->options();
+  o.legend = true;
+  o.title = title;
+  return exportPlot(*table_, *plot_, o, size, path, error);
+}
+
+QImage AnalysisView::render(const FigureSize& size, double dpi) const {
+  if (!plot_) return {};
+  FigureOptions o = canvas_->options();
+  o.legend = true;
+  return renderPlot(*plot_, o, size, dpi);
+}
+
+}  // namespace scin::ui

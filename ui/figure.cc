@@ -1,0 +1,502 @@
+#include "ui/figure.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QFontMetricsF>
+#include <QPainterPath>
+
+#include "ui/chart_panel.h"
+
+namespace scin::ui {
+namespace {
+
+using analysis::Column;
+using analysis::PlotData;
+using analysis::Series;
+
+double tx(double v, bool log) { return log ? std::log10(v) : v; }
+double untx(double v, bool log) { return log ? std::pow(10.0, v) : v; }
+
+// Canonical colour slots of the algorithms, so ring is the same blue in every chart.
+int algorithmSlot(const std::string& a) {
+  static const char* order[] = {"ring", "one-shot", "two-shot", "nvls", "scin", "scin-inq", "ring-q8", "two-shot-q8"};
+  for (int i = 0; i < 8; ++i)
+    if (a == order[i]) return i;
+  return -1;
+}
+
+QString tickText(const Column& c, double v) {
+  if (c.bytes) return QString::fromStdString(analysis::format_value(c, v));
+  QString t = tickNumber(v);
+  if (c.unit == "×") t += QStringLiteral("×");
+  return t;
+}
+
+std::vector<double> niceLinear(double lo, double hi, double step) {
+  std::vector<double> out;
+  if (!(step > 0)) return out;
+  const double first = std::ceil(lo / step - 1e-9) * step;
+  for (double v = first; v <= hi + step * 1e-9 && out.size() < 200; v += step) out.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
+  return out;
+}
+
+// Candidate tick sets from dense to sparse.
+std::vector<std::vector<double>> candidates(const Column& c, double lo, double hi, bool log, std::size_t ncat, bool pow2) {
+  std::vector<std::vector<double>> out;
+  if (ncat > 0) {
+    for (std::size_t every : {1, 2, 3, 4, 5, 10, 20, 50}) {
+      std::vector<double> t;
+      for (std::size_t i = 0; i < ncat; i += every)
+        if (static_cast<double>(i) >= lo - 1e-9 && static_cast<double>(i) <= hi + 1e-9) t.push_back(static_cast<double>(i));
+      out.push_back(t);
+    }
+    return out;
+  }
+  if (log && lo > 0 && hi > lo) {
+    if (c.bytes || pow2) {  // powers of two
+      const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
+      const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+      for (int every : {1, 2, 5, 10}) {
+        std::vector<double> t;
+        for (int e = e0; e <= e1; ++e)
+          if (((e % every) + every) % every == 0) t.push_back(std::exp2(e));
+        if (t.size() >= 2) out.push_back(t);
+      }
+    }
+    const int d0 = static_cast<int>(std::floor(std::log10(lo) + 1e-9));
+    const int d1 = static_cast<int>(std::ceil(std::log10(hi) - 1e-9));
+    const std::vector<std::vector<double>> mants{{1, 2, 3, 5}, {1, 2, 5}, {1, 3}, {1}};
+    for (const auto& m : mants) {
+      std::vector<double> t;
+      for (int d = d0; d <= d1; ++d)
+        for (double k : m) {
+          const double v = k * std::pow(10.0, d);
+          if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) t.push_back(v);
+        }
+      if (t.size() >= 2) out.push_back(t);
+    }
+    for (int every : {2, 3, 5, 10}) {
+      std::vector<double> t;
+      for (int d = d0; d <= d1; ++d)
+        if (((d % every) + every) % every == 0 && std::pow(10.0, d) >= lo && std::pow(10.0, d) <= hi) t.push_back(std::pow(10.0, d));
+      if (t.size() >= 2) out.push_back(t);
+    }
+    if (!out.empty()) return out;
+    // Less than a decade with no round values inside: linear steps, drawn on the log scale.
+  }
+  const double span = hi - lo;
+  if (!(span > 0)) return {{lo}};
+  double step = std::pow(10.0, std::floor(std::log10(span / 20)));
+  for (int guard = 0; guard < 40; ++guard) {
+    for (double m : {1.0, 2.0, 2.5, 5.0}) {
+      const double s = step * m;
+      auto t = niceLinear(lo, hi, s);
+      if (t.size() <= 20 && t.size() >= 2) out.push_back(t);
+    }
+    step *= 10;
+    if (span / step < 1) break;
+  }
+  if (out.empty()) out.push_back({lo, hi});
+  return out;
+}
+
+double textHeight(const QFont& f, QPaintDevice* d) { return QFontMetricsF(f, d).height(); }
+double textWidth(const QFont& f, QPaintDevice* d, const QString& s) { return QFontMetricsF(f, d).horizontalAdvance(s); }
+
+}  // namespace
+
+QColor paletteColor(int i) {
+  // Okabe & Ito, "Color Universal Design" (2008); yellow last (weak on white).
+  static const QColor c[] = {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00), QColor(0x00, 0x9E, 0x73),
+                             QColor(0xCC, 0x79, 0xA7), QColor(0xE6, 0x9F, 0x00), QColor(0x56, 0xB4, 0xE9),
+                             QColor(0x00, 0x00, 0x00), QColor(0xB8, 0xA9, 0x00)};
+  return c[((i % 8) + 8) % 8];
+}
+
+Qt::PenStyle dashStyle(int i) {
+  static const Qt::PenStyle s[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
+  return s[((i % 5) + 5) % 5];
+}
+
+void drawMarker(QPainter* p, int shape, const QPointF& c, double size, const QColor& color) {
+  const double r = size / 2;
+  p->save();
+  p->setPen(QPen(color, std::max(0.5, size / 6)));
+  const bool filled = ((shape / 7) % 2) == 0;  // past 7 shapes: the open variants
+  p->setBrush(filled ? QBrush(color) : QBrush(Qt::NoBrush));  // open: see what lies beneath
+  QPolygonF poly;
+  switch (((shape % 7) + 7) % 7) {
+    case 0: p->drawEllipse(c, r, r); break;
+    case 1: p->drawRect(QRectF(c.x() - r * 0.9, c.y() - r * 0.9, r * 1.8, r * 1.8)); break;
+    case 2: poly << QPointF(c.x(), c.y() - r * 1.1) << QPointF(c.x() + r, c.y() + r * 0.8) << QPointF(c.x() - r, c.y() + r * 0.8); p->drawPolygon(poly); break;
+    case 3: poly << QPointF(c.x(), c.y() - r * 1.2) << QPointF(c.x() + r, c.y()) << QPointF(c.x(), c.y() + r * 1.2) << QPointF(c.x() - r, c.y()); p->drawPolygon(poly); break;
+    case 4: poly << QPointF(c.x(), c.y() + r * 1.1) << QPointF(c.x() + r, c.y() - r * 0.8) << QPointF(c.x() - r, c.y() - r * 0.8); p->drawPolygon(poly); break;
+    case 5:
+      p->setPen(QPen(color, std::max(0.8, size / 4)));
+      p->drawLine(QPointF(c.x() - r * 1.2, c.y()), QPointF(c.x() + r * 1.2, c.y()));
+      p->drawLine(QPointF(c.x(), c.y() - r * 1.2), QPointF(c.x(), c.y() + r * 1.2));
+      break;
+    default:
+      p->setPen(QPen(color, std::max(0.8, size / 4)));
+      p->drawLine(QPointF(c.x() - r, c.y() - r), QPointF(c.x() + r, c.y() + r));
+      p->drawLine(QPointF(c.x() - r, c.y() + r), QPointF(c.x() + r, c.y() - r));
+      break;
+  }
+  p->restore();
+}
+
+SeriesLook seriesLook(const PlotData& plot, const Series& s) {
+  SeriesLook l;
+  int color = s.color;
+  if (plot.color_field == "collective.algorithm" && algorithmSlot(s.algorithm) >= 0) color = algorithmSlot(s.algorithm);
+  l.color = paletteColor(color);
+  // With a separate style field, marker and dash follow it; with one field
+  // they follow the colour index too (redundant coding survives greyscale).
+  if (plot.style_field.empty()) {
+    l.marker = color % 14;
+    l.dash = dashStyle(color / 8);
+  } else {
+    // Marker: the other fields; dash: the colour field too, so that (marker,
+    // dash) alone tells curves apart in greyscale. Past five dash patterns the
+    // markers switch to their open variants.
+    // (The plot's own rank of the colour value, not the algorithm's palette slot.)
+    l.marker = (s.style + 7 * ((s.color / 5) % 2)) % 14;
+    l.dash = dashStyle(s.color % 5);
+  }
+  return l;
+}
+
+QFont pointFont(double pt, QPaintDevice* device, bool bold) {
+  QFont f;
+  const double dpi = device ? device->logicalDpiY() : 72.0;
+  f.setPointSizeF(std::max(1.0, pt * 72.0 / dpi));
+  f.setBold(bold);
+  return f;
+}
+
+QString axisTitle(const Column& c, bool log) {
+  QString t = QString::fromStdString(c.label);
+  QString unit = QString::fromStdString(c.unit);
+  if (c.bytes) unit = QStringLiteral("bytes");
+  QStringList extra;
+  if (!unit.isEmpty()) extra << unit;
+  if (log) extra << QStringLiteral("log");
+  return extra.isEmpty() ? t : QStringLiteral("%1 (%2)").arg(t, extra.join(QStringLiteral(", ")));
+}
+
+std::vector<Tick> axisTicks(const Column& c, double lo, double hi, bool log, double length, bool horizontal,
+                            const QFont& font, QPaintDevice* device, const std::vector<std::string>& categories, bool pow2,
+                            double scale) {
+  const auto sets = candidates(c, lo / scale, hi / scale, log, categories.size(), pow2);
+  const double th = textHeight(font, device);
+  const double gap = th * 0.6;
+  const double span = tx(hi, log) - tx(lo, log);
+  std::vector<Tick> best;
+  for (const auto& set : sets) {
+    std::vector<Tick> ticks;
+    for (double v : set) {
+      QString label = categories.empty() ? tickText(c, v)
+                                         : QString::fromStdString(categories[static_cast<std::size_t>(std::lround(v))]);
+      ticks.push_back({v * scale, label});
+    }
+    // Labels must be distinct and must not overlap.
+    bool ok = span > 0;
+    for (std::size_t i = 1; ok && i < ticks.size(); ++i) {
+      const double d = (tx(ticks[i].value, log) - tx(ticks[i - 1].value, log)) / span * length;
+      const double need = horizontal ? (textWidth(font, device, ticks[i].label) + textWidth(font, device, ticks[i - 1].label)) / 2 + gap
+                                     : th + gap * 0.3;
+      if (d < need || ticks[i].label == ticks[i - 1].label) ok = false;
+    }
+    best = ticks;
+    if (ok) return ticks;
+  }
+  // Nothing fits (a tiny panel): the ends only.
+  if (best.size() > 2) best = {best.front(), best.back()};
+  return best;
+}
+
+ViewRange dataRange(const PlotData& plot, bool log_x, bool log_y) {
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  for (const auto& f : plot.facets)
+    for (const auto& s : f.series)
+      for (const auto& pt : s.points) {
+        if ((log_x && !(pt.x > 0)) || (log_y && !(pt.y > 0))) continue;
+        x0 = std::min(x0, pt.x);
+        x1 = std::max(x1, pt.x);
+        y0 = std::min(y0, pt.y);
+        y1 = std::max(y1, pt.y);
+      }
+  ViewRange r;
+  if (!std::isfinite(x0)) return r;
+  if (plot.x_categorical) {
+    r.x0 = -0.5;
+    r.x1 = static_cast<double>(plot.x_categories.size()) - 0.5;
+  } else if (log_x) {
+    const double pad = x1 > x0 ? std::pow(x1 / x0, 0.04) : 2.0;
+    r.x0 = x0 / pad;
+    r.x1 = x1 * pad;
+  } else {
+    const double pad = x1 > x0 ? (x1 - x0) * 0.04 : std::max(1.0, std::fabs(x0) * 0.1);
+    r.x0 = x0 - pad;
+    r.x1 = x1 + pad;
+  }
+  if (log_y) {
+    const double pad = y1 > y0 ? std::pow(y1 / y0, 0.06) : 2.0;
+    r.y0 = y0 / pad;
+    r.y1 = y1 * pad;
+  } else {
+    const double pad = y1 > y0 ? (y1 - y0) * 0.06 : std::max(std::fabs(y0) * 0.1, 1e-12);
+    r.y0 = (y0 >= 0 && y0 < 0.35 * y1) ? 0 : y0 - pad;
+    r.y1 = y1 + pad;
+  }
+  return r;
+}
+
+QPointF FigureLayout::map(const Panel& panel, double x, double y) const {
+  const double fx = (tx(x, log_x) - tx(range.x0, log_x)) / (tx(range.x1, log_x) - tx(range.x0, log_x));
+  const double fy = (tx(y, log_y) - tx(range.y0, log_y)) / (tx(range.y1, log_y) - tx(range.y0, log_y));
+  return {panel.plot.left() + fx * panel.plot.width(), panel.plot.bottom() - fy * panel.plot.height()};
+}
+
+QPointF FigureLayout::unmap(const Panel& panel, const QPointF& pos) const {
+  const double fx = (pos.x() - panel.plot.left()) / panel.plot.width();
+  const double fy = (panel.plot.bottom() - pos.y()) / panel.plot.height();
+  const double x = tx(range.x0, log_x) + fx * (tx(range.x1, log_x) - tx(range.x0, log_x));
+  const double y = tx(range.y0, log_y) + fy * (tx(range.y1, log_y) - tx(range.y0, log_y));
+  return {untx(x, log_x), untx(y, log_y)};
+}
+
+FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, const FigureOptions& o) {
+  FigureLayout L;
+  QPaintDevice* dev = p->device();
+  const double fs = o.font_pt;
+  const QFont fTick = pointFont(fs, dev), fTitle = pointFont(fs * 1.15, dev, true), fLabel = pointFont(fs, dev);
+  const double th = textHeight(fTick, dev);
+  const double m = fs * 0.6;
+  p->save();
+  p->setRenderHint(QPainter::Antialiasing);
+  p->fillRect(QRectF(QPointF(0, 0), size), Qt::white);
+  const double W = size.width(), H = size.height();
+  if (plot.empty()) {
+    p->setFont(fLabel);
+    p->setPen(QColor(0x55, 0x55, 0x55));
+    p->drawText(QRectF(m * 4, m * 4, W - m * 8, H - m * 8), Qt::AlignCenter | Qt::TextWordWrap,
+                QString::fromStdString(plot.empty_reason));
+    p->restore();
+    return L;
+  }
+  L.log_x = o.log_x && !plot.x_categorical;
+  L.log_y = o.log_y;
+  L.range = o.view ? *o.view : dataRange(plot, L.log_x, L.log_y);
+
+  double top = m;
+  if (o.title && !plot.title.empty()) {
+    p->setFont(fTitle);
+    p->setPen(Qt::black);
+    QRectF r = QFontMetricsF(fTitle, dev).boundingRect(QRectF(m, top, W - 2 * m, H), Qt::TextWordWrap | Qt::AlignHCenter,
+                                                       QString::fromStdString(plot.title));
+    p->drawText(QRectF(m, top, W - 2 * m, r.height()), Qt::TextWordWrap | Qt::AlignHCenter, QString::fromStdString(plot.title));
+    top += r.height() + m * 0.5;
+  }
+
+  // Legend layout (bottom, wrapping rows, full text).
+  std::vector<const Series*> entries;
+  for (const Series* s : plot.legend())
+    if (!o.hidden.count(s->key)) entries.push_back(s);
+  const double sampleW = fs * 2.6, entryGap = fs * 1.2;
+  struct Entry {
+    QRectF box;
+    QRectF text;
+    const Series* s;
+  };
+  std::vector<Entry> legend;
+  double legendH = 0;
+  if (o.legend && entries.size() > 1) {
+    // Equal columns as wide as the longest entry (as many as fit); an entry
+    // wider than the figure wraps its text, nothing is elided.
+    QFontMetricsF fm(fLabel, dev);
+    const double maxText = W - 2 * m - sampleW - fs * 0.4;
+    double colW = 0;
+    std::vector<QRectF> sizes;
+    for (const Series* s : entries) {
+      QRectF tr = fm.boundingRect(QRectF(0, 0, maxText, H), Qt::TextWordWrap, QString::fromStdString(s->label));
+      sizes.push_back(tr);
+      colW = std::max(colW, sampleW + fs * 0.4 + tr.width());
+    }
+    const int ncols = std::max(1, static_cast<int>((W - 2 * m + entryGap) / (colW + entryGap)));
+    const double pitch = ncols > 1 ? (W - 2 * m - colW) / (ncols - 1) : 0;
+    double y = 0, rowH = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const int c = static_cast<int>(i) % ncols;
+      if (c == 0 && i > 0) {
+        y += rowH + fs * 0.3;
+        rowH = 0;
+      }
+      const double x = m + c * std::min(pitch, colW + entryGap * 2);
+      const QRectF& tr = sizes[i];
+      legend.push_back({QRectF(x, y, sampleW + fs * 0.4 + tr.width(), tr.height()),
+                        QRectF(x + sampleW + fs * 0.4, y, tr.width() + 1, tr.height()), entries[i]});
+      rowH = std::max(rowH, tr.height());
+    }
+    legendH = y + rowH + m;
+  }
+
+  // Grid of panels.
+  const std::size_t n = plot.facets.size();
+  const int cols = n <= 1 ? 1 : n <= 3 ? static_cast<int>(n) : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
+  const int rows = static_cast<int>((n + static_cast<std::size_t>(cols) - 1) / static_cast<std::size_t>(cols));
+  const bool facetTitles = n > 1 || !plot.facets.front().title.empty();
+  const double yTitleW = th * 1.2, xTitleH = th * 1.3, tickLen = fs * 0.35, xTickH = th + tickLen + fs * 0.2;
+  const double facetH = facetTitles ? th * 1.25 : 0, gap = fs * 1.2;
+  const double gridTop = top, gridBottom = H - m - legendH - xTitleH;
+  const double plotH = std::max(10.0, (gridBottom - gridTop - rows * (facetH + xTickH) - (rows - 1) * gap) / rows);
+  // Times shown in ms or s when the values are large (the title says which).
+  Column yShown = plot.y;
+  double yScale = 1;
+  if (plot.y.unit == "µs" || plot.y.unit == "ns") {
+    static const char* units[] = {"ns", "µs", "ms", "s"};
+    int u = plot.y.unit == "ns" ? 0 : 1;
+    const double top = std::max(std::fabs(L.range.y0), std::fabs(L.range.y1));
+    while (top / yScale >= 1e4 && u < 3) {
+      yScale *= 1e3;
+      ++u;
+    }
+    yShown.unit = units[u];
+  }
+  const auto yTicks = axisTicks(yShown, L.range.y0, L.range.y1, L.log_y, plotH, false, fTick, dev, {}, false, yScale);
+  double yTickW = 0;
+  for (const Tick& t : yTicks) yTickW = std::max(yTickW, textWidth(fTick, dev, t.label));
+  yTickW += tickLen + fs * 0.3;
+  const double gridLeft = m + yTitleW + yTickW;
+  const double plotW = std::max(10.0, (W - m - gridLeft - (cols - 1) * (gap + yTickW * 0.0)) / cols - fs * 0.6);
+  // x values that are all powers of two (waves, GPUs, block sizes) get ticks on powers of two.
+  bool pow2 = !plot.x_categorical;
+  for (const auto& f : plot.facets)
+    for (const auto& s : f.series)
+      for (const auto& pt : s.points)
+        pow2 = pow2 && pt.x >= 1 && std::exp2(std::round(std::log2(pt.x))) == pt.x;
+  const auto xTicks = axisTicks(plot.x, L.range.x0, L.range.x1, L.log_x, plotW, true, fTick, dev, plot.x_categories, pow2);
+
+  for (std::size_t k = 0; k < n; ++k) {
+    const int c = static_cast<int>(k) % cols, r = static_cast<int>(k) / cols;
+    FigureLayout::Panel pan;
+    pan.facet = static_cast<int>(k);
+    const double x0 = gridLeft + c * (plotW + gap + fs * 0.6);
+    const double y0 = gridTop + r * (facetH + plotH + xTickH + gap) + facetH;
+    pan.plot = QRectF(x0, y0, plotW, plotH);
+    L.panels.push_back(pan);
+  }
+
+  const double lineW = std::max(0.6, fs / 9.0 * 1.1), markerSize = std::max(2.5, fs * 0.5);
+  for (const auto& pan : L.panels) {
+    const auto& facet = plot.facets[static_cast<std::size_t>(pan.facet)];
+    const QRectF& pr = pan.plot;
+    // grid, frame, ticks
+    p->setPen(QPen(QColor(0xe3, 0xe3, 0xe3), lineW * 0.6));
+    p->setFont(fTick);
+    for (const Tick& t : yTicks) {
+      const double y = L.map(pan, L.log_x ? L.range.x0 : L.range.x0, t.value).y();
+      if (y < pr.top() - 0.5 || y > pr.bottom() + 0.5) continue;
+      p->setPen(QPen(QColor(0xe3, 0xe3, 0xe3), lineW * 0.6));
+      p->drawLine(QPointF(pr.left(), y), QPointF(pr.right(), y));
+      p->setPen(QPen(Qt::black, lineW * 0.6));
+      p->drawLine(QPointF(pr.left() - tickLen, y), QPointF(pr.left(), y));
+      if (pan.plot.left() == L.panels.front().plot.left())
+        p->drawText(QRectF(pr.left() - yTickW, y - th / 2, yTickW - tickLen - fs * 0.2, th), Qt::AlignRight | Qt::AlignVCenter, t.label);
+    }
+    for (const Tick& t : xTicks) {
+      const double x = L.map(pan, t.value, L.log_y ? L.range.y0 : L.range.y0).x();
+      if (x < pr.left() - 0.5 || x > pr.right() + 0.5) continue;
+      p->setPen(QPen(QColor(0xe3, 0xe3, 0xe3), lineW * 0.6));
+      p->drawLine(QPointF(x, pr.top()), QPointF(x, pr.bottom()));
+      p->setPen(QPen(Qt::black, lineW * 0.6));
+      p->drawLine(QPointF(x, pr.bottom()), QPointF(x, pr.bottom() + tickLen));
+      const double w = textWidth(fTick, dev, t.label) + 2;
+      p->drawText(QRectF(x - w / 2, pr.bottom() + tickLen + fs * 0.1, w, th), Qt::AlignHCenter | Qt::AlignTop, t.label);
+    }
+    p->setPen(QPen(QColor(0x40, 0x40, 0x40), lineW * 0.7));
+    p->setBrush(Qt::NoBrush);
+    p->drawRect(pr);
+    if (facetTitles) {
+      p->setFont(fLabel);
+      p->setPen(Qt::black);
+      p->drawText(QRectF(pr.left(), pr.top() - facetH, pr.width(), facetH), Qt::AlignCenter,
+                  QString::fromStdString(facet.title));
+    }
+    // series
+    p->save();
+    p->setClipRect(pr.adjusted(-markerSize, -markerSize, markerSize, markerSize));
+    for (const Series& s : facet.series) {
+      if (o.hidden.count(s.key)) continue;
+      const SeriesLook look = seriesLook(plot, s);
+      QPainterPath path;
+      bool started = false;
+      std::vector<QPointF> pts;
+      for (const auto& pt : s.points) {
+        if ((L.log_x && !(pt.x > 0)) || (L.log_y && !(pt.y > 0))) continue;
+        QPointF q = L.map(pan, pt.x, pt.y);
+        pts.push_back(q);
+        if (!started) path.moveTo(q);
+        else path.lineTo(q);
+        started = true;
+      }
+      QPen pen(look.color, lineW);
+      pen.setStyle(look.dash);
+      pen.setCapStyle(Qt::FlatCap);
+      p->setPen(pen);
+      p->setBrush(Qt::NoBrush);
+      p->save();
+      p->setClipRect(pr);
+      p->drawPath(path);
+      p->restore();
+      for (const QPointF& q : pts)
+        if (pr.adjusted(-0.5, -0.5, 0.5, 0.5).contains(q)) drawMarker(p, look.marker, q, markerSize, look.color);
+    }
+    if (o.highlight && o.highlight_facet == pan.facet && o.highlight_point < o.highlight->points.size()) {
+      const auto& pt = o.highlight->points[o.highlight_point];
+      const QPointF q = L.map(pan, pt.x, pt.y);
+      p->setPen(QPen(QColor(0x33, 0x33, 0x33), lineW * 0.6, Qt::DashLine));
+      p->drawLine(QPointF(pr.left(), q.y()), QPointF(pr.right(), q.y()));
+      p->drawLine(QPointF(q.x(), pr.top()), QPointF(q.x(), pr.bottom()));
+      p->setPen(QPen(Qt::black, lineW * 1.2));
+      p->setBrush(Qt::NoBrush);
+      p->drawEllipse(q, markerSize * 1.3, markerSize * 1.3);
+    }
+    p->restore();
+  }
+
+  // Axis titles, once for the grid.
+  p->setFont(fLabel);
+  p->setPen(Qt::black);
+  const QRectF gridArea(gridLeft, gridTop, L.panels.back().plot.right() - gridLeft, gridBottom - gridTop);
+  const double xTitleY = L.panels.back().plot.bottom() + xTickH;
+  const double gridRight = std::max(L.panels.back().plot.right(), L.panels[std::min<std::size_t>(L.panels.size(), static_cast<std::size_t>(cols)) - 1].plot.right());
+  p->drawText(QRectF(gridLeft, std::max(xTitleY, gridBottom - xTitleH * 0.0), gridRight - gridLeft, xTitleH), Qt::AlignHCenter | Qt::AlignVCenter,
+              axisTitle(plot.x, L.log_x));
+  p->save();
+  p->translate(m, gridArea.center().y());
+  p->rotate(-90);
+  const double yLen = gridArea.height();
+  p->drawText(QRectF(-yLen / 2, 0, yLen, yTitleW), Qt::AlignHCenter | Qt::AlignVCenter, axisTitle(yShown, L.log_y));
+  p->restore();
+
+  // Legend.
+  const double legendTop = H - m - legendH + m * 0.3;
+  for (const Entry& e : legend) {
+    const SeriesLook look = seriesLook(plot, *e.s);
+    const double y = legendTop + e.box.top() + QFontMetricsF(fLabel, dev).height() / 2;
+    QPen pen(look.color, lineW);
+    pen.setStyle(look.dash);
+    p->setPen(pen);
+    p->drawLine(QPointF(e.box.left(), y), QPointF(e.box.left() + sampleW, y));
+    drawMarker(p, look.marker, QPointF(e.box.left() + sampleW / 2, y), markerSize, look.color);
+    p->setPen(Qt::black);
+    p->setFont(fLabel);
+    p->drawText(e.text.translated(0, legendTop), Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, QString::fromStdString(e.s->label));
+  }
+  p->restore();
+  return L;
+}
+
+}  // namespace scin::ui

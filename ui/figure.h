@@ -1,0 +1,93 @@
+// Draws an analysis plot (core/analysis/plot.h) with QPainter: one panel per
+// facet sharing their axes, readable non-overlapping ticks on linear, log and
+// byte axes, a colour-blind-safe palette (Okabe-Ito) with distinct markers and
+// dash patterns, and (for exports) a legend that wraps below the panels and
+// never elides. The same code paints the screen and the SVG / PDF / PNG
+// exports, in units of points (1/72 in) so a figure has a physical size.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <QColor>
+#include <QPainter>
+#include <QPen>
+#include <QRectF>
+
+#include "analysis/plot.h"
+
+namespace scin::ui {
+
+/// Okabe & Ito (2008) colour-blind-safe palette, ordered for contrast on white.
+QColor paletteColor(int i);
+/// Marker shape i (circle, square, triangle, diamond, inverted triangle, plus, cross).
+void drawMarker(QPainter* p, int shape, const QPointF& c, double size, const QColor& color);
+Qt::PenStyle dashStyle(int i);
+/// Colour / marker / dash of a series (algorithms keep one colour everywhere
+/// when colour encodes the algorithm).
+struct SeriesLook {
+  QColor color;
+  int marker = 0;
+  Qt::PenStyle dash = Qt::SolidLine;
+};
+SeriesLook seriesLook(const analysis::PlotData& plot, const analysis::Series& s);
+
+/// The visible data range (in data units) shared by every panel.
+struct ViewRange {
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+};
+
+struct FigureOptions {
+  double font_pt = 9;      // tick labels; titles are 1.1x, legend 1x
+  bool title = true;       // draw the plot title
+  bool legend = true;      // draw the legend below the panels (exports)
+  bool log_x = false, log_y = false;
+  std::optional<ViewRange> view;   // zoomed range; default: the data's range
+  int highlight_facet = -1;        // hover: facet, series, point to emphasise
+  const analysis::Series* highlight = nullptr;
+  std::size_t highlight_point = 0;
+  /// Series keys not drawn (hidden from the legend by the user).
+  std::set<std::string> hidden;
+};
+
+/// Where things went, for hit-testing the screen figure.
+struct FigureLayout {
+  struct Panel {
+    QRectF plot;           // the data area, in points
+    int facet = 0;
+  };
+  std::vector<Panel> panels;
+  ViewRange range;         // what is shown (after padding)
+  bool log_x = false, log_y = false;
+  QPointF map(const Panel& panel, double x, double y) const;
+  /// Data coordinates of a position inside a panel.
+  QPointF unmap(const Panel& panel, const QPointF& pos) const;
+};
+
+/// The data range of a plot (positive values only on a log axis), padded.
+ViewRange dataRange(const analysis::PlotData& plot, bool log_x, bool log_y);
+
+/// Paints the plot into (0,0,size) — in points: scale the painter so that one
+/// unit is 1/72 in before calling. Returns the layout.
+FigureLayout paintFigure(QPainter* p, const QSizeF& size, const analysis::PlotData& plot, const FigureOptions& o);
+
+/// Ticks of an axis from lo to hi whose labels (in `font` on `device`) do not
+/// overlap over `length` points: positions in data units and their labels.
+/// `pow2`: prefer powers of two; `scale`: labels show value / scale (µs as ms).
+struct Tick {
+  double value;
+  QString label;
+};
+std::vector<Tick> axisTicks(const analysis::Column& c, double lo, double hi, bool log, double length,
+                            bool horizontal, const QFont& font, QPaintDevice* device,
+                            const std::vector<std::string>& categories = {}, bool pow2 = false, double scale = 1);
+
+/// The axis title with unit and scale: "Latency (µs, log)".
+QString axisTitle(const analysis::Column& c, bool log);
+
+/// A font of `pt` points for text painted in point units on `device`.
+QFont pointFont(double pt, QPaintDevice* device, bool bold = false);
+
+}  // namespace scin::ui

@@ -108,6 +108,7 @@ void bind_cell(sql::Stmt& st, int i, const ColumnValue& v) {
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, std::monostate>) st.bind_null(i);
+        else if constexpr (std::is_same_v<T, std::string>) st.bind_static(i, x);   // x outlives the step
         else st.bind(i, x);
       },
       v);
@@ -342,6 +343,7 @@ void Store::append_points(std::int64_t run_id, const std::vector<PointRecord>& p
   if (pts.empty()) return;
   sql::Db& db = impl_->db;
   sql::Transaction tx(db);   // one writer transaction per batch
+  std::vector<ColumnValue> cells;
   for (const auto& p : pts) {
     const PointKindInfo& k = point_kind_info(p.kind);
     auto& slot = impl_->ins[static_cast<int>(p.kind)];
@@ -352,7 +354,12 @@ void Store::append_points(std::int64_t run_id, const std::vector<PointRecord>& p
           db, fmt::format("INSERT INTO {}(run_id, {}) VALUES({})", k.table, column_list(k), qs));
     }
     slot->bind(1, run_id);
-    for (std::size_t i = 0; i < k.columns.size(); ++i) bind_cell(*slot, static_cast<int>(i) + 2, k.columns[i].get(p));
+    // The cells stay alive until the step: text is bound without a second copy.
+    cells.resize(k.columns.size());
+    for (std::size_t i = 0; i < k.columns.size(); ++i) {
+      cells[i] = k.columns[i].get(p);
+      bind_cell(*slot, static_cast<int>(i) + 2, cells[i]);
+    }
     try {
       slot->run();
     } catch (...) {

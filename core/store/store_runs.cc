@@ -28,9 +28,11 @@ std::vector<const PointKindInfo*> kinds_in(int version) {
   return out;
 }
 
-std::string run_select(int version) {
+// `counts` false: points_stored/skipped read as 0 (a damaged points table must not hide the runs).
+std::string run_select(int version, bool counts = true) {
   std::string stored, skipped;
-  for (const auto* k : kinds_in(version)) {
+  if (!counts) stored = skipped = "0";
+  for (const auto* k : counts ? kinds_in(version) : std::vector<const PointKindInfo*>{}) {
     stored += fmt::format("{}(SELECT COUNT(*) FROM {} p WHERE p.run_id = r.id)", stored.empty() ? "" : " + ", k->table);
     skipped += fmt::format("{}(SELECT COUNT(*) FROM {} p WHERE p.run_id = r.id AND p.status <> 'ok')",
                            skipped.empty() ? "" : " + ", k->table);
@@ -126,17 +128,34 @@ PointRecord read_point(sql::Stmt& st, const PointKindInfo& k) {
 // ---------------------------------------------------------------- browsing
 
 std::vector<RunInfo> Store::list_runs() {
-  sql::Stmt st(impl_->db, run_select(impl_->version) + "ORDER BY r.id");
-  std::vector<RunInfo> out;
-  while (st.step()) out.push_back(read_run(impl_->db, st));
-  return out;
+  for (bool counts : {true, false}) {
+    try {
+      sql::Stmt st(impl_->db, run_select(impl_->version, counts) + "ORDER BY r.id");
+      std::vector<RunInfo> out;
+      while (st.step()) out.push_back(read_run(impl_->db, st));
+      return out;
+    } catch (const Error&) {
+      // Damaged point pages: list the runs without their point counts (read-only by then).
+      if (!counts || !impl_->db.corruption_seen()) throw;
+      if (impl_->damage.empty()) quick_check();
+    }
+  }
+  return {};
 }
 
 std::optional<RunInfo> Store::find_run(std::int64_t run_id) {
-  sql::Stmt st(impl_->db, run_select(impl_->version) + "WHERE r.id = ?");
-  st.bind(1, run_id);
-  if (!st.step()) return std::nullopt;
-  return read_run(impl_->db, st);
+  for (bool counts : {true, false}) {
+    try {
+      sql::Stmt st(impl_->db, run_select(impl_->version, counts) + "WHERE r.id = ?");
+      st.bind(1, run_id);
+      if (!st.step()) return std::nullopt;
+      return read_run(impl_->db, st);
+    } catch (const Error&) {
+      if (!counts || !impl_->db.corruption_seen()) throw;
+      if (impl_->damage.empty()) quick_check();
+    }
+  }
+  return std::nullopt;
 }
 
 RunInfo Store::get_run(std::int64_t run_id) {

@@ -229,14 +229,7 @@ TEST(StoreSafety, ADamagedRunRowLeavesTheOthersUsable) {
   }
 }
 
-const char* kResumeSpec = R"({
-  "name": "resume",
-  "base": {"preset": "hgx-h200-8", "collective": {"algorithm": "ring", "dtype": "bf16"}},
-  "axes": [
-    {"path": "links.latency_ns", "range": {"min": 50, "max": 250, "step": 10}},
-    {"path": "switch.latency_ns", "range": {"min": 100, "max": 300, "step": 20}},
-    {"path": "collective.bytes", "values": ["64", "4K"]}
-  ]})";
+const char* kResumeSpec = test::kMediumSweep;
 
 TEST(StoreSafety, ResumeEvaluatesOnlyTheMissingPoints) {
   TempDir dir;

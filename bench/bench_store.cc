@@ -2,6 +2,8 @@
 //   BM_InsertPoints      batched inserts (one transaction per 8192 points); target >= 200,000 points/s
 //   BM_Sweep/T           a 2,424-point collective sweep on T threads, no database (compute + pipeline)
 //   BM_SweepToDb/T       the same sweep written to a .scindb file
+//   BM_OpenChecked/N     a writable open of a file of N points (it runs PRAGMA quick_check, what
+//                        every writer pays before writing) vs BM_Open/N (read-only, no check)
 // Scaling = items_per_second(T=2) / items_per_second(T=1); target >= 1.7x on 2 cores.
 #include <sys/resource.h>
 #include <unistd.h>
@@ -126,5 +128,35 @@ void BM_SweepToDb(benchmark::State& state) {
   remove_db(path);
 }
 BENCHMARK(BM_SweepToDb)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
+
+// A file of `n` points (one run) for the open benchmarks.
+std::filesystem::path file_with_points(std::int64_t n) {
+  auto path = temp_db("bench-open-" + std::to_string(n));
+  Store store = Store::open(path, Access::Create);
+  std::int64_t run = store.begin_run(RunStart{});
+  std::vector<PointRecord> pts;
+  for (std::int64_t i = 0; i < n; ++i) {
+    pts.push_back(sample_point(static_cast<std::uint64_t>(i)));
+    if (pts.size() == 8192 || i + 1 == n) {
+      store.append_points(run, pts);
+      pts.clear();
+    }
+  }
+  return path;
+}
+
+void open_bench(benchmark::State& state, bool check) {
+  const auto path = file_with_points(state.range(0));
+  for (auto _ : state) {
+    Store s = Store::open(path, check ? Access::ReadWrite : Access::ReadOnly);
+    benchmark::DoNotOptimize(s.schema_version());
+  }
+  state.counters["file_MB"] = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+  remove_db(path);
+}
+void BM_Open(benchmark::State& state) { open_bench(state, false); }
+void BM_OpenChecked(benchmark::State& state) { open_bench(state, true); }
+BENCHMARK(BM_Open)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OpenChecked)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

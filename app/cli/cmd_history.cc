@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "fabric/preset.h"
 #include "cli/store_cli.h"
 #include "store/store.h"
 #include "sweep/sweep.h"
@@ -46,6 +47,19 @@ void diff_runs(Store& store, std::int64_t a, std::int64_t b) {
         out[it.key()] = it.value().value("file_fnv1a64", "");
     return out;
   };
+  // Presets swept as an axis (not the base preset): their recorded parameters, compared too.
+  const std::string base_a = ra.config.value("preset", ""), base_b = rb.config.value("preset", "");
+  if (ra.config.contains("presets") && rb.config.contains("presets"))
+    for (auto it = ra.config["presets"].begin(); it != ra.config["presets"].end(); ++it) {
+      const std::string& name = it.key();
+      if (name == base_a || name == base_b || !rb.config["presets"].contains(name)) continue;
+      auto params = [&](const nlohmann::json& e) {
+        return nlohmann::json{{"parameters", config_parameters_json(config_from_json(e.at("config"), name))}};
+      };
+      for (const auto& d : config_diff(params(it.value()), params(rb.config["presets"][name])))
+        fmt::print("{:<{}}  {:>16}  {:>16}  {}  (in preset '{}')\n", d.path, w, value_text(d.a), value_text(d.b),
+                   d.unit, name);
+    }
   auto ha = preset_hashes(ra), hb = preset_hashes(rb);
   for (const auto& [name, h] : ha)
     if (hb.count(name) && hb[name] != h && !h.empty() && !hb[name].empty())

@@ -122,6 +122,7 @@ void add_quant_command(CLI::App& app) {
     }
     parse_distribution(opt->dist);   // names --dist in its error
     std::vector<std::string> algos = split_list(opt->algos);
+    for (const auto& a : algos) parse_algorithm(a, "algo");   // names --algo in its error
     if (algos.empty()) algos = supported_algorithms(build_config(opt->fabric));
     const DType dtype = parse_dtype(opt->dtype);
     const nlohmann::json input{{"dist", opt->dist}, {"outlier_fraction", opt->outlier_fraction},

@@ -261,10 +261,12 @@ void print_runs(Store& store, const std::string& format) {
   fmt::print("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}\n", "id", "status", "name",
              "experiment", "kind", "points", "ranks", "threads", "started (UTC)", "tags");
   for (const auto& r : runs) {
-    fmt::print("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}\n", r.id, to_string(r.status),
-               r.name, r.experiment, r.problem.empty() ? to_string(r.kind) : "?",
-               fmt::format("{}/{}", r.points_stored, r.points_total), r.ranks, r.threads, r.started_at,
-               fmt::join(r.tags, ","));
+    std::string line = fmt::format("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}", r.id,
+                                   to_string(r.status), r.name, r.experiment, r.problem.empty() ? to_string(r.kind) : "?",
+                                   fmt::format("{}/{}", r.points_stored, r.points_total), r.ranks, r.threads,
+                                   r.started_at, fmt::join(r.tags, ","));
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    fmt::print("{}\n", line);
     if (!r.problem.empty()) fmt::print("      ^ run {} is damaged: {}\n", r.id, r.problem);
   }
 }

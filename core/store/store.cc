@@ -330,7 +330,10 @@ Store Store::open(const std::filesystem::path& path, Access access, bool check) 
   } catch (const Error&) {
     if (!db.corruption_seen()) throw;
   }
-  if (check || db.corruption_seen()) {
+  // Every writable open checks first (damage SQLite does not report while
+  // reading, e.g. a garbled cell pointer, would otherwise be written over);
+  // read-only opens check when asked or when SQLite reported damage.
+  if (check || !impl->read_only || db.corruption_seen()) {
     std::string report;
     try {
       report = check_report(db, "PRAGMA quick_check");

@@ -16,9 +16,10 @@
 //     it used with a hash of the preset file, the tool version and git hash) in
 //     RunInfo::config; runs written before schema 3 have a null config
 //     ("configuration not recorded"). Each point records the values of its axes.
-//   - Damage: SQLite reporting corruption (or open(..., check = true), `scin
-//     check`) runs PRAGMA quick_check; a damaged file is opened read-only with
-//     damage() set, and nothing writes to it (`scin recover` copies what is readable).
+//   - Damage: a writable open, SQLite reporting corruption, or open(..., check =
+//     true) (`scin check`) runs PRAGMA quick_check; a damaged file is opened
+//     read-only with damage() set, and nothing writes to it (`scin recover`
+//     copies what is readable).
 //   - Two writers (the CLI and the app) serialise on SQLite's lock: busy timeout
 //     10 s, every write is one IMMEDIATE transaction (a batch of points is one).
 //   - Liveness: a run being written records the writer's host, pid and process
@@ -171,8 +172,9 @@ class Store {
   /// scin::Error with the path for: not an SQLite file, an SQLite file that is
   /// not a SCIN database, a newer schema, a missing file (ReadOnly), a
   /// read-only file or folder (ReadWrite).
-  /// With `check`, PRAGMA quick_check runs at open (O(file size)); it also runs
-  /// whenever SQLite reports corruption. A damaged file opens read-only.
+  /// PRAGMA quick_check (O(file size), ~3 ms per MB) runs on every writable open,
+  /// on a read-only open with `check`, and whenever SQLite reports corruption.
+  /// A damaged file opens read-only (damage() says why); nothing writes to it.
   static Store open(const std::filesystem::path& path, Access access = Access::ReadWrite, bool check = false);
 
   Store(Store&&) noexcept;

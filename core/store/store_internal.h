@@ -26,6 +26,9 @@ struct Store::Impl {
   std::unique_ptr<sql::Stmt> ins[8];
 
   void require_writable() const {
+    if (damage.empty() && db.corruption_seen())
+      throw Error(fmt::format("{}: SQLite reported damage while reading it; nothing is written to it; check it with "
+                              "`scin check --db {}`", path.string(), path.string()));
     if (!damage.empty())
       throw Error(fmt::format("{}: the file is damaged ({}); nothing is written to it; copy what is readable "
                               "with `scin recover {} --out NEW.scindb`", path.string(), damage, path.string()));

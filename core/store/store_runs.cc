@@ -28,9 +28,11 @@ std::vector<const PointKindInfo*> kinds_in(int version) {
   return out;
 }
 
-std::string run_select(int version) {
+// `counts` false: points_stored/skipped read as 0 (a damaged points table must not hide the runs).
+std::string run_select(int version, bool counts = true) {
   std::string stored, skipped;
-  for (const auto* k : kinds_in(version)) {
+  if (!counts) stored = skipped = "0";
+  for (const auto* k : counts ? kinds_in(version) : std::vector<const PointKindInfo*>{}) {
     stored += fmt::format("{}(SELECT COUNT(*) FROM {} p WHERE p.run_id = r.id)", stored.empty() ? "" : " + ", k->table);
     skipped += fmt::format("{}(SELECT COUNT(*) FROM {} p WHERE p.run_id = r.id AND p.status <> 'ok')",
                            skipped.empty() ? "" : " + ", k->table);
@@ -108,6 +110,7 @@ void bind_cell(sql::Stmt& st, int i, const ColumnValue& v) {
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, std::monostate>) st.bind_null(i);
+        else if constexpr (std::is_same_v<T, std::string>) st.bind_static(i, x);   // x outlives the step
         else st.bind(i, x);
       },
       v);
@@ -125,17 +128,34 @@ PointRecord read_point(sql::Stmt& st, const PointKindInfo& k) {
 // ---------------------------------------------------------------- browsing
 
 std::vector<RunInfo> Store::list_runs() {
-  sql::Stmt st(impl_->db, run_select(impl_->version) + "ORDER BY r.id");
-  std::vector<RunInfo> out;
-  while (st.step()) out.push_back(read_run(impl_->db, st));
-  return out;
+  for (bool counts : {true, false}) {
+    try {
+      sql::Stmt st(impl_->db, run_select(impl_->version, counts) + "ORDER BY r.id");
+      std::vector<RunInfo> out;
+      while (st.step()) out.push_back(read_run(impl_->db, st));
+      return out;
+    } catch (const Error&) {
+      // Damaged point pages: list the runs without their point counts (read-only by then).
+      if (!counts || !impl_->db.corruption_seen()) throw;
+      if (impl_->damage.empty()) quick_check();
+    }
+  }
+  return {};
 }
 
 std::optional<RunInfo> Store::find_run(std::int64_t run_id) {
-  sql::Stmt st(impl_->db, run_select(impl_->version) + "WHERE r.id = ?");
-  st.bind(1, run_id);
-  if (!st.step()) return std::nullopt;
-  return read_run(impl_->db, st);
+  for (bool counts : {true, false}) {
+    try {
+      sql::Stmt st(impl_->db, run_select(impl_->version, counts) + "WHERE r.id = ?");
+      st.bind(1, run_id);
+      if (!st.step()) return std::nullopt;
+      return read_run(impl_->db, st);
+    } catch (const Error&) {
+      if (!counts || !impl_->db.corruption_seen()) throw;
+      if (impl_->damage.empty()) quick_check();
+    }
+  }
+  return std::nullopt;
 }
 
 RunInfo Store::get_run(std::int64_t run_id) {
@@ -342,6 +362,7 @@ void Store::append_points(std::int64_t run_id, const std::vector<PointRecord>& p
   if (pts.empty()) return;
   sql::Db& db = impl_->db;
   sql::Transaction tx(db);   // one writer transaction per batch
+  std::vector<ColumnValue> cells;
   for (const auto& p : pts) {
     const PointKindInfo& k = point_kind_info(p.kind);
     auto& slot = impl_->ins[static_cast<int>(p.kind)];
@@ -352,7 +373,12 @@ void Store::append_points(std::int64_t run_id, const std::vector<PointRecord>& p
           db, fmt::format("INSERT INTO {}(run_id, {}) VALUES({})", k.table, column_list(k), qs));
     }
     slot->bind(1, run_id);
-    for (std::size_t i = 0; i < k.columns.size(); ++i) bind_cell(*slot, static_cast<int>(i) + 2, k.columns[i].get(p));
+    // The cells stay alive until the step: text is bound without a second copy.
+    cells.resize(k.columns.size());
+    for (std::size_t i = 0; i < k.columns.size(); ++i) {
+      cells[i] = k.columns[i].get(p);
+      bind_cell(*slot, static_cast<int>(i) + 2, cells[i]);
+    }
     try {
       slot->run();
     } catch (...) {

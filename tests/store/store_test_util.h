@@ -7,6 +7,16 @@
 
 namespace scin::test {
 
+/// 21 x 11 x 2 = 462 cheap ring points: enough to exercise batching, cancel and resume.
+inline constexpr const char* kMediumSweep = R"({
+  "name": "medium",
+  "base": {"preset": "hgx-h200-8", "collective": {"algorithm": "ring", "dtype": "bf16"}},
+  "axes": [
+    {"path": "links.latency_ns", "range": {"min": 50, "max": 250, "step": 10}},
+    {"path": "switch.latency_ns", "range": {"min": 100, "max": 300, "step": 20}},
+    {"path": "collective.bytes", "values": ["64", "4K"]}
+  ]})";
+
 class TempDir {
  public:
   TempDir() {

@@ -88,19 +88,17 @@ TEST(HistoryCli, DiffNamesExactlyTheEditedPresetParameter) {
   EXPECT_NE(r.output.find("FILE:RUN"), std::string::npos) << r.output;
 }
 
-// SIGINT twice (as `timeout` or a terminal sends it to the group): the sweep
-// ends cleanly as cancelled with its committed points, and --resume finishes it.
-TEST(HistoryCli, TwoSigintsCancelCleanlyAndResumeCompletes) {
-  if (cli_path().empty()) GTEST_SKIP() << "SCIN_CLI not set";
-  TempDir dir;
-  write_file(dir / "long.json", R"({
+const char* kLongSpec = R"({
     "name": "long", "base": {"preset": "hgx-h200-8", "collective": {"algorithm": "ring", "dtype": "bf16"}},
     "axes": [{"path": "links.latency_ns", "range": {"min": 0, "max": 2000, "step": 1}},
-             {"path": "collective.bytes", "values": ["64", "4K"]}]})");
-  const std::string db = (dir / "sig.scindb").string();
+             {"path": "collective.bytes", "values": ["64", "4K"]}]})";
+
+// Starts `scin sweep` on kLongSpec, waits for 100 committed points, sends
+// `signals` (2 ms apart) and returns the points the cancelled run kept.
+std::uint64_t sweep_and_signal(const TempDir& dir, const std::string& db, const std::vector<int>& signals) {
+  write_file(dir / "long.json", kLongSpec);
   const std::string spec = (dir / "long.json").string();
   pid_t child = fork();
-  ASSERT_GE(child, 0);
   if (child == 0) {
     freopen("/dev/null", "w", stdout);
     freopen("/dev/null", "w", stderr);
@@ -108,6 +106,7 @@ TEST(HistoryCli, TwoSigintsCancelCleanlyAndResumeCompletes) {
           static_cast<char*>(nullptr));
     _exit(127);
   }
+  EXPECT_GT(child, 0);
   std::int64_t committed = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline && committed < 100) {
@@ -119,24 +118,39 @@ TEST(HistoryCli, TwoSigintsCancelCleanlyAndResumeCompletes) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_GE(committed, 100);
-  ASSERT_EQ(kill(child, SIGINT), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  ASSERT_EQ(kill(child, SIGINT), 0);
-  int st = 0;
-  ASSERT_EQ(waitpid(child, &st, 0), child);
-  ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << WTERMSIG(st);
-  EXPECT_EQ(WEXITSTATUS(st), 2);   // "sweep cancelled; the points computed so far are kept"
-  std::uint64_t kept = 0;
-  {
-    Store s = Store::open(db, Access::ReadOnly);
-    RunInfo r = s.get_run(1);
-    EXPECT_EQ(r.status, RunStatus::Cancelled);
-    kept = r.points_stored;
-    EXPECT_GE(kept, static_cast<std::uint64_t>(committed));
-    EXPECT_LT(kept, r.points_total);
-    EXPECT_EQ(s.integrity_check(), "ok");
+  EXPECT_GE(committed, 100);
+  for (int sig : signals) {
+    EXPECT_EQ(kill(child, sig), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+  int st = 0;
+  EXPECT_EQ(waitpid(child, &st, 0), child);
+  EXPECT_TRUE(WIFEXITED(st)) << "killed by signal " << WTERMSIG(st);
+  EXPECT_EQ(WEXITSTATUS(st), 2);   // "sweep cancelled; the points computed so far are kept"
+  Store s = Store::open(db, Access::ReadOnly);
+  RunInfo r = s.get_run(1);
+  EXPECT_EQ(r.status, RunStatus::Cancelled);
+  EXPECT_GE(r.points_stored, static_cast<std::uint64_t>(committed));
+  EXPECT_LT(r.points_stored, r.points_total);
+  EXPECT_EQ(s.integrity_check(), "ok");
+  auto pts = s.points(1);
+  for (std::size_t i = 0; i < pts.size(); ++i) EXPECT_EQ(pts[i].index, i);
+  return r.points_stored;
+}
+
+TEST(HistoryCli, SigtermCancelsCleanly) {
+  if (cli_path().empty()) GTEST_SKIP() << "SCIN_CLI not set";
+  TempDir dir;
+  sweep_and_signal(dir, (dir / "term.scindb").string(), {SIGTERM});
+}
+
+// SIGINT twice (as `timeout` or a terminal sends it to the group): the sweep
+// ends cleanly as cancelled with its committed points, and --resume finishes it.
+TEST(HistoryCli, TwoSigintsCancelCleanlyAndResumeCompletes) {
+  if (cli_path().empty()) GTEST_SKIP() << "SCIN_CLI not set";
+  TempDir dir;
+  const std::string db = (dir / "sig.scindb").string();
+  sweep_and_signal(dir, db, {SIGINT, SIGINT});
   CliResult r = run_cli("sweep --resume " + db + ":1 -q --threads 2");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("run 1 'long' done: 4002 of 4002"), std::string::npos) << r.output;

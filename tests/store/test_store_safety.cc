@@ -139,6 +139,20 @@ TEST(StoreSafety, DamagedFileOpensReadOnlyAndRecovers) {
   damage_page(path, 0.6);
   const auto bytes_before = std::filesystem::file_size(path);
 
+  {
+    // Read-only without a check: the runs are listed (this damage is one SQLite
+    // does not report while reading: only quick_check finds it).
+    Store lazy = Store::open(path, Access::ReadOnly);
+    auto runs = lazy.list_runs();
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[1].name, "run 1");
+    // Any writable open checks first: the file turns read-only, nothing is written.
+    Store app = Store::open(path, Access::Auto);
+    EXPECT_FALSE(app.damage().empty());
+    EXPECT_TRUE(app.read_only());
+    EXPECT_THROW(app.begin_run(RunStart{}), Error);
+    EXPECT_THROW(app.set_notes(1, "x"), Error);
+  }
   Store s = Store::open(path, Access::ReadWrite, /*check=*/true);
   EXPECT_FALSE(s.damage().empty());
   EXPECT_TRUE(s.read_only());
@@ -215,14 +229,7 @@ TEST(StoreSafety, ADamagedRunRowLeavesTheOthersUsable) {
   }
 }
 
-const char* kResumeSpec = R"({
-  "name": "resume",
-  "base": {"preset": "hgx-h200-8", "collective": {"algorithm": "ring", "dtype": "bf16"}},
-  "axes": [
-    {"path": "links.latency_ns", "range": {"min": 50, "max": 250, "step": 10}},
-    {"path": "switch.latency_ns", "range": {"min": 100, "max": 300, "step": 20}},
-    {"path": "collective.bytes", "values": ["64", "4K"]}
-  ]})";
+const char* kResumeSpec = test::kMediumSweep;
 
 TEST(StoreSafety, ResumeEvaluatesOnlyTheMissingPoints) {
   TempDir dir;

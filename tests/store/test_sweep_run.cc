@@ -31,14 +31,7 @@ const char* kSmall = R"({
   ]})";
 
 // Enough cheap points to exercise batching and the pipeline.
-const char* kMedium = R"({
-  "name": "medium",
-  "base": {"preset": "hgx-h200-8", "collective": {"algorithm": "ring", "dtype": "bf16"}},
-  "axes": [
-    {"path": "links.latency_ns", "range": {"min": 50, "max": 250, "step": 10}},
-    {"path": "switch.latency_ns", "range": {"min": 100, "max": 300, "step": 20}},
-    {"path": "collective.bytes", "values": ["64", "4K"]}
-  ]})";
+const char* kMedium = test::kMediumSweep;
 
 TEST(SweepRun, RoundTripEqualsDirectComputation) {
   TempDir dir;

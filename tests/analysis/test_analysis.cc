@@ -27,7 +27,7 @@ struct Stored {
 
 Stored run_example(const std::filesystem::path& db, const std::string& name) {
   SweepSpec spec = load_sweep_spec(resource_dir() / "sweeps" / (name + ".json"));
-  Store store = Store::open(db);
+  Store store = Store::open(db, Access::Create);
   SweepOptions opts;
   opts.threads = 2;
   SweepSummary sum = run_sweep(store, spec, opts, {});

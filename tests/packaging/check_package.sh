@@ -160,7 +160,7 @@ if [[ -f /usr/share/bash-completion/bash_completion ]]; then
       _scin scin "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}" 2>/dev/null
       echo "${COMPREPLY[*]}"' _ "$share/bash-completion/completions/scin" "$1"
   }
-  check "completion: scin r -> run runs" test "$(complete_line 'scin r')" = "run runs"
+  check "completion: scin ru -> run runs" test "$(complete_line 'scin ru')" = "run runs"
   check "completion: scin run --form -> --format" test "$(complete_line 'scin run --form')" = "--format"
   check "completion: scin run --engine '' -> analytic packet" test "$(complete_line 'scin run --engine ')" = "analytic packet"
 else

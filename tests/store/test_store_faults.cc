@@ -141,7 +141,7 @@ Outcome run_with_fault(const std::filesystem::path& db, const std::function<void
   std::int64_t id = 0;
   {
     Disarm disarm;
-    Store s = Store::open(db);
+    Store s = Store::open(db, Access::Create);
     id = s.begin_run(start());
     s.append_points(id, batch(0, 20));
     arm(s);

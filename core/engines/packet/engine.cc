@@ -233,6 +233,7 @@ void Engine::setup_flow(StepId i, Ps t) {
   const double P = static_cast<double>(g_.P), H = static_cast<double>(g_.H);
   f.inv_raw = 1.0 / raw;
   f.gap_ns = std::max(0.0, P / payload_GBps - (P + H) / raw);
+  f.ser_full = to_fine(g_.ser_ns(f, static_cast<std::uint32_t>(g_.P)));
   // Resources the packets do not model (accelerator HBM for a fused receive-reduce).
   Ps start = t + to_ps(c.fixed_ns);
   Ps extra = start;

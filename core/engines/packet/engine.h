@@ -57,7 +57,7 @@ class Engine {
   void try_send(int id);
   void pipe_event(int id);
   Ps transmit(Link& l, std::size_t id, Ps ready, const Flow& f, const Pkt& p, Ps& ser) {
-    const Ps start = l.wire.send(ready, g_.ser_ns(f, p.bytes), p.bytes, p.bytes + g_.H, ser);
+    const Ps start = l.wire.send(ready, g_.ser_fine(f, p.bytes), p.bytes, p.bytes + g_.H, ser);
     ++stats_.packet_hops;
     if (timeline_.on()) timeline_.add(id, start, ser);
     return start;
@@ -76,13 +76,13 @@ class Engine {
     return d.out.has_room(now_, wire, g_.port_cap);
   }
   bool enqueue_out(int down_id, const Queued& qd, const Feeder& who);
-  Ps push_out(int down_id, Ps ready, const Flow& f, const Pkt& p);
+  [[gnu::always_inline]] inline Ps push_out(int down_id, Ps ready, const Flow& f, const Pkt& p);
   void wait_on(int down_id, const Feeder& who);
   void arm_room(int down_id);
   void room_event(int down_id, std::uint64_t gen);
   void retry(const Feeder& w);
-  bool multicast_room(const Flow& f, std::size_t lo, std::size_t hi, int plane, std::uint64_t wire,
-                      const Feeder& who);
+  [[gnu::always_inline]] inline std::uint64_t multicast_room(const Flow& f, std::size_t lo, std::size_t hi, int plane, std::uint64_t wire,
+                               const Feeder& who);
   void pump_isa_write(StepId f);
   void pump_result_out(std::uint32_t id);
 

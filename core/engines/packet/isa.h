@@ -67,7 +67,7 @@ struct IsaPort {
     std::uint32_t n;       // packets of this source
     std::uint32_t src_id;  // the Source the responses come from
     std::uint64_t total;   // bytes of this source
-    double pace_ns;        // paced regulation: request interval (0: none)
+    Fine pace;             // paced regulation: request interval (0: none)
   };
   Ring<Op> ops;            // read flows with requests left to issue, oldest first
   Ps last_issue = 0;

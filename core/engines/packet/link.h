@@ -38,11 +38,11 @@ class Wire {
   LinkStats stats;
 
   /// Serialises a packet of `payload` bytes (`wire` bytes with its header)
-  /// taking `ser_ns`, from max(ready, busy_until). Returns its start; `ser` is
+  /// taking `dur`, from max(ready, busy_until). Returns its start; `ser` is
   /// the serialisation in whole ps (remainders carried to the next packet).
-  Ps send(Ps ready, double ser_ns, std::uint32_t payload, std::uint64_t wire, Ps& ser) {
+  Ps send(Ps ready, Fine dur, std::uint32_t payload, std::uint64_t wire, Ps& ser) {
     const Ps start = std::max(ready, busy_until);
-    ser = carry_.round(ser_ns);
+    ser = carry_.add(dur);
     busy_until = start + ser;
     stats.payload_bytes += payload;
     stats.wire_bytes += wire;
@@ -86,10 +86,10 @@ struct Link {
   enum Kind : std::uint8_t { Up, Down, Direct } kind = Up;
   int gpu = 0, other = 0;  // other: plane (Up/Down) or peer (Direct)
   Wire wire;
+  OutputQueue out;         // Down: the switch output queue feeding it
   Sender tx;               // Up / Direct
   Ring<Queued> pipe;       // Up: packets on the wire (header arrival times)
   InputPort in;            // Up: the switch input port at the far end
-  OutputQueue out;         // Down: the switch output queue feeding it
 };
 
 }  // namespace scin::packet

@@ -26,7 +26,7 @@ void Engine::start_reads(StepId i) {
     for (std::size_t j = 0; j < k; ++j) {
       if (f.src_n[j] == 0) continue;
       isa.ports[static_cast<std::size_t>(f.srcs[j])].ops.push_back(
-          IsaPort::Op{0, f.src_n[j], f.src_id[j], f.src_bytes[j], f.pace_ns});
+          IsaPort::Op{0, f.src_n[j], f.src_id[j], f.src_bytes[j], to_fine(f.pace_ns)});
       issue_requests(f.plane, f.srcs[j], now_);
     }
   } else if (g_.star) {
@@ -63,7 +63,7 @@ bool Engine::isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now) {
   Isa& isa = isas_[static_cast<std::size_t>(plane)];
   if (!isa.buffer.admit(now, p.bytes, p.index == f.next_group)) return false;
   isa.ports[static_cast<std::size_t>(gpu)].outstanding -= p.bytes;
-  const Ps whole = t_header + (g_.saf ? 0 : to_ps(g_.ser_ns(f, p.bytes)));
+  const Ps whole = t_header + (g_.saf ? 0 : to_ps(g_.ser_fine(f, p.bytes)));
   f.staged[p.index] += p.bytes;
   if (f.arrive(p.index, whole)) group_complete(p.flow, p.index, plane, now);
   issue_requests(plane, gpu, now);
@@ -132,7 +132,7 @@ void Engine::issue_requests(int plane, int gpu, Ps now) {
     const std::uint32_t b = g_.pkt_bytes(op.total, op.next);
     if (port.outstanding > 0 && port.outstanding + b > cap) break;
     Ps t = now;
-    if (op.pace_ns > 0 && port.issued) t = std::max(now, port.last_issue + port.pace.round(op.pace_ns));
+    if (op.pace > 0 && port.issued) t = std::max(now, port.last_issue + port.pace.add(op.pace));
     port.last_issue = t;
     port.issued = true;
     tx.request(Sender::Requested{t + lat_mem, op.src_id});

@@ -61,6 +61,7 @@ struct Flow {
   std::uint32_t n = 0;                   // packets (write) / groups (read)
   std::uint32_t n_min = 0;               // read: packets of the shortest source
   double inv_raw = 0, gap_ns = 0;        // wire time of a packet: (payload + header) * inv_raw + gap
+  Fine ser_full = 0;                     // wire time of a full packet
   Ps extra_end = 0;                      // non-network resources held by the step (HBM)
   std::uint64_t expected = 0, delivered = 0;
   Ps last = 0;
@@ -137,6 +138,10 @@ struct Geometry {
   /// Wire time of a packet of `bytes` payload in flow f, in ns (not yet rounded).
   double ser_ns(const Flow& f, std::uint32_t bytes) const {
     return static_cast<double>(bytes + H) * f.inv_raw + f.gap_ns;
+  }
+  /// The same in fixed point (full packets precomputed).
+  Fine ser_fine(const Flow& f, std::uint32_t bytes) const {
+    return bytes == P ? f.ser_full : to_fine(ser_ns(f, bytes));
   }
 };
 

@@ -29,7 +29,7 @@ bool Engine::enqueue_out(int down_id, const Queued& qd, const Feeder& who) {
 }
 
 // Enqueues a packet whose room has been checked; returns when it lands at the accelerator.
-Ps Engine::push_out(int down_id, Ps ready, const Flow& f, const Pkt& p) {
+inline Ps Engine::push_out(int down_id, Ps ready, const Flow& f, const Pkt& p) {
   Link& d = links_[static_cast<std::size_t>(down_id)];
   Ps ser = 0;
   const Ps start = transmit(d, static_cast<std::size_t>(down_id), ready, f, p, ser);
@@ -92,20 +92,27 @@ void Engine::retry(const Feeder& w) {
   }
 }
 
-// Room for one packet of `wire` bytes in the output queues of destinations
+// Room for a packet of `wire` bytes in the output queues of destinations
 // [lo, hi) of a multicast on `plane` (switch-resident destinations need none).
-// If one has none, `who` waits on it and this returns false.
-bool Engine::multicast_room(const Flow& f, std::size_t lo, std::size_t hi, int plane, std::uint64_t wire,
-                            const Feeder& who) {
+// Returns how many packets of up to a full packet's size surely fit in all of
+// them now (at least 1: this one), so a multicast that sends several at one
+// instant checks the N queues once, not per packet (pushes at this instant only
+// fill them, and nobody else runs in between). If one queue has no room, `who`
+// waits on it and this returns 0.
+inline std::uint64_t Engine::multicast_room(const Flow& f, std::size_t lo, std::size_t hi, int plane, std::uint64_t wire,
+                                     const Feeder& who) {
+  std::uint64_t room = g_.port_cap;
   for (std::size_t k = lo; k < hi; ++k) {
     const NodeId d = f.dsts[k];
     if (s_.is_switch(d)) continue;
-    if (!room_in(g_.down(d, plane), wire)) {
-      wait_on(g_.down(d, plane), who);
-      return false;
+    const int q = g_.down(d, plane);
+    if (!room_in(q, wire)) {
+      wait_on(q, who);
+      return 0;
     }
+    room = std::min(room, g_.port_cap - links_[static_cast<std::size_t>(q)].out.bytes());
   }
-  return true;
+  return std::max<std::uint64_t>(room / (g_.P + g_.H), 1);
 }
 
 // The head packet of a switch input port goes where its flow says. Returns false if it must wait.
@@ -142,7 +149,7 @@ bool Engine::forward_in(int id, int cls) {
         break;
       }
       // NVLS ld_reduce: the switch sums the responses and returns the sum to the issuer.
-      const Ps whole = h.t + (g_.saf ? 0 : to_ps(g_.ser_ns(f, p.bytes)));
+      const Ps whole = h.t + (g_.saf ? 0 : to_ps(g_.ser_fine(f, p.bytes)));
       if (f.arrive(p.index, whole)) group_complete(p.flow, p.index, plane, now_);
       break;
     }
@@ -184,16 +191,18 @@ void Engine::pump_isa_write(StepId fi) {
   if (f.waiting) return;
   const int plane = f.plane;
   const Feeder me{FeederKind::IsaWrite, fi};
+  std::uint64_t fit = 0;  // packets that surely fit in every destination queue
   while (f.next_send < f.n) {
     Pkt p;
     p.flow = fi;
     p.index = f.next_send;
     p.bytes = g_.pkt_bytes(f.bytes, p.index);
     p.slot = kAllDsts;
-    if (!multicast_room(f, 0, f.dsts.size(), plane, p.bytes + g_.H, me)) {
+    if (fit == 0 && (fit = multicast_room(f, 0, f.dsts.size(), plane, p.bytes + g_.H, me)) == 0) {
       f.waiting = true;
       return;
     }
+    --fit;
     ++stats_.packets;
     Ps last = 0;
     for (NodeId d : f.dsts) last = std::max(last, push_out(g_.down(d, plane), now_, f, p));

@@ -19,21 +19,33 @@ using Ps = std::int64_t;
 
 constexpr Ps kNever = std::numeric_limits<Ps>::max();
 
-inline Ps to_ps(double ns) { return static_cast<Ps>(std::llround(ns * 1000.0)); }
+/// Nearest whole ps of a time or duration `ns` >= 0 (truncation of x + 0.5: no libm call).
+inline Ps to_ps(double ns) { return static_cast<Ps>(ns * 1000.0 + 0.5); }
 inline double to_ns(Ps t) { return static_cast<double>(t) / 1000.0; }
 
-/// Rounds a server's successive durations to whole ps, carrying the remainder.
+/// A duration in fixed point, 2^-20 ps: what per-packet durations are
+/// precomputed in, so the hot path rounds with integer operations only.
+using Fine = std::int64_t;
+constexpr int kFineBits = 20;
+inline Fine to_fine(double ns) { return static_cast<Fine>(ns * (1000.0 * (1 << kFineBits)) + 0.5); }
+
+/// A fixed-point duration rounded to the nearest ps.
+inline Ps to_ps(Fine d) { return (d + (Fine{1} << (kFineBits - 1))) >> kFineBits; }
+
+/// Rounds a server's successive durations to whole ps, carrying the remainder:
+/// the sum of the returned durations is the exact sum rounded to the nearest ps.
 class Carry {
  public:
-  Ps round(double ns) {
-    const double exact = ns * 1000.0 + rem_ps_;
-    const Ps r = static_cast<Ps>(std::llround(exact));
-    rem_ps_ = exact - static_cast<double>(r);
-    return r;
+  Ps add(Fine d) {
+    const Fine a = rem_ + d;
+    rem_ = a & ((Fine{1} << kFineBits) - 1);
+    return a >> kFineBits;
   }
+  /// `ns` >= 0.
+  Ps round(double ns) { return add(to_fine(ns)); }
 
  private:
-  double rem_ps_ = 0;
+  Fine rem_ = Fine{1} << (kFineBits - 1);  // half a ps: rounds to nearest
 };
 
 /// A FIFO server (a reduction unit, an accelerator's HBM): busy until `free`.

@@ -22,7 +22,6 @@
 
 #include <fmt/format.h>
 
-#include "base/cancel.h"
 #include "base/error.h"
 #include "fabric/params.h"
 
@@ -136,9 +135,7 @@ void Engine::start_step(StepId i, Ps t) {
       r.free = start + r.carry.round(u.amount_bytes / u.rate_GBps);
       end = std::max(end, r.free);
     }
-    double lat = 0;
-    for (double x : c.latency_ns) lat += x;
-    schedule(end + to_ps(lat), EvStepDone, i);
+    schedule(end + to_ps(c.latency_total_ns()), EvStepDone, i);
     return;
   }
   setup_flow(i, t);
@@ -172,19 +169,12 @@ void Engine::setup_flow(StepId i, Ps t) {
   f.active = true;
   f.initiator = st.initiator;
   const bool from_switch = s_.is_switch(st.initiator);
-  double factor = 1.0;
+  const double factor = transfer_factor(cfg_, st);
   if (st.kind == StepKind::Write) {
     f.kind = from_switch ? FlowKind::IsaWrite : FlowKind::GpuWrite;
     f.bytes = region_bytes(s_, st.srcs[0]);
     f.n = g_.npkts(f.bytes);
     for (const auto& d : st.dsts) f.dsts.push_back(s_.buffers[d.buffer].node);
-    if (st.ring_step) {
-      const RingProtocolSpec& ps = st.protocol == RingProtocol::LL ? cfg_.ring.ll
-                                   : st.protocol == RingProtocol::LL128 ? cfg_.ring.ll128
-                                                                        : cfg_.ring.simple;
-      factor = ps.bandwidth_fraction;
-    }
-    if (st.unit == Unit::NvlsReduce) factor *= cfg_.sw.nvls.efficiency;
   } else {
     f.kind = from_switch ? FlowKind::IsaRead : FlowKind::GpuRead;
     const Region& dst = st.dsts[0];
@@ -200,21 +190,16 @@ void Engine::setup_flow(StepId i, Ps t) {
       f.src_n.push_back(g_.npkts(b));
       f.n = std::max(f.n, f.src_n.back());
       f.n_min = std::min(f.n_min, f.src_n.back());
-      const auto& buf = s_.buffers[r.buffer];
-      plain += is_codec(buf.format) ? static_cast<double>(r.count) * dtype_bytes_of(s_.dtype)
-                                    : static_cast<double>(region_bytes(buf, r.count));
+      plain += plain_bytes(s_, r);
       wire += static_cast<double>(b);
-      codec |= is_codec(buf.format);
+      codec |= is_codec(s_.buffers[r.buffer].format);
       if (s_.is_switch(f.srcs.back()))
         throw Error(fmt::format("packet engine: step {} ({}) reads a switch-resident buffer; not modelled",
                                 i, st.label));
     }
-    if (st.unit == Unit::NvlsReduce) factor = cfg_.sw.nvls.efficiency;
     f.plain_per_byte = wire > 0 ? plain / wire * static_cast<double>(st.srcs.size()) : 0;
     if (from_switch && st.op == DataOp::Reduce) {
-      double inv = 1.0 / cfg_.sw.isa.reduce_GBps;
-      if (codec) inv = std::max(inv, 1.0 / cfg_.sw.isa.inq_GBps);
-      f.reduce_inv_GBps = inv;
+      f.reduce_inv_GBps = isa_reduce_ns_per_byte(cfg_, codec);
       f.codec = codec;
     }
     if (!g_.star && st.srcs.size() > 1)
@@ -227,9 +212,8 @@ void Engine::setup_flow(StepId i, Ps t) {
     else if (st.via >= g_.gpus) f.plane = st.via - g_.gpus;
     else f.plane = g_.planes == 1 ? 0 : -1;
   }
-  const double raw = g_.star ? cfg_.links.bandwidth_GBps / g_.planes
-                             : cfg_.links.bandwidth_GBps / std::max(1, g_.gpus - 1);
-  const double payload_GBps = raw * cfg_.links.efficiency * factor;
+  const double raw = port_raw_GBps(cfg_, s_);
+  const double payload_GBps = port_payload_GBps(cfg_, s_, factor);
   const double P = static_cast<double>(g_.P), H = static_cast<double>(g_.H);
   f.inv_raw = 1.0 / raw;
   f.gap_ns = std::max(0.0, P / payload_GBps - (P + H) / raw);
@@ -238,7 +222,7 @@ void Engine::setup_flow(StepId i, Ps t) {
   Ps start = t + to_ps(c.fixed_ns);
   Ps extra = start;
   for (const auto& u : c.uses) {
-    if (u.resource < rm_.ports()) continue;
+    if (is_port(u.kind)) continue;
     if (f.kind == FlowKind::IsaRead) continue;  // the ISA reducer is modelled per packet
     extra = std::max(extra, res_[static_cast<std::size_t>(u.resource)].occupy(start, u.amount_bytes / u.rate_GBps));
   }
@@ -364,7 +348,7 @@ Run Engine::run() {
       same_time = 0;
     }
     now_ = e.t;
-    if ((++stats_.events & 0xffff) == 0 && cancel_requested()) throw Cancelled();
+    if ((++stats_.events & 0xfff) == 0) poll();
     dispatch(e);
   }
   if (steps_done_ != n) {

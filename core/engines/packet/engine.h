@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engines/analytic/analytic.h"
+#include "base/run_context.h"
 #include "engines/packet/event_queue.h"
 #include "engines/packet/isa.h"
 #include "engines/packet/link.h"
@@ -19,13 +19,15 @@
 #include "engines/packet/sim.h"
 #include "engines/packet/timeline.h"
 #include "fabric/config.h"
+#include "model/cost_model.h"
 #include "schedule/schedule.h"
 
 namespace scin::packet {
 
 class Engine {
  public:
-  Engine(const Config& cfg, const Schedule& s) : cfg_(cfg), s_(s), rm_(resource_map(s)) {}
+  Engine(const Config& cfg, const Schedule& s, const RunContext& ctx)
+      : cfg_(cfg), s_(s), ctx_(ctx), rm_(resource_map(s)) {}
   Run run();
 
  private:
@@ -44,6 +46,12 @@ class Engine {
   std::uint32_t add_source(Source src);
   void add_link_source(int link, Source src);
   void dispatch(const Event& e);
+  // Every 4096 events (well under a millisecond): stop if asked, report progress now and then.
+  void poll() {
+    ctx_.check();
+    if ((stats_.events & 0xffff) == 0 && ctx_.progress)
+      ctx_.report(static_cast<double>(steps_done_) / static_cast<double>(s_.steps.size()));
+  }
 
   // ---- sender.cc: an accelerator's link
   void wake_link(int id, Ps t) {
@@ -104,6 +112,7 @@ class Engine {
 
   const Config& cfg_;
   const Schedule& s_;
+  const RunContext& ctx_;
   const ResourceMap rm_;
   Geometry g_;
   Ps isa_lat_ = 0, isa_mem_ = 0;  // links.latency_ns, accelerator.mem_latency_ns

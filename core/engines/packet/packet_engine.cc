@@ -7,13 +7,15 @@
 namespace scin {
 namespace packet {
 
-Run run(const Config& cfg, const Schedule& s) {
-  Engine e(cfg, s);
+Run run(const Config& cfg, const Schedule& s, const RunContext& ctx) {
+  Engine e(cfg, s, ctx);
   return e.run();
 }
 
 }  // namespace packet
 
-SimResult run_packet_sim(const Config& cfg, const Schedule& s) { return packet::run(cfg, s).result; }
+SimResult run_packet_sim(const Config& cfg, const Schedule& s, const RunContext& ctx) {
+  return packet::run(cfg, s, ctx).result;
+}
 
 }  // namespace scin

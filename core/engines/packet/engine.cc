@@ -75,6 +75,7 @@ void Engine::setup() {
   g_.saf = cfg_.packet.forwarding == StoreMode::StoreAndForward;
   isa_lat_ = to_ps(cfg_.links.latency_ns);
   isa_mem_ = to_ps(cfg_.accelerator.mem_latency_ns);
+  lsw_ = to_ps(cfg_.sw.latency_ns);
   build_links();
   read_issue_.assign(static_cast<std::size_t>(g_.gpus), 0);
   readers_.assign(static_cast<std::size_t>(g_.gpus), Reader{});

@@ -72,10 +72,6 @@ class Engine {
   }
 
   // ---- switch.cc: ports and queues
-  bool is_response(const Pkt& p) const {
-    const FlowKind k = flows_[p.flow].kind;
-    return k == FlowKind::IsaRead || k == FlowKind::GpuRead;
-  }
   void pump_in(int id);
   bool forward_in(int id, int cls);
   bool room_in(int down_id, std::uint64_t wire) {
@@ -116,6 +112,7 @@ class Engine {
   const ResourceMap rm_;
   Geometry g_;
   Ps isa_lat_ = 0, isa_mem_ = 0;  // links.latency_ns, accelerator.mem_latency_ns
+  Ps lsw_ = 0;                    // switch.latency_ns
   Ps now_ = 0;
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)

@@ -104,6 +104,7 @@ void Engine::try_send(int id) {
   p.index = src.next;
   p.slot = src.slot;
   p.bytes = use_read ? read_bytes : write_bytes;
+  p.cls = use_read ? InputPort::kResponses : InputPort::kWrites;
   const std::uint64_t wire = p.bytes + H;
   tx.last_read = use_read;
   src.next += src.stride;
@@ -153,7 +154,7 @@ void Engine::pipe_event(int id) {
   const Queued h = l.pipe.front();
   l.pipe.pop_front();
   if (!l.pipe.empty()) schedule(l.pipe.front().t, EvPipe, static_cast<std::uint32_t>(id));
-  const int c = is_response(h.p) ? InputPort::kResponses : InputPort::kWrites;
+  const int c = h.p.cls;
   l.in.arrive(c, h, h.p.bytes + g_.H);
   if (!l.in.blocked[c]) pump_in(id);
 }

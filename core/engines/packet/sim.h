@@ -37,6 +37,7 @@ struct Pkt {
   std::uint32_t index = 0;  // packet index in the flow; for reads, the reduction group
   std::uint32_t bytes = 0;  // payload bytes
   std::uint16_t slot = 0;   // read: source slot; write: destination slot or kAllDsts
+  std::uint8_t cls = 0;     // traffic class on an input port: 0 writes, 1 read responses
 };
 
 struct Queued {

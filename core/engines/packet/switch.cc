@@ -123,7 +123,7 @@ bool Engine::forward_in(int id, int cls) {
   Flow& f = flows_[p.flow];
   const int plane = l.other;
   const std::uint64_t wire = p.bytes + g_.H;
-  const Ps lsw = to_ps(cfg_.sw.latency_ns);
+  const Ps lsw = lsw_;
   const Feeder me{FeederKind::InPort, static_cast<std::uint32_t>(2 * id + cls)};
   switch (f.kind) {
     case FlowKind::GpuWrite: {

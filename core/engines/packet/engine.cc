@@ -236,6 +236,9 @@ void Engine::setup_flow(StepId i, Ps t) {
 std::uint32_t Engine::add_source(Source src) {
   const Flow& f = flows_[src.flow];
   src.total = src.response ? f.src_bytes[src.slot] : f.bytes;
+  src.ser_full = f.ser_full;
+  src.isa_read = f.kind == FlowKind::IsaRead;
+  src.isa_fast = src.isa_read && f.to_switch && !f.codec;
   sources_.push_back(src);
   return static_cast<std::uint32_t>(sources_.size() - 1);
 }

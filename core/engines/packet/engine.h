@@ -64,8 +64,8 @@ class Engine {
   void link_event(int id, std::uint64_t gen);
   void try_send(int id);
   void pipe_event(int id);
-  Ps transmit(Link& l, std::size_t id, Ps ready, const Flow& f, const Pkt& p, Ps& ser) {
-    const Ps start = l.wire.send(ready, g_.ser_fine(f, p.bytes), p.bytes, p.bytes + g_.H, ser);
+  Ps transmit(Link& l, std::size_t id, Ps ready, Fine dur, const Pkt& p, Ps& ser) {
+    const Ps start = l.wire.send(ready, dur, p.bytes, p.bytes + g_.H, ser);
     ++stats_.packet_hops;
     if (timeline_.on()) timeline_.add(id, start, ser);
     return start;

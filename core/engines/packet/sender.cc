@@ -98,7 +98,6 @@ void Engine::try_send(int id) {
   const bool from_ring = use_read && ring_read;
   const std::uint32_t sid = use_read ? read_sid : write_sid;
   Source& src = sources_[sid];
-  const Flow& f = flows_[src.flow];
   Pkt p;
   p.flow = src.flow;
   p.index = src.next;
@@ -123,21 +122,22 @@ void Engine::try_send(int id) {
   }
   ++stats_.packets;
   Ps ser = 0;
-  transmit(l, static_cast<std::size_t>(id), now_, f, p, ser);
+  const Fine dur = p.bytes == g_.P ? src.ser_full : g_.ser_fine(flows_[p.flow], p.bytes);
+  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
   wake_link(id, l.wire.busy_until);
   if (l.kind != Link::Up) {
     deliver(p, now_ + ser + l.wire.latency);  // mesh: straight into the peer's memory
     return;
   }
   const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
-  if (f.kind == FlowKind::IsaRead) {
+  if (src.isa_read) {
     // Fast path, exact: while no response to this ISA waits anywhere, arrivals at
     // the ISA happen in send order (every uplink has the same latency), so the
     // arrival can be processed now, at its own future time, without an event.
     // (Not for quantised reads: the INQ unit is also used by Compute steps,
     // which must see reductions in true time order.)
     Isa& isa = isas_[static_cast<std::size_t>(l.other)];
-    if (f.to_switch && !f.codec && l.pipe.empty() && l.in.empty(InputPort::kResponses) && isa.blocked.empty() &&
+    if (src.isa_fast && l.pipe.empty() && l.in.empty(InputPort::kResponses) && isa.blocked.empty() &&
         isa.normal_inflight == 0) {
       if (isa_admit(l.other, l.gpu, p, arrive, arrive)) return;  // never occupied the input port
     }

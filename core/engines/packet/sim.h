@@ -106,6 +106,10 @@ struct Source {
   Ps ready = 0;              // every packet ready from this time (requested reads: see Sender::requested)
   bool response = false;     // read responses (vs the accelerator's own writes)
   std::uint64_t total = 0;   // bytes of this source (read: its region; write: the step's)
+  // Copied from the flow so picking and sending a packet loads no Flow:
+  Fine ser_full = 0;         // wire time of a full packet
+  bool isa_read = false;     // an ISA read response
+  bool isa_fast = false;     // ... into the ISA accumulator, unquantised: may take the fast path
 };
 
 enum class FeederKind : std::uint8_t { InPort, IsaWrite, ResultOut };

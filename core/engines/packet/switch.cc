@@ -32,7 +32,7 @@ bool Engine::enqueue_out(int down_id, const Queued& qd, const Feeder& who) {
 inline Ps Engine::push_out(int down_id, Ps ready, const Flow& f, const Pkt& p) {
   Link& d = links_[static_cast<std::size_t>(down_id)];
   Ps ser = 0;
-  const Ps start = transmit(d, static_cast<std::size_t>(down_id), ready, f, p, ser);
+  const Ps start = transmit(d, static_cast<std::size_t>(down_id), ready, g_.ser_fine(f, p.bytes), p, ser);
   d.out.push(ready, start, static_cast<std::uint32_t>(p.bytes + g_.H));
   return start + ser + d.wire.latency;
 }

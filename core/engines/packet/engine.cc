@@ -88,21 +88,24 @@ void Engine::setup() {
     outs_.resize(static_cast<std::size_t>(g_.planes * g_.gpus));
   }
   const std::size_t n = s_.steps.size();
-  costs_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) costs_[i] = step_cost(cfg_, s_, rm_, s_.steps[i]);
-  succ_.assign(n, {});
   pending_.assign(n, 0);
   ready_.assign(n, 0);
   start_.assign(n, 0);
   finish_.assign(n, 0);
   done_.assign(n, 0);
-  flows_.resize(n);
+  flow_of_.assign(n, kNoFlow);
   res_.assign(static_cast<std::size_t>(rm_.count()), Server{});
+  succ_off_.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i)
     for (StepId d : s_.steps[i].deps) {
-      succ_[d].push_back(static_cast<StepId>(i));
+      ++succ_off_[d + 1];
       ++pending_[i];
     }
+  for (std::size_t i = 0; i < n; ++i) succ_off_[i + 1] += succ_off_[i];
+  succ_.resize(succ_off_[n]);
+  std::vector<std::size_t> fill(succ_off_.begin(), succ_off_.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)
+    for (StepId d : s_.steps[i].deps) succ_[fill[d]++] = static_cast<StepId>(i);
 }
 
 // ------------------------------------------------------------------ steps
@@ -125,7 +128,7 @@ bool Engine::is_network(const Step& st) const {
 void Engine::start_step(StepId i, Ps t) {
   start_[i] = t;
   const Step& st = s_.steps[i];
-  const StepCost& c = costs_[i];
+  const StepCost c = step_cost(cfg_, s_, rm_, st);  // costed when it starts: no table of costs per step
   if (!is_network(st)) {
     // As the analytic engine charges it: fixed, resource occupancy, latency.
     Ps start = t + to_ps(c.fixed_ns);
@@ -139,7 +142,7 @@ void Engine::start_step(StepId i, Ps t) {
     schedule(end + to_ps(c.latency_total_ns()), EvStepDone, i);
     return;
   }
-  setup_flow(i, t);
+  setup_flow(i, t, c);
 }
 
 void Engine::step_done(StepId i) {
@@ -147,14 +150,17 @@ void Engine::step_done(StepId i) {
   done_[i] = 1;
   ++steps_done_;
   finish_[i] = now_;
-  Flow& f = flows_[i];
-  if (f.active) {
+  if (const FlowId fid = flow_of_[i]; fid != kNoFlow) {
+    Flow& f = flows_[fid];
     f.active = false;
     f.count = {};
     f.complete = {};
     f.staged = {};
+    flow_of_[i] = kNoFlow;
+    free_flows_.push_back(fid);
   }
-  for (StepId nx : succ_[i]) {
+  for (std::size_t k = succ_off_[i]; k < succ_off_[i + 1]; ++k) {
+    const StepId nx = succ_[k];
     ready_[nx] = std::max(ready_[nx], now_);
     if (--pending_[nx] == 0) start_step(nx, ready_[nx]);
   }
@@ -162,11 +168,20 @@ void Engine::step_done(StepId i) {
 
 // ------------------------------------------------------------------ flows
 
-void Engine::setup_flow(StepId i, Ps t) {
+void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
   const Step& st = s_.steps[i];
-  const StepCost& c = costs_[i];
-  Flow& f = flows_[i];
+  FlowId fid;
+  if (free_flows_.empty()) {
+    fid = static_cast<FlowId>(flows_.size());
+    flows_.emplace_back();
+  } else {
+    fid = free_flows_.back();
+    free_flows_.pop_back();
+  }
+  flow_of_[i] = fid;
+  Flow& f = flows_[fid];
   f = Flow{};
+  f.step = i;
   f.active = true;
   f.initiator = st.initiator;
   const bool from_switch = s_.is_switch(st.initiator);
@@ -230,7 +245,7 @@ void Engine::setup_flow(StepId i, Ps t) {
   f.extra_end = extra;
   // The ISA issues its first requests one operation latency after it is triggered.
   if (f.kind == FlowKind::IsaRead) start += to_ps(cfg_.sw.isa.op_latency_ns);
-  schedule(start, EvFlowStart, i);
+  schedule(start, EvFlowStart, fid);
 }
 
 std::uint32_t Engine::add_source(Source src) {
@@ -252,7 +267,7 @@ void Engine::add_link_source(int link, Source src) {
   wake_link(link, now_);
 }
 
-void Engine::flow_start(StepId i) {
+void Engine::flow_start(FlowId i) {
   Flow& f = flows_[i];
   switch (f.kind) {
     case FlowKind::GpuWrite: {
@@ -280,7 +295,7 @@ void Engine::flow_start(StepId i) {
       for (NodeId d : f.dsts)
         if (s_.is_switch(d))
           throw Error(fmt::format("packet engine: step {} ({}) writes from a switch to a switch; not modelled",
-                                  i, s_.steps[i].label));
+                                  f.step, s_.steps[f.step].label));
       f.expected = static_cast<std::uint64_t>(f.n) * f.dsts.size();
       break;
     }
@@ -296,7 +311,7 @@ void Engine::flow_start(StepId i) {
   if (f.kind == FlowKind::IsaWrite) pump_isa_write(i);
 }
 
-void Engine::finish_flow(StepId i, Ps t) { schedule(std::max(t, flows_[i].extra_end), EvStepDone, i); }
+void Engine::finish_flow(FlowId i, Ps t) { schedule(std::max(t, flows_[i].extra_end), EvStepDone, flows_[i].step); }
 
 void Engine::deliver(const Pkt& p, Ps t) {
   Flow& f = flows_[p.flow];

@@ -38,10 +38,10 @@ class Engine {
   bool is_network(const Step& st) const;
   void start_step(StepId i, Ps t);
   void step_done(StepId i);
-  void setup_flow(StepId i, Ps t);
-  void flow_start(StepId i);
-  void start_reads(StepId i);
-  void finish_flow(StepId i, Ps t);
+  void setup_flow(StepId i, Ps t, const StepCost& c);
+  void flow_start(FlowId i);
+  void start_reads(FlowId i);
+  void finish_flow(FlowId i, Ps t);
   void deliver(const Pkt& p, Ps t);
   std::uint32_t add_source(Source src);
   void add_link_source(int link, Source src);
@@ -87,12 +87,12 @@ class Engine {
   void retry(const Feeder& w);
   [[gnu::always_inline]] inline std::uint64_t multicast_room(const Flow& f, std::size_t lo, std::size_t hi, int plane, std::uint64_t wire,
                                const Feeder& who);
-  void pump_isa_write(StepId f);
+  void pump_isa_write(FlowId f);
   void pump_result_out(std::uint32_t id);
 
   // ---- reads.cc: ISA, NVLS, accelerator reads
   bool isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now);
-  void group_complete(StepId fi, std::uint32_t i, int plane, Ps now);
+  void group_complete(FlowId fi, std::uint32_t i, int plane, Ps now);
   void issue_requests(int plane, int gpu, Ps now);
   void issue_gpu_reads(int gpu);
   void read_return(int gpu) {
@@ -118,7 +118,9 @@ class Engine {
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)
   std::vector<Link> links_;
   std::vector<Source> sources_;
-  std::vector<Flow> flows_;
+  std::vector<Flow> flows_;          // pool: grows only while steps are set up (no Flow& is held then)
+  std::vector<FlowId> free_flows_;
+  std::vector<FlowId> flow_of_;      // per step: its flow while in flight
   std::vector<Isa> isas_;
   // Reduced results (NVLS ld_reduce, ISA reads into accelerators) waiting to enter an output queue.
   struct ResultOut {
@@ -129,13 +131,15 @@ class Engine {
   std::vector<Ps> read_issue_;  // per accelerator: when its read requests so far have left (mesh)
   // Star: an accelerator's reads in program order and its requests outstanding.
   struct Reader {
-    Ring<StepId> ops;
+    Ring<FlowId> ops;
     std::uint32_t outstanding = 0;
   };
   std::vector<Reader> readers_;
   // steps
-  std::vector<StepCost> costs_;
-  std::vector<std::vector<StepId>> succ_;
+  // Successors of step i: succ_[succ_off_[i] .. succ_off_[i + 1]) (one flat array,
+  // not a vector per step: ring schedules at 1024 accelerators have 2 M steps).
+  std::vector<std::size_t> succ_off_;
+  std::vector<StepId> succ_;
   std::vector<int> pending_;
   std::vector<Ps> ready_;
   std::vector<Ps> start_, finish_;

@@ -8,7 +8,7 @@
 namespace scin::packet {
 
 // A read step starts: its sources, and the requests that make them send.
-void Engine::start_reads(StepId i) {
+void Engine::start_reads(FlowId i) {
   Flow& f = flows_[i];
   const std::size_t k = f.srcs.size();
   f.expected = f.n;
@@ -72,7 +72,7 @@ bool Engine::isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now) {
 
 // Group i of read flow fi is complete at the switch: the ISA reduces it (and
 // frees its staged bytes when done), NVLS returns the sum to the issuer.
-void Engine::group_complete(StepId fi, std::uint32_t i, int plane, Ps now) {
+void Engine::group_complete(FlowId fi, std::uint32_t i, int plane, Ps now) {
   Flow& f = flows_[fi];
   f.advance_next_group();
   Pkt r;
@@ -103,7 +103,7 @@ void Engine::group_complete(StepId fi, std::uint32_t i, int plane, Ps now) {
       deliver(r, done);
       return;
     }
-    const auto oid = static_cast<std::uint32_t>(plane * g_.gpus + s_.buffers[s_.steps[fi].dsts[0].buffer].node);
+    const auto oid = static_cast<std::uint32_t>(plane * g_.gpus + s_.buffers[s_.steps[f.step].dsts[0].buffer].node);
     outs_[oid].fifo.push_back(Queued{r, done});
     pump_result_out(oid);
     return;
@@ -181,7 +181,7 @@ void Engine::issue_gpu_reads(int gpu) {
   const double lat = cfg_.links.latency_ns, lsw = cfg_.sw.latency_ns, mem = cfg_.accelerator.mem_latency_ns;
   const Ps ready = now_ + to_ps(2 * lat + lsw + mem);  // request up, across, down; memory access
   while (!rd.ops.empty()) {
-    const StepId fi = rd.ops.front();
+    const FlowId fi = rd.ops.front();
     Flow& f = flows_[fi];
     if (f.next_send >= f.n) {
       rd.ops.pop_front();
@@ -202,6 +202,7 @@ void Engine::issue_gpu_reads(int gpu) {
       wake_link(link, ready);
     }
     ++rd.outstanding;
+    if (f.next_send >= f.n) rd.ops.pop_front();  // now: its flow may be done and reused before the next call
   }
 }
 

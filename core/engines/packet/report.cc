@@ -18,7 +18,7 @@ void Engine::breakdown(Run& out) const {
   for (StepId i = 0; i < timing.size(); ++i)
     if (finish_[i] > finish_[cur]) cur = i;
   while (cur != kNoStep) {
-    const StepCost& c = costs_[cur];
+    const StepCost c = step_cost(cfg_, s_, rm_, s_.steps[cur]);  // only the steps on the path
     const double dur = timing[cur].finish_ns - timing[cur].start_ns;
     const double fixed = std::min(dur, c.fixed_ns);
     b[c.fixed_term] += fixed;

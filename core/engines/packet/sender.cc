@@ -29,31 +29,25 @@ void Engine::try_send(int id) {
   }
   if (tx.idle()) return;
   Ps earliest = kNever, best = kNever;
+  // A response ready at r: the oldest ready one wins; one not ready yet sets the next wake-up.
+  auto better_read = [&](Ps r) {
+    if (r > now_) {
+      earliest = std::min(earliest, r);
+      return false;
+    }
+    if (r >= best) return false;
+    best = r;
+    return true;
+  };
   constexpr std::size_t kNone = ~std::size_t{0};
   std::size_t pick_read = kNone;
-  for (std::size_t k = 0; k < tx.responses.size(); ++k) {
-    const Ps r = sources_[tx.responses[k]].ready;
-    if (r <= now_) {
-      if (r < best) {
-        best = r;
-        pick_read = k;
-      }
-    } else {
-      earliest = std::min(earliest, r);
-    }
-  }
+  for (std::size_t k = 0; k < tx.responses.size(); ++k)
+    if (better_read(sources_[tx.responses[k]].ready)) pick_read = k;
   // Requested responses: one FIFO per link in ready order, so its head is the oldest.
   bool ring_read = false;
-  if (!tx.requested.empty()) {
-    const Ps r = tx.requested.front().ready;
-    if (r <= now_) {
-      if (r < best) {
-        best = r;
-        ring_read = true;
-      }
-    } else {
-      earliest = std::min(earliest, r);
-    }
+  if (!tx.requested.empty() && better_read(tx.requested.front().ready)) {
+    ring_read = true;
+    pick_read = kNone;
   }
   bool have_write = false;
   if (!tx.writes.empty()) {

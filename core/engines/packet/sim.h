@@ -33,7 +33,7 @@ constexpr std::uint32_t kIdMask = (1u << kTypeShift) - 1;
 constexpr std::uint32_t target_of(EvType t, std::uint32_t id) { return (t << kTypeShift) | id; }
 
 struct Pkt {
-  std::uint32_t flow = 0;   // = the step index
+  std::uint32_t flow = 0;   // FlowId
   std::uint32_t index = 0;  // packet index in the flow; for reads, the reduction group
   std::uint32_t bytes = 0;  // payload bytes
   std::uint16_t slot = 0;   // read: source slot; write: destination slot or kAllDsts
@@ -47,8 +47,13 @@ struct Queued {
 
 enum class FlowKind : std::uint8_t { GpuWrite, IsaWrite, IsaRead, GpuRead };
 
-// One network step in flight: the packets of one Write or Read.
+// One network step in flight: the packets of one Write or Read. Flows live in a
+// pool (FlowId) reused once their step is done, so memory follows the steps in
+// flight, not the schedule.
+using FlowId = std::uint32_t;
+constexpr FlowId kNoFlow = ~FlowId{0};
 struct Flow {
+  StepId step = 0;
   FlowKind kind = FlowKind::GpuWrite;
   bool active = false;
   int plane = -1;                        // fixed plane, or -1: packet i on plane i % planes
@@ -100,7 +105,7 @@ struct Flow {
 
 // Packets a sending accelerator offers to a link, lazily (no packet exists before it is sent).
 struct Source {
-  std::uint32_t flow = 0;
+  std::uint32_t flow = 0;    // FlowId
   std::uint16_t slot = 0;
   std::uint32_t next = 0, end = 0, stride = 1;
   Ps ready = 0;              // every packet ready from this time (requested reads: see Sender::requested)

@@ -186,7 +186,7 @@ void Engine::pump_result_out(std::uint32_t oid) {
 
 // The ISA multicasts its result: each packet starts on every destination port
 // once all of them have room.
-void Engine::pump_isa_write(StepId fi) {
+void Engine::pump_isa_write(FlowId fi) {
   Flow& f = flows_[fi];
   if (f.waiting) return;
   const int plane = f.plane;

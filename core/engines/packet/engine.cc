@@ -156,6 +156,9 @@ void Engine::step_done(StepId i) {
     f.count = {};
     f.complete = {};
     f.staged = {};
+    // Every packet has been sent: no link, request FIFO or ISA port still uses these.
+    free_sources_.insert(free_sources_.end(), f.sources.begin(), f.sources.end());
+    f.sources.clear();
     flow_of_[i] = kNoFlow;
     free_flows_.push_back(fid);
   }
@@ -254,8 +257,17 @@ std::uint32_t Engine::add_source(Source src) {
   src.ser_full = f.ser_full;
   src.isa_read = f.kind == FlowKind::IsaRead;
   src.isa_fast = src.isa_read && f.to_switch && !f.codec;
-  sources_.push_back(src);
-  return static_cast<std::uint32_t>(sources_.size() - 1);
+  std::uint32_t id;
+  if (free_sources_.empty()) {
+    id = static_cast<std::uint32_t>(sources_.size());
+    sources_.push_back(src);
+  } else {
+    id = free_sources_.back();
+    free_sources_.pop_back();
+    sources_[id] = src;
+  }
+  flows_[src.flow].sources.push_back(id);
+  return id;
 }
 
 void Engine::add_link_source(int link, Source src) {

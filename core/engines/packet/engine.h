@@ -117,7 +117,8 @@ class Engine {
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)
   std::vector<Link> links_;
-  std::vector<Source> sources_;
+  std::vector<Source> sources_;      // pool, like flows_: a flow's sources are freed with it
+  std::vector<std::uint32_t> free_sources_;
   std::vector<Flow> flows_;          // pool: grows only while steps are set up (no Flow& is held then)
   std::vector<FlowId> free_flows_;
   std::vector<FlowId> flow_of_;      // per step: its flow while in flight

@@ -63,6 +63,7 @@ struct Flow {
   std::vector<std::uint64_t> src_bytes;  // read: bytes of each source region
   std::vector<std::uint32_t> src_n;      // read: packets of each source
   std::vector<std::uint32_t> src_id;     // read: the Source of each slot (and plane)
+  std::vector<std::uint32_t> sources;    // every Source of this flow (freed with it)
   std::uint64_t bytes = 0;               // write: source bytes; read: destination bytes
   std::uint32_t n = 0;                   // packets (write) / groups (read)
   std::uint32_t n_min = 0;               // read: packets of the shortest source

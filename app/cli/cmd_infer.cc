@@ -35,21 +35,11 @@ struct InferOptions {
   bool list_gpus = false;
 };
 
-std::vector<int> int_list(const std::vector<std::string>& items, const std::string& field) {
+std::vector<int> int_list(const std::vector<std::string>& items, const std::string& field, int lo, int hi) {
   std::vector<int> out;
-  for (const auto& s : split_list(items)) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    // Ranges are checked (and named) by the model; only the syntax is checked here.
-    if (used != s.size() || v < -(1ll << 30) || v > (1ll << 30))
-      throw Error(fmt::format("{}: '{}' is not an integer", field, s));
-    out.push_back(static_cast<int>(v));
-  }
+  // The bounds the model checks; the model adds the rules between values (tp divides the heads).
+  for (const auto& s : split_list(items, "--" + field))
+    out.push_back(static_cast<int>(parse_integer(s, "--" + field, lo, hi)));
   if (out.empty()) throw Error(fmt::format("{}: no value given", field));
   return out;
 }
@@ -214,10 +204,10 @@ void run(const InferOptions& o) {
 
   const auto models = split_list(o.models);
   if (models.empty()) throw Error("model: no model given; see `scin infer --list-models`");
-  const auto tps = int_list(o.tp, "tp");
-  const auto batches = int_list(o.batch, "batch");
-  const auto prompts = int_list(o.prompt, "prompt");
-  const auto contexts = o.context.empty() ? std::vector<int>{0} : int_list(o.context, "context");
+  const auto tps = int_list(o.tp, "tp", 1, 1024);
+  const auto batches = int_list(o.batch, "batch", 1, 65536);
+  const auto prompts = int_list(o.prompt, "prompt", 1, 1 << 20);
+  const auto contexts = o.context.empty() ? std::vector<int>{0} : int_list(o.context, "context", 1, 1 << 20);
   const auto algos = split_list(o.algos);
   const AcceleratorSpec cfg_for_explain = cfg.accelerator;
 

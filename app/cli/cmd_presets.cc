@@ -3,17 +3,27 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "fabric/preset.h"
 
 namespace scin::cli {
 
 void add_presets_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("presets", "list the fabric presets");
+  static std::string format = "table";
   static bool json = false;
-  cmd->add_flag("--json", json, "print the presets' full parameter sets as JSON");
+  cmd->add_option("--format", format, "table (name and description) | json (every preset's full parameter set)")
+      ->capture_default_str();
+  // Deprecated: one name per concept across commands is --format json.
+  cmd->add_flag("--json", json, "deprecated alias of --format json")->group("");
   cmd->callback([] {
-    auto list = list_presets();
     if (json) {
+      std::fprintf(stderr, "scin: warning: `presets --json` is deprecated; use `--format json`\n");
+      format = "json";
+    }
+    check_format(format, {"table", "json"});
+    auto list = list_presets();
+    if (format == "json") {
       nlohmann::json j = nlohmann::json::array();
       for (const auto& p : list) j.push_back(config_to_json(load_preset(p.name)));
       fmt::print("{}\n", j.dump(2));

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/json_input.h"
 #include "fabric/params.h"
 
 namespace scin {
@@ -20,20 +20,20 @@ fs::path executable_dir() {
   return ec ? fs::path() : p.parent_path();
 }
 
-void flatten(const nlohmann::json& j, const std::string& prefix,
-             std::vector<std::pair<std::string, nlohmann::json>>& out) {
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
-    if (it.value().is_object()) flatten(it.value(), path, out);
-    else out.emplace_back(path, it.value());
-  }
+// Whether some registry path starts with `prefix` + ".".
+bool is_param_group(const std::string& prefix) {
+  for (const auto& p : params())
+    if (p.path.size() > prefix.size() && p.path.compare(0, prefix.size(), prefix) == 0 && p.path[prefix.size()] == '.')
+      return true;
+  return false;
 }
-
 
 fs::path preset_file(const std::string& name_or_path) {
   fs::path p(name_or_path);
   if (p.extension() == ".json" || name_or_path.find('/') != std::string::npos) {
-    if (!fs::exists(p)) throw Error(fmt::format("preset: file '{}' does not exist", name_or_path));
+    std::error_code ec;
+    if (!fs::exists(p, ec)) throw Error(fmt::format("preset: file '{}' does not exist", name_or_path));
+    if (fs::is_directory(p, ec)) throw Error(fmt::format("preset: '{}' is a directory, not a preset .json file", name_or_path));
     return p;
   }
   for (const auto& info : list_presets())
@@ -45,25 +45,42 @@ fs::path preset_file(const std::string& name_or_path) {
 
 }  // namespace
 
-nlohmann::json read_json_file(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(fmt::format("{}: cannot open file", file.string()));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(fmt::format("{}: malformed JSON: {}", file.string(), e.what()));
+// Flattens nested objects into (dotted path, value), iteratively. A nested object is
+// only entered when its path is a prefix of a registry path, so the paths built are
+// never longer than the longest parameter path (no quadratic strings, no recursion).
+std::vector<std::pair<std::string, nlohmann::json>> flatten_params(const nlohmann::json& obj, const std::string& prefix,
+                                                                   const std::string& origin) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  std::vector<std::pair<std::string, const nlohmann::json*>> todo{{prefix, &obj}};
+  while (!todo.empty()) {
+    auto [path0, node] = todo.back();
+    todo.pop_back();
+    for (auto it = node->begin(); it != node->end(); ++it) {
+      std::string path = path0.empty() ? it.key() : path0 + "." + it.key();
+      if (!it.value().is_object()) {
+        out.emplace_back(std::move(path), it.value());
+      } else if (is_param_group(path)) {
+        todo.emplace_back(std::move(path), &it.value());
+      } else {
+        throw Error(fmt::format("{}: unknown parameter group '{}'; `scin params` lists them all", origin,
+                                path.size() > 80 ? path.substr(0, 80) + "..." : path));
+      }
+    }
   }
+  return out;
 }
 
 fs::path resource_dir() {
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv("SCIN_RESOURCE_DIR"); env && *env) candidates.emplace_back(env);
+  // An installed program uses its own resources, even where the source tree
+  // it was built from still exists.
+  fs::path exe = executable_dir();
+  if (!exe.empty()) candidates.push_back(exe / "../share/scin-explorer");
 #ifdef SCIN_SOURCE_RESOURCE_DIR
   candidates.emplace_back(SCIN_SOURCE_RESOURCE_DIR);
 #endif
-  fs::path exe = executable_dir();
   if (!exe.empty()) {
-    candidates.push_back(exe / "../share/scin-explorer");
     candidates.push_back(exe / "../resources");
     candidates.push_back(exe / "../../resources");
   }
@@ -82,8 +99,9 @@ std::vector<PresetInfo> list_presets() {
     info.name = e.path().stem().string();
     info.file = e.path();
     try {
-      auto j = read_json_file(e.path());
-      info.description = j.value("description", "");
+      auto j = read_json_document(e.path());
+      if (const auto* d = j.is_object() ? json_member(j, "description", e.path().string()) : nullptr)
+        info.description = json_string(*d, "description");
     } catch (const Error& err) {
       info.description = std::string("(unreadable: ") + err.what() + ")";
     }
@@ -108,7 +126,7 @@ Config config_from_json(const nlohmann::json& j, const std::string& origin) {
     } else if (k == "sources" || k == "notes" || k == "$schema") {
       continue;
     } else if (it.value().is_object()) {
-      flatten(it.value(), k, values);
+      for (auto& kv : flatten_params(it.value(), k, origin)) values.push_back(std::move(kv));
     } else {
       values.emplace_back(k, it.value());
     }
@@ -150,13 +168,13 @@ nlohmann::json config_to_json(const Config& cfg) {
 
 Config load_preset(const std::string& name_or_path) {
   fs::path f = preset_file(name_or_path);
-  Config cfg = config_from_json(read_json_file(f), f.filename().string());
+  Config cfg = config_from_json(read_json_document(f), f.filename().string());
   if (cfg.name == "custom" || cfg.name.empty()) cfg.name = f.stem().string();
   return cfg;
 }
 
 std::map<std::string, std::string> preset_sources(const std::string& name_or_path) {
-  auto j = read_json_file(preset_file(name_or_path));
+  auto j = read_json_document(preset_file(name_or_path));
   std::map<std::string, std::string> out;
   if (j.contains("sources") && j["sources"].is_object())
     for (auto it = j["sources"].begin(); it != j["sources"].end(); ++it)

@@ -24,20 +24,24 @@ struct PresetInfo {
 };
 
 /// Directory holding resources (presets/, models/, sweeps/). Looks at the
-/// SCIN_RESOURCE_DIR environment variable, then the build's source tree, then
-/// ../share/scin-explorer next to the executable. Throws Error if none exists.
+/// SCIN_RESOURCE_DIR environment variable, then ../share/scin-explorer next to
+/// the executable (an installed program), then the build's source tree.
+/// Throws Error if none exists.
 std::filesystem::path resource_dir();
 
 std::vector<PresetInfo> list_presets();
-
-/// Reads a JSON file; throws Error naming the file if it is missing or malformed.
-nlohmann::json read_json_file(const std::filesystem::path& file);
 
 /// Loads a preset by name (e.g. "hgx-h200-8") or by path to a .json file.
 Config load_preset(const std::string& name_or_path);
 
 /// Builds a Config from preset JSON; `origin` names the file in error messages.
 Config config_from_json(const nlohmann::json& j, const std::string& origin = "preset");
+
+/// Flattens a nested parameter object under `prefix` ("accelerator") into dotted
+/// paths and values, iteratively; a nested object whose path is not a prefix of a
+/// registry path is an error naming `origin`.
+std::vector<std::pair<std::string, nlohmann::json>> flatten_params(const nlohmann::json& obj, const std::string& prefix,
+                                                                   const std::string& origin);
 
 /// Serialises every registry parameter (nested objects), plus name and description.
 nlohmann::json config_to_json(const Config& cfg);

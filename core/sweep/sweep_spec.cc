@@ -1,6 +1,6 @@
 // Sweep specs: parsing, validation, expansion and the evaluation of one point.
 #include <cmath>
-#include <fstream>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/json_input.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "base/units.h"
@@ -36,6 +37,12 @@ const std::vector<std::string>& inference_keys() {
   static const std::vector<std::string> k = {"model", "accelerator", "tp", "batch", "prompt_tokens",
                                              "context_tokens"};
   return k;
+}
+
+// An inference.* integer, range-checked (never wrapped into int).
+int inference_int(const json& v, const std::string& key, const std::string& field) {
+  const std::int64_t hi = key == "tp" ? 1024 : key == "batch" ? 65536 : 1 << 20;
+  return static_cast<int>(json_int(v, field, key == "context_tokens" ? 0 : 1, hi));
 }
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
@@ -72,7 +79,8 @@ double range_number(const json& v, const std::string& path, const std::string& f
 }
 
 json as_number_value(double v, bool integer) {
-  if (integer) return static_cast<std::int64_t>(std::llround(v));
+  // Beyond int64 llround is undefined: keep the double so the range check quotes it (1e+30).
+  if (integer && std::fabs(v) < 9.2e18) return static_cast<std::int64_t>(std::llround(v));
   return v;
 }
 
@@ -80,15 +88,8 @@ json as_number_value(double v, bool integer) {
 // as integers). `field` names it in errors.
 json check_value(const std::string& path, const json& v, PointKind kind, const std::string& field) {
   if (path == "collective.bytes") {
-    std::uint64_t b;
-    if (v.is_string()) b = parse_size_bytes(v.get<std::string>(), field);
-    else if (v.is_number_integer() && v.get<std::int64_t>() > 0) b = v.get<std::uint64_t>();
-    else if (v.is_number_float() && v.get<double>() >= 1 && std::floor(v.get<double>()) == v.get<double>())
-      b = static_cast<std::uint64_t>(v.get<double>());
-    else
-      throw Error(fmt::format("{}: collective.bytes must be a positive integer or a size such as \"1M\", got {}",
-                              field, v.dump()));
-    return b;
+    if (v.is_string()) return parse_size_bytes(v.get<std::string>(), field);
+    return json_uint(v, field, 1, std::uint64_t{1} << 62);
   }
   if (path == "collective.algorithm") {
     if (!v.is_string()) throw Error(unknown_algorithm_message(v.dump(), field));
@@ -127,6 +128,11 @@ json check_value(const std::string& path, const json& v, PointKind kind, const s
                               fmt::join(input_keys(), ", input.")));
     if (key == "dist" ? !v.is_string() : !v.is_number())
       throw Error(fmt::format("{}: {} must be a {}", field, path, key == "dist" ? "string" : "number"));
+    if (key == "seed") json_uint(v, field, 0, std::numeric_limits<std::uint64_t>::max());
+    if (key == "channels") json_uint(v, field, 1, std::uint64_t{1} << 24);
+    if (key == "stddev") json_real(v, field, 0, 1e30);
+    if (key == "outlier_fraction") json_real(v, field, 0, 1);
+    if (key == "outlier_scale") json_real(v, field, 1, 1e6);
     if (key == "dist") {
       try {
         parse_distribution(v.get<std::string>());
@@ -146,6 +152,7 @@ json check_value(const std::string& path, const json& v, PointKind kind, const s
     bool text = key == "model" || key == "accelerator";
     if (text ? !v.is_string() : !v.is_number_integer())
       throw Error(fmt::format("{}: {} must be {}", field, path, text ? "a string" : "an integer"));
+    if (!text) inference_int(v, key, field);
     return v;
   }
   const ParamInfo* p = find_param(path);
@@ -172,6 +179,7 @@ json get_key(const json& obj, const char* key) {
 }
 
 void check_keys(const json& obj, const std::vector<std::string>& allowed, const std::string& where) {
+  json_object(obj, where);
   if (!obj.is_object()) throw Error(fmt::format("{}: expected an object", where));
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (!contains(allowed, it.key()))
@@ -219,8 +227,7 @@ Axis parse_axis(const json& j, const std::string& where) {
     }
     if (r.contains("count")) {
       ++modes;
-      if (!r["count"].is_number_integer()) throw Error(fmt::format("{}.range.count: expected an integer", where));
-      ar.count = r["count"].get<int>();
+      ar.count = static_cast<int>(json_int(r["count"], where + ".range.count", 2, kMaxAxisValues));
     }
     if (modes != 1)
       throw Error(fmt::format("{}.range: give exactly one of \"factor\" (geometric), \"step\" (linear) or "
@@ -409,15 +416,9 @@ SweepSpec sweep_spec_from_json(const json& j, const std::string& origin) {
 }
 
 SweepSpec load_sweep_spec(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(fmt::format("{}: cannot read the sweep spec", file.string()));
-  json j;
-  try {
-    j = json::parse(in, nullptr, true, true);
-  } catch (const json::parse_error& e) {
-    throw Error(fmt::format("{}: not valid JSON ({})", file.string(), e.what()));
-  }
-  return sweep_spec_from_json(j, file.filename().string());
+  JsonParseOptions opt;
+  opt.allow_comments = true;
+  return sweep_spec_from_json(read_json_document(file, opt), file.filename().string());
 }
 
 json to_json(const SweepSpec& s) {
@@ -599,12 +600,14 @@ void fill_quant(PointRecord& p, const ResolvedPoint& r) {
   req.dtype = r.collective.dtype;
   req.elements = element_count(r.collective.bytes, r.collective.dtype);
   const json& in = r.input;
-  if (in.contains("dist")) req.input.dist = parse_distribution(in["dist"].get<std::string>());
-  if (in.contains("stddev")) req.input.stddev = in["stddev"].get<double>();
-  if (in.contains("seed")) req.input.seed = in["seed"].get<std::uint64_t>();
-  if (in.contains("outlier_fraction")) req.input.outlier_fraction = in["outlier_fraction"].get<double>();
-  if (in.contains("outlier_scale")) req.input.outlier_scale = in["outlier_scale"].get<double>();
-  if (in.contains("channels")) req.input.channels = in["channels"].get<std::uint64_t>();
+  if (in.contains("dist")) req.input.dist = parse_distribution(json_string(in["dist"], "input.dist"));
+  if (in.contains("stddev")) req.input.stddev = json_real(in["stddev"], "input.stddev", 0, 1e30);
+  if (in.contains("seed"))
+    req.input.seed = json_uint(in["seed"], "input.seed", 0, std::numeric_limits<std::uint64_t>::max());
+  if (in.contains("outlier_fraction"))
+    req.input.outlier_fraction = json_real(in["outlier_fraction"], "input.outlier_fraction", 0, 1);
+  if (in.contains("outlier_scale")) req.input.outlier_scale = json_real(in["outlier_scale"], "input.outlier_scale", 1, 1e6);
+  if (in.contains("channels")) req.input.channels = json_uint(in["channels"], "input.channels", 1, std::uint64_t{1} << 24);
   QuantStudy st = run_quant(r.config, req);
   if (st.rows.empty()) throw Error("quant study returned no result");
   const QuantRow& row = st.rows.front();
@@ -627,12 +630,13 @@ void fill_inference(PointRecord& p, const ResolvedPoint& r) {
   req.algorithms = {r.algorithm};
   req.baseline = r.algorithm;
   const json& in = r.inference;
-  if (in.contains("model")) req.model = in["model"].get<std::string>();
-  if (in.contains("accelerator")) req.accelerator = in["accelerator"].get<std::string>();
-  if (in.contains("tp")) req.tp = in["tp"].get<int>();
-  if (in.contains("batch")) req.batch = in["batch"].get<int>();
-  if (in.contains("prompt_tokens")) req.prompt_tokens = in["prompt_tokens"].get<int>();
-  if (in.contains("context_tokens")) req.context_tokens = in["context_tokens"].get<int>();
+  if (in.contains("model")) req.model = json_string(in["model"], "inference.model");
+  if (in.contains("accelerator")) req.accelerator = json_string(in["accelerator"], "inference.accelerator");
+  if (in.contains("tp")) req.tp = inference_int(in["tp"], "tp", "inference.tp");
+  if (in.contains("batch")) req.batch = inference_int(in["batch"], "batch", "inference.batch");
+  if (in.contains("prompt_tokens")) req.prompt_tokens = inference_int(in["prompt_tokens"], "prompt_tokens", "inference.prompt_tokens");
+  if (in.contains("context_tokens"))
+    req.context_tokens = inference_int(in["context_tokens"], "context_tokens", "inference.context_tokens");
   if (auto why = unsupported_reason(r.config, r.algorithm); !why.empty()) {
     p.status = PointStatus::Skipped;
     p.message = why;

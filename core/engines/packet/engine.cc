@@ -78,7 +78,7 @@ void Engine::setup() {
   lsw_ = to_ps(cfg_.sw.latency_ns);
   build_links();
   read_issue_.assign(static_cast<std::size_t>(g_.gpus), 0);
-  readers_.assign(static_cast<std::size_t>(g_.gpus), Reader{});
+  readers_.resize(static_cast<std::size_t>(g_.gpus));
   if (g_.star) {
     isas_.resize(static_cast<std::size_t>(g_.planes));
     for (auto& isa : isas_) {

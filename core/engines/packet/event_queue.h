@@ -1,6 +1,6 @@
 // Deterministic event queue for the packet engine.
 //
-// An event is (time, key): `key` packs a monotonically increasing insertion
+// An event is (time in ps, key): `key` packs a monotonically increasing insertion
 // counter (upper 40 bits) with the target component (lower 24 bits), so the
 // heap orders by time and, at equal times, by insertion order. Same inputs,
 // same order, bit for bit. Events carry no payload: components keep their own
@@ -10,21 +10,26 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
+
+#include "engines/packet/time.h"
 
 namespace scin::packet {
 
 struct Event {
-  double t_ns;
+  Ps t;
   std::uint64_t key;  // (sequence << 24) | target
   std::uint32_t target() const { return static_cast<std::uint32_t>(key & 0xffffffu); }
+  /// The insertion number push() returned: a component that keeps the number of
+  /// its latest wake-up recognises superseded ones (a generation counter).
+  std::uint64_t seq() const { return key >> 24; }
 };
 
 /// 4-ary min-heap of events ordered by (time, insertion counter). Times are
-/// non-negative, so their IEEE bit patterns order like the values and one
-/// branch-free comparison of (bits, key) decides.
+/// non-negative, so as unsigned integers they order like the values and one
+/// branch-free comparison of (time, key) decides.
 class EventQueue {
  public:
   static constexpr std::uint32_t kMaxTarget = 0xffffffu;
@@ -32,8 +37,10 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
 
-  void push(double t_ns, std::uint32_t target) {
-    Item e{bits(t_ns), (seq_++ << 24) | target};
+  /// Schedules `target` at `t` (>= 0); returns the event's insertion number.
+  std::uint64_t push(Ps t, std::uint32_t target) {
+    const std::uint64_t seq = seq_++;
+    Item e{static_cast<std::uint64_t>(t), (seq << 24) | target};
     heap_.push_back(e);
     std::size_t i = heap_.size() - 1;
     while (i > 0) {
@@ -43,6 +50,7 @@ class EventQueue {
       i = parent;
     }
     heap_[i] = e;
+    return seq;
   }
 
   Event pop() {
@@ -77,36 +85,28 @@ class EventQueue {
       }
       heap_[i] = last;
     }
-    return Event{from_bits(out.t), out.key};
+    return Event{static_cast<Ps>(out.t), out.key};
   }
 
  private:
   struct Item {
-    std::uint64_t t;    // bit pattern of a non-negative double
+    std::uint64_t t;    // a non-negative time in ps
     std::uint64_t key;
   };
-  // One 128-bit comparison of (time bits, key): compiles to cmp + sbb.
+  // One 128-bit comparison of (time, key): compiles to cmp + sbb.
   __extension__ typedef unsigned __int128 U128;
   static bool less(const Item& a, const Item& b) {
     const U128 x = (static_cast<U128>(a.t) << 64) | a.key;
     const U128 y = (static_cast<U128>(b.t) << 64) | b.key;
     return x < y;
   }
-  static std::uint64_t bits(double t) {
-    std::uint64_t b;
-    std::memcpy(&b, &t, sizeof b);
-    return b;
-  }
-  static double from_bits(std::uint64_t b) {
-    double t;
-    std::memcpy(&t, &b, sizeof t);
-    return t;
-  }
   std::vector<Item> heap_;
   std::uint64_t seq_ = 0;
 };
 
-/// FIFO ring buffer with power-of-two capacity (amortised O(1), no per-item allocation).
+/// FIFO ring buffer with power-of-two capacity (amortised O(1), no per-item
+/// allocation). 24 bytes: a link holds six of them, and at 1024 accelerators
+/// thousands of links should stay small.
 template <class T>
 class Ring {
  public:
@@ -121,23 +121,24 @@ class Ring {
     --size_;
   }
   void push_back(const T& v) {
-    if (size_ == buf_.size()) grow();
+    if (size_ == capacity()) grow();
     buf_[(head_ + size_) & mask_] = v;
     ++size_;
   }
   void clear() { head_ = size_ = 0; }
 
  private:
+  std::size_t capacity() const { return buf_ ? static_cast<std::size_t>(mask_) + 1 : 0; }
   void grow() {
-    std::size_t cap = buf_.empty() ? 16 : buf_.size() * 2;
-    std::vector<T> nb(cap);
+    const std::size_t cap = buf_ ? capacity() * 2 : 16;
+    std::unique_ptr<T[]> nb(new T[cap]);
     for (std::size_t i = 0; i < size_; ++i) nb[i] = std::move(buf_[(head_ + i) & mask_]);
     buf_ = std::move(nb);
     head_ = 0;
-    mask_ = cap - 1;
+    mask_ = static_cast<std::uint32_t>(cap - 1);
   }
-  std::vector<T> buf_;
-  std::size_t head_ = 0, size_ = 0, mask_ = 0;
+  std::unique_ptr<T[]> buf_;
+  std::uint32_t head_ = 0, size_ = 0, mask_ = 0;
 };
 
 }  // namespace scin::packet

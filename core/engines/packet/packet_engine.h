@@ -22,12 +22,20 @@
 //     switch.isa.buffer_bytes, reduces at switch.isa.reduce_GBps (and the INQ
 //     unit's rate for quantised data), with regulation none|paced.
 // See docs/model.md (section 4) for the equations and what each knob means.
+//
+// The engine is built from components (this folder): time.h (integer ps),
+// event_queue.h, link.h (wire, sender, link), input_port.h (credits),
+// output_queue.h, isa.h (ISA buffer and request ports), timeline.h, stats.h
+// (typed statistics), wired by engine.h: engine.cc (steps, flows, event loop),
+// sender.cc (an accelerator's link), switch.cc (input ports, output queues,
+// multicast), reads.cc (ISA, NVLS and accelerator reads), report.cc (results).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "base/run_context.h"
+#include "engines/packet/stats.h"
 #include "fabric/config.h"
 #include "model/cost_model.h"
 #include "model/result.h"
@@ -36,29 +44,17 @@
 namespace scin {
 
 /// Runs `s` on `cfg` at packet level. SimResult.extra holds the packet
-/// statistics (events, per-link bytes and busy time, peak queue depth per
-/// switch port, ISA buffer high-water mark, optional timeline). Throws Error
-/// on bad input; polls ctx.stop every 4096 events (throws Cancelled) and
-/// reports the fraction of steps done to ctx.progress.
+/// statistics as JSON (to_json(Stats)). Throws Error on bad input; polls
+/// ctx.stop every 4096 events (throws Cancelled) and reports the fraction of
+/// steps done to ctx.progress.
 SimResult run_packet_sim(const Config& cfg, const Schedule& s, const RunContext& ctx = {});
 
 namespace packet {
 
-/// Everything the engine measured, for tests, benchmarks and `scin bench`.
-struct Stats {
-  std::uint64_t events = 0;        // events popped from the event heap (including stale ones)
-  std::uint64_t stale_events = 0;  // of which superseded wake-ups that did nothing
-  std::uint64_t packet_hops = 0;   // packet serialisations on links (one per packet per link)
-  std::uint64_t packets = 0;       // packets created (each read response, write packet, reduced result)
-  std::uint64_t peak_pending = 0;  // largest number of events waiting in the heap
-  double wall_s = 0;               // wall time of the event loop and set-up
-  double cpu_s = 0;                // CPU time of this thread over the same span (honest on a loaded machine)
-};
-
 struct Run {
   SimResult result;
   std::vector<StepTiming> steps;   // start (deps met) and finish of every step
-  Stats stats;
+  Stats stats;                     // typed: events, per-link bytes and busy time, port peaks, ISA, timeline
 };
 
 /// The engine proper; run_packet_sim() returns run(cfg, s).result.

@@ -1,0 +1,407 @@
+// The packet engine's wiring: set-up, steps and flows, the event loop. See
+// engine.h for where the other parts live and packet_engine.h for the model.
+//
+// Speed notes. Events carry no payload: a link, a pipe or a step is the target,
+// and each keeps its own FIFO (htsim's trick), so the heap holds a few entries
+// per link, never one per packet in flight. Work that needs no decision is not
+// an event: a switch output port is a FIFO server, so a packet's start on it is
+// computed when it enters and the queue depth is replayed lazily; a request is
+// a timestamp in its link's FIFO; a reduction whose completion time is known
+// frees the ISA buffer lazily; an ISA read response with nothing queued ahead of
+// it is admitted at its own (future) arrival time when it is sent; a packet's
+// arrival at its final accelerator is accounted when it starts its last hop.
+// One event is one pop from the heap; Stats::events counts exactly those (and
+// Stats::packet_hops the packet serialisations). A component that may have a
+// superseded wake-up pending keeps the number of its latest one (generation).
+#include "engines/packet/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "fabric/params.h"
+
+namespace scin::packet {
+
+// ------------------------------------------------------------------ set-up
+
+void Engine::build_links() {
+  if (g_.star) {
+    links_.resize(static_cast<std::size_t>(2 * g_.gpus * g_.planes));
+    for (int g = 0; g < g_.gpus; ++g)
+      for (int p = 0; p < g_.planes; ++p) {
+        Link& u = links_[static_cast<std::size_t>(g_.up(g, p))];
+        u.kind = Link::Up;
+        u.gpu = g;
+        u.other = p;
+        Link& d = links_[static_cast<std::size_t>(g_.down(g, p))];
+        d.kind = Link::Down;
+        d.gpu = g;
+        d.other = p;
+      }
+  } else {
+    links_.resize(static_cast<std::size_t>(g_.gpus * g_.gpus));
+    for (int a = 0; a < g_.gpus; ++a)
+      for (int b = 0; b < g_.gpus; ++b) {
+        Link& l = links_[static_cast<std::size_t>(g_.direct(a, b))];
+        l.kind = Link::Direct;
+        l.gpu = a;
+        l.other = b;
+      }
+  }
+  for (auto& l : links_) l.wire.latency = to_ps(cfg_.links.latency_ns);
+  timeline_.init(cfg_.packet.timeline_samples, links_.size());
+}
+
+void Engine::setup() {
+  validate(cfg_);
+  check_schedule(s_);
+  if (s_.gpus != cfg_.fabric.gpus || s_.topology != cfg_.fabric.topology ||
+      (s_.topology == Topology::Star && s_.planes != cfg_.fabric.planes))
+    throw Error(fmt::format("packet engine: schedule for {} accelerators / {} planes does not match the fabric "
+                            "({} accelerators / {} planes)", s_.gpus, s_.planes, cfg_.fabric.gpus, cfg_.fabric.planes));
+  if (s_.steps.size() > kIdMask)
+    throw Error(fmt::format("packet engine: {} steps exceed the limit of {}", s_.steps.size(), kIdMask));
+  g_.gpus = s_.gpus;
+  g_.star = s_.topology == Topology::Star;
+  g_.planes = g_.star ? std::max(1, s_.planes) : 1;
+  g_.P = cfg_.packet.payload_bytes;
+  g_.H = cfg_.packet.header_bytes;
+  g_.port_cap = cfg_.packet.port_buffer_bytes;
+  g_.saf = cfg_.packet.forwarding == StoreMode::StoreAndForward;
+  isa_lat_ = to_ps(cfg_.links.latency_ns);
+  isa_mem_ = to_ps(cfg_.accelerator.mem_latency_ns);
+  lsw_ = to_ps(cfg_.sw.latency_ns);
+  build_links();
+  read_issue_.assign(static_cast<std::size_t>(g_.gpus), 0);
+  readers_.resize(static_cast<std::size_t>(g_.gpus));
+  if (g_.star) {
+    isas_.resize(static_cast<std::size_t>(g_.planes));
+    for (auto& isa : isas_) {
+      isa.buffer = IsaBuffer(cfg_.sw.isa.buffer_bytes);
+      isa.ports.resize(static_cast<std::size_t>(g_.gpus));
+    }
+    outs_.resize(static_cast<std::size_t>(g_.planes * g_.gpus));
+  }
+  const std::size_t n = s_.steps.size();
+  pending_.assign(n, 0);
+  ready_.assign(n, 0);
+  start_.assign(n, 0);
+  finish_.assign(n, 0);
+  done_.assign(n, 0);
+  flow_of_.assign(n, kNoFlow);
+  res_.assign(static_cast<std::size_t>(rm_.count()), Server{});
+  succ_off_.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (StepId d : s_.steps[i].deps) {
+      ++succ_off_[d + 1];
+      ++pending_[i];
+    }
+  for (std::size_t i = 0; i < n; ++i) succ_off_[i + 1] += succ_off_[i];
+  succ_.resize(succ_off_[n]);
+  std::vector<std::size_t> fill(succ_off_.begin(), succ_off_.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)
+    for (StepId d : s_.steps[i].deps) succ_[fill[d]++] = static_cast<StepId>(i);
+}
+
+// ------------------------------------------------------------------ steps
+
+bool Engine::is_network(const Step& st) const {
+  if (st.via == kNoNode) return false;
+  if (st.kind == StepKind::Write) {
+    for (const auto& d : st.dsts)
+      if (s_.buffers[d.buffer].node != st.initiator) return true;
+    return false;
+  }
+  if (st.kind == StepKind::Read) {
+    const NodeId to = s_.buffers[st.dsts[0].buffer].node;
+    if (st.srcs.size() == 1 && s_.buffers[st.srcs[0].buffer].node == to) return false;
+    return true;
+  }
+  return false;
+}
+
+void Engine::start_step(StepId i, Ps t) {
+  start_[i] = t;
+  const Step& st = s_.steps[i];
+  const StepCost c = step_cost(cfg_, s_, rm_, st);  // costed when it starts: no table of costs per step
+  if (!is_network(st)) {
+    // As the analytic engine charges it: fixed, resource occupancy, latency.
+    Ps start = t + to_ps(c.fixed_ns);
+    for (const auto& u : c.uses) start = std::max(start, res_[static_cast<std::size_t>(u.resource)].free);
+    Ps end = start;
+    for (const auto& u : c.uses) {
+      Server& r = res_[static_cast<std::size_t>(u.resource)];
+      r.free = start + r.carry.round(u.amount_bytes / u.rate_GBps);
+      end = std::max(end, r.free);
+    }
+    schedule(end + to_ps(c.latency_total_ns()), EvStepDone, i);
+    return;
+  }
+  setup_flow(i, t, c);
+}
+
+void Engine::step_done(StepId i) {
+  if (done_[i]) return;
+  done_[i] = 1;
+  ++steps_done_;
+  finish_[i] = now_;
+  if (const FlowId fid = flow_of_[i]; fid != kNoFlow) {
+    Flow& f = flows_[fid];
+    f.active = false;
+    f.count = {};
+    f.complete = {};
+    f.staged = {};
+    // Every packet has been sent: no link, request FIFO or ISA port still uses these.
+    free_sources_.insert(free_sources_.end(), f.sources.begin(), f.sources.end());
+    f.sources.clear();
+    flow_of_[i] = kNoFlow;
+    free_flows_.push_back(fid);
+  }
+  for (std::size_t k = succ_off_[i]; k < succ_off_[i + 1]; ++k) {
+    const StepId nx = succ_[k];
+    ready_[nx] = std::max(ready_[nx], now_);
+    if (--pending_[nx] == 0) start_step(nx, ready_[nx]);
+  }
+}
+
+// ------------------------------------------------------------------ flows
+
+void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
+  const Step& st = s_.steps[i];
+  FlowId fid;
+  if (free_flows_.empty()) {
+    fid = static_cast<FlowId>(flows_.size());
+    flows_.emplace_back();
+  } else {
+    fid = free_flows_.back();
+    free_flows_.pop_back();
+  }
+  flow_of_[i] = fid;
+  Flow& f = flows_[fid];
+  f = Flow{};
+  f.step = i;
+  f.active = true;
+  f.initiator = st.initiator;
+  const bool from_switch = s_.is_switch(st.initiator);
+  const double factor = transfer_factor(cfg_, st);
+  if (st.kind == StepKind::Write) {
+    f.kind = from_switch ? FlowKind::IsaWrite : FlowKind::GpuWrite;
+    f.bytes = region_bytes(s_, st.srcs[0]);
+    f.n = g_.npkts(f.bytes);
+    for (const auto& d : st.dsts) f.dsts.push_back(s_.buffers[d.buffer].node);
+  } else {
+    f.kind = from_switch ? FlowKind::IsaRead : FlowKind::GpuRead;
+    const Region& dst = st.dsts[0];
+    f.bytes = region_bytes(s_, dst);
+    f.to_switch = s_.is_switch(s_.buffers[dst.buffer].node);
+    f.n_min = std::numeric_limits<std::uint32_t>::max();
+    double plain = 0, wire = 0;
+    bool codec = is_codec(s_.buffers[dst.buffer].format);
+    for (const auto& r : st.srcs) {
+      f.srcs.push_back(s_.buffers[r.buffer].node);
+      const std::uint64_t b = region_bytes(s_, r);
+      f.src_bytes.push_back(b);
+      f.src_n.push_back(g_.npkts(b));
+      f.n = std::max(f.n, f.src_n.back());
+      f.n_min = std::min(f.n_min, f.src_n.back());
+      plain += plain_bytes(s_, r);
+      wire += static_cast<double>(b);
+      codec |= is_codec(s_.buffers[r.buffer].format);
+      if (s_.is_switch(f.srcs.back()))
+        throw Error(fmt::format("packet engine: step {} ({}) reads a switch-resident buffer; not modelled",
+                                i, st.label));
+    }
+    f.plain_per_byte = wire > 0 ? plain / wire * static_cast<double>(st.srcs.size()) : 0;
+    if (from_switch && st.op == DataOp::Reduce) {
+      f.reduce_inv_GBps = isa_reduce_ns_per_byte(cfg_, codec);
+      f.codec = codec;
+    }
+    if (!g_.star && st.srcs.size() > 1)
+      throw Error(fmt::format("packet engine: step {} ({}) sums several remote sources on a switchless mesh",
+                              i, st.label));
+  }
+  // The plane a fixed-plane transfer crosses.
+  if (g_.star) {
+    if (from_switch) f.plane = st.initiator - g_.gpus;
+    else if (st.via >= g_.gpus) f.plane = st.via - g_.gpus;
+    else f.plane = g_.planes == 1 ? 0 : -1;
+  }
+  const double raw = port_raw_GBps(cfg_, s_);
+  const double payload_GBps = port_payload_GBps(cfg_, s_, factor);
+  const double P = static_cast<double>(g_.P), H = static_cast<double>(g_.H);
+  f.inv_raw = 1.0 / raw;
+  f.gap_ns = std::max(0.0, P / payload_GBps - (P + H) / raw);
+  f.ser_full = to_fine(g_.ser_ns(f, static_cast<std::uint32_t>(g_.P)));
+  // Resources the packets do not model (accelerator HBM for a fused receive-reduce).
+  Ps start = t + to_ps(c.fixed_ns);
+  Ps extra = start;
+  for (const auto& u : c.uses) {
+    if (is_port(u.kind)) continue;
+    if (f.kind == FlowKind::IsaRead) continue;  // the ISA reducer is modelled per packet
+    extra = std::max(extra, res_[static_cast<std::size_t>(u.resource)].occupy(start, u.amount_bytes / u.rate_GBps));
+  }
+  f.extra_end = extra;
+  // The ISA issues its first requests one operation latency after it is triggered.
+  if (f.kind == FlowKind::IsaRead) start += to_ps(cfg_.sw.isa.op_latency_ns);
+  schedule(start, EvFlowStart, fid);
+}
+
+std::uint32_t Engine::add_source(Source src) {
+  const Flow& f = flows_[src.flow];
+  src.total = src.response ? f.src_bytes[src.slot] : f.bytes;
+  src.ser_full = f.ser_full;
+  src.isa_read = f.kind == FlowKind::IsaRead;
+  src.isa_fast = src.isa_read && f.to_switch && !f.codec;
+  std::uint32_t id;
+  if (free_sources_.empty()) {
+    id = static_cast<std::uint32_t>(sources_.size());
+    sources_.push_back(src);
+  } else {
+    id = free_sources_.back();
+    free_sources_.pop_back();
+    sources_[id] = src;
+  }
+  flows_[src.flow].sources.push_back(id);
+  return id;
+}
+
+void Engine::add_link_source(int link, Source src) {
+  if (src.next >= src.end) return;
+  const bool response = src.response;
+  const std::uint32_t id = add_source(src);
+  Sender& tx = links_[static_cast<std::size_t>(link)].tx;
+  (response ? tx.responses : tx.writes).push_back(id);
+  wake_link(link, now_);
+}
+
+void Engine::flow_start(FlowId i) {
+  Flow& f = flows_[i];
+  switch (f.kind) {
+    case FlowKind::GpuWrite: {
+      const int g = f.initiator;
+      if (g_.star) {
+        f.expected = static_cast<std::uint64_t>(f.n) * f.dsts.size();
+        const std::uint16_t slot = f.dsts.size() > 1 ? kAllDsts : 0;
+        if (f.plane >= 0) {
+          add_link_source(g_.up(g, f.plane), Source{i, slot, 0, f.n, 1, now_, false, 0});
+        } else {
+          for (int p = 0; p < g_.planes; ++p)
+            add_link_source(g_.up(g, p), Source{i, slot, static_cast<std::uint32_t>(p), f.n,
+                                                static_cast<std::uint32_t>(g_.planes), now_, false, 0});
+        }
+      } else {
+        for (std::size_t k = 0; k < f.dsts.size(); ++k) {
+          if (f.dsts[k] == g) continue;
+          f.expected += f.n;
+          add_link_source(g_.direct(g, f.dsts[k]), Source{i, static_cast<std::uint16_t>(k), 0, f.n, 1, now_, false, 0});
+        }
+      }
+      break;
+    }
+    case FlowKind::IsaWrite: {
+      for (NodeId d : f.dsts)
+        if (s_.is_switch(d))
+          throw Error(fmt::format("packet engine: step {} ({}) writes from a switch to a switch; not modelled",
+                                  f.step, s_.steps[f.step].label));
+      f.expected = static_cast<std::uint64_t>(f.n) * f.dsts.size();
+      break;
+    }
+    case FlowKind::IsaRead:
+    case FlowKind::GpuRead:
+      start_reads(i);
+      break;
+  }
+  if (f.expected == 0 || f.n == 0) {
+    finish_flow(i, now_);
+    return;
+  }
+  if (f.kind == FlowKind::IsaWrite) pump_isa_write(i);
+}
+
+void Engine::finish_flow(FlowId i, Ps t) { schedule(std::max(t, flows_[i].extra_end), EvStepDone, flows_[i].step); }
+
+void Engine::deliver(const Pkt& p, Ps t) {
+  Flow& f = flows_[p.flow];
+  if (f.kind == FlowKind::GpuRead && g_.star) schedule(t, EvReadReturn, static_cast<std::uint32_t>(f.initiator));
+  f.last = std::max(f.last, t);
+  if (++f.delivered == f.expected) finish_flow(p.flow, f.last);
+}
+
+// ------------------------------------------------------------------ the run
+
+namespace {
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+}  // namespace
+
+void Engine::dispatch(const Event& e) {
+  const std::uint32_t tgt = e.target();
+  const std::uint32_t id = tgt & kIdMask;
+  switch (static_cast<EvType>(tgt >> kTypeShift)) {
+    case EvLink: link_event(static_cast<int>(id), e.seq()); break;
+    case EvPipe: pipe_event(static_cast<int>(id)); break;
+    case EvFlowStart: flow_start(id); break;
+    case EvStepDone: step_done(id); break;
+    case EvIsaWake: isa_wake(static_cast<int>(id), e.seq()); break;
+    case EvRoom: room_event(static_cast<int>(id), e.seq()); break;
+    case EvReadReturn: read_return(static_cast<int>(id)); break;
+  }
+}
+
+Run Engine::run() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = thread_cpu_s();
+  setup();
+  const std::size_t n = s_.steps.size();
+  for (std::size_t i = 0; i < n; ++i)
+    if (pending_[i] == 0) start_step(static_cast<StepId>(i), 0);
+
+  std::uint64_t same_time = 0;
+  while (!q_.empty()) {
+    stats_.peak_pending = std::max<std::uint64_t>(stats_.peak_pending, q_.size());
+    const Event e = q_.pop();
+    // Guard against a livelock (events that keep rescheduling at one instant): never hang.
+    if (e.t == now_) {
+      if (++same_time > 100'000'000)
+        throw Error(fmt::format("packet engine: no progress at t = {} ns after 10^8 events; please report this",
+                                to_ns(now_)));
+    } else {
+      same_time = 0;
+    }
+    now_ = e.t;
+    if ((++stats_.events & 0xfff) == 0) poll();
+    dispatch(e);
+  }
+  if (steps_done_ != n) {
+    std::size_t first = 0;
+    while (first < n && done_[first]) ++first;
+    throw Error(fmt::format("packet engine: {} of {} steps never finished (first: step {} '{}'); "
+                            "the schedule or the fabric deadlocked", n - steps_done_, n, first,
+                            first < n ? s_.steps[first].label : ""));
+  }
+  for (auto& l : links_)
+    if (l.kind == Link::Down) l.out.drain(kNever - 1);  // settle the output queues' peaks
+  Run out;
+  Ps total = 0;
+  out.steps.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out.steps[i] = StepTiming{to_ns(start_[i]), to_ns(finish_[i])};
+    total = std::max(total, finish_[i]);
+  }
+  stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats_.cpu_s = thread_cpu_s() - cpu0;
+  report(out, total);
+  return out;
+}
+
+}  // namespace scin::packet

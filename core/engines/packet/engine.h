@@ -1,0 +1,154 @@
+// The packet engine's wiring (internal): it owns the components and the event
+// loop, and routes packets between them. Its methods live by component:
+//   engine.cc  set-up, steps and flows, the event loop
+//   sender.cc  an accelerator's link: arbitration, credits, the pipe to the switch
+//   switch.cc  input ports, output queues and their waiters, multicast, results out
+//   reads.cc   reads: the ISA (admission, reduction, requests), NVLS, accelerator reads
+//   report.cc  breakdown and typed statistics
+// See packet_engine.h for the model. Times are integer ps (time.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/run_context.h"
+#include "engines/packet/event_queue.h"
+#include "engines/packet/isa.h"
+#include "engines/packet/link.h"
+#include "engines/packet/packet_engine.h"
+#include "engines/packet/sim.h"
+#include "engines/packet/timeline.h"
+#include "fabric/config.h"
+#include "model/cost_model.h"
+#include "schedule/schedule.h"
+
+namespace scin::packet {
+
+class Engine {
+ public:
+  Engine(const Config& cfg, const Schedule& s, const RunContext& ctx)
+      : cfg_(cfg), s_(s), ctx_(ctx), rm_(resource_map(s)) {}
+  Run run();
+
+ private:
+  // ---- engine.cc: set-up, steps, flows, events
+  void setup();
+  void build_links();
+  std::uint64_t schedule(Ps t, EvType type, std::uint32_t id) { return q_.push(t, target_of(type, id)); }
+  bool is_network(const Step& st) const;
+  void start_step(StepId i, Ps t);
+  void step_done(StepId i);
+  void setup_flow(StepId i, Ps t, const StepCost& c);
+  void flow_start(FlowId i);
+  void start_reads(FlowId i);
+  void finish_flow(FlowId i, Ps t);
+  void deliver(const Pkt& p, Ps t);
+  std::uint32_t add_source(Source src);
+  void add_link_source(int link, Source src);
+  void dispatch(const Event& e);
+  // Every 4096 events (well under a millisecond): stop if asked, report progress now and then.
+  void poll() {
+    ctx_.check();
+    if ((stats_.events & 0xffff) == 0 && ctx_.progress)
+      ctx_.report(static_cast<double>(steps_done_) / static_cast<double>(s_.steps.size()));
+  }
+
+  // ---- sender.cc: an accelerator's link
+  void wake_link(int id, Ps t) {
+    Sender& tx = links_[static_cast<std::size_t>(id)].tx;
+    if (t < tx.next_wake) {
+      tx.next_wake = t;
+      tx.wake_gen = schedule(t, EvLink, static_cast<std::uint32_t>(id));
+    }
+  }
+  void link_event(int id, std::uint64_t gen);
+  void try_send(int id);
+  void pipe_event(int id);
+  Ps transmit(Link& l, std::size_t id, Ps ready, Fine dur, const Pkt& p, Ps& ser) {
+    const Ps start = l.wire.send(ready, dur, p.bytes, p.bytes + g_.H, ser);
+    ++stats_.packet_hops;
+    if (timeline_.on()) timeline_.add(id, start, ser);
+    return start;
+  }
+
+  // ---- switch.cc: ports and queues
+  void pump_in(int id);
+  bool forward_in(int id, int cls);
+  bool room_in(int down_id, std::uint64_t wire) {
+    Link& d = links_[static_cast<std::size_t>(down_id)];
+    if (!d.out.waiters.empty() && down_id != serving_) return false;
+    return d.out.has_room(now_, wire, g_.port_cap);
+  }
+  bool enqueue_out(int down_id, const Queued& qd, const Feeder& who);
+  [[gnu::always_inline]] inline Ps push_out(int down_id, Ps ready, const Flow& f, const Pkt& p);
+  void wait_on(int down_id, const Feeder& who);
+  void arm_room(int down_id);
+  void room_event(int down_id, std::uint64_t gen);
+  void retry(const Feeder& w);
+  [[gnu::always_inline]] inline std::uint64_t multicast_room(const Flow& f, std::size_t lo, std::size_t hi, int plane, std::uint64_t wire,
+                               const Feeder& who);
+  void pump_isa_write(FlowId f);
+  void pump_result_out(std::uint32_t id);
+
+  // ---- reads.cc: ISA, NVLS, accelerator reads
+  bool isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now);
+  void group_complete(FlowId fi, std::uint32_t i, int plane, Ps now);
+  void issue_requests(int plane, int gpu, Ps now);
+  void issue_gpu_reads(int gpu);
+  void read_return(int gpu) {
+    --readers_[static_cast<std::size_t>(gpu)].outstanding;
+    issue_gpu_reads(gpu);
+  }
+  void arm_isa_wake(int plane, Ps t);
+  void isa_wake(int plane, std::uint64_t gen);
+
+  // ---- report.cc
+  void breakdown(Run& out) const;
+  void report(Run& out, Ps total) const;
+
+  const Config& cfg_;
+  const Schedule& s_;
+  const RunContext& ctx_;
+  const ResourceMap rm_;
+  Geometry g_;
+  Ps isa_lat_ = 0, isa_mem_ = 0;  // links.latency_ns, accelerator.mem_latency_ns
+  Ps lsw_ = 0;                    // switch.latency_ns
+  Ps now_ = 0;
+  EventQueue q_;
+  int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)
+  std::vector<Link> links_;
+  std::vector<Source> sources_;      // pool, like flows_: a flow's sources are freed with it
+  std::vector<std::uint32_t> free_sources_;
+  std::vector<Flow> flows_;          // pool: grows only while steps are set up (no Flow& is held then)
+  std::vector<FlowId> free_flows_;
+  std::vector<FlowId> flow_of_;      // per step: its flow while in flight
+  std::vector<Isa> isas_;
+  // Reduced results (NVLS ld_reduce, ISA reads into accelerators) waiting to enter an output queue.
+  struct ResultOut {
+    Ring<Queued> fifo;
+    bool waiting = false;
+  };
+  std::vector<ResultOut> outs_;
+  std::vector<Ps> read_issue_;  // per accelerator: when its read requests so far have left (mesh)
+  // Star: an accelerator's reads in program order and its requests outstanding.
+  struct Reader {
+    Ring<FlowId> ops;
+    std::uint32_t outstanding = 0;
+  };
+  std::vector<Reader> readers_;
+  // steps
+  // Successors of step i: succ_[succ_off_[i] .. succ_off_[i + 1]) (one flat array,
+  // not a vector per step: ring schedules at 1024 accelerators have 2 M steps).
+  std::vector<std::size_t> succ_off_;
+  std::vector<StepId> succ_;
+  std::vector<int> pending_;
+  std::vector<Ps> ready_;
+  std::vector<Ps> start_, finish_;
+  std::vector<char> done_;
+  std::vector<Server> res_;  // the analytic ResourceMap's resources (ports unused, units, HBM)
+  std::size_t steps_done_ = 0;
+  Timeline timeline_;
+  Stats stats_;
+};
+
+}  // namespace scin::packet

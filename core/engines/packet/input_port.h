@@ -1,0 +1,52 @@
+// A switch input port with credit-based back-pressure.
+//
+// One FIFO per traffic class (0: writes, 1: read responses) in one buffer, and
+// credits per class (virtual channels): the sender may start a packet of a
+// class only if that class's bytes on the wire plus in the port leave room for
+// it; the credits return when the packet leaves the port. A write waiting for a
+// full output queue does not hold up the responses behind it, and vice versa.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "engines/packet/event_queue.h"
+#include "engines/packet/sim.h"
+
+namespace scin::packet {
+
+class InputPort {
+ public:
+  static constexpr int kWrites = 0, kResponses = 1;
+
+  /// May the sender start a packet of `wire` bytes of class `cls`?
+  bool has_credit(int cls, std::uint64_t wire, std::uint64_t cap) const { return used_[cls] + wire <= cap; }
+  /// The sender starts the packet: its credits are taken until it leaves the port.
+  void take_credit(int cls, std::uint64_t wire) { used_[cls] += wire; }
+  /// The packet's header reaches the port.
+  void arrive(int cls, const Queued& q, std::uint64_t wire) {
+    fifo_[cls].push_back(q);
+    bytes_ += wire;
+    peak_ = std::max(peak_, bytes_);
+  }
+  bool empty(int cls) const { return fifo_[cls].empty(); }
+  const Queued& front(int cls) const { return fifo_[cls].front(); }
+  /// The head of class `cls` moves on: its buffer space and credits return.
+  void leave(int cls, std::uint64_t wire) {
+    fifo_[cls].pop_front();
+    bytes_ -= wire;
+    used_[cls] -= wire;
+  }
+  std::uint64_t credits_used(int cls) const { return used_[cls]; }
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t peak_bytes() const { return peak_; }
+
+  bool blocked[2] = {false, false};  // the class's head waits (for an output queue or the ISA)
+
+ private:
+  Ring<Queued> fifo_[2];
+  std::uint64_t used_[2] = {0, 0};
+  std::uint64_t bytes_ = 0, peak_ = 0;
+};
+
+}  // namespace scin::packet

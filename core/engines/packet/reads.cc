@@ -1,0 +1,209 @@
+// Reads: the ISA reading every accelerator (request ports, staging buffer,
+// reduction unit), NVLS ld_reduce (the switch sums the responses for the
+// issuing accelerator) and plain remote reads (star and mesh).
+#include "engines/packet/engine.h"
+
+#include <cmath>
+
+namespace scin::packet {
+
+// A read step starts: its sources, and the requests that make them send.
+void Engine::start_reads(FlowId i) {
+  Flow& f = flows_[i];
+  const std::size_t k = f.srcs.size();
+  f.expected = f.n;
+  if (k > 1 || f.kind == FlowKind::IsaRead) {
+    f.count.assign(f.n, 0);
+    f.complete.assign(f.n, 0);
+    f.staged.assign(f.n, 0);
+  }
+  if (f.kind == FlowKind::IsaRead) {
+    const double group_plain = static_cast<double>(g_.P) * f.plain_per_byte;
+    f.pace_ns = cfg_.sw.isa.regulation == Regulation::Paced ? group_plain * f.reduce_inv_GBps : 0.0;
+    for (std::size_t j = 0; j < k; ++j)
+      f.src_id.push_back(f.src_n[j] == 0 ? 0 : add_source(Source{i, static_cast<std::uint16_t>(j), 0, f.src_n[j], 1, 0, true, 0}));
+    Isa& isa = isas_[static_cast<std::size_t>(f.plane)];
+    for (std::size_t j = 0; j < k; ++j) {
+      if (f.src_n[j] == 0) continue;
+      isa.ports[static_cast<std::size_t>(f.srcs[j])].ops.push_back(
+          IsaPort::Op{0, f.src_n[j], f.src_id[j], f.src_bytes[j], to_fine(f.pace_ns)});
+      issue_requests(f.plane, f.srcs[j], now_);
+    }
+  } else if (g_.star) {
+    // An accelerator issues its reads in program order, one request per packet
+    // (group), keeping at most a window of requests outstanding (see
+    // issue_gpu_reads); the responses wait in each source link's request FIFO.
+    const int np = f.plane >= 0 ? 1 : g_.planes;
+    f.src_id.assign(k * static_cast<std::size_t>(np), 0);
+    for (std::size_t j = 0; j < k; ++j)
+      for (int p = 0; p < np; ++p)
+        f.src_id[j * static_cast<std::size_t>(np) + static_cast<std::size_t>(p)] =
+            add_source(Source{i, static_cast<std::uint16_t>(j), static_cast<std::uint32_t>(p), f.src_n[j],
+                              static_cast<std::uint32_t>(np), 0, true, 0});
+    readers_[static_cast<std::size_t>(f.initiator)].ops.push_back(i);
+    issue_gpu_reads(f.initiator);
+  } else {
+    // Mesh: the requests leave back to back (a header each), the responses follow
+    // a link latency and a memory access later.
+    Ps& issue = read_issue_[static_cast<std::size_t>(f.initiator)];
+    const Ps t0 = std::max(now_, issue);
+    issue = t0 + to_ps(static_cast<double>(f.n) * static_cast<double>(g_.H) * f.inv_raw);
+    const Ps ready = t0 + to_ps(cfg_.links.latency_ns) + to_ps(cfg_.accelerator.mem_latency_ns);
+    add_link_source(g_.direct(f.srcs[0], f.initiator), Source{i, 0, 0, f.src_n[0], 1, ready, true, 0});
+  }
+}
+
+// ------------------------------------------------------------------ the ISA
+
+// A read response reaches the ISA (header at t_header; `now` is that arrival,
+// or the present when it waited in the input port). Returns false, changing
+// nothing but the lazily applied frees, if the buffer has no room for it.
+bool Engine::isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now) {
+  Flow& f = flows_[p.flow];
+  Isa& isa = isas_[static_cast<std::size_t>(plane)];
+  if (!isa.buffer.admit(now, p.bytes, p.index == f.next_group)) return false;
+  isa.ports[static_cast<std::size_t>(gpu)].outstanding -= p.bytes;
+  const Ps whole = t_header + (g_.saf ? 0 : to_ps(g_.ser_fine(f, p.bytes)));
+  f.staged[p.index] += p.bytes;
+  if (f.arrive(p.index, whole)) group_complete(p.flow, p.index, plane, now);
+  issue_requests(plane, gpu, now);
+  return true;
+}
+
+// Group i of read flow fi is complete at the switch: the ISA reduces it (and
+// frees its staged bytes when done), NVLS returns the sum to the issuer.
+void Engine::group_complete(FlowId fi, std::uint32_t i, int plane, Ps now) {
+  Flow& f = flows_[fi];
+  f.advance_next_group();
+  Pkt r;
+  r.flow = fi;
+  r.index = i;
+  r.bytes = f.bytes == f.src_bytes[0]
+                ? g_.pkt_bytes(f.bytes, i)
+                : static_cast<std::uint32_t>(f.bytes * (static_cast<std::uint64_t>(i) + 1) / f.n - f.bytes * i / f.n);
+  if (f.kind == FlowKind::IsaRead) {
+    Isa& isa = isas_[static_cast<std::size_t>(plane)];
+    // The reduction (and, for quantised data, the INQ) unit is one FIFO server per
+    // plane, shared with the ISA's Compute steps (requantise) through res_.
+    const double plain = static_cast<double>(f.staged[i]) * f.plain_per_byte / static_cast<double>(f.srcs.size());
+    Server& red = res_[static_cast<std::size_t>(rm_.isa_reduce(plane))];
+    Server& inq = res_[static_cast<std::size_t>(rm_.isa_inq(plane))];
+    Ps start = std::max({now, red.free, f.complete[i]});
+    if (f.codec) start = std::max(start, inq.free);
+    Ps done = start;
+    if (f.reduce_inv_GBps > 0) {
+      done = start + red.carry.round(plain * f.reduce_inv_GBps);
+      red.free = done;
+      if (f.codec) inq.free = done;
+    }
+    isa.buffer.free_at(done, f.staged[i]);
+    // Blocked responses may now be the group the reducer waits for, or fit once this frees.
+    if (!isa.blocked.empty()) arm_isa_wake(plane, now);
+    if (f.to_switch) {
+      deliver(r, done);
+      return;
+    }
+    const auto oid = static_cast<std::uint32_t>(plane * g_.gpus + s_.buffers[s_.steps[f.step].dsts[0].buffer].node);
+    outs_[oid].fifo.push_back(Queued{r, done});
+    pump_result_out(oid);
+    return;
+  }
+  // NVLS: the sum crosses the switch to the issuer.
+  const auto oid = static_cast<std::uint32_t>(plane * g_.gpus + f.initiator);
+  outs_[oid].fifo.push_back(Queued{r, f.complete[i] + to_ps(cfg_.sw.latency_ns)});
+  pump_result_out(oid);
+}
+
+// Requests leave the ISA while the port's outstanding bytes stay under the cap
+// (Little's Law); paced regulation also spaces them at the reduction drain rate.
+void Engine::issue_requests(int plane, int gpu, Ps now) {
+  IsaPort& port = isas_[static_cast<std::size_t>(plane)].ports[static_cast<std::size_t>(gpu)];
+  const std::uint64_t cap = cfg_.sw.isa.max_outstanding_bytes;
+  const Ps lat_mem = isa_lat_ + isa_mem_;
+  Ps first_ready = kNever;
+  const int link = g_.up(gpu, plane);
+  Sender& tx = links_[static_cast<std::size_t>(link)].tx;
+  while (!port.ops.empty()) {
+    IsaPort::Op& op = port.ops.front();
+    if (op.next >= op.n) {
+      port.ops.pop_front();
+      continue;
+    }
+    const std::uint32_t b = g_.pkt_bytes(op.total, op.next);
+    if (port.outstanding > 0 && port.outstanding + b > cap) break;
+    Ps t = now;
+    if (op.pace > 0 && port.issued) t = std::max(now, port.last_issue + port.pace.add(op.pace));
+    port.last_issue = t;
+    port.issued = true;
+    tx.request(Sender::Requested{t + lat_mem, op.src_id});
+    first_ready = std::min(first_ready, t + lat_mem);
+    port.outstanding += b;
+    ++op.next;
+  }
+  if (first_ready < kNever) wake_link(link, first_ready);
+}
+
+void Engine::arm_isa_wake(int plane, Ps t) {
+  Isa& isa = isas_[static_cast<std::size_t>(plane)];
+  if (t < isa.wake_at) {
+    isa.wake_at = t;
+    isa.wake_gen = schedule(t, EvIsaWake, static_cast<std::uint32_t>(plane));
+  }
+}
+
+void Engine::isa_wake(int plane, std::uint64_t gen) {
+  Isa& isa = isas_[static_cast<std::size_t>(plane)];
+  if (gen != isa.wake_gen) return;  // superseded
+  isa.wake_at = kNever;
+  isa.buffer.apply_frees(now_);
+  std::vector<std::uint32_t> blocked;
+  blocked.swap(isa.blocked);
+  for (std::uint32_t id : blocked) {
+    links_[id].in.blocked[InputPort::kResponses] = false;
+    pump_in(static_cast<int>(id));
+  }
+  if (!isa.blocked.empty()) arm_isa_wake(plane, isa.buffer.next_free());
+}
+
+// ------------------------------------------------------------------ accelerator reads
+
+// An accelerator's read requests (one per packet, or per reduction group of an
+// NVLS ld_reduce, fanned out by the switch to every source) leave in program
+// order while fewer than a window are outstanding; each response (reduced
+// result) that lands frees one (EvReadReturn). The window is the
+// bandwidth-delay product of the accelerator's links at the read's rate, so an
+// uncontended read runs at full rate; under contention the requests are
+// self-clocked by the responses, and a memory answers the requests of all its
+// readers in arrival order, so concurrent reads of one source interleave
+// packet by packet instead of one whole read after another.
+void Engine::issue_gpu_reads(int gpu) {
+  Reader& rd = readers_[static_cast<std::size_t>(gpu)];
+  const double lat = cfg_.links.latency_ns, lsw = cfg_.sw.latency_ns, mem = cfg_.accelerator.mem_latency_ns;
+  const Ps ready = now_ + to_ps(2 * lat + lsw + mem);  // request up, across, down; memory access
+  while (!rd.ops.empty()) {
+    const FlowId fi = rd.ops.front();
+    Flow& f = flows_[fi];
+    if (f.next_send >= f.n) {
+      rd.ops.pop_front();
+      continue;
+    }
+    const int np = f.plane >= 0 ? 1 : g_.planes;
+    const double rtt = 4 * lat + 2 * lsw + mem;
+    const double window = std::ceil(np * rtt / g_.ser_ns(f, static_cast<std::uint32_t>(g_.P)));
+    if (rd.outstanding >= window) break;
+    const std::uint32_t grp = f.next_send++;
+    const int pi = f.plane >= 0 ? 0 : static_cast<int>(grp % static_cast<std::uint32_t>(g_.planes));
+    const int plane = f.plane >= 0 ? f.plane : pi;
+    for (std::size_t j = 0; j < f.srcs.size(); ++j) {
+      if (grp >= f.src_n[j]) continue;
+      const int link = g_.up(f.srcs[j], plane);
+      links_[static_cast<std::size_t>(link)].tx.request(
+          Sender::Requested{ready, f.src_id[j * static_cast<std::size_t>(np) + static_cast<std::size_t>(pi)]});
+      wake_link(link, ready);
+    }
+    ++rd.outstanding;
+    if (f.next_send >= f.n) rd.ops.pop_front();  // now: its flow may be done and reused before the next call
+  }
+}
+
+}  // namespace scin::packet

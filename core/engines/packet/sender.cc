@@ -1,0 +1,156 @@
+// An accelerator's link (uplink to a switch plane, or a direct mesh link): it
+// picks the next packet among its sources, takes the switch input port's
+// credits, serialises it and puts it on the pipe to the switch.
+#include "engines/packet/engine.h"
+
+namespace scin::packet {
+
+void Engine::link_event(int id, std::uint64_t gen) {
+  Sender& tx = links_[static_cast<std::size_t>(id)].tx;
+  if (gen != tx.wake_gen) {  // superseded by an earlier wake-up that already ran
+    ++stats_.stale_events;
+    return;
+  }
+  tx.next_wake = kNever;
+  try_send(id);  // output ports (Down) have no events: see push_out
+}
+
+// Two traffic classes share the link round-robin (as virtual channels do): read
+// responses, oldest ready first, and the accelerator's own writes, round-robin
+// between the steps that write. Writes are ready when their step starts, so the
+// write pick is the source at the round-robin pointer (no scan); the scan is
+// over the few mesh read responses only.
+void Engine::try_send(int id) {
+  Link& l = links_[static_cast<std::size_t>(id)];
+  Sender& tx = l.tx;
+  if (l.wire.busy_until > now_) {
+    wake_link(id, l.wire.busy_until);
+    return;
+  }
+  if (tx.idle()) return;
+  Ps earliest = kNever, best = kNever;
+  // A response ready at r: the oldest ready one wins; one not ready yet sets the next wake-up.
+  auto better_read = [&](Ps r) {
+    if (r > now_) {
+      earliest = std::min(earliest, r);
+      return false;
+    }
+    if (r >= best) return false;
+    best = r;
+    return true;
+  };
+  constexpr std::size_t kNone = ~std::size_t{0};
+  std::size_t pick_read = kNone;
+  for (std::size_t k = 0; k < tx.responses.size(); ++k)
+    if (better_read(sources_[tx.responses[k]].ready)) pick_read = k;
+  // Requested responses: one FIFO per link in ready order, so its head is the oldest.
+  bool ring_read = false;
+  if (!tx.requested.empty() && better_read(tx.requested.front().ready)) {
+    ring_read = true;
+    pick_read = kNone;
+  }
+  bool have_write = false;
+  if (!tx.writes.empty()) {
+    const Ps r = sources_[tx.writes[tx.rr]].ready;
+    if (r <= now_) have_write = true;
+    else earliest = std::min(earliest, r);
+  }
+  const bool have_read = ring_read || pick_read != kNone;
+  if (!have_read && !have_write) {
+    if (earliest < kNever) wake_link(id, earliest);
+    return;
+  }
+  const std::uint32_t read_sid = !have_read ? 0 : ring_read ? tx.requested.front().source : tx.responses[pick_read];
+  const std::uint32_t write_sid = have_write ? tx.writes[tx.rr] : 0;
+  auto bytes_of = [&](std::uint32_t sid) {
+    const Source& x = sources_[sid];
+    return g_.pkt_bytes(x.total, x.next);
+  };
+  const std::uint64_t H = g_.H;
+  // Each class has its own credits (virtual channels): a class whose share of
+  // the input port is full waits, the other one may still go.
+  bool read_ok = have_read, write_ok = have_write;
+  const std::uint32_t read_bytes = have_read ? bytes_of(read_sid) : 0;
+  const std::uint32_t write_bytes = have_write ? bytes_of(write_sid) : 0;
+  if (l.kind == Link::Up) {
+    read_ok = read_ok && l.in.has_credit(InputPort::kResponses, read_bytes + H, g_.port_cap);
+    write_ok = write_ok && l.in.has_credit(InputPort::kWrites, write_bytes + H, g_.port_cap);
+    if (!read_ok && !write_ok) {  // no credit: the switch input port is full
+      if (!tx.credit_blocked) {
+        tx.credit_blocked = true;
+        tx.blocked_since = now_;
+      }
+      if (earliest < kNever) wake_link(id, earliest);
+      return;
+    }
+    if (tx.credit_blocked) {
+      tx.credit_blocked = false;
+      l.wire.stats.credit_stall_ps += now_ - tx.blocked_since;
+    }
+  }
+  const bool use_read = read_ok && (!write_ok || !tx.last_read);
+  const bool from_ring = use_read && ring_read;
+  const std::uint32_t sid = use_read ? read_sid : write_sid;
+  Source& src = sources_[sid];
+  Pkt p;
+  p.flow = src.flow;
+  p.index = src.next;
+  p.slot = src.slot;
+  p.bytes = use_read ? read_bytes : write_bytes;
+  p.cls = use_read ? InputPort::kResponses : InputPort::kWrites;
+  const std::uint64_t wire = p.bytes + H;
+  tx.last_read = use_read;
+  src.next += src.stride;
+  if (from_ring) {
+    tx.requested.pop_front();
+    // The request FIFOs are long (a window of requests per port) and many links
+    // interleave: fetch ahead of the hardware prefetcher.
+    if (tx.requested.size() > 16) __builtin_prefetch(&tx.requested[16]);
+  } else if (use_read) {
+    if (src.next >= src.end) tx.responses.erase(tx.responses.begin() + static_cast<std::ptrdiff_t>(pick_read));
+  } else if (src.next >= src.end) {
+    tx.writes.erase(tx.writes.begin() + static_cast<std::ptrdiff_t>(tx.rr));
+    if (tx.rr >= tx.writes.size()) tx.rr = 0;
+  } else if (++tx.rr == tx.writes.size()) {
+    tx.rr = 0;
+  }
+  ++stats_.packets;
+  Ps ser = 0;
+  const Fine dur = p.bytes == g_.P ? src.ser_full : g_.ser_fine(flows_[p.flow], p.bytes);
+  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
+  wake_link(id, l.wire.busy_until);
+  if (l.kind != Link::Up) {
+    deliver(p, now_ + ser + l.wire.latency);  // mesh: straight into the peer's memory
+    return;
+  }
+  const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
+  if (src.isa_read) {
+    // Fast path, exact: while no response to this ISA waits anywhere, arrivals at
+    // the ISA happen in send order (every uplink has the same latency), so the
+    // arrival can be processed now, at its own future time, without an event.
+    // (Not for quantised reads: the INQ unit is also used by Compute steps,
+    // which must see reductions in true time order.)
+    Isa& isa = isas_[static_cast<std::size_t>(l.other)];
+    if (src.isa_fast && l.pipe.empty() && l.in.empty(InputPort::kResponses) && isa.blocked.empty() &&
+        isa.normal_inflight == 0) {
+      if (isa_admit(l.other, l.gpu, p, arrive, arrive)) return;  // never occupied the input port
+    }
+    ++isa.normal_inflight;
+  }
+  l.in.take_credit(use_read ? InputPort::kResponses : InputPort::kWrites, wire);
+  const bool was_empty = l.pipe.empty();
+  l.pipe.push_back(Queued{p, arrive});
+  if (was_empty) schedule(arrive, EvPipe, static_cast<std::uint32_t>(id));
+}
+
+void Engine::pipe_event(int id) {
+  Link& l = links_[static_cast<std::size_t>(id)];
+  const Queued h = l.pipe.front();
+  l.pipe.pop_front();
+  if (!l.pipe.empty()) schedule(l.pipe.front().t, EvPipe, static_cast<std::uint32_t>(id));
+  const int c = h.p.cls;
+  l.in.arrive(c, h, h.p.bytes + g_.H);
+  if (!l.in.blocked[c]) pump_in(id);
+}
+
+}  // namespace scin::packet

@@ -1,0 +1,159 @@
+// What the packet engine's components share: packets, flows (one network step
+// in flight), the sources an accelerator's link serves, the feeders that wait
+// on a switch output queue, event targets and the fabric's geometry.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "engines/packet/time.h"
+#include "schedule/schedule.h"
+
+namespace scin::packet {
+
+constexpr std::uint16_t kAllDsts = 0xffff;
+
+// Event targets: a type in the top 3 of the 24 target bits, an id in the rest.
+enum EvType : std::uint32_t {
+  EvLink = 0,        // an accelerator's link may start its next packet
+  EvPipe = 1,        // the head packet on an uplink reaches the switch input port
+  EvFlowStart = 2,   // a network step starts injecting
+  EvStepDone = 3,    // a step finishes
+  EvIsaWake = 4,     // ISA buffer room frees (reduction done)
+  EvRoom = 5,        // a full switch output queue loses a packet: its waiters retry in turn
+  EvReadReturn = 6,  // a read response (or reduced result) reaches its issuing accelerator
+};
+constexpr std::uint32_t kTypeShift = 21;
+constexpr std::uint32_t kIdMask = (1u << kTypeShift) - 1;
+constexpr std::uint32_t target_of(EvType t, std::uint32_t id) { return (t << kTypeShift) | id; }
+
+struct Pkt {
+  std::uint32_t flow = 0;   // FlowId
+  std::uint32_t index = 0;  // packet index in the flow; for reads, the reduction group
+  std::uint32_t bytes = 0;  // payload bytes
+  std::uint16_t slot = 0;   // read: source slot; write: destination slot or kAllDsts
+  std::uint8_t cls = 0;     // traffic class on an input port: 0 writes, 1 read responses
+};
+
+struct Queued {
+  Pkt p;
+  Ps t = 0;  // output queue: ready to leave; pipe / input port: header arrival
+};
+
+enum class FlowKind : std::uint8_t { GpuWrite, IsaWrite, IsaRead, GpuRead };
+
+// One network step in flight: the packets of one Write or Read. Flows live in a
+// pool (FlowId) reused once their step is done, so memory follows the steps in
+// flight, not the schedule.
+using FlowId = std::uint32_t;
+constexpr FlowId kNoFlow = ~FlowId{0};
+struct Flow {
+  StepId step = 0;
+  FlowKind kind = FlowKind::GpuWrite;
+  bool active = false;
+  int plane = -1;                        // fixed plane, or -1: packet i on plane i % planes
+  NodeId initiator = kNoNode;
+  std::vector<NodeId> dsts;              // write destinations
+  std::vector<NodeId> srcs;              // read sources
+  std::vector<std::uint64_t> src_bytes;  // read: bytes of each source region
+  std::vector<std::uint32_t> src_n;      // read: packets of each source
+  std::vector<std::uint32_t> src_id;     // read: the Source of each slot (and plane)
+  std::vector<std::uint32_t> sources;    // every Source of this flow (freed with it)
+  std::uint64_t bytes = 0;               // write: source bytes; read: destination bytes
+  std::uint32_t n = 0;                   // packets (write) / groups (read)
+  std::uint32_t n_min = 0;               // read: packets of the shortest source
+  double inv_raw = 0, gap_ns = 0;        // wire time of a packet: (payload + header) * inv_raw + gap
+  Fine ser_full = 0;                     // wire time of a full packet
+  Ps extra_end = 0;                      // non-network resources held by the step (HBM)
+  std::uint64_t expected = 0, delivered = 0;
+  Ps last = 0;
+  bool to_switch = false;                // read result stays in the switch (ISA accumulator)
+  // reads: reduction groups (packet i of every source)
+  std::vector<std::uint16_t> count;      // responses arrived per group
+  std::vector<Ps> complete;              // when the group's last response was whole
+  std::vector<std::uint32_t> staged;     // ISA: bytes staged per group
+  std::uint32_t next_group = 0;          // lowest group not yet complete (escape admission)
+  double plain_per_byte = 0;             // plain (unquantised) bytes reduced per wire byte, all sources
+  double reduce_inv_GBps = 0;            // ns per plain byte of the reducing unit(s); 0 = free
+  bool codec = false;                    // quantised data: the INQ unit works too
+  double pace_ns = 0;                    // paced regulation: request interval per port
+  // ISA write / accelerator reads: next packet (group) to send
+  std::uint32_t next_send = 0;
+  bool waiting = false;
+
+  /// Responses group i waits for (sources may differ in length).
+  std::uint16_t expected_in_group(std::uint32_t i) const {
+    if (i < n_min) return static_cast<std::uint16_t>(srcs.size());
+    std::uint16_t k = 0;
+    for (auto m : src_n) k += m > i ? 1 : 0;
+    return k;
+  }
+  /// Counts a response of group i that is whole at `t`; true when the group is complete.
+  bool arrive(std::uint32_t i, Ps t) {
+    complete[i] = std::max(complete[i], t);
+    return ++count[i] == expected_in_group(i);
+  }
+  /// Advances next_group past complete groups.
+  void advance_next_group() {
+    while (next_group < n && count[next_group] == expected_in_group(next_group)) ++next_group;
+  }
+};
+
+// Packets a sending accelerator offers to a link, lazily (no packet exists before it is sent).
+struct Source {
+  std::uint32_t flow = 0;    // FlowId
+  std::uint16_t slot = 0;
+  std::uint32_t next = 0, end = 0, stride = 1;
+  Ps ready = 0;              // every packet ready from this time (requested reads: see Sender::requested)
+  bool response = false;     // read responses (vs the accelerator's own writes)
+  std::uint64_t total = 0;   // bytes of this source (read: its region; write: the step's)
+  // Copied from the flow so picking and sending a packet loads no Flow:
+  Fine ser_full = 0;         // wire time of a full packet
+  bool isa_read = false;     // an ISA read response
+  bool isa_fast = false;     // ... into the ISA accumulator, unquantised: may take the fast path
+};
+
+enum class FeederKind : std::uint8_t { InPort, IsaWrite, ResultOut };
+struct Feeder {
+  FeederKind kind;
+  std::uint32_t id;
+};
+
+// Sizes and numbering of one run.
+struct Geometry {
+  int gpus = 0, planes = 1;
+  bool star = true;
+  std::uint64_t P = 256, H = 16;  // packet payload and header bytes
+  std::uint64_t port_cap = 0;     // bytes per switch port buffer (and per class of an input port)
+  bool saf = false;               // store-and-forward
+
+  int up(int g, int p) const { return g * planes + p; }
+  int down(int g, int p) const { return gpus * planes + g * planes + p; }
+  int direct(int a, int b) const { return a * gpus + b; }
+  std::uint32_t pkt_bytes(std::uint64_t total, std::uint32_t i) const {
+    const std::uint64_t off = static_cast<std::uint64_t>(i) * P;
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(P, total - off));
+  }
+  std::uint32_t npkts(std::uint64_t total) const {
+    const std::uint64_t n = (total + P - 1) / P;
+    if (n > 0x7fffffffu)
+      throw Error(fmt::format("packet.payload_bytes: {} bytes in packets of {} bytes is more than 2^31 packets; "
+                              "raise packet.payload_bytes", total, P));
+    return static_cast<std::uint32_t>(n);
+  }
+  /// Wire time of a packet of `bytes` payload in flow f, in ns (not yet rounded).
+  double ser_ns(const Flow& f, std::uint32_t bytes) const {
+    return static_cast<double>(bytes + H) * f.inv_raw + f.gap_ns;
+  }
+  /// The same in fixed point (full packets precomputed).
+  Fine ser_fine(const Flow& f, std::uint32_t bytes) const {
+    return bytes == P ? f.ser_full : to_fine(ser_ns(f, bytes));
+  }
+};
+
+}  // namespace scin::packet

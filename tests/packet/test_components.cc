@@ -1,0 +1,326 @@
+// Unit tests of the packet engine's components (time, event queue, wire,
+// input port credits, output queue, ISA buffer, timeline) and engine-level
+// closed-form checks of what each component does inside a run: a link
+// serialises payload + header at its rate plus latency, credits block a sender
+// when its input port is full and release it, a multicast is replicated in the
+// switch, the ISA buffer's deadlock escape, reads on a switchless mesh.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "engines/analytic/analytic.h"
+#include "engines/packet/event_queue.h"
+#include "engines/packet/input_port.h"
+#include "engines/packet/isa.h"
+#include "engines/packet/link.h"
+#include "engines/packet/output_queue.h"
+#include "engines/packet/packet_engine.h"
+#include "engines/packet/timeline.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "schedule/algorithms.h"
+
+namespace scin {
+namespace {
+
+using packet::Fine;
+using packet::Ps;
+
+// ---------------------------------------------------------------- components
+
+TEST(PacketTime, CarryKeepsBackToBackDurationsWithinHalfAPicosecondOfExact) {
+  // 272 B at 112.5 GB/s: 2417.78 ps, not a whole number of ps.
+  const double ser_ns = 272.0 / 112.5;
+  packet::Carry c;
+  Ps sum = 0;
+  for (int k = 1; k <= 100000; ++k) {
+    const Ps d = c.add(packet::to_fine(ser_ns));
+    EXPECT_TRUE(d == 2417 || d == 2418) << d;
+    sum += d;
+    if (k % 9973 == 0) EXPECT_LE(std::abs(static_cast<double>(sum) - k * ser_ns * 1000), 0.5 + 1e-3 * k / 1e4) << k;
+  }
+  EXPECT_NEAR(static_cast<double>(sum), 1e5 * ser_ns * 1000, 1.0);
+  EXPECT_EQ(packet::to_ps(0.0005), 1);   // half a ps rounds up
+  EXPECT_EQ(packet::to_ps(125.0), 125000);
+}
+
+TEST(PacketEventQueue, OrdersByTimeThenInsertionAndNumbersEachPush) {
+  packet::EventQueue q;
+  const auto a = q.push(5000, 1);
+  const auto b = q.push(2000, 2);
+  const auto c = q.push(5000, 3);
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+  packet::Event e = q.pop();
+  EXPECT_EQ(e.t, 2000);
+  EXPECT_EQ(e.target(), 2u);
+  EXPECT_EQ(e.seq(), b);
+  e = q.pop();
+  EXPECT_EQ(e.target(), 1u);  // equal times: insertion order
+  EXPECT_EQ(e.seq(), a);
+  e = q.pop();
+  EXPECT_EQ(e.target(), 3u);
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(PacketWire, SerialisesBackToBackAndKeepsStatistics) {
+  packet::Wire w;
+  w.latency = 125000;
+  Ps ser = 0;
+  const Fine d = packet::to_fine(2.5);  // 2500 ps
+  EXPECT_EQ(w.send(1000, d, 256, 272, ser), 1000);
+  EXPECT_EQ(ser, 2500);
+  EXPECT_EQ(w.busy_until, 3500);
+  EXPECT_EQ(w.send(2000, d, 100, 116, ser), 3500);  // waits for the first
+  EXPECT_EQ(w.send(9000, d, 256, 272, ser), 9000);  // idle link: starts when ready
+  EXPECT_EQ(w.stats.packets, 3u);
+  EXPECT_EQ(w.stats.payload_bytes, 612u);
+  EXPECT_EQ(w.stats.wire_bytes, 660u);
+  EXPECT_EQ(w.stats.busy_ps, 7500);
+}
+
+TEST(PacketInputPort, CreditsPerClassBlockWhenFullAndReturnWhenAPacketLeaves) {
+  packet::InputPort in;
+  const std::uint64_t cap = 1000;
+  using IP = packet::InputPort;
+  EXPECT_TRUE(in.has_credit(IP::kWrites, 600, cap));
+  in.take_credit(IP::kWrites, 600);
+  EXPECT_FALSE(in.has_credit(IP::kWrites, 600, cap));    // the sender must wait
+  EXPECT_TRUE(in.has_credit(IP::kResponses, 600, cap));  // the other class has its own credits
+  in.arrive(IP::kWrites, packet::Queued{{}, 5}, 600);
+  EXPECT_EQ(in.bytes(), 600u);
+  EXPECT_FALSE(in.has_credit(IP::kWrites, 600, cap));    // still held while in the port
+  in.leave(IP::kWrites, 600);
+  EXPECT_TRUE(in.has_credit(IP::kWrites, 600, cap));     // released
+  EXPECT_EQ(in.peak_bytes(), 600u);
+  EXPECT_TRUE(in.empty(IP::kWrites));
+}
+
+TEST(PacketOutputQueue, ReplaysDepthInTimeOrderDeparturesFirst) {
+  packet::OutputQueue q;
+  // Three packets enter at 0, 10, 20 and leave at 0, 100, 200 (a slow link).
+  q.push(0, 0, 300);
+  q.push(10, 100, 300);
+  q.push(20, 200, 300);
+  EXPECT_TRUE(q.has_room(20, 300, 900));
+  EXPECT_EQ(q.bytes(), 600u);  // the first left at 0, the other two wait
+  EXPECT_FALSE(q.has_room(20, 400, 900));
+  EXPECT_EQ(q.next_departure(20), 100);
+  EXPECT_EQ(q.room(150, 900), 600u);  // one more left at 100
+  q.drain(packet::kNever);
+  EXPECT_EQ(q.bytes(), 0u);
+  EXPECT_EQ(q.peak_bytes(), 600u);
+  EXPECT_EQ(q.pushes(), 3u);
+}
+
+TEST(PacketIsaBuffer, AdmitsUntilFullFreesWhenReducedAndEscapesADeadlock) {
+  packet::IsaBuffer b(512);
+  EXPECT_TRUE(b.admit(0, 256, false));
+  EXPECT_TRUE(b.admit(0, 256, false));
+  // Full of partial groups, none of them reduced: only the group the reducer
+  // waits for may still enter (the escape), anything else waits.
+  EXPECT_FALSE(b.admit(10, 256, false));
+  EXPECT_TRUE(b.admit(10, 256, true));
+  EXPECT_EQ(b.staged(), 768u);
+  EXPECT_EQ(b.high_water_mark(), 768u);
+  // Once a reduction is pending, its free is the way out: no escape.
+  b.free_at(100, 512);
+  EXPECT_FALSE(b.admit(20, 256, true));
+  EXPECT_EQ(b.next_free(), 100);
+  EXPECT_TRUE(b.admit(100, 256, false));  // the free applied at 100
+  EXPECT_EQ(b.staged(), 512u);
+  EXPECT_EQ(b.next_free(), packet::kNever);
+}
+
+TEST(PacketTimeline, RebinningKeepsBusyTime) {
+  packet::Timeline t;
+  t.init(4, 1);
+  t.add(0, 0, 500);        // bin 0 of 1 ns bins
+  t.add(0, 3500, 400);     // bin 3
+  EXPECT_EQ(t.bin(), 1000);
+  t.add(0, 9000, 1000);    // past 4 ns: bins double twice to 4 ns
+  EXPECT_EQ(t.bin(), 4000);
+  EXPECT_DOUBLE_EQ(t.utilisation(0, 0), 900.0 / 4000);
+  EXPECT_DOUBLE_EQ(t.utilisation(0, 2), 1000.0 / 4000);
+  EXPECT_EQ(t.used(10000), 3);
+}
+
+// ---------------------------------------------------------------- engine-level closed forms
+
+Config preset(const std::string& name, std::initializer_list<const char*> sets = {}) {
+  Config c = load_preset(name);
+  for (const char* s : sets) apply_assignment(c, s);
+  return c;
+}
+
+Schedule empty_schedule(const Config& c, std::uint64_t elems) {
+  Schedule s;
+  s.algorithm = "test";
+  s.gpus = c.fabric.gpus;
+  s.topology = c.fabric.topology;
+  s.planes = c.fabric.topology == Topology::Star ? c.fabric.planes : 0;
+  s.dtype = DType::Bf16;
+  s.elems = elems;
+  s.bytes = 2 * elems;
+  return s;
+}
+
+// A copy of `elems` bf16 elements from accelerator `from` to each of `to`, through plane 0 (star).
+StepId add_write(Schedule& s, int from, std::initializer_list<int> to, std::uint64_t elems) {
+  Step w;
+  w.kind = StepKind::Write;
+  w.initiator = from;
+  w.via = s.topology == Topology::Star ? s.switch_node(0) : kDirect;
+  w.op = DataOp::Copy;
+  w.srcs = {{s.add_buffer({"in", from, elems, Format::Bf16}), 0, elems}};
+  for (int d : to) w.dsts.push_back({s.add_buffer({"out", d, elems, Format::Bf16}), 0, elems});
+  return s.add(w);
+}
+
+double fixed_ns(const Config& c, const Schedule& s, StepId i) {
+  return step_cost(c, s, resource_map(s), s.steps[i]).fixed_ns;
+}
+
+// One full packet's time on the wire: payload + header at the raw rate plus the
+// efficiency gap, i.e. payload / (raw x efficiency).
+double packet_ns(const Config& c, double raw_GBps) {
+  return static_cast<double>(c.packet.payload_bytes) / (raw_GBps * c.links.efficiency);
+}
+
+const packet::LinkReport* link(const packet::Stats& st, const std::string& name) {
+  for (const auto& l : st.links)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+TEST(PacketEngineClosedForm, AWriteTakesItsPacketsBackToBackPlusTwoLinksAndTheSwitch) {
+  Config c = preset("hgx-h200-8", {"fabric.planes=1"});
+  Schedule s = empty_schedule(c, 32768);  // 64 KiB: 256 packets of 256 B
+  const StepId w = add_write(s, 0, {1}, 32768);
+  packet::Run r = packet::run(c, s);
+  const double n = 256, ser = packet_ns(c, c.links.bandwidth_GBps);
+  const double want = fixed_ns(c, s, w) + n * ser + 2 * c.links.latency_ns + c.sw.latency_ns;
+  EXPECT_NEAR(r.steps[w].finish_ns, want, 0.002);  // whole ps: within two roundings
+  const auto* up = link(r.stats, "r0->sw0");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->packets, 256u);
+  EXPECT_EQ(up->payload_bytes, 65536u);
+  EXPECT_EQ(up->wire_bytes, 65536u + 256u * c.packet.header_bytes);
+  EXPECT_NEAR(up->busy_ns, n * ser, 0.001);
+}
+
+TEST(PacketEngineClosedForm, CreditsBlockSendersWhenTheInputPortIsFullAndReleaseThem) {
+  // Accelerators 0 and 1 write 512 KiB each to accelerator 2 through one plane.
+  // With 128 KiB port buffers a lone sender could run at 128 KiB per link
+  // latency, more than its half of the downlink to 2, and the output queue
+  // covers the switch crossing (369 GB/s x 200 ns = 74 KB): that downlink is
+  // the bottleneck, its output queue fills, the input ports behind it fill, and
+  // the senders run out of credits until the downlink drains.
+  auto run = [](const char* port) {
+    Config c = preset("hgx-h200-8", {"fabric.planes=1"});
+    apply_assignment(c, port);
+    Schedule s = empty_schedule(c, 262144);
+    add_write(s, 0, {2}, 262144);
+    add_write(s, 1, {2}, 262144);
+    return std::make_tuple(c, s, packet::run(c, s));
+  };
+  const auto [c, s, small] = run("packet.port_buffer_bytes=128K");
+  const double ser = packet_ns(c, c.links.bandwidth_GBps);
+  // The downlink carries both writes back to back from the first packet's arrival.
+  const double want = fixed_ns(c, s, 0) + 4096 * ser + 2 * c.links.latency_ns + c.sw.latency_ns;
+  const double got = std::max(small.steps[0].finish_ns, small.steps[1].finish_ns);
+  EXPECT_NEAR(got, want, 0.01);
+  for (const char* name : {"r0->sw0", "r1->sw0"}) {
+    const auto* l = link(small.stats, name);
+    ASSERT_NE(l, nullptr);
+    EXPECT_GT(l->credit_stall_ns, 100.0) << name << ": the full port blocks the sender";
+    EXPECT_EQ(l->packets, 2048u) << name << ": and releases it until all is sent";
+  }
+  for (const auto& p : small.stats.switch_ports)
+    if (p.input) EXPECT_LE(p.peak_queue_bytes, 128u << 10) << p.name << ": credits bound the input port";
+  EXPECT_NEAR(link(small.stats, "sw0->r2")->busy_ns, 4096 * ser, 0.001);
+  // With room for everything nobody stalls, and the downlink still sets the time.
+  const auto [c2, s2, big] = run("packet.port_buffer_bytes=4M");
+  EXPECT_EQ(link(big.stats, "r0->sw0")->credit_stall_ns, 0.0);
+  EXPECT_NEAR(std::max(big.steps[0].finish_ns, big.steps[1].finish_ns), got, 0.01);
+}
+
+TEST(PacketEngineClosedForm, AMulticastIsReplicatedInTheSwitch) {
+  Config c = preset("hgx-h200-8", {"fabric.planes=1"});
+  Schedule s = empty_schedule(c, 32768);
+  const StepId w = add_write(s, 0, {1, 2, 3, 4}, 32768);
+  packet::Run r = packet::run(c, s);
+  // The sender puts each packet on its link once; the switch copies it to four ports.
+  EXPECT_EQ(r.stats.packets, 256u);
+  EXPECT_EQ(r.stats.packet_hops, 5u * 256u);
+  EXPECT_EQ(link(r.stats, "r0->sw0")->payload_bytes, 65536u);
+  for (const char* d : {"sw0->r1", "sw0->r2", "sw0->r3", "sw0->r4"})
+    EXPECT_EQ(link(r.stats, d)->payload_bytes, 65536u) << d;
+  EXPECT_EQ(link(r.stats, "sw0->r5")->payload_bytes, 0u);
+  const double ser = packet_ns(c, c.links.bandwidth_GBps);
+  EXPECT_NEAR(r.steps[w].finish_ns, fixed_ns(c, s, w) + 256 * ser + 2 * c.links.latency_ns + c.sw.latency_ns, 0.002);
+}
+
+TEST(PacketEngineClosedForm, IsaBufferSmallerThanOneReductionGroupEscapesTheDeadlock) {
+  // A reduction group is one packet from each of 8 accelerators (8 x 256 B); a
+  // buffer of one packet can never hold a whole group, so without the escape
+  // (the group the reducer waits for always gets in) the run would deadlock.
+  Config c = preset("hgx-h200-8", {"fabric.planes=1", "switch.isa.buffer_bytes=256", "switch.isa.regulation=none",
+                                   "switch.isa.waves=1"});
+  const Schedule s = compile(c, "scin", Collective{256u << 10, DType::Bf16});
+  packet::Run r = packet::run(c, s);
+  ASSERT_EQ(r.stats.isa.size(), 1u);
+  std::uint64_t group = 0;  // bytes of one reduction group: a packet from each source of the ISA's reads
+  for (const auto& st : s.steps)
+    if (st.kind == StepKind::Read && s.is_switch(st.initiator))
+    {
+      std::uint64_t g = 0;
+      for (const auto& r : st.srcs) g += std::min<std::uint64_t>(c.packet.payload_bytes, region_bytes(s, r));
+      group = std::max(group, g);
+    }
+  ASSERT_GT(group, c.sw.isa.buffer_bytes);
+  EXPECT_EQ(r.stats.isa[0].buffer_hwm_bytes, group) << "the escape admits one whole group at a time";
+  EXPECT_GT(r.result.time_ns, run_analytic(c, s).time_ns);  // slower than an ample buffer, but it finishes
+}
+
+TEST(PacketEngineClosedForm, AMeshReadIsRequestLatencyMemoryThenResponsesBackToBack) {
+  Config c = preset("mesh-8");
+  Schedule s = empty_schedule(c, 32768);
+  Step rd;
+  rd.kind = StepKind::Read;
+  rd.initiator = 0;
+  rd.via = kDirect;
+  rd.op = DataOp::Copy;
+  rd.srcs = {{s.add_buffer({"remote", 3, 32768, Format::Bf16}), 0, 32768}};
+  rd.dsts = {{s.add_buffer({"local", 0, 32768, Format::Bf16}), 0, 32768}};
+  const StepId i = s.add(rd);
+  packet::Run r = packet::run(c, s);
+  // Each peer link has 1/(N-1) of the bandwidth; the responses come over r3->r0.
+  const double ser = packet_ns(c, c.links.bandwidth_GBps / (c.fabric.gpus - 1));
+  const double want = fixed_ns(c, s, i) + c.links.latency_ns + c.accelerator.mem_latency_ns + 256 * ser +
+                      c.links.latency_ns;
+  EXPECT_NEAR(r.steps[i].finish_ns, want, 0.002);
+  EXPECT_EQ(link(r.stats, "r3->r0")->payload_bytes, 65536u);
+  EXPECT_EQ(link(r.stats, "r0->r3")->payload_bytes, 0u);  // requests are control messages
+  EXPECT_EQ(r.result.max_link_bytes, 65536.0);
+}
+
+TEST(PacketStats, TypedStatisticsAreWhatTheJsonCarries) {
+  Config c = preset("hgx-h200-8", {"packet.payload_bytes=4096", "packet.timeline_samples=16"});
+  packet::Run r = packet::run(c, compile(c, "scin", Collective{4u << 20, DType::Bf16}));
+  const auto& x = r.result.extra;
+  EXPECT_EQ(x["events"].get<std::uint64_t>(), r.stats.events);
+  EXPECT_EQ(x["packet_hops"].get<std::uint64_t>(), r.stats.packet_hops);
+  ASSERT_EQ(x["links"].size(), r.stats.links.size());
+  for (std::size_t k = 0; k < r.stats.links.size(); ++k) {
+    EXPECT_EQ(x["links"][k]["name"], r.stats.links[k].name);
+    EXPECT_EQ(x["links"][k]["payload_bytes"].get<std::uint64_t>(), r.stats.links[k].payload_bytes);
+  }
+  EXPECT_EQ(x["timeline"]["samples"].get<int>(), r.stats.timeline.samples);
+  EXPECT_GT(r.stats.events, 0u);
+  EXPECT_EQ(r.stats.stale_events + 0, x["stale_events"].get<std::uint64_t>());
+}
+
+}  // namespace
+}  // namespace scin

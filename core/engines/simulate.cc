@@ -42,17 +42,28 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
     out.schedule = compile(cfg, algo, c);
     return out;
   }
+  // The ring's steps are the same for every protocol (only their costs differ):
+  // compile once and re-target the protocol for each trial.
+  const bool retarget = algo == Algorithm::Ring;
+  Config trial = cfg;
+  trial.ring.protocol = RingProtocol::LL;
+  Schedule candidate;
+  if (retarget) candidate = compile(trial, algo, c);
   for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
-    Config trial = cfg;
     trial.ring.protocol = p;
-    Schedule candidate = compile(trial, algo, c);
+    if (retarget) set_ring_protocol(candidate, p);
+    else candidate = compile(trial, algo, c);
     AnalyticResult a = run_analytic(trial, candidate, ctx);
     if (!out.have_analytic || a.time_ns < out.analytic.time_ns) {
       out.analytic = std::move(a);
-      out.schedule = std::move(candidate);
       out.cfg.ring.protocol = p;
       out.have_analytic = true;
+      if (!retarget) out.schedule = std::move(candidate);
     }
+  }
+  if (retarget) {
+    set_ring_protocol(candidate, out.cfg.ring.protocol);
+    out.schedule = std::move(candidate);
   }
   return out;
 }

@@ -49,11 +49,12 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
   trial.ring.protocol = RingProtocol::LL;
   Schedule candidate;
   if (retarget) candidate = compile(trial, algo, c);
+  AnalyticWorkspace ws;  // one working memory for the three runs
   for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
     trial.ring.protocol = p;
     if (retarget) set_ring_protocol(candidate, p);
     else candidate = compile(trial, algo, c);
-    AnalyticResult a = run_analytic(trial, candidate, ctx);
+    AnalyticResult a = run_analytic(trial, candidate, ctx, ws);
     if (!out.have_analytic || a.time_ns < out.analytic.time_ns) {
       out.analytic = std::move(a);
       out.cfg.ring.protocol = p;

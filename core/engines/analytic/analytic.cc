@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <queue>
 
 #include "base/error.h"
 
@@ -29,6 +28,11 @@ bool planes_alike(const Schedule& s) {
 }  // namespace
 
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx) {
+  AnalyticWorkspace ws;
+  return run_analytic(cfg, s, ctx, ws);
+}
+
+AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws) {
   const ResourceMap rm = resource_map(s);
   const std::size_t n = s.steps.size();
   AnalyticResult res;
@@ -36,16 +40,20 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   if (n == 0) return res;
 
   // Successors in one flat array (CSR) and remaining-dependency counts.
-  std::vector<std::uint32_t> succ_first(n + 1, 0);
-  std::vector<int> pending(n, 0);
+  auto& succ_first = ws.succ_first;
+  succ_first.assign(n + 1, 0);
+  auto& pending = ws.pending;
+  pending.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     pending[i] = static_cast<int>(s.steps[i].deps.size());
     for (StepId d : s.steps[i].deps) ++succ_first[d + 1];
   }
   for (std::size_t i = 0; i < n; ++i) succ_first[i + 1] += succ_first[i];
-  std::vector<StepId> succ(succ_first[n]);
+  auto& succ = ws.succ;
+  succ.resize(succ_first[n]);
   {
-    std::vector<std::uint32_t> fill(succ_first.begin(), succ_first.end() - 1);
+    auto& fill = ws.fill;
+    fill.assign(succ_first.begin(), succ_first.end() - 1);
     for (std::size_t i = 0; i < n; ++i)
       for (StepId d : s.steps[i].deps) succ[fill[d]++] = static_cast<StepId>(i);
   }
@@ -60,9 +68,11 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   // Step costs are computed when a step is taken (one reused StepCost, no
   // per-step allocation) and again for the steps of the critical path only;
   // the use records are appended in the order steps are taken.
-  struct Use { double start = 0, end = 0; StepId holder = kNoStep; int holder_use = -1; };
-  std::vector<std::size_t> first_use(n, 0);
-  std::vector<Use> uses;
+  using Use = AnalyticWorkspace::Use;
+  auto& first_use = ws.first_use;
+  first_use.assign(n, 0);
+  auto& uses = ws.uses;
+  uses.clear();
   uses.reserve(n * 2);
   // A resource's reservations, sorted and disjoint. A use takes the earliest
   // gap at or after its ready time that is long enough: a unit or port serves
@@ -72,13 +82,21 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   // its step's r, so reservations that end by the current r can never be
   // queued behind again: `head` skips them and the list is compacted, which
   // keeps each list as short as the reservations still ahead.
-  struct Busy { double start, end; StepId step; int use; };
-  struct Queue { std::vector<Busy> v; std::size_t head = 0; };
-  std::vector<Queue> resources(static_cast<std::size_t>(rm.count()));
-  std::vector<double> ready(n, 0);
-  std::vector<StepId> bound_dep(n, kNoStep);
-  std::vector<int> bound_use(n, -1);  // the use that ended last (-1: none)
-  StepCost c;
+  using Busy = AnalyticWorkspace::Busy;
+  using Queue = AnalyticWorkspace::Queue;
+  auto& resources = ws.resources;
+  resources.resize(static_cast<std::size_t>(rm.count()));
+  for (Queue& qu : resources) {
+    qu.v.clear();
+    qu.head = 0;
+  }
+  auto& ready = ws.ready;
+  ready.assign(n, 0);
+  auto& bound_dep = ws.bound_dep;
+  bound_dep.assign(n, kNoStep);
+  auto& bound_use = ws.bound_use;
+  bound_use.assign(n, -1);  // the use that ended last (-1: none)
+  StepCost& c = ws.cost;
   const bool one_plane = planes_alike(s);
   const int planes = rm.planes;
   auto cost = [&](StepId i) {
@@ -92,16 +110,21 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   };
 
   using Item = std::pair<double, StepId>;  // (ready time, index): FCFS at resources, ties by order
-  std::vector<Item> heap_storage;
-  heap_storage.reserve(std::min<std::size_t>(n, 1 << 16));
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> q(std::greater<Item>{}, std::move(heap_storage));
+  auto& heap = ws.heap;
+  heap.clear();
+  const auto later = std::greater<Item>{};
+  auto push = [&](double t, StepId i) {
+    heap.emplace_back(t, i);
+    std::push_heap(heap.begin(), heap.end(), later);
+  };
   for (std::size_t i = 0; i < n; ++i)
-    if (pending[i] == 0) q.emplace(0.0, static_cast<StepId>(i));
+    if (pending[i] == 0) push(0.0, static_cast<StepId>(i));
 
   std::size_t done = 0;
-  while (!q.empty()) {
-    auto [r, i] = q.top();
-    q.pop();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const auto [r, i] = heap.back();
+    heap.pop_back();
     if ((++done & 0xfff) == 0) {
       ctx.check();
       ctx.report(static_cast<double>(done) / static_cast<double>(n));
@@ -189,7 +212,7 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
     for (std::uint32_t k = succ_first[i]; k < succ_first[i + 1]; ++k) {
       const StepId nx = succ[k];
       ready[nx] = std::max(ready[nx], res.steps[i].finish_ns);
-      if (--pending[nx] == 0) q.emplace(ready[nx], nx);
+      if (--pending[nx] == 0) push(ready[nx], nx);
     }
   }
   if (done != n) throw Error(fmt::format("schedule {}: dependency cycle", s.algorithm));

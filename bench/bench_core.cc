@@ -4,6 +4,7 @@
 
 #include "fabric/preset.h"
 #include "engines/simulate.h"
+#include "schedule/algorithms.h"
 
 namespace {
 
@@ -41,8 +42,39 @@ void BM_DefaultRun(benchmark::State& state) {
   state.counters["points"] = static_cast<double>(sizes.size() * algos.size());
 }
 
+// Scaling in GPUs: one 1 GiB point (compile + evaluate) on hgx-h200-8 with
+// fabric.gpus = state.range(0). Target: linear in GPUs, < 100 ms at 1024.
+void BM_AnalyticScale(benchmark::State& state, const char* algo) {
+  scin::Config cfg = scin::load_preset("hgx-h200-8");
+  cfg.fabric.gpus = static_cast<int>(state.range(0));
+  const std::uint64_t bytes = std::uint64_t{1} << 30;
+  for (auto _ : state) benchmark::DoNotOptimize(scin::simulate(cfg, algo, {bytes, scin::DType::Bf16}).time_ns);
+  state.counters["gpus"] = static_cast<double>(state.range(0));
+}
+
+// Schedule compilation alone (the IR every engine consumes), 1 GiB.
+void BM_Compile(benchmark::State& state, const char* algo) {
+  scin::Config cfg = scin::load_preset("hgx-h200-8");
+  cfg.fabric.gpus = static_cast<int>(state.range(0));
+  if (cfg.ring.protocol == scin::RingProtocol::Auto) cfg.ring.protocol = scin::RingProtocol::Simple;
+  const scin::Algorithm id = scin::parse_algorithm(algo);
+  const std::uint64_t bytes = std::uint64_t{1} << 30;
+  std::size_t steps = 0;
+  for (auto _ : state) {
+    steps = scin::compile(cfg, id, {bytes, scin::DType::Bf16}).steps.size();
+    benchmark::DoNotOptimize(steps);
+  }
+  state.counters["steps"] = static_cast<double>(steps);
+}
+
 }  // namespace
 
+BENCHMARK_CAPTURE(BM_AnalyticScale, ring, "ring")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticScale, nvls, "nvls")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticScale, scin, "scin")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Compile, ring, "ring")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Compile, nvls, "nvls")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Compile, scin, "scin")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Analytic, ring, "ring")->Arg(8)->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Analytic, nvls, "nvls")->Arg(8)->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Analytic, scin, "scin")->Arg(8)->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);

@@ -440,12 +440,15 @@ double get_param_number(const Config& cfg, std::string_view path) {
 }
 
 void validate(const Config& cfg) {
+  // One pass over the registry (O(P)): each parameter is read once through its own getter.
   for (const auto& p : params()) {
+    if (p.type != ParamType::Int && p.type != ParamType::Real) continue;
     ParamValue v = p.get(cfg);
-    if (p.type == ParamType::Int || p.type == ParamType::Real) {
-      double x = get_param_number(cfg, p.path);
-      if (!std::isfinite(x) || x < p.min || x > p.max) range_error(p, format_value(p, v));
-    }
+    double x = 0;
+    if (auto* i = std::get_if<std::int64_t>(&v)) x = static_cast<double>(*i);
+    else if (auto* d = std::get_if<double>(&v)) x = *d;
+    else x = get_param_number(cfg, p.path);
+    if (!std::isfinite(x) || x < p.min || x > p.max) range_error(p, format_value(p, v));
   }
   if (cfg.fabric.topology == Topology::Mesh && cfg.fabric.planes != 1)
     throw Error(fmt::format("fabric.planes: a mesh has no switch planes; set 1 (got {})", cfg.fabric.planes));

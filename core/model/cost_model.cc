@@ -142,15 +142,13 @@ struct Ctx {
     }
   }
 
-  // Planes a transfer crossing `via` uses, each carrying an equal share.
-  std::vector<int> planes_of(NodeId via) const {
-    std::vector<int> out;
-    if (via == kAllPlanes) {
-      for (int p = 0; p < rm.planes; ++p) out.push_back(p);
-    } else if (via >= s.gpus) {
-      out.push_back(via - s.gpus);
-    }
-    return out;
+  // Planes a transfer crossing `via` uses, each carrying an equal share:
+  // [first, first + count) (no allocation: this runs per source of every step).
+  struct Planes { int first = 0, count = 0; };
+  Planes planes_of(NodeId via) const {
+    if (via == kAllPlanes) return {0, rm.planes};
+    if (via >= s.gpus) return {via - s.gpus, 1};
+    return {};
   }
 
   void egress(NodeId gpu, NodeId via, NodeId peer, double bytes, double factor) {
@@ -159,14 +157,16 @@ struct Ctx {
       use(rm.egress(gpu, peer), bytes, rate, Term::Serialisation);
       return;
     }
-    auto ps = planes_of(via);
-    for (int p : ps) use(rm.egress(gpu, p), bytes / static_cast<double>(ps.size()), rate, Term::Serialisation);
+    const Planes ps = planes_of(via);
+    for (int p = ps.first; p < ps.first + ps.count; ++p)
+      use(rm.egress(gpu, p), bytes / static_cast<double>(ps.count), rate, Term::Serialisation);
   }
 
   void ingress(NodeId gpu, NodeId via, double bytes, double factor) {
     const double rate = port_payload_GBps(cfg, s, factor);
-    auto ps = planes_of(via);
-    for (int p : ps) use(rm.ingress(gpu, p), bytes / static_cast<double>(ps.size()), rate, Term::Serialisation);
+    const Planes ps = planes_of(via);
+    for (int p = ps.first; p < ps.first + ps.count; ++p)
+      use(rm.ingress(gpu, p), bytes / static_cast<double>(ps.count), rate, Term::Serialisation);
   }
 };
 
@@ -281,6 +281,15 @@ void compute_cost(Ctx& x, const Step& st) {
 
 StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st) {
   StepCost c;
+  step_cost(cfg, s, rm, st, c);
+  return c;
+}
+
+void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c) {
+  std::vector<ResourceUse> keep = std::move(c.uses);  // its capacity: engines reuse one StepCost
+  keep.clear();
+  c = StepCost{};
+  c.uses = std::move(keep);
   Ctx x{cfg, s, rm, c};
   const AcceleratorSpec& acc = cfg.accelerator;
   const IsaSpec& isa = cfg.sw.isa;
@@ -313,7 +322,6 @@ StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, 
     case StepKind::Read: read_cost(x, st); break;
     case StepKind::Compute: compute_cost(x, st); break;
   }
-  return c;
 }
 
 }  // namespace scin

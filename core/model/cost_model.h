@@ -73,6 +73,9 @@ struct StepCost {
 };
 
 StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st);
+/// The same, into `out` (reset first; its uses keep their capacity, so a caller
+/// that costs many steps with one StepCost allocates once).
+void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& out);
 
 // ------------------------------------------------------------ rates
 

@@ -136,6 +136,14 @@ Schedule compile(const Config& cfg, const std::string& algo, const Collective& c
   return compile(cfg, parse_algorithm(algo), c);
 }
 
+void set_ring_protocol(Schedule& s, RingProtocol p) {
+  if (s.algorithm != "ring") throw Error(fmt::format("set_ring_protocol: schedule {} is not the ring", s.algorithm));
+  if (p == RingProtocol::Auto) throw Error("ring.protocol: set_ring_protocol() needs a concrete protocol");
+  s.variant = to_string(p);
+  for (Step& st : s.steps)
+    if (st.ring_step) st.protocol = p;
+}
+
 int dtype_bytes(DType t) { return t == DType::Fp32 ? 4 : 2; }
 
 std::uint64_t element_count(std::uint64_t bytes, DType dtype) {

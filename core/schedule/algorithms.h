@@ -72,6 +72,12 @@ std::vector<std::string> supported_algorithms(const Config& cfg);
 Schedule compile(const Config& cfg, Algorithm algo, const Collective& c);
 Schedule compile(const Config& cfg, const std::string& algo, const Collective& c);
 
+/// Re-targets a schedule compiled for the ring to ring protocol `p` (not Auto):
+/// the ring's steps do not depend on its protocol, only their costs do, so
+/// this equals compile() with `p` without rebuilding the steps (simulate()
+/// compares the protocols on one schedule). Throws Error for other algorithms.
+void set_ring_protocol(Schedule& s, RingProtocol p);
+
 /// Elements per rank of a message of `bytes` in `dtype` (bytes must be a
 /// positive multiple of the element size).
 std::uint64_t element_count(std::uint64_t bytes, DType dtype);

@@ -42,6 +42,8 @@ void build_nvls(Builder& b) {
     for (int c = 0; c < chunks; ++c) {
       Span span = sub(shards[i], pieces[c]);
       std::vector<Region> srcs, dsts;
+      srcs.reserve(static_cast<std::size_t>(n));
+      dsts.reserve(static_cast<std::size_t>(n));
       for (int j = 0; j < n; ++j) {
         srcs.push_back(at(s.input[j], span));
         dsts.push_back(at(s.output[j], span));
@@ -137,6 +139,8 @@ void build_scin(Builder& b, bool inq) {
       Span local = waves[w];             // offsets within the stripe (= within acc)
       Span global = sub(stripe, local);  // offsets within the message
       std::vector<Region> srcs, dsts;
+      srcs.reserve(static_cast<std::size_t>(n));
+      dsts.reserve(static_cast<std::size_t>(n));
       for (int j = 0; j < n; ++j) {
         srcs.push_back(at(inq ? qin[j] : s.input[j], global));
         dsts.push_back(at(inq ? qout[j] : s.output[j], global));

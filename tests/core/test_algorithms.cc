@@ -120,3 +120,39 @@ TEST(Algorithms, TinyMessagesSmallerThanTheRankCount) {
     EXPECT_GE(link_bytes(s).max_link_bytes(), 1.0) << algo;
   }
 }
+
+// simulate() compares ring protocols on one schedule re-targeted with
+// set_ring_protocol(): that must equal compiling each protocol afresh.
+TEST(Algorithms, RingRetargetedToAProtocolEqualsItsCompile) {
+  for (int n : {2, 3, 8}) {
+    for (std::uint64_t bytes : {8ull, 1000ull, 3ull << 20}) {
+      Config c = star(n, 2);
+      c.ring.protocol = RingProtocol::LL;
+      Schedule moved = compile(c, "ring", {bytes, DType::Bf16});
+      for (RingProtocol p : {RingProtocol::LL128, RingProtocol::Simple, RingProtocol::LL}) {
+        c.ring.protocol = p;
+        const Schedule fresh = compile(c, "ring", {bytes, DType::Bf16});
+        set_ring_protocol(moved, p);
+        EXPECT_EQ(moved.variant, fresh.variant);
+        ASSERT_EQ(moved.steps.size(), fresh.steps.size());
+        for (std::size_t i = 0; i < fresh.steps.size(); ++i) {
+          const Step& a = moved.steps[i];
+          const Step& b = fresh.steps[i];
+          ASSERT_EQ(a.kind, b.kind) << i;
+          ASSERT_EQ(a.protocol, b.protocol) << i;
+          ASSERT_EQ(a.ring_step, b.ring_step) << i;
+          ASSERT_EQ(a.deps, b.deps) << i;
+          ASSERT_EQ(a.label, b.label) << i;
+          ASSERT_EQ(a.srcs.size(), b.srcs.size()) << i;
+          for (std::size_t k = 0; k < a.srcs.size(); ++k) {
+            EXPECT_EQ(a.srcs[k].buffer, b.srcs[k].buffer);
+            EXPECT_EQ(a.srcs[k].offset, b.srcs[k].offset);
+            EXPECT_EQ(a.srcs[k].count, b.srcs[k].count);
+          }
+        }
+      }
+    }
+  }
+  Schedule other = compile(star(4), "one-shot", {4096, DType::Bf16});
+  EXPECT_THROW(set_ring_protocol(other, RingProtocol::LL), Error);
+}

@@ -159,3 +159,28 @@ TEST(Analytic, SimulateRejectsBadInput) {
   EXPECT_THROW(size_range(8, 16, 1), Error);
   EXPECT_EQ(size_range(8, 64, 2), (std::vector<std::uint64_t>{8, 16, 32, 64}));
 }
+
+// simulate() skips timing a ring protocol whose lower bound exceeds the best
+// time found: the choice must be the one timing every protocol gives.
+TEST(Analytic, RingAutoChoosesTheFastestProtocolAsTimingAllThree) {
+  for (int n : {2, 5, 8, 16}) {
+    Config c = load_preset("hgx-h200-8");
+    c.fabric.gpus = n;
+    for (std::uint64_t bytes = 64; bytes <= (1ull << 30); bytes *= 8) {
+      c.ring.protocol = RingProtocol::Auto;
+      const SimResult chosen = simulate(c, "ring", {bytes, DType::Bf16}, "analytic");
+      double best = 0;
+      std::string best_variant;
+      for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
+        c.ring.protocol = p;
+        const SimResult r = simulate(c, "ring", {bytes, DType::Bf16}, "analytic");
+        if (best_variant.empty() || r.time_ns < best) {
+          best = r.time_ns;
+          best_variant = r.variant;
+        }
+      }
+      EXPECT_EQ(chosen.variant, best_variant) << n << " GPUs, " << bytes << " B";
+      EXPECT_EQ(chosen.time_ns, best) << n << " GPUs, " << bytes << " B";
+    }
+  }
+}

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <queue>
 
 #include "base/error.h"
 
@@ -10,24 +9,54 @@ namespace scin {
 
 // ------------------------------------------------------------ the engine
 
+namespace {
+
+// True if every switch plane carries the same share of every transfer (all
+// accelerator traffic crosses kAllPlanes; nothing addresses one plane or is
+// issued by a switch): then the port queues of all planes evolve identically
+// and costing plane 0 alone gives the same times, to the last bit.
+bool planes_alike(const Schedule& s) {
+  if (s.topology != Topology::Star || s.planes <= 1) return false;
+  for (const Step& st : s.steps) {
+    if (st.kind != StepKind::Write && st.kind != StepKind::Read) continue;
+    if (s.is_switch(st.initiator)) return false;
+    if (st.via != kAllPlanes && st.via != kNoNode) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx) {
+  AnalyticWorkspace ws;
+  return run_analytic(cfg, s, ctx, ws);
+}
+
+AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws) {
   const ResourceMap rm = resource_map(s);
   const std::size_t n = s.steps.size();
   AnalyticResult res;
   res.steps.resize(n);
   if (n == 0) return res;
 
-  std::vector<StepCost> costs(n);
-  for (std::size_t i = 0; i < n; ++i) costs[i] = step_cost(cfg, s, rm, s.steps[i]);
-
-  // Successor lists and remaining-dependency counts.
-  std::vector<std::vector<StepId>> succ(n);
-  std::vector<int> pending(n, 0);
-  for (std::size_t i = 0; i < n; ++i)
-    for (StepId d : s.steps[i].deps) {
-      succ[d].push_back(static_cast<StepId>(i));
-      ++pending[i];
-    }
+  // Successors in one flat array (CSR) and remaining-dependency counts.
+  auto& succ_first = ws.succ_first;
+  succ_first.assign(n + 1, 0);
+  auto& pending = ws.pending;
+  pending.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    pending[i] = static_cast<int>(s.steps[i].deps.size());
+    for (StepId d : s.steps[i].deps) ++succ_first[d + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) succ_first[i + 1] += succ_first[i];
+  auto& succ = ws.succ;
+  succ.resize(succ_first[n]);
+  {
+    auto& fill = ws.fill;
+    fill.assign(succ_first.begin(), succ_first.end() - 1);
+    for (std::size_t i = 0; i < n; ++i)
+      for (StepId d : s.steps[i].deps) succ[fill[d]++] = static_cast<StepId>(i);
+  }
 
   // Each resource is a FCFS queue: a step's use of it starts once the step is
   // ready (deps finished, fixed cost paid) and the previous user is done. The
@@ -36,34 +65,73 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   // ended and the latency has passed.
   // A use's holder is the reservation it queued behind, or for a unit fed by
   // the step's transfers (holder = the step itself), the transfer that fed it last.
-  struct Use { double start = 0, end = 0; StepId holder = kNoStep; int holder_use = -1; };
-  std::vector<std::size_t> first_use(n + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) first_use[i + 1] = first_use[i] + costs[i].uses.size();
-  std::vector<Use> uses(first_use[n]);
+  // Step costs are computed when a step is taken (one reused StepCost, no
+  // per-step allocation) and again for the steps of the critical path only;
+  // the use records are appended in the order steps are taken.
+  using Use = AnalyticWorkspace::Use;
+  auto& first_use = ws.first_use;
+  first_use.assign(n, 0);
+  auto& uses = ws.uses;
+  uses.clear();
+  uses.reserve(n * 2);
   // A resource's reservations, sorted and disjoint. A use takes the earliest
   // gap at or after its ready time that is long enough: a unit or port serves
   // whoever is ready while reservations made for later data wait (backfilling),
   // which is what lets a multicast use a port between chunks of reads.
-  struct Busy { double start, end; StepId step; int use; };
-  std::vector<std::vector<Busy>> resources(static_cast<std::size_t>(rm.count()));
-  std::vector<double> ready(n, 0), occ_end(n, 0);
-  std::vector<StepId> bound_dep(n, kNoStep);
-  std::vector<int> bound_use(n, -1);  // the use that ended last (-1: none)
+  // Steps are taken in order of ready time r, and every use starts at or after
+  // its step's r, so reservations that end by the current r can never be
+  // queued behind again: `head` skips them and the list is compacted, which
+  // keeps each list as short as the reservations still ahead.
+  using Busy = AnalyticWorkspace::Busy;
+  using Queue = AnalyticWorkspace::Queue;
+  auto& resources = ws.resources;
+  resources.resize(static_cast<std::size_t>(rm.count()));
+  for (Queue& qu : resources) {
+    qu.v.clear();
+    qu.head = 0;
+  }
+  auto& ready = ws.ready;
+  ready.assign(n, 0);
+  auto& bound_dep = ws.bound_dep;
+  bound_dep.assign(n, kNoStep);
+  auto& bound_use = ws.bound_use;
+  bound_use.assign(n, -1);  // the use that ended last (-1: none)
+  StepCost& c = ws.cost;
+  const bool one_plane = planes_alike(s);
+  const int planes = rm.planes;
+  auto cost = [&](StepId i) {
+    step_cost(cfg, s, rm, s.steps[i], c);
+    if (!one_plane) return;
+    // Keep the plane-0 copy of each port use: the other planes' queues see the
+    // same uses at the same times, so they end at the same instants.
+    auto keep = std::remove_if(c.uses.begin(), c.uses.end(),
+                               [planes](const ResourceUse& u) { return is_port(u.kind) && u.resource % planes != 0; });
+    c.uses.erase(keep, c.uses.end());
+  };
 
   using Item = std::pair<double, StepId>;  // (ready time, index): FCFS at resources, ties by order
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> q;
+  auto& heap = ws.heap;
+  heap.clear();
+  const auto later = std::greater<Item>{};
+  auto push = [&](double t, StepId i) {
+    heap.emplace_back(t, i);
+    std::push_heap(heap.begin(), heap.end(), later);
+  };
   for (std::size_t i = 0; i < n; ++i)
-    if (pending[i] == 0) q.emplace(0.0, static_cast<StepId>(i));
+    if (pending[i] == 0) push(0.0, static_cast<StepId>(i));
 
   std::size_t done = 0;
-  while (!q.empty()) {
-    auto [r, i] = q.top();
-    q.pop();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const auto [r, i] = heap.back();
+    heap.pop_back();
     if ((++done & 0xfff) == 0) {
       ctx.check();
       ctx.report(static_cast<double>(done) / static_cast<double>(n));
     }
-    const StepCost& c = costs[i];
+    cost(i);
+    first_use[i] = uses.size();
+    uses.resize(uses.size() + c.uses.size());
     const double t0 = r + c.fixed_ns;
     double end = t0;
     double fed_end = t0;  // when the step's transfers have delivered everything
@@ -73,7 +141,13 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
       Use& rec = uses[first_use[i] + k];
       rec.start = rec.end = t0;
       if (u.amount_bytes <= 0) continue;
-      auto& busy = resources[static_cast<std::size_t>(u.resource)];
+      Queue& qu = resources[static_cast<std::size_t>(u.resource)];
+      auto& busy = qu.v;
+      while (qu.head < busy.size() && busy[qu.head].end <= r) ++qu.head;
+      if (qu.head >= 64 && 2 * qu.head >= busy.size()) {
+        busy.erase(busy.begin(), busy.begin() + static_cast<std::ptrdiff_t>(qu.head));
+        qu.head = 0;
+      }
       const double d = u.amount_bytes / u.rate_GBps;
       double start = t0;
       StepId holder = kNoStep;
@@ -85,7 +159,8 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
         holder = i;
         holder_use = fed_by;
       }
-      auto it = std::partition_point(busy.begin(), busy.end(), [start](const Busy& b) { return b.end <= start; });
+      auto it = std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(qu.head), busy.end(),
+                                     [start](const Busy& b) { return b.end <= start; });
       const auto last = busy.end();
       for (; it != last && it->start < start + d; ++it) {
         start = std::max(start, it->end);
@@ -96,7 +171,26 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
       rec.end = start + d;
       rec.holder = holder;
       rec.holder_use = holder_use;
-      busy.insert(it, Busy{rec.start, rec.end, i, static_cast<int>(k)});
+      // Reservations that touch are kept as one block whose holder is its last
+      // user: the gap search then skips a busy stretch in one step, with the
+      // same outcome (a block has no gap, and a use after it waits for its last user).
+      const auto head_it = busy.begin() + static_cast<std::ptrdiff_t>(qu.head);
+      const bool join_prev = it != head_it && (it - 1)->end == rec.start;
+      const bool join_next = it != busy.end() && it->start == rec.end;
+      if (join_prev && join_next) {
+        (it - 1)->end = it->end;
+        (it - 1)->step = it->step;
+        (it - 1)->use = it->use;
+        busy.erase(it);
+      } else if (join_prev) {
+        (it - 1)->end = rec.end;
+        (it - 1)->step = i;
+        (it - 1)->use = static_cast<int>(k);
+      } else if (join_next) {
+        it->start = rec.start;
+      } else {
+        busy.insert(it, Busy{rec.start, rec.end, i, static_cast<int>(k)});
+      }
       if (!u.fed_by_transfers && rec.end > fed_end) {
         fed_end = rec.end;
         fed_by = static_cast<int>(k);
@@ -107,7 +201,6 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
       }
     }
     const double l = c.latency_total_ns();
-    occ_end[i] = end;
     res.steps[i].start_ns = r;
     res.steps[i].finish_ns = end + l;
     double best = -1;
@@ -116,9 +209,10 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
         best = res.steps[d].finish_ns;
         bound_dep[i] = d;
       }
-    for (StepId nx : succ[i]) {
+    for (std::uint32_t k = succ_first[i]; k < succ_first[i + 1]; ++k) {
+      const StepId nx = succ[k];
       ready[nx] = std::max(ready[nx], res.steps[i].finish_ns);
-      if (--pending[nx] == 0) q.emplace(ready[nx], nx);
+      if (--pending[nx] == 0) push(ready[nx], nx);
     }
   }
   if (done != n) throw Error(fmt::format("schedule {}: dependency cycle", s.algorithm));
@@ -132,9 +226,13 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   std::vector<StepId> path;
   StepId cur = last;
   int use = -2;  // -2: the whole step (latency and last use); >=0: only that use
+  StepId costed = kNoStep;  // the step `c` holds the cost of
   while (cur != kNoStep) {
     if (path.empty() || path.back() != cur) path.push_back(cur);
-    const StepCost& c = costs[cur];
+    if (costed != cur) {
+      cost(cur);
+      costed = cur;
+    }
     if (use == -2) {
       for (int t = 0; t < static_cast<int>(Term::Count); ++t) res.breakdown.ns[t] += c.latency_ns[t];
       use = bound_use[cur];

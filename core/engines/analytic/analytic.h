@@ -9,6 +9,8 @@
 // comes from the shared cost model (model/cost_model.h).
 #pragma once
 
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "base/run_context.h"
@@ -27,7 +29,27 @@ struct AnalyticResult {
   double max_link_bytes = 0;         // busiest accelerator link direction
 };
 
+/// Working memory of run_analytic. Reusable across runs (vectors keep their
+/// capacity), so a caller timing several schedules in a row (simulate()'s
+/// three ring protocols, a sweep's points) allocates once.
+struct AnalyticWorkspace {
+  struct Use { double start = 0, end = 0; StepId holder = kNoStep; int holder_use = -1; };
+  struct Busy { double start, end; StepId step; int use; };
+  struct Queue { std::vector<Busy> v; std::size_t head = 0; };
+  std::vector<std::uint32_t> succ_first, fill;
+  std::vector<StepId> succ, bound_dep;
+  std::vector<int> pending, bound_use;
+  std::vector<std::size_t> first_use;
+  std::vector<Use> uses;
+  std::vector<Queue> resources;
+  std::vector<double> ready;
+  std::vector<std::pair<double, StepId>> heap;
+  StepCost cost;
+};
+
 /// Runs `s` on `cfg`; polls ctx.stop between steps (throws Cancelled).
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx = {});
+/// The same, with the caller's working memory (results are identical).
+AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws);
 
 }  // namespace scin

@@ -15,7 +15,6 @@
 
 using namespace scin;
 
-
 TEST(Params, PathsAreUniqueAndDocumented) {
   std::set<std::string> seen;
   for (const auto& p : params()) {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer harness for a while: bash scripts/fuzz.sh NAME [SECONDS]
 # (NAME: npy, size, set, preset, sweep_spec, stored_spec, inference_spec, ...).
-# Needs the build of scripts/sanitize.sh (clang). New inputs go to
-# build-sanitize/tests/fuzz/corpus_NAME; a crash to build-sanitize/tests/fuzz/crash-*.
+# Needs the clang build of scripts/sanitize.sh (build-fuzz/). New inputs go to
+# build-fuzz/tests/fuzz/corpus_NAME; a crash to build-fuzz/tests/fuzz/crash-*.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=${SCIN_SANITIZE_BUILD:-build-sanitize}
+BUILD=${SCIN_FUZZ_BUILD:-build-fuzz}
 name=${1:?usage: fuzz.sh NAME [SECONDS]}
 secs=${2:-600}
 bin="$BUILD/tests/fuzz/fuzz_$name"

@@ -287,17 +287,23 @@ void write_npy(const std::string& path, const std::vector<float>& data, const st
 }
 
 void round_inputs(std::vector<std::vector<float>>& inputs, DType dtype, const std::string& origin) {
+  if (dtype == DType::Fp32) return;
+  const float big = dtype == DType::Bf16 ? num::bf16_to_float(0x7f7f) : num::fp16_to_float(0x7bff);
   for (std::size_t r = 0; r < inputs.size(); ++r) {
-    std::vector<float> before = inputs[r];
+    // Only values beyond the largest finite value can round to infinity: check those one by one
+    // (no copy of the whole input).
+    for (std::size_t i = 0; i < inputs[r].size(); ++i) {
+      const float v = inputs[r][i];
+      if (!(std::fabs(v) > big) || !std::isfinite(v)) continue;
+      std::vector<float> one{v};
+      round_to_format(one, format_of(dtype));
+      if (std::isfinite(one[0])) continue;
+      std::string name = to_string(dtype);
+      for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      throw Error(fmt::format("{}: rank {} element {} = {:g} overflows {} (largest finite {:g})", origin, r, i, v,
+                              name, big));
+    }
     round_to_format(inputs[r], format_of(dtype));
-    for (std::size_t i = 0; i < before.size(); ++i)
-      if (std::isfinite(before[i]) && !std::isfinite(inputs[r][i])) {
-        const float big = dtype == DType::Bf16 ? num::bf16_to_float(0x7f7f) : num::fp16_to_float(0x7bff);
-        std::string name = to_string(dtype);
-        for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-        throw Error(fmt::format("{}: rank {} element {} = {:g} overflows {} (largest finite {:g})", origin, r, i,
-                                before[i], name, big));
-      }
   }
 }
 

@@ -11,19 +11,9 @@
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "base/units.h"
+#include "error_of.h"
 
 using namespace scin;
-
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
 
 TEST(Params, PathsAreUniqueAndDocumented) {
   std::set<std::string> seen;

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "store/store.h"
 #include "store_test_util.h"
+#include "error_of.h"
 
 using namespace scin;
 
@@ -119,14 +120,6 @@ RunStart start() {
   return rs;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Commits 20 points, arms the fault, tries a 500-point batch, disarms, reopens:
 // returns the points stored for the run after reopening.

@@ -41,9 +41,18 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   // --- the document ---------------------------------------------------------
-  /// Opens (or creates) an experiment database; on failure shows an error box,
+  /// Opens an existing experiment database; on failure (a missing file too:
+  /// opening never creates, except the default database) shows an error box,
   /// keeps the current document and returns false.
   bool openDatabase(const QString& path);
+  /// Opens `path`, creating an empty database if it is missing (File > New).
+  bool createDatabase(const QString& path);
+  /// File > New without the dialog: the final path is `typed` with the
+  /// .scindb extension; if that file exists, `confirmOverwrite(finalPath)`
+  /// decides — false leaves it untouched and returns false.
+  bool newDatabaseAt(const QString& typed, const std::function<bool(const QString&)>& confirmOverwrite);
+  /// `typed` with the .scindb extension appended unless it has it.
+  static QString withDbExtension(const QString& typed);
   /// Writes a copy of the current database to `path` and makes it the document.
   bool saveDatabaseAs(const QString& path);
   QString databasePath() const;
@@ -141,6 +150,9 @@ class MainWindow : public QMainWindow {
   /// widgets; it returns an error message or "".
   QString runOffGui(const QString& what, std::function<QString()> work);
   void setIoBusy(bool busy, const QString& what);
+  bool openStore(const QString& path, Access access);
+  /// Asks (modal) whether to replace the existing file `path`.
+  bool askOverwrite(const QString& path);
 
   FabricDoc* doc_;
   FabricEditor* fabricEditor_ = nullptr;

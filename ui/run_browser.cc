@@ -38,6 +38,34 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent) {
     renameRun(it->data(kId, Qt::UserRole).toLongLong(), it->text(kName));
   });
   connect(tree_, &QTreeWidget::customContextMenuRequested, this, &RunBrowser::contextMenu);
+  // Edits from the CLI (or another app) while the file is open appear without a restart.
+  poll_ = new QTimer(this);
+  poll_->setInterval(1000);
+  connect(poll_, &QTimer::timeout, this, [this] { checkExternalChanges(); });
+  poll_->start();
+}
+
+void RunBrowser::setPollInterval(int ms) {
+  if (ms <= 0) {
+    poll_->stop();
+    return;
+  }
+  poll_->start(ms);
+}
+
+int RunBrowser::pollInterval() const { return poll_->isActive() ? poll_->interval() : 0; }
+
+bool RunBrowser::checkExternalChanges() {
+  if (!store_ || waiting_ || tree_->state() == QAbstractItemView::EditingState) return false;
+  std::int64_t v = -1;
+  try {
+    v = store_->data_version();
+  } catch (const std::exception&) {
+    return false;  // the next reload reports the problem
+  }
+  if (v == seenVersion_) return false;
+  reload();
+  return true;
 }
 
 void RunBrowser::setStore(Store* store) {
@@ -67,6 +95,12 @@ void RunBrowser::reload() {
     std::string error;
   };
   const std::filesystem::path path = store_->path();
+  // Whatever was committed before this point is in the list read below.
+  try {
+    seenVersion_ = store_->data_version();
+  } catch (const std::exception&) {
+    seenVersion_ = -1;
+  }
   waiting_ = true;
   auto* watcher = new QFutureWatcher<Listed>(this);
   connect(watcher, &QFutureWatcher<Listed>::finished, this, [this, watcher, gen] {

@@ -8,6 +8,7 @@
 // transaction (see run_browser.cc), then the list reloads in the background.
 #pragma once
 
+#include <QTimer>
 #include <QTreeWidget>
 #include <QWidget>
 
@@ -34,6 +35,12 @@ class RunBrowser : public QWidget {
   /// flight, does so once the new list is shown.
   void selectRun(std::int64_t id);
   QTreeWidget* tree() const { return tree_; }
+  /// Another connection (the CLI, another app) committed to the file since the
+  /// last reload: reloads and returns true. A timer calls it every
+  /// pollInterval() ms (SQLite's data_version: one trivial PRAGMA per tick).
+  bool checkExternalChanges();
+  void setPollInterval(int ms);
+  int pollInterval() const;
 
   // Editing actions (also on the context menu). Each refreshes the list and
   // returns false with a message in the status tip if the store refuses.
@@ -57,6 +64,8 @@ class RunBrowser : public QWidget {
 
   Store* store_ = nullptr;
   QTreeWidget* tree_;
+  QTimer* poll_;
+  std::int64_t seenVersion_ = -1;  // store_->data_version() at the last reload
   bool loading_ = false;        // the tree is being filled: selection signals are ours
   bool waiting_ = false;        // the newest reload is in flight
   quint64 generation_ = 0;      // newest reload; older results are dropped

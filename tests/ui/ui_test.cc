@@ -105,7 +105,7 @@ class UiTest : public QObject {
     QCOMPARE(t[1], 2e-3);
     QCOMPARE(t[2], 5e-3);
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("axes.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("axes.scindb"))));
     w.sweepEditor()->setRequest(SweepRequest{});
     w.show();
     settle(w);
@@ -144,7 +144,7 @@ class UiTest : public QObject {
 
   void startsOnDefaultExperiment() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("start.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("start.scindb"))));
     w.show();
     settle(w);
     QCOMPARE(QString::fromStdString(w.fabric()->config().name), QStringLiteral("hgx-h200-8"));
@@ -193,7 +193,7 @@ class UiTest : public QObject {
   void settingsPersistAcrossSessions() {
     {
       MainWindow w;
-      QVERIFY(w.openDatabase(db(QStringLiteral("settings.scindb"))));
+      QVERIFY(w.createDatabase(db(QStringLiteral("settings.scindb"))));
       w.show();
       QVERIFY(w.showTab(QStringLiteral("speedup")));
       w.close();
@@ -237,7 +237,7 @@ class UiTest : public QObject {
 
   void undoRedoRestoresFabric() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("undo.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("undo.scindb"))));
     FabricDoc* doc = w.fabric();
     const double bw0 = doc->config().links.bandwidth_GBps;
     auto* spin = qobject_cast<QDoubleSpinBox*>(w.fabricEditor()->fieldFor("links.bandwidth_GBps"));
@@ -266,7 +266,7 @@ class UiTest : public QObject {
 
   void previewFollowsLinkBandwidth() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("preview.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("preview.scindb"))));
     w.sweepEditor()->setRequest(smallSweep());
     settle(w);
     auto* bw = qobject_cast<BandwidthChart*>(w.chart(QStringLiteral("bandwidth")));
@@ -283,7 +283,7 @@ class UiTest : public QObject {
 
   void sweepRunsAndChartsHoldCoreValues() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("run.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("run.scindb"))));
     w.sweepEditor()->setRequest(smallSweep());
     settle(w);
     QSignalSpy done(&w, &MainWindow::runFinished);
@@ -351,7 +351,7 @@ class UiTest : public QObject {
 
   void extraAxisRunsOneCurvePerValue() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("axis.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("axis.scindb"))));
     SweepRequest r;
     r.min_bytes = 1024;
     r.max_bytes = 4096;
@@ -389,7 +389,7 @@ class UiTest : public QObject {
 
   void twoAxisSweepThroughWidgetsMatchesCore() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("two-axes.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("two-axes.scindb"))));
     SweepRequest r;
     r.min_bytes = 1024;
     r.max_bytes = 4096;
@@ -451,7 +451,7 @@ class UiTest : public QObject {
 
   void extraAxisInputIsValidated() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("validate.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("validate.scindb"))));
     SweepEditor* se = w.sweepEditor();
     se->setRequest(smallSweep());
     const int i = se->addAxis();
@@ -489,7 +489,7 @@ class UiTest : public QObject {
 
   void cancelStopsLongSweepAndStoresCancelled() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("cancel.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("cancel.scindb"))));
     SweepRequest r;
     r.min_bytes = 8;
     r.max_bytes = 1ull << 30;
@@ -514,7 +514,7 @@ class UiTest : public QObject {
 
   void exportsProduceValidFiles() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("export.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("export.scindb"))));
     w.sweepEditor()->setRequest(smallSweep());
     w.show();
     settle(w);
@@ -634,7 +634,7 @@ class UiTest : public QObject {
   void corruptOrForeignFileShowsErrorAndKeepsDocument() {
     MainWindow w;
     const QString good = db(QStringLiteral("good.scindb"));
-    QVERIFY(w.openDatabase(good));
+    QVERIFY(w.createDatabase(good));
     w.show();
     // Garbage bytes.
     const QString bad = db(QStringLiteral("corrupt.scindb"));
@@ -664,7 +664,7 @@ class UiTest : public QObject {
 
   void saveAsCopiesRunsAndRunBrowserEdits() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("orig.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("orig.scindb"))));
     w.sweepEditor()->setRequest(smallSweep());
     QSignalSpy done(&w, &MainWindow::runFinished);
     QVERIFY(w.startRun(QStringLiteral("first")));
@@ -705,7 +705,7 @@ class UiTest : public QObject {
 
   void runBrowserListLoadsOnWorkerAndDropsStaleResults() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("browser.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("browser.scindb"))));
     w.sweepEditor()->setRequest(smallSweep());
     QSignalSpy done(&w, &MainWindow::runFinished);
     QVERIFY(w.startRun(QStringLiteral("listed")));
@@ -742,6 +742,115 @@ class UiTest : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(selected.count(), 1, 10000);
     QCOMPARE(rb->selectedRuns(), std::vector<std::int64_t>{id});
     settle(w);
+  }
+
+  void newDatabaseAsksAboutFinalPathAndKeepsBytesWhenDeclined() {
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("keep-open.scindb"))));
+    // An existing database with a run in it, named NAME.scindb.
+    const QString existing = db(QStringLiteral("precious.scindb"));
+    {
+      Store s = Store::open(existing.toStdString(), Access::Create);
+      RunStart rs;
+      rs.name = "kept";
+      s.begin_run(rs);
+    }
+    QFile f(existing);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray before = f.readAll();
+    f.close();
+    QVERIFY(!before.isEmpty());
+    QCOMPARE(MainWindow::withDbExtension(db(QStringLiteral("precious"))), existing);
+    // The user typed NAME (no extension) and declines: asked about the final path, nothing changes.
+    QStringList asked;
+    QVERIFY(!w.newDatabaseAt(db(QStringLiteral("precious")), [&](const QString& p) {
+      asked << p;
+      return false;
+    }));
+    QCOMPARE(asked, QStringList{existing});
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), before);
+    f.close();
+    QCOMPARE(w.databasePath(), db(QStringLiteral("keep-open.scindb")));
+    // No callback at all never overwrites either.
+    QVERIFY(!w.newDatabaseAt(existing, nullptr));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), before);
+    f.close();
+    // A new name is not asked about; accepting an overwrite gives an empty database.
+    asked.clear();
+    QVERIFY(w.newDatabaseAt(db(QStringLiteral("fresh")), [&](const QString& p) {
+      asked << p;
+      return true;
+    }));
+    QVERIFY(asked.isEmpty());
+    QCOMPARE(w.databasePath(), db(QStringLiteral("fresh.scindb")));
+    QVERIFY(w.newDatabaseAt(db(QStringLiteral("precious")), [&](const QString& p) {
+      asked << p;
+      return true;
+    }));
+    QCOMPARE(asked, QStringList{existing});
+    QCOMPARE(w.databasePath(), existing);
+    QCOMPARE(w.store()->list_runs().size(), std::size_t(0));
+    // The open database itself is never replaced.
+    QVERIFY(!w.newDatabaseAt(existing, [](const QString&) { return true; }));
+    QCOMPARE(w.databasePath(), existing);
+    for (auto* b : w.findChildren<QMessageBox*>()) b->close();
+  }
+
+  void openingMissingPathNeverCreates() {
+    MainWindow w;
+    const QString good = db(QStringLiteral("open-good.scindb"));
+    QVERIFY(w.createDatabase(good));
+    const QString typo = db(QStringLiteral("mistyped.scindb"));
+    QVERIFY(!QFileInfo::exists(typo));
+    QVERIFY(!w.openDatabase(typo));
+    QVERIFY(!QFileInfo::exists(typo));
+    QVERIFY(!QFileInfo::exists(typo + QStringLiteral("-wal")));
+    QVERIFY(!w.lastError().isEmpty());
+    QTRY_VERIFY(w.findChild<QMessageBox*>(QStringLiteral("errorBox")) != nullptr);
+    QCOMPARE(w.databasePath(), good);
+    // A missing folder too.
+    QVERIFY(!w.openDatabase(db(QStringLiteral("no-such-dir/x.scindb"))));
+    QVERIFY(!QFileInfo::exists(db(QStringLiteral("no-such-dir"))));
+    for (auto* b : w.findChildren<QMessageBox*>()) b->close();
+  }
+
+  void runListFollowsEditsFromAnotherConnection() {
+    MainWindow w;
+    const QString path = db(QStringLiteral("watched.scindb"));
+    QVERIFY(w.createDatabase(path));
+    settle(w);
+    RunBrowser* rb = w.runBrowser();
+    QTRY_VERIFY_WITH_TIMEOUT(!rb->busy(), 10000);
+    QCOMPARE(rb->pollInterval(), 1000);
+    QCOMPARE(rb->tree()->topLevelItemCount(), 0);
+    QVERIFY(!rb->checkExternalChanges());  // nothing happened yet
+    // The CLI appends a run through a connection of its own.
+    std::int64_t id = 0;
+    {
+      Store cli = Store::open(path.toStdString(), Access::ReadWrite);
+      RunStart rs;
+      rs.name = "from the cli";
+      id = cli.begin_run(rs);
+    }
+    QSignalSpy loaded(rb, &RunBrowser::listLoaded);
+    QTRY_COMPARE_WITH_TIMEOUT(rb->tree()->topLevelItemCount(), 1, 10000);  // the timer noticed
+    QCOMPARE(rb->tree()->topLevelItem(0)->text(1), QStringLiteral("from the cli"));
+    QCOMPARE(rb->tree()->topLevelItem(0)->text(0).toLongLong(), static_cast<qlonglong>(id));
+    QTRY_VERIFY_WITH_TIMEOUT(!rb->busy(), 10000);
+    const int reloads = loaded.count();
+    QVERIFY(!rb->checkExternalChanges());  // seen: no reload loop
+    QTest::qWait(1500);
+    QCOMPARE(loaded.count(), reloads);
+    // A rename from outside shows up too (the poll is the only trigger here).
+    {
+      Store cli = Store::open(path.toStdString(), Access::ReadWrite);
+      cli.rename_run(id, "renamed outside");
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(rb->tree()->topLevelItem(0)->text(1), QStringLiteral("renamed outside"), 10000);
+    rb->setPollInterval(0);
+    QCOMPARE(rb->pollInterval(), 0);
   }
 };
 

@@ -74,6 +74,7 @@ bool FabricDoc::setParam(const std::string& path, const ParamValue& value, QStri
 
 void FabricDoc::loadConfig(const Config& cfg, const QString& what) {
   undo_.push(new SetConfigCommand(this, cfg_, cfg, what));
+  undo_.setClean();  // a preset just loaded is saved (as that preset): not an unsaved edit
 }
 
 void FabricDoc::resetConfig(const Config& cfg) {

@@ -69,6 +69,16 @@ class MainWindow : public QMainWindow {
   RunController* runner() const { return runner_; }
   Preview* preview() const { return preview_; }
   bool loadPreset(const QString& name);
+  /// The fabric has edits not yet stored in a run nor saved as a preset.
+  bool fabricDirty() const;
+  /// Saves the fabric as user preset `name` (scin presets lists it). If that
+  /// preset exists, `confirmOverwrite(file)` decides. False with `error` set on
+  /// a refusal or a bad name; false with `error` empty when declined.
+  bool saveFabricAsPreset(const QString& name, const std::function<bool(const QString&)>& confirmOverwrite,
+                          QString* error);
+  /// What quitting with a dirty fabric asks (tests replace the dialog).
+  enum class UnsavedChoice { Save, Discard, Cancel };
+  void setUnsavedPrompt(std::function<UnsavedChoice()> prompt) { unsavedPrompt_ = std::move(prompt); }
 
   // --- charts -------------------------------------------------------------
   std::vector<ChartPanel*> charts() const;
@@ -153,6 +163,9 @@ class MainWindow : public QMainWindow {
   bool openStore(const QString& path, Access access);
   /// Asks (modal) whether to replace the existing file `path`.
   bool askOverwrite(const QString& path);
+  /// Fabric > Save as user preset…: asks for a name; true once saved.
+  bool savePresetDialog();
+  std::function<UnsavedChoice()> unsavedPrompt_;
 
   FabricDoc* doc_;
   FabricEditor* fabricEditor_ = nullptr;

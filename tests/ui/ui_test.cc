@@ -10,6 +10,7 @@
 #include <QCategoryAxis>
 #include <QCheckBox>
 #include <QDoubleSpinBox>
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QLegendMarker>
@@ -851,6 +852,81 @@ class UiTest : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(rb->tree()->topLevelItem(0)->text(1), QStringLiteral("renamed outside"), 10000);
     rb->setPollInterval(0);
     QCOMPARE(rb->pollInterval(), 0);
+  }
+
+  void unsavedFabricAsksOnQuitAndSavesAsUserPreset() {
+    QTemporaryDir config;
+    QVERIFY(config.isValid());
+    qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("dirty.scindb"))));
+    w.show();
+    FabricDoc* doc = w.fabric();
+    QVERIFY(!w.fabricDirty());  // as opened
+    QVERIFY(w.loadPreset(QStringLiteral("mesh-8")));
+    QVERIFY(!w.fabricDirty());  // a preset just loaded is saved
+    QVERIFY(doc->setParam("switch.latency_ns", ParamValue(321.0)));
+    QVERIFY(w.fabricDirty());
+    doc->undoStack()->undo();
+    QVERIFY(!w.fabricDirty());  // back to the preset
+    doc->undoStack()->redo();
+    QVERIFY(w.fabricDirty());
+    // Quitting asks; Cancel keeps the window open.
+    int asked = 0;
+    w.setUnsavedPrompt([&] {
+      ++asked;
+      return MainWindow::UnsavedChoice::Cancel;
+    });
+    QVERIFY(!w.close());
+    QCOMPARE(asked, 1);
+    QVERIFY(w.isVisible());
+    // Saving as a user preset: a bad name is an error naming the rule, nothing written.
+    QString err;
+    QVERIFY(!w.saveFabricAsPreset(QStringLiteral("bad name!"), nullptr, &err));
+    QVERIFY(err.contains(QStringLiteral("letters")));
+    QVERIFY(w.fabricDirty());
+    QVERIFY(w.saveFabricAsPreset(QStringLiteral("my-mesh"), nullptr, &err));
+    QVERIFY(err.isEmpty());
+    QVERIFY(!w.fabricDirty());
+    QCOMPARE(load_preset("my-mesh").sw.latency_ns, 321.0);
+    // Overwriting asks, about the preset file; declining keeps its bytes.
+    QVERIFY(doc->setParam("switch.latency_ns", ParamValue(654.0)));
+    const QString file = QDir(config.path()).filePath(QStringLiteral("scin-explorer/presets/my-mesh.json"));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray before = f.readAll();
+    f.close();
+    QStringList confirm;
+    QVERIFY(!w.saveFabricAsPreset(QStringLiteral("my-mesh"), [&](const QString& p) {
+      confirm << p;
+      return false;
+    }, &err));
+    QVERIFY(err.isEmpty());
+    QCOMPARE(confirm, QStringList{file});
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), before);
+    f.close();
+    QVERIFY(w.fabricDirty());
+    QVERIFY(w.saveFabricAsPreset(QStringLiteral("my-mesh"), [](const QString&) { return true; }, &err));
+    QCOMPARE(load_preset("my-mesh").sw.latency_ns, 654.0);
+    // Discard quits; a clean fabric quits without asking.
+    QVERIFY(doc->setParam("switch.latency_ns", ParamValue(700.0)));
+    w.setUnsavedPrompt([&] {
+      ++asked;
+      return MainWindow::UnsavedChoice::Discard;
+    });
+    QVERIFY(w.close());
+    QCOMPARE(asked, 2);
+    MainWindow w2;
+    QVERIFY(w2.createDatabase(db(QStringLiteral("dirty.scindb"))));
+    w2.show();
+    w2.setUnsavedPrompt([&] {
+      ++asked;
+      return MainWindow::UnsavedChoice::Cancel;
+    });
+    QVERIFY(w2.close());
+    QCOMPARE(asked, 2);
+    qunsetenv("XDG_CONFIG_HOME");
   }
 };
 

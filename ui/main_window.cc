@@ -338,7 +338,7 @@ QString MainWindow::shownLabel() const { return shownLabel_.isEmpty() ? tr("Prev
 
 bool MainWindow::loadPreset(const QString& name) { return fabricEditor_->selectPreset(name); }
 
-bool MainWindow::fabricDirty() const { return !doc_->undoStack()->isClean(); }
+bool MainWindow::fabricDirty() const { return doc_->dirty(); }
 
 bool MainWindow::saveFabricAsPreset(const QString& name, const std::function<bool(const QString&)>& confirmOverwrite,
                                     QString* error) {
@@ -353,7 +353,7 @@ bool MainWindow::saveFabricAsPreset(const QString& name, const std::function<boo
     if (error) *error = QString::fromUtf8(e.what());
     return false;
   }
-  doc_->undoStack()->setClean();
+  doc_->markSaved();
   statusBar()->showMessage(tr("Saved user preset %1").arg(name), 8000);
   return true;
 }
@@ -452,7 +452,7 @@ void MainWindow::onRunFinished(qint64 id, const QString& status, const QString& 
   rate_->setText(tr("run #%1 %2").arg(id).arg(status));
   statusBar()->showMessage(tr("Run #%1 %2 and stored in %3").arg(id).arg(status, QFileInfo(databasePath()).fileName()), 8000);
   setModified(false);
-  if (id > 0) doc_->undoStack()->setClean();  // the run stored this fabric
+  if (id > 0) doc_->markSaved();  // the run stored this fabric
   runBrowser_->reload();
   if (id > 0) runBrowser_->selectRun(id);
   Q_EMIT runFinished(id, status);

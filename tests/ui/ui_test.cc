@@ -14,6 +14,7 @@
 #include <QFile>
 #include <QImage>
 #include <QLegendMarker>
+#include <QLineEdit>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QSettings>
@@ -927,6 +928,59 @@ class UiTest : public QObject {
     QVERIFY(w2.close());
     QCOMPARE(asked, 2);
     qunsetenv("XDG_CONFIG_HOME");
+  }
+
+  void undoCoversSweepDockAndFocusedFieldUndoesItself() {
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("sweep-undo.scindb"))));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.activateWindow();
+    SweepEditor* se = w.sweepEditor();
+    FabricDoc* doc = w.fabric();
+    se->setRequest(smallSweep());  // a document state: no undo step
+    const SweepRequest base = se->request();
+    QCOMPARE(doc->undoStack()->count(), 0);
+    QVERIFY(!w.fabricDirty());
+    // Sweep and fabric edits interleave on one stack.
+    se->algorithmBox("nvls")->setChecked(false);
+    QVERIFY(doc->setParam("switch.latency_ns", ParamValue(250.0)));
+    const int i = se->addAxis(ExtraAxis{"fabric.gpus", "4, 8", false});
+    QCOMPARE(se->request().axes.size(), std::size_t(1));
+    QCOMPARE(doc->undoStack()->count(), 3);
+    QVERIFY(w.fabricDirty());  // the fabric edit; sweep edits are not fabric edits
+    doc->undoStack()->undo();  // the axis
+    QCOMPARE(se->axisCount(), 0);
+    doc->undoStack()->undo();  // the fabric
+    QCOMPARE(doc->config().sw.latency_ns, load_preset("hgx-h200-8").sw.latency_ns);
+    doc->undoStack()->undo();  // the algorithm
+    QVERIFY(se->algorithmBox("nvls")->isChecked());
+    QVERIFY(se->request() == base);
+    doc->undoStack()->redo();
+    QVERIFY(!se->algorithmBox("nvls")->isChecked());
+    doc->undoStack()->redo();
+    doc->undoStack()->redo();
+    QCOMPARE(se->axisCount(), 1);
+    QVERIFY(se->request().axes.at(0) == (ExtraAxis{"fabric.gpus", "4, 8", false}));
+    QCOMPARE(doc->config().sw.latency_ns, 250.0);
+    // Ctrl+Z in a focused field undoes that field's typing, not the stack.
+    const int steps = doc->undoStack()->index();
+    QLineEdit* edit = se->axisValuesEdit(i);
+    edit->setFocus();
+    QTRY_VERIFY(edit->hasFocus());
+    edit->end(false);
+    QTest::keyClicks(edit, QStringLiteral(", 16"));
+    QCOMPARE(edit->text(), QStringLiteral("4, 8, 16"));
+    QTest::keyClick(edit, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(edit->text(), QStringLiteral("4, 8"));
+    QCOMPARE(doc->undoStack()->index(), steps);
+    QCOMPARE(se->axisCount(), 1);
+    QCOMPARE(doc->config().sw.latency_ns, 250.0);
+    // With the focus elsewhere, Ctrl+Z is Edit > Undo.
+    edit->clearFocus();
+    w.runBrowser()->tree()->setFocus();
+    QTest::keyClick(w.runBrowser()->tree(), Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(doc->undoStack()->index(), steps - 1);
   }
 };
 

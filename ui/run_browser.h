@@ -8,6 +8,9 @@
 // transaction (see run_browser.cc), then the list reloads in the background.
 #pragma once
 
+#include <map>
+
+#include <QLabel>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QWidget>
@@ -39,6 +42,12 @@ class RunBrowser : public QWidget {
   /// last reload: reloads and returns true. A timer calls it every
   /// pollInterval() ms (SQLite's data_version: one trivial PRAGMA per tick).
   bool checkExternalChanges();
+  /// With two or more runs selected: the configuration parameters whose values
+  /// differ from the first selected run (core's config_diff, as `scin diff`),
+  /// shown under the list. Empty otherwise.
+  QStringList differingParameters() const { return differing_; }
+  /// The text shown under the list.
+  QString differencesText() const { return diff_->text(); }
   void setPollInterval(int ms);
   int pollInterval() const;
 
@@ -61,10 +70,14 @@ class RunBrowser : public QWidget {
  private:
   void contextMenu(const QPoint& pos);
   void populate(const std::vector<RunInfo>& runs);
+  void updateDifferences();
 
   Store* store_ = nullptr;
   QTreeWidget* tree_;
   QTimer* poll_;
+  QLabel* diff_;
+  QStringList differing_;
+  std::map<std::int64_t, nlohmann::json> configs_;  // recorded configuration by run id (null: not recorded)
   std::int64_t seenVersion_ = -1;  // store_->data_version() at the last reload
   bool loading_ = false;        // the tree is being filled: selection signals are ours
   bool waiting_ = false;        // the newest reload is in flight

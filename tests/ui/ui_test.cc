@@ -982,6 +982,33 @@ class UiTest : public QObject {
     QTest::keyClick(w.runBrowser()->tree(), Qt::Key_Z, Qt::ControlModifier);
     QCOMPARE(doc->undoStack()->index(), steps - 1);
   }
+
+  void runBrowserShowsParametersThatDifferBetweenSelectedRuns() {
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("diff.scindb"))));
+    w.sweepEditor()->setRequest(smallSweep());
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    QVERIFY(w.startRun(QStringLiteral("base")));
+    QVERIFY(done.wait(60000));
+    const std::int64_t a = w.lastRunId();
+    QVERIFY(w.fabric()->setParam("switch.latency_ns", ParamValue(333.0)));
+    QVERIFY(w.startRun(QStringLiteral("slower switch")));
+    QVERIFY(done.wait(60000));
+    const std::int64_t b = w.lastRunId();
+    settle(w);
+    RunBrowser* rb = w.runBrowser();
+    QTRY_VERIFY_WITH_TIMEOUT(!rb->busy(), 10000);
+    QVERIFY(rb->differingParameters().isEmpty());  // one run selected
+    rb->tree()->selectAll();
+    QCOMPARE(rb->selectedRuns(), (std::vector<std::int64_t>{a, b}));
+    // Exactly the edited parameter, as `scin diff` (core's config_diff) names it.
+    QCOMPARE(rb->differingParameters(), QStringList{QStringLiteral("switch.latency_ns")});
+    QVERIFY(rb->differencesText().contains(QStringLiteral("333")));
+    QVERIFY(rb->findChild<QLabel*>(QStringLiteral("runDifferences"))->isVisibleTo(rb));
+    rb->selectRun(b);
+    QVERIFY(rb->differingParameters().isEmpty());
+    settle(w);
+  }
 };
 
 QTEST_MAIN(UiTest)

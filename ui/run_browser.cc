@@ -1,5 +1,6 @@
 #include "ui/run_browser.h"
 
+#include <QApplication>
 #include <QFutureWatcher>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -102,7 +103,10 @@ void RunBrowser::setPollInterval(int ms) {
 int RunBrowser::pollInterval() const { return poll_->isActive() ? poll_->interval() : 0; }
 
 bool RunBrowser::checkExternalChanges() {
-  if (!store_ || waiting_ || tree_->state() == QAbstractItemView::EditingState) return false;
+  // A name being edited in place would be lost by a reload: wait until it is done.
+  QWidget* focus = QApplication::focusWidget();
+  const bool editing = focus && focus != tree_ && focus != tree_->viewport() && tree_->isAncestorOf(focus);
+  if (!store_ || waiting_ || editing) return false;
   std::int64_t v = -1;
   try {
     v = store_->data_version();

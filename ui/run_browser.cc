@@ -252,6 +252,7 @@ void RunBrowser::selectRun(std::int64_t id) {
     }
     loading_ = false;
   }
+  updateDifferences();
   Q_EMIT selectionChanged(selectedRuns());
 }
 

@@ -91,7 +91,7 @@ class AnalysisUiTest : public QObject {
     QVERIFY(dir_.isValid());
     db_ = dir_.filePath(QStringLiteral("examples.scindb"));
     // Every shipped example sweep, stored as the CLI would.
-    Store store = Store::open(db_.toStdString());
+    Store store = Store::open(db_.toStdString(), Access::Create);
     for (const auto& e : std::filesystem::directory_iterator(resource_dir() / "sweeps")) {
       SweepSpec spec = load_sweep_spec(e.path());
       SweepOptions o;

@@ -108,10 +108,14 @@ int main(int argc, char** argv) {
   if (file.isEmpty()) file = QSettings().value(QStringLiteral("lastDatabase")).toString();
   if (file.isEmpty()) file = scin::ui::MainWindow::defaultDatabasePath();
   bool fileFailed = false;
-  if (!w.openDatabase(file) && !cli.positionalArguments().isEmpty()) {
-    fileFailed = true;
-    std::fprintf(stderr, "scin-explorer: %s\n", qPrintable(w.lastError()));
-    // Keep going with the default database, as the window does.
+  if (!w.openDatabase(file)) {
+    // Opening never creates: a file given on the command line that is missing is
+    // an error; a last database that was moved away is not. Either way keep
+    // going with the default database.
+    if (!cli.positionalArguments().isEmpty()) {
+      fileFailed = true;
+      std::fprintf(stderr, "scin-explorer: %s\n", qPrintable(w.lastError()));
+    }
     w.openDatabase(scin::ui::MainWindow::defaultDatabasePath());
   }
   if (cli.isSet(preset) && !w.loadPreset(cli.value(preset))) {

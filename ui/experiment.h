@@ -57,6 +57,7 @@ struct SweepRequest {
   /// zip set moves together with the one above it.
   std::vector<ExtraAxis> axes;
 
+  bool operator==(const SweepRequest&) const = default;
   std::vector<std::uint64_t> sizes() const;
   /// Checks the extra axes; empty if valid, else a message naming the axis
   /// (its path and allowed range).

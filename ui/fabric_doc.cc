@@ -3,6 +3,7 @@
 #include <QUndoCommand>
 
 #include "base/error.h"
+#include "fabric/preset.h"
 
 namespace scin::ui {
 namespace {
@@ -74,11 +75,17 @@ bool FabricDoc::setParam(const std::string& path, const ParamValue& value, QStri
 
 void FabricDoc::loadConfig(const Config& cfg, const QString& what) {
   undo_.push(new SetConfigCommand(this, cfg_, cfg, what));
+  markSaved();  // a preset just loaded is saved (as that preset): not an unsaved edit
 }
+
+bool FabricDoc::dirty() const { return config_to_json(cfg_).dump() != saved_; }
+
+void FabricDoc::markSaved() { saved_ = config_to_json(cfg_).dump(); }
 
 void FabricDoc::resetConfig(const Config& cfg) {
   undo_.clear();
   applyConfig(cfg);
+  markSaved();
 }
 
 QString FabricDoc::validationError() const {

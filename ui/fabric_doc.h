@@ -31,6 +31,10 @@ class FabricDoc : public QObject {
   /// Replaces the fabric without an undo step (opening a document).
   void resetConfig(const Config& cfg);
 
+  /// The fabric differs from the last one saved: opened (resetConfig), loaded
+  /// as a preset (loadConfig), stored with a run or saved as a preset (markSaved).
+  bool dirty() const;
+  void markSaved();
   /// Empty when the fabric passes scin::validate, else the message.
   QString validationError() const;
 
@@ -45,6 +49,7 @@ class FabricDoc : public QObject {
  private:
   Config cfg_;
   QUndoStack undo_;
+  std::string saved_;  // the saved fabric, serialised (config_to_json)
 };
 
 }  // namespace scin::ui

@@ -15,6 +15,7 @@
 #include <QFutureWatcher>
 #include <QEventLoop>
 #include <QInputDialog>
+#include <QLineEdit>
 #include <QKeySequence>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -190,6 +191,9 @@ void MainWindow::buildActions() {
   edit->addAction(undo);
   edit->addAction(redo);
 
+  QMenu* fabricMenu = menuBar()->addMenu(tr("F&abric"));
+  fabricMenu->addAction(tr("&Save as user preset…"), this, [this] { savePresetDialog(); });
+
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   runAction_ = run->addAction(tr("&Run sweep"), QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] { startRun(); });
   runAction_->setToolTip(tr("Run the sweep on worker threads and store it in the experiment database (Ctrl+R)"));
@@ -334,6 +338,42 @@ QString MainWindow::shownLabel() const { return shownLabel_.isEmpty() ? tr("Prev
 
 bool MainWindow::loadPreset(const QString& name) { return fabricEditor_->selectPreset(name); }
 
+bool MainWindow::fabricDirty() const { return doc_->dirty(); }
+
+bool MainWindow::saveFabricAsPreset(const QString& name, const std::function<bool(const QString&)>& confirmOverwrite,
+                                    QString* error) {
+  if (error) error->clear();
+  try {
+    // A few hundred bytes of JSON: written on the GUI thread.
+    const auto file = user_preset_dir() / (name.toStdString() + ".json");
+    const bool exists = std::filesystem::exists(file);
+    if (exists && (!confirmOverwrite || !confirmOverwrite(QString::fromStdString(file.string())))) return false;
+    save_user_preset(doc_->config(), name.toStdString(), exists);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  doc_->markSaved();
+  statusBar()->showMessage(tr("Saved user preset %1").arg(name), 8000);
+  return true;
+}
+
+bool MainWindow::savePresetDialog() {
+  bool ok = false;
+  const QString name = QInputDialog::getText(this, tr("Save as user preset"),
+                                             tr("Preset name (letters, digits, '-', '_', '.'):"), QLineEdit::Normal,
+                                             QString(), &ok);
+  if (!ok || name.isEmpty()) return false;
+  QString err;
+  const bool saved = saveFabricAsPreset(name, [this](const QString& file) {
+    return QMessageBox::question(this, tr("Replace preset?"),
+                                 tr("The user preset %1 exists. Replace it?").arg(file),
+                                 QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel) == QMessageBox::Yes;
+  }, &err);
+  if (!saved && !err.isEmpty()) showError(tr("Save as user preset"), err);
+  return saved;
+}
+
 // --- runs ---------------------------------------------------------------------
 
 bool MainWindow::isRunning() const { return runner_->running(); }
@@ -412,6 +452,7 @@ void MainWindow::onRunFinished(qint64 id, const QString& status, const QString& 
   rate_->setText(tr("run #%1 %2").arg(id).arg(status));
   statusBar()->showMessage(tr("Run #%1 %2 and stored in %3").arg(id).arg(status, QFileInfo(databasePath()).fileName()), 8000);
   setModified(false);
+  if (id > 0) doc_->markSaved();  // the run stored this fabric
   runBrowser_->reload();
   if (id > 0) runBrowser_->selectRun(id);
   Q_EMIT runFinished(id, status);

@@ -41,9 +41,18 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   // --- the document ---------------------------------------------------------
-  /// Opens (or creates) an experiment database; on failure shows an error box,
+  /// Opens an existing experiment database; on failure (a missing file too:
+  /// opening never creates, except the default database) shows an error box,
   /// keeps the current document and returns false.
   bool openDatabase(const QString& path);
+  /// Opens `path`, creating an empty database if it is missing (File > New).
+  bool createDatabase(const QString& path);
+  /// File > New without the dialog: the final path is `typed` with the
+  /// .scindb extension; if that file exists, `confirmOverwrite(finalPath)`
+  /// decides — false leaves it untouched and returns false.
+  bool newDatabaseAt(const QString& typed, const std::function<bool(const QString&)>& confirmOverwrite);
+  /// `typed` with the .scindb extension appended unless it has it.
+  static QString withDbExtension(const QString& typed);
   /// Writes a copy of the current database to `path` and makes it the document.
   bool saveDatabaseAs(const QString& path);
   QString databasePath() const;
@@ -60,6 +69,16 @@ class MainWindow : public QMainWindow {
   RunController* runner() const { return runner_; }
   Preview* preview() const { return preview_; }
   bool loadPreset(const QString& name);
+  /// The fabric has edits not yet stored in a run nor saved as a preset.
+  bool fabricDirty() const;
+  /// Saves the fabric as user preset `name` (scin presets lists it). If that
+  /// preset exists, `confirmOverwrite(file)` decides. False with `error` set on
+  /// a refusal or a bad name; false with `error` empty when declined.
+  bool saveFabricAsPreset(const QString& name, const std::function<bool(const QString&)>& confirmOverwrite,
+                          QString* error);
+  /// What quitting with a dirty fabric asks (tests replace the dialog).
+  enum class UnsavedChoice { Save, Discard, Cancel };
+  void setUnsavedPrompt(std::function<UnsavedChoice()> prompt) { unsavedPrompt_ = std::move(prompt); }
 
   // --- charts -------------------------------------------------------------
   std::vector<ChartPanel*> charts() const;
@@ -141,6 +160,12 @@ class MainWindow : public QMainWindow {
   /// widgets; it returns an error message or "".
   QString runOffGui(const QString& what, std::function<QString()> work);
   void setIoBusy(bool busy, const QString& what);
+  bool openStore(const QString& path, Access access);
+  /// Asks (modal) whether to replace the existing file `path`.
+  bool askOverwrite(const QString& path);
+  /// Fabric > Save as user preset…: asks for a name; true once saved.
+  bool savePresetDialog();
+  std::function<UnsavedChoice()> unsavedPrompt_;
 
   FabricDoc* doc_;
   FabricEditor* fabricEditor_ = nullptr;

@@ -98,6 +98,45 @@ QString MainWindow::databasePath() const {
 }
 
 bool MainWindow::openDatabase(const QString& path) {
+  // Only the default database is created on demand; a mistyped path is an error.
+  const bool isDefault = QFileInfo(path).absoluteFilePath() == QFileInfo(defaultDatabasePath()).absoluteFilePath();
+  return openStore(path, isDefault ? Access::Create : Access::Auto);
+}
+
+bool MainWindow::createDatabase(const QString& path) { return openStore(path, Access::Create); }
+
+QString MainWindow::withDbExtension(const QString& typed) {
+  return typed.endsWith(QLatin1String(kDbExtension)) ? typed : typed + QLatin1String(kDbExtension);
+}
+
+bool MainWindow::newDatabaseAt(const QString& typed, const std::function<bool(const QString&)>& confirmOverwrite) {
+  const QString path = withDbExtension(typed);
+  if (QFileInfo::exists(path)) {
+    if (QFileInfo(path).absoluteFilePath() == QFileInfo(databasePath()).absoluteFilePath()) {
+      showError(tr("New experiment database"), tr("%1 is the open database; choose another name.").arg(path));
+      return false;
+    }
+    if (!confirmOverwrite || !confirmOverwrite(path)) return false;
+    if (runner_->running() || ioDepth_ > 0) {
+      showError(tr("New experiment database"), tr("Wait for the run to finish before replacing a file."));
+      return false;
+    }
+    for (const QString& f : {path, path + QStringLiteral("-wal"), path + QStringLiteral("-shm")})
+      if (QFileInfo::exists(f) && !QFile::remove(f)) {
+        showError(tr("New experiment database"), tr("Could not replace %1").arg(f));
+        return false;
+      }
+  }
+  return createDatabase(path);
+}
+
+bool MainWindow::askOverwrite(const QString& path) {
+  return QMessageBox::question(this, tr("Replace file?"),
+                               tr("%1 already exists. Replace it? Its runs will be lost.").arg(path),
+                               QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel) == QMessageBox::Yes;
+}
+
+bool MainWindow::openStore(const QString& path, Access access) {
   if (runner_->running()) {
     showError(tr("Open"), tr("Wait for the run to finish (or cancel it) before opening another database."));
     return false;
@@ -106,8 +145,8 @@ bool MainWindow::openDatabase(const QString& path) {
   // Opening checks the file, migrates and recovers crashed runs: a worker does it.
   auto opened = std::make_shared<std::unique_ptr<Store>>();
   const std::string file = path.toStdString();
-  QString err = runOffGui(tr("Opening %1…").arg(QFileInfo(path).fileName()), [opened, file] {
-    *opened = std::make_unique<Store>(Store::open(file, std::filesystem::exists(file) ? Access::Auto : Access::Create));
+  QString err = runOffGui(tr("Opening %1…").arg(QFileInfo(path).fileName()), [opened, file, access] {
+    *opened = std::make_unique<Store>(Store::open(file, access));
     return QString();
   });
   if (!err.isEmpty() || !*opened) {
@@ -185,12 +224,13 @@ bool MainWindow::saveDatabaseAs(const QString& path) {
 }
 
 void MainWindow::newDatabase() {
+  // The dialog would confirm the typed name, not the final one (with the
+  // extension): we ask ourselves, about the final path.
   QString path = QFileDialog::getSaveFileName(this, tr("New experiment database"), QString(),
-                                              tr("Experiment databases (*.scindb)"));
+                                              tr("Experiment databases (*.scindb)"), nullptr,
+                                              QFileDialog::DontConfirmOverwrite);
   if (path.isEmpty()) return;
-  if (!path.endsWith(QLatin1String(kDbExtension))) path += QLatin1String(kDbExtension);
-  if (QFileInfo::exists(path)) QFile::remove(path);
-  openDatabase(path);
+  newDatabaseAt(path, [this](const QString& p) { return askOverwrite(p); });
 }
 
 void MainWindow::openDialog() {
@@ -201,9 +241,13 @@ void MainWindow::openDialog() {
 
 void MainWindow::saveAsDialog() {
   QString path = QFileDialog::getSaveFileName(this, tr("Save experiment database as"), QString(),
-                                              tr("Experiment databases (*.scindb)"));
+                                              tr("Experiment databases (*.scindb)"), nullptr,
+                                              QFileDialog::DontConfirmOverwrite);
   if (path.isEmpty()) return;
-  if (!path.endsWith(QLatin1String(kDbExtension))) path += QLatin1String(kDbExtension);
+  path = withDbExtension(path);
+  if (QFileInfo::exists(path) && QFileInfo(path).absoluteFilePath() != QFileInfo(databasePath()).absoluteFilePath() &&
+      !askOverwrite(path))
+    return;
   saveDatabaseAs(path);
 }
 

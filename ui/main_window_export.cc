@@ -13,6 +13,7 @@
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QGuiApplication>
+#include <QMessageBox>
 #include <QScreen>
 #include <QSpinBox>
 #include <QSettings>
@@ -85,6 +86,24 @@ void MainWindow::saveSettings() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+  if (fabricDirty()) {
+    UnsavedChoice c = UnsavedChoice::Cancel;
+    if (unsavedPrompt_) {
+      c = unsavedPrompt_();
+    } else {
+      const auto b = QMessageBox::question(this, tr("Unsaved fabric"),
+                                           tr("The fabric has edits that are neither in a run nor saved as a preset. "
+                                              "Save them as a user preset?"),
+                                           QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
+                                           QMessageBox::Save);
+      c = b == QMessageBox::Save ? UnsavedChoice::Save : b == QMessageBox::Discard ? UnsavedChoice::Discard
+                                                                                   : UnsavedChoice::Cancel;
+    }
+    if (c == UnsavedChoice::Cancel || (c == UnsavedChoice::Save && !savePresetDialog())) {
+      e->ignore();
+      return;
+    }
+  }
   if (runner_->running()) {
     // Nothing is lost: the points so far are committed and the run is stored as cancelled.
     runner_->cancel();

@@ -1,5 +1,6 @@
 #include "ui/run_browser.h"
 
+#include <QApplication>
 #include <QFutureWatcher>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -9,6 +10,8 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
+
+#include "sweep/sweep.h"
 #include <utility>
 
 namespace scin::ui {
@@ -30,7 +33,15 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent) {
                        "double-click a name to rename; right-click for notes, tags and delete."));
   tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
   lay->addWidget(tree_);
+  diff_ = new QLabel;
+  diff_->setObjectName(QStringLiteral("runDifferences"));
+  diff_->setTextFormat(Qt::PlainText);
+  diff_->setWordWrap(true);
+  diff_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  diff_->setVisible(false);
+  lay->addWidget(diff_);
   connect(tree_, &QTreeWidget::itemSelectionChanged, this, [this] {
+    if (!loading_) updateDifferences();
     if (!loading_) Q_EMIT selectionChanged(selectedRuns());
   });
   connect(tree_, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* it, int col) {
@@ -38,6 +49,73 @@ RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent) {
     renameRun(it->data(kId, Qt::UserRole).toLongLong(), it->text(kName));
   });
   connect(tree_, &QTreeWidget::customContextMenuRequested, this, &RunBrowser::contextMenu);
+  // Edits from the CLI (or another app) while the file is open appear without a restart.
+  poll_ = new QTimer(this);
+  poll_->setInterval(1000);
+  connect(poll_, &QTimer::timeout, this, [this] { checkExternalChanges(); });
+  poll_->start();
+}
+
+void RunBrowser::updateDifferences() {
+  differing_.clear();
+  const std::vector<std::int64_t> sel = selectedRuns();
+  QStringList lines;
+  if (sel.size() >= 2) {
+    auto config = [this](std::int64_t id) {
+      auto it = configs_.find(id);
+      return it == configs_.end() ? nlohmann::json() : it->second;
+    };
+    auto text = [](const nlohmann::json& v) {
+      if (v.is_null()) return QStringLiteral("(absent)");
+      return QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump());
+    };
+    const nlohmann::json first = config(sel[0]);
+    for (std::size_t i = 1; i < sel.size(); ++i) {
+      const nlohmann::json other = config(sel[i]);
+      if (first.is_null() || other.is_null()) {
+        lines << tr("#%1 vs #%2: configuration not recorded").arg(sel[0]).arg(sel[i]);
+        continue;
+      }
+      const auto diffs = config_diff(first, other);
+      if (diffs.empty()) lines << tr("#%1 vs #%2: same fabric").arg(sel[0]).arg(sel[i]);
+      for (const auto& d : diffs) {
+        const QString path = QString::fromStdString(d.path);
+        if (!differing_.contains(path)) differing_ << path;
+        lines << tr("#%1 vs #%2: %3 = %4 → %5 %6")
+                     .arg(sel[0]).arg(sel[i])
+                     .arg(path, text(d.a), text(d.b), QString::fromStdString(d.unit))
+                     .trimmed();
+      }
+    }
+  }
+  diff_->setText(lines.join(QLatin1Char('\n')));
+  diff_->setVisible(!lines.isEmpty());
+}
+
+void RunBrowser::setPollInterval(int ms) {
+  if (ms <= 0) {
+    poll_->stop();
+    return;
+  }
+  poll_->start(ms);
+}
+
+int RunBrowser::pollInterval() const { return poll_->isActive() ? poll_->interval() : 0; }
+
+bool RunBrowser::checkExternalChanges() {
+  // A name being edited in place would be lost by a reload: wait until it is done.
+  QWidget* focus = QApplication::focusWidget();
+  const bool editing = focus && focus != tree_ && focus != tree_->viewport() && tree_->isAncestorOf(focus);
+  if (!store_ || waiting_ || editing) return false;
+  std::int64_t v = -1;
+  try {
+    v = store_->data_version();
+  } catch (const std::exception&) {
+    return false;  // the next reload reports the problem
+  }
+  if (v == seenVersion_) return false;
+  reload();
+  return true;
 }
 
 void RunBrowser::setStore(Store* store) {
@@ -67,6 +145,12 @@ void RunBrowser::reload() {
     std::string error;
   };
   const std::filesystem::path path = store_->path();
+  // Whatever was committed before this point is in the list read below.
+  try {
+    seenVersion_ = store_->data_version();
+  } catch (const std::exception&) {
+    seenVersion_ = -1;
+  }
   waiting_ = true;
   auto* watcher = new QFutureWatcher<Listed>(this);
   connect(watcher, &QFutureWatcher<Listed>::finished, this, [this, watcher, gen] {
@@ -96,6 +180,8 @@ void RunBrowser::populate(const std::vector<RunInfo>& runs) {
   loading_ = true;
   const std::vector<std::int64_t> keep = selectedRuns();
   tree_->clear();
+  configs_.clear();
+  for (const RunInfo& r : runs) configs_[r.id] = r.config;
   const bool editable = store_ && !store_->read_only();
   for (const RunInfo& r : runs) {
     auto* it = new QTreeWidgetItem(tree_);
@@ -129,6 +215,7 @@ void RunBrowser::populate(const std::vector<RunInfo>& runs) {
     if (std::find(keep.begin(), keep.end(), r.id) != keep.end()) it->setSelected(true);
   }
   loading_ = false;
+  updateDifferences();
   const std::int64_t select = std::exchange(selectAfterLoad_, -1);
   if (select >= 0) {
     selectRun(select);
@@ -165,6 +252,7 @@ void RunBrowser::selectRun(std::int64_t id) {
     }
     loading_ = false;
   }
+  updateDifferences();
   Q_EMIT selectionChanged(selectedRuns());
 }
 

@@ -8,6 +8,10 @@
 // transaction (see run_browser.cc), then the list reloads in the background.
 #pragma once
 
+#include <map>
+
+#include <QLabel>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QWidget>
 
@@ -34,6 +38,18 @@ class RunBrowser : public QWidget {
   /// flight, does so once the new list is shown.
   void selectRun(std::int64_t id);
   QTreeWidget* tree() const { return tree_; }
+  /// Another connection (the CLI, another app) committed to the file since the
+  /// last reload: reloads and returns true. A timer calls it every
+  /// pollInterval() ms (SQLite's data_version: one trivial PRAGMA per tick).
+  bool checkExternalChanges();
+  /// With two or more runs selected: the configuration parameters whose values
+  /// differ from the first selected run (core's config_diff, as `scin diff`),
+  /// shown under the list. Empty otherwise.
+  QStringList differingParameters() const { return differing_; }
+  /// The text shown under the list.
+  QString differencesText() const { return diff_->text(); }
+  void setPollInterval(int ms);
+  int pollInterval() const;
 
   // Editing actions (also on the context menu). Each refreshes the list and
   // returns false with a message in the status tip if the store refuses.
@@ -54,9 +70,15 @@ class RunBrowser : public QWidget {
  private:
   void contextMenu(const QPoint& pos);
   void populate(const std::vector<RunInfo>& runs);
+  void updateDifferences();
 
   Store* store_ = nullptr;
   QTreeWidget* tree_;
+  QTimer* poll_;
+  QLabel* diff_;
+  QStringList differing_;
+  std::map<std::int64_t, nlohmann::json> configs_;  // recorded configuration by run id (null: not recorded)
+  std::int64_t seenVersion_ = -1;  // store_->data_version() at the last reload
   bool loading_ = false;        // the tree is being filled: selection signals are ours
   bool waiting_ = false;        // the newest reload is in flight
   quint64 generation_ = 0;      // newest reload; older results are dropped

@@ -1,5 +1,8 @@
 #include "ui/sweep_editor.h"
 
+#include <QUndoCommand>
+#include <utility>
+
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
@@ -98,7 +101,44 @@ SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc
   connect(dtype_, &QComboBox::currentIndexChanged, this, emitChanged);
   connect(doc_, &FabricDoc::changed, this, [this] { updateAvailability(); });
   updateAvailability();
+  last_ = request();
+  connect(this, &SweepEditor::changed, this, &SweepEditor::recordEdit);
 }
+
+// One sweep edit on the fabric's undo stack: Edit > Undo walks back through
+// fabric and sweep edits in the order they were made.
+class SetSweepCommand : public QUndoCommand {
+ public:
+  SetSweepCommand(SweepEditor* ed, SweepRequest before, SweepRequest after)
+      : QUndoCommand(SweepEditor::tr("edit sweep")), ed_(ed), before_(std::move(before)), after_(std::move(after)) {}
+  void undo() override { ed_->restore(before_); }
+  void redo() override {
+    if (std::exchange(first_, false)) return;  // pushed after the widgets changed
+    ed_->restore(after_);
+  }
+
+ private:
+  SweepEditor* ed_;
+  SweepRequest before_, after_;
+  bool first_ = true;
+};
+
+void SweepEditor::recordEdit() {
+  if (applying_) return;
+  SweepRequest now = request();
+  if (now == last_) return;
+  doc_->undoStack()->push(new SetSweepCommand(this, last_, now));
+  last_ = std::move(now);
+}
+
+void SweepEditor::restore(const SweepRequest& r) {
+  applying_ = true;
+  applyRequest(r);
+  applying_ = false;
+  last_ = request();
+}
+
+void SweepEditor::setRequest(const SweepRequest& r) { restore(r); }
 
 SweepRequest SweepEditor::request() const {
   SweepRequest r;
@@ -123,7 +163,7 @@ SweepRequest SweepEditor::request() const {
   return r;
 }
 
-void SweepEditor::setRequest(const SweepRequest& r) {
+void SweepEditor::applyRequest(const SweepRequest& r) {
   QSignalBlocker b1(min_), b2(max_), b3(factor_), b4(engine_), b5(dtype_);
   // Sizes that are not powers of two (from a CLI spec) are added to the lists.
   for (auto [box, bytes] : {std::pair{min_, r.min_bytes}, std::pair{max_, r.max_bytes}}) {

@@ -31,6 +31,8 @@ class SweepEditor : public QWidget {
   explicit SweepEditor(FabricDoc* doc, QWidget* parent = nullptr);
 
   SweepRequest request() const;
+  /// Replaces the request without an undo step (opening a document). Edits
+  /// made in the widgets are undo steps on the fabric's stack (one per change).
   void setRequest(const SweepRequest& r);
   QCheckBox* algorithmBox(const std::string& name) const;
 
@@ -54,6 +56,12 @@ class SweepEditor : public QWidget {
   void changed();
 
  private:
+  friend class SetSweepCommand;
+  void applyRequest(const SweepRequest& r);
+  /// Applies `r` from the undo stack (no new undo step).
+  void restore(const SweepRequest& r);
+  /// changed(): pushes the edit since the last state onto the undo stack.
+  void recordEdit();
   void updateAvailability();
   void updateCount();
   void updateAxisRow(int i);
@@ -79,6 +87,8 @@ class SweepEditor : public QWidget {
   QPushButton* addAxis_ = nullptr;
   QLabel* count_ = nullptr;
   std::map<std::string, QCheckBox*> algos_;
+  SweepRequest last_;      // the state the newest undo step leads to
+  bool applying_ = false;  // changed() comes from setRequest/restore, not an edit
 };
 
 }  // namespace scin::ui

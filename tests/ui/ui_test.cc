@@ -10,9 +10,11 @@
 #include <QCategoryAxis>
 #include <QCheckBox>
 #include <QDoubleSpinBox>
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QLegendMarker>
+#include <QLineEdit>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QSettings>
@@ -105,7 +107,7 @@ class UiTest : public QObject {
     QCOMPARE(t[1], 2e-3);
     QCOMPARE(t[2], 5e-3);
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("axes.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("axes.scindb"))));
     w.sweepEditor()->setRequest(SweepRequest{});
     w.show();
     settle(w);
@@ -144,7 +146,7 @@ class UiTest : public QObject {
 
   void startsOnDefaultExperiment() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("start.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("start.scindb"))));
     w.show();
     settle(w);
     QCOMPARE(QString::fromStdString(w.fabric()->config().name), QStringLiteral("hgx-h200-8"));
@@ -193,7 +195,7 @@ class UiTest : public QObject {
   void settingsPersistAcrossSessions() {
     {
       MainWindow w;
-      QVERIFY(w.openDatabase(db(QStringLiteral("settings.scindb"))));
+      QVERIFY(w.createDatabase(db(QStringLiteral("settings.scindb"))));
       w.show();
       QVERIFY(w.showTab(QStringLiteral("speedup")));
       w.close();
@@ -237,7 +239,7 @@ class UiTest : public QObject {
 
   void undoRedoRestoresFabric() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("undo.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("undo.scindb"))));
     FabricDoc* doc = w.fabric();
     const double bw0 = doc->config().links.bandwidth_GBps;
     auto* spin = qobject_cast<QDoubleSpinBox*>(w.fabricEditor()->fieldFor("links.bandwidth_GBps"));
@@ -266,7 +268,7 @@ class UiTest : public QObject {
 
   void previewFollowsLinkBandwidth() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("preview.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("preview.scindb"))));
     w.sweepEditor()->setRequest(smallSweep());
     settle(w);
     auto* bw = qobject_cast<BandwidthChart*>(w.chart(QStringLiteral("bandwidth")));
@@ -283,7 +285,7 @@ class UiTest : public QObject {
 
   void sweepRunsAndChartsHoldCoreValues() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("run.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("run.scindb"))));
     w.sweepEditor()->setRequest(smallSweep());
     settle(w);
     QSignalSpy done(&w, &MainWindow::runFinished);
@@ -351,7 +353,7 @@ class UiTest : public QObject {
 
   void extraAxisRunsOneCurvePerValue() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("axis.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("axis.scindb"))));
     SweepRequest r;
     r.min_bytes = 1024;
     r.max_bytes = 4096;
@@ -389,7 +391,7 @@ class UiTest : public QObject {
 
   void twoAxisSweepThroughWidgetsMatchesCore() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("two-axes.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("two-axes.scindb"))));
     SweepRequest r;
     r.min_bytes = 1024;
     r.max_bytes = 4096;
@@ -451,7 +453,7 @@ class UiTest : public QObject {
 
   void extraAxisInputIsValidated() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("validate.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("validate.scindb"))));
     SweepEditor* se = w.sweepEditor();
     se->setRequest(smallSweep());
     const int i = se->addAxis();
@@ -489,7 +491,7 @@ class UiTest : public QObject {
 
   void cancelStopsLongSweepAndStoresCancelled() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("cancel.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("cancel.scindb"))));
     SweepRequest r;
     r.min_bytes = 8;
     r.max_bytes = 1ull << 30;
@@ -514,7 +516,7 @@ class UiTest : public QObject {
 
   void exportsProduceValidFiles() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("export.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("export.scindb"))));
     w.sweepEditor()->setRequest(smallSweep());
     w.show();
     settle(w);
@@ -634,7 +636,7 @@ class UiTest : public QObject {
   void corruptOrForeignFileShowsErrorAndKeepsDocument() {
     MainWindow w;
     const QString good = db(QStringLiteral("good.scindb"));
-    QVERIFY(w.openDatabase(good));
+    QVERIFY(w.createDatabase(good));
     w.show();
     // Garbage bytes.
     const QString bad = db(QStringLiteral("corrupt.scindb"));
@@ -664,7 +666,7 @@ class UiTest : public QObject {
 
   void saveAsCopiesRunsAndRunBrowserEdits() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("orig.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("orig.scindb"))));
     w.sweepEditor()->setRequest(smallSweep());
     QSignalSpy done(&w, &MainWindow::runFinished);
     QVERIFY(w.startRun(QStringLiteral("first")));
@@ -705,7 +707,7 @@ class UiTest : public QObject {
 
   void runBrowserListLoadsOnWorkerAndDropsStaleResults() {
     MainWindow w;
-    QVERIFY(w.openDatabase(db(QStringLiteral("browser.scindb"))));
+    QVERIFY(w.createDatabase(db(QStringLiteral("browser.scindb"))));
     w.sweepEditor()->setRequest(smallSweep());
     QSignalSpy done(&w, &MainWindow::runFinished);
     QVERIFY(w.startRun(QStringLiteral("listed")));
@@ -741,6 +743,271 @@ class UiTest : public QObject {
     QCOMPARE(selected.count(), 0);
     QTRY_COMPARE_WITH_TIMEOUT(selected.count(), 1, 10000);
     QCOMPARE(rb->selectedRuns(), std::vector<std::int64_t>{id});
+    settle(w);
+  }
+
+  void newDatabaseAsksAboutFinalPathAndKeepsBytesWhenDeclined() {
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("keep-open.scindb"))));
+    // An existing database with a run in it, named NAME.scindb.
+    const QString existing = db(QStringLiteral("precious.scindb"));
+    {
+      Store s = Store::open(existing.toStdString(), Access::Create);
+      RunStart rs;
+      rs.name = "kept";
+      s.begin_run(rs);
+    }
+    QFile f(existing);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray before = f.readAll();
+    f.close();
+    QVERIFY(!before.isEmpty());
+    QCOMPARE(MainWindow::withDbExtension(db(QStringLiteral("precious"))), existing);
+    // The user typed NAME (no extension) and declines: asked about the final path, nothing changes.
+    QStringList asked;
+    QVERIFY(!w.newDatabaseAt(db(QStringLiteral("precious")), [&](const QString& p) {
+      asked << p;
+      return false;
+    }));
+    QCOMPARE(asked, QStringList{existing});
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), before);
+    f.close();
+    QCOMPARE(w.databasePath(), db(QStringLiteral("keep-open.scindb")));
+    // No callback at all never overwrites either.
+    QVERIFY(!w.newDatabaseAt(existing, nullptr));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), before);
+    f.close();
+    // A new name is not asked about; accepting an overwrite gives an empty database.
+    asked.clear();
+    QVERIFY(w.newDatabaseAt(db(QStringLiteral("fresh")), [&](const QString& p) {
+      asked << p;
+      return true;
+    }));
+    QVERIFY(asked.isEmpty());
+    QCOMPARE(w.databasePath(), db(QStringLiteral("fresh.scindb")));
+    QVERIFY(w.newDatabaseAt(db(QStringLiteral("precious")), [&](const QString& p) {
+      asked << p;
+      return true;
+    }));
+    QCOMPARE(asked, QStringList{existing});
+    QCOMPARE(w.databasePath(), existing);
+    QCOMPARE(w.store()->list_runs().size(), std::size_t(0));
+    // The open database itself is never replaced.
+    QVERIFY(!w.newDatabaseAt(existing, [](const QString&) { return true; }));
+    QCOMPARE(w.databasePath(), existing);
+    for (auto* b : w.findChildren<QMessageBox*>()) b->close();
+  }
+
+  void openingMissingPathNeverCreates() {
+    MainWindow w;
+    const QString good = db(QStringLiteral("open-good.scindb"));
+    QVERIFY(w.createDatabase(good));
+    const QString typo = db(QStringLiteral("mistyped.scindb"));
+    QVERIFY(!QFileInfo::exists(typo));
+    QVERIFY(!w.openDatabase(typo));
+    QVERIFY(!QFileInfo::exists(typo));
+    QVERIFY(!QFileInfo::exists(typo + QStringLiteral("-wal")));
+    QVERIFY(!w.lastError().isEmpty());
+    QTRY_VERIFY(w.findChild<QMessageBox*>(QStringLiteral("errorBox")) != nullptr);
+    QCOMPARE(w.databasePath(), good);
+    // A missing folder too.
+    QVERIFY(!w.openDatabase(db(QStringLiteral("no-such-dir/x.scindb"))));
+    QVERIFY(!QFileInfo::exists(db(QStringLiteral("no-such-dir"))));
+    for (auto* b : w.findChildren<QMessageBox*>()) b->close();
+  }
+
+  void runListFollowsEditsFromAnotherConnection() {
+    MainWindow w;
+    const QString path = db(QStringLiteral("watched.scindb"));
+    QVERIFY(w.createDatabase(path));
+    settle(w);
+    RunBrowser* rb = w.runBrowser();
+    QTRY_VERIFY_WITH_TIMEOUT(!rb->busy(), 10000);
+    QCOMPARE(rb->pollInterval(), 1000);
+    QCOMPARE(rb->tree()->topLevelItemCount(), 0);
+    QVERIFY(!rb->checkExternalChanges());  // nothing happened yet
+    // The CLI appends a run through a connection of its own.
+    std::int64_t id = 0;
+    {
+      Store cli = Store::open(path.toStdString(), Access::ReadWrite);
+      RunStart rs;
+      rs.name = "from the cli";
+      id = cli.begin_run(rs);
+    }
+    QSignalSpy loaded(rb, &RunBrowser::listLoaded);
+    QTRY_COMPARE_WITH_TIMEOUT(rb->tree()->topLevelItemCount(), 1, 10000);  // the timer noticed
+    QCOMPARE(rb->tree()->topLevelItem(0)->text(1), QStringLiteral("from the cli"));
+    QCOMPARE(rb->tree()->topLevelItem(0)->text(0).toLongLong(), static_cast<qlonglong>(id));
+    QTRY_VERIFY_WITH_TIMEOUT(!rb->busy(), 10000);
+    const int reloads = loaded.count();
+    QVERIFY(!rb->checkExternalChanges());  // seen: no reload loop
+    QTest::qWait(1500);
+    QCOMPARE(loaded.count(), reloads);
+    // A rename from outside shows up too (the poll is the only trigger here).
+    {
+      Store cli = Store::open(path.toStdString(), Access::ReadWrite);
+      cli.rename_run(id, "renamed outside");
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(rb->tree()->topLevelItem(0)->text(1), QStringLiteral("renamed outside"), 10000);
+    rb->setPollInterval(0);
+    QCOMPARE(rb->pollInterval(), 0);
+  }
+
+  void unsavedFabricAsksOnQuitAndSavesAsUserPreset() {
+    QTemporaryDir config;
+    QVERIFY(config.isValid());
+    qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("dirty.scindb"))));
+    w.show();
+    FabricDoc* doc = w.fabric();
+    QVERIFY(!w.fabricDirty());  // as opened
+    QVERIFY(w.loadPreset(QStringLiteral("mesh-8")));
+    QVERIFY(!w.fabricDirty());  // a preset just loaded is saved
+    QVERIFY(doc->setParam("switch.latency_ns", ParamValue(321.0)));
+    QVERIFY(w.fabricDirty());
+    doc->undoStack()->undo();
+    QVERIFY(!w.fabricDirty());  // back to the preset
+    doc->undoStack()->redo();
+    QVERIFY(w.fabricDirty());
+    // Quitting asks; Cancel keeps the window open.
+    int asked = 0;
+    w.setUnsavedPrompt([&] {
+      ++asked;
+      return MainWindow::UnsavedChoice::Cancel;
+    });
+    QVERIFY(!w.close());
+    QCOMPARE(asked, 1);
+    QVERIFY(w.isVisible());
+    // Saving as a user preset: a bad name is an error naming the rule, nothing written.
+    QString err;
+    QVERIFY(!w.saveFabricAsPreset(QStringLiteral("bad name!"), nullptr, &err));
+    QVERIFY(err.contains(QStringLiteral("letters")));
+    QVERIFY(w.fabricDirty());
+    QVERIFY(w.saveFabricAsPreset(QStringLiteral("my-mesh"), nullptr, &err));
+    QVERIFY(err.isEmpty());
+    QVERIFY(!w.fabricDirty());
+    QCOMPARE(load_preset("my-mesh").sw.latency_ns, 321.0);
+    // Overwriting asks, about the preset file; declining keeps its bytes.
+    QVERIFY(doc->setParam("switch.latency_ns", ParamValue(654.0)));
+    const QString file = QDir(config.path()).filePath(QStringLiteral("scin-explorer/presets/my-mesh.json"));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray before = f.readAll();
+    f.close();
+    QStringList confirm;
+    QVERIFY(!w.saveFabricAsPreset(QStringLiteral("my-mesh"), [&](const QString& p) {
+      confirm << p;
+      return false;
+    }, &err));
+    QVERIFY(err.isEmpty());
+    QCOMPARE(confirm, QStringList{file});
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), before);
+    f.close();
+    QVERIFY(w.fabricDirty());
+    QVERIFY(w.saveFabricAsPreset(QStringLiteral("my-mesh"), [](const QString&) { return true; }, &err));
+    QCOMPARE(load_preset("my-mesh").sw.latency_ns, 654.0);
+    // Discard quits; a clean fabric quits without asking.
+    QVERIFY(doc->setParam("switch.latency_ns", ParamValue(700.0)));
+    w.setUnsavedPrompt([&] {
+      ++asked;
+      return MainWindow::UnsavedChoice::Discard;
+    });
+    QVERIFY(w.close());
+    QCOMPARE(asked, 2);
+    MainWindow w2;
+    QVERIFY(w2.createDatabase(db(QStringLiteral("dirty.scindb"))));
+    w2.show();
+    w2.setUnsavedPrompt([&] {
+      ++asked;
+      return MainWindow::UnsavedChoice::Cancel;
+    });
+    QVERIFY(w2.close());
+    QCOMPARE(asked, 2);
+    qunsetenv("XDG_CONFIG_HOME");
+  }
+
+  void undoCoversSweepDockAndFocusedFieldUndoesItself() {
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("sweep-undo.scindb"))));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.activateWindow();
+    SweepEditor* se = w.sweepEditor();
+    FabricDoc* doc = w.fabric();
+    se->setRequest(smallSweep());  // a document state: no undo step
+    const SweepRequest base = se->request();
+    QCOMPARE(doc->undoStack()->count(), 0);
+    QVERIFY(!w.fabricDirty());
+    // Sweep and fabric edits interleave on one stack.
+    se->algorithmBox("nvls")->setChecked(false);
+    QVERIFY(doc->setParam("switch.latency_ns", ParamValue(250.0)));
+    const int i = se->addAxis(ExtraAxis{"fabric.gpus", "4, 8", false});
+    QCOMPARE(se->request().axes.size(), std::size_t(1));
+    QCOMPARE(doc->undoStack()->count(), 3);
+    QVERIFY(w.fabricDirty());  // the fabric edit; sweep edits are not fabric edits
+    doc->undoStack()->undo();  // the axis
+    QCOMPARE(se->axisCount(), 0);
+    doc->undoStack()->undo();  // the fabric
+    QCOMPARE(doc->config().sw.latency_ns, load_preset("hgx-h200-8").sw.latency_ns);
+    doc->undoStack()->undo();  // the algorithm
+    QVERIFY(se->algorithmBox("nvls")->isChecked());
+    QVERIFY(se->request() == base);
+    doc->undoStack()->redo();
+    QVERIFY(!se->algorithmBox("nvls")->isChecked());
+    doc->undoStack()->redo();
+    doc->undoStack()->redo();
+    QCOMPARE(se->axisCount(), 1);
+    QVERIFY(se->request().axes.at(0) == (ExtraAxis{"fabric.gpus", "4, 8", false}));
+    QCOMPARE(doc->config().sw.latency_ns, 250.0);
+    // Ctrl+Z in a focused field undoes that field's typing, not the stack.
+    const int steps = doc->undoStack()->index();
+    QLineEdit* edit = se->axisValuesEdit(i);
+    edit->setFocus();
+    QTRY_VERIFY(edit->hasFocus());
+    edit->end(false);
+    QTest::keyClicks(edit, QStringLiteral(", 16"));
+    QCOMPARE(edit->text(), QStringLiteral("4, 8, 16"));
+    QTest::keyClick(edit, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(edit->text(), QStringLiteral("4, 8"));
+    QCOMPARE(doc->undoStack()->index(), steps);
+    QCOMPARE(se->axisCount(), 1);
+    QCOMPARE(doc->config().sw.latency_ns, 250.0);
+    // With the focus elsewhere, Ctrl+Z is Edit > Undo.
+    edit->clearFocus();
+    w.runBrowser()->tree()->setFocus();
+    QTest::keyClick(w.runBrowser()->tree(), Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(doc->undoStack()->index(), steps - 1);
+  }
+
+  void runBrowserShowsParametersThatDifferBetweenSelectedRuns() {
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("diff.scindb"))));
+    w.sweepEditor()->setRequest(smallSweep());
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    QVERIFY(w.startRun(QStringLiteral("base")));
+    QVERIFY(done.wait(60000));
+    const std::int64_t a = w.lastRunId();
+    QVERIFY(w.fabric()->setParam("switch.latency_ns", ParamValue(333.0)));
+    QVERIFY(w.startRun(QStringLiteral("slower switch")));
+    QVERIFY(done.wait(60000));
+    const std::int64_t b = w.lastRunId();
+    settle(w);
+    RunBrowser* rb = w.runBrowser();
+    QTRY_VERIFY_WITH_TIMEOUT(!rb->busy(), 10000);
+    QVERIFY(rb->differingParameters().isEmpty());  // one run selected
+    rb->tree()->selectAll();
+    QCOMPARE(rb->selectedRuns(), (std::vector<std::int64_t>{a, b}));
+    // Exactly the edited parameter, as `scin diff` (core's config_diff) names it.
+    QCOMPARE(rb->differingParameters(), QStringList{QStringLiteral("switch.latency_ns")});
+    QVERIFY(rb->differencesText().contains(QStringLiteral("333")));
+    QVERIFY(rb->findChild<QLabel*>(QStringLiteral("runDifferences"))->isVisibleTo(rb));
+    rb->selectRun(b);
+    QTRY_VERIFY_WITH_TIMEOUT(rb->differingParameters().isEmpty(), 10000);
+    QCOMPARE(rb->selectedRuns(), std::vector<std::int64_t>{b});
     settle(w);
   }
 };

@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/store_cli.h"
 #include "base/error.h"
 #include "fabric/preset.h"
@@ -381,12 +382,15 @@ void add_store_commands(CLI::App& app) {
     cmd->add_option("--resume", o->resume, "continue interrupted or cancelled run FILE:RUN: evaluate only the "
                                            "points it lacks");
     cmd->add_option("--threads", o->threads, "worker threads (0 = all cores)")->capture_default_str();
-    cmd->add_option("--name", o->name, "run name (default: the spec's name)");
+    auto* name = cmd->add_option("--name", o->name, "run name (default: the spec's name)");
     cmd->add_option("--notes", o->notes, "free-text notes stored with the run");
     cmd->add_option("--tag", o->tags, "tag the run (repeatable)");
     cmd->add_flag("--dry-run", o->dry_run, "list the axes and the first points without running anything");
     cmd->add_flag("-q,--quiet", o->quiet, "no progress output");
-    cmd->callback([o] {
+    cmd->callback([o, name] {
+      // An option that was given must say something (issue 13: "" was silently ignored).
+      if (name->count() > 0) require_not_empty(o->name, "--name");
+      for (const auto& t : o->tags) require_not_empty(t, "--tag");
       const int sources = !o->spec.empty() + !o->rerun.empty() + !o->resume.empty();
       if (sources != 1) throw Error("sweep: give exactly one of SPEC, --rerun FILE:RUN or --resume FILE:RUN");
       if (!o->dry_run && o->db.empty() && o->spec.size())
@@ -472,11 +476,14 @@ void add_store_commands(CLI::App& app) {
     auto* cmd = app.add_subcommand("annotate", "rename a run, set its notes, add or remove tags");
     cmd->add_option("--db", o->db, "experiment database")->required();
     cmd->add_option("--run", o->run, "run id (see `scin runs`)")->required();
-    cmd->add_option("--name", o->name, "new run name");
+    auto* name = cmd->add_option("--name", o->name, "new run name");
     auto* notes = cmd->add_option("--notes", o->notes, "replace the run's notes");
     cmd->add_option("--tag", o->tags, "add a tag (repeatable)");
     cmd->add_option("--untag", o->untags, "remove a tag (repeatable)");
-    cmd->callback([o, notes] {
+    cmd->callback([o, name, notes] {
+      if (name->count() > 0) require_not_empty(o->name, "--name");
+      for (const auto& t : o->tags) require_not_empty(t, "--tag");
+      for (const auto& t : o->untags) require_not_empty(t, "--untag");
       Store store = open_existing(o->db, Access::ReadWrite, /*check=*/true);
       store.get_run(o->run);
       if (!o->name.empty()) store.rename_run(o->run, o->name);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/json_input.h"
 
 namespace scin {
 
@@ -52,7 +53,7 @@ PointColumn json_col(const char* name, json PointRecord::*m, bool nullable) {
           },
           [m, nullable](PointRecord& p, const ColumnValue& v) {
             const std::string* s = std::get_if<std::string>(&v);
-            json j = s ? json::parse(*s, nullptr, false) : json();
+            json j = s ? parse_json_or_discarded(*s) : json();
             if (j.is_discarded()) j = json();
             if (j.is_null() && !nullable) j = json::object();
             p.*m = std::move(j);

@@ -125,6 +125,10 @@ cat "$tmp/presets.txt"
 check "scin presets lists hgx-h200-8" grep -q '^hgx-h200-8 ' "$tmp/presets.txt"
 check "scin presets reads the installed resources" grep -q '^pkgtest-probe ' "$tmp/presets.txt"
 db=$tmp/home/experiments.scindb
+# Opening never creates a database: make one with the installed CLI first.
+printf '%s' '{"name": "pkg", "base": {"preset": "hgx-h200-8", "collective": {"algorithm": "ring", "bytes": "1K"}}}' \
+  > "$tmp/pkg-sweep.json"
+check "scin sweep creates a database" "$root/usr/bin/scin" sweep "$tmp/pkg-sweep.json" --db "$db" -q
 check "scin-explorer --screenshot --quit (offscreen)" \
   "$root/usr/bin/scin-explorer" "$db" --preset hgx-h200-8 --screenshot "$tmp/shot.png" --quit
 check "screenshot is a PNG" bash -c "[[ -f '$tmp/shot.png' && \$(head -c 4 '$tmp/shot.png' | od -An -c | tr -d ' ') == '211PNG' ]]"

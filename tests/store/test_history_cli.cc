@@ -90,8 +90,8 @@ TEST(HistoryCli, DiffNamesExactlyTheEditedPresetParameter) {
 
 const char* kLongSpec = R"({
     "name": "long", "base": {"preset": "hgx-h200-8", "collective": {"algorithm": "ring", "dtype": "bf16"}},
-    "axes": [{"path": "links.latency_ns", "range": {"min": 0, "max": 2000, "step": 1}},
-             {"path": "collective.bytes", "values": ["64", "4K"]}]})";
+    "axes": [{"path": "links.latency_ns", "range": {"min": 0, "max": 20000, "step": 1}},
+             {"path": "collective.bytes", "values": ["64", "64M"]}]})";
 
 // Starts `scin sweep` on kLongSpec, waits for 100 committed points, sends
 // `signals` (2 ms apart) and returns the points the cancelled run kept.
@@ -153,10 +153,10 @@ TEST(HistoryCli, TwoSigintsCancelCleanlyAndResumeCompletes) {
   sweep_and_signal(dir, db, {SIGINT, SIGINT});
   CliResult r = run_cli("sweep --resume " + db + ":1 -q --threads 2");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("run 1 'long' done: 4002 of 4002"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("run 1 'long' done: 40002 of 40002"), std::string::npos) << r.output;
   Store s = Store::open(db, Access::ReadOnly);
   auto pts = s.points(1);
-  ASSERT_EQ(pts.size(), 4002u);
+  ASSERT_EQ(pts.size(), 40002u);
   for (std::size_t i = 0; i < pts.size(); ++i) ASSERT_EQ(pts[i].index, i);
   EXPECT_EQ(s.get_run(1).status, RunStatus::Done);
   r = run_cli("sweep --resume " + db + ":1 -q");

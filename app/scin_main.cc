@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   scin::cli::add_quant_command(app);
   scin::cli::add_store_commands(app);
   scin::cli::add_infer_command(app);
+  scin::cli::add_calib_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -98,14 +98,12 @@ void add_run_command(CLI::App& app) {
     }
     std::vector<std::string> algos = split_list(opt->algos);
     if (algos.empty()) algos = supported_algorithms(cfg);
+    std::vector<Algorithm> algo_ids;
     for (const auto& a : algos) {
-      if (!find_algorithm(a)) {
-        std::vector<std::string> names;
-        for (const auto& x : algorithms()) names.push_back(x.name);
-        throw Error(fmt::format("algo: unknown algorithm '{}'; allowed {}", a, fmt::join(names, ", ")));
-      }
-      if (auto why = unsupported_reason(cfg, a); !why.empty()) throw Error("algo: " + why);
+      algo_ids.push_back(parse_algorithm(a, "algo"));
+      require_supported(cfg, algo_ids.back());
     }
+    const EngineId engine = parse_timing_engine(opt->engine, "engine");
     const std::size_t na = algos.size();
     std::vector<SimResult> res(sizes.size() * na);
     // Elements must divide evenly: round each size down to whole elements, like nccl-tests.
@@ -117,7 +115,7 @@ void add_run_command(CLI::App& app) {
     std::exception_ptr failure;
     tbb::parallel_for(std::size_t{0}, res.size(), [&](std::size_t i) {
       try {
-        res[i] = simulate(cfg, algos[i % na], Collective{sizes[i / na], dtype}, opt->engine);
+        res[i] = simulate(cfg, algo_ids[i % na], Collective{sizes[i / na], dtype}, engine);
       } catch (...) {
         if (!failure) failure = std::current_exception();
       }

@@ -2,18 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "base/cancel.h"
 #include "base/error.h"
 #include "base/units.h"
+#include "engines/analytic/analytic.h"
 #include "fabric/params.h"
-#include "engines/packet/packet_engine.h"
 
 namespace scin {
-
-std::vector<std::string> engine_names() {
-  return {"analytic", "packet"};
-}
-
-double busbw_factor(int gpus) { return 2.0 * (gpus - 1) / gpus; }
 
 std::vector<std::uint64_t> size_range(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                       std::uint64_t factor) {
@@ -32,68 +27,75 @@ std::vector<std::uint64_t> size_range(std::uint64_t min_bytes, std::uint64_t max
 
 namespace {
 
-SimResult run_engine(const Config& cfg, const Schedule& s, const std::string& engine) {
-  SimResult r;
-  r.engine = engine;
-  if (engine == "analytic") {
-    AnalyticResult a = run_analytic(cfg, s);
-    r.time_ns = a.time_ns;
-    r.breakdown = a.breakdown;
-    r.max_link_bytes = a.max_link_bytes;
-    return r;
+// As NCCL's tuner does: predict each ring protocol with the analytic model and
+// keep the fastest. Returns the schedule and its analytic result.
+struct Resolved {
+  Config cfg;
+  Schedule schedule;
+  AnalyticResult analytic;
+  bool have_analytic = false;
+};
+
+Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx) {
+  Resolved out{cfg, {}, {}, false};
+  if (!info(algo).ring_protocol || cfg.ring.protocol != RingProtocol::Auto) {
+    out.schedule = compile(cfg, algo, c);
+    return out;
   }
-  if (engine == "packet") return run_packet_sim(cfg, s);
-  throw Error(fmt::format("engine: '{}' is not available; allowed {}", engine,
-                          fmt::join(engine_names(), ", ")));
+  for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
+    Config trial = cfg;
+    trial.ring.protocol = p;
+    Schedule candidate = compile(trial, algo, c);
+    AnalyticResult a = run_analytic(trial, candidate, ctx);
+    if (!out.have_analytic || a.time_ns < out.analytic.time_ns) {
+      out.analytic = std::move(a);
+      out.schedule = std::move(candidate);
+      out.cfg.ring.protocol = p;
+      out.have_analytic = true;
+    }
+  }
+  return out;
+}
+
+void check_inputs(const Config& cfg, Algorithm algo) {
+  validate(cfg);
+  require_supported(cfg, algo);
 }
 
 }  // namespace
 
-SimResult simulate(const Config& cfg, const std::string& algo, const Collective& c,
-                   const std::string& engine) {
-  validate(cfg);
-  if (!find_algorithm(algo)) {
-    std::vector<std::string> names;
-    for (const auto& a : algorithms()) names.push_back(a.name);
-    throw Error(fmt::format("algo: unknown algorithm '{}'; allowed {}", algo, fmt::join(names, ", ")));
-  }
-  if (auto why = unsupported_reason(cfg, algo); !why.empty()) throw Error(fmt::format("algo: {}", why));
-  bool known_engine = false;
-  for (const auto& e : engine_names()) known_engine |= (e == engine);
-  if (!known_engine)
-    throw Error(fmt::format("engine: '{}' is not available; allowed {}", engine,
-                            fmt::join(engine_names(), ", ")));
+Schedule schedule_for(const Config& cfg, Algorithm algo, const Collective& c, Config* cfg_out) {
+  check_inputs(cfg, algo);
+  Resolved r = resolve(cfg, algo, c, {});
+  if (cfg_out) *cfg_out = r.cfg;
+  return std::move(r.schedule);
+}
 
+WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, EngineId engine_id) {
+  const Engine& e = engine(engine_id);
+  check_inputs(cfg, algo);
   Config run_cfg = cfg;
-  Schedule s;
+  if (info(algo).ring_protocol && cfg.ring.protocol == RingProtocol::Auto)
+    run_cfg.ring.protocol = RingProtocol::Simple;  // every protocol has the same steps
+  return e.estimate(run_cfg, compile(run_cfg, algo, c));
+}
+
+SimResult simulate(const Config& cfg, Algorithm algo, const Collective& c, EngineId engine_id,
+                   const RunContext& ctx) {
+  const TimingEngine& e = timing_engine(engine_id);
+  check_inputs(cfg, algo);
+  Resolved run = resolve(cfg, algo, c, ctx);
   SimResult r;
-  if (algo == "ring" && cfg.ring.protocol == RingProtocol::Auto) {
-    // As NCCL's tuner does: predict each protocol with the analytic model, keep the fastest.
-    AnalyticResult best;
-    for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
-      Config trial = cfg;
-      trial.ring.protocol = p;
-      Schedule candidate = compile(trial, algo, c);
-      AnalyticResult a = run_analytic(trial, candidate);
-      if (s.steps.empty() || a.time_ns < best.time_ns) {
-        best = std::move(a);
-        s = std::move(candidate);
-        run_cfg.ring.protocol = p;
-      }
-    }
-    if (engine == "analytic") {
-      r.engine = engine;
-      r.time_ns = best.time_ns;
-      r.breakdown = best.breakdown;
-      r.max_link_bytes = best.max_link_bytes;
-    } else {
-      r = run_engine(run_cfg, s, engine);
-    }
+  if (run.have_analytic && engine_id == EngineId::Analytic) {
+    r.engine = e.name();
+    r.time_ns = run.analytic.time_ns;
+    r.breakdown = run.analytic.breakdown;
+    r.max_link_bytes = run.analytic.max_link_bytes;
   } else {
-    s = compile(run_cfg, algo, c);
-    r = run_engine(run_cfg, s, engine);
+    r = e.run(run.cfg, run.schedule, ctx);
   }
-  r.algorithm = algo;
+  const Schedule& s = run.schedule;
+  r.algorithm = to_string(algo);
   r.variant = s.variant;
   r.bytes = c.bytes;
   r.dtype = c.dtype;
@@ -104,27 +106,23 @@ SimResult simulate(const Config& cfg, const std::string& algo, const Collective&
   return r;
 }
 
-nlohmann::json to_json(const Breakdown& b) {
-  nlohmann::json j = nlohmann::json::object();
-  for (int t = 0; t < static_cast<int>(Term::Count); ++t)
-    j[std::string(to_string(static_cast<Term>(t))) + "_ns"] = b.ns[t];
-  return j;
+SimResult simulate(const Config& cfg, const std::string& algo, const Collective& c, const std::string& engine,
+                   const RunContext& ctx) {
+  const Algorithm a = parse_algorithm(algo);
+  const EngineId e = parse_timing_engine(engine);
+  return simulate(cfg, a, c, e, ctx);
 }
 
-nlohmann::json to_json(const SimResult& r) {
-  nlohmann::json j;
-  j["algorithm"] = r.algorithm;
-  if (!r.variant.empty()) j["variant"] = r.variant;
-  j["engine"] = r.engine;
-  j["bytes"] = r.bytes;
-  j["dtype"] = to_string(r.dtype);
-  j["time_us"] = r.time_us();
-  j["algbw_GBps"] = r.algbw_GBps;
-  j["busbw_GBps"] = r.busbw_GBps;
-  j["max_link_bytes"] = r.max_link_bytes;
-  j["breakdown"] = to_json(r.breakdown);
-  if (!r.extra.is_null()) j["extra"] = r.extra;
-  return j;
+// The signature from before RunContext: a caller that installed a CancelScope
+// (base/cancel.h) on this thread still gets its run cancelled, through the
+// progress sink the engines call while they run. Callers that can pass a
+// RunContext should.
+SimResult simulate(const Config& cfg, const std::string& algo, const Collective& c, const std::string& engine) {
+  RunContext ctx;
+  ctx.progress = [](double) {
+    if (cancel_requested()) throw Cancelled();
+  };
+  return simulate(cfg, algo, c, engine, ctx);
 }
 
 }  // namespace scin

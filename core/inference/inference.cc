@@ -374,32 +374,15 @@ InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache
 
   std::vector<std::string> algos = req.algorithms;
   if (algos.empty()) algos = supported_algorithms(cfg);
-  for (const auto& a : algos) {
-    if (!find_algorithm(a)) {
-      std::vector<std::string> names;
-      for (const auto& i : algorithms()) names.push_back(i.name);
-      throw Error(fmt::format("algo: unknown algorithm '{}'; allowed {}", a, fmt::join(names, ", ")));
-    }
-  }
+  for (const auto& a : algos) parse_algorithm(a, "algo");
   if (!req.baseline.empty()) {
-    if (!find_algorithm(req.baseline)) {
-      std::vector<std::string> names;
-      for (const auto& i : algorithms()) names.push_back(i.name);
-      throw Error(fmt::format("baseline: unknown algorithm '{}'; allowed {}", req.baseline,
-                              fmt::join(names, ", ")));
-    }
+    parse_algorithm(req.baseline, "baseline");
     if (std::find(algos.begin(), algos.end(), req.baseline) == algos.end())
       algos.insert(algos.begin(), req.baseline);
   }
   for (const auto& a : algos)
     if (auto why = unsupported_reason(cfg, a); !why.empty()) throw Error(fmt::format("algo: {}", why));
-  {
-    bool known = false;
-    for (const auto& e : engine_names()) known |= e == req.engine;
-    if (!known)
-      throw Error(fmt::format("engine: '{}' is not available; allowed {}", req.engine,
-                              fmt::join(engine_names(), ", ")));
-  }
+  parse_timing_engine(req.engine, "engine");
 
   // The packet engine simulates every packet: an 8 GiB All-Reduce takes minutes per algorithm.
   constexpr std::uint64_t kPacketMaxBytes = 1ull << 30;

@@ -59,12 +59,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req) {
   std::vector<std::string> algos = req.algorithms;
   if (algos.empty()) algos = supported_algorithms(cfg);
   for (const auto& a : algos) {
-    if (!find_algorithm(a)) {
-      std::string names;
-      for (const auto& i : algorithms()) names += (names.empty() ? "" : ", ") + i.name;
-      throw Error(fmt::format("--algo: unknown algorithm '{}'; allowed {}", a, names));
-    }
-    if (auto why = unsupported_reason(cfg, a); !why.empty()) throw Error("--algo: " + why);
+    require_supported(cfg, parse_algorithm(a, "--algo"), "--algo");
   }
 
   // Inputs, rounded to the collective's dtype: what the GPUs hold.

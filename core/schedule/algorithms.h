@@ -1,8 +1,15 @@
 // All-Reduce algorithms: each compiles (config, collective) into a Schedule.
+//
+// One table (AlgorithmInfo) names every algorithm, says what it needs from the
+// fabric, how to build it and how to describe it; every "unknown algorithm" and
+// "unsupported" message comes from it. Names are strings only at the
+// boundaries (CLI, JSON, database): parse them once with parse_algorithm().
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fabric/config.h"
@@ -15,26 +22,54 @@ struct Collective {
   DType dtype = DType::Bf16;
 };
 
+/// The shipped algorithms, in display order. register_algorithm() appends
+/// further ids (values past TwoShotQ8), e.g. a test's toy algorithm.
+enum class Algorithm : std::uint8_t { Ring, OneShot, TwoShot, Nvls, Scin, ScinInq, RingQ8, TwoShotQ8 };
+
+namespace build { struct Builder; }
+
 struct AlgorithmInfo {
+  Algorithm id = Algorithm::Ring;  // set by the table
   std::string name;          // CLI name: "ring", "nvls", "scin-inq", ...
-  std::string description;
+  std::string description;   // one line of help
   bool quantised = false;    // moves a block-quantised payload
+  /// Uses cfg.ring.protocol; Auto is resolved by simulate(), which tries each.
+  bool ring_protocol = false;
+  /// Empty if the fabric can run it, else why not (null: runs on any fabric).
+  std::function<std::string(const Config& cfg)> unsupported;
+  /// Adds the steps to b.s (buffers in/out per rank already declared).
+  std::function<void(build::Builder& b)> build;
 };
 
 /// Every algorithm, in display order.
 const std::vector<AlgorithmInfo>& algorithms();
-const AlgorithmInfo* find_algorithm(const std::string& name);
+const AlgorithmInfo& info(Algorithm a);
+const AlgorithmInfo* find_algorithm(std::string_view name);
+const std::string& to_string(Algorithm a);
+
+/// Parses a name; throws Error "<field>: unknown algorithm '<name>'; allowed ring, ...".
+Algorithm parse_algorithm(std::string_view name, std::string_view field = "algo");
+/// The message parse_algorithm() throws, for callers that report errors themselves.
+std::string unknown_algorithm_message(std::string_view name, std::string_view field = "algo");
+
+/// Adds an algorithm to the table and returns its id. Call before any run
+/// starts (the table is not locked); throws Error for a duplicate or empty name.
+Algorithm register_algorithm(AlgorithmInfo a);
 
 /// Empty if `cfg`'s fabric can run `algo`, else the reason (e.g. "nvls needs a
-/// switch with NVLS reduction (switch.nvls.enabled); mesh-8 has no switch").
+/// switch; mesh-8 is a switchless mesh").
+std::string unsupported_reason(const Config& cfg, Algorithm algo);
 std::string unsupported_reason(const Config& cfg, const std::string& algo);
+/// Throws Error "<field>: <reason>" if `cfg` cannot run `algo`.
+void require_supported(const Config& cfg, Algorithm algo, std::string_view field = "algo");
 
 /// The algorithms `cfg` supports, in display order.
 std::vector<std::string> supported_algorithms(const Config& cfg);
 
-/// Compiles `algo`. For "ring", `cfg.ring.protocol` must not be Auto here (the
-/// simulation layer tries each protocol and keeps the fastest, as NCCL does).
-/// Throws Error for unknown or unsupported algorithms and bad sizes.
+/// Compiles `algo`. For ring protocols, `cfg.ring.protocol` must not be Auto
+/// here (the simulation layer tries each protocol and keeps the fastest, as
+/// NCCL does). Throws Error for unknown or unsupported algorithms and bad sizes.
+Schedule compile(const Config& cfg, Algorithm algo, const Collective& c);
 Schedule compile(const Config& cfg, const std::string& algo, const Collective& c);
 
 /// Elements per rank of a message of `bytes` in `dtype` (bytes must be a

@@ -91,11 +91,8 @@ json check_value(const std::string& path, const json& v, PointKind kind, const s
     return b;
   }
   if (path == "collective.algorithm") {
-    if (!v.is_string() || !find_algorithm(v.get<std::string>())) {
-      std::vector<std::string> names;
-      for (const auto& a : algorithms()) names.push_back(a.name);
-      throw Error(fmt::format("{}: unknown algorithm {}; allowed {}", field, v.dump(), fmt::join(names, ", ")));
-    }
+    if (!v.is_string()) throw Error(unknown_algorithm_message(v.dump(), field));
+    parse_algorithm(v.get<std::string>(), field);
     return v;
   }
   if (path == "collective.dtype") {
@@ -108,9 +105,8 @@ json check_value(const std::string& path, const json& v, PointKind kind, const s
     return v;
   }
   if (path == "engine") {
-    auto names = engine_names();
-    if (!v.is_string() || !contains(names, v.get<std::string>()))
-      throw Error(fmt::format("{}: engine {} is not available; allowed {}", field, v.dump(), fmt::join(names, ", ")));
+    if (!v.is_string()) throw Error(fmt::format("{}: an engine is a name ({})", field, fmt::join(engine_names(), ", ")));
+    parse_timing_engine(v.get<std::string>(), field);
     return v;
   }
   if (path == "preset") {

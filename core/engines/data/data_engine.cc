@@ -286,7 +286,7 @@ void round_to_format(std::vector<float>& v, Format f) {
 }
 
 DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
-                    const DataOptions& opt) {
+                    const DataOptions& opt, const RunContext& ctx) {
   check_schedule(s);
   if (inputs_per_rank.size() != static_cast<std::size_t>(s.gpus))
     throw Error(fmt::format("data engine: {} input arrays for {} ranks", inputs_per_rank.size(), s.gpus));
@@ -325,7 +325,11 @@ DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& in
   else
     for (int r = 0; r < s.gpus; ++r) e.load_input(r, inputs_per_rank[static_cast<std::size_t>(r)]);
   DataResult res;
-  for (std::size_t i = 0; i < s.steps.size(); ++i) e.run_step(i, res);
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    ctx.check();
+    e.run_step(i, res);
+    if (ctx.progress) ctx.report(static_cast<double>(i + 1) / static_cast<double>(s.steps.size()));
+  }
   res.outputs.resize(static_cast<std::size_t>(s.gpus));
   tbb::parallel_for(0, s.gpus, [&](int r) { res.outputs[static_cast<std::size_t>(r)] = e.read_output(r); });
   return res;

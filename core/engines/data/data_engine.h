@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/run_context.h"
 #include "schedule/schedule.h"
 
 namespace scin {
@@ -42,9 +43,9 @@ struct DataResult {
 
 /// Runs `s` on `inputs_per_rank` (gpus arrays of s.elems values each, converted
 /// to each rank's input buffer format first). Throws Error on mismatched sizes,
-/// or non-finite inputs.
+/// or non-finite inputs; checks ctx.stop between steps (throws Cancelled).
 DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
-                    const DataOptions& opt = {});
+                    const DataOptions& opt = {}, const RunContext& ctx = {});
 
 /// Rounds every value of `v` to the element format `f` (Fp32: unchanged).
 void round_to_format(std::vector<float>& v, Format f);

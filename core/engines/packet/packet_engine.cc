@@ -14,8 +14,6 @@
 // Stats::packet_hops the packet serialisations).
 #include "engines/packet/packet_engine.h"
 
-#include "base/cancel.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -196,15 +194,10 @@ struct ResultOut {
   bool waiting = false;
 };
 
-double plain_bytes(const Schedule& s, const Region& r) {
-  const auto& b = s.buffers[r.buffer];
-  if (is_codec(b.format)) return static_cast<double>(r.count) * dtype_bytes_of(s.dtype);
-  return static_cast<double>(region_bytes(b, r.count));
-}
-
 class Engine {
  public:
-  Engine(const Config& cfg, const Schedule& s) : cfg_(cfg), s_(s), rm_(resource_map(s)) {}
+  Engine(const Config& cfg, const Schedule& s, const RunContext& ctx)
+      : cfg_(cfg), s_(s), ctx_(ctx), rm_(resource_map(s)) {}
   Run run();
 
  private:
@@ -338,11 +331,18 @@ class Engine {
   void isa_wake(int plane);
   void kick_source_link(int id) { wake_link(id, now_); }
 
+  // Every 4096 events (well under a millisecond): stop if asked, report progress now and then.
+  void poll() {
+    ctx_.check();
+    if ((stats_.events & 0xffff) == 0 && ctx_.progress)
+      ctx_.report(static_cast<double>(steps_done_) / static_cast<double>(s_.steps.size()));
+  }
   void breakdown(Run& out) const;
   nlohmann::json extra_json(double total_ns) const;
 
   const Config& cfg_;
   const Schedule& s_;
+  const RunContext& ctx_;
   const ResourceMap rm_;
   int gpus_ = 0, planes_ = 1;
   bool star_ = true;
@@ -441,9 +441,7 @@ void Engine::start_step(StepId i, double t) {
       dur = std::max(dur, d);
       res_free_[static_cast<std::size_t>(u.resource)] = start + d;
     }
-    double lat = 0;
-    for (double x : c.latency_ns) lat += x;
-    schedule(start + dur + lat, EvStepDone, i);
+    schedule(start + dur + c.latency_total_ns(), EvStepDone, i);
     return;
   }
   setup_flow(i, t);
@@ -457,20 +455,12 @@ void Engine::setup_flow(StepId i, double t) {
   f.active = true;
   f.initiator = st.initiator;
   const bool from_switch = s_.is_switch(st.initiator);
-  const double eff = cfg_.links.efficiency;
-  double factor = 1.0;
+  const double factor = transfer_factor(cfg_, st);
   if (st.kind == StepKind::Write) {
     f.kind = from_switch ? FlowKind::IsaWrite : FlowKind::GpuWrite;
     f.bytes = region_bytes(s_, st.srcs[0]);
     f.n = npkts(f.bytes);
     for (const auto& d : st.dsts) f.dsts.push_back(s_.buffers[d.buffer].node);
-    if (st.ring_step) {
-      const RingProtocolSpec& ps = st.protocol == RingProtocol::LL ? cfg_.ring.ll
-                                   : st.protocol == RingProtocol::LL128 ? cfg_.ring.ll128
-                                                                        : cfg_.ring.simple;
-      factor = ps.bandwidth_fraction;
-    }
-    if (st.unit == Unit::NvlsReduce) factor *= cfg_.sw.nvls.efficiency;
   } else {
     f.kind = from_switch ? FlowKind::IsaRead : FlowKind::GpuRead;
     const Region& dst = st.dsts[0];
@@ -493,12 +483,9 @@ void Engine::setup_flow(StepId i, double t) {
         throw Error(fmt::format("packet engine: step {} ({}) reads a switch-resident buffer; not modelled",
                                 i, st.label));
     }
-    if (st.unit == Unit::NvlsReduce) factor = cfg_.sw.nvls.efficiency;
     f.plain_per_byte = wire > 0 ? plain / wire * static_cast<double>(st.srcs.size()) : 0;
     if (from_switch && st.op == DataOp::Reduce) {
-      double inv = 1.0 / cfg_.sw.isa.reduce_GBps;
-      if (codec) inv = std::max(inv, 1.0 / cfg_.sw.isa.inq_GBps);
-      f.reduce_inv_GBps = inv;
+      f.reduce_inv_GBps = isa_reduce_ns_per_byte(cfg_, codec);
       f.codec = codec;
     }
     if (!star_ && st.srcs.size() > 1)
@@ -511,16 +498,15 @@ void Engine::setup_flow(StepId i, double t) {
     else if (st.via >= gpus_) f.plane = st.via - gpus_;
     else f.plane = planes_ == 1 ? 0 : -1;
   }
-  const double raw = star_ ? cfg_.links.bandwidth_GBps / planes_
-                           : cfg_.links.bandwidth_GBps / std::max(1, gpus_ - 1);
-  const double payload_GBps = raw * eff * factor;
+  const double raw = port_raw_GBps(cfg_, s_);
+  const double payload_GBps = port_payload_GBps(cfg_, s_, factor);
   f.inv_raw = 1.0 / raw;
   f.gap_ns = std::max(0.0, static_cast<double>(P_) / payload_GBps - static_cast<double>(P_ + H_) / raw);
   // Resources the packets do not model (accelerator HBM for a fused receive-reduce).
   double start = t + c.fixed_ns;
   double extra = start;
   for (const auto& u : c.uses) {
-    if (u.resource < rm_.ports()) continue;
+    if (is_port(u.kind)) continue;
     if (f.kind == FlowKind::IsaRead) continue;  // the ISA reducer is modelled per packet
     const auto r = static_cast<std::size_t>(u.resource);
     const double s0 = std::max(start, res_free_[r]);
@@ -1287,7 +1273,7 @@ Run Engine::run() {
       same_time = 0;
     }
     now_ = e.t_ns;
-    if ((++stats_.events & 0xffff) == 0 && cancel_requested()) throw Cancelled();
+    if ((++stats_.events & 0xfff) == 0) poll();
     const std::uint32_t tgt = e.target();
     const std::uint32_t id = tgt & kIdMask;
     switch (static_cast<EvType>(tgt >> kTypeShift)) {
@@ -1447,13 +1433,15 @@ nlohmann::json Engine::extra_json(double total_ns) const {
 
 }  // namespace
 
-Run run(const Config& cfg, const Schedule& s) {
-  Engine e(cfg, s);
+Run run(const Config& cfg, const Schedule& s, const RunContext& ctx) {
+  Engine e(cfg, s, ctx);
   return e.run();
 }
 
 }  // namespace packet
 
-SimResult run_packet_sim(const Config& cfg, const Schedule& s) { return packet::run(cfg, s).result; }
+SimResult run_packet_sim(const Config& cfg, const Schedule& s, const RunContext& ctx) {
+  return packet::run(cfg, s, ctx).result;
+}
 
 }  // namespace scin

@@ -2,7 +2,7 @@
 //
 // It executes the same Schedule the analytic engine gets (no algorithm is
 // defined twice): Launch / Signal / Wait / Compute steps and local copies are
-// charged with the analytic engine's step_cost() (fixed overheads, latencies,
+// charged with the shared cost model's step_cost() (fixed overheads, latencies,
 // HBM and in-switch unit occupancy), while every Write and Read that crosses
 // the fabric is split into packets that meet on links, in switch port queues,
 // in the NVLS reducer and in the SCIN in-switch accelerator (ISA):
@@ -27,18 +27,20 @@
 #include <cstdint>
 #include <vector>
 
-#include "engines/analytic/analytic.h"
+#include "base/run_context.h"
 #include "fabric/config.h"
+#include "model/cost_model.h"
+#include "model/result.h"
 #include "schedule/schedule.h"
-#include "engines/simulate.h"
 
 namespace scin {
 
 /// Runs `s` on `cfg` at packet level. SimResult.extra holds the packet
 /// statistics (events, per-link bytes and busy time, peak queue depth per
 /// switch port, ISA buffer high-water mark, optional timeline). Throws Error
-/// on bad input.
-SimResult run_packet_sim(const Config& cfg, const Schedule& s);
+/// on bad input; polls ctx.stop every 4096 events (throws Cancelled) and
+/// reports the fraction of steps done to ctx.progress.
+SimResult run_packet_sim(const Config& cfg, const Schedule& s, const RunContext& ctx = {});
 
 namespace packet {
 
@@ -60,7 +62,7 @@ struct Run {
 };
 
 /// The engine proper; run_packet_sim() returns run(cfg, s).result.
-Run run(const Config& cfg, const Schedule& s);
+Run run(const Config& cfg, const Schedule& s, const RunContext& ctx = {});
 
 }  // namespace packet
 }  // namespace scin

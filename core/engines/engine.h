@@ -1,0 +1,83 @@
+// The engines behind one interface, and their registry.
+//
+//   analytic - critical path with alpha-beta costs and resource occupancy (fast);
+//   packet   - discrete events: packets on links, in switch queues, in the ISA;
+//   data     - executes a schedule on real numbers (values, not time).
+//
+// Every engine estimates its work before it starts (WorkEstimate), so callers
+// can warn, refuse or show progress; runs take an explicit RunContext (stop
+// token, progress sink). Names are strings only at the boundaries: parse them
+// once with parse_engine(). A new engine: implement TimingEngine (or Engine),
+// add it to the registry in engine.cc and to EngineId (docs/architecture.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/run_context.h"
+#include "engines/data/data_engine.h"
+#include "fabric/config.h"
+#include "model/result.h"
+#include "schedule/schedule.h"
+
+namespace scin {
+
+enum class EngineId : std::uint8_t { Analytic, Packet, Data };
+
+/// Work an engine expects for one run, in the unit it counts progress in.
+struct WorkEstimate {
+  double amount = 0;      // in `unit`
+  const char* unit = "";  // "steps" (analytic), "events" (packet), "elements" (data)
+  /// Seconds on one core at the engine's typical rate (a rough guide for warnings).
+  double seconds = 0;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual EngineId id() const = 0;
+  virtual const char* name() const = 0;
+  virtual const char* help() const = 0;
+  /// Cheap (linear in the schedule, no simulation): what run() will cost.
+  virtual WorkEstimate estimate(const Config& cfg, const Schedule& s) const = 0;
+};
+
+/// An engine that times a schedule.
+class TimingEngine : public Engine {
+ public:
+  /// Times `s` on `cfg`; fills time, breakdown, max_link_bytes and extra (the
+  /// caller fills the collective's figures). Throws Error for bad input and
+  /// Cancelled once ctx.stop is requested.
+  virtual SimResult run(const Config& cfg, const Schedule& s, const RunContext& ctx) const = 0;
+};
+
+/// The data engine: values, not time.
+class DataEngine : public Engine {
+ public:
+  EngineId id() const override { return EngineId::Data; }
+  const char* name() const override { return "data"; }
+  const char* help() const override;
+  WorkEstimate estimate(const Config& cfg, const Schedule& s) const override;
+  DataResult run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
+                 const DataOptions& opt = {}, const RunContext& ctx = {}) const;
+};
+
+/// Every engine, in display order (analytic, packet, data).
+const std::vector<const Engine*>& engines();
+const Engine& engine(EngineId id);
+const std::string& to_string(EngineId id);
+/// Throws Error "<field>: 'data' computes values, not time; allowed analytic, packet".
+const TimingEngine& timing_engine(EngineId id, std::string_view field = "engine");
+const DataEngine& data_engine();
+
+/// Parses any engine name; throws Error "<field>: '<name>' is not available; allowed ...".
+EngineId parse_engine(std::string_view name, std::string_view field = "engine");
+/// Parses the name of an engine that times (analytic, packet).
+EngineId parse_timing_engine(std::string_view name, std::string_view field = "engine");
+
+/// Names of the engines that time a collective ("analytic", "packet").
+std::vector<std::string> engine_names();
+
+}  // namespace scin

@@ -1,0 +1,319 @@
+#include "model/cost_model.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace scin {
+
+// ------------------------------------------------------------ resources
+
+int ResourceMap::egress(int gpu, int k) const {
+  return topology == Topology::Star ? gpu * planes + k : gpu * gpus + k;
+}
+int ResourceMap::ingress(int gpu, int k) const {
+  // On a mesh the link from k to gpu is one resource: k's egress towards gpu.
+  return topology == Topology::Star ? gpus * planes + gpu * planes + k : egress(k, gpu);
+}
+int ResourceMap::nvls(int plane) const { return ports() + plane; }
+int ResourceMap::isa_reduce(int plane) const { return ports() + planes + plane; }
+int ResourceMap::isa_inq(int plane) const { return ports() + 2 * planes + plane; }
+int ResourceMap::hbm(int gpu) const { return ports() + 3 * planes + gpu; }
+int ResourceMap::ports() const { return topology == Topology::Star ? 2 * gpus * planes : gpus * gpus; }
+int ResourceMap::count() const { return hbm(gpus); }
+
+ResourceKind ResourceMap::kind(int r) const {
+  if (r < ports()) {
+    if (topology == Topology::Mesh) return ResourceKind::Egress;
+    return r < gpus * planes ? ResourceKind::Egress : ResourceKind::Ingress;
+  }
+  r -= ports();
+  if (r < planes) return ResourceKind::NvlsReduce;
+  if (r < 2 * planes) return ResourceKind::IsaReduce;
+  if (r < 3 * planes) return ResourceKind::IsaInq;
+  return ResourceKind::Hbm;
+}
+
+std::string ResourceMap::name(int r) const {
+  if (r < ports()) {
+    if (topology == Topology::Mesh) return fmt::format("link r{}->r{}", r / gpus, r % gpus);
+    const int half = gpus * planes;
+    const int x = r % half;
+    return fmt::format("{} r{} plane {}", r < half ? "egress" : "ingress", x / planes, x % planes);
+  }
+  r -= ports();
+  if (r < planes) return fmt::format("nvls plane {}", r);
+  if (r < 2 * planes) return fmt::format("isa reduce plane {}", r - planes);
+  if (r < 3 * planes) return fmt::format("inq plane {}", r - 2 * planes);
+  return fmt::format("hbm r{}", r - 3 * planes);
+}
+
+ResourceMap resource_map(const Schedule& s) {
+  ResourceMap m;
+  m.gpus = s.gpus;
+  m.planes = std::max(1, s.planes);
+  m.topology = s.topology;
+  return m;
+}
+
+double StepCost::latency_total_ns() const {
+  double l = 0;
+  for (double x : latency_ns) l += x;
+  return l;
+}
+
+// ------------------------------------------------------------ rates
+
+const RingProtocolSpec& protocol_spec(const Config& cfg, RingProtocol p) {
+  switch (p) {
+    case RingProtocol::LL: return cfg.ring.ll;
+    case RingProtocol::LL128: return cfg.ring.ll128;
+    default: return cfg.ring.simple;
+  }
+}
+
+double transfer_factor(const Config& cfg, const Step& st) {
+  double factor = 1.0;
+  if (st.kind == StepKind::Write && st.ring_step) factor = protocol_spec(cfg, st.protocol).bandwidth_fraction;
+  if (st.unit == Unit::NvlsReduce) factor *= cfg.sw.nvls.efficiency;
+  return factor;
+}
+
+double port_raw_GBps(const Config& cfg, const Schedule& s) {
+  return s.topology == Topology::Star ? cfg.links.bandwidth_GBps / std::max(1, s.planes)
+                                      : cfg.links.bandwidth_GBps / std::max(1, s.gpus - 1);
+}
+
+double port_payload_GBps(const Config& cfg, const Schedule& s, double factor) {
+  return port_raw_GBps(cfg, s) * cfg.links.efficiency * factor;
+}
+
+double isa_read_GBps(const Config& cfg, const Schedule& s) {
+  const double rtt = 2 * cfg.links.latency_ns + cfg.accelerator.mem_latency_ns;
+  const double window_GBps = static_cast<double>(cfg.sw.isa.max_outstanding_bytes) / rtt;
+  return std::min(port_payload_GBps(cfg, s, 1.0), window_GBps);
+}
+
+double isa_reduce_ns_per_byte(const Config& cfg, bool quantised) {
+  double inv = 1.0 / cfg.sw.isa.reduce_GBps;
+  if (quantised) inv = std::max(inv, 1.0 / cfg.sw.isa.inq_GBps);
+  return inv;
+}
+
+double hbm_GBps(const Config& cfg) { return cfg.accelerator.hbm_bandwidth_GBps * cfg.accelerator.hbm_efficiency; }
+
+double dtype_bytes_of(DType t) { return t == DType::Fp32 ? 4.0 : 2.0; }
+
+double plain_bytes(const Schedule& s, const Region& r) {
+  const auto& b = s.buffers[r.buffer];
+  if (is_codec(b.format)) return static_cast<double>(r.count) * dtype_bytes_of(s.dtype);
+  return static_cast<double>(region_bytes(b, r.count));
+}
+
+bool any_codec(const Schedule& s, const Step& st) {
+  for (const auto& r : st.srcs)
+    if (is_codec(s.buffers[r.buffer].format)) return true;
+  for (const auto& r : st.dsts)
+    if (is_codec(s.buffers[r.buffer].format)) return true;
+  return false;
+}
+
+// ------------------------------------------------------------ step costs
+
+namespace {
+
+struct Ctx {
+  const Config& cfg;
+  const Schedule& s;
+  const ResourceMap& rm;
+  StepCost& c;
+
+  void latency(Term t, double ns) { c.latency_ns[static_cast<int>(t)] += ns; }
+  void use(int r, double bytes, double rate_GBps, Term t, bool fed = false) {
+    c.uses.push_back({r, rm.kind(r), bytes, rate_GBps, t, fed});
+  }
+
+  // One traversal accelerator <-> switch, or accelerator <-> accelerator.
+  void path(NodeId from, NodeId to) {
+    if (from == to) return;
+    latency(Term::LinkLatency, cfg.links.latency_ns);
+    if (!s.is_switch(from) && !s.is_switch(to) && s.topology == Topology::Star) {
+      latency(Term::SwitchLatency, cfg.sw.latency_ns);
+      latency(Term::LinkLatency, cfg.links.latency_ns);
+    }
+  }
+
+  // Planes a transfer crossing `via` uses, each carrying an equal share.
+  std::vector<int> planes_of(NodeId via) const {
+    std::vector<int> out;
+    if (via == kAllPlanes) {
+      for (int p = 0; p < rm.planes; ++p) out.push_back(p);
+    } else if (via >= s.gpus) {
+      out.push_back(via - s.gpus);
+    }
+    return out;
+  }
+
+  void egress(NodeId gpu, NodeId via, NodeId peer, double bytes, double factor) {
+    const double rate = port_payload_GBps(cfg, s, factor);
+    if (s.topology == Topology::Mesh) {
+      use(rm.egress(gpu, peer), bytes, rate, Term::Serialisation);
+      return;
+    }
+    auto ps = planes_of(via);
+    for (int p : ps) use(rm.egress(gpu, p), bytes / static_cast<double>(ps.size()), rate, Term::Serialisation);
+  }
+
+  void ingress(NodeId gpu, NodeId via, double bytes, double factor) {
+    const double rate = port_payload_GBps(cfg, s, factor);
+    auto ps = planes_of(via);
+    for (int p : ps) use(rm.ingress(gpu, p), bytes / static_cast<double>(ps.size()), rate, Term::Serialisation);
+  }
+};
+
+void write_cost(Ctx& x, const Step& st) {
+  const Config& cfg = x.cfg;
+  const Schedule& s = x.s;
+  StepCost& c = x.c;
+  const double bytes = static_cast<double>(region_bytes(s, st.srcs[0]));
+  const double factor = transfer_factor(cfg, st);
+  if (st.ring_step) {
+    c.fixed_ns = protocol_spec(cfg, st.protocol).step_overhead_ns;
+    c.fixed_term = Term::Sync;
+  }
+  if (st.via == kNoNode) {
+    x.use(x.rm.hbm(st.initiator), 2 * bytes, hbm_GBps(cfg), Term::Serialisation);
+    return;
+  }
+  if (s.is_switch(st.initiator)) {
+    x.latency(Term::LinkLatency, cfg.links.latency_ns);
+    for (const auto& d : st.dsts) x.ingress(s.buffers[d.buffer].node, st.via, bytes, factor);
+  } else if (st.via == kDirect) {
+    x.latency(Term::LinkLatency, cfg.links.latency_ns);
+    for (const auto& d : st.dsts) {
+      const NodeId to = s.buffers[d.buffer].node;
+      if (to != st.initiator) x.egress(st.initiator, st.via, to, bytes, factor);
+    }
+  } else {
+    // Up to the switch plane, across it, down to the destination(s).
+    x.latency(Term::LinkLatency, 2 * cfg.links.latency_ns);
+    x.latency(Term::SwitchLatency, cfg.sw.latency_ns);
+    x.egress(st.initiator, st.via, kNoNode, bytes, factor);
+    for (const auto& d : st.dsts) {
+      const NodeId to = s.buffers[d.buffer].node;
+      if (!s.is_switch(to)) x.ingress(to, st.via, bytes, factor);
+    }
+  }
+  if (st.op == DataOp::Reduce && st.unit == Unit::AccelSm) {
+    // Fused receive-reduce: read the arriving and local values, write the sum.
+    const NodeId to = s.buffers[st.dsts[0].buffer].node;
+    double b = 0;
+    for (const auto& r : st.srcs) b += plain_bytes(s, r);
+    b += plain_bytes(s, st.dsts[0]);
+    x.use(x.rm.hbm(to), b, hbm_GBps(cfg), any_codec(s, st) ? Term::Quantisation : Term::Reduction);
+  }
+}
+
+void read_cost(Ctx& x, const Step& st) {
+  const Config& cfg = x.cfg;
+  const Schedule& s = x.s;
+  const NodeId to = s.buffers[st.dsts[0].buffer].node;
+  if (s.is_switch(st.initiator)) {
+    // The ISA reads every source: request out, memory access, response back.
+    const int p = st.initiator - s.gpus;
+    x.latency(Term::LinkLatency, 2 * cfg.links.latency_ns);
+    x.latency(Term::MemoryLatency, cfg.accelerator.mem_latency_ns);
+    x.latency(Term::Sync, cfg.sw.isa.op_latency_ns);
+    const double read_GBps = isa_read_GBps(cfg, s);
+    double plain = 0;
+    for (const auto& r : st.srcs) {
+      const NodeId from = s.buffers[r.buffer].node;
+      x.use(x.rm.egress(from, p), static_cast<double>(region_bytes(s, r)), read_GBps, Term::Serialisation);
+      plain += plain_bytes(s, r);
+    }
+    // The ISA reduces each packet group as it lands (dequantising it first in the
+    // INQ unit when the data is quantised): the units hold for plain / rate, in
+    // step with the reads, and are free for other work (requantising the previous
+    // wave) between groups. Both units are held together at the slower rate.
+    const bool q = any_codec(s, st);
+    const double unit_GBps = 1.0 / isa_reduce_ns_per_byte(cfg, q);
+    if (st.op == DataOp::Reduce) x.use(x.rm.isa_reduce(p), plain, q ? unit_GBps : cfg.sw.isa.reduce_GBps, Term::Reduction, true);
+    if (q) x.use(x.rm.isa_inq(p), plain, st.op == DataOp::Reduce ? unit_GBps : cfg.sw.isa.inq_GBps, Term::Quantisation, true);
+    return;
+  }
+  // An accelerator reads (NVLS ld_reduce when several sources are summed in the switch).
+  const double factor = transfer_factor(cfg, st);
+  const NodeId sw = st.via >= s.gpus ? st.via : (s.topology == Topology::Star ? s.switch_node(0) : kNoNode);
+  if (sw == kNoNode) {
+    x.latency(Term::LinkLatency, 2 * cfg.links.latency_ns);
+  } else {
+    x.latency(Term::LinkLatency, 4 * cfg.links.latency_ns);
+    x.latency(Term::SwitchLatency, 2 * cfg.sw.latency_ns);
+  }
+  x.latency(Term::MemoryLatency, cfg.accelerator.mem_latency_ns);
+  for (const auto& r : st.srcs) {
+    const NodeId from = s.buffers[r.buffer].node;
+    if (from == to && st.srcs.size() == 1) continue;
+    x.egress(from, st.via, to, static_cast<double>(region_bytes(s, r)), factor);
+  }
+  if (st.via != kDirect) x.ingress(to, st.via, static_cast<double>(region_bytes(s, st.dsts[0])), factor);
+}
+
+void compute_cost(Ctx& x, const Step& st) {
+  const Config& cfg = x.cfg;
+  const Schedule& s = x.s;
+  double in = 0, out = 0;
+  for (const auto& r : st.srcs) in += static_cast<double>(region_bytes(s, r));
+  for (const auto& r : st.dsts) out += static_cast<double>(region_bytes(s, r));
+  const Term t = any_codec(s, st) ? Term::Quantisation : Term::Reduction;
+  if (s.is_switch(st.initiator)) {
+    const int p = st.initiator - s.gpus;
+    double plain = 0;
+    for (const auto& r : st.srcs) plain += plain_bytes(s, r);
+    if (st.unit == Unit::IsaInq) x.use(x.rm.isa_inq(p), plain, cfg.sw.isa.inq_GBps, t);
+    else x.use(x.rm.isa_reduce(p), plain, cfg.sw.isa.reduce_GBps, t);
+    x.latency(Term::Sync, cfg.sw.isa.op_latency_ns);
+  } else {
+    x.use(x.rm.hbm(st.initiator), in + out, hbm_GBps(cfg), t);
+  }
+}
+
+}  // namespace
+
+StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st) {
+  StepCost c;
+  Ctx x{cfg, s, rm, c};
+  const AcceleratorSpec& acc = cfg.accelerator;
+  const IsaSpec& isa = cfg.sw.isa;
+  const bool on_switch = s.is_switch(st.initiator);
+  switch (st.kind) {
+    case StepKind::Launch:
+      c.fixed_ns = acc.launch_overhead_ns + (st.ring_step ? protocol_spec(cfg, st.protocol).base_ns : 0.0);
+      c.fixed_term = Term::Launch;
+      break;
+    case StepKind::Signal:
+      x.path(st.initiator, st.target);
+      c.fixed_term = Term::Sync;
+      if (st.unit == Unit::IsaReduce) {
+        // SCIN: an Arrive is a stream memory op; a flag write is an ISA operation.
+        c.fixed_ns = on_switch ? isa.op_latency_ns : acc.sync_overhead_ns;
+        c.fixed_term = on_switch ? Term::Sync : Term::Launch;
+      }
+      break;
+    case StepKind::Wait:
+      c.fixed_term = Term::Sync;
+      if (on_switch) {
+        c.fixed_ns = isa.op_latency_ns;
+      } else {
+        c.fixed_ns = acc.flag_poll_ns;
+        if (st.unit == Unit::NvlsReduce) c.fixed_ns += cfg.sw.nvls.sync_overhead_ns;
+        if (st.unit == Unit::IsaReduce) c.fixed_ns += acc.sync_overhead_ns;  // stream wait op
+      }
+      break;
+    case StepKind::Write: write_cost(x, st); break;
+    case StepKind::Read: read_cost(x, st); break;
+    case StepKind::Compute: compute_cost(x, st); break;
+  }
+  return c;
+}
+
+}  // namespace scin

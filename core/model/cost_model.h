@@ -1,0 +1,114 @@
+// The cost model both timing engines consume: what a schedule step costs on a
+// fabric, independent of how an engine schedules it.
+//
+//   - rates: a port's raw and payload rate, the factor a transfer gets from its
+//     ring protocol and from NVLS, HBM and in-switch unit rates;
+//   - plain_bytes: a region as the unquantised values an ALU processes;
+//   - step_cost: per step, a fixed cost paid before anything else, latencies
+//     paid after the occupancy (they hold nothing, so chunks pipeline), and
+//     resource uses, each an amount of bytes at an explicit rate on a typed
+//     resource (a link port, a switch unit, an accelerator's HBM).
+//
+// The analytic engine books every use on its resource (a FCFS queue with
+// backfilling); the packet engine replaces the port uses of network steps by
+// packets and books the unit uses as the analytic engine does. Equations and
+// sources: docs/model.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabric/config.h"
+#include "model/result.h"
+#include "schedule/schedule.h"
+
+namespace scin {
+
+// ------------------------------------------------------------ resources
+
+/// What a resource is. Ports are modelled packet by packet by the packet
+/// engine; units and HBM are FIFO servers in both engines.
+enum class ResourceKind { Egress, Ingress, NvlsReduce, IsaReduce, IsaInq, Hbm };
+inline bool is_port(ResourceKind k) { return k == ResourceKind::Egress || k == ResourceKind::Ingress; }
+
+/// Resource indices for a schedule on a config (ports, units, HBM), dense from 0.
+struct ResourceMap {
+  int gpus = 0, planes = 0;
+  Topology topology = Topology::Star;
+  int egress(int gpu, int plane_or_peer) const;
+  int ingress(int gpu, int plane_or_peer) const;
+  int nvls(int plane) const;
+  int isa_reduce(int plane) const;
+  int isa_inq(int plane) const;
+  int hbm(int gpu) const;
+  int ports() const;
+  int count() const;
+  ResourceKind kind(int r) const;
+  std::string name(int r) const;
+};
+
+ResourceMap resource_map(const Schedule& s);
+
+/// A step holds `resource` for amount_bytes / rate_GBps.
+struct ResourceUse {
+  int resource = 0;
+  ResourceKind kind = ResourceKind::Egress;
+  double amount_bytes = 0;
+  double rate_GBps = 1;
+  Term term = Term::Serialisation;
+  /// The unit works on the step's data as its transfers deliver it (the ISA
+  /// reduces each packet group as it lands): it is busy for duration_ns() but
+  /// finishes with the step's last transfer, and is free for others meanwhile.
+  bool fed_by_transfers = false;
+  double duration_ns() const { return amount_bytes / rate_GBps; }
+};
+
+/// Per-step cost shared by the engines: latency parts and resource use.
+struct StepCost {
+  double fixed_ns = 0;               // before occupancy: launch, poll, protocol overhead
+  Term fixed_term = Term::Sync;
+  double latency_ns[kTermCount] = {};  // after occupancy (link/switch/memory)
+  std::vector<ResourceUse> uses;     // resources held for amount/rate
+  double latency_total_ns() const;
+};
+
+StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st);
+
+// ------------------------------------------------------------ rates
+
+/// The constants of ring protocol `p` (LL, LL128, Simple; Auto is not a protocol).
+const RingProtocolSpec& protocol_spec(const Config& cfg, RingProtocol p);
+
+/// Rate factor of a Write or Read: the ring protocol's bandwidth fraction for a
+/// ring step, times the NVLS efficiency for NVLS traffic; 1 otherwise.
+double transfer_factor(const Config& cfg, const Step& st);
+
+/// Line rate of one accelerator port: links.bandwidth_GBps split over the
+/// planes of a star, or over the N-1 peers of a mesh.
+double port_raw_GBps(const Config& cfg, const Schedule& s);
+
+/// Payload rate of one port for a transfer with rate factor `factor`:
+/// raw x links.efficiency x factor.
+double port_payload_GBps(const Config& cfg, const Schedule& s, double factor);
+
+/// Rate at which the ISA reads one source: its port's payload rate, or
+/// max_outstanding_bytes per round trip if that is lower (Little's Law).
+double isa_read_GBps(const Config& cfg, const Schedule& s);
+
+/// The ISA's read-reduce rate per plain byte (ns per byte): the reducer and,
+/// for quantised data, the INQ unit dequantising in series; both are held.
+double isa_reduce_ns_per_byte(const Config& cfg, bool quantised);
+
+/// Accelerator HBM bandwidth left for a pass over memory.
+double hbm_GBps(const Config& cfg);
+
+/// Bytes per element of a collective dtype, as a double for rate arithmetic.
+double dtype_bytes_of(DType t);
+
+/// Bytes of a region as plain (unquantised) values: what an ALU processes.
+double plain_bytes(const Schedule& s, const Region& r);
+
+/// True if any source or destination of `st` is block-quantised.
+bool any_codec(const Schedule& s, const Step& st);
+
+}  // namespace scin

@@ -1,0 +1,203 @@
+// In-switch families: NVLS (multimem ld_reduce / st) and SCIN (ISA reads, reduces, multicasts; INQ).
+#include "schedule/builder.h"
+
+namespace scin::build {
+
+// ---------------------------------------------------------------- nvls
+
+int nvls_chunks(const Schedule& s) {
+  // NCCL NVLS moves each rank's shard in pipelined chunks of 128 KiB (at most 1024 chunks).
+  const std::uint64_t shard_bytes = s.bytes / static_cast<std::uint64_t>(s.gpus);
+  return static_cast<int>(std::clamp<std::uint64_t>(shard_bytes / (128 << 10), 1, 1024));
+}
+
+// Barrier; then, per chunk, every rank i issues multimem.ld_reduce of its shard
+// (the switch reads the shard from all ranks, sums in FP32 and returns it to
+// rank i) and multimem.st of the result (the switch multicasts it to all
+// ranks); then a closing barrier.
+void build_nvls(Builder& b) {
+  Schedule& s = b.s;
+  const int n = b.n();
+  const NodeId sw0 = s.switch_node(0);
+  auto shards = split(s.elems, n);
+  const int chunks = nvls_chunks(s);
+  std::vector<BufferId> reg;
+  for (int r = 0; r < n; ++r) reg.push_back(b.buffer("ld_reduce", r, s.elems, b.data_format));
+  auto barrier = [&](const std::vector<StepId>& before, const char* what) {
+    std::vector<StepId> arrives;
+    for (int r = 0; r < n; ++r)
+      arrives.push_back(b.signal(r, sw0, Unit::NvlsReduce, {before[r]}, fmt::format("{} arrive r{}", what, r)));
+    std::vector<StepId> waits;
+    for (int r = 0; r < n; ++r)
+      waits.push_back(b.wait(r, Unit::NvlsReduce, arrives, fmt::format("{} wait r{}", what, r)));
+    return waits;
+  };
+  std::vector<StepId> launches;
+  for (int r = 0; r < n; ++r) launches.push_back(b.launch(r));
+  std::vector<StepId> start = barrier(launches, "barrier0");
+  std::vector<StepId> done(start);
+  for (int i = 0; i < n; ++i) {
+    auto pieces = split(shards[i].count, chunks);
+    std::vector<StepId> stores;
+    for (int c = 0; c < chunks; ++c) {
+      Span span = sub(shards[i], pieces[c]);
+      Step ld;
+      ld.kind = StepKind::Read;
+      ld.initiator = i;
+      ld.via = kAllPlanes;
+      ld.op = DataOp::Reduce;
+      ld.accum = Format::Fp32;
+      ld.unit = Unit::NvlsReduce;
+      for (int j = 0; j < n; ++j) ld.srcs.push_back(at(s.input[j], span));
+      ld.dsts = {at(reg[i], span)};
+      // NCCL keeps a bounded number of chunks in flight; here two per rank.
+      ld.deps = {start[i]};
+      if (c >= 2) ld.deps.push_back(stores[static_cast<std::size_t>(c - 2)]);
+      ld.label = fmt::format("ld_reduce r{} shard {} chunk {}", i, i, c);
+      StepId l = s.add(std::move(ld));
+      Step st;
+      st.kind = StepKind::Write;
+      st.initiator = i;
+      st.via = kAllPlanes;
+      st.op = DataOp::Copy;
+      st.unit = Unit::NvlsReduce;
+      st.srcs = {at(reg[i], span)};
+      for (int j = 0; j < n; ++j) st.dsts.push_back(at(s.output[j], span));
+      st.deps = {l};
+      st.label = fmt::format("multimem.st r{} shard {} chunk {}", i, i, c);
+      stores.push_back(s.add(std::move(st)));
+      done[i] = stores.back();
+    }
+  }
+  barrier(done, "barrier1");
+}
+
+// ---------------------------------------------------------------- scin
+
+/// Chunks the ISA of one plane splits its stripe into: the ISA buffer is shared
+/// by `waves` chunks in flight, each holding FP32 partial sums, so a chunk is
+/// at most buffer_bytes / waves; and there are at least `waves` chunks so that
+/// reading, reducing and writing pipeline. Capped at 4096 (larger chunks then).
+int scin_chunks(const Config& cfg, std::uint64_t stripe_elems) {
+  const IsaSpec& isa = cfg.sw.isa;
+  const std::uint64_t chunk_bytes = std::max<std::uint64_t>(1, isa.buffer_bytes / static_cast<std::uint64_t>(isa.waves));
+  const std::uint64_t by_buffer = (stripe_elems * 4 + chunk_bytes - 1) / chunk_bytes;
+  return static_cast<int>(std::clamp<std::uint64_t>(by_buffer, static_cast<std::uint64_t>(isa.waves), 4096));
+}
+
+// Arrive (stream write to the switch counter); the ISA of each plane polls its
+// counter, then processes its stripe of the message in W waves: read the wave
+// from every accelerator and reduce it in FP32 (INQ: read quantised values,
+// dequantise, reduce, requantise), multicast-write the result to every
+// accelerator, collect the write acks, and write each accelerator's flag.
+// Waves in flight are bounded by the ISA buffer (a wave waits for the write of
+// the wave that last used its buffer slot).
+void build_scin(Builder& b, bool inq) {
+  Schedule& s = b.s;
+  const int n = b.n();
+  const int planes = s.planes;
+  const IsaSpec& isa = b.cfg.sw.isa;
+  const Format q = codec_format(b.cfg.quant.codec);
+  if (inq) s.variant = fmt::format("{} G={}", to_string(b.cfg.quant.codec), b.cfg.quant.block_elems);
+  const std::uint64_t align = inq ? b.align() : 1;
+  auto stripes = split(s.elems, planes, align);
+
+  std::vector<BufferId> qin, qout;
+  // INQ: every accelerator quantises its input wave by wave (the ISA reads wave w
+  // once every accelerator has quantised it), so quantisation pipelines with
+  // the network; the Arrive follows the first wave.
+  std::vector<std::vector<std::vector<StepId>>> quantised(static_cast<std::size_t>(n));
+  if (inq) {
+    for (int r = 0; r < n; ++r) {
+      qin.push_back(b.buffer("qin", r, s.elems, q));
+      qout.push_back(b.buffer("qout", r, s.elems, q));
+      StepId l = b.launch(r);
+      quantised[r].resize(static_cast<std::size_t>(planes));
+      for (int p = 0; p < planes; ++p) {
+        const int chunks = scin_chunks(b.cfg, stripes[p].count);
+        auto waves = split(stripes[p].count, chunks, align);
+        StepId prev = l;
+        for (int w = 0; w < chunks; ++w) {
+          Span g = sub(stripes[p], waves[w]);
+          prev = b.compute(r, DataOp::Copy, {at(s.input[r], g)}, at(qin[r], g), Unit::AccelSm, {prev},
+                           fmt::format("quantise r{} plane {} wave {}", r, p, w));
+          quantised[r][p].push_back(prev);
+        }
+      }
+    }
+  }
+  std::vector<std::vector<StepId>> flags(static_cast<std::size_t>(n));
+  for (int p = 0; p < planes; ++p) {
+    const NodeId sw = s.switch_node(p);
+    const Span stripe = stripes[p];
+    // The ISA accumulates in FP32; INQ keeps a quantised copy to multicast.
+    BufferId acc = b.buffer(fmt::format("isa{}.acc", p), sw, stripe.count, inq ? Format::Fp32 : b.data_format);
+    BufferId qacc = inq ? b.buffer(fmt::format("isa{}.q", p), sw, stripe.count, q) : 0;
+    std::vector<StepId> arrives;
+    for (int r = 0; r < n; ++r) {
+      std::vector<StepId> deps;
+      if (inq) deps.push_back(quantised[r][p][0]);
+      // Without INQ the Arrive is a stream memory op; with INQ it is written by the quantise kernel.
+      arrives.push_back(b.signal(r, sw, inq ? Unit::AccelSm : Unit::IsaReduce, deps,
+                                 fmt::format("arrive r{} -> isa{}", r, p)));
+    }
+    StepId go = b.wait(sw, Unit::IsaReduce, arrives, fmt::format("isa{} counter", p));
+    const int chunks = scin_chunks(b.cfg, stripe.count);
+    auto waves = split(stripe.count, chunks, align);
+    const int in_flight = isa.waves;
+    std::vector<StepId> writes;
+    for (int w = 0; w < chunks; ++w) {
+      Span local = waves[w];             // offsets within the stripe (= within acc)
+      Span global = sub(stripe, local);  // offsets within the message
+      Step rd;
+      rd.kind = StepKind::Read;
+      rd.initiator = sw;
+      rd.via = sw;
+      rd.op = DataOp::Reduce;
+      rd.accum = Format::Fp32;
+      rd.unit = Unit::IsaReduce;
+      for (int j = 0; j < n; ++j) rd.srcs.push_back(at(inq ? qin[j] : s.input[j], global));
+      rd.dsts = {at(acc, local)};
+      rd.deps = {go};
+      if (w >= in_flight) rd.deps.push_back(writes[static_cast<std::size_t>(w - in_flight)]);
+      if (inq)
+        for (int j = 0; j < n; ++j) rd.deps.push_back(quantised[j][p][w]);
+      rd.label = fmt::format("isa{} read+reduce wave {}", p, w);
+      StepId r = s.add(std::move(rd));
+      BufferId out_src = acc;
+      if (inq) {
+        r = b.compute(sw, DataOp::Copy, {at(acc, local)}, at(qacc, local), Unit::IsaInq, {r},
+                      fmt::format("isa{} requantise wave {}", p, w));
+        out_src = qacc;
+      }
+      Step wr;
+      wr.kind = StepKind::Write;
+      wr.initiator = sw;
+      wr.via = sw;
+      wr.op = DataOp::Copy;
+      wr.unit = Unit::IsaReduce;
+      wr.srcs = {at(out_src, local)};
+      for (int j = 0; j < n; ++j) wr.dsts.push_back(at(inq ? qout[j] : s.output[j], global));
+      wr.deps = {r};
+      wr.label = fmt::format("isa{} multicast wave {}", p, w);
+      writes.push_back(s.add(std::move(wr)));
+    }
+    // Write acks come back from every accelerator once its writes have landed.
+    std::vector<StepId> acks;
+    for (int r = 0; r < n; ++r)
+      acks.push_back(b.signal(r, sw, Unit::None, writes, fmt::format("write ack r{} -> isa{}", r, p)));
+    StepId all_acked = b.wait(sw, Unit::IsaReduce, acks, fmt::format("isa{} acks", p));
+    for (int r = 0; r < n; ++r)
+      flags[r].push_back(b.signal(sw, r, Unit::IsaReduce, {all_acked}, fmt::format("isa{} flag -> r{}", p, r)));
+  }
+  for (int r = 0; r < n; ++r) {
+    StepId w = b.wait(r, inq ? Unit::AccelSm : Unit::IsaReduce, flags[r], fmt::format("wait flag r{}", r));
+    if (inq)
+      b.compute(r, DataOp::Copy, {at(qout[r], {0, s.elems})}, at(s.output[r], {0, s.elems}),
+                Unit::AccelSm, {w}, fmt::format("dequantise r{}", r));
+  }
+}
+
+
+
+}  // namespace scin::build

@@ -1,0 +1,183 @@
+// Building schedules: the helpers every algorithm uses (spans of a message,
+// buffers, steps) and the builders of the shipped algorithm families. A new
+// algorithm is a function void(Builder&) registered in the AlgorithmInfo table
+// (schedule/algorithms.h); see docs/architecture.md.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fabric/config.h"
+#include "schedule/algorithms.h"
+#include "schedule/schedule.h"
+
+namespace scin::build {
+
+struct Span {
+  std::uint64_t offset = 0;
+  std::uint64_t count = 0;
+};
+
+/// Splits `elems` into `parts` contiguous spans whose boundaries fall on
+/// multiples of `align` (whole quantisation blocks); spans may be empty.
+inline std::vector<Span> split(std::uint64_t elems, int parts, std::uint64_t align = 1) {
+  std::vector<Span> out(static_cast<std::size_t>(parts));
+  const std::uint64_t units = (elems + align - 1) / align;
+  const auto p = static_cast<std::uint64_t>(parts);
+  for (std::uint64_t i = 0; i < p; ++i) {
+    std::uint64_t b = std::min(elems, (i * units / p) * align);
+    std::uint64_t e = std::min(elems, ((i + 1) * units / p) * align);
+    out[i] = {b, e - b};
+  }
+  return out;
+}
+
+inline Span sub(const Span& outer, const Span& inner) { return {outer.offset + inner.offset, inner.count}; }
+
+inline Region at(BufferId b, const Span& s) { return {b, s.offset, s.count}; }
+
+/// Shared state while compiling one schedule.
+struct Builder {
+  const Config& cfg;
+  Schedule s;
+  Format data_format;
+  NodeId via;  // how accelerator-to-accelerator traffic travels
+
+  Builder(const Config& c, const std::string& algo, const Collective& coll) : cfg(c) {
+    s.algorithm = algo;
+    s.gpus = c.fabric.gpus;
+    s.topology = c.fabric.topology;
+    s.planes = c.fabric.topology == Topology::Star ? c.fabric.planes : 0;
+    s.dtype = coll.dtype;
+    s.bytes = coll.bytes;
+    s.elems = element_count(coll.bytes, coll.dtype);
+    data_format = format_of(coll.dtype);
+    via = c.fabric.topology == Topology::Star ? kAllPlanes : kDirect;
+    for (int r = 0; r < s.gpus; ++r) {
+      s.input.push_back(buffer("in", r, s.elems, data_format));
+      s.output.push_back(buffer("out", r, s.elems, data_format));
+    }
+  }
+  int n() const { return s.gpus; }
+
+  BufferId buffer(const std::string& name, NodeId node, std::uint64_t elems, Format f) {
+    BufferDecl b{name, node, elems, f, 0, ScaleFormat::Fp16};
+    if (is_codec(f)) {
+      b.block_elems = cfg.quant.block_elems;
+      b.scale_format = cfg.quant.scale_format;
+    }
+    return s.add_buffer(std::move(b));
+  }
+  std::uint64_t align() const { return static_cast<std::uint64_t>(cfg.quant.block_elems); }
+
+  StepId launch(NodeId node, bool ring = false, RingProtocol p = RingProtocol::Simple) {
+    Step st;
+    st.kind = StepKind::Launch;
+    st.initiator = node;
+    st.ring_step = ring;
+    st.protocol = p;
+    st.label = fmt::format("launch r{}", node);
+    return s.add(std::move(st));
+  }
+  StepId signal(NodeId from, NodeId to, Unit unit, std::vector<StepId> deps, std::string label) {
+    Step st;
+    st.kind = StepKind::Signal;
+    st.initiator = from;
+    st.target = to;
+    st.unit = unit;
+    st.via = s.is_switch(to) || s.is_switch(from) ? (s.is_switch(to) ? to : from) : via;
+    st.deps = std::move(deps);
+    st.label = std::move(label);
+    return s.add(std::move(st));
+  }
+  StepId wait(NodeId node, Unit unit, std::vector<StepId> deps, std::string label) {
+    Step st;
+    st.kind = StepKind::Wait;
+    st.initiator = node;
+    st.unit = unit;
+    st.deps = std::move(deps);
+    st.label = std::move(label);
+    return s.add(std::move(st));
+  }
+  StepId compute(NodeId node, DataOp op, std::vector<Region> srcs, Region dst, Unit unit,
+                 std::vector<StepId> deps, std::string label) {
+    Step st;
+    st.kind = StepKind::Compute;
+    st.initiator = node;
+    st.op = op;
+    st.unit = unit;
+    st.accum = Format::Fp32;
+    st.srcs = std::move(srcs);
+    st.dsts = {dst};
+    st.deps = std::move(deps);
+    st.label = std::move(label);
+    return s.add(std::move(st));
+  }
+
+  /// A unicast copy from accelerator `from` to another accelerator's buffer.
+  StepId push(int from, Region src, Region dst, std::vector<StepId> deps, std::string label) {
+    Step st;
+    st.kind = StepKind::Write;
+    st.initiator = from;
+    st.via = via;
+    st.op = DataOp::Copy;
+    st.srcs = {src};
+    st.dsts = {dst};
+    st.deps = std::move(deps);
+    st.label = std::move(label);
+    return s.add(std::move(st));
+  }
+
+  /// One ring step: rank `r` sends `srcs[0]` to the next rank; with op Reduce
+  /// the next rank adds `srcs[1]` (its own values) in FP32 as the data arrives
+  /// and rounds to `dst`'s format.
+  StepId ring_send(int r, RingProtocol proto, DataOp op, std::vector<Region> srcs, Region dst,
+                   std::vector<StepId> deps, std::string label) {
+    Step st;
+    st.kind = StepKind::Write;
+    st.initiator = r;
+    st.via = via;
+    st.op = op;
+    st.accum = Format::Fp32;
+    st.unit = op == DataOp::Reduce ? Unit::AccelSm : Unit::None;
+    st.ring_step = true;
+    st.protocol = proto;
+    st.srcs = std::move(srcs);
+    st.dsts = {dst};
+    st.deps = std::move(deps);
+    st.label = std::move(label);
+    return s.add(std::move(st));
+  }
+
+  /// Flag-based barrier among accelerators `ranks` after `before[r]`: every rank
+  /// signals every other, then waits for all of them. Returns the wait per rank.
+  std::vector<StepId> all_to_all_flags(const std::vector<StepId>& before, const std::string& what) {
+    std::vector<std::vector<StepId>> incoming(static_cast<std::size_t>(n()));
+    for (int r = 0; r < n(); ++r)
+      for (int j = 0; j < n(); ++j)
+        if (j != r)
+          incoming[j].push_back(signal(r, j, Unit::AccelSm, {before[r]},
+                                       fmt::format("{} flag r{}->r{}", what, r, j)));
+    std::vector<StepId> waits;
+    for (int r = 0; r < n(); ++r) {
+      auto deps = incoming[r];
+      deps.push_back(before[r]);
+      waits.push_back(wait(r, Unit::AccelSm, deps, fmt::format("{} wait r{}", what, r)));
+    }
+    return waits;
+  }
+};
+
+// The shipped families (algorithms_ring.cc, algorithms_shot.cc, algorithms_switch.cc).
+void build_ring(Builder& b, RingProtocol proto);
+void build_ring_q(Builder& b);
+void build_one_shot(Builder& b);
+void build_two_shot(Builder& b, bool quantised);
+void build_nvls(Builder& b);
+void build_scin(Builder& b, bool inq);
+
+}  // namespace scin::build

@@ -160,13 +160,13 @@ void run_calibrate(const CalibrateOptions& o) {
       if (p.fitted)
         sources[p.path] = fmt::format("calibrated by scin calibrate on {}: {} {} (95% CI {} - {}); see calibration",
                                       files, fmt_num(p.value), p.unit, fmt_num(p.ci_low), fmt_num(p.ci_high));
-    nlohmann::json ordered = nlohmann::json::object();
+    nlohmann::ordered_json ordered = nlohmann::ordered_json::object();
     ordered["name"] = preset["name"];
     ordered["description"] = preset.value("description", "");
-    ordered["sources"] = sources;
+    ordered["sources"] = nlohmann::ordered_json::parse(sources.dump());
     for (auto it = preset.begin(); it != preset.end(); ++it)
-      if (it.key() != "name" && it.key() != "description") ordered[it.key()] = it.value();
-    ordered["calibration"] = prov;
+      if (it.key() != "name" && it.key() != "description") ordered[it.key()] = nlohmann::ordered_json::parse(it.value().dump());
+    ordered["calibration"] = nlohmann::ordered_json::parse(prov.dump());
     std::ofstream f(o.out);
     if (!f) throw Error(fmt::format("--out: cannot write '{}'", o.out));
     f << ordered.dump(2) << "\n";

@@ -134,16 +134,18 @@ std::vector<std::string> default_fit_params() {
       "ring.ll128.step_overhead_ns",
       "ring.simple.base_ns",
       "ring.simple.step_overhead_ns",
+      "ramp.ring.half_bytes",
+      "ramp.ring.exponent",
       "switch.nvls.efficiency",
       "switch.nvls.sync_overhead_ns",
       "switch.nvls.reduce_GBps",
-      "ramp.ring.half_bytes",
       "ramp.nvls.half_bytes",
       "ramp.nvls.exponent",
-      "ramp.ring.exponent",
-      "nccl.one_shot_base_ns",
-      "nccl.one_shot_per_peer_ns",
-      "nccl.launch_serial_ns",
+      "one_shot.base_ns",
+      "one_shot.link_efficiency",
+      "two_shot.base_ns",
+      "two_shot.link_efficiency",
+      "accelerator.launch_serial_ns",
   };
   std::vector<std::string> out;
   for (const char* p : candidates)
@@ -270,7 +272,68 @@ std::set<std::string> slower_harnesses(const std::vector<MeasuredRow>& rows) {
 
 }  // namespace
 
+namespace {
+FitResult fit_pass(const Config& cfg, const std::vector<MeasuredRow>& all_rows, const FitOptions& opts);
+}  // namespace
+
 FitResult fit(const Config& cfg, const std::vector<MeasuredRow>& all_rows, const FitOptions& opts) {
+  // A parameter whose 95% interval at the solution is undefined or spans more
+  // than a factor of 100 is not identified by these rows after all: refuse it,
+  // keep its preset value and fit the others again.
+  FitOptions o = opts;
+  if (o.params.empty()) o.params = default_fit_params();
+  std::map<std::string, std::string> late;
+  for (int pass = 0;; ++pass) {
+    FitResult r = fit_pass(cfg, all_rows, o);
+    // One at a time, the widest first: removing it may make the others' intervals narrow.
+    std::vector<std::string> keep;
+    const FittedParam* worst = nullptr;
+    double worst_spread = 100;
+    for (const auto& p : r.params) {
+      if (!p.fitted) continue;
+      const bool defined = std::isfinite(p.ci_low) && std::isfinite(p.ci_high) && p.ci_low > 0;
+      const double spread = defined ? p.ci_high / p.ci_low : std::numeric_limits<double>::infinity();
+      if (spread > worst_spread) {
+        worst_spread = spread;
+        worst = &p;
+      }
+    }
+    // With no more rows than unknowns there is no interval to judge: exactly determined.
+    int unknowns = static_cast<int>(r.offsets_us.size());
+    for (const auto& p : r.params) unknowns += p.fitted ? 1 : 0;
+    const bool again = worst != nullptr && pass < 4 && r.rows_used > unknowns;
+    if (again)
+      late[worst->path] = fmt::format("not identifiable at the solution: the fit moved it to {:.4g} but its 95% "
+                                      "interval [{:.3g}, {:.3g}] spans more than a factor of 100",
+                                      worst->value, worst->ci_low, worst->ci_high);
+    for (const auto& p : r.params)
+      if (!again || p.path != worst->path) keep.push_back(p.path);
+    if (!again) {
+      // Report every requested parameter, in the requested order.
+      std::vector<FittedParam> all;
+      for (const auto& n : opts.params.empty() ? default_fit_params() : opts.params) {
+        if (auto it = late.find(n); it != late.end()) {
+          FittedParam f;
+          f.path = n;
+          f.unit = param(n).unit;
+          f.before = f.value = get_param_number(cfg, n);
+          f.reason = it->second;
+          all.push_back(f);
+          continue;
+        }
+        for (const auto& p : r.params)
+          if (p.path == n) all.push_back(p);
+      }
+      r.params = std::move(all);
+      return r;
+    }
+    o.params = keep;
+  }
+}
+
+namespace {
+
+FitResult fit_pass(const Config& cfg, const std::vector<MeasuredRow>& all_rows, const FitOptions& opts) {
   FitResult res;
   res.cfg = cfg;
   std::vector<MeasuredRow> rows;
@@ -309,7 +372,10 @@ FitResult fit(const Config& cfg, const std::vector<MeasuredRow>& all_rows, const
   }
   Vec theta0;
   for (std::size_t j = 0; j < candidates.size(); ++j) {
-    const double v = info[j].before > 0 ? info[j].before : std::max(candidates[j]->min, 1.0);
+    // A parameter that is off (0) starts from a seed in its unit: 16 MiB (where
+    // issue 15 reports real systems reach half bandwidth), 1 us, or 1.
+    const double seed = candidates[j]->unit == "bytes" ? double(16 << 20) : candidates[j]->unit == "ns" ? 1000.0 : 1.0;
+    const double v = info[j].before > 0 ? info[j].before : std::clamp(seed, std::max(candidates[j]->min, 1e-9), candidates[j]->max);
     theta0.push_back(std::log(v));
   }
 
@@ -503,6 +569,8 @@ FitResult fit(const Config& cfg, const std::vector<MeasuredRow>& all_rows, const
   res.after = validate_rows(res.cfg, rows, res.offsets_us);
   return res;
 }
+
+}  // namespace
 
 nlohmann::json to_json(const ErrorStats& s) {
   return {{"rows", s.rows}, {"mape_pct", s.mape_pct}, {"bias_pct", s.bias_pct}, {"max_abs_pct", s.max_abs_pct}};

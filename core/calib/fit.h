@@ -72,7 +72,7 @@ struct FitOptions {
   std::vector<std::string> offset_systems;  // substrings: systems that get a harness offset
   bool auto_offsets = true;                 // detect harnesses that timed the same collective
   double huber_delta = 0.05;                // in log-time (about 5%)
-  int max_iterations = 40;
+  int max_iterations = 30;
   double min_sensitivity = 1e-3;            // RMS d log(time) / d log(param)
   double min_independence = 0.02;           // sin of angle to the span of the other columns
 };

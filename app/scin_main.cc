@@ -1,6 +1,7 @@
 // scin: the SCIN Explorer command-line tool.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -22,6 +23,21 @@ int main(int argc, char** argv) {
   scin::cli::add_store_commands(app);
   scin::cli::add_infer_command(app);
   scin::cli::add_calib_commands(app);
+  // An unknown first word names itself and lists the commands (CLI11 would only
+  // say "the following argument was not expected").
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->check_name(argv[1]);
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "scin: error: unknown command '%s'; valid commands: %s (see scin --help)\n", argv[1],
+                   names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,14 +10,24 @@ namespace {
 void BM_Analytic(benchmark::State& state, const char* algo) {
   scin::Config cfg = scin::load_preset("hgx-h200-8");
   const auto bytes = static_cast<std::uint64_t>(state.range(0));
-  std::size_t steps = scin::compile(cfg.ring.protocol == scin::RingProtocol::Auto
-                                        ? [&] { auto c = cfg; c.ring.protocol = scin::RingProtocol::Simple; return c; }()
-                                        : cfg,
-                                    algo, {bytes, scin::DType::Bf16})
-                          .steps.size();
+  const scin::Algorithm id = scin::parse_algorithm(algo);
+  const std::size_t steps = scin::schedule_for(cfg, id, {bytes, scin::DType::Bf16}).steps.size();
   for (auto _ : state) benchmark::DoNotOptimize(scin::simulate(cfg, algo, {bytes, scin::DType::Bf16}).time_ns);
   state.counters["steps"] = static_cast<double>(steps);
   state.counters["points/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+// What a caller pays to learn a run's cost before starting it (compile + estimate).
+void BM_EstimatePacket(benchmark::State& state, const char* algo) {
+  scin::Config cfg = scin::load_preset("hgx-h200-8");
+  const auto bytes = static_cast<std::uint64_t>(state.range(0));
+  const scin::Algorithm id = scin::parse_algorithm(algo);
+  double events = 0;
+  for (auto _ : state) {
+    events = scin::estimate(cfg, id, {bytes, scin::DType::Bf16}, scin::EngineId::Packet).amount;
+    benchmark::DoNotOptimize(events);
+  }
+  state.counters["events"] = events;
 }
 
 void BM_DefaultRun(benchmark::State& state) {
@@ -37,4 +47,6 @@ BENCHMARK_CAPTURE(BM_Analytic, ring, "ring")->Arg(8)->Arg(1 << 20)->Arg(1 << 30)
 BENCHMARK_CAPTURE(BM_Analytic, nvls, "nvls")->Arg(8)->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Analytic, scin, "scin")->Arg(8)->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Analytic, scin_inq, "scin-inq")->Arg(8)->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_EstimatePacket, nvls, "nvls")->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_EstimatePacket, scin, "scin")->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DefaultRun)->Unit(benchmark::kMillisecond);

@@ -75,7 +75,7 @@ void BM_InsertPoints(benchmark::State& state) {
   for (std::size_t i = 0; i < batch; ++i) pts.push_back(sample_point(i));
   auto path = temp_db("bench-insert");
   {
-    Store store = Store::open(path);
+    Store store = Store::open(path, Access::Create);
     std::int64_t run = store.begin_run(RunStart{});
     std::uint64_t next = 0;
     for (auto _ : state) {
@@ -117,7 +117,7 @@ void BM_SweepToDb(benchmark::State& state) {
   auto path = temp_db("bench-sweep");
   std::uint64_t points = 0;
   {
-    Store store = Store::open(path);
+    Store store = Store::open(path, Access::Create);
     CpuMeter meter;
     for (auto _ : state) points += run_sweep(store, spec, opts, SweepSink{}).progress.done;
     meter.report(state, points);

@@ -9,6 +9,11 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqt6opengl6-dev
   libgl1-mesa-dev xvfb xauth fonts-dejavu-core
+  # packaging (scripts/package.sh) and its test (tests/packaging): man pages,
+  # icons, the .deb and the checks on it
+  help2man librsvg2-bin dpkg-dev file lintian desktop-file-utils appstream
+  shared-mime-info libglib2.0-bin man-db bash-completion
+  clang libclang-rt-14-dev   # scripts/sanitize.sh and scripts/fuzz.sh: libFuzzer, ASan, UBSan
 )
 
 missing=()

@@ -497,7 +497,7 @@ bool MainWindow::openDatabase(const QString& path) {
   auto opened = std::make_shared<std::unique_ptr<Store>>();
   const std::string file = path.toStdString();
   QString err = runOffGui(tr("Opening %1…").arg(QFileInfo(path).fileName()), [opened, file] {
-    *opened = std::make_unique<Store>(Store::open(file, Access::Auto));
+    *opened = std::make_unique<Store>(Store::open(file, std::filesystem::exists(file) ? Access::Auto : Access::Create));
     return QString();
   });
   if (!err.isEmpty() || !*opened) {

@@ -1,4 +1,4 @@
-// `scin calibrate` and `scin validate`: fit a preset to measured All-Reduce
+// `scin calibrate`, `scin validate` and `scin import`: fit a preset to measured All-Reduce
 // timings (nccl-tests logs or the simple CSV) and report the model's error per
 // row, per regime (<= 64 KiB, 64 KiB - 64 MiB, >= 64 MiB) and per algorithm.
 #include <chrono>
@@ -10,6 +10,7 @@
 
 #include "base/csv.h"
 #include "base/error.h"
+#include "base/json_input.h"
 #include "base/units.h"
 #include "base/version.h"
 #include "calib/fit.h"
@@ -18,6 +19,7 @@
 #include "cli/common.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
+#include "store/store.h"
 
 namespace scin::cli {
 namespace {
@@ -222,11 +224,14 @@ void run_validate(const ValidateOptions& o) {
   // Harness offsets: those the preset's calibration recorded, then --harness-offset SYSTEM=US.
   std::map<std::string, double> offsets;
   try {
-    const auto pj = read_json_file(o.fabric.preset.find('/') != std::string::npos || o.fabric.preset.ends_with(".json")
-                                       ? std::filesystem::path(o.fabric.preset)
-                                       : resource_dir() / "presets" / (o.fabric.preset + ".json"));
+    std::filesystem::path file(o.fabric.preset);
+    if (file.extension() != ".json" && o.fabric.preset.find('/') == std::string::npos)
+      for (const auto& info : list_presets())
+        if (info.name == o.fabric.preset) file = info.file;
+    const auto pj = read_json_document(file);
     if (pj.contains("calibration") && pj["calibration"].contains("harness_offsets_us"))
-      for (const auto& [k, v] : pj["calibration"]["harness_offsets_us"].items()) offsets[k] = v.at("value").get<double>();
+      for (const auto& [k, v] : pj["calibration"]["harness_offsets_us"].items())
+        offsets[k] = v.at("value").template get<double>();
   } catch (const Error&) {
   }
   for (const auto& a : o.offsets) {
@@ -278,9 +283,84 @@ void run_validate(const ValidateOptions& o) {
   print_summary(rep);
 }
 
+// ------------------------------------------------------------------ import
+
+struct ImportOptions {
+  std::vector<std::string> files, tags;
+  std::string db, experiment = "measured", name, notes;
+};
+
+/// The measured rows of a file as store points (kind measured).
+std::vector<PointRecord> measured_points(const MeasuredFile& m) {
+  std::vector<PointRecord> pts;
+  for (const auto& r : m.rows) {
+    PointRecord p;
+    p.index = pts.size();
+    p.kind = PointKind::Measured;
+    p.algorithm = r.algorithm;
+    p.dtype = r.dtype;
+    p.bytes = r.bytes;
+    p.gpus = r.gpus;
+    p.system = r.system;
+    p.measured_us = r.measured_us;
+    p.busbw_GBps = r.busbw_GBps < 0 ? 0 : r.busbw_GBps;
+    p.source = r.source;
+    p.extra = {{"gpus_per_process", r.gpus_per_process}, {"notes", r.notes}, {"regime", to_string(regime_of(r.bytes))}};
+    if (r.in_place_us >= 0) p.extra["in_place_us"] = r.in_place_us;
+    if (r.busbw_GBps < 0) p.extra["busbw_reported"] = false;
+    pts.push_back(std::move(p));
+  }
+  return pts;
+}
+
+void run_import(const ImportOptions& o) {
+  if (o.files.empty()) throw Error("LOG: give at least one nccl-tests log or CSV file");
+  std::string db = o.db;
+  if (std::filesystem::path(db).extension().empty()) db += kDbExtension;
+  // Parse everything first: a malformed file writes nothing.
+  std::vector<MeasuredFile> files;
+  for (const auto& f : o.files) files.push_back(load_measured(f));
+  Store store = Store::open(db, Access::Create);
+  for (const auto& m : files) {
+    RunStart st;
+    st.experiment = o.experiment;
+    st.name = o.name.empty() ? m.path.filename().string() : o.name;
+    st.notes = o.notes;
+    st.tags = o.tags;
+    st.kind = PointKind::Measured;
+    st.engine = "measured";
+    nlohmann::json spec = {{"kind", "measured"}, {"file", m.path.filename().string()}, {"format", m.format},
+                           {"sha256", m.sha256}, {"rows", m.rows.size()}};
+    for (const auto& t : m.tables)
+      spec["tables"].push_back({{"first_line", t.first_line}, {"ranks", t.ranks}, {"processes", t.processes},
+                                {"threads", t.threads}, {"gpus_per_thread", t.gpus_per_thread},
+                                {"device", t.device}, {"nccl_version", t.nccl_version}, {"env", t.env},
+                                {"rows", t.rows.size()}});
+    st.spec = spec;
+    st.points_total = m.rows.size();
+    st.threads = 1;
+    const std::int64_t id = store.begin_run(st);
+    store.append_points(id, measured_points(m));
+    store.finish_run(id, RunStatus::Done);
+    fmt::print("run {} '{}': {} measured points from {} ({}, sha256 {})\n", id, st.name, m.rows.size(),
+               m.path.string(), m.format, m.sha256.substr(0, 12));
+  }
+}
+
 }  // namespace
 
 void add_calib_commands(CLI::App& app) {
+  auto im = std::make_shared<ImportOptions>();
+  auto* imp = app.add_subcommand("import", "store nccl-tests all_reduce_perf logs or measurement CSVs in an "
+                                           "experiment database as measured runs (one run per file)");
+  imp->add_option("LOG", im->files, "nccl-tests logs or CSV files")->required();
+  imp->add_option("--db", im->db, "experiment database (.scindb; created if missing)")->required();
+  imp->add_option("--experiment", im->experiment, "experiment the runs belong to")->capture_default_str();
+  imp->add_option("--name", im->name, "run name (default: the file name)");
+  imp->add_option("--notes", im->notes, "run notes");
+  imp->add_option("--tag", im->tags, "tag the runs; repeatable");
+  imp->callback([im] { run_import(*im); });
+
   auto c = std::make_shared<CalibrateOptions>();
   auto* cal = app.add_subcommand("calibrate", "fit a preset's parameters to measured All-Reduce times "
                                               "(nccl-tests logs or CSV) and write the calibrated preset");

@@ -14,16 +14,17 @@
 #include "base/error.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
+#include "sweep/builders.h"
 
 namespace scin::cli {
 namespace {
 
 struct InferOptions {
   std::vector<std::string> models{"llama-2-70b"};
-  std::string gpu;                       // empty: the preset's accelerator.*
+  std::string accelerator;               // empty: the preset's accelerator.* (inference.accelerator)
   std::string fabric = "hgx-h200-8";
   std::vector<std::string> sets;
-  std::vector<std::string> tp{"8"}, batch{"1"}, prompt{"2048"}, context;
+  std::vector<std::string> tp{"8"}, batch{"1"}, prompt_tokens{"2048"}, context_tokens;
   std::vector<std::string> algos;
   std::string baseline = "ring";
   std::string engine = "analytic";
@@ -35,21 +36,11 @@ struct InferOptions {
   bool list_gpus = false;
 };
 
-std::vector<int> int_list(const std::vector<std::string>& items, const std::string& field) {
+std::vector<int> int_list(const std::vector<std::string>& items, const std::string& field, int lo, int hi) {
   std::vector<int> out;
-  for (const auto& s : split_list(items)) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    // Ranges are checked (and named) by the model; only the syntax is checked here.
-    if (used != s.size() || v < -(1ll << 30) || v > (1ll << 30))
-      throw Error(fmt::format("{}: '{}' is not an integer", field, s));
-    out.push_back(static_cast<int>(v));
-  }
+  // The bounds the model checks; the model adds the rules between values (tp divides the heads).
+  for (const auto& s : split_list(items, "--" + field))
+    out.push_back(static_cast<int>(parse_integer(s, "--" + field, lo, hi)));
   if (out.empty()) throw Error(fmt::format("{}: no value given", field));
   return out;
 }
@@ -208,39 +199,35 @@ void run(const InferOptions& o) {
     return;
   }
   Config cfg = load_preset(o.fabric);
-  if (!o.gpu.empty()) apply_accelerator(cfg, o.gpu);
+  if (!o.accelerator.empty()) apply_accelerator(cfg, o.accelerator);
   for (const auto& a : o.sets) apply_assignment(cfg, a);
   validate(cfg);
 
-  const auto models = split_list(o.models);
-  if (models.empty()) throw Error("model: no model given; see `scin infer --list-models`");
-  const auto tps = int_list(o.tp, "tp");
-  const auto batches = int_list(o.batch, "batch");
-  const auto prompts = int_list(o.prompt, "prompt");
-  const auto contexts = o.context.empty() ? std::vector<int>{0} : int_list(o.context, "context");
+  // The grid is the SweepSpec an inference sweep uses (core/sweep/builders.h).
+  InferenceGrid grid;
+  grid.models = split_list(o.models);
+  if (grid.models.empty()) throw Error("model: no model given; see `scin infer --list-models`");
+  grid.accelerator = o.accelerator;
+  grid.tp = int_list(o.tp, "tp", 1, 1024);
+  grid.batch = int_list(o.batch, "batch", 1, 65536);
+  grid.prompt_tokens = int_list(o.prompt_tokens, "prompt-tokens", 1, 1 << 20);
+  grid.context_tokens = o.context_tokens.empty() ? std::vector<int>{0} : int_list(o.context_tokens, "context-tokens", 1, 1 << 20);
   const auto algos = split_list(o.algos);
   const AcceleratorSpec cfg_for_explain = cfg.accelerator;
+  const auto points = resolve_points(inference_sweep(FabricChoice{o.fabric, 0, o.sets}, grid, o.engine));
 
   AllReduceCache cache;
   std::vector<InferenceResult> results;
-  for (const auto& model : models)
-    for (int tp : tps)
-      for (int b : batches)
-        for (int p : prompts)
-          for (int c : contexts) {
-            InferenceRequest req;
-            req.model = model;
-            req.fabric = cfg;
-            req.tp = tp;
-            req.batch = b;
-            req.prompt_tokens = p;
-            req.context_tokens = c;
-            req.algorithms = algos;
-            req.baseline = o.baseline;
-            req.engine = o.engine;
-            req.communication = !o.no_comm;
-            results.push_back(run_inference(req, &cache));
-          }
+  for (const auto& point : points) {
+    InferenceRequest req = inference_request(point);
+    // --accelerator applies before --set (so --set accelerator.* refines it), as cfg was built.
+    req.fabric = cfg;
+    req.accelerator.clear();
+    req.algorithms = algos;
+    req.baseline = o.baseline;
+    req.communication = !o.no_comm;
+    results.push_back(run_inference(req, &cache));
+  }
 
   if (o.summary) {
     if (o.baseline.empty()) throw Error("summary: needs a --baseline algorithm");
@@ -268,15 +255,20 @@ void add_infer_command(CLI::App& app) {
       "infer", "LLM inference with tensor parallelism: TTFT and TPOT per All-Reduce algorithm");
   cmd->add_option("--model", opt->models, "model name(s) or .json path(s), comma separated (see --list-models)")
       ->capture_default_str();
-  cmd->add_option("--gpu", opt->gpu, "accelerator compute spec: H100|H200|B200 or a .json path "
-                                     "(default: the preset's accelerator.*)");
+  cmd->add_option("--accelerator", opt->accelerator, "accelerator compute spec: H100|H200|B200 or a .json path "
+                                                     "(inference.accelerator; default: the preset's accelerator.*)");
+  cmd->add_option("--gpu", opt->accelerator, "deprecated: use --accelerator")->group("");
   cmd->add_option("--fabric,--preset", opt->fabric, "fabric preset name or .json path (see `scin presets`)")
       ->capture_default_str();
   cmd->add_option("--set", opt->sets, "override a parameter: PATH=VALUE (see `scin params`); repeatable");
   cmd->add_option("--tp", opt->tp, "tensor-parallel degree(s), comma separated")->capture_default_str();
   cmd->add_option("--batch", opt->batch, "batch size(s) (sequences), comma separated")->capture_default_str();
-  cmd->add_option("--prompt", opt->prompt, "prompt length(s) in tokens, comma separated")->capture_default_str();
-  cmd->add_option("--context", opt->context, "KV-cache length(s) at the decode step (default: the prompt)");
+  cmd->add_option("--prompt-tokens", opt->prompt_tokens, "prompt length(s) in tokens, comma separated "
+                                                         "(inference.prompt_tokens)")->capture_default_str();
+  cmd->add_option("--prompt", opt->prompt_tokens, "deprecated: use --prompt-tokens")->group("");
+  cmd->add_option("--context-tokens", opt->context_tokens, "KV-cache length(s) at the decode step "
+                                                           "(inference.context_tokens; default: the prompt)");
+  cmd->add_option("--context", opt->context_tokens, "deprecated: use --context-tokens")->group("");
   cmd->add_option("--algo", opt->algos, "algorithms, comma separated (default: all the fabric supports)");
   cmd->add_option("--baseline", opt->baseline, "algorithm the speedups are relative to ('' for none)")
       ->capture_default_str();

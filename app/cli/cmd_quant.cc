@@ -14,6 +14,7 @@
 #include "fabric/params.h"
 #include "base/units.h"
 #include "numerics/quant_study.h"
+#include "sweep/builders.h"
 
 namespace scin::cli {
 namespace {
@@ -107,26 +108,32 @@ void add_quant_command(CLI::App& app) {
   cmd->add_option("--format", opt->format, "table|csv|json")->capture_default_str();
   cmd->callback([opt] {
     check_format(opt->format, {"table", "csv", "json"});
-    Config cfg = build_config(opt->fabric);
-    if (!opt->block.empty()) set_param(cfg, "quant.block_elems", opt->block);
-    if (!opt->scale.empty()) set_param(cfg, "quant.scale_format", opt->scale);
-    if (!opt->codec.empty()) set_param(cfg, "quant.codec", opt->codec);
-    validate(cfg);
-    QuantRequest req;
-    req.algorithms = split_list(opt->algos);
-    req.dtype = parse_dtype(opt->dtype);
-    req.npy_files = opt->npy;
-    if (req.npy_files.empty()) {
-      const std::uint64_t n = parse_size_bytes(opt->elements, "--elements");
+    // The same SweepSpec a quant sweep uses (core/sweep/builders.h): one point
+    // per algorithm; the study runs them together on the same inputs.
+    FabricChoice fabric{opt->fabric.preset, opt->fabric.gpus.empty() ? 0 : build_config(opt->fabric).fabric.gpus,
+                        opt->fabric.sets};
+    if (!opt->block.empty()) fabric.sets.push_back("quant.block_elems=" + opt->block);
+    if (!opt->scale.empty()) fabric.sets.push_back("quant.scale_format=" + opt->scale);
+    if (!opt->codec.empty()) fabric.sets.push_back("quant.codec=" + opt->codec);
+    std::uint64_t n = 1;
+    if (opt->npy.empty()) {
+      n = parse_size_bytes(opt->elements, "--elements");
       if (n < 1 || n > kMaxQuantElemsPerRank)
         throw Error(fmt::format("--elements: {} is outside [1, {}] per rank", n, kMaxQuantElemsPerRank));
-      req.elements = n;
     }
-    req.input.dist = parse_distribution(opt->dist);
-    req.input.outlier_fraction = opt->outlier_fraction;
-    req.input.outlier_scale = opt->outlier_scale;
-    req.input.channels = opt->channels;
-    req.input.seed = opt->seed;
+    parse_distribution(opt->dist);   // names --dist in its error
+    std::vector<std::string> algos = split_list(opt->algos);
+    if (algos.empty()) algos = supported_algorithms(build_config(opt->fabric));
+    const DType dtype = parse_dtype(opt->dtype);
+    const nlohmann::json input{{"dist", opt->dist}, {"outlier_fraction", opt->outlier_fraction},
+                               {"outlier_scale", opt->outlier_scale}, {"channels", opt->channels},
+                               {"seed", opt->seed}};
+    const auto points = resolve_points(quant_sweep(fabric, algos, n * dtype_bytes(dtype), opt->dtype, input));
+    const Config& cfg = points.front().config;
+    validate(cfg);
+    QuantRequest req = quant_request(points.front());
+    req.algorithms = algos;
+    req.npy_files = opt->npy;
     const QuantStudy s = run_quant(cfg, req);
     if (opt->format == "json") {
       nlohmann::json j = to_json(s);

@@ -1,5 +1,7 @@
 // `scin run`: time All-Reduce algorithms on a fabric across message sizes,
 // printed like nccl-tests (plus the real bytes on the busiest link).
+#include <mutex>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <tbb/parallel_for.h>
@@ -10,6 +12,7 @@
 #include "fabric/preset.h"
 #include "base/units.h"
 #include "engines/simulate.h"
+#include "sweep/builders.h"
 
 namespace scin::cli {
 namespace {
@@ -18,41 +21,88 @@ struct RunOptions {
   FabricOptions fabric;
   std::vector<std::string> algos;
   std::string min_bytes = "8", max_bytes = "1G", bytes;
-  std::uint64_t factor = 2;
+  std::string factor = "2";
   std::string dtype = "bf16";
   std::string format = "table";
   std::string engine = "analytic";
   bool explain = false;
+  bool wide = false;
 };
 
+// Prints `line` without trailing whitespace.
+void put(std::string line) {
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+  fmt::print("{}\n", line);
+}
+
+bool shows_protocol(const Config& cfg, const std::string& algo) {
+  return algo == "ring" && cfg.ring.protocol == RingProtocol::Auto;
+}
+
+// nccl-tests' closing line: the mean bus bandwidth over the sizes of one algorithm.
+std::string avg_busbw_line(const std::vector<SimResult>& res, std::size_t na, std::size_t k) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (std::size_t i = k; i < res.size(); i += na, ++n) sum += res[i].busbw_GBps;
+  return fmt::format("# Avg bus bandwidth    : {:.4f}", n ? sum / static_cast<double>(n) : 0.0);
+}
+
+void print_header(const Config& cfg, DType dtype, const std::string& engine) {
+  put(fmt::format("# scin run: preset {} ({}), {} accelerators, engine {}, dtype {}", cfg.name, cfg.accelerator.name,
+                  cfg.fabric.gpus, engine, to_string(dtype)));
+  put("# time in us; algbw = size/time and busbw = algbw x 2(N-1)/N in GB/s (10^9 B/s), as nccl-tests;");
+  put("# link = real bytes on the busiest accelerator link direction (busbw misleads for in-network algorithms)");
+}
+
+// The default: one nccl-tests-like block per algorithm, at most ~90 columns.
+void print_blocks(const Config& cfg, const std::vector<std::string>& algos, const std::vector<std::uint64_t>& sizes,
+                  const std::vector<SimResult>& res, DType dtype, const std::string& engine) {
+  const std::size_t na = algos.size();
+  print_header(cfg, dtype, engine);
+  for (std::size_t k = 0; k < na; ++k) {
+    const bool proto = shows_protocol(cfg, algos[k]);
+    put("#");
+    put(fmt::format("# {}", algos[k]));
+    put(fmt::format("#{:>12} {:>12} {:>5}  {:>11} {:>10} {:>10} {:>15}{}", "size", "count", "type", "time",
+                    "algbw", "busbw", "link(B)", proto ? fmt::format(" {:>6}", "proto") : ""));
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const SimResult& r = res[i * na + k];
+      put(fmt::format(" {:>12} {:>12} {:>5}  {:>11.2f} {:>10.2f} {:>10.2f} {:>15.0f}{}", sizes[i],
+                      r.bytes / static_cast<std::uint64_t>(dtype_bytes(dtype)), to_string(dtype), r.time_us(), r.algbw_GBps, r.busbw_GBps,
+                      r.max_link_bytes, proto ? fmt::format(" {:>6}", r.variant) : ""));
+    }
+    put(avg_busbw_line(res, na, k));
+  }
+}
+
+// --wide: every algorithm side by side (one row per size).
 void print_table(const Config& cfg, const std::vector<std::string>& algos, const std::vector<std::uint64_t>& sizes,
                  const std::vector<SimResult>& res, DType dtype, const std::string& engine) {
   const std::size_t na = algos.size();
-  fmt::print("# scin run: preset {} ({}), {} accelerators, engine {}, dtype {}\n", cfg.name,
-             cfg.accelerator.name, cfg.fabric.gpus, engine, to_string(dtype));
-  fmt::print("# time in us; algbw = size/time and busbw = algbw x 2(N-1)/N in GB/s (10^9 B/s), as nccl-tests;\n"
-             "# link = real bytes on the busiest accelerator link direction (busbw misleads for in-network algorithms)\n");
+  print_header(cfg, dtype, engine);
   std::string h1 = fmt::format("#{:>12} {:>12} {:>5}", "", "", "");
   std::string h2 = fmt::format("#{:>12} {:>12} {:>5}", "size", "count", "type");
   for (const auto& a : algos) {
-    const bool proto = a == "ring" && cfg.ring.protocol == RingProtocol::Auto;
+    const bool proto = shows_protocol(cfg, a);
     const int w = 44 + (proto ? 7 : 0);
     h1 += fmt::format("  {:^{}}", a, w);
     h2 += fmt::format("  {:>10} {:>10} {:>10} {:>11}", "time", "algbw", "busbw", "link(B)");
     if (proto) h2 += fmt::format(" {:>6}", "proto");
   }
-  fmt::print("{}\n{}\n", h1, h2);
+  put(h1);
+  put(h2);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    std::string row = fmt::format(" {:>12} {:>12} {:>5}", sizes[i], res[i * na].bytes / (dtype == DType::Fp32 ? 4 : 2),
+    std::string row = fmt::format(" {:>12} {:>12} {:>5}", sizes[i], res[i * na].bytes / static_cast<std::uint64_t>(dtype_bytes(dtype)),
                                   to_string(dtype));
     for (std::size_t k = 0; k < na; ++k) {
       const SimResult& r = res[i * na + k];
       row += fmt::format("  {:>10.2f} {:>10.2f} {:>10.2f} {:>11.0f}", r.time_us(), r.algbw_GBps, r.busbw_GBps,
                          r.max_link_bytes);
-      if (algos[k] == "ring" && cfg.ring.protocol == RingProtocol::Auto) row += fmt::format(" {:>6}", r.variant);
+      if (shows_protocol(cfg, algos[k])) row += fmt::format(" {:>6}", r.variant);
     }
-    fmt::print("{}\n", row);
+    put(row);
   }
+  for (std::size_t k = 0; k < na; ++k) put(avg_busbw_line(res, na, k) + " (" + algos[k] + ")");
 }
 
 void print_explain(const std::vector<SimResult>& res) {
@@ -64,8 +114,8 @@ void print_explain(const std::vector<SimResult>& res) {
     for (int t = 0; t < static_cast<int>(Term::Count); ++t) {
       const double ns = r.breakdown.ns[t];
       if (ns <= 0) continue;
-      fmt::print("  {:>14}  {:>12.3f} us  {:>5.1f}%  {}\n", to_string(static_cast<Term>(t)), ns / 1e3,
-                 total > 0 ? 100 * ns / total : 0.0, describe(static_cast<Term>(t)));
+      put(fmt::format("  {:>14}  {:>12.3f} us  {:>5.1f}%  {}", to_string(static_cast<Term>(t)), ns / 1e3,
+                      total > 0 ? 100 * ns / total : 0.0, describe(static_cast<Term>(t))));
     }
   }
 }
@@ -77,33 +127,39 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "time All-Reduce algorithms across message sizes (nccl-tests style)");
   add_fabric_options(*cmd, opt->fabric);
   cmd->add_option("--algo", opt->algos, "algorithms, comma separated (default: all the fabric supports)");
-  cmd->add_option("-b,--minbytes", opt->min_bytes, "smallest message size per rank (K/M/G suffixes)")->capture_default_str();
-  cmd->add_option("-e,--maxbytes", opt->max_bytes, "largest message size per rank")->capture_default_str();
-  cmd->add_option("-f,--stepfactor", opt->factor, "multiply the size by this factor each row")->capture_default_str();
-  cmd->add_option("--bytes", opt->bytes, "a single message size (overrides -b/-e/-f)");
+  cmd->add_option("-b,--minbytes", opt->min_bytes, "smallest message size per rank (a SIZE, see below)")->capture_default_str();
+  cmd->add_option("-e,--maxbytes", opt->max_bytes, "largest message size per rank (a SIZE)")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", opt->factor, "multiply the size by this factor each row, 2..1024")->capture_default_str();
+  cmd->add_option("--bytes", opt->bytes, "a single message size (a SIZE; overrides -b/-e/-f)");
   cmd->add_option("--dtype", opt->dtype, "element type: bf16|fp16|fp32")->capture_default_str();
   cmd->add_option("--engine", opt->engine, "analytic|packet")->capture_default_str();
   cmd->add_option("--format", opt->format, "table|csv|json")->capture_default_str();
   cmd->add_flag("--explain", opt->explain, "print each result's time breakdown in words and numbers");
+  cmd->add_flag("--wide", opt->wide, "table format: every algorithm side by side (wider than 120 columns)");
+  cmd->footer(std::string("SIZE: ") + kSizeGrammar + ". The same grammar holds for --set on byte parameters "
+              "(--set switch.isa.buffer_bytes=8MiB), presets and sweep specs.\n"
+              "Default output: one block per algorithm ending with nccl-tests' \"# Avg bus bandwidth\" line; "
+              "--wide prints all algorithms side by side.");
   cmd->callback([opt] {
     check_format(opt->format, {"table", "csv", "json"});
     Config cfg = build_config(opt->fabric);
     const DType dtype = parse_dtype(opt->dtype);
     std::vector<std::uint64_t> sizes;
     if (!opt->bytes.empty()) {
-      sizes = {parse_size_bytes(opt->bytes, "bytes")};
+      sizes = {parse_size_bytes(opt->bytes, "--bytes")};
     } else {
-      sizes = size_range(parse_size_bytes(opt->min_bytes, "minbytes"), parse_size_bytes(opt->max_bytes, "maxbytes"),
-                         opt->factor);
+      sizes = size_range(parse_size_bytes(opt->min_bytes, "-b/--minbytes"),
+                         parse_size_bytes(opt->max_bytes, "-e/--maxbytes"),
+                         static_cast<std::uint64_t>(parse_integer(opt->factor, "-f/--stepfactor", 2, 1024)));
     }
-    std::vector<std::string> algos = split_list(opt->algos);
+    std::vector<std::string> algos = split_list(opt->algos, "--algo");
     if (algos.empty()) algos = supported_algorithms(cfg);
     std::vector<Algorithm> algo_ids;
     for (const auto& a : algos) {
-      algo_ids.push_back(parse_algorithm(a, "algo"));
+      algo_ids.push_back(parse_algorithm(a, "--algo"));
       require_supported(cfg, algo_ids.back());
     }
-    const EngineId engine = parse_timing_engine(opt->engine, "engine");
+    const EngineId engine = parse_timing_engine(opt->engine, "--engine");
     const std::size_t na = algos.size();
     std::vector<SimResult> res(sizes.size() * na);
     // Elements must divide evenly: round each size down to whole elements, like nccl-tests.
@@ -112,11 +168,18 @@ void add_run_command(CLI::App& app) {
       if (s < eb) throw Error(fmt::format("bytes: {} is smaller than one {} element", s, to_string(dtype)));
       s -= s % eb;
     }
+    // The points are those of the SweepSpec every front end builds (core/sweep/builders.h):
+    // sizes outer, algorithms inner.
+    const auto points = resolve_points(
+        collective_sweep(FabricChoice{opt->fabric.preset, opt->fabric.gpus.empty() ? 0 : cfg.fabric.gpus, opt->fabric.sets}, algos, sizes,
+                         opt->dtype, opt->engine));
     std::exception_ptr failure;
+    std::mutex failure_mutex;
     tbb::parallel_for(std::size_t{0}, res.size(), [&](std::size_t i) {
       try {
-        res[i] = simulate(cfg, algo_ids[i % na], Collective{sizes[i / na], dtype}, engine);
+        res[i] = simulate(points[i].config, algo_ids[i % na], points[i].collective, engine);
       } catch (...) {
+        std::lock_guard lock(failure_mutex);
         if (!failure) failure = std::current_exception();
       }
     });
@@ -142,8 +205,10 @@ void add_run_command(CLI::App& app) {
         for (int t = 0; t < static_cast<int>(Term::Count); ++t) fmt::print(",{:.3f}", r.breakdown.ns[t]);
         fmt::print("\n");
       }
-    } else {
+    } else if (opt->wide) {
       print_table(cfg, algos, sizes, res, dtype, opt->engine);
+    } else {
+      print_blocks(cfg, algos, sizes, res, dtype, opt->engine);
     }
     if (opt->explain) print_explain(res);
   });

@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "cli/store_cli.h"
 #include "base/error.h"
 #include "fabric/preset.h"
 #include "base/units.h"
@@ -21,7 +22,6 @@
 #include "sweep/sweep.h"
 
 namespace scin::cli {
-namespace {
 
 namespace fs = std::filesystem;
 
@@ -36,12 +36,36 @@ fs::path db_path(const std::string& text) {
 
 // Browsing commands never create a file (a mistyped --db is an error, not a new database);
 // they open read-write when they can, so an old file is migrated and dead runs are marked.
-Store open_existing(const std::string& text, Access access = Access::Auto) {
+// A damaged file opens read-only with a warning on stderr.
+Store open_existing(const std::string& text, Access access, bool check) {
   fs::path p = db_path(text);
   std::error_code ec;
   if (!fs::exists(p, ec)) throw Error(fmt::format("--db: no such experiment database '{}'", p.string()));
-  return Store::open(p, access);
+  Store s = Store::open(p, access, check);
+  if (!s.damage().empty())
+    fmt::print(stderr, "scin: warning: {} is damaged ({}); opened read-only; `scin recover {} --out NEW.scindb` "
+               "copies every readable run\n", p.string(), s.damage(), p.string());
+  return s;
 }
+
+std::pair<fs::path, std::int64_t> parse_run_ref(const std::string& text, const std::string& flag) {
+  auto colon = text.rfind(':');
+  std::int64_t id = 0;
+  if (colon != std::string::npos && colon + 1 < text.size()) {
+    try {
+      std::size_t used = 0;
+      id = std::stoll(text.substr(colon + 1), &used);
+      if (used != text.size() - colon - 1) id = 0;
+    } catch (const std::exception&) {
+      id = 0;
+    }
+  }
+  if (colon == std::string::npos || colon == 0 || id <= 0)
+    throw Error(fmt::format("{}: expected FILE:RUN (e.g. exp.scindb:3), got '{}'", flag, text));
+  return {db_path(text.substr(0, colon)), id};
+}
+
+namespace {
 
 // A spec argument is a file, or the name of one under resources/sweeps/.
 fs::path spec_path(const std::string& text) {
@@ -59,11 +83,29 @@ fs::path spec_path(const std::string& text) {
   throw Error(fmt::format("SPEC: no sweep spec file '{}' (nor resources/sweeps/{})", text, text));
 }
 
-std::atomic<bool> g_interrupt{false};
-extern "C" void on_sigint(int) {
-  g_interrupt.store(true);
-  std::signal(SIGINT, SIG_DFL);   // a second Ctrl-C kills at once
-}
+// SIGINT / SIGTERM cancel the sweep: no new point starts, a long point stops
+// part-way, everything computed in order is committed and the run is marked
+// cancelled. The handler stays installed (no SA_RESETHAND): a second signal —
+// `timeout` and terminals send one to every process of the group — only counts.
+std::atomic<int> g_signals{0};
+extern "C" void on_cancel_signal(int) { g_signals.fetch_add(1); }
+
+struct SignalGuard {
+  struct sigaction old_int{}, old_term{};
+  SignalGuard() {
+    g_signals = 0;
+    struct sigaction sa{};
+    sa.sa_handler = on_cancel_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
 
 std::string format_duration(double s) {
   if (s < 60) return fmt::format("{:.1f} s", s);
@@ -78,7 +120,7 @@ std::string eta_text(const SweepProgress& p) {
 }
 
 struct SweepCli {
-  std::string spec, db, name, notes;
+  std::string spec, db, name, notes, rerun, resume;
   std::vector<std::string> tags;
   int threads = 0;
   bool dry_run = false;
@@ -86,7 +128,32 @@ struct SweepCli {
 };
 
 void run_sweep_command(const SweepCli& o) {
-  SweepSpec spec = load_sweep_spec(spec_path(o.spec));
+  SweepSpec spec;
+  fs::path db_file = o.db.empty() ? fs::path() : db_path(o.db);
+  std::int64_t resume = 0;
+  std::string run_name = o.name;
+  if (!o.rerun.empty() || !o.resume.empty()) {
+    const bool re = !o.rerun.empty();
+    auto [file, id] = parse_run_ref(re ? o.rerun : o.resume, re ? "--rerun" : "--resume");
+    RunInfo old;
+    {
+      Store src = open_existing(file.string(), Access::Auto, false);
+      old = src.get_run(id);
+    }
+    spec = sweep_spec_from_run(old);   // the recorded presets: no preset file is read
+    if (re) {
+      if (db_file.empty()) db_file = file;
+      if (run_name.empty()) run_name = fmt::format("{} (re-run of {})", old.name, id);
+    } else {
+      if (!o.db.empty() && fs::absolute(db_file) != fs::absolute(file))
+        throw Error("--resume: the run is resumed in its own file; drop --db");
+      db_file = file;
+      resume = id;
+      run_name = old.name;
+    }
+  } else {
+    spec = load_sweep_spec(spec_path(o.spec));
+  }
   const std::uint64_t total = point_count(spec);
   if (o.dry_run) {
     fmt::print("sweep '{}' (kind {}): {} points\n", spec.name, to_string(spec.kind), total);
@@ -100,18 +167,22 @@ void run_sweep_command(const SweepCli& o) {
     if (show < total) fmt::print("  ... {} more\n", total - show);
     return;
   }
-  Store store = Store::open(db_path(o.db), Access::ReadWrite);
+  // The only command that creates a database: --db NEW makes it; an existing
+  // file is checked first (a damaged file is never written).
+  Store store = Store::open(db_file, Access::Create, /*check=*/true);
+  if (!store.damage().empty())
+    throw Error(fmt::format("{}: the file is damaged ({}); nothing was written; `scin recover {} --out NEW.scindb` "
+                            "copies every readable run", db_file.string(), store.damage(), db_file.string()));
   for (auto id : store.recovered_runs())
     fmt::print(stderr, "scin: run {} was left running by a process that is gone; marked interrupted\n", id);
 
   std::atomic<bool> cancel{false};
-  g_interrupt = false;
-  auto old_handler = std::signal(SIGINT, on_sigint);
+  SignalGuard signals;
   const bool tty = isatty(fileno(stderr)) != 0;
   double last_line = -10;
   SweepSink sink;
   sink.on_progress = [&](const SweepProgress& p) {
-    if (g_interrupt.load()) cancel = true;
+    if (g_signals.load()) cancel = true;
     if (o.quiet) return;
     const double pct = p.total ? 100.0 * static_cast<double>(p.done) / static_cast<double>(p.total) : 100.0;
     if (tty) {
@@ -129,16 +200,24 @@ void run_sweep_command(const SweepCli& o) {
   SweepOptions opts;
   opts.threads = o.threads;
   opts.cancel = &cancel;
-  opts.run_name = o.name;
+  opts.run_name = run_name;
+  opts.resume_run = resume;
   opts.notes = o.notes;
   opts.tags = o.tags;
   opts.progress_interval_s = tty ? 0.1 : 0.5;
   // Poll Ctrl-C between progress calls as well.
   std::atomic<bool> watching{true};
   std::thread watcher([&] {
+    int seen = 0;
     while (watching.load()) {
-      if (g_interrupt.load()) cancel = true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      const int n = g_signals.load();
+      if (n > seen) {
+        cancel = true;
+        fmt::print(stderr, "{}scin: {}; cancelling — the points computed so far are kept\n", tty ? "\n" : "",
+                   n == 1 ? "interrupted" : "interrupted again");
+        seen = n;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
   SweepSummary sum;
@@ -147,16 +226,14 @@ void run_sweep_command(const SweepCli& o) {
   } catch (...) {
     watching = false;
     watcher.join();
-    std::signal(SIGINT, old_handler);
     throw;
   }
   watching = false;
   watcher.join();
-  std::signal(SIGINT, old_handler);
   if (tty && !o.quiet) fmt::print(stderr, "\n");
   const auto& p = sum.progress;
   fmt::print("run {} '{}' {}: {} of {} points ({} skipped) in {} ({:.0f} points/s, {} threads, {} memo hits)\n",
-             sum.run_id, o.name.empty() ? spec.name : o.name, to_string(sum.status), p.done, p.total, p.skipped,
+             sum.run_id, run_name.empty() ? spec.name : run_name, to_string(sum.status), p.done, p.total, p.skipped,
              format_duration(p.elapsed_s), p.rate_points_per_s, sum.threads, p.memo_hits);
   fmt::print("stored in {} (see `scin show --db {} --run {}`)\n", store.path().string(), store.path().string(),
              sum.run_id);
@@ -171,6 +248,7 @@ void print_runs(Store& store, const std::string& format) {
     for (auto& r : runs) {
       auto x = to_json(r);
       x.erase("spec");
+      x.erase("config");
       j.push_back(x);
     }
     fmt::print("{}\n", j.dump(2));
@@ -180,16 +258,56 @@ void print_runs(Store& store, const std::string& format) {
     fmt::print("no runs in {}\n", store.path().string());
     return;
   }
-  fmt::print("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:<20}  {}\n", "id", "status", "name", "experiment",
-             "kind", "points", "started (UTC)", "tags");
-  for (const auto& r : runs)
-    fmt::print("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:<20}  {}\n", r.id, to_string(r.status), r.name,
-               r.experiment, to_string(r.kind), fmt::format("{}/{}", r.points_stored, r.points_total), r.started_at,
+  fmt::print("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}\n", "id", "status", "name",
+             "experiment", "kind", "points", "ranks", "threads", "started (UTC)", "tags");
+  for (const auto& r : runs) {
+    fmt::print("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}\n", r.id, to_string(r.status),
+               r.name, r.experiment, r.problem.empty() ? to_string(r.kind) : "?",
+               fmt::format("{}/{}", r.points_stored, r.points_total), r.ranks, r.threads, r.started_at,
                fmt::join(r.tags, ","));
+    if (!r.problem.empty()) fmt::print("      ^ run {} is damaged: {}\n", r.id, r.problem);
+  }
 }
+
+}  // namespace
+
+void print_config(const RunInfo& r) {
+  if (!r.config_recorded()) {
+    fmt::print("run {}: configuration not recorded (written by scin {} before runs recorded their fabric)\n", r.id,
+               r.tool_version);
+    return;
+  }
+  const auto& c = r.config;
+  fmt::print("run {}: resolved configuration (preset '{}', scin {} ({}))\n", r.id, c.value("preset", ""),
+             c.value("tool_version", ""), c.value("git_revision", ""));
+  if (c.contains("presets") && c["presets"].is_object())
+    for (auto it = c["presets"].begin(); it != c["presets"].end(); ++it) {
+      const auto& e = it.value();
+      if (e.contains("file") && e["file"].is_string())
+        fmt::print("# preset '{}' from {} (fnv1a64 {})\n", it.key(), e["file"].get<std::string>(),
+                   e.value("file_fnv1a64", "?"));
+      else
+        fmt::print("# preset '{}' as recorded{}\n", it.key(), it.key().empty() ? " (registry defaults)" : "");
+    }
+  if (!c.contains("parameters") || !c["parameters"].is_object()) return;
+  std::size_t w = 0;
+  for (auto it = c["parameters"].begin(); it != c["parameters"].end(); ++it) w = std::max(w, it.key().size());
+  for (auto it = c["parameters"].begin(); it != c["parameters"].end(); ++it) {
+    const auto& e = it.value();
+    std::string v = e.contains("value") ? (e["value"].is_string() ? e["value"].get<std::string>() : e["value"].dump()) : "?";
+    std::string unit = e.value("unit", "");
+    fmt::print("{:<{}} = {}{}\n", it.key(), w, v, unit.empty() ? "" : " " + unit);
+  }
+}
+
+namespace {
 
 void show_run(Store& store, std::int64_t id) {
   RunInfo r = store.get_run(id);
+  if (!r.problem.empty()) {
+    fmt::print("run {}: {}\n  damaged row: {}\n", r.id, r.name, r.problem);
+    return;
+  }
   fmt::print("run {}: {}\n", r.id, r.name);
   fmt::print("  experiment   {}\n", r.experiment);
   fmt::print("  status       {}\n", to_string(r.status));
@@ -201,6 +319,10 @@ void show_run(Store& store, std::int64_t id) {
              r.host, r.pid);
   if (!r.tags.empty()) fmt::print("  tags         {}\n", fmt::join(r.tags, ", "));
   if (!r.notes.empty()) fmt::print("  notes        {}\n", r.notes);
+  fmt::print("  config       {}\n", r.config_recorded()
+                                          ? fmt::format("recorded (preset '{}'; `scin show --config`)",
+                                                        r.config.value("preset", ""))
+                                          : std::string("not recorded (run from before schema 3)"));
   fmt::print("spec:\n{}\n", r.spec.dump(2));
 
   auto pts = store.points(id);
@@ -246,11 +368,16 @@ void show_run(Store& store, std::int64_t id) {
 }  // namespace
 
 void add_store_commands(CLI::App& app) {
+  add_history_commands(app);
   {
     auto o = std::make_shared<SweepCli>();
     auto* cmd = app.add_subcommand("sweep", "run a sweep spec in parallel and store every point in a .scindb file");
-    cmd->add_option("SPEC", o->spec, "sweep spec JSON file (or the name of one in resources/sweeps/)")->required();
+    cmd->add_option("SPEC", o->spec, "sweep spec JSON file (or the name of one in resources/sweeps/)");
     cmd->add_option("--db", o->db, "experiment database (created if missing; .scindb added if no extension)");
+    cmd->add_option("--rerun", o->rerun, "re-run stored run FILE:RUN from the database alone (its recorded presets) "
+                                         "into a new run (in --db, default FILE)");
+    cmd->add_option("--resume", o->resume, "continue interrupted or cancelled run FILE:RUN: evaluate only the "
+                                           "points it lacks");
     cmd->add_option("--threads", o->threads, "worker threads (0 = all cores)")->capture_default_str();
     cmd->add_option("--name", o->name, "run name (default: the spec's name)");
     cmd->add_option("--notes", o->notes, "free-text notes stored with the run");
@@ -258,7 +385,10 @@ void add_store_commands(CLI::App& app) {
     cmd->add_flag("--dry-run", o->dry_run, "list the axes and the first points without running anything");
     cmd->add_flag("-q,--quiet", o->quiet, "no progress output");
     cmd->callback([o] {
-      if (!o->dry_run && o->db.empty()) throw Error("--db: give the experiment database file (FILE.scindb)");
+      const int sources = !o->spec.empty() + !o->rerun.empty() + !o->resume.empty();
+      if (sources != 1) throw Error("sweep: give exactly one of SPEC, --rerun FILE:RUN or --resume FILE:RUN");
+      if (!o->dry_run && o->db.empty() && o->spec.size())
+        throw Error("--db: give the experiment database file (FILE.scindb)");
       run_sweep_command(*o);
     });
   }
@@ -278,12 +408,15 @@ void add_store_commands(CLI::App& app) {
   {
     auto db = std::make_shared<std::string>();
     auto run = std::make_shared<std::int64_t>(0);
+    auto config = std::make_shared<bool>(false);
     auto* cmd = app.add_subcommand("show", "print a run's spec, metadata and a summary of its points");
     cmd->add_option("--db", *db, "experiment database")->required();
     cmd->add_option("--run", *run, "run id (see `scin runs`)")->required();
-    cmd->callback([db, run] {
+    cmd->add_flag("--config", *config, "print the run's resolved configuration (every parameter, value and unit)");
+    cmd->callback([db, run, config] {
       Store store = open_existing(*db);
-      show_run(store, *run);
+      if (*config) print_config(store.get_run(*run));
+      else show_run(store, *run);
     });
   }
   {
@@ -342,7 +475,7 @@ void add_store_commands(CLI::App& app) {
     cmd->add_option("--tag", o->tags, "add a tag (repeatable)");
     cmd->add_option("--untag", o->untags, "remove a tag (repeatable)");
     cmd->callback([o, notes] {
-      Store store = open_existing(o->db, Access::ReadWrite);
+      Store store = open_existing(o->db, Access::ReadWrite, /*check=*/true);
       store.get_run(o->run);
       if (!o->name.empty()) store.rename_run(o->run, o->name);
       if (notes->count() > 0) store.set_notes(o->run, o->notes);
@@ -359,7 +492,7 @@ void add_store_commands(CLI::App& app) {
     cmd->add_option("--db", *db, "experiment database")->required();
     cmd->add_option("--run", *run, "run id (see `scin runs`)")->required();
     cmd->callback([db, run] {
-      Store store = open_existing(*db, Access::ReadWrite);
+      Store store = open_existing(*db, Access::ReadWrite, /*check=*/true);
       RunInfo r = store.get_run(*run);
       store.delete_run(*run);
       fmt::print("deleted run {} '{}' ({} points)\n", r.id, r.name, r.points_stored);

@@ -1,5 +1,7 @@
 #include "cli/common.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,32 +14,63 @@ namespace scin::cli {
 void add_fabric_options(CLI::App& cmd, FabricOptions& o) {
   cmd.add_option("--preset", o.preset, "fabric preset name or path to a preset .json (see `scin presets`)")
       ->capture_default_str();
-  cmd.add_option("--gpus", o.gpus, "number of accelerators (overrides fabric.gpus)");
+  cmd.add_option("--gpus", o.gpus, "number of accelerators, 2..1024 (overrides fabric.gpus)");
   cmd.add_option("--set", o.sets, "override a parameter: PATH=VALUE (see `scin params`); repeatable")
       ->allow_extra_args(false);
 }
 
 Config build_config(const FabricOptions& o) {
   Config cfg = load_preset(o.preset);
-  if (o.gpus != 0) set_param(cfg, "fabric.gpus", static_cast<double>(o.gpus));
+  if (!o.gpus.empty()) {
+    const ParamInfo& p = param("fabric.gpus");
+    set_param(cfg, "fabric.gpus",
+              static_cast<double>(parse_integer(o.gpus, "--gpus (fabric.gpus)", static_cast<std::int64_t>(p.min),
+                                                static_cast<std::int64_t>(p.max))));
+  }
   for (const auto& a : o.sets) apply_assignment(cfg, a);
   validate(cfg);
   return cfg;
 }
 
-std::vector<std::string> split_list(const std::vector<std::string>& items) {
+std::vector<std::string> split_list(const std::vector<std::string>& items, const std::string& flag) {
   std::vector<std::string> out;
   for (const auto& item : items) {
     std::size_t start = 0;
-    while (start <= item.size()) {
+    while (true) {
       auto comma = item.find(',', start);
       std::string part = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!part.empty()) out.push_back(part);
+      while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back()))) part.pop_back();
+      while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front()))) part.erase(part.begin());
+      if (part.empty())
+        throw Error(fmt::format("{}: '{}' has an empty name; give names separated by commas", flag, item));
+      out.push_back(part);
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
   }
   return out;
+}
+
+std::int64_t parse_integer(const std::string& text, const std::string& flag, std::int64_t lo, std::int64_t hi) {
+  std::size_t i = 0, n = text.size();
+  while (i < n && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  while (n > i && std::isspace(static_cast<unsigned char>(text[n - 1]))) --n;
+  const std::string t = text.substr(i, n - i);
+  std::size_t k = 0;
+  const bool neg = !t.empty() && (t[0] == '-' || t[0] == '+') ? (t[k++] == '-') : false;
+  if (k == t.size() || t.find_first_not_of("0123456789", k) != std::string::npos)
+    throw Error(fmt::format("{}: '{}' is not an integer; allowed {}..{}", flag, text, lo, hi));
+  // Compare digit strings without converting: any length is "out of range", never wrapped.
+  std::size_t first = t.find_first_not_of('0', k);
+  const std::string digits = first == std::string::npos ? "0" : t.substr(first);
+  if (digits.size() > 18) throw Error(fmt::format("{}: {} is out of range {}..{}", flag, t, lo, hi));
+  const std::int64_t v = (neg ? -1 : 1) * std::stoll(digits);
+  if (v < lo || v > hi) throw Error(fmt::format("{}: {} is out of range {}..{}", flag, t, lo, hi));
+  return v;
+}
+
+void require_not_empty(const std::string& value, const std::string& flag) {
+  if (value.empty()) throw Error(fmt::format("{}: must not be empty", flag));
 }
 
 void check_format(const std::string& format, const std::vector<std::string>& allowed) {

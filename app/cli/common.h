@@ -2,6 +2,7 @@
 // --preset/--gpus/--set, splitting lists, and checking --format.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@ namespace scin::cli {
 /// Options every fabric-using subcommand accepts.
 struct FabricOptions {
   std::string preset = "hgx-h200-8";
-  int gpus = 0;                       // 0: keep the preset's
+  std::string gpus;                   // empty: keep the preset's
   std::vector<std::string> sets;      // PATH=VALUE
 };
 
@@ -24,8 +25,17 @@ void add_fabric_options(CLI::App& cmd, FabricOptions& o);
 /// Loads the preset, applies --gpus and --set, validates. Throws scin::Error.
 Config build_config(const FabricOptions& o);
 
-/// Splits "a,b,c" (and repeated options) into names.
-std::vector<std::string> split_list(const std::vector<std::string>& items);
+/// Splits "a,b,c" (and repeated options) into names. An empty name (",", "a,,b",
+/// "") is an error naming `flag`: an option that was given must name something.
+std::vector<std::string> split_list(const std::vector<std::string>& items, const std::string& flag = "list");
+
+/// Parses a whole number for `flag` in [lo, hi]: "--gpus: 0 is out of range 2..1024",
+/// "--tp: 2147483648 is out of range 1..1024", "-f: 'x' is not an integer".
+std::int64_t parse_integer(const std::string& text, const std::string& flag, std::int64_t lo, std::int64_t hi);
+
+/// Throws "FLAG: must not be empty" when an option that was given is "" (CLI11:
+/// call it when `opt->count() > 0`).
+void require_not_empty(const std::string& value, const std::string& flag);
 
 /// Throws scin::Error unless `format` is one of `allowed`.
 void check_format(const std::string& format, const std::vector<std::string>& allowed);

@@ -2,40 +2,75 @@
 
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <fmt/format.h>
 
 #include "base/error.h"
 
 namespace scin {
 
-std::uint64_t parse_size_bytes(const std::string& text, const std::string& field) {
-  auto bad = [&](const char* why) {
-    return Error(fmt::format("{}: '{}' is not a valid size ({}); use a positive integer with an "
-                             "optional K, M or G suffix (powers of two), e.g. 8, 64K, 1G",
-                             field, text, why));
+__extension__ typedef unsigned __int128 u128;   // exact size arithmetic (GCC and clang)
+
+const char* const kSizeGrammar =
+    "a size is a whole number of bytes or a decimal with a suffix K, M, G or T (powers of two: 1K = 1024), "
+    "optionally followed by B or iB: 8, 4096, 64K, 1.5M, 8MB, 8MiB, 1G";
+
+std::uint64_t parse_size_bytes(const std::string& text, const std::string& field, std::uint64_t min,
+                               std::uint64_t max) {
+  auto bad = [&](const std::string& why) {
+    std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+    return Error(fmt::format("{}: '{}' is not a valid size ({}); {}", field, shown, why, kSizeGrammar));
   };
-  std::size_t i = 0;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  if (i < text.size() && text[i] == '-') throw bad("negative");
-  std::size_t start = i;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == start) throw bad("no number");
-  if (i - start > 19) throw bad("too large");
-  std::uint64_t value = std::stoull(text.substr(start, i - start));
+  std::size_t i = 0, n = text.size();
+  auto space = [&](std::size_t k) { return std::isspace(static_cast<unsigned char>(text[k])) != 0; };
+  while (i < n && space(i)) ++i;
+  while (n > i && space(n - 1)) --n;
+  if (i < n && text[i] == '-') throw bad("negative");
+  if (i < n && text[i] == '+') ++i;
+  // Mantissa as an exact integer over a power of ten: digits[.digits].
+  u128 mant = 0;
+  int int_digits = 0, frac_digits = 0;
+  for (; i < n && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+    if (mant == 0 && text[i] == '0') continue;   // leading zeros do not count
+    if (++int_digits > 20) throw bad("too large");
+    mant = mant * 10 + static_cast<unsigned>(text[i] - '0');
+  }
+  const bool had_int = i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1]));
+  bool had_frac = false;
+  if (i < n && text[i] == '.') {
+    ++i;
+    for (; i < n && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+      had_frac = true;
+      if (++frac_digits > 12) throw bad("too many decimals");
+      mant = mant * 10 + static_cast<unsigned>(text[i] - '0');
+    }
+  }
+  if (!had_int && !had_frac) throw bad("no number");
   std::string suffix;
-  for (; i < text.size(); ++i)
-    if (!std::isspace(static_cast<unsigned char>(text[i])))
-      suffix += static_cast<char>(std::toupper(static_cast<unsigned char>(text[i])));
+  for (; i < n; ++i) {
+    if (space(i)) continue;
+    suffix += static_cast<char>(std::toupper(static_cast<unsigned char>(text[i])));
+  }
   int shift = 0;
   if (suffix.empty() || suffix == "B") shift = 0;
   else if (suffix == "K" || suffix == "KB" || suffix == "KIB") shift = 10;
   else if (suffix == "M" || suffix == "MB" || suffix == "MIB") shift = 20;
   else if (suffix == "G" || suffix == "GB" || suffix == "GIB") shift = 30;
   else if (suffix == "T" || suffix == "TB" || suffix == "TIB") shift = 40;
-  else throw bad("unknown suffix");
-  if (value == 0) throw bad("zero");
-  if (shift > 0 && value > (std::uint64_t{1} << (63 - shift))) throw bad("too large");
-  return value << shift;
+  else throw bad(fmt::format("unknown suffix '{}'", suffix.size() > 10 ? suffix.substr(0, 10) + "..." : suffix));
+  // mant < 10^32 < 2^107; shifting by up to 40 could overflow 128 bits, so check first.
+  if (mant > (~static_cast<u128>(0) >> shift)) throw bad("too large");
+  u128 scaled = mant << shift;
+  u128 pow10 = 1;
+  for (int k = 0; k < frac_digits; ++k) pow10 *= 10;
+  if (scaled % pow10 != 0) throw bad("not a whole number of bytes");
+  scaled /= pow10;
+  if (scaled > std::numeric_limits<std::uint64_t>::max()) throw bad("too large");
+  const auto bytes = static_cast<std::uint64_t>(scaled);
+  if (bytes < min || bytes > max)
+    throw Error(fmt::format("{}: {} is out of range {}..{} bytes", field, text.size() > 40 ? text.substr(0, 40) : text,
+                            min, max));
+  return bytes;
 }
 
 std::string format_size_bytes(std::uint64_t bytes) {

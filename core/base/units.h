@@ -20,9 +20,16 @@ constexpr double transfer_ns(double bytes, double GBps) { return bytes / GBps; }
 /// Bandwidth in GB/s (10^9 B/s) of moving `bytes` in `ns`.
 constexpr double bandwidth_GBps(double bytes, double ns) { return ns > 0 ? bytes / ns : 0.0; }
 
-/// Parses a size such as "8", "64K", "1M", "2G" (powers of two, as nccl-tests does;
-/// a trailing "B"/"iB" is accepted). Throws scin::Error naming `field` on bad input.
-std::uint64_t parse_size_bytes(const std::string& text, const std::string& field);
+/// The one size grammar (CLI flags, --set on byte parameters, preset and sweep
+/// values): a whole number of bytes, or a decimal with a K, M, G or T suffix
+/// (powers of two, as nccl-tests), optionally followed by B or iB: "8", "64K",
+/// "1.5M", "8MB", "8MiB", "1G". The result must be a whole number of bytes in
+/// [min, max]. Throws scin::Error naming `field` on bad input.
+std::uint64_t parse_size_bytes(const std::string& text, const std::string& field, std::uint64_t min = 1,
+                               std::uint64_t max = std::uint64_t{1} << 62);
+
+/// One sentence describing the size grammar, for help texts and errors.
+extern const char* const kSizeGrammar;
 
 /// Human-readable size in binary units: 8 B, 1 KiB, 1.5 MiB, 1 GiB.
 std::string format_size_bytes(std::uint64_t bytes);

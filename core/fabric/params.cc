@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json_input.h"
+#include "base/units.h"
 
 namespace scin {
 namespace {
@@ -316,34 +319,24 @@ std::string trim(const std::string& s) {
   throw Error(fmt::format("{}: {} is out of range; allowed {}", p.path, got, format_range(p)));
 }
 
-// Parses a number with an optional binary suffix for byte-valued parameters.
+// Parses a number; byte-valued parameters take the one size grammar (base/units.h).
 double parse_number(const ParamInfo& p, const std::string& raw) {
   std::string t = trim(raw);
   if (t.empty()) throw Error(fmt::format("{}: empty value; allowed {}", p.path, format_range(p)));
-  double mult = 1;
-  if (p.unit == "bytes") {
-    std::string up = t;
-    for (char& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    for (auto [suffix, m] : {std::pair{"KIB", 1024.0}, {"MIB", 1048576.0}, {"GIB", 1073741824.0},
-                             {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0}}) {
-      std::string s(suffix);
-      if (up.size() > s.size() && up.compare(up.size() - s.size(), s.size(), s) == 0) {
-        mult = m;
-        t = t.substr(0, t.size() - s.size());
-        break;
-      }
-    }
-  }
+  if (p.unit == "bytes")
+    return static_cast<double>(parse_size_bytes(t, p.path, 0, std::numeric_limits<std::uint64_t>::max()));
   std::size_t used = 0;
   double v = 0;
   try {
     v = std::stod(t, &used);
+  } catch (const std::out_of_range&) {
+    range_error(p, t);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != t.size() || !std::isfinite(v))
+  if (used != t.size() || std::isnan(v))
     throw Error(fmt::format("{}: '{}' is not a number; allowed {}", p.path, raw, format_range(p)));
-  return v * mult;
+  return v;
 }
 
 ParamValue checked_number(const ParamInfo& p, double v, const std::string& shown) {
@@ -451,7 +444,7 @@ void set_param(Config& cfg, std::string_view path, double value) {
       return;
     }
     case ParamType::String: p.set(cfg, fmt::format("{:g}", value)); return;
-    default: p.set(cfg, checked_number(p, value, fmt::format("{:g}", value)));
+    default: p.set(cfg, checked_number(p, value, format_number(value)));
   }
 }
 
@@ -469,9 +462,10 @@ void set_param(Config& cfg, std::string_view path, const nlohmann::json& v) {
       throw Error(fmt::format("{}: a number was given; allowed {}", p.path, format_range(p)));
     if (p.type == ParamType::Bool)
       throw Error(fmt::format("{}: a number was given; allowed true or false", p.path));
-    return set_param(cfg, path, v.get<double>());
+    p.set(cfg, checked_number(p, v.get<double>(), v.dump()));
+    return;
   }
-  throw Error(fmt::format("{}: value {} has the wrong type; allowed {}", p.path, v.dump(), format_range(p)));
+  throw Error(fmt::format("{}: {} has the wrong type; allowed {}", p.path, describe_json(v), format_range(p)));
 }
 
 void apply_assignment(Config& cfg, const std::string& a) {

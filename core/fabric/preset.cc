@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/json_input.h"
 #include "fabric/params.h"
 
 namespace scin {
@@ -20,20 +21,20 @@ fs::path executable_dir() {
   return ec ? fs::path() : p.parent_path();
 }
 
-void flatten(const nlohmann::json& j, const std::string& prefix,
-             std::vector<std::pair<std::string, nlohmann::json>>& out) {
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
-    if (it.value().is_object()) flatten(it.value(), path, out);
-    else out.emplace_back(path, it.value());
-  }
+// Whether some registry path starts with `prefix` + ".".
+bool is_param_group(const std::string& prefix) {
+  for (const auto& p : params())
+    if (p.path.size() > prefix.size() && p.path.compare(0, prefix.size(), prefix) == 0 && p.path[prefix.size()] == '.')
+      return true;
+  return false;
 }
-
 
 fs::path preset_file(const std::string& name_or_path) {
   fs::path p(name_or_path);
   if (p.extension() == ".json" || name_or_path.find('/') != std::string::npos) {
-    if (!fs::exists(p)) throw Error(fmt::format("preset: file '{}' does not exist", name_or_path));
+    std::error_code ec;
+    if (!fs::exists(p, ec)) throw Error(fmt::format("preset: file '{}' does not exist", name_or_path));
+    if (fs::is_directory(p, ec)) throw Error(fmt::format("preset: '{}' is a directory, not a preset .json file", name_or_path));
     return p;
   }
   for (const auto& info : list_presets())
@@ -45,25 +46,42 @@ fs::path preset_file(const std::string& name_or_path) {
 
 }  // namespace
 
-nlohmann::json read_json_file(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(fmt::format("{}: cannot open file", file.string()));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(fmt::format("{}: malformed JSON: {}", file.string(), e.what()));
+// Flattens nested objects into (dotted path, value), iteratively. A nested object is
+// only entered when its path is a prefix of a registry path, so the paths built are
+// never longer than the longest parameter path (no quadratic strings, no recursion).
+std::vector<std::pair<std::string, nlohmann::json>> flatten_params(const nlohmann::json& obj, const std::string& prefix,
+                                                                   const std::string& origin) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  std::vector<std::pair<std::string, const nlohmann::json*>> todo{{prefix, &obj}};
+  while (!todo.empty()) {
+    auto [path0, node] = todo.back();
+    todo.pop_back();
+    for (auto it = node->begin(); it != node->end(); ++it) {
+      std::string path = path0.empty() ? it.key() : path0 + "." + it.key();
+      if (!it.value().is_object()) {
+        out.emplace_back(std::move(path), it.value());
+      } else if (is_param_group(path)) {
+        todo.emplace_back(std::move(path), &it.value());
+      } else {
+        throw Error(fmt::format("{}: unknown parameter group '{}'; `scin params` lists them all", origin,
+                                path.size() > 80 ? path.substr(0, 80) + "..." : path));
+      }
+    }
   }
+  return out;
 }
 
 fs::path resource_dir() {
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv("SCIN_RESOURCE_DIR"); env && *env) candidates.emplace_back(env);
+  // An installed program uses its own resources, even where the source tree
+  // it was built from still exists.
+  fs::path exe = executable_dir();
+  if (!exe.empty()) candidates.push_back(exe / "../share/scin-explorer");
 #ifdef SCIN_SOURCE_RESOURCE_DIR
   candidates.emplace_back(SCIN_SOURCE_RESOURCE_DIR);
 #endif
-  fs::path exe = executable_dir();
   if (!exe.empty()) {
-    candidates.push_back(exe / "../share/scin-explorer");
     candidates.push_back(exe / "../resources");
     candidates.push_back(exe / "../../resources");
   }
@@ -74,22 +92,85 @@ fs::path resource_dir() {
   throw Error("resources: no presets/ folder found; set SCIN_RESOURCE_DIR to the project's resources/ folder");
 }
 
+fs::path user_preset_dir() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x && fs::path(x).is_absolute())
+    return fs::path(x) / "scin-explorer" / "presets";
+  const char* home = std::getenv("HOME");
+  if (!home || !*home) throw Error("presets: neither XDG_CONFIG_HOME nor HOME is set; no user preset folder");
+  return fs::path(home) / ".config" / "scin-explorer" / "presets";
+}
+
+fs::path save_user_preset(const Config& cfg, const std::string& name, bool overwrite) {
+  if (name.empty() || name.size() > 64 ||
+      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != std::string::npos ||
+      name[0] == '.')
+    throw Error(fmt::format("preset name '{}': use 1 to 64 letters, digits, '-', '_' or '.'", name));
+  std::error_code ec;
+  if (fs::exists(resource_dir() / "presets" / (name + ".json"), ec))
+    throw Error(fmt::format("preset name '{}': a shipped preset has that name; choose another", name));
+  validate(cfg);
+  const fs::path dir = user_preset_dir();
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create the user preset folder: {}", dir.string(), ec.message()));
+  const fs::path file = dir / (name + ".json");
+  if (!overwrite && fs::exists(file, ec))
+    throw Error(fmt::format("{}: a user preset '{}' exists already", file.string(), name));
+  nlohmann::json j = config_to_json(cfg);
+  j["name"] = name;
+  // Write a temporary file and rename it: an interrupted save never leaves half a preset.
+  const fs::path tmp = dir / ("." + name + ".json.tmp");
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << '\n';
+    if (!out.flush()) throw Error(fmt::format("{}: cannot write the preset", tmp.string()));
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) throw Error(fmt::format("{}: cannot save the preset: {}", file.string(), ec.message()));
+  return file;
+}
+
 std::vector<PresetInfo> list_presets() {
   std::vector<PresetInfo> out;
+  // User presets ($XDG_CONFIG_HOME/scin-explorer/presets) after the shipped ones.
+  std::vector<fs::path> user;
+  std::error_code uec;
+  try {
+    if (fs::is_directory(user_preset_dir(), uec))
+      for (const auto& e : fs::directory_iterator(user_preset_dir(), uec))
+        if (e.path().extension() == ".json" && e.path().filename().string()[0] != '.') user.push_back(e.path());
+  } catch (const Error&) {
+  }
+  std::sort(user.begin(), user.end());
   for (const auto& e : fs::directory_iterator(resource_dir() / "presets")) {
     if (e.path().extension() != ".json") continue;
     PresetInfo info;
     info.name = e.path().stem().string();
     info.file = e.path();
     try {
-      auto j = read_json_file(e.path());
-      info.description = j.value("description", "");
+      auto j = read_json_document(e.path());
+      if (const auto* d = j.is_object() ? json_member(j, "description", e.path().string()) : nullptr)
+        info.description = json_string(*d, "description");
     } catch (const Error& err) {
       info.description = std::string("(unreadable: ") + err.what() + ")";
     }
     out.push_back(std::move(info));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (const auto& f : user) {
+    PresetInfo info;
+    info.name = f.stem().string();
+    info.file = f;
+    info.user = true;
+    bool shadowed = false;
+    for (const auto& o : out) shadowed |= o.name == info.name;
+    if (shadowed) continue;   // a shipped preset keeps its name
+    try {
+      info.description = read_json_document(f).value("description", "");
+    } catch (const Error& err) {
+      info.description = std::string("(unreadable: ") + err.what() + ")";
+    }
+    out.push_back(std::move(info));
+  }
   return out;
 }
 
@@ -108,7 +189,7 @@ Config config_from_json(const nlohmann::json& j, const std::string& origin) {
     } else if (k == "sources" || k == "notes" || k == "calibration" || k == "$schema") {
       continue;
     } else if (it.value().is_object()) {
-      flatten(it.value(), k, values);
+      for (auto& kv : flatten_params(it.value(), k, origin)) values.push_back(std::move(kv));
     } else {
       values.emplace_back(k, it.value());
     }
@@ -150,13 +231,13 @@ nlohmann::json config_to_json(const Config& cfg) {
 
 Config load_preset(const std::string& name_or_path) {
   fs::path f = preset_file(name_or_path);
-  Config cfg = config_from_json(read_json_file(f), f.filename().string());
+  Config cfg = config_from_json(read_json_document(f), f.filename().string());
   if (cfg.name == "custom" || cfg.name.empty()) cfg.name = f.stem().string();
   return cfg;
 }
 
 std::map<std::string, std::string> preset_sources(const std::string& name_or_path) {
-  auto j = read_json_file(preset_file(name_or_path));
+  auto j = read_json_document(preset_file(name_or_path));
   std::map<std::string, std::string> out;
   if (j.contains("sources") && j["sources"].is_object())
     for (auto it = j["sources"].begin(); it != j["sources"].end(); ++it)

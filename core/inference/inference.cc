@@ -13,6 +13,7 @@
 
 #include "schedule/algorithms.h"
 #include "base/error.h"
+#include "base/json_input.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "engines/simulate.h"
@@ -41,7 +42,9 @@ std::vector<Entry> list_dir(const std::string& sub) {
     if (e.path().extension() != ".json") continue;
     Entry info{e.path().stem().string(), "", e.path()};
     try {
-      info.description = read_json_file(e.path()).value("description", "");
+      auto j = read_json_document(e.path());
+      if (const auto* d = j.is_object() ? json_member(j, "description", e.path().string()) : nullptr)
+        info.description = json_string(*d, "description");
     } catch (const std::exception& err) {
       info.description = std::string("(unreadable: ") + err.what() + ")";
     }
@@ -73,22 +76,9 @@ void check_range(const std::string& field, double v, double lo, double hi) {
     throw Error(fmt::format("{}: {} is out of range; allowed {}..{}", field, v, lo, hi));
 }
 
-int json_int(const nlohmann::json& j, const char* key, const std::string& origin) {
+int member_int(const nlohmann::json& j, const char* key, const std::string& origin) {
   if (!j.contains(key)) throw Error(fmt::format("{}: {}: missing (an integer)", origin, key));
-  const auto& v = j.at(key);
-  if (!v.is_number_integer()) throw Error(fmt::format("{}: {}: expected an integer", origin, key));
-  auto x = v.get<std::int64_t>();
-  if (x < 0 || x > (1ll << 30)) throw Error(fmt::format("{}: {}: {} is out of range; allowed 1..{}", origin, key, x, 1ll << 30));
-  return static_cast<int>(x);
-}
-
-void flatten(const nlohmann::json& j, const std::string& prefix,
-             std::vector<std::pair<std::string, nlohmann::json>>& out) {
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    std::string path = prefix + "." + it.key();
-    if (it.value().is_object()) flatten(it.value(), path, out);
-    else out.emplace_back(path, it.value());
-  }
+  return static_cast<int>(json_int(j.at(key), fmt::format("{}: {}", origin, key), 0, 1 << 30));
 }
 
 DType dtype_for(int bytes_per_element) { return bytes_per_element == 4 ? DType::Fp32 : DType::Bf16; }
@@ -140,15 +130,15 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& origin) {
     m.name = j["name"].get<std::string>();
   }
   if (j.contains("description") && j["description"].is_string()) m.description = j["description"].get<std::string>();
-  m.hidden_size = json_int(j, "hidden_size", origin);
-  m.layers = json_int(j, "layers", origin);
-  m.heads = json_int(j, "heads", origin);
-  m.kv_heads = j.contains("kv_heads") ? json_int(j, "kv_heads", origin) : m.heads;
-  m.head_dim = j.contains("head_dim") ? json_int(j, "head_dim", origin)
+  m.hidden_size = member_int(j, "hidden_size", origin);
+  m.layers = member_int(j, "layers", origin);
+  m.heads = member_int(j, "heads", origin);
+  m.kv_heads = j.contains("kv_heads") ? member_int(j, "kv_heads", origin) : m.heads;
+  m.head_dim = j.contains("head_dim") ? member_int(j, "head_dim", origin)
                                       : (m.heads > 0 ? m.hidden_size / m.heads : 0);
-  m.ffn_size = json_int(j, "ffn_size", origin);
-  m.vocab_size = json_int(j, "vocab_size", origin);
-  if (j.contains("bytes_per_element")) m.bytes_per_element = json_int(j, "bytes_per_element", origin);
+  m.ffn_size = member_int(j, "ffn_size", origin);
+  m.vocab_size = member_int(j, "vocab_size", origin);
+  if (j.contains("bytes_per_element")) m.bytes_per_element = member_int(j, "bytes_per_element", origin);
   if (j.contains("ffn_type")) {
     if (!j["ffn_type"].is_string()) throw Error(fmt::format("{}: ffn_type: expected a string", origin));
     std::string t = lower(j["ffn_type"].get<std::string>());
@@ -190,7 +180,7 @@ std::vector<ModelInfo> list_models() {
 
 ModelSpec load_model(const std::string& name_or_path) {
   fs::path f = resolve("model", "models", name_or_path);
-  ModelSpec m = model_from_json(read_json_file(f), f.filename().string());
+  ModelSpec m = model_from_json(read_json_document(f), f.filename().string());
   return m;
 }
 
@@ -204,12 +194,11 @@ std::vector<AcceleratorInfo> list_accelerators() {
 
 void apply_accelerator(Config& cfg, const std::string& name_or_path) {
   fs::path f = resolve("accelerator", "accelerators", name_or_path);
-  auto j = read_json_file(f);
+  auto j = read_json_document(f);
   std::string origin = f.filename().string();
   if (!j.is_object() || !j.contains("accelerator") || !j["accelerator"].is_object())
     throw Error(fmt::format("{}: expected an \"accelerator\" object of accelerator.* parameters", origin));
-  std::vector<std::pair<std::string, nlohmann::json>> values;
-  flatten(j["accelerator"], "accelerator", values);
+  const auto values = flatten_params(j["accelerator"], "accelerator", origin);
   Config trial = cfg;
   for (const auto& [path, value] : values) {
     if (!find_param(path))
@@ -221,12 +210,12 @@ void apply_accelerator(Config& cfg, const std::string& name_or_path) {
     }
   }
   if (trial.accelerator.name.empty() || trial.accelerator.name == cfg.accelerator.name)
-    trial.accelerator.name = j.value("name", f.stem().string());
+    trial.accelerator.name = j.contains("name") ? json_string(j["name"], origin + ": name") : f.stem().string();
   cfg = std::move(trial);
 }
 
 std::map<std::string, std::string> accelerator_sources(const std::string& name_or_path) {
-  auto j = read_json_file(resolve("accelerator", "accelerators", name_or_path));
+  auto j = read_json_document(resolve("accelerator", "accelerators", name_or_path));
   std::map<std::string, std::string> out;
   if (j.contains("sources") && j["sources"].is_object())
     for (auto it = j["sources"].begin(); it != j["sources"].end(); ++it)

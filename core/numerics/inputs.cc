@@ -1,7 +1,9 @@
 #include "numerics/inputs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <fstream>
 #include <numbers>
@@ -11,7 +13,9 @@
 #include <tbb/parallel_for.h>
 
 #include "base/error.h"
+#include "base/json_input.h"
 #include "numerics/formats.h"
+#include "engines/data/data_engine.h"
 
 namespace scin {
 
@@ -100,31 +104,51 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
 
 namespace {
 
-std::string header_value(const std::string& header, const std::string& key, const std::string& path) {
-  const std::string k1 = "'" + key + "'";
-  auto pos = header.find(k1);
-  if (pos == std::string::npos) throw Error(fmt::format("{}: .npy header has no '{}' entry", path, key));
-  pos = header.find(':', pos + k1.size());
-  if (pos == std::string::npos) throw Error(fmt::format("{}: .npy header entry '{}' has no value", path, key));
-  ++pos;
-  while (pos < header.size() && header[pos] == ' ') ++pos;
-  if (pos >= header.size()) throw Error(fmt::format("{}: .npy header entry '{}' has no value", path, key));
-  std::size_t end;
-  if (header[pos] == '\'' || header[pos] == '"') {
-    end = header.find(header[pos], pos + 1);
-    if (end == std::string::npos) throw Error(fmt::format("{}: .npy header entry '{}' is unterminated", path, key));
-    return header.substr(pos + 1, end - pos - 1);
+// The .npy header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }.
+// It is rewritten to JSON (quotes, tuples, booleans, trailing commas) and read by
+// the one JSON reader, so its nesting and values are checked like any document.
+nlohmann::json header_as_json(const std::string& header, const std::string& path) {
+  std::string j;
+  j.reserve(header.size() + 16);
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    const char c = header[i];
+    if (c == '\'' || c == '"') {   // a Python string literal
+      std::size_t end = header.find(c, i + 1);
+      if (end == std::string::npos) throw Error(fmt::format("{}: .npy header has an unterminated string", path));
+      j += '"';
+      for (std::size_t k = i + 1; k < end; ++k) {
+        if (header[k] == '"' || header[k] == '\\') j += '\\';
+        j += header[k];
+      }
+      j += '"';
+      i = end;
+    } else if (c == '(') {
+      j += '[';
+    } else if (c == ')' || c == ']' || c == '}') {
+      while (!j.empty() && (j.back() == ' ' || j.back() == ',')) j.pop_back();   // trailing comma
+      j += c == ')' ? ']' : c;
+    } else if (header.compare(i, 4, "True") == 0) {
+      j += "true";
+      i += 3;
+    } else if (header.compare(i, 5, "False") == 0) {
+      j += "false";
+      i += 4;
+    } else if (header.compare(i, 4, "None") == 0) {
+      j += "null";
+      i += 3;
+    } else {
+      j += c;
+    }
   }
-  if (header[pos] == '(') {
-    end = header.find(')', pos);
-    if (end == std::string::npos) throw Error(fmt::format("{}: .npy header shape is unterminated", path));
-    return header.substr(pos + 1, end - pos - 1);
-  }
-  end = header.find_first_of(",}", pos);
-  if (end == std::string::npos) throw Error(fmt::format("{}: .npy header entry '{}' is unterminated", path, key));
-  auto v = header.substr(pos, end - pos);
-  while (!v.empty() && v.back() == ' ') v.pop_back();
-  return v;
+  nlohmann::json h = parse_json_text(j, path + ": .npy header", {false, 8});
+  if (!h.is_object()) throw Error(fmt::format("{}: .npy header is not a dictionary", path));
+  return h;
+}
+
+const nlohmann::json& header_entry(const nlohmann::json& h, const char* key, const std::string& path) {
+  auto it = h.find(key);
+  if (it == h.end()) throw Error(fmt::format("{}: .npy header has no '{}' entry", path, key));
+  return *it;
 }
 
 }  // namespace
@@ -158,29 +182,20 @@ NpyArray read_npy(const std::string& path, std::uint64_t max_elements) {
     throw Error(fmt::format("{}: .npy header is not a dictionary", path));
 
   NpyArray a;
-  a.descr = header_value(header, "descr", path);
-  const std::string fortran = header_value(header, "fortran_order", path);
-  if (fortran != "False") {
-    if (fortran == "True") throw Error(fmt::format("{}: Fortran-order arrays are not supported; save in C order", path));
-    throw Error(fmt::format("{}: .npy fortran_order '{}' is not True or False", path, fortran));
-  }
-  const std::string shape = header_value(header, "shape", path);
+  const nlohmann::json h = header_as_json(header, path);
+  a.descr = json_string(header_entry(h, "descr", path), path + ": .npy descr");
+  if (json_bool(header_entry(h, "fortran_order", path), path + ": .npy fortran_order"))
+    throw Error(fmt::format("{}: Fortran-order arrays are not supported; save in C order", path));
+  const nlohmann::json& dims = header_entry(h, "shape", path);
+  if (!dims.is_array()) throw Error(fmt::format("{}: .npy shape must be a tuple of integers", path));
   std::uint64_t count = 1;
-  {
-    std::size_t pos = 0;
-    while (pos < shape.size()) {
-      while (pos < shape.size() && (shape[pos] == ' ' || shape[pos] == ',')) ++pos;
-      if (pos >= shape.size()) break;
-      std::size_t end = pos;
-      while (end < shape.size() && shape[end] >= '0' && shape[end] <= '9') ++end;
-      if (end == pos) throw Error(fmt::format("{}: .npy shape '({})' is malformed", path, shape));
-      if (end - pos > 15) throw Error(fmt::format("{}: .npy shape '({})' is too large", path, shape));
-      const std::uint64_t d = std::stoull(shape.substr(pos, end - pos));
-      a.shape.push_back(d);
-      if (d != 0 && count > (1ull << 40) / d) throw Error(fmt::format("{}: .npy shape '({})' is too large", path, shape));
-      count *= d;
-      pos = end;
-    }
+  std::string shape;
+  for (const auto& d : dims) {
+    const std::uint64_t n = json_uint(d, path + ": .npy shape", 0, 1ull << 40);
+    a.shape.push_back(n);
+    shape += (shape.empty() ? "" : ", ") + std::to_string(n);
+    if (n != 0 && count > (1ull << 40) / n) throw Error(fmt::format("{}: .npy shape ({}) is too large", path, shape));
+    count *= n;
   }
   if (count > max_elements)
     throw Error(fmt::format("{}: shape ({}) holds {} elements; at most {} are accepted", path, shape, count,
@@ -223,7 +238,16 @@ NpyArray read_npy(const std::string& path, std::uint64_t max_elements) {
       std::memcpy(&d, p, 8);
       v = static_cast<float>(d);
     }
-    if (!std::isfinite(v)) throw Error(fmt::format("{}: element {} is not finite ({})", path, i, v));
+    if (!std::isfinite(v)) {
+      if (elem_bytes == 8) {
+        double d;
+        std::memcpy(&d, p, 8);
+        if (std::isfinite(d))
+          throw Error(fmt::format("{}: element {} = {:g} overflows float32 (largest finite {:g})", path, i, d,
+                                  std::numeric_limits<float>::max()));
+      }
+      throw Error(fmt::format("{}: element {} is not finite ({})", path, i, v));
+    }
     a.data[i] = v;
   }
   return a;
@@ -260,6 +284,21 @@ void write_npy(const std::string& path, const std::vector<float>& data, const st
     }
   }
   if (!out) throw Error(fmt::format("{}: write failed", path));
+}
+
+void round_inputs(std::vector<std::vector<float>>& inputs, DType dtype, const std::string& origin) {
+  for (std::size_t r = 0; r < inputs.size(); ++r) {
+    std::vector<float> before = inputs[r];
+    round_to_format(inputs[r], format_of(dtype));
+    for (std::size_t i = 0; i < before.size(); ++i)
+      if (std::isfinite(before[i]) && !std::isfinite(inputs[r][i])) {
+        const float big = dtype == DType::Bf16 ? num::bf16_to_float(0x7f7f) : num::fp16_to_float(0x7bff);
+        std::string name = to_string(dtype);
+        for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        throw Error(fmt::format("{}: rank {} element {} = {:g} overflows {} (largest finite {:g})", origin, r, i,
+                                before[i], name, big));
+      }
+  }
 }
 
 std::vector<std::vector<float>> load_npy_inputs(const std::vector<std::string>& files, int ranks) {

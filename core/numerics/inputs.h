@@ -46,4 +46,9 @@ void write_npy(const std::string& path, const std::vector<float>& data, const st
 /// one file split contiguously into `ranks` equal parts.
 std::vector<std::vector<float>> load_npy_inputs(const std::vector<std::string>& files, int ranks);
 
+/// Rounds per-rank inputs to `dtype` (what the GPUs hold). A finite value too
+/// large for the format is an error naming it, `origin` ("--npy") and the format:
+/// "--npy: rank 0 element 3 = 3.4e+38 overflows BF16 (largest finite 3.38953e+38)".
+void round_inputs(std::vector<std::vector<float>>& inputs, DType dtype, const std::string& origin);
+
 }  // namespace scin

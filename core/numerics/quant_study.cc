@@ -79,7 +79,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req) {
   if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems);
   st.elements = elems;
   const Format dfmt = format_of(req.dtype);
-  for (auto& x : inputs) round_to_format(x, dfmt);
+  round_inputs(inputs, req.dtype, req.npy_files.empty() ? "input" : "--npy");
   const std::vector<double> exact = exact_sum(inputs);
 
   // References: the exact sum rounded once to dtype, and quantised once then rounded.

@@ -41,31 +41,18 @@ void build_nvls(Builder& b) {
     std::vector<StepId> stores;
     for (int c = 0; c < chunks; ++c) {
       Span span = sub(shards[i], pieces[c]);
-      Step ld;
-      ld.kind = StepKind::Read;
-      ld.initiator = i;
-      ld.via = kAllPlanes;
-      ld.op = DataOp::Reduce;
-      ld.accum = Format::Fp32;
-      ld.unit = Unit::NvlsReduce;
-      for (int j = 0; j < n; ++j) ld.srcs.push_back(at(s.input[j], span));
-      ld.dsts = {at(reg[i], span)};
+      std::vector<Region> srcs, dsts;
+      for (int j = 0; j < n; ++j) {
+        srcs.push_back(at(s.input[j], span));
+        dsts.push_back(at(s.output[j], span));
+      }
       // NCCL keeps a bounded number of chunks in flight; here two per rank.
-      ld.deps = {start[i]};
-      if (c >= 2) ld.deps.push_back(stores[static_cast<std::size_t>(c - 2)]);
-      ld.label = fmt::format("ld_reduce r{} shard {} chunk {}", i, i, c);
-      StepId l = s.add(std::move(ld));
-      Step st;
-      st.kind = StepKind::Write;
-      st.initiator = i;
-      st.via = kAllPlanes;
-      st.op = DataOp::Copy;
-      st.unit = Unit::NvlsReduce;
-      st.srcs = {at(reg[i], span)};
-      for (int j = 0; j < n; ++j) st.dsts.push_back(at(s.output[j], span));
-      st.deps = {l};
-      st.label = fmt::format("multimem.st r{} shard {} chunk {}", i, i, c);
-      stores.push_back(s.add(std::move(st)));
+      std::vector<StepId> deps = {start[i]};
+      if (c >= 2) deps.push_back(stores[static_cast<std::size_t>(c - 2)]);
+      StepId l = b.read(i, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(reg[i], span),
+                        std::move(deps), fmt::format("ld_reduce r{} shard {} chunk {}", i, i, c));
+      stores.push_back(b.multicast(i, kAllPlanes, Unit::NvlsReduce, at(reg[i], span), std::move(dsts), {l},
+                                   fmt::format("multimem.st r{} shard {} chunk {}", i, i, c)));
       done[i] = stores.back();
     }
   }
@@ -149,38 +136,25 @@ void build_scin(Builder& b, bool inq) {
     for (int w = 0; w < chunks; ++w) {
       Span local = waves[w];             // offsets within the stripe (= within acc)
       Span global = sub(stripe, local);  // offsets within the message
-      Step rd;
-      rd.kind = StepKind::Read;
-      rd.initiator = sw;
-      rd.via = sw;
-      rd.op = DataOp::Reduce;
-      rd.accum = Format::Fp32;
-      rd.unit = Unit::IsaReduce;
-      for (int j = 0; j < n; ++j) rd.srcs.push_back(at(inq ? qin[j] : s.input[j], global));
-      rd.dsts = {at(acc, local)};
-      rd.deps = {go};
-      if (w >= in_flight) rd.deps.push_back(writes[static_cast<std::size_t>(w - in_flight)]);
+      std::vector<Region> srcs, dsts;
+      for (int j = 0; j < n; ++j) {
+        srcs.push_back(at(inq ? qin[j] : s.input[j], global));
+        dsts.push_back(at(inq ? qout[j] : s.output[j], global));
+      }
+      std::vector<StepId> deps = {go};
+      if (w >= in_flight) deps.push_back(writes[static_cast<std::size_t>(w - in_flight)]);
       if (inq)
-        for (int j = 0; j < n; ++j) rd.deps.push_back(quantised[j][p][w]);
-      rd.label = fmt::format("isa{} read+reduce wave {}", p, w);
-      StepId r = s.add(std::move(rd));
+        for (int j = 0; j < n; ++j) deps.push_back(quantised[j][p][w]);
+      StepId r = b.read(sw, sw, DataOp::Reduce, Unit::IsaReduce, std::move(srcs), at(acc, local), std::move(deps),
+                        fmt::format("isa{} read+reduce wave {}", p, w));
       BufferId out_src = acc;
       if (inq) {
         r = b.compute(sw, DataOp::Copy, {at(acc, local)}, at(qacc, local), Unit::IsaInq, {r},
                       fmt::format("isa{} requantise wave {}", p, w));
         out_src = qacc;
       }
-      Step wr;
-      wr.kind = StepKind::Write;
-      wr.initiator = sw;
-      wr.via = sw;
-      wr.op = DataOp::Copy;
-      wr.unit = Unit::IsaReduce;
-      wr.srcs = {at(out_src, local)};
-      for (int j = 0; j < n; ++j) wr.dsts.push_back(at(inq ? qout[j] : s.output[j], global));
-      wr.deps = {r};
-      wr.label = fmt::format("isa{} multicast wave {}", p, w);
-      writes.push_back(s.add(std::move(wr)));
+      writes.push_back(b.multicast(sw, sw, Unit::IsaReduce, at(out_src, local), std::move(dsts), {r},
+                                   fmt::format("isa{} multicast wave {}", p, w)));
     }
     // Write acks come back from every accelerator once its writes have landed.
     std::vector<StepId> acks;

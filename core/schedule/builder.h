@@ -118,6 +118,40 @@ struct Builder {
     return s.add(std::move(st));
   }
 
+  /// A remote read by `node` (an accelerator, or a switch's ISA) through `via`;
+  /// with op Reduce the sources are summed in FP32 on the way (NVLS ld_reduce, ISA).
+  StepId read(NodeId node, NodeId via, DataOp op, Unit unit, std::vector<Region> srcs, Region dst,
+              std::vector<StepId> deps, std::string label) {
+    Step st;
+    st.kind = StepKind::Read;
+    st.initiator = node;
+    st.via = via;
+    st.op = op;
+    st.accum = Format::Fp32;
+    st.unit = unit;
+    st.srcs = std::move(srcs);
+    st.dsts = {dst};
+    st.deps = std::move(deps);
+    st.label = std::move(label);
+    return s.add(std::move(st));
+  }
+
+  /// One write of `src` to every region of `dsts` (switch multicast through `via`).
+  StepId multicast(NodeId node, NodeId via, Unit unit, Region src, std::vector<Region> dsts,
+                   std::vector<StepId> deps, std::string label) {
+    Step st;
+    st.kind = StepKind::Write;
+    st.initiator = node;
+    st.via = via;
+    st.op = DataOp::Copy;
+    st.unit = unit;
+    st.srcs = {src};
+    st.dsts = std::move(dsts);
+    st.deps = std::move(deps);
+    st.label = std::move(label);
+    return s.add(std::move(st));
+  }
+
   /// A unicast copy from accelerator `from` to another accelerator's buffer.
   StepId push(int from, Region src, Region dst, std::vector<StepId> deps, std::string label) {
     Step st;

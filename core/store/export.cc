@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "store/point_kinds.h"
 #include "store/store.h"
 #include "base/csv.h"
 
@@ -33,49 +34,6 @@ std::vector<std::string> axis_paths(const RunInfo& run, const std::vector<PointR
   return out;
 }
 
-std::vector<std::string> kind_columns(PointKind k) {
-  std::vector<std::string> c = {"status", "message", "algorithm", "variant", "dtype", "bytes", "gpus"};
-  switch (k) {
-    case PointKind::Collective:
-      for (const char* n : {"engine", "time_us", "algbw_GBps", "busbw_GBps", "max_link_bytes"}) c.push_back(n);
-      for (int t = 0; t < static_cast<int>(Term::Count); ++t) c.push_back(breakdown_column(static_cast<Term>(t)));
-      break;
-    case PointKind::Quant:
-      for (const char* n : {"rel_l2", "sqnr_dB", "max_abs", "payload_ratio", "error_variance_ratio", "max_link_bytes"})
-        c.push_back(n);
-      break;
-    case PointKind::Inference:
-      for (const char* n : {"engine", "ttft_us", "tpot_us"}) c.push_back(n);
-      break;
-  }
-  return c;
-}
-
-nlohmann::json field(const PointRecord& p, const std::string& c) {
-  if (c == "status") return to_string(p.status);
-  if (c == "message") return p.message;
-  if (c == "algorithm") return p.algorithm;
-  if (c == "variant") return p.variant;
-  if (c == "dtype") return p.dtype;
-  if (c == "bytes") return p.bytes;
-  if (c == "gpus") return p.gpus;
-  if (c == "engine") return p.engine;
-  if (c == "time_us") return p.time_us;
-  if (c == "algbw_GBps") return p.algbw_GBps;
-  if (c == "busbw_GBps") return p.busbw_GBps;
-  if (c == "max_link_bytes") return p.max_link_bytes;
-  if (c == "rel_l2") return p.rel_l2;
-  if (c == "sqnr_dB") return p.sqnr_dB;
-  if (c == "max_abs") return p.max_abs;
-  if (c == "payload_ratio") return p.payload_ratio;
-  if (c == "error_variance_ratio") return p.error_variance_ratio;
-  if (c == "ttft_us") return p.ttft_us;
-  if (c == "tpot_us") return p.tpot_us;
-  for (int t = 0; t < static_cast<int>(Term::Count); ++t)
-    if (c == breakdown_column(static_cast<Term>(t))) return p.breakdown.ns[t];
-  return nullptr;
-}
-
 std::string csv_cell(const nlohmann::json& v) {
   if (v.is_null()) return "";
   if (v.is_string()) return csv_field(v.get<std::string>());
@@ -88,16 +46,16 @@ std::string csv_cell(const nlohmann::json& v) {
 std::vector<std::string> export_columns(const RunInfo& run, const std::vector<PointRecord>& pts) {
   std::vector<std::string> cols = {"index"};
   for (auto& a : axis_paths(run, pts)) cols.push_back(a);
-  for (auto& c : kind_columns(run.kind)) cols.push_back(c);
+  for (const auto* c : exported_columns(run.kind)) cols.push_back(c->name);
   return cols;
 }
 
 void export_csv(const RunInfo& run, const std::vector<PointRecord>& pts, std::ostream& out, bool header) {
   auto axes = axis_paths(run, pts);
-  auto kcols = kind_columns(run.kind);
+  auto kcols = exported_columns(run.kind);
   std::string line = "index";
   for (auto& a : axes) line += "," + csv_cell(a);
-  for (auto& c : kcols) line += "," + c;
+  for (const auto* c : kcols) line += "," + c->name;
   if (header) out << line << '\n';
   for (const auto& p : pts) {
     line = fmt::format("{}", p.index);
@@ -105,9 +63,9 @@ void export_csv(const RunInfo& run, const std::vector<PointRecord>& pts, std::os
       line += ',';
       if (p.axes.is_object() && p.axes.contains(a)) line += csv_cell(p.axes[a]);
     }
-    for (auto& c : kcols) {
+    for (const auto* c : kcols) {
       line += ',';
-      line += csv_cell(field(p, c));
+      line += csv_cell(to_json(c->get(p)));
     }
     out << line << '\n';
   }
@@ -133,7 +91,11 @@ nlohmann::json to_json(const RunInfo& r) {
   j["threads"] = r.threads;
   j["host"] = r.host;
   j["pid"] = r.pid;
+  j["ranks"] = r.ranks;
+  if (!r.problem.empty()) j["problem"] = r.problem;
+  j["config_recorded"] = r.config_recorded();
   j["spec"] = r.spec;
+  j["config"] = r.config;
   return j;
 }
 
@@ -141,10 +103,10 @@ nlohmann::json to_json(const PointRecord& p) {
   nlohmann::json j;
   j["index"] = p.index;
   j["axes"] = p.axes;
-  for (const auto& c : kind_columns(p.kind)) {
-    if (c == "message" && p.message.empty()) continue;
-    if (c == "variant" && p.variant.empty()) continue;
-    j[c] = field(p, c);
+  for (const auto* c : exported_columns(p.kind)) {
+    if (c->name == "message" && p.message.empty()) continue;
+    if (c->name == "variant" && p.variant.empty()) continue;
+    j[c->name] = to_json(c->get(p));
   }
   if (!p.extra.is_null()) j["extra"] = p.extra;
   return j;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "store/point_kinds.h"
 #include "store/store.h"
 
 namespace scin::store_schema {
@@ -76,6 +77,14 @@ CREATE TABLE inference_points()sql" SCIN_POINT_COMMON R"sql(
 
 #undef SCIN_POINT_COMMON
 
+// v3: self-describing runs (the resolved configuration; NULL = not recorded),
+// the number of ranks, and the point tables of kinds added since (generated
+// from the column table in store/point_kinds.cc).
+const char* kV3 = R"sql(
+ALTER TABLE runs ADD COLUMN config_json TEXT;
+ALTER TABLE runs ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;
+)sql";
+
 // v1 kept tags as "a,b,c" in runs.tags; v2 moves them to run_tags (the old
 // column stays, unused, so nothing is dropped).
 void copy_v1_tags(sql::Db& db) {
@@ -119,6 +128,10 @@ void migrate(sql::Db& db, int from, int to) {
     } else if (v == 2) {
       db.exec(kV2);
       copy_v1_tags(db);
+    } else if (v == 3) {
+      db.exec(kV3);
+      for (const auto& k : point_kinds())
+        if (k.since_schema == 3) db.exec(create_table_sql(k));
     }
   }
   db.exec(fmt::format("PRAGMA user_version = {}", to));

@@ -22,13 +22,14 @@ Db::Db(const std::string& path, int flags) : path_(path) {
   sqlite3_extended_result_codes(db_, 1);
 }
 
-Db::Db(Db&& o) noexcept : db_(o.db_), path_(std::move(o.path_)) { o.db_ = nullptr; }
+Db::Db(Db&& o) noexcept : db_(o.db_), path_(std::move(o.path_)), corrupt_(o.corrupt_) { o.db_ = nullptr; }
 
 Db& Db::operator=(Db&& o) noexcept {
   if (this != &o) {
     if (db_) sqlite3_close_v2(db_);
     db_ = o.db_;
     path_ = std::move(o.path_);
+    corrupt_ = o.corrupt_;
     o.db_ = nullptr;
   }
   return *this;
@@ -40,6 +41,10 @@ Db::~Db() {
 
 void Db::fail(int rc, std::string_view what) const {
   std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) corrupt_ = true;
+  if ((rc & 0xff) == SQLITE_CORRUPT)
+    throw Error(fmt::format("{}: the database file is damaged ({}: {}); see `scin check` and `scin recover`", path_,
+                            what, msg));
   if ((rc & 0xff) == SQLITE_NOTADB)
     throw Error(fmt::format("{}: not a SCIN experiment database (not an SQLite file)", path_));
   if ((rc & 0xff) == SQLITE_READONLY)
@@ -54,6 +59,7 @@ void Db::exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
+    if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) fail(rc, "exec");
     if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_READONLY) fail(rc, "exec");
     throw Error(fmt::format("{}: {}", path_, msg));
   }

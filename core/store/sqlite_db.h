@@ -73,12 +73,15 @@ class Db {
   int changes() const;
 
   [[noreturn]] void fail(int rc, std::string_view what) const;
+  /// True once any call on this connection reported SQLITE_CORRUPT or SQLITE_NOTADB.
+  bool corruption_seen() const { return corrupt_; }
   const std::string& path() const { return path_; }
   sqlite3* raw() const { return db_; }
 
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
+  mutable bool corrupt_ = false;
 };
 
 /// BEGIN IMMEDIATE on construction, ROLLBACK on destruction unless committed.

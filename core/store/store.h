@@ -9,6 +9,18 @@
 //     ('SCIN'); older files are migrated forward on a read-write open; files
 //     from a newer schema are refused with a clear Error. Migrations only add.
 //   - Nothing stored is ever deleted except by delete_run().
+//   - Opening never creates a file: only Access::Create does (`scin sweep --db NEW`,
+//     the app's File > New). A mistyped path is an Error naming it.
+//   - Self-describing runs (schema 3): a run records its fully resolved base
+//     configuration (every registry parameter with value and unit, every preset
+//     it used with a hash of the preset file, the tool version and git hash) in
+//     RunInfo::config; runs written before schema 3 have a null config
+//     ("configuration not recorded"). Each point records the values of its axes.
+//   - Damage: SQLite reporting corruption (or open(..., check = true), `scin
+//     check`) runs PRAGMA quick_check; a damaged file is opened read-only with
+//     damage() set, and nothing writes to it (`scin recover` copies what is readable).
+//   - Two writers (the CLI and the app) serialise on SQLite's lock: busy timeout
+//     10 s, every write is one IMMEDIATE transaction (a batch of points is one).
 //   - Liveness: a run being written records the writer's host, pid and process
 //     start time. A read-write open marks every `running` run of this host whose
 //     writer process is gone as `interrupted` (a read-only open reports it as
@@ -37,15 +49,17 @@ namespace scin {
 /// The file extension of an experiment database, with the dot.
 constexpr const char* kDbExtension = ".scindb";
 /// The schema version this build writes (see core/store/schema.cc for the history).
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
-enum class RunStatus { Running, Done, Cancelled, Interrupted, Failed };
-const char* to_string(RunStatus s);                 // "running", "done", ...
+// Unknown: the stored status text is none of the others (a damaged row; see RunInfo::problem).
+enum class RunStatus { Running, Done, Cancelled, Interrupted, Failed, Unknown };
+const char* to_string(RunStatus s);                 // "running", "done", ..., "unknown"
 RunStatus parse_run_status(const std::string& s);   // throws Error
 
-/// What a sweep point measures; one result table per kind.
-enum class PointKind { Collective, Quant, Inference };
-const char* to_string(PointKind k);                 // "collective" | "quant" | "inference"
+/// What a point measures; one result table per kind (columns: store/point_kinds.h).
+/// Collective = timing. Measured = imported measurements (nccl-tests logs, ...).
+enum class PointKind { Collective, Quant, Inference, Measured };
+const char* to_string(PointKind k);                 // "collective" | "quant" | "inference" | "measured"
 PointKind parse_point_kind(const std::string& s);   // throws Error naming "kind"
 
 enum class PointStatus { Ok, Skipped, Failed };
@@ -86,6 +100,11 @@ struct PointRecord {
   double ttft_us = 0;
   double tpot_us = 0;
 
+  // Imported measurement (kind Measured); also uses algorithm, bytes, gpus, busbw_GBps.
+  std::string system;               // the machine measured, e.g. "dgx-h200-a"
+  double measured_us = 0;
+  std::string source;               // where the figure comes from (log file, paper)
+
   /// Everything else the producing area reports (engine statistics, full
   /// quant/inference results). Stored as JSON text.
   nlohmann::json extra;
@@ -112,6 +131,15 @@ struct RunInfo {
   int threads = 0;                  // worker threads used
   std::string host;                 // writer's host name
   std::int64_t pid = 0;             // writer's process id
+  /// The resolved base configuration (schema 3): {"parameters": {path: {"value", "unit"}},
+  /// "presets": {name: {"file", "file_fnv1a64", "config"}}, "tool_version", "git_revision",
+  /// "preset"}. Null: configuration not recorded (a run from before schema 3).
+  nlohmann::json config;
+  int ranks = 1;                    // processes that evaluated the points
+  /// Non-empty when the stored row is damaged (unknown status or kind): the
+  /// reason. The run is listed, its points are not read; other runs are unaffected.
+  std::string problem;
+  bool config_recorded() const { return !config.is_null(); }
 };
 
 /// What begin_run needs; the store fills in times, version and owner.
@@ -125,13 +153,16 @@ struct RunStart {
   nlohmann::json spec;
   std::uint64_t points_total = 0;
   int threads = 0;
+  int ranks = 1;
+  nlohmann::json config;            // the resolved configuration (see RunInfo::config)
 };
 
 enum class Access {
-  ReadWrite,   // create if missing; Error if the file or its folder is read-only
+  ReadWrite,   // must exist; Error if the file or its folder is read-only
   ReadOnly,    // must exist; never writes (no migration, no interrupted marking)
-  Auto,        // ReadWrite if possible (creating a missing file), else ReadOnly (check read_only());
+  Auto,        // must exist; ReadWrite if possible, else ReadOnly (check read_only());
                // a WAL file in a folder the user cannot write is read as immutable
+  Create,      // ReadWrite, creating the file if missing (the only mode that creates)
 };
 
 class Store {
@@ -140,7 +171,9 @@ class Store {
   /// scin::Error with the path for: not an SQLite file, an SQLite file that is
   /// not a SCIN database, a newer schema, a missing file (ReadOnly), a
   /// read-only file or folder (ReadWrite).
-  static Store open(const std::filesystem::path& path, Access access = Access::ReadWrite);
+  /// With `check`, PRAGMA quick_check runs at open (O(file size)); it also runs
+  /// whenever SQLite reports corruption. A damaged file opens read-only.
+  static Store open(const std::filesystem::path& path, Access access = Access::ReadWrite, bool check = false);
 
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -151,6 +184,13 @@ class Store {
   int schema_version() const;
   /// Runs this open found dead and marked interrupted.
   const std::vector<std::int64_t>& recovered_runs() const;
+  /// Empty when healthy; else quick_check's report (the file is then read-only).
+  const std::string& damage() const;
+  /// SQLite's PRAGMA data_version: changes when another connection (the CLI,
+  /// another app) commits to the file. Poll it to notice external edits.
+  std::int64_t data_version();
+  /// PRAGMA quick_check: "ok" when healthy (sets damage() otherwise).
+  std::string quick_check();
 
   // --- browsing ---------------------------------------------------------
   std::vector<RunInfo> list_runs();                 // newest last (by id)
@@ -179,6 +219,14 @@ class Store {
   void append_points(std::int64_t run_id, const std::vector<PointRecord>& pts);
   /// Sets status (done / cancelled / failed / interrupted) and finished_at.
   void finish_run(std::int64_t run_id, RunStatus status);
+  /// Takes over an interrupted or cancelled run to resume it: marks it running,
+  /// owned by this process. Error if it is running elsewhere, done or absent.
+  RunInfo resume_run(std::int64_t run_id, int threads, int ranks = 1);
+  /// Indices of the points a run has stored, ascending.
+  std::vector<std::uint64_t> point_indices(std::int64_t run_id);
+  /// Copies a run (metadata, tags, config, points) into this store as a new
+  /// run; returns its id (`scin recover`).
+  std::int64_t import_run(const RunInfo& run, const std::vector<PointRecord>& pts);
 
   /// PRAGMA integrity_check: "ok" when healthy.
   std::string integrity_check();

@@ -47,7 +47,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,11 +101,18 @@ struct SweepSpec {
   PointKind kind = PointKind::Collective;
   SweepBase base;
   std::vector<AxisGroup> axes;
+  /// Presets recorded with a stored run (name -> resolved Config; "" = the
+  /// registry defaults). When non-empty, presets are looked up here only and
+  /// never read from disk: a re-run means what the original run meant.
+  std::map<std::string, Config> recorded_presets;
 };
 
 /// Parses and validates a spec (paths exist, values in range, zips aligned,
 /// ranges finite). Throws Error naming the field (e.g. "axes[1].range.factor").
 SweepSpec sweep_spec_from_json(const nlohmann::json& j, const std::string& origin = "sweep spec");
+/// The same, with presets taken from `presets` (a stored run's record) instead of files.
+SweepSpec sweep_spec_from_json(const nlohmann::json& j, const std::map<std::string, Config>& presets,
+                               const std::string& origin);
 SweepSpec load_sweep_spec(const std::filesystem::path& file);
 /// Canonical JSON; sweep_spec_from_json(to_json(s)) == s.
 nlohmann::json to_json(const SweepSpec& s);
@@ -132,6 +141,34 @@ ResolvedPoint resolve_point(const SweepSpec& s, std::uint64_t index);
 /// Evaluates one point; never throws for model errors (they become skipped /
 /// failed records).
 PointRecord evaluate_point(const SweepSpec& s, std::uint64_t index);
+
+/// The request of one quant / inference point (kind settings applied); front
+/// ends that run a study themselves (scin quant, scin infer) build it here too.
+struct QuantRequest;
+struct InferenceRequest;
+QuantRequest quant_request(const ResolvedPoint& r);
+InferenceRequest inference_request(const ResolvedPoint& r);
+
+// --- self-describing runs ---------------------------------------------------
+
+/// Every registry parameter of `cfg`: {path: {"value": v, "unit": "ns"}}.
+nlohmann::json config_parameters_json(const Config& cfg);
+/// What a run records as RunInfo::config: the resolved base configuration
+/// (base preset + base.set) as "parameters", every preset the spec uses
+/// ("presets": name -> {"config", "file", "file_fnv1a64"}), "preset", and the
+/// tool version and git revision. Loads the presets (or uses recorded ones).
+nlohmann::json resolved_config_json(const SweepSpec& spec);
+/// The spec of a stored run, with its recorded presets: re-runs it without any
+/// preset file. Error if the run's configuration was not recorded.
+SweepSpec sweep_spec_from_run(const RunInfo& run);
+
+struct ConfigDifference {
+  std::string path;
+  nlohmann::json a, b;              // null when one side lacks the parameter
+  std::string unit;
+};
+/// Parameters whose values differ between two recorded configurations, by path.
+std::vector<ConfigDifference> config_diff(const nlohmann::json& a, const nlohmann::json& b);
 
 // --- the runner -----------------------------------------------------------
 
@@ -167,6 +204,11 @@ struct SweepOptions {
   /// model/cancel.h), everything computed in order so far is committed, and the
   /// run ends `cancelled`. Returns within one analytic point's compute time.
   const std::atomic<bool>* cancel = nullptr;
+  /// The same through a std::stop_token (RunContext style, base/run_context.h).
+  std::stop_token stop;
+  /// Store only: continue this stored run (interrupted or cancelled) instead
+  /// of creating one; only the points it lacks are evaluated and appended.
+  std::int64_t resume_run = 0;
   // Run metadata (store only).
   std::string run_name;             // empty: spec name
   std::string notes;

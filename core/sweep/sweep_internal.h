@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/run_context.h"
 #include "sweep/sweep.h"
 
 namespace scin::sweep_detail {
@@ -27,6 +28,37 @@ struct Compiled {
 
 std::unique_ptr<Compiled> compile(const SweepSpec& spec, bool memoise);
 ResolvedPoint resolve(const Compiled& c, std::uint64_t index);
-PointRecord evaluate(Compiled& c, std::uint64_t index);
+PointRecord evaluate(Compiled& c, std::uint64_t index, const RunContext& ctx = {});
+
+}  // namespace scin::sweep_detail
+
+namespace scin::sweep_detail {
+
+/// Whether values of this path are byte sizes (accept "1M" strings).
+bool is_size_path(const std::string& path);
+
+/// The memo key: two independent 64-bit lanes of a structural hash.
+struct PointKey {
+  std::uint64_t a = 0, b = 0;
+  bool operator==(const PointKey& o) const { return a == o.a && b == o.b; }
+};
+
+/// A structural hash over numbers, strings and JSON values (walked, not dumped).
+class StructuralHash {
+ public:
+  void add(std::uint64_t v);
+  void add(double v);
+  void add(const std::string& s);
+  void add(const nlohmann::json& j);
+  void add(const PointKey& k) { add(k.a), add(k.b); }
+  PointKey key() const { return {a_, b_}; }
+
+ private:
+  void mix(std::uint64_t v);
+  std::uint64_t a_ = 0xcbf29ce484222325ull, b_ = 0x84222325cbf29ce4ull;
+};
+
+/// Hash of every registry parameter of `cfg` (name and description excluded).
+PointKey config_hash(const Config& cfg);
 
 }  // namespace scin::sweep_detail

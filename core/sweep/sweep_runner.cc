@@ -67,7 +67,27 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   SweepSummary summary;
   summary.threads = threads;
   summary.progress.total = total;
-  if (store) {
+  // Index ranges [first, last) to evaluate: everything, or what a resumed run lacks.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> todo;
+  std::uint64_t already = 0;
+  if (store && opts.resume_run != 0) {
+    RunInfo prev = store->get_run(opts.resume_run);
+    if (prev.points_total != total)
+      throw Error(fmt::format("--resume: run {} has {} points but its spec now expands to {}", prev.id,
+                              prev.points_total, total));
+    store->resume_run(opts.resume_run, threads);
+    summary.run_id = opts.resume_run;
+    std::uint64_t next = 0;
+    for (std::uint64_t i : store->point_indices(opts.resume_run)) {
+      if (i > next) todo.emplace_back(next, i);
+      next = i + 1;
+      ++already;
+    }
+    if (next < total) todo.emplace_back(next, total);
+  } else {
+    todo.emplace_back(0, total);
+  }
+  if (store && opts.resume_run == 0) {
     RunStart rs;
     rs.experiment = spec.experiment.empty() ? spec.name : spec.experiment;
     rs.name = opts.run_name.empty() ? spec.name : opts.run_name;
@@ -78,13 +98,14 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
     rs.spec = to_json(spec);
     rs.points_total = total;
     rs.threads = threads;
+    rs.config = resolved_config_json(spec);
     summary.run_id = store->begin_run(rs);
   }
 
   // Points per pipeline token: small sweeps one point each (prompt
   // cancellation, good balance), big ones up to 32 to amortise the overhead.
   const std::uint64_t block_size =
-      std::clamp<std::uint64_t>(total / (static_cast<std::uint64_t>(threads) * 256), 1, 32);
+      std::clamp<std::uint64_t>((total - already) / (static_cast<std::uint64_t>(threads) * 256), 1, 32);
 
   std::mutex m;
   std::condition_variable cv;
@@ -92,13 +113,29 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   bool producer_done = false;
   std::exception_ptr producer_error;
   std::atomic<bool> stop{false};
-  auto cancelled = [&] { return stop.load(std::memory_order_relaxed) || (opts.cancel && opts.cancel->load()); };
+  // One flag the packet engine polls (CancelScope) for both ways to cancel: the
+  // stop token sets it at once, the atomic flag is forwarded by the writer loop.
+  // The timing engine gets the stop request through its RunContext; quant and
+  // inference studies still poll the CancelScope flag.
+  std::atomic<bool> cancel_flag{false};
+  std::stop_source stop_src;
+  std::stop_callback on_stop(opts.stop, [&] {
+    cancel_flag = true;
+    stop_src.request_stop();
+  });
+  RunContext ctx;
+  ctx.stop = stop_src.get_token();
+  auto cancelled = [&] {
+    return stop.load(std::memory_order_relaxed) || cancel_flag.load(std::memory_order_relaxed) ||
+           (opts.cancel && opts.cancel->load());
+  };
 
   std::thread producer([&] {
     try {
       tbb::task_arena arena(threads);
       arena.execute([&] {
-        std::uint64_t next = 0;
+        std::size_t range = 0;
+        std::uint64_t next = todo.empty() ? 0 : todo[0].first;
         bool truncated = false;
         std::vector<PointRecord> out;
         auto last_flush = Clock::now();
@@ -116,11 +153,13 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
             static_cast<std::size_t>(threads) * 4,
             tbb::make_filter<void, Block>(tbb::filter_mode::serial_in_order,
                                           [&](tbb::flow_control& fc) -> Block {
-                                            if (next >= total || cancelled()) {
+                                            while (range < todo.size() && next >= todo[range].second)
+                                              if (++range < todo.size()) next = todo[range].first;
+                                            if (range >= todo.size() || cancelled()) {
                                               fc.stop();
                                               return {};
                                             }
-                                            Block b{next, std::min(block_size, total - next)};
+                                            Block b{next, std::min(block_size, todo[range].second - next)};
                                             next += b.count;
                                             return b;
                                           }) &
@@ -130,14 +169,14 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
                       Computed r;
                       r.pts.reserve(b.count);
                       // A long point (packet engine) polls the flag and stops mid-point.
-                      CancelScope scope(opts.cancel);
+                      CancelScope scope(&cancel_flag);
                       for (std::uint64_t i = 0; i < b.count; ++i) {
                         if (i > 0 && cancelled()) {
                           r.truncated = true;   // a short block marks the cut
                           break;
                         }
                         try {
-                          r.pts.push_back(sweep_detail::evaluate(c, b.first + i));
+                          r.pts.push_back(sweep_detail::evaluate(c, b.first + i, ctx));
                         } catch (const Cancelled&) {
                           r.truncated = true;
                           break;
@@ -170,11 +209,12 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   auto last_progress = t0 - std::chrono::hours(1);
   std::vector<PointRecord> pending;
   SweepProgress& pr = summary.progress;
+  pr.done = already;
 
   auto update = [&] {
     pr.elapsed_s = seconds_since(t0);
     pr.memo_hits = c.memo_hits.load(std::memory_order_relaxed);
-    pr.rate_points_per_s = pr.elapsed_s > 0 ? static_cast<double>(pr.done) / pr.elapsed_s : 0;
+    pr.rate_points_per_s = pr.elapsed_s > 0 ? static_cast<double>(pr.done - already) / pr.elapsed_s : 0;
     pr.eta_s = (pr.rate_points_per_s > 0 && pr.done < pr.total)
                    ? static_cast<double>(pr.total - pr.done) / pr.rate_points_per_s
                    : 0;
@@ -211,6 +251,7 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
         got.swap(ready);
         done = producer_done && ready.empty();
       }
+      if (opts.cancel && opts.cancel->load() && !cancel_flag.exchange(true)) stop_src.request_stop();
       for (auto& v : got)
         for (auto& p : v) pending.push_back(std::move(p));
       if (pending.size() >= batch_points || (!pending.empty() && seconds_since(last_commit) >= opts.batch_interval_s) ||
@@ -226,7 +267,7 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   }
   producer.join();
 
-  bool was_cancelled = opts.cancel && opts.cancel->load() && pr.done < total;
+  bool was_cancelled = cancelled() && pr.done < total;
   if (writer_error || producer_error) {
     summary.status = RunStatus::Failed;
     if (store) {

@@ -1,6 +1,6 @@
 // Sweep specs: parsing, validation, expansion and the evaluation of one point.
 #include <cmath>
-#include <fstream>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -8,12 +8,14 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/json_input.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "base/units.h"
 #include "base/cancel.h"
 #include "engines/simulate.h"
 #include "sweep/sweep.h"
+#include "sweep/kinds.h"
 #include "sweep/sweep_internal.h"
 #include "numerics/quant_study.h"
 #include "inference/inference.h"
@@ -27,16 +29,6 @@ namespace {
 constexpr std::uint64_t kMaxPoints = 100'000'000;
 constexpr std::size_t kMaxAxisValues = 1'000'000;
 
-const std::vector<std::string>& input_keys() {
-  static const std::vector<std::string> k = {"dist", "stddev", "seed", "outlier_fraction", "outlier_scale",
-                                             "channels"};
-  return k;
-}
-const std::vector<std::string>& inference_keys() {
-  static const std::vector<std::string> k = {"model", "accelerator", "tp", "batch", "prompt_tokens",
-                                             "context_tokens"};
-  return k;
-}
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   for (const auto& x : v)
@@ -48,17 +40,12 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 
 std::string type_name(const json& j) { return j.type_name(); }
 
-// Whether values of this path are byte sizes (accept "1M" strings).
-bool is_size_path(const std::string& path) {
-  if (path == "collective.bytes") return true;
-  const ParamInfo* p = find_param(path);
-  return p && p->unit == "bytes";
-}
+
+using sweep_detail::is_size_path;
 
 bool is_integer_path(const std::string& path) {
   if (path == "collective.bytes") return true;
-  if (path == "input.seed" || path == "input.channels") return true;
-  if (starts_with(path, "inference.") && path != "inference.model" && path != "inference.accelerator") return true;
+  if (const auto* k = sweep_detail::kind_of_setting(path)) return k->integer_setting(path.substr(k->group.size() + 1));
   const ParamInfo* p = find_param(path);
   return p && p->type == ParamType::Int;
 }
@@ -72,23 +59,24 @@ double range_number(const json& v, const std::string& path, const std::string& f
 }
 
 json as_number_value(double v, bool integer) {
-  if (integer) return static_cast<std::int64_t>(std::llround(v));
+  // Beyond int64 llround is undefined: keep the double so the range check quotes it (1e+30).
+  if (integer && std::fabs(v) < 9.2e18) return static_cast<std::int64_t>(std::llround(v));
   return v;
 }
 
+// What checking a spec needs besides the spec: the presets recorded with a
+// stored run (a re-run never reads preset files), or null to load them.
+struct ParseContext {
+  PointKind kind = PointKind::Collective;
+  const std::map<std::string, Config>* presets = nullptr;
+};
+
 // Checks one axis value for its path and returns it in canonical form (sizes
 // as integers). `field` names it in errors.
-json check_value(const std::string& path, const json& v, PointKind kind, const std::string& field) {
+json check_value(const std::string& path, const json& v, const ParseContext& ctx, const std::string& field) {
   if (path == "collective.bytes") {
-    std::uint64_t b;
-    if (v.is_string()) b = parse_size_bytes(v.get<std::string>(), field);
-    else if (v.is_number_integer() && v.get<std::int64_t>() > 0) b = v.get<std::uint64_t>();
-    else if (v.is_number_float() && v.get<double>() >= 1 && std::floor(v.get<double>()) == v.get<double>())
-      b = static_cast<std::uint64_t>(v.get<double>());
-    else
-      throw Error(fmt::format("{}: collective.bytes must be a positive integer or a size such as \"1M\", got {}",
-                              field, v.dump()));
-    return b;
+    if (v.is_string()) return parse_size_bytes(v.get<std::string>(), field);
+    return json_uint(v, field, 1, std::uint64_t{1} << 62);
   }
   if (path == "collective.algorithm") {
     if (!v.is_string()) throw Error(unknown_algorithm_message(v.dump(), field));
@@ -111,6 +99,11 @@ json check_value(const std::string& path, const json& v, PointKind kind, const s
   }
   if (path == "preset") {
     if (!v.is_string()) throw Error(fmt::format("{}: a preset is a name or a path (string)", field));
+    if (ctx.presets) {
+      if (!ctx.presets->count(v.get<std::string>()))
+        throw Error(fmt::format("{}: preset '{}' is not recorded with the run", field, v.get<std::string>()));
+      return v;
+    }
     try {
       load_preset(v.get<std::string>());   // fail now, not after a database was opened
     } catch (const Error& e) {
@@ -118,35 +111,14 @@ json check_value(const std::string& path, const json& v, PointKind kind, const s
     }
     return v;
   }
-  if (starts_with(path, "input.")) {
-    if (kind != PointKind::Quant)
-      throw Error(fmt::format("{}: '{}' applies only to sweeps of kind quant", field, path));
-    std::string key = path.substr(6);
-    if (!contains(input_keys(), key))
-      throw Error(fmt::format("{}: unknown input setting '{}'; allowed input.{}", field, path,
-                              fmt::join(input_keys(), ", input.")));
-    if (key == "dist" ? !v.is_string() : !v.is_number())
-      throw Error(fmt::format("{}: {} must be a {}", field, path, key == "dist" ? "string" : "number"));
-    if (key == "dist") {
-      try {
-        parse_distribution(v.get<std::string>());
-      } catch (const Error& e) {
-        throw Error(fmt::format("{}: {}", field, e.what()));
-      }
-    }
-    return v;
-  }
-  if (starts_with(path, "inference.")) {
-    if (kind != PointKind::Inference)
-      throw Error(fmt::format("{}: '{}' applies only to sweeps of kind inference", field, path));
-    std::string key = path.substr(10);
-    if (!contains(inference_keys(), key))
-      throw Error(fmt::format("{}: unknown inference setting '{}'; allowed inference.{}", field, path,
-                              fmt::join(inference_keys(), ", inference.")));
-    bool text = key == "model" || key == "accelerator";
-    if (text ? !v.is_string() : !v.is_number_integer())
-      throw Error(fmt::format("{}: {} must be {}", field, path, text ? "a string" : "an integer"));
-    return v;
+  if (const auto* k = sweep_detail::kind_of_setting(path)) {
+    if (k->kind != ctx.kind)
+      throw Error(fmt::format("{}: '{}' applies only to sweeps of kind {}", field, path, to_string(k->kind)));
+    std::string key = path.substr(k->group.size() + 1);
+    if (!contains(k->keys, key))
+      throw Error(fmt::format("{}: unknown {} setting '{}'; allowed {}.{}", field, k->group, path, k->group,
+                              fmt::join(k->keys, ", " + k->group + ".")));
+    return k->check_setting(key, v, field);
   }
   const ParamInfo* p = find_param(path);
   if (!p)
@@ -172,6 +144,7 @@ json get_key(const json& obj, const char* key) {
 }
 
 void check_keys(const json& obj, const std::vector<std::string>& allowed, const std::string& where) {
+  json_object(obj, where);
   if (!obj.is_object()) throw Error(fmt::format("{}: expected an object", where));
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (!contains(allowed, it.key()))
@@ -219,8 +192,7 @@ Axis parse_axis(const json& j, const std::string& where) {
     }
     if (r.contains("count")) {
       ++modes;
-      if (!r["count"].is_number_integer()) throw Error(fmt::format("{}.range.count: expected an integer", where));
-      ar.count = r["count"].get<int>();
+      ar.count = static_cast<int>(json_int(r["count"], where + ".range.count", 2, kMaxAxisValues));
     }
     if (modes != 1)
       throw Error(fmt::format("{}.range: give exactly one of \"factor\" (geometric), \"step\" (linear) or "
@@ -250,6 +222,12 @@ json axis_to_json(const Axis& a) {
 }  // namespace
 
 // ---------------------------------------------------------------- spec <-> JSON
+
+bool sweep_detail::is_size_path(const std::string& path) {
+  if (path == "collective.bytes") return true;
+  const ParamInfo* p = find_param(path);
+  return p && p->unit == "bytes";
+}
 
 std::vector<json> axis_values(const Axis& a) {
   const std::string field = fmt::format("axis '{}'", a.path);
@@ -294,7 +272,8 @@ std::vector<json> axis_values(const Axis& a) {
   return out;
 }
 
-SweepSpec sweep_spec_from_json(const json& j, const std::string& origin) {
+namespace {
+SweepSpec parse_spec(const json& j, const std::string& origin, const std::map<std::string, Config>* presets) {
   check_keys(j, {"name", "experiment", "description", "kind", "base", "axes"}, origin);
   SweepSpec s;
   s.name = get_string(j, "name", origin, "sweep");
@@ -302,15 +281,17 @@ SweepSpec sweep_spec_from_json(const json& j, const std::string& origin) {
   s.experiment = get_string(j, "experiment", origin, "");
   s.description = get_string(j, "description", origin, "");
   s.kind = parse_point_kind(get_string(j, "kind", origin, "collective"));
+  const sweep_detail::KindOps& kops = sweep_detail::kind_ops(s.kind);
+  ParseContext ctx{s.kind, presets};
 
   const std::string bw = origin + ".base";
   json base = get_key(j, "base");
   if (base.is_null()) base = json::object();
   check_keys(base, {"preset", "set", "engine", "collective", "input", "inference"}, bw);
   s.base.preset = get_string(base, "preset", bw, "");
-  if (!s.base.preset.empty()) check_value("preset", s.base.preset, s.kind, bw + ".preset");
+  if (!s.base.preset.empty()) check_value("preset", s.base.preset, ctx, bw + ".preset");
   s.base.engine = get_string(base, "engine", bw, "analytic");
-  check_value("engine", s.base.engine, s.kind, bw + ".engine");
+  check_value("engine", s.base.engine, ctx, bw + ".engine");
   if (base.contains("set")) {
     const json& set = base["set"];
     if (set.is_object()) {
@@ -330,7 +311,7 @@ SweepSpec sweep_spec_from_json(const json& j, const std::string& origin) {
     for (auto& [path, value] : s.base.set) {
       if (!find_param(path))
         throw Error(fmt::format("{}.set: unknown parameter '{}'; see `scin params`", bw, path));
-      value = check_value(path, value, s.kind, fmt::format("{}.set.{}", bw, path));
+      value = check_value(path, value, ctx, fmt::format("{}.set.{}", bw, path));
     }
   }
   json coll = get_key(base, "collective");
@@ -338,24 +319,20 @@ SweepSpec sweep_spec_from_json(const json& j, const std::string& origin) {
     check_keys(coll, {"algorithm", "bytes", "dtype"}, bw + ".collective");
     s.base.algorithm = get_string(coll, "algorithm", bw + ".collective", "");
     if (!s.base.algorithm.empty())
-      check_value("collective.algorithm", s.base.algorithm, s.kind, bw + ".collective.algorithm");
+      check_value("collective.algorithm", s.base.algorithm, ctx, bw + ".collective.algorithm");
     if (coll.contains("bytes"))
-      s.base.bytes = check_value("collective.bytes", coll["bytes"], s.kind, bw + ".collective.bytes")
+      s.base.bytes = check_value("collective.bytes", coll["bytes"], ctx, bw + ".collective.bytes")
                          .get<std::uint64_t>();
     s.base.dtype = get_string(coll, "dtype", bw + ".collective", "bf16");
-    check_value("collective.dtype", s.base.dtype, s.kind, bw + ".collective.dtype");
+    check_value("collective.dtype", s.base.dtype, ctx, bw + ".collective.dtype");
   }
-  if (base.contains("input")) {
-    check_keys(base["input"], input_keys(), bw + ".input");
-    for (auto it = base["input"].begin(); it != base["input"].end(); ++it)
-      check_value("input." + it.key(), it.value(), s.kind, bw + ".input." + it.key());
-    s.base.input = base["input"];
-  }
-  if (base.contains("inference")) {
-    check_keys(base["inference"], inference_keys(), bw + ".inference");
-    for (auto it = base["inference"].begin(); it != base["inference"].end(); ++it)
-      check_value("inference." + it.key(), it.value(), s.kind, bw + ".inference." + it.key());
-    s.base.inference = base["inference"];
+  for (const auto* k : {&sweep_detail::quant_kind(), &sweep_detail::inference_kind()}) {
+    if (!base.contains(k->group)) continue;
+    const std::string where = bw + "." + k->group;
+    check_keys(base[k->group], k->keys, where);
+    for (auto it = base[k->group].begin(); it != base[k->group].end(); ++it)
+      check_value(k->group + "." + it.key(), it.value(), ctx, where + "." + it.key());
+    (k->kind == PointKind::Quant ? s.base.input : s.base.inference) = base[k->group];
   }
 
   json axes = get_key(j, "axes");
@@ -382,7 +359,7 @@ SweepSpec sweep_spec_from_json(const json& j, const std::string& origin) {
         throw Error(fmt::format("{}: path '{}' appears in more than one axis", aw, a.path));
       auto vals = axis_values(a);   // checks the range
       for (std::size_t v = 0; v < vals.size(); ++v) {
-        json c = check_value(a.path, vals[v], s.kind, fmt::format("{} ({}) value {}", aw, a.path, vals[v].dump()));
+        json c = check_value(a.path, vals[v], ctx, fmt::format("{} ({}) value {}", aw, a.path, vals[v].dump()));
         if (!a.range) a.values[v] = c;
       }
       if (k == 0) len = vals.size();
@@ -395,29 +372,27 @@ SweepSpec sweep_spec_from_json(const json& j, const std::string& origin) {
     total *= len;
     s.axes.push_back(std::move(g));
   }
-  if (s.kind == PointKind::Collective) {
-    if (s.base.algorithm.empty() && !seen.count("collective.algorithm"))
-      throw Error(fmt::format("{}: no algorithm; set base.collective.algorithm or add a collective.algorithm axis",
-                              origin));
-    if (s.base.bytes == 0 && !seen.count("collective.bytes"))
-      throw Error(fmt::format("{}: no message size; set base.collective.bytes or add a collective.bytes axis", origin));
-  }
-  if (s.kind == PointKind::Quant && s.base.algorithm.empty() && !seen.count("collective.algorithm"))
+  if (kops.needs_algorithm && s.base.algorithm.empty() && !seen.count("collective.algorithm"))
     throw Error(fmt::format("{}: no algorithm; set base.collective.algorithm or add a collective.algorithm axis",
                             origin));
+  if (kops.needs_bytes && s.base.bytes == 0 && !seen.count("collective.bytes"))
+    throw Error(fmt::format("{}: no message size; set base.collective.bytes or add a collective.bytes axis", origin));
+  if (presets) s.recorded_presets = *presets;
   return s;
+}
+}  // namespace
+
+SweepSpec sweep_spec_from_json(const json& j, const std::string& origin) { return parse_spec(j, origin, nullptr); }
+
+SweepSpec sweep_spec_from_json(const json& j, const std::map<std::string, Config>& presets,
+                               const std::string& origin) {
+  return parse_spec(j, origin, &presets);
 }
 
 SweepSpec load_sweep_spec(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(fmt::format("{}: cannot read the sweep spec", file.string()));
-  json j;
-  try {
-    j = json::parse(in, nullptr, true, true);
-  } catch (const json::parse_error& e) {
-    throw Error(fmt::format("{}: not valid JSON ({})", file.string(), e.what()));
-  }
-  return sweep_spec_from_json(j, file.filename().string());
+  JsonParseOptions opt;
+  opt.allow_comments = true;
+  return sweep_spec_from_json(read_json_document(file, opt), file.filename().string());
 }
 
 json to_json(const SweepSpec& s) {
@@ -455,273 +430,6 @@ json to_json(const SweepSpec& s) {
   j["axes"] = axes;
   return j;
 }
-
-// ---------------------------------------------------------------- compiled sweeps
-
-namespace sweep_detail {
-
-/// Identical points (same config, algorithm, collective, engine and kind
-/// settings) computed once. Bounded so huge sweeps do not hold every result.
-struct Memo {
-  static constexpr std::size_t kMaxEntries = 200'000;
-  static constexpr int kShards = 16;
-  struct Shard {
-    std::mutex m;
-    std::unordered_map<std::string, std::shared_ptr<PointRecord>> map;
-  };
-  Shard shards[kShards];
-  std::atomic<std::size_t> size{0};
-};
-
-std::unique_ptr<Compiled> compile(const SweepSpec& spec, bool memoise) {
-  auto c = std::make_unique<Compiled>();
-  c->spec = spec;
-  auto load = [&](const std::string& name) {
-    if (c->presets.count(name)) return;
-    c->presets[name] = name.empty() ? Config{} : load_preset(name);
-  };
-  load(spec.base.preset);
-  for (const auto& g : spec.axes) {
-    std::vector<std::vector<json>> gv;
-    for (const auto& a : g.axes) {
-      gv.push_back(axis_values(a));
-      if (a.path == "preset")
-        for (const auto& v : gv.back()) load(v.get<std::string>());
-      if (a.path == "collective.bytes" || is_size_path(a.path))
-        for (auto& v : gv.back())
-          if (v.is_string()) v = parse_size_bytes(v.get<std::string>(), a.path);
-    }
-    c->group_len.push_back(gv.empty() ? 1 : gv[0].size());
-    c->values.push_back(std::move(gv));
-  }
-  c->total = 1;
-  for (auto n : c->group_len) c->total *= n;
-  // Collective points are cheap next to the memo key (a canonical config
-  // dump), so for them the memo is kept only where identical points can
-  // occur: an axis with a repeated value ("1K" and 1024), or a preset axis
-  // (two presets may agree, and base.set may override where they differ).
-  bool useful = spec.kind != PointKind::Collective;
-  for (std::size_t g = 0; g < spec.axes.size() && !useful; ++g)
-    for (std::size_t a = 0; a < spec.axes[g].axes.size() && !useful; ++a) {
-      if (spec.axes[g].axes[a].path == "preset") useful = true;
-      std::set<std::string> seen;
-      for (const auto& v : c->values[g][a])
-        if (!seen.insert(v.dump()).second) useful = true;
-    }
-  if (memoise && useful) c->memo = std::make_shared<Memo>();
-  return c;
-}
-
-ResolvedPoint resolve(const Compiled& c, std::uint64_t index) {
-  if (index >= c.total)
-    throw Error(fmt::format("point index {} is out of range; the sweep has {} points", index, c.total));
-  const SweepSpec& s = c.spec;
-  ResolvedPoint r;
-  r.index = index;
-  r.axes = json::object();
-  // Mixed radix: the last group varies fastest.
-  std::vector<std::size_t> pos(c.group_len.size());
-  std::uint64_t rest = index;
-  for (std::size_t g = c.group_len.size(); g-- > 0;) {
-    pos[g] = static_cast<std::size_t>(rest % c.group_len[g]);
-    rest /= c.group_len[g];
-  }
-  std::vector<std::pair<const std::string*, const json*>> assign;
-  std::string preset = s.base.preset;
-  for (std::size_t g = 0; g < s.axes.size(); ++g)
-    for (std::size_t a = 0; a < s.axes[g].axes.size(); ++a) {
-      const std::string& path = s.axes[g].axes[a].path;
-      const json& v = c.values[g][a][pos[g]];
-      r.axes[path] = v;
-      if (path == "preset") preset = v.get<std::string>();
-      else assign.emplace_back(&path, &v);
-    }
-  r.config = c.presets.at(preset);
-  for (const auto& [p, v] : s.base.set) set_param(r.config, p, v);
-  r.engine = s.base.engine;
-  r.algorithm = s.base.algorithm;
-  r.collective.bytes = s.base.bytes;
-  std::string dtype = s.base.dtype;
-  r.input = s.base.input;
-  r.inference = s.base.inference;
-  for (const auto& [pp, vp] : assign) {
-    const std::string& path = *pp;
-    const json& v = *vp;
-    if (path == "engine") r.engine = v.get<std::string>();
-    else if (path == "collective.algorithm") r.algorithm = v.get<std::string>();
-    else if (path == "collective.bytes") r.collective.bytes = v.get<std::uint64_t>();
-    else if (path == "collective.dtype") dtype = v.get<std::string>();
-    else if (starts_with(path, "input.")) r.input[path.substr(6)] = v;
-    else if (starts_with(path, "inference.")) r.inference[path.substr(10)] = v;
-    else set_param(r.config, path, v);
-  }
-  r.collective.dtype = parse_dtype(dtype);
-  if (s.kind == PointKind::Quant && r.collective.bytes == 0) r.collective.bytes = 2ull << 20;
-  return r;
-}
-
-namespace {
-
-std::string memo_key(const ResolvedPoint& r, PointKind kind) {
-  Config key_cfg = r.config;
-  key_cfg.name.clear();
-  key_cfg.description.clear();
-  std::string k = config_to_json(key_cfg).dump();
-  k += fmt::format("|{}|{}|{}|{}|{}|{}|{}", to_string(kind), r.algorithm, r.collective.bytes,
-                   to_string(r.collective.dtype), r.engine, r.input.dump(), r.inference.dump());
-  return k;
-}
-
-void fill_collective(PointRecord& p, const ResolvedPoint& r) {
-  if (auto why = unsupported_reason(r.config, r.algorithm); !why.empty()) {
-    p.status = PointStatus::Skipped;
-    p.message = why;
-    return;
-  }
-  SimResult s = simulate(r.config, r.algorithm, r.collective, r.engine);
-  p.variant = s.variant;
-  p.time_us = s.time_us();
-  p.algbw_GBps = s.algbw_GBps;
-  p.busbw_GBps = s.busbw_GBps;
-  p.max_link_bytes = s.max_link_bytes;
-  p.breakdown = s.breakdown;
-  if (!s.extra.is_null()) p.extra = s.extra;
-}
-
-void fill_quant(PointRecord& p, const ResolvedPoint& r) {
-  if (auto why = unsupported_reason(r.config, r.algorithm); !why.empty()) {
-    p.status = PointStatus::Skipped;
-    p.message = why;
-    return;
-  }
-  QuantRequest req;
-  req.algorithms = {r.algorithm};
-  req.dtype = r.collective.dtype;
-  req.elements = element_count(r.collective.bytes, r.collective.dtype);
-  const json& in = r.input;
-  if (in.contains("dist")) req.input.dist = parse_distribution(in["dist"].get<std::string>());
-  if (in.contains("stddev")) req.input.stddev = in["stddev"].get<double>();
-  if (in.contains("seed")) req.input.seed = in["seed"].get<std::uint64_t>();
-  if (in.contains("outlier_fraction")) req.input.outlier_fraction = in["outlier_fraction"].get<double>();
-  if (in.contains("outlier_scale")) req.input.outlier_scale = in["outlier_scale"].get<double>();
-  if (in.contains("channels")) req.input.channels = in["channels"].get<std::uint64_t>();
-  QuantStudy st = run_quant(r.config, req);
-  if (st.rows.empty()) throw Error("quant study returned no result");
-  const QuantRow& row = st.rows.front();
-  p.variant = row.variant;
-  p.rel_l2 = row.metrics.rel_l2;
-  p.sqnr_dB = row.metrics.sqnr_dB;
-  p.max_abs = row.metrics.max_abs;
-  p.payload_ratio = row.payload_ratio;
-  p.error_variance_ratio = row.error_variance_ratio;
-  p.max_link_bytes = row.max_link_bytes;
-  p.extra = json{{"row", to_json(row)},
-                 {"dtype_round", to_json(st.dtype_round)},
-                 {"single_quant", to_json(st.single_quant)}};
-}
-
-void fill_inference(PointRecord& p, const ResolvedPoint& r) {
-  InferenceRequest req;
-  req.fabric = r.config;
-  req.engine = r.engine;
-  req.algorithms = {r.algorithm};
-  req.baseline = r.algorithm;
-  const json& in = r.inference;
-  if (in.contains("model")) req.model = in["model"].get<std::string>();
-  if (in.contains("accelerator")) req.accelerator = in["accelerator"].get<std::string>();
-  if (in.contains("tp")) req.tp = in["tp"].get<int>();
-  if (in.contains("batch")) req.batch = in["batch"].get<int>();
-  if (in.contains("prompt_tokens")) req.prompt_tokens = in["prompt_tokens"].get<int>();
-  if (in.contains("context_tokens")) req.context_tokens = in["context_tokens"].get<int>();
-  if (auto why = unsupported_reason(r.config, r.algorithm); !why.empty()) {
-    p.status = PointStatus::Skipped;
-    p.message = why;
-    return;
-  }
-  InferenceResult res = run_inference(req);
-  const AlgorithmResult* a = res.find(r.algorithm);
-  if (!a) throw Error("inference returned no result for " + r.algorithm);
-  p.ttft_us = a->ttft_us();
-  p.tpot_us = a->tpot_us();
-  p.variant = a->decode.variant;
-  p.extra = json{{"model", res.model}, {"tp", res.tp}, {"prefill", to_json(a->prefill)},
-                 {"decode", to_json(a->decode)}};
-}
-
-void compute(PointRecord& p, const ResolvedPoint& r, PointKind kind) {
-  switch (kind) {
-    case PointKind::Collective: fill_collective(p, r); return;
-    case PointKind::Quant:
-      fill_quant(p, r);
-      return;
-    case PointKind::Inference:
-      fill_inference(p, r);
-      return;
-  }
-}
-
-}  // namespace
-
-PointRecord evaluate(Compiled& c, std::uint64_t index) {
-  PointRecord p;
-  p.index = index;
-  p.kind = c.spec.kind;
-  ResolvedPoint r;
-  try {
-    r = resolve(c, index);
-  } catch (const Error& e) {
-    p.axes = point_axes(c.spec, index);
-    p.status = PointStatus::Skipped;
-    p.message = e.what();
-    return p;
-  }
-  p.axes = r.axes;
-  p.algorithm = r.algorithm;
-  p.dtype = to_string(r.collective.dtype);
-  p.bytes = r.collective.bytes;
-  p.gpus = r.config.fabric.gpus;
-  p.engine = r.engine;
-  try {
-    validate(r.config);
-    if (c.memo) {
-      std::string key = memo_key(r, p.kind);
-      Memo& m = *c.memo;
-      Memo::Shard& sh = m.shards[std::hash<std::string>{}(key) % Memo::kShards];
-      {
-        std::lock_guard<std::mutex> lock(sh.m);
-        auto it = sh.map.find(key);
-        if (it != sh.map.end()) {
-          const PointRecord& hit = *it->second;
-          PointRecord out = hit;
-          out.index = p.index;
-          out.axes = std::move(p.axes);
-          c.memo_hits.fetch_add(1, std::memory_order_relaxed);
-          return out;
-        }
-      }
-      compute(p, r, p.kind);
-      if (m.size.load(std::memory_order_relaxed) < Memo::kMaxEntries) {
-        std::lock_guard<std::mutex> lock(sh.m);
-        auto saved = std::make_shared<PointRecord>(p);
-        saved->axes = json();
-        if (sh.map.emplace(std::move(key), std::move(saved)).second) m.size.fetch_add(1, std::memory_order_relaxed);
-      }
-    } else {
-      compute(p, r, p.kind);
-    }
-  } catch (const Cancelled&) {
-    throw;  // not a result: the runner stops
-  } catch (const Error& e) {
-    p.status = PointStatus::Skipped;
-    p.message = e.what();
-  } catch (const std::exception& e) {
-    p.status = PointStatus::Failed;
-    p.message = e.what();
-  }
-  return p;
-}
-
-}  // namespace sweep_detail
 
 // ---------------------------------------------------------------- public helpers
 

@@ -12,6 +12,7 @@
 #include "cli_util.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
+#include "store/store.h"
 
 namespace {
 
@@ -300,6 +301,54 @@ TEST(CalibCli, ValidateReadsALogAndCalibrateRejectsAMalformedOne) {
   EXPECT_EQ(c.status, 2);
   EXPECT_NE(c.output.find("scin-calib-bad.log:2: out-of-place time: 'abc'"), std::string::npos) << c.output;
   fs::remove(bad);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CalibCli, ImportRoundTripsARealFormatLogIntoTheDatabase) {
+  using namespace scin;
+  namespace fs = std::filesystem;
+  const fs::path db = fs::temp_directory_path() / "scin-calib-import.scindb";
+  fs::remove(db);
+  const fs::path log = fs::path(SCIN_CALIB_FIXTURES) / "allreduce-per-process-two-tables.log";
+  auto r = run_cli("import '" + log.string() + "' --db '" + db.string() + "' --tag lab");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const MeasuredFile m = load_measured(log);
+  Store s = Store::open(db, Access::ReadOnly);
+  const auto runs = s.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].kind, PointKind::Measured);
+  EXPECT_EQ(runs[0].status, RunStatus::Done);
+  EXPECT_EQ(runs[0].spec["sha256"], m.sha256);
+  EXPECT_EQ(runs[0].spec["tables"].size(), 2u);
+  const auto pts = s.points(runs[0].id);
+  ASSERT_EQ(pts.size(), m.rows.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    EXPECT_EQ(pts[i].kind, PointKind::Measured);
+    EXPECT_EQ(pts[i].system, m.rows[i].system);
+    EXPECT_EQ(pts[i].algorithm, m.rows[i].algorithm);
+    EXPECT_EQ(pts[i].bytes, m.rows[i].bytes);
+    EXPECT_EQ(pts[i].gpus, m.rows[i].gpus);
+    EXPECT_DOUBLE_EQ(pts[i].measured_us, m.rows[i].measured_us);
+    EXPECT_DOUBLE_EQ(pts[i].busbw_GBps, m.rows[i].busbw_GBps);
+    EXPECT_EQ(pts[i].source, m.rows[i].source);
+    EXPECT_DOUBLE_EQ(pts[i].extra.at("in_place_us").get<double>(), m.rows[i].in_place_us);
+  }
+  // A malformed log names its line and writes nothing.
+  const fs::path bad = fs::temp_directory_path() / "scin-calib-bad-import.log";
+  {
+    std::ofstream f(bad);
+    f << "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor)\n"
+         "           8             2     float     sum      -1    1.0    0.00\n";
+  }
+  auto b = run_cli("import '" + bad.string() + "' --db '" + db.string() + "'");
+  EXPECT_EQ(b.status, 2);
+  EXPECT_NE(b.output.find("scin-calib-bad-import.log:2: expected 8 or 12 columns"), std::string::npos) << b.output;
+  EXPECT_EQ(Store::open(db, Access::ReadOnly).list_runs().size(), 1u);
+  fs::remove(bad);
+  fs::remove(db);
 }
 
 }  // namespace

@@ -19,14 +19,15 @@ Config star(int n, int planes = 1) {
 }
 }  // namespace
 
-TEST(Algorithms, EveryScheduleIsWellFormed) {
+// compile() checks every schedule it returns (check_schedule); this checks the
+// interface every engine relies on: one input and one output buffer per rank.
+TEST(Algorithms, EveryScheduleHasOneInputAndOutputPerRank) {
   for (const auto& info : list_presets()) {
     Config cfg = load_preset(info.name);
     if (cfg.ring.protocol == RingProtocol::Auto) cfg.ring.protocol = RingProtocol::LL;
     for (const auto& algo : supported_algorithms(cfg))
       for (std::uint64_t bytes : {2ull, 8ull, 1000ull, 65536ull, 3ull << 20}) {
         Schedule s = compile(cfg, algo, {bytes, DType::Bf16});
-        EXPECT_NO_THROW(check_schedule(s)) << info.name << " " << algo << " " << bytes;
         EXPECT_EQ(s.input.size(), static_cast<std::size_t>(cfg.fabric.gpus));
         EXPECT_EQ(s.output.size(), static_cast<std::size_t>(cfg.fabric.gpus));
         EXPECT_EQ(s.elems, bytes / 2);

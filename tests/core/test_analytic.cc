@@ -7,29 +7,13 @@
 #include "base/error.h"
 #include "fabric/preset.h"
 #include "engines/simulate.h"
+#include "core_test_util.h"
 
 using namespace scin;
 
 namespace {
 
-// A fabric whose only costs are the ones a test names.
-Config ideal(int n) {
-  Config c;
-  c.name = "ideal";
-  c.fabric.gpus = n;
-  c.fabric.planes = 1;
-  c.accelerator.launch_overhead_ns = 0;
-  c.accelerator.hbm_bandwidth_GBps = 1e6;
-  c.links.bandwidth_GBps = 100;
-  c.links.efficiency = 1.0;
-  c.links.latency_ns = 10;
-  c.sw.latency_ns = 30;
-  c.ring.protocol = RingProtocol::Simple;
-  c.ring.simple = {0, 5, 1.0};
-  c.sw.isa.enabled = true;
-  c.sw.isa.inq = true;
-  return c;
-}
+using testing_util::ideal;
 
 double time_ns(const Config& c, const std::string& algo, std::uint64_t bytes) {
   return simulate(c, algo, {bytes, DType::Bf16}).time_ns;
@@ -82,9 +66,6 @@ TEST(Analytic, BreakdownAddsUpToTheTime) {
         SimResult r = simulate(c, algo, {S, DType::Bf16});
         EXPECT_NEAR(r.breakdown.total_ns(), r.time_ns, 1e-6 * r.time_ns) << preset << " " << algo << " " << S;
         for (double x : r.breakdown.ns) EXPECT_GE(x, -1e-9);
-        const int n = c.fabric.gpus;
-        EXPECT_NEAR(r.busbw_GBps, r.algbw_GBps * 2.0 * (n - 1) / n, 1e-9 * r.busbw_GBps);
-        EXPECT_NEAR(r.algbw_GBps, static_cast<double>(S) / r.time_ns, 1e-9 * r.algbw_GBps);
       }
   }
 }

@@ -1,6 +1,11 @@
 // The `scin` command line: outputs, and one-line errors naming the bad field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
@@ -73,4 +78,92 @@ TEST(Cli, BadInputIsAOneLineErrorNamingTheField) {
     EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.args << " -> " << r.output;
     EXPECT_LE(std::count(r.output.begin(), r.output.end(), '\n'), 2) << c.args << " -> " << r.output;
   }
+}
+
+// ---- a CLI that fits a terminal (issue 12)
+
+namespace {
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto nl = text.find('\n', start);
+    out.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return out;
+}
+}  // namespace
+
+TEST(Cli, DefaultRunFitsIn120ColumnsForEveryPreset) {
+  auto presets = run_cli("presets");
+  ASSERT_EQ(presets.status, 0);
+  int checked = 0;
+  for (const auto& line : lines_of(presets.output)) {
+    const std::string name = line.substr(0, line.find(' '));
+    if (name.empty()) continue;
+    auto r = run_cli("run --preset " + name);
+    ASSERT_EQ(r.status, 0) << name << ": " << r.output;
+    std::size_t widest = 0, avg_lines = 0;
+    for (const auto& l : lines_of(r.output)) {
+      widest = std::max(widest, l.size());
+      EXPECT_TRUE(l.empty() || (l.back() != ' ' && l.back() != '\t')) << name << ": trailing whitespace in '" << l << "'";
+      if (l.rfind("# Avg bus bandwidth    : ", 0) == 0) ++avg_lines;
+    }
+    EXPECT_LE(widest, 120u) << name;
+    EXPECT_GE(avg_lines, 2u) << name << ": one Avg bus bandwidth line per algorithm";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
+}
+
+TEST(Cli, WideRunIsTheSideBySideTableAndAvgBusbwIsTheMean) {
+  auto r = run_cli("run --algo ring,scin -b 1M -e 4M --wide");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("# Avg bus bandwidth    : "), std::string::npos);
+  auto j = nlohmann::json::parse(run_cli("run --algo scin -b 1M -e 4M --format json").output);
+  double sum = 0;
+  for (const auto& res : j["results"]) sum += res["busbw_GBps"].get<double>();
+  auto blocks = run_cli("run --algo scin -b 1M -e 4M");
+  EXPECT_NE(blocks.output.find(fmt::format("# Avg bus bandwidth    : {:.4f}", sum / 3)), std::string::npos)
+      << blocks.output;
+}
+
+TEST(Cli, InputIsValidatedBeforeAnyOutput) {
+  for (const char* args : {"run --gpus 1", "run --gpus 0", "run --algo ,", "run -f -2", "run --algo ring,", "run -f 1"}) {
+    auto r = run_cli(args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_EQ(r.output.rfind("scin: error: ", 0), 0u) << args << " -> " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << " -> " << r.output;
+  }
+  EXPECT_NE(run_cli("run --gpus 0").output.find("--gpus (fabric.gpus): 0 is out of range 2..1024"), std::string::npos);
+  EXPECT_NE(run_cli("run -f -2").output.find("-f/--stepfactor: -2 is out of range 2..1024"), std::string::npos);
+  EXPECT_NE(run_cli("run -f 18446744073709551614").output.find("out of range"), std::string::npos);
+}
+
+TEST(Cli, UnknownCommandNamesItselfAndListsTheValidOnes) {
+  auto r = run_cli("frobnicate --x");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("unknown command 'frobnicate'"), std::string::npos) << r.output;
+  for (const char* c : {"run", "presets", "params", "sweep", "infer"}) EXPECT_NE(r.output.find(c), std::string::npos) << c;
+}
+
+TEST(Cli, PresetsFormatJsonAndTheDeprecatedJsonFlagAgree) {
+  auto a = run_cli("presets --format json");
+  auto b = run_cli("presets --json");   // stderr is captured too: the deprecation warning, then the same JSON
+  ASSERT_EQ(a.status, 0);
+  ASSERT_EQ(b.status, 0);
+  const std::string warning = "scin: warning: `presets --json` is deprecated; use `--format json`\n";
+  EXPECT_EQ(b.output, warning + a.output);
+  EXPECT_EQ(nlohmann::json::parse(a.output).size(), 5u);
+}
+
+TEST(Cli, SizesTakeTheSameFormsOnFlagsAndSet) {
+  auto a = run_cli("run --algo scin --bytes 1.5M --set switch.isa.buffer_bytes=8MiB --format json");
+  auto b = run_cli("run --algo scin --bytes 1572864 --set switch.isa.buffer_bytes=8388608 --format json");
+  ASSERT_EQ(a.status, 0) << a.output;
+  EXPECT_EQ(a.output, b.output);
+  auto help = run_cli("run --help");
+  EXPECT_NE(help.output.find("1.5M"), std::string::npos) << help.output;
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "base/json_input.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "base/units.h"
@@ -155,4 +156,98 @@ TEST(Presets, BadFilesGiveClearErrors) {
   e = error_of([&] { load_preset("no-such-preset"); });
   EXPECT_NE(e.find("unknown preset 'no-such-preset'"), std::string::npos) << e;
   fs::remove_all(dir);
+}
+
+// ---- the one size grammar (issue 12: -b 8MB and --set ...=8MB accept the same forms)
+
+TEST(Units, OneSizeGrammarForFlagsAndParameters) {
+  EXPECT_EQ(parse_size_bytes("1.5M", "b"), 1572864u);
+  EXPECT_EQ(parse_size_bytes("8MiB", "b"), 8u << 20);
+  EXPECT_EQ(parse_size_bytes("8MB", "b"), 8u << 20);
+  EXPECT_EQ(parse_size_bytes("8K", "b"), 8192u);
+  EXPECT_EQ(parse_size_bytes("0.5K", "b"), 512u);
+  EXPECT_EQ(parse_size_bytes(" 2 G ", "b"), 2u << 30);
+  EXPECT_EQ(parse_size_bytes("1T", "b"), 1ull << 40);
+  EXPECT_NE(error_of([] { parse_size_bytes("1.3", "-b"); }).find("not a whole number of bytes"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_size_bytes("1.0000000001K", "-b"); }).find("-b"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_size_bytes("8Q", "-b"); }).find("unknown suffix 'Q'"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_size_bytes("20000000000000000000T", "-b"); }).find("too large"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_size_bytes(".", "-b"); }).find("no number"), std::string::npos);
+  // The same text sets a byte parameter to the same value.
+  for (const char* text : {"1.5M", "8MiB", "8MB", "8K", "4096"}) {
+    Config c;
+    set_param(c, "switch.isa.buffer_bytes", text);
+    EXPECT_EQ(c.sw.isa.buffer_bytes, parse_size_bytes(text, "b")) << text;
+  }
+  Config c;
+  EXPECT_NE(error_of([&] { set_param(c, "switch.isa.buffer_bytes", "2T"); }).find("out of range"), std::string::npos);
+  set_param(c, "packet.header_bytes", "0");   // zero is a size where the range allows it
+  EXPECT_EQ(c.packet.header_bytes, 0u);
+}
+
+// ---- the JSON reader (issue 13 items 2, 5)
+
+
+TEST(JsonInput, DeepNestingIsRejectedWithoutRecursion) {
+  // 200k levels: parsing must stop at the limit, not overflow the stack.
+  std::string deep(200000, '[');
+  deep += std::string(200000, ']');
+  EXPECT_NE(error_of([&] { parse_json_text(deep, "x.json"); }).find("x.json: JSON nesting is deeper than 64 levels"),
+            std::string::npos);
+  std::string obj;
+  for (int i = 0; i < 200000; ++i) obj += "{\"a\":";
+  obj += "1" + std::string(200000, '}');
+  EXPECT_NE(error_of([&] { parse_json_text(obj, "p"); }).find("deeper than 64"), std::string::npos);
+  EXPECT_TRUE(parse_json_or_discarded(obj).is_discarded());
+  // 64 levels are fine; 65 are not.
+  std::string ok64 = std::string(64, '[') + std::string(64, ']');
+  EXPECT_NO_THROW(parse_json_text(ok64, "p"));
+  EXPECT_THROW(parse_json_text("[" + ok64 + "]", "p"), Error);
+  EXPECT_NE(error_of([] { parse_json_text("{\"a\": }", "f.json"); }).find("f.json: malformed JSON"), std::string::npos);
+  EXPECT_TRUE(parse_json_or_discarded("not json").is_discarded());
+}
+
+TEST(JsonInput, IntegersAreRangeCheckedNeverWrapped) {
+  using nlohmann::json;
+  EXPECT_EQ(json_int(json(8), "inference.tp", 1, 1024), 8);
+  EXPECT_EQ(json_int(json(8.0), "inference.tp", 1, 1024), 8);
+  EXPECT_EQ(error_of([] { json_int(json(4294967304ull), "inference.tp", 1, 1024); }),
+            "inference.tp: 4294967304 is out of range 1..1024");
+  EXPECT_NE(error_of([] { json_int(json(-1), "input.channels", 1, 10); }).find("-1 is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { json_int(json(2.5), "x", 1, 10); }).find("not a whole number"), std::string::npos);
+  EXPECT_NE(error_of([] { json_int(json("8"), "x", 1, 10); }).find("expected an integer"), std::string::npos);
+  EXPECT_NE(error_of([] { json_int(json(true), "x", 1, 10); }).find("got true"), std::string::npos);
+  EXPECT_NE(error_of([] { json_uint(json(-1), "input.seed", 0, UINT64_MAX); }).find("input.seed: -1 is out of range"),
+            std::string::npos);
+  EXPECT_EQ(json_uint(json(18446744073709551615ull), "s", 0, UINT64_MAX), UINT64_MAX);
+  // 1e300 to an integer is undefined behaviour in C++: it must be a range error.
+  EXPECT_NE(error_of([] { json_uint(json(1e300), "collective.bytes", 1, 1ull << 62); }).find("out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { json_int(json(1e300), "x", INT64_MIN, INT64_MAX); }).find("out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { json_uint(json(18446744073709551616.0), "x", 0, UINT64_MAX); }).find("out of range"),
+            std::string::npos);
+  EXPECT_DOUBLE_EQ(json_real(json(0.5), "f", 0, 1), 0.5);
+  EXPECT_NE(error_of([] { json_real(json(2), "f", 0, 1); }).find("f: 2 is out of range 0..1"), std::string::npos);
+  EXPECT_EQ(format_number(1e30), "1e+30");
+  EXPECT_EQ(format_number(4294967304.0), "4294967304");
+}
+
+TEST(Presets, DeepOrUnknownNestingIsAnErrorNotACrash) {
+  const auto dir = std::filesystem::temp_directory_path() / "scin-test-preset-deep";
+  std::filesystem::create_directories(dir);
+  std::string deep = "{\"links\":";
+  for (int i = 0; i < 200000; ++i) deep += "{\"a\":";
+  deep += "1" + std::string(200001, '}');
+  std::ofstream(dir / "deep.json") << deep;
+  EXPECT_NE(error_of([&] { load_preset((dir / "deep.json").string()); }).find("deeper than 64"), std::string::npos);
+  std::ofstream(dir / "group.json") << R"({"links": {"nosuch": {"x": 1}}})";
+  EXPECT_NE(error_of([&] { load_preset((dir / "group.json").string()); }).find("unknown parameter group 'links.nosuch'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { load_preset(dir.string()); }).find("is a directory"), std::string::npos);
+  std::ofstream(dir / "wrap.json") << R"({"fabric": {"gpus": 4294967304}})";
+  EXPECT_NE(error_of([&] { load_preset((dir / "wrap.json").string()); }).find("fabric.gpus: 4294967304 is out of range"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
 }

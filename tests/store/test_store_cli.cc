@@ -161,7 +161,7 @@ TEST(StoreCli, SigkillMidSweepLeavesAHealthyDatabase) {
     EXPECT_EQ(raw.query_text("PRAGMA integrity_check"), "ok");
     EXPECT_EQ(raw.query_text("SELECT status FROM runs WHERE id = 1"), "running");   // as the kill left it
   }
-  Store s = Store::open(db);
+  Store s = Store::open(db, Access::Create);
   EXPECT_EQ(s.recovered_runs(), (std::vector<std::int64_t>{1}));
   RunInfo run = s.get_run(1);
   EXPECT_EQ(run.status, RunStatus::Interrupted);

@@ -65,7 +65,7 @@ RunStart make_start(std::uint64_t total) {
 
 TEST(StoreDb, CreatesAVersionedWalDatabase) {
   TempDir dir;
-  Store s = Store::open(dir / "new.scindb");
+  Store s = Store::open(dir / "new.scindb", Access::Create);
   EXPECT_FALSE(s.read_only());
   EXPECT_EQ(s.schema_version(), kSchemaVersion);
   sql::Db raw(( dir / "new.scindb").string(), SQLITE_OPEN_READONLY);
@@ -78,7 +78,7 @@ TEST(StoreDb, CreatesAVersionedWalDatabase) {
 
 TEST(StoreDb, RunAndPointsRoundTrip) {
   TempDir dir;
-  Store s = Store::open(dir / "rt.scindb");
+  Store s = Store::open(dir / "rt.scindb", Access::Create);
   std::int64_t id = s.begin_run(make_start(5));
   std::vector<PointRecord> pts;
   for (std::uint64_t i = 0; i < 5; ++i) pts.push_back(make_point(i));
@@ -118,7 +118,7 @@ TEST(StoreDb, RunAndPointsRoundTrip) {
 
 TEST(StoreDb, EditAndDelete) {
   TempDir dir;
-  Store s = Store::open(dir / "e.scindb");
+  Store s = Store::open(dir / "e.scindb", Access::Create);
   std::int64_t a = s.begin_run(make_start(5));
   s.append_points(a, {make_point(0), make_point(1)});
   s.finish_run(a, RunStatus::Done);
@@ -154,7 +154,7 @@ TEST(StoreDb, BadFilesGiveClearErrors) {
   TempDir dir;
   {
     std::ofstream(dir / "text.scindb") << "hello, this is not a database\n";
-    std::string e = error_of([&] { Store::open(dir / "text.scindb"); });
+    std::string e = error_of([&] { Store::open(dir / "text.scindb", Access::Create); });
     EXPECT_NE(e.find("not a SCIN experiment database"), std::string::npos) << e;
     EXPECT_NE(e.find("text.scindb"), std::string::npos) << e;
   }
@@ -162,31 +162,51 @@ TEST(StoreDb, BadFilesGiveClearErrors) {
     sql::Db other((dir / "other.db").string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     other.exec("CREATE TABLE foo(x)");
   }
-  std::string e = error_of([&] { Store::open(dir / "other.db"); });
+  std::string e = error_of([&] { Store::open(dir / "other.db", Access::Create); });
   EXPECT_NE(e.find("not a SCIN experiment database"), std::string::npos) << e;
   {
-    Store s = Store::open(dir / "newer.scindb");
+    Store s = Store::open(dir / "newer.scindb", Access::Create);
   }
   {
     sql::Db raw((dir / "newer.scindb").string(), SQLITE_OPEN_READWRITE);
     raw.exec("PRAGMA user_version = 99");
   }
-  e = error_of([&] { Store::open(dir / "newer.scindb"); });
+  e = error_of([&] { Store::open(dir / "newer.scindb", Access::Create); });
   EXPECT_NE(e.find("newer"), std::string::npos) << e;
   EXPECT_NE(e.find("99"), std::string::npos) << e;
   e = error_of([&] { Store::open(dir / "missing.scindb", Access::ReadOnly); });
   EXPECT_NE(e.find("no such"), std::string::npos) << e;
   e = error_of([&] { Store::open(dir.path()); });
   EXPECT_NE(e.find("folder"), std::string::npos) << e;
-  e = error_of([&] { Store::open(dir / "no-such-folder" / "x.scindb"); });
+  e = error_of([&] { Store::open(dir / "no-such-folder" / "x.scindb", Access::Create); });
   EXPECT_NE(e.find("does not exist"), std::string::npos) << e;
+}
+
+// Opening never creates a file: a mistyped path is an error in every mode but Create.
+TEST(StoreDb, OpeningAMistypedPathNeverCreatesAFile) {
+  TempDir dir;
+  for (Access a : {Access::ReadWrite, Access::ReadOnly, Access::Auto}) {
+    std::string e = error_of([&] { Store::open(dir / "typo.scindb", a); });
+    EXPECT_NE(e.find("no such experiment database"), std::string::npos) << e;
+    EXPECT_NE(e.find("typo.scindb"), std::string::npos) << e;
+    EXPECT_FALSE(std::filesystem::exists(dir / "typo.scindb"));
+  }
+  // An existing empty file is not turned into a database either (its bytes are kept).
+  std::ofstream(dir / "empty.scindb").close();
+  std::string e = error_of([&] { Store::open(dir / "empty.scindb", Access::ReadWrite); });
+  EXPECT_NE(e.find("empty file"), std::string::npos) << e;
+  EXPECT_EQ(std::filesystem::file_size(dir / "empty.scindb"), 0u);
+  // Create makes it, and opening it afterwards needs no Create.
+  { Store s = Store::open(dir / "new.scindb", Access::Create); }
+  Store s = Store::open(dir / "new.scindb", Access::ReadWrite);
+  EXPECT_EQ(s.schema_version(), kSchemaVersion);
 }
 
 TEST(StoreDb, ReadOnlyFileOpensReadOnly) {
   TempDir dir;
   auto path = dir / "ro.scindb";
   {
-    Store s = Store::open(path);
+    Store s = Store::open(path, Access::Create);
     std::int64_t id = s.begin_run(make_start(1));
     s.append_points(id, {make_point(0)});
     s.finish_run(id, RunStatus::Done);
@@ -212,7 +232,7 @@ TEST(StoreDb, FileInAReadOnlyFolderOpensReadOnly) {
   std::filesystem::create_directory(sub);
   auto path = sub / "theirs.scindb";
   {
-    Store s = Store::open(path);
+    Store s = Store::open(path, Access::Create);
     std::int64_t id = s.begin_run(make_start(2));
     s.append_points(id, {make_point(0), make_point(1)});
     s.finish_run(id, RunStatus::Done);
@@ -265,8 +285,12 @@ TEST(StoreDb, MigratesFromVersion1) {
             "VALUES(1, 0, 'ok', '{\"collective.bytes\":64}', 'ring', 64, 8, 'analytic', 5.5)");
     EXPECT_EQ(db.query_int("PRAGMA user_version"), 1);
   }
-  Store s = Store::open(path);
-  EXPECT_EQ(s.schema_version(), 2);
+  Store s = Store::open(path, Access::Create);
+  EXPECT_EQ(s.schema_version(), 3);
+  // Runs from before schema 3 did not record their configuration.
+  EXPECT_FALSE(s.get_run(1).config_recorded());
+  EXPECT_TRUE(s.get_run(1).config.is_null());
+  EXPECT_EQ(s.get_run(1).ranks, 1);
   EXPECT_EQ(s.integrity_check(), "ok");
   RunInfo r = s.get_run(1);
   EXPECT_EQ(r.name, "v1 run");
@@ -301,7 +325,7 @@ TEST(StoreDb, RunOfADeadProcessIsMarkedInterrupted) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   std::int64_t dead_id, live_id;
   {
-    Store s = Store::open(path);
+    Store s = Store::open(path, Access::Create);
     dead_id = s.begin_run(make_start(3));
     live_id = s.begin_run(make_start(3));
     const std::string sql =
@@ -314,7 +338,7 @@ TEST(StoreDb, RunOfADeadProcessIsMarkedInterrupted) {
     EXPECT_EQ(ro.get_run(dead_id).status, RunStatus::Interrupted);
     EXPECT_TRUE(ro.recovered_runs().empty());
   }
-  Store s = Store::open(path);
+  Store s = Store::open(path, Access::Create);
   EXPECT_EQ(s.recovered_runs(), (std::vector<std::int64_t>{dead_id}));
   EXPECT_EQ(s.get_run(dead_id).status, RunStatus::Interrupted);
   EXPECT_EQ(s.get_run(live_id).status, RunStatus::Running);   // this process is alive
@@ -330,7 +354,7 @@ TEST(StoreDb, ConcurrentFirstOpensMigrateOnce) {
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
       try {
-        Store s = Store::open(path);
+        Store s = Store::open(path, Access::Create);
         std::int64_t id = s.begin_run(make_start(1));
         s.append_points(id, {make_point(0)});
         s.finish_run(id, RunStatus::Done);
@@ -340,7 +364,7 @@ TEST(StoreDb, ConcurrentFirstOpensMigrateOnce) {
     });
   for (auto& th : threads) th.join();
   for (const auto& e : errors) EXPECT_EQ(e, "");
-  Store s = Store::open(path);
+  Store s = Store::open(path, Access::Create);
   EXPECT_EQ(s.list_runs().size(), 4u);
   EXPECT_EQ(s.list_experiments().size(), 1u);
   EXPECT_EQ(s.integrity_check(), "ok");

@@ -21,7 +21,7 @@ TEST(SweepKinds, QuantPointsEqualTheStudy) {
     "base": {"preset": "hgx-h200-8", "collective": {"bytes": "8K", "dtype": "bf16"}, "input": {"seed": 7}},
     "axes": [{"path": "quant.block_elems", "values": [32, 128]},
              {"path": "collective.algorithm", "values": ["scin-inq", "ring-q8"]}]})"));
-  Store store = Store::open(dir / "q.scindb");
+  Store store = Store::open(dir / "q.scindb", Access::Create);
   SweepOptions opts;
   opts.threads = 2;
   SweepSummary sum = run_sweep(store, spec, opts, SweepSink{});

@@ -43,7 +43,7 @@ const char* kMedium = R"({
 TEST(SweepRun, RoundTripEqualsDirectComputation) {
   TempDir dir;
   SweepSpec spec = spec_of(kSmall);
-  Store store = Store::open(dir / "rt.scindb");
+  Store store = Store::open(dir / "rt.scindb", Access::Create);
   std::vector<SweepProgress> progress;
   SweepSink sink;
   sink.on_progress = [&](const SweepProgress& p) { progress.push_back(p); };
@@ -170,7 +170,7 @@ TEST(SweepRun, CancelInterruptsALongPoint) {
     "name": "long", "base": {"preset": "hgx-h200-8", "engine": "packet",
                              "collective": {"algorithm": "scin", "dtype": "bf16"}},
     "axes": [{"path": "collective.bytes", "values": ["1G"]}]})");
-  Store store = Store::open(dir / "long.scindb");
+  Store store = Store::open(dir / "long.scindb", Access::Create);
   std::atomic<bool> cancel{false};
   SweepOptions opts;
   opts.threads = 1;
@@ -188,7 +188,7 @@ TEST(SweepRun, CancelInterruptsALongPoint) {
 TEST(SweepRun, CancelKeepsAContiguousPrefix) {
   TempDir dir;
   SweepSpec spec = spec_of(kMedium);
-  Store store = Store::open(dir / "cancel.scindb");
+  Store store = Store::open(dir / "cancel.scindb", Access::Create);
   std::atomic<bool> cancel{false};
   SweepSink sink;
   std::uint64_t seen = 0;
@@ -222,7 +222,7 @@ TEST(SweepRun, ReaderWhileWriting) {
   TempDir dir;
   auto path = dir / "rw.scindb";
   SweepSpec spec = spec_of(kMedium);
-  { Store create = Store::open(path); }
+  { Store create = Store::open(path, Access::Create); }
   std::atomic<bool> finished{false};
   std::atomic<int> reads{0};
   std::atomic<std::uint64_t> seen{0};   // most points the reader saw in the run
@@ -251,7 +251,7 @@ TEST(SweepRun, ReaderWhileWriting) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
-  Store w = Store::open(path);
+  Store w = Store::open(path, Access::Create);
   SweepOptions opts;
   opts.threads = 2;
   opts.batch_points = 16;

@@ -34,9 +34,9 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   // uses of one step proceed independently (an egress port and an ingress port
   // drain in parallel), and the step's data has arrived once its last use has
   // ended and the latency has passed.
-  // `from`: where the holder's time ends and this use's own begins (its start,
-  // or for a unit fed by transfers, the end of the transfer that fed it last).
-  struct Use { double start = 0, end = 0, from = 0; StepId holder = kNoStep; int holder_use = -1; };
+  // A use's holder is the reservation it queued behind, or for a unit fed by
+  // the step's transfers (holder = the step itself), the transfer that fed it last.
+  struct Use { double start = 0, end = 0; StepId holder = kNoStep; int holder_use = -1; };
   std::vector<std::size_t> first_use(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) first_use[i + 1] = first_use[i] + costs[i].uses.size();
   std::vector<Use> uses(first_use[n]);
@@ -71,27 +71,31 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
     for (std::size_t k = 0; k < c.uses.size(); ++k) {
       const auto& u = c.uses[k];
       Use& rec = uses[first_use[i] + k];
-      rec.start = rec.end = rec.from = t0;
+      rec.start = rec.end = t0;
       if (u.amount_bytes <= 0) continue;
       auto& busy = resources[static_cast<std::size_t>(u.resource)];
       const double d = u.amount_bytes / u.rate_GBps;
+      double start = t0;
+      StepId holder = kNoStep;
+      int holder_use = -1;
       // A unit fed by the transfers works in step with them: it finishes with the
       // last data (or later if it is slower) and leaves the time before free.
-      if (u.fed_by_transfers && fed_end - d > rec.start) {
-        rec.start = fed_end - d;
-        rec.from = fed_end;
-        rec.holder = i;
-        rec.holder_use = fed_by;
+      if (u.fed_by_transfers && fed_end - d > start) {
+        start = fed_end - d;
+        holder = i;
+        holder_use = fed_by;
       }
-      auto it = std::partition_point(busy.begin(), busy.end(), [&](const Busy& b) { return b.end <= rec.start; });
-      for (; it != busy.end() && it->start < rec.start + d; ++it) {
-        rec.start = std::max(rec.start, it->end);
-        rec.from = rec.start;
-        rec.holder = it->step;  // this use waits until that reservation ends
-        rec.holder_use = it->use;
+      auto it = std::partition_point(busy.begin(), busy.end(), [start](const Busy& b) { return b.end <= start; });
+      const auto last = busy.end();
+      for (; it != last && it->start < start + d; ++it) {
+        start = std::max(start, it->end);
+        holder = it->step;  // this use waits until that reservation ends
+        holder_use = it->use;
       }
-      rec.end = rec.start + d;
-      if (rec.from > rec.end) rec.from = rec.end;
+      rec.start = start;
+      rec.end = start + d;
+      rec.holder = holder;
+      rec.holder_use = holder_use;
       busy.insert(it, Busy{rec.start, rec.end, i, static_cast<int>(k)});
       if (!u.fed_by_transfers && rec.end > fed_end) {
         fed_end = rec.end;
@@ -142,7 +146,10 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
       }
     }
     const Use& rec = uses[first_use[cur] + static_cast<std::size_t>(use)];
-    res.breakdown[c.uses[static_cast<std::size_t>(use)].term] += rec.end - rec.from;
+    // Fed by a transfer of its own step: only the time past that transfer's end is its own.
+    const double from = rec.holder == cur ? std::min(rec.end, uses[first_use[cur] + static_cast<std::size_t>(rec.holder_use)].end)
+                                          : rec.start;
+    res.breakdown[c.uses[static_cast<std::size_t>(use)].term] += rec.end - from;
     if (rec.holder != kNoStep) {  // queued behind the previous user of this resource
       cur = rec.holder;
       use = rec.holder_use;

@@ -1,0 +1,191 @@
+// The engine registry, work estimates, the AlgorithmInfo table (a toy algorithm
+// added from outside the core runs on every engine), and the analytic engine's
+// booking rules in closed form: backfilling, breakdown attribution, and ISA
+// units fed by the reads.
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "engines/analytic/analytic.h"
+#include "engines/packet/packet_engine.h"
+#include "engines/simulate.h"
+#include "fabric/preset.h"
+#include "schedule/builder.h"
+#include "core_test_util.h"
+
+using namespace scin;
+
+namespace {
+
+using testing_util::error_of;
+
+// The ideal fabric, with a 10 ns launch, no memory latency or ISA op latency,
+// and a 300 ns ring step overhead (the backfilling case).
+Config ideal(int n) {
+  Config c = testing_util::ideal(n);
+  c.accelerator.launch_overhead_ns = 10;
+  c.accelerator.mem_latency_ns = 0;
+  c.sw.isa.op_latency_ns = 0;
+  c.ring.simple = {0, 300, 1.0};
+  return c;
+}
+
+// ------------------------------------------------------------ a toy algorithm
+
+// "gather-bcast": every rank pushes its buffer to rank 0, rank 0 sums the N
+// copies on its HBM, then pushes the sum to every rank. 20 lines through the table.
+Algorithm toy() {
+  static const Algorithm id = register_algorithm(
+      {Algorithm{}, "gather-bcast", "toy: gather to rank 0, sum there, push back", false, false, nullptr,
+       [](build::Builder& b) {
+         Schedule& s = b.s;
+         const build::Span all{0, s.elems};
+         const BufferId slots = b.buffer("slots", 0, s.elems * b.n(), b.data_format);
+         std::vector<StepId> in = {b.launch(0)};
+         std::vector<Region> parts = {build::at(s.input[0], all)};
+         for (int r = 1; r < b.n(); ++r) {
+           const Region slot{slots, s.elems * r, s.elems};
+           in.push_back(b.push(r, build::at(s.input[r], all), slot, {b.launch(r)}, "gather"));
+           parts.push_back(slot);
+         }
+         const StepId sum = b.compute(0, DataOp::Reduce, parts, build::at(s.output[0], all), Unit::AccelSm, in, "sum");
+         for (int r = 1; r < b.n(); ++r)
+           b.push(0, build::at(s.output[0], all), build::at(s.output[r], all), {sum}, "bcast");
+       }});
+  return id;
+}
+
+TEST(AlgorithmTable, AToyAlgorithmRunsOnEveryEngine) {
+  const Algorithm a = toy();
+  EXPECT_EQ(to_string(a), "gather-bcast");
+  EXPECT_NE(unknown_algorithm_message("x").find("gather-bcast"), std::string::npos);
+  const Config c = load_preset("hgx-h200-8");
+  const Collective coll{64u << 20, DType::Bf16};
+  const SimResult an = simulate(c, a, coll, EngineId::Analytic);
+  const SimResult pk = simulate(c, "gather-bcast", coll, "packet");
+  EXPECT_EQ(an.algorithm, "gather-bcast");
+  // Rank 0's ingress carries 7 S, its HBM reads 8 S and writes S, its egress
+  // carries 7 S, one after the other.
+  const double S = static_cast<double>(coll.bytes);
+  const double expect = 14 * S / (c.links.bandwidth_GBps * c.links.efficiency) + 9 * S / hbm_GBps(c);
+  EXPECT_NEAR(an.time_ns, expect, 0.01 * expect);
+  EXPECT_NEAR(pk.time_ns / an.time_ns, 1.0, 0.02);
+  // The data engine: every rank ends with the sum.
+  const Schedule s = compile(c, a, {1024, DType::Fp32});
+  std::vector<std::vector<float>> inputs(8, std::vector<float>(256));
+  for (int r = 0; r < 8; ++r)
+    for (int i = 0; i < 256; ++i) inputs[r][i] = static_cast<float>(r + i);
+  const DataResult d = data_engine().run(s, inputs, {true});
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(d.outputs[r][5], 8 * 5 + 28) << "rank " << r;
+  // The data engine's estimate is the work it then reports.
+  EXPECT_EQ(data_engine().estimate(c, s).amount, static_cast<double>(d.elements_processed));
+}
+
+TEST(AlgorithmTable, NamesParseOnceAndErrorsListTheTable) {
+  EXPECT_EQ(parse_algorithm("scin-inq"), Algorithm::ScinInq);
+  for (const auto& a : algorithms()) EXPECT_EQ(parse_algorithm(a.name), a.id);
+  const std::string e = error_of([] { parse_algorithm("nope", "collective.algorithm"); });
+  EXPECT_EQ(e.rfind("collective.algorithm: unknown algorithm 'nope'; allowed ring, one-shot,", 0), 0u) << e;
+  EXPECT_NE(error_of([] { register_algorithm({Algorithm{}, "ring", "", false, false, nullptr, nullptr}); })
+                .find("already registered"), std::string::npos);
+  Config mesh = load_preset("mesh-8");
+  EXPECT_NE(error_of([&] { require_supported(mesh, Algorithm::Nvls); }).find("algo: nvls needs a switch"),
+            std::string::npos);
+}
+
+// ------------------------------------------------------------ the registry
+
+TEST(EngineRegistry, ParsesNamesAndRefusesDataForTiming) {
+  EXPECT_EQ(parse_engine("data"), EngineId::Data);
+  EXPECT_EQ(parse_timing_engine("packet"), EngineId::Packet);
+  EXPECT_EQ(engine_names(), (std::vector<std::string>{"analytic", "packet"}));
+  EXPECT_NE(error_of([] { parse_timing_engine("data"); }).find("engine: 'data' computes values, not time; allowed analytic, packet"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_engine("quantum", "--engine"); }).find("--engine: 'quantum' is not available"),
+            std::string::npos);
+  for (const Engine* e : engines()) EXPECT_EQ(parse_engine(e->name()), e->id());
+}
+
+// The packet engine's estimate is its event count to within a factor of 2, and
+// the analytic engine's is the step count: callers can warn before a long run.
+TEST(EngineRegistry, EstimatesPredictTheWork) {
+  const Config c = load_preset("hgx-h200-8");
+  for (const char* algo : {"ring", "two-shot", "nvls", "scin", "scin-inq"}) {
+    Config run_cfg;
+    const Schedule s = schedule_for(c, parse_algorithm(algo), {4u << 20, DType::Bf16}, &run_cfg);
+    const WorkEstimate ea = engine(EngineId::Analytic).estimate(run_cfg, s);
+    EXPECT_EQ(ea.amount, static_cast<double>(s.steps.size())) << algo;
+    const WorkEstimate ep = estimate(c, parse_algorithm(algo), {4u << 20, DType::Bf16}, EngineId::Packet);
+    const double events = static_cast<double>(packet::run(run_cfg, s).stats.events);
+    EXPECT_GT(ep.amount, events / 2) << algo;
+    EXPECT_LT(ep.amount, events * 2) << algo;
+    EXPECT_STREQ(ep.unit, "events");
+    // Sixteen times the bytes: sixteen times the packets.
+    const WorkEstimate big = estimate(c, parse_algorithm(algo), {64u << 20, DType::Bf16}, EngineId::Packet);
+    EXPECT_GT(big.amount, 10 * ep.amount) << algo;
+  }
+}
+
+// ------------------------------------------------------------ analytic booking
+
+// Step B (a ring step with a 300 ns protocol overhead) is booked first, on rank
+// 0's uplink from t = 300; step C, ready at 10 ns (after a launch), fits in the
+// gap before it and finishes at 10 + 1000 B / 100 GB/s + 2 links + switch = 70.
+TEST(AnalyticBooking, BackfillingUsesTheGapBeforeALaterReservation) {
+  const Config c = ideal(2);
+  build::Builder b(c, "toy", {2000, DType::Bf16});
+  Schedule& s = b.s;
+  const StepId big = b.ring_send(0, RingProtocol::Simple, DataOp::Copy, {Region{s.input[0], 500, 500}},
+                                 Region{s.output[1], 500, 500}, {}, "B");
+  const StepId small = b.push(0, Region{s.input[0], 0, 500}, Region{s.output[1], 0, 500}, {b.launch(0)}, "C");
+  const AnalyticResult r = run_analytic(c, s);
+  EXPECT_DOUBLE_EQ(r.steps[small].finish_ns, 10 + 10 + 10 + 10 + 30);
+  EXPECT_DOUBLE_EQ(r.steps[big].finish_ns, 300 + 10 + 50);  // unaffected: C used the gap
+  EXPECT_NEAR(r.breakdown.total_ns(), r.time_ns, 1e-9 * r.time_ns);
+  EXPECT_DOUBLE_EQ(r.breakdown[Term::Sync], 300);  // B's overhead, then its transfer
+}
+
+// Ring on the ideal fabric, term by term: 2(N-1) steps each paying the protocol
+// overhead (sync), two links and a switch, and 2(N-1)/N S / B of serialisation.
+TEST(AnalyticBooking, RingBreakdownIsTheClosedFormTermByTerm) {
+  for (int n : {2, 4, 8}) {
+    Config c = ideal(n);
+    c.accelerator.launch_overhead_ns = 0;
+    c.ring.simple = {0, 5, 1.0};
+    const std::uint64_t S = static_cast<std::uint64_t>(n) << 20;
+    const SimResult r = simulate(c, "ring", {S, DType::Bf16});
+    const Breakdown& b = r.breakdown;
+    // nccl-tests' bus bandwidth: a ring at a size where alpha is small runs at the link rate.
+    EXPECT_NEAR(r.busbw_GBps, 100, 1) << n;
+    const double steps = 2.0 * (n - 1);
+    EXPECT_NEAR(b[Term::Sync], steps * 5, 1e-6) << n;
+    EXPECT_NEAR(b[Term::LinkLatency], steps * 20, 1e-6) << n;
+    EXPECT_NEAR(b[Term::SwitchLatency], steps * 30, 1e-6) << n;
+    EXPECT_NEAR(b[Term::Serialisation], steps / n * static_cast<double>(S) / 100, 1e-6 * S) << n;
+    EXPECT_EQ(b[Term::Reduction] + b[Term::Quantisation] + b[Term::Launch] + b[Term::MemoryLatency], 0) << n;
+  }
+}
+
+// One ISA read of two sources: the reducer works as the data lands. Faster than
+// the links, it adds nothing (the time is the reads'); slower, it sets the time
+// and the breakdown names it.
+TEST(AnalyticBooking, IsaReducerFedByReadsIsChargedOnlyWhenItIsTheBottleneck) {
+  for (double reduce_GBps : {1000.0, 10.0}) {
+    Config c = ideal(2);
+    c.sw.isa.reduce_GBps = reduce_GBps;
+    c.sw.isa.max_outstanding_bytes = 1ull << 30;
+    build::Builder b(c, "toy", {100000, DType::Bf16});
+    Schedule& s = b.s;
+    const NodeId sw = s.switch_node(0);
+    b.read(sw, sw, DataOp::Reduce, Unit::IsaReduce, {Region{s.input[0], 0, s.elems}, Region{s.input[1], 0, s.elems}},
+           Region{b.buffer("acc", sw, s.elems, Format::Fp32), 0, s.elems}, {}, "isa read+reduce");
+    const AnalyticResult r = run_analytic(c, s);
+    const double reads = 100000 / 100.0, reduce = 2 * 100000 / reduce_GBps;
+    const double expect = std::max(reads, reduce) + 2 * 10;  // + request and response link latency
+    EXPECT_NEAR(r.time_ns, expect, 1e-9 * expect) << reduce_GBps;
+    EXPECT_NEAR(r.breakdown[Term::Reduction], reduce > reads ? reduce : 0, 1e-6) << reduce_GBps;
+    EXPECT_NEAR(r.breakdown[Term::Serialisation], reduce > reads ? 0 : reads, 1e-6) << reduce_GBps;
+    EXPECT_NEAR(r.breakdown.total_ns(), r.time_ns, 1e-9 * r.time_ns);
+  }
+}
+
+}  // namespace

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   scin::cli::add_quant_command(app);
   scin::cli::add_store_commands(app);
   scin::cli::add_infer_command(app);
+  scin::cli::add_calib_commands(app);
   // An unknown first word names itself and lists the commands (CLI11 would only
   // say "the following argument was not expected").
   if (argc > 1 && argv[1][0] != '-') {

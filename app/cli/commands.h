@@ -15,5 +15,6 @@ void add_bench_command(CLI::App& app);     // cmd_bench.cc   (packet engine area
 void add_quant_command(CLI::App& app);     // cmd_quant.cc   (numerics area)
 void add_store_commands(CLI::App& app);    // cmd_store.cc   (sweep, runs, show, export, delete)
 void add_infer_command(CLI::App& app);     // cmd_infer.cc   (inference area)
+void add_calib_commands(CLI::App& app);    // cmd_calib.cc   (calibrate, validate, import)
 
 }  // namespace scin::cli

@@ -89,6 +89,29 @@ struct QuantSpec {
   Codec codec = Codec::Int8;
 };
 
+// --- issue 15 (calib area): NCCL's mid-size ramp, how a measurement drove the
+// GPUs, symmetric-kernel costs, and the knobs that reproduce the seed paper's
+// assumptions. Defaults leave the model as it was; presets set calibrated values.
+struct RampSpec {
+  double half_bytes = 0;                 // message size at which the bandwidth term runs at half rate (0: no ramp)
+  double exponent = 1;                   // steepness: fraction = 1 / (1 + (half_bytes / S)^exponent)
+};
+
+struct TuningSpec {
+  RampSpec ring;                         // "ramp.ring."
+  RampSpec nvls;                         // "ramp.nvls."
+  int gpus_per_process = 1;              // "accelerator.gpus_per_process": nccl-tests -g N drives N GPUs from one process
+  double launch_serial_ns = 2000;        // "accelerator.launch_serial_ns": each further GPU's launch in that process
+  double one_shot_base_ns = 0;           // "one_shot.base_ns": symmetric one-shot kernel cost beyond the launch
+  double two_shot_base_ns = 0;           // "two_shot.base_ns"
+  double one_shot_link_efficiency = 0;   // "one_shot.link_efficiency" (0: links.efficiency)
+  double two_shot_link_efficiency = 0;   // "two_shot.link_efficiency" (0: links.efficiency)
+  double isa_link_efficiency = 0;        // "switch.isa.link_efficiency" (0: links.efficiency)
+  double nvls_reduce_GBps = 1e6;         // "switch.nvls.reduce_GBps": NVLS reduction input bytes/s per plane
+  bool quant_fused = false;              // "quant.fused": (de)quantisation hidden in the communication kernels
+  double quant_launch_ns = 0;            // "quant.launch_ns": separate launch of each quantisation kernel
+};
+
 struct FabricShape {
   Topology topology = Topology::Star;
   int gpus = 8;
@@ -106,6 +129,7 @@ struct Config {
   PacketSpec packet;
   RingSpec ring;
   QuantSpec quant;
+  TuningSpec tuning;                     // paths listed on each field above
 };
 
 const char* to_string(Topology);

@@ -246,6 +246,60 @@ std::vector<ParamInfo> build_registry() {
   r.push_back(choice<Codec>("quant.codec", {"int8", "int4", "fp8e4m3", "fp8e5m2"}, "Codec",
       "element format of quantised payloads",
       [](Config& c) -> Codec& { return c.quant.codec; }));
+  // --- issue 15 (calib area, docs/model.md "Mid-size regime"): NCCL's size ramp,
+  // launch serialisation under nccl-tests -g N, symmetric-kernel costs, NVLS
+  // reduction throughput, and the knobs for the seed paper's assumptions.
+  struct Ramp { const char* key; const char* name; RampSpec& (*ref)(Config&); };
+  const Ramp ramps[] = {
+      {"ring", "Ring", [](Config& c) -> RampSpec& { return c.tuning.ring; }},
+      {"nvls", "NVLS", [](Config& c) -> RampSpec& { return c.tuning.nvls; }},
+  };
+  for (const Ramp& rp : ramps) {
+    auto ref = rp.ref;
+    ParamInfo h = base(fmt::format("ramp.{}.half_bytes", rp.key), ParamType::Real, "bytes", 0, 1e12,
+                       fmt::format("{} ramp half size", rp.name),
+                       fmt::format("message size at which {} moves data at half its full-width rate: NCCL runs "
+                                   "fewer channels and smaller chunks for smaller messages (0: no ramp)", rp.name));
+    h.get = [ref](const Config& c) { return ParamValue(ref(mut(c)).half_bytes); };
+    h.set = [ref](Config& c, const ParamValue& v) { ref(c).half_bytes = std::get<double>(v); };
+    r.push_back(h);
+    ParamInfo e = base(fmt::format("ramp.{}.exponent", rp.key), ParamType::Real, "", 0.1, 4,
+                       fmt::format("{} ramp exponent", rp.name),
+                       fmt::format("steepness of the {} ramp: rate fraction = 1 / (1 + (half_bytes / S)^exponent)", rp.name));
+    e.get = [ref](const Config& c) { return ParamValue(ref(mut(c)).exponent); };
+    e.set = [ref](Config& c, const ParamValue& v) { ref(c).exponent = std::get<double>(v); };
+    r.push_back(e);
+  }
+  r.push_back(integer("accelerator.gpus_per_process", "", 1, 1024, "GPUs per process",
+      "GPUs one host process drives (nccl-tests -g N): their kernel launches are issued one after another",
+      [](Config& c) -> int& { return c.tuning.gpus_per_process; }));
+  r.push_back(real("accelerator.launch_serial_ns", "ns", 0, 1e8, "Serialised launch",
+      "extra launch delay of each further GPU driven by the same process (accelerator.gpus_per_process > 1)",
+      [](Config& c) -> double& { return c.tuning.launch_serial_ns; }));
+  r.push_back(real("one_shot.base_ns", "ns", 0, 1e8, "One-shot base",
+      "fixed cost of a one-shot (symmetric-memory) kernel beyond the launch: entry barrier, LL flag handling",
+      [](Config& c) -> double& { return c.tuning.one_shot_base_ns; }));
+  r.push_back(real("two_shot.base_ns", "ns", 0, 1e8, "Two-shot base",
+      "fixed cost of a two-shot kernel (and two-shot-q8) beyond the launch",
+      [](Config& c) -> double& { return c.tuning.two_shot_base_ns; }));
+  r.push_back(real("one_shot.link_efficiency", "", 0, 1, "One-shot link efficiency",
+      "payload fraction of the line rate for one-shot pushes (0: links.efficiency)",
+      [](Config& c) -> double& { return c.tuning.one_shot_link_efficiency; }));
+  r.push_back(real("two_shot.link_efficiency", "", 0, 1, "Two-shot link efficiency",
+      "payload fraction of the line rate for two-shot and two-shot-q8 pushes (0: links.efficiency)",
+      [](Config& c) -> double& { return c.tuning.two_shot_link_efficiency; }));
+  r.push_back(real("switch.isa.link_efficiency", "", 0, 1, "ISA link efficiency",
+      "payload fraction of the line rate for SCIN ISA reads and writes (0: links.efficiency; the seed assumes ~1)",
+      [](Config& c) -> double& { return c.tuning.isa_link_efficiency; }));
+  r.push_back(real("switch.nvls.reduce_GBps", "GB/s", 1e-3, 1e7, "NVLS reduction throughput",
+      "input bytes per second one switch plane's NVLS unit sums; bounds NVLS bandwidth as GPUs are added",
+      [](Config& c) -> double& { return c.tuning.nvls_reduce_GBps; }));
+  r.push_back(boolean("quant.fused", "Fused quantisation",
+      "(de)quantisation fused into the communication kernels and hidden (the seed's assumption): no HBM passes",
+      [](Config& c) -> bool& { return c.tuning.quant_fused; }));
+  r.push_back(real("quant.launch_ns", "ns", 0, 1e8, "Quantisation kernel launch",
+      "launch cost of each separate quantise / dequantise kernel on an accelerator (0: part of the collective's kernel)",
+      [](Config& c) -> double& { return c.tuning.quant_launch_ns; }));
   return r;
 }
 

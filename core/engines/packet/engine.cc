@@ -188,7 +188,7 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
   f.active = true;
   f.initiator = st.initiator;
   const bool from_switch = s_.is_switch(st.initiator);
-  const double factor = transfer_factor(cfg_, st);
+  const double factor = transfer_factor(cfg_, s_, st);
   if (st.kind == StepKind::Write) {
     f.kind = from_switch ? FlowKind::IsaWrite : FlowKind::GpuWrite;
     f.bytes = region_bytes(s_, st.srcs[0]);

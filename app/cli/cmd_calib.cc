@@ -1,0 +1,390 @@
+// `scin calibrate`, `scin validate` and `scin import`: fit a preset to measured All-Reduce
+// timings (nccl-tests logs or the simple CSV) and report the model's error per
+// row, per regime (<= 64 KiB, 64 KiB - 64 MiB, >= 64 MiB) and per algorithm.
+#include <chrono>
+#include <ctime>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/csv.h"
+#include "base/error.h"
+#include "base/json_input.h"
+#include "base/units.h"
+#include "base/version.h"
+#include "calib/fit.h"
+#include "calib/measured.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "store/store.h"
+
+namespace scin::cli {
+namespace {
+
+struct Inputs {
+  std::vector<MeasuredFile> files;
+  std::vector<MeasuredRow> selected, other;
+  std::vector<std::string> filter;  // system substrings used
+};
+
+// Loads the files and keeps the rows whose system names one of `systems`
+// (default: the preset's accelerator, e.g. "H200"), unless `all`.
+Inputs load_inputs(const std::vector<std::string>& files, const Config& cfg, std::vector<std::string> systems,
+                   bool all) {
+  if (files.empty()) throw Error("MEASURED: give at least one nccl-tests log or CSV file");
+  Inputs in;
+  if (systems.empty() && !all) systems.push_back(cfg.accelerator.name);
+  in.filter = all ? std::vector<std::string>{} : systems;
+  for (const auto& f : files) {
+    in.files.push_back(load_measured(f));
+    for (const auto& r : in.files.back().rows) {
+      // nccl-tests logs name their device; a log without one is taken as the preset's system.
+      bool keep = all || (in.files.back().format == "nccl-tests" && r.system.find('(') == std::string::npos);
+      for (const auto& s : systems) keep |= r.system.find(s) != std::string::npos;
+      (keep ? in.selected : in.other).push_back(r);
+    }
+  }
+  if (in.selected.empty())
+    throw Error(fmt::format("MEASURED: no row's system mentions {} (use --system TEXT or --all-systems)",
+                            fmt::join(systems, " or ")));
+  return in;
+}
+
+std::string fmt_num(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  return fmt::format("{:.4g}", v);
+}
+
+void print_stats_line(const std::string& label, const ErrorStats& s) {
+  fmt::print("  {:<44} {:>5} {:>9.1f} {:>9.1f} {:>9.1f}\n", label, s.rows, s.mape_pct, s.bias_pct, s.max_abs_pct);
+}
+
+void print_rows(const ValidationReport& rep) {
+  fmt::print("  {:<28} {:>4} {:<10} {:>12} {:>12} {:>12} {:>8} {:>6}\n", "source", "gpus", "algorithm", "bytes",
+             "measured_us", "model_us", "error%", "regime");
+  for (const auto& e : rep.rows) {
+    if (!e.modelled) {
+      fmt::print("  {:<28} {:>4} {:<10} {:>12} {:>12.4g}   skipped: {}\n", e.row.source, e.row.gpus, e.row.algorithm,
+                 e.row.bytes, e.row.measured_us, e.why);
+      continue;
+    }
+    fmt::print("  {:<28} {:>4} {:<10} {:>12} {:>12.4g} {:>12.4g} {:>+8.1f} {:>6}{}\n", e.row.source, e.row.gpus,
+               e.row.algorithm, e.row.bytes, e.row.measured_us, e.model_us, e.error * 100, to_string(e.regime),
+               e.offset_us != 0 ? fmt::format("  (incl. harness offset {:.2f} us)", e.offset_us) : "");
+  }
+}
+
+void print_summary(const ValidationReport& rep) {
+  fmt::print("  {:<44} {:>5} {:>9} {:>9} {:>9}\n", "", "rows", "MAPE%", "bias%", "max|e|%");
+  for (const char* r : {"small", "mid", "large"})
+    if (auto it = rep.by_regime.find(r); it != rep.by_regime.end())
+      print_stats_line(fmt::format("regime {}", r == std::string("small") ? "<= 64 KiB" : r == std::string("mid")
+                                                                                   ? "64 KiB - 64 MiB" : ">= 64 MiB"),
+                       it->second);
+  for (const auto& [k, v] : rep.by_algorithm) print_stats_line("algorithm " + k, v);
+  for (const auto& [k, v] : rep.by_system) print_stats_line(k.size() > 40 ? k.substr(0, 37) + "..." : k, v);
+  print_stats_line("overall", rep.overall);
+}
+
+nlohmann::json inputs_json(const Inputs& in) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& f : in.files)
+    j.push_back({{"file", f.path.filename().string()}, {"format", f.format}, {"sha256", f.sha256},
+                 {"rows", f.rows.size()}});
+  return j;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// ------------------------------------------------------------------ calibrate
+
+struct CalibrateOptions {
+  FabricOptions fabric;
+  std::vector<std::string> files, systems, params, offsets;
+  bool all = false, no_auto_offset = false;
+  std::string out, name, format = "table";
+};
+
+void run_calibrate(const CalibrateOptions& o) {
+  check_format(o.format, {"table", "json"});
+  Config cfg = build_config(o.fabric);
+  Inputs in = load_inputs(o.files, cfg, o.systems, o.all);
+  FitOptions fo;
+  fo.params = split_list(o.params);
+  fo.offset_systems = o.offsets;
+  fo.auto_offsets = !o.no_auto_offset;
+  FitResult res = fit(cfg, in.selected, fo);
+
+  nlohmann::json prov;
+  prov["tool"] = fmt::format("scin calibrate {} ({})", version(), git_revision());
+  prov["date_utc"] = utc_now();
+  prov["base_preset"] = o.fabric.preset;
+  prov["inputs"] = inputs_json(in);
+  prov["selection"] = in.filter.empty() ? std::string("all rows")
+                                        : fmt::format("rows whose system mentions {}", fmt::join(in.filter, " or "));
+  prov["rows_fitted"] = res.rows_used;
+  prov["rows_not_fitted"] = in.other.size();
+  prov["method"] = fmt::format("Huber (delta {}) least squares on log(time), Levenberg-Marquardt, numerical "
+                               "derivatives in log-parameter space; {} iterations", fo.huber_delta, res.iterations);
+  for (const auto& p : res.params) {
+    nlohmann::json x = {{"path", p.path}, {"unit", p.unit}, {"before", p.before}, {"sensitivity", p.sensitivity}};
+    if (p.fitted) {
+      x["value"] = p.value;
+      if (std::isfinite(p.ci_low)) x["ci95"] = {p.ci_low, p.ci_high};
+    } else {
+      x["refused"] = p.reason;
+    }
+    prov["parameters"].push_back(x);
+  }
+  for (const auto& [s, v] : res.offsets_us)
+    prov["harness_offsets_us"][s] = {{"value", v}, {"ci95", {res.offsets_ci_us[s].first, res.offsets_ci_us[s].second}}};
+  prov["fit_before"] = to_json(res.before, false);
+  prov["fit_after"] = to_json(res.after, true);
+
+  if (!o.out.empty()) {
+    nlohmann::json preset = config_to_json(res.cfg);
+    if (!o.name.empty()) preset["name"] = o.name;
+    nlohmann::json sources = nlohmann::json::object();
+    for (const auto& [k, v] : preset_sources(o.fabric.preset)) sources[k] = v;
+    std::string files;
+    for (const auto& f : in.files) files += (files.empty() ? "" : ", ") + f.path.filename().string() + " (sha256 " + f.sha256.substr(0, 12) + ")";
+    for (const auto& p : res.params)
+      if (p.fitted)
+        sources[p.path] = fmt::format("calibrated by scin calibrate on {}: {} {} (95% CI {} - {}); see calibration",
+                                      files, fmt_num(p.value), p.unit, fmt_num(p.ci_low), fmt_num(p.ci_high));
+    nlohmann::ordered_json ordered = nlohmann::ordered_json::object();
+    ordered["name"] = preset["name"];
+    ordered["description"] = preset.value("description", "");
+    ordered["sources"] = nlohmann::ordered_json::parse(sources.dump());
+    for (auto it = preset.begin(); it != preset.end(); ++it)
+      if (it.key() != "name" && it.key() != "description") ordered[it.key()] = nlohmann::ordered_json::parse(it.value().dump());
+    ordered["calibration"] = nlohmann::ordered_json::parse(prov.dump());
+    std::ofstream f(o.out);
+    if (!f) throw Error(fmt::format("--out: cannot write '{}'", o.out));
+    f << ordered.dump(2) << "\n";
+    if (!f) throw Error(fmt::format("--out: writing '{}' failed", o.out));
+  }
+
+  if (o.format == "json") {
+    fmt::print("{}\n", prov.dump(2));
+    return;
+  }
+  fmt::print("# scin calibrate: preset {} on {} rows ({}); {} other rows not fitted\n", o.fabric.preset,
+             res.rows_used, prov["selection"].get<std::string>(), in.other.size());
+  for (const auto& f : in.files)
+    fmt::print("#   {} ({}, {} rows, sha256 {})\n", f.path.string(), f.format, f.rows.size(), f.sha256);
+  fmt::print("# {}\n\nparameters\n", prov["method"].get<std::string>());
+  fmt::print("  {:<34} {:>12} {:>12} {:>25} {:>8}  {}\n", "path", "before", "fitted", "95% CI", "sens.", "unit");
+  for (const auto& p : res.params) {
+    if (p.fitted)
+      fmt::print("  {:<34} {:>12} {:>12} {:>25} {:>8.3f}  {}\n", p.path, fmt_num(p.before), fmt_num(p.value),
+                 fmt::format("[{}, {}]", fmt_num(p.ci_low), fmt_num(p.ci_high)), p.sensitivity, p.unit);
+    else
+      fmt::print("  {:<34} {:>12} {:>12}   refused, {}\n", p.path, fmt_num(p.before), "-", p.reason);
+  }
+  if (!res.offsets_us.empty()) {
+    fmt::print("\nharness offsets (a harness that timed a collective another harness also timed, slower; fitted, "
+               "not part of the fabric)\n");
+    for (const auto& [s, v] : res.offsets_us)
+      fmt::print("  {:<60} {:>8.2f} us  [{}, {}]\n", s, v, fmt_num(res.offsets_ci_us[s].first),
+                 fmt_num(res.offsets_ci_us[s].second));
+  }
+  fmt::print("\nfit before (preset as given)\n");
+  print_summary(res.before);
+  fmt::print("\nfit after\n");
+  print_summary(res.after);
+  fmt::print("\nrows after\n");
+  print_rows(res.after);
+  if (!o.out.empty()) fmt::print("\nwrote {}\n", o.out);
+}
+
+// ------------------------------------------------------------------ validate
+
+struct ValidateOptions {
+  FabricOptions fabric;
+  std::vector<std::string> files, systems, offsets;
+  bool all = false;
+  std::string format = "table";
+};
+
+void run_validate(const ValidateOptions& o) {
+  check_format(o.format, {"table", "csv", "json"});
+  Config cfg = build_config(o.fabric);
+  Inputs in = load_inputs(o.files, cfg, o.systems, o.all);
+  // Harness offsets: those the preset's calibration recorded, then --harness-offset SYSTEM=US.
+  std::map<std::string, double> offsets;
+  try {
+    std::filesystem::path file(o.fabric.preset);
+    if (file.extension() != ".json" && o.fabric.preset.find('/') == std::string::npos)
+      for (const auto& info : list_presets())
+        if (info.name == o.fabric.preset) file = info.file;
+    const auto pj = read_json_document(file);
+    if (pj.contains("calibration") && pj["calibration"].contains("harness_offsets_us"))
+      for (const auto& [k, v] : pj["calibration"]["harness_offsets_us"].items())
+        offsets[k] = v.at("value").template get<double>();
+  } catch (const Error&) {
+  }
+  for (const auto& a : o.offsets) {
+    const auto eq = a.rfind('=');
+    double v = 0;
+    if (eq == std::string::npos || eq == 0) throw Error(fmt::format("--harness-offset: '{}' is not SYSTEM=US", a));
+    try {
+      v = std::stod(a.substr(eq + 1));
+    } catch (...) {
+      throw Error(fmt::format("--harness-offset: '{}' is not a number of microseconds", a.substr(eq + 1)));
+    }
+    if (!(v >= 0)) throw Error(fmt::format("--harness-offset: {} us must be >= 0", v));
+    offsets[a.substr(0, eq)] = v;
+  }
+  const ValidationReport rep = validate_rows(cfg, in.selected, offsets);
+  if (o.format == "json") {
+    nlohmann::json j = to_json(rep, true);
+    j["preset"] = o.fabric.preset;
+    j["inputs"] = inputs_json(in);
+    for (const auto& [k, v] : offsets) j["harness_offsets_us"][k] = v;
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  if (o.format == "csv") {
+    fmt::print("{}\n", csv_record({"kind", "key", "source", "system", "gpus", "algorithm", "bytes", "regime",
+                                   "measured_us", "model_us", "error_pct", "rows", "mape_pct", "bias_pct"}));
+    for (const auto& e : rep.rows)
+      fmt::print("{}\n", csv_record({"row", "", e.row.source, e.row.system, std::to_string(e.row.gpus), e.row.algorithm,
+                                     std::to_string(e.row.bytes), to_string(e.regime), fmt::format("{}", e.row.measured_us),
+                                     e.modelled ? fmt::format("{}", e.model_us) : "",
+                                     e.modelled ? fmt::format("{}", e.error * 100) : "", "", "", ""}));
+    auto stat = [](const std::string& kind, const std::string& key, const ErrorStats& s) {
+      fmt::print("{}\n", csv_record({kind, key, "", "", "", "", "", "", "", "", "", std::to_string(s.rows),
+                                     fmt::format("{}", s.mape_pct), fmt::format("{}", s.bias_pct)}));
+    };
+    for (const auto& [k, v] : rep.by_regime) stat("regime", k, v);
+    for (const auto& [k, v] : rep.by_algorithm) stat("algorithm", k, v);
+    for (const auto& [k, v] : rep.by_system) stat("system", k, v);
+    stat("overall", "", rep.overall);
+    return;
+  }
+  fmt::print("# scin validate: preset {} ({}), {} rows{}\n", o.fabric.preset, cfg.accelerator.name, rep.rows.size(),
+             in.filter.empty() ? "" : fmt::format(" whose system mentions {}", fmt::join(in.filter, " or ")));
+  for (const auto& f : in.files) fmt::print("#   {} ({}, sha256 {})\n", f.path.string(), f.format, f.sha256);
+  for (const auto& [k, v] : offsets) fmt::print("# harness offset {:.2f} us for '{}'\n", v, k);
+  fmt::print("# error = model / measured - 1 (negative: the model is too fast)\n\n");
+  print_rows(rep);
+  fmt::print("\n");
+  print_summary(rep);
+}
+
+// ------------------------------------------------------------------ import
+
+struct ImportOptions {
+  std::vector<std::string> files, tags;
+  std::string db, experiment = "measured", name, notes;
+};
+
+/// The measured rows of a file as store points (kind measured).
+std::vector<PointRecord> measured_points(const MeasuredFile& m) {
+  std::vector<PointRecord> pts;
+  for (const auto& r : m.rows) {
+    PointRecord p;
+    p.index = pts.size();
+    p.kind = PointKind::Measured;
+    p.algorithm = r.algorithm;
+    p.dtype = r.dtype;
+    p.bytes = r.bytes;
+    p.gpus = r.gpus;
+    p.system = r.system;
+    p.measured_us = r.measured_us;
+    p.busbw_GBps = r.busbw_GBps < 0 ? 0 : r.busbw_GBps;
+    p.source = r.source;
+    p.extra = {{"gpus_per_process", r.gpus_per_process}, {"notes", r.notes}, {"regime", to_string(regime_of(r.bytes))}};
+    if (r.in_place_us >= 0) p.extra["in_place_us"] = r.in_place_us;
+    if (r.busbw_GBps < 0) p.extra["busbw_reported"] = false;
+    pts.push_back(std::move(p));
+  }
+  return pts;
+}
+
+void run_import(const ImportOptions& o) {
+  if (o.files.empty()) throw Error("LOG: give at least one nccl-tests log or CSV file");
+  std::string db = o.db;
+  if (std::filesystem::path(db).extension().empty()) db += kDbExtension;
+  // Parse everything first: a malformed file writes nothing.
+  std::vector<MeasuredFile> files;
+  for (const auto& f : o.files) files.push_back(load_measured(f));
+  Store store = Store::open(db, Access::Create);
+  for (const auto& m : files) {
+    RunStart st;
+    st.experiment = o.experiment;
+    st.name = o.name.empty() ? m.path.filename().string() : o.name;
+    st.notes = o.notes;
+    st.tags = o.tags;
+    st.kind = PointKind::Measured;
+    st.engine = "measured";
+    nlohmann::json spec = {{"kind", "measured"}, {"file", m.path.filename().string()}, {"format", m.format},
+                           {"sha256", m.sha256}, {"rows", m.rows.size()}};
+    for (const auto& t : m.tables)
+      spec["tables"].push_back({{"first_line", t.first_line}, {"ranks", t.ranks}, {"processes", t.processes},
+                                {"threads", t.threads}, {"gpus_per_thread", t.gpus_per_thread},
+                                {"device", t.device}, {"nccl_version", t.nccl_version}, {"env", t.env},
+                                {"rows", t.rows.size()}});
+    st.spec = spec;
+    st.points_total = m.rows.size();
+    st.threads = 1;
+    const std::int64_t id = store.begin_run(st);
+    store.append_points(id, measured_points(m));
+    store.finish_run(id, RunStatus::Done);
+    fmt::print("run {} '{}': {} measured points from {} ({}, sha256 {})\n", id, st.name, m.rows.size(),
+               m.path.string(), m.format, m.sha256.substr(0, 12));
+  }
+}
+
+}  // namespace
+
+void add_calib_commands(CLI::App& app) {
+  auto im = std::make_shared<ImportOptions>();
+  auto* imp = app.add_subcommand("import", "store nccl-tests all_reduce_perf logs or measurement CSVs in an "
+                                           "experiment database as measured runs (one run per file)");
+  imp->add_option("LOG", im->files, "nccl-tests logs or CSV files")->required();
+  imp->add_option("--db", im->db, "experiment database (.scindb; created if missing)")->required();
+  imp->add_option("--experiment", im->experiment, "experiment the runs belong to")->capture_default_str();
+  imp->add_option("--name", im->name, "run name (default: the file name)");
+  imp->add_option("--notes", im->notes, "run notes");
+  imp->add_option("--tag", im->tags, "tag the runs; repeatable");
+  imp->callback([im] { run_import(*im); });
+
+  auto c = std::make_shared<CalibrateOptions>();
+  auto* cal = app.add_subcommand("calibrate", "fit a preset's parameters to measured All-Reduce times "
+                                              "(nccl-tests logs or CSV) and write the calibrated preset");
+  cal->add_option("MEASURED", c->files, "nccl-tests all_reduce_perf logs or CSV files")->required();
+  add_fabric_options(*cal, c->fabric);
+  cal->add_option("--out", c->out, "write the calibrated preset (with provenance) to this .json file");
+  cal->add_option("--name", c->name, "name of the written preset (default: the base preset's)");
+  cal->add_option("--system", c->systems, "use rows whose system contains TEXT (default: the preset's accelerator name)");
+  cal->add_flag("--all-systems", c->all, "use every row");
+  cal->add_option("--param", c->params, "registry paths to fit, comma separated (default: the documented set)");
+  cal->add_option("--harness-offset", c->offsets, "fit an additive harness offset for systems containing TEXT");
+  cal->add_flag("--no-auto-offset", c->no_auto_offset, "do not detect harness offsets from repeated collectives");
+  cal->add_option("--format", c->format, "table or json")->capture_default_str();
+  cal->callback([c] { run_calibrate(*c); });
+
+  auto v = std::make_shared<ValidateOptions>();
+  auto* val = app.add_subcommand("validate", "model error per measured row, with MAPE per regime and algorithm");
+  val->add_option("MEASURED", v->files, "nccl-tests all_reduce_perf logs or CSV files")->required();
+  add_fabric_options(*val, v->fabric);
+  val->add_option("--system", v->systems, "use rows whose system contains TEXT (default: the preset's accelerator name)");
+  val->add_flag("--all-systems", v->all, "use every row");
+  val->add_option("--harness-offset", v->offsets, "SYSTEM=US: add US microseconds to the model for that system");
+  val->add_option("--format", v->format, "table, csv or json")->capture_default_str();
+  val->callback([v] { run_validate(*v); });
+}
+
+}  // namespace scin::cli

@@ -1,0 +1,425 @@
+#include "calib/measured.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "base/csv.h"
+#include "base/error.h"
+
+namespace scin {
+namespace {
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+std::vector<std::string> words(std::string_view s) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(s)};
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto nl = text.find('\n', start);
+    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    out.push_back(std::move(line));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  if (!out.empty() && out.back().empty()) out.pop_back();
+  return out;
+}
+
+[[noreturn]] void fail(const std::string& origin, int line, const std::string& what) {
+  throw Error(fmt::format("{}:{}: {}", origin, line, what));
+}
+
+bool parse_double(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(out);
+}
+
+bool parse_u64(const std::string& s, std::uint64_t& out) {
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return false;
+  if (s.size() > 19) return false;
+  out = std::strtoull(s.c_str(), nullptr, 10);
+  return true;
+}
+
+// nccl-tests type names -> element size and our dtype label.
+bool nccl_type(const std::string& t, int& size, std::string& dtype) {
+  static const std::map<std::string, std::pair<int, std::string>> types = {
+      {"int8", {1, "int8"}},    {"uint8", {1, "uint8"}},   {"int32", {4, "int32"}},
+      {"uint32", {4, "uint32"}}, {"int64", {8, "int64"}},  {"uint64", {8, "uint64"}},
+      {"half", {2, "fp16"}},    {"float", {4, "fp32"}},    {"double", {8, "fp64"}},
+      {"bfloat16", {2, "bf16"}}, {"f8e4m3", {1, "fp8e4m3"}}, {"f8e5m2", {1, "fp8e5m2"}},
+  };
+  auto it = types.find(t);
+  if (it == types.end()) return false;
+  size = it->second.first;
+  dtype = it->second.second;
+  return true;
+}
+
+std::string algorithm_from_env(const std::map<std::string, std::string>& env) {
+  auto it = env.find("NCCL_ALGO");
+  if (it == env.end()) return "nccl-auto";
+  std::string a;
+  for (char c : it->second) a += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (a == "ring") return "ring";
+  if (a == "nvls") return "nvls";
+  return "nccl-" + a;  // tree, nvlstree, collnet...: not modelled; validate reports them as skipped
+}
+
+// "NCCL_ALGO=NVLS" (shell-style) or "... NCCL_ALGO set by environment to NVLS" (NCCL_DEBUG=INFO).
+void scan_env(const std::string& line, std::map<std::string, std::string>& env) {
+  std::size_t pos = 0;
+  while ((pos = line.find("NCCL_", pos)) != std::string::npos) {
+    std::size_t e = pos;
+    while (e < line.size() && (std::isupper(static_cast<unsigned char>(line[e])) ||
+                               std::isdigit(static_cast<unsigned char>(line[e])) || line[e] == '_'))
+      ++e;
+    const std::string key = line.substr(pos, e - pos);
+    if (e < line.size() && line[e] == '=' && key.size() > 5) {
+      auto v = words(line.substr(e + 1));
+      if (!v.empty()) env[key] = v[0];
+    } else {
+      const std::string tag = " set by environment to ";
+      if (line.compare(e, tag.size(), tag) == 0) {
+        auto v = words(line.substr(e + tag.size()));
+        if (!v.empty()) env[key] = v[0];
+      }
+    }
+    pos = e;
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ nccl-tests
+
+std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std::string& origin) {
+  std::vector<NcclTestsTable> tables;
+  const auto lines = lines_of(text);
+  NcclTestsTable cur;
+  bool open = false;       // a header (or rows) started the current table
+  bool have_root = true;   // the column header names `root`
+  bool header_seen = false;
+  std::set<std::string> pids;
+  std::map<std::string, std::string> env;  // persists: environment applies to later tables too
+  std::string version;
+  auto close = [&]() {
+    if (open && !cur.rows.empty()) {
+      cur.processes = static_cast<int>(pids.size());
+      tables.push_back(std::move(cur));
+    }
+    cur = NcclTestsTable{};
+    pids.clear();
+    open = false;
+    header_seen = false;
+    have_root = true;
+  };
+
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const int ln = static_cast<int>(i) + 1;
+    const std::string line = trim(lines[i]);
+    if (line.empty()) continue;
+    scan_env(line, env);
+    if (auto v = line.find("NCCL version "); v != std::string::npos) {
+      auto w = words(line.substr(v + 13));
+      if (!w.empty()) version = w[0];
+      if (open) cur.nccl_version = version;
+    }
+    if (line[0] == '#') {
+      const auto w = words(line.substr(1));
+      if (w.size() >= 4 && w[0] == "nThread") {
+        close();
+        open = true;
+        cur.first_line = ln;
+        cur.env = env;
+        cur.nccl_version = version;
+        for (std::size_t k = 0; k + 1 < w.size(); ++k) {
+          std::uint64_t v = 0;
+          if (w[k] == "nThread") {
+            if (!parse_u64(w[k + 1], v) || v == 0) fail(origin, ln, fmt::format("nThread: '{}' is not a positive count", w[k + 1]));
+            cur.threads = static_cast<int>(v);
+          } else if (w[k] == "nGpus") {
+            if (!parse_u64(w[k + 1], v) || v == 0) fail(origin, ln, fmt::format("nGpus: '{}' is not a positive count", w[k + 1]));
+            cur.gpus_per_thread = static_cast<int>(v);
+          }
+        }
+      } else if (w.size() >= 4 && w[0] == "Rank") {
+        // "Rank  0 Group  0 Pid  1234 on host device  0 [0x18] NVIDIA H100 80GB HBM3"
+        ++cur.ranks;
+        for (std::size_t k = 0; k + 1 < w.size(); ++k)
+          if (w[k] == "Pid") pids.insert(w[k + 1]);
+        if (cur.device.empty()) {
+          const auto br = line.find("] ");
+          if (br != std::string::npos) cur.device = trim(line.substr(br + 2));
+        }
+      } else if (!w.empty() && w[0] == "size") {
+        header_seen = true;
+        have_root = std::find(w.begin(), w.end(), "root") != w.end();
+      } else if (w.size() >= 4 && w[0] == "Avg" && w[1] == "bus" && w[2] == "bandwidth") {
+        double v = 0;
+        if (parse_double(w.back(), v)) cur.avg_busbw_GBps = v;
+      } else if (!w.empty() && w[0].rfind("NCCL_", 0) == 0) {
+        if (open) cur.env = env;
+      }
+      continue;
+    }
+    // Non-comment: NCCL log lines are allowed anywhere; everything else must be a data row.
+    if (line.find("NCCL INFO") != std::string::npos || line.find("NCCL WARN") != std::string::npos) {
+      if (open) cur.env = env;
+      continue;
+    }
+    const auto w = words(line);
+    std::uint64_t size = 0;
+    if (!parse_u64(w[0], size)) {
+      if (line.find('=') != std::string::npos && line.find("NCCL_") != std::string::npos) {
+        if (open) cur.env = env;
+        continue;  // "NCCL_ALGO=NVLS" on its own line
+      }
+      fail(origin, ln, fmt::format("not an nccl-tests data row (expected a size in bytes, got '{}')", w[0]));
+    }
+    if (!open) fail(origin, ln, "data row before any '# nThread ... nGpus ...' header: the rank count is unknown");
+    if (!header_seen) have_root = w.size() == 13 || w.size() == 9;
+    const std::size_t per_half = have_root ? 5 : 4;  // time algbw busbw #wrong (+ root before)
+    const std::size_t lead = 4;                      // size count type redop
+    const std::size_t want = lead + (have_root ? 1 : 0) + 4;
+    if (w.size() != want && w.size() != want + 4)
+      fail(origin, ln, fmt::format("expected {} or {} columns (size count type redop{} time algbw busbw #wrong "
+                                   "[in-place time algbw busbw #wrong]), got {}",
+                                   want, want + 4, have_root ? " root" : "", w.size()));
+    (void)per_half;
+    MeasuredRow r;
+    std::uint64_t count = 0;
+    if (!parse_u64(w[1], count)) fail(origin, ln, fmt::format("count: '{}' is not a whole number", w[1]));
+    int esize = 0;
+    if (!nccl_type(w[2], esize, r.dtype)) fail(origin, ln, fmt::format("type: unknown nccl-tests type '{}'", w[2]));
+    if (size == 0) fail(origin, ln, "size: 0 bytes");
+    if (count * static_cast<std::uint64_t>(esize) != size)
+      fail(origin, ln, fmt::format("size {} is not count {} x {} bytes of {}", size, count, esize, w[2]));
+    const std::size_t t0 = lead + (have_root ? 1 : 0);
+    auto number = [&](std::size_t k, const char* what) {
+      double v = 0;
+      if (!parse_double(w[k], v) || v < 0) fail(origin, ln, fmt::format("{}: '{}' is not a non-negative number", what, w[k]));
+      return v;
+    };
+    r.measured_us = number(t0, "out-of-place time");
+    if (r.measured_us <= 0) fail(origin, ln, "out-of-place time: must be positive");
+    number(t0 + 1, "out-of-place algbw");
+    r.busbw_GBps = number(t0 + 2, "out-of-place busbw");
+    if (w.size() == want + 4) {
+      r.in_place_us = number(t0 + 4, "in-place time");
+      number(t0 + 5, "in-place algbw");
+      number(t0 + 6, "in-place busbw");
+    }
+    r.bytes = size;
+    r.source = fmt::format("{}:{}", origin, ln);
+    r.notes = w[3];  // redop
+    cur.rows.push_back(std::move(r));
+  }
+  close();
+  if (tables.empty()) throw Error(fmt::format("{}: no nccl-tests data rows found", origin));
+
+  for (std::size_t k = 0; k < tables.size(); ++k) {
+    auto& t = tables[k];
+    const int ranks = t.ranks > 0 ? t.ranks : t.threads * t.gpus_per_thread;
+    const int per_process = t.processes > 0 ? std::max(1, t.ranks / t.processes) : t.threads * t.gpus_per_thread;
+    for (auto& r : t.rows) {
+      r.gpus = ranks;
+      r.gpus_per_process = std::min(per_process, t.gpus_per_thread);
+      r.algorithm = algorithm_from_env(t.env);
+      r.system = tables.size() == 1 ? origin : fmt::format("{} table {}", origin, k + 1);
+      if (!t.device.empty()) r.system += " (" + t.device + ")";
+      std::string n = "nccl-tests";
+      if (!t.nccl_version.empty()) n += " NCCL " + t.nccl_version;
+      r.notes = n + "; redop " + r.notes;
+    }
+  }
+  return tables;
+}
+
+// ------------------------------------------------------------------ CSV
+
+std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::string& origin) {
+  const auto lines = lines_of(text);
+  std::size_t first = 0;
+  while (first < lines.size() && trim(lines[first]).empty()) ++first;
+  if (first == lines.size()) throw Error(fmt::format("{}: empty file", origin));
+  std::vector<std::string> header;
+  try {
+    header = csv_parse_record(lines[first]);
+  } catch (const Error& e) {
+    fail(origin, static_cast<int>(first) + 1, e.what());
+  }
+  std::map<std::string, std::size_t> col;
+  for (std::size_t k = 0; k < header.size(); ++k) col[trim(header[k])] = k;
+  for (const char* need : {"system", "gpus", "algorithm", "bytes", "measured_us"})
+    if (!col.count(need))
+      fail(origin, static_cast<int>(first) + 1,
+           fmt::format("header lacks column '{}' (need system,gpus,algorithm,bytes,measured_us[,busbw])", need));
+  auto opt = [&](std::initializer_list<const char*> names) -> long {
+    for (const char* n : names)
+      if (auto it = col.find(n); it != col.end()) return static_cast<long>(it->second);
+    return -1;
+  };
+  const long busbw = opt({"busbw", "busbw_GBps", "measured_busbw_GBps"});
+  const long dtype = opt({"dtype"});
+  const long notes = opt({"notes"});
+  const long url = opt({"source_url", "source"});
+  const long gpp = opt({"gpus_per_process"});
+
+  std::vector<MeasuredRow> rows;
+  for (std::size_t i = first + 1; i < lines.size(); ++i) {
+    const int ln = static_cast<int>(i) + 1;
+    if (trim(lines[i]).empty()) continue;
+    std::vector<std::string> f;
+    try {
+      f = csv_parse_record(lines[i]);
+    } catch (const Error& e) {
+      fail(origin, ln, e.what());
+    }
+    if (f.size() != header.size())
+      fail(origin, ln, fmt::format("{} fields, the header has {}", f.size(), header.size()));
+    MeasuredRow r;
+    r.system = trim(f[col["system"]]);
+    if (r.system.empty()) fail(origin, ln, "system: empty");
+    std::uint64_t v = 0;
+    if (!parse_u64(trim(f[col["gpus"]]), v) || v < 2 || v > 1024)
+      fail(origin, ln, fmt::format("gpus: '{}' is not a whole number from 2 to 1024", f[col["gpus"]]));
+    r.gpus = static_cast<int>(v);
+    r.algorithm = trim(f[col["algorithm"]]);
+    if (r.algorithm.empty()) fail(origin, ln, "algorithm: empty");
+    if (!parse_u64(trim(f[col["bytes"]]), r.bytes) || r.bytes == 0)
+      fail(origin, ln, fmt::format("bytes: '{}' is not a positive whole number", f[col["bytes"]]));
+    if (!parse_double(trim(f[col["measured_us"]]), r.measured_us) || r.measured_us <= 0)
+      fail(origin, ln, fmt::format("measured_us: '{}' is not a positive number", f[col["measured_us"]]));
+    if (busbw >= 0 && !trim(f[static_cast<std::size_t>(busbw)]).empty() &&
+        (!parse_double(trim(f[static_cast<std::size_t>(busbw)]), r.busbw_GBps) || r.busbw_GBps < 0))
+      fail(origin, ln, fmt::format("busbw: '{}' is not a non-negative number", f[static_cast<std::size_t>(busbw)]));
+    if (dtype >= 0 && !trim(f[static_cast<std::size_t>(dtype)]).empty()) r.dtype = trim(f[static_cast<std::size_t>(dtype)]);
+    if (gpp >= 0 && !trim(f[static_cast<std::size_t>(gpp)]).empty()) {
+      if (!parse_u64(trim(f[static_cast<std::size_t>(gpp)]), v) || v < 1 || v > static_cast<std::uint64_t>(r.gpus))
+        fail(origin, ln, fmt::format("gpus_per_process: '{}' is not a whole number from 1 to gpus",
+                                     f[static_cast<std::size_t>(gpp)]));
+      r.gpus_per_process = static_cast<int>(v);
+    }
+    if (notes >= 0) r.notes = f[static_cast<std::size_t>(notes)];
+    if (url >= 0 && !f[static_cast<std::size_t>(url)].empty())
+      r.notes += (r.notes.empty() ? "" : "; ") + f[static_cast<std::size_t>(url)];
+    r.source = fmt::format("{}:{}", origin, ln);
+    rows.push_back(std::move(r));
+  }
+  if (rows.empty()) throw Error(fmt::format("{}: no data rows after the header", origin));
+  return rows;
+}
+
+std::string to_measured_csv(const std::vector<MeasuredRow>& rows) {
+  std::string out = csv_record({"system", "gpus", "algorithm", "bytes", "measured_us", "busbw", "dtype",
+                                "gpus_per_process", "notes"}) + "\n";
+  for (const auto& r : rows)
+    out += csv_record({r.system, std::to_string(r.gpus), r.algorithm, std::to_string(r.bytes),
+                       fmt::format("{}", r.measured_us), r.busbw_GBps < 0 ? "" : fmt::format("{}", r.busbw_GBps),
+                       r.dtype, std::to_string(r.gpus_per_process), r.notes}) + "\n";
+  return out;
+}
+
+MeasuredFile load_measured(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot read the file", file.string()));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  MeasuredFile m;
+  m.path = file;
+  m.sha256 = sha256_hex(text);
+  const std::string origin = file.filename().string();
+  std::string first;
+  for (const auto& l : lines_of(text))
+    if (!trim(l).empty()) {
+      first = trim(l);
+      break;
+    }
+  if (first.empty()) throw Error(fmt::format("{}: empty file", file.string()));
+  const bool csv = first[0] != '#' && first.find("measured_us") != std::string::npos;
+  if (csv) {
+    m.format = "csv";
+    m.rows = parse_measured_csv(text, origin);
+  } else {
+    m.format = "nccl-tests";
+    m.tables = parse_nccl_tests(text, origin);
+    for (const auto& t : m.tables) m.rows.insert(m.rows.end(), t.rows.begin(), t.rows.end());
+  }
+  return m;
+}
+
+// ------------------------------------------------------------------ SHA-256 (FIPS 180-4)
+
+std::string sha256_hex(const std::string& data) {
+  static constexpr std::array<std::uint32_t, 64> k = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+  std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string msg = data;
+  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  msg += static_cast<char>(0x80);
+  while (msg.size() % 64 != 56) msg += '\0';
+  for (int i = 7; i >= 0; --i) msg += static_cast<char>((bits >> (8 * i)) & 0xff);
+  auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  for (std::size_t off = 0; off < msg.size(); off += 64) {
+    std::array<std::uint32_t, 64> w{};
+    for (int i = 0; i < 16; ++i)
+      w[i] = (static_cast<std::uint32_t>(static_cast<unsigned char>(msg[off + 4 * i])) << 24) |
+             (static_cast<std::uint32_t>(static_cast<unsigned char>(msg[off + 4 * i + 1])) << 16) |
+             (static_cast<std::uint32_t>(static_cast<unsigned char>(msg[off + 4 * i + 2])) << 8) |
+             static_cast<std::uint32_t>(static_cast<unsigned char>(msg[off + 4 * i + 3]));
+    for (int i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    auto a = h;
+    for (int i = 0; i < 64; ++i) {
+      const std::uint32_t S1 = rotr(a[4], 6) ^ rotr(a[4], 11) ^ rotr(a[4], 25);
+      const std::uint32_t ch = (a[4] & a[5]) ^ (~a[4] & a[6]);
+      const std::uint32_t t1 = a[7] + S1 + ch + k[i] + w[i];
+      const std::uint32_t S0 = rotr(a[0], 2) ^ rotr(a[0], 13) ^ rotr(a[0], 22);
+      const std::uint32_t mj = (a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]);
+      const std::uint32_t t2 = S0 + mj;
+      a = {t1 + t2, a[0], a[1], a[2], a[3] + t1, a[4], a[5], a[6]};
+    }
+    for (int i = 0; i < 8; ++i) h[i] += a[i];
+  }
+  std::string out;
+  for (std::uint32_t x : h) out += fmt::format("{:08x}", x);
+  return out;
+}
+
+}  // namespace scin

@@ -1,0 +1,79 @@
+// Measured All-Reduce timings: the rows `scin calibrate`, `scin validate` and
+// `scin import` read.
+//
+// Two input formats:
+//  - nccl-tests `all_reduce_perf` output (stdout of one or several runs in one
+//    file): the "# nThread .. nGpus .." header, the "Using devices" rank list
+//    (ranks sharing a Pid were driven by one process: `-g N`), optional NCCL
+//    version and NCCL_* environment lines, and the data table with out-of-place
+//    and in-place columns (with or without the `root` column of newer versions;
+//    `#wrong` may be N/A). Several tables in one file are separate runs.
+//  - CSV with a header naming at least system,gpus,algorithm,bytes,measured_us
+//    (optional: measured_busbw_GBps or busbw, dtype, source_url, notes,
+//    gpus_per_process); extra columns are ignored.
+// Malformed input is rejected with `FILE:LINE: what is wrong`.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace scin {
+
+/// One measured collective: the rank count, algorithm, size and time.
+struct MeasuredRow {
+  std::string system;          // CSV `system`, or the log's "FILE table K"
+  int gpus = 0;
+  std::string algorithm;       // scin algorithm name, or "nccl-auto" (NCCL chose; min of ring / nvls)
+  std::uint64_t bytes = 0;     // message size per rank
+  double measured_us = 0;      // out-of-place time
+  double in_place_us = -1;     // nccl-tests in-place time (-1: none)
+  double busbw_GBps = -1;      // as reported (-1: none)
+  std::string dtype = "fp32";
+  int gpus_per_process = 1;    // >1: one process drove several GPUs (nccl-tests -g N)
+  std::string source;          // "FILE:LINE" where the row was read
+  std::string notes;           // CSV notes / source_url
+};
+
+/// One nccl-tests run (one table) with its header facts.
+struct NcclTestsTable {
+  int first_line = 0;          // line of the "# nThread" header (or of the first row)
+  int threads = 1;             // nThread
+  int gpus_per_thread = 1;     // nGpus (-g)
+  int ranks = 0;               // "Using devices" entries (0: not printed)
+  int processes = 0;           // distinct Pids among them
+  std::string device;          // device name of rank 0, if printed
+  std::string nccl_version;    // e.g. "2.18.3+cuda12.2"
+  std::map<std::string, std::string> env;  // NCCL_* settings seen (NCCL_ALGO=NVLS, ...)
+  std::string op = "all_reduce";
+  std::vector<MeasuredRow> rows;
+  double avg_busbw_GBps = -1;  // "# Avg bus bandwidth" footer
+};
+
+struct MeasuredFile {
+  std::filesystem::path path;
+  std::string format;          // "nccl-tests" | "csv"
+  std::string sha256;          // of the file's bytes
+  std::vector<NcclTestsTable> tables;   // nccl-tests only
+  std::vector<MeasuredRow> rows;        // all rows, in file order
+};
+
+/// Parses nccl-tests output; `origin` names the input in errors and row sources.
+std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std::string& origin);
+
+/// Parses the simple CSV format.
+std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::string& origin);
+
+/// Reads a file, detecting its format (a first non-blank line starting with '#'
+/// or a data table: nccl-tests; a header with "bytes" and "measured_us": CSV).
+MeasuredFile load_measured(const std::filesystem::path& file);
+
+/// Writes rows as the simple CSV format (round trip of parse_measured_csv).
+std::string to_measured_csv(const std::vector<MeasuredRow>& rows);
+
+/// Lower-case hex SHA-256 of `data`.
+std::string sha256_hex(const std::string& data);
+
+}  // namespace scin

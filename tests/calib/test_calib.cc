@@ -1,0 +1,354 @@
+// Measured-data parsing, calibration and validation (core/calib).
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "calib/fit.h"
+#include "calib/measured.h"
+#include "cli_util.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "store/store.h"
+
+namespace {
+
+using namespace scin;
+namespace fs = std::filesystem;
+
+const fs::path kFixtures = fs::path(SCIN_CALIB_FIXTURES);
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The error message of `f`, or "" if it did not throw scin::Error.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NcclTestsLog, SingleProcessEightGpusParsesEveryColumn) {
+  const MeasuredFile m = load_measured(kFixtures / "allreduce-g8-single-process.log");
+  EXPECT_EQ(m.format, "nccl-tests");
+  ASSERT_EQ(m.tables.size(), 1u);
+  const NcclTestsTable& t = m.tables[0];
+  EXPECT_EQ(t.gpus_per_thread, 8);
+  EXPECT_EQ(t.ranks, 8);
+  EXPECT_EQ(t.processes, 1);
+  EXPECT_EQ(t.device, "NVIDIA H200");
+  EXPECT_EQ(t.nccl_version, "2.21.5+cuda12.4");
+  EXPECT_DOUBLE_EQ(t.avg_busbw_GBps, 69.3141);
+  ASSERT_EQ(t.rows.size(), 13u);
+  const MeasuredRow& r0 = t.rows[0];
+  EXPECT_EQ(r0.bytes, 8u);
+  EXPECT_EQ(r0.gpus, 8);
+  EXPECT_EQ(r0.gpus_per_process, 8);  // -g 8: one process launches on all eight GPUs
+  EXPECT_EQ(r0.algorithm, "nccl-auto");
+  EXPECT_EQ(r0.dtype, "fp32");
+  EXPECT_DOUBLE_EQ(r0.measured_us, 31.52);
+  EXPECT_DOUBLE_EQ(r0.in_place_us, 30.87);
+  EXPECT_EQ(r0.source, "allreduce-g8-single-process.log:19");
+  const MeasuredRow& last = t.rows.back();
+  EXPECT_EQ(last.bytes, 134217728u);
+  EXPECT_DOUBLE_EQ(last.measured_us, 596.14);
+  EXPECT_DOUBLE_EQ(last.busbw_GBps, 394.01);
+  EXPECT_EQ(m.sha256.size(), 64u);
+}
+
+TEST(NcclTestsLog, TwoTablesOneProcessPerGpuWithEnvironment) {
+  const MeasuredFile m = load_measured(kFixtures / "allreduce-per-process-two-tables.log");
+  ASSERT_EQ(m.tables.size(), 2u);
+  for (const auto& t : m.tables) {
+    EXPECT_EQ(t.ranks, 4);
+    EXPECT_EQ(t.processes, 4);
+    EXPECT_EQ(t.env.at("NCCL_ALGO"), "NVLS");
+    for (const auto& r : t.rows) {
+      EXPECT_EQ(r.gpus, 4);
+      EXPECT_EQ(r.gpus_per_process, 1);
+      EXPECT_EQ(r.algorithm, "nvls");
+    }
+  }
+  EXPECT_EQ(m.tables[0].nccl_version, "2.19.3+cuda12.3");
+  EXPECT_EQ(m.tables[0].rows[0].dtype, "bf16");
+  EXPECT_EQ(m.tables[1].rows[0].dtype, "fp32");
+  EXPECT_EQ(m.rows.size(), 6u);
+  EXPECT_DOUBLE_EQ(m.rows[2].measured_us, 108.93);
+  EXPECT_DOUBLE_EQ(m.rows[5].in_place_us, 12.81);
+  EXPECT_NE(m.rows[0].system, m.rows[3].system);  // the tables are separate runs
+}
+
+TEST(NcclTestsLog, RoundTripsThroughTheCsvFormat) {
+  const MeasuredFile m = load_measured(kFixtures / "allreduce-g8-single-process.log");
+  const auto back = parse_measured_csv(to_measured_csv(m.rows), "round-trip.csv");
+  ASSERT_EQ(back.size(), m.rows.size());
+  for (std::size_t i = 0; i < back.size(); ++i) {
+    EXPECT_EQ(back[i].system, m.rows[i].system);
+    EXPECT_EQ(back[i].gpus, m.rows[i].gpus);
+    EXPECT_EQ(back[i].algorithm, m.rows[i].algorithm);
+    EXPECT_EQ(back[i].bytes, m.rows[i].bytes);
+    EXPECT_EQ(back[i].measured_us, m.rows[i].measured_us);
+    EXPECT_EQ(back[i].busbw_GBps, m.rows[i].busbw_GBps);
+    EXPECT_EQ(back[i].dtype, m.rows[i].dtype);
+    EXPECT_EQ(back[i].gpus_per_process, m.rows[i].gpus_per_process);
+  }
+}
+
+TEST(NcclTestsLog, MalformedLogsNameTheLine) {
+  const std::string good = read(kFixtures / "allreduce-g8-single-process.log");
+  auto replace_line = [&](int line, const std::string& text) {
+    std::istringstream in(good);
+    std::string out, l;
+    for (int n = 1; std::getline(in, l); ++n) out += (n == line ? text : l) + "\n";
+    return out;
+  };
+  // A row with a column missing.
+  EXPECT_NE(error_of([&] { parse_nccl_tests(replace_line(22, "         128            32     float     sum      -1    31.44    0.00    0.01      0    31.13    0.00    0.01"), "x.log"); })
+                .find("x.log:22: expected 9 or 13 columns"),
+            std::string::npos);
+  // size != count x element size.
+  EXPECT_NE(error_of([&] { parse_nccl_tests(replace_line(23, "         512           100     float     sum      -1    31.80    0.02    0.03      0    31.58    0.02    0.03      0"), "x.log"); })
+                .find("x.log:23: size 512 is not count 100 x 4 bytes"),
+            std::string::npos);
+  // A time that is not a number.
+  EXPECT_NE(error_of([&] { parse_nccl_tests(replace_line(24, "        2048           512     float     sum      -1    fast    0.06    0.11      0    31.92    0.06    0.11      0"), "x.log"); })
+                .find("x.log:24: out-of-place time: 'fast'"),
+            std::string::npos);
+  // Stray text among the rows.
+  EXPECT_NE(error_of([&] { parse_nccl_tests(replace_line(25, "Segmentation fault (core dumped)"), "x.log"); })
+                .find("x.log:25: not an nccl-tests data row"),
+            std::string::npos);
+  // Rows without the header that gives the rank count.
+  EXPECT_NE(error_of([&] { parse_nccl_tests("           8             2     float     sum      -1    31.52    0.00    0.00      0\n", "y.log"); })
+                .find("y.log:1: data row before any '# nThread"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { parse_nccl_tests("# nothing here\n", "z.log"); }).find("no nccl-tests data rows"),
+            std::string::npos);
+}
+
+TEST(MeasuredCsv, ParsesTheReferenceLayoutAndRejectsBadRows) {
+  const std::string csv =
+      "system,gpus,algorithm,bytes,measured_us,measured_busbw_GBps,dtype,source_url,notes\n"
+      "H200 box,8,ring,8,14.9,0.0009396,fp32,https://example.org,\"quoted, with comma\"\n"
+      "H200 box,8,nvls,2097152,56.88,,fp32,,\n";
+  const auto rows = parse_measured_csv(csv, "m.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].gpus, 8);
+  EXPECT_DOUBLE_EQ(rows[0].busbw_GBps, 0.0009396);
+  EXPECT_EQ(rows[0].notes, "quoted, with comma; https://example.org");
+  EXPECT_DOUBLE_EQ(rows[1].busbw_GBps, -1);
+  EXPECT_EQ(rows[1].source, "m.csv:3");
+  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,bytes\nx,8,8\n", "h.csv"); }).find("h.csv:1: header lacks column 'algorithm'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,algorithm,bytes,measured_us\nx,8,ring,8,1\nx,1,ring,8,1\n", "g.csv"); })
+                .find("g.csv:3: gpus: '1' is not a whole number from 2 to 1024"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,algorithm,bytes,measured_us\nx,8,ring,8,-3\n", "t.csv"); })
+                .find("t.csv:2: measured_us: '-3' is not a positive number"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,algorithm,bytes,measured_us\nx,8,ring\n", "f.csv"); })
+                .find("f.csv:2: 3 fields, the header has 5"),
+            std::string::npos);
+}
+
+TEST(Sha256, MatchesTheFipsTestVectors) {
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+// A fabric whose ring LL time at 8 B is known in closed form:
+// launch 2.5 + LL base 4.1 + 14 steps x (0.15 + 2 x 0.125 + 0.2) = 15.0 us
+// (links and HBM so fast that the 8 bytes take no measurable time).
+Config closed_form_fabric() {
+  Config c;
+  c.links.bandwidth_GBps = 1e6;
+  c.accelerator.hbm_bandwidth_GBps = 1e6;
+  c.fabric.gpus = 8;
+  c.fabric.planes = 1;
+  c.accelerator.launch_overhead_ns = 2500;
+  c.links.latency_ns = 125;
+  c.sw.latency_ns = 200;
+  c.ring.protocol = RingProtocol::LL;
+  c.ring.ll = {4100, 150, 0.5};
+  return c;
+}
+
+TEST(Validate, MapeOfAHandComputedCase) {
+  const Config c = closed_form_fabric();
+  MeasuredRow a;
+  a.system = "hand";
+  a.gpus = 8;
+  a.algorithm = "ring";
+  a.bytes = 8;
+  a.measured_us = 12.5;   // model 15.0: +20%
+  MeasuredRow b = a;
+  b.measured_us = 20.0;   // model 15.0: -25%
+  MeasuredRow big = a;
+  big.algorithm = "tree";  // not modelled: reported, not counted
+  const ValidationReport rep = validate_rows(c, {a, b, big});
+  ASSERT_NEAR(rep.rows[0].model_us, 15.0, 1e-6);
+  EXPECT_NEAR(rep.rows[0].error, 0.20, 1e-6);
+  EXPECT_NEAR(rep.rows[1].error, -0.25, 1e-6);
+  EXPECT_FALSE(rep.rows[2].modelled);
+  EXPECT_EQ(rep.overall.rows, 2);
+  EXPECT_NEAR(rep.overall.mape_pct, 22.5, 1e-4);
+  EXPECT_NEAR(rep.overall.bias_pct, -2.5, 1e-4);
+  EXPECT_NEAR(rep.by_regime.at("small").mape_pct, 22.5, 1e-4);
+  EXPECT_NEAR(rep.by_algorithm.at("ring").max_abs_pct, 25.0, 1e-4);
+  // A harness offset adds to the model: 15 + 5 = 20 matches row b exactly.
+  const ValidationReport off = validate_rows(c, {b}, {{"hand", 5.0}});
+  EXPECT_NEAR(off.rows[0].error, 0.0, 1e-6);
+}
+
+TEST(Validate, RegimeBoundaries) {
+  EXPECT_EQ(regime_of(64 << 10), Regime::Small);
+  EXPECT_EQ(regime_of((64 << 10) + 4), Regime::Mid);
+  EXPECT_EQ(regime_of((64ull << 20) - 4), Regime::Mid);
+  EXPECT_EQ(regime_of(64ull << 20), Regime::Large);
+}
+
+// Rows generated by the model itself from known parameter values.
+std::vector<MeasuredRow> synthetic(const Config& truth) {
+  std::vector<MeasuredRow> rows;
+  for (const char* algo : {"ring", "nvls"})
+    for (std::uint64_t bytes : {8ull, 4096ull, 262144ull, 4ull << 20, 32ull << 20})
+      for (int gpus : {4, 8}) {
+        MeasuredRow r;
+        r.system = "synthetic";
+        r.gpus = gpus;
+        r.algorithm = algo;
+        r.bytes = bytes;
+        r.measured_us = *model_time_us(truth, r);
+        rows.push_back(r);
+      }
+  return rows;
+}
+
+TEST(Calibrate, RecoversKnownParametersFromSyntheticData) {
+  const Config start = load_preset("hgx-h100-8");
+  Config truth = start;
+  set_param(truth, "accelerator.launch_overhead_ns", 4000.0);
+  set_param(truth, "switch.nvls.sync_overhead_ns", 5000.0);
+  set_param(truth, "switch.nvls.efficiency", 0.7);
+  FitOptions o;
+  o.params = {"accelerator.launch_overhead_ns", "switch.nvls.sync_overhead_ns", "switch.nvls.efficiency"};
+  o.auto_offsets = false;
+  const FitResult r = fit(start, synthetic(truth), o);
+  ASSERT_EQ(r.params.size(), 3u);
+  for (const auto& p : r.params) EXPECT_TRUE(p.fitted) << p.path << ": " << p.reason;
+  EXPECT_NEAR(r.params[0].value / 4000.0, 1.0, 0.01);
+  EXPECT_NEAR(r.params[1].value / 5000.0, 1.0, 0.01);
+  EXPECT_NEAR(r.params[2].value / 0.7, 1.0, 0.01);
+  EXPECT_LT(r.after.overall.mape_pct, 0.5);
+  EXPECT_GT(r.before.overall.mape_pct, 5.0);
+  // The confidence interval holds the value.
+  for (const auto& p : r.params) {
+    EXPECT_LE(p.ci_low, p.value);
+    EXPECT_GE(p.ci_high, p.value);
+  }
+}
+
+TEST(Calibrate, RefusesParametersTheDataCannotIdentify) {
+  const Config start = load_preset("hgx-h100-8");
+  std::vector<MeasuredRow> rows;
+  for (const auto& r : synthetic(start))
+    if (r.algorithm == "ring") rows.push_back(r);
+  for (auto& r : rows) r.measured_us *= 1.1;
+  FitOptions o;
+  // The ISA never runs in a ring; the LL base cost and the launch cost are paid
+  // together by every ring-LL kernel, so these rows fix only their sum.
+  o.params = {"switch.isa.reduce_GBps", "accelerator.launch_overhead_ns", "ring.ll.base_ns"};
+  o.auto_offsets = false;
+  // Keep the ring on LL so launch and LL base always appear together.
+  Config ll = start;
+  set_param(ll, "ring.protocol", "ll");
+  const FitResult r = fit(ll, rows, o);
+  EXPECT_FALSE(r.params[0].fitted);
+  EXPECT_NE(r.params[0].reason.find("barely depend"), std::string::npos) << r.params[0].reason;
+  EXPECT_EQ(r.params[0].value, r.params[0].before);
+  EXPECT_NE(r.params[1].fitted, r.params[2].fitted);  // one of the pair is kept, the other refused
+  const auto& refused = r.params[1].fitted ? r.params[2] : r.params[1];
+  EXPECT_NE(refused.reason.find("combination of"), std::string::npos) << refused.reason;
+}
+
+TEST(CalibCli, ValidateReadsALogAndCalibrateRejectsAMalformedOne) {
+  auto v = run_cli("validate '" + (kFixtures / "allreduce-g8-single-process.log").string() +
+                   "' --preset hgx-h200-8 --format json");
+  ASSERT_EQ(v.status, 0) << v.output;
+  const auto j = nlohmann::json::parse(v.output);
+  EXPECT_EQ(j["rows"].size(), 13u);
+  EXPECT_EQ(j["overall"]["rows"].get<int>(), 13);
+  const fs::path bad = fs::temp_directory_path() / "scin-calib-bad.log";
+  {
+    std::ofstream f(bad);
+    f << "# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor)\n"
+         "           8             2     float     sum      -1    abc    0.00    0.00      0\n";
+  }
+  auto c = run_cli("calibrate '" + bad.string() + "' --preset hgx-h200-8");
+  EXPECT_EQ(c.status, 2);
+  EXPECT_NE(c.output.find("scin-calib-bad.log:2: out-of-place time: 'abc'"), std::string::npos) << c.output;
+  fs::remove(bad);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CalibCli, ImportRoundTripsARealFormatLogIntoTheDatabase) {
+  using namespace scin;
+  namespace fs = std::filesystem;
+  const fs::path db = fs::temp_directory_path() / "scin-calib-import.scindb";
+  fs::remove(db);
+  const fs::path log = fs::path(SCIN_CALIB_FIXTURES) / "allreduce-per-process-two-tables.log";
+  auto r = run_cli("import '" + log.string() + "' --db '" + db.string() + "' --tag lab");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const MeasuredFile m = load_measured(log);
+  Store s = Store::open(db, Access::ReadOnly);
+  const auto runs = s.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].kind, PointKind::Measured);
+  EXPECT_EQ(runs[0].status, RunStatus::Done);
+  EXPECT_EQ(runs[0].spec["sha256"], m.sha256);
+  EXPECT_EQ(runs[0].spec["tables"].size(), 2u);
+  const auto pts = s.points(runs[0].id);
+  ASSERT_EQ(pts.size(), m.rows.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    EXPECT_EQ(pts[i].kind, PointKind::Measured);
+    EXPECT_EQ(pts[i].system, m.rows[i].system);
+    EXPECT_EQ(pts[i].algorithm, m.rows[i].algorithm);
+    EXPECT_EQ(pts[i].bytes, m.rows[i].bytes);
+    EXPECT_EQ(pts[i].gpus, m.rows[i].gpus);
+    EXPECT_DOUBLE_EQ(pts[i].measured_us, m.rows[i].measured_us);
+    EXPECT_DOUBLE_EQ(pts[i].busbw_GBps, m.rows[i].busbw_GBps);
+    EXPECT_EQ(pts[i].source, m.rows[i].source);
+    EXPECT_DOUBLE_EQ(pts[i].extra.at("in_place_us").get<double>(), m.rows[i].in_place_us);
+  }
+  // A malformed log names its line and writes nothing.
+  const fs::path bad = fs::temp_directory_path() / "scin-calib-bad-import.log";
+  {
+    std::ofstream f(bad);
+    f << "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor)\n"
+         "           8             2     float     sum      -1    1.0    0.00\n";
+  }
+  auto b = run_cli("import '" + bad.string() + "' --db '" + db.string() + "'");
+  EXPECT_EQ(b.status, 2);
+  EXPECT_NE(b.output.find("scin-calib-bad-import.log:2: expected 8 or 12 columns"), std::string::npos) << b.output;
+  EXPECT_EQ(Store::open(db, Access::ReadOnly).list_runs().size(), 1u);
+  fs::remove(bad);
+  fs::remove(db);
+}
+
+}  // namespace

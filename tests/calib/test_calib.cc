@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "error_of.h"
+
 #include "base/error.h"
 #include "calib/fit.h"
 #include "calib/measured.h"
@@ -26,17 +28,6 @@ std::string read(const fs::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-// The error message of `f`, or "" if it did not throw scin::Error.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(NcclTestsLog, SingleProcessEightGpusParsesEveryColumn) {

@@ -3,6 +3,8 @@
 // monotonicity, the shipped model/accelerator specs, and bad input.
 #include <gtest/gtest.h>
 
+#include "error_of.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -46,16 +48,6 @@ const OpCost& op(const LayerCost& lc, const std::string& name) {
   for (const auto& o : lc.ops)
     if (o.name == name) return o;
   throw std::runtime_error("no op " + name);
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // The seed's setting: 8x H200, 4 NVSwitch planes with NVLS and a SCIN ISA + INQ.

@@ -312,6 +312,8 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   };
   std::vector<Entry> legend;
   double legendH = 0;
+  std::size_t legendMore = 0;  // curves drawn but left out of a full legend
+  double legendMoreY = 0;
   if (o.legend && entries.size() > 1) {
     // Equal columns as wide as the longest entry (as many as fit); an entry
     // wider than the figure wraps its text, nothing is elided.
@@ -326,12 +328,22 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     }
     const int ncols = std::max(1, static_cast<int>((W - 2 * m + entryGap) / (colW + entryGap)));
     const double pitch = ncols > 1 ? (W - 2 * m - colW) / (ncols - 1) : 0;
+    // The legend may take at most ~40% of the figure: a figure with more
+    // curves than that keeps a readable plot and says how many it leaves out
+    // of the legend (narrow them with --filter / --series or the menus).
+    const double maxLegendH = H * 0.4;
     double y = 0, rowH = 0;
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const int c = static_cast<int>(i) % ncols;
       if (c == 0 && i > 0) {
         y += rowH + fs * 0.3;
         rowH = 0;
+        if (y + 2 * fm.height() > maxLegendH) {
+          legendMore = entries.size() - i;
+          legendMoreY = y;
+          y += fm.height();
+          break;
+        }
       }
       const double x = m + c * std::min(pitch, colW + entryGap * 2);
       const QRectF& tr = sizes[i];
@@ -494,6 +506,13 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     p->setPen(Qt::black);
     p->setFont(fLabel);
     p->drawText(e.text.translated(0, legendTop), Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, QString::fromStdString(e.s->label));
+  }
+  if (legendMore > 0) {
+    p->setPen(Qt::black);
+    p->setFont(fLabel);
+    p->drawText(QRectF(m, legendTop + legendMoreY, W - 2 * m, H), Qt::AlignLeft | Qt::AlignTop,
+                QStringLiteral("+ %1 more curves (narrow: --filter, --series)")
+                    .arg(legendMore));
   }
   p->restore();
   return L;

@@ -169,16 +169,9 @@ SimResult simulate(const Config& cfg, const std::string& algo, const Collective&
   return simulate(cfg, a, c, e, ctx);
 }
 
-// The signature from before RunContext: a caller that installed a CancelScope
-// (base/cancel.h) on this thread still gets its run cancelled, through the
-// progress sink the engines call while they run. Callers that can pass a
-// RunContext should.
+// Without a RunContext: the run cannot be stopped and reports no progress.
 SimResult simulate(const Config& cfg, const std::string& algo, const Collective& c, const std::string& engine) {
-  RunContext ctx;
-  ctx.progress = [](double) {
-    if (cancel_requested()) throw Cancelled();
-  };
-  return simulate(cfg, algo, c, engine, ctx);
+  return simulate(cfg, algo, c, engine, RunContext{});
 }
 
 }  // namespace scin

@@ -340,7 +340,7 @@ struct PhaseShape {
 
 }  // namespace
 
-InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache) {
+InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache, const RunContext& ctx) {
   ModelSpec model = req.model_spec ? *req.model_spec : load_model(req.model);
   validate(model);
   check_range("batch", req.batch, 1, 65536);
@@ -401,12 +401,15 @@ InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache
   AllReduceCache& memo = cache ? *cache : local;
   const std::string cfg_key = config_to_json(cfg).dump();
   auto& results = memo.impl_->results;
+  RunContext sim_ctx;   // each All-Reduce polls the caller's stop; its progress is not the study's
+  sim_ctx.stop = ctx.stop;
   auto allreduce = [&](const std::string& algo, std::uint64_t bytes) -> const SimResult& {
     auto key = std::make_tuple(cfg_key, req.engine, algo, bytes);
     auto it = results.find(key);
     if (it == results.end())
       it = results
-               .emplace(key, simulate(cfg, algo, Collective{bytes, dtype_for(model.bytes_per_element)}, req.engine))
+               .emplace(key, simulate(cfg, algo, Collective{bytes, dtype_for(model.bytes_per_element)}, req.engine,
+                                      sim_ctx))
                .first;
     return it->second;
   };
@@ -422,6 +425,7 @@ InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache
   };
 
   for (const auto& algo : algos) {
+    ctx.check();
     AlgorithmResult ar;
     ar.algorithm = algo;
     for (int phase = 0; phase < 2; ++phase) {
@@ -444,6 +448,7 @@ InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache
       p.comm_share = p.total_us > 0 ? (p.communication_us + p.quantisation_us) / p.total_us : 0;
     }
     out.algorithms.push_back(std::move(ar));
+    ctx.report(static_cast<double>(out.algorithms.size()) / static_cast<double>(algos.size()));
   }
   if (!req.baseline.empty()) {
     const AlgorithmResult base = *out.find(req.baseline);

@@ -26,6 +26,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/run_context.h"
 #include "fabric/config.h"
 
 namespace scin {
@@ -185,15 +186,17 @@ class AllReduceCache {
   std::size_t size() const;      // simulations stored
   struct Impl;
  private:
-  friend InferenceResult run_inference(const InferenceRequest&, AllReduceCache*);
+  friend InferenceResult run_inference(const InferenceRequest&, AllReduceCache*, const RunContext&);
   std::unique_ptr<Impl> impl_;
 };
 
 /// Runs the model. Throws Error (naming the field and allowed range) for bad
 /// input: unknown model/accelerator/algorithm, tp not dividing heads, zero batch,
 /// tp above the fabric's fabric.gpus, a packet-engine All-Reduce above 1 GiB...
-/// Thread-safe as long as each thread uses its own cache (or none).
-InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache = nullptr);
+/// Thread-safe as long as each thread uses its own cache (or none). Every
+/// All-Reduce it simulates gets `ctx` (a stop request throws Cancelled).
+InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache = nullptr,
+                              const RunContext& ctx = {});
 
 nlohmann::json to_json(const PhaseResult& p);
 nlohmann::json to_json(const InferenceResult& r);

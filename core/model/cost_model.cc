@@ -138,7 +138,17 @@ double port_raw_GBps(const Config& cfg, const Schedule& s) {
                                       : cfg.links.bandwidth_GBps / std::max(1, s.gpus - 1);
 }
 
+double framing_efficiency(const Config& cfg) {
+  const auto p = static_cast<double>(cfg.packet.payload_bytes);
+  return p / (p + static_cast<double>(cfg.packet.header_bytes));
+}
+
 double port_payload_GBps(const Config& cfg, const Schedule& s, double factor) {
+  // Every payload byte travels in a packet that also carries a header, so no
+  // efficiency (a calibrated per-algorithm one included) lifts the payload rate
+  // above raw x P / (P + H).
+  const double framing = framing_efficiency(cfg);
+  if (cfg.links.efficiency * factor > framing) return port_raw_GBps(cfg, s) * framing;
   return port_raw_GBps(cfg, s) * cfg.links.efficiency * factor;
 }
 

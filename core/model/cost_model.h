@@ -109,8 +109,12 @@ double launch_extra_ns(const Config& cfg, const Schedule& s, const Step& st);
 /// planes of a star, or over the N-1 peers of a mesh.
 double port_raw_GBps(const Config& cfg, const Schedule& s);
 
+/// Share of a full packet that is payload: P / (P + H) (packet.payload_bytes,
+/// packet.header_bytes). The ceiling of any transfer's payload efficiency.
+double framing_efficiency(const Config& cfg);
+
 /// Payload rate of one port for a transfer with rate factor `factor`:
-/// raw x links.efficiency x factor.
+/// raw x min(links.efficiency x factor, framing_efficiency).
 double port_payload_GBps(const Config& cfg, const Schedule& s, double factor);
 
 /// Rate at which the ISA reads one source: its port's payload rate, or

@@ -42,7 +42,7 @@ double total_link_bytes(const LinkBytes& lb) {
 
 }  // namespace
 
-QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req) {
+QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunContext& ctx) {
   validate(cfg_in);
   Config cfg = cfg_in;
   // The ring protocol changes timing, not arithmetic: compile with Simple when auto.
@@ -76,11 +76,14 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req) {
   if (elems * static_cast<std::uint64_t>(gpus) > kMaxQuantElemsTotal)
     throw Error(fmt::format("--elements: {} per rank x {} ranks exceeds the limit of {} elements in all", elems,
                             gpus, kMaxQuantElemsTotal));
+  ctx.check();
   if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems);
   st.elements = elems;
   const Format dfmt = format_of(req.dtype);
+  ctx.check();
   round_inputs(inputs, req.dtype, req.npy_files.empty() ? "input" : "--npy");
   const std::vector<double> exact = exact_sum(inputs);
+  ctx.check();
 
   // References: the exact sum rounded once to dtype, and quantised once then rounded.
   {
@@ -96,9 +99,12 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req) {
   }
 
   const Collective coll{elems * static_cast<std::uint64_t>(dtype_bytes(req.dtype)), req.dtype};
+  RunContext step_ctx;   // the data engine polls the caller's stop; progress is per algorithm
+  step_ctx.stop = ctx.stop;
   for (const auto& a : algos) {
+    ctx.check();
     Schedule s = compile(cfg, a, coll);
-    DataResult res = run_data(s, inputs);
+    DataResult res = run_data(s, inputs, {}, step_ctx);
     QuantRow row;
     row.algorithm = a;
     row.variant = s.variant;
@@ -118,6 +124,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req) {
     const double ref = st.single_quant.rel_l2 * st.single_quant.rel_l2;
     row.error_variance_ratio = ref > 0 ? row.metrics.rel_l2 * row.metrics.rel_l2 / ref : 0.0;
     st.rows.push_back(std::move(row));
+    ctx.report(static_cast<double>(st.rows.size()) / static_cast<double>(algos.size()));
   }
   return st;
 }

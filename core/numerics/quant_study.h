@@ -14,6 +14,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/run_context.h"
 #include "fabric/config.h"
 #include "schedule/schedule.h"
 #include "numerics/metrics.h"
@@ -78,7 +79,9 @@ struct QuantStudy {
 
 /// Runs the study. Validates cfg and the request; throws Error on bad input
 /// (unknown algorithm, element count out of range, unreadable .npy, ...).
-QuantStudy run_quant(const Config& cfg, const QuantRequest& req);
+/// Polls ctx.stop between algorithms and between the data engine's steps
+/// (throws Cancelled) and reports progress per algorithm.
+QuantStudy run_quant(const Config& cfg, const QuantRequest& req, const RunContext& ctx = {});
 
 /// Largest per-rank element count run_quant accepts, and the cap on
 /// gpus x elements (memory: every rank's buffers are held in RAM).

@@ -31,11 +31,10 @@ json check_inference(const std::string& key, const json& v, const std::string& f
   return v;
 }
 
-// run_inference takes no RunContext yet: the runner's CancelScope reaches it.
-void evaluate_inference(PointRecord& p, const ResolvedPoint& r, const RunContext&) {
+void evaluate_inference(PointRecord& p, const ResolvedPoint& r, const RunContext& ctx) {
   InferenceRequest req = inference_request(r);
   if (sweep_detail::skip_unsupported(p, r)) return;
-  InferenceResult res = run_inference(req);
+  InferenceResult res = run_inference(req, nullptr, ctx);
   const AlgorithmResult* a = res.find(r.algorithm);
   if (!a) throw Error("inference returned no result for " + r.algorithm);
   p.ttft_us = a->ttft_us();

@@ -37,10 +37,9 @@ json check_input(const std::string& key, const json& v, const std::string& field
 
 bool integer_input(const std::string& key) { return key == "seed" || key == "channels"; }
 
-// run_quant takes no RunContext yet: the runner's CancelScope reaches it.
-void evaluate_quant(PointRecord& p, const ResolvedPoint& r, const RunContext&) {
+void evaluate_quant(PointRecord& p, const ResolvedPoint& r, const RunContext& ctx) {
   if (sweep_detail::skip_unsupported(p, r)) return;
-  QuantStudy st = run_quant(r.config, quant_request(r));
+  QuantStudy st = run_quant(r.config, quant_request(r), ctx);
   if (st.rows.empty()) throw Error("quant study returned no result");
   const QuantRow& row = st.rows.front();
   p.variant = row.variant;

@@ -200,9 +200,10 @@ struct SweepOptions {
   double progress_interval_s = 0.1;
   bool memoise = true;              // compute identical points once (see docs/model.md, section 7)
   /// Set to true (from any thread) to cancel: no new point starts, a long point
-  /// in the packet engine stops part-way (it polls this flag through
-  /// model/cancel.h), everything computed in order so far is committed, and the
-  /// run ends `cancelled`. Returns within one analytic point's compute time.
+  /// (packet engine, quant study, inference) stops part-way (it polls the stop
+  /// request in its RunContext), everything computed in order so far is
+  /// committed, and the run ends `cancelled`. Returns within one analytic
+  /// point's compute time.
   const std::atomic<bool>* cancel = nullptr;
   /// The same through a std::stop_token (RunContext style, base/run_context.h).
   std::stop_token stop;

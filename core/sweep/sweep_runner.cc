@@ -113,10 +113,9 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   bool producer_done = false;
   std::exception_ptr producer_error;
   std::atomic<bool> stop{false};
-  // One flag the packet engine polls (CancelScope) for both ways to cancel: the
-  // stop token sets it at once, the atomic flag is forwarded by the writer loop.
-  // The timing engine gets the stop request through its RunContext; quant and
-  // inference studies still poll the CancelScope flag.
+  // Both ways to cancel end in one stop request that every point computation
+  // gets through its RunContext: the stop token forwards at once, the atomic
+  // flag (opts.cancel) through the writer loop.
   std::atomic<bool> cancel_flag{false};
   std::stop_source stop_src;
   std::stop_callback on_stop(opts.stop, [&] {
@@ -168,8 +167,7 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
                     [&](Block b) {
                       Computed r;
                       r.pts.reserve(b.count);
-                      // A long point (packet engine) polls the flag and stops mid-point.
-                      CancelScope scope(&cancel_flag);
+                      // A long point (packet engine, quant, inference) polls ctx.stop and stops mid-point.
                       for (std::uint64_t i = 0; i < b.count; ++i) {
                         if (i > 0 && cancelled()) {
                           r.truncated = true;   // a short block marks the cut

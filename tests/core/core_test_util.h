@@ -10,7 +10,7 @@
 namespace scin::testing_util {
 
 /// A fabric whose only costs are the ones a test names: one switch plane,
-/// 100 GB/s links at full efficiency, 10 ns links, a 30 ns switch, a Simple
+/// 100 GB/s links at full efficiency (headerless packets), 10 ns links, a 30 ns switch, a Simple
 /// ring protocol with a 5 ns step overhead, no launch cost, an ISA with INQ.
 inline Config ideal(int n) {
   Config c;
@@ -21,6 +21,7 @@ inline Config ideal(int n) {
   c.accelerator.hbm_bandwidth_GBps = 1e6;
   c.links.bandwidth_GBps = 100;
   c.links.efficiency = 1.0;
+  c.packet.header_bytes = 0;   // no framing ceiling below efficiency 1 (cost_model.h)
   c.links.latency_ns = 10;
   c.sw.latency_ns = 30;
   c.ring.protocol = RingProtocol::Simple;

@@ -16,33 +16,86 @@ namespace scin {
 namespace {
 
 // `scin run --preset P --engine packet --bytes 64M` against the analytic engine:
-// within 2% for every algorithm on every preset. One known exception, measured
-// and bounded here so that it cannot grow unnoticed: NVLS on hgx-b200-8 (+8.3%
-// at 64 MiB, +9.5% at 256 MiB), where the 64 KiB switch port buffer is barely a
-// bandwidth-delay product at 450 GB/s per plane and multicast writes stall on
-// credits, which the analytic engine does not model; with
-// packet.port_buffer_bytes=1M the two agree within 0.1% (docs/model.md, section 4).
-// A second known gap came with the calibrated presets (issue 15): a fitted
-// one_shot.link_efficiency above links.efficiency lets the analytic engine move
-// one-shot payload at the raw link rate, while the packet engine still pays each
-// packet's header (+5.0 to +5.5% at 64 MiB). Bounded at 6% here; closing it is
-// open work (docs/model.md, section 9).
-// The 72-GPU rack preset is left out: its packet runs at 64 MiB take minutes on
-// CI's two cores (its analytic results are pinned by tests/golden).
+// within 2% for every algorithm on every preset (docs/model.md, section 4,
+// "Agreement"). The two gaps this test used to allow are closed where they were
+// physically wrong: hgx-b200-8's switch port buffer was an H200-sized 64 KiB at
+// 4x the plane bandwidth, below its credit loop (NVLS +5.8%; the preset now has
+// 256 KiB, and CreditLoop below pins the rule), and a calibrated
+// one_shot.link_efficiency of 1 let the analytic engine move payload at the raw
+// link rate, which no packet with a header can (+5.2%; the cost model caps every
+// payload rate at P / (P + H) of raw, so both engines now say the same).
+// The 72-GPU rack runs as its 16-GPU slice (same links, planes and switch; a
+// 72-GPU packet run at 64 MiB takes 4 to 5 s of CPU per algorithm and one-shot
+// minutes). Two gaps remain there, bounded here and open (docs/model.md,
+// section 4): nvls pays the ld_reduce pipeline fill, (N - 1) chunks, which grows
+// with N (+2.3% at 16 GPUs; it is within 1% once one fill is subtracted), and
+// scin-inq is faster on the packet engine (-3.1% at 16 GPUs, but -23% at 32
+// and -17% at 72: the analytic engine's whole-step booking of the INQ unit
+// fed by N reads does not overlap the waves as the packet engine does).
+Config agreement_config(const std::string& preset) {
+  Config c = load_preset(preset);
+  if (c.fabric.gpus > 16) set_param(c, "fabric.gpus", 16);
+  return c;
+}
+
 TEST(EngineAgreement, EveryAlgorithmEveryPresetWithinTwoPercentAt64MiB) {
+  int presets = 0;
   for (const auto& p : list_presets()) {
-    const Config c = load_preset(p.name);
-    if (c.fabric.gpus > 8) continue;
+    const Config c = agreement_config(p.name);
+    ++presets;
     for (const auto& algo : supported_algorithms(c)) {
       const Collective coll{64u << 20, DType::Bf16};
       const double a = simulate(c, algo, coll, "analytic").time_ns;
-      const double k = simulate(c, algo, coll, "packet").time_ns;
-      const bool buffer_bound = p.name == "hgx-b200-8" && algo == "nvls";
-      const bool fitted_one_shot = algo == "one-shot" && c.tuning.one_shot_link_efficiency > c.links.efficiency;
-      const double tol = buffer_bound ? 0.09 : fitted_one_shot ? 0.06 : 0.02;
-      EXPECT_NEAR(k / a, 1.0, tol) << p.name << " " << algo << ": analytic " << a << " ns, packet " << k << " ns";
+      double k = simulate(c, algo, coll, "packet").time_ns;
+      double tol = 0.02;
+      if (c.fabric.gpus > 8 && algo == "nvls") {
+        // One pipeline fill: N - 1 chunks of 128 KiB at the NVLS payload rate.
+        const double n = c.fabric.gpus;
+        k -= (n - 1) * (128 << 10) / (c.links.bandwidth_GBps * c.links.efficiency * c.sw.nvls.efficiency);
+        tol = 0.01;
+      }
+      if (c.fabric.gpus > 8 && algo == "scin-inq") tol = 0.04;
+      EXPECT_NEAR(k / a, 1.0, tol) << p.name << " (" << c.fabric.gpus << " GPUs) " << algo << ": analytic " << a
+                                    << " ns, packet " << k << " ns";
     }
   }
+  EXPECT_GE(presets, 7);
+}
+
+// A switch input port's buffer must cover its credit loop (a packet's bytes go
+// over the link, the credit comes back: raw rate x 2 x links.latency_ns) with
+// the same 2x headroom every NVLink preset has, or multicast and incast traffic
+// stall on credits in the packet engine while the analytic engine (which has no
+// buffers) runs at line rate. Checked on every switched preset, and shown to
+// bite: hgx-b200-8 with H200's 64 KiB is slower on the packet engine.
+TEST(EngineAgreement, SwitchPortBuffersCoverTwiceTheCreditLoop) {
+  for (const auto& p : list_presets()) {
+    const Config c = load_preset(p.name);
+    if (c.fabric.topology != Topology::Star) continue;
+    const Schedule s = compile(c, "two-shot", {1u << 20, DType::Bf16});
+    const double loop_bytes = port_raw_GBps(c, s) * 2 * c.links.latency_ns;
+    EXPECT_GE(static_cast<double>(c.packet.port_buffer_bytes), 2 * loop_bytes) << p.name;
+  }
+  Config b200 = load_preset("hgx-b200-8");
+  const Collective coll{64u << 20, DType::Bf16};
+  const double fits = simulate(b200, "nvls", coll, "packet").time_ns;
+  apply_assignment(b200, "packet.port_buffer_bytes=64K");
+  EXPECT_GT(simulate(b200, "nvls", coll, "packet").time_ns, 1.03 * fits);
+}
+
+// The payload ceiling: an algorithm efficiency above the framing ratio moves
+// payload at raw x P / (P + H) in both engines, exactly what full packets give.
+TEST(EngineAgreement, NoEfficiencyLiftsPayloadAboveTheFramingRatio) {
+  Config c = load_preset("hgx-h200-8");
+  apply_assignment(c, "one_shot.link_efficiency=1");
+  const Schedule s = compile(c, "one-shot", {64u << 20, DType::Bf16});
+  const double raw = port_raw_GBps(c, s);
+  EXPECT_DOUBLE_EQ(framing_efficiency(c), 256.0 / 272.0);
+  EXPECT_DOUBLE_EQ(port_payload_GBps(c, s, 1 / c.links.efficiency), raw * 256.0 / 272.0);
+  EXPECT_DOUBLE_EQ(port_payload_GBps(c, s, 1.0), raw * 0.82);   // below the ceiling: unchanged
+  const double a = simulate(c, "one-shot", {64u << 20, DType::Bf16}, "analytic").time_ns;
+  const double k = simulate(c, "one-shot", {64u << 20, DType::Bf16}, "packet").time_ns;
+  EXPECT_NEAR(k / a, 1.0, 1e-3);
 }
 
 // ring.protocol = auto on the packet engine: the protocol the analytic engine

@@ -471,14 +471,6 @@ TEST(PacketCancel, AStopRequestEndsTheRunQuickly) {
   EXPECT_NO_THROW(run_packet_sim(c, sched(c, "scin", 1u << 20)));  // no stop: runs to the end
 }
 
-// Callers of the old simulate() signature that install a CancelScope still cancel.
-TEST(PacketCancel, LegacyCancelScopeStillStopsSimulate) {
-  Config c = preset("hgx-h200-8", {});
-  std::atomic<bool> flag{true};
-  CancelScope scope(&flag);
-  EXPECT_THROW(simulate(c, "scin", Collective{64u << 20, DType::Bf16}, "packet"), Cancelled);
-}
-
 }  // namespace
 }  // namespace scin
 

@@ -37,13 +37,14 @@ DType dtype_for(const MeasuredRow& row) {
   return row.bytes % 4 == 0 ? DType::Fp32 : DType::Bf16;
 }
 
-double simulate_us(const Config& c, const std::string& algo, const Collective& coll) {
-  return simulate(c, algo, coll, "analytic").time_us();
+double simulate_us(const Config& c, const std::string& algo, const Collective& coll, const std::string& engine) {
+  return simulate(c, algo, coll, engine).time_us();
 }
 
 }  // namespace
 
-std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why) {
+std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
+                                    const std::string& engine) {
   try {
     Config c = cfg;
     if (row.gpus != c.fabric.gpus) set_param(c, "fabric.gpus", static_cast<double>(row.gpus));
@@ -55,20 +56,20 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
     const std::string& a = row.algorithm;
     if (a == "nccl-auto") {
       // NCCL picks by its own cost model; the faster of ring and NVLS stands in for it.
-      double t = simulate_us(c, "ring", coll);
-      if (unsupported_reason(c, "nvls").empty()) t = std::min(t, simulate_us(c, "nvls", coll));
+      double t = simulate_us(c, "ring", coll, engine);
+      if (unsupported_reason(c, "nvls").empty()) t = std::min(t, simulate_us(c, "nvls", coll, engine));
       return t;
     }
     for (const char* p : {"ll", "ll128", "simple"})
       if (a == std::string("ring-") + p) {
         set_param(c, "ring.protocol", p);
-        return simulate_us(c, "ring", coll);
+        return simulate_us(c, "ring", coll, engine);
       }
     if (!find_algorithm(a)) {
       if (why) *why = fmt::format("algorithm '{}' is not modelled", a);
       return std::nullopt;
     }
-    return simulate_us(c, a, coll);
+    return simulate_us(c, a, coll, engine);
   } catch (const Error& e) {
     if (why) *why = e.what();
     return std::nullopt;

@@ -33,9 +33,11 @@ enum class Regime { Small, Mid, Large };   // <= 64 KiB, 64 KiB - 64 MiB, >= 64 
 Regime regime_of(std::uint64_t bytes);
 const char* to_string(Regime r);
 
-/// The model's time for a row on `cfg`, in microseconds; nullopt with `why`
-/// set when the row cannot be modelled (unknown algorithm, unsupported fabric).
-std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why = nullptr);
+/// The model's time for a row on `cfg` with `engine` ("analytic" | "packet"),
+/// in microseconds; nullopt with `why` set when the row cannot be modelled
+/// (unknown algorithm, unsupported fabric).
+std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why = nullptr,
+                                    const std::string& engine = "analytic");
 
 struct RowError {
   MeasuredRow row;

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "calib/compare.h"
 #include "calib/fit.h"
+#include "calib/holdout.h"
 #include "calib/measured.h"
 #include "cli_util.h"
 #include "fabric/params.h"
@@ -422,6 +423,82 @@ TEST(Compare, StoredSimulatedRunAgainstAnImportedLog) {
     EXPECT_NE(std::string(e.what()).find("run 1: a collective run, not a measured run"), std::string::npos) << e.what();
   }
   fs::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+using namespace scin;
+
+// Rows the model itself generates from `truth`, one system per (algorithm, sizes).
+std::vector<MeasuredRow> generated(const Config& truth, const std::string& system, const std::string& algo,
+                                   std::vector<std::uint64_t> sizes) {
+  std::vector<MeasuredRow> rows;
+  for (auto b : sizes) {
+    MeasuredRow r;
+    r.system = system;
+    r.gpus = 8;
+    r.algorithm = algo;
+    r.bytes = b;
+    r.measured_us = *model_time_us(truth, r);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+TEST(Holdout, LeaveOneSystemOutNeverSeesTheHeldOutRows) {
+  const Config truth = load_preset("hgx-h100-8");
+  Config start = truth;
+  set_param(start, "ring.ll.base_ns", 8000.0);
+  set_param(start, "switch.nvls.efficiency", 0.6);
+  std::vector<MeasuredRow> rows;
+  for (auto& r : generated(truth, "ring A", "ring", {8, 1024, 32768})) rows.push_back(r);
+  for (auto& r : generated(truth, "ring B", "ring", {64, 4096, 262144})) rows.push_back(r);
+  for (auto& r : generated(truth, "nvls C", "nvls", {16ull << 20, 256ull << 20, 1ull << 30})) rows.push_back(r);
+  FitOptions o;
+  o.params = {"ring.ll.base_ns", "switch.nvls.efficiency"};
+  o.auto_offsets = false;
+  const HoldoutReport rep = leave_one_system_out(start, rows, o);
+  ASSERT_EQ(rep.folds.size(), 3u);
+  // Ring A held out: ring B still identifies the LL base, so A is predicted exactly.
+  const HoldoutFold& a = rep.folds[0];
+  EXPECT_EQ(a.held_out, "ring A");
+  EXPECT_EQ(a.train_rows, 6);
+  EXPECT_GT(a.before.overall.mape_pct, 5.0);
+  EXPECT_LT(a.after.overall.mape_pct, 0.5);
+  // NVLS C held out: nothing else depends on the NVLS efficiency, so it stays at
+  // its start value and C is predicted exactly as badly as before (no leakage).
+  const HoldoutFold& c = rep.folds[2];
+  EXPECT_EQ(c.held_out, "nvls C");
+  ASSERT_EQ(c.params.size(), 2u);
+  EXPECT_FALSE(c.params[1].fitted);
+  EXPECT_DOUBLE_EQ(c.after.overall.mape_pct, c.before.overall.mape_pct);
+  EXPECT_GT(c.after.overall.mape_pct, 5.0);
+  // Pooled: every row held out exactly once.
+  EXPECT_EQ(rep.after.overall.rows, 9);
+  EXPECT_EQ(rep.before.overall.rows, 9);
+  EXPECT_THROW(leave_one_system_out(start, generated(truth, "one", "ring", {8, 64}), o), Error);
+}
+
+TEST(Holdout, UncalibratedConfigRestoresTheValuesBeforeTheFit) {
+  const Config shipped = load_preset("hgx-h200-8");
+  nlohmann::json cal = {{"parameters", {{{"path", "ring.ll.base_ns"}, {"before", 4100.0}, {"value", 6965.0}},
+                                        {{"path", "ramp.nvls.half_bytes"}, {"before", 0.0}}}}};
+  const Config c = uncalibrated_config(shipped, cal);
+  EXPECT_DOUBLE_EQ(get_param_number(c, "ring.ll.base_ns"), 4100.0);
+  EXPECT_DOUBLE_EQ(get_param_number(c, "ramp.nvls.half_bytes"), 0.0);
+  EXPECT_DOUBLE_EQ(get_param_number(c, "switch.nvls.efficiency"), get_param_number(shipped, "switch.nvls.efficiency"));
+  EXPECT_DOUBLE_EQ(get_param_number(uncalibrated_config(shipped, nullptr), "ring.ll.base_ns"),
+                   get_param_number(shipped, "ring.ll.base_ns"));
+  cal["parameters"][0]["path"] = "ring.nope";
+  try {
+    uncalibrated_config(shipped, cal);
+    ADD_FAILURE() << "unknown parameter accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration.parameters[0].path: unknown parameter 'ring.nope'"),
+              std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,6 +14,7 @@
 #include "base/json_input.h"
 #include "base/units.h"
 #include "base/version.h"
+#include "calib/compare.h"
 #include "calib/fit.h"
 #include "calib/holdout.h"
 #include "calib/measured.h"
@@ -287,6 +289,51 @@ void run_holdout(const ValidateOptions& o, const Config& cfg, const Inputs& in) 
   print_regimes_before_after(rep.before, rep.after);
 }
 
+// Where busbw reaches half of its value at the largest measured size, per
+// (system, algorithm, gpus) group of two or more rows: measured (less the
+// system's harness offset) and model (docs/model.md section 9, "Half bandwidth").
+struct HalfPeak {
+  std::string system, algorithm;
+  int gpus = 0;
+  std::uint64_t smallest = 0, largest = 0;
+  double measured_bytes = 0, model_bytes = 0, offset_us = 0;
+};
+
+std::vector<HalfPeak> half_peaks(const Config& cfg, const std::vector<MeasuredRow>& rows,
+                                 const std::map<std::string, double>& offsets) {
+  std::map<std::tuple<std::string, std::string, int>, std::vector<MeasuredRow>> groups;
+  for (const auto& r : rows) groups[{r.system, r.algorithm, r.gpus}].push_back(r);
+  std::vector<HalfPeak> out;
+  for (const auto& [key, g] : groups) {
+    if (g.size() < 2 || !find_algorithm(std::get<1>(key)) || !unsupported_reason(cfg, std::get<1>(key)).empty()) continue;
+    HalfPeak h;
+    std::tie(h.system, h.algorithm, h.gpus) = key;
+    h.smallest = h.largest = g[0].bytes;
+    for (const auto& r : g) {
+      h.smallest = std::min(h.smallest, r.bytes);
+      h.largest = std::max(h.largest, r.bytes);
+    }
+    if (auto it = offsets.find(h.system); it != offsets.end()) h.offset_us = it->second;
+    h.measured_bytes = measured_half_peak_bytes(g, h.offset_us);
+    const DType dt = g[0].dtype == "fp32" || g[0].dtype == "float" ? DType::Fp32 : DType::Bf16;
+    try {
+      h.model_bytes = model_half_peak_bytes(cfg, h.algorithm, h.gpus, dt, h.largest);
+    } catch (const Error&) {
+      continue;
+    }
+    out.push_back(h);
+  }
+  return out;
+}
+
+std::string size_text(double b) {
+  if (!std::isfinite(b)) return "none";
+  if (b >= double(1ull << 30)) return fmt::format("{:.3g} GiB", b / double(1ull << 30));
+  if (b >= double(1 << 20)) return fmt::format("{:.3g} MiB", b / double(1 << 20));
+  if (b >= 1024) return fmt::format("{:.3g} KiB", b / 1024);
+  return fmt::format("{:.0f} B", b);
+}
+
 void run_validate(const ValidateOptions& o) {
   check_format(o.format, {"table", "csv", "json"});
   Config cfg = build_config(o.fabric);
@@ -314,6 +361,13 @@ void run_validate(const ValidateOptions& o) {
     j["preset"] = o.fabric.preset;
     j["inputs"] = inputs_json(in);
     for (const auto& [k, v] : offsets) j["harness_offsets_us"][k] = v;
+    for (const auto& h : half_peaks(cfg, in.selected, offsets)) {
+      auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+      j["half_peak"].push_back({{"system", h.system}, {"algorithm", h.algorithm}, {"gpus", h.gpus},
+                                {"smallest_bytes", h.smallest}, {"largest_bytes", h.largest},
+                                {"harness_offset_us", h.offset_us}, {"measured_bytes", num(h.measured_bytes)},
+                                {"model_bytes", num(h.model_bytes)}});
+    }
     fmt::print("{}\n", j.dump(2));
     return;
   }
@@ -343,6 +397,17 @@ void run_validate(const ValidateOptions& o) {
   print_rows(rep);
   fmt::print("\n");
   print_summary(rep);
+  const auto hp = half_peaks(cfg, in.selected, offsets);
+  if (!hp.empty()) {
+    fmt::print("\nhalf bandwidth: the size where busbw reaches half of its value at the group's largest size\n"
+               "(measured less the system's harness offset; 'none': no two rows bracket it)\n");
+    fmt::print("  {:<40} {:<9} {:>4} {:>21} {:>12} {:>12}\n", "system", "algorithm", "gpus", "rows", "measured",
+               "model");
+    for (const auto& h : hp)
+      fmt::print("  {:<40} {:<9} {:>4} {:>21} {:>12} {:>12}\n", h.system.size() > 40 ? h.system.substr(0, 37) + "..." : h.system,
+                 h.algorithm, h.gpus, fmt::format("{} - {}", size_text(double(h.smallest)), size_text(double(h.largest))),
+                 size_text(h.measured_bytes), size_text(h.model_bytes));
+  }
 }
 
 // ------------------------------------------------------------------ import

@@ -502,3 +502,60 @@ TEST(Holdout, UncalibratedConfigRestoresTheValuesBeforeTheFit) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CalibCli, ValidateHoldoutSystemPrintsEveryFoldAndThePooledRegimes) {
+  using namespace scin;
+  namespace fs = std::filesystem;
+  const fs::path csv = fs::temp_directory_path() / "scin-calib-holdout.csv";
+  {
+    std::ofstream f(csv);
+    f << "system,gpus,algorithm,bytes,measured_us\n"
+         "lab A H100,8,ring,8,16.0\nlab A H100,8,ring,4096,17.5\nlab A H100,8,ring,65536,21.0\n"
+         "lab B H100,8,ring,64,16.2\nlab B H100,8,ring,32768,19.0\n";
+  }
+  auto r = run_cli("validate '" + csv.string() + "' --preset hgx-h100-8 --holdout system --format json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_NE(j["protocol"].get<std::string>().find("not independent validation"), std::string::npos);
+  ASSERT_EQ(j["folds"].size(), 2u);
+  EXPECT_EQ(j["folds"][0]["held_out"], "lab A H100");
+  EXPECT_EQ(j["folds"][0]["train_rows"], 2);
+  EXPECT_EQ(j["folds"][0]["after"]["rows"].size(), 3u);
+  EXPECT_EQ(j["after"]["overall"]["rows"], 5);
+  EXPECT_EQ(j["before"]["by_regime"]["small"]["rows"], 5);   // 64 KiB is still small
+  auto t = run_cli("validate '" + csv.string() + "' --preset hgx-h100-8 --holdout system");
+  ASSERT_EQ(t.status, 0) << t.output;
+  EXPECT_NE(t.output.find("cross-validation WITHIN these rows, not independent validation"), std::string::npos);
+  EXPECT_NE(t.output.find("held out: lab B H100 (2 rows; fitted on 3 rows)"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("all held-out rows, pooled"), std::string::npos);
+  auto bad = run_cli("validate '" + csv.string() + "' --preset hgx-h100-8 --holdout file");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find("--holdout: 'file' is not supported (use: system)"), std::string::npos) << bad.output;
+  auto one = run_cli("validate '" + csv.string() + "' --preset hgx-h100-8 --holdout system --system 'lab A'");
+  EXPECT_EQ(one.status, 2);
+  EXPECT_NE(one.output.find("leaving one out needs at least two"), std::string::npos) << one.output;
+  fs::remove(csv);
+}
+
+TEST(CalibCli, ValidateReportsWhereTheFittedH200NvlsReachesHalfBandwidth) {
+  // Rows of resources/measured/calibration-allreduce.csv: hgx-h200-8 was fitted on them.
+  auto r = run_cli(std::string("validate '") + SCIN_CALIB_FIXTURES +
+                   "/../../../resources/measured/calibration-allreduce.csv' --preset hgx-h200-8 --format json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  bool found = false;
+  for (const auto& h : j["half_peak"])
+    if (h["algorithm"] == "nvls") {
+      found = true;
+      EXPECT_EQ(h["largest_bytes"], 17179869184ull);
+      EXPECT_GT(h["harness_offset_us"].get<double>(), 15.0);
+      const double ratio = h["model_bytes"].get<double>() / h["measured_bytes"].get<double>();
+      EXPECT_GT(ratio, 1 / 1.3);
+      EXPECT_LT(ratio, 1.3);
+    }
+  EXPECT_TRUE(found) << r.output;
+}
+
+}  // namespace

@@ -292,6 +292,26 @@ TEST(Calibrate, RefusesParametersTheDataCannotIdentify) {
   EXPECT_NE(refused.reason.find("combination of"), std::string::npos) << refused.reason;
 }
 
+TEST(Calibrate, ASingularCovarianceRefusesTheLeastSensitiveParameterNotTheFirstListed) {
+  // Small ring-LL rows fix the LL base; the ring ramp only touches the 4 GiB rows, by
+  // well under 1%: its two parameters cannot be told apart there (singular covariance).
+  const Config truth = load_preset("hgx-h100-8");
+  std::vector<MeasuredRow> rows = generated(truth, "lab", "ring", {8, 1024, 32768, 262144});
+  for (int gpus : {2, 4, 8})
+    for (auto& r : generated(truth, "lab", "ring", {4ull << 30}, gpus)) rows.push_back(r);
+  Config start = truth;
+  set_param(start, "ring.ll.base_ns", 8000.0);
+  FitOptions o;
+  o.params = {"ring.ll.base_ns", "ramp.ring.half_bytes", "ramp.ring.exponent"};
+  o.auto_offsets = false;
+  const FitResult r = fit(start, rows, o);
+  ASSERT_EQ(r.params.size(), 3u);
+  EXPECT_TRUE(r.params[0].fitted) << r.params[0].reason;
+  EXPECT_NEAR(r.params[0].value / 4100.0, 1.0, 0.01);
+  EXPECT_FALSE(r.params[2].fitted && r.params[1].fitted);
+  EXPECT_LT(r.after.overall.mape_pct, 0.5);
+}
+
 TEST(CalibCli, ValidateReadsALogAndCalibrateRejectsAMalformedOne) {
   auto v = run_cli("validate '" + (kFixtures / "allreduce-g8-single-process.log").string() +
                    "' --preset hgx-h200-8 --format json");

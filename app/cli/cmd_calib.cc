@@ -4,6 +4,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,7 +14,9 @@
 #include "base/json_input.h"
 #include "base/units.h"
 #include "base/version.h"
+#include "calib/compare.h"
 #include "calib/fit.h"
+#include "calib/holdout.h"
 #include "calib/measured.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -214,26 +217,132 @@ struct ValidateOptions {
   FabricOptions fabric;
   std::vector<std::string> files, systems, offsets;
   bool all = false;
-  std::string format = "table";
+  std::string format = "table", holdout;
 };
+
+// The `calibration` object of a preset file (null: none, or not a file we can read).
+nlohmann::json preset_calibration(const std::string& preset) {
+  try {
+    std::filesystem::path file(preset);
+    if (file.extension() != ".json" && preset.find('/') == std::string::npos)
+      for (const auto& info : list_presets())
+        if (info.name == preset) file = info.file;
+    const auto pj = read_json_document(file);
+    if (pj.contains("calibration")) return pj["calibration"];
+  } catch (const Error&) {
+  }
+  return nullptr;
+}
+
+void print_regimes_before_after(const ValidationReport& before, const ValidationReport& after) {
+  fmt::print("  {:<20} {:>5} {:>12} {:>12} {:>12} {:>12}\n", "regime", "rows", "MAPE% before", "bias% before",
+             "MAPE% after", "bias% after");
+  auto line = [&](const std::string& label, const ErrorStats& b, const ErrorStats& a) {
+    fmt::print("  {:<20} {:>5} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f}\n", label, a.rows, b.mape_pct, b.bias_pct,
+               a.mape_pct, a.bias_pct);
+  };
+  for (const char* r : {"small", "mid", "large"})
+    if (auto it = after.by_regime.find(r); it != after.by_regime.end())
+      line(r == std::string("small") ? "<= 64 KiB" : r == std::string("mid") ? "64 KiB - 64 MiB" : ">= 64 MiB",
+           before.by_regime.at(r), it->second);
+  line("overall", before.overall, after.overall);
+}
+
+// --holdout system: leave-one-system-out cross-validation from the uncalibrated preset.
+void run_holdout(const ValidateOptions& o, const Config& cfg, const Inputs& in) {
+  if (o.holdout != "system") throw Error(fmt::format("--holdout: '{}' is not supported (use: system)", o.holdout));
+  check_format(o.format, {"table", "json"});
+  const nlohmann::json cal = preset_calibration(o.fabric.preset);
+  const Config start = uncalibrated_config(cfg, cal);
+  FitOptions fo;
+  const HoldoutReport rep = leave_one_system_out(start, in.selected, fo);
+  if (o.format == "json") {
+    nlohmann::json j = to_json(rep);
+    j["preset"] = o.fabric.preset;
+    j["start"] = cal.is_null() ? "the preset as given (it records no calibration)"
+                               : "the preset with its calibrated parameters set back to their values before the fit";
+    j["inputs"] = inputs_json(in);
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("# scin validate --holdout system: preset {}, {} rows{}\n", o.fabric.preset, in.selected.size(),
+             in.filter.empty() ? "" : fmt::format(" whose system mentions {}", fmt::join(in.filter, " or ")));
+  fmt::print("# leave-one-system-out cross-validation WITHIN these rows, not independent validation:\n"
+             "# each fold fits {} (its calibrated parameters set back to their values before the fit) to every\n"
+             "# other system's rows and predicts the held-out system's rows, with no harness offset for them.\n"
+             "# before = the uncalibrated preset on the same rows; error = model / measured - 1\n",
+             o.fabric.preset);
+  for (const auto& f : rep.folds) {
+    fmt::print("\nheld out: {} ({} rows; fitted on {} rows)\n", f.held_out, f.before.rows.size(), f.train_rows);
+    if (!f.error.empty()) {
+      fmt::print("  fold not fitted: {}\n", f.error);
+      continue;
+    }
+    std::vector<std::string> fitted;
+    for (const auto& p : f.params)
+      if (p.fitted) fitted.push_back(fmt::format("{}={}", p.path, fmt_num(p.value)));
+    fmt::print("  fitted: {}\n", fitted.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(fitted, ", ")));
+    for (const auto& [k, v] : f.offsets_us) fmt::print("  harness offset {:.2f} us for '{}'\n", v, k);
+    print_regimes_before_after(f.before, f.after);
+  }
+  fmt::print("\nall held-out rows, pooled\n");
+  print_regimes_before_after(rep.before, rep.after);
+}
+
+// Where busbw reaches half of its value at the largest measured size, per
+// (system, algorithm, gpus) group of two or more rows: measured (less the
+// system's harness offset) and model (docs/model.md section 9, "Half bandwidth").
+struct HalfPeak {
+  std::string system, algorithm;
+  int gpus = 0;
+  std::uint64_t smallest = 0, largest = 0;
+  double measured_bytes = 0, model_bytes = 0, offset_us = 0;
+};
+
+std::vector<HalfPeak> half_peaks(const Config& cfg, const std::vector<MeasuredRow>& rows,
+                                 const std::map<std::string, double>& offsets) {
+  std::map<std::tuple<std::string, std::string, int>, std::vector<MeasuredRow>> groups;
+  for (const auto& r : rows) groups[{r.system, r.algorithm, r.gpus}].push_back(r);
+  std::vector<HalfPeak> out;
+  for (const auto& [key, g] : groups) {
+    if (g.size() < 2 || !find_algorithm(std::get<1>(key)) || !unsupported_reason(cfg, std::get<1>(key)).empty()) continue;
+    HalfPeak h;
+    std::tie(h.system, h.algorithm, h.gpus) = key;
+    h.smallest = h.largest = g[0].bytes;
+    for (const auto& r : g) {
+      h.smallest = std::min(h.smallest, r.bytes);
+      h.largest = std::max(h.largest, r.bytes);
+    }
+    if (auto it = offsets.find(h.system); it != offsets.end()) h.offset_us = it->second;
+    h.measured_bytes = measured_half_peak_bytes(g, h.offset_us);
+    const DType dt = g[0].dtype == "fp32" || g[0].dtype == "float" ? DType::Fp32 : DType::Bf16;
+    try {
+      h.model_bytes = model_half_peak_bytes(cfg, h.algorithm, h.gpus, dt, h.largest);
+    } catch (const Error&) {
+      continue;
+    }
+    out.push_back(h);
+  }
+  return out;
+}
+
+std::string size_text(double b) {
+  if (!std::isfinite(b)) return "none";
+  if (b >= double(1ull << 30)) return fmt::format("{:.3g} GiB", b / double(1ull << 30));
+  if (b >= double(1 << 20)) return fmt::format("{:.3g} MiB", b / double(1 << 20));
+  if (b >= 1024) return fmt::format("{:.3g} KiB", b / 1024);
+  return fmt::format("{:.0f} B", b);
+}
 
 void run_validate(const ValidateOptions& o) {
   check_format(o.format, {"table", "csv", "json"});
   Config cfg = build_config(o.fabric);
   Inputs in = load_inputs(o.files, cfg, o.systems, o.all);
+  if (!o.holdout.empty()) return run_holdout(o, cfg, in);
   // Harness offsets: those the preset's calibration recorded, then --harness-offset SYSTEM=US.
   std::map<std::string, double> offsets;
-  try {
-    std::filesystem::path file(o.fabric.preset);
-    if (file.extension() != ".json" && o.fabric.preset.find('/') == std::string::npos)
-      for (const auto& info : list_presets())
-        if (info.name == o.fabric.preset) file = info.file;
-    const auto pj = read_json_document(file);
-    if (pj.contains("calibration") && pj["calibration"].contains("harness_offsets_us"))
-      for (const auto& [k, v] : pj["calibration"]["harness_offsets_us"].items())
-        offsets[k] = v.at("value").template get<double>();
-  } catch (const Error&) {
-  }
+  if (const nlohmann::json cal = preset_calibration(o.fabric.preset); cal.is_object() && cal.contains("harness_offsets_us"))
+    for (const auto& [k, v] : cal["harness_offsets_us"].items()) offsets[k] = v.at("value").template get<double>();
   for (const auto& a : o.offsets) {
     const auto eq = a.rfind('=');
     double v = 0;
@@ -252,6 +361,13 @@ void run_validate(const ValidateOptions& o) {
     j["preset"] = o.fabric.preset;
     j["inputs"] = inputs_json(in);
     for (const auto& [k, v] : offsets) j["harness_offsets_us"][k] = v;
+    for (const auto& h : half_peaks(cfg, in.selected, offsets)) {
+      auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+      j["half_peak"].push_back({{"system", h.system}, {"algorithm", h.algorithm}, {"gpus", h.gpus},
+                                {"smallest_bytes", h.smallest}, {"largest_bytes", h.largest},
+                                {"harness_offset_us", h.offset_us}, {"measured_bytes", num(h.measured_bytes)},
+                                {"model_bytes", num(h.model_bytes)}});
+    }
     fmt::print("{}\n", j.dump(2));
     return;
   }
@@ -281,6 +397,17 @@ void run_validate(const ValidateOptions& o) {
   print_rows(rep);
   fmt::print("\n");
   print_summary(rep);
+  const auto hp = half_peaks(cfg, in.selected, offsets);
+  if (!hp.empty()) {
+    fmt::print("\nhalf bandwidth: the size where busbw reaches half of its value at the group's largest size\n"
+               "(measured less the system's harness offset; 'none': no two rows bracket it)\n");
+    fmt::print("  {:<40} {:<9} {:>4} {:>21} {:>12} {:>12}\n", "system", "algorithm", "gpus", "rows", "measured",
+               "model");
+    for (const auto& h : hp)
+      fmt::print("  {:<40} {:<9} {:>4} {:>21} {:>12} {:>12}\n", h.system.size() > 40 ? h.system.substr(0, 37) + "..." : h.system,
+                 h.algorithm, h.gpus, fmt::format("{} - {}", size_text(double(h.smallest)), size_text(double(h.largest))),
+                 size_text(h.measured_bytes), size_text(h.model_bytes));
+  }
 }
 
 // ------------------------------------------------------------------ import
@@ -383,6 +510,8 @@ void add_calib_commands(CLI::App& app) {
   val->add_option("--system", v->systems, "use rows whose system contains TEXT (default: the preset's accelerator name)");
   val->add_flag("--all-systems", v->all, "use every row");
   val->add_option("--harness-offset", v->offsets, "SYSTEM=US: add US microseconds to the model for that system");
+  val->add_option("--holdout", v->holdout, "system: leave-one-system-out cross-validation within the rows (fit the "
+                                           "uncalibrated preset on all other systems, predict the one left out)");
   val->add_option("--format", v->format, "table, csv or json")->capture_default_str();
   val->callback([v] { run_validate(*v); });
 }

@@ -176,14 +176,23 @@ FitResult fit(const Config& cfg, const std::vector<MeasuredRow>& all_rows, const
   for (int pass = 0;; ++pass) {
     FitResult r = fit_pass(cfg, all_rows, o);
     // One at a time, the widest first: removing it may make the others' intervals narrow.
+    // A singular covariance leaves every interval undefined; then the parameter the
+    // rows depend on least at the solution goes first (not merely the first listed).
     std::vector<std::string> keep;
     const FittedParam* worst = nullptr;
     double worst_spread = 100;
+    double least_sensitive = std::numeric_limits<double>::infinity();
     for (const auto& p : r.params) {
       if (!p.fitted) continue;
       const bool defined = std::isfinite(p.ci_low) && std::isfinite(p.ci_high) && p.ci_low > 0;
       const double spread = defined ? p.ci_high / p.ci_low : std::numeric_limits<double>::infinity();
-      if (spread > worst_spread) {
+      if (!defined) {
+        if (worst_spread < std::numeric_limits<double>::infinity() || p.sensitivity_at_fit < least_sensitive) {
+          least_sensitive = p.sensitivity_at_fit;
+          worst_spread = spread;
+          worst = &p;
+        }
+      } else if (spread > worst_spread) {
         worst_spread = spread;
         worst = &p;
       }
@@ -193,9 +202,15 @@ FitResult fit(const Config& cfg, const std::vector<MeasuredRow>& all_rows, const
     for (const auto& p : r.params) unknowns += p.fitted ? 1 : 0;
     const bool again = worst != nullptr && pass < 4 && r.rows_used > unknowns;
     if (again)
-      late[worst->path] = fmt::format("not identifiable at the solution: the fit moved it to {:.4g} but its 95% "
-                                      "interval [{:.3g}, {:.3g}] spans more than a factor of 100",
-                                      worst->value, worst->ci_low, worst->ci_high);
+      late[worst->path] =
+          std::isinf(worst_spread)
+              ? fmt::format("not identifiable at the solution: the fit moved it to {:.4g} but the rows cannot separate "
+                            "the fitted parameters (singular covariance, no 95% interval); it is the one they depend "
+                            "on least there (RMS d log(time) / d log(p) = {:.2g})",
+                            worst->value, worst->sensitivity_at_fit)
+              : fmt::format("not identifiable at the solution: the fit moved it to {:.4g} but its 95% "
+                            "interval [{:.3g}, {:.3g}] spans more than a factor of 100",
+                            worst->value, worst->ci_low, worst->ci_high);
     for (const auto& p : r.params)
       if (!again || p.path != worst->path) keep.push_back(p.path);
     if (!again) {
@@ -425,6 +440,11 @@ FitResult fit_pass(const Config& cfg, const std::vector<MeasuredRow>& all_rows, 
         for (std::size_t y = 0; y < dim; ++y) a[x][y] += w * j[i][x] * j[i][y];
     }
     s2 /= static_cast<double>(n - dim);
+    for (std::size_t x = 0; x < p; ++x) {
+      double ss = 0;
+      for (std::size_t i = 0; i < n; ++i) ss += j[i][x] * j[i][x];
+      info[fitted_idx[x]].sensitivity_at_fit = std::sqrt(ss / static_cast<double>(n));
+    }
     for (std::size_t x = 0; x < dim; ++x) {
       Vec e(dim, 0), col;
       e[x] = 1;

@@ -42,7 +42,8 @@ struct FittedParam {
   double before = 0;
   double value = 0;
   double ci_low = 0, ci_high = 0;           // 95% (log-normal, from the Huber-weighted covariance)
-  double sensitivity = 0;
+  double sensitivity = 0;                   // at the preset's values
+  double sensitivity_at_fit = 0;            // the same at the fitted values (fitted parameters)
   bool fitted = false;
   std::string reason;                       // why it was refused
 };

@@ -34,13 +34,14 @@ DType dtype_for(const MeasuredRow& row) {
   return row.bytes % 4 == 0 ? DType::Fp32 : DType::Bf16;
 }
 
-double simulate_us(const Config& c, const std::string& algo, const Collective& coll) {
-  return simulate(c, algo, coll, "analytic").time_us();
+double simulate_us(const Config& c, const std::string& algo, const Collective& coll, const std::string& engine) {
+  return simulate(c, algo, coll, engine).time_us();
 }
 
 }  // namespace
 
-std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why) {
+std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
+                                    const std::string& engine) {
   try {
     Config c = cfg;
     if (row.gpus != c.fabric.gpus) set_param(c, "fabric.gpus", static_cast<double>(row.gpus));
@@ -52,20 +53,20 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
     const std::string& a = row.algorithm;
     if (a == "nccl-auto") {
       // NCCL picks by its own cost model; the faster of ring and NVLS stands in for it.
-      double t = simulate_us(c, "ring", coll);
-      if (unsupported_reason(c, "nvls").empty()) t = std::min(t, simulate_us(c, "nvls", coll));
+      double t = simulate_us(c, "ring", coll, engine);
+      if (unsupported_reason(c, "nvls").empty()) t = std::min(t, simulate_us(c, "nvls", coll, engine));
       return t;
     }
     for (const char* p : {"ll", "ll128", "simple"})
       if (a == std::string("ring-") + p) {
         set_param(c, "ring.protocol", p);
-        return simulate_us(c, "ring", coll);
+        return simulate_us(c, "ring", coll, engine);
       }
     if (!find_algorithm(a)) {
       if (why) *why = fmt::format("algorithm '{}' is not modelled", a);
       return std::nullopt;
     }
-    return simulate_us(c, a, coll);
+    return simulate_us(c, a, coll, engine);
   } catch (const Error& e) {
     if (why) *why = e.what();
     return std::nullopt;
@@ -104,6 +105,14 @@ ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>
     }
     rep.rows.push_back(std::move(e));
   }
+  summarise(rep);
+  return rep;
+}
+
+void summarise(ValidationReport& rep) {
+  rep.by_regime.clear();
+  rep.by_algorithm.clear();
+  rep.by_system.clear();
   std::vector<const RowError*> all;
   std::map<std::string, std::vector<const RowError*>> reg, alg, sys;
   for (const auto& e : rep.rows) {
@@ -116,7 +125,6 @@ ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>
   for (auto& [k, v] : reg) rep.by_regime[k] = error_stats(v);
   for (auto& [k, v] : alg) rep.by_algorithm[k] = error_stats(v);
   for (auto& [k, v] : sys) rep.by_system[k] = error_stats(v);
-  return rep;
 }
 
 nlohmann::json to_json(const ErrorStats& s) {

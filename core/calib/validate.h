@@ -20,9 +20,11 @@ enum class Regime { Small, Mid, Large };   // <= 64 KiB, 64 KiB - 64 MiB, >= 64 
 Regime regime_of(std::uint64_t bytes);
 const char* to_string(Regime r);
 
-/// The model's time for a row on `cfg`, in microseconds; nullopt with `why`
-/// set when the row cannot be modelled (unknown algorithm, unsupported fabric).
-std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why = nullptr);
+/// The model's time for a row on `cfg` with `engine` ("analytic" | "packet"),
+/// in microseconds; nullopt with `why` set when the row cannot be modelled
+/// (unknown algorithm, unsupported fabric).
+std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why = nullptr,
+                                    const std::string& engine = "analytic");
 
 struct RowError {
   MeasuredRow row;
@@ -53,6 +55,8 @@ struct ValidationReport {
 ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>& rows,
                                const std::map<std::string, double>& offsets_us = {});
 ErrorStats error_stats(const std::vector<const RowError*>& rows);
+/// Recomputes the overall, per-regime, per-algorithm and per-system statistics of `rep.rows`.
+void summarise(ValidationReport& rep);
 
 nlohmann::json to_json(const ErrorStats& s);
 nlohmann::json to_json(const ValidationReport& r, bool with_rows = true);

@@ -260,6 +260,7 @@ void run_sweep_command(const SweepCli& o) {
   }
   try {
     sweep_on_rank0(o, mpi);
+    if (mpi.job() == MpiSession::Job::Running) mpi.abort(0);   // cancelled with every point in: workers mid-batch
   } catch (const std::exception& e) {
     if (mpi.job() != MpiSession::Job::Running) {
       release_sweep_workers(mpi);

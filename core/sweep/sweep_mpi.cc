@@ -1,13 +1,12 @@
 // The MPI sweep (see sweep_mpi.h): rank 0 dispatches batches and writes, the
 // other ranks evaluate. Only the main thread of a process calls MPI
 // (MPI_THREAD_FUNNELED); evaluation runs on a thread of its own with a TBB
-// arena, so a rank keeps answering messages (cancel, the next batch) while it
+// arena, so a rank keeps answering messages (its next batch) while it
 // computes.
 //
 // Messages (all MPI_BYTE on MPI_COMM_WORLD):
 //   kJob     0 -> w  JSON {"spec", "config", "threads", "memoise"}; empty: no job
 //   kWork    0 -> w  u64 first, u64 count; count 0: stop
-//   kCancel  0 -> w  empty: stop evaluating, return what the batches hold
 //   kResult  w -> 0  u64 first, u64 count asked, u64 elapsed ns, u64 memo hits, points
 //   kFail    w -> 0  the worker's error text
 #include "sweep/sweep_mpi.h"
@@ -46,12 +45,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-enum Tag : int { kJob = 1, kWork = 2, kCancel = 3, kResult = 4, kFail = 5 };
+enum Tag : int { kJob = 1, kWork = 2, kResult = 4, kFail = 5 };
 
 constexpr int kQueueDepth = 2;              // batches an evaluator holds: one computing, one waiting
 constexpr double kTargetBatch_s = 0.5;      // work per batch once its cost is known
 constexpr std::uint64_t kMaxBatch = 4096;   // points per batch (bounds a message)
-constexpr double kCancelGrace_s = 3.0;      // how long rank 0 waits for batches after a cancel
 const auto kIdleSleep = std::chrono::microseconds(500);
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -398,8 +396,7 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
   std::map<std::uint64_t, BlockResult> arrived;                // by block.first
   std::uint64_t remote_memo_hits = 0;
   bool cancelling = false;
-  bool cut = false;   // a cancelled block came back short: nothing after it is committed
-  Clock::time_point cancel_at{};
+  bool cut = false;   // a block came back short (cancelled): nothing after it is committed
   BackgroundEvaluator background(*local);
 
   auto give = [&](int r) {
@@ -488,7 +485,6 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
     return std::any_of(peers.begin(), peers.end(), [](const Peer& p) { return !p.held.empty(); });
   };
 
-  bool interrupted = false;
   try {
     report(true);
     for (int r = 0; r < nranks; ++r) give(r);
@@ -504,34 +500,25 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
         busy = true;
         accept(0, std::move(res));
       }
-      if (!cancelling && cancel_requested()) {
-        // Keep what is in order now: if this is Open MPI tearing the job down
-        // (a rank died), the next signal is SIGKILL.
+      if (cancel_requested()) {
+        // Under a launcher a signal means the job is being torn down (mpirun
+        // turns Ctrl-C into SIGTERM for every rank, and the SIGKILL may follow
+        // at once): keep what is in order, mark the run interrupted, write
+        // nothing more. The caller ends the job; `--resume` finishes the run.
         cancelling = true;
-        cancel_at = Clock::now();
         local->cancel();
-        for (int r = 1; r < nranks; ++r)
-          if (!peers[static_cast<std::size_t>(r)].held.empty()) {
-            try {
-              send_bytes(r, kCancel, std::string());
-            } catch (const Error&) {   // a rank that is gone
-            }
-          }
         collect();
         commit();
+        break;
       }
       collect();
-      const bool finished = !held_anywhere() && (cancelling || cursor.remaining() == 0);
+      const bool finished = !held_anywhere() && cursor.remaining() == 0;
       if (finished || pending.size() >= opts.batch_points ||
           (!pending.empty() && seconds_since(last_commit) >= opts.batch_interval_s))
         commit();
       else
         report(false);
       if (finished) break;
-      if (cancelling && seconds_since(cancel_at) > kCancelGrace_s) {
-        interrupted = true;   // a rank does not answer: it is gone, or the job is being torn down
-        break;
-      }
       if (!busy) std::this_thread::sleep_for(kIdleSleep);
     }
   } catch (...) {
@@ -541,14 +528,12 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
     }
     throw;   // the caller ends the job (MpiSession::abort): the workers may be mid-batch
   }
-  if (!interrupted) {
+  if (!cancelling) {
     for (int r = 1; r < nranks; ++r) send_bytes(r, kWork, encode_work(Block{0, 0}));
     mpi.set_job(MpiSession::Job::Released);   // the workers return: MPI_Finalize is safe
   }
   const bool complete = pr.done == pr.total;
-  summary.status = interrupted && !complete ? RunStatus::Interrupted
-                   : cancelling && !complete ? RunStatus::Cancelled
-                                             : RunStatus::Done;
+  summary.status = cancelling && !complete ? RunStatus::Interrupted : RunStatus::Done;
   store.finish_run(summary.run_id, summary.status);
   update();
   report(true);
@@ -593,9 +578,7 @@ bool serve_sweep_mpi(MpiSession& mpi) {
     bool busy = false;
     while (auto m = poll(0)) {
       busy = true;
-      if (m->tag == kCancel) {
-        ev->cancel();
-      } else if (m->tag == kWork) {
+      if (m->tag == kWork) {
         std::size_t pos = 0;
         Block b;
         b.first = wire::get_u64(m->bytes, pos);

@@ -17,13 +17,15 @@
 // point; the wire format is exact), same order. The run records how many ranks
 // ran it (RunInfo::ranks, `scin runs`).
 //
-// A rank that dies: Open MPI tears the whole job down. Rank 0 commits what it
-// holds in order as it goes (at least every SweepOptions::batch_interval_s),
-// so at most the points of the last fraction of a second are lost; on the
-// SIGTERM of the tear-down it commits at once and marks the run interrupted.
-// If it is killed first, the run row keeps the dead rank-0 pid and the next
+// A rank that dies: Open MPI tears the whole job down (SIGTERM to every rank,
+// then SIGKILL). Rank 0 commits the in-order points as they arrive (at least
+// every SweepOptions::batch_interval_s), so little is lost; on the tear-down's
+// SIGTERM (any cancel: under mpirun, Ctrl-C is the same SIGTERM) it commits
+// what it holds in order, marks the run interrupted and writes nothing more.
+// If SIGKILL comes first, the run row keeps the dead rank-0 pid and the next
 // read-write open of the file marks it interrupted (store.h, liveness). Either
-// way `scin sweep --resume F:N` evaluates exactly the points the run lacks.
+// way what was committed stays, and `scin sweep --resume F:N` (with or
+// without mpirun) evaluates exactly the points the run lacks.
 //
 // The scin binary works without a launcher: MPI is initialised only when the
 // process was started by one (Open MPI's mpirun/mpiexec, or a PMIx/PMI
@@ -68,8 +70,9 @@ bool launched_by_mpi();
 
 /// Rank 0: runs the sweep over every rank of `mpi` into `store` (see the file
 /// comment). With a single rank this is run_sweep(store, ...). The summary's
-/// status is Done, Cancelled, or Interrupted when a worker rank stopped
-/// answering after a cancel (the job is being torn down; resume finishes it).
+/// status is Done, or Interrupted after a cancel (opts.cancel / opts.stop: the
+/// job is being torn down; the caller ends it with MpiSession::abort, as the
+/// workers may still hold batches; resume finishes the run).
 SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptions& opts, const SweepSink& sink,
                            MpiSession& mpi);
 

@@ -5,6 +5,7 @@
 # process of the job over wall time (a shared machine gives less than asked).
 #
 #   bench/mpi_sweep.sh [BUILD_DIR] [REPS] [RANKS...]      (default: build 3 1 2 4)
+#   MPIRUN_FLAGS="--bind-to none" bench/mpi_sweep.sh     (extra mpirun options)
 set -euo pipefail
 build=${1:-build}
 reps=${2:-3}
@@ -25,7 +26,7 @@ for k in "${ranks[@]}"; do
   for ((i = 0; i < reps; i++)); do
     rm -f "$tmp/b.scindb"*
     # bash's `time` covers mpirun and every rank it started (waited-for children).
-    t=$( { time mpirun --oversubscribe -np "$k" "$scin" sweep "$spec" --db "$tmp/b.scindb" -q --threads 1 \
+    t=$( { time mpirun --oversubscribe ${MPIRUN_FLAGS:-} -np "$k" "$scin" sweep "$spec" --db "$tmp/b.scindb" -q --threads 1 \
              > "$tmp/out" 2>&1; } 2>&1 )
     read -r wall user sys <<< "$t"
     # The job's own rate, as rank 0 reports it (without MPI start-up).
@@ -36,6 +37,6 @@ for k in "${ranks[@]}"; do
   rate=$(median < "$tmp/rates")
   cores=$(median < "$tmp/cores")
   # Throughput per core the job got: what the ranks would give on cores of their own.
-  per_core=$(awk -v r="$rate" -v c="$cores" 'BEGIN {printf "%.0f", c > 0 ? r / c : 0}')
+  per_core=$(awk -v r="$rate" -v c="$cores" 'BEGIN {printf "%.0f", (c > 0) ? r / c : 0}')
   printf "%-6s %-14s %-12s %-11s %-20s %s\n" "$k" "$rate" "$(median < "$tmp/walls")" "$cores" "$per_core" "$reps"
 done

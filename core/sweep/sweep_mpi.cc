@@ -50,7 +50,22 @@ enum Tag : int { kJob = 1, kWork = 2, kResult = 4, kFail = 5 };
 constexpr int kQueueDepth = 2;              // batches an evaluator holds: one computing, one waiting
 constexpr double kTargetBatch_s = 0.5;      // work per batch once its cost is known
 constexpr std::uint64_t kMaxBatch = 4096;   // points per batch (bounds a message)
-const auto kIdleSleep = std::chrono::microseconds(500);
+
+/// Sleeps between probes when nothing happened: 50 us at first, doubling to
+/// 5 ms while idle (a rank computing a half-second batch wakes ~100 times, not
+/// thousands: on a shared or oversubscribed node the polling costs no core).
+class Backoff {
+ public:
+  void idle() {
+    std::this_thread::sleep_for(std::chrono::microseconds(us_));
+    us_ = std::min(us_ * 2, 5000);
+  }
+  void reset() { us_ = 50; }
+  void step(bool busy) { busy ? reset() : idle(); }
+
+ private:
+  int us_ = 50;
+};
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -90,9 +105,10 @@ std::optional<Message> poll(int source) {
 /// Waits for a message from `source`, sleeping between probes (a blocking
 /// MPI_Recv would spin a core in Open MPI's progress loop).
 Message wait_for(int source) {
+  Backoff backoff;
   for (;;) {
     if (auto m = poll(source)) return std::move(*m);
-    std::this_thread::sleep_for(kIdleSleep);
+    backoff.idle();
   }
 }
 
@@ -488,6 +504,7 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
   try {
     report(true);
     for (int r = 0; r < nranks; ++r) give(r);
+    Backoff backoff;
     for (;;) {
       bool busy = false;
       while (auto m = poll(MPI_ANY_SOURCE)) {
@@ -519,7 +536,7 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
       else
         report(false);
       if (finished) break;
-      if (!busy) std::this_thread::sleep_for(kIdleSleep);
+      backoff.step(busy);
     }
   } catch (...) {
     try {
@@ -574,6 +591,7 @@ bool serve_sweep_mpi(MpiSession& mpi) {
   std::optional<std::thread> computing;
   std::atomic<bool> computed{false};
   BlockResult result;
+  Backoff backoff;
   for (;;) {
     bool busy = false;
     while (auto m = poll(0)) {
@@ -613,7 +631,7 @@ bool serve_sweep_mpi(MpiSession& mpi) {
       });
     }
     if (stop && !computing && queue.empty()) return true;
-    if (!busy) std::this_thread::sleep_for(kIdleSleep);
+    backoff.step(busy);
   }
 }
 

@@ -451,50 +451,20 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
   };
 
   // --- writing, as the one-process runner does ------------------------------
-  const auto t0 = Clock::now();
-  auto last_commit = t0;
-  auto last_progress = t0 - std::chrono::hours(1);
-  std::vector<PointRecord> pending;
   SweepProgress& pr = summary.progress;
-  pr.done = plan.already;
-  auto update = [&] {
-    pr.elapsed_s = seconds_since(t0);
-    pr.memo_hits = local->memo_hits() + remote_memo_hits;
-    pr.rate_points_per_s = pr.elapsed_s > 0 ? static_cast<double>(pr.done - plan.already) / pr.elapsed_s : 0;
-    pr.eta_s = (pr.rate_points_per_s > 0 && pr.done < pr.total)
-                   ? static_cast<double>(pr.total - pr.done) / pr.rate_points_per_s
-                   : 0;
-  };
-  auto report = [&](bool force) {
-    if (!sink.on_progress) return;
-    if (!force && seconds_since(last_progress) < opts.progress_interval_s) return;
-    last_progress = Clock::now();
-    update();
-    sink.on_progress(pr);
-  };
-  // Moves the in-order prefix of arrived blocks to `pending`.
+  sweep_detail::PointWriter writer(&store, summary.run_id, pr, plan.already, opts, sink,
+                                   [&] { return local->memo_hits() + remote_memo_hits; });
+  // Hands the in-order prefix of the arrived blocks to the writer.
   auto collect = [&] {
     while (!cut && !issued.empty()) {
       auto it = arrived.find(issued.front().first);
       if (it == arrived.end()) break;
       BlockResult& res = it->second;
       cut = res.pts.size() < res.block.count;
-      for (auto& p : res.pts) pending.push_back(std::move(p));
+      for (auto& p : res.pts) writer.add(std::move(p));
       arrived.erase(it);
       issued.pop_front();
     }
-  };
-  auto commit = [&] {
-    if (pending.empty()) return;
-    store.append_points(summary.run_id, pending);
-    last_commit = Clock::now();
-    for (const auto& p : pending) {
-      ++pr.done;
-      if (p.status != PointStatus::Ok) ++pr.skipped;
-      if (sink.on_point) sink.on_point(p);
-    }
-    pending.clear();
-    report(false);
   };
   auto cancel_requested = [&] { return (opts.cancel && opts.cancel->load()) || opts.stop.stop_requested(); };
   auto held_anywhere = [&] {
@@ -502,7 +472,7 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
   };
 
   try {
-    report(true);
+    writer.report(true);
     for (int r = 0; r < nranks; ++r) give(r);
     Backoff backoff;
     for (;;) {
@@ -525,16 +495,12 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
         cancelling = true;
         local->cancel();
         collect();
-        commit();
+        writer.commit();
         break;
       }
       collect();
       const bool finished = !held_anywhere() && cursor.remaining() == 0;
-      if (finished || pending.size() >= opts.batch_points ||
-          (!pending.empty() && seconds_since(last_commit) >= opts.batch_interval_s))
-        commit();
-      else
-        report(false);
+      writer.step(finished);
       if (finished) break;
       backoff.step(busy);
     }
@@ -552,8 +518,8 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
   const bool complete = pr.done == pr.total;
   summary.status = cancelling && !complete ? RunStatus::Interrupted : RunStatus::Done;
   store.finish_run(summary.run_id, summary.status);
-  update();
-  report(true);
+  writer.update();
+  writer.report(true);
   return summary;
 }
 

@@ -59,7 +59,6 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   std::optional<tbb::global_control> allow;
   if (threads > tbb::info::default_concurrency())
     allow.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
-  const std::size_t batch_points = std::max<std::size_t>(1, opts.batch_points);
 
   SweepSummary summary;
   summary.threads = threads;
@@ -172,44 +171,13 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   });
 
   // --- the writer: this thread ----------------------------------------------
-  const auto t0 = Clock::now();
-  auto last_commit = t0;
-  auto last_progress = t0 - std::chrono::hours(1);
-  std::vector<PointRecord> pending;
   SweepProgress& pr = summary.progress;
-  pr.done = already;
-
-  auto update = [&] {
-    pr.elapsed_s = seconds_since(t0);
-    pr.memo_hits = c.memo_hits.load(std::memory_order_relaxed);
-    pr.rate_points_per_s = pr.elapsed_s > 0 ? static_cast<double>(pr.done - already) / pr.elapsed_s : 0;
-    pr.eta_s = (pr.rate_points_per_s > 0 && pr.done < pr.total)
-                   ? static_cast<double>(pr.total - pr.done) / pr.rate_points_per_s
-                   : 0;
-  };
-  auto report = [&](bool force) {
-    if (!sink.on_progress) return;
-    if (!force && seconds_since(last_progress) < opts.progress_interval_s) return;
-    last_progress = Clock::now();
-    update();
-    sink.on_progress(pr);
-  };
-  auto commit = [&] {
-    if (pending.empty()) return;
-    if (store) store->append_points(summary.run_id, pending);
-    last_commit = Clock::now();
-    for (const auto& p : pending) {
-      ++pr.done;
-      if (p.status != PointStatus::Ok) ++pr.skipped;
-      if (sink.on_point) sink.on_point(p);
-    }
-    pending.clear();
-    report(false);
-  };
+  sweep_detail::PointWriter writer(store, summary.run_id, pr, already, opts, sink,
+                                   [&] { return c.memo_hits.load(std::memory_order_relaxed); });
 
   std::exception_ptr writer_error;
   try {
-    report(true);
+    writer.report(true);
     for (;;) {
       std::deque<std::vector<PointRecord>> got;
       bool done;
@@ -221,12 +189,8 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
       }
       if (opts.cancel && opts.cancel->load() && !cancel_flag.exchange(true)) stop_src.request_stop();
       for (auto& v : got)
-        for (auto& p : v) pending.push_back(std::move(p));
-      if (pending.size() >= batch_points || (!pending.empty() && seconds_since(last_commit) >= opts.batch_interval_s) ||
-          done)
-        commit();
-      else
-        report(false);
+        for (auto& p : v) writer.add(std::move(p));
+      writer.step(done);
       if (done) break;
     }
   } catch (...) {
@@ -248,8 +212,8 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   }
   summary.status = was_cancelled ? RunStatus::Cancelled : RunStatus::Done;
   if (store) store->finish_run(summary.run_id, summary.status);
-  update();
-  report(true);
+  writer.update();
+  writer.report(true);
   return summary;
 }
 

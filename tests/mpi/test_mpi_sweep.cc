@@ -33,18 +33,6 @@ constexpr const char* kPacketSweep = R"({
     {"path": "links.latency_ns", "values": [100, 200, 300]}
   ]})";
 
-CliResult run_shell(const std::string& cmd) {
-  CliResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
 /// `mpiexec -np N scin ARGS`, oversubscribed (the CI machine has 2 cores),
 /// allowed as root (containers), with `env` exported to every rank.
 CliResult mpirun(int ranks, const std::string& args, const std::string& env = "") {

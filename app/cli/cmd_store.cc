@@ -255,7 +255,12 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
 void run_sweep_command(const SweepCli& o) {
   MpiSession mpi(o.mpi);
   if (mpi.rank() > 0) {
-    serve_sweep_mpi(mpi);
+    try {
+      serve_sweep_mpi(mpi);
+    } catch (const std::exception& e) {   // rank 0 waits for this rank's batches: end the job
+      fmt::print(stderr, "scin: error: rank {}: {}\n", mpi.rank(), e.what());
+      mpi.abort(2);
+    }
     return;
   }
   try {

@@ -505,6 +505,7 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
       backoff.step(busy);
     }
   } catch (...) {
+    local->cancel();   // this rank's own batch stops at once
     try {
       store.finish_run(summary.run_id, RunStatus::Failed);
     } catch (...) {

@@ -438,6 +438,10 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
     if (res.pts.size() < res.block.count && !cancelling)
       throw Error(fmt::format("MPI sweep: rank {} stopped part-way through points {}+{}", r, res.block.first,
                               res.block.count));
+    for (std::size_t i = 0; i < res.pts.size(); ++i)
+      if (res.pts[i].index != res.block.first + i)
+        throw Error(fmt::format("MPI sweep: rank {} returned point {} in place of {}", r, res.pts[i].index,
+                                res.block.first + i));
     p.held.erase(it);
     if (r != 0) remote_memo_hits += res.memo_hits;
     // Size the next batch for about kTargetBatch_s of work (at most 8x larger or 4x smaller per step).

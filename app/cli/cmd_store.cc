@@ -353,8 +353,8 @@ void show_run(Store& store, std::int64_t id) {
   fmt::print("  points       {} stored of {} ({} skipped)\n", r.points_stored, r.points_total, r.points_skipped);
   fmt::print("  started      {}\n", r.started_at);
   fmt::print("  finished     {}\n", r.finished_at.empty() ? "-" : r.finished_at);
-  fmt::print("  tool         scin {} ({}), {} threads, host {} pid {}\n", r.tool_version, r.git_revision, r.threads,
-             r.host, r.pid);
+  fmt::print("  tool         scin {} ({}), {} rank{} x {} threads, host {} pid {}\n", r.tool_version, r.git_revision,
+             r.ranks, r.ranks == 1 ? "" : "s", r.threads, r.host, r.pid);
   if (!r.tags.empty()) fmt::print("  tags         {}\n", fmt::join(r.tags, ", "));
   if (!r.notes.empty()) fmt::print("  notes        {}\n", r.notes);
   fmt::print("  config       {}\n", r.config_recorded()

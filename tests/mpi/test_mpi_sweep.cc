@@ -92,6 +92,9 @@ TEST_F(MpiSweep, ThreeRanksStoreExactlyTheOneProcessRun) {
   ASSERT_EQ(runs.status, 0) << runs.output;
   EXPECT_NE(runs.output.find("ranks"), std::string::npos) << runs.output;
   EXPECT_NE(runs.output.find("108/108      3"), std::string::npos) << runs.output;
+  CliResult show = run_cli("show --db " + db("three") + " --run 1");
+  ASSERT_EQ(show.status, 0) << show.output;
+  EXPECT_NE(show.output.find("3 ranks x 1 threads"), std::string::npos) << show.output;
 }
 
 TEST_F(MpiSweep, AKilledWorkerRankLeavesAnInterruptedRunThatResumeCompletes) {

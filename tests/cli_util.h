@@ -24,11 +24,10 @@ inline std::string cli_path() {
 #endif
 }
 
-inline CliResult run_cli(const std::string& args) {
+/// Runs a shell command line, capturing its standard output and error.
+inline CliResult run_shell(const std::string& command) {
   CliResult r;
-  const std::string bin = cli_path();
-  if (bin.empty()) return r;
-  const std::string cmd = "'" + bin + "' " + args + " 2>&1";
+  const std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
@@ -37,4 +36,10 @@ inline CliResult run_cli(const std::string& args) {
   const int status = pclose(p);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+inline CliResult run_cli(const std::string& args) {
+  const std::string bin = cli_path();
+  if (bin.empty()) return CliResult{};
+  return run_shell("'" + bin + "' " + args);
 }

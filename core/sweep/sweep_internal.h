@@ -2,6 +2,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,5 +62,63 @@ class StructuralHash {
 
 /// Hash of every registry parameter of `cfg` (name and description excluded).
 PointKey config_hash(const Config& cfg);
+
+}  // namespace scin::sweep_detail
+
+namespace scin::sweep_detail {
+
+/// The worker thread count a sweep uses for SweepOptions::threads (0 = all
+/// cores); Error naming --threads outside 0..1024.
+int sweep_threads(int requested);
+
+/// What a stored run still has to evaluate: index ranges [first, last) in
+/// ascending order, and how many points it already holds.
+struct RunPlan {
+  std::int64_t run_id = 0;          // 0 without a store
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> todo;
+  std::uint64_t already = 0;
+};
+
+/// Starts the run in `store` (a new run, or takes over opts.resume_run and
+/// lists the points it lacks); without a store, everything is to do.
+/// `ranks`: processes that evaluate the points (recorded with the run).
+RunPlan begin_or_resume(Store* store, const SweepSpec& spec, const SweepOptions& opts, std::uint64_t total,
+                        int threads, int ranks);
+
+}  // namespace scin::sweep_detail
+
+namespace scin::sweep_detail {
+
+/// The single writer of a sweep (both runners): takes points in index order,
+/// commits them in batched transactions (SweepOptions::batch_points /
+/// batch_interval_s), keeps the progress figures and calls the sink.
+class PointWriter {
+ public:
+  /// `store` null: points only go to the sink. `already`: points the run held
+  /// before (a resume); the rate counts only the new ones.
+  PointWriter(Store* store, std::int64_t run_id, SweepProgress& progress, std::uint64_t already,
+              const SweepOptions& opts, const SweepSink& sink, std::function<std::uint64_t()> memo_hits);
+  void add(PointRecord p) { pending_.push_back(std::move(p)); }
+  /// Commits if a batch is full, the interval has passed or `force`; else reports progress.
+  void step(bool force);
+  void commit();
+  /// Calls on_progress (at most every progress_interval_s unless `force`).
+  void report(bool force);
+  /// Recomputes elapsed time, rate and ETA.
+  void update();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Store* store_;
+  std::int64_t run_id_;
+  SweepProgress& pr_;
+  std::uint64_t already_;
+  const SweepOptions& opts_;
+  const SweepSink& sink_;
+  std::function<std::uint64_t()> memo_hits_;
+  std::size_t batch_points_;
+  Clock::time_point t0_, last_commit_, last_progress_;
+  std::vector<PointRecord> pending_;
+};
 
 }  // namespace scin::sweep_detail

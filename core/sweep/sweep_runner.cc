@@ -53,54 +53,21 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   auto compiled = sweep_detail::compile(spec, opts.memoise);
   sweep_detail::Compiled& c = *compiled;
   const std::uint64_t total = c.total;
-  int threads = opts.threads > 0 ? opts.threads : tbb::info::default_concurrency();
-  if (opts.threads < 0 || opts.threads > 1024)
-    throw Error(fmt::format("--threads: {} is out of range; allowed 0 (all cores) to 1024", opts.threads));
-  threads = std::max(1, threads);
+  const int threads = sweep_detail::sweep_threads(opts.threads);
   // More threads than cores were asked for: lift TBB's default worker limit
   // for the duration of the sweep (otherwise TBB ignores the request and warns).
   std::optional<tbb::global_control> allow;
   if (threads > tbb::info::default_concurrency())
     allow.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
-  const std::size_t batch_points = std::max<std::size_t>(1, opts.batch_points);
 
   SweepSummary summary;
   summary.threads = threads;
   summary.progress.total = total;
   // Index ranges [first, last) to evaluate: everything, or what a resumed run lacks.
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> todo;
-  std::uint64_t already = 0;
-  if (store && opts.resume_run != 0) {
-    RunInfo prev = store->get_run(opts.resume_run);
-    if (prev.points_total != total)
-      throw Error(fmt::format("--resume: run {} has {} points but its spec now expands to {}", prev.id,
-                              prev.points_total, total));
-    store->resume_run(opts.resume_run, threads);
-    summary.run_id = opts.resume_run;
-    std::uint64_t next = 0;
-    for (std::uint64_t i : store->point_indices(opts.resume_run)) {
-      if (i > next) todo.emplace_back(next, i);
-      next = i + 1;
-      ++already;
-    }
-    if (next < total) todo.emplace_back(next, total);
-  } else {
-    todo.emplace_back(0, total);
-  }
-  if (store && opts.resume_run == 0) {
-    RunStart rs;
-    rs.experiment = spec.experiment.empty() ? spec.name : spec.experiment;
-    rs.name = opts.run_name.empty() ? spec.name : opts.run_name;
-    rs.notes = opts.notes;
-    rs.tags = opts.tags;
-    rs.kind = spec.kind;
-    rs.engine = spec.base.engine;
-    rs.spec = to_json(spec);
-    rs.points_total = total;
-    rs.threads = threads;
-    rs.config = resolved_config_json(spec);
-    summary.run_id = store->begin_run(rs);
-  }
+  sweep_detail::RunPlan plan = sweep_detail::begin_or_resume(store, spec, opts, total, threads, /*ranks=*/1);
+  summary.run_id = plan.run_id;
+  const auto& todo = plan.todo;
+  const std::uint64_t already = plan.already;
 
   // Points per pipeline token: small sweeps one point each (prompt
   // cancellation, good balance), big ones up to 32 to amortise the overhead.
@@ -202,44 +169,13 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   });
 
   // --- the writer: this thread ----------------------------------------------
-  const auto t0 = Clock::now();
-  auto last_commit = t0;
-  auto last_progress = t0 - std::chrono::hours(1);
-  std::vector<PointRecord> pending;
   SweepProgress& pr = summary.progress;
-  pr.done = already;
-
-  auto update = [&] {
-    pr.elapsed_s = seconds_since(t0);
-    pr.memo_hits = c.memo_hits.load(std::memory_order_relaxed);
-    pr.rate_points_per_s = pr.elapsed_s > 0 ? static_cast<double>(pr.done - already) / pr.elapsed_s : 0;
-    pr.eta_s = (pr.rate_points_per_s > 0 && pr.done < pr.total)
-                   ? static_cast<double>(pr.total - pr.done) / pr.rate_points_per_s
-                   : 0;
-  };
-  auto report = [&](bool force) {
-    if (!sink.on_progress) return;
-    if (!force && seconds_since(last_progress) < opts.progress_interval_s) return;
-    last_progress = Clock::now();
-    update();
-    sink.on_progress(pr);
-  };
-  auto commit = [&] {
-    if (pending.empty()) return;
-    if (store) store->append_points(summary.run_id, pending);
-    last_commit = Clock::now();
-    for (const auto& p : pending) {
-      ++pr.done;
-      if (p.status != PointStatus::Ok) ++pr.skipped;
-      if (sink.on_point) sink.on_point(p);
-    }
-    pending.clear();
-    report(false);
-  };
+  sweep_detail::PointWriter writer(store, summary.run_id, pr, already, opts, sink,
+                                   [&] { return c.memo_hits.load(std::memory_order_relaxed); });
 
   std::exception_ptr writer_error;
   try {
-    report(true);
+    writer.report(true);
     for (;;) {
       std::deque<std::vector<PointRecord>> got;
       bool done;
@@ -251,12 +187,8 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
       }
       if (opts.cancel && opts.cancel->load() && !cancel_flag.exchange(true)) stop_src.request_stop();
       for (auto& v : got)
-        for (auto& p : v) pending.push_back(std::move(p));
-      if (pending.size() >= batch_points || (!pending.empty() && seconds_since(last_commit) >= opts.batch_interval_s) ||
-          done)
-        commit();
-      else
-        report(false);
+        for (auto& p : v) writer.add(std::move(p));
+      writer.step(done);
       if (done) break;
     }
   } catch (...) {
@@ -278,8 +210,8 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   }
   summary.status = was_cancelled ? RunStatus::Cancelled : RunStatus::Done;
   if (store) store->finish_run(summary.run_id, summary.status);
-  update();
-  report(true);
+  writer.update();
+  writer.report(true);
   return summary;
 }
 

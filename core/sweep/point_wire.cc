@@ -100,4 +100,32 @@ std::vector<PointRecord> decode_points(const std::string& in, std::size_t& pos) 
   return pts;
 }
 
+std::string encode_work(Block b) {
+  std::string s;
+  wire::put_u64(s, b.first);
+  wire::put_u64(s, b.count);
+  return s;
+}
+
+std::string encode_result(const BlockResult& r) {
+  std::string s;
+  wire::put_u64(s, r.block.first);
+  wire::put_u64(s, r.block.count);
+  wire::put_u64(s, static_cast<std::uint64_t>(r.elapsed_s * 1e9));
+  wire::put_u64(s, r.memo_hits);
+  wire::encode_points(r.pts, s);
+  return s;
+}
+
+BlockResult decode_result(const std::string& s) {
+  BlockResult r;
+  std::size_t pos = 0;
+  r.block.first = wire::get_u64(s, pos);
+  r.block.count = wire::get_u64(s, pos);
+  r.elapsed_s = static_cast<double>(wire::get_u64(s, pos)) * 1e-9;
+  r.memo_hits = wire::get_u64(s, pos);
+  r.pts = wire::decode_points(s, pos);
+  return r;
+}
+
 }  // namespace scin::wire

@@ -27,4 +27,23 @@ std::vector<PointRecord> decode_points(const std::string& in, std::size_t& pos);
 void put_u64(std::string& out, std::uint64_t v);
 std::uint64_t get_u64(const std::string& in, std::size_t& pos);
 
+/// A batch of sweep points: indices [first, first + count).
+struct Block {
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+};
+
+/// What an evaluating rank returns for a Block.
+struct BlockResult {
+  Block block;
+  std::vector<PointRecord> pts;     // a prefix of the block: shorter when cancelled part-way
+  double elapsed_s = 0;
+  std::uint64_t memo_hits = 0;
+};
+
+std::string encode_work(Block b);
+std::string encode_result(const BlockResult& r);
+/// Throws Error on truncated or malformed input.
+BlockResult decode_result(const std::string& s);
+
 }  // namespace scin::wire

@@ -33,7 +33,6 @@
 
 #include <fmt/format.h>
 
-#include "base/cancel.h"
 #include "base/error.h"
 #include "sweep/point_wire.h"
 #include "sweep/sweep_internal.h"
@@ -42,6 +41,11 @@ namespace scin {
 
 namespace {
 
+using wire::Block;
+using wire::BlockResult;
+using wire::decode_result;
+using wire::encode_result;
+using wire::encode_work;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
@@ -114,46 +118,6 @@ Message wait_for(int source) {
 
 // ---------------------------------------------------------------- evaluation
 
-struct Block {
-  std::uint64_t first = 0;
-  std::uint64_t count = 0;
-};
-
-struct BlockResult {
-  Block block;
-  std::vector<PointRecord> pts;     // a prefix of the block: shorter when cancelled part-way
-  double elapsed_s = 0;
-  std::uint64_t memo_hits = 0;
-};
-
-std::string encode_work(Block b) {
-  std::string s;
-  wire::put_u64(s, b.first);
-  wire::put_u64(s, b.count);
-  return s;
-}
-
-std::string encode_result(const BlockResult& r) {
-  std::string s;
-  wire::put_u64(s, r.block.first);
-  wire::put_u64(s, r.block.count);
-  wire::put_u64(s, static_cast<std::uint64_t>(r.elapsed_s * 1e9));
-  wire::put_u64(s, r.memo_hits);
-  wire::encode_points(r.pts, s);
-  return s;
-}
-
-BlockResult decode_result(const std::string& s) {
-  BlockResult r;
-  std::size_t pos = 0;
-  r.block.first = wire::get_u64(s, pos);
-  r.block.count = wire::get_u64(s, pos);
-  r.elapsed_s = static_cast<double>(wire::get_u64(s, pos)) * 1e-9;
-  r.memo_hits = wire::get_u64(s, pos);
-  r.pts = wire::decode_points(s, pos);
-  return r;
-}
-
 /// Everything a process needs to evaluate batches of one sweep.
 class Evaluator {
  public:
@@ -183,7 +147,6 @@ class Evaluator {
     std::vector<std::optional<PointRecord>> out(static_cast<std::size_t>(b.count));
     arena_.execute([&] {
       tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, b.count, 1), [&](const auto& range) {
-        CancelScope scope(&cancel_);   // a long packet point polls the flag and stops mid-point
         for (std::uint64_t i = range.begin(); i < range.end(); ++i) {
           if (cancel_.load(std::memory_order_relaxed)) return;
           try {

@@ -88,6 +88,23 @@ TEST(PointWire, AnEmptyBatchIsEightBytes) {
   EXPECT_TRUE(wire::decode_points(bytes, pos).empty());
 }
 
+TEST(PointWire, ABatchResultRoundTripsWithItsHeader) {
+  wire::BlockResult r;
+  r.block = {1ull << 33, 4096};
+  r.pts = samples();
+  r.elapsed_s = 0.25;
+  r.memo_hits = 17;
+  const auto back = wire::decode_result(wire::encode_result(r));
+  EXPECT_EQ(back.block.first, r.block.first);
+  EXPECT_EQ(back.block.count, 4096u);
+  EXPECT_DOUBLE_EQ(back.elapsed_s, 0.25);
+  EXPECT_EQ(back.memo_hits, 17u);
+  ASSERT_EQ(back.pts.size(), r.pts.size());
+  for (std::size_t i = 0; i < r.pts.size(); ++i) EXPECT_EQ(test::stored_difference(r.pts[i], back.pts[i]), "");
+  EXPECT_EQ(wire::encode_work({5, 9}).size(), 16u);
+  EXPECT_THROW(wire::decode_result(wire::encode_result(r).substr(0, 20)), Error);
+}
+
 TEST(PointWire, TruncatedOrDamagedInputIsAnError) {
   std::string bytes;
   wire::encode_points(samples(), bytes);

@@ -183,7 +183,7 @@ void add_run_command(CLI::App& app) {
       work[i] = estimate(points[i].config, algo_ids[i % na], points[i].collective, engine);
     });
     const bool progress = enforce_budget(total_work(work, tbb::this_task_arena::max_concurrency()), opt->budget,
-                                         fmt::format("scin run ({} runs on the {} engine)", res.size(), opt->engine));
+                                         fmt::format("scin run ({} run{} on the {} engine)", res.size(), res.size() == 1 ? "" : "s", opt->engine));
     run_jobs(work, progress, /*parallel=*/true, [&](std::size_t i, const RunContext& ctx) {
       res[i] = simulate(points[i].config, algo_ids[i % na], points[i].collective, engine, ctx);
     });

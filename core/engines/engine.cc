@@ -108,7 +108,8 @@ WorkEstimate& WorkEstimate::operator+=(const WorkEstimate& o) {
 namespace {
 
 std::string rough_duration(double s) {
-  if (s < 90) return fmt::format("{:.0f} s", std::max(1.0, s));
+  if (s < 10) return fmt::format("{:.1f} s", s);
+  if (s < 90) return fmt::format("{:.0f} s", s);
   if (s < 5400) return fmt::format("{:.0f} min", s / 60);
   if (s < 172800) return fmt::format("{:.1f} h", s / 3600);
   return fmt::format("{:.0f} days", s / 86400);

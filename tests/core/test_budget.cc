@@ -17,6 +17,7 @@
 #include "engines/simulate.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
+#include "cli_util.h"
 
 using namespace scin;
 
@@ -45,7 +46,7 @@ TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
   for (const int planes : {1, 16})
   for (const char* name : {"ring", "one-shot", "two-shot", "nvls", "scin", "scin-inq"}) {
     SCOPED_TRACE(fmt::format("{}, {} planes", name, planes));
-    const Config c = preset_with(256, planes);
+    const Config c = preset_with(160, planes);
     const Algorithm a = parse_algorithm(name);
     const WorkEstimate x = estimate(c, a, coll, EngineId::Analytic);
     const WorkEstimate direct = compiled_estimate(c, a, coll, EngineId::Analytic);
@@ -100,7 +101,7 @@ TEST(WorkBudget, VerdictsAndMessages) {
   EXPECT_EQ(check(600, 1e6).message,
             "job: about 1e+06 events (~10 min on one core, 1 MB of memory), above the limit of 60 s; HINT");
   EXPECT_EQ(check(1, 3e9).message,
-            "job: about 1e+06 events (~1 s on one core, 3.0 GB of memory), more than the 1.0 GB available; HINT");
+            "job: about 1e+06 events (~1.0 s on one core, 3.0 GB of memory), more than the 1.0 GB available; HINT");
   b.force = true;
   EXPECT_EQ(check(600, 3e9).verdict, BudgetVerdict::Warn);
   b.force = false;
@@ -146,4 +147,35 @@ TEST(WorkBudget, DataEngineStopsWithCancelled) {
                  }};
   EXPECT_THROW(data_engine().run(s, in, {}, ctx), Cancelled);
   EXPECT_EQ(steps_after_stop, 0);
+}
+
+// The CLI side of the examples: refused with a message naming the
+// override, or (with --max-work raised) run; small work says nothing extra.
+TEST(WorkBudgetCli, LargeWorkIsRefusedWithTheOverrideNamed) {
+  const CliResult packet = run_cli("run --engine packet --bytes 64G --format csv");
+  EXPECT_EQ(packet.status, 2) << packet.output;
+  EXPECT_NE(packet.output.find("scin: error: scin run (8 runs on the packet engine): about "), std::string::npos)
+      << packet.output;
+  EXPECT_NE(packet.output.find("events"), std::string::npos) << packet.output;
+  EXPECT_NE(packet.output.find("raise --max-work SECONDS (0: no limit) or pass --force"), std::string::npos)
+      << packet.output;
+  const CliResult payload =
+      run_cli("run --engine packet --set packet.payload_bytes=1 --bytes 1G --algo scin --format csv");
+  EXPECT_EQ(payload.status, 2) << payload.output;
+  EXPECT_NE(payload.output.find("--max-work"), std::string::npos) << payload.output;
+
+  // Small work: no warning, no progress, the same output as always.
+  const CliResult small = run_cli("run --bytes 1M --algo ring --format csv");
+  EXPECT_EQ(small.status, 0) << small.output;
+  EXPECT_EQ(small.output.find("warning"), std::string::npos) << small.output;
+  EXPECT_EQ(small.output.find("progress"), std::string::npos) << small.output;
+
+  // --max-work sets the limit; --force runs what the budget refuses.
+  const std::string tight_args = "run --engine packet --bytes 256M --algo scin --max-work 1 --format csv";
+  const CliResult tight = run_cli(tight_args);
+  EXPECT_EQ(tight.status, 2) << tight.output;
+  EXPECT_NE(tight.output.find("(1 run on the packet engine)"), std::string::npos) << tight.output;
+  EXPECT_NE(tight.output.find("above the limit of 1.0 s"), std::string::npos) << tight.output;
+  const CliResult forced = run_cli(tight_args + " --force");
+  EXPECT_EQ(forced.status, 0) << forced.output;
 }

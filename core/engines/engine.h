@@ -40,10 +40,10 @@ struct WorkEstimate {
 };
 
 /// Limits on the work one command may start (the CLI's --max-work and --force,
-/// the app's preview). Defaults: warn above 2 s, refuse above 5 min or above
+/// the app's preview). Defaults: warn above 10 s, refuse above 5 min or above
 /// the memory available now.
 struct WorkBudget {
-  double warn_seconds = 2;       // above: warn and show progress
+  double warn_seconds = 10;      // above: warn and show progress
   double max_seconds = 300;      // above: refuse (<= 0: no limit)
   double max_memory_bytes = 0;   // above: refuse; 0: available_memory_bytes() (base/memory.h)
   bool force = false;            // never refuse (still warn)

@@ -64,7 +64,7 @@ TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
 // The issue's examples are large: the 1024-GPU runs warn, the packet engine at
 // 64 GiB or with 1-byte packets at 1 GiB is refused by the default budget.
 TEST(WorkBudget, IssueExamplesWarnOrAreRefused) {
-  const WorkBudget budget;   // warn above 2 s, refuse above 5 min or the memory available
+  const WorkBudget budget;   // warn above 10 s, refuse above 5 min or the memory available
   const Collective mib{1u << 20, DType::Bf16}, gib{1ull << 30, DType::Bf16};
   WorkEstimate big;
   for (const char* name : {"ring", "one-shot", "two-shot", "nvls", "scin"})

@@ -230,3 +230,44 @@ TEST(HistoryCli, CheckRecoverAndADamagedRow) {
 
 }  // namespace
 }  // namespace scin
+
+namespace scin {
+namespace {
+
+// Issue 13 item 2: a stored spec nested 200 000 levels deep (a hostile or
+// damaged file) overflowed the stack in `scin show` and `scin runs --format
+// json`; it is now read with the depth limit and reported as that run's problem.
+TEST(HistoryCli, DeeplyNestedStoredSpecIsReportedNotACrash) {
+  if (cli_path().empty()) GTEST_SKIP() << "SCIN_CLI not set";
+  TempDir dir;
+  const auto db = dir / "deep.scindb";
+  {
+    Store s = Store::open(db, Access::Create);
+    for (int r = 0; r < 2; ++r) {
+      RunStart rs;
+      rs.name = "r" + std::to_string(r);
+      const std::int64_t id = s.begin_run(rs);
+      PointRecord p;
+      p.index = 0;
+      p.time_us = 1.5;
+      s.append_points(id, {p});
+      s.finish_run(id, RunStatus::Done);
+    }
+    std::string deep;
+    for (int i = 0; i < 200000; ++i) deep += "{\"a\":";
+    deep += "1" + std::string(200000, '}');
+    sql::Db raw(db.string(), SQLITE_OPEN_READWRITE);
+    raw.exec("UPDATE runs SET spec_json = '" + deep + "' WHERE id = 2");
+  }
+  for (const std::string args : {"runs --format json", "runs", "show --run 2", "show --run 1"}) {
+    SCOPED_TRACE(args);
+    const CliResult r = run_cli(args + " --db " + db.string());
+    EXPECT_TRUE(r.status == 0 || r.status == 2) << r.status << "\n" << r.output.substr(0, 2000);
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output.substr(0, 2000);
+  }
+  const CliResult one = run_cli("show --run 1 --db " + db.string());
+  EXPECT_EQ(one.status, 0) << one.output.substr(0, 2000);   // the other run stays usable
+}
+
+}  // namespace
+}  // namespace scin

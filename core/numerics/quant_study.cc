@@ -1,6 +1,11 @@
 #include "numerics/quant_study.h"
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -42,6 +47,33 @@ double total_link_bytes(const LinkBytes& lb) {
 
 }  // namespace
 
+std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements) {
+  const auto g = static_cast<std::uint64_t>(std::max(gpus, 1));
+  return 4 * g * elements * (g + 6) + (32ull << 20);
+}
+
+std::uint64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream ls(line.substr(13));
+    std::uint64_t kib = 0;
+    if (ls >> kib) return kib * 1024;
+  }
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
+void check_quant_memory(int gpus, std::uint64_t elements, std::uint64_t available) {
+  const std::uint64_t need = quant_memory_bytes(gpus, elements);
+  if (available == 0 || need <= available / 5 * 4) return;
+  throw Error(fmt::format("--elements: {} per rank x {} ranks needs about {} MiB (every rank's buffers are held in "
+                          "RAM: ~4 x ranks x elements x (ranks + 6) bytes), more than 80% of the {} MiB this "
+                          "machine has available; use fewer elements or ranks",
+                          elements, gpus, need >> 20, available >> 20));
+}
+
 QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req) {
   validate(cfg_in);
   Config cfg = cfg_in;
@@ -73,9 +105,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req) {
   const std::uint64_t elems = req.npy_files.empty() ? req.elements : inputs.front().size();
   if (elems > kMaxQuantElemsPerRank)
     throw Error(fmt::format("--npy: {} elements per rank exceeds the limit of {}", elems, kMaxQuantElemsPerRank));
-  if (elems * static_cast<std::uint64_t>(gpus) > kMaxQuantElemsTotal)
-    throw Error(fmt::format("--elements: {} per rank x {} ranks exceeds the limit of {} elements in all", elems,
-                            gpus, kMaxQuantElemsTotal));
+  check_quant_memory(gpus, elems, available_memory_bytes());
   if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems);
   st.elements = elems;
   const Format dfmt = format_of(req.dtype);

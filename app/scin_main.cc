@@ -1,4 +1,6 @@
 // scin: the SCIN Explorer command-line tool.
+#include <malloc.h>
+
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -12,6 +14,13 @@
 #include "base/version.h"
 
 int main(int argc, char** argv) {
+  // Keep freed memory for reuse instead of returning it to the kernel: quant and
+  // sweeps allocate and free buffers of megabytes per algorithm or point, and
+  // each fresh mapping costs page faults (docs/performance.md: `scin quant`'s
+  // system time 0.47 -> 0.2 s). 32 MiB is the largest mmap threshold glibc takes.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
   CLI::App app{"scin: All-Reduce design-space explorer for in-network collectives "
                "(ring, one-shot, two-shot, NVLS, SCIN, SCIN+INQ)"};
   app.set_version_flag("--version", fmt::format("scin {} ({})", scin::version(), scin::git_revision()));

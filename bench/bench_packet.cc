@@ -85,6 +85,6 @@ void BM_EventQueue(benchmark::State& state) {
   }
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_EventQueue)->Arg(16)->Arg(128)->Arg(1024);
+BENCHMARK(BM_EventQueue)->Arg(16)->Arg(128)->Arg(1024)->Arg(4096);
 
 }  // namespace

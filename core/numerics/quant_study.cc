@@ -1,12 +1,15 @@
 #include "numerics/quant_study.h"
 
+#include <algorithm>
 #include <cmath>
+
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "schedule/algorithms.h"
 #include "base/error.h"
+#include "base/memory.h"
 #include "fabric/params.h"
 #include "numerics/codec.h"
 #include "engines/data/data_engine.h"
@@ -42,6 +45,20 @@ double total_link_bytes(const LinkBytes& lb) {
 
 }  // namespace
 
+std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements) {
+  const auto g = static_cast<std::uint64_t>(std::max(gpus, 1));
+  return 4 * g * elements * (g + 6) + (32ull << 20);
+}
+
+void check_quant_memory(int gpus, std::uint64_t elements, std::uint64_t available) {
+  const std::uint64_t need = quant_memory_bytes(gpus, elements);
+  if (available == 0 || need <= available / 5 * 4) return;
+  throw Error(fmt::format("--elements: {} per rank x {} ranks needs about {} MiB (every rank's buffers are held in "
+                          "RAM: ~4 x ranks x elements x (ranks + 6) bytes), more than 80% of the {} MiB this "
+                          "machine has available; use fewer elements or ranks",
+                          elements, gpus, need >> 20, available >> 20));
+}
+
 QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunContext& ctx) {
   validate(cfg_in);
   Config cfg = cfg_in;
@@ -73,9 +90,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   const std::uint64_t elems = req.npy_files.empty() ? req.elements : inputs.front().size();
   if (elems > kMaxQuantElemsPerRank)
     throw Error(fmt::format("--npy: {} elements per rank exceeds the limit of {}", elems, kMaxQuantElemsPerRank));
-  if (elems * static_cast<std::uint64_t>(gpus) > kMaxQuantElemsTotal)
-    throw Error(fmt::format("--elements: {} per rank x {} ranks exceeds the limit of {} elements in all", elems,
-                            gpus, kMaxQuantElemsTotal));
+  check_quant_memory(gpus, elems, available_memory_bytes());
   ctx.check();
   if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems);
   st.elements = elems;

@@ -7,12 +7,14 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
 #include "schedule/algorithms.h"
 #include "base/error.h"
+#include "base/memory.h"
 #include "fabric/preset.h"
 #include "numerics/inputs.h"
 #include "numerics/metrics.h"
@@ -212,6 +214,24 @@ TEST(QuantStudy, NpyInputs) {
   EXPECT_EQ(s.elements, 512u);
   EXPECT_EQ(row(s, "scin").metrics.rel_l2, s.dtype_round.rel_l2);   // FP32 ISA sum, rounded once to BF16
   EXPECT_GT(row(s, "scin-inq").metrics.rel_l2, 1e-3);
+}
+
+TEST(QuantStudy, MemoryCapFollowsTheAvailableMemory) {
+  // The estimate is linear in elements and grows as ranks x (ranks + 6).
+  EXPECT_EQ(quant_memory_bytes(8, 1u << 20), 4ull * 8 * (1u << 20) * 14 + (32ull << 20));
+  EXPECT_EQ(quant_memory_bytes(16, 1u << 20), 4ull * 16 * (1u << 20) * 22 + (32ull << 20));
+  const std::uint64_t need = quant_memory_bytes(8, 1u << 24);
+  EXPECT_NO_THROW(check_quant_memory(8, 1u << 24, need * 2));
+  EXPECT_NO_THROW(check_quant_memory(8, 1u << 24, 0));  // unknown: no check
+  try {
+    check_quant_memory(8, 1u << 24, need);  // needs more than 80% of what is available
+    FAIL();
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--elements: 16777216 per rank x 8 ranks"), std::string::npos) << m;
+    EXPECT_NE(m.find(fmt::format("{} MiB", need >> 20)), std::string::npos) << m;
+  }
+  EXPECT_GT(available_memory_bytes(), 0u);  // /proc/meminfo on Linux
 }
 
 TEST(QuantStudy, RejectsBadRequests) {

@@ -5,6 +5,8 @@
 // when its input port is full and release it, a multicast is replicated in the
 // switch, the ISA buffer's deadlock escape, reads on a switchless mesh.
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <vector>
 
 #include <string>
 #include <tuple>
@@ -62,6 +64,45 @@ TEST(PacketEventQueue, OrdersByTimeThenInsertionAndNumbersEachPush) {
   e = q.pop();
   EXPECT_EQ(e.target(), 3u);
   EXPECT_TRUE(q.empty());
+}
+
+// Through the switch to the radix heap (> 1024 pending) and back (< 256): the
+// pops follow (time, insertion order) exactly, as a sorted reference says, with
+// pushes at the present and in the future interleaved with pops (monotone keys).
+TEST(PacketEventQueue, RadixModeKeepsTheExactOrderAcrossTheSwitch) {
+  packet::EventQueue q;
+  std::vector<std::tuple<Ps, std::uint64_t, std::uint32_t>> pending;  // reference: (t, seq, target)
+  std::uint64_t rng = 12345;
+  auto next = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 33;
+  };
+  Ps now = 0;
+  std::size_t popped = 0, peak = 0;
+  auto pop_check = [&] {
+    const auto it = std::min_element(pending.begin(), pending.end());
+    const packet::Event e = q.pop();
+    ASSERT_EQ(e.t, std::get<0>(*it));
+    ASSERT_EQ(e.seq(), std::get<1>(*it));
+    ASSERT_EQ(e.target(), std::get<2>(*it));
+    now = e.t;
+    pending.erase(it);
+    ++popped;
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 3000; ++i) {  // grow past 1024 with some pops: radix mode
+      const Ps t = now + static_cast<Ps>(next() % 4 == 0 ? 0 : next() % 200000);
+      const auto target = static_cast<std::uint32_t>(next() & 0xffff);
+      pending.emplace_back(t, q.push(t, target), target);
+      if (i % 3 == 0) pop_check();
+      peak = std::max(peak, pending.size());
+    }
+    while (pending.size() > 100) pop_check();  // shrink below 256: back to the heap
+  }
+  while (!pending.empty()) pop_check();
+  EXPECT_TRUE(q.empty());
+  EXPECT_GT(peak, 1024u);
+  EXPECT_EQ(popped, 9000u);
 }
 
 TEST(PacketWire, SerialisesBackToBackAndKeepsStatistics) {

@@ -25,8 +25,9 @@ FabricNode switch_node(const Config& cfg, std::string name, int tier, int plane)
   return n;
 }
 
-// A flow's pick among n equal-cost next hops (the same mix as the schedule's ECMP).
-int flow_pick(int src, int dst, int n) {
+}  // namespace
+
+int ecmp_pick(int src, int dst, int n) {
   if (n <= 1) return 0;
   std::uint64_t z = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) ^ static_cast<std::uint32_t>(dst);
   z += 0x9e3779b97f4a7c15ull;
@@ -35,8 +36,6 @@ int flow_pick(int src, int dst, int n) {
   z ^= z >> 31;
   return static_cast<int>(z % static_cast<std::uint64_t>(n));
 }
-
-}  // namespace
 
 int FabricGraph::accelerators() const {
   return static_cast<int>(std::count_if(nodes.begin(), nodes.end(),
@@ -263,7 +262,7 @@ std::vector<int> FabricRouter::route(int src, int dst) const {
           best.push_back(v);
       if (best.empty())
         throw Error(fmt::format("{}: {} cannot reach {} (the fabric is disconnected)", g_.name, name(cur), name(dst)));
-      next = best[static_cast<std::size_t>(flow_pick(src, dst, static_cast<int>(best.size())))];
+      next = best[static_cast<std::size_t>(ecmp_pick(src, dst, static_cast<int>(best.size())))];
     }
     path.push_back(next);
     if (seen[static_cast<std::size_t>(next)]) {

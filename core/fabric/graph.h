@@ -58,6 +58,10 @@ struct FabricGraph {
   int tiers() const;                   // highest tier + 1
 };
 
+/// Deterministic ECMP: which of `n` equal-cost next hops the flow (src, dst)
+/// takes (a splitmix64 hash of the pair; the same answer every run).
+int ecmp_pick(int src, int dst, int n);
+
 /// The generator's graph for `cfg` (star, mesh or two-tier).
 FabricGraph fabric_graph(const Config& cfg);
 

@@ -1,5 +1,7 @@
 #include "model/routed_cost.h"
 
+#include "fabric/graph.h"
+
 #include <algorithm>
 #include <utility>
 #include <vector>

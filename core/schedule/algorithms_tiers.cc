@@ -101,25 +101,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
   const std::uint64_t align = inq || uplink_inq ? b.align() : 1;
   auto stripes = split(s.elems, planes, align);
   std::vector<BufferId> qin, qout;
-  std::vector<std::vector<std::vector<StepId>>> quantised(static_cast<std::size_t>(n));
-  if (inq) {
-    for (int r = 0; r < n; ++r) {
-      qin.push_back(b.buffer("qin", r, s.elems, q));
-      qout.push_back(b.buffer("qout", r, s.elems, q));
-      StepId l = b.launch(r);
-      quantised[r].resize(static_cast<std::size_t>(planes));
-      for (int p = 0; p < planes; ++p) {
-        auto waves = split(stripes[p].count, scin_chunks(b.cfg, stripes[p].count), align);
-        StepId prev = l;
-        for (std::size_t w = 0; w < waves.size(); ++w) {
-          Span g = sub(stripes[p], waves[w]);
-          prev = b.compute(r, DataOp::Copy, {at(s.input[r], g)}, at(qin[r], g), Unit::AccelSm, {prev},
-                           fmt::format("quantise r{} plane {} wave {}", r, p, w));
-          quantised[r][p].push_back(prev);
-        }
-      }
-    }
-  }
+  const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised(static_cast<std::size_t>(n));
   const Format partial = inq || uplink_inq ? Format::Fp32 : b.data_format;
   std::vector<std::vector<StepId>> flags(static_cast<std::size_t>(n));
   for (int p = 0; p < planes; ++p) {

@@ -218,6 +218,11 @@ void build_two_shot(Builder& b, bool quantised);
 void build_nvls(Builder& b);
 void build_scin(Builder& b, bool inq);
 int scin_chunks(const Config& cfg, std::uint64_t stripe_elems);
+/// Per rank, per plane, per wave: the step that quantised that wave of the rank's input.
+using Quantised = std::vector<std::vector<std::vector<StepId>>>;
+/// INQ at the accelerators: declares qin/qout per rank and quantises every stripe wave by wave.
+Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uint64_t align,
+                          std::vector<BufferId>& qin, std::vector<BufferId>& qout);
 // Two-tier fabrics (algorithms_tiers.cc).
 void build_nvls_tiers(Builder& b);
 void build_scin_tiers(Builder& b, bool inq, bool uplink_inq);

@@ -1,5 +1,7 @@
 #include "schedule/schedule.h"
 
+#include "fabric/graph.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -210,18 +212,6 @@ LinkBytes link_bytes(const Schedule& s) {
 
 
 // ------------------------------------------------------------ two-tier routing
-
-int ecmp_pick(NodeId a, NodeId b, int n) {
-  if (n <= 1) return 0;
-  // splitmix64 of the flow's endpoints: spreads flows evenly, same answer every run.
-  std::uint64_t z = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) ^
-                    static_cast<std::uint32_t>(b);
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return static_cast<int>(z % static_cast<std::uint64_t>(n));
-}
 
 int Schedule::tier(NodeId n) const {
   if (!is_switch(n)) return 0;

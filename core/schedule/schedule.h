@@ -160,9 +160,6 @@ Format format_of(DType t);
 /// The block format a codec stores values in.
 Format codec_format(Codec c);
 bool is_codec(Format f);
-/// Deterministic ECMP: which of `n` equal-cost next hops the flow (a, b) takes.
-int ecmp_pick(NodeId a, NodeId b, int n);
-
 const char* to_string(Format f);
 const char* to_string(DType t);
 const char* to_string(StepKind k);

@@ -157,7 +157,7 @@ TEST(Cli, PresetsFormatJsonAndTheDeprecatedJsonFlagAgree) {
   ASSERT_EQ(b.status, 0);
   const std::string warning = "scin: warning: `presets --json` is deprecated; use `--format json`\n";
   EXPECT_EQ(b.output, warning + a.output);
-  EXPECT_EQ(nlohmann::json::parse(a.output).size(), 7u);  // + hgx-a100-8 and gb200-nvl72 (issue 15)
+  EXPECT_EQ(nlohmann::json::parse(a.output).size(), 9u);  // + hgx-a100-8, gb200-nvl72 (issue 15), nvl36x2, nvl576-style (issue 16)
 }
 
 TEST(Cli, SizesTakeTheSameFormsOnFlagsAndSet) {

@@ -104,7 +104,7 @@ bool enforce_budget(const WorkEstimate& total, const BudgetOptions& o, const std
   const BudgetCheck c = check_budget(total, work_budget(o), what, kBudgetOverride);
   if (c.refused()) throw Error(c.message);
   if (c.warn()) {
-    fmt::print(stderr, "scin: warning: {}; progress below, Ctrl-C cancels\n", c.message);
+    fmt::print(stderr, "scin: warning: {}\nscin: progress below; Ctrl-C cancels\n", c.message);
     std::fflush(stderr);
   }
   return c.warn();

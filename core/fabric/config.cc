@@ -2,7 +2,14 @@
 
 namespace scin {
 
-const char* to_string(Topology t) { return t == Topology::Star ? "star" : "mesh"; }
+const char* to_string(Topology t) {
+  switch (t) {
+    case Topology::Star: return "star";
+    case Topology::Mesh: return "mesh";
+    case Topology::TwoTier: return "two-tier";
+  }
+  return "?";
+}
 const char* to_string(Regulation r) { return r == Regulation::None ? "none" : "paced"; }
 const char* to_string(ScaleFormat f) {
   switch (f) {

@@ -12,7 +12,7 @@
 
 namespace scin {
 
-enum class Topology { Star, Mesh };
+enum class Topology { Star, Mesh, TwoTier };
 enum class Regulation { None, Paced };
 enum class ScaleFormat { Fp16, Bf16, Fp32 };
 enum class RingProtocol { Auto, LL, LL128, Simple };
@@ -57,6 +57,7 @@ struct IsaSpec {
 
 struct SwitchSpec {
   double latency_ns = 200;               // port-to-port traversal
+  int ports = 1024;                      // radix: fabric ports per switch (one per attached accelerator or uplink bundle member)
   bool multicast = true;
   NvlsSpec nvls;
   IsaSpec isa;
@@ -115,7 +116,16 @@ struct TuningSpec {
 struct FabricShape {
   Topology topology = Topology::Star;
   int gpus = 8;
-  int planes = 1;                        // parallel switch planes (star only)
+  int planes = 1;                        // parallel switch planes (star and two-tier; each plane its own network)
+  // two-tier (issue 16): per plane, `leaves` leaf switches with gpus/leaves
+  // accelerators each, `spines` spine switches, each leaf linked to the spines
+  // by `uplinks_per_leaf` ports spread evenly over them, whose bandwidth is the
+  // leaf's accelerator bandwidth / `oversubscription`.
+  int leaves = 1;
+  int spines = 1;
+  int uplinks_per_leaf = 0;              // 0: one per local accelerator (gpus / leaves)
+  double oversubscription = 1;           // leaf downlink bandwidth / uplink bandwidth
+  std::string graph_file;                // a JSON node/link list, checked and drawn (core/fabric/graph.h)
 };
 
 /// Everything a collective simulation depends on apart from the collective itself.

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/json_input.h"
 #include "base/units.h"
+#include "fabric/graph.h"
 
 namespace scin {
 namespace {
@@ -100,8 +101,9 @@ ParamInfo choice(std::string path, std::vector<std::string> choices, std::string
 std::vector<ParamInfo> build_registry() {
   std::vector<ParamInfo> r;
   // --- fabric shape
-  r.push_back(choice<Topology>("fabric.topology", {"star", "mesh"}, "Topology",
-      "star: every accelerator links to each switch plane; mesh: switchless, every pair linked directly",
+  r.push_back(choice<Topology>("fabric.topology", {"star", "mesh", "two-tier"}, "Topology",
+      "star: every accelerator links to each switch plane; mesh: switchless, every pair linked directly; "
+      "two-tier: per plane, leaf switches under spine switches",
       [](Config& c) -> Topology& { return c.fabric.topology; }));
   r.push_back(integer("fabric.gpus", "", 2, 1024, "Accelerators",
       "number of accelerators (ranks) taking part in the collective",
@@ -109,6 +111,22 @@ std::vector<ParamInfo> build_registry() {
   r.push_back(integer("fabric.planes", "", 1, 64, "Switch planes",
       "parallel switch planes; each accelerator's bandwidth is split evenly over them (mesh: 1)",
       [](Config& c) -> int& { return c.fabric.planes; }));
+  // --- two-tier shape (issue 16; core/fabric/graph.h)
+  r.push_back(integer("fabric.leaves", "", 1, 1024, "Leaf switches",
+      "two-tier: leaf switches per plane; each takes gpus / leaves accelerators",
+      [](Config& c) -> int& { return c.fabric.leaves; }));
+  r.push_back(integer("fabric.spines", "", 1, 1024, "Spine switches",
+      "two-tier: spine switches per plane; a leaf's uplinks spread evenly over them",
+      [](Config& c) -> int& { return c.fabric.spines; }));
+  r.push_back(integer("fabric.uplinks_per_leaf", "", 0, 100000, "Uplinks per leaf",
+      "two-tier: ports of a leaf that go to the spines (0: one per local accelerator)",
+      [](Config& c) -> int& { return c.fabric.uplinks_per_leaf; }));
+  r.push_back(real("fabric.oversubscription", "", 1, 1024, "Oversubscription",
+      "two-tier: a leaf's accelerator bandwidth over its uplink bandwidth (1: non-blocking)",
+      [](Config& c) -> double& { return c.fabric.oversubscription; }));
+  r.push_back(text("fabric.graph_file", "Fabric graph file",
+      "a JSON node/link list to check and draw instead of a generator (empty: the generator)",
+      [](Config& c) -> std::string& { return c.fabric.graph_file; }));
   // --- accelerator
   r.push_back(text("accelerator.name", "Accelerator", "accelerator model name (informational)",
       [](Config& c) -> std::string& { return c.accelerator.name; }));
@@ -150,6 +168,9 @@ std::vector<ParamInfo> build_registry() {
   r.push_back(real("switch.latency_ns", "ns", 0, 1e7, "Switch latency",
       "port-to-port traversal of a switch plane (no public NVSwitch figure: sweep 100-300 ns)",
       [](Config& c) -> double& { return c.sw.latency_ns; }));
+  r.push_back(integer("switch.ports", "", 2, 100000, "Switch ports",
+      "radix: fabric ports per switch; a star plane needs one per accelerator, a leaf adds its uplinks",
+      [](Config& c) -> int& { return c.sw.ports; }));
   r.push_back(boolean("switch.multicast", "Multicast",
       "the switch replicates one incoming write to several output ports",
       [](Config& c) -> bool& { return c.sw.multicast; }));
@@ -506,6 +527,8 @@ void validate(const Config& cfg) {
   }
   if (cfg.fabric.topology == Topology::Mesh && cfg.fabric.planes != 1)
     throw Error(fmt::format("fabric.planes: a mesh has no switch planes; set 1 (got {})", cfg.fabric.planes));
+  check_fabric_shape(cfg);  // radix and two-tier shape (core/fabric/graph.cc)
+  if (!cfg.fabric.graph_file.empty()) check_fabric(load_fabric_graph(cfg.fabric.graph_file));
   if (cfg.packet.payload_bytes + cfg.packet.header_bytes > cfg.packet.port_buffer_bytes)
     throw Error(fmt::format("packet.port_buffer_bytes: {} bytes cannot hold one packet of {} + {} bytes",
                             cfg.packet.port_buffer_bytes, cfg.packet.payload_bytes, cfg.packet.header_bytes));

@@ -4,23 +4,29 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "model/routed_cost.h"
+
 namespace scin {
 
 // ------------------------------------------------------------ resources
 
 int ResourceMap::egress(int gpu, int k) const {
-  return topology == Topology::Star ? gpu * planes + k : gpu * gpus + k;
+  return topology != Topology::Mesh ? gpu * planes + k : gpu * gpus + k;
 }
 int ResourceMap::ingress(int gpu, int k) const {
   // On a mesh the link from k to gpu is one resource: k's egress towards gpu.
-  return topology == Topology::Star ? gpus * planes + gpu * planes + k : egress(k, gpu);
+  return topology != Topology::Mesh ? gpus * planes + gpu * planes + k : egress(k, gpu);
 }
-int ResourceMap::nvls(int plane) const { return ports() + plane; }
-int ResourceMap::isa_reduce(int plane) const { return ports() + planes + plane; }
-int ResourceMap::isa_inq(int plane) const { return ports() + 2 * planes + plane; }
-int ResourceMap::hbm(int gpu) const { return ports() + 3 * planes + gpu; }
-int ResourceMap::ports() const { return topology == Topology::Star ? 2 * gpus * planes : gpus * gpus; }
-int ResourceMap::count() const { return hbm(gpus); }
+int ResourceMap::nvls(int sw) const { return ports() + sw; }
+int ResourceMap::isa_reduce(int sw) const { return ports() + switches + sw; }
+int ResourceMap::isa_inq(int sw) const { return ports() + 2 * switches + sw; }
+int ResourceMap::hbm(int gpu) const { return ports() + 3 * switches + gpu; }
+int ResourceMap::uplink(int plane, int leaf, int spine) const {
+  return hbm(gpus) + 2 * ((plane * leaves + leaf) * spines + spine);
+}
+int ResourceMap::downlink(int plane, int spine, int leaf) const { return uplink(plane, leaf, spine) + 1; }
+int ResourceMap::ports() const { return topology != Topology::Mesh ? 2 * gpus * planes : gpus * gpus; }
+int ResourceMap::count() const { return hbm(gpus) + 2 * planes * leaves * spines; }
 
 ResourceKind ResourceMap::kind(int r) const {
   if (r < ports()) {
@@ -28,10 +34,11 @@ ResourceKind ResourceMap::kind(int r) const {
     return r < gpus * planes ? ResourceKind::Egress : ResourceKind::Ingress;
   }
   r -= ports();
-  if (r < planes) return ResourceKind::NvlsReduce;
-  if (r < 2 * planes) return ResourceKind::IsaReduce;
-  if (r < 3 * planes) return ResourceKind::IsaInq;
-  return ResourceKind::Hbm;
+  if (r < switches) return ResourceKind::NvlsReduce;
+  if (r < 2 * switches) return ResourceKind::IsaReduce;
+  if (r < 3 * switches) return ResourceKind::IsaInq;
+  if (r < 3 * switches + gpus) return ResourceKind::Hbm;
+  return (r - 3 * switches - gpus) % 2 == 0 ? ResourceKind::Uplink : ResourceKind::Downlink;
 }
 
 std::string ResourceMap::name(int r) const {
@@ -42,17 +49,27 @@ std::string ResourceMap::name(int r) const {
     return fmt::format("{} r{} plane {}", r < half ? "egress" : "ingress", x / planes, x % planes);
   }
   r -= ports();
-  if (r < planes) return fmt::format("nvls plane {}", r);
-  if (r < 2 * planes) return fmt::format("isa reduce plane {}", r - planes);
-  if (r < 3 * planes) return fmt::format("inq plane {}", r - 2 * planes);
-  return fmt::format("hbm r{}", r - 3 * planes);
+  const char* unit = topology == Topology::TwoTier ? "switch" : "plane";
+  if (r < switches) return fmt::format("nvls {} {}", unit, r);
+  if (r < 2 * switches) return fmt::format("isa reduce {} {}", unit, r - switches);
+  if (r < 3 * switches) return fmt::format("inq {} {}", unit, r - 2 * switches);
+  if (r < 3 * switches + gpus) return fmt::format("hbm r{}", r - 3 * switches);
+  const int t = r - 3 * switches - gpus;
+  const int pair = t / 2, spine = pair % spines, leaf = (pair / spines) % leaves, plane = pair / (spines * leaves);
+  return t % 2 == 0 ? fmt::format("uplink plane {} leaf {} -> spine {}", plane, leaf, spine)
+                    : fmt::format("downlink plane {} spine {} -> leaf {}", plane, spine, leaf);
 }
 
 ResourceMap resource_map(const Schedule& s) {
   ResourceMap m;
   m.gpus = s.gpus;
   m.planes = std::max(1, s.planes);
+  m.switches = std::max(1, s.switch_count());
   m.topology = s.topology;
+  if (s.two_tier()) {
+    m.leaves = s.leaves;
+    m.spines = s.spines;
+  }
   return m;
 }
 
@@ -134,7 +151,7 @@ double launch_extra_ns(const Config& cfg, const Schedule& s, const Step& st) {
 }
 
 double port_raw_GBps(const Config& cfg, const Schedule& s) {
-  return s.topology == Topology::Star ? cfg.links.bandwidth_GBps / std::max(1, s.planes)
+  return s.topology != Topology::Mesh ? cfg.links.bandwidth_GBps / std::max(1, s.planes)
                                       : cfg.links.bandwidth_GBps / std::max(1, s.gpus - 1);
 }
 
@@ -253,7 +270,9 @@ void write_cost(Ctx& x, const Step& st) {
     x.use(x.rm.hbm(st.initiator), 2 * bytes, hbm_GBps(cfg), Term::Serialisation);
     return;
   }
-  if (s.is_switch(st.initiator)) {
+  if (s.two_tier()) {
+    routed::write_cost(cfg, s, x.rm, st, bytes, factor, c);  // every link of the multicast tree
+  } else if (s.is_switch(st.initiator)) {
     x.latency(Term::LinkLatency, cfg.links.latency_ns);
     for (const auto& d : st.dsts) x.ingress(s.buffers[d.buffer].node, st.via, bytes, factor);
   } else if (st.via == kDirect) {
@@ -289,15 +308,18 @@ void read_cost(Ctx& x, const Step& st) {
   if (s.is_switch(st.initiator)) {
     // The ISA reads every source: request out, memory access, response back.
     const int p = st.initiator - s.gpus;
-    x.latency(Term::LinkLatency, 2 * cfg.links.latency_ns);
-    x.latency(Term::MemoryLatency, cfg.accelerator.mem_latency_ns);
-    x.latency(Term::Sync, cfg.sw.isa.op_latency_ns);
-    const double read_GBps = isa_read_GBps(cfg, s);
     double plain = 0;
-    for (const auto& r : st.srcs) {
-      const NodeId from = s.buffers[r.buffer].node;
-      x.use(x.rm.egress(from, p), static_cast<double>(region_bytes(s, r)), read_GBps, Term::Serialisation);
-      plain += plain_bytes(s, r);
+    for (const auto& r : st.srcs) plain += plain_bytes(s, r);
+    if (s.two_tier()) {
+      routed::isa_read_cost(cfg, s, x.rm, st, transfer_factor(cfg, s, st), x.c);  // every link of every source's route
+    } else {
+      x.latency(Term::LinkLatency, 2 * cfg.links.latency_ns);
+      x.latency(Term::MemoryLatency, cfg.accelerator.mem_latency_ns);
+      x.latency(Term::Sync, cfg.sw.isa.op_latency_ns);
+      const double read_GBps = isa_read_GBps(cfg, s);
+      for (const auto& r : st.srcs)
+        x.use(x.rm.egress(s.buffers[r.buffer].node, p), static_cast<double>(region_bytes(s, r)), read_GBps,
+              Term::Serialisation);
     }
     // The ISA reduces each packet group as it lands (dequantising it first in the
     // INQ unit when the data is quantised): the units hold for plain / rate, in
@@ -311,6 +333,10 @@ void read_cost(Ctx& x, const Step& st) {
   }
   // An accelerator reads (NVLS ld_reduce when several sources are summed in the switch).
   const double factor = transfer_factor(cfg, s, st);
+  if (s.two_tier()) {
+    routed::accel_read_cost(cfg, s, x.rm, st, factor, x.c);
+    return;
+  }
   const NodeId sw = st.via >= s.gpus ? st.via : (s.topology == Topology::Star ? s.switch_node(0) : kNoNode);
   if (sw == kNoNode) {
     x.latency(Term::LinkLatency, 2 * cfg.links.latency_ns);
@@ -379,7 +405,8 @@ void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, cons
       c.fixed_term = Term::Launch;
       break;
     case StepKind::Signal:
-      x.path(st.initiator, st.target);
+      if (s.two_tier()) routed::signal_cost(cfg, s, st, c);
+      else x.path(st.initiator, st.target);
       c.fixed_term = Term::Sync;
       if (st.unit == Unit::IsaReduce) {
         // SCIN: an Arrive is a stream memory op; a flag write is an ISA operation.

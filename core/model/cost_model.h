@@ -28,19 +28,25 @@ namespace scin {
 
 /// What a resource is. Ports are modelled packet by packet by the packet
 /// engine; units and HBM are FIFO servers in both engines.
-enum class ResourceKind { Egress, Ingress, NvlsReduce, IsaReduce, IsaInq, Hbm };
+enum class ResourceKind { Egress, Ingress, NvlsReduce, IsaReduce, IsaInq, Hbm, Uplink, Downlink };
 inline bool is_port(ResourceKind k) { return k == ResourceKind::Egress || k == ResourceKind::Ingress; }
 
 /// Resource indices for a schedule on a config (ports, units, HBM), dense from 0.
+/// Units are per switch (index = node - gpus; on a star, the plane). Two-tier
+/// fabrics add the leaf<->spine links (Uplink, Downlink) after the HBMs.
 struct ResourceMap {
   int gpus = 0, planes = 0;
+  int switches = 0;                 // switch nodes (a star: planes)
+  int leaves = 0, spines = 0;       // two-tier, per plane
   Topology topology = Topology::Star;
   int egress(int gpu, int plane_or_peer) const;
   int ingress(int gpu, int plane_or_peer) const;
-  int nvls(int plane) const;
-  int isa_reduce(int plane) const;
-  int isa_inq(int plane) const;
+  int nvls(int sw) const;
+  int isa_reduce(int sw) const;
+  int isa_inq(int sw) const;
   int hbm(int gpu) const;
+  int uplink(int plane, int leaf, int spine) const;    // leaf -> spine
+  int downlink(int plane, int spine, int leaf) const;  // spine -> leaf
   int ports() const;
   int count() const;
   ResourceKind kind(int r) const;

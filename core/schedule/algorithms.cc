@@ -14,7 +14,7 @@ namespace {
 std::string where(const Config& cfg) { return cfg.name.empty() ? "this fabric" : cfg.name; }
 
 std::string needs_nvls(const Config& cfg) {
-  if (cfg.fabric.topology != Topology::Star)
+  if (cfg.fabric.topology == Topology::Mesh)
     return fmt::format("nvls needs a switch; {} is a switchless mesh", where(cfg));
   if (!cfg.sw.nvls.enabled) return fmt::format("nvls needs in-switch reduction (switch.nvls.enabled) on {}", where(cfg));
   if (!cfg.sw.multicast) return fmt::format("nvls needs switch multicast (switch.multicast) on {}", where(cfg));
@@ -22,13 +22,20 @@ std::string needs_nvls(const Config& cfg) {
 }
 
 std::string needs_isa(const Config& cfg, const char* algo, bool inq) {
-  if (cfg.fabric.topology != Topology::Star)
+  if (cfg.fabric.topology == Topology::Mesh)
     return fmt::format("{} needs a switch; {} is a switchless mesh", algo, where(cfg));
   if (!cfg.sw.isa.enabled)
     return fmt::format("{} needs an in-switch accelerator (switch.isa.enabled) on {}", algo, where(cfg));
   if (!cfg.sw.multicast) return fmt::format("{} needs switch multicast (switch.multicast) on {}", algo, where(cfg));
   if (inq && !cfg.sw.isa.inq) return fmt::format("{} needs an INQ unit (switch.isa.inq) on {}", algo, where(cfg));
   return "";
+}
+
+std::string needs_uplink_inq(const Config& cfg) {
+  if (cfg.fabric.topology != Topology::TwoTier)
+    return fmt::format("scin-inq-uplink needs a two-tier fabric (fabric.topology two-tier); {} is a {}", where(cfg),
+                       to_string(cfg.fabric.topology));
+  return needs_isa(cfg, "scin-inq-uplink", true);
 }
 
 std::vector<AlgorithmInfo> builtin() {
@@ -41,18 +48,21 @@ std::vector<AlgorithmInfo> builtin() {
       {Algorithm::TwoShot, "two-shot", "reduce-scatter by pushes to shard owners, local sum, all-gather by pushes",
        false, false, nullptr, [](Builder& b) { build::build_two_shot(b, false); }},
       {Algorithm::Nvls, "nvls", "NVLink SHARP: multimem.ld_reduce to the issuer, then multimem.st multicast", false,
-       false, needs_nvls, [](Builder& b) { build::build_nvls(b); }},
+       false, needs_nvls, [](Builder& b) { b.s.two_tier() ? build::build_nvls_tiers(b) : build::build_nvls(b); }},
       {Algorithm::Scin, "scin", "switch-centric: the in-switch accelerator reads, reduces and multicasts", false,
        false, [](const Config& c) { return needs_isa(c, "scin", false); },
-       [](Builder& b) { build::build_scin(b, false); }},
+       [](Builder& b) { b.s.two_tier() ? build::build_scin_tiers(b, false, false) : build::build_scin(b, false); }},
       {Algorithm::ScinInq, "scin-inq", "SCIN with in-network block quantisation (INT8 + one scale per block)", true,
        false, [](const Config& c) { return needs_isa(c, "scin-inq", true); },
-       [](Builder& b) { build::build_scin(b, true); }},
+       [](Builder& b) { b.s.two_tier() ? build::build_scin_tiers(b, true, false) : build::build_scin(b, true); }},
       {Algorithm::RingQ8, "ring-q8", "ring with a block-quantised payload, re-quantised at every hop", true, false,
        nullptr, [](Builder& b) { build::build_ring_q(b); }},
       {Algorithm::TwoShotQ8, "two-shot-q8",
        "two-shot with a block-quantised payload (QuickReduce / Flash Communication)", true, false, nullptr,
        [](Builder& b) { build::build_two_shot(b, true); }},
+      {Algorithm::ScinInqUplink, "scin-inq-uplink",
+       "hierarchical SCIN quantising only the leaf-spine hop (two-tier fabrics; INT8 + one scale per block)", true,
+       false, needs_uplink_inq, [](Builder& b) { build::build_scin_tiers(b, false, true); }},
   };
   return t;
 }
@@ -123,6 +133,9 @@ std::vector<std::string> supported_algorithms(const Config& cfg) {
 
 Schedule compile(const Config& cfg, Algorithm algo, const Collective& c) {
   const AlgorithmInfo& a = info(algo);
+  if (!cfg.fabric.graph_file.empty())
+    throw Error("fabric.graph_file: a node/link list is checked and drawn but not simulated; the engines run the "
+                "star, mesh and two-tier generators (fabric.topology)");
   require_supported(cfg, algo);
   if (a.ring_protocol && cfg.ring.protocol == RingProtocol::Auto)
     throw Error("ring.protocol: compile() needs a concrete protocol (auto is resolved by simulate())");

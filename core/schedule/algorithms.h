@@ -23,8 +23,8 @@ struct Collective {
 };
 
 /// The shipped algorithms, in display order. register_algorithm() appends
-/// further ids (values past TwoShotQ8), e.g. a test's toy algorithm.
-enum class Algorithm : std::uint8_t { Ring, OneShot, TwoShot, Nvls, Scin, ScinInq, RingQ8, TwoShotQ8 };
+/// further ids (values past ScinInqUplink), e.g. a test's toy algorithm.
+enum class Algorithm : std::uint8_t { Ring, OneShot, TwoShot, Nvls, Scin, ScinInq, RingQ8, TwoShotQ8, ScinInqUplink };
 
 namespace build { struct Builder; }
 

@@ -74,6 +74,35 @@ int scin_chunks(const Config& cfg, std::uint64_t stripe_elems) {
   return static_cast<int>(std::clamp<std::uint64_t>(by_buffer, static_cast<std::uint64_t>(isa.waves), 4096));
 }
 
+// INQ: every accelerator quantises its input wave by wave (the ISA reads wave w
+// once every accelerator has quantised it), so quantisation pipelines with
+// the network; the Arrive follows the first wave.
+Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uint64_t align,
+                          std::vector<BufferId>& qin, std::vector<BufferId>& qout) {
+  Schedule& s = b.s;
+  const Format q = codec_format(b.cfg.quant.codec);
+  const int planes = static_cast<int>(stripes.size());
+  Quantised quantised(static_cast<std::size_t>(b.n()));
+  for (int r = 0; r < b.n(); ++r) {
+    qin.push_back(b.buffer("qin", r, s.elems, q));
+    qout.push_back(b.buffer("qout", r, s.elems, q));
+    StepId l = b.launch(r);
+    quantised[r].resize(static_cast<std::size_t>(planes));
+    for (int p = 0; p < planes; ++p) {
+      const int chunks = scin_chunks(b.cfg, stripes[p].count);
+      auto waves = split(stripes[p].count, chunks, align);
+      StepId prev = l;
+      for (int w = 0; w < chunks; ++w) {
+        Span g = sub(stripes[p], waves[w]);
+        prev = b.compute(r, DataOp::Copy, {at(s.input[r], g)}, at(qin[r], g), Unit::AccelSm, {prev},
+                         fmt::format("quantise r{} plane {} wave {}", r, p, w));
+        quantised[r][p].push_back(prev);
+      }
+    }
+  }
+  return quantised;
+}
+
 // Arrive (stream write to the switch counter); the ISA of each plane polls its
 // counter, then processes its stripe of the message in W waves: read the wave
 // from every accelerator and reduce it in FP32 (INQ: read quantised values,
@@ -92,29 +121,7 @@ void build_scin(Builder& b, bool inq) {
   auto stripes = split(s.elems, planes, align);
 
   std::vector<BufferId> qin, qout;
-  // INQ: every accelerator quantises its input wave by wave (the ISA reads wave w
-  // once every accelerator has quantised it), so quantisation pipelines with
-  // the network; the Arrive follows the first wave.
-  std::vector<std::vector<std::vector<StepId>>> quantised(static_cast<std::size_t>(n));
-  if (inq) {
-    for (int r = 0; r < n; ++r) {
-      qin.push_back(b.buffer("qin", r, s.elems, q));
-      qout.push_back(b.buffer("qout", r, s.elems, q));
-      StepId l = b.launch(r);
-      quantised[r].resize(static_cast<std::size_t>(planes));
-      for (int p = 0; p < planes; ++p) {
-        const int chunks = scin_chunks(b.cfg, stripes[p].count);
-        auto waves = split(stripes[p].count, chunks, align);
-        StepId prev = l;
-        for (int w = 0; w < chunks; ++w) {
-          Span g = sub(stripes[p], waves[w]);
-          prev = b.compute(r, DataOp::Copy, {at(s.input[r], g)}, at(qin[r], g), Unit::AccelSm, {prev},
-                           fmt::format("quantise r{} plane {} wave {}", r, p, w));
-          quantised[r][p].push_back(prev);
-        }
-      }
-    }
-  }
+  const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised(static_cast<std::size_t>(n));
   std::vector<std::vector<StepId>> flags(static_cast<std::size_t>(n));
   for (int p = 0; p < planes; ++p) {
     const NodeId sw = s.switch_node(p);

@@ -51,12 +51,16 @@ struct Builder {
     s.algorithm = algo;
     s.gpus = c.fabric.gpus;
     s.topology = c.fabric.topology;
-    s.planes = c.fabric.topology == Topology::Star ? c.fabric.planes : 0;
+    s.planes = c.fabric.topology == Topology::Mesh ? 0 : c.fabric.planes;
+    if (c.fabric.topology == Topology::TwoTier) {
+      s.leaves = c.fabric.leaves;
+      s.spines = c.fabric.spines;
+    }
     s.dtype = coll.dtype;
     s.bytes = coll.bytes;
     s.elems = element_count(coll.bytes, coll.dtype);
     data_format = format_of(coll.dtype);
-    via = c.fabric.topology == Topology::Star ? kAllPlanes : kDirect;
+    via = c.fabric.topology == Topology::Mesh ? kDirect : kAllPlanes;
     for (int r = 0; r < s.gpus; ++r) {
       s.input.push_back(buffer("in", r, s.elems, data_format));
       s.output.push_back(buffer("out", r, s.elems, data_format));
@@ -213,5 +217,14 @@ void build_one_shot(Builder& b);
 void build_two_shot(Builder& b, bool quantised);
 void build_nvls(Builder& b);
 void build_scin(Builder& b, bool inq);
+int scin_chunks(const Config& cfg, std::uint64_t stripe_elems);
+/// Per rank, per plane, per wave: the step that quantised that wave of the rank's input.
+using Quantised = std::vector<std::vector<std::vector<StepId>>>;
+/// INQ at the accelerators: declares qin/qout per rank and quantises every stripe wave by wave.
+Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uint64_t align,
+                          std::vector<BufferId>& qin, std::vector<BufferId>& qout);
+// Two-tier fabrics (algorithms_tiers.cc).
+void build_nvls_tiers(Builder& b);
+void build_scin_tiers(Builder& b, bool inq, bool uplink_inq);
 
 }  // namespace scin::build

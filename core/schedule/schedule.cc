@@ -1,5 +1,7 @@
 #include "schedule/schedule.h"
 
+#include "fabric/graph.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -206,6 +208,46 @@ LinkBytes link_bytes(const Schedule& s) {
     }
   }
   return lb;
+}
+
+
+// ------------------------------------------------------------ two-tier routing
+
+int Schedule::tier(NodeId n) const {
+  if (!is_switch(n)) return 0;
+  if (!two_tier()) return 1;
+  return (n - gpus) % (leaves + spines) < leaves ? 1 : 2;
+}
+
+int Schedule::plane_of(NodeId n) const {
+  if (!is_switch(n)) return -1;
+  return two_tier() ? (n - gpus) / (leaves + spines) : n - gpus;
+}
+
+int Schedule::leaf_of(NodeId n) const {
+  if (!is_switch(n)) return n / gpus_per_leaf();
+  return (n - gpus) % (leaves + spines);
+}
+
+int Schedule::route(NodeId a, NodeId b, int plane, NodeId out[5], int spine) const {
+  // Each end climbs to its first switch: an accelerator to its leaf; a switch is its own.
+  NodeId up_a[2], up_b[2];
+  int na = 0, nb = 0;
+  up_a[na++] = a;
+  if (tier(a) == 0) up_a[na++] = leaf_node(plane, leaf_of(a));
+  up_b[nb++] = b;
+  if (tier(b) == 0) up_b[nb++] = leaf_node(plane, leaf_of(b));
+  int k = 0;
+  for (int i = 0; i < na; ++i) out[k++] = up_a[i];
+  const NodeId ta = up_a[na - 1], tb = up_b[nb - 1];
+  if (ta == tb) {
+    --k;  // the common switch is listed once
+  } else if (tier(ta) == tier(tb)) {
+    // Two leaves meet at a spine, two spines at a leaf: equal-cost choices, ECMP on the flow.
+    out[k++] = tier(ta) == 1 ? spine_node(plane, spine >= 0 ? spine : ecmp_pick(a, b, spines)) : leaf_node(plane, ecmp_pick(a, b, leaves));
+  }
+  for (int i = nb - 1; i >= 0; --i) out[k++] = up_b[i];
+  return k;
 }
 
 }  // namespace scin

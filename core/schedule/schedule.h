@@ -38,6 +38,7 @@
 // All srcs and dsts of a step have the same element count.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -121,9 +122,35 @@ struct Schedule {
   std::vector<BufferId> input;     // per rank: buffer holding the rank's contribution
   std::vector<BufferId> output;    // per rank: buffer that must end holding the sum
 
+  // Two-tier fabrics (issue 16): per plane, `leaves` leaf switches with
+  // gpus / leaves accelerators each and `spines` spine switches. Switch nodes
+  // are numbered plane by plane: plane p's leaves, then its spines.
+  int leaves = 0;
+  int spines = 0;
+
   NodeId switch_node(int plane) const { return gpus + plane; }
   bool is_switch(NodeId n) const { return n >= gpus; }
-  int node_count() const { return gpus + planes; }
+  /// Switch nodes: planes (star), planes x (leaves + spines) (two-tier), 0 (mesh).
+  int switch_count() const { return topology == Topology::TwoTier ? planes * (leaves + spines) : planes; }
+  int node_count() const { return gpus + switch_count(); }
+  bool two_tier() const { return topology == Topology::TwoTier; }
+  int gpus_per_leaf() const { return gpus / std::max(1, leaves); }
+  NodeId leaf_node(int plane, int leaf) const { return gpus + plane * (leaves + spines) + leaf; }
+  NodeId spine_node(int plane, int spine) const { return gpus + plane * (leaves + spines) + leaves + spine; }
+  /// 0 for an accelerator, 1 for a star plane switch or a leaf, 2 for a spine.
+  int tier(NodeId n) const;
+  /// The plane of switch `n` (-1 for an accelerator).
+  int plane_of(NodeId n) const;
+  /// Two-tier: the leaf (index within its plane) an accelerator hangs off, or a leaf switch's own index.
+  int leaf_of(NodeId n) const;
+  /// Two-tier: the spine (index within its plane) of switch node `n`.
+  int spine_of(NodeId n) const { return (n - gpus) % (leaves + spines) - leaves; }
+  /// Two-tier: the nodes a transfer from `a` to `b` crosses in `plane`, both
+  /// ends included (at most 5): up to the first common switch, down from it;
+  /// two leaves (or two spines) are joined by one spine (leaf) picked by
+  /// deterministic ECMP on (a, b), or spine `spine` if >= 0 (a multicast
+  /// tree crosses one spine). Returns the node count written to `out`.
+  int route(NodeId a, NodeId b, int plane, NodeId out[5], int spine = -1) const;
 
   BufferId add_buffer(BufferDecl b);
   StepId add(Step s);

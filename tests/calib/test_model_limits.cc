@@ -53,6 +53,8 @@ TEST(Saturation, NvlsAndIsaBusbwFollowTheClosedFormOfEveryPresetUpTo144Gpus) {
     Config c = load_preset(name);
     const double nvls_ceiling = 2 * c.links.bandwidth_GBps * c.links.efficiency * c.sw.nvls.efficiency;
     for (int n : {4, 8, 16, 36, 72, 144}) {
+      // A what-if switch with a port per GPU: the NVL72 chip has 72 (switch.ports).
+      set_param(c, "switch.ports", static_cast<double>(std::max(n, c.sw.ports)));
       set_param(c, "fabric.gpus", static_cast<double>(n));
       const double nv = asymptotic_busbw(c, "nvls");
       // At 4 GPUs on NVLink5 (B200, GB200) NVLS is below the bound: its chunk
@@ -79,6 +81,7 @@ TEST(Saturation, Nvl72ReachesAbout840AndEightGpuHopperAbout480) {
     EXPECT_NEAR(asymptotic_busbw(load_preset(name), "nvls"), 480, 0.05 * 480) << name;
   // Past the reduction bound more GPUs lower NVLS busbw: it does not grow without bound.
   Config c = nvl;
+  set_param(c, "switch.ports", 144.0);   // a what-if 144-port chip (NVL72's has 72)
   set_param(c, "fabric.gpus", 144.0);
   EXPECT_LT(asymptotic_busbw(c, "nvls"), asymptotic_busbw(nvl, "nvls"));
 }

@@ -103,7 +103,8 @@ TEST(Cli, DefaultRunFitsIn120ColumnsForEveryPreset) {
   for (const auto& line : lines_of(presets.output)) {
     const std::string name = line.substr(0, line.find(' '));
     if (name.empty()) continue;
-    auto r = run_cli("run --preset " + name);
+    // The 576-GPU two-tier preset (issue 16): a 1 MiB point; its full default sweep is a benchmark.
+    auto r = run_cli("run --preset " + name + (name == "nvl576-style" ? " -b 1M -e 2M" : ""));
     ASSERT_EQ(r.status, 0) << name << ": " << r.output;
     std::size_t widest = 0, avg_lines = 0;
     for (const auto& l : lines_of(r.output)) {
@@ -115,7 +116,7 @@ TEST(Cli, DefaultRunFitsIn120ColumnsForEveryPreset) {
     EXPECT_GE(avg_lines, 2u) << name << ": one Avg bus bandwidth line per algorithm";
     ++checked;
   }
-  EXPECT_EQ(checked, 7);  // + hgx-a100-8 and gb200-nvl72 (issue 15)
+  EXPECT_EQ(checked, 9);  // + hgx-a100-8 and gb200-nvl72 (issue 15), nvl36x2 and nvl576-style (issue 16)
 }
 
 TEST(Cli, WideRunIsTheSideBySideTableAndAvgBusbwIsTheMean) {
@@ -156,7 +157,7 @@ TEST(Cli, PresetsFormatJsonAndTheDeprecatedJsonFlagAgree) {
   ASSERT_EQ(b.status, 0);
   const std::string warning = "scin: warning: `presets --json` is deprecated; use `--format json`\n";
   EXPECT_EQ(b.output, warning + a.output);
-  EXPECT_EQ(nlohmann::json::parse(a.output).size(), 7u);  // + hgx-a100-8 and gb200-nvl72 (issue 15)
+  EXPECT_EQ(nlohmann::json::parse(a.output).size(), 9u);  // + hgx-a100-8, gb200-nvl72 (issue 15), nvl36x2, nvl576-style (issue 16)
 }
 
 TEST(Cli, SizesTakeTheSameFormsOnFlagsAndSet) {

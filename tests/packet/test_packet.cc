@@ -144,7 +144,8 @@ void expect_bytes_conserved(const Config& c, const std::string& algo, std::uint6
 TEST(PacketBytes, EveryAlgorithmCarriesWhatTheScheduleImplies) {
   // An odd size (not a multiple of the packet payload) exercises partial packets.
   Config star = preset("hgx-h200-8", {"packet.payload_bytes=1000", "ring.protocol=simple"});
-  for (const auto& a : algorithms()) expect_bytes_conserved(star, a.name, 1000002);
+  for (const auto& a : algorithms())  // (scin-inq-uplink needs a two-tier fabric: the packet engine does not run those)
+    if (unsupported_reason(star, a.id).empty()) expect_bytes_conserved(star, a.name, 1000002);
   Config mesh = preset("mesh-8", {"packet.payload_bytes=1000", "ring.protocol=simple"});
   for (const char* algo : {"ring", "one-shot", "two-shot", "ring-q8", "two-shot-q8"})
     expect_bytes_conserved(mesh, algo, 1000002);

@@ -64,6 +64,8 @@ void Engine::setup() {
       (s_.topology == Topology::Star && s_.planes != cfg_.fabric.planes))
     throw Error(fmt::format("packet engine: schedule for {} accelerators / {} planes does not match the fabric "
                             "({} accelerators / {} planes)", s_.gpus, s_.planes, cfg_.fabric.gpus, cfg_.fabric.planes));
+  if (s_.two_tier())  // issue 16: multi-hop packets (switch-to-switch links) are not modelled yet
+    throw Error("packet engine: two-tier fabrics run on the analytic and data engines only (no multi-hop packets yet)");
   if (s_.steps.size() > kIdMask)
     throw Error(fmt::format("packet engine: {} steps exceed the limit of {}", s_.steps.size(), kIdMask));
   g_.gpus = s_.gpus;

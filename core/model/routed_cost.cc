@@ -1,0 +1,185 @@
+#include "model/routed_cost.h"
+
+#include "fabric/graph.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace scin::routed {
+namespace {
+
+void add_latency(StepCost& c, Term t, double ns) { c.latency_ns[static_cast<int>(t)] += ns; }
+
+// The planes a step uses: all (kAllPlanes, each an equal share), or the plane
+// of the switch it names or is issued by.
+struct Planes {
+  int first = 0, count = 1;
+};
+Planes planes_of(const Schedule& s, const Step& st) {
+  if (s.is_switch(st.initiator)) return {s.plane_of(st.initiator), 1};
+  if (s.is_switch(st.via)) return {s.plane_of(st.via), 1};
+  return {0, std::max(1, s.planes)};
+}
+
+// Bytes per resource, merged: several routes may share a link.
+using Loads = std::vector<std::pair<int, double>>;
+
+void add_route(const Schedule& s, const ResourceMap& rm, NodeId a, NodeId b, int plane, double bytes, Loads& out,
+               int spine = -1) {
+  NodeId path[5];
+  const int n = s.route(a, b, plane, path, spine);
+  for (int k = 0; k + 1 < n; ++k) out.emplace_back(link_resource(s, rm, path[k], path[k + 1], plane), bytes);
+}
+
+// Sums the bytes of equal resources (`tree`: a multicast tree, each link carries the data once).
+void book(const Config& cfg, const Schedule& s, const ResourceMap& rm, Loads& loads, bool tree, double factor,
+          StepCost& c) {
+  std::sort(loads.begin(), loads.end());
+  for (std::size_t i = 0; i < loads.size();) {
+    std::size_t j = i;
+    double b = 0;
+    for (; j < loads.size() && loads[j].first == loads[i].first; ++j) b = tree ? loads[j].second : b + loads[j].second;
+    const int r = loads[i].first;
+    c.uses.push_back({r, rm.kind(r), b, link_payload_GBps(cfg, s, rm, r, factor), Term::Serialisation, false});
+    i = j;
+  }
+  loads.clear();
+}
+
+}  // namespace
+
+PathLatency path_latency(const Config& cfg, const Schedule& s, NodeId a, NodeId b, int plane) {
+  PathLatency l;
+  if (a == b) return l;
+  NodeId path[5];
+  const int n = s.route(a, b, plane, path);
+  l.link_ns = (n - 1) * cfg.links.latency_ns;
+  l.switch_ns = std::max(0, n - 2) * cfg.sw.latency_ns;
+  return l;
+}
+
+int link_resource(const Schedule& s, const ResourceMap& rm, NodeId a, NodeId b, int plane) {
+  const int ta = s.tier(a), tb = s.tier(b);
+  if (ta == 0) return rm.egress(a, plane);
+  if (tb == 0) return rm.ingress(b, plane);
+  if (ta == 1) return rm.uplink(plane, s.leaf_of(a), s.spine_of(b));
+  return rm.downlink(plane, s.spine_of(a), s.leaf_of(b));
+}
+
+double trunk_raw_GBps(const Config& cfg, const Schedule& s) {
+  return port_raw_GBps(cfg, s) * s.gpus_per_leaf() / cfg.fabric.oversubscription / std::max(1, s.spines);
+}
+
+double link_payload_GBps(const Config& cfg, const Schedule& s, const ResourceMap& rm, int r, double factor) {
+  const ResourceKind k = rm.kind(r);
+  const double raw = k == ResourceKind::Uplink || k == ResourceKind::Downlink ? trunk_raw_GBps(cfg, s)
+                                                                               : port_raw_GBps(cfg, s);
+  return raw * cfg.links.efficiency * factor;
+}
+
+void signal_cost(const Config& cfg, const Schedule& s, const Step& st, StepCost& c) {
+  const int plane = s.is_switch(st.initiator) ? s.plane_of(st.initiator)
+                    : s.is_switch(st.target)  ? s.plane_of(st.target)
+                                              : 0;
+  const PathLatency l = path_latency(cfg, s, st.initiator, st.target, plane);
+  add_latency(c, Term::LinkLatency, l.link_ns);
+  add_latency(c, Term::SwitchLatency, l.switch_ns);
+}
+
+void write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double bytes,
+                double factor, StepCost& c) {
+  const Planes ps = planes_of(s, st);
+  const double share = bytes / ps.count;
+  PathLatency worst;
+  Loads loads;
+  // A multicast is one tree: all its leaf-to-leaf branches cross one spine (ECMP on the sender).
+  const int spine = st.dsts.size() > 1 ? ecmp_pick(st.initiator, kNoNode, s.spines) : -1;
+  for (int p = ps.first; p < ps.first + ps.count; ++p) {
+    for (const auto& d : st.dsts) {
+      const NodeId to = s.buffers[d.buffer].node;
+      if (to == st.initiator) continue;
+      add_route(s, rm, st.initiator, to, p, share, loads, spine);
+      if (p == ps.first) {
+        const PathLatency l = path_latency(cfg, s, st.initiator, to, p);
+        if (l.total() > worst.total()) worst = l;
+      }
+    }
+    book(cfg, s, rm, loads, true, factor, c);
+  }
+  add_latency(c, Term::LinkLatency, worst.link_ns);
+  add_latency(c, Term::SwitchLatency, worst.switch_ns);
+}
+
+void isa_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,
+                   StepCost& c) {
+  const NodeId isa = st.initiator;
+  const int plane = s.plane_of(isa);
+  PathLatency worst;
+  bool from_memory = false;
+  for (const auto& r : st.srcs) {
+    const NodeId from = s.buffers[r.buffer].node;
+    const PathLatency l = path_latency(cfg, s, from, isa, plane);
+    if (l.total() > worst.total()) worst = l;
+    from_memory = from_memory || !s.is_switch(from);
+    // Little's Law: at most max_outstanding_bytes in flight per source over its round trip.
+    const double rtt = 2 * l.total() + (s.is_switch(from) ? cfg.sw.isa.op_latency_ns : cfg.accelerator.mem_latency_ns);
+    const double window_GBps = static_cast<double>(cfg.sw.isa.max_outstanding_bytes) / rtt;
+    NodeId path[5];
+    const int n = s.route(from, isa, plane, path);
+    const double bytes = static_cast<double>(region_bytes(s, r));
+    for (int k = 0; k + 1 < n; ++k) {
+      const int res = link_resource(s, rm, path[k], path[k + 1], plane);
+      const double rate = std::min(link_payload_GBps(cfg, s, rm, res, factor), window_GBps);
+      c.uses.push_back({res, rm.kind(res), bytes, rate, Term::Serialisation, false});
+    }
+  }
+  add_latency(c, Term::LinkLatency, 2 * worst.link_ns);
+  add_latency(c, Term::SwitchLatency, 2 * worst.switch_ns);
+  add_latency(c, from_memory ? Term::MemoryLatency : Term::Sync,
+              from_memory ? cfg.accelerator.mem_latency_ns : cfg.sw.isa.op_latency_ns);
+  add_latency(c, Term::Sync, cfg.sw.isa.op_latency_ns);
+}
+
+void accel_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,
+                     StepCost& c) {
+  const NodeId to = s.buffers[st.dsts[0].buffer].node;
+  const bool reduce_in_switch = st.srcs.size() > 1 && st.unit == Unit::NvlsReduce;
+  // The reducing switch: the reader's leaf if every source hangs off it, else a spine (ECMP on the reader).
+  bool one_leaf = true;
+  for (const auto& r : st.srcs) one_leaf = one_leaf && s.leaf_of(s.buffers[r.buffer].node) == s.leaf_of(to);
+  const Planes ps = planes_of(s, st);
+  const double share = 1.0 / ps.count;
+  PathLatency up, down;
+  Loads loads;
+  double in_plain = 0;
+  for (const auto& r : st.srcs) in_plain += plain_bytes(s, r);
+  for (int p = ps.first; p < ps.first + ps.count; ++p) {
+    const NodeId red = !reduce_in_switch ? to
+                       : one_leaf        ? s.leaf_node(p, s.leaf_of(to))
+                                         : s.spine_node(p, ecmp_pick(st.initiator, kNoNode, s.spines));
+    for (const auto& r : st.srcs) {
+      const NodeId from = s.buffers[r.buffer].node;
+      if (from == to && st.srcs.size() == 1) continue;
+      add_route(s, rm, from, red, p, static_cast<double>(region_bytes(s, r)) * share, loads);
+      if (p == ps.first) {
+        const PathLatency l = path_latency(cfg, s, from, red, p);
+        if (l.total() > up.total()) up = l;
+      }
+    }
+    if (red != to) {
+      add_route(s, rm, red, to, p, static_cast<double>(region_bytes(s, st.dsts[0])) * share, loads);
+      if (p == ps.first) down = path_latency(cfg, s, red, to, p);
+    }
+    book(cfg, s, rm, loads, false, factor, c);
+    if (reduce_in_switch)
+      c.uses.push_back({rm.nvls(red - s.gpus), ResourceKind::NvlsReduce, in_plain * share, cfg.tuning.nvls_reduce_GBps,
+                        Term::Reduction, false});
+  }
+  // Request out and response back along both legs; the reducing switch is crossed both ways.
+  add_latency(c, Term::LinkLatency, 2 * (up.link_ns + down.link_ns));
+  add_latency(c, Term::SwitchLatency, 2 * (up.switch_ns + down.switch_ns) + (reduce_in_switch ? 2 * cfg.sw.latency_ns : 0));
+  add_latency(c, Term::MemoryLatency, cfg.accelerator.mem_latency_ns);
+}
+
+}  // namespace scin::routed

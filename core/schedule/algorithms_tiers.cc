@@ -1,0 +1,217 @@
+// Hierarchical in-switch algorithms for two-tier fabrics (issue 16): NVLS
+// across two tiers and hierarchical SCIN (our proposal; docs/model.md,
+// "Two-tier fabrics"). They compile to the same IR as the one-switch
+// versions; the route each transfer takes (leaf, spine, leaf) is the
+// fabric's (Schedule::route), costed link by link by the cost model.
+#include "schedule/builder.h"
+
+namespace scin::build {
+
+namespace {
+// Barrier through a counter in spine 0 of plane 0 (reached by every accelerator).
+std::vector<StepId> tier_barrier(Builder& b, const std::vector<StepId>& before, const char* what) {
+  const NodeId counter = b.s.spine_node(0, 0);
+  std::vector<StepId> arrives;
+  for (int r = 0; r < b.n(); ++r)
+    arrives.push_back(b.signal(r, counter, Unit::NvlsReduce, {before[r]}, fmt::format("{} arrive r{}", what, r)));
+  std::vector<StepId> waits;
+  for (int r = 0; r < b.n(); ++r)
+    waits.push_back(b.wait(r, Unit::NvlsReduce, arrives, fmt::format("{} wait r{}", what, r)));
+  return waits;
+}
+}  // namespace
+
+// NVLS across two tiers, as NCCL's NVLS tree across nodes: the message is cut
+// into m shards (m accelerators per leaf). Local rank k of every leaf
+// ld_reduces shard k over its leaf (summed in the leaf switch); then rank
+// (leaf l, k) ld_reduces sub-shard l of shard k over the k-th ranks of all
+// leaves (summed in a spine) and multimem.st-multicasts it to every rank.
+void build_nvls_tiers(Builder& b) {
+  Schedule& s = b.s;
+  const int n = b.n(), m = s.gpus_per_leaf(), leaves = s.leaves;
+  auto shards = split(s.elems, m);
+  // NCCL's 128 KiB chunks (at most 1024), fewer on big domains so a schedule
+  // stays under about 2M multicast destinations.
+  const std::uint64_t shard_bytes = s.bytes / static_cast<std::uint64_t>(m);
+  const std::uint64_t cap = std::max<std::uint64_t>(1, 2'000'000 / (static_cast<std::uint64_t>(n) * n));
+  const int chunks = static_cast<int>(std::clamp<std::uint64_t>(shard_bytes / (128 << 10), 1, std::min<std::uint64_t>(1024, cap)));
+  std::vector<BufferId> leaf_sum, all_sum;
+  for (int r = 0; r < n; ++r) {
+    leaf_sum.push_back(b.buffer("ld_reduce.leaf", r, s.elems, b.data_format));
+    all_sum.push_back(b.buffer("ld_reduce.spine", r, s.elems, b.data_format));
+  }
+  std::vector<StepId> launches;
+  for (int r = 0; r < n; ++r) launches.push_back(b.launch(r));
+  const std::vector<StepId> start = tier_barrier(b, launches, "barrier0");
+  std::vector<StepId> done(start);
+  // stage1[r][c], store[r][c]
+  std::vector<std::vector<StepId>> stage1(static_cast<std::size_t>(n)), stores(static_cast<std::size_t>(n));
+  for (int c = 0; c < chunks; ++c) {
+    for (int r = 0; r < n; ++r) {
+      const int leaf = r / m, k = r % m;
+      const Span chunk = sub(shards[k], split(shards[k].count, chunks)[c]);
+      std::vector<Region> srcs;
+      for (int j = 0; j < m; ++j) srcs.push_back(at(s.input[leaf * m + j], chunk));
+      std::vector<StepId> deps = {start[r]};
+      if (c >= 2) deps.push_back(stores[r][static_cast<std::size_t>(c - 2)]);
+      stage1[r].push_back(b.read(r, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(leaf_sum[r], chunk),
+                                 std::move(deps), fmt::format("ld_reduce leaf r{} shard {} chunk {}", r, k, c)));
+    }
+    for (int r = 0; r < n; ++r) {
+      const int leaf = r / m, k = r % m;
+      const Span chunk = sub(shards[k], split(shards[k].count, chunks)[c]);
+      const Span part = sub(chunk, split(chunk.count, leaves)[leaf]);
+      std::vector<Region> srcs, dsts;
+      std::vector<StepId> deps;
+      for (int l = 0; l < leaves; ++l) {
+        srcs.push_back(at(leaf_sum[l * m + k], part));
+        deps.push_back(stage1[l * m + k].back());
+      }
+      for (int j = 0; j < n; ++j) dsts.push_back(at(s.output[j], part));
+      StepId red = b.read(r, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(all_sum[r], part),
+                          std::move(deps), fmt::format("ld_reduce spine r{} shard {} chunk {}", r, k, c));
+      stores[r].push_back(b.multicast(r, kAllPlanes, Unit::NvlsReduce, at(all_sum[r], part), std::move(dsts), {red},
+                                      fmt::format("multimem.st r{} shard {} chunk {}", r, k, c)));
+      done[r] = stores[r].back();
+    }
+  }
+  // A rank's stores are done when every rank's are: the closing barrier.
+  tier_barrier(b, done, "barrier1");
+}
+
+// Hierarchical SCIN [proposal]: per plane (a stripe of the message each), in
+// waves: every leaf's ISA reads the wave from its local accelerators and
+// reduces it; the leaf tells the wave's spine (waves take spines in turn);
+// the spine's ISA reads the leaves' partial sums, reduces them and multicasts
+// the result to every accelerator (the spine replicates to the leaves, the
+// leaves to their accelerators). Write acks go to each accelerator's leaf,
+// which writes the flags. Modes:
+//   inq = false, uplink_inq = false: full precision everywhere;
+//   inq: the accelerators quantise (as scin-inq on a star), every hop carries INT8;
+//   uplink_inq: only the leaf <-> spine hop is quantised: the leaf quantises its
+//     partial, the spine dequantises, reduces and requantises, multicasts to
+//     the leaves, which dequantise and multicast to their accelerators.
+void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
+  Schedule& s = b.s;
+  const int n = b.n(), m = s.gpus_per_leaf(), planes = s.planes, leaves = s.leaves;
+  const IsaSpec& isa = b.cfg.sw.isa;
+  const Format q = codec_format(b.cfg.quant.codec);
+  if (inq || uplink_inq) s.variant = fmt::format("{} G={}{}", to_string(b.cfg.quant.codec), b.cfg.quant.block_elems,
+                                                 uplink_inq ? " uplink" : "");
+  const std::uint64_t align = inq || uplink_inq ? b.align() : 1;
+  auto stripes = split(s.elems, planes, align);
+  std::vector<BufferId> qin, qout;
+  const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised(static_cast<std::size_t>(n));
+  const Format partial = inq || uplink_inq ? Format::Fp32 : b.data_format;
+  std::vector<std::vector<StepId>> flags(static_cast<std::size_t>(n));
+  for (int p = 0; p < planes; ++p) {
+    const Span stripe = stripes[p];
+    std::vector<BufferId> lacc, lq, ldown, lout, sacc, sq;
+    for (int l = 0; l < leaves; ++l) {
+      const NodeId sw = s.leaf_node(p, l);
+      lacc.push_back(b.buffer(fmt::format("leaf{}.{}.acc", p, l), sw, stripe.count, partial));
+      if (inq || uplink_inq) lq.push_back(b.buffer(fmt::format("leaf{}.{}.q", p, l), sw, stripe.count, q));
+      if (uplink_inq) {
+        ldown.push_back(b.buffer(fmt::format("leaf{}.{}.down", p, l), sw, stripe.count, q));
+        lout.push_back(b.buffer(fmt::format("leaf{}.{}.out", p, l), sw, stripe.count, b.data_format));
+      }
+    }
+    for (int k = 0; k < s.spines; ++k) {
+      const NodeId sw = s.spine_node(p, k);
+      sacc.push_back(b.buffer(fmt::format("spine{}.{}.acc", p, k), sw, stripe.count, partial));
+      if (inq || uplink_inq) sq.push_back(b.buffer(fmt::format("spine{}.{}.q", p, k), sw, stripe.count, q));
+    }
+    std::vector<StepId> go;
+    for (int l = 0; l < leaves; ++l) {
+      const NodeId sw = s.leaf_node(p, l);
+      std::vector<StepId> arrives;
+      for (int j = 0; j < m; ++j) {
+        const int r = l * m + j;
+        std::vector<StepId> deps;
+        if (inq) deps.push_back(quantised[r][p][0]);
+        arrives.push_back(b.signal(r, sw, inq ? Unit::AccelSm : Unit::IsaReduce, deps,
+                                   fmt::format("arrive r{} -> leaf{}.{}", r, p, l)));
+      }
+      go.push_back(b.wait(sw, Unit::IsaReduce, arrives, fmt::format("leaf{}.{} counter", p, l)));
+    }
+    const int chunks = scin_chunks(b.cfg, stripe.count);
+    auto waves = split(stripe.count, chunks, align);
+    std::vector<std::vector<StepId>> writes(static_cast<std::size_t>(leaves));  // last write reaching leaf l's accelerators, per wave
+    for (int w = 0; w < chunks; ++w) {
+      const Span local = waves[w], global = sub(stripe, local);
+      const int k = w % s.spines;
+      const NodeId spine = s.spine_node(p, k);
+      std::vector<StepId> ready;
+      std::vector<Region> partials;
+      for (int l = 0; l < leaves; ++l) {
+        const NodeId sw = s.leaf_node(p, l);
+        std::vector<Region> srcs;
+        std::vector<StepId> deps = {go[l]};
+        for (int j = 0; j < m; ++j) {
+          srcs.push_back(at(inq ? qin[l * m + j] : s.input[l * m + j], global));
+          if (inq) deps.push_back(quantised[l * m + j][p][w]);
+        }
+        if (w >= isa.waves) deps.push_back(writes[l][static_cast<std::size_t>(w - isa.waves)]);
+        StepId r = b.read(sw, sw, DataOp::Reduce, Unit::IsaReduce, std::move(srcs), at(lacc[l], local), std::move(deps),
+                          fmt::format("leaf{}.{} read+reduce wave {}", p, l, w));
+        BufferId up = lacc[l];
+        if (inq || uplink_inq) {
+          r = b.compute(sw, DataOp::Copy, {at(lacc[l], local)}, at(lq[l], local), Unit::IsaInq, {r},
+                        fmt::format("leaf{}.{} quantise wave {}", p, l, w));
+          up = lq[l];
+        }
+        partials.push_back(at(up, local));
+        ready.push_back(b.signal(sw, spine, Unit::IsaReduce, {r}, fmt::format("leaf{}.{} -> spine{}.{} wave {}", p, l, p, k, w)));
+      }
+      StepId red = b.read(spine, spine, DataOp::Reduce, Unit::IsaReduce, std::move(partials), at(sacc[k], local), ready,
+                          fmt::format("spine{}.{} read+reduce wave {}", p, k, w));
+      BufferId out_src = sacc[k];
+      if (inq || uplink_inq) {
+        red = b.compute(spine, DataOp::Copy, {at(sacc[k], local)}, at(sq[k], local), Unit::IsaInq, {red},
+                        fmt::format("spine{}.{} requantise wave {}", p, k, w));
+        out_src = sq[k];
+      }
+      if (uplink_inq) {
+        // Down to the leaves quantised; each leaf dequantises and multicasts to its accelerators.
+        std::vector<Region> dsts;
+        for (int l = 0; l < leaves; ++l) dsts.push_back(at(ldown[l], local));
+        StepId down = b.multicast(spine, spine, Unit::IsaReduce, at(out_src, local), std::move(dsts), {red},
+                                  fmt::format("spine{}.{} multicast wave {}", p, k, w));
+        for (int l = 0; l < leaves; ++l) {
+          const NodeId sw = s.leaf_node(p, l);
+          StepId dq = b.compute(sw, DataOp::Copy, {at(ldown[l], local)}, at(lout[l], local), Unit::IsaInq, {down},
+                                fmt::format("leaf{}.{} dequantise wave {}", p, l, w));
+          std::vector<Region> out;
+          for (int j = 0; j < m; ++j) out.push_back(at(s.output[l * m + j], global));
+          writes[l].push_back(b.multicast(sw, sw, Unit::IsaReduce, at(lout[l], local), std::move(out), {dq},
+                                          fmt::format("leaf{}.{} multicast wave {}", p, l, w)));
+        }
+      } else {
+        std::vector<Region> dsts;
+        for (int j = 0; j < n; ++j) dsts.push_back(at(inq ? qout[j] : s.output[j], global));
+        StepId wr = b.multicast(spine, spine, Unit::IsaReduce, at(out_src, local), std::move(dsts), {red},
+                                fmt::format("spine{}.{} multicast wave {}", p, k, w));
+        for (int l = 0; l < leaves; ++l) writes[l].push_back(wr);
+      }
+    }
+    // Write acks go to each accelerator's leaf, which then writes its flags.
+    for (int l = 0; l < leaves; ++l) {
+      const NodeId sw = s.leaf_node(p, l);
+      std::vector<StepId> acks;
+      for (int j = 0; j < m; ++j)
+        acks.push_back(b.signal(l * m + j, sw, Unit::None, writes[l], fmt::format("write ack r{} -> leaf{}.{}", l * m + j, p, l)));
+      StepId all_acked = b.wait(sw, Unit::IsaReduce, acks, fmt::format("leaf{}.{} acks", p, l));
+      for (int j = 0; j < m; ++j)
+        flags[l * m + j].push_back(b.signal(sw, l * m + j, Unit::IsaReduce, {all_acked},
+                                            fmt::format("leaf{}.{} flag -> r{}", p, l, l * m + j)));
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    StepId w = b.wait(r, inq ? Unit::AccelSm : Unit::IsaReduce, flags[r], fmt::format("wait flag r{}", r));
+    if (inq)
+      b.compute(r, DataOp::Copy, {at(qout[r], {0, s.elems})}, at(s.output[r], {0, s.elems}), Unit::AccelSm, {w},
+                fmt::format("dequantise r{}", r));
+  }
+}
+
+}  // namespace scin::build

@@ -1,0 +1,351 @@
+// Fabrics beyond one star (issue 16): the fabric graph and its checks,
+// two-tier routing, hierarchical algorithms (every rank holds the sum on the
+// data engine), bytes per link against closed forms, and what must not move.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "engines/data/data_engine.h"
+#include "engines/simulate.h"
+#include "error_of.h"
+#include "fabric/graph.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "model/cost_model.h"
+#include "schedule/algorithms.h"
+
+using namespace scin;
+using nlohmann::json;
+
+namespace {
+
+// A small two-tier fabric: `planes` planes of `leaves` leaves (gpus / leaves each) and `spines` spines.
+Config two_tier(int gpus, int leaves, int spines, int planes = 1) {
+  Config c;
+  c.name = "two-tier-test";
+  c.fabric.topology = Topology::TwoTier;
+  c.fabric.gpus = gpus;
+  c.fabric.planes = planes;
+  c.fabric.leaves = leaves;
+  c.fabric.spines = spines;
+  c.sw.isa.enabled = true;
+  c.sw.isa.inq = true;
+  c.ring.protocol = RingProtocol::Simple;
+  return c;
+}
+
+// Bytes each resource carries over a whole schedule, from the shared cost model.
+std::vector<double> resource_bytes(const Config& cfg, const Schedule& s, const ResourceMap& rm) {
+  std::vector<double> b(static_cast<std::size_t>(rm.count()), 0.0);
+  for (const Step& st : s.steps)
+    for (const ResourceUse& u : step_cost(cfg, s, rm, st).uses) b[static_cast<std::size_t>(u.resource)] += u.amount_bytes;
+  return b;
+}
+
+struct TierBytes {
+  std::vector<double> egress, ingress, up, down;  // per accelerator; per leaf (summed over planes and spines)
+};
+TierBytes tier_bytes(const Config& cfg, const Schedule& s) {
+  const ResourceMap rm = resource_map(s);
+  const auto b = resource_bytes(cfg, s, rm);
+  TierBytes t;
+  t.egress.assign(s.gpus, 0);
+  t.ingress.assign(s.gpus, 0);
+  t.up.assign(s.leaves, 0);
+  t.down.assign(s.leaves, 0);
+  for (int p = 0; p < rm.planes; ++p) {
+    for (int g = 0; g < s.gpus; ++g) {
+      t.egress[g] += b[rm.egress(g, p)];
+      t.ingress[g] += b[rm.ingress(g, p)];
+    }
+    for (int l = 0; l < s.leaves; ++l)
+      for (int k = 0; k < s.spines; ++k) {
+        t.up[l] += b[rm.uplink(p, l, k)];
+        t.down[l] += b[rm.downlink(p, k, l)];
+      }
+  }
+  return t;
+}
+
+// Small integers: every partial sum is exact in BF16 whatever the order.
+std::vector<std::vector<float>> integer_inputs(int ranks, std::uint64_t elems) {
+  std::vector<std::vector<float>> x(static_cast<std::size_t>(ranks), std::vector<float>(elems));
+  for (int r = 0; r < ranks; ++r)
+    for (std::uint64_t i = 0; i < elems; ++i)
+      x[r][i] = static_cast<float>(static_cast<int>((i * 7 + static_cast<std::uint64_t>(r) * 13) % 9) - 4);
+  return x;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ the graph
+
+TEST(FabricGraph, GeneratorsBuildTheFabricTheParametersDescribe) {
+  const Config nvl72 = load_preset("gb200-nvl72");
+  FabricGraph g = fabric_graph(nvl72);
+  EXPECT_EQ(g.accelerators(), 72);
+  EXPECT_EQ(g.switches(), 18);
+  EXPECT_EQ(g.links.size(), 72u * 18u);
+  EXPECT_EQ(g.tiers(), 2);
+  EXPECT_DOUBLE_EQ(g.links[0].bandwidth_GBps, 900.0 / 18);
+  const auto star_used = ports_used(g);
+  EXPECT_EQ(*std::max_element(star_used.begin(), star_used.end()), 72);
+  check_fabric(g);
+
+  const Config nvl576 = load_preset("nvl576-style");
+  g = fabric_graph(nvl576);
+  EXPECT_EQ(g.accelerators(), 576);
+  EXPECT_EQ(g.switches(), 18 * (16 + 9));
+  EXPECT_EQ(g.tiers(), 3);
+  // A leaf uses its 72 ports: 36 accelerators + 36 uplinks; a spine 16 leaves x 4 = 64.
+  const auto used = ports_used(g);
+  for (std::size_t i = 576; i < g.nodes.size(); ++i)
+    EXPECT_EQ(used[i], g.nodes[i].tier == 1 ? 72 : 64) << g.nodes[i].name;
+  // The trunk from a leaf to one spine carries the leaf's 36 accelerators' plane bandwidth / 9 spines.
+  const FabricLink& trunk = g.links[576];
+  EXPECT_EQ(g.nodes[trunk.a].name, "p0.leaf0");
+  EXPECT_EQ(g.nodes[trunk.b].name, "p0.spine0");
+  EXPECT_DOUBLE_EQ(trunk.bandwidth_GBps, 900.0 / 18 * 36 / 9);
+  check_fabric(g);
+}
+
+TEST(FabricGraph, RadixViolationNamesTheSwitchAndThePortCount) {
+  Config c = load_preset("gb200-nvl72");
+  c.fabric.gpus = 144;
+  EXPECT_EQ(error_of([&] { validate(c); }),
+            "fabric: switch plane0 needs 144 ports (144 accelerators) but has 72 (switch.ports)");
+  Config t = load_preset("nvl576-style");
+  t.fabric.uplinks_per_leaf = 45;
+  EXPECT_EQ(error_of([&] { validate(t); }),
+            "fabric: leaf switch p0.leaf0 needs 81 ports (36 accelerators + 45 uplinks) but has 72 (switch.ports)");
+  t = load_preset("nvl576-style");
+  t.fabric.spines = 4;  // 16 leaves x 9 uplinks each on 4 spines
+  EXPECT_EQ(error_of([&] { validate(t); }),
+            "fabric: spine switch p0.spine0 needs 144 ports (16 leaves x 9 uplinks) but has 72 (switch.ports)");
+  t = load_preset("nvl576-style");
+  t.fabric.spines = 8;
+  EXPECT_EQ(error_of([&] { validate(t); }), "fabric.uplinks_per_leaf: 36 uplinks do not spread evenly over 8 spines");
+  t = load_preset("nvl576-style");
+  t.fabric.leaves = 7;
+  EXPECT_EQ(error_of([&] { validate(t); }), "fabric.leaves: 576 accelerators do not split evenly over 7 leaves");
+}
+
+namespace {
+json small_graph() {
+  return json::parse(R"({
+    "nodes": [{"name": "a", "kind": "accelerator"}, {"name": "b", "kind": "accelerator"},
+              {"name": "c", "kind": "accelerator"},
+              {"name": "s0", "kind": "switch", "ports": 4}, {"name": "s1", "kind": "switch", "ports": 4},
+              {"name": "t0", "kind": "switch", "tier": 2, "ports": 4}, {"name": "t1", "kind": "switch", "tier": 2, "ports": 4}],
+    "links": [{"a": "a", "b": "s0", "bandwidth_GBps": 100}, {"a": "b", "b": "s0", "bandwidth_GBps": 100},
+              {"a": "c", "b": "s1", "bandwidth_GBps": 100},
+              {"a": "s0", "b": "t0", "bandwidth_GBps": 100}, {"a": "s0", "b": "t1", "bandwidth_GBps": 100},
+              {"a": "s1", "b": "t0", "bandwidth_GBps": 100}, {"a": "s1", "b": "t1", "bandwidth_GBps": 100}]})");
+}
+}  // namespace
+
+TEST(FabricGraph, ShortestPathsWithDeterministicEcmp) {
+  const FabricGraph g = fabric_graph_from_json(small_graph(), "small");
+  check_fabric(g);
+  FabricRouter r(g);
+  EXPECT_EQ(r.route(0, 1), (std::vector<int>{0, 3, 1}));  // same leaf: one switch
+  const auto p = r.route(0, 2);
+  ASSERT_EQ(p.size(), 5u);  // a, s0, t?, s1, c
+  EXPECT_TRUE(p[2] == 5 || p[2] == 6);
+  EXPECT_EQ(r.route(0, 2), p);  // the same every time
+  // Flows spread over both spines.
+  std::map<int, int> spines;
+  for (int src : {0, 1})
+    for (int dst : {2}) spines[r.route(src, dst)[2]]++, spines[r.route(dst, src)[2]]++;
+  FabricRouter r2(g);
+  EXPECT_EQ(r2.route(2, 0), r.route(2, 0));
+}
+
+TEST(FabricGraph, DisconnectedLoopAndRadixErrorsAreOneLine) {
+  json j = small_graph();
+  j["links"].erase(2);  // c loses its only link
+  EXPECT_EQ(error_of([&] { check_fabric(fabric_graph_from_json(j, "g.json")); }),
+            "g.json: c cannot reach a (the fabric is disconnected)");
+  j = small_graph();
+  j["routes"] = json::parse(R"([{"at": "s0", "dst": "c", "next": "t0"}, {"at": "t0", "dst": "c", "next": "s0"}])");
+  EXPECT_EQ(error_of([&] { check_fabric(fabric_graph_from_json(j, "g.json")); }),
+            "g.json: routing loop from a to c: s0 -> t0 -> s0");
+  j = small_graph();
+  j["nodes"][3]["ports"] = 3;
+  EXPECT_EQ(error_of([&] { check_fabric(fabric_graph_from_json(j, "g.json")); }),
+            "g.json: switch s0 needs 4 ports but has 3");
+  j = small_graph();
+  j["links"][0]["b"] = "nowhere";
+  EXPECT_EQ(error_of([&] { fabric_graph_from_json(j, "g.json"); }), "g.json: links[0].b: no node named 'nowhere'");
+}
+
+TEST(FabricGraph, AGraphFileIsCheckedByValidateAndNotSimulated) {
+  Config c = load_preset("hgx-h200-8");
+  c.fabric.graph_file = std::string(SCIN_FABRIC_TEST_DIR) + "/../bad_inputs/files/fabric-loop.json";
+  EXPECT_NE(error_of([&] { validate(c); }).find("routing loop from r0 to r2"), std::string::npos);
+  c.fabric.graph_file = std::string(SCIN_FABRIC_TEST_DIR) + "/../bad_inputs/files/fabric-ok.json";
+  validate(c);
+  EXPECT_NE(error_of([&] { compile(c, Algorithm::Ring, {1024, DType::Bf16}); }).find("fabric.graph_file"),
+            std::string::npos);
+}
+
+// ------------------------------------------------------------ routing in the schedule
+
+TEST(TwoTierRouting, RoutesClimbToTheFirstCommonSwitch) {
+  Config c = two_tier(8, 2, 2, 2);
+  Schedule s = compile(c, Algorithm::Ring, {1024, DType::Bf16});
+  EXPECT_EQ(s.switch_count(), 8);
+  NodeId path[5];
+  ASSERT_EQ(s.route(0, 3, 1, path), 3);  // same leaf
+  EXPECT_EQ(path[1], s.leaf_node(1, 0));
+  ASSERT_EQ(s.route(0, 5, 1, path), 5);  // across the spines
+  EXPECT_EQ(path[1], s.leaf_node(1, 0));
+  EXPECT_EQ(s.tier(path[2]), 2);
+  EXPECT_EQ(s.plane_of(path[2]), 1);
+  EXPECT_EQ(path[3], s.leaf_node(1, 1));
+  ASSERT_EQ(s.route(s.spine_node(0, 1), 6, 0, path), 3);  // spine, leaf, accelerator
+  EXPECT_EQ(path[1], s.leaf_node(0, 1));
+  ASSERT_EQ(s.route(s.leaf_node(0, 0), s.leaf_node(0, 1), 0, path), 3);
+  EXPECT_EQ(s.tier(path[1]), 2);
+}
+
+TEST(TwoTierRouting, OneLeafBehavesExactlyAsAStar) {
+  // With one leaf every route is accelerator - leaf - accelerator: the ring costs what it costs on a star.
+  for (int planes : {1, 4}) {
+    Config star = two_tier(8, 1, 1, planes);
+    star.fabric.topology = Topology::Star;
+    Config tt = two_tier(8, 1, 1, planes);
+    for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 20, std::uint64_t{64} << 20}) {
+      const double a = simulate(star, Algorithm::Ring, {bytes, DType::Bf16}, EngineId::Analytic).time_ns;
+      const double b = simulate(tt, Algorithm::Ring, {bytes, DType::Bf16}, EngineId::Analytic).time_ns;
+      EXPECT_NEAR(b, a, 1e-9 * a) << bytes << " B, " << planes << " planes";
+    }
+  }
+}
+
+// ------------------------------------------------------------ every rank holds the sum
+
+class Hierarchical : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Hierarchical, EveryRankHoldsTheSumOnTheDataEngine) {
+  const Config c = two_tier(12, 3, 2, 2);
+  const std::uint64_t elems = 3 * 1024;
+  const Schedule s = schedule_for(c, parse_algorithm(GetParam()), {elems * 2, DType::Bf16});
+  const auto x = integer_inputs(c.fabric.gpus, elems);
+  const DataResult r = run_data(s, x, {true});
+  const bool quantised = info(parse_algorithm(GetParam())).quantised;
+  double worst = 0;
+  for (int rank = 0; rank < c.fabric.gpus; ++rank)
+    for (std::uint64_t i = 0; i < elems; ++i) {
+      double sum = 0;
+      for (int j = 0; j < c.fabric.gpus; ++j) sum += x[j][i];
+      const double got = r.outputs[rank][i];
+      ASSERT_FALSE(std::isnan(got)) << "rank " << rank << " element " << i << " never written";
+      if (!quantised) {
+        ASSERT_EQ(got, sum) << "rank " << rank << " element " << i;
+      }
+      worst = std::max(worst, std::abs(got - sum));
+    }
+  // INT8 with one scale per 32 values: at most a few quantisation steps of max |partial| / 127.
+  if (quantised) {
+    EXPECT_LT(worst, 3 * 48.0 / 127 + 0.5);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TwoTier, Hierarchical,
+                         ::testing::Values("ring", "one-shot", "two-shot", "nvls", "scin", "scin-inq", "scin-inq-uplink"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+// ------------------------------------------------------------ bytes per link: closed forms
+
+TEST(TwoTierBytes, MatchClosedForms) {
+  const int N = 16, L = 4, m = N / L;
+  const Config c = two_tier(N, L, 2, 2);
+  const double S = 1 << 20;  // bytes per rank
+  const Collective coll{static_cast<std::uint64_t>(S), DType::Bf16};
+
+  // Ring: 2(N-1)/N S through every accelerator link; one ring edge leaves each leaf.
+  TierBytes t = tier_bytes(c, schedule_for(c, Algorithm::Ring, coll));
+  for (int g = 0; g < N; ++g) {
+    EXPECT_NEAR(t.egress[g], 2.0 * (N - 1) / N * S, 1e-6 * S);
+    EXPECT_NEAR(t.ingress[g], 2.0 * (N - 1) / N * S, 1e-6 * S);
+  }
+  for (int l = 0; l < L; ++l) {
+    EXPECT_NEAR(t.up[l], 2.0 * (N - 1) / N * S, 1e-6 * S);
+    EXPECT_NEAR(t.down[l], 2.0 * (N - 1) / N * S, 1e-6 * S);
+  }
+
+  // Hierarchical SCIN: S out of and into every accelerator; one partial sum up and one result down per leaf.
+  t = tier_bytes(c, schedule_for(c, Algorithm::Scin, coll));
+  for (int g = 0; g < N; ++g) {
+    EXPECT_NEAR(t.egress[g], S, 1e-6 * S);
+    EXPECT_NEAR(t.ingress[g], S, 1e-6 * S);
+  }
+  for (int l = 0; l < L; ++l) {
+    EXPECT_NEAR(t.up[l], S, 1e-6 * S);
+    EXPECT_NEAR(t.down[l], S, 1e-6 * S);
+  }
+
+  // NVLS across two tiers: egress S (leaf ld_reduce) + S/m (spine ld_reduce) + S/(mL) (multimem.st);
+  // ingress S/m + S/(mL) + the multicast minus its own part; per leaf up S + S/L, down S.
+  t = tier_bytes(c, schedule_for(c, Algorithm::Nvls, coll));
+  for (int g = 0; g < N; ++g) {
+    EXPECT_NEAR(t.egress[g], S + S / m + S / (m * L), 1e-6 * S);
+    EXPECT_NEAR(t.ingress[g], S + S / m, 1e-6 * S);
+  }
+  for (int l = 0; l < L; ++l) {
+    EXPECT_NEAR(t.up[l], S + S / L, 1e-6 * S);
+    EXPECT_NEAR(t.down[l], S, 1e-6 * S);
+  }
+
+  // INQ on the leaf-spine hop only: the accelerator links carry S, the trunks r S (r = payload ratio).
+  const double ratio = payload_ratio(c.quant);
+  t = tier_bytes(c, schedule_for(c, Algorithm::ScinInqUplink, coll));
+  for (int g = 0; g < N; ++g) EXPECT_NEAR(t.egress[g], S, 1e-6 * S);
+  for (int l = 0; l < L; ++l) {
+    EXPECT_NEAR(t.up[l], ratio * S, 1e-3 * S);
+    EXPECT_NEAR(t.down[l], ratio * S, 1e-3 * S);
+  }
+}
+
+TEST(TwoTierBytes, OversubscribedUplinksSlowTheRingNotTheStar) {
+  Config c = two_tier(16, 4, 2, 1);
+  const Collective big{64 << 20, DType::Bf16};
+  const double full = simulate(c, Algorithm::Ring, big, EngineId::Analytic).time_ns;
+  c.fabric.oversubscription = 8;  // a leaf's uplinks: 4 x 450 / 8 = 225 GB/s, below one accelerator's 450
+  const double over = simulate(c, Algorithm::Ring, big, EngineId::Analytic).time_ns;
+  EXPECT_GT(over, 1.5 * full);
+  // SCIN moves S up per leaf, the ring 2(N-1)/N S: oversubscription hurts the ring more.
+  const double scin_full = simulate(two_tier(16, 4, 2, 1), Algorithm::Scin, big, EngineId::Analytic).time_ns;
+  const double scin_over = simulate(c, Algorithm::Scin, big, EngineId::Analytic).time_ns;
+  EXPECT_LT(scin_over / scin_full, over / full);
+}
+
+// ------------------------------------------------------------ presets and engines
+
+TEST(TwoTierPresets, EveryInSwitchAlgorithmRunsOnTheShippedFabrics) {
+  for (const char* name : {"gb200-nvl72", "nvl36x2", "nvl576-style"}) {
+    const Config c = load_preset(name);
+    for (const char* algo : {"ring", "nvls", "scin", "scin-inq"}) {
+      const SimResult r = simulate(c, algo, {1 << 20, DType::Bf16});
+      EXPECT_GT(r.time_ns, 0) << name << " " << algo;
+      EXPECT_NEAR(r.breakdown.total_ns(), r.time_ns, 1e-6 * r.time_ns) << name << " " << algo;
+    }
+  }
+  EXPECT_NE(unsupported_reason(load_preset("gb200-nvl72"), Algorithm::ScinInqUplink).find("two-tier"), std::string::npos);
+}
+
+TEST(TwoTierPresets, ThePacketEngineSaysItCannotRunTwoTiers) {
+  const Config c = two_tier(8, 2, 1);
+  EXPECT_EQ(error_of([&] { simulate(c, Algorithm::Ring, {1024, DType::Bf16}, EngineId::Packet); }),
+            "packet engine: two-tier fabrics run on the analytic and data engines only (no multi-hop packets yet)");
+}

@@ -10,6 +10,7 @@
 #include <QCursor>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QPen>
 #include <QEvent>
 #include <QFontMetricsF>
 #include <QPushButton>
@@ -254,8 +255,14 @@ bool ChartPanel::hasDataIgnoringText() const {
 
 void ChartPanel::resetZoom() { chart_->zoomReset(); }
 
+void ChartPanel::unlist(QAbstractSeries* s) {
+  unlisted_ << s;
+  capLegend();
+}
+
 void ChartPanel::clearChart() {
   legendMore_ = nullptr;
+  unlisted_.clear();
   legendCap_ = 0;
   chart_->removeAllSeries();
   for (QAbstractAxis* a : chart_->axes()) {
@@ -276,7 +283,7 @@ QStringList ChartPanel::legendTexts() const {
   QStringList out;
   int i = 0;
   for (QLegendMarker* m : chart_->legend()->markers()) {
-    if (m->series() == legendMore_) continue;
+    if (m->series() == legendMore_ || unlisted_.contains(m->series())) continue;
     if (legendCap_ == 0 || i < legendCap_) out << m->label();
     ++i;
   }
@@ -294,20 +301,24 @@ void ChartPanel::capLegend() {
   // One entry per curve (bar charts list their sets: few, never capped).
   QList<QLegendMarker*> curves;
   for (QLegendMarker* m : legend->markers())
-    if (m->series() != legendMore_ && m->type() != QLegendMarker::LegendMarkerTypeBar) curves << m;
+    if (unlisted_.contains(m->series()))
+      m->setVisible(false);
+    else if (m->series() != legendMore_ && m->type() != QLegendMarker::LegendMarkerTypeBar)
+      curves << m;
   // Room for the entries beside the plot: the view's height less the title
   // and margins, one text line and spacing per entry.
   const QFontMetricsF fm(legend->font());
-  const double entryH = fm.height() + 7;
+  // (A marker row is the text line plus ~9 px of padding in Qt Charts; err on the safe side.)
+  const double entryH = fm.height() + 10;
   const double titleH = chart_->title().isEmpty() ? 0 : QFontMetricsF(chart_->titleFont()).height() * 2;
-  const double room = std::max(0.0, view_->height() - titleH - 40);
+  const double room = std::max(0.0, view_->height() - titleH - 60);
   const int fit = std::max(6, static_cast<int>(room / entryH));
   const int n = static_cast<int>(curves.size());
   legendCap_ = n > fit ? fit - 1 : 0;
   if (legendCap_ > 0 && !legendMore_) {
     auto* more = new QLineSeries;
     more->setObjectName(QStringLiteral("legendMore"));
-    more->setPen(Qt::NoPen);
+    more->setPen(QPen(Qt::transparent));  // no line, and a blank legend icon
     chart_->addSeries(more);
     for (QAbstractAxis* a : curves.front()->series()->attachedAxes()) more->attachAxis(a);
     legendMore_ = more;
@@ -324,12 +335,13 @@ void ChartPanel::capLegend() {
 void ChartPanel::setSeriesVisible(const QString& name, bool visible) {
   for (QAbstractSeries* s : chart_->series())
     if (s->name() == name) s->setVisible(visible);
-  const QList<QLegendMarker*> all = chart_->legend()->markers();
-  for (int i = 0; i < all.size(); ++i) {
-    QLegendMarker* m = all[i];
-    if (m->series() == legendMore_ || m->series()->name() != name) continue;
+  int i = 0;  // position among the listed curves (what the cap counts)
+  for (QLegendMarker* m : chart_->legend()->markers()) {
+    if (m->series() == legendMore_ || unlisted_.contains(m->series())) continue;
+    const int at = i++;
+    if (m->series()->name() != name) continue;
     // A marker the cap leaves out stays out (hiding a series hides its marker: show it struck out).
-    m->setVisible(legendCap_ == 0 || i < legendCap_);
+    m->setVisible(legendCap_ == 0 || at < legendCap_);
     QFont f = m->font();
     f.setStrikeOut(!visible);
     m->setFont(f);

@@ -114,6 +114,9 @@ class ChartPanel : public QWidget {
   /// share of the chart is capped, as in exported figures); the others are
   /// counted in one last entry. Runs again when the chart is resized.
   void capLegend();
+  /// Leaves `s` out of the legend (e.g. a reference line, or a model line
+  /// whose colour another entry names); call after adding it.
+  void unlist(QAbstractSeries* s);
   bool eventFilter(QObject* o, QEvent* e) override;
   /// Shows `text` near the cursor.
   static void showTip(const QString& text);
@@ -131,6 +134,7 @@ class ChartPanel : public QWidget {
   QString emptyText_;
   int legendCap_ = 0;
   QAbstractSeries* legendMore_ = nullptr;   // the summary entry (no points), or null
+  QList<QAbstractSeries*> unlisted_;        // series kept out of the legend
 };
 
 }  // namespace scin::ui

@@ -6,6 +6,8 @@
 #include <QtConcurrent/QtConcurrent>
 
 #include "base/error.h"
+#include "base/json_input.h"
+#include "fabric/preset.h"
 #include "fabric/params.h"
 #include "store/store.h"
 #include "sweep/sweep.h"
@@ -39,6 +41,25 @@ Config baseConfig(const RunInfo& run) {
   return c;
 }
 
+// Harness offsets (µs per measured system) the preset's calibration recorded,
+// as `scin validate --preset NAME` applies them: a Python timing loop adds a
+// fixed cost to every row of its system that the fabric model must not carry.
+// TODO(calib merge): one core function for this and the CLI's copy.
+std::map<std::string, double> presetOffsets(const std::string& preset) {
+  std::map<std::string, double> out;
+  try {
+    for (const auto& info : list_presets()) {
+      if (info.name != preset) continue;
+      const auto pj = read_json_document(info.file);
+      if (pj.contains("calibration") && pj["calibration"].contains("harness_offsets_us"))
+        for (const auto& [k, v] : pj["calibration"]["harness_offsets_us"].items()) out[k] = v.at("value").get<double>();
+    }
+  } catch (const std::exception&) {
+    // No recorded offsets: the model alone.
+  }
+  return out;
+}
+
 MeasuredRow toRow(const PointRecord& p) {
   MeasuredRow r;
   r.system = p.system;
@@ -60,7 +81,9 @@ MeasuredRow toRow(const PointRecord& p) {
 }  // namespace
 
 QString MeasuredChoice::label() const {
-  return QStringLiteral("#%1 %2 (%3)").arg(run_id).arg(name, systems);
+  const int n = systems.isEmpty() ? 0 : static_cast<int>(systems.count(QStringLiteral("; "))) + 1;
+  return n > 1 ? QObject::tr("#%1 %2 (%3 systems)").arg(run_id).arg(name).arg(n)
+               : QStringLiteral("#%1 %2 (%3)").arg(run_id).arg(name, systems);
 }
 
 MeasuredMatch matchMeasured(const std::filesystem::path& db, std::int64_t run_id) {
@@ -84,6 +107,7 @@ MeasuredMatch matchMeasured(const std::filesystem::path& db, std::int64_t run_id
                    .arg(QString::fromStdString(spec.base.preset.empty() ? cfg.name : spec.base.preset),
                         QString::fromStdString(cfg.accelerator.name))
                    .arg(m.gpus);
+    const std::map<std::string, double> offsets = presetOffsets(spec.base.preset);
     const std::vector<std::string> names{lower(cfg.accelerator.name), lower(spec.base.preset), lower(cfg.name)};
     for (const RunInfo& r : s.list_runs()) {
       if (r.kind != PointKind::Measured || !r.problem.empty()) continue;
@@ -113,7 +137,8 @@ MeasuredMatch matchMeasured(const std::filesystem::path& db, std::int64_t run_id
       for (const auto& x : systems) sys << QString::fromStdString(x);
       c.systems = sys.join(QStringLiteral("; "));
       // TODO(calib merge): compare_runs() (calib/compare.h) with the run's engine.
-      c.report = validate_rows(cfg, rows);
+      c.report = validate_rows(cfg, rows, offsets);
+      c.offsets = offsets;
       m.choices.push_back(std::move(c));
     }
   } catch (const std::exception& e) {
@@ -185,8 +210,10 @@ void MeasuredOverlay::fill(QComboBox* box) const {
   QSignalBlocker block(box);
   box->clear();
   box->addItem(tr("no measured points"), -1);
-  for (std::size_t i = 0; i < match_.choices.size(); ++i)
+  for (std::size_t i = 0; i < match_.choices.size(); ++i) {
     box->addItem(tr("measured: %1").arg(match_.choices[i].label()), static_cast<int>(i));
+    box->setItemData(box->count() - 1, match_.choices[i].systems, Qt::ToolTipRole);
+  }
   box->setCurrentIndex(current_ + 1);
   box->setVisible(!match_.choices.empty());
 }

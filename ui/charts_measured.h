@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <vector>
 
 #include <QComboBox>
@@ -29,6 +30,8 @@ struct MeasuredChoice {
   /// evaluate have modelled = false and say why), and MAPE per regime and
   /// algorithm over the modelled ones.
   ValidationReport report;
+  /// Harness offsets (µs per system) the run's preset recorded and model_us includes, as scin validate.
+  std::map<std::string, double> offsets;
   /// "#7 h200.csv (HGX H200 (stas00 all_reduce_bench))" for combos and legends.
   QString label() const;
 };

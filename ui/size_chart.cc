@@ -15,7 +15,7 @@
 
 namespace scin::ui {
 
-QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes) {
+QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes, int step) {
   auto* ax = new QCategoryAxis;
   ax->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
   int lo = static_cast<int>(std::floor(std::log2(static_cast<double>(std::max<std::uint64_t>(1, min_bytes)))));
@@ -25,16 +25,16 @@ QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes) {
   // one so that each whole KiB/MiB/GiB (exponents 10, 20, 30) is labelled:
   // 8 B, 1 KiB, 32 KiB, 1 MiB, 32 MiB, 256 MiB on an 8 B - 256 MiB axis.
   ax->setStartValue(lo);
-  for (int e : pow2Exponents(lo, hi)) ax->append(sizeText(1ull << e), e);
+  for (int e : pow2Exponents(lo, hi, step)) ax->append(sizeText(1ull << e), e);
   ax->setRange(lo, hi);
   ax->setTitleText(QObject::tr("Message size per rank (bytes, log scale)"));
   ax->setGridLineVisible(true);
   // Zoomed: the powers of two inside the range, denser as the range narrows.
-  followRange(ax, [](double lo, double hi) {
+  followRange(ax, [step](double lo, double hi) {
     std::vector<std::pair<QString, double>> out;
     const int e0 = std::max(0, static_cast<int>(std::ceil(lo - 1e-9)));
     const int e1 = std::min(62, static_cast<int>(std::floor(hi + 1e-9)));
-    for (int e : pow2Exponents(e0, e1)) out.emplace_back(sizeText(1ull << e), e);
+    for (int e : pow2Exponents(e0, e1, e1 - e0 > 16 ? step : 0)) out.emplace_back(sizeText(1ull << e), e);
     return out;
   });
   return ax;
@@ -101,12 +101,19 @@ void SizeChart::redraw() {
   // Measured points of the same fabric: markers, no lines, in the colour of
   // their algorithm; one marker shape per measured system.
   measuredNames_.clear();
+  int outside = 0;
+  const std::uint64_t run_lo = min_b, run_hi = max_b;
   if (const MeasuredChoice* m = measured_ ? measured_->chosen() : nullptr) {
     std::map<std::pair<std::string, std::string>, QScatterSeries*> byKey;
     std::map<std::string, int> systemIndex;
     for (const RowError& e : m->report.rows) {
       auto v = measuredValue(e);
       if (!v || !std::isfinite(*v) || *v <= 0) continue;
+      // Only where the run has points: the overlay compares, it does not extend the chart.
+      if (run_hi > 0 && (e.row.bytes < run_lo || e.row.bytes > run_hi)) {
+        ++outside;
+        continue;
+      }
       const int si = systemIndex.emplace(e.row.system, static_cast<int>(systemIndex.size())).first->second;
       QScatterSeries*& s = byKey[{e.row.algorithm, e.row.system}];
       if (!s) {
@@ -147,6 +154,11 @@ void SizeChart::redraw() {
       y_hi = std::max(y_hi, *v);
     }
   }
+  if (measured_)
+    setNote(outside > 0 ? tr("%1 measured point(s) outside the run's sizes (%2 – %3) are not drawn.")
+                              .arg(outside)
+                              .arg(sizeText(run_lo), sizeText(run_hi))
+                        : QString());
   if (max_b == 0) return;
   double x_lo = std::log2(static_cast<double>(min_b)), x_hi = std::log2(static_cast<double>(max_b));
   extraSeries(x_lo, x_hi);

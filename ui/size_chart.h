@@ -17,7 +17,8 @@ class MeasuredOverlay;
 
 /// A log2 size axis from `min_bytes` to `max_bytes` with a label on powers of
 /// two (every 2nd or 4th when the range is wide). x values are log2(bytes).
-QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes);
+/// `step` > 0 labels every step-th power of two (and both ends), for narrow charts.
+QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes, int step = 0);
 
 class SizeChart : public ChartPanel {
   Q_OBJECT

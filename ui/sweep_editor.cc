@@ -6,6 +6,8 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 
@@ -28,6 +30,8 @@ SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc
   banner_->setTextFormat(Qt::RichText);
   banner_->setStyleSheet(QStringLiteral("background:#eef4fb; border:1px solid #9db8d9; padding:4px"));
   banner_->setVisible(false);
+  banner_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  banner_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
   top->addWidget(banner_);
   editCopy_ = new QPushButton(tr("Edit a copy of this sweep"));
   editCopy_->setObjectName(QStringLiteral("editStoredSweep"));
@@ -39,8 +43,16 @@ SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc
     if (r) applyRequest(*r);  // an edit: recorded for undo; the charts return to the preview
   });
   top->addWidget(editCopy_, 0, Qt::AlignLeft);
+  // The inputs scroll when the window is short (a banner above them must not
+  // make the window taller than the screen).
   inputs_ = new QWidget;
-  top->addWidget(inputs_);
+  auto* scroll = new QScrollArea;
+  scroll->setObjectName(QStringLiteral("sweepScroll"));
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setWidget(inputs_);
+  top->addWidget(scroll, 1);
   auto* outer = new QVBoxLayout(inputs_);
   outer->setContentsMargins(0, 0, 0, 0);
   auto* sizes = new QGroupBox(tr("Message size per rank"));
@@ -111,7 +123,7 @@ SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc
   count_ = new QLabel;
   count_->setWordWrap(true);
   outer->addWidget(count_);
-  top->addStretch(1);
+  outer->addStretch(1);
 
   {
     QSignalBlocker quiet(this);
@@ -127,6 +139,9 @@ SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc
   updateAvailability();
   last_ = request();
   connect(this, &SweepEditor::changed, this, &SweepEditor::recordEdit);
+  // Never narrower than the inputs (they scroll vertically only).
+  if (auto* scroll = findChild<QScrollArea*>(QStringLiteral("sweepScroll")))
+    scroll->setMinimumWidth(inputs_->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
 }
 
 // One sweep edit on the fabric's undo stack: Edit > Undo walks back through
@@ -375,7 +390,7 @@ void SweepEditor::showStoredRun(const RunInfo& run, int overlaid) {
                      .arg(QString::fromStdString(run.name).toHtmlEscaped(), QString::fromLatin1(to_string(run.status)),
                           overlaid > 0 ? tr("; %1 more overlaid").arg(overlaid) : QString());
   if (timing) {
-    what += tr(": the sweep it ran. The editor's own sweep returns when you select no run.");
+    what += tr(": the sweep it ran. Select no run to edit your own.");
   } else {
     // Not a sweep the editor can hold (quant, inference, measured): its spec as text.
     const analysis::RunSummary sum = analysis::summarize_run(run, {});
@@ -389,6 +404,7 @@ void SweepEditor::showStoredRun(const RunInfo& run, int overlaid) {
   banner_->setVisible(true);
   editCopy_->setVisible(timing);
   inputs_->setVisible(timing);
+  inputs_->parentWidget()->parentWidget()->setVisible(timing);  // the scroll area
   storedCount_ = tr("%1 of %2 points stored (%3 skipped or failed), %4 engine")
                      .arg(run.points_stored)
                      .arg(run.points_total)
@@ -411,6 +427,7 @@ void SweepEditor::showEditing() {
   banner_->setVisible(false);
   editCopy_->setVisible(false);
   inputs_->setVisible(true);
+  inputs_->parentWidget()->parentWidget()->setVisible(true);
   setInputsEnabled(true);
   {
     QSignalBlocker quiet(this);

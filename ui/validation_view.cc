@@ -5,11 +5,13 @@
 #include <map>
 
 #include <QHeaderView>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QScatterSeries>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QHBoxLayout>
 #include <QVBoxLayout>
 #include <QValueAxis>
 
@@ -17,6 +19,7 @@
 
 #include "base/csv.h"
 #include "ui/charts_measured.h"
+#include "ui/figure.h"
 #include "ui/format.h"
 #include "ui/size_chart.h"
 
@@ -58,9 +61,9 @@ ValidationView::ValidationView(MeasuredOverlay* overlay, QWidget* parent)
   model_ = new QLabel;
   model_->setObjectName(QStringLiteral("validationModel"));
   model_->setStyleSheet(QStringLiteral("color:#555"));
-  controls()->insertWidget(1, model_);
+
   errorChart_ = new QChart;
-  errorChart_->setTitle(tr("Model error vs message size (model ÷ measured − 1)"));
+  errorChart_->setTitle(tr("Model error vs message size"));
   errorChart_->legend()->setAlignment(Qt::AlignBottom);
   errorChart_->setAnimationOptions(QChart::NoAnimation);
   errorView_ = new QChartView(errorChart_);
@@ -87,7 +90,22 @@ ValidationView::ValidationView(MeasuredOverlay* overlay, QWidget* parent)
   split->addWidget(errorView_);
   lay->insertWidget(at, split, 1);
   stats_->setMaximumHeight(190);
-  lay->addWidget(stats_);
+  stats_->setMinimumHeight(60);  // scrolls in a short window
+  stats_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+  auto* below = new QHBoxLayout;
+  below->addWidget(stats_);
+  how_ = new QLabel(tr("error = model ÷ measured − 1 (negative: the model is too fast); MAPE = mean |error|; "
+                            "bias = mean error. Rows are the measured run's rows of the same GPU count whose system "
+                            "names the run's accelerator or preset; the same numbers as <tt>scin validate</tt> on them. "
+                            "Measured points are also drawn on the Latency and Bandwidth tabs."));
+  how_->setWordWrap(true);
+  how_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  how_->setStyleSheet(QStringLiteral("color:#555"));
+  auto* words = new QVBoxLayout;
+  words->addWidget(model_);
+  words->addWidget(how_, 1);
+  below->addLayout(words, 1);
+  lay->addLayout(below);
   connect(overlay_, &MeasuredOverlay::changed, this, [this] { redraw(); });
   redraw();
 }
@@ -110,9 +128,16 @@ void ValidationView::redraw() {
   stats_->setRowCount(0);
   const MeasuredMatch& m = overlay_->match();
   const MeasuredChoice* c = overlay_->chosen();
-  model_->setText(m.run_id > 0 && !m.fabric.isEmpty()
+  QString model = m.run_id > 0 && !m.fabric.isEmpty()
                       ? tr("model: run #%1's base configuration, %2, analytic engine").arg(m.run_id).arg(m.fabric)
-                      : QString());
+                      : QString();
+  if (c && !c->offsets.empty()) {
+    QStringList o;
+    for (const auto& [sys, us] : c->offsets) o << tr("%1 µs for %2").arg(us, 0, 'f', 1).arg(QString::fromStdString(sys));
+    model += tr(", plus the preset's recorded harness offsets (%1)").arg(o.join(QStringLiteral("; ")));
+  }
+  model_->setText(model);
+  model_->setWordWrap(true);
   QString why;
   if (m.run_id == 0)
     why = tr("Select a stored simulated run in the Runs dock: its model is compared with measured runs of the "
@@ -128,6 +153,7 @@ void ValidationView::redraw() {
     why = tr("Pick a measured run above to compare with.");
   errorView_->setVisible(why.isEmpty());
   stats_->setVisible(why.isEmpty());
+  how_->setVisible(why.isEmpty());
   setEmptyText(why);
   if (!c) return;
 
@@ -137,27 +163,34 @@ void ValidationView::redraw() {
                      .arg(c->label(), c->report.rows.empty() ? QString() : QString::fromStdString(c->report.rows.front().why)));
     errorView_->setVisible(false);
     stats_->setVisible(false);
+    how_->setVisible(false);
     return;
   }
-  chart()->setTitle(tr("Model vs measured: %1").arg(c->label()));
+  chart()->setTitle(tr("Model (lines) vs measured (markers)"));
+  std::vector<QAbstractSeries*> modelSeries;
   std::uint64_t min_b = std::numeric_limits<std::uint64_t>::max(), max_b = 0;
   double t_lo = std::numeric_limits<double>::max(), t_hi = 0, e_lo = 0, e_hi = 0;
   for (const auto& [algo, rows] : algos) {
     const QString a = QString::fromStdString(algo);
     const QColor col = algorithmColor(a);
     // The model as a line (one value per size), the measurements as markers.
-    auto* model = new QLineSeries;
-    model->setName(tr("model %1").arg(a));
-    model->setPen(QPen(col, 2));
-    std::map<std::uint64_t, double> modelAt;
-    for (const RowError* e : rows) modelAt.emplace(e->row.bytes, e->model_us);
-    for (const auto& [b, us] : modelAt) model->append(std::log2(static_cast<double>(b)), us);
-    chart()->addSeries(model);
+    // One model line per measured system: a harness offset moves its rows' model.
+    std::map<std::string, std::map<std::uint64_t, double>> modelAt;
+    for (const RowError* e : rows) modelAt[e->row.system].emplace(e->row.bytes, e->model_us);
+    int si = 0;
+    for (const auto& [sys, at] : modelAt) {
+      auto* model = new QLineSeries;
+      model->setName(modelAt.size() > 1 ? tr("model %1 (%2)").arg(a, QString::fromStdString(sys)) : tr("model %1").arg(a));
+      QPen pen(col, 2);
+      pen.setStyle(dashStyle(si++));
+      model->setPen(pen);
+      for (const auto& [b, us] : at) model->append(std::log2(static_cast<double>(b)), us);
+      chart()->addSeries(model);
+      modelSeries.push_back(model);
+    }
     auto* meas = markers(tr("measured %1").arg(a), col, QScatterSeries::MarkerShapeCircle);
-    auto* err = new QLineSeries;
-    err->setName(tr("%1 error").arg(a));
-    err->setPen(QPen(col, 2));
-    err->setPointsVisible(true);
+    // Markers only: rows of several systems at one size would zigzag as a line.
+    auto* err = markers(tr("%1 error").arg(a), col, QScatterSeries::MarkerShapeCircle);
     for (const RowError* e : rows) {
       const double x = std::log2(static_cast<double>(e->row.bytes));
       meas->append(x, e->row.measured_us);
@@ -180,7 +213,8 @@ void ValidationView::redraw() {
   zero->append(std::log2(static_cast<double>(max_b)), 0);
   errorChart_->addSeries(zero);
 
-  QCategoryAxis* x = makeSizeAxis(min_b, max_b);
+  // Half-width charts: a label every 1024x (8 B, 1 KiB, 1 MiB, 1 GiB) and both ends.
+  QCategoryAxis* x = makeSizeAxis(min_b, max_b, 10);
   auto* y = new QLogValueAxis;
   y->setBase(10);
   y->setTitleText(tr("Latency (µs, log scale)"));
@@ -191,7 +225,9 @@ void ValidationView::redraw() {
     s->attachAxis(x);
     s->attachAxis(y);
   }
-  QCategoryAxis* ex = makeSizeAxis(min_b, max_b);
+  QCategoryAxis* ex = makeSizeAxis(min_b, max_b, 10);
+  x->setTitleText(tr("Message size per rank (log scale)"));
+  ex->setTitleText(x->titleText());
   auto* ey = new QValueAxis;
   ey->setTitleText(tr("Model error (%, negative: model too fast)"));
   const double span = std::max(5.0, std::max(-e_lo, e_hi) * 1.1);
@@ -205,6 +241,9 @@ void ValidationView::redraw() {
     s->attachAxis(ey);
   }
   connectLegend();
+  // The legend lists the algorithms once (the measured markers); a line is the model of its colour.
+  for (QAbstractSeries* s : modelSeries) unlist(s);
+  for (QLegendMarker* lm : errorChart_->legend()->markers(zero)) lm->setVisible(false);
   fillStats();
 }
 

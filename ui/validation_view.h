@@ -45,6 +45,7 @@ class ValidationView : public ChartPanel {
   QChartView* errorView_;
   QTableWidget* stats_;
   QLabel* model_;
+  QLabel* how_;
 };
 
 }  // namespace scin::ui

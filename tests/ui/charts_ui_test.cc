@@ -8,6 +8,7 @@
 
 #include <QCategoryAxis>
 #include <QComboBox>
+#include <QFontMetricsF>
 #include <QLegend>
 #include <QLogValueAxis>
 #include <QSettings>
@@ -228,10 +229,10 @@ class ChartsUiTest : public QObject {
     QCOMPARE(shown.size(), cap + 1);
     QCOMPARE(shown.front(), lat.seriesNames().front());
     QVERIFY2(shown.back().startsWith(QStringLiteral("+ %1 more curves").arg(40 - cap)), qPrintable(shown.back()));
-    // The legend fits the chart: it ends above the chart's bottom.
+    // The entries fit the legend's box (a row is a text line plus ~9 px).
     const QRectF legend = lat.chart()->legend()->geometry();
-    QVERIFY2(legend.bottom() <= lat.chart()->size().height() + 1,
-             qPrintable(QStringLiteral("%1 > %2").arg(legend.bottom()).arg(lat.chart()->size().height())));
+    const double row = QFontMetricsF(lat.chart()->legend()->font()).height() + 9;
+    QVERIFY2(shown.size() * row <= legend.height(), qPrintable(QStringLiteral("%1 x %2 > %3").arg(shown.size()).arg(row).arg(legend.height())));
     // A taller chart lists more; few curves are all listed.
     lat.resize(1000, 800);
     QTest::qWait(50);

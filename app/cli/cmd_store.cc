@@ -21,6 +21,7 @@
 #include "base/units.h"
 #include "store/store.h"
 #include "sweep/sweep.h"
+#include "sweep/sweep_mpi.h"
 
 namespace scin::cli {
 
@@ -126,9 +127,10 @@ struct SweepCli {
   int threads = 0;
   bool dry_run = false;
   bool quiet = false;
+  bool mpi = false;
 };
 
-void run_sweep_command(const SweepCli& o) {
+void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
   SweepSpec spec;
   fs::path db_file = o.db.empty() ? fs::path() : db_path(o.db);
   std::int64_t resume = 0;
@@ -166,6 +168,7 @@ void run_sweep_command(const SweepCli& o) {
     const std::uint64_t show = std::min<std::uint64_t>(total, 10);
     for (std::uint64_t i = 0; i < show; ++i) fmt::print("  point {}: {}\n", i, point_axes(spec, i).dump());
     if (show < total) fmt::print("  ... {} more\n", total - show);
+    release_sweep_workers(mpi);
     return;
   }
   // The only command that creates a database: --db NEW makes it; an existing
@@ -223,7 +226,7 @@ void run_sweep_command(const SweepCli& o) {
   });
   SweepSummary sum;
   try {
-    sum = run_sweep(store, spec, opts, sink);
+    sum = run_sweep_mpi(store, spec, opts, sink, mpi);   // run_sweep with one rank
   } catch (...) {
     watching = false;
     watcher.join();
@@ -233,13 +236,40 @@ void run_sweep_command(const SweepCli& o) {
   watcher.join();
   if (tty && !o.quiet) fmt::print(stderr, "\n");
   const auto& p = sum.progress;
-  fmt::print("run {} '{}' {}: {} of {} points ({} skipped) in {} ({:.0f} points/s, {} threads, {} memo hits)\n",
+  const std::string workers = mpi.size() > 1 ? fmt::format("{} ranks x {} threads", mpi.size(), sum.threads)
+                                             : fmt::format("{} threads", sum.threads);
+  fmt::print("run {} '{}' {}: {} of {} points ({} skipped) in {} ({:.0f} points/s, {}, {} memo hits)\n",
              sum.run_id, run_name.empty() ? spec.name : run_name, to_string(sum.status), p.done, p.total, p.skipped,
-             format_duration(p.elapsed_s), p.rate_points_per_s, sum.threads, p.memo_hits);
+             format_duration(p.elapsed_s), p.rate_points_per_s, workers, p.memo_hits);
   fmt::print("stored in {} (see `scin show --db {} --run {}`)\n", store.path().string(), store.path().string(),
              sum.run_id);
   std::fflush(stdout);
   if (sum.status == RunStatus::Cancelled) throw Error("sweep cancelled; the points computed so far are kept");
+  if (sum.status == RunStatus::Interrupted)
+    throw Error(fmt::format("a rank stopped answering; run {} is interrupted with the points committed so far; "
+                            "`scin sweep --resume {}:{}` finishes it", sum.run_id, store.path().string(), sum.run_id));
+}
+
+// Under an MPI launcher (or --mpi) rank 0 reads the spec and owns the file; the
+// other ranks only evaluate what it sends them (core/sweep/sweep_mpi.h).
+void run_sweep_command(const SweepCli& o) {
+  MpiSession mpi(o.mpi);
+  if (mpi.rank() > 0) {
+    serve_sweep_mpi(mpi);
+    return;
+  }
+  try {
+    sweep_on_rank0(o, mpi);
+    if (mpi.job() == MpiSession::Job::Running) mpi.abort(0);   // cancelled with every point in: workers mid-batch
+  } catch (const std::exception& e) {
+    if (mpi.job() != MpiSession::Job::Running) {
+      release_sweep_workers(mpi);
+      throw;
+    }
+    // The workers hold batches (or a rank is gone): end the whole job.
+    fmt::print(stderr, "scin: error: {}\n", e.what());
+    mpi.abort(2);
+  }
 }
 
 void print_runs(Store& store, const std::string& format) {
@@ -387,6 +417,8 @@ void add_store_commands(CLI::App& app) {
     cmd->add_option("--tag", o->tags, "tag the run (repeatable)");
     cmd->add_flag("--dry-run", o->dry_run, "list the axes and the first points without running anything");
     cmd->add_flag("-q,--quiet", o->quiet, "no progress output");
+    cmd->add_flag("--mpi", o->mpi, "initialise MPI even without a launcher's environment (mpirun and srun are "
+                                   "detected); rank 0 writes, the other ranks evaluate (docs/cluster.md)");
     cmd->callback([o, name] {
       // An option that was given must say something (issue 13: "" was silently ignored).
       if (name->count() > 0) require_not_empty(o->name, "--name");

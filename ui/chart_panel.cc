@@ -9,6 +9,9 @@
 #include <QXYSeries>
 #include <QCursor>
 #include <QLegendMarker>
+#include <QLineSeries>
+#include <QEvent>
+#include <QFontMetricsF>
 #include <QPushButton>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -56,6 +59,19 @@ std::vector<double> logTicks(double lo, double hi) {
   return out;
 }
 
+std::vector<int> pow2Exponents(int e0, int e1, int step) {
+  std::vector<int> out;
+  if (e1 < e0) return out;
+  if (step <= 0) step = e1 - e0 > 16 ? 5 : e1 - e0 > 8 ? 2 : 1;
+  out.push_back(e0);
+  // Interior multiples of step, at least step/2 (rounded up) from both ends.
+  const int gap = std::max(1, (step + 1) / 2);
+  for (int e = e0 + 1; e < e1; ++e)
+    if (e % step == 0 && e - e0 >= gap && e1 - e >= gap) out.push_back(e);
+  if (e1 > e0) out.push_back(e1);
+  return out;
+}
+
 QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align,
                           const std::function<QString(double)>& label) {
   auto* cat = new QCategoryAxis;
@@ -70,9 +86,8 @@ QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align
     if (base2) {
       const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
       const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
-      const int every = std::max(1, (e1 - e0 + 11) / 12);
-      for (int e = e0; e <= e1; ++e)
-        if (e % every == 0) ticks.push_back(std::exp2(e));
+      // At most ~12 labels, both ends labelled.
+      for (int e : pow2Exponents(e0, e1, std::max(1, (e1 - e0 + 11) / 12))) ticks.push_back(std::exp2(e));
     } else {
       ticks = logTicks(lo, hi);
     }
@@ -202,6 +217,7 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
   stack_->addWidget(view_);
   stack_->addWidget(empty_);
   lay->addWidget(stack_, 1);
+  view_->installEventFilter(this);
   auto* reset = new QPushButton(tr("Reset zoom"));
   connect(reset, &QPushButton::clicked, this, &ChartPanel::resetZoom);
   controls_->addStretch(1);
@@ -239,6 +255,8 @@ bool ChartPanel::hasDataIgnoringText() const {
 void ChartPanel::resetZoom() { chart_->zoomReset(); }
 
 void ChartPanel::clearChart() {
+  legendMore_ = nullptr;
+  legendCap_ = 0;
   chart_->removeAllSeries();
   for (QAbstractAxis* a : chart_->axes()) {
     chart_->removeAxis(a);
@@ -248,16 +266,70 @@ void ChartPanel::clearChart() {
 
 QStringList ChartPanel::seriesNames() const {
   QStringList out;
-  for (QAbstractSeries* s : chart_->series()) out << s->name();
+  for (QAbstractSeries* s : chart_->series())
+    if (s != legendMore_) out << s->name();
   return out;
+}
+
+QStringList ChartPanel::legendTexts() const {
+  // The entries capLegend() keeps (the markers' own visibility lags the layout).
+  QStringList out;
+  int i = 0;
+  for (QLegendMarker* m : chart_->legend()->markers()) {
+    if (m->series() == legendMore_) continue;
+    if (legendCap_ == 0 || i < legendCap_) out << m->label();
+    ++i;
+  }
+  if (legendMore_ && legendCap_ > 0) out << legendMore_->name();
+  return out;
+}
+
+bool ChartPanel::eventFilter(QObject* o, QEvent* e) {
+  if (o == view_ && e->type() == QEvent::Resize && !chart_->series().isEmpty()) capLegend();
+  return QWidget::eventFilter(o, e);
+}
+
+void ChartPanel::capLegend() {
+  QLegend* legend = chart_->legend();
+  // One entry per curve (bar charts list their sets: few, never capped).
+  QList<QLegendMarker*> curves;
+  for (QLegendMarker* m : legend->markers())
+    if (m->series() != legendMore_ && m->type() != QLegendMarker::LegendMarkerTypeBar) curves << m;
+  // Room for the entries beside the plot: the view's height less the title
+  // and margins, one text line and spacing per entry.
+  const QFontMetricsF fm(legend->font());
+  const double entryH = fm.height() + 7;
+  const double titleH = chart_->title().isEmpty() ? 0 : QFontMetricsF(chart_->titleFont()).height() * 2;
+  const double room = std::max(0.0, view_->height() - titleH - 40);
+  const int fit = std::max(6, static_cast<int>(room / entryH));
+  const int n = static_cast<int>(curves.size());
+  legendCap_ = n > fit ? fit - 1 : 0;
+  if (legendCap_ > 0 && !legendMore_) {
+    auto* more = new QLineSeries;
+    more->setObjectName(QStringLiteral("legendMore"));
+    more->setPen(Qt::NoPen);
+    chart_->addSeries(more);
+    for (QAbstractAxis* a : curves.front()->series()->attachedAxes()) more->attachAxis(a);
+    legendMore_ = more;
+  }
+  for (int i = 0; i < n; ++i) curves[i]->setVisible(legendCap_ == 0 || i < legendCap_);
+  if (legendMore_) {
+    const int more = n - legendCap_;
+    legendMore_->setName(more == 1 ? tr("+ 1 more curve: hover a curve for its name")
+                                   : tr("+ %1 more curves: hover a curve for its name").arg(more));
+    for (QLegendMarker* m : legend->markers(legendMore_)) m->setVisible(legendCap_ > 0);
+  }
 }
 
 void ChartPanel::setSeriesVisible(const QString& name, bool visible) {
   for (QAbstractSeries* s : chart_->series())
     if (s->name() == name) s->setVisible(visible);
-  for (QLegendMarker* m : chart_->legend()->markers()) {
-    if (m->series()->name() != name) continue;
-    m->setVisible(true);
+  const QList<QLegendMarker*> all = chart_->legend()->markers();
+  for (int i = 0; i < all.size(); ++i) {
+    QLegendMarker* m = all[i];
+    if (m->series() == legendMore_ || m->series()->name() != name) continue;
+    // A marker the cap leaves out stays out (hiding a series hides its marker: show it struck out).
+    m->setVisible(legendCap_ == 0 || i < legendCap_);
     QFont f = m->font();
     f.setStrikeOut(!visible);
     m->setFont(f);
@@ -267,10 +339,12 @@ void ChartPanel::setSeriesVisible(const QString& name, bool visible) {
 void ChartPanel::connectLegend() {
   for (QLegendMarker* m : chart_->legend()->markers()) {
     if (m->type() == QLegendMarker::LegendMarkerTypeBar) continue;  // bar sets toggle nothing useful
+    if (m->series() == legendMore_) continue;
     connect(m, &QLegendMarker::clicked, this, [this, m] {
       setSeriesVisible(m->series()->name(), !m->series()->isVisible());
     });
   }
+  capLegend();
 }
 
 void ChartPanel::showTip(const QString& text) { QToolTip::showText(QCursor::pos(), text); }

@@ -37,7 +37,9 @@
 #include "base/version.h"
 #include "analysis/table.h"
 #include "ui/analysis_view.h"
+#include "analysis/combine.h"
 #include "ui/charts.h"
+#include "ui/charts_measured.h"
 #include "ui/exporter.h"
 #include "ui/fabric_doc.h"
 #include "ui/fabric_editor.h"
@@ -50,6 +52,7 @@
 #include "ui/topology_view.h"
 #include "ui/quant_chart.h"
 #include "ui/timeline_chart.h"
+#include "ui/validation_view.h"
 
 namespace scin::ui {
 
@@ -91,6 +94,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   tabs_->addTab(bandwidth_, tr("Bandwidth"));
   tabs_->addTab(speedup_, tr("Speedup"));
   tabs_->addTab(breakdown_, tr("Breakdown"));
+  // Measured runs of the same fabric: markers on latency and bandwidth, and the Validation tab.
+  measured_ = new MeasuredOverlay(this);
+  latency_->setMeasured(measured_);
+  bandwidth_->setMeasured(measured_);
+  validation_ = new ValidationView(measured_);
+  tabs_->addTab(validation_, tr("Validation"));
+  tabs_->setTabToolTip(tabs_->count() - 1, tr("The model of the stored run shown against measured runs of the same fabric"));
   quant_ = new QuantChart(doc_);
   tabs_->addTab(quant_, tr("Quantisation error"));
   const auto engines = engine_names();
@@ -253,6 +263,8 @@ void MainWindow::showPreview() {
   showingPreview_ = true;
   shownPlain_.clear();
   kindNote_.clear();
+  measured_->clear();
+  sweepEditor_->showEditing();
   analysis_->setTable(nullptr);
   analysis_->setMessage(tr("The live preview is not stored: run the sweep (Ctrl+R) or select a stored run in the "
                            "Runs dock to analyse it here."));
@@ -378,7 +390,9 @@ bool MainWindow::savePresetDialog() {
 
 bool MainWindow::isRunning() const { return runner_->running(); }
 
-bool MainWindow::ioBusy() const { return ioDepth_ > 0 || loading_ || (runBrowser_ && runBrowser_->busy()); }
+bool MainWindow::ioBusy() const {
+  return ioDepth_ > 0 || loading_ || (runBrowser_ && runBrowser_->busy()) || (measured_ && measured_->busy());
+}
 
 bool MainWindow::startRun(const QString& name) {
   if (runner_->running()) return false;
@@ -465,7 +479,8 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
   struct Loaded {
     std::vector<RunInfo> infos;
     std::vector<std::vector<PointRecord>> points;
-    std::shared_ptr<const analysis::AnalysisTable> table;  // of the first run
+    std::shared_ptr<const analysis::AnalysisTable> table;  // every run of the first one's kind
+    QStringList leftOut;   // runs of another kind than the first
     std::string error;
   };
   const std::filesystem::path path = store_->path();
@@ -509,6 +524,11 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
       statusBar()->showMessage(tr("This run sweeps several axes: the Analysis tab plots any of them on x"), 8000);
     }
     analysis_->setTable(out.table);
+    if (!out.leftOut.isEmpty())
+      statusBar()->showMessage(tr("The Analysis tab plots runs of one kind together; left out: %1").arg(out.leftOut.join(QStringLiteral(", "))), 8000);
+    if (first.kind == PointKind::Collective) measured_->setRun(databasePath(), first.id);
+    else measured_->clear();
+    sweepEditor_->showStoredRun(first, static_cast<int>(out.infos.size()) - 1);
     setShown(rs, tr("<b>Stored run</b> %1%2")
                      .arg(names.value(0), names.size() > 1 ? tr(", overlaid (dashed): %1").arg(names.mid(1).join(QStringLiteral(", ")))
                                                            : QString()));
@@ -521,7 +541,15 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
         out.infos.push_back(s.get_run(id));
         out.points.push_back(s.points(id));
       }
-      out.table = std::make_shared<const analysis::AnalysisTable>(analysis::build_table(out.infos[0], out.points[0]));
+      // Every selected run of the first one's kind, the run as a series field.
+      std::vector<analysis::AnalysisTable> tables;
+      for (std::size_t k = 0; k < out.infos.size(); ++k) {
+        if (out.infos[k].kind == out.infos[0].kind)
+          tables.push_back(analysis::build_table(out.infos[k], out.points[k]));
+        else
+          out.leftOut << QStringLiteral("#%1 (%2)").arg(out.infos[k].id).arg(QString::fromLatin1(to_string(out.infos[k].kind)));
+      }
+      out.table = std::make_shared<const analysis::AnalysisTable>(analysis::combine_tables(tables));
     } catch (const std::exception& e) {
       out.error = e.what();
     }

@@ -33,6 +33,8 @@ class BandwidthChart;
 class SpeedupChart;
 class BreakdownChart;
 class AnalysisView;
+class MeasuredOverlay;
+class ValidationView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -89,6 +91,8 @@ class MainWindow : public QMainWindow {
   QString currentTab() const;
   /// The analysis view over the stored run shown (tab "analysis").
   AnalysisView* analysisView() const { return analysis_; }
+  /// The measured runs matching the stored run shown (overlaid on latency and bandwidth; tab "validation").
+  MeasuredOverlay* measuredOverlay() const { return measured_; }
   /// Writes the report (.html or .pdf) of what is shown; every chart with data
   /// is computed and included, whether or not its tab was opened.
   bool exportReportTo(const QString& path, QString* error);
@@ -180,6 +184,8 @@ class MainWindow : public QMainWindow {
   SpeedupChart* speedup_ = nullptr;
   BreakdownChart* breakdown_ = nullptr;
   AnalysisView* analysis_ = nullptr;
+  MeasuredOverlay* measured_ = nullptr;
+  ValidationView* validation_ = nullptr;
   ChartPanel* quant_ = nullptr;     // quantisation error (with scin_numerics)
   ChartPanel* timeline_ = nullptr;  // link utilisation (with the packet engine)
   QLabel* showing_ = nullptr;

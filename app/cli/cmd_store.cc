@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "cli/budget.h"
 #include "cli/common.h"
 #include "cli/store_cli.h"
 #include "base/error.h"
@@ -85,36 +86,9 @@ fs::path spec_path(const std::string& text) {
   throw Error(fmt::format("SPEC: no sweep spec file '{}' (nor resources/sweeps/{})", text, text));
 }
 
-// SIGINT / SIGTERM cancel the sweep: no new point starts, a long point stops
-// part-way, everything computed in order is committed and the run is marked
-// cancelled. The handler stays installed (no SA_RESETHAND): a second signal —
-// `timeout` and terminals send one to every process of the group — only counts.
-std::atomic<int> g_signals{0};
-extern "C" void on_cancel_signal(int) { g_signals.fetch_add(1); }
-
-struct SignalGuard {
-  struct sigaction old_int{}, old_term{};
-  SignalGuard() {
-    g_signals = 0;
-    struct sigaction sa{};
-    sa.sa_handler = on_cancel_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-  }
-  ~SignalGuard() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-  }
-};
-
-std::string format_duration(double s) {
-  if (s < 60) return fmt::format("{:.1f} s", s);
-  if (s < 3600) return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  return fmt::format("{}h{:02}m", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
-}
-
+// SIGINT / SIGTERM cancel the sweep (SignalGuard, cli/budget.h): no new point
+// starts, a long point stops part-way, everything computed in order is
+// committed and the run is marked cancelled; a second signal only counts.
 std::string eta_text(const SweepProgress& p) {
   if (p.done >= p.total) return "0 s";
   if (p.rate_points_per_s <= 0) return "?";
@@ -128,6 +102,7 @@ struct SweepCli {
   bool dry_run = false;
   bool quiet = false;
   bool mpi = false;
+  BudgetOptions budget;
 };
 
 void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
@@ -171,6 +146,12 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
     release_sweep_workers(mpi);
     return;
   }
+  {
+    const std::size_t threads = o.threads > 0 ? static_cast<std::size_t>(o.threads)
+                                              : static_cast<std::size_t>(std::thread::hardware_concurrency());
+    enforce_budget(sweep_work(spec, threads), o.budget,
+                   fmt::format("sweep '{}' ({} points)", spec.name, total));
+  }
   // The only command that creates a database: --db NEW makes it; an existing
   // file is checked first (a damaged file is never written).
   Store store = Store::open(db_file, Access::Create, /*check=*/true);
@@ -186,7 +167,7 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
   double last_line = -10;
   SweepSink sink;
   sink.on_progress = [&](const SweepProgress& p) {
-    if (g_signals.load()) cancel = true;
+    if (SignalGuard::count()) cancel = true;
     if (o.quiet) return;
     const double pct = p.total ? 100.0 * static_cast<double>(p.done) / static_cast<double>(p.total) : 100.0;
     if (tty) {
@@ -214,7 +195,7 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
   std::thread watcher([&] {
     int seen = 0;
     while (watching.load()) {
-      const int n = g_signals.load();
+      const int n = SignalGuard::count();
       if (n > seen) {
         cancel = true;
         fmt::print(stderr, "{}scin: {}; cancelling — the points computed so far are kept\n", tty ? "\n" : "",
@@ -419,6 +400,7 @@ void add_store_commands(CLI::App& app) {
     cmd->add_flag("-q,--quiet", o->quiet, "no progress output");
     cmd->add_flag("--mpi", o->mpi, "initialise MPI even without a launcher's environment (mpirun and srun are "
                                    "detected); rank 0 writes, the other ranks evaluate (docs/cluster.md)");
+    add_budget_options(*cmd, o->budget);
     cmd->callback([o, name] {
       // An option that was given must say something (issue 13: "" was silently ignored).
       if (name->count() > 0) require_not_empty(o->name, "--name");

@@ -1,11 +1,13 @@
 #include "calib/compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "engines/simulate.h"
 #include "fabric/params.h"
 #include "model/result.h"
 #include "store/store.h"
@@ -18,6 +20,48 @@ double busbw_of(std::uint64_t bytes, double us, int gpus) {
   return us > 0 ? static_cast<double>(bytes) / (us * 1e3) * busbw_factor(gpus) : 0.0;
 }
 }  // namespace
+
+namespace {
+// log-linear interpolation of the size where y crosses `target` between (s0, y0) and (s1, y1).
+double cross(double s0, double y0, double s1, double y1, double target) {
+  if (y1 == y0) return s1;
+  const double t = (target - y0) / (y1 - y0);
+  return std::exp(std::log(s0) + t * (std::log(s1) - std::log(s0)));
+}
+}  // namespace
+
+double model_half_peak_bytes(const Config& cfg, const std::string& algorithm, int gpus, DType dtype,
+                             std::uint64_t peak_bytes) {
+  Config c = cfg;
+  if (gpus != c.fabric.gpus) set_param(c, "fabric.gpus", static_cast<double>(gpus));
+  const double unit = dtype == DType::Fp32 ? 4.0 : 2.0;
+  auto busbw = [&](double s) {
+    const auto bytes = static_cast<std::uint64_t>(std::max(unit, std::round(s / unit) * unit));
+    return simulate(c, algorithm, Collective{bytes, dtype}, "analytic").busbw_GBps;
+  };
+  const double half = busbw(static_cast<double>(peak_bytes)) / 2;
+  double prev_s = 1024, prev_y = busbw(prev_s);
+  if (prev_y >= half) return prev_s;
+  for (double s = prev_s * std::pow(2.0, 0.125); s <= static_cast<double>(peak_bytes) * 1.0001; s *= std::pow(2.0, 0.125)) {
+    const double y = busbw(s);
+    if (y >= half) return cross(prev_s, prev_y, s, y, half);
+    prev_s = s;
+    prev_y = y;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+double measured_half_peak_bytes(std::vector<MeasuredRow> rows, double offset_us) {
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  std::vector<double> bw;
+  for (const auto& r : rows) bw.push_back(busbw_of(r.bytes, r.measured_us - offset_us, r.gpus));
+  if (bw.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const double half = *std::max_element(bw.begin(), bw.end()) / 2;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (bw[i - 1] < half && bw[i] >= half)
+      return cross(static_cast<double>(rows[i - 1].bytes), bw[i - 1], static_cast<double>(rows[i].bytes), bw[i], half);
+  return std::numeric_limits<double>::quiet_NaN();
+}
 
 std::vector<ModelComparison> compare_with_model(const Config& cfg, const std::vector<MeasuredRow>& rows,
                                                 const std::string& engine) {

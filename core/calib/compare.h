@@ -22,6 +22,7 @@
 #include "calib/fit.h"
 #include "calib/measured.h"
 #include "fabric/config.h"
+#include "schedule/algorithms.h"
 
 namespace scin {
 
@@ -45,6 +46,18 @@ struct ModelComparison {
   double model_busbw_GBps = 0;      // bytes / model_us x 2(N-1)/N
   double error = 0;                 // model_us / measured_us - 1 (negative: the model is too fast)
 };
+
+/// Where bandwidth reaches half its peak (docs/model.md section 9, "Half bandwidth").
+/// Model: the smallest message size at which `algorithm` on `cfg` (fabric.gpus =
+/// `gpus`, analytic engine) reaches half the busbw it has at `peak_bytes`, scanned at
+/// 2^(1/8) steps from 1 KiB and interpolated in log(size). NaN if it never does.
+double model_half_peak_bytes(const Config& cfg, const std::string& algorithm, int gpus, DType dtype,
+                             std::uint64_t peak_bytes);
+/// Measured: the size where the rows' busbw (bytes / (measured_us - offset_us) x
+/// 2(N-1)/N) first crosses half of its largest value, interpolated in log(size)
+/// between the rows around the crossing. The rows should be one algorithm at one GPU
+/// count; they are sorted by size here. NaN when no pair of rows brackets the crossing.
+double measured_half_peak_bytes(std::vector<MeasuredRow> rows, double offset_us = 0);
 
 /// Compares `cfg` with `rows` on `engine` ("analytic" or "packet"), in row order.
 std::vector<ModelComparison> compare_with_model(const Config& cfg, const std::vector<MeasuredRow>& rows,

@@ -108,6 +108,14 @@ ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>
     }
     rep.rows.push_back(std::move(e));
   }
+  summarise(rep);
+  return rep;
+}
+
+void summarise(ValidationReport& rep) {
+  rep.by_regime.clear();
+  rep.by_algorithm.clear();
+  rep.by_system.clear();
   std::vector<const RowError*> all;
   std::map<std::string, std::vector<const RowError*>> reg, alg, sys;
   for (const auto& e : rep.rows) {
@@ -120,7 +128,6 @@ ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>
   for (auto& [k, v] : reg) rep.by_regime[k] = error_stats(v);
   for (auto& [k, v] : alg) rep.by_algorithm[k] = error_stats(v);
   for (auto& [k, v] : sys) rep.by_system[k] = error_stats(v);
-  return rep;
 }
 
 std::vector<std::string> default_fit_params() {

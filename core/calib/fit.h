@@ -68,6 +68,8 @@ struct ValidationReport {
 ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>& rows,
                                const std::map<std::string, double>& offsets_us = {});
 ErrorStats error_stats(const std::vector<const RowError*>& rows);
+/// Recomputes the overall, per-regime, per-algorithm and per-system statistics of `rep.rows`.
+void summarise(ValidationReport& rep);
 
 struct FitOptions {
   std::vector<std::string> params;          // registry paths; empty: default_fit_params()

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "base/cancel.h"
 #include "base/error.h"
 #include "base/version.h"
 
@@ -45,6 +46,9 @@ int main(int argc, char** argv) {
   } catch (const scin::Error& e) {
     std::fprintf(stderr, "scin: error: %s\n", e.what());
     return 2;
+  } catch (const scin::Cancelled&) {
+    std::fprintf(stderr, "scin: cancelled\n");
+    return 130;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "scin: internal error: %s\n", e.what());
     return 3;

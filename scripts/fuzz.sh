@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer harness for a while: bash scripts/fuzz.sh NAME [SECONDS]
-# (NAME: npy, size, set, preset, sweep_spec, stored_spec, inference_spec, ...).
+# (NAME: npy, size, set, preset, sweep_spec, stored_spec, inference_spec, measured).
 # Needs the clang build of scripts/sanitize.sh (build-fuzz/). New inputs go to
 # build-fuzz/tests/fuzz/corpus_NAME; a crash to build-fuzz/tests/fuzz/crash-*.
 set -euo pipefail
@@ -15,6 +15,7 @@ case "$name" in
   preset) seeds+=(resources/presets) ;;
   sweep_spec|stored_spec) seeds+=(resources/sweeps) ;;
   inference_spec) seeds+=(resources/models resources/accelerators) ;;
+  measured) seeds+=(resources/measured) ;;
 esac
 mkdir -p "$BUILD/tests/fuzz/corpus_$name"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

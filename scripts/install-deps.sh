@@ -7,6 +7,7 @@ PKGS=(
   build-essential cmake ninja-build ccache pkg-config git
   libtbb-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin   # scin sweep across processes (mpirun / srun), docs/cluster.md
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqt6opengl6-dev
   libgl1-mesa-dev xvfb xauth fonts-dejavu-core
   # packaging (scripts/package.sh) and its test (tests/packaging): man pages,

@@ -118,6 +118,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   connect(preview_, &Preview::ready, this, [this](const ResultSet& rs) {
     if (showingPreview_ && !runner_->running()) setShown(rs, QString());
   });
+  connect(preview_, &Preview::progress, this, &MainWindow::onPreviewProgress);
   // An edit switches the charts back to the live preview of the edited experiment.
   auto edited = [this] {
     setModified(true);
@@ -134,6 +135,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
     if (ids.empty()) showPreview();
     else showRuns(ids);
   });
+  connect(runBrowser_, &RunBrowser::resumeRequested, this, [this](std::int64_t id) { resumeRun(id); });
   connect(runBrowser_, &RunBrowser::error, this, [this](const QString& m) { showError(tr("Run browser"), m); });
 
   // Start on the default experiment: the seed's comparison on an 8-GPU H200-class fabric.
@@ -148,6 +150,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
 }
 
 MainWindow::~MainWindow() {
+  preview_->cancel();  // never waits: a preview worker drops its result
   runner_->cancel();
   runner_->wait();
 }
@@ -247,6 +250,22 @@ void MainWindow::buildStatusBar() {
   cancel_->setVisible(false);
   cancel_->setToolTip(tr("Stop the run; the points computed so far stay stored (Esc)"));
   connect(cancel_, &QPushButton::clicked, this, &MainWindow::cancelRun);
+  previewState_ = new QLabel;
+  previewState_->setObjectName(QStringLiteral("previewState"));
+  previewState_->setVisible(false);
+  previewAll_ = new QPushButton(tr("Preview all sizes"));
+  previewAll_->setObjectName(QStringLiteral("previewAll"));
+  previewAll_->setToolTip(tr("Compute the points the preview left out because each would take long"));
+  previewAll_->setVisible(false);
+  connect(previewAll_, &QPushButton::clicked, this, [this] { preview_->computeAll(); });
+  previewStop_ = new QPushButton(tr("Stop preview"));
+  previewStop_->setObjectName(QStringLiteral("previewStop"));
+  previewStop_->setToolTip(tr("Stop computing the preview; the curves so far stay shown"));
+  previewStop_->setVisible(false);
+  connect(previewStop_, &QPushButton::clicked, this, [this] { preview_->cancel(); });
+  statusBar()->addPermanentWidget(previewState_);
+  statusBar()->addPermanentWidget(previewAll_);
+  statusBar()->addPermanentWidget(previewStop_);
   statusBar()->addPermanentWidget(rate_);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_);
@@ -257,6 +276,34 @@ void MainWindow::buildStatusBar() {
 void MainWindow::requestPreview() {
   preview_->request(doc_->config(), sweepEditor_->request());
   if (!runner_->running()) showingPreview_ = true;
+}
+
+void MainWindow::onPreviewProgress(const PreviewStatus& st) {
+  // Small previews finish within a frame or two: say nothing. A large one says
+  // how much work it is, how far it got, and what its cap left out.
+  constexpr double kMentionS = 1.0;
+  const bool big = st.estimated_s >= kMentionS || st.points_capped > 0;
+  QString text;
+  if (st.cancelled) {
+    text = tr("Preview stopped at %1 of %2 points").arg(st.points_done).arg(st.points_total);
+  } else if (!st.complete && big) {
+    text = tr("Preview: %1 of %2 points (%3%), up to ~%4 s of work on one core")
+               .arg(st.points_done)
+               .arg(st.points_total)
+               .arg(static_cast<int>(st.fraction * 100))
+               .arg(st.estimated_s, 0, 'f', st.estimated_s < 10 ? 1 : 0);
+  } else if (st.complete && st.points_capped > 0) {
+    text = tr("Preview leaves out %1 slow points: %2").arg(st.points_capped).arg(st.capped_text);
+  }
+  previewState_->setText(text);
+  previewState_->setToolTip(st.capped_text.isEmpty() ? QString()
+                                                     : tr("Each left-out point is estimated by the engine to take "
+                                                          "longer than %1 s; run the sweep or press \"Preview all "
+                                                          "sizes\" to compute them.")
+                                                           .arg(preview_->pointCapSeconds()));
+  previewState_->setVisible(!text.isEmpty());
+  previewAll_->setVisible(st.complete && !st.cancelled && st.points_capped > 0);
+  previewStop_->setVisible(!st.complete && big);
 }
 
 void MainWindow::showPreview() {
@@ -291,7 +338,13 @@ void MainWindow::setShown(const ResultSet& rs, const QString& label) {
              "Edit the fabric on the left; the curves follow.</span>")
               .arg(doc_->config().fabric.gpus);
   showing_->setText(what);
-  if (!redrawTimer_->isActive()) redrawTimer_->start();
+  if (label.isEmpty() && showingPreview_) {
+    // The live preview repaints at once: it is what the user is dragging.
+    redrawTimer_->stop();
+    redrawCharts();
+  } else if (!redrawTimer_->isActive()) {
+    redrawTimer_->start();
+  }
 }
 
 void MainWindow::redrawCharts() {
@@ -422,14 +475,47 @@ bool MainWindow::startRun(const QString& name) {
   lastStatus_.clear();
   runListed_ = false;
   runner_->start(databasePath(), spec, runName);
-  progress_->setRange(0, static_cast<int>(req.point_count(doc_->config())));
+  showRunStarted(req.point_count(doc_->config()));
+  return true;
+}
+
+bool MainWindow::resumeRun(std::int64_t id) {
+  if (runner_->running()) return false;
+  if (!store_ || store_->read_only() || !runBrowser_->canResume(id)) {
+    showError(tr("Resume"), tr("Run #%1 cannot be resumed: only an interrupted or cancelled run in a writable "
+                               "database can.").arg(id));
+    return false;
+  }
+  RunInfo info;
+  try {
+    info = store_->get_run(id);  // one row by primary key
+  } catch (const std::exception& e) {
+    showError(tr("Resume"), QString::fromUtf8(e.what()));
+    return false;
+  }
+  showingPreview_ = false;
+  ResultSet empty;
+  setShown(empty, tr("<b>Resuming</b> run #%1 %2: %3 of %4 points stored; computing the rest")
+                      .arg(id)
+                      .arg(QString::fromStdString(info.name).toHtmlEscaped())
+                      .arg(info.points_stored)
+                      .arg(info.points_total));
+  lastStatus_.clear();
+  runListed_ = false;
+  runner_->resume(databasePath(), id);
+  showRunStarted(static_cast<std::size_t>(info.points_total));
+  progress_->setValue(static_cast<int>(info.points_stored));
+  return true;
+}
+
+void MainWindow::showRunStarted(std::size_t points) {
+  progress_->setRange(0, static_cast<int>(points));
   progress_->setValue(0);
   progress_->setVisible(true);
   cancel_->setVisible(true);
   cancelAction_->setEnabled(true);
   runAction_->setEnabled(false);
   rate_->setText(tr("starting…"));
-  return true;
 }
 
 void MainWindow::cancelRun() {

@@ -27,6 +27,7 @@ class SweepEditor;
 class RunBrowser;
 class RunController;
 class Preview;
+struct PreviewStatus;
 class ChartPanel;
 class LatencyChart;
 class BandwidthChart;
@@ -106,6 +107,10 @@ class MainWindow : public QMainWindow {
   /// Starts the sweep of the editors into the database. False if one runs.
   bool startRun(const QString& name = {});
   void cancelRun();
+  /// Continues the interrupted or cancelled run `id` in the background (the
+  /// run browser's Resume); progress in the status bar as for a new run.
+  /// False if a run is going, the file is read-only or the run cannot resume.
+  bool resumeRun(std::int64_t id);
   bool isRunning() const;
   /// Status text of the last finished run ("done", "cancelled", "failed").
   QString lastRunStatus() const { return lastStatus_; }
@@ -138,6 +143,7 @@ class MainWindow : public QMainWindow {
   void buildDocks();
   void buildStatusBar();
   void requestPreview();
+  void onPreviewProgress(const PreviewStatus& st);
   void setShown(const ResultSet& rs, const QString& label);
   void redrawCharts();
   void updateTitle();
@@ -165,6 +171,8 @@ class MainWindow : public QMainWindow {
   QString runOffGui(const QString& what, std::function<QString()> work);
   void setIoBusy(bool busy, const QString& what);
   bool openStore(const QString& path, Access access);
+  /// The status-bar state of a run that just started (new or resumed).
+  void showRunStarted(std::size_t points);
   /// Asks (modal) whether to replace the existing file `path`.
   bool askOverwrite(const QString& path);
   /// Fabric > Save as user preset…: asks for a name; true once saved.
@@ -192,6 +200,9 @@ class MainWindow : public QMainWindow {
   QProgressBar* progress_ = nullptr;
   QLabel* rate_ = nullptr;
   QPushButton* cancel_ = nullptr;
+  QLabel* previewState_ = nullptr;       // a large or capped preview says so here
+  QPushButton* previewAll_ = nullptr;    // computes the points the preview's cap left out
+  QPushButton* previewStop_ = nullptr;   // stops a long preview
   QMenu* recentMenu_ = nullptr;
   QAction* runAction_ = nullptr;
   QAction* cancelAction_ = nullptr;

@@ -14,6 +14,7 @@
 #include "base/units.h"
 #include "base/version.h"
 #include "calib/fit.h"
+#include "calib/holdout.h"
 #include "calib/measured.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -214,26 +215,87 @@ struct ValidateOptions {
   FabricOptions fabric;
   std::vector<std::string> files, systems, offsets;
   bool all = false;
-  std::string format = "table";
+  std::string format = "table", holdout;
 };
+
+// The `calibration` object of a preset file (null: none, or not a file we can read).
+nlohmann::json preset_calibration(const std::string& preset) {
+  try {
+    std::filesystem::path file(preset);
+    if (file.extension() != ".json" && preset.find('/') == std::string::npos)
+      for (const auto& info : list_presets())
+        if (info.name == preset) file = info.file;
+    const auto pj = read_json_document(file);
+    if (pj.contains("calibration")) return pj["calibration"];
+  } catch (const Error&) {
+  }
+  return nullptr;
+}
+
+void print_regimes_before_after(const ValidationReport& before, const ValidationReport& after) {
+  fmt::print("  {:<20} {:>5} {:>12} {:>12} {:>12} {:>12}\n", "regime", "rows", "MAPE% before", "bias% before",
+             "MAPE% after", "bias% after");
+  auto line = [&](const std::string& label, const ErrorStats& b, const ErrorStats& a) {
+    fmt::print("  {:<20} {:>5} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f}\n", label, a.rows, b.mape_pct, b.bias_pct,
+               a.mape_pct, a.bias_pct);
+  };
+  for (const char* r : {"small", "mid", "large"})
+    if (auto it = after.by_regime.find(r); it != after.by_regime.end())
+      line(r == std::string("small") ? "<= 64 KiB" : r == std::string("mid") ? "64 KiB - 64 MiB" : ">= 64 MiB",
+           before.by_regime.at(r), it->second);
+  line("overall", before.overall, after.overall);
+}
+
+// --holdout system: leave-one-system-out cross-validation from the uncalibrated preset.
+void run_holdout(const ValidateOptions& o, const Config& cfg, const Inputs& in) {
+  if (o.holdout != "system") throw Error(fmt::format("--holdout: '{}' is not supported (use: system)", o.holdout));
+  check_format(o.format, {"table", "json"});
+  const nlohmann::json cal = preset_calibration(o.fabric.preset);
+  const Config start = uncalibrated_config(cfg, cal);
+  FitOptions fo;
+  const HoldoutReport rep = leave_one_system_out(start, in.selected, fo);
+  if (o.format == "json") {
+    nlohmann::json j = to_json(rep);
+    j["preset"] = o.fabric.preset;
+    j["start"] = cal.is_null() ? "the preset as given (it records no calibration)"
+                               : "the preset with its calibrated parameters set back to their values before the fit";
+    j["inputs"] = inputs_json(in);
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("# scin validate --holdout system: preset {}, {} rows{}\n", o.fabric.preset, in.selected.size(),
+             in.filter.empty() ? "" : fmt::format(" whose system mentions {}", fmt::join(in.filter, " or ")));
+  fmt::print("# leave-one-system-out cross-validation WITHIN these rows, not independent validation:\n"
+             "# each fold fits {} (its calibrated parameters set back to their values before the fit) to every\n"
+             "# other system's rows and predicts the held-out system's rows, with no harness offset for them.\n"
+             "# before = the uncalibrated preset on the same rows; error = model / measured - 1\n",
+             o.fabric.preset);
+  for (const auto& f : rep.folds) {
+    fmt::print("\nheld out: {} ({} rows; fitted on {} rows)\n", f.held_out, f.before.rows.size(), f.train_rows);
+    if (!f.error.empty()) {
+      fmt::print("  fold not fitted: {}\n", f.error);
+      continue;
+    }
+    std::vector<std::string> fitted;
+    for (const auto& p : f.params)
+      if (p.fitted) fitted.push_back(fmt::format("{}={}", p.path, fmt_num(p.value)));
+    fmt::print("  fitted: {}\n", fitted.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(fitted, ", ")));
+    for (const auto& [k, v] : f.offsets_us) fmt::print("  harness offset {:.2f} us for '{}'\n", v, k);
+    print_regimes_before_after(f.before, f.after);
+  }
+  fmt::print("\nall held-out rows, pooled\n");
+  print_regimes_before_after(rep.before, rep.after);
+}
 
 void run_validate(const ValidateOptions& o) {
   check_format(o.format, {"table", "csv", "json"});
   Config cfg = build_config(o.fabric);
   Inputs in = load_inputs(o.files, cfg, o.systems, o.all);
+  if (!o.holdout.empty()) return run_holdout(o, cfg, in);
   // Harness offsets: those the preset's calibration recorded, then --harness-offset SYSTEM=US.
   std::map<std::string, double> offsets;
-  try {
-    std::filesystem::path file(o.fabric.preset);
-    if (file.extension() != ".json" && o.fabric.preset.find('/') == std::string::npos)
-      for (const auto& info : list_presets())
-        if (info.name == o.fabric.preset) file = info.file;
-    const auto pj = read_json_document(file);
-    if (pj.contains("calibration") && pj["calibration"].contains("harness_offsets_us"))
-      for (const auto& [k, v] : pj["calibration"]["harness_offsets_us"].items())
-        offsets[k] = v.at("value").template get<double>();
-  } catch (const Error&) {
-  }
+  if (const nlohmann::json cal = preset_calibration(o.fabric.preset); cal.is_object() && cal.contains("harness_offsets_us"))
+    for (const auto& [k, v] : cal["harness_offsets_us"].items()) offsets[k] = v.at("value").template get<double>();
   for (const auto& a : o.offsets) {
     const auto eq = a.rfind('=');
     double v = 0;
@@ -383,6 +445,8 @@ void add_calib_commands(CLI::App& app) {
   val->add_option("--system", v->systems, "use rows whose system contains TEXT (default: the preset's accelerator name)");
   val->add_flag("--all-systems", v->all, "use every row");
   val->add_option("--harness-offset", v->offsets, "SYSTEM=US: add US microseconds to the model for that system");
+  val->add_option("--holdout", v->holdout, "system: leave-one-system-out cross-validation within the rows (fit the "
+                                           "uncalibrated preset on all other systems, predict the one left out)");
   val->add_option("--format", v->format, "table, csv or json")->capture_default_str();
   val->callback([v] { run_validate(*v); });
 }

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/budget.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "inference/inference.h"
@@ -218,7 +219,11 @@ void run(const InferOptions& o) {
 
   AllReduceCache cache;
   std::vector<InferenceResult> results;
-  for (const auto& point : points) {
+  // Progress counts grid points (inference work is not estimated; the packet
+  // engine is limited to 1 GiB All-Reduces by run_inference); Ctrl-C cancels.
+  const std::vector<WorkEstimate> work(points.size(), WorkEstimate{1, "points", 1, 0});
+  run_jobs(work, points.size() > 1 && o.engine == "packet", /*parallel=*/false, [&](std::size_t i, const RunContext&) {
+    const auto& point = points[i];
     InferenceRequest req = inference_request(point);
     // --accelerator applies before --set (so --set accelerator.* refines it), as cfg was built.
     req.fabric = cfg;
@@ -227,7 +232,7 @@ void run(const InferOptions& o) {
     req.baseline = o.baseline;
     req.communication = !o.no_comm;
     results.push_back(run_inference(req, &cache));
-  }
+  });
 
   if (o.summary) {
     if (o.baseline.empty()) throw Error("summary: needs a --baseline algorithm");

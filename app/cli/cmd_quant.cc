@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/budget.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "schedule/algorithms.h"
@@ -32,6 +33,7 @@ struct QuantOptions {
   std::uint64_t seed = 1;
   std::string dtype = "bf16";
   std::string format = "table";
+  BudgetOptions budget;
 };
 
 std::string sqnr_text(double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : "inf"; }
@@ -106,6 +108,7 @@ void add_quant_command(CLI::App& app) {
   cmd->add_option("--seed", opt->seed, "seed of the generated inputs")->capture_default_str();
   cmd->add_option("--dtype", opt->dtype, "collective element type: bf16|fp16|fp32")->capture_default_str();
   cmd->add_option("--format", opt->format, "table|csv|json")->capture_default_str();
+  add_budget_options(*cmd, opt->budget);
   cmd->callback([opt] {
     check_format(opt->format, {"table", "csv", "json"});
     // The same SweepSpec a quant sweep uses (core/sweep/builders.h): one point
@@ -134,7 +137,10 @@ void add_quant_command(CLI::App& app) {
     QuantRequest req = quant_request(points.front());
     req.algorithms = algos;
     req.npy_files = opt->npy;
-    const QuantStudy s = run_quant(cfg, req);
+    const WorkEstimate work = quant_work(cfg, algos, points.front().collective);
+    const bool progress = enforce_budget(work, opt->budget, fmt::format("scin quant ({} algorithms)", algos.size()));
+    QuantStudy s;
+    run_jobs({work}, progress, /*parallel=*/false, [&](std::size_t, const RunContext&) { s = run_quant(cfg, req); });
     if (opt->format == "json") {
       nlohmann::json j = to_json(s);
       j["preset"] = cfg.name;

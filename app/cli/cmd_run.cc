@@ -1,11 +1,12 @@
 // `scin run`: time All-Reduce algorithms on a fabric across message sizes,
 // printed like nccl-tests (plus the real bytes on the busiest link).
-#include <mutex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
+#include "cli/budget.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "base/error.h"
@@ -27,6 +28,7 @@ struct RunOptions {
   std::string engine = "analytic";
   bool explain = false;
   bool wide = false;
+  BudgetOptions budget;
 };
 
 // Prints `line` without trailing whitespace.
@@ -136,6 +138,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--format", opt->format, "table|csv|json")->capture_default_str();
   cmd->add_flag("--explain", opt->explain, "print each result's time breakdown in words and numbers");
   cmd->add_flag("--wide", opt->wide, "table format: every algorithm side by side (wider than 120 columns)");
+  add_budget_options(*cmd, opt->budget);
   cmd->footer(std::string("SIZE: ") + kSizeGrammar + ". The same grammar holds for --set on byte parameters "
               "(--set switch.isa.buffer_bytes=8MiB), presets and sweep specs.\n"
               "Default output: one block per algorithm ending with nccl-tests' \"# Avg bus bandwidth\" line; "
@@ -173,17 +176,17 @@ void add_run_command(CLI::App& app) {
     const auto points = resolve_points(
         collective_sweep(fabric_choice(opt->fabric), algos, sizes,
                          opt->dtype, opt->engine));
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
+    // The work first: refuse what would run for long or not fit in memory,
+    // warn and show progress for what takes more than a few seconds.
+    std::vector<WorkEstimate> work(res.size());
     tbb::parallel_for(std::size_t{0}, res.size(), [&](std::size_t i) {
-      try {
-        res[i] = simulate(points[i].config, algo_ids[i % na], points[i].collective, engine);
-      } catch (...) {
-        std::lock_guard lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
+      work[i] = estimate(points[i].config, algo_ids[i % na], points[i].collective, engine);
     });
-    if (failure) std::rethrow_exception(failure);
+    const bool progress = enforce_budget(total_work(work, tbb::this_task_arena::max_concurrency()), opt->budget,
+                                         fmt::format("scin run ({} runs on the {} engine)", res.size(), opt->engine));
+    run_jobs(work, progress, /*parallel=*/true, [&](std::size_t i, const RunContext& ctx) {
+      res[i] = simulate(points[i].config, algo_ids[i % na], points[i].collective, engine, ctx);
+    });
 
     if (opt->format == "json") {
       nlohmann::json j;

@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "cli/budget.h"
 #include "cli/common.h"
 #include "cli/store_cli.h"
 #include "base/error.h"
@@ -21,6 +22,7 @@
 #include "base/units.h"
 #include "store/store.h"
 #include "sweep/sweep.h"
+#include "sweep/sweep_mpi.h"
 
 namespace scin::cli {
 
@@ -84,36 +86,9 @@ fs::path spec_path(const std::string& text) {
   throw Error(fmt::format("SPEC: no sweep spec file '{}' (nor resources/sweeps/{})", text, text));
 }
 
-// SIGINT / SIGTERM cancel the sweep: no new point starts, a long point stops
-// part-way, everything computed in order is committed and the run is marked
-// cancelled. The handler stays installed (no SA_RESETHAND): a second signal —
-// `timeout` and terminals send one to every process of the group — only counts.
-std::atomic<int> g_signals{0};
-extern "C" void on_cancel_signal(int) { g_signals.fetch_add(1); }
-
-struct SignalGuard {
-  struct sigaction old_int{}, old_term{};
-  SignalGuard() {
-    g_signals = 0;
-    struct sigaction sa{};
-    sa.sa_handler = on_cancel_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-  }
-  ~SignalGuard() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-  }
-};
-
-std::string format_duration(double s) {
-  if (s < 60) return fmt::format("{:.1f} s", s);
-  if (s < 3600) return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  return fmt::format("{}h{:02}m", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
-}
-
+// SIGINT / SIGTERM cancel the sweep (SignalGuard, cli/budget.h): no new point
+// starts, a long point stops part-way, everything computed in order is
+// committed and the run is marked cancelled; a second signal only counts.
 std::string eta_text(const SweepProgress& p) {
   if (p.done >= p.total) return "0 s";
   if (p.rate_points_per_s <= 0) return "?";
@@ -126,9 +101,11 @@ struct SweepCli {
   int threads = 0;
   bool dry_run = false;
   bool quiet = false;
+  bool mpi = false;
+  BudgetOptions budget;
 };
 
-void run_sweep_command(const SweepCli& o) {
+void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
   SweepSpec spec;
   fs::path db_file = o.db.empty() ? fs::path() : db_path(o.db);
   std::int64_t resume = 0;
@@ -166,7 +143,14 @@ void run_sweep_command(const SweepCli& o) {
     const std::uint64_t show = std::min<std::uint64_t>(total, 10);
     for (std::uint64_t i = 0; i < show; ++i) fmt::print("  point {}: {}\n", i, point_axes(spec, i).dump());
     if (show < total) fmt::print("  ... {} more\n", total - show);
+    release_sweep_workers(mpi);
     return;
+  }
+  {
+    const std::size_t threads = o.threads > 0 ? static_cast<std::size_t>(o.threads)
+                                              : static_cast<std::size_t>(std::thread::hardware_concurrency());
+    enforce_budget(sweep_work(spec, threads), o.budget,
+                   fmt::format("sweep '{}' ({} points)", spec.name, total));
   }
   // The only command that creates a database: --db NEW makes it; an existing
   // file is checked first (a damaged file is never written).
@@ -183,7 +167,7 @@ void run_sweep_command(const SweepCli& o) {
   double last_line = -10;
   SweepSink sink;
   sink.on_progress = [&](const SweepProgress& p) {
-    if (g_signals.load()) cancel = true;
+    if (SignalGuard::count()) cancel = true;
     if (o.quiet) return;
     const double pct = p.total ? 100.0 * static_cast<double>(p.done) / static_cast<double>(p.total) : 100.0;
     if (tty) {
@@ -211,7 +195,7 @@ void run_sweep_command(const SweepCli& o) {
   std::thread watcher([&] {
     int seen = 0;
     while (watching.load()) {
-      const int n = g_signals.load();
+      const int n = SignalGuard::count();
       if (n > seen) {
         cancel = true;
         fmt::print(stderr, "{}scin: {}; cancelling — the points computed so far are kept\n", tty ? "\n" : "",
@@ -223,7 +207,7 @@ void run_sweep_command(const SweepCli& o) {
   });
   SweepSummary sum;
   try {
-    sum = run_sweep(store, spec, opts, sink);
+    sum = run_sweep_mpi(store, spec, opts, sink, mpi);   // run_sweep with one rank
   } catch (...) {
     watching = false;
     watcher.join();
@@ -233,13 +217,40 @@ void run_sweep_command(const SweepCli& o) {
   watcher.join();
   if (tty && !o.quiet) fmt::print(stderr, "\n");
   const auto& p = sum.progress;
-  fmt::print("run {} '{}' {}: {} of {} points ({} skipped) in {} ({:.0f} points/s, {} threads, {} memo hits)\n",
+  const std::string workers = mpi.size() > 1 ? fmt::format("{} ranks x {} threads", mpi.size(), sum.threads)
+                                             : fmt::format("{} threads", sum.threads);
+  fmt::print("run {} '{}' {}: {} of {} points ({} skipped) in {} ({:.0f} points/s, {}, {} memo hits)\n",
              sum.run_id, run_name.empty() ? spec.name : run_name, to_string(sum.status), p.done, p.total, p.skipped,
-             format_duration(p.elapsed_s), p.rate_points_per_s, sum.threads, p.memo_hits);
+             format_duration(p.elapsed_s), p.rate_points_per_s, workers, p.memo_hits);
   fmt::print("stored in {} (see `scin show --db {} --run {}`)\n", store.path().string(), store.path().string(),
              sum.run_id);
   std::fflush(stdout);
   if (sum.status == RunStatus::Cancelled) throw Error("sweep cancelled; the points computed so far are kept");
+  if (sum.status == RunStatus::Interrupted)
+    throw Error(fmt::format("a rank stopped answering; run {} is interrupted with the points committed so far; "
+                            "`scin sweep --resume {}:{}` finishes it", sum.run_id, store.path().string(), sum.run_id));
+}
+
+// Under an MPI launcher (or --mpi) rank 0 reads the spec and owns the file; the
+// other ranks only evaluate what it sends them (core/sweep/sweep_mpi.h).
+void run_sweep_command(const SweepCli& o) {
+  MpiSession mpi(o.mpi);
+  if (mpi.rank() > 0) {
+    serve_sweep_mpi(mpi);
+    return;
+  }
+  try {
+    sweep_on_rank0(o, mpi);
+    if (mpi.job() == MpiSession::Job::Running) mpi.abort(0);   // cancelled with every point in: workers mid-batch
+  } catch (const std::exception& e) {
+    if (mpi.job() != MpiSession::Job::Running) {
+      release_sweep_workers(mpi);
+      throw;
+    }
+    // The workers hold batches (or a rank is gone): end the whole job.
+    fmt::print(stderr, "scin: error: {}\n", e.what());
+    mpi.abort(2);
+  }
 }
 
 void print_runs(Store& store, const std::string& format) {
@@ -387,6 +398,9 @@ void add_store_commands(CLI::App& app) {
     cmd->add_option("--tag", o->tags, "tag the run (repeatable)");
     cmd->add_flag("--dry-run", o->dry_run, "list the axes and the first points without running anything");
     cmd->add_flag("-q,--quiet", o->quiet, "no progress output");
+    cmd->add_flag("--mpi", o->mpi, "initialise MPI even without a launcher's environment (mpirun and srun are "
+                                   "detected); rank 0 writes, the other ranks evaluate (docs/cluster.md)");
+    add_budget_options(*cmd, o->budget);
     cmd->callback([o, name] {
       // An option that was given must say something (issue 13: "" was silently ignored).
       if (name->count() > 0) require_not_empty(o->name, "--name");

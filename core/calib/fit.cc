@@ -8,119 +8,9 @@
 #include <tuple>
 
 #include "base/error.h"
-#include "engines/simulate.h"
 #include "fabric/params.h"
 
 namespace scin {
-
-Regime regime_of(std::uint64_t bytes) {
-  if (bytes <= (64ull << 10)) return Regime::Small;
-  if (bytes >= (64ull << 20)) return Regime::Large;
-  return Regime::Mid;
-}
-
-const char* to_string(Regime r) {
-  switch (r) {
-    case Regime::Small: return "small";
-    case Regime::Mid: return "mid";
-    case Regime::Large: return "large";
-  }
-  return "?";
-}
-
-namespace {
-
-DType dtype_for(const MeasuredRow& row) {
-  const std::string& d = row.dtype;
-  if (d == "fp32" || d == "float" || d == "float32") return row.bytes % 4 == 0 ? DType::Fp32 : DType::Bf16;
-  if (d == "bf16" || d == "fp16" || d == "half" || d == "bfloat16") return DType::Bf16;
-  return row.bytes % 4 == 0 ? DType::Fp32 : DType::Bf16;
-}
-
-double simulate_us(const Config& c, const std::string& algo, const Collective& coll) {
-  return simulate(c, algo, coll, "analytic").time_us();
-}
-
-}  // namespace
-
-std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why) {
-  try {
-    Config c = cfg;
-    if (row.gpus != c.fabric.gpus) set_param(c, "fabric.gpus", static_cast<double>(row.gpus));
-    if (find_param("nccl.gpus_per_process"))
-      set_param(c, "nccl.gpus_per_process", static_cast<double>(std::min(row.gpus_per_process, row.gpus)));
-    Collective coll{row.bytes, dtype_for(row)};
-    if (row.bytes % static_cast<std::uint64_t>(dtype_bytes(coll.dtype)) != 0)
-      throw Error(fmt::format("bytes: {} is not a whole number of 2-byte elements", row.bytes));
-    const std::string& a = row.algorithm;
-    if (a == "nccl-auto") {
-      // NCCL picks by its own cost model; the faster of ring and NVLS stands in for it.
-      double t = simulate_us(c, "ring", coll);
-      if (unsupported_reason(c, "nvls").empty()) t = std::min(t, simulate_us(c, "nvls", coll));
-      return t;
-    }
-    for (const char* p : {"ll", "ll128", "simple"})
-      if (a == std::string("ring-") + p) {
-        set_param(c, "ring.protocol", p);
-        return simulate_us(c, "ring", coll);
-      }
-    if (!find_algorithm(a)) {
-      if (why) *why = fmt::format("algorithm '{}' is not modelled", a);
-      return std::nullopt;
-    }
-    return simulate_us(c, a, coll);
-  } catch (const Error& e) {
-    if (why) *why = e.what();
-    return std::nullopt;
-  }
-}
-
-ErrorStats error_stats(const std::vector<const RowError*>& rows) {
-  ErrorStats s;
-  for (const RowError* r : rows) {
-    if (!r->modelled) continue;
-    ++s.rows;
-    s.mape_pct += std::abs(r->error) * 100;
-    s.bias_pct += r->error * 100;
-    s.max_abs_pct = std::max(s.max_abs_pct, std::abs(r->error) * 100);
-  }
-  if (s.rows > 0) {
-    s.mape_pct /= s.rows;
-    s.bias_pct /= s.rows;
-  }
-  return s;
-}
-
-ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>& rows,
-                               const std::map<std::string, double>& offsets_us) {
-  ValidationReport rep;
-  for (const auto& row : rows) {
-    RowError e;
-    e.row = row;
-    e.regime = regime_of(row.bytes);
-    if (auto t = model_time_us(cfg, row, &e.why)) {
-      auto it = offsets_us.find(row.system);
-      e.offset_us = it == offsets_us.end() ? 0.0 : it->second;
-      e.model_us = *t + e.offset_us;
-      e.error = e.model_us / row.measured_us - 1;
-      e.modelled = true;
-    }
-    rep.rows.push_back(std::move(e));
-  }
-  std::vector<const RowError*> all;
-  std::map<std::string, std::vector<const RowError*>> reg, alg, sys;
-  for (const auto& e : rep.rows) {
-    all.push_back(&e);
-    reg[to_string(e.regime)].push_back(&e);
-    alg[e.row.algorithm].push_back(&e);
-    sys[e.row.system].push_back(&e);
-  }
-  rep.overall = error_stats(all);
-  for (auto& [k, v] : reg) rep.by_regime[k] = error_stats(v);
-  for (auto& [k, v] : alg) rep.by_algorithm[k] = error_stats(v);
-  for (auto& [k, v] : sys) rep.by_system[k] = error_stats(v);
-  return rep;
-}
 
 std::vector<std::string> default_fit_params() {
   // Documented in docs/model.md ("Calibration"); only those the registry has are used.
@@ -571,34 +461,5 @@ FitResult fit_pass(const Config& cfg, const std::vector<MeasuredRow>& all_rows, 
 }
 
 }  // namespace
-
-nlohmann::json to_json(const ErrorStats& s) {
-  return {{"rows", s.rows}, {"mape_pct", s.mape_pct}, {"bias_pct", s.bias_pct}, {"max_abs_pct", s.max_abs_pct}};
-}
-
-nlohmann::json to_json(const ValidationReport& r, bool with_rows) {
-  nlohmann::json j;
-  j["overall"] = to_json(r.overall);
-  for (const auto& [k, v] : r.by_regime) j["by_regime"][k] = to_json(v);
-  for (const auto& [k, v] : r.by_algorithm) j["by_algorithm"][k] = to_json(v);
-  for (const auto& [k, v] : r.by_system) j["by_system"][k] = to_json(v);
-  if (with_rows) {
-    j["rows"] = nlohmann::json::array();
-    for (const auto& e : r.rows) {
-      nlohmann::json x = {{"source", e.row.source}, {"system", e.row.system}, {"gpus", e.row.gpus},
-                          {"algorithm", e.row.algorithm}, {"bytes", e.row.bytes},
-                          {"measured_us", e.row.measured_us}, {"regime", to_string(e.regime)}};
-      if (e.modelled) {
-        x["model_us"] = e.model_us;
-        if (e.offset_us != 0) x["harness_offset_us"] = e.offset_us;
-        x["error_pct"] = e.error * 100;
-      } else {
-        x["skipped"] = e.why;
-      }
-      j["rows"].push_back(std::move(x));
-    }
-  }
-  return j;
-}
 
 }  // namespace scin

@@ -1,9 +1,11 @@
 #include "engines/engine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/memory.h"
 #include "engines/analytic/analytic.h"
 #include "engines/packet/packet_engine.h"
 #include "model/cost_model.h"
@@ -19,12 +21,18 @@ class AnalyticEngine final : public TimingEngine {
     return "critical path with alpha-beta costs and resource occupancy (microseconds to milliseconds)";
   }
   // Work: one heap operation and a gap search per step and per resource use.
+  // Memory: per step its pending count, start and finish times and first use;
+  // per resource use its interval.
   WorkEstimate estimate(const Config& cfg, const Schedule& s) const override {
+    // With every plane alike only plane 0's port uses are costed.
     const ResourceMap rm = resource_map(s);
+    const bool one_plane = planes_alike(s);
     double uses = 0;
-    for (const auto& st : s.steps) uses += static_cast<double>(step_cost(cfg, s, rm, st).uses.size());
+    for (const auto& st : s.steps)
+      for (const ResourceUse& u : step_cost(cfg, s, rm, st).uses)
+        uses += !one_plane || !is_port(u.kind) || u.resource % rm.planes == 0;
     const double steps = static_cast<double>(s.steps.size());
-    return {steps, "steps", (steps + uses) * 1e-7};
+    return {steps, "steps", (steps + uses) * 1e-7, steps * 48 + uses * 40};
   }
   SimResult run(const Config& cfg, const Schedule& s, const RunContext& ctx) const override {
     AnalyticResult a = run_analytic(cfg, s, ctx);
@@ -50,13 +58,16 @@ class PacketEngine final : public TimingEngine {
   WorkEstimate estimate(const Config& cfg, const Schedule& s) const override {
     const ResourceMap rm = resource_map(s);
     const double payload = static_cast<double>(std::max<std::uint64_t>(1, cfg.packet.payload_bytes));
-    double events = 0;
+    double events = 0, uses = 0;
     for (const auto& st : s.steps) {
       events += 1;
-      for (const auto& u : step_cost(cfg, s, rm, st).uses)
+      for (const auto& u : step_cost(cfg, s, rm, st).uses) {
+        uses += 1;
         if (is_port(u.kind)) events += std::ceil(u.amount_bytes / payload);
+      }
     }
-    return {events, "events", events / 1.5e7};
+    const double steps = static_cast<double>(s.steps.size());
+    return {events, "events", events / 1.5e7, steps * 96 + uses * 48};
   }
   SimResult run(const Config& cfg, const Schedule& s, const RunContext& ctx) const override {
     return run_packet_sim(cfg, s, ctx);
@@ -73,13 +84,62 @@ const char* DataEngine::help() const {
   return "executes the schedule on real numbers: values and quantisation error, not time";
 }
 
+// Memory: every buffer as float values, plus the inputs and outputs the caller holds.
 WorkEstimate DataEngine::estimate(const Config&, const Schedule& s) const {
   double elems = 0;
   for (const auto& st : s.steps) {
     const double k = static_cast<double>(st.srcs.size() + st.dsts.size());
     if (!st.dsts.empty()) elems += k * static_cast<double>(st.dsts[0].count);
   }
-  return {elems, "elements", elems / 2e8};
+  double buffers = 0;
+  for (const auto& b : s.buffers) buffers += static_cast<double>(b.elems);
+  const double io = 2.0 * static_cast<double>(s.gpus) * static_cast<double>(s.elems);
+  return {elems, "elements", elems / 2e8, (buffers + io) * sizeof(float)};
+}
+
+WorkEstimate& WorkEstimate::operator+=(const WorkEstimate& o) {
+  amount += o.amount;
+  if (!*unit) unit = o.unit;
+  seconds += o.seconds;
+  memory_bytes += o.memory_bytes;
+  return *this;
+}
+
+namespace {
+
+std::string rough_duration(double s) {
+  if (s < 90) return fmt::format("{:.0f} s", std::max(1.0, s));
+  if (s < 5400) return fmt::format("{:.0f} min", s / 60);
+  if (s < 172800) return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.0f} days", s / 86400);
+}
+
+std::string rough_bytes(double b) {
+  if (b >= 1e9) return fmt::format("{:.1f} GB", b / 1e9);
+  return fmt::format("{:.0f} MB", std::max(1.0, b / 1e6));
+}
+
+}  // namespace
+
+BudgetCheck check_budget(const WorkEstimate& w, const WorkBudget& b, std::string_view what,
+                         std::string_view how_to_override) {
+  const double mem_limit = b.max_memory_bytes > 0 ? b.max_memory_bytes
+                                                  : static_cast<double>(available_memory_bytes());
+  const std::string size = fmt::format("{}: about {:.2g} {} (~{} on one core, {} of memory)", what, w.amount,
+                                       *w.unit ? w.unit : "units", rough_duration(w.seconds),
+                                       rough_bytes(w.memory_bytes));
+  BudgetCheck out;
+  if (!b.force && mem_limit > 0 && w.memory_bytes > mem_limit) {
+    out.verdict = BudgetVerdict::Refuse;
+    out.message = fmt::format("{}, more than the {} available; {}", size, rough_bytes(mem_limit), how_to_override);
+  } else if (!b.force && b.max_seconds > 0 && w.seconds > b.max_seconds) {
+    out.verdict = BudgetVerdict::Refuse;
+    out.message = fmt::format("{}, above the limit of {}; {}", size, rough_duration(b.max_seconds), how_to_override);
+  } else if (w.seconds > b.warn_seconds) {
+    out.verdict = BudgetVerdict::Warn;
+    out.message = size;
+  }
+  return out;
 }
 
 DataResult DataEngine::run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,

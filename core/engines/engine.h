@@ -32,7 +32,38 @@ struct WorkEstimate {
   const char* unit = "";  // "steps" (analytic), "events" (packet), "elements" (data)
   /// Seconds on one core at the engine's typical rate (a rough guide for warnings).
   double seconds = 0;
+  /// Peak memory of the run: its state, and (from estimate() in simulate.h) the schedule.
+  double memory_bytes = 0;
+
+  /// Adds another run's work (same unit; memory adds: the runs may overlap).
+  WorkEstimate& operator+=(const WorkEstimate& o);
 };
+
+/// Limits on the work one command may start (the CLI's --max-work and --force,
+/// the app's preview). Defaults: warn above 2 s, refuse above 5 min or above
+/// the memory available now.
+struct WorkBudget {
+  double warn_seconds = 2;       // above: warn and show progress
+  double max_seconds = 300;      // above: refuse (<= 0: no limit)
+  double max_memory_bytes = 0;   // above: refuse; 0: available_memory_bytes() (base/memory.h)
+  bool force = false;            // never refuse (still warn)
+};
+
+enum class BudgetVerdict : std::uint8_t { Run, Warn, Refuse };
+
+struct BudgetCheck {
+  BudgetVerdict verdict = BudgetVerdict::Run;
+  /// Warn: "WHAT: about 8.4e9 events (~9 min on one core, 3.1 GB)"; Refuse: the
+  /// same, the limit exceeded, and `how_to_override`.
+  std::string message;
+  bool refused() const { return verdict == BudgetVerdict::Refuse; }
+  bool warn() const { return verdict != BudgetVerdict::Run; }
+};
+
+/// Compares `w` with `b`. `what` names the work ("scin run", "preview");
+/// `how_to_override` ends a refusal (e.g. "raise --max-work SECONDS or pass --force").
+BudgetCheck check_budget(const WorkEstimate& w, const WorkBudget& b, std::string_view what,
+                         std::string_view how_to_override);
 
 class Engine {
  public:

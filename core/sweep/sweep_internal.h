@@ -62,3 +62,25 @@ class StructuralHash {
 PointKey config_hash(const Config& cfg);
 
 }  // namespace scin::sweep_detail
+
+namespace scin::sweep_detail {
+
+/// The worker thread count a sweep uses for SweepOptions::threads (0 = all
+/// cores); Error naming --threads outside 0..1024.
+int sweep_threads(int requested);
+
+/// What a stored run still has to evaluate: index ranges [first, last) in
+/// ascending order, and how many points it already holds.
+struct RunPlan {
+  std::int64_t run_id = 0;          // 0 without a store
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> todo;
+  std::uint64_t already = 0;
+};
+
+/// Starts the run in `store` (a new run, or takes over opts.resume_run and
+/// lists the points it lacks); without a store, everything is to do.
+/// `ranks`: processes that evaluate the points (recorded with the run).
+RunPlan begin_or_resume(Store* store, const SweepSpec& spec, const SweepOptions& opts, std::uint64_t total,
+                        int threads, int ranks);
+
+}  // namespace scin::sweep_detail

@@ -53,10 +53,7 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   auto compiled = sweep_detail::compile(spec, opts.memoise);
   sweep_detail::Compiled& c = *compiled;
   const std::uint64_t total = c.total;
-  int threads = opts.threads > 0 ? opts.threads : tbb::info::default_concurrency();
-  if (opts.threads < 0 || opts.threads > 1024)
-    throw Error(fmt::format("--threads: {} is out of range; allowed 0 (all cores) to 1024", opts.threads));
-  threads = std::max(1, threads);
+  const int threads = sweep_detail::sweep_threads(opts.threads);
   // More threads than cores were asked for: lift TBB's default worker limit
   // for the duration of the sweep (otherwise TBB ignores the request and warns).
   std::optional<tbb::global_control> allow;
@@ -68,39 +65,10 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   summary.threads = threads;
   summary.progress.total = total;
   // Index ranges [first, last) to evaluate: everything, or what a resumed run lacks.
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> todo;
-  std::uint64_t already = 0;
-  if (store && opts.resume_run != 0) {
-    RunInfo prev = store->get_run(opts.resume_run);
-    if (prev.points_total != total)
-      throw Error(fmt::format("--resume: run {} has {} points but its spec now expands to {}", prev.id,
-                              prev.points_total, total));
-    store->resume_run(opts.resume_run, threads);
-    summary.run_id = opts.resume_run;
-    std::uint64_t next = 0;
-    for (std::uint64_t i : store->point_indices(opts.resume_run)) {
-      if (i > next) todo.emplace_back(next, i);
-      next = i + 1;
-      ++already;
-    }
-    if (next < total) todo.emplace_back(next, total);
-  } else {
-    todo.emplace_back(0, total);
-  }
-  if (store && opts.resume_run == 0) {
-    RunStart rs;
-    rs.experiment = spec.experiment.empty() ? spec.name : spec.experiment;
-    rs.name = opts.run_name.empty() ? spec.name : opts.run_name;
-    rs.notes = opts.notes;
-    rs.tags = opts.tags;
-    rs.kind = spec.kind;
-    rs.engine = spec.base.engine;
-    rs.spec = to_json(spec);
-    rs.points_total = total;
-    rs.threads = threads;
-    rs.config = resolved_config_json(spec);
-    summary.run_id = store->begin_run(rs);
-  }
+  sweep_detail::RunPlan plan = sweep_detail::begin_or_resume(store, spec, opts, total, threads, /*ranks=*/1);
+  summary.run_id = plan.run_id;
+  const auto& todo = plan.todo;
+  const std::uint64_t already = plan.already;
 
   // Points per pipeline token: small sweeps one point each (prompt
   // cancellation, good balance), big ones up to 32 to amortise the overhead.

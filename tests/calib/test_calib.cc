@@ -9,6 +9,7 @@
 #include "error_of.h"
 
 #include "base/error.h"
+#include "calib/compare.h"
 #include "calib/fit.h"
 #include "calib/measured.h"
 #include "cli_util.h"
@@ -340,6 +341,87 @@ TEST(CalibCli, ImportRoundTripsARealFormatLogIntoTheDatabase) {
   EXPECT_EQ(Store::open(db, Access::ReadOnly).list_runs().size(), 1u);
   fs::remove(bad);
   fs::remove(db);
+}
+
+}  // namespace
+
+namespace {
+
+// core/calib/compare.h: model vs measured rows for the app's overlay and error charts.
+TEST(Compare, RowsMatchTheModelAndTheMeasuredBusbw) {
+  using namespace scin;
+  const Config c = closed_form_fabric();
+  MeasuredRow a;
+  a.system = "hand";
+  a.gpus = 8;
+  a.algorithm = "ring";
+  a.bytes = 8;
+  a.measured_us = 12.5;   // model 15.0 us (closed_form_fabric): +20%
+  MeasuredRow big = a;
+  big.algorithm = "tree";
+  const auto rows = compare_with_model(c, {a, big});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].modelled);
+  EXPECT_NEAR(rows[0].model_us, 15.0, 1e-6);
+  EXPECT_NEAR(rows[0].error, 0.20, 1e-6);
+  EXPECT_EQ(rows[0].regime, Regime::Small);
+  // busbw = bytes / time x 2(N-1)/N, with time in ns and bytes per ns = GB/s.
+  EXPECT_NEAR(rows[0].measured_busbw_GBps, 8.0 / 12500.0 * 1.75, 1e-12);
+  EXPECT_NEAR(rows[0].model_busbw_GBps / (8.0 / 15000.0 * 1.75), 1.0, 1e-6);
+  EXPECT_FALSE(rows[1].modelled);
+  EXPECT_NE(rows[1].skipped.find("'tree' is not modelled"), std::string::npos) << rows[1].skipped;
+  EXPECT_TRUE(std::isnan(rows[1].model_us));
+}
+
+TEST(Compare, StoredSimulatedRunAgainstAnImportedLog) {
+  using namespace scin;
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "scin-calib-compare";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path db = dir / "cmp.scindb";
+  {
+    // The simulated run changes one cost on top of its preset: the comparison must use it.
+    std::ofstream(dir / "spec.json") << R"({"name": "cmp", "base": {"preset": "hgx-h200-8",
+      "set": {"switch.nvls.sync_overhead_ns": 20000}, "collective": {"dtype": "fp32"}},
+      "axes": [{"path": "collective.algorithm", "values": ["ring", "nvls"]},
+               {"path": "collective.bytes", "values": ["1K", "1M"]}]})";
+  }
+  auto r = run_cli("sweep '" + (dir / "spec.json").string() + "' --db '" + db.string() + "' --threads 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const fs::path log = fs::path(SCIN_CALIB_FIXTURES) / "allreduce-g8-single-process.log";
+  r = run_cli("import '" + log.string() + "' --db '" + db.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+
+  Store s = Store::open(db, Access::ReadOnly);
+  const auto cmp = compare_runs(s, 1, 2);
+  const MeasuredFile m = load_measured(log);
+  ASSERT_EQ(cmp.size(), m.rows.size());
+  Config cfg = load_preset("hgx-h200-8");
+  set_param(cfg, "switch.nvls.sync_overhead_ns", 20000.0);
+  const ValidationReport direct = validate_rows(cfg, m.rows);
+  for (std::size_t i = 0; i < cmp.size(); ++i) {
+    EXPECT_EQ(cmp[i].bytes, m.rows[i].bytes);
+    EXPECT_EQ(cmp[i].algorithm, "nccl-auto");
+    EXPECT_DOUBLE_EQ(cmp[i].measured_us, m.rows[i].measured_us);
+    ASSERT_TRUE(cmp[i].modelled) << cmp[i].skipped;
+    EXPECT_DOUBLE_EQ(cmp[i].model_us, direct.rows[i].model_us) << cmp[i].bytes;
+    EXPECT_DOUBLE_EQ(cmp[i].error, direct.rows[i].error);
+  }
+  // The measured points read back as the rows that were imported (gpus per process included).
+  const auto back = measured_rows(s.points(2));
+  ASSERT_EQ(back.size(), m.rows.size());
+  EXPECT_EQ(back[0].gpus_per_process, 8);
+  EXPECT_DOUBLE_EQ(back[0].in_place_us, m.rows[0].in_place_us);
+  // Wrong kinds are errors naming the run.
+  EXPECT_THROW(compare_runs(s, 2, 2), Error);
+  try {
+    compare_runs(s, 1, 1);
+    ADD_FAILURE() << "a simulated run is not a measured run";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("run 1: a collective run, not a measured run"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

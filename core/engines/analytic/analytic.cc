@@ -9,12 +9,8 @@ namespace scin {
 
 // ------------------------------------------------------------ the engine
 
-namespace {
-
-// True if every switch plane carries the same share of every transfer (all
-// accelerator traffic crosses kAllPlanes; nothing addresses one plane or is
-// issued by a switch): then the port queues of all planes evolve identically
-// and costing plane 0 alone gives the same times, to the last bit.
+// Every switch plane alike (analytic.h): all accelerator traffic crosses
+// kAllPlanes; nothing addresses one plane or is issued by a switch.
 bool planes_alike(const Schedule& s) {
   if (s.topology != Topology::Star || s.planes <= 1) return false;
   for (const Step& st : s.steps) {
@@ -24,8 +20,6 @@ bool planes_alike(const Schedule& s) {
   }
   return true;
 }
-
-}  // namespace
 
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx) {
   AnalyticWorkspace ws;

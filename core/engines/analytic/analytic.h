@@ -47,6 +47,11 @@ struct AnalyticWorkspace {
   StepCost cost;
 };
 
+/// True if every switch plane carries the same share of every transfer: the
+/// port queues of all planes then evolve identically, and the engine costs
+/// plane 0 alone (the same times, to the last bit). estimate() counts so too.
+bool planes_alike(const Schedule& s);
+
 /// Runs `s` on `cfg`; polls ctx.stop between steps (throws Cancelled).
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx = {});
 /// The same, with the caller's working memory (results are identical).

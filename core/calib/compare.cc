@@ -1,0 +1,142 @@
+#include "calib/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "engines/simulate.h"
+#include "fabric/params.h"
+#include "model/result.h"
+#include "store/store.h"
+#include "sweep/sweep.h"
+
+namespace scin {
+
+namespace {
+double busbw_of(std::uint64_t bytes, double us, int gpus) {
+  return us > 0 ? static_cast<double>(bytes) / (us * 1e3) * busbw_factor(gpus) : 0.0;
+}
+}  // namespace
+
+namespace {
+// log-linear interpolation of the size where y crosses `target` between (s0, y0) and (s1, y1).
+double cross(double s0, double y0, double s1, double y1, double target) {
+  if (y1 == y0) return s1;
+  const double t = (target - y0) / (y1 - y0);
+  return std::exp(std::log(s0) + t * (std::log(s1) - std::log(s0)));
+}
+}  // namespace
+
+double model_half_peak_bytes(const Config& cfg, const std::string& algorithm, int gpus, DType dtype,
+                             std::uint64_t peak_bytes) {
+  Config c = cfg;
+  if (gpus != c.fabric.gpus) set_param(c, "fabric.gpus", static_cast<double>(gpus));
+  const double unit = dtype == DType::Fp32 ? 4.0 : 2.0;
+  auto busbw = [&](double s) {
+    const auto bytes = static_cast<std::uint64_t>(std::max(unit, std::round(s / unit) * unit));
+    return simulate(c, algorithm, Collective{bytes, dtype}, "analytic").busbw_GBps;
+  };
+  const double half = busbw(static_cast<double>(peak_bytes)) / 2;
+  double prev_s = 1024, prev_y = busbw(prev_s);
+  if (prev_y >= half) return prev_s;
+  for (double s = prev_s * std::pow(2.0, 0.125); s <= static_cast<double>(peak_bytes) * 1.0001; s *= std::pow(2.0, 0.125)) {
+    const double y = busbw(s);
+    if (y >= half) return cross(prev_s, prev_y, s, y, half);
+    prev_s = s;
+    prev_y = y;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+double measured_half_peak_bytes(std::vector<MeasuredRow> rows, double offset_us) {
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  std::vector<double> bw;
+  for (const auto& r : rows) bw.push_back(busbw_of(r.bytes, r.measured_us - offset_us, r.gpus));
+  if (bw.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const double half = *std::max_element(bw.begin(), bw.end()) / 2;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (bw[i - 1] < half && bw[i] >= half)
+      return cross(static_cast<double>(rows[i - 1].bytes), bw[i - 1], static_cast<double>(rows[i].bytes), bw[i], half);
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::vector<ModelComparison> compare_with_model(const Config& cfg, const std::vector<MeasuredRow>& rows,
+                                                const std::string& engine) {
+  std::vector<ModelComparison> out;
+  out.reserve(rows.size());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& r : rows) {
+    ModelComparison c;
+    c.bytes = r.bytes;
+    c.algorithm = r.algorithm;
+    c.gpus = r.gpus;
+    c.system = r.system;
+    c.source = r.source;
+    c.regime = regime_of(r.bytes);
+    c.measured_us = r.measured_us;
+    c.measured_busbw_GBps = busbw_of(r.bytes, r.measured_us, r.gpus);
+    if (auto t = model_time_us(cfg, r, &c.skipped, engine)) {
+      c.modelled = true;
+      c.model_us = *t;
+      c.model_busbw_GBps = busbw_of(r.bytes, *t, r.gpus);
+      c.error = *t / r.measured_us - 1;
+    } else {
+      c.model_us = c.model_busbw_GBps = c.error = nan;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<MeasuredRow> measured_rows(const std::vector<PointRecord>& points) {
+  std::vector<MeasuredRow> out;
+  for (const auto& p : points) {
+    if (p.kind != PointKind::Measured || p.status != PointStatus::Ok) continue;
+    MeasuredRow r;
+    r.system = p.system;
+    r.gpus = p.gpus;
+    r.algorithm = p.algorithm;
+    r.bytes = p.bytes;
+    r.measured_us = p.measured_us;
+    if (!p.dtype.empty()) r.dtype = p.dtype;
+    r.source = p.source;
+    const bool reported = !(p.extra.is_object() && p.extra.value("busbw_reported", true) == false);
+    r.busbw_GBps = reported ? p.busbw_GBps : -1;
+    if (p.extra.is_object()) {
+      r.gpus_per_process = p.extra.value("gpus_per_process", 1);
+      r.in_place_us = p.extra.value("in_place_us", -1.0);
+      r.notes = p.extra.value("notes", std::string());
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Config run_base_config(const RunInfo& run) {
+  const SweepSpec spec = sweep_spec_from_run(run);
+  auto it = spec.recorded_presets.find(spec.base.preset);
+  if (it == spec.recorded_presets.end())
+    throw Error(fmt::format("run {}: the recorded configuration lacks its base preset '{}'", run.id, spec.base.preset));
+  Config c = it->second;
+  for (const auto& [path, value] : spec.base.set) set_param(c, path, value);
+  return c;
+}
+
+std::vector<ModelComparison> compare_runs(Store& store, std::int64_t simulated_run_id, std::int64_t measured_run_id) {
+  const RunInfo sim = store.get_run(simulated_run_id);
+  if (sim.kind != PointKind::Collective)
+    throw Error(fmt::format("run {}: a {} run, not a collective timing run; pick a simulated run to compare with",
+                            sim.id, to_string(sim.kind)));
+  const RunInfo meas = store.get_run(measured_run_id);
+  if (meas.kind != PointKind::Measured)
+    throw Error(fmt::format("run {}: a {} run, not a measured run (import one with scin import)", meas.id,
+                            to_string(meas.kind)));
+  const Config cfg = run_base_config(sim);
+  const std::string engine = sweep_spec_from_run(sim).base.engine;
+  return compare_with_model(cfg, measured_rows(store.points(measured_run_id)), engine);
+}
+
+}  // namespace scin

@@ -1,0 +1,80 @@
+// Model vs measured, row by row: what the app needs to overlay measured points
+// on a simulated run's latency / bandwidth charts and to draw "model vs
+// measured, error vs size".
+//
+//   Store s = Store::open(db, Access::ReadOnly);
+//   auto rows = compare_runs(s, simulated_run_id, measured_run_id);
+//   for (const auto& r : rows) plot(r.bytes, r.measured_us, r.model_us, r.error);
+//
+// The model of a measured row is the simulated run's *base* configuration
+// (its preset plus base.set, as recorded in the store; sweep axes are not
+// applied) with fabric.gpus set to the row's GPU count, on the run's engine
+// (model_time_us in calib/fit.h: "nccl-auto" rows take the faster of ring and
+// NVLS, "ring-ll" etc. fix the protocol). Rows whose GPU count differs from
+// the run's are still compared (at their own count); filter on `gpus` to
+// overlay only the simulated fabric's size. Nothing is fitted here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "calib/fit.h"
+#include "calib/measured.h"
+#include "fabric/config.h"
+#include "schedule/algorithms.h"
+
+namespace scin {
+
+class Store;
+struct PointRecord;
+struct RunInfo;
+
+/// One measured row next to the model.
+struct ModelComparison {
+  std::uint64_t bytes = 0;          // message size per rank
+  std::string algorithm;            // as measured ("ring", "nvls", "one-shot", "nccl-auto", ...)
+  int gpus = 0;
+  std::string system;               // the measured system / harness
+  std::string source;               // FILE:LINE of the measurement
+  Regime regime = Regime::Small;
+  double measured_us = 0;
+  double measured_busbw_GBps = 0;   // bytes / measured_us x 2(N-1)/N (nccl-tests busbw)
+  bool modelled = false;            // false: `skipped` says why; model fields are NaN
+  std::string skipped;
+  double model_us = 0;
+  double model_busbw_GBps = 0;      // bytes / model_us x 2(N-1)/N
+  double error = 0;                 // model_us / measured_us - 1 (negative: the model is too fast)
+};
+
+/// Where bandwidth reaches half its peak (docs/model.md section 9, "Half bandwidth").
+/// Model: the smallest message size at which `algorithm` on `cfg` (fabric.gpus =
+/// `gpus`, analytic engine) reaches half the busbw it has at `peak_bytes`, scanned at
+/// 2^(1/8) steps from 1 KiB and interpolated in log(size). NaN if it never does.
+double model_half_peak_bytes(const Config& cfg, const std::string& algorithm, int gpus, DType dtype,
+                             std::uint64_t peak_bytes);
+/// Measured: the size where the rows' busbw (bytes / (measured_us - offset_us) x
+/// 2(N-1)/N) first crosses half of its largest value, interpolated in log(size)
+/// between the rows around the crossing. The rows should be one algorithm at one GPU
+/// count; they are sorted by size here. NaN when no pair of rows brackets the crossing.
+double measured_half_peak_bytes(std::vector<MeasuredRow> rows, double offset_us = 0);
+
+/// Compares `cfg` with `rows` on `engine` ("analytic" or "packet"), in row order.
+std::vector<ModelComparison> compare_with_model(const Config& cfg, const std::vector<MeasuredRow>& rows,
+                                                const std::string& engine = "analytic");
+
+/// The measured rows of stored points of kind measured (as `scin import` wrote
+/// them); points of other kinds are ignored.
+std::vector<MeasuredRow> measured_rows(const std::vector<PointRecord>& points);
+
+/// The base configuration of a stored run (its recorded preset plus base.set).
+/// Error if the run did not record its configuration.
+Config run_base_config(const RunInfo& run);
+
+/// compare_with_model(base config and engine of `simulated_run_id`, the
+/// measured rows of `measured_run_id`). Error naming the run when the first is
+/// not a collective timing run with a recorded configuration or the second is
+/// not a measured run.
+std::vector<ModelComparison> compare_runs(Store& store, std::int64_t simulated_run_id, std::int64_t measured_run_id);
+
+}  // namespace scin

@@ -1,0 +1,64 @@
+// Validation of a fabric Config against measured All-Reduce timings
+// (core/calib/measured.h): the model time of a measured row and its error
+// statistics by regime, algorithm and system. Fitting is in calib/fit.h.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calib/measured.h"
+#include "fabric/config.h"
+
+namespace scin {
+
+/// Message-size regimes of the issue-15 report.
+enum class Regime { Small, Mid, Large };   // <= 64 KiB, 64 KiB - 64 MiB, >= 64 MiB
+Regime regime_of(std::uint64_t bytes);
+const char* to_string(Regime r);
+
+/// The model's time for a row on `cfg` with `engine` ("analytic" | "packet"),
+/// in microseconds; nullopt with `why` set when the row cannot be modelled
+/// (unknown algorithm, unsupported fabric).
+std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why = nullptr,
+                                    const std::string& engine = "analytic");
+
+struct RowError {
+  MeasuredRow row;
+  bool modelled = false;
+  std::string why;           // when not modelled
+  double model_us = 0;       // fabric model plus the harness offset of the row's system
+  double offset_us = 0;      // harness offset included in model_us
+  double error = 0;          // model / measured - 1
+  Regime regime = Regime::Small;
+};
+
+struct ErrorStats {
+  int rows = 0;
+  double mape_pct = 0;       // mean |error| x 100
+  double bias_pct = 0;       // mean error x 100 (negative: model too fast)
+  double max_abs_pct = 0;
+};
+
+struct ValidationReport {
+  std::vector<RowError> rows;
+  ErrorStats overall;
+  std::map<std::string, ErrorStats> by_regime;     // "small" | "mid" | "large"
+  std::map<std::string, ErrorStats> by_algorithm;
+  std::map<std::string, ErrorStats> by_system;
+};
+
+/// Errors of `cfg` on `rows`; `offsets_us` maps a system name to its harness offset.
+ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>& rows,
+                               const std::map<std::string, double>& offsets_us = {});
+ErrorStats error_stats(const std::vector<const RowError*>& rows);
+/// Recomputes the overall, per-regime, per-algorithm and per-system statistics of `rep.rows`.
+void summarise(ValidationReport& rep);
+
+nlohmann::json to_json(const ErrorStats& s);
+nlohmann::json to_json(const ValidationReport& r, bool with_rows = true);
+
+}  // namespace scin

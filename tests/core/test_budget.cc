@@ -1,0 +1,149 @@
+// Work budgets (issue 13, item 4): every engine call estimates its cost first,
+// the estimate of a large fabric is extrapolated without compiling it, the
+// budget check warns or refuses with a message naming the override, and the
+// analytic and data engines stop with Cancelled once a stop is requested (the
+// packet engine's case is PacketCancel in tests/packet). Latencies are measured
+// by scripts/cancel_latency.sh, not here.
+#include <gtest/gtest.h>
+
+#include <stop_token>
+
+#include <fmt/format.h>
+
+#include "base/cancel.h"
+#include "base/memory.h"
+#include "engines/analytic/analytic.h"
+#include "engines/data/data_engine.h"
+#include "engines/simulate.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+
+using namespace scin;
+
+namespace {
+
+Config preset_with(int gpus, int planes = 0) {
+  Config c = load_preset("hgx-h200-8");
+  set_param(c, "fabric.gpus", gpus);
+  if (planes) set_param(c, "fabric.planes", planes);
+  validate(c);
+  return c;
+}
+
+// What estimate() gives when it compiles the schedule itself.
+WorkEstimate compiled_estimate(Config c, Algorithm a, const Collective& coll, EngineId e) {
+  if (info(a).ring_protocol) c.ring.protocol = RingProtocol::Simple;
+  return engine(e).estimate(c, compile(c, a, coll));
+}
+
+}  // namespace
+
+// Beyond 128 GPUs the estimate compiles three small fabrics and extrapolates:
+// step counts are exact (also with several switch planes), and the estimate never undercounts the engine's own part.
+TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
+  const Collective coll{1u << 20, DType::Bf16};
+  for (const int planes : {1, 16})
+  for (const char* name : {"ring", "one-shot", "two-shot", "nvls", "scin", "scin-inq"}) {
+    SCOPED_TRACE(fmt::format("{}, {} planes", name, planes));
+    const Config c = preset_with(256, planes);
+    const Algorithm a = parse_algorithm(name);
+    const WorkEstimate x = estimate(c, a, coll, EngineId::Analytic);
+    const WorkEstimate direct = compiled_estimate(c, a, coll, EngineId::Analytic);
+    EXPECT_NEAR(x.amount, direct.amount, 1e-6 * direct.amount);   // steps
+    EXPECT_STREQ(x.unit, "steps");
+    EXPECT_GE(x.seconds, direct.seconds * (1 - 1e-9));            // + compiling the schedule
+    EXPECT_GT(x.memory_bytes, direct.memory_bytes);               // + holding the schedule
+    const WorkEstimate p = estimate(c, a, coll, EngineId::Packet);
+    const WorkEstimate pd = compiled_estimate(c, a, coll, EngineId::Packet);
+    EXPECT_GT(p.amount, 0.5 * pd.amount);   // events: chunks round to packets differently
+    EXPECT_LT(p.amount, 2.0 * pd.amount);
+  }
+}
+
+// The issue's examples are large: the 1024-GPU runs warn, the packet engine at
+// 64 GiB or with 1-byte packets at 1 GiB is refused by the default budget.
+TEST(WorkBudget, IssueExamplesWarnOrAreRefused) {
+  const WorkBudget budget;   // warn above 2 s, refuse above 5 min or the memory available
+  const Collective mib{1u << 20, DType::Bf16}, gib{1ull << 30, DType::Bf16};
+  WorkEstimate big;
+  for (const char* name : {"ring", "one-shot", "two-shot", "nvls", "scin"})
+    big += estimate(preset_with(1024), parse_algorithm(name), mib, EngineId::Analytic);
+  EXPECT_GT(big.seconds, budget.warn_seconds);
+  EXPECT_GT(big.memory_bytes, 1e9);   // a 1024-GPU ring alone holds 2 million steps
+  EXPECT_NE(check_budget(big, budget, "run", "hint").verdict, BudgetVerdict::Run);
+
+  const Config h200 = load_preset("hgx-h200-8");
+  const WorkEstimate packet64 =
+      estimate(h200, parse_algorithm("ring"), {64ull << 30, DType::Bf16}, EngineId::Packet);
+  EXPECT_STREQ(packet64.unit, "events");
+  const BudgetCheck refused = check_budget(packet64, budget, "scin run", "raise --max-work");
+  EXPECT_TRUE(refused.refused());
+  EXPECT_NE(refused.message.find("events"), std::string::npos) << refused.message;
+  EXPECT_NE(refused.message.find("raise --max-work"), std::string::npos) << refused.message;
+
+  Config tiny = h200;
+  set_param(tiny, "packet.payload_bytes", 1);
+  EXPECT_TRUE(check_budget(estimate(tiny, parse_algorithm("scin"), gib, EngineId::Packet), budget, "run", "h")
+                  .refused());
+}
+
+TEST(WorkBudget, VerdictsAndMessages) {
+  WorkBudget b;
+  b.warn_seconds = 2;
+  b.max_seconds = 60;
+  b.max_memory_bytes = 1e9;
+  const auto check = [&](double s, double mem) { return check_budget({1e6, "events", s, mem}, b, "job", "HINT"); };
+  EXPECT_EQ(check(1, 1e6).verdict, BudgetVerdict::Run);
+  EXPECT_EQ(check(1, 1e6).message, "");
+  EXPECT_EQ(check(10, 1e6).verdict, BudgetVerdict::Warn);
+  EXPECT_EQ(check(10, 1e6).message, "job: about 1e+06 events (~10 s on one core, 1 MB of memory)");
+  EXPECT_EQ(check(600, 1e6).message,
+            "job: about 1e+06 events (~10 min on one core, 1 MB of memory), above the limit of 60 s; HINT");
+  EXPECT_EQ(check(1, 3e9).message,
+            "job: about 1e+06 events (~1 s on one core, 3.0 GB of memory), more than the 1.0 GB available; HINT");
+  b.force = true;
+  EXPECT_EQ(check(600, 3e9).verdict, BudgetVerdict::Warn);
+  b.force = false;
+  b.max_seconds = 0;   // no limit on time
+  EXPECT_EQ(check(1e6, 1e6).verdict, BudgetVerdict::Warn);
+  EXPECT_GT(available_memory_bytes(), 0u);
+}
+
+// The analytic engine polls the stop token every 4096 steps: a stop requested
+// while it runs (here from its first progress report) ends it before the next.
+TEST(WorkBudget, AnalyticEngineStopsWithCancelled) {
+  const Config c = preset_with(128);
+  Config run_cfg = c;
+  run_cfg.ring.protocol = RingProtocol::Simple;
+  const Schedule s = compile(run_cfg, parse_algorithm("ring"), {1u << 20, DType::Bf16});
+  ASSERT_GT(s.steps.size(), 3u * 4096);
+  std::stop_source src;
+  int reports_after_stop = 0;
+  RunContext ctx{src.get_token(), [&](double) {
+                   if (src.stop_requested()) ++reports_after_stop;
+                   src.request_stop();
+                 }};
+  EXPECT_THROW(run_analytic(run_cfg, s, ctx), Cancelled);
+  EXPECT_EQ(reports_after_stop, 0);
+  // Through simulate() as the CLI calls it, and before any work.
+  std::stop_source stopped;
+  stopped.request_stop();
+  EXPECT_THROW(simulate(c, parse_algorithm("ring"), {1u << 20, DType::Bf16}, EngineId::Analytic,
+                        RunContext{stopped.get_token(), {}}),
+               Cancelled);
+}
+
+TEST(WorkBudget, DataEngineStopsWithCancelled) {
+  Config c = preset_with(8);
+  c.ring.protocol = RingProtocol::Simple;
+  const Schedule s = compile(c, parse_algorithm("ring"), {1u << 16, DType::Fp32});
+  std::vector<std::vector<float>> in(8, std::vector<float>(s.elems, 1.0f));
+  std::stop_source src;
+  int steps_after_stop = 0;
+  RunContext ctx{src.get_token(), [&](double) {
+                   if (src.stop_requested()) ++steps_after_stop;
+                   src.request_stop();
+                 }};
+  EXPECT_THROW(data_engine().run(s, in, {}, ctx), Cancelled);
+  EXPECT_EQ(steps_after_stop, 0);
+}

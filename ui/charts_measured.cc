@@ -6,6 +6,7 @@
 #include <QtConcurrent/QtConcurrent>
 
 #include "base/error.h"
+#include "calib/compare.h"
 #include "base/json_input.h"
 #include "fabric/preset.h"
 #include "fabric/params.h"
@@ -27,20 +28,6 @@ bool mentions(const std::string& text, const std::vector<std::string>& names) {
   return false;
 }
 
-// The base configuration a run was computed from: its recorded base preset
-// plus base.set (sweep axes are not applied).
-// TODO(calib merge): core's run_base_config() (calib/compare.h) replaces this.
-Config baseConfig(const RunInfo& run) {
-  const SweepSpec spec = sweep_spec_from_run(run);
-  auto it = spec.recorded_presets.find(spec.base.preset);
-  if (it == spec.recorded_presets.end())
-    throw Error("run " + std::to_string(run.id) + ": the recorded configuration lacks its base preset '" +
-                spec.base.preset + "'");
-  Config c = it->second;
-  for (const auto& [path, value] : spec.base.set) set_param(c, path, value);
-  return c;
-}
-
 // Harness offsets (µs per measured system) the preset's calibration recorded,
 // as `scin validate --preset NAME` applies them: a Python timing loop adds a
 // fixed cost to every row of its system that the fabric model must not carry.
@@ -58,24 +45,6 @@ std::map<std::string, double> presetOffsets(const std::string& preset) {
     // No recorded offsets: the model alone.
   }
   return out;
-}
-
-MeasuredRow toRow(const PointRecord& p) {
-  MeasuredRow r;
-  r.system = p.system;
-  r.gpus = p.gpus;
-  r.algorithm = p.algorithm;
-  r.bytes = p.bytes;
-  r.measured_us = p.measured_us;
-  r.busbw_GBps = p.busbw_GBps > 0 ? p.busbw_GBps : -1;
-  if (!p.dtype.empty()) r.dtype = p.dtype;
-  r.source = p.source;
-  if (p.extra.is_object()) {
-    if (auto it = p.extra.find("gpus_per_process"); it != p.extra.end() && it->is_number_integer())
-      r.gpus_per_process = it->get<int>();
-    if (auto it = p.extra.find("in_place_us"); it != p.extra.end() && it->is_number()) r.in_place_us = it->get<double>();
-  }
-  return r;
 }
 
 }  // namespace
@@ -100,7 +69,7 @@ MeasuredMatch matchMeasured(const std::filesystem::path& db, std::int64_t run_id
       m.error = QStringLiteral("run #%1 did not record its configuration (an older database): no model to compare").arg(run_id);
       return m;
     }
-    const Config cfg = baseConfig(run);
+    const Config cfg = run_base_config(run);
     const SweepSpec spec = sweep_spec_from_run(run);
     m.gpus = cfg.fabric.gpus;
     m.fabric = QStringLiteral("%1 (%2, %3 GPUs)")
@@ -121,14 +90,15 @@ MeasuredMatch matchMeasured(const std::filesystem::path& db, std::int64_t run_id
             if (!dev.empty() && !mentions(dev, names)) tableMatches = false;
           }
       }
-      std::vector<MeasuredRow> rows;
+      std::vector<PointRecord> same;
       std::set<std::string> systems;
-      for (const PointRecord& p : s.points(r.id)) {
+      for (PointRecord& p : s.points(r.id)) {
         if (p.kind != PointKind::Measured || p.status != PointStatus::Ok || p.gpus != m.gpus) continue;
         if (!tableMatches && !mentions(p.system, names)) continue;
-        rows.push_back(toRow(p));
         systems.insert(p.system);
+        same.push_back(std::move(p));
       }
+      const std::vector<MeasuredRow> rows = measured_rows(same);
       if (rows.empty()) continue;
       MeasuredChoice c;
       c.run_id = r.id;
@@ -136,7 +106,7 @@ MeasuredMatch matchMeasured(const std::filesystem::path& db, std::int64_t run_id
       QStringList sys;
       for (const auto& x : systems) sys << QString::fromStdString(x);
       c.systems = sys.join(QStringLiteral("; "));
-      // TODO(calib merge): compare_runs() (calib/compare.h) with the run's engine.
+      // What `scin validate --preset P` reports on these rows (analytic engine, the preset's offsets).
       c.report = validate_rows(cfg, rows, offsets);
       c.offsets = offsets;
       m.choices.push_back(std::move(c));

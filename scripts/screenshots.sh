@@ -29,6 +29,9 @@ export SCIN_RESOURCE_DIR=${SCIN_RESOURCE_DIR:-$root/resources}
 mkdir -m 700 -p "$tmp/run"
 db=$tmp/screenshots.scindb
 size=1600x1000
+# Opening never creates a database: the CLI creates it (run 1, the seed comparison);
+# the app then runs the default experiment into it (run 2, shown by every tab).
+"$cli" sweep seed-comparison --db "$db" --quiet
 "$app" "$db" --preset hgx-h200-8 --run --tab latency --size $size --screenshot "$out/latency.png" --quit
 for tab in bandwidth speedup breakdown quant timeline; do
   "$app" "$db" --tab $tab --size $size --screenshot "$out/$tab.png" --quit

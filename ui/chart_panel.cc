@@ -284,6 +284,10 @@ QStringList ChartPanel::legendTexts() const {
   int i = 0;
   for (QLegendMarker* m : chart_->legend()->markers()) {
     if (m->series() == legendMore_ || unlisted_.contains(m->series())) continue;
+    if (m->series()->objectName() == QLatin1String("measured")) {
+      out << m->label();  // never capped
+      continue;
+    }
     if (legendCap_ == 0 || i < legendCap_) out << m->label();
     ++i;
   }
@@ -299,11 +303,15 @@ bool ChartPanel::eventFilter(QObject* o, QEvent* e) {
 void ChartPanel::capLegend() {
   QLegend* legend = chart_->legend();
   // One entry per curve (bar charts list their sets: few, never capped).
-  QList<QLegendMarker*> curves;
+  QList<QLegendMarker*> curves, pinned;
   for (QLegendMarker* m : legend->markers())
     if (unlisted_.contains(m->series()))
       m->setVisible(false);
-    else if (m->series() != legendMore_ && m->type() != QLegendMarker::LegendMarkerTypeBar)
+    else if (m->series() == legendMore_ || m->type() == QLegendMarker::LegendMarkerTypeBar)
+      continue;
+    else if (m->series()->objectName() == QLatin1String("measured"))
+      pinned << m;  // measured points are always listed (after the curves they compare with)
+    else
       curves << m;
   // Room for the entries beside the plot: the view's height less the title
   // and margins, one text line and spacing per entry.
@@ -313,8 +321,10 @@ void ChartPanel::capLegend() {
   const double titleH = chart_->title().isEmpty() ? 0 : QFontMetricsF(chart_->titleFont()).height() * 2;
   const double room = std::max(0.0, view_->height() - titleH - 60);
   const int fit = std::max(6, static_cast<int>(room / entryH));
+  for (QLegendMarker* m : pinned) m->setVisible(true);
   const int n = static_cast<int>(curves.size());
-  legendCap_ = n > fit ? fit - 1 : 0;
+  const int room_for_curves = std::max(3, fit - static_cast<int>(pinned.size()));
+  legendCap_ = n > room_for_curves ? room_for_curves - 1 : 0;
   if (legendCap_ > 0 && !legendMore_) {
     auto* more = new QLineSeries;
     more->setObjectName(QStringLiteral("legendMore"));
@@ -338,7 +348,8 @@ void ChartPanel::setSeriesVisible(const QString& name, bool visible) {
   int i = 0;  // position among the listed curves (what the cap counts)
   for (QLegendMarker* m : chart_->legend()->markers()) {
     if (m->series() == legendMore_ || unlisted_.contains(m->series())) continue;
-    const int at = i++;
+    const bool pinned = m->series()->objectName() == QLatin1String("measured");
+    const int at = pinned ? 0 : i++;
     if (m->series()->name() != name) continue;
     // A marker the cap leaves out stays out (hiding a series hides its marker: show it struck out).
     m->setVisible(legendCap_ == 0 || at < legendCap_);

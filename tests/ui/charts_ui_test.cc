@@ -270,6 +270,7 @@ class ChartsUiTest : public QObject {
     const QString nvls = QStringLiteral("measured nvls (HGX H200 (test bench))");
     QCOMPARE(lat->measuredSeriesNames(), (QStringList{ring, nvls}));  // in row order
     QVERIFY(lat->seriesNames().contains(QStringLiteral("ring")));  // the run's own curves stay
+    QVERIFY(lat->legendTexts().contains(ring) && lat->legendTexts().contains(nvls));
     // Exactly the measured points of that fabric: 3 ring rows (not the 4-GPU nor the B200 one).
     const auto pts = lat->seriesData(ring);
     QCOMPARE(pts.size(), std::size_t(3));

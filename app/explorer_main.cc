@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("save a PNG of the window"), QStringLiteral("PNG"));
   QCommandLineOption quit(QStringLiteral("quit"), QStringLiteral("quit when done (after --run / exports / --screenshot)"));
   QCommandLineOption size(QStringLiteral("size"), QStringLiteral("window size WxH (default: 1500x950 or the screen)"), QStringLiteral("WxH"));
-  QCommandLineOption showRun(QStringLiteral("show-run"), QStringLiteral("show stored run ID (default: the newest)"), QStringLiteral("ID"));
+  QCommandLineOption showRun(QStringLiteral("show-run"), QStringLiteral("show stored run ID (default: the newest); ID,ID2,... overlays more runs"), QStringLiteral("ID"));
   QCommandLineOption xOpt(QStringLiteral("x"), QStringLiteral("Analysis x axis: an axis path of the run, or bytes"), QStringLiteral("PATH"));
   QCommandLineOption yOpt(QStringLiteral("y"), QStringLiteral("Analysis y metric (time_us, busbw_GBps, speedup, sqnr_dB, ttft_us, ...)"), QStringLiteral("METRIC"));
   QCommandLineOption seriesOpt(QStringLiteral("series"), QStringLiteral("comma-separated axis paths that split curves (others held at one value)"), QStringLiteral("PATHS"));
@@ -168,11 +168,18 @@ int main(int argc, char** argv) {
     waitFor([&] { return !w.preview()->busy() && !w.ioBusy() && !av->busy(); }, 120000);
   };
   if (cli.isSet(showRun)) {
-    bool ok = false;
-    const qint64 id = cli.value(showRun).toLongLong(&ok);
-    if (ok) w.runBrowser()->selectRun(id);
+    bool ok = true;
+    std::vector<std::int64_t> ids;
+    for (const QString& part : cli.value(showRun).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+      bool one = false;
+      ids.push_back(part.trimmed().toLongLong(&one));
+      ok = ok && one;
+    }
+    ok = ok && !ids.empty();
+    if (ok && ids.size() == 1) w.runBrowser()->selectRun(ids.front());
+    else if (ok) w.showRuns(ids);
     settle();
-    if (!ok || !av->table() || av->table()->run.id != id) {
+    if (!ok || !av->table() || av->table()->run.id != ids.front()) {
       std::fprintf(stderr, "scin-explorer: --show-run '%s': no such run in %s\n", qPrintable(cli.value(showRun)),
                    qPrintable(w.databasePath()));
       rc = 1;

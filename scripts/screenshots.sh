@@ -6,7 +6,11 @@
 #     sweep (isa-waves: latency vs ISA waves, one panel per wave regulation),
 #     a quant run (quant-blocks: SQNR vs block size per input distribution)
 #     and an inference run (inference-tp: TTFT speedup vs batch);
-#   - the same three as paper figures (3.5 in single column, 8 pt, SVG + PNG).
+#   - the same three as paper figures (3.5 in single column, 8 pt, SVG + PNG);
+#   - measured points (resources/measured/calibration-allreduce.csv, imported
+#     with `scin import`) over the seed comparison's latency and bandwidth, the
+#     Validation tab, a 36-curve run (link-scaling: the capped legend) and two
+#     runs selected together in the Analysis tab.
 # Usage: scripts/screenshots.sh [BUILD_DIR]
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,4 +52,18 @@ shot() {  # NAME RUN ANALYSIS-FLAGS...
 shot isa-waves 1 --x switch.isa.waves --y time_us --facet switch.isa.regulation
 shot quant-blocks 2 --x quant.block_elems --y sqnr_dB --facet input.dist
 shot inference-tp 3 --x inference.batch --y ttft_speedup --baseline ring
+# Measured vs simulated: runs 1 seed-comparison, 2 link-scaling, 3 the measurements,
+# 4 the seed comparison on hgx-b200-8 (to select with run 1 in the Analysis tab).
+measured=$tmp/measured.scindb
+"$cli" sweep seed-comparison --db "$measured" --quiet
+"$cli" sweep link-scaling --db "$measured" --quiet
+"$cli" import "$SCIN_RESOURCE_DIR/measured/calibration-allreduce.csv" --db "$measured" >/dev/null
+"$app" "$measured" --show-run 1 --tab latency --size $size --screenshot "$out/latency-measured.png" --quit
+"$app" "$measured" --show-run 1 --tab bandwidth --size $size --screenshot "$out/bandwidth-measured.png" --quit
+"$app" "$measured" --show-run 1 --tab validation --size $size --screenshot "$out/validation.png" --quit
+"$app" "$measured" --show-run 2 --tab latency --size $size --screenshot "$out/latency-many-curves.png" --quit
+sed -e 's/"hgx-h200-8"/"hgx-b200-8"/' -e 's/"seed-comparison"/"seed-comparison-b200"/' \
+  "$SCIN_RESOURCE_DIR/sweeps/seed-comparison.json" > "$tmp/seed-b200.json"
+"$cli" sweep "$tmp/seed-b200.json" --db "$measured" --quiet
+"$app" "$measured" --show-run 1,4 --tab analysis --size $size --screenshot "$out/analysis-two-runs.png" --quit
 echo "wrote $(ls "$out"/*.png "$out"/*.svg | wc -l) screenshots and figures to $out"

@@ -147,6 +147,7 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   auto changed = [this] {
     if (filling_) return;
     query_.x = x_->currentData().toString().toStdString();
+    pickedX_ = query_.x;
     query_.y = y_->currentData().toString().toStdString();
     query_.facet = facet_->currentData().toString().toStdString();
     query_.baseline = baseline_->currentText().toStdString();
@@ -176,7 +177,10 @@ void AnalysisView::setTable(std::shared_ptr<const AnalysisTable> table) {
   }
   // Keep the user's choice of axes when the new run has them.
   PlotQuery q = analysis::default_query(*table_);
-  if (!query_.x.empty() && table_->axis_index(query_.x) >= 0 && table_->distinct(table_->axis_index(query_.x)).size() > 1) q.x = query_.x;
+  // (Only an x the user picked: the default of another run, e.g. algorithm for
+  // a run of one size, is not a choice to keep.)
+  if (!pickedX_.empty() && table_->axis_index(pickedX_) >= 0 && table_->distinct(table_->axis_index(pickedX_)).size() > 1)
+    q.x = pickedX_;
   if (table_->metric_index(query_.y) >= 0) q.y = query_.y;
   if (!query_.facet.empty() && table_->axis_index(query_.facet) >= 0 && query_.facet != q.x) q.facet = query_.facet;
   query_ = q;
@@ -273,6 +277,7 @@ void AnalysisView::rebuildMenus() {
 
 void AnalysisView::setQuery(const PlotQuery& q) {
   query_ = q;
+  pickedX_ = q.x;
   fillPickers();
   rebuildMenus();
   replot();

@@ -131,6 +131,7 @@ class AnalysisView : public QWidget {
   std::shared_ptr<const analysis::AnalysisTable> table_;
   std::shared_ptr<const analysis::PlotData> plot_;
   analysis::PlotQuery query_;
+  std::string pickedX_;            // the x the user chose (kept across runs that have it)
   bool logX_ = true, logY_ = true;
   int pending_ = 0;
   quint64 generation_ = 0;

@@ -9,6 +9,10 @@
 #include <QXYSeries>
 #include <QCursor>
 #include <QLegendMarker>
+#include <QLineSeries>
+#include <QPen>
+#include <QEvent>
+#include <QFontMetricsF>
 #include <QPushButton>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -56,6 +60,19 @@ std::vector<double> logTicks(double lo, double hi) {
   return out;
 }
 
+std::vector<int> pow2Exponents(int e0, int e1, int step) {
+  std::vector<int> out;
+  if (e1 < e0) return out;
+  if (step <= 0) step = e1 - e0 > 16 ? 5 : e1 - e0 > 8 ? 2 : 1;
+  out.push_back(e0);
+  // Interior multiples of step, at least step/2 (rounded up) from both ends.
+  const int gap = std::max(1, (step + 1) / 2);
+  for (int e = e0 + 1; e < e1; ++e)
+    if (e % step == 0 && e - e0 >= gap && e1 - e >= gap) out.push_back(e);
+  if (e1 > e0) out.push_back(e1);
+  return out;
+}
+
 QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align,
                           const std::function<QString(double)>& label) {
   auto* cat = new QCategoryAxis;
@@ -70,9 +87,8 @@ QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align
     if (base2) {
       const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
       const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
-      const int every = std::max(1, (e1 - e0 + 11) / 12);
-      for (int e = e0; e <= e1; ++e)
-        if (e % every == 0) ticks.push_back(std::exp2(e));
+      // At most ~12 labels, both ends labelled.
+      for (int e : pow2Exponents(e0, e1, std::max(1, (e1 - e0 + 11) / 12))) ticks.push_back(std::exp2(e));
     } else {
       ticks = logTicks(lo, hi);
     }
@@ -202,6 +218,7 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
   stack_->addWidget(view_);
   stack_->addWidget(empty_);
   lay->addWidget(stack_, 1);
+  view_->installEventFilter(this);
   auto* reset = new QPushButton(tr("Reset zoom"));
   connect(reset, &QPushButton::clicked, this, &ChartPanel::resetZoom);
   controls_->addStretch(1);
@@ -238,7 +255,15 @@ bool ChartPanel::hasDataIgnoringText() const {
 
 void ChartPanel::resetZoom() { chart_->zoomReset(); }
 
+void ChartPanel::unlist(QAbstractSeries* s) {
+  unlisted_ << s;
+  capLegend();
+}
+
 void ChartPanel::clearChart() {
+  legendMore_ = nullptr;
+  unlisted_.clear();
+  legendCap_ = 0;
   chart_->removeAllSeries();
   for (QAbstractAxis* a : chart_->axes()) {
     chart_->removeAxis(a);
@@ -248,16 +273,86 @@ void ChartPanel::clearChart() {
 
 QStringList ChartPanel::seriesNames() const {
   QStringList out;
-  for (QAbstractSeries* s : chart_->series()) out << s->name();
+  for (QAbstractSeries* s : chart_->series())
+    if (s != legendMore_) out << s->name();
   return out;
+}
+
+QStringList ChartPanel::legendTexts() const {
+  // The entries capLegend() keeps (the markers' own visibility lags the layout).
+  QStringList out;
+  int i = 0;
+  for (QLegendMarker* m : chart_->legend()->markers()) {
+    if (m->series() == legendMore_ || unlisted_.contains(m->series())) continue;
+    if (m->series()->objectName() == QLatin1String("measured")) {
+      out << m->label();  // never capped
+      continue;
+    }
+    if (legendCap_ == 0 || i < legendCap_) out << m->label();
+    ++i;
+  }
+  if (legendMore_ && legendCap_ > 0) out << legendMore_->name();
+  return out;
+}
+
+bool ChartPanel::eventFilter(QObject* o, QEvent* e) {
+  if (o == view_ && e->type() == QEvent::Resize && !chart_->series().isEmpty()) capLegend();
+  return QWidget::eventFilter(o, e);
+}
+
+void ChartPanel::capLegend() {
+  QLegend* legend = chart_->legend();
+  // One entry per curve (bar charts list their sets: few, never capped).
+  QList<QLegendMarker*> curves, pinned;
+  for (QLegendMarker* m : legend->markers())
+    if (unlisted_.contains(m->series()))
+      m->setVisible(false);
+    else if (m->series() == legendMore_ || m->type() == QLegendMarker::LegendMarkerTypeBar)
+      continue;
+    else if (m->series()->objectName() == QLatin1String("measured"))
+      pinned << m;  // measured points are always listed (after the curves they compare with)
+    else
+      curves << m;
+  // Room for the entries beside the plot: the view's height less the title
+  // and margins, one text line and spacing per entry.
+  const QFontMetricsF fm(legend->font());
+  // (A marker row is the text line plus ~9 px of padding in Qt Charts; err on the safe side.)
+  const double entryH = fm.height() + 10;
+  const double titleH = chart_->title().isEmpty() ? 0 : QFontMetricsF(chart_->titleFont()).height() * 2;
+  const double room = std::max(0.0, view_->height() - titleH - 60);
+  const int fit = std::max(6, static_cast<int>(room / entryH));
+  for (QLegendMarker* m : pinned) m->setVisible(true);
+  const int n = static_cast<int>(curves.size());
+  const int room_for_curves = std::max(3, fit - static_cast<int>(pinned.size()));
+  legendCap_ = n > room_for_curves ? room_for_curves - 1 : 0;
+  if (legendCap_ > 0 && !legendMore_) {
+    auto* more = new QLineSeries;
+    more->setObjectName(QStringLiteral("legendMore"));
+    more->setPen(QPen(Qt::transparent));  // no line, and a blank legend icon
+    chart_->addSeries(more);
+    for (QAbstractAxis* a : curves.front()->series()->attachedAxes()) more->attachAxis(a);
+    legendMore_ = more;
+  }
+  for (int i = 0; i < n; ++i) curves[i]->setVisible(legendCap_ == 0 || i < legendCap_);
+  if (legendMore_) {
+    const int more = n - legendCap_;
+    legendMore_->setName(more == 1 ? tr("+ 1 more curve: hover a curve for its name")
+                                   : tr("+ %1 more curves: hover a curve for its name").arg(more));
+    for (QLegendMarker* m : legend->markers(legendMore_)) m->setVisible(legendCap_ > 0);
+  }
 }
 
 void ChartPanel::setSeriesVisible(const QString& name, bool visible) {
   for (QAbstractSeries* s : chart_->series())
     if (s->name() == name) s->setVisible(visible);
+  int i = 0;  // position among the listed curves (what the cap counts)
   for (QLegendMarker* m : chart_->legend()->markers()) {
+    if (m->series() == legendMore_ || unlisted_.contains(m->series())) continue;
+    const bool pinned = m->series()->objectName() == QLatin1String("measured");
+    const int at = pinned ? 0 : i++;
     if (m->series()->name() != name) continue;
-    m->setVisible(true);
+    // A marker the cap leaves out stays out (hiding a series hides its marker: show it struck out).
+    m->setVisible(legendCap_ == 0 || at < legendCap_);
     QFont f = m->font();
     f.setStrikeOut(!visible);
     m->setFont(f);
@@ -267,10 +362,12 @@ void ChartPanel::setSeriesVisible(const QString& name, bool visible) {
 void ChartPanel::connectLegend() {
   for (QLegendMarker* m : chart_->legend()->markers()) {
     if (m->type() == QLegendMarker::LegendMarkerTypeBar) continue;  // bar sets toggle nothing useful
+    if (m->series() == legendMore_) continue;
     connect(m, &QLegendMarker::clicked, this, [this, m] {
       setSeriesVisible(m->series()->name(), !m->series()->isVisible());
     });
   }
+  capLegend();
 }
 
 void ChartPanel::showTip(const QString& text) { QToolTip::showText(QCursor::pos(), text); }

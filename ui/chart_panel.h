@@ -26,6 +26,13 @@ QString tickNumber(double v);
 /// only 1 when there are many decades).
 std::vector<double> logTicks(double lo, double hi);
 
+/// Exponents of powers of two to label on an axis from 2^e0 to 2^e1: both
+/// ends always, and the multiples of `step` between them that keep at least
+/// step/2 away from an end (so the labels cover the whole range and do not
+/// crowd). `step` <= 0 picks 1, 2 or 5 from the width of the range (so each
+/// whole KiB / MiB / GiB stays labelled).
+std::vector<int> pow2Exponents(int e0, int e1, int step = 0);
+
 /// QLogValueAxis labels only the powers of its base. This adds `log` to
 /// `chart` hidden (the series attach to it) and, in its place, a category axis
 /// with the same title and readable labels at logTicks() (powers of two for a
@@ -75,6 +82,11 @@ class ChartPanel : public QWidget {
   virtual QString csv() const = 0;
   /// Visible-in-legend series names (tests and exports).
   QStringList seriesNames() const;
+  /// Legend entries as shown, in order: the curves' names, then (when the
+  /// legend is capped) the summary line "+ N more curves ...".
+  QStringList legendTexts() const;
+  /// How many curves the legend lists before summarising the rest (0: all).
+  int legendCap() const { return legendCap_; }
   /// Hides or shows a series by name, as clicking its legend marker does.
   void setSeriesVisible(const QString& name, bool visible);
   /// Shows `text` in the chart area instead of the chart ("" shows the chart).
@@ -96,8 +108,16 @@ class ChartPanel : public QWidget {
   QHBoxLayout* controls() const { return controls_; }
   /// Clears series and axes, keeping the chart object.
   void clearChart();
-  /// Makes legend markers toggle their series; call after adding series.
+  /// Makes legend markers toggle their series and caps the legend; call after adding series.
   void connectLegend();
+  /// Lists at most as many curves as fit the chart's height (the legend's
+  /// share of the chart is capped, as in exported figures); the others are
+  /// counted in one last entry. Runs again when the chart is resized.
+  void capLegend();
+  /// Leaves `s` out of the legend (e.g. a reference line, or a model line
+  /// whose colour another entry names); call after adding it.
+  void unlist(QAbstractSeries* s);
+  bool eventFilter(QObject* o, QEvent* e) override;
   /// Shows `text` near the cursor.
   static void showTip(const QString& text);
 
@@ -112,6 +132,9 @@ class ChartPanel : public QWidget {
   QLabel* empty_;
   QLabel* note_;
   QString emptyText_;
+  int legendCap_ = 0;
+  QAbstractSeries* legendMore_ = nullptr;   // the summary entry (no points), or null
+  QList<QAbstractSeries*> unlisted_;        // series kept out of the legend
 };
 
 }  // namespace scin::ui

@@ -53,6 +53,8 @@ QAbstractAxis* LatencyChart::makeYAxis(double lo, double hi) const {
 
 QString LatencyChart::valueText(double v) const { return tr("latency %1").arg(timeText(v * 1e3)); }
 
+std::optional<double> LatencyChart::measuredValue(const RowError& row) const { return row.row.measured_us; }
+
 // --- bandwidth ----------------------------------------------------------
 
 BandwidthChart::BandwidthChart(QWidget* parent)
@@ -97,6 +99,18 @@ QAbstractAxis* BandwidthChart::makeYAxis(double lo, double hi) const {
     case LinkBytesRatio: return linearAxis(0, hi, tr("Busiest-link bytes ÷ message size (ratio, ×)"));
   }
   return nullptr;
+}
+
+std::optional<double> BandwidthChart::measuredValue(const RowError& row) const {
+  const MeasuredRow& r = row.row;
+  if (!(r.measured_us > 0)) return std::nullopt;
+  // As the simulated points: algbw = size / time, busbw = algbw x 2(N-1)/N (nccl-tests).
+  const double algbw_GBps = static_cast<double>(r.bytes) / (r.measured_us * 1e3);
+  switch (metric()) {
+    case BusBw: return algbw_GBps * busbw_factor(r.gpus);
+    case AlgBw: return algbw_GBps;
+    default: return std::nullopt;  // measurements do not report link bytes
+  }
 }
 
 QString BandwidthChart::valueText(double v) const {

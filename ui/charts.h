@@ -19,6 +19,7 @@ class LatencyChart : public SizeChart {
   QAbstractAxis* makeYAxis(double lo, double hi) const override;
   QString valueText(double v) const override;
   QString csvColumn() const override { return QStringLiteral("time_us"); }
+  std::optional<double> measuredValue(const RowError& row) const override;
 };
 
 /// Bus bandwidth, algorithm bandwidth, or the real bytes on the busiest link.
@@ -36,6 +37,7 @@ class BandwidthChart : public SizeChart {
   QString valueText(double v) const override;
   QString tickLabel(double v) const override;
   QString csvColumn() const override;
+  std::optional<double> measuredValue(const RowError& row) const override;
 
  private:
   QComboBox* metric_;

@@ -37,7 +37,9 @@
 #include "base/version.h"
 #include "analysis/table.h"
 #include "ui/analysis_view.h"
+#include "analysis/combine.h"
 #include "ui/charts.h"
+#include "ui/charts_measured.h"
 #include "ui/exporter.h"
 #include "ui/fabric_doc.h"
 #include "ui/fabric_editor.h"
@@ -50,6 +52,7 @@
 #include "ui/topology_view.h"
 #include "ui/quant_chart.h"
 #include "ui/timeline_chart.h"
+#include "ui/validation_view.h"
 
 namespace scin::ui {
 
@@ -91,6 +94,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   tabs_->addTab(bandwidth_, tr("Bandwidth"));
   tabs_->addTab(speedup_, tr("Speedup"));
   tabs_->addTab(breakdown_, tr("Breakdown"));
+  // Measured runs of the same fabric: markers on latency and bandwidth, and the Validation tab.
+  measured_ = new MeasuredOverlay(this);
+  latency_->setMeasured(measured_);
+  bandwidth_->setMeasured(measured_);
+  validation_ = new ValidationView(measured_);
+  tabs_->addTab(validation_, tr("Validation"));
+  tabs_->setTabToolTip(tabs_->count() - 1, tr("The model of the stored run shown against measured runs of the same fabric"));
   quant_ = new QuantChart(doc_);
   tabs_->addTab(quant_, tr("Quantisation error"));
   const auto engines = engine_names();
@@ -108,6 +118,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   connect(preview_, &Preview::ready, this, [this](const ResultSet& rs) {
     if (showingPreview_ && !runner_->running()) setShown(rs, QString());
   });
+  connect(preview_, &Preview::progress, this, &MainWindow::onPreviewProgress);
   // An edit switches the charts back to the live preview of the edited experiment.
   auto edited = [this] {
     setModified(true);
@@ -124,6 +135,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
     if (ids.empty()) showPreview();
     else showRuns(ids);
   });
+  connect(runBrowser_, &RunBrowser::resumeRequested, this, [this](std::int64_t id) { resumeRun(id); });
   connect(runBrowser_, &RunBrowser::error, this, [this](const QString& m) { showError(tr("Run browser"), m); });
 
   // Start on the default experiment: the seed's comparison on an 8-GPU H200-class fabric.
@@ -138,6 +150,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
 }
 
 MainWindow::~MainWindow() {
+  preview_->cancel();  // never waits: a preview worker drops its result
   runner_->cancel();
   runner_->wait();
 }
@@ -237,6 +250,22 @@ void MainWindow::buildStatusBar() {
   cancel_->setVisible(false);
   cancel_->setToolTip(tr("Stop the run; the points computed so far stay stored (Esc)"));
   connect(cancel_, &QPushButton::clicked, this, &MainWindow::cancelRun);
+  previewState_ = new QLabel;
+  previewState_->setObjectName(QStringLiteral("previewState"));
+  previewState_->setVisible(false);
+  previewAll_ = new QPushButton(tr("Preview all sizes"));
+  previewAll_->setObjectName(QStringLiteral("previewAll"));
+  previewAll_->setToolTip(tr("Compute the points the preview left out because each would take long"));
+  previewAll_->setVisible(false);
+  connect(previewAll_, &QPushButton::clicked, this, [this] { preview_->computeAll(); });
+  previewStop_ = new QPushButton(tr("Stop preview"));
+  previewStop_->setObjectName(QStringLiteral("previewStop"));
+  previewStop_->setToolTip(tr("Stop computing the preview; the curves so far stay shown"));
+  previewStop_->setVisible(false);
+  connect(previewStop_, &QPushButton::clicked, this, [this] { preview_->cancel(); });
+  statusBar()->addPermanentWidget(previewState_);
+  statusBar()->addPermanentWidget(previewAll_);
+  statusBar()->addPermanentWidget(previewStop_);
   statusBar()->addPermanentWidget(rate_);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_);
@@ -249,10 +278,40 @@ void MainWindow::requestPreview() {
   if (!runner_->running()) showingPreview_ = true;
 }
 
+void MainWindow::onPreviewProgress(const PreviewStatus& st) {
+  // Small previews finish within a frame or two: say nothing. A large one says
+  // how much work it is, how far it got, and what its cap left out.
+  constexpr double kMentionS = 1.0;
+  const bool big = st.estimated_s >= kMentionS || st.points_capped > 0;
+  QString text;
+  if (st.cancelled) {
+    text = tr("Preview stopped at %1 of %2 points").arg(st.points_done).arg(st.points_total);
+  } else if (!st.complete && big) {
+    text = tr("Preview: %1 of %2 points (%3%), up to ~%4 s of work on one core")
+               .arg(st.points_done)
+               .arg(st.points_total)
+               .arg(static_cast<int>(st.fraction * 100))
+               .arg(st.estimated_s, 0, 'f', st.estimated_s < 10 ? 1 : 0);
+  } else if (st.complete && st.points_capped > 0) {
+    text = tr("Preview leaves out %1 slow points: %2").arg(st.points_capped).arg(st.capped_text);
+  }
+  previewState_->setText(text);
+  previewState_->setToolTip(st.capped_text.isEmpty() ? QString()
+                                                     : tr("Each left-out point is estimated by the engine to take "
+                                                          "longer than %1 s; run the sweep or press \"Preview all "
+                                                          "sizes\" to compute them.")
+                                                           .arg(preview_->pointCapSeconds()));
+  previewState_->setVisible(!text.isEmpty());
+  previewAll_->setVisible(st.complete && !st.cancelled && st.points_capped > 0);
+  previewStop_->setVisible(!st.complete && big);
+}
+
 void MainWindow::showPreview() {
   showingPreview_ = true;
   shownPlain_.clear();
   kindNote_.clear();
+  measured_->clear();
+  sweepEditor_->showEditing();
   analysis_->setTable(nullptr);
   analysis_->setMessage(tr("The live preview is not stored: run the sweep (Ctrl+R) or select a stored run in the "
                            "Runs dock to analyse it here."));
@@ -279,7 +338,13 @@ void MainWindow::setShown(const ResultSet& rs, const QString& label) {
              "Edit the fabric on the left; the curves follow.</span>")
               .arg(doc_->config().fabric.gpus);
   showing_->setText(what);
-  if (!redrawTimer_->isActive()) redrawTimer_->start();
+  if (label.isEmpty() && showingPreview_) {
+    // The live preview repaints at once: it is what the user is dragging.
+    redrawTimer_->stop();
+    redrawCharts();
+  } else if (!redrawTimer_->isActive()) {
+    redrawTimer_->start();
+  }
 }
 
 void MainWindow::redrawCharts() {
@@ -378,7 +443,9 @@ bool MainWindow::savePresetDialog() {
 
 bool MainWindow::isRunning() const { return runner_->running(); }
 
-bool MainWindow::ioBusy() const { return ioDepth_ > 0 || loading_ || (runBrowser_ && runBrowser_->busy()); }
+bool MainWindow::ioBusy() const {
+  return ioDepth_ > 0 || loading_ || (runBrowser_ && runBrowser_->busy()) || (measured_ && measured_->busy());
+}
 
 bool MainWindow::startRun(const QString& name) {
   if (runner_->running()) return false;
@@ -408,14 +475,47 @@ bool MainWindow::startRun(const QString& name) {
   lastStatus_.clear();
   runListed_ = false;
   runner_->start(databasePath(), spec, runName);
-  progress_->setRange(0, static_cast<int>(req.point_count(doc_->config())));
+  showRunStarted(req.point_count(doc_->config()));
+  return true;
+}
+
+bool MainWindow::resumeRun(std::int64_t id) {
+  if (runner_->running()) return false;
+  if (!store_ || store_->read_only() || !runBrowser_->canResume(id)) {
+    showError(tr("Resume"), tr("Run #%1 cannot be resumed: only an interrupted or cancelled run in a writable "
+                               "database can.").arg(id));
+    return false;
+  }
+  RunInfo info;
+  try {
+    info = store_->get_run(id);  // one row by primary key
+  } catch (const std::exception& e) {
+    showError(tr("Resume"), QString::fromUtf8(e.what()));
+    return false;
+  }
+  showingPreview_ = false;
+  ResultSet empty;
+  setShown(empty, tr("<b>Resuming</b> run #%1 %2: %3 of %4 points stored; computing the rest")
+                      .arg(id)
+                      .arg(QString::fromStdString(info.name).toHtmlEscaped())
+                      .arg(info.points_stored)
+                      .arg(info.points_total));
+  lastStatus_.clear();
+  runListed_ = false;
+  runner_->resume(databasePath(), id);
+  showRunStarted(static_cast<std::size_t>(info.points_total));
+  progress_->setValue(static_cast<int>(info.points_stored));
+  return true;
+}
+
+void MainWindow::showRunStarted(std::size_t points) {
+  progress_->setRange(0, static_cast<int>(points));
   progress_->setValue(0);
   progress_->setVisible(true);
   cancel_->setVisible(true);
   cancelAction_->setEnabled(true);
   runAction_->setEnabled(false);
   rate_->setText(tr("starting…"));
-  return true;
 }
 
 void MainWindow::cancelRun() {
@@ -465,7 +565,8 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
   struct Loaded {
     std::vector<RunInfo> infos;
     std::vector<std::vector<PointRecord>> points;
-    std::shared_ptr<const analysis::AnalysisTable> table;  // of the first run
+    std::shared_ptr<const analysis::AnalysisTable> table;  // every run of the first one's kind
+    QStringList leftOut;   // runs of another kind than the first
     std::string error;
   };
   const std::filesystem::path path = store_->path();
@@ -509,6 +610,11 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
       statusBar()->showMessage(tr("This run sweeps several axes: the Analysis tab plots any of them on x"), 8000);
     }
     analysis_->setTable(out.table);
+    if (!out.leftOut.isEmpty())
+      statusBar()->showMessage(tr("The Analysis tab plots runs of one kind together; left out: %1").arg(out.leftOut.join(QStringLiteral(", "))), 8000);
+    if (first.kind == PointKind::Collective) measured_->setRun(databasePath(), first.id);
+    else measured_->clear();
+    sweepEditor_->showStoredRun(first, static_cast<int>(out.infos.size()) - 1);
     setShown(rs, tr("<b>Stored run</b> %1%2")
                      .arg(names.value(0), names.size() > 1 ? tr(", overlaid (dashed): %1").arg(names.mid(1).join(QStringLiteral(", ")))
                                                            : QString()));
@@ -521,7 +627,15 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
         out.infos.push_back(s.get_run(id));
         out.points.push_back(s.points(id));
       }
-      out.table = std::make_shared<const analysis::AnalysisTable>(analysis::build_table(out.infos[0], out.points[0]));
+      // Every selected run of the first one's kind, the run as a series field.
+      std::vector<analysis::AnalysisTable> tables;
+      for (std::size_t k = 0; k < out.infos.size(); ++k) {
+        if (out.infos[k].kind == out.infos[0].kind)
+          tables.push_back(analysis::build_table(out.infos[k], out.points[k]));
+        else
+          out.leftOut << QStringLiteral("#%1 (%2)").arg(out.infos[k].id).arg(QString::fromLatin1(to_string(out.infos[k].kind)));
+      }
+      out.table = std::make_shared<const analysis::AnalysisTable>(analysis::combine_tables(tables));
     } catch (const std::exception& e) {
       out.error = e.what();
     }

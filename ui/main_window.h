@@ -27,12 +27,15 @@ class SweepEditor;
 class RunBrowser;
 class RunController;
 class Preview;
+struct PreviewStatus;
 class ChartPanel;
 class LatencyChart;
 class BandwidthChart;
 class SpeedupChart;
 class BreakdownChart;
 class AnalysisView;
+class MeasuredOverlay;
+class ValidationView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -89,6 +92,8 @@ class MainWindow : public QMainWindow {
   QString currentTab() const;
   /// The analysis view over the stored run shown (tab "analysis").
   AnalysisView* analysisView() const { return analysis_; }
+  /// The measured runs matching the stored run shown (overlaid on latency and bandwidth; tab "validation").
+  MeasuredOverlay* measuredOverlay() const { return measured_; }
   /// Writes the report (.html or .pdf) of what is shown; every chart with data
   /// is computed and included, whether or not its tab was opened.
   bool exportReportTo(const QString& path, QString* error);
@@ -102,6 +107,10 @@ class MainWindow : public QMainWindow {
   /// Starts the sweep of the editors into the database. False if one runs.
   bool startRun(const QString& name = {});
   void cancelRun();
+  /// Continues the interrupted or cancelled run `id` in the background (the
+  /// run browser's Resume); progress in the status bar as for a new run.
+  /// False if a run is going, the file is read-only or the run cannot resume.
+  bool resumeRun(std::int64_t id);
   bool isRunning() const;
   /// Status text of the last finished run ("done", "cancelled", "failed").
   QString lastRunStatus() const { return lastStatus_; }
@@ -134,6 +143,7 @@ class MainWindow : public QMainWindow {
   void buildDocks();
   void buildStatusBar();
   void requestPreview();
+  void onPreviewProgress(const PreviewStatus& st);
   void setShown(const ResultSet& rs, const QString& label);
   void redrawCharts();
   void updateTitle();
@@ -161,6 +171,8 @@ class MainWindow : public QMainWindow {
   QString runOffGui(const QString& what, std::function<QString()> work);
   void setIoBusy(bool busy, const QString& what);
   bool openStore(const QString& path, Access access);
+  /// The status-bar state of a run that just started (new or resumed).
+  void showRunStarted(std::size_t points);
   /// Asks (modal) whether to replace the existing file `path`.
   bool askOverwrite(const QString& path);
   /// Fabric > Save as user preset…: asks for a name; true once saved.
@@ -180,12 +192,17 @@ class MainWindow : public QMainWindow {
   SpeedupChart* speedup_ = nullptr;
   BreakdownChart* breakdown_ = nullptr;
   AnalysisView* analysis_ = nullptr;
+  MeasuredOverlay* measured_ = nullptr;
+  ValidationView* validation_ = nullptr;
   ChartPanel* quant_ = nullptr;     // quantisation error (with scin_numerics)
   ChartPanel* timeline_ = nullptr;  // link utilisation (with the packet engine)
   QLabel* showing_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* rate_ = nullptr;
   QPushButton* cancel_ = nullptr;
+  QLabel* previewState_ = nullptr;       // a large or capped preview says so here
+  QPushButton* previewAll_ = nullptr;    // computes the points the preview's cap left out
+  QPushButton* previewStop_ = nullptr;   // stops a long preview
   QMenu* recentMenu_ = nullptr;
   QAction* runAction_ = nullptr;
   QAction* cancelAction_ = nullptr;

@@ -27,6 +27,7 @@
 #include "ui/analysis_view.h"
 #include "ui/exporter.h"
 #include "ui/main_window.h"
+#include "ui/preview.h"
 #include "ui/quant_chart.h"
 #include "ui/run_controller.h"
 #include "ui/sweep_editor.h"
@@ -104,6 +105,9 @@ void MainWindow::closeEvent(QCloseEvent* e) {
       return;
     }
   }
+  // A preview is never waited for: stop it (its worker sees the stop token at
+  // its next poll and drops its result) and close.
+  preview_->cancel();
   if (runner_->running()) {
     // Nothing is lost: the points so far are committed and the run is stored as cancelled.
     runner_->cancel();

@@ -1,40 +1,291 @@
 #include "ui/preview.h"
 
-#include <QDateTime>
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include <QMetaObject>
 #include <QtConcurrent/QtConcurrentRun>
 
-namespace scin::ui {
+#include "base/cancel.h"
+#include "base/error.h"
+#include "engines/simulate.h"
+#include "fabric/params.h"
+#include "schedule/algorithms.h"
+#include "ui/format.h"
 
-Preview::Preview(QObject* parent) : QObject(parent) {
-  timer_.setSingleShot(true);
-  timer_.setInterval(coalesce_ms);
-  connect(&timer_, &QTimer::timeout, this, &Preview::start);
-  connect(&watcher_, &QFutureWatcher<ResultSet>::finished, this, &Preview::finished);
+namespace scin::ui {
+namespace {
+
+std::atomic<int> g_alive{0};
+
+struct AliveGuard {
+  AliveGuard() { ++g_alive; }
+  ~AliveGuard() { --g_alive; }
+  AliveGuard(const AliveGuard&) = delete;
+  AliveGuard& operator=(const AliveGuard&) = delete;
+};
+
+/// Refinement order of `n` sizes: a coarse pass (about 6 sizes spread over
+/// the range, both ends included), then every size in between, ascending.
+std::vector<std::size_t> refinementOrder(std::size_t n, std::size_t* coarse_count) {
+  std::vector<std::size_t> order;
+  std::vector<bool> taken(n, false);
+  const std::size_t stride = std::max<std::size_t>(1, (n + 4) / 6);
+  for (std::size_t i = 0; i < n; i += stride) {
+    order.push_back(i);
+    taken[i] = true;
+  }
+  if (n > 0 && !taken[n - 1]) {
+    order.push_back(n - 1);
+    taken[n - 1] = true;
+  }
+  *coarse_count = order.size();
+  for (std::size_t i = 0; i < n; ++i)
+    if (!taken[i]) order.push_back(i);
+  return order;
 }
 
-Preview::~Preview() { watcher_.waitForFinished(); }
+QString secondsText(double s) {
+  if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 0);
+  if (s < 120) return QStringLiteral("%1 s").arg(s, 0, 'f', s < 10 ? 1 : 0);
+  return QStringLiteral("%1 min").arg(s / 60, 0, 'f', 0);
+}
+
+}  // namespace
+
+void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, double point_cap_s,
+                    std::stop_token stop, double partial_interval_s,
+                    const std::function<void(const ResultSet&, const PreviewStatus&)>& emit) {
+  using Clock = std::chrono::steady_clock;
+  ResultSet rs;
+  rs.title = QStringLiteral("Preview");
+  PreviewStatus st;
+  std::vector<std::uint64_t> sizes;
+  DType dtype = DType::Bf16;
+  std::vector<std::string> names;
+  try {
+    validate(cfg);
+    dtype = parse_dtype(req.dtype);
+    sizes = req.sizes();
+    names = req.effective_algorithms(cfg);
+  } catch (const Error& e) {
+    rs.errors.push_back(e.what());
+    st.complete = true;
+    emit(rs, st);
+    return;
+  }
+  const auto elem = static_cast<std::uint64_t>(dtype_bytes(dtype));
+  sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [elem](std::uint64_t s) { return s % elem != 0; }),
+              sizes.end());
+  RunContext ctx;
+  ctx.stop = stop;
+
+  // The work budget: what each algorithm costs at the largest size (core's
+  // estimate compiles the schedule, no simulation); an algorithm over the cap
+  // there is previewed up to the largest size under it.
+  struct Algo {
+    Algorithm id{};
+    Curve curve;
+    std::size_t limit = 0;     // sizes [0, limit) are previewed
+    double est_max_s = 0;      // estimate at the largest size
+    bool failed = false;
+    std::vector<std::size_t> slot;  // per size index: position in curve.points (npos: not yet)
+  };
+  std::vector<Algo> algos;
+  const std::size_t n = sizes.size();
+  try {
+    for (const auto& name : names) {
+      ctx.check();
+      Algo a;
+      a.curve.algorithm = name;
+      a.curve.label = QString::fromStdString(name);
+      a.limit = n;
+      try {
+        a.id = parse_algorithm(name);
+        if (n > 0) {
+          a.est_max_s = estimate(cfg, a.id, Collective{sizes.back(), dtype}, EngineId::Analytic).seconds;
+          if (!uncapped && a.est_max_s > point_cap_s) {
+            a.limit = n - 1;
+            while (a.limit > 0) {
+              ctx.check();
+              if (estimate(cfg, a.id, Collective{sizes[a.limit - 1], dtype}, EngineId::Analytic).seconds <= point_cap_s)
+                break;
+              --a.limit;
+            }
+          }
+        }
+      } catch (const Error& e) {
+        rs.errors.push_back(name + ": " + e.what());
+        a.failed = true;
+      }
+      st.estimated_s += a.est_max_s * static_cast<double>(n);
+      if (!a.failed) {
+        st.points_total += static_cast<int>(a.limit);
+        if (a.limit < n) {
+          st.points_capped += static_cast<int>(n - a.limit);
+          if (!st.capped_text.isEmpty()) st.capped_text += QStringLiteral("; ");
+          st.capped_text += QStringLiteral("%1 ≥ %2 (~%3 each)")
+                                .arg(QString::fromStdString(name), sizeText(sizes[a.limit]), secondsText(a.est_max_s));
+        }
+      }
+      algos.push_back(std::move(a));
+    }
+  } catch (const Cancelled&) {
+    st.cancelled = true;
+    return;
+  }
+
+  auto snapshot = [&] {
+    ResultSet out;
+    out.title = rs.title;
+    out.errors = rs.errors;
+    for (const Algo& a : algos)
+      if (!a.failed && !a.curve.points.empty()) out.curves.push_back(a.curve);
+    st.fraction = st.points_total > 0 ? static_cast<double>(st.points_done) / st.points_total : 1.0;
+    return out;
+  };
+
+  std::size_t coarse = 0;
+  const std::vector<std::size_t> order = refinementOrder(n, &coarse);
+  auto last_emit = Clock::now();
+  try {
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const std::size_t i = order[k];
+      for (Algo& a : algos) {
+        if (a.failed || i >= a.limit) continue;
+        ctx.check();
+        try {
+          SimResult r = simulate(cfg, a.id, Collective{sizes[i], dtype}, EngineId::Analytic, ctx);
+          auto pos = std::lower_bound(a.curve.points.begin(), a.curve.points.end(), r.bytes,
+                                      [](const SimResult& p, std::uint64_t b) { return p.bytes < b; });
+          a.curve.points.insert(pos, std::move(r));
+        } catch (const Error& e) {
+          rs.errors.push_back(a.curve.algorithm + ": " + e.what());
+          a.failed = true;
+        }
+        ++st.points_done;
+        // Long points: show what is there every partial interval, even in the coarse pass.
+        if (std::chrono::duration<double>(Clock::now() - last_emit).count() >= partial_interval_s &&
+            k + 1 < order.size()) {
+          ResultSet part = snapshot();
+          emit(part, st);
+          last_emit = Clock::now();
+        }
+      }
+      if (k + 1 == coarse && coarse < order.size()) {
+        ResultSet part = snapshot();  // the coarse curves: the first thing the user sees
+        emit(part, st);
+        last_emit = Clock::now();
+      }
+    }
+  } catch (const Cancelled&) {
+    st.cancelled = true;
+    return;
+  }
+  st.complete = true;
+  ResultSet out = snapshot();
+  emit(out, st);
+}
+
+// --- the QObject side -----------------------------------------------------------
+
+struct Preview::Shared {
+  std::mutex mu;
+  Preview* owner = nullptr;  // null once the Preview is gone: results are dropped
+};
+
+Preview::Preview(QObject* parent) : QObject(parent), shared_(std::make_shared<Shared>()) {
+  qRegisterMetaType<scin::ui::PreviewStatus>();
+  shared_->owner = this;
+  timer_.setSingleShot(true);
+  timer_.setInterval(0);  // coalesce what arrives in one turn of the event loop
+  connect(&timer_, &QTimer::timeout, this, &Preview::start);
+}
+
+Preview::~Preview() {
+  cancel();
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  shared_->owner = nullptr;
+}
+
+int Preview::workersAlive() { return g_alive.load(); }
 
 void Preview::request(const Config& cfg, const SweepRequest& req) {
-  pending_ = Job{cfg, req};
-  if (!running_) timer_.start();
+  pending_ = Job{cfg, req, false};
+  since_request_.start();
+  timer_.start();
+}
+
+void Preview::computeAll() {
+  if (!current_) return;
+  Job j = *current_;
+  j.uncapped = true;
+  pending_ = j;
+  since_request_.start();
+  timer_.start();
+}
+
+void Preview::cancel() {
+  timer_.stop();
+  pending_.reset();
+  stop_.request_stop();
+  ++generation_;  // whatever is in flight is dropped
+  if (running_) {
+    running_ = false;
+    status_.cancelled = true;
+    status_.complete = true;
+    Q_EMIT progress(status_);
+  }
 }
 
 void Preview::start() {
-  if (running_ || !pending_) return;
-  Job job = std::move(*pending_);
+  if (!pending_) return;
+  stop_.request_stop();  // the older computation stops at its next poll; its results are dropped
+  stop_ = std::stop_source();
+  const quint64 gen = ++generation_;
+  current_ = std::move(*pending_);
   pending_.reset();
   running_ = true;
-  started_ms_ = QDateTime::currentMSecsSinceEpoch();
-  watcher_.setFuture(QtConcurrent::run([job] { return computeAnalytic(job.cfg, job.req); }));
+  first_seen_ = false;
+  status_ = PreviewStatus{};
+  status_.generation = gen;
+  const Job job = *current_;
+  const double cap = point_cap_s_;
+  std::shared_ptr<Shared> sh = shared_;
+  std::stop_token token = stop_.get_token();
+  // The future is not kept: nobody ever waits for a preview worker.
+  (void)QtConcurrent::run([job, cap, sh, token, gen] {
+    AliveGuard alive;
+    computePreview(job.cfg, job.req, job.uncapped, cap, token, partial_interval_ms / 1e3,
+                   [&](const ResultSet& rs, const PreviewStatus& st0) {
+                     if (token.stop_requested()) return;
+                     PreviewStatus st = st0;
+                     st.generation = gen;
+                     std::lock_guard<std::mutex> lock(sh->mu);
+                     if (!sh->owner) return;
+                     Preview* p = sh->owner;
+                     // Queued to the GUI thread; Qt drops it if the Preview is deleted first.
+                     QMetaObject::invokeMethod(p, [p, gen, rs, st] { p->deliver(gen, rs, st); },
+                                               Qt::QueuedConnection);
+                   });
+  });
 }
 
-void Preview::finished() {
-  running_ = false;
-  last_ms_ = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - started_ms_);
-  // Show it even if the inputs moved on meanwhile (the curves follow a dragged
-  // value), then compute the newest inputs.
-  Q_EMIT ready(watcher_.result());
-  if (pending_) timer_.start(0);
+void Preview::deliver(quint64 gen, const ResultSet& rs, const PreviewStatus& st) {
+  if (gen != generation_) return;  // superseded
+  status_ = st;
+  const double ms = static_cast<double>(since_request_.nsecsElapsed()) / 1e6;
+  if (!first_seen_) {
+    first_seen_ = true;
+    first_ms_ = ms;
+  }
+  if (st.complete) {
+    running_ = false;
+    last_ms_ = ms;
+  }
+  Q_EMIT ready(rs);
+  Q_EMIT progress(status_);
 }
 
 }  // namespace scin::ui

@@ -1,17 +1,49 @@
 // The live preview: recomputes the analytic curves on a worker thread as the
-// user edits. Requests are coalesced by a short single-shot timer; while one
-// computation runs, only the newest pending request is kept and runs next. The GUI thread never computes.
+// user edits, and never blocks the GUI thread.
+//
+//   - Coalescing: edits arriving in the same turn of the event loop become one
+//     request (a 0 ms single-shot timer); the newest request wins.
+//   - Cancellation: a new request stops the running computation through its
+//     RunContext stop token (core's engines poll it) and starts the new one at
+//     once; results of a superseded request are dropped, never shown.
+//   - Progressive refinement: a few coarse sizes of every algorithm first (the
+//     curves' shape), then the sizes in between; partial results are shown as
+//     they come (at most every `partial_interval_ms`).
+//   - Work budget: before computing, core's estimate() (engines/engine.h) says
+//     what each algorithm costs at the largest size; points beyond the per-point
+//     cap are not previewed (the status says which and how long they would take)
+//     until the user asks for them (computeAll()). Progress is reported.
+//   - Shutdown: cancel() / the destructor request a stop and return at once;
+//     they never join a worker. A worker that outlives the Preview finishes
+//     its current engine call (engines stop within their polling interval),
+//     sees the stop, and drops its result.
 #pragma once
 
+#include <atomic>
+#include <memory>
 #include <optional>
+#include <stop_token>
 
-#include <QFutureWatcher>
+#include <QElapsedTimer>
 #include <QObject>
+#include <QString>
 #include <QTimer>
 
 #include "ui/experiment.h"
 
 namespace scin::ui {
+
+/// What a preview computation reports besides its curves.
+struct PreviewStatus {
+  quint64 generation = 0;
+  bool complete = false;          // every stage done (or capped): no more results for this generation
+  bool cancelled = false;         // superseded or stopped before completing
+  double fraction = 0;            // of the estimated work, 0..1
+  double estimated_s = 0;         // the whole preview on one core (core's estimate), uncapped
+  int points_done = 0, points_total = 0;
+  int points_capped = 0;          // points left out because of the cap
+  QString capped_text;            // "nvls ≥ 256 MiB (~40 s each)": what the cap left out
+};
 
 class Preview : public QObject {
   Q_OBJECT
@@ -19,28 +51,72 @@ class Preview : public QObject {
   explicit Preview(QObject* parent = nullptr);
   ~Preview() override;
 
-  /// Schedules a recomputation for (cfg, req); coalesced with other requests
-  /// arriving within `coalesce_ms`.
+  /// Schedules a recomputation for (cfg, req); edits within one turn of the
+  /// event loop coalesce, and a running computation of older inputs is stopped.
   void request(const Config& cfg, const SweepRequest& req);
-  bool busy() const { return running_ || timer_.isActive() || pending_.has_value(); }
-  /// Milliseconds the last computation took.
+  /// Recomputes the current inputs without the per-point cap.
+  void computeAll();
+  /// Stops any running computation and drops the pending request; returns at once.
+  void cancel();
+  /// A request is pending or its computation has not completed.
+  bool busy() const { return timer_.isActive() || pending_.has_value() || running_; }
+  /// Milliseconds from the newest request to its first (coarse) / last result.
+  double firstMs() const { return first_ms_; }
   double lastMs() const { return last_ms_; }
-  static constexpr int coalesce_ms = 40;
+  const PreviewStatus& status() const { return status_; }
+  quint64 generation() const { return generation_; }
+
+  /// Points whose estimate exceeds this many seconds (one core) are left out
+  /// unless computeAll() is asked. Default 0.5 s.
+  void setPointCapSeconds(double s) { point_cap_s_ = s; }
+  double pointCapSeconds() const { return point_cap_s_; }
+  /// Minimum time between partial results shown while refining.
+  static constexpr int partial_interval_ms = 50;
+
+  /// Worker computations still running in this process, including stopped ones
+  /// not yet returned from their engine call (tests: a cancelled worker ends).
+  static int workersAlive();
 
  Q_SIGNALS:
+  /// Curves of the newest request: partial while refining, final when
+  /// status().complete. Never emitted for a superseded request.
   void ready(const scin::ui::ResultSet& results);
+  /// Progress of the newest request (also emitted with each ready()).
+  void progress(const scin::ui::PreviewStatus& status);
 
  private:
+  struct Shared;
   void start();
-  void finished();
+  void deliver(quint64 generation, const ResultSet& rs, const PreviewStatus& st);
 
-  struct Job { Config cfg; SweepRequest req; };
+  struct Job {
+    Config cfg;
+    SweepRequest req;
+    bool uncapped = false;
+  };
   std::optional<Job> pending_;
+  std::optional<Job> current_;    // inputs of the newest computation (computeAll() reruns them)
   QTimer timer_;
-  QFutureWatcher<ResultSet> watcher_;
+  std::shared_ptr<Shared> shared_;
+  std::stop_source stop_;         // of the running computation
   bool running_ = false;
-  double last_ms_ = 0;
-  qint64 started_ms_ = 0;
+  quint64 generation_ = 0;
+  PreviewStatus status_;
+  QElapsedTimer since_request_;
+  double first_ms_ = 0, last_ms_ = 0;
+  bool first_seen_ = false;
+  double point_cap_s_ = 0.5;
 };
 
+/// The computation behind the preview, callable without Qt's event loop
+/// (tests, the benchmark): computes `req` on `cfg` with the analytic engine in
+/// refinement order, calling `emit` with the curves so far after the coarse
+/// stage, at most every `partial_interval_s` while refining, and at the end.
+/// Stops (returns with status.cancelled) once `stop` is requested.
+void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, double point_cap_s,
+                    std::stop_token stop, double partial_interval_s,
+                    const std::function<void(const ResultSet&, const PreviewStatus&)>& emit);
+
 }  // namespace scin::ui
+
+Q_DECLARE_METATYPE(scin::ui::PreviewStatus)

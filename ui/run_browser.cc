@@ -191,6 +191,11 @@ void RunBrowser::populate(const std::vector<RunInfo>& runs) {
     it->setText(kDate, QString::fromStdString(r.started_at).replace(QLatin1Char('T'), QLatin1Char(' ')));
     it->setText(kEngine, QString::fromStdString(r.engine));
     it->setText(kStatus, QString::fromLatin1(to_string(r.status)));
+    it->setData(kStatus, Qt::UserRole, static_cast<int>(r.status));
+    if (r.status == RunStatus::Interrupted || r.status == RunStatus::Cancelled)
+      it->setToolTip(kStatus, tr("%1 of %2 points stored; right-click > Resume computes the rest")
+                                  .arg(r.points_stored)
+                                  .arg(r.points_total));
     it->setText(kPoints, QStringLiteral("%1/%2").arg(r.points_stored).arg(r.points_total));
     QStringList tags;
     for (const auto& t : r.tags) tags << QString::fromStdString(t);
@@ -324,11 +329,26 @@ bool RunBrowser::deleteRuns(const std::vector<std::int64_t>& ids, bool confirm) 
   return true;
 }
 
+bool RunBrowser::canResume(std::int64_t id) const {
+  if (!store_ || store_->read_only()) return false;
+  for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* it = tree_->topLevelItem(i);
+    if (it->data(kId, Qt::UserRole).toLongLong() != id) continue;
+    const auto st = static_cast<RunStatus>(it->data(kStatus, Qt::UserRole).toInt());
+    return st == RunStatus::Interrupted || st == RunStatus::Cancelled;
+  }
+  return false;
+}
+
 void RunBrowser::contextMenu(const QPoint& pos) {
   QTreeWidgetItem* it = tree_->itemAt(pos);
   if (!it || !store_) return;
   std::int64_t id = it->data(kId, Qt::UserRole).toLongLong();
   QMenu menu(this);
+  QAction* resume = menu.addAction(tr("Resume"));
+  resume->setToolTip(tr("Continue this run: compute only the points it lacks (as scin sweep --resume)"));
+  resume->setEnabled(canResume(id));
+  menu.addSeparator();
   QAction* rename = menu.addAction(tr("Rename…"));
   QAction* notes = menu.addAction(tr("Notes…"));
   QAction* tags = menu.addAction(tr("Tags…"));
@@ -336,7 +356,9 @@ void RunBrowser::contextMenu(const QPoint& pos) {
   QAction* del = menu.addAction(tr("Delete selected…"));
   for (QAction* a : {rename, notes, tags, del}) a->setEnabled(!store_->read_only());
   QAction* chosen = menu.exec(tree_->viewport()->mapToGlobal(pos));
-  if (chosen == rename) {
+  if (chosen == resume) {
+    Q_EMIT resumeRequested(id);
+  } else if (chosen == rename) {
     tree_->editItem(it, kName);
   } else if (chosen == notes) {
     bool ok = false;

@@ -1,6 +1,7 @@
 // The run browser dock: every run in the experiment database with its name,
 // date, engine, status, point count and tags. Rename (edit the name in place),
-// annotate, tag, delete (with confirmation); select several to overlay them.
+// annotate, tag, delete (with confirmation); select several to overlay them;
+// Resume an interrupted or cancelled run (the main window runs it).
 //
 // The list is read on a worker thread through a read-only connection of its
 // own (QtConcurrent); a reload superseded by a newer one is dropped. Edits run
@@ -56,6 +57,8 @@ class RunBrowser : public QWidget {
   bool renameRun(std::int64_t id, const QString& name);
   bool annotateRun(std::int64_t id, const QString& notes);
   bool tagRun(std::int64_t id, const QStringList& tags);
+  /// The run can be resumed: listed as interrupted or cancelled, and the file is writable.
+  bool canResume(std::int64_t id) const;
   /// Asks for confirmation unless `confirm` is false.
   bool deleteRuns(const std::vector<std::int64_t>& ids, bool confirm = true);
 
@@ -64,6 +67,8 @@ class RunBrowser : public QWidget {
   /// A store operation failed; the message says why.
   void error(const QString& message);
   void runsChanged();
+  /// The user chose Resume on an interrupted or cancelled run.
+  void resumeRequested(std::int64_t id);
   /// A reload finished and the tree shows the new list.
   void listLoaded();
 

@@ -22,13 +22,31 @@ RunController::~RunController() {
 }
 
 bool RunController::start(const QString& db_path, const SweepSpec& spec, const QString& run_name) {
+  return launch(db_path, run_name, [spec](Store&, SweepOptions&) { return spec; });
+}
+
+bool RunController::resume(const QString& db_path, std::int64_t run_id) {
+  return launch(db_path, {}, [run_id](Store& store, SweepOptions& opts) {
+    const RunInfo old = store.get_run(run_id);
+    if (old.status != RunStatus::Interrupted && old.status != RunStatus::Cancelled)
+      throw Error("run " + std::to_string(run_id) + " is " + to_string(old.status) +
+                  "; only an interrupted or cancelled run can be resumed");
+    opts.resume_run = run_id;
+    opts.run_name = old.name;
+    opts.tags = old.tags;
+    return sweep_spec_from_run(old);  // the recorded presets: no preset file is read
+  });
+}
+
+bool RunController::launch(const QString& db_path, const QString& run_name,
+                           std::function<SweepSpec(Store&, SweepOptions&)> make) {
   if (running_) return false;
   running_ = true;
   shared_ = std::make_shared<Shared>();
   auto sh = shared_;
   std::string path = db_path.toStdString();
   std::string name = run_name.toStdString();
-  watcher_.setFuture(QtConcurrent::run([sh, path, spec, name] {
+  watcher_.setFuture(QtConcurrent::run([sh, path, make = std::move(make), name] {
     SweepOptions opts;
     opts.cancel = &sh->cancel;
     opts.run_name = name;
@@ -50,6 +68,7 @@ bool RunController::start(const QString& db_path, const SweepSpec& spec, const Q
     };
     try {
       Store store = Store::open(path, Access::ReadWrite);
+      const SweepSpec spec = make(store, opts);
       SweepSummary sum = run_sweep(store, spec, opts, sink);
       std::lock_guard<std::mutex> lock(sh->mu);
       sh->run_id = sum.run_id;

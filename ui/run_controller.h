@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -29,6 +30,11 @@ class RunController : public QObject {
   /// Starts `spec` into the database at `db_path` (the worker opens its own
   /// connection). Returns false if a run is already going.
   bool start(const QString& db_path, const SweepSpec& spec, const QString& run_name);
+  /// Continues the interrupted or cancelled run `run_id` of the database at
+  /// `db_path` (core's resume, as `scin sweep --resume F:N`): the spec is the
+  /// run's own, with its recorded presets; only the points it lacks are
+  /// evaluated and appended. Progress and points arrive as for start().
+  bool resume(const QString& db_path, std::int64_t run_id);
   void cancel();
   /// Blocks until the worker is done (tests and shutdown only).
   void wait();
@@ -40,6 +46,10 @@ class RunController : public QObject {
   void finished(qint64 run_id, const QString& status, const QString& error);
 
  private:
+  /// Runs `make(store, opts)` on a worker: it returns the spec to sweep (and
+  /// may set resume_run and run_name).
+  bool launch(const QString& db_path, const QString& run_name,
+              std::function<SweepSpec(Store&, SweepOptions&)> make);
   void drain();
   void onWorkerDone();
 

@@ -6,36 +6,35 @@
 
 #include <QLogValueAxis>
 #include <QPen>
+#include <QScatterSeries>
+
+#include "ui/charts_measured.h"
 
 #include "ui/figure.h"
 #include "ui/format.h"
 
 namespace scin::ui {
 
-QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes) {
+QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes, int step) {
   auto* ax = new QCategoryAxis;
   ax->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
   int lo = static_cast<int>(std::floor(std::log2(static_cast<double>(std::max<std::uint64_t>(1, min_bytes)))));
   int hi = static_cast<int>(std::ceil(std::log2(static_cast<double>(std::max<std::uint64_t>(1, max_bytes)))));
   if (hi <= lo) hi = lo + 1;
-  // Labels on every power of two, or every 2nd/5th one so that each whole
-  // KiB/MiB/GiB (exponents 10, 20, 30) is always labelled.
-  // Wide ranges: every 32× (8 B, 32 B, 1 KiB, 32 KiB, 1 MiB, 32 MiB, 1 GiB).
-  int every = hi - lo > 16 ? 5 : hi - lo > 8 ? 2 : 1;
+  // Labels on both ends and on every power of two between, or every 2nd/5th
+  // one so that each whole KiB/MiB/GiB (exponents 10, 20, 30) is labelled:
+  // 8 B, 1 KiB, 32 KiB, 1 MiB, 32 MiB, 256 MiB on an 8 B - 256 MiB axis.
   ax->setStartValue(lo);
-  for (int e = lo; e <= hi; ++e)
-    if (e % every == 0) ax->append(sizeText(1ull << e), e);
+  for (int e : pow2Exponents(lo, hi, step)) ax->append(sizeText(1ull << e), e);
   ax->setRange(lo, hi);
   ax->setTitleText(QObject::tr("Message size per rank (bytes, log scale)"));
   ax->setGridLineVisible(true);
   // Zoomed: the powers of two inside the range, denser as the range narrows.
-  followRange(ax, [](double lo, double hi) {
+  followRange(ax, [step](double lo, double hi) {
     std::vector<std::pair<QString, double>> out;
     const int e0 = std::max(0, static_cast<int>(std::ceil(lo - 1e-9)));
     const int e1 = std::min(62, static_cast<int>(std::floor(hi + 1e-9)));
-    const int every = e1 - e0 > 16 ? 5 : e1 - e0 > 8 ? 2 : 1;
-    for (int e = e0; e <= e1; ++e)
-      if (e % every == 0) out.emplace_back(sizeText(1ull << e), e);
+    for (int e : pow2Exponents(e0, e1, e1 - e0 > 16 ? step : 0)) out.emplace_back(sizeText(1ull << e), e);
     return out;
   });
   return ax;
@@ -43,6 +42,7 @@ QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes) {
 
 void SizeChart::redraw() {
   clearChart();
+  measuredNames_.clear();
   if (rs_.curves.empty()) return;
   std::uint64_t min_b = std::numeric_limits<std::uint64_t>::max(), max_b = 0;
   double y_lo = std::numeric_limits<double>::max(), y_hi = -std::numeric_limits<double>::max();
@@ -98,6 +98,67 @@ void SizeChart::redraw() {
     });
     chart()->addSeries(s);
   }
+  // Measured points of the same fabric: markers, no lines, in the colour of
+  // their algorithm; one marker shape per measured system.
+  measuredNames_.clear();
+  int outside = 0;
+  const std::uint64_t run_lo = min_b, run_hi = max_b;
+  if (const MeasuredChoice* m = measured_ ? measured_->chosen() : nullptr) {
+    std::map<std::pair<std::string, std::string>, QScatterSeries*> byKey;
+    std::map<std::string, int> systemIndex;
+    for (const RowError& e : m->report.rows) {
+      auto v = measuredValue(e);
+      if (!v || !std::isfinite(*v) || *v <= 0) continue;
+      // Only where the run has points: the overlay compares, it does not extend the chart.
+      if (run_hi > 0 && (e.row.bytes < run_lo || e.row.bytes > run_hi)) {
+        ++outside;
+        continue;
+      }
+      const int si = systemIndex.emplace(e.row.system, static_cast<int>(systemIndex.size())).first->second;
+      QScatterSeries*& s = byKey[{e.row.algorithm, e.row.system}];
+      if (!s) {
+        s = new QScatterSeries;
+        s->setObjectName(QStringLiteral("measured"));
+        s->setName(tr("measured %1 (%2)").arg(QString::fromStdString(e.row.algorithm), QString::fromStdString(e.row.system)));
+        static const QScatterSeries::MarkerShape shapes[] = {QScatterSeries::MarkerShapeCircle,
+                                                             QScatterSeries::MarkerShapeRectangle,
+                                                             QScatterSeries::MarkerShapeTriangle,
+                                                             QScatterSeries::MarkerShapeStar};
+        s->setMarkerShape(shapes[si % 4]);
+        s->setMarkerSize(11);
+        s->setColor(algorithmColor(QString::fromStdString(e.row.algorithm)));
+        s->setBorderColor(QColor(0x20, 0x20, 0x20));
+        connect(s, &QScatterSeries::hovered, this, [this, s, m](const QPointF& p, bool on) {
+          if (!on) return;
+          for (const RowError& r : m->report.rows)
+            if (std::fabs(std::log2(static_cast<double>(r.row.bytes)) - p.x()) < 1e-9 &&
+                s->name().contains(QString::fromStdString(r.row.system))) {
+              showTip(QStringLiteral("<b>%1</b> at %2 (%3 B)<br>%4<br>measured %5%6<br><i>%7</i>")
+                          .arg(s->name(), sizeText(r.row.bytes))
+                          .arg(r.row.bytes)
+                          .arg(valueText(p.y()), timeText(r.row.measured_us * 1e3),
+                               r.modelled ? tr(" · model %1 (%2%3 %)").arg(timeText(r.model_us * 1e3), r.error >= 0 ? QStringLiteral("+") : QString())
+                                                .arg(r.error * 100, 0, 'f', 1)
+                                          : QString(),
+                               QString::fromStdString(r.row.source).toHtmlEscaped()));
+              return;
+            }
+        });
+        chart()->addSeries(s);
+        measuredNames_ << s->name();
+      }
+      s->append(std::log2(static_cast<double>(e.row.bytes)), *v);
+      min_b = std::min(min_b, e.row.bytes);
+      max_b = std::max(max_b, e.row.bytes);
+      y_lo = std::min(y_lo, *v);
+      y_hi = std::max(y_hi, *v);
+    }
+  }
+  if (measured_)
+    setNote(outside > 0 ? tr("%1 measured point(s) outside the run's sizes (%2 – %3) are not drawn.")
+                              .arg(outside)
+                              .arg(sizeText(run_lo), sizeText(run_hi))
+                        : QString());
   if (max_b == 0) return;
   double x_lo = std::log2(static_cast<double>(min_b)), x_hi = std::log2(static_cast<double>(max_b));
   extraSeries(x_lo, x_hi);
@@ -115,11 +176,19 @@ void SizeChart::redraw() {
   connectLegend();
 }
 
+void SizeChart::setMeasured(MeasuredOverlay* overlay) {
+  measured_ = overlay;
+  controls()->insertWidget(controls()->count() - 2, overlay->makeCombo());
+  connect(overlay, &MeasuredOverlay::changed, this, [this] { redraw(); });
+}
+
+QStringList SizeChart::measuredSeriesNames() const { return measuredNames_; }
+
 std::vector<std::pair<double, double>> SizeChart::seriesData(const QString& name) const {
   std::vector<std::pair<double, double>> out;
   for (QAbstractSeries* a : chart()->series())
     if (a->name() == name)
-      if (auto* s = qobject_cast<QLineSeries*>(a))
+      if (auto* s = qobject_cast<QXYSeries*>(a))
         for (const QPointF& p : s->points()) out.emplace_back(std::exp2(p.x()), p.y());
   return out;
 }

@@ -8,13 +8,17 @@
 #include <QCategoryAxis>
 #include <QLineSeries>
 
+#include "calib/fit.h"
 #include "ui/chart_panel.h"
 
 namespace scin::ui {
 
+class MeasuredOverlay;
+
 /// A log2 size axis from `min_bytes` to `max_bytes` with a label on powers of
 /// two (every 2nd or 4th when the range is wide). x values are log2(bytes).
-QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes);
+/// `step` > 0 labels every step-th power of two (and both ends), for narrow charts.
+QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes, int step = 0);
 
 class SizeChart : public ChartPanel {
   Q_OBJECT
@@ -23,6 +27,12 @@ class SizeChart : public ChartPanel {
   QString csv() const override;
   /// The (bytes, value) pairs a series plots, for tests: exactly what the chart holds.
   std::vector<std::pair<double, double>> seriesData(const QString& name) const;
+  /// Overlays the measured points `overlay` picks (markers without lines, one
+  /// series per algorithm and system: "measured ring (HGX H200 ...)") and adds
+  /// its picker to the controls. Not owned.
+  void setMeasured(MeasuredOverlay* overlay);
+  /// Names of the measured series drawn.
+  QStringList measuredSeriesNames() const;
 
  protected:
   void redraw() override;
@@ -38,6 +48,13 @@ class SizeChart : public ChartPanel {
   virtual QString csvColumn() const = 0;
   /// Hook for subclasses that add series after the curves (e.g. a reference line).
   virtual void extraSeries(double /*x_lo*/, double /*x_hi*/) {}
+  /// The y value of a measured row in this chart's metric, or nullopt when
+  /// the metric has no measured counterpart (default).
+  virtual std::optional<double> measuredValue(const RowError& /*row*/) const { return std::nullopt; }
+
+ private:
+  MeasuredOverlay* measured_ = nullptr;
+  QStringList measuredNames_;
 };
 
 }  // namespace scin::ui

@@ -8,14 +8,10 @@
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "schedule/schedule.h"
+#include "sweep/builders.h"
 
 namespace scin::ui {
 namespace {
-
-nlohmann::json paramJson(const Config& cfg, const ParamInfo& p) {
-  ParamValue v = p.get(cfg);
-  return std::visit([](const auto& x) { return nlohmann::json(x); }, v);
-}
 
 QString axisKey(const nlohmann::json& axes) {
   QString key;
@@ -33,53 +29,34 @@ QString axisKey(const nlohmann::json& axes) {
 }  // namespace
 
 SweepSpec toSweepSpec(const Config& cfg, const SweepRequest& req, const std::string& name) {
-  nlohmann::json j;
-  j["name"] = name;
-  j["experiment"] = "gui";
-  j["description"] = req.summary(cfg).toStdString();
-  j["kind"] = "collective";
-  nlohmann::json set = nlohmann::json::object();
-  for (const auto& p : params()) set[p.path] = paramJson(cfg, p);
-  // The preset only names the fabric (base.set overrides every parameter).
-  bool known = false;
+  // Built by core (sweep/builders.h), as every front end's sweep is: the UI
+  // only turns its typed request into axes.
+  if (QString err = req.axisError(); !err.isEmpty()) throw Error(err.toStdString());
+  CollectiveGrid g;
+  g.name = name;
+  g.description = req.summary(cfg).toStdString();
   try {
-    for (const auto& pr : list_presets()) known |= pr.name == cfg.name;
+    for (const auto& pr : list_presets())
+      if (pr.name == cfg.name) g.preset = cfg.name;  // names the fabric; base.set overrides every parameter
   } catch (const Error&) {
   }
-  j["base"] = {{"set", set},
-               {"engine", req.engine},
-               {"collective", {{"dtype", req.dtype}}}};
-  nlohmann::json axes = nlohmann::json::array();
-  if (QString err = req.axisError(); !err.isEmpty()) throw Error(err.toStdString());
-  std::vector<nlohmann::json> group;
-  auto flush = [&] {
-    if (group.size() == 1) axes.push_back(group.front());
-    else if (group.size() > 1) axes.push_back({{"zip", group}});
-    group.clear();
-  };
   for (std::size_t i = 0; i < req.axes.size(); ++i) {
     const ExtraAxis& a = req.axes[i];
-    if (!a.zip || i == 0) flush();
     ParsedAxis pa = parseExtraAxis(a);
-    nlohmann::json ax = {{"path", a.path}};
-    if (pa.is_range) {
-      nlohmann::json r = {{"min", pa.min}, {"max", pa.max}};
-      if (pa.factor > 0) r["factor"] = pa.factor;
-      else if (pa.count > 0) r["count"] = pa.count;
-      else r["step"] = pa.step;
-      ax["range"] = r;
-    } else {
-      ax["values"] = pa.values;
-    }
-    group.push_back(ax);
+    Axis ax;
+    ax.path = a.path;
+    if (pa.is_range) ax.range = AxisRange{pa.min, pa.max, pa.factor, pa.count > 0 || pa.factor > 0 ? 0 : pa.step, pa.count};
+    else ax.values = pa.values;
+    if (a.zip && i > 0) g.axes.back().axes.push_back(std::move(ax));
+    else g.axes.push_back(AxisGroup{{std::move(ax)}});
   }
-  flush();
-  if (known) j["base"]["preset"] = cfg.name;
-  axes.push_back({{"path", "collective.algorithm"}, {"values", req.effective_algorithms(cfg)}});
-  axes.push_back({{"path", "collective.bytes"},
-                  {"range", {{"min", req.min_bytes}, {"max", req.max_bytes}, {"factor", req.factor}}}});
-  j["axes"] = axes;
-  return sweep_spec_from_json(j, "GUI sweep");
+  g.algorithms = req.effective_algorithms(cfg);
+  g.min_bytes = req.min_bytes;
+  g.max_bytes = req.max_bytes;
+  g.factor = req.factor;
+  g.dtype = req.dtype;
+  g.engine = req.engine;
+  return config_sweep(cfg, g);
 }
 
 bool fromSweepSpec(const nlohmann::json& spec_json, Config* cfg, SweepRequest* req) {

@@ -6,19 +6,55 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 
 #include "schedule/algorithms.h"
 #include "fabric/params.h"
 #include "engines/simulate.h"
+#include "analysis/table.h"
 #include "ui/format.h"
+#include "ui/spec_bridge.h"
 
 namespace scin::ui {
 
 SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
-  auto* outer = new QVBoxLayout(this);
-  outer->setContentsMargins(4, 4, 4, 4);
+  auto* top = new QVBoxLayout(this);
+  top->setContentsMargins(4, 4, 4, 4);
+  // A stored run shown: a banner over its (read-only) sweep.
+  banner_ = new QLabel;
+  banner_->setObjectName(QStringLiteral("storedSweep"));
+  banner_->setWordWrap(true);
+  banner_->setTextFormat(Qt::RichText);
+  banner_->setStyleSheet(QStringLiteral("background:#eef4fb; border:1px solid #9db8d9; padding:4px"));
+  banner_->setVisible(false);
+  banner_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  banner_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+  top->addWidget(banner_);
+  editCopy_ = new QPushButton(tr("Edit a copy of this sweep"));
+  editCopy_->setObjectName(QStringLiteral("editStoredSweep"));
+  editCopy_->setToolTip(tr("Put this run's sweep in the editor (an undoable edit) to change and run it again."));
+  editCopy_->setVisible(false);
+  connect(editCopy_, &QPushButton::clicked, this, [this] {
+    const std::optional<SweepRequest> r = storedRequest_;
+    showEditing();
+    if (r) applyRequest(*r);  // an edit: recorded for undo; the charts return to the preview
+  });
+  top->addWidget(editCopy_, 0, Qt::AlignLeft);
+  // The inputs scroll when the window is short (a banner above them must not
+  // make the window taller than the screen).
+  inputs_ = new QWidget;
+  auto* scroll = new QScrollArea;
+  scroll->setObjectName(QStringLiteral("sweepScroll"));
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setWidget(inputs_);
+  top->addWidget(scroll, 1);
+  auto* outer = new QVBoxLayout(inputs_);
+  outer->setContentsMargins(0, 0, 0, 0);
   auto* sizes = new QGroupBox(tr("Message size per rank"));
   auto* sf = new QFormLayout(sizes);
   min_ = new QComboBox;
@@ -103,6 +139,9 @@ SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc
   updateAvailability();
   last_ = request();
   connect(this, &SweepEditor::changed, this, &SweepEditor::recordEdit);
+  // Never narrower than the inputs (they scroll vertically only).
+  if (auto* scroll = findChild<QScrollArea*>(QStringLiteral("sweepScroll")))
+    scroll->setMinimumWidth(inputs_->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
 }
 
 // One sweep edit on the fabric's undo stack: Edit > Undo walks back through
@@ -132,6 +171,11 @@ void SweepEditor::recordEdit() {
 }
 
 void SweepEditor::restore(const SweepRequest& r) {
+  if (stored_) {  // the widgets show a stored run: the editor's own sweep changes underneath
+    editing_ = r;
+    last_ = r;
+    return;
+  }
   applying_ = true;
   applyRequest(r);
   applying_ = false;
@@ -141,6 +185,8 @@ void SweepEditor::restore(const SweepRequest& r) {
 void SweepEditor::setRequest(const SweepRequest& r) { restore(r); }
 
 SweepRequest SweepEditor::request() const {
+  // While a stored run is shown the widgets hold its sweep; the editor's is kept aside.
+  if (stored_) return editing_;
   SweepRequest r;
   r.min_bytes = min_->currentData().toULongLong();
   r.max_bytes = max_->currentData().toULongLong();
@@ -327,7 +373,78 @@ void SweepEditor::updateAxisRow(int i) {
 
 QString SweepEditor::axisError() const { return request().axisError(); }
 
+void SweepEditor::setInputsEnabled(bool on) {
+  for (QWidget* w : inputs_->findChildren<QWidget*>(Qt::FindDirectChildrenOnly))
+    if (w != count_) w->setEnabled(on);
+}
+
+void SweepEditor::showStoredRun(const RunInfo& run, int overlaid) {
+  if (!stored_) editing_ = request();
+  stored_ = true;
+  Config cfg;
+  SweepRequest r;
+  const bool timing = run.kind == PointKind::Collective && fromSweepSpec(run.spec, &cfg, &r);
+  storedRequest_ = timing ? std::optional<SweepRequest>(r) : std::nullopt;
+  QString what = tr("<b>Stored run #%1 %2</b> (%3, read-only)%4")
+                     .arg(run.id)
+                     .arg(QString::fromStdString(run.name).toHtmlEscaped(), QString::fromLatin1(to_string(run.status)),
+                          overlaid > 0 ? tr("; %1 more overlaid").arg(overlaid) : QString());
+  if (timing) {
+    what += tr(": the sweep it ran. Select no run to edit your own.");
+  } else {
+    // Not a sweep the editor can hold (quant, inference, measured): its spec as text.
+    const analysis::RunSummary sum = analysis::summarize_run(run, {});
+    QStringList lines;
+    lines << tr("a %1 run").arg(QString::fromStdString(sum.kind));
+    for (const auto& a : sum.axes) lines << QString::fromStdString(a).toHtmlEscaped();
+    for (const auto& b : sum.base) lines << QString::fromStdString(b).toHtmlEscaped();
+    what += QStringLiteral(":<br>") + lines.join(QStringLiteral("<br>"));
+  }
+  banner_->setText(what);
+  banner_->setVisible(true);
+  editCopy_->setVisible(timing);
+  inputs_->setVisible(timing);
+  inputs_->parentWidget()->parentWidget()->setVisible(timing);  // the scroll area
+  storedCount_ = tr("%1 of %2 points stored (%3 skipped or failed), %4 engine")
+                     .arg(run.points_stored)
+                     .arg(run.points_total)
+                     .arg(run.points_skipped)
+                     .arg(QString::fromStdString(run.engine));
+  if (timing) {
+    QSignalBlocker quiet(this);  // not an edit: no undo step, no preview
+    applying_ = true;
+    applyRequest(r);
+    applying_ = false;
+  }
+  setInputsEnabled(false);
+  updateCount();
+}
+
+void SweepEditor::showEditing() {
+  if (!stored_) return;
+  stored_ = false;
+  storedRequest_.reset();
+  banner_->setVisible(false);
+  editCopy_->setVisible(false);
+  inputs_->setVisible(true);
+  inputs_->parentWidget()->parentWidget()->setVisible(true);
+  setInputsEnabled(true);
+  {
+    QSignalBlocker quiet(this);
+    applying_ = true;
+    applyRequest(editing_);
+    applying_ = false;
+  }
+  last_ = request();
+  updateAvailability();
+}
+
 void SweepEditor::updateCount() {
+  if (stored_) {
+    count_->setStyleSheet(QString());
+    count_->setText(storedCount_);
+    return;
+  }
   SweepRequest r = request();
   const QString err = r.axisError();
   if (!err.isEmpty()) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include <QCheckBox>
@@ -21,6 +22,7 @@
 #include <QWidget>
 
 #include "ui/experiment.h"
+#include "store/store.h"
 #include "ui/fabric_doc.h"
 
 namespace scin::ui {
@@ -30,6 +32,7 @@ class SweepEditor : public QWidget {
  public:
   explicit SweepEditor(FabricDoc* doc, QWidget* parent = nullptr);
 
+  /// The editor's sweep (also while the widgets show a stored run's).
   SweepRequest request() const;
   /// Replaces the request without an undo step (opening a document). Edits
   /// made in the widgets are undo steps on the fabric's stack (one per change).
@@ -51,6 +54,18 @@ class SweepEditor : public QWidget {
   QString axisError() const;
   /// "N points: …" (or why the sweep cannot run).
   QString countText() const { return count_->text(); }
+
+  // --- a stored run shown (the dock shows its sweep, read-only) ----------------
+  /// Shows the sweep of stored run `run` (the primary of those selected;
+  /// `overlaid` more are drawn dashed) in the widgets, read-only, with a
+  /// banner naming it; the editor's own sweep is kept and comes back with
+  /// showEditing(). Emits nothing: the charts keep showing the run.
+  void showStoredRun(const RunInfo& run, int overlaid = 0);
+  /// Back to the editor's own sweep (the live preview).
+  void showEditing();
+  bool showingStored() const { return stored_; }
+  /// The banner over the widgets while a stored run is shown.
+  QString storedText() const { return banner_->text(); }
 
  Q_SIGNALS:
   void changed();
@@ -87,6 +102,15 @@ class SweepEditor : public QWidget {
   QPushButton* addAxis_ = nullptr;
   QLabel* count_ = nullptr;
   std::map<std::string, QCheckBox*> algos_;
+  void setInputsEnabled(bool on);
+
+  QWidget* inputs_ = nullptr;       // every editing widget
+  QLabel* banner_ = nullptr;        // "Stored run #3 … (read-only)"
+  QPushButton* editCopy_ = nullptr;
+  bool stored_ = false;             // a stored run's sweep is shown
+  SweepRequest editing_;            // the editor's own sweep while a stored one is shown
+  std::optional<SweepRequest> storedRequest_;  // the stored run's sweep, when it is a timing sweep
+  QString storedCount_;
   SweepRequest last_;      // the state the newest undo step leads to
   bool applying_ = false;  // changed() comes from setRequest/restore, not an edit
 };

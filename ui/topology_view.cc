@@ -8,6 +8,7 @@
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
+#include <QLinearGradient>
 #include <QPen>
 
 #include "ui/format.h"
@@ -16,7 +17,9 @@ namespace scin::ui {
 namespace {
 
 constexpr int kGroupRole = 0;
-constexpr int kMaxDrawn = 16;   // beyond this, draw the first ones and an ellipsis
+constexpr int kLinkRole = 1;    // index into linkItems_
+constexpr int kMaxItems = 16;   // accelerators drawn one by one up to this; beyond, groups
+constexpr int kMaxPlaneItems = 4;
 
 QGraphicsSimpleTextItem* centredText(QGraphicsScene* s, const QString& t, QPointF c, QFont f = {}) {
   auto* item = s->addSimpleText(t, f);
@@ -31,75 +34,245 @@ void tag(QGraphicsItem* item, const char* group, const QString& tip) {
   item->setFlag(QGraphicsItem::ItemIsSelectable, true);
 }
 
+/// Members per drawn item so that at most `max_items` are drawn: the smallest
+/// divisor of n that does it (72 -> 6, 576 -> 36), else ceil(n / max_items).
+int perItem(int n, int max_items) {
+  if (n <= max_items) return 1;
+  for (int d = 2; d <= n; ++d)
+    if (n % d == 0 && n / d <= max_items) return d;
+  return (n + max_items - 1) / max_items;
+}
+
+QString rangeLabel(const QString& what, int first, int last) {
+  return first == last ? QStringLiteral("%1 %2").arg(what).arg(first)
+                       : QStringLiteral("%1 %2–%3").arg(what).arg(first).arg(last);
+}
+
+QString pct(double u) { return QStringLiteral("%1%").arg(u * 100, 0, 'f', u < 0.1 ? 1 : 0); }
+
 }  // namespace
+
+QColor TopologyView::heatColour(double u) {
+  u = std::clamp(u, 0.0, 1.0);
+  // Light grey (idle) -> amber -> red (always busy): readable on white.
+  const QColor a(0xc8, 0xc8, 0xc8), b(0xf5, 0xa6, 0x23), c(0xc6, 0x28, 0x28);
+  auto mix = [](const QColor& x, const QColor& y, double t) {
+    return QColor::fromRgbF(static_cast<float>(x.redF() + (y.redF() - x.redF()) * t),
+                            static_cast<float>(x.greenF() + (y.greenF() - x.greenF()) * t),
+                            static_cast<float>(x.blueF() + (y.blueF() - x.blueF()) * t));
+  };
+  return u < 0.5 ? mix(a, b, u / 0.5) : mix(b, c, (u - 0.5) / 0.5);
+}
 
 TopologyView::TopologyView(FabricDoc* doc, QWidget* parent) : QGraphicsView(parent), doc_(doc) {
   setScene(new QGraphicsScene(this));
   setRenderHint(QPainter::Antialiasing);
   setMinimumSize(240, 200);
+  setMouseTracking(true);
   connect(doc_, &FabricDoc::changed, this, [this](const QString&) { rebuild(); });
   connect(scene(), &QGraphicsScene::selectionChanged, this, &TopologyView::onSelection);
   rebuild();
+}
+
+bool TopologyView::setLinkLoads(const SimResult& r, const QString& source) {
+  const Config& c = doc_->config();
+  const auto it = r.extra.find("links");
+  if (it == r.extra.end() || !it->is_array() || r.gpus != c.fabric.gpus) return false;
+  const bool mesh = c.fabric.topology == Topology::Mesh;
+  const int n = c.fabric.gpus, p = mesh ? 0 : c.fabric.planes;
+  std::vector<Load> loads(static_cast<std::size_t>(mesh ? n * n : n * p));
+  bool any = false;
+  for (const auto& l : *it) {
+    if (!l.is_object()) continue;
+    const std::string dir = l.value("direction", std::string());
+    const int gpu = l.value("gpu", -1);
+    const double bytes = l.value("payload_bytes", 0.0), util = l.value("utilisation", 0.0);
+    Load* ld = nullptr;
+    bool up = true;
+    if (dir == "direct") {
+      const int peer = l.value("peer", -1);
+      if (!mesh || gpu < 0 || peer < 0 || gpu >= n || peer >= n) return false;
+      ld = &loads[static_cast<std::size_t>(std::min(gpu, peer) * n + std::max(gpu, peer))];
+      up = gpu < peer;
+    } else {
+      const int plane = l.value("plane", -1);
+      if (mesh || gpu < 0 || plane < 0 || gpu >= n || plane >= p) return false;
+      ld = &loads[static_cast<std::size_t>(gpu * p + plane)];
+      up = dir == "egress";
+    }
+    (up ? ld->up_bytes : ld->down_bytes) += bytes;
+    double& u = up ? ld->up_util : ld->down_util;
+    u = std::max(u, util);
+    ld->seen = any = true;
+  }
+  if (!any) return false;
+  loads_ = std::move(loads);
+  loadGpus_ = n;
+  loadPlanes_ = p;
+  loadMesh_ = mesh;
+  loadSource_ = source;
+  rebuild();
+  return true;
+}
+
+void TopologyView::clearLinkLoads() {
+  loads_.clear();
+  loadSource_.clear();
+  rebuild();
+}
+
+QString TopologyView::linkToolTip(int k) const {
+  if (k < 0 || k >= static_cast<int>(linkItems_.size())) return {};
+  return linkItems_[static_cast<std::size_t>(k)]->toolTip();
+}
+
+QColor TopologyView::linkColour(int k) const {
+  if (k < 0 || k >= static_cast<int>(linkItems_.size())) return {};
+  const auto* l = dynamic_cast<const QGraphicsLineItem*>(linkItems_[static_cast<std::size_t>(k)]);
+  return l ? l->pen().color() : QColor();
 }
 
 void TopologyView::rebuild() {
   QGraphicsScene* s = scene();
   QSignalBlocker block(s);
   s->clear();
+  linkItems_.clear();
   accels_ = switches_ = links_ = 0;
   const Config& c = doc_->config();
   const int gpus = c.fabric.gpus;
-  const int drawn = std::min(gpus, kMaxDrawn);
   const bool mesh = c.fabric.topology == Topology::Mesh;
   const int planes = mesh ? 0 : c.fabric.planes;
-  const double radius = 170;
+  // Loads from a fabric of another shape no longer apply.
+  if (!loads_.empty() && (loadGpus_ != gpus || loadPlanes_ != planes || loadMesh_ != mesh)) {
+    loads_.clear();
+    loadSource_.clear();
+  }
+  const bool heat = !loads_.empty();
+  gpusPerItem_ = perItem(gpus, kMaxItems);
+  const int nodes = (gpus + gpusPerItem_ - 1) / gpusPerItem_;
+  planesPerItem_ = planes > 0 ? perItem(planes, kMaxPlaneItems) : 1;
+  const int boxes = planes > 0 ? (planes + planesPerItem_ - 1) / planesPerItem_ : 0;
+  const double radius = nodes > 12 ? 200 : 170;
   QFont small;
   small.setPointSizeF(small.pointSizeF() * 0.85);
+  auto gpuFirst = [&](int i) { return i * gpusPerItem_; };
+  auto gpuLast = [&](int i) { return std::min(gpus, (i + 1) * gpusPerItem_) - 1; };
+  auto planeFirst = [&](int b) { return b * planesPerItem_; };
+  auto planeLast = [&](int b) { return std::min(planes, (b + 1) * planesPerItem_) - 1; };
 
-  QString linkTip = tr("Link: %1 per direction, %2 one way, efficiency %3%4")
-                        .arg(bandwidthText(c.links.bandwidth_GBps), timeText(c.links.latency_ns))
-                        .arg(c.links.efficiency)
-                        .arg(planes > 1 ? tr(", split over %1 planes").arg(planes) : QString());
+  const QString perLink = tr("%1 per direction, %2 one way, efficiency %3")
+                              .arg(bandwidthText(planes > 1 ? c.links.bandwidth_GBps / planes : c.links.bandwidth_GBps),
+                                   timeText(c.links.latency_ns))
+                              .arg(c.links.efficiency);
   std::vector<QPointF> pos;
-  for (int i = 0; i < drawn; ++i) {
-    double a = 2 * std::numbers::pi * i / drawn - std::numbers::pi / 2;
+  for (int i = 0; i < nodes; ++i) {
+    double a = 2 * std::numbers::pi * i / nodes - std::numbers::pi / 2;
     pos.emplace_back(radius * std::cos(a), radius * std::sin(a));
   }
-  // Switch planes in the middle, stacked.
   std::vector<QRectF> sw;
-  for (int p = 0; p < planes && p < 4; ++p) {
+  for (int b = 0; b < boxes; ++b) {
     double w = 130, h = 56;
-    double y = -h / 2 + (p - (std::min(planes, 4) - 1) / 2.0) * (h + 10);
+    double y = -h / 2 + (b - (boxes - 1) / 2.0) * (h + 10);
     sw.emplace_back(-w / 2, y, w, h);
   }
+
+  // One drawn line: `count` physical link pairs; its load is the busiest member's.
+  auto addLink = [&](QPointF a, QPointF b, int count, const QString& what, const std::vector<const Load*>& members) {
+    const double width = count == 1 ? (mesh ? 1.0 : 2.0) : std::min(7.0, 1.5 + 1.2 * std::log2(count));
+    QString tip = count == 1 ? tr("Link %1: %2").arg(what, perLink)
+                             : tr("Bundle of %1 links, %2: each %3").arg(count).arg(what, perLink);
+    QColor colour = mesh && count == 1 ? QColor(0x88, 0x88, 0x88) : QColor(0x55, 0x55, 0x55);
+    if (heat) {
+      Load sum;
+      double up_max = 0, down_max = 0, up_mean = 0, down_mean = 0;
+      for (const Load* l : members) {
+        sum.up_bytes += l->up_bytes;
+        sum.down_bytes += l->down_bytes;
+        up_max = std::max(up_max, l->up_util);
+        down_max = std::max(down_max, l->down_util);
+        up_mean += l->up_util;
+        down_mean += l->down_util;
+      }
+      const double m = static_cast<double>(std::max<std::size_t>(1, members.size()));
+      colour = heatColour(std::max(up_max, down_max));
+      const QString up = mesh ? tr("lower → higher rank") : tr("accelerator → switch");
+      const QString down = mesh ? tr("higher → lower rank") : tr("switch → accelerator");
+      tip += tr("\nLast packet run (%1):").arg(loadSource_);
+      if (count == 1) {
+        tip += tr("\n  %1: %2, busy %3\n  %4: %5, busy %6")
+                   .arg(up, sizeText(static_cast<std::uint64_t>(sum.up_bytes)), pct(up_max))
+                   .arg(down, sizeText(static_cast<std::uint64_t>(sum.down_bytes)), pct(down_max));
+      } else {
+        tip += tr("\n  %1: %2 in all, busy %3 on average, %4 at most\n  %5: %6 in all, busy %7 on average, %8 at most")
+                   .arg(up, sizeText(static_cast<std::uint64_t>(sum.up_bytes)), pct(up_mean / m), pct(up_max))
+                   .arg(down, sizeText(static_cast<std::uint64_t>(sum.down_bytes)), pct(down_mean / m), pct(down_max));
+      }
+    }
+    QPen pen(colour, heat ? std::max(width, 2.5) : width);
+    pen.setCapStyle(Qt::RoundCap);
+    auto* l = s->addLine(QLineF(a, b), pen);
+    tag(l, "links", tip);
+    l->setData(kLinkRole, static_cast<int>(linkItems_.size()));
+    l->setAcceptHoverEvents(true);
+    linkItems_.push_back(l);
+    ++links_;
+    return l;
+  };
+  auto loadAt = [&](int i, int j) -> const Load* {
+    if (!heat) return nullptr;
+    return &loads_[static_cast<std::size_t>(mesh ? std::min(i, j) * gpus + std::max(i, j) : i * planes + j)];
+  };
   // Links first, so nodes sit on top.
-  QPen linkPen(QColor(0x55, 0x55, 0x55), 2);
   if (mesh) {
-    for (int i = 0; i < drawn; ++i)
-      for (int j = i + 1; j < drawn; ++j) {
-        auto* l = s->addLine(QLineF(pos[i], pos[j]), QPen(QColor(0x88, 0x88, 0x88), 1));
-        tag(l, "links", linkTip);
-        ++links_;
+    for (int i = 0; i < nodes; ++i)
+      for (int j = i + 1; j < nodes; ++j) {
+        std::vector<const Load*> members;
+        int count = 0;
+        for (int a = gpuFirst(i); a <= gpuLast(i); ++a)
+          for (int b = gpuFirst(j); b <= gpuLast(j); ++b) {
+            ++count;
+            if (heat) members.push_back(loadAt(a, b));
+          }
+        addLink(pos[i], pos[j], count,
+                rangeLabel(tr("GPU"), gpuFirst(i), gpuLast(i)) + QStringLiteral(" ↔ ") +
+                    rangeLabel(tr("GPU"), gpuFirst(j), gpuLast(j)),
+                members);
       }
   } else {
-    for (int i = 0; i < drawn; ++i)
-      for (const QRectF& r : sw) {
-        auto* l = s->addLine(QLineF(pos[i], r.center()), linkPen);
-        tag(l, "links", linkTip);
-        ++links_;
+    for (int i = 0; i < nodes; ++i)
+      for (int b = 0; b < boxes; ++b) {
+        std::vector<const Load*> members;
+        int count = 0;
+        for (int g = gpuFirst(i); g <= gpuLast(i); ++g)
+          for (int p = planeFirst(b); p <= planeLast(b); ++p) {
+            ++count;
+            if (heat) members.push_back(loadAt(g, p));
+          }
+        addLink(pos[i], sw[static_cast<std::size_t>(b)].center(), count,
+                rangeLabel(tr("GPU"), gpuFirst(i), gpuLast(i)) + QStringLiteral(" ↔ ") +
+                    rangeLabel(tr("plane"), planeFirst(b), planeLast(b)),
+                members);
       }
   }
-  // Switch planes with capability badges.
-  for (std::size_t p = 0; p < sw.size(); ++p) {
-    auto* r = s->addRect(sw[p], QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
-    tag(r, "switch", tr("Switch plane %1: %2 port-to-port%3")
-                         .arg(p)
+  // Switch planes (or groups of planes) with capability badges.
+  for (int b = 0; b < boxes; ++b) {
+    const QRectF& box = sw[static_cast<std::size_t>(b)];
+    const int count = planeLast(b) - planeFirst(b) + 1;
+    auto* r = s->addRect(box, QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
+    if (count > 1) {  // a stack of planes: a second outline behind suggests it
+      auto* back = s->addRect(box.translated(4, -4), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xd5, 0xdd, 0xea)));
+      back->setZValue(r->zValue() - 1);
+    }
+    tag(r, "switch", tr("%1: %2 port-to-port%3, %4 ports each")
+                         .arg(count == 1 ? tr("Switch plane %1").arg(b)
+                                         : tr("%1 switch planes (%2)").arg(count).arg(rangeLabel(tr("planes"), planeFirst(b), planeLast(b))))
                          .arg(timeText(c.sw.latency_ns))
-                         .arg(c.sw.multicast ? tr(", multicast") : QString()));
+                         .arg(c.sw.multicast ? tr(", multicast") : QString())
+                         .arg(gpus));
     ++switches_;
-    QString name = planes > 4 && p == 3 ? tr("… %1 planes").arg(planes) : tr("Switch %1").arg(p);
-    centredText(s, name, sw[p].center() - QPointF(0, 12));
-    // Badges: NVLS, ISA, INQ.
+    QString name = count == 1 ? tr("Switch %1").arg(planeFirst(b))
+                              : tr("Planes %1–%2 (×%3)").arg(planeFirst(b)).arg(planeLast(b)).arg(count);
+    centredText(s, name, box.center() - QPointF(0, 12));
     struct Badge { const char* text; bool on; const char* group; QString tip; };
     Badge badges[] = {
         {"NVLS", c.sw.nvls.enabled, "switch.nvls", tr("NVLink SHARP: multimem ld_reduce / st in the switch")},
@@ -110,40 +283,76 @@ void TopologyView::rebuild() {
         {"INQ", c.sw.isa.enabled && c.sw.isa.inq, "switch.isa",
          tr("In-network quantisation: block INT8, %1 values per scale").arg(c.quant.block_elems)},
     };
-    double x = sw[p].left() + 8;
-    for (const Badge& b : badges) {
-      QRectF br(x, sw[p].bottom() - 22, 36, 16);
-      auto* bi = s->addRect(br, QPen(b.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0xaa, 0xaa, 0xaa)),
-                            QBrush(b.on ? QColor(0xc8, 0xe6, 0xc9) : QColor(0xf2, 0xf2, 0xf2)));
-      tag(bi, b.group, b.tip + (b.on ? QString() : tr(" (off)")));
-      auto* t = centredText(s, QString::fromLatin1(b.text), br.center(), small);
-      t->setBrush(b.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0x99, 0x99, 0x99));
+    double x = box.left() + 8;
+    for (const Badge& bd : badges) {
+      QRectF br(x, box.bottom() - 22, 36, 16);
+      auto* bi = s->addRect(br, QPen(bd.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0xaa, 0xaa, 0xaa)),
+                            QBrush(bd.on ? QColor(0xc8, 0xe6, 0xc9) : QColor(0xf2, 0xf2, 0xf2)));
+      tag(bi, bd.group, bd.tip + (bd.on ? QString() : tr(" (off)")));
+      auto* t = centredText(s, QString::fromLatin1(bd.text), br.center(), small);
+      t->setBrush(bd.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0x99, 0x99, 0x99));
       x += 40;
     }
   }
-  // Accelerators.
-  QString accTip = tr("%1: HBM %2, launch %3")
-                       .arg(QString::fromStdString(c.accelerator.name),
-                            bandwidthText(c.accelerator.hbm_bandwidth_GBps),
-                            timeText(c.accelerator.launch_overhead_ns));
-  for (int i = 0; i < drawn; ++i) {
-    QRectF r(pos[i].x() - 30, pos[i].y() - 18, 60, 36);
+  // Accelerators (or groups of them).
+  const QString accTip = tr("%1: HBM %2, launch %3")
+                             .arg(QString::fromStdString(c.accelerator.name),
+                                  bandwidthText(c.accelerator.hbm_bandwidth_GBps),
+                                  timeText(c.accelerator.launch_overhead_ns));
+  for (int i = 0; i < nodes; ++i) {
+    const int count = gpuLast(i) - gpuFirst(i) + 1;
+    QRectF r(pos[i].x() - 32, pos[i].y() - 18, 64, 36);
+    if (count > 1) {
+      auto* back = s->addRect(r.translated(3, -3), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xf3, 0xe0, 0xb5)));
+      back->setZValue(1);
+    }
     auto* a = s->addRect(r, QPen(Qt::black, 1.2), QBrush(QColor(0xfd, 0xf1, 0xd6)));
-    tag(a, "accelerator", accTip);
+    a->setZValue(2);
+    QString tip = count == 1 ? tr("GPU %1 — %2").arg(gpuFirst(i)).arg(accTip)
+                             : tr("%1 accelerators (GPU %2–%3) — each %4").arg(count).arg(gpuFirst(i)).arg(gpuLast(i)).arg(accTip);
+    if (mesh && count > 1) tip += tr("\n%1 links inside the group (not drawn)").arg(count * (count - 1) / 2);
+    tag(a, "accelerator", tip);
     ++accels_;
-    bool last = gpus > drawn && i == drawn - 1;
-    centredText(s, last ? tr("… %1").arg(gpus - 1) : tr("GPU %1").arg(i), r.center() - QPointF(0, 6));
-    centredText(s, QString::fromStdString(c.accelerator.name), r.center() + QPointF(0, 8), small);
+    auto* t1 = centredText(s, count == 1 ? tr("GPU %1").arg(gpuFirst(i))
+                                         : tr("GPU %1–%2").arg(gpuFirst(i)).arg(gpuLast(i)),
+                           r.center() - QPointF(0, 7));
+    auto* t2 = centredText(s, count == 1 ? QString::fromStdString(c.accelerator.name) : tr("×%1").arg(count),
+                           r.center() + QPointF(0, 8), small);
+    t1->setZValue(3);
+    t2->setZValue(3);
   }
-  // Caption: what the picture shows, in words.
-  QString caption = mesh ? tr("%1 accelerators, full mesh (no switch), %2 per accelerator per direction")
+  // Caption: what the picture shows, in words and counts.
+  const long long physical = mesh ? static_cast<long long>(gpus) * (gpus - 1) / 2
+                                  : static_cast<long long>(gpus) * planes;
+  QString caption = mesh ? tr("%1 accelerators, full mesh (no switch): %2 links, %3 per accelerator per direction")
                                .arg(gpus)
+                               .arg(physical)
                                .arg(bandwidthText(c.links.bandwidth_GBps))
-                         : tr("%1 accelerators × %2 switch plane(s), %3 per accelerator per direction")
+                         : tr("%1 accelerators × %2 switch plane(s): %3 links, %4 per accelerator per direction")
                                .arg(gpus)
                                .arg(planes)
+                               .arg(physical)
                                .arg(bandwidthText(c.links.bandwidth_GBps));
-  centredText(s, caption, QPointF(0, radius + 40));
+  QString grouping;
+  if (gpusPerItem_ > 1) grouping += tr("%1 groups of %2 accelerators").arg(nodes).arg(gpusPerItem_);
+  if (planesPerItem_ > 1)
+    grouping += (grouping.isEmpty() ? QString() : tr(", ")) + tr("%1 groups of %2 planes").arg(boxes).arg(planesPerItem_);
+  if (!grouping.isEmpty())
+    grouping = tr("Drawn as %1; each line is a bundle (width grows with its link count; hover for counts)").arg(grouping);
+  double y = radius + 40;
+  centredText(s, caption, QPointF(0, y));
+  if (!grouping.isEmpty()) centredText(s, grouping, QPointF(0, y += 18), small);
+  if (heat) {
+    // The heat map's key: idle ... always busy.
+    y += 24;
+    const double w = 160;
+    QLinearGradient g(-w / 2, 0, w / 2, 0);
+    for (double t : {0.0, 0.5, 1.0}) g.setColorAt(t, heatColour(t));
+    s->addRect(QRectF(-w / 2, y - 6, w, 12), QPen(Qt::NoPen), QBrush(g));
+    centredText(s, tr("idle"), QPointF(-w / 2 - 22, y), small);
+    centredText(s, tr("busy 100%"), QPointF(w / 2 + 34, y), small);
+    centredText(s, tr("Link load, busiest link of each line: packet run %1").arg(loadSource_), QPointF(0, y + 16), small);
+  }
   s->setSceneRect(s->itemsBoundingRect().adjusted(-10, -10, 10, 10));
   fitInView(s->sceneRect(), Qt::KeepAspectRatio);
 }

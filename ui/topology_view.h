@@ -1,10 +1,22 @@
 // The topology view: accelerators, switch planes (with their NVLS / ISA / INQ
 // capabilities) and links, redrawn whenever the fabric changes. Clicking an
 // item emits the parameter group it belongs to, which the fabric editor shows.
+//
+// At scale it stays legible: beyond 16 accelerators they are drawn as groups
+// (72 GPUs: 12 groups of 6; 576: 16 groups of 36), beyond 4 planes the planes
+// as groups, and the links between two drawn items as one bundle whose width
+// grows with its link count; labels and tooltips give the counts.
+//
+// After a packet-engine run (setLinkLoads) every link or bundle is coloured by
+// its load (heat map: the busiest member's fraction of time busy), and
+// hovering one shows its bytes and utilisation in both directions.
 #pragma once
+
+#include <vector>
 
 #include <QGraphicsView>
 
+#include "model/result.h"
 #include "ui/fabric_doc.h"
 
 namespace scin::ui {
@@ -18,6 +30,24 @@ class TopologyView : public QGraphicsView {
   int acceleratorItems() const { return accels_; }
   int switchItems() const { return switches_; }
   int linkItems() const { return links_; }
+  /// Accelerators per drawn accelerator item (1: one item per GPU) and planes per switch item.
+  int gpusPerItem() const { return gpusPerItem_; }
+  int planesPerItem() const { return planesPerItem_; }
+
+  /// Colours links by the per-link statistics of a packet-engine result
+  /// (SimResult.extra "links": bytes and utilisation per direction) and puts
+  /// them in the hover text. `source` says which run ("scin, 1 MiB").
+  /// Ignored (and false) if the result has no link statistics or was computed
+  /// on a fabric of another shape.
+  bool setLinkLoads(const SimResult& r, const QString& source);
+  void clearLinkLoads();
+  bool hasLinkLoads() const { return !loads_.empty(); }
+
+  /// What hovering link item `k` (0..linkItems()-1) shows, and its colour.
+  QString linkToolTip(int k) const;
+  QColor linkColour(int k) const;
+  /// Heat-map colour of a utilisation in [0, 1].
+  static QColor heatColour(double utilisation);
 
  Q_SIGNALS:
   /// A parameter group ("accelerator", "links", "switch", "switch.isa") was selected.
@@ -30,8 +60,21 @@ class TopologyView : public QGraphicsView {
   void rebuild();
   void onSelection();
 
+  /// Load of one physical link pair (both directions).
+  struct Load {
+    double up_bytes = 0, down_bytes = 0;  // accelerator -> switch (or lower -> higher rank) / back
+    double up_util = 0, down_util = 0;
+    bool seen = false;
+  };
   FabricDoc* doc_;
   int accels_ = 0, switches_ = 0, links_ = 0;
+  int gpusPerItem_ = 1, planesPerItem_ = 1;
+  std::vector<QGraphicsItem*> linkItems_;
+  // Star: gpus x planes (index gpu * planes + plane); mesh: gpus x gpus (lower index first).
+  std::vector<Load> loads_;
+  int loadGpus_ = 0, loadPlanes_ = 0;
+  bool loadMesh_ = false;
+  QString loadSource_;
 };
 
 }  // namespace scin::ui

@@ -188,7 +188,8 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
           keep = v.text;
           break;
         }
-      std::erase_if(rows, [&](std::size_t r) { return t.rows[r].axes[a].text != keep; });
+      // A row without the axis ("–": another run of a combined table) is not held by it.
+      std::erase_if(rows, [&](std::size_t r) { return t.rows[r].axes[a].text != keep && t.rows[r].axes[a].text != "–"; });
       p.notes.push_back(fmt::format("{} held at {} (add it to the series to compare)", t.axes[a].key, keep));
     }
   }

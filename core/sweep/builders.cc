@@ -57,6 +57,25 @@ SweepSpec quant_sweep(const FabricChoice& fabric, const std::vector<std::string>
   return sweep_spec_from_json(j, "scin quant");
 }
 
+SweepSpec config_sweep(const Config& cfg, const CollectiveGrid& g) {
+  SweepSpec s;
+  s.name = g.name;
+  s.experiment = "gui";
+  s.description = g.description;
+  s.kind = PointKind::Collective;
+  s.base.preset = g.preset;
+  const json params = config_parameters_json(cfg);
+  for (auto it = params.begin(); it != params.end(); ++it) s.base.set.emplace_back(it.key(), it.value().at("value"));
+  s.base.engine = g.engine;
+  s.base.dtype = g.dtype;
+  s.axes = g.axes;
+  s.axes.push_back(AxisGroup{{Axis{"collective.algorithm", {g.algorithms.begin(), g.algorithms.end()}, {}}}});
+  s.axes.push_back(AxisGroup{{Axis{"collective.bytes", {}, AxisRange{g.min_bytes, g.max_bytes,
+                                                                      static_cast<double>(g.factor), 0, 0}}}});
+  // Through the canonical JSON: the same checks as any spec file (paths, ranges, zips).
+  return sweep_spec_from_json(to_json(s), "GUI sweep");
+}
+
 std::vector<ResolvedPoint> resolve_points(const SweepSpec& spec) {
   auto c = sweep_detail::compile(spec, false);
   std::vector<ResolvedPoint> out;

@@ -37,6 +37,23 @@ SweepSpec inference_sweep(const FabricChoice& fabric, const InferenceGrid& grid,
 SweepSpec quant_sweep(const FabricChoice& fabric, const std::vector<std::string>& algorithms,
                       std::uint64_t bytes_per_rank, const std::string& dtype, const nlohmann::json& input);
 
+/// The GUI's sweep: one resolved fabric (every registry parameter recorded in
+/// base.set; `preset` only names it, empty if it is no shipped preset), the
+/// user's extra axes (first slowest; groups of several axes are zipped), then
+/// collective.algorithm, then collective.bytes as the geometric range
+/// min_bytes..max_bytes x factor (fastest).
+struct CollectiveGrid {
+  std::string name = "sweep";
+  std::string description;
+  std::string preset;                   // names the fabric; base.set overrides every parameter
+  std::vector<AxisGroup> axes;          // extra axes over registry parameters
+  std::vector<std::string> algorithms;
+  std::uint64_t min_bytes = 8, max_bytes = 1ull << 30, factor = 2;
+  std::string dtype = "bf16";
+  std::string engine = "analytic";
+};
+SweepSpec config_sweep(const Config& cfg, const CollectiveGrid& grid);
+
 /// Every point of a spec resolved (presets loaded once), in index order.
 std::vector<ResolvedPoint> resolve_points(const SweepSpec& spec);
 

@@ -10,9 +10,11 @@
 
 #include <sqlite3.h>
 
+#include "analysis/combine.h"
 #include "analysis/plot.h"
 #include "analysis/table.h"
 #include "base/csv.h"
+#include "base/error.h"
 #include "fabric/preset.h"
 #include "store/store_test_util.h"
 #include "sweep/sweep.h"
@@ -123,6 +125,57 @@ TEST_F(AnalysisTest, WavesOnXFacetByRegulationMatchesStoredPoints) {
         if (k > 0) { EXPECT_LT(s.points[k - 1].x, s.points[k].x); }
       }
     }
+}
+
+// Several runs in one table: the run is an axis, a column one run lacks reads
+// "–", every value is the stored point of its own run, and a plot splits series
+// by run (the legend names it).
+TEST_F(AnalysisTest, CombinedRunsKeepEveryRowAndNameTheRun) {
+  const nlohmann::json j = {
+      {"name", "plain"},
+      {"kind", "collective"},
+      {"base", {{"preset", "hgx-h200-8"}, {"collective", {{"dtype", "bf16"}}}}},
+      {"axes",
+       {{{"path", "collective.algorithm"}, {"values", {"ring", "scin"}}},
+        {{"path", "collective.bytes"}, {"range", {{"min", "1K"}, {"max", "1M"}, {"factor", 4}}}}}}};
+  Store store = Store::open(*dir_ / "a.scindb", Access::ReadWrite);
+  SweepOptions opts;
+  opts.threads = 1;
+  const SweepSummary sum = run_sweep(store, sweep_spec_from_json(j), opts, {});
+  ASSERT_EQ(sum.status, RunStatus::Done);
+  const Stored plain{store.get_run(sum.run_id), store.points(sum.run_id)};
+  const AnalysisTable a = build_table(waves_->run, waves_->points), b = build_table(plain.run, plain.points);
+  const AnalysisTable t = combine_tables({a, b});
+  ASSERT_EQ(t.rows.size(), a.rows.size() + b.rows.size());
+  ASSERT_EQ(t.axes.at(0).key, "collective.algorithm");
+  ASSERT_EQ(t.axes.at(1).key, kRunAxis);
+  const int run = t.axis_index(kRunAxis), waves = t.axis_index("switch.isa.waves"), time = t.metric_index("time_us");
+  ASSERT_GE(waves, 0);
+  ASSERT_GE(time, 0);
+  const std::string name_a = "#" + std::to_string(a.run.id) + " " + a.run.name;
+  const std::string name_b = "#" + std::to_string(b.run.id) + " " + b.run.name;
+  EXPECT_EQ(t.distinct(run).size(), 2u);
+  EXPECT_FALSE(t.axes[static_cast<std::size_t>(waves)].numeric);  // "–" in the plain run's rows
+  for (const Row& r : t.rows) {
+    const bool from_a = r.axes[static_cast<std::size_t>(run)].text == name_a;
+    ASSERT_TRUE(from_a || r.axes[static_cast<std::size_t>(run)].text == name_b);
+    const Stored& s = from_a ? *waves_ : plain;
+    EXPECT_EQ(r.metrics[static_cast<std::size_t>(time)], s.points.at(r.point_index).time_us);
+    if (!from_a) EXPECT_EQ(r.axes[static_cast<std::size_t>(waves)].text, "–");
+  }
+  EXPECT_NE(t.run.name.find(name_b), std::string::npos);
+  // Latency vs size, split by algorithm and run (the waves run held at one waves / regulation value).
+  PlotQuery q;
+  q.series = {"collective.algorithm", kRunAxis};
+  q.filters["collective.algorithm"] = {"scin"};
+  const PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  ASSERT_EQ(p.legend().size(), 2u);
+  std::set<std::string> labels;
+  for (const Series* s : p.legend()) labels.insert(s->label);
+  EXPECT_TRUE(labels.count("run=" + name_b)) << *labels.begin();
+  // Runs of different kinds do not combine.
+  EXPECT_THROW(combine_tables({a, build_table(quant_->run, quant_->points)}), Error);
 }
 
 TEST_F(AnalysisTest, LegendNamesOnlyDifferingValues) {

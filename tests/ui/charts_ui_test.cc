@@ -1,0 +1,449 @@
+// The timing charts as a user sees them, offscreen: size axes labelled over
+// their whole range, legends that fit (capped, the rest counted), measured
+// points overlaid on a simulated run of the same fabric with the values core
+// validates, the Validation tab, several selected runs in the Analysis tab,
+// and the Sweep dock showing the stored run's sweep.
+#include <cmath>
+#include <memory>
+
+#include <QCategoryAxis>
+#include <QComboBox>
+#include <QFontMetricsF>
+#include <QLegend>
+#include <QLogValueAxis>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QXYSeries>
+#include <QtTest>
+
+#include "analysis/combine.h"
+#include "base/error.h"
+#include "calib/fit.h"
+#include "fabric/preset.h"
+#include "model/result.h"
+#include "store/store.h"
+#include "sweep/sweep.h"
+#include "ui/analysis_view.h"
+#include "ui/chart_panel.h"
+#include "ui/charts.h"
+#include "ui/charts_measured.h"
+#include "ui/main_window.h"
+#include "ui/preview.h"
+#include "ui/run_browser.h"
+#include "ui/size_chart.h"
+#include "ui/sweep_editor.h"
+#include "ui/validation_view.h"
+
+using namespace scin;
+using namespace scin::ui;
+
+namespace {
+
+void settle(MainWindow& w) {
+  QTRY_VERIFY_WITH_TIMEOUT(!w.preview()->busy() && !w.ioBusy() && !w.analysisView()->busy(), 30000);
+  QTest::qWait(80);
+}
+
+// A timing sweep of `algorithms` over 1 KiB..`max_bytes` (x4) on hgx-h200-8, stored.
+std::int64_t storeSweep(Store& store, const std::string& name, const std::vector<std::string>& algorithms,
+                        const std::string& max_bytes = "4M") {
+  nlohmann::json j = {{"name", name},
+                      {"kind", "collective"},
+                      {"base", {{"preset", "hgx-h200-8"}, {"engine", "analytic"}, {"collective", {{"dtype", "bf16"}}}}},
+                      {"axes",
+                       {{{"path", "collective.algorithm"}, {"values", algorithms}},
+                        {{"path", "collective.bytes"}, {"range", {{"min", "1K"}, {"max", max_bytes}, {"factor", 4}}}}}}};
+  SweepOptions o;
+  o.threads = 1;
+  SweepSummary s = run_sweep(store, sweep_spec_from_json(j), o, {});
+  return s.status == RunStatus::Done ? s.run_id : -1;
+}
+
+struct Measured {
+  std::string system, algorithm;
+  int gpus;
+  std::uint64_t bytes;
+  double us;
+};
+
+// A measured run as `scin import` stores it.
+std::int64_t storeMeasured(Store& store, const std::string& name, const std::vector<Measured>& rows) {
+  RunStart st;
+  st.experiment = "measured";
+  st.name = name;
+  st.kind = PointKind::Measured;
+  st.engine = "measured";
+  st.spec = {{"kind", "measured"}, {"file", name}, {"format", "csv"}, {"rows", rows.size()}};
+  st.points_total = rows.size();
+  const std::int64_t id = store.begin_run(st);
+  std::vector<PointRecord> pts;
+  for (const Measured& m : rows) {
+    PointRecord p;
+    p.index = pts.size();
+    p.kind = PointKind::Measured;
+    p.algorithm = m.algorithm;
+    p.dtype = "bf16";
+    p.bytes = m.bytes;
+    p.gpus = m.gpus;
+    p.system = m.system;
+    p.measured_us = m.us;
+    p.source = name + ":" + std::to_string(pts.size() + 2);
+    pts.push_back(p);
+  }
+  store.append_points(id, pts);
+  store.finish_run(id, RunStatus::Done);
+  return id;
+}
+
+// (x, y) of the series `name` of `chart`.
+std::vector<QPointF> points(QChart* chart, const QString& name) {
+  for (QAbstractSeries* s : chart->series())
+    if (s->name() == name)
+      if (auto* xy = qobject_cast<QXYSeries*>(s)) {
+        const QList<QPointF> p = xy->points();
+        return {p.begin(), p.end()};
+      }
+  return {};
+}
+
+MeasuredRow row(const Measured& m) {
+  MeasuredRow r;
+  r.system = m.system;
+  r.gpus = m.gpus;
+  r.algorithm = m.algorithm;
+  r.bytes = m.bytes;
+  r.measured_us = m.us;
+  r.dtype = "bf16";
+  return r;
+}
+
+// A result set of n curves over 8 B .. 256 MiB with made-up times.
+ResultSet manyCurves(int n) {
+  ResultSet rs;
+  for (int k = 0; k < n; ++k) {
+    Curve c;
+    c.algorithm = k % 2 ? "ring" : "scin";
+    c.label = QStringLiteral("%1 links.bandwidth_GBps=%2").arg(QString::fromStdString(c.algorithm)).arg(100 + 50 * k);
+    c.group = QString::number(k);
+    for (int e = 3; e <= 28; e += 5) {
+      SimResult r;
+      r.bytes = 1ull << e;
+      r.time_ns = 1000.0 * (k + 1) + r.bytes / 100.0;
+      r.algbw_GBps = r.bytes / r.time_ns;
+      r.busbw_GBps = r.algbw_GBps * 1.75;
+      c.points.push_back(r);
+    }
+    rs.curves.push_back(c);
+  }
+  return rs;
+}
+
+}  // namespace
+
+class ChartsUiTest : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  QString db_;
+  std::int64_t simRun_ = 0, otherSim_ = 0, b200Run_ = 0, measuredRun_ = 0, measured2_ = 0;
+  std::vector<Measured> h200_;
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("scin-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("scin-explorer-charts-test"));
+    QSettings().clear();
+    QVERIFY(dir_.isValid());
+    db_ = dir_.filePath(QStringLiteral("charts.scindb"));
+    Store store = Store::open(db_.toStdString(), Access::Create);
+    simRun_ = storeSweep(store, "h200 ring nvls", {"ring", "nvls"});
+    otherSim_ = storeSweep(store, "h200 scin", {"scin"}, "16M");
+    QVERIFY(simRun_ > 0 && otherSim_ > 0);
+    // Rows of the same fabric (8 GPUs, a system naming H200) and rows that must not match.
+    h200_ = {{"HGX H200 (test bench)", "ring", 8, 1024, 31.5},
+             {"HGX H200 (test bench)", "ring", 8, 65536, 40.25},
+             {"HGX H200 (test bench)", "ring", 8, 4u << 20, 95.0},
+             {"HGX H200 (test bench)", "nvls", 8, 4u << 20, 60.0}};
+    std::vector<Measured> rows = h200_;
+    rows.push_back({"HGX H200 (test bench)", "ring", 4, 65536, 30.0});   // 4 GPUs: another fabric
+    rows.push_back({"HGX B200 (test bench)", "ring", 8, 65536, 20.0});   // another accelerator
+    measuredRun_ = storeMeasured(store, "h200.csv", rows);
+    measured2_ = storeMeasured(store, "h200-second.csv", {{"H200 lab", "ring", 8, 1u << 20, 50.0}});
+    storeMeasured(store, "b200.csv", {{"HGX B200 (test bench)", "ring", 8, 65536, 20.0}});
+  }
+
+  void sizeAxisLabelsCoverTheWholeRange() {
+    // Both ends always labelled, whole KiB / MiB / GiB between.
+    QCOMPARE(pow2Exponents(3, 28), (std::vector<int>{3, 10, 15, 20, 25, 28}));
+    QCOMPARE(pow2Exponents(3, 30), (std::vector<int>{3, 10, 15, 20, 25, 30}));
+    QCOMPARE(pow2Exponents(10, 14), (std::vector<int>{10, 11, 12, 13, 14}));
+    std::unique_ptr<QCategoryAxis> ax(makeSizeAxis(8, 256ull << 20));
+    const QStringList labels = ax->categoriesLabels();
+    QCOMPARE(labels.front(), QStringLiteral("8 B"));
+    QCOMPARE(labels.back(), QStringLiteral("256 MiB"));
+    QCOMPARE(ax->endValue(labels.back()), 28.0);
+    QVERIFY(labels.contains(QStringLiteral("1 KiB")) && labels.contains(QStringLiteral("1 MiB")));
+    std::unique_ptr<QCategoryAxis> full(makeSizeAxis(8, 1ull << 30));
+    QCOMPARE(full->categoriesLabels().back(), QStringLiteral("1 GiB"));
+
+    // The chart: the x labels run from the smallest to the largest size shown.
+    LatencyChart lat;
+    lat.resize(1000, 600);
+    lat.show();
+    lat.setResults(manyCurves(2));
+    QTest::qWait(50);
+    auto* x = qobject_cast<QCategoryAxis*>(lat.chart()->axes(Qt::Horizontal).value(0));
+    QVERIFY(x);
+    QCOMPARE(x->min(), 3.0);
+    QCOMPARE(x->max(), 28.0);
+    QCOMPARE(x->categoriesLabels().back(), QStringLiteral("256 MiB"));
+    QCOMPARE(x->endValue(x->categoriesLabels().back()), 28.0);
+    QCOMPARE(x->categoriesLabels().front(), QStringLiteral("8 B"));
+  }
+
+  void base2LogAxisLabelsItsTop() {
+    QChart chart;
+    auto* log = new QLogValueAxis;
+    log->setBase(2);
+    log->setRange(std::exp2(3), std::exp2(27));
+    QCategoryAxis* cat = addLogAxis(&chart, log, Qt::AlignLeft);
+    const QStringList l = cat->categoriesLabels();
+    QVERIFY(!l.isEmpty());
+    QCOMPARE(cat->endValue(l.back()), std::log10(std::exp2(27)));
+    QCOMPARE(cat->endValue(l.front()), std::log10(std::exp2(3)));
+  }
+
+  void legendOfManyCurvesIsCappedAndCounted() {
+    LatencyChart lat;
+    lat.resize(1000, 460);
+    lat.show();
+    lat.setResults(manyCurves(40));
+    QTest::qWait(50);
+    QCOMPARE(lat.seriesNames().size(), 40);         // every curve is drawn
+    const int cap = lat.legendCap();
+    QVERIFY2(cap > 3 && cap < 40, qPrintable(QString::number(cap)));
+    const QStringList shown = lat.legendTexts();
+    QCOMPARE(shown.size(), cap + 1);
+    QCOMPARE(shown.front(), lat.seriesNames().front());
+    QVERIFY2(shown.back().startsWith(QStringLiteral("+ %1 more curves").arg(40 - cap)), qPrintable(shown.back()));
+    // The entries fit the legend's box (a row is a text line plus ~9 px).
+    const QRectF legend = lat.chart()->legend()->geometry();
+    const double row = QFontMetricsF(lat.chart()->legend()->font()).height() + 9;
+    QVERIFY2(shown.size() * row <= legend.height(), qPrintable(QStringLiteral("%1 x %2 > %3").arg(shown.size()).arg(row).arg(legend.height())));
+    // A taller chart lists more; few curves are all listed.
+    lat.resize(1000, 800);
+    QTest::qWait(50);
+    QVERIFY(lat.legendCap() > cap);
+    lat.setResults(manyCurves(5));
+    QCOMPARE(lat.legendCap(), 0);
+    QCOMPARE(lat.legendTexts().size(), 5);
+    // Hiding a listed series strikes it out; the cap still holds after a toggle.
+    lat.setResults(manyCurves(40));
+    QTest::qWait(20);
+    const QString last = lat.seriesNames().back();
+    lat.setSeriesVisible(last, false);
+    lat.setSeriesVisible(last, true);
+    QCOMPARE(lat.legendTexts().size(), lat.legendCap() + 1);
+  }
+
+  void measuredPointsOverlayTheSimulatedRun() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    w.runBrowser()->selectRun(simRun_);
+    settle(w);
+    MeasuredOverlay* m = w.measuredOverlay();
+    QCOMPARE(m->match().run_id, simRun_);
+    QCOMPARE(m->match().gpus, 8);
+    // Two measured runs match (same GPU count, system names H200); b200.csv does not.
+    QCOMPARE(m->match().choices.size(), std::size_t(2));
+    QCOMPARE(m->match().choices[0].run_id, measuredRun_);
+    QCOMPARE(m->current(), 0);
+    auto* lat = qobject_cast<LatencyChart*>(w.chart(QStringLiteral("latency")));
+    auto* bw = qobject_cast<BandwidthChart*>(w.chart(QStringLiteral("bandwidth")));
+    const QString ring = QStringLiteral("measured ring (HGX H200 (test bench))");
+    const QString nvls = QStringLiteral("measured nvls (HGX H200 (test bench))");
+    QCOMPARE(lat->measuredSeriesNames(), (QStringList{ring, nvls}));  // in row order
+    QVERIFY(lat->seriesNames().contains(QStringLiteral("ring")));  // the run's own curves stay
+    QVERIFY(lat->legendTexts().contains(ring) && lat->legendTexts().contains(nvls));
+    // Exactly the measured points of that fabric: 3 ring rows (not the 4-GPU nor the B200 one).
+    const auto pts = lat->seriesData(ring);
+    QCOMPARE(pts.size(), std::size_t(3));
+    for (std::size_t i = 0; i < 3; ++i) {
+      QCOMPARE(pts[i].first, static_cast<double>(h200_[i].bytes));
+      QCOMPARE(pts[i].second, h200_[i].us);
+    }
+    // Markers without lines.
+    for (QAbstractSeries* s : lat->chart()->series())
+      if (s->name() == ring) QCOMPARE(s->type(), QAbstractSeries::SeriesTypeScatter);
+    // Bandwidth: busbw of the measured time, as nccl-tests reports it.
+    bw->setMetric(BandwidthChart::BusBw);
+    const auto bus = bw->seriesData(ring);
+    QCOMPARE(bus.size(), std::size_t(3));
+    QCOMPARE(bus[2].second, static_cast<double>(h200_[2].bytes) / (h200_[2].us * 1e3) * busbw_factor(8));
+    bw->setMetric(BandwidthChart::LinkBytes);
+    QVERIFY(bw->measuredSeriesNames().isEmpty());  // no measured counterpart
+    bw->setMetric(BandwidthChart::BusBw);
+
+    // The pick: the second run, or none.
+    auto* combo = lat->findChild<QComboBox*>(QStringLiteral("measuredCombo"));
+    QVERIFY(combo && !combo->isHidden());
+    QCOMPARE(combo->count(), 3);
+    m->setCurrent(1);
+    QCOMPARE(lat->measuredSeriesNames(), QStringList{QStringLiteral("measured ring (H200 lab)")});
+    QCOMPARE(bw->measuredSeriesNames(), QStringList{QStringLiteral("measured ring (H200 lab)")});
+    QCOMPARE(combo->currentIndex(), 2);
+    combo->activated(0);
+    QVERIFY(lat->measuredSeriesNames().isEmpty());
+    m->setCurrent(0);
+
+    // The live preview has no overlay.
+    w.runBrowser()->tree()->clearSelection();
+    settle(w);
+    QCOMPARE(m->match().run_id, std::int64_t(0));
+    QVERIFY(lat->measuredSeriesNames().isEmpty());
+    QVERIFY(combo->isHidden());
+  }
+
+  void validationTabShowsCoreNumbers() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    QVERIFY(w.showTab(QStringLiteral("validation")));
+    auto* v = qobject_cast<ValidationView*>(w.chart(QStringLiteral("validation")));
+    QVERIFY(v);
+    QVERIFY(!v->emptyText().isEmpty());  // the preview: nothing to validate, and it says so
+    w.runBrowser()->selectRun(simRun_);
+    settle(w);
+    QVERIFY2(v->emptyText().isEmpty(), qPrintable(v->emptyText()));
+    QVERIFY(v->hasData());
+    // What core's validation says for these rows on the run's configuration.
+    std::vector<MeasuredRow> rows;
+    for (const Measured& r : h200_) rows.push_back(row(r));
+    const ValidationReport rep = validate_rows(load_preset("hgx-h200-8"), rows);
+    QCOMPARE(rep.overall.rows, 4);
+    // Model vs measured: the model line and the measured markers per algorithm.
+    QVERIFY(v->seriesNames().contains(QStringLiteral("model ring")));
+    const auto meas = points(v->chart(), QStringLiteral("measured ring"));
+    QCOMPARE(meas.size(), std::size_t(3));
+    const auto model = points(v->chart(), QStringLiteral("model ring"));
+    QCOMPARE(model.size(), std::size_t(3));
+    for (std::size_t i = 0; i < 3; ++i) {
+      QCOMPARE(std::exp2(model[i].x()), static_cast<double>(h200_[i].bytes));
+      QCOMPARE(model[i].y(), rep.rows[i].model_us);
+      QCOMPARE(meas[i].y(), h200_[i].us);
+    }
+    // Error vs size: (model / measured - 1) in %.
+    QVERIFY(v->errorSeriesNames().contains(QStringLiteral("ring error")));
+    for (QAbstractSeries* s : v->errorChart()->series())
+      if (s->name() == QStringLiteral("ring error")) {
+        auto* xy = qobject_cast<QXYSeries*>(s);
+        QCOMPARE(xy->count(), 3);
+        for (int i = 0; i < 3; ++i) QCOMPARE(xy->at(i).y(), rep.rows[static_cast<std::size_t>(i)].error * 100);
+      }
+    // The table: per regime, per algorithm and overall, with core's MAPE.
+    QTableWidget* t = v->statsTable();
+    QVERIFY(t->isVisible());
+    int overall = -1, small = -1;
+    for (int r = 0; r < t->rowCount(); ++r) {
+      if (t->verticalHeaderItem(r)->text() == QStringLiteral("overall")) overall = r;
+      if (t->verticalHeaderItem(r)->text() == QStringLiteral("≤ 64 KiB")) small = r;
+    }
+    QVERIFY(overall >= 0 && small >= 0);
+    QCOMPARE(t->item(overall, 0)->text(), QStringLiteral("4"));
+    QCOMPARE(t->item(overall, 1)->text(), QString::number(rep.overall.mape_pct, 'f', 1));
+    QCOMPARE(t->item(small, 0)->text(), QString::number(rep.by_regime.at("small").rows));
+    QCOMPARE(t->item(small, 1)->text(), QString::number(rep.by_regime.at("small").mape_pct, 'f', 1));
+    // The CSV holds every modelled row.
+    QCOMPARE(v->csv().count(QLatin1Char('\n')), 1 + 4);
+  }
+
+  void analysisPlotsEverySelectedRun() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    w.showRuns({simRun_, otherSim_});
+    settle(w);
+    AnalysisView* av = w.analysisView();
+    QVERIFY(av->table());
+    QCOMPARE(av->table()->run.id, simRun_);
+    QVERIFY(av->table()->axis_index(analysis::kRunAxis) >= 0);
+    Store s = Store::open(db_.toStdString(), Access::ReadOnly);
+    QCOMPARE(av->table()->rows.size(), s.points(simRun_).size() + s.points(otherSim_).size());
+    QTRY_VERIFY(!av->busy() && av->plot());
+    // Series of both runs; the legend names the run where it differs.
+    const QStringList legend = av->legendTexts();
+    QCOMPARE(av->query().x, std::string("collective.bytes"));
+    const QString a = QStringLiteral("#%1").arg(simRun_), b = QStringLiteral("#%1").arg(otherSim_);
+    QVERIFY2(legend.filter(a).size() == 2 && legend.filter(b).size() == 1, qPrintable(legend.join(QLatin1Char('|'))));
+    std::set<std::string> runs;
+    for (const auto* series : av->plot()->legend())
+      for (const auto& [k, v] : series->fields)
+        if (k == analysis::kRunAxis) runs.insert(v);
+    QCOMPARE(runs.size(), std::size_t(2));
+    // A series carries its run's stored values: the scin curve equals run #otherSim_'s points.
+    for (const auto* series : av->plot()->legend())
+      if (series->algorithm == "scin") {
+        const auto pts = s.points(otherSim_);
+        QCOMPARE(series->points.size(), pts.size());
+        for (std::size_t i = 0; i < pts.size(); ++i) QCOMPARE(series->points[i].y, pts[i].time_us);
+      }
+  }
+
+  void combiningRunsOfAnotherKindIsAnError() {
+    Store s = Store::open(db_.toStdString(), Access::ReadOnly);
+    const RunInfo sim = s.get_run(simRun_), meas = s.get_run(measuredRun_);
+    const auto a = analysis::build_table(sim, s.points(simRun_));
+    const auto b = analysis::build_table(meas, s.points(measuredRun_));
+    QVERIFY_THROWS_EXCEPTION(scin::Error, analysis::combine_tables({a, b}));
+    // One table comes back unchanged (no run axis).
+    QCOMPARE(analysis::combine_tables({a}).axes.size(), a.axes.size());
+  }
+
+  void sweepDockShowsTheStoredRunsSweep() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    SweepEditor* ed = w.sweepEditor();
+    SweepRequest mine;
+    mine.min_bytes = 64;
+    mine.max_bytes = 1 << 20;
+    mine.factor = 2;
+    mine.algorithms = {"scin"};
+    ed->setRequest(mine);
+    settle(w);
+    w.runBrowser()->selectRun(otherSim_);
+    settle(w);
+    QVERIFY(ed->showingStored());
+    QVERIFY2(ed->storedText().contains(QStringLiteral("#%1").arg(otherSim_)), qPrintable(ed->storedText()));
+    // The widgets hold the run's sweep (1 KiB .. 16 MiB, scin), read-only.
+    auto* from = ed->findChildren<QComboBox*>().value(0);
+    QVERIFY(from);
+    QCOMPARE(from->currentData().toULongLong(), 1024ull);
+    QVERIFY(!from->isEnabled());
+    QVERIFY(ed->algorithmBox("scin")->isChecked());
+    QVERIFY(!ed->algorithmBox("ring")->isChecked());
+    // Not an edit: the editor's own sweep is unchanged and comes back with the preview.
+    QCOMPARE(ed->request(), mine);
+    w.runBrowser()->tree()->clearSelection();
+    settle(w);
+    QVERIFY(!ed->showingStored());
+    QCOMPARE(ed->request(), mine);
+    QCOMPARE(from->currentData().toULongLong(), 64ull);
+    QVERIFY(from->isEnabled());
+  }
+};
+
+QTEST_MAIN(ChartsUiTest)
+#include "charts_ui_test.moc"

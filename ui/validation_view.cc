@@ -1,0 +1,288 @@
+#include "ui/validation_view.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include <QHeaderView>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QScatterSeries>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QHBoxLayout>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <fmt/format.h>
+
+#include "base/csv.h"
+#include "ui/charts_measured.h"
+#include "ui/figure.h"
+#include "ui/format.h"
+#include "ui/size_chart.h"
+
+namespace scin::ui {
+namespace {
+
+QString regimeText(const std::string& r) {
+  if (r == "small") return QObject::tr("≤ 64 KiB");
+  if (r == "mid") return QObject::tr("64 KiB – 64 MiB");
+  if (r == "large") return QObject::tr("≥ 64 MiB");
+  return QString::fromStdString(r);
+}
+
+// The modelled rows of a report, by algorithm (sorted by size within each).
+std::map<std::string, std::vector<const RowError*>> byAlgorithm(const ValidationReport& rep) {
+  std::map<std::string, std::vector<const RowError*>> out;
+  for (const RowError& e : rep.rows)
+    if (e.modelled && e.row.measured_us > 0) out[e.row.algorithm].push_back(&e);
+  for (auto& [a, v] : out)
+    std::stable_sort(v.begin(), v.end(), [](const RowError* x, const RowError* y) { return x->row.bytes < y->row.bytes; });
+  return out;
+}
+
+QScatterSeries* markers(const QString& name, const QColor& c, QScatterSeries::MarkerShape shape) {
+  auto* s = new QScatterSeries;
+  s->setName(name);
+  s->setMarkerShape(shape);
+  s->setMarkerSize(10);
+  s->setColor(c);
+  s->setBorderColor(QColor(0x20, 0x20, 0x20));
+  return s;
+}
+
+}  // namespace
+
+ValidationView::ValidationView(MeasuredOverlay* overlay, QWidget* parent)
+    : ChartPanel(QStringLiteral("validation"), tr("Model vs measured"), parent), overlay_(overlay) {
+  controls()->insertWidget(0, overlay_->makeCombo());
+  model_ = new QLabel;
+  model_->setObjectName(QStringLiteral("validationModel"));
+  model_->setStyleSheet(QStringLiteral("color:#555"));
+
+  errorChart_ = new QChart;
+  errorChart_->setTitle(tr("Model error vs message size"));
+  errorChart_->legend()->setAlignment(Qt::AlignBottom);
+  errorChart_->setAnimationOptions(QChart::NoAnimation);
+  errorView_ = new QChartView(errorChart_);
+  errorView_->setRenderHint(QPainter::Antialiasing);
+  errorView_->setRubberBand(QChartView::RectangleRubberBand);
+  chart()->legend()->setAlignment(Qt::AlignBottom);
+  stats_ = new QTableWidget;
+  stats_->setObjectName(QStringLiteral("validationStats"));
+  stats_->setColumnCount(4);
+  stats_->setHorizontalHeaderLabels({tr("rows"), tr("MAPE %"), tr("bias %"), tr("max |error| %")});
+  stats_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  stats_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  stats_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  stats_->setToolTip(tr("MAPE: mean |model ÷ measured − 1|; bias: its signed mean (negative: the model is too fast). "
+                        "The same numbers as scin validate."));
+  // The two charts side by side, the table under them.
+  auto* lay = static_cast<QVBoxLayout*>(layout());
+  QWidget* stack = view()->parentWidget();
+  while (stack && stack->parentWidget() != this) stack = stack->parentWidget();
+  const int at = lay->indexOf(stack);
+  lay->removeWidget(stack);
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(stack);
+  split->addWidget(errorView_);
+  lay->insertWidget(at, split, 1);
+  stats_->setMaximumHeight(190);
+  stats_->setMinimumHeight(60);  // scrolls in a short window
+  stats_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+  auto* below = new QHBoxLayout;
+  below->addWidget(stats_);
+  how_ = new QLabel(tr("error = model ÷ measured − 1 (negative: the model is too fast); MAPE = mean |error|; "
+                            "bias = mean error. Rows are the measured run's rows of the same GPU count whose system "
+                            "names the run's accelerator or preset; the same numbers as <tt>scin validate</tt> on them. "
+                            "Measured points are also drawn on the Latency and Bandwidth tabs."));
+  how_->setWordWrap(true);
+  how_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  how_->setStyleSheet(QStringLiteral("color:#555"));
+  auto* words = new QVBoxLayout;
+  words->addWidget(model_);
+  words->addWidget(how_, 1);
+  below->addLayout(words, 1);
+  lay->addLayout(below);
+  connect(overlay_, &MeasuredOverlay::changed, this, [this] { redraw(); });
+  redraw();
+}
+
+QStringList ValidationView::errorSeriesNames() const {
+  QStringList out;
+  for (QAbstractSeries* s : errorChart_->series()) out << s->name();
+  return out;
+}
+
+bool ValidationView::hasData() const { return emptyText().isEmpty() && overlay_->chosen() != nullptr; }
+
+void ValidationView::redraw() {
+  clearChart();
+  errorChart_->removeAllSeries();
+  for (QAbstractAxis* a : errorChart_->axes()) {
+    errorChart_->removeAxis(a);
+    delete a;
+  }
+  stats_->setRowCount(0);
+  const MeasuredMatch& m = overlay_->match();
+  const MeasuredChoice* c = overlay_->chosen();
+  QString model = m.run_id > 0 && !m.fabric.isEmpty()
+                      ? tr("model: run #%1's base configuration, %2, analytic engine").arg(m.run_id).arg(m.fabric)
+                      : QString();
+  if (c && !c->offsets.empty()) {
+    QStringList o;
+    for (const auto& [sys, us] : c->offsets) o << tr("%1 µs for %2").arg(us, 0, 'f', 1).arg(QString::fromStdString(sys));
+    model += tr(", plus the preset's recorded harness offsets (%1)").arg(o.join(QStringLiteral("; ")));
+  }
+  model_->setText(model);
+  model_->setWordWrap(true);
+  QString why;
+  if (m.run_id == 0)
+    why = tr("Select a stored simulated run in the Runs dock: its model is compared with measured runs of the "
+             "same fabric (import nccl-tests logs or CSV with scin import LOG --db FILE).");
+  else if (!m.error.isEmpty())
+    why = tr("No comparison: %1").arg(m.error);
+  else if (m.choices.empty())
+    why = tr("No measured run in this database matches %1: import measurements of that system with "
+             "scin import LOG --db FILE (rows of %2 GPUs whose system names the accelerator or preset).")
+              .arg(m.fabric)
+              .arg(m.gpus);
+  else if (!c)
+    why = tr("Pick a measured run above to compare with.");
+  errorView_->setVisible(why.isEmpty());
+  stats_->setVisible(why.isEmpty());
+  how_->setVisible(why.isEmpty());
+  setEmptyText(why);
+  if (!c) return;
+
+  const auto algos = byAlgorithm(c->report);
+  if (algos.empty()) {
+    setEmptyText(tr("The model cannot evaluate any row of %1 (%2).")
+                     .arg(c->label(), c->report.rows.empty() ? QString() : QString::fromStdString(c->report.rows.front().why)));
+    errorView_->setVisible(false);
+    stats_->setVisible(false);
+    how_->setVisible(false);
+    return;
+  }
+  chart()->setTitle(tr("Model (lines) vs measured (markers)"));
+  std::vector<QAbstractSeries*> modelSeries;
+  std::uint64_t min_b = std::numeric_limits<std::uint64_t>::max(), max_b = 0;
+  double t_lo = std::numeric_limits<double>::max(), t_hi = 0, e_lo = 0, e_hi = 0;
+  for (const auto& [algo, rows] : algos) {
+    const QString a = QString::fromStdString(algo);
+    const QColor col = algorithmColor(a);
+    // The model as a line (one value per size), the measurements as markers.
+    // One model line per measured system: a harness offset moves its rows' model.
+    std::map<std::string, std::map<std::uint64_t, double>> modelAt;
+    for (const RowError* e : rows) modelAt[e->row.system].emplace(e->row.bytes, e->model_us);
+    int si = 0;
+    for (const auto& [sys, at] : modelAt) {
+      auto* model = new QLineSeries;
+      model->setName(modelAt.size() > 1 ? tr("model %1 (%2)").arg(a, QString::fromStdString(sys)) : tr("model %1").arg(a));
+      QPen pen(col, 2);
+      pen.setStyle(dashStyle(si++));
+      model->setPen(pen);
+      for (const auto& [b, us] : at) model->append(std::log2(static_cast<double>(b)), us);
+      chart()->addSeries(model);
+      modelSeries.push_back(model);
+    }
+    auto* meas = markers(tr("measured %1").arg(a), col, QScatterSeries::MarkerShapeCircle);
+    // Markers only: rows of several systems at one size would zigzag as a line.
+    auto* err = markers(tr("%1 error").arg(a), col, QScatterSeries::MarkerShapeCircle);
+    for (const RowError* e : rows) {
+      const double x = std::log2(static_cast<double>(e->row.bytes));
+      meas->append(x, e->row.measured_us);
+      err->append(x, e->error * 100);
+      min_b = std::min(min_b, e->row.bytes);
+      max_b = std::max(max_b, e->row.bytes);
+      t_lo = std::min({t_lo, e->row.measured_us, e->model_us});
+      t_hi = std::max({t_hi, e->row.measured_us, e->model_us});
+      e_lo = std::min(e_lo, e->error * 100);
+      e_hi = std::max(e_hi, e->error * 100);
+    }
+    chart()->addSeries(meas);
+    errorChart_->addSeries(err);
+  }
+  // Zero error: where the model meets the measurement.
+  auto* zero = new QLineSeries;
+  zero->setName(tr("0 % (exact)"));
+  zero->setPen(QPen(QColor(0x70, 0x70, 0x70), 1, Qt::DashLine));
+  zero->append(std::log2(static_cast<double>(min_b)), 0);
+  zero->append(std::log2(static_cast<double>(max_b)), 0);
+  errorChart_->addSeries(zero);
+
+  // Half-width charts: a label every 1024x (8 B, 1 KiB, 1 MiB, 1 GiB) and both ends.
+  QCategoryAxis* x = makeSizeAxis(min_b, max_b, 10);
+  auto* y = new QLogValueAxis;
+  y->setBase(10);
+  y->setTitleText(tr("Latency (µs, log scale)"));
+  y->setRange(std::pow(10, std::floor(std::log10(t_lo))), std::pow(10, std::ceil(std::log10(t_hi))));
+  chart()->addAxis(x, Qt::AlignBottom);
+  addLogAxis(chart(), y, Qt::AlignLeft);
+  for (QAbstractSeries* s : chart()->series()) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+  QCategoryAxis* ex = makeSizeAxis(min_b, max_b, 10);
+  x->setTitleText(tr("Message size per rank (log scale)"));
+  ex->setTitleText(x->titleText());
+  auto* ey = new QValueAxis;
+  ey->setTitleText(tr("Model error (%, negative: model too fast)"));
+  const double span = std::max(5.0, std::max(-e_lo, e_hi) * 1.1);
+  ey->setRange(std::min(-5.0, e_lo * 1.1), std::max(5.0, e_hi < 0 ? span * 0.1 : e_hi * 1.1));
+  ey->applyNiceNumbers();
+  ey->setLabelFormat(QStringLiteral("%g"));
+  errorChart_->addAxis(ex, Qt::AlignBottom);
+  errorChart_->addAxis(ey, Qt::AlignLeft);
+  for (QAbstractSeries* s : errorChart_->series()) {
+    s->attachAxis(ex);
+    s->attachAxis(ey);
+  }
+  connectLegend();
+  // The legend lists the algorithms once (the measured markers); a line is the model of its colour.
+  for (QAbstractSeries* s : modelSeries) unlist(s);
+  for (QLegendMarker* lm : errorChart_->legend()->markers(zero)) lm->setVisible(false);
+  fillStats();
+}
+
+void ValidationView::fillStats() {
+  const MeasuredChoice* c = overlay_->chosen();
+  if (!c) return;
+  const ValidationReport& rep = c->report;
+  std::vector<std::pair<QString, ErrorStats>> lines;
+  for (const char* r : {"small", "mid", "large"})
+    if (auto it = rep.by_regime.find(r); it != rep.by_regime.end()) lines.emplace_back(regimeText(r), it->second);
+  for (const auto& [a, s] : rep.by_algorithm) lines.emplace_back(tr("algorithm %1").arg(QString::fromStdString(a)), s);
+  lines.emplace_back(tr("overall"), rep.overall);
+  stats_->setRowCount(static_cast<int>(lines.size()));
+  for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
+    const auto& [label, s] = lines[static_cast<std::size_t>(i)];
+    stats_->setVerticalHeaderItem(i, new QTableWidgetItem(label));
+    const QString cells[] = {QString::number(s.rows), QString::number(s.mape_pct, 'f', 1),
+                             QString::number(s.bias_pct, 'f', 1), QString::number(s.max_abs_pct, 'f', 1)};
+    for (int k = 0; k < 4; ++k) {
+      auto* it = new QTableWidgetItem(cells[k]);
+      it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      stats_->setItem(i, k, it);
+    }
+  }
+}
+
+QString ValidationView::csv() const {
+  QString out = QStringLiteral("algorithm,system,gpus,bytes,measured_us,model_us,error_pct,regime,source\n");
+  const MeasuredChoice* c = overlay_->chosen();
+  if (!c) return out;
+  for (const RowError& e : c->report.rows) {
+    if (!e.modelled) continue;
+    out += QString::fromStdString(csv_record({e.row.algorithm, e.row.system, std::to_string(e.row.gpus),
+                                              std::to_string(e.row.bytes), fmt::format("{:.10g}", e.row.measured_us),
+                                              fmt::format("{:.10g}", e.model_us), fmt::format("{:.6g}", e.error * 100),
+                                              to_string(e.regime), e.row.source})) +
+           QLatin1Char('\n');
+  }
+  return out;
+}
+
+}  // namespace scin::ui

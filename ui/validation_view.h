@@ -1,0 +1,51 @@
+// The Validation tab: the model of the simulated run shown against the
+// measured run picked (MeasuredOverlay), as `scin validate` reports it —
+// model vs measured time over message size, the error (%) over size per
+// algorithm, and MAPE / bias / max |error| per size regime (<= 64 KiB,
+// 64 KiB - 64 MiB, >= 64 MiB), per algorithm and overall in a small table.
+// The numbers come from core (calib: validate_rows); this only draws them.
+#pragma once
+
+#include <QChart>
+#include <QChartView>
+#include <QLabel>
+#include <QTableWidget>
+
+#include "ui/chart_panel.h"
+
+namespace scin::ui {
+
+class MeasuredOverlay;
+
+class ValidationView : public ChartPanel {
+  Q_OBJECT
+ public:
+  explicit ValidationView(MeasuredOverlay* overlay, QWidget* parent = nullptr);
+
+  /// Rows: algorithm, system, gpus, bytes, measured_us, model_us, error_pct, regime, source.
+  QString csv() const override;
+  bool hasData() const override;
+  /// The error (%) vs size chart beside the model-vs-measured one.
+  QChart* errorChart() const { return errorChart_; }
+  QChartView* errorView() const { return errorView_; }
+  /// Per regime, per algorithm and overall: rows, MAPE %, bias %, max |error| %.
+  QTableWidget* statsTable() const { return stats_; }
+  /// Series names of the error chart.
+  QStringList errorSeriesNames() const;
+
+ protected:
+  void redraw() override;
+
+ private:
+  void drawError();
+  void fillStats();
+
+  MeasuredOverlay* overlay_;
+  QChart* errorChart_;
+  QChartView* errorView_;
+  QTableWidget* stats_;
+  QLabel* model_;
+  QLabel* how_;
+};
+
+}  // namespace scin::ui

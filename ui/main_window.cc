@@ -109,6 +109,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
     if (showingPreview_ && !runner_->running()) setShown(rs, QString());
   });
   connect(preview_, &Preview::progress, this, &MainWindow::onPreviewProgress);
+  // The topology's heat map follows the last packet-engine result: the link timeline's run...
+  if (auto* tl = qobject_cast<TimelineChart*>(timeline_))
+    connect(tl, &TimelineChart::computed, this, [this](const SimResult& r) {
+      topology_->setLinkLoads(r, QStringLiteral("%1, %2 per rank").arg(QString::fromStdString(r.algorithm), sizeText(r.bytes)));
+    });
   // An edit switches the charts back to the live preview of the edited experiment.
   auto edited = [this] {
     setModified(true);
@@ -594,6 +599,16 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     } else if (!out.table->rows.empty() && out.table->varying_axes().size() > 2 && currentTab() != analysis_->id()) {
       statusBar()->showMessage(tr("This run sweeps several axes: the Analysis tab plots any of them on x"), 8000);
     }
+    // ... or a stored packet run: its largest point of the first algorithm.
+    const SimResult* packet = nullptr;
+    for (const Curve& c : rs.curves)
+      for (const SimResult& p : c.points)
+        if (p.engine == "packet" && p.extra.contains("links") && (!packet || (p.algorithm == packet->algorithm && p.bytes > packet->bytes)))
+          packet = &p;
+    if (packet)
+      topology_->setLinkLoads(*packet, tr("#%1 %2, %3 per rank")
+                                           .arg(first.id)
+                                           .arg(QString::fromStdString(packet->algorithm), sizeText(packet->bytes)));
     analysis_->setTable(out.table);
     setShown(rs, tr("<b>Stored run</b> %1%2")
                      .arg(names.value(0), names.size() > 1 ? tr(", overlaid (dashed): %1").arg(names.mid(1).join(QStringLiteral(", ")))

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <thread>
 
 #include <QMetaObject>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include "base/cancel.h"
 #include "base/error.h"
@@ -104,14 +104,26 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
       try {
         a.id = parse_algorithm(name);
         if (n > 0) {
-          a.est_max_s = estimate(cfg, a.id, Collective{sizes.back(), dtype}, EngineId::Analytic).seconds;
-          if (!uncapped && a.est_max_s > point_cap_s) {
-            a.limit = n - 1;
-            while (a.limit > 0) {
-              ctx.check();
-              if (estimate(cfg, a.id, Collective{sizes[a.limit - 1], dtype}, EngineId::Analytic).seconds <= point_cap_s)
-                break;
-              --a.limit;
+          // Smallest size first: on a huge fabric even it may be over the cap,
+          // and then the (much larger) schedule of the largest size is never built.
+          auto est = [&](std::size_t i) {
+            ctx.check();
+            return estimate(cfg, a.id, Collective{sizes[i], dtype}, EngineId::Analytic).seconds;
+          };
+          const double est_min = est(0);
+          if (!uncapped && est_min > point_cap_s) {
+            a.limit = 0;
+            a.est_max_s = est_min;
+          } else {
+            a.est_max_s = n > 1 ? est(n - 1) : est_min;
+            if (!uncapped && a.est_max_s > point_cap_s) {
+              // Largest size under the cap: sizes [0, lo] are under, hi is over.
+              std::size_t lo = 0, hi = n - 1;
+              while (hi - lo > 1) {
+                const std::size_t mid = (lo + hi) / 2;
+                (est(mid) <= point_cap_s ? lo : hi) = mid;
+              }
+              a.limit = lo + 1;
             }
           }
         }
@@ -254,8 +266,9 @@ void Preview::start() {
   const double cap = point_cap_s_;
   std::shared_ptr<Shared> sh = shared_;
   std::stop_token token = stop_.get_token();
-  // The future is not kept: nobody ever waits for a preview worker.
-  (void)QtConcurrent::run([job, cap, sh, token, gen] {
+  // A thread of its own, detached: nobody ever waits for a preview worker (not
+  // even QCoreApplication's exit, which waits for the global thread pool).
+  std::thread([job, cap, sh, token, gen] {
     AliveGuard alive;
     computePreview(job.cfg, job.req, job.uncapped, cap, token, partial_interval_ms / 1e3,
                    [&](const ResultSet& rs, const PreviewStatus& st0) {
@@ -269,7 +282,7 @@ void Preview::start() {
                      QMetaObject::invokeMethod(p, [p, gen, rs, st] { p->deliver(gen, rs, st); },
                                                Qt::QueuedConnection);
                    });
-  });
+  }).detach();
 }
 
 void Preview::deliver(quint64 gen, const ResultSet& rs, const PreviewStatus& st) {

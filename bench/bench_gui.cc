@@ -95,6 +95,42 @@ void BM_PreviewEditToRepaint(benchmark::State& state) {
 }
 BENCHMARK(BM_PreviewEditToRepaint)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(40);
 
+// The GUI thread's share of the same path, with the curves already computed:
+// the edit (undo step, editors, topology, preview request), delivering the
+// complete 224-point result (as the worker's last message does) and
+// repainting the chart in front. This is what the GUI thread must do within
+// a frame; the worker's compute runs beside it.
+void BM_PreviewGuiPath(benchmark::State& state) {
+  using scin::ui::MainWindow;
+  QTemporaryDir dir;
+  auto w = std::make_unique<MainWindow>();
+  w->resize(1400, 900);
+  w->createDatabase(dir.filePath(QStringLiteral("bench.scindb")));
+  w->showTab(QStringLiteral("latency"));
+  w->show();
+  while (w->preview()->busy()) QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+  const scin::ui::ResultSet full = w->shown();
+  QWidget* front = w->chart(QStringLiteral("latency"));
+  double bw = 450;
+  for (auto _ : state) {
+    bw = bw == 450 ? 900 : 450;
+    QElapsedTimer t;
+    t.start();
+    w->fabric()->setParam("links.bandwidth_GBps", scin::ParamValue(bw));
+    Q_EMIT w->preview()->ready(full);
+    front->repaint();
+    state.SetIterationTime(static_cast<double>(t.nsecsElapsed()) / 1e9);
+    state.PauseTiming();
+    w->preview()->cancel();  // the worker's results are not part of this measurement
+    QCoreApplication::processEvents();
+    state.ResumeTiming();
+  }
+  state.counters["curves"] = static_cast<double>(full.curves.size());
+  w->setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
+  w->close();
+}
+BENCHMARK(BM_PreviewGuiPath)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(40);
+
 }  // namespace
 
 int main(int argc, char** argv) {

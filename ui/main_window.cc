@@ -1,6 +1,7 @@
 #include "ui/main_window.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <QAction>
 #include <QApplication>
@@ -99,6 +100,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
     tabs_->addTab(timeline_, tr("Link timeline"));
   }
   cl->addWidget(tabs_, 1);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) {
+    auto* c = qobject_cast<ChartPanel*>(tabs_->widget(i));
+    if (c && std::find(staleCharts_.begin(), staleCharts_.end(), c) != staleCharts_.end()) {
+      std::erase(staleCharts_, c);
+      c->setResults(shown_);
+    }
+  });
   setCentralWidget(central);
 
   buildDocks();
@@ -106,7 +114,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   buildStatusBar();
 
   connect(preview_, &Preview::ready, this, [this](const ResultSet& rs) {
-    if (showingPreview_ && !runner_->running()) setShown(rs, QString());
+    if (!showingPreview_ || runner_->running()) return;
+    partialPreview_ = !preview_->status().complete;
+    setShown(rs, QString());
+    partialPreview_ = false;
   });
   connect(preview_, &Preview::progress, this, &MainWindow::onPreviewProgress);
   // The topology's heat map follows the last packet-engine result: the link timeline's run...
@@ -258,6 +269,10 @@ void MainWindow::buildStatusBar() {
   previewStop_->setToolTip(tr("Stop computing the preview; the curves so far stay shown"));
   previewStop_->setVisible(false);
   connect(previewStop_, &QPushButton::clicked, this, [this] { preview_->cancel(); });
+  previewSlow_ = new QTimer(this);
+  previewSlow_->setSingleShot(true);
+  previewSlow_->setInterval(300);
+  connect(previewSlow_, &QTimer::timeout, this, [this] { onPreviewProgress(preview_->status()); });
   statusBar()->addPermanentWidget(previewState_);
   statusBar()->addPermanentWidget(previewAll_);
   statusBar()->addPermanentWidget(previewStop_);
@@ -270,6 +285,7 @@ void MainWindow::buildStatusBar() {
 
 void MainWindow::requestPreview() {
   preview_->request(doc_->config(), sweepEditor_->request());
+  previewSlow_->start();
   if (!runner_->running()) showingPreview_ = true;
 }
 
@@ -277,10 +293,15 @@ void MainWindow::onPreviewProgress(const PreviewStatus& st) {
   // Small previews finish within a frame or two: say nothing. A large one says
   // how much work it is, how far it got, and what its cap left out.
   constexpr double kMentionS = 1.0;
-  const bool big = st.estimated_s >= kMentionS || st.points_capped > 0;
+  // So does any preview still computing after a moment (previewSlow_).
+  const bool slow = !st.complete && preview_->busy() && !previewSlow_->isActive();
+  const bool big = st.estimated_s >= kMentionS || st.points_capped > 0 || slow;
   QString text;
   if (st.cancelled) {
     text = tr("Preview stopped at %1 of %2 points").arg(st.points_done).arg(st.points_total);
+  } else if (!st.complete && big && st.points_done == 0) {
+    text = tr("Computing the preview of %1 accelerators… (the curves shown are of the previous inputs)")
+               .arg(doc_->config().fabric.gpus);
   } else if (!st.complete && big) {
     text = tr("Preview: %1 of %2 points (%3%), up to ~%4 s of work on one core")
                .arg(st.points_done)
@@ -341,8 +362,15 @@ void MainWindow::setShown(const ResultSet& rs, const QString& label) {
 }
 
 void MainWindow::redrawCharts() {
-  for (ChartPanel* c : charts())
-    if (c != quant_ && c != timeline_) c->setResults(shown_);
+  for (ChartPanel* c : chartWidgets()) {
+    if (c == quant_ || c == timeline_) continue;
+    if (!partialPreview_ || c == tabs_->currentWidget()) {
+      c->setResults(shown_);
+      std::erase(staleCharts_, c);
+    } else if (std::find(staleCharts_.begin(), staleCharts_.end(), c) == staleCharts_.end()) {
+      staleCharts_.push_back(c);
+    }
+  }
   // The timing tabs say why they are empty, in the chart area.
   QString why = kindNote_;
   if (why.isEmpty() && shown_.empty())
@@ -360,7 +388,16 @@ void MainWindow::redrawCharts() {
   Q_EMIT chartsUpdated();
 }
 
+void MainWindow::flushStaleCharts() const {
+  for (ChartPanel* c : std::exchange(staleCharts_, {})) c->setResults(shown_);
+}
+
 std::vector<ChartPanel*> MainWindow::charts() const {
+  flushStaleCharts();
+  return chartWidgets();
+}
+
+std::vector<ChartPanel*> MainWindow::chartWidgets() const {
   std::vector<ChartPanel*> out;
   for (int i = 0; i < tabs_->count(); ++i)
     if (auto* c = qobject_cast<ChartPanel*>(tabs_->widget(i))) out.push_back(c);

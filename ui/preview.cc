@@ -81,72 +81,68 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
   RunContext ctx;
   ctx.stop = stop;
 
-  // The work budget: what each algorithm costs at the largest size (core's
-  // estimate compiles the schedule, no simulation); an algorithm over the cap
-  // there is previewed up to the largest size under it.
+  // The work budget, checked as the refinement reaches larger sizes: core's
+  // estimate (it compiles the schedule, no simulation) of each coarse point;
+  // the first coarse point over the cap bounds the algorithm's sizes (found
+  // exactly by bisection from the last size known under it), and no schedule
+  // of a larger size is ever built. The finer sizes in between need no
+  // estimate: the cost grows with size.
   struct Algo {
     Algorithm id{};
     Curve curve;
     std::size_t limit = 0;     // sizes [0, limit) are previewed
-    double est_max_s = 0;      // estimate at the largest size
+    std::size_t checked = 0;   // sizes [0, checked) are known to be under the cap
+    double est_max_s = 0;      // the largest estimate seen
     bool failed = false;
-    std::vector<std::size_t> slot;  // per size index: position in curve.points (npos: not yet)
   };
   std::vector<Algo> algos;
   const std::size_t n = sizes.size();
-  try {
-    for (const auto& name : names) {
-      ctx.check();
-      Algo a;
-      a.curve.algorithm = name;
-      a.curve.label = QString::fromStdString(name);
-      a.limit = n;
-      try {
-        a.id = parse_algorithm(name);
-        if (n > 0) {
-          // Smallest size first: on a huge fabric even it may be over the cap,
-          // and then the (much larger) schedule of the largest size is never built.
-          auto est = [&](std::size_t i) {
-            ctx.check();
-            return estimate(cfg, a.id, Collective{sizes[i], dtype}, EngineId::Analytic).seconds;
-          };
-          const double est_min = est(0);
-          if (!uncapped && est_min > point_cap_s) {
-            a.limit = 0;
-            a.est_max_s = est_min;
-          } else {
-            a.est_max_s = n > 1 ? est(n - 1) : est_min;
-            if (!uncapped && a.est_max_s > point_cap_s) {
-              // Largest size under the cap: sizes [0, lo] are under, hi is over.
-              std::size_t lo = 0, hi = n - 1;
-              while (hi - lo > 1) {
-                const std::size_t mid = (lo + hi) / 2;
-                (est(mid) <= point_cap_s ? lo : hi) = mid;
-              }
-              a.limit = lo + 1;
-            }
-          }
-        }
-      } catch (const Error& e) {
-        rs.errors.push_back(name + ": " + e.what());
-        a.failed = true;
-      }
-      st.estimated_s += a.est_max_s * static_cast<double>(n);
-      if (!a.failed) {
-        st.points_total += static_cast<int>(a.limit);
-        if (a.limit < n) {
-          st.points_capped += static_cast<int>(n - a.limit);
-          if (!st.capped_text.isEmpty()) st.capped_text += QStringLiteral("; ");
-          st.capped_text += QStringLiteral("%1 ≥ %2 (~%3 each)")
-                                .arg(QString::fromStdString(name), sizeText(sizes[a.limit]), secondsText(a.est_max_s));
-        }
-      }
-      algos.push_back(std::move(a));
+  for (const auto& name : names) {
+    Algo a;
+    a.curve.algorithm = name;
+    a.curve.label = QString::fromStdString(name);
+    a.limit = n;
+    try {
+      a.id = parse_algorithm(name);
+      st.points_total += static_cast<int>(n);
+    } catch (const Error& e) {
+      rs.errors.push_back(name + ": " + e.what());
+      a.failed = true;
     }
-  } catch (const Cancelled&) {
-    st.cancelled = true;
-    return;
+    algos.push_back(std::move(a));
   }
+  std::size_t coarse = 0;
+  const std::vector<std::size_t> order = refinementOrder(n, &coarse);
+  const double per_coarse = coarse > 0 ? static_cast<double>(n) / static_cast<double>(coarse) : 1.0;
+  auto est = [&](const Algo& a, std::size_t i) {
+    ctx.check();
+    return estimate(cfg, a.id, Collective{sizes[i], dtype}, EngineId::Analytic).seconds;
+  };
+  // Whether point (a, i) is previewed; estimates it when it is past what is known.
+  auto admit = [&](Algo& a, std::size_t i) {
+    if (i >= a.limit) return false;
+    if (i < a.checked) return true;
+    const double e = est(a, i);
+    a.est_max_s = std::max(a.est_max_s, e);
+    st.estimated_s += e * per_coarse;  // this coarse point stands for its neighbours
+    if (uncapped || e <= point_cap_s) {
+      a.checked = i + 1;
+      return true;
+    }
+    std::size_t lo = a.checked, hi = i;  // [0, lo) under the cap, hi over it
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (est(a, mid) <= point_cap_s) lo = mid + 1;
+      else hi = mid;
+    }
+    a.limit = a.checked = lo;
+    st.points_total -= static_cast<int>(n - lo);
+    st.points_capped += static_cast<int>(n - lo);
+    if (!st.capped_text.isEmpty()) st.capped_text += QStringLiteral("; ");
+    st.capped_text += QStringLiteral("%1 ≥ %2 (~%3 each)")
+                          .arg(QString::fromStdString(a.curve.algorithm), sizeText(sizes[lo]), secondsText(e));
+    return false;
+  };
 
   auto snapshot = [&] {
     ResultSet out;
@@ -158,16 +154,18 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
     return out;
   };
 
-  std::size_t coarse = 0;
-  const std::vector<std::size_t> order = refinementOrder(n, &coarse);
-  auto last_emit = Clock::now();
+  // The first partial result may come sooner (a fifth of the interval): on a
+  // slow fabric the user sees the small sizes while the coarse pass goes on.
+  auto last_emit = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(partial_interval_s * 0.8));
   try {
     for (std::size_t k = 0; k < order.size(); ++k) {
       const std::size_t i = order[k];
       for (Algo& a : algos) {
-        if (a.failed || i >= a.limit) continue;
-        ctx.check();
+        if (a.failed) continue;
         try {
+          if (!admit(a, i)) continue;
+          ctx.check();
           SimResult r = simulate(cfg, a.id, Collective{sizes[i], dtype}, EngineId::Analytic, ctx);
           auto pos = std::lower_bound(a.curve.points.begin(), a.curve.points.end(), r.bytes,
                                       [](const SimResult& p, std::uint64_t b) { return p.bytes < b; });

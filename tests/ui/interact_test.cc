@@ -7,6 +7,7 @@
 #include <set>
 #include <stop_token>
 
+#include <QDir>
 #include <QElapsedTimer>
 #include <QGraphicsLineItem>
 #include <QLabel>
@@ -61,6 +62,12 @@ double ringTimeAt(const ResultSet& rs, std::uint64_t bytes) {
   for (const SimResult& p : c->points)
     if (p.bytes == bytes) return p.time_ns;
   return -1;
+}
+
+/// With SCIN_SCREENSHOT_DIR set, saves `w` as NAME.png there (docs/screenshots).
+void shot(QWidget& w, const char* name) {
+  const QString dir = qEnvironmentVariable("SCIN_SCREENSHOT_DIR");
+  if (!dir.isEmpty()) w.grab().save(QDir(dir).filePath(QString::fromLatin1(name) + QStringLiteral(".png")));
 }
 
 }  // namespace
@@ -214,6 +221,11 @@ class InteractTest : public QObject {
     QTimer::singleShot(0, this, [&] { fired = true; });
     QTRY_VERIFY_WITH_TIMEOUT(fired, 10000);
     QVERIFY(w->preview()->busy());
+    // The status bar says the preview is computing (the curves are still the old ones) and offers to stop it.
+    auto* state = w->findChild<QLabel*>(QStringLiteral("previewState"));
+    QTRY_VERIFY_WITH_TIMEOUT(state->isVisibleTo(w.get()) && !state->text().isEmpty(), 10000);
+    QVERIFY(w->findChild<QPushButton*>(QStringLiteral("previewStop"))->isVisibleTo(w.get()));
+    shot(*w, "preview-huge-running");
     QElapsedTimer t;
     t.start();
     QVERIFY(w->close());
@@ -244,6 +256,7 @@ class InteractTest : public QObject {
     QVERIFY(all && state);
     QVERIFY(all->isVisibleTo(&w));
     QVERIFY(state->text().contains(QStringLiteral("leaves out")));
+    shot(w, "preview-capped");
     all->click();
     QTRY_VERIFY_WITH_TIMEOUT(!w.preview()->busy(), 60000);
     QCOMPARE(w.preview()->status().points_capped, 0);
@@ -355,6 +368,7 @@ class InteractTest : public QObject {
     QCOMPARE(v.acceleratorItems(), 8);
     QCOMPARE(v.gpusPerItem(), 1);
     QCOMPARE(v.linkItems(), 8 * std::min(planes, 4));
+    shot(v, "topology-8");
     struct Case { int gpus, planes, groups, per, boxes; };
     for (const Case& c : {Case{72, 18, 12, 6, 3}, Case{576, 64, 16, 36, 4}, Case{1024, 64, 16, 64, 4}}) {
       QVERIFY(doc.setParam("fabric.gpus", ParamValue(static_cast<double>(c.gpus))));
@@ -367,6 +381,8 @@ class InteractTest : public QObject {
       const int perBundle = c.per * (c.planes / c.boxes);
       QVERIFY(v.linkToolTip(0).contains(QStringLiteral("Bundle of %1 links").arg(perBundle)));
       QCOMPARE(v.linkItems() * perBundle, c.gpus * c.planes);
+      if (c.gpus == 72) shot(v, "topology-72");
+      if (c.gpus == 576) shot(v, "topology-576");
     }
     // A mesh of 72: 12 groups, 66 bundles of 36 links, plus links inside groups.
     QVERIFY(doc.setParam("fabric.topology", ParamValue(std::string("mesh"))));
@@ -374,6 +390,7 @@ class InteractTest : public QObject {
     QCOMPARE(v.acceleratorItems(), 12);
     QCOMPARE(v.linkItems(), 66);
     QVERIFY(v.linkToolTip(0).contains(QStringLiteral("Bundle of 36 links")));
+    shot(v, "topology-mesh-72");
   }
 
   // A packet run colours every link by its load; hover gives bytes and utilisation.
@@ -397,6 +414,8 @@ class InteractTest : public QObject {
     QVERIFY2(tip.contains(QStringLiteral("ring, 1 MiB")), qPrintable(tip));
     QVERIFY2(tip.contains(sizeText(static_cast<std::uint64_t>(egress))), qPrintable(tip));
     QVERIFY(v.linkColour(0) != QColor(0x55, 0x55, 0x55));
+    v.resize(500, 420);
+    shot(v, "topology-heat-8");
     Q_UNUSED(util);
     // Heat colours run from grey (idle) to red (busy).
     QVERIFY(TopologyView::heatColour(1.0).red() > TopologyView::heatColour(1.0).green());

@@ -70,6 +70,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   redrawTimer_->setSingleShot(true);
   redrawTimer_->setInterval(40);
   connect(redrawTimer_, &QTimer::timeout, this, &MainWindow::redrawCharts);
+  staleTimer_ = new QTimer(this);
+  staleTimer_->setSingleShot(true);
+  staleTimer_->setInterval(0);
+  connect(staleTimer_, &QTimer::timeout, this, [this] { flushStaleCharts(); });
 
   // Central: what the charts show, then the chart tabs.
   auto* central = new QWidget;
@@ -364,13 +368,14 @@ void MainWindow::setShown(const ResultSet& rs, const QString& label) {
 void MainWindow::redrawCharts() {
   for (ChartPanel* c : chartWidgets()) {
     if (c == quant_ || c == timeline_) continue;
-    if (!partialPreview_ || c == tabs_->currentWidget()) {
+    if (c == tabs_->currentWidget()) {
       c->setResults(shown_);
       std::erase(staleCharts_, c);
     } else if (std::find(staleCharts_.begin(), staleCharts_.end(), c) == staleCharts_.end()) {
       staleCharts_.push_back(c);
     }
   }
+  if (!partialPreview_ && !staleCharts_.empty()) staleTimer_->start();
   // The timing tabs say why they are empty, in the chart area.
   QString why = kindNote_;
   if (why.isEmpty() && shown_.empty())

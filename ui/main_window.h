@@ -210,6 +210,7 @@ class MainWindow : public QMainWindow {
   // only when shown or asked for: one chart repaints per partial result, not four.
   mutable std::vector<ChartPanel*> staleCharts_;
   bool partialPreview_ = false;  // the results shown are a partial preview (front chart only)
+  QTimer* staleTimer_ = nullptr;  // complete results reach the other tabs right after the front one is painted
 
   std::unique_ptr<Store> store_;
   ResultSet shown_;

@@ -313,14 +313,18 @@ void MainWindow::onPreviewProgress(const PreviewStatus& st) {
                .arg(static_cast<int>(st.fraction * 100))
                .arg(st.estimated_s, 0, 'f', st.estimated_s < 10 ? 1 : 0);
   } else if (st.complete && st.points_capped > 0) {
-    text = tr("Preview leaves out %1 slow points: %2").arg(st.points_capped).arg(st.capped_text);
+    // One short line; which points, and how long each would take, are in the tooltip.
+    text = tr("Preview leaves out %1 slow points (estimated over %2 s each)")
+               .arg(st.points_capped)
+               .arg(preview_->pointCapSeconds(), 0, 'g', 3);
   }
   previewState_->setText(text);
   previewState_->setToolTip(st.capped_text.isEmpty() ? QString()
-                                                     : tr("Each left-out point is estimated by the engine to take "
-                                                          "longer than %1 s; run the sweep or press \"Preview all "
+                                                     : tr("Left out: %1.\nEach is estimated by the engine to take "
+                                                          "longer than %2 s; run the sweep or press \"Preview all "
                                                           "sizes\" to compute them.")
-                                                           .arg(preview_->pointCapSeconds()));
+                                                           .arg(st.capped_text)
+                                                           .arg(preview_->pointCapSeconds(), 0, 'g', 3));
   previewState_->setVisible(!text.isEmpty());
   previewAll_->setVisible(st.complete && !st.cancelled && st.points_capped > 0);
   previewStop_->setVisible(!st.complete && big);

@@ -47,6 +47,7 @@ std::vector<std::size_t> refinementOrder(std::size_t n, std::size_t* coarse_coun
 }
 
 QString secondsText(double s) {
+  if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 0);
   if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 0);
   if (s < 120) return QStringLiteral("%1 s").arg(s, 0, 'f', s < 10 ? 1 : 0);
   return QStringLiteral("%1 min").arg(s / 60, 0, 'f', 0);

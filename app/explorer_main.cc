@@ -239,6 +239,10 @@ int main(int argc, char** argv) {
   }
   if (cli.isSet(quit)) {
     w.close();
+    if (scin::ui::Preview::workersAlive() > 0) {  // as below: never wait for a preview worker
+      std::fflush(nullptr);
+      std::_Exit(rc);
+    }
     return rc;
   }
   const int code = app.exec();

@@ -108,7 +108,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
     auto* c = qobject_cast<ChartPanel*>(tabs_->widget(i));
     if (c && std::find(staleCharts_.begin(), staleCharts_.end(), c) != staleCharts_.end()) {
       std::erase(staleCharts_, c);
-      c->setResults(shown_);
+      refreshChart(c);
     }
   });
   setCentralWidget(central);
@@ -373,7 +373,6 @@ void MainWindow::redrawCharts() {
   for (ChartPanel* c : chartWidgets()) {
     if (c == quant_ || c == timeline_) continue;
     if (c == tabs_->currentWidget()) {
-      c->setResults(shown_);
       std::erase(staleCharts_, c);
     } else if (std::find(staleCharts_.begin(), staleCharts_.end(), c) == staleCharts_.end()) {
       staleCharts_.push_back(c);
@@ -391,14 +390,23 @@ void MainWindow::redrawCharts() {
                                             "shown; the run's own points are plotted in the Analysis tab.");
   for (ChartPanel* c : {quant_, timeline_})
     if (c) c->setNote(live);
+  emptyWhy_ = why;
+  if (auto* front = qobject_cast<ChartPanel*>(tabs_->currentWidget()); front && front != quant_ && front != timeline_)
+    refreshChart(front);
+  // A stale chart keeps its old results until shown, but says at once why it will be empty.
   for (ChartPanel* c : std::initializer_list<ChartPanel*>{latency_, bandwidth_, speedup_, breakdown_})
     if (!why.isEmpty()) c->setEmptyText(why);
-    else if (c != speedup_) c->setEmptyText({});
   Q_EMIT chartsUpdated();
 }
 
+void MainWindow::refreshChart(ChartPanel* c) const {
+  c->setResults(shown_);
+  if (!emptyWhy_.isEmpty()) c->setEmptyText(emptyWhy_);
+  else if (c != speedup_) c->setEmptyText({});
+}
+
 void MainWindow::flushStaleCharts() const {
-  for (ChartPanel* c : std::exchange(staleCharts_, {})) c->setResults(shown_);
+  for (ChartPanel* c : std::exchange(staleCharts_, {})) refreshChart(c);
 }
 
 std::vector<ChartPanel*> MainWindow::charts() const {

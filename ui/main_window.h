@@ -146,6 +146,8 @@ class MainWindow : public QMainWindow {
   std::vector<ChartPanel*> chartWidgets() const;
   /// Gives the charts not in front the results they missed (charts() and a tab change do).
   void flushStaleCharts() const;
+  /// Gives one timing chart the results shown, and the reason it is empty (emptyWhy_).
+  void refreshChart(ChartPanel* c) const;
   void updateTitle();
   void setModified(bool m);
   void showError(const QString& title, const QString& message);
@@ -209,6 +211,7 @@ class MainWindow : public QMainWindow {
   // While a live preview refines, charts not in front get its partial results
   // only when shown or asked for: one chart repaints per partial result, not four.
   mutable std::vector<ChartPanel*> staleCharts_;
+  QString emptyWhy_;              // why the timing charts are empty ("" when they are not)
   bool partialPreview_ = false;  // the results shown are a partial preview (front chart only)
   QTimer* staleTimer_ = nullptr;  // complete results reach the other tabs right after the front one is painted
 

@@ -13,6 +13,7 @@
 // tests, users' own scripts) and work offscreen (QT_QPA_PLATFORM=offscreen).
 // --help and --version need no display: they are answered before Qt starts.
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include <QApplication>
@@ -245,7 +246,18 @@ int main(int argc, char** argv) {
   }
   if (cli.isSet(quit)) {
     w.close();
+    if (scin::ui::Preview::workersAlive() > 0) {  // as below: never wait for a preview worker
+      std::fflush(nullptr);
+      std::_Exit(rc);
+    }
     return rc;
   }
-  return app.exec();
+  const int code = app.exec();
+  // Quit never waits for a live-preview computation still inside an engine
+  // call (it holds no file; its result would be dropped): end without it.
+  if (scin::ui::Preview::workersAlive() > 0) {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }

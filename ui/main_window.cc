@@ -1,6 +1,7 @@
 #include "ui/main_window.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <QAction>
 #include <QApplication>
@@ -72,6 +73,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   redrawTimer_->setSingleShot(true);
   redrawTimer_->setInterval(40);
   connect(redrawTimer_, &QTimer::timeout, this, &MainWindow::redrawCharts);
+  staleTimer_ = new QTimer(this);
+  staleTimer_->setSingleShot(true);
+  staleTimer_->setInterval(0);
+  connect(staleTimer_, &QTimer::timeout, this, [this] { flushStaleCharts(); });
 
   // Central: what the charts show, then the chart tabs.
   auto* central = new QWidget;
@@ -109,6 +114,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
     tabs_->addTab(timeline_, tr("Link timeline"));
   }
   cl->addWidget(tabs_, 1);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) {
+    auto* c = qobject_cast<ChartPanel*>(tabs_->widget(i));
+    if (c && std::find(staleCharts_.begin(), staleCharts_.end(), c) != staleCharts_.end()) {
+      std::erase(staleCharts_, c);
+      refreshChart(c);
+    }
+  });
   setCentralWidget(central);
 
   buildDocks();
@@ -116,9 +128,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   buildStatusBar();
 
   connect(preview_, &Preview::ready, this, [this](const ResultSet& rs) {
-    if (showingPreview_ && !runner_->running()) setShown(rs, QString());
+    if (!showingPreview_ || runner_->running()) return;
+    partialPreview_ = !preview_->status().complete;
+    setShown(rs, QString());
+    partialPreview_ = false;
   });
   connect(preview_, &Preview::progress, this, &MainWindow::onPreviewProgress);
+  // The topology's heat map follows the last packet-engine result: the link timeline's run...
+  if (auto* tl = qobject_cast<TimelineChart*>(timeline_))
+    connect(tl, &TimelineChart::computed, this, [this](const SimResult& r) {
+      topology_->setLinkLoads(r, QStringLiteral("%1, %2 per rank").arg(QString::fromStdString(r.algorithm), sizeText(r.bytes)));
+    });
   // An edit switches the charts back to the live preview of the edited experiment.
   auto edited = [this] {
     setModified(true);
@@ -263,6 +283,10 @@ void MainWindow::buildStatusBar() {
   previewStop_->setToolTip(tr("Stop computing the preview; the curves so far stay shown"));
   previewStop_->setVisible(false);
   connect(previewStop_, &QPushButton::clicked, this, [this] { preview_->cancel(); });
+  previewSlow_ = new QTimer(this);
+  previewSlow_->setSingleShot(true);
+  previewSlow_->setInterval(300);
+  connect(previewSlow_, &QTimer::timeout, this, [this] { onPreviewProgress(preview_->status()); });
   statusBar()->addPermanentWidget(previewState_);
   statusBar()->addPermanentWidget(previewAll_);
   statusBar()->addPermanentWidget(previewStop_);
@@ -275,6 +299,7 @@ void MainWindow::buildStatusBar() {
 
 void MainWindow::requestPreview() {
   preview_->request(doc_->config(), sweepEditor_->request());
+  previewSlow_->start();
   if (!runner_->running()) showingPreview_ = true;
 }
 
@@ -282,10 +307,15 @@ void MainWindow::onPreviewProgress(const PreviewStatus& st) {
   // Small previews finish within a frame or two: say nothing. A large one says
   // how much work it is, how far it got, and what its cap left out.
   constexpr double kMentionS = 1.0;
-  const bool big = st.estimated_s >= kMentionS || st.points_capped > 0;
+  // So does any preview still computing after a moment (previewSlow_).
+  const bool slow = !st.complete && preview_->busy() && !previewSlow_->isActive();
+  const bool big = st.estimated_s >= kMentionS || st.points_capped > 0 || slow;
   QString text;
   if (st.cancelled) {
     text = tr("Preview stopped at %1 of %2 points").arg(st.points_done).arg(st.points_total);
+  } else if (!st.complete && big && st.points_done == 0) {
+    text = tr("Computing the preview of %1 accelerators… (the curves shown are of the previous inputs)")
+               .arg(doc_->config().fabric.gpus);
   } else if (!st.complete && big) {
     text = tr("Preview: %1 of %2 points (%3%), up to ~%4 s of work on one core")
                .arg(st.points_done)
@@ -293,14 +323,18 @@ void MainWindow::onPreviewProgress(const PreviewStatus& st) {
                .arg(static_cast<int>(st.fraction * 100))
                .arg(st.estimated_s, 0, 'f', st.estimated_s < 10 ? 1 : 0);
   } else if (st.complete && st.points_capped > 0) {
-    text = tr("Preview leaves out %1 slow points: %2").arg(st.points_capped).arg(st.capped_text);
+    // One short line; which points, and how long each would take, are in the tooltip.
+    text = tr("Preview leaves out %1 slow points (estimated over %2 s each)")
+               .arg(st.points_capped)
+               .arg(preview_->pointCapSeconds(), 0, 'g', 3);
   }
   previewState_->setText(text);
   previewState_->setToolTip(st.capped_text.isEmpty() ? QString()
-                                                     : tr("Each left-out point is estimated by the engine to take "
-                                                          "longer than %1 s; run the sweep or press \"Preview all "
+                                                     : tr("Left out: %1.\nEach is estimated by the engine to take "
+                                                          "longer than %2 s; run the sweep or press \"Preview all "
                                                           "sizes\" to compute them.")
-                                                           .arg(preview_->pointCapSeconds()));
+                                                           .arg(st.capped_text)
+                                                           .arg(preview_->pointCapSeconds(), 0, 'g', 3));
   previewState_->setVisible(!text.isEmpty());
   previewAll_->setVisible(st.complete && !st.cancelled && st.points_capped > 0);
   previewStop_->setVisible(!st.complete && big);
@@ -348,8 +382,15 @@ void MainWindow::setShown(const ResultSet& rs, const QString& label) {
 }
 
 void MainWindow::redrawCharts() {
-  for (ChartPanel* c : charts())
-    if (c != quant_ && c != timeline_) c->setResults(shown_);
+  for (ChartPanel* c : chartWidgets()) {
+    if (c == quant_ || c == timeline_) continue;
+    if (c == tabs_->currentWidget()) {
+      std::erase(staleCharts_, c);
+    } else if (std::find(staleCharts_.begin(), staleCharts_.end(), c) == staleCharts_.end()) {
+      staleCharts_.push_back(c);
+    }
+  }
+  if (!partialPreview_ && !staleCharts_.empty()) staleTimer_->start();
   // The timing tabs say why they are empty, in the chart area.
   QString why = kindNote_;
   if (why.isEmpty() && shown_.empty())
@@ -361,13 +402,31 @@ void MainWindow::redrawCharts() {
                                             "shown; the run's own points are plotted in the Analysis tab.");
   for (ChartPanel* c : {quant_, timeline_})
     if (c) c->setNote(live);
+  emptyWhy_ = why;
+  if (auto* front = qobject_cast<ChartPanel*>(tabs_->currentWidget()); front && front != quant_ && front != timeline_)
+    refreshChart(front);
+  // A stale chart keeps its old results until shown, but says at once why it will be empty.
   for (ChartPanel* c : std::initializer_list<ChartPanel*>{latency_, bandwidth_, speedup_, breakdown_})
     if (!why.isEmpty()) c->setEmptyText(why);
-    else if (c != speedup_) c->setEmptyText({});
   Q_EMIT chartsUpdated();
 }
 
+void MainWindow::refreshChart(ChartPanel* c) const {
+  c->setResults(shown_);
+  if (!emptyWhy_.isEmpty()) c->setEmptyText(emptyWhy_);
+  else if (c != speedup_) c->setEmptyText({});
+}
+
+void MainWindow::flushStaleCharts() const {
+  for (ChartPanel* c : std::exchange(staleCharts_, {})) refreshChart(c);
+}
+
 std::vector<ChartPanel*> MainWindow::charts() const {
+  flushStaleCharts();
+  return chartWidgets();
+}
+
+std::vector<ChartPanel*> MainWindow::chartWidgets() const {
   std::vector<ChartPanel*> out;
   for (int i = 0; i < tabs_->count(); ++i)
     if (auto* c = qobject_cast<ChartPanel*>(tabs_->widget(i))) out.push_back(c);
@@ -609,6 +668,16 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     } else if (!out.table->rows.empty() && out.table->varying_axes().size() > 2 && currentTab() != analysis_->id()) {
       statusBar()->showMessage(tr("This run sweeps several axes: the Analysis tab plots any of them on x"), 8000);
     }
+    // ... or a stored packet run: its largest point of the first algorithm.
+    const SimResult* packet = nullptr;
+    for (const Curve& c : rs.curves)
+      for (const SimResult& p : c.points)
+        if (p.engine == "packet" && p.extra.contains("links") && (!packet || (p.algorithm == packet->algorithm && p.bytes > packet->bytes)))
+          packet = &p;
+    if (packet)
+      topology_->setLinkLoads(*packet, tr("#%1 %2, %3 per rank")
+                                           .arg(first.id)
+                                           .arg(QString::fromStdString(packet->algorithm), sizeText(packet->bytes)));
     analysis_->setTable(out.table);
     if (!out.leftOut.isEmpty())
       statusBar()->showMessage(tr("The Analysis tab plots runs of one kind together; left out: %1").arg(out.leftOut.join(QStringLiteral(", "))), 8000);

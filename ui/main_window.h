@@ -146,6 +146,12 @@ class MainWindow : public QMainWindow {
   void onPreviewProgress(const PreviewStatus& st);
   void setShown(const ResultSet& rs, const QString& label);
   void redrawCharts();
+  /// The chart tabs, without bringing stale ones up to date.
+  std::vector<ChartPanel*> chartWidgets() const;
+  /// Gives the charts not in front the results they missed (charts() and a tab change do).
+  void flushStaleCharts() const;
+  /// Gives one timing chart the results shown, and the reason it is empty (emptyWhy_).
+  void refreshChart(ChartPanel* c) const;
   void updateTitle();
   void setModified(bool m);
   void showError(const QString& title, const QString& message);
@@ -203,10 +209,17 @@ class MainWindow : public QMainWindow {
   QLabel* previewState_ = nullptr;       // a large or capped preview says so here
   QPushButton* previewAll_ = nullptr;    // computes the points the preview's cap left out
   QPushButton* previewStop_ = nullptr;   // stops a long preview
+  QTimer* previewSlow_ = nullptr;        // a preview not done after a moment says it is computing
   QMenu* recentMenu_ = nullptr;
   QAction* runAction_ = nullptr;
   QAction* cancelAction_ = nullptr;
   QTimer* redrawTimer_ = nullptr;
+  // While a live preview refines, charts not in front get its partial results
+  // only when shown or asked for: one chart repaints per partial result, not four.
+  mutable std::vector<ChartPanel*> staleCharts_;
+  QString emptyWhy_;              // why the timing charts are empty ("" when they are not)
+  bool partialPreview_ = false;  // the results shown are a partial preview (front chart only)
+  QTimer* staleTimer_ = nullptr;  // complete results reach the other tabs right after the front one is painted
 
   std::unique_ptr<Store> store_;
   ResultSet shown_;

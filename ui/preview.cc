@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <thread>
 
 #include <QMetaObject>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include "base/cancel.h"
 #include "base/error.h"
@@ -47,6 +47,7 @@ std::vector<std::size_t> refinementOrder(std::size_t n, std::size_t* coarse_coun
 }
 
 QString secondsText(double s) {
+  if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 0);
   if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 0);
   if (s < 120) return QStringLiteral("%1 s").arg(s, 0, 'f', s < 10 ? 1 : 0);
   return QStringLiteral("%1 min").arg(s / 60, 0, 'f', 0);
@@ -81,60 +82,68 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
   RunContext ctx;
   ctx.stop = stop;
 
-  // The work budget: what each algorithm costs at the largest size (core's
-  // estimate compiles the schedule, no simulation); an algorithm over the cap
-  // there is previewed up to the largest size under it.
+  // The work budget, checked as the refinement reaches larger sizes: core's
+  // estimate (it compiles the schedule, no simulation) of each coarse point;
+  // the first coarse point over the cap bounds the algorithm's sizes (found
+  // exactly by bisection from the last size known under it), and no schedule
+  // of a larger size is ever built. The finer sizes in between need no
+  // estimate: the cost grows with size.
   struct Algo {
     Algorithm id{};
     Curve curve;
     std::size_t limit = 0;     // sizes [0, limit) are previewed
-    double est_max_s = 0;      // estimate at the largest size
+    std::size_t checked = 0;   // sizes [0, checked) are known to be under the cap
+    double est_max_s = 0;      // the largest estimate seen
     bool failed = false;
-    std::vector<std::size_t> slot;  // per size index: position in curve.points (npos: not yet)
   };
   std::vector<Algo> algos;
   const std::size_t n = sizes.size();
-  try {
-    for (const auto& name : names) {
-      ctx.check();
-      Algo a;
-      a.curve.algorithm = name;
-      a.curve.label = QString::fromStdString(name);
-      a.limit = n;
-      try {
-        a.id = parse_algorithm(name);
-        if (n > 0) {
-          a.est_max_s = estimate(cfg, a.id, Collective{sizes.back(), dtype}, EngineId::Analytic).seconds;
-          if (!uncapped && a.est_max_s > point_cap_s) {
-            a.limit = n - 1;
-            while (a.limit > 0) {
-              ctx.check();
-              if (estimate(cfg, a.id, Collective{sizes[a.limit - 1], dtype}, EngineId::Analytic).seconds <= point_cap_s)
-                break;
-              --a.limit;
-            }
-          }
-        }
-      } catch (const Error& e) {
-        rs.errors.push_back(name + ": " + e.what());
-        a.failed = true;
-      }
-      st.estimated_s += a.est_max_s * static_cast<double>(n);
-      if (!a.failed) {
-        st.points_total += static_cast<int>(a.limit);
-        if (a.limit < n) {
-          st.points_capped += static_cast<int>(n - a.limit);
-          if (!st.capped_text.isEmpty()) st.capped_text += QStringLiteral("; ");
-          st.capped_text += QStringLiteral("%1 ≥ %2 (~%3 each)")
-                                .arg(QString::fromStdString(name), sizeText(sizes[a.limit]), secondsText(a.est_max_s));
-        }
-      }
-      algos.push_back(std::move(a));
+  for (const auto& name : names) {
+    Algo a;
+    a.curve.algorithm = name;
+    a.curve.label = QString::fromStdString(name);
+    a.limit = n;
+    try {
+      a.id = parse_algorithm(name);
+      st.points_total += static_cast<int>(n);
+    } catch (const Error& e) {
+      rs.errors.push_back(name + ": " + e.what());
+      a.failed = true;
     }
-  } catch (const Cancelled&) {
-    st.cancelled = true;
-    return;
+    algos.push_back(std::move(a));
   }
+  std::size_t coarse = 0;
+  const std::vector<std::size_t> order = refinementOrder(n, &coarse);
+  const double per_coarse = coarse > 0 ? static_cast<double>(n) / static_cast<double>(coarse) : 1.0;
+  auto est = [&](const Algo& a, std::size_t i) {
+    ctx.check();
+    return estimate(cfg, a.id, Collective{sizes[i], dtype}, EngineId::Analytic).seconds;
+  };
+  // Whether point (a, i) is previewed; estimates it when it is past what is known.
+  auto admit = [&](Algo& a, std::size_t i) {
+    if (i >= a.limit) return false;
+    if (i < a.checked) return true;
+    const double e = est(a, i);
+    a.est_max_s = std::max(a.est_max_s, e);
+    st.estimated_s += e * per_coarse;  // this coarse point stands for its neighbours
+    if (uncapped || e <= point_cap_s) {
+      a.checked = i + 1;
+      return true;
+    }
+    std::size_t lo = a.checked, hi = i;  // [0, lo) under the cap, hi over it
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (est(a, mid) <= point_cap_s) lo = mid + 1;
+      else hi = mid;
+    }
+    a.limit = a.checked = lo;
+    st.points_total -= static_cast<int>(n - lo);
+    st.points_capped += static_cast<int>(n - lo);
+    if (!st.capped_text.isEmpty()) st.capped_text += QStringLiteral("; ");
+    st.capped_text += QStringLiteral("%1 ≥ %2 (~%3 each)")
+                          .arg(QString::fromStdString(a.curve.algorithm), sizeText(sizes[lo]), secondsText(e));
+    return false;
+  };
 
   auto snapshot = [&] {
     ResultSet out;
@@ -146,16 +155,18 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
     return out;
   };
 
-  std::size_t coarse = 0;
-  const std::vector<std::size_t> order = refinementOrder(n, &coarse);
-  auto last_emit = Clock::now();
+  // The first partial result may come sooner (a fifth of the interval): on a
+  // slow fabric the user sees the small sizes while the coarse pass goes on.
+  auto last_emit = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(partial_interval_s * 0.8));
   try {
     for (std::size_t k = 0; k < order.size(); ++k) {
       const std::size_t i = order[k];
       for (Algo& a : algos) {
-        if (a.failed || i >= a.limit) continue;
-        ctx.check();
+        if (a.failed) continue;
         try {
+          if (!admit(a, i)) continue;
+          ctx.check();
           SimResult r = simulate(cfg, a.id, Collective{sizes[i], dtype}, EngineId::Analytic, ctx);
           auto pos = std::lower_bound(a.curve.points.begin(), a.curve.points.end(), r.bytes,
                                       [](const SimResult& p, std::uint64_t b) { return p.bytes < b; });
@@ -254,8 +265,9 @@ void Preview::start() {
   const double cap = point_cap_s_;
   std::shared_ptr<Shared> sh = shared_;
   std::stop_token token = stop_.get_token();
-  // The future is not kept: nobody ever waits for a preview worker.
-  (void)QtConcurrent::run([job, cap, sh, token, gen] {
+  // A thread of its own, detached: nobody ever waits for a preview worker (not
+  // even QCoreApplication's exit, which waits for the global thread pool).
+  std::thread([job, cap, sh, token, gen] {
     AliveGuard alive;
     computePreview(job.cfg, job.req, job.uncapped, cap, token, partial_interval_ms / 1e3,
                    [&](const ResultSet& rs, const PreviewStatus& st0) {
@@ -269,7 +281,7 @@ void Preview::start() {
                      QMetaObject::invokeMethod(p, [p, gen, rs, st] { p->deliver(gen, rs, st); },
                                                Qt::QueuedConnection);
                    });
-  });
+  }).detach();
 }
 
 void Preview::deliver(quint64 gen, const ResultSet& rs, const PreviewStatus& st) {

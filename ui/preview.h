@@ -70,7 +70,8 @@ class Preview : public QObject {
   /// unless computeAll() is asked. Default 0.5 s.
   void setPointCapSeconds(double s) { point_cap_s_ = s; }
   double pointCapSeconds() const { return point_cap_s_; }
-  /// Minimum time between partial results shown while refining.
+  /// Minimum time between partial results shown while refining (the first may
+  /// come after a fifth of it).
   static constexpr int partial_interval_ms = 50;
 
   /// Worker computations still running in this process, including stopped ones

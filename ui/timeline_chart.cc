@@ -51,6 +51,7 @@ void TimelineChart::finished(const SimResult& r) {
   running_ = false;
   result_ = r;
   redraw();
+  Q_EMIT computed(r);
   if (stale_ && isVisible()) timer_.start();
 }
 

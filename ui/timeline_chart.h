@@ -31,6 +31,10 @@ class TimelineChart : public ChartPanel {
   const SimResult& result() const { return result_; }
   static constexpr int kSamples = 200;
 
+ Q_SIGNALS:
+  /// A packet-engine result arrived (the topology view colours links by it).
+  void computed(const scin::SimResult& r);
+
  protected:
   void redraw() override;
   void showEvent(QShowEvent* e) override;

@@ -8,6 +8,7 @@
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
+#include <QFontMetricsF>
 #include <QLinearGradient>
 #include <QPen>
 
@@ -178,10 +179,11 @@ void TopologyView::rebuild() {
 
   // One drawn line: `count` physical link pairs; its load is the busiest member's.
   auto addLink = [&](QPointF a, QPointF b, int count, const QString& what, const std::vector<const Load*>& members) {
-    const double width = count == 1 ? (mesh ? 1.0 : 2.0) : std::min(7.0, 1.5 + 1.2 * std::log2(count));
+    const double width = count == 1 ? (mesh ? 1.0 : 2.0) : std::min(6.0, 1.5 + 0.9 * std::log2(count));
     QString tip = count == 1 ? tr("Link %1: %2").arg(what, perLink)
                              : tr("Bundle of %1 links, %2: each %3").arg(count).arg(what, perLink);
     QColor colour = mesh && count == 1 ? QColor(0x88, 0x88, 0x88) : QColor(0x55, 0x55, 0x55);
+    if (count > 1) colour.setAlpha(150);  // bundles cross: let the ones behind show
     if (heat) {
       Load sum;
       double up_max = 0, down_max = 0, up_mean = 0, down_mean = 0;
@@ -195,6 +197,7 @@ void TopologyView::rebuild() {
       }
       const double m = static_cast<double>(std::max<std::size_t>(1, members.size()));
       colour = heatColour(std::max(up_max, down_max));
+      if (count > 1) colour.setAlpha(200);
       const QString up = mesh ? tr("lower → higher rank") : tr("accelerator → switch");
       const QString down = mesh ? tr("higher → lower rank") : tr("switch → accelerator");
       tip += tr("\nLast packet run (%1):").arg(loadSource_);
@@ -301,7 +304,9 @@ void TopologyView::rebuild() {
                                   timeText(c.accelerator.launch_overhead_ns));
   for (int i = 0; i < nodes; ++i) {
     const int count = gpuLast(i) - gpuFirst(i) + 1;
-    QRectF r(pos[i].x() - 32, pos[i].y() - 18, 64, 36);
+    const QString label = count == 1 ? tr("GPU %1").arg(gpuFirst(i)) : tr("GPU %1–%2").arg(gpuFirst(i)).arg(gpuLast(i));
+    const double w = std::max(64.0, QFontMetricsF(QFont()).horizontalAdvance(label) + 12);
+    QRectF r(pos[i].x() - w / 2, pos[i].y() - 18, w, 36);
     if (count > 1) {
       auto* back = s->addRect(r.translated(3, -3), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xf3, 0xe0, 0xb5)));
       back->setZValue(1);
@@ -313,9 +318,7 @@ void TopologyView::rebuild() {
     if (mesh && count > 1) tip += tr("\n%1 links inside the group (not drawn)").arg(count * (count - 1) / 2);
     tag(a, "accelerator", tip);
     ++accels_;
-    auto* t1 = centredText(s, count == 1 ? tr("GPU %1").arg(gpuFirst(i))
-                                         : tr("GPU %1–%2").arg(gpuFirst(i)).arg(gpuLast(i)),
-                           r.center() - QPointF(0, 7));
+    auto* t1 = centredText(s, label, r.center() - QPointF(0, 7));
     auto* t2 = centredText(s, count == 1 ? QString::fromStdString(c.accelerator.name) : tr("×%1").arg(count),
                            r.center() + QPointF(0, 8), small);
     t1->setZValue(3);

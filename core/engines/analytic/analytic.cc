@@ -10,13 +10,16 @@ namespace scin {
 // ------------------------------------------------------------ the engine
 
 // Every switch plane alike (analytic.h): all accelerator traffic crosses
-// kAllPlanes; nothing addresses one plane or is issued by a switch.
+// kAllPlanes; nothing addresses one plane or is issued by a switch. On a
+// two-tier fabric a transfer's route (its leaf and, by ECMP on the end
+// points, its spine) is the same in every plane, so the planes' links and
+// NVLS units see the same uses too.
 bool planes_alike(const Schedule& s) {
-  if (s.topology != Topology::Star || s.planes <= 1) return false;
+  if (s.topology == Topology::Mesh || s.planes <= 1) return false;
   for (const Step& st : s.steps) {
-    if (st.kind != StepKind::Write && st.kind != StepKind::Read) continue;
+    if (st.kind != StepKind::Write && st.kind != StepKind::Read && st.kind != StepKind::Compute) continue;
     if (s.is_switch(st.initiator)) return false;
-    if (st.via != kAllPlanes && st.via != kNoNode) return false;
+    if (st.kind != StepKind::Compute && st.via != kAllPlanes && st.via != kNoNode) return false;
   }
   return true;
 }
@@ -91,17 +94,12 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   auto& bound_use = ws.bound_use;
   bound_use.assign(n, -1);  // the use that ended last (-1: none)
   StepCost& c = ws.cost;
+  // Planes alike: book plane 0's copy of each use only. The other planes'
+  // queues see the same uses at the same times, so they end at the same
+  // instants; plane 0's uses come first in a step's list, so the use that ends
+  // last (and the critical path through it) is the same one.
   const bool one_plane = planes_alike(s);
-  const int planes = rm.planes;
-  auto cost = [&](StepId i) {
-    step_cost(cfg, s, rm, s.steps[i], c);
-    if (!one_plane) return;
-    // Keep the plane-0 copy of each port use: the other planes' queues see the
-    // same uses at the same times, so they end at the same instants.
-    auto keep = std::remove_if(c.uses.begin(), c.uses.end(),
-                               [planes](const ResourceUse& u) { return is_port(u.kind) && u.resource % planes != 0; });
-    c.uses.erase(keep, c.uses.end());
-  };
+  auto cost = [&](StepId i) { step_cost(cfg, s, rm, s.steps[i], c, one_plane); };
 
   using Item = std::pair<double, StepId>;  // (ready time, index): FCFS at resources, ties by order
   auto& heap = ws.heap;

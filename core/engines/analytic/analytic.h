@@ -47,9 +47,10 @@ struct AnalyticWorkspace {
   StepCost cost;
 };
 
-/// True if every switch plane carries the same share of every transfer: the
-/// port queues of all planes then evolve identically, and the engine costs
-/// plane 0 alone (the same times, to the last bit). estimate() counts so too.
+/// True if every switch plane carries the same share of every transfer (star
+/// or two-tier): the port, trunk and NVLS queues of all planes then evolve
+/// identically, and the engine costs plane 0 alone (step_cost's
+/// first_plane_only; the same times, to the last bit). estimate() counts so too.
 bool planes_alike(const Schedule& s);
 
 /// Runs `s` on `cfg`; polls ctx.stop between steps (throws Cancelled).

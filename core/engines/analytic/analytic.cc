@@ -70,7 +70,6 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   first_use.assign(n, 0);
   auto& uses = ws.uses;
   uses.clear();
-  uses.reserve(n * 2);
   // A resource's reservations, sorted and disjoint. A use takes the earliest
   // gap at or after its ready time that is long enough: a unit or port serves
   // whoever is ready while reservations made for later data wait (backfilling),
@@ -122,8 +121,8 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
       ctx.report(static_cast<double>(done) / static_cast<double>(n));
     }
     cost(i);
-    first_use[i] = uses.size();
-    uses.resize(uses.size() + c.uses.size());
+    first_use[i] = uses.size;
+    uses.grow_to(uses.size + c.uses.size());
     const double t0 = r + c.fixed_ns;
     double end = t0;
     double fed_end = t0;  // when the step's transfers have delivered everything
@@ -131,7 +130,7 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
     for (std::size_t k = 0; k < c.uses.size(); ++k) {
       const auto& u = c.uses[k];
       Use& rec = uses[first_use[i] + k];
-      rec.start = rec.end = t0;
+      rec = Use{t0, t0, kNoStep, -1};
       if (u.amount_bytes <= 0) continue;
       Queue& qu = resources[static_cast<std::size_t>(u.resource)];
       auto& busy = qu.v;

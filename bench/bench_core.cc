@@ -1,5 +1,7 @@
 // Analytic engine speed: compile + evaluate one All-Reduce, the unit of work
 // behind every point of `scin run`, a sweep and the GUI's live preview.
+#include <algorithm>
+
 #include <benchmark/benchmark.h>
 
 #include "fabric/preset.h"
@@ -67,6 +69,19 @@ void BM_Compile(benchmark::State& state, const char* algo) {
   state.counters["steps"] = static_cast<double>(steps);
 }
 
+// Two tiers (issue 14/16): one point on nvl576-style (36 GPUs per leaf, 18
+// planes) at fabric.gpus = state.range(0) (leaves = gpus / 36), message size
+// state.range(1). Planes alike are costed once; target: a 1024-GPU point well
+// under a second (docs/performance.md section 8).
+void BM_AnalyticTwoTier(benchmark::State& state, const char* algo) {
+  scin::Config cfg = scin::load_preset("nvl576-style");
+  cfg.fabric.gpus = static_cast<int>(state.range(0));
+  cfg.fabric.leaves = std::max(1, cfg.fabric.gpus / 36);
+  const auto bytes = static_cast<std::uint64_t>(state.range(1));
+  for (auto _ : state) benchmark::DoNotOptimize(scin::simulate(cfg, algo, {bytes, scin::DType::Bf16}).time_ns);
+  state.counters["gpus"] = static_cast<double>(state.range(0));
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_AnalyticScale, ring, "ring")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
@@ -82,3 +97,5 @@ BENCHMARK_CAPTURE(BM_Analytic, scin_inq, "scin-inq")->Arg(8)->Arg(1 << 20)->Arg(
 BENCHMARK_CAPTURE(BM_EstimatePacket, nvls, "nvls")->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_EstimatePacket, scin, "scin")->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DefaultRun)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring, "ring")->Args({72, 1 << 20})->Args({576, 1 << 20})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticTwoTier, nvls, "nvls")->Args({72, 256 << 20})->Args({576, 256 << 20})->Unit(benchmark::kMillisecond);

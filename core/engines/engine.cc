@@ -24,13 +24,15 @@ class AnalyticEngine final : public TimingEngine {
   // Memory: per step its pending count, start and finish times and first use;
   // per resource use its interval.
   WorkEstimate estimate(const Config& cfg, const Schedule& s) const override {
-    // With every plane alike only plane 0's port uses are costed.
+    // With every plane alike only plane 0's uses are costed.
     const ResourceMap rm = resource_map(s);
     const bool one_plane = planes_alike(s);
     double uses = 0;
-    for (const auto& st : s.steps)
-      for (const ResourceUse& u : step_cost(cfg, s, rm, st).uses)
-        uses += !one_plane || !is_port(u.kind) || u.resource % rm.planes == 0;
+    StepCost c;
+    for (const auto& st : s.steps) {
+      step_cost(cfg, s, rm, st, c, one_plane);
+      uses += static_cast<double>(c.uses.size());
+    }
     const double steps = static_cast<double>(s.steps.size());
     return {steps, "steps", (steps + uses) * 1e-7, steps * 48 + uses * 40};
   }

@@ -212,6 +212,7 @@ struct Ctx {
   const Schedule& s;
   const ResourceMap& rm;
   StepCost& c;
+  bool first_plane_only = false;
 
   void latency(Term t, double ns) { c.latency_ns[static_cast<int>(t)] += ns; }
   void use(int r, double bytes, double rate_GBps, Term t, bool fed = false) {
@@ -230,10 +231,13 @@ struct Ctx {
 
   // Planes a transfer crossing `via` uses, each carrying an equal share:
   // [first, first + count) (no allocation: this runs per source of every step).
-  struct Planes { int first = 0, count = 0; };
+  // `end` is one past the last plane costed: first + 1 with first_plane_only.
+  struct Planes {
+    int first = 0, count = 0, end = 0;
+  };
   Planes planes_of(NodeId via) const {
-    if (via == kAllPlanes) return {0, rm.planes};
-    if (via >= s.gpus) return {via - s.gpus, 1};
+    if (via == kAllPlanes) return {0, rm.planes, first_plane_only ? 1 : rm.planes};
+    if (via >= s.gpus) return {via - s.gpus, 1, via - s.gpus + 1};
     return {};
   }
 
@@ -244,14 +248,14 @@ struct Ctx {
       return;
     }
     const Planes ps = planes_of(via);
-    for (int p = ps.first; p < ps.first + ps.count; ++p)
+    for (int p = ps.first; p < ps.end; ++p)
       use(rm.egress(gpu, p), bytes / static_cast<double>(ps.count), rate, Term::Serialisation);
   }
 
   void ingress(NodeId gpu, NodeId via, double bytes, double factor) {
     const double rate = port_payload_GBps(cfg, s, factor);
     const Planes ps = planes_of(via);
-    for (int p = ps.first; p < ps.first + ps.count; ++p)
+    for (int p = ps.first; p < ps.end; ++p)
       use(rm.ingress(gpu, p), bytes / static_cast<double>(ps.count), rate, Term::Serialisation);
   }
 };
@@ -271,7 +275,7 @@ void write_cost(Ctx& x, const Step& st) {
     return;
   }
   if (s.two_tier()) {
-    routed::write_cost(cfg, s, x.rm, st, bytes, factor, c);  // every link of the multicast tree
+    routed::write_cost(cfg, s, x.rm, st, bytes, factor, x.first_plane_only, c);  // every link of the multicast tree
   } else if (s.is_switch(st.initiator)) {
     x.latency(Term::LinkLatency, cfg.links.latency_ns);
     for (const auto& d : st.dsts) x.ingress(s.buffers[d.buffer].node, st.via, bytes, factor);
@@ -334,7 +338,7 @@ void read_cost(Ctx& x, const Step& st) {
   // An accelerator reads (NVLS ld_reduce when several sources are summed in the switch).
   const double factor = transfer_factor(cfg, s, st);
   if (s.two_tier()) {
-    routed::accel_read_cost(cfg, s, x.rm, st, factor, x.c);
+    routed::accel_read_cost(cfg, s, x.rm, st, factor, x.first_plane_only, x.c);
     return;
   }
   const NodeId sw = st.via >= s.gpus ? st.via : (s.topology == Topology::Star ? s.switch_node(0) : kNoNode);
@@ -356,7 +360,7 @@ void read_cost(Ctx& x, const Step& st) {
     double in = 0;
     for (const auto& r : st.srcs) in += plain_bytes(s, r);
     const Ctx::Planes ps = x.planes_of(st.via);
-    for (int p = ps.first; p < ps.first + ps.count; ++p)
+    for (int p = ps.first; p < ps.end; ++p)
       x.use(x.rm.nvls(p), in / static_cast<double>(x.rm.planes), cfg.tuning.nvls_reduce_GBps, Term::Reduction);
   }
 }
@@ -389,12 +393,13 @@ StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, 
   return c;
 }
 
-void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c) {
+void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c,
+               bool first_plane_only) {
   std::vector<ResourceUse> keep = std::move(c.uses);  // its capacity: engines reuse one StepCost
   keep.clear();
   c = StepCost{};
   c.uses = std::move(keep);
-  Ctx x{cfg, s, rm, c};
+  Ctx x{cfg, s, rm, c, first_plane_only};
   const AcceleratorSpec& acc = cfg.accelerator;
   const IsaSpec& isa = cfg.sw.isa;
   const bool on_switch = s.is_switch(st.initiator);

@@ -81,7 +81,13 @@ struct StepCost {
 StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st);
 /// The same, into `out` (reset first; its uses keep their capacity, so a caller
 /// that costs many steps with one StepCost allocates once).
-void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& out);
+/// `first_plane_only`: of a transfer spread over all planes (kAllPlanes), only
+/// plane 0's uses (each still a 1/planes share) and its units. For schedules
+/// whose planes are alike (planes_alike(), analytic.h): the other planes'
+/// resources see the same uses at the same times, so a caller that only needs
+/// times books plane 0 alone.
+void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& out,
+               bool first_plane_only = false);
 
 // ------------------------------------------------------------ rates
 

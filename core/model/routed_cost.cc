@@ -13,13 +13,15 @@ void add_latency(StepCost& c, Term t, double ns) { c.latency_ns[static_cast<int>
 
 // The planes a step uses: all (kAllPlanes, each an equal share), or the plane
 // of the switch it names or is issued by.
+// `end`: one past the last plane costed (plane 0 alone with first_plane_only).
 struct Planes {
-  int first = 0, count = 1;
+  int first = 0, count = 1, end = 1;
 };
-Planes planes_of(const Schedule& s, const Step& st) {
-  if (s.is_switch(st.initiator)) return {s.plane_of(st.initiator), 1};
-  if (s.is_switch(st.via)) return {s.plane_of(st.via), 1};
-  return {0, std::max(1, s.planes)};
+Planes planes_of(const Schedule& s, const Step& st, bool first_plane_only) {
+  if (s.is_switch(st.initiator)) return {s.plane_of(st.initiator), 1, s.plane_of(st.initiator) + 1};
+  if (s.is_switch(st.via)) return {s.plane_of(st.via), 1, s.plane_of(st.via) + 1};
+  const int planes = std::max(1, s.planes);
+  return {0, planes, first_plane_only ? 1 : planes};
 }
 
 // Bytes per resource, merged: several routes may share a link.
@@ -88,14 +90,14 @@ void signal_cost(const Config& cfg, const Schedule& s, const Step& st, StepCost&
 }
 
 void write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double bytes,
-                double factor, StepCost& c) {
-  const Planes ps = planes_of(s, st);
+                double factor, bool first_plane_only, StepCost& c) {
+  const Planes ps = planes_of(s, st, first_plane_only);
   const double share = bytes / ps.count;
   PathLatency worst;
   Loads loads;
   // A multicast is one tree: all its leaf-to-leaf branches cross one spine (ECMP on the sender).
   const int spine = st.dsts.size() > 1 ? ecmp_pick(st.initiator, kNoNode, s.spines) : -1;
-  for (int p = ps.first; p < ps.first + ps.count; ++p) {
+  for (int p = ps.first; p < ps.end; ++p) {
     for (const auto& d : st.dsts) {
       const NodeId to = s.buffers[d.buffer].node;
       if (to == st.initiator) continue;
@@ -142,19 +144,19 @@ void isa_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, 
 }
 
 void accel_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,
-                     StepCost& c) {
+                     bool first_plane_only, StepCost& c) {
   const NodeId to = s.buffers[st.dsts[0].buffer].node;
   const bool reduce_in_switch = st.srcs.size() > 1 && st.unit == Unit::NvlsReduce;
   // The reducing switch: the reader's leaf if every source hangs off it, else a spine (ECMP on the reader).
   bool one_leaf = true;
   for (const auto& r : st.srcs) one_leaf = one_leaf && s.leaf_of(s.buffers[r.buffer].node) == s.leaf_of(to);
-  const Planes ps = planes_of(s, st);
+  const Planes ps = planes_of(s, st, first_plane_only);
   const double share = 1.0 / ps.count;
   PathLatency up, down;
   Loads loads;
   double in_plain = 0;
   for (const auto& r : st.srcs) in_plain += plain_bytes(s, r);
-  for (int p = ps.first; p < ps.first + ps.count; ++p) {
+  for (int p = ps.first; p < ps.end; ++p) {
     const NodeId red = !reduce_in_switch ? to
                        : one_leaf        ? s.leaf_node(p, s.leaf_of(to))
                                          : s.spine_node(p, ecmp_pick(st.initiator, kNoNode, s.spines));

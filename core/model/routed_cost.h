@@ -33,13 +33,14 @@ double trunk_raw_GBps(const Config& cfg, const Schedule& s);
 double link_payload_GBps(const Config& cfg, const Schedule& s, const ResourceMap& rm, int r, double factor);
 
 void signal_cost(const Config& cfg, const Schedule& s, const Step& st, StepCost& c);
+/// `first_plane_only` as step_cost's (cost_model.h): of a transfer over all planes, plane 0's links alone.
 void write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double bytes,
-                double factor, StepCost& c);
+                double factor, bool first_plane_only, StepCost& c);
 /// A read issued by a switch's ISA: latency and the source links (units are booked by the caller).
 void isa_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,
                    StepCost& c);
 /// A read issued by an accelerator (NVLS ld_reduce when several sources are reduced in a switch).
 void accel_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,
-                     StepCost& c);
+                     bool first_plane_only, StepCost& c);
 
 }  // namespace scin::routed

@@ -46,10 +46,13 @@ void build_nvls_tiers(Builder& b) {
   std::vector<StepId> done(start);
   // stage1[r][c], store[r][c]
   std::vector<std::vector<StepId>> stage1(static_cast<std::size_t>(n)), stores(static_cast<std::size_t>(n));
+  // Each shard's chunks, split once (not per rank and chunk: that was chunks^2 x n spans).
+  std::vector<std::vector<Span>> shard_chunks;
+  for (int k = 0; k < m; ++k) shard_chunks.push_back(split(shards[k].count, chunks));
   for (int c = 0; c < chunks; ++c) {
     for (int r = 0; r < n; ++r) {
       const int leaf = r / m, k = r % m;
-      const Span chunk = sub(shards[k], split(shards[k].count, chunks)[c]);
+      const Span chunk = sub(shards[k], shard_chunks[k][c]);
       std::vector<Region> srcs;
       for (int j = 0; j < m; ++j) srcs.push_back(at(s.input[leaf * m + j], chunk));
       std::vector<StepId> deps = {start[r]};
@@ -59,7 +62,7 @@ void build_nvls_tiers(Builder& b) {
     }
     for (int r = 0; r < n; ++r) {
       const int leaf = r / m, k = r % m;
-      const Span chunk = sub(shards[k], split(shards[k].count, chunks)[c]);
+      const Span chunk = sub(shards[k], shard_chunks[k][c]);
       const Span part = sub(chunk, split(chunk.count, leaves)[leaf]);
       std::vector<Region> srcs, dsts;
       std::vector<StepId> deps;

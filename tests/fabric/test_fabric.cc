@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "engines/analytic/analytic.h"
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
 #include "error_of.h"
@@ -328,6 +329,81 @@ TEST(TwoTierBytes, OversubscribedUplinksSlowTheRingNotTheStar) {
   const double scin_full = simulate(two_tier(16, 4, 2, 1), Algorithm::Scin, big, EngineId::Analytic).time_ns;
   const double scin_over = simulate(c, Algorithm::Scin, big, EngineId::Analytic).time_ns;
   EXPECT_LT(scin_over / scin_full, over / full);
+}
+
+// ------------------------------------------------------------ planes alike (issue 14)
+
+namespace {
+// The plane a resource of a two-tier map belongs to (-1: an accelerator's HBM).
+int plane_of_resource(const ResourceMap& rm, int r) {
+  if (r < rm.ports()) return r % rm.planes;
+  const int per_plane = rm.leaves + rm.spines;
+  switch (rm.kind(r)) {
+    case ResourceKind::NvlsReduce: return (r - rm.nvls(0)) / per_plane;
+    case ResourceKind::IsaReduce: return (r - rm.isa_reduce(0)) / per_plane;
+    case ResourceKind::IsaInq: return (r - rm.isa_inq(0)) / per_plane;
+    case ResourceKind::Hbm: return -1;
+    default: return (r - rm.hbm(rm.gpus)) / 2 / (rm.leaves * rm.spines);
+  }
+}
+}  // namespace
+
+TEST(TwoTierPlanesAlike, PlaneZeroAloneIsThePlaneZeroSubsetOfTheFullCost) {
+  const Config c = two_tier(16, 4, 2, 3);
+  const Collective coll{1 << 20, DType::Bf16};
+  EXPECT_FALSE(planes_alike(schedule_for(c, Algorithm::Scin, coll)));  // each plane reduces its own stripe
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Nvls}) {
+    const Schedule s = schedule_for(c, a, coll);
+    ASSERT_TRUE(planes_alike(s)) << s.algorithm;
+    const ResourceMap rm = resource_map(s);
+    std::size_t plane_uses = 0, hbm_uses = 0, kept_uses = 0;
+    for (const Step& st : s.steps) {
+      const StepCost full = step_cost(c, s, rm, st);
+      StepCost one;
+      step_cost(c, s, rm, st, one, true);
+      std::vector<ResourceUse> expect;
+      for (const ResourceUse& u : full.uses)
+        if (plane_of_resource(rm, u.resource) <= 0) expect.push_back(u);
+      ASSERT_EQ(one.uses.size(), expect.size()) << st.label;
+      for (std::size_t k = 0; k < expect.size(); ++k) {
+        EXPECT_EQ(one.uses[k].resource, expect[k].resource) << st.label;
+        EXPECT_EQ(one.uses[k].amount_bytes, expect[k].amount_bytes) << st.label;
+        EXPECT_EQ(one.uses[k].rate_GBps, expect[k].rate_GBps) << st.label;
+      }
+      EXPECT_EQ(one.fixed_ns, full.fixed_ns);
+      EXPECT_EQ(one.latency_total_ns(), full.latency_total_ns());
+      for (const ResourceUse& u : full.uses) ++(u.kind == ResourceKind::Hbm ? hbm_uses : plane_uses);
+      kept_uses += one.uses.size();
+    }
+    EXPECT_GT(plane_uses, 0u);
+    EXPECT_EQ(3 * (kept_uses - hbm_uses), plane_uses) << s.algorithm;  // a third of the plane uses
+  }
+}
+
+TEST(TwoTierPlanesAlike, BookingPlaneZeroGivesTheTimesOfBookingEveryPlane) {
+  const Config c = two_tier(16, 4, 2, 3);
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Nvls})
+    for (std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{1} << 24}) {
+      const Schedule s = schedule_for(c, a, {bytes, DType::Bf16});
+      ASSERT_TRUE(planes_alike(s));
+      // The same schedule plus an empty transfer naming plane 1: no longer alike,
+      // so every plane is booked; the empty step holds nothing and ends at 0.
+      Schedule every = s;
+      Step probe;
+      probe.kind = StepKind::Write;
+      probe.initiator = 0;
+      probe.via = every.leaf_node(1, 0);
+      probe.op = DataOp::Copy;
+      probe.srcs = {Region{every.input[0], 0, 0}};
+      probe.dsts = {Region{every.output[0], 0, 0}};
+      probe.label = "probe";
+      every.steps.push_back(probe);
+      ASSERT_FALSE(planes_alike(every));
+      const AnalyticResult one = run_analytic(c, s), all = run_analytic(c, every);
+      EXPECT_EQ(one.time_ns, all.time_ns) << s.algorithm << " " << bytes;
+      for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(one.breakdown.ns[t], all.breakdown.ns[t]) << s.algorithm << " term " << t;
+      EXPECT_EQ(one.critical_path, all.critical_path) << s.algorithm << " " << bytes;
+    }
 }
 
 // ------------------------------------------------------------ presets and engines

@@ -10,13 +10,16 @@ namespace scin {
 // ------------------------------------------------------------ the engine
 
 // Every switch plane alike (analytic.h): all accelerator traffic crosses
-// kAllPlanes; nothing addresses one plane or is issued by a switch.
+// kAllPlanes; nothing addresses one plane or is issued by a switch. On a
+// two-tier fabric a transfer's route (its leaf and, by ECMP on the end
+// points, its spine) is the same in every plane, so the planes' links and
+// NVLS units see the same uses too.
 bool planes_alike(const Schedule& s) {
-  if (s.topology != Topology::Star || s.planes <= 1) return false;
+  if (s.topology == Topology::Mesh || s.planes <= 1) return false;
   for (const Step& st : s.steps) {
-    if (st.kind != StepKind::Write && st.kind != StepKind::Read) continue;
+    if (st.kind != StepKind::Write && st.kind != StepKind::Read && st.kind != StepKind::Compute) continue;
     if (s.is_switch(st.initiator)) return false;
-    if (st.via != kAllPlanes && st.via != kNoNode) return false;
+    if (st.kind != StepKind::Compute && st.via != kAllPlanes && st.via != kNoNode) return false;
   }
   return true;
 }
@@ -67,7 +70,6 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   first_use.assign(n, 0);
   auto& uses = ws.uses;
   uses.clear();
-  uses.reserve(n * 2);
   // A resource's reservations, sorted and disjoint. A use takes the earliest
   // gap at or after its ready time that is long enough: a unit or port serves
   // whoever is ready while reservations made for later data wait (backfilling),
@@ -91,17 +93,12 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   auto& bound_use = ws.bound_use;
   bound_use.assign(n, -1);  // the use that ended last (-1: none)
   StepCost& c = ws.cost;
+  // Planes alike: book plane 0's copy of each use only. The other planes'
+  // queues see the same uses at the same times, so they end at the same
+  // instants; plane 0's uses come first in a step's list, so the use that ends
+  // last (and the critical path through it) is the same one.
   const bool one_plane = planes_alike(s);
-  const int planes = rm.planes;
-  auto cost = [&](StepId i) {
-    step_cost(cfg, s, rm, s.steps[i], c);
-    if (!one_plane) return;
-    // Keep the plane-0 copy of each port use: the other planes' queues see the
-    // same uses at the same times, so they end at the same instants.
-    auto keep = std::remove_if(c.uses.begin(), c.uses.end(),
-                               [planes](const ResourceUse& u) { return is_port(u.kind) && u.resource % planes != 0; });
-    c.uses.erase(keep, c.uses.end());
-  };
+  auto cost = [&](StepId i) { step_cost(cfg, s, rm, s.steps[i], c, one_plane); };
 
   using Item = std::pair<double, StepId>;  // (ready time, index): FCFS at resources, ties by order
   auto& heap = ws.heap;
@@ -124,8 +121,8 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
       ctx.report(static_cast<double>(done) / static_cast<double>(n));
     }
     cost(i);
-    first_use[i] = uses.size();
-    uses.resize(uses.size() + c.uses.size());
+    first_use[i] = uses.size;
+    uses.grow_to(uses.size + c.uses.size());
     const double t0 = r + c.fixed_ns;
     double end = t0;
     double fed_end = t0;  // when the step's transfers have delivered everything
@@ -133,7 +130,7 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
     for (std::size_t k = 0; k < c.uses.size(); ++k) {
       const auto& u = c.uses[k];
       Use& rec = uses[first_use[i] + k];
-      rec.start = rec.end = t0;
+      rec = Use{t0, t0, kNoStep, -1};
       if (u.amount_bytes <= 0) continue;
       Queue& qu = resources[static_cast<std::size_t>(u.resource)];
       auto& busy = qu.v;

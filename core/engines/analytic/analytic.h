@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -36,20 +37,35 @@ struct AnalyticWorkspace {
   struct Use { double start = 0, end = 0; StepId holder = kNoStep; int holder_use = -1; };
   struct Busy { double start, end; StepId step; int use; };
   struct Queue { std::vector<Busy> v; std::size_t head = 0; };
+  /// The use records, in blocks of 64Ki: growing never copies them (a vector's
+  /// regrowth held the old and the new array at once: at a million steps,
+  /// hundreds of MB at the peak). Indices are dense from 0, as in a vector.
+  struct UseList {
+    static constexpr std::size_t kBlock = std::size_t{1} << 16;
+    std::vector<std::unique_ptr<Use[]>> blocks;
+    std::size_t size = 0;
+    void clear() { size = 0; }  // keeps the blocks for the next run
+    void grow_to(std::size_t n) {
+      while (blocks.size() * kBlock < n) blocks.push_back(std::make_unique<Use[]>(kBlock));
+      size = n;
+    }
+    Use& operator[](std::size_t i) { return blocks[i / kBlock][i % kBlock]; }
+  };
   std::vector<std::uint32_t> succ_first, fill;
   std::vector<StepId> succ, bound_dep;
   std::vector<int> pending, bound_use;
   std::vector<std::size_t> first_use;
-  std::vector<Use> uses;
+  UseList uses;
   std::vector<Queue> resources;
   std::vector<double> ready;
   std::vector<std::pair<double, StepId>> heap;
   StepCost cost;
 };
 
-/// True if every switch plane carries the same share of every transfer: the
-/// port queues of all planes then evolve identically, and the engine costs
-/// plane 0 alone (the same times, to the last bit). estimate() counts so too.
+/// True if every switch plane carries the same share of every transfer (star
+/// or two-tier): the port, trunk and NVLS queues of all planes then evolve
+/// identically, and the engine costs plane 0 alone (step_cost's
+/// first_plane_only; the same times, to the last bit). estimate() counts so too.
 bool planes_alike(const Schedule& s);
 
 /// Runs `s` on `cfg`; polls ctx.stop between steps (throws Cancelled).

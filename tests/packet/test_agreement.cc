@@ -2,6 +2,7 @@
 // two engines share through the cost model: every algorithm on every preset at
 // 64 MiB (the issue-11 contract), ring protocol auto, mesh reads, and the ISA
 // buffer's deadlock escape.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -42,9 +43,7 @@ TEST(EngineAgreement, EveryAlgorithmEveryPresetWithinTwoPercentAt64MiB) {
   int presets = 0;
   for (const auto& p : list_presets()) {
     const Config c = agreement_config(p.name);
-    // Two-tier fabrics (nvl36x2, nvl576-style) run on the analytic and data
-    // engines only: the packet engine refuses them (tests/fabric checks the error).
-    if (c.fabric.topology == Topology::TwoTier) continue;
+    if (c.fabric.topology == Topology::TwoTier) continue;  // TwoTierWithinTwoPercentAt64MiB
     ++presets;
     for (const auto& algo : supported_algorithms(c)) {
       const Collective coll{64u << 20, DType::Bf16};
@@ -63,6 +62,54 @@ TEST(EngineAgreement, EveryAlgorithmEveryPresetWithinTwoPercentAt64MiB) {
     }
   }
   EXPECT_GE(presets, 7);
+}
+
+// Two tiers (issue 16): the packet engine routes packets hop by hop over the
+// leaf and spine links the analytic engine books, so the two agree within 2%
+// on bandwidth-bound sizes for ring, the SCIN family and (at 2 leaves) two-shot;
+// the gaps below are bounded and open. They carry
+// the same bytes on the busiest accelerator link. Scaled down so a run takes
+// seconds: nvl36x2 as 2 leaves x 8 GPUs (1 spine), nvl576-style as 4 leaves x
+// 8 GPUs (9 spines). One-shot runs at 16 MiB (every GPU receives N - 1 copies:
+// still bandwidth-bound, and 4x fewer packets). Open gap (docs/model.md,
+// "Two-tier fabrics"): two-tier NVLS is 15-21% faster on the packet engine at
+// 8 GPUs per leaf (3% at 36 per leaf, nvl36x2 as shipped): the analytic engine
+// starts a step only when all its resources are free, and each NVLS chunk's
+// three steps hold different sets of ports and trunks, so the pipeline leaves
+// holes the packets fill. Bounded here, packet never slower.
+TEST(EngineAgreement, TwoTierWithinTwoPercentAt64MiB) {
+  struct Case {
+    const char* preset;
+    int gpus, leaves;
+  };
+  for (const Case& k : {Case{"nvl36x2", 16, 2}, Case{"nvl576-style", 32, 4}}) {
+    Config c = load_preset(k.preset);
+    set_param(c, "fabric.gpus", k.gpus);
+    set_param(c, "fabric.leaves", k.leaves);
+    ASSERT_EQ(c.fabric.topology, Topology::TwoTier);
+    int algos = 0;
+    for (const auto& algo : supported_algorithms(c)) {
+      const Collective coll{(algo == "one-shot" ? 16u : 64u) << 20, DType::Bf16};
+      const SimResult a = simulate(c, algo, coll, "analytic");
+      const SimResult p = simulate(c, algo, coll, "packet");
+      const std::string what = fmt::format("{} ({} GPUs, {} leaves) {}: analytic {} ns, packet {} ns", k.preset,
+                                           k.gpus, k.leaves, algo, a.time_ns, p.time_ns);
+      if (algo == "nvls") {
+        EXPECT_LT(p.time_ns, a.time_ns) << what;
+        EXPECT_GT(p.time_ns, 0.75 * a.time_ns) << what;
+      } else {
+        // Open gaps, packet slower (docs/model.md, "Two-tier fabrics"): many-to-many
+        // unicast (one-shot +5%, two-shot +3% at 4 leaves, ring-q8 +8%) queues at
+        // trunks and downlinks that forward in FIFO order. Everything else: 2%.
+        const double tol = algo == "one-shot" ? 0.06 : algo == "ring-q8" ? 0.09
+                           : algo == "two-shot" || algo == "two-shot-q8" ? 0.04 : 0.02;
+        EXPECT_NEAR(p.time_ns / a.time_ns, 1.0, tol) << what;
+      }
+      EXPECT_DOUBLE_EQ(p.max_link_bytes, a.max_link_bytes) << what;
+      ++algos;
+    }
+    EXPECT_GE(algos, 6) << k.preset;
+  }
 }
 
 // A switch input port's buffer must cover its credit loop (a packet's bytes go

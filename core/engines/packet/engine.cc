@@ -64,13 +64,12 @@ void Engine::setup() {
       (s_.topology == Topology::Star && s_.planes != cfg_.fabric.planes))
     throw Error(fmt::format("packet engine: schedule for {} accelerators / {} planes does not match the fabric "
                             "({} accelerators / {} planes)", s_.gpus, s_.planes, cfg_.fabric.gpus, cfg_.fabric.planes));
-  if (s_.two_tier())  // issue 16: multi-hop packets (switch-to-switch links) are not modelled yet
-    throw Error("packet engine: two-tier fabrics run on the analytic and data engines only (no multi-hop packets yet)");
   if (s_.steps.size() > kIdMask)
     throw Error(fmt::format("packet engine: {} steps exceed the limit of {}", s_.steps.size(), kIdMask));
   g_.gpus = s_.gpus;
   g_.star = s_.topology == Topology::Star;
-  g_.planes = g_.star ? std::max(1, s_.planes) : 1;
+  tiers_ = s_.two_tier();
+  g_.planes = g_.star || tiers_ ? std::max(1, s_.planes) : 1;
   g_.P = cfg_.packet.payload_bytes;
   g_.H = cfg_.packet.header_bytes;
   g_.port_cap = cfg_.packet.port_buffer_bytes;
@@ -78,7 +77,8 @@ void Engine::setup() {
   isa_lat_ = to_ps(cfg_.links.latency_ns);
   isa_mem_ = to_ps(cfg_.accelerator.mem_latency_ns);
   lsw_ = to_ps(cfg_.sw.latency_ns);
-  build_links();
+  if (tiers_) build_tier_links();
+  else build_links();
   read_issue_.assign(static_cast<std::size_t>(g_.gpus), 0);
   readers_.resize(static_cast<std::size_t>(g_.gpus));
   if (g_.star) {
@@ -214,7 +214,7 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
       plain += plain_bytes(s_, r);
       wire += static_cast<double>(b);
       codec |= is_codec(s_.buffers[r.buffer].format);
-      if (s_.is_switch(f.srcs.back()))
+      if (s_.is_switch(f.srcs.back()) && !tiers_)
         throw Error(fmt::format("packet engine: step {} ({}) reads a switch-resident buffer; not modelled",
                                 i, st.label));
     }
@@ -223,7 +223,7 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
       f.reduce_inv_GBps = isa_reduce_ns_per_byte(cfg_, codec);
       f.codec = codec;
     }
-    if (!g_.star && st.srcs.size() > 1)
+    if (!g_.star && !tiers_ && st.srcs.size() > 1)
       throw Error(fmt::format("packet engine: step {} ({}) sums several remote sources on a switchless mesh",
                               i, st.label));
   }
@@ -231,6 +231,10 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
   if (g_.star) {
     if (from_switch) f.plane = st.initiator - g_.gpus;
     else if (st.via >= g_.gpus) f.plane = st.via - g_.gpus;
+    else f.plane = g_.planes == 1 ? 0 : -1;
+  } else if (tiers_) {
+    if (from_switch) f.plane = s_.plane_of(st.initiator);
+    else if (st.via >= g_.gpus) f.plane = s_.plane_of(st.via);
     else f.plane = g_.planes == 1 ? 0 : -1;
   }
   const double raw = port_raw_GBps(cfg_, s_);
@@ -245,6 +249,9 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
   for (const auto& u : c.uses) {
     if (is_port(u.kind)) continue;
     if (f.kind == FlowKind::IsaRead) continue;  // the ISA reducer is modelled per packet
+    // Two tiers: trunks are links and the NVLS reducer is modelled per packet too.
+    if (tiers_ && (u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink ||
+                   u.kind == ResourceKind::NvlsReduce)) continue;
     extra = std::max(extra, res_[static_cast<std::size_t>(u.resource)].occupy(start, u.amount_bytes / u.rate_GBps));
   }
   f.extra_end = extra;
@@ -282,6 +289,10 @@ void Engine::add_link_source(int link, Source src) {
 }
 
 void Engine::flow_start(FlowId i) {
+  if (tiers_) {
+    tier_flow_start(i);
+    return;
+  }
   Flow& f = flows_[i];
   switch (f.kind) {
     case FlowKind::GpuWrite: {
@@ -350,8 +361,25 @@ void Engine::dispatch(const Event& e) {
   const std::uint32_t tgt = e.target();
   const std::uint32_t id = tgt & kIdMask;
   switch (static_cast<EvType>(tgt >> kTypeShift)) {
-    case EvLink: link_event(static_cast<int>(id), e.seq()); break;
-    case EvPipe: pipe_event(static_cast<int>(id)); break;
+    case EvLink:
+      if (tiers_) {
+        Sender& tx = links_[id].tx;
+        if (e.seq() != tx.wake_gen) {
+          ++stats_.stale_events;
+          break;
+        }
+        tx.next_wake = kNever;
+        hop_send(static_cast<int>(id));
+        break;
+      }
+      link_event(static_cast<int>(id), e.seq());
+      break;
+    case EvPipe:
+      if (tiers_) {
+        hop_arrive(static_cast<int>(id));
+        break;
+      }
+      pipe_event(static_cast<int>(id)); break;
     case EvFlowStart: flow_start(id); break;
     case EvStepDone: step_done(id); break;
     case EvIsaWake: isa_wake(static_cast<int>(id), e.seq()); break;

@@ -102,6 +102,16 @@ class Engine {
   void arm_isa_wake(int plane, Ps t);
   void isa_wake(int plane, std::uint64_t gen);
 
+  // ---- tiers.cc: two-tier fabrics (packets routed hop by hop)
+  void build_tier_links();
+  int hop_link(NodeId a, NodeId b) const;
+  void add_hops(Flow& f, NodeId a, NodeId b, int plane, std::uint16_t slot, int spine = -1);
+  void tier_flow_start(FlowId i);
+  void hop_send(int id);
+  void hop_arrive(int id);
+  void tier_group_complete(FlowId fi, std::uint32_t i, NodeId red, Ps whole);
+  void forward(const Flow& f, const Pkt& p, NodeId at, Ps ready);
+
   // ---- report.cc
   void breakdown(Run& out) const;
   void report(Run& out, Ps total) const;
@@ -113,6 +123,7 @@ class Engine {
   Geometry g_;
   Ps isa_lat_ = 0, isa_mem_ = 0;  // links.latency_ns, accelerator.mem_latency_ns
   Ps lsw_ = 0;                    // switch.latency_ns
+  bool tiers_ = false;            // a two-tier fabric: every link is a routed hop (tiers.cc)
   Ps now_ = 0;
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)

@@ -6,3 +6,4 @@
 #include "engines/packet/reads.cc"
 #include "engines/packet/sender.cc"
 #include "engines/packet/switch.cc"
+#include "engines/packet/tiers.cc"

@@ -83,8 +83,12 @@ struct Sender {
 };
 
 struct Link {
-  enum Kind : std::uint8_t { Up, Down, Direct } kind = Up;
-  int gpu = 0, other = 0;  // other: plane (Up/Down) or peer (Direct)
+  enum Kind : std::uint8_t { Up, Down, Direct, Trunk } kind = Up;
+  int gpu = 0, other = 0;  // other: plane (Up/Down) or peer (Direct); Trunk: from and to switch nodes
+  // Two-tier fabrics (tiers.cc): every link is a hop; packets it forwards wait in `transit`.
+  NodeId to = kNoNode;
+  double scale = 1;        // wire time relative to an accelerator port (trunks differ)
+  Ring<Queued> transit;    // forwarded packets, by ready time
   Wire wire;
   OutputQueue out;         // Down: the switch output queue feeding it
   Sender tx;               // Up / Direct

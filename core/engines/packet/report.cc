@@ -56,6 +56,7 @@ std::string link_name(const Link& l) {
     case Link::Up: return fmt::format("r{}->sw{}", l.gpu, l.other);
     case Link::Down: return fmt::format("sw{}->r{}", l.other, l.gpu);
     case Link::Direct: break;
+    case Link::Trunk: return fmt::format("sw{}->sw{}", l.gpu, l.other);
   }
   return fmt::format("r{}->r{}", l.gpu, l.other);
 }

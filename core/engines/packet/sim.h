@@ -17,6 +17,7 @@
 namespace scin::packet {
 
 constexpr std::uint16_t kAllDsts = 0xffff;
+constexpr std::uint16_t kResult = 0xfffe;  // two-tier read: the reduced result's route
 
 // Event targets: a type in the top 3 of the 24 target bits, an id in the rest.
 enum EvType : std::uint32_t {
@@ -85,6 +86,17 @@ struct Flow {
   // ISA write / accelerator reads: next packet (group) to send
   std::uint32_t next_send = 0;
   bool waiting = false;
+  // Two-tier fabrics (tiers.cc): the links a packet takes on from each node.
+  // slot: kAllDsts a write's tree, k read source k's route, kResult the sum's route.
+  struct Hop {
+    NodeId at;
+    int link;
+    std::uint16_t slot;
+  };
+  std::vector<Hop> hops;
+  std::vector<NodeId> red;               // read, per plane: where the sources meet (reduced)
+  NodeId sink = kNoNode;                 // read: where the result lands
+  bool switch_dsts = false;              // write: some destination is a switch buffer
 
   /// Responses group i waits for (sources may differ in length).
   std::uint16_t expected_in_group(std::uint32_t i) const {

@@ -1,0 +1,294 @@
+// Two-tier fabrics (issue 16): packets routed hop by hop over the fabric's
+// links, accelerator <-> leaf and leaf <-> spine in every plane, along the
+// routes the cost model books (Schedule::route: up to the first common switch,
+// deterministic ECMP over spines; a multicast is one tree through one spine).
+//
+// Every directed link is a FIFO server (Wire) with its own rate (a trunk:
+// routed::trunk_raw_GBps) and latency; it serves round-robin its own sources
+// (an accelerator's or a switch's packets, lazily) and the packets it forwards
+// (`transit`, by ready time). A packet's head reaches the next node one link
+// latency after it starts (its tail one serialisation later; store-and-forward
+// waits for the tail) and is forwarded a switch latency later. Reductions sit
+// where the analytic engine books them: an ISA read in its switch (ISA reduce
+// unit), an NVLS ld_reduce in the reader's leaf when every source hangs off it,
+// else in a spine (NVLS unit), any other read in the reader; a group (packet i
+// of every source) is reduced once it is whole, then its sum crosses to the
+// reader. Requests are a latency: a source starts answering one request path
+// plus its memory (or ISA operation) latency after the read starts.
+//
+// Not modelled on two tiers (docs/model.md): credits and finite switch
+// buffers (queues are unbounded, so bandwidth and latency decide, not
+// back-pressure), the ISA staging buffer and its outstanding-read window.
+#include "engines/packet/engine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "fabric/graph.h"
+#include "model/routed_cost.h"
+
+namespace scin::packet {
+
+// Links: accelerator up / down links numbered as on a star (Geometry::up/down),
+// then per plane leaf -> spine and spine -> leaf.
+int Engine::hop_link(NodeId a, NodeId b) const {
+  const int ta = s_.tier(a), tb = s_.tier(b);
+  if (ta == 0) return g_.up(a, s_.plane_of(b));
+  if (tb == 0) return g_.down(b, s_.plane_of(a));
+  const int L = s_.leaves, S = s_.spines, base = 2 * g_.gpus * g_.planes;
+  if (ta == 1) return base + (s_.plane_of(a) * L + s_.leaf_of(a)) * S + s_.spine_of(b);
+  return base + g_.planes * L * S + (s_.plane_of(a) * S + s_.spine_of(a)) * L + s_.leaf_of(b);
+}
+
+void Engine::build_tier_links() {
+  const int L = s_.leaves, S = s_.spines;
+  links_.resize(static_cast<std::size_t>(2 * g_.gpus * g_.planes + 2 * g_.planes * L * S));
+  const Ps lat = to_ps(cfg_.links.latency_ns);
+  const double trunk = port_raw_GBps(cfg_, s_) / routed::trunk_raw_GBps(cfg_, s_);
+  for (int p = 0; p < g_.planes; ++p) {
+    for (int g = 0; g < g_.gpus; ++g) {
+      const NodeId leaf = s_.leaf_node(p, s_.leaf_of(g));
+      Link& u = links_[static_cast<std::size_t>(g_.up(g, p))];
+      u.kind = Link::Up;
+      u.gpu = g;
+      u.other = p;
+      u.to = leaf;
+      Link& d = links_[static_cast<std::size_t>(g_.down(g, p))];
+      d.kind = Link::Down;
+      d.gpu = g;
+      d.other = p;
+      d.to = g;
+    }
+    for (int l = 0; l < L; ++l)
+      for (int k = 0; k < S; ++k) {
+        const NodeId a = s_.leaf_node(p, l), b = s_.spine_node(p, k);
+        for (const auto& [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
+          Link& t = links_[static_cast<std::size_t>(hop_link(x, y))];
+          t.kind = Link::Trunk;
+          t.gpu = x;
+          t.other = y;
+          t.to = y;
+          t.scale = trunk;
+        }
+      }
+  }
+  for (auto& l : links_) l.wire.latency = lat;
+  timeline_.init(cfg_.packet.timeline_samples, links_.size());
+}
+
+// Adds the links of the route a -> b in `plane` to f's hops of `slot` (once each).
+void Engine::add_hops(Flow& f, NodeId a, NodeId b, int plane, std::uint16_t slot, int spine) {
+  NodeId path[5];
+  const int n = s_.route(a, b, plane, path, spine);
+  for (int k = 0; k + 1 < n; ++k) {
+    const Flow::Hop h{path[k], hop_link(path[k], path[k + 1]), slot};
+    bool seen = false;
+    for (const auto& x : f.hops) seen = seen || (x.link == h.link && x.slot == h.slot);
+    if (!seen) f.hops.push_back(h);
+  }
+}
+
+void Engine::tier_flow_start(FlowId i) {
+  Flow& f = flows_[i];
+  const Step& st = s_.steps[f.step];
+  const int p0 = f.plane >= 0 ? f.plane : 0, np = f.plane >= 0 ? 1 : g_.planes;
+  const auto stride = static_cast<std::uint32_t>(np);
+  if (f.kind == FlowKind::GpuWrite || f.kind == FlowKind::IsaWrite) {
+    // One tree per plane; a multicast's leaf-to-leaf branches cross one spine (ECMP on the sender).
+    const int spine = f.dsts.size() > 1 ? ecmp_pick(f.initiator, kNoNode, s_.spines) : -1;
+    std::uint64_t nd = 0;
+    for (NodeId d : f.dsts) {
+      if (d == f.initiator) continue;
+      ++nd;
+      f.switch_dsts = f.switch_dsts || s_.is_switch(d);
+      for (int p = p0; p < p0 + np; ++p) add_hops(f, f.initiator, d, p, kAllDsts, spine);
+    }
+    f.expected = static_cast<std::uint64_t>(f.n) * nd;
+    if (f.expected > 0)
+      for (int p = p0; p < p0 + np; ++p) {
+        const auto first = static_cast<std::uint32_t>(p - p0);
+        // A switch's multicast may leave on several links: each carries its own copy.
+        for (const auto& h : f.hops)
+          if (h.at == f.initiator && (s_.is_switch(f.initiator) || links_[static_cast<std::size_t>(h.link)].other == p))
+            add_link_source(h.link, Source{i, kAllDsts, first, f.n, stride, now_, false, 0});
+      }
+  } else {
+    const NodeId to = s_.buffers[st.dsts[0].buffer].node;
+    f.sink = to;
+    const bool nvls = st.srcs.size() > 1 && st.unit == Unit::NvlsReduce && f.kind == FlowKind::GpuRead;
+    bool one_leaf = true;
+    for (NodeId x : f.srcs) one_leaf = one_leaf && s_.leaf_of(x) == s_.leaf_of(to);
+    f.red.assign(static_cast<std::size_t>(g_.planes), kNoNode);
+    f.expected = f.n;
+    f.count.assign(f.n, 0);
+    f.complete.assign(f.n, 0);
+    const Ps mem = to_ps(cfg_.accelerator.mem_latency_ns), op = to_ps(cfg_.sw.isa.op_latency_ns);
+    for (int p = p0; p < p0 + np; ++p) {
+      const NodeId red = f.kind == FlowKind::IsaRead ? f.initiator
+                         : !nvls                      ? to
+                         : one_leaf                   ? s_.leaf_node(p, s_.leaf_of(to))
+                                                      : s_.spine_node(p, ecmp_pick(f.initiator, kNoNode, s_.spines));
+      f.red[static_cast<std::size_t>(p)] = red;
+      if (red != to) add_hops(f, red, to, p, kResult);
+    }
+    for (std::size_t k = 0; k < f.srcs.size(); ++k) {
+      const NodeId from = f.srcs[k];
+      for (int p = p0; p < p0 + np; ++p) {
+        const NodeId red = f.red[static_cast<std::size_t>(p)];
+        const auto first = static_cast<std::uint32_t>(p - p0);
+        // The request crosses from the issuer to the source; the memory (or the ISA) answers.
+        const routed::PathLatency req = routed::path_latency(cfg_, s_, f.initiator, from, p);
+        const Ps ready = now_ + to_ps(req.total()) + (s_.is_switch(from) ? op : mem);
+        if (from == red) {  // already where it is reduced
+          for (std::uint32_t g = first; g < f.src_n[k]; g += stride)
+            if (f.arrive(g, ready)) tier_group_complete(i, g, red, ready);
+          continue;
+        }
+        add_hops(f, from, red, p, static_cast<std::uint16_t>(k));
+        NodeId path[5];
+        s_.route(from, red, p, path);
+        add_link_source(hop_link(path[0], path[1]),
+                        Source{i, static_cast<std::uint16_t>(k), first, f.src_n[k], stride, ready, true, 0});
+      }
+    }
+  }
+  if (f.expected == 0 || f.n == 0) finish_flow(i, now_);
+}
+
+// Each link alternates between the packets it forwards and its own sources
+// (round-robin between them), oldest ready first.
+void Engine::hop_send(int id) {
+  Link& l = links_[static_cast<std::size_t>(id)];
+  Sender& tx = l.tx;
+  if (l.wire.busy_until > now_) {
+    wake_link(id, l.wire.busy_until);
+    return;
+  }
+  Ps earliest = kNever;
+  const bool fwd = !l.transit.empty() && l.transit.front().t <= now_;
+  if (!l.transit.empty() && !fwd) earliest = l.transit.front().t;
+  // Own sources: writes round-robin, then responses (oldest ready first).
+  std::vector<std::uint32_t>* list = nullptr;
+  std::size_t pick = 0;
+  if (!tx.writes.empty()) {
+    if (tx.rr >= tx.writes.size()) tx.rr = 0;
+    const Ps r = sources_[tx.writes[tx.rr]].ready;
+    if (r <= now_) list = &tx.writes, pick = tx.rr;
+    else earliest = std::min(earliest, r);
+  }
+  if (list == nullptr) {
+    Ps best = kNever;
+    for (std::size_t k = 0; k < tx.responses.size(); ++k) {
+      const Ps r = sources_[tx.responses[k]].ready;
+      if (r > now_) earliest = std::min(earliest, r);
+      else if (r < best) best = r, list = &tx.responses, pick = k;
+    }
+  }
+  const bool own = list != nullptr;
+  if (!fwd && !own) {
+    if (earliest < kNever) wake_link(id, earliest);
+    return;
+  }
+  const bool use_fwd = fwd && (!own || !tx.last_read);
+  tx.last_read = use_fwd;
+  Pkt p;
+  if (use_fwd) {
+    p = l.transit.front().p;
+    l.transit.pop_front();
+  } else {
+    Source& src = sources_[(*list)[pick]];
+    p.flow = src.flow;
+    p.index = src.next;
+    p.slot = src.slot;
+    p.bytes = g_.pkt_bytes(src.total, src.next);
+    src.next += src.stride;
+    ++stats_.packets;
+    if (src.next >= src.end) list->erase(list->begin() + static_cast<std::ptrdiff_t>(pick));
+    else if (list == &tx.writes) ++tx.rr;
+  }
+  const Flow& f = flows_[p.flow];
+  Ps ser = 0;
+  const Fine dur = l.scale == 1 ? g_.ser_fine(f, p.bytes) : to_fine(g_.ser_ns(f, p.bytes) * l.scale);
+  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
+  const bool was_empty = l.pipe.empty();
+  l.pipe.push_back(Queued{p, now_ + l.wire.latency + (g_.saf ? ser : 0)});
+  if (was_empty) schedule(l.pipe.front().t, EvPipe, static_cast<std::uint32_t>(id));
+  wake_link(id, l.wire.busy_until);
+}
+
+// A packet leaves `at` on the links its flow takes from there, ready at `ready`.
+void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
+  for (const auto& h : f.hops) {
+    if (h.at != at || h.slot != p.slot) continue;
+    Link& l = links_[static_cast<std::size_t>(h.link)];
+    l.transit.push_back(Queued{p, ready});
+    for (std::size_t k = l.transit.size() - 1; k > 0 && l.transit[k - 1].t > ready; --k)
+      std::swap(l.transit[k], l.transit[k - 1]);
+    wake_link(h.link, std::max({now_, ready, l.wire.busy_until}));
+  }
+}
+
+// A packet's head (its tail, store-and-forward) reaches the link's far end.
+void Engine::hop_arrive(int id) {
+  Link& l = links_[static_cast<std::size_t>(id)];
+  const Queued h = l.pipe.front();
+  l.pipe.pop_front();
+  if (!l.pipe.empty()) schedule(l.pipe.front().t, EvPipe, static_cast<std::uint32_t>(id));
+  const Pkt& p = h.p;
+  const NodeId at = l.to;
+  Flow& f = flows_[p.flow];
+  // When its tail is in.
+  const Ps whole = now_ + (g_.saf ? 0 : to_ps(l.scale == 1 ? g_.ser_fine(f, p.bytes)
+                                                             : to_fine(g_.ser_ns(f, p.bytes) * l.scale)));
+  if (p.slot == kResult) {
+    if (at == f.sink) deliver(p, whole);
+    else forward(f, p, at, now_ + lsw_);
+    return;
+  }
+  if (p.slot != kAllDsts) {  // a read source's packet
+    const int plane = f.plane >= 0 ? f.plane : static_cast<int>(p.index % static_cast<std::uint32_t>(g_.planes));
+    const NodeId red = f.red[static_cast<std::size_t>(plane)];
+    if (at == red) {
+      if (f.arrive(p.index, whole)) tier_group_complete(p.flow, p.index, red, f.complete[p.index]);
+    } else {
+      forward(f, p, at, now_ + lsw_);
+    }
+    return;
+  }
+  // A write: delivered at an accelerator (always a destination) or a destination switch; on through the tree.
+  if (!s_.is_switch(at) || (f.switch_dsts && std::find(f.dsts.begin(), f.dsts.end(), at) != f.dsts.end()))
+    deliver(p, whole);
+  if (s_.is_switch(at)) forward(f, p, at, now_ + lsw_);
+}
+
+// Group i of a read is whole at `red`: reduce it there (the ISA's or the NVLS
+// unit; in the reader, its HBM is booked with the step), then deliver the sum
+// or send it on to the reader.
+void Engine::tier_group_complete(FlowId fi, std::uint32_t i, NodeId red, Ps whole) {
+  Flow& f = flows_[fi];
+  Ps end = whole;
+  if (s_.is_switch(red) && f.srcs.size() > 1) {
+    const std::uint32_t src_bytes = g_.pkt_bytes(f.src_bytes[0], i);
+    const double plain = f.plain_per_byte * src_bytes;
+    const int sw = red - g_.gpus;
+    if (f.kind == FlowKind::IsaRead) {
+      if (f.reduce_inv_GBps > 0) end = res_[static_cast<std::size_t>(rm_.isa_reduce(sw))].occupy(whole, plain * f.reduce_inv_GBps);
+      if (f.codec) res_[static_cast<std::size_t>(rm_.isa_inq(sw))].occupy(whole, plain * f.reduce_inv_GBps);
+    } else {
+      end = res_[static_cast<std::size_t>(rm_.nvls(sw))].occupy(whole, plain / cfg_.tuning.nvls_reduce_GBps);
+    }
+  }
+  Pkt p;
+  p.flow = fi;
+  p.index = i;
+  p.bytes = g_.pkt_bytes(f.bytes, i);
+  p.slot = kResult;
+  if (red == f.sink) {
+    deliver(p, end);
+    return;
+  }
+  ++stats_.packets;
+  forward(f, p, red, end + lsw_);
+}
+
+}  // namespace scin::packet

@@ -166,6 +166,31 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
   if (q.series.empty()) {
     for (std::size_t a = 0; a < nax; ++a)
       if (static_cast<int>(a) != xi && static_cast<int>(a) != fi && !follows_x[a]) split.push_back(static_cast<int>(a));
+    // An axis fixed by x and the other splitting axes (a zip member such as
+    // fabric.leaves beside preset, with fabric.gpus on x) rides along too:
+    // splitting by it would cut each curve into one-point pieces.
+    for (std::size_t k = split.size(); k-- > 0;) {
+      const auto a = static_cast<std::size_t>(split[k]);
+      // fixed(with_x): is axis a a function of (x?, other split axes, facet)?
+      auto fixed = [&](bool with_x) {
+        std::map<std::string, std::string> of_rest;
+        for (std::size_t r : rows) {
+          std::string key = with_x ? t.rows[r].axes[static_cast<std::size_t>(xi)].text : std::string();
+          for (std::size_t j = 0; j < split.size(); ++j)
+            if (j != k) key += '\x1f' + t.rows[r].axes[static_cast<std::size_t>(split[j])].text;
+          if (fi >= 0) key += '\x1f' + t.rows[r].axes[static_cast<std::size_t>(fi)].text;
+          auto [it, fresh] = of_rest.emplace(key, t.rows[r].axes[a].text);
+          if (!fresh && it->second != t.rows[r].axes[a].text) return false;
+        }
+        return true;
+      };
+      // Only an axis that needs x to be fixed rides along; one fixed by the
+      // other series fields alone (e.g. the run of a combined table) still names curves.
+      const bool function = fixed(true) && !fixed(false);
+      if (!function || distinct[a].size() < 2) continue;
+      p.notes.push_back(fmt::format("{} moves with {} (zipped)", t.axes[a].key, t.axes[static_cast<std::size_t>(xi)].key));
+      split.erase(split.begin() + static_cast<std::ptrdiff_t>(k));
+    }
   } else {
     for (const auto& k : q.series) {
       const int a = t.axis_index(k);

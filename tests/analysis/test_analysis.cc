@@ -350,6 +350,44 @@ TEST(AnalysisZip, ZippedAxesRideAlongWithX) {
             p.notes.end());
 }
 
+// scin-scale's zip (preset x fabric.gpus x fabric.leaves) with fabric.gpus on x:
+// 72 GPUs appear on both presets, so preset splits curves, but leaves is fixed by
+// gpus and preset and must ride along (not cut each curve into one-point pieces).
+TEST(AnalysisZip, ZipMemberFixedByXAndSeriesRidesAlong) {
+  test::TempDir dir;
+  nlohmann::json j = {
+      {"name", "scale-small"},
+      {"kind", "collective"},
+      {"axes",
+       {{{"zip",
+          {{{"path", "preset"}, {"values", {"gb200-nvl72", "gb200-nvl72", "nvl576-style", "nvl576-style"}}},
+           {{"path", "fabric.gpus"}, {"values", {36, 72, 72, 144}}},
+           {{"path", "fabric.leaves"}, {"values", {1, 1, 2, 4}}}}}},
+        {{"path", "collective.algorithm"}, {"values", {"ring", "scin"}}},
+        {{"path", "collective.bytes"}, {"values", {"1M"}}}}}};
+  SweepSpec spec = sweep_spec_from_json(j);
+  Store store = Store::open(dir / "s.scindb", Access::Create);
+  SweepOptions opts;
+  opts.threads = 2;
+  SweepSummary sum = run_sweep(store, spec, opts, {});
+  ASSERT_EQ(sum.status, RunStatus::Done);
+  AnalysisTable t = build_table(store.get_run(sum.run_id), store.points(sum.run_id));
+  PlotQuery q;
+  q.x = "fabric.gpus";
+  q.y = "busbw_GBps";
+  PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  ASSERT_EQ(p.facets.size(), 1u);
+  // 2 algorithms x 2 presets, each curve with both of its preset's GPU counts.
+  ASSERT_EQ(p.facets[0].series.size(), 4u);
+  for (const Series& s2 : p.facets[0].series) {
+    EXPECT_EQ(s2.points.size(), 2u) << s2.label;
+    EXPECT_EQ(s2.label.find("leaves"), std::string::npos) << s2.label;
+    EXPECT_NE(s2.label.find("preset="), std::string::npos) << s2.label;
+  }
+  EXPECT_NE(std::find(p.notes.begin(), p.notes.end(), "fabric.leaves moves with fabric.gpus (zipped)"), p.notes.end());
+}
+
 TEST(AnalysisSpec, UnreadableSpecIsReportedNotThrown) {
   for (nlohmann::json spec : {nlohmann::json("not json"), nlohmann::json::array({1, 2, 3})}) {
     RunInfo run;

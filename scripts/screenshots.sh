@@ -37,9 +37,12 @@ for tab in bandwidth speedup breakdown quant timeline; do
   "$app" "$db" --tab $tab --size $size --screenshot "$out/$tab.png" --quit
 done
 
-# The example sweeps, stored as `scin sweep` stores them (runs 1, 2, 3).
+# A two-tier fabric in the Fabric and Topology docks (tiers drawn at 72 GPUs).
+"$app" "$db" --preset nvl36x2 --tab latency --size $size --screenshot "$out/topology-nvl36x2.png" --quit
+
+# The example sweeps, stored as `scin sweep` stores them (runs 1, 2, 3, 4).
 examples=$tmp/examples.scindb
-for spec in isa-waves quant-blocks inference-tp; do
+for spec in isa-waves quant-blocks inference-tp scin-scale; do
   "$cli" sweep "$spec" --db "$examples" --quiet
 done
 shot() {  # NAME RUN ANALYSIS-FLAGS...
@@ -52,6 +55,7 @@ shot() {  # NAME RUN ANALYSIS-FLAGS...
 shot isa-waves 1 --x switch.isa.waves --y time_us --facet switch.isa.regulation
 shot quant-blocks 2 --x quant.block_elems --y sqnr_dB --facet input.dist
 shot inference-tp 3 --x inference.batch --y ttft_speedup --baseline ring
+shot scin-scale 4 --x fabric.gpus --y busbw_GBps --facet collective.bytes
 # Measured vs simulated: runs 1 seed-comparison, 2 link-scaling, 3 the measurements,
 # 4 the seed comparison on hgx-b200-8 (to select with run 1 in the Analysis tab).
 measured=$tmp/measured.scindb

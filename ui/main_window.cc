@@ -324,8 +324,9 @@ void MainWindow::onPreviewProgress(const PreviewStatus& st) {
                .arg(st.estimated_s, 0, 'f', st.estimated_s < 10 ? 1 : 0);
   } else if (st.complete && st.points_capped > 0) {
     // One short line; which points, and how long each would take, are in the tooltip.
-    text = tr("Preview leaves out %1 slow points (estimated over %2 s each)")
-               .arg(st.points_capped)
+    text = (st.points_capped == 1 ? tr("Preview leaves out 1 slow point (estimated over %2 s)")
+                                  : tr("Preview leaves out %1 slow points (estimated over %2 s each)")
+                                        .arg(st.points_capped))
                .arg(preview_->pointCapSeconds(), 0, 'g', 3);
   }
   previewState_->setText(text);

@@ -40,14 +40,20 @@ double cpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-void BM_PreviewEditToRepaint(benchmark::State& state) {
-  using scin::ui::MainWindow;
-  QTemporaryDir dir;
-  auto w = std::make_unique<MainWindow>();
+/// The app's main window on a new database in `dir`, on the Latency tab, shown.
+std::unique_ptr<scin::ui::MainWindow> bench_window(const QTemporaryDir& dir) {
+  auto w = std::make_unique<scin::ui::MainWindow>();
   w->resize(1400, 900);
   w->createDatabase(dir.filePath(QStringLiteral("bench.scindb")));
   w->showTab(QStringLiteral("latency"));
   w->show();
+  return w;
+}
+
+void BM_PreviewEditToRepaint(benchmark::State& state) {
+  using scin::ui::MainWindow;
+  QTemporaryDir dir;
+  auto w = bench_window(dir);
   auto settle = [&] {
     while (w->preview()->busy()) QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
   };
@@ -103,11 +109,7 @@ BENCHMARK(BM_PreviewEditToRepaint)->UseManualTime()->Unit(benchmark::kMillisecon
 void BM_PreviewGuiPath(benchmark::State& state) {
   using scin::ui::MainWindow;
   QTemporaryDir dir;
-  auto w = std::make_unique<MainWindow>();
-  w->resize(1400, 900);
-  w->createDatabase(dir.filePath(QStringLiteral("bench.scindb")));
-  w->showTab(QStringLiteral("latency"));
-  w->show();
+  auto w = bench_window(dir);
   while (w->preview()->busy()) QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
   const scin::ui::ResultSet full = w->shown();
   QWidget* front = w->chart(QStringLiteral("latency"));

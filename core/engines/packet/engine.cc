@@ -29,20 +29,22 @@ namespace scin::packet {
 
 // ------------------------------------------------------------------ set-up
 
+void Engine::init_port_links(int g, int p) {
+  Link& u = links_[static_cast<std::size_t>(g_.up(g, p))];
+  u.kind = Link::Up;
+  u.gpu = g;
+  u.other = p;
+  Link& d = links_[static_cast<std::size_t>(g_.down(g, p))];
+  d.kind = Link::Down;
+  d.gpu = g;
+  d.other = p;
+}
+
 void Engine::build_links() {
   if (g_.star) {
     links_.resize(static_cast<std::size_t>(2 * g_.gpus * g_.planes));
     for (int g = 0; g < g_.gpus; ++g)
-      for (int p = 0; p < g_.planes; ++p) {
-        Link& u = links_[static_cast<std::size_t>(g_.up(g, p))];
-        u.kind = Link::Up;
-        u.gpu = g;
-        u.other = p;
-        Link& d = links_[static_cast<std::size_t>(g_.down(g, p))];
-        d.kind = Link::Down;
-        d.gpu = g;
-        d.other = p;
-      }
+      for (int p = 0; p < g_.planes; ++p) init_port_links(g, p);
   } else {
     links_.resize(static_cast<std::size_t>(g_.gpus * g_.gpus));
     for (int a = 0; a < g_.gpus; ++a)

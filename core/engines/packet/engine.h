@@ -34,6 +34,8 @@ class Engine {
   // ---- engine.cc: set-up, steps, flows, events
   void setup();
   void build_links();
+  /// Accelerator g's up and down links to plane p (star and two-tier alike).
+  void init_port_links(int g, int p);
   std::uint64_t schedule(Ps t, EvType type, std::uint32_t id) { return q_.push(t, target_of(type, id)); }
   bool is_network(const Step& st) const;
   void start_step(StepId i, Ps t);

@@ -48,16 +48,9 @@ void Engine::build_tier_links() {
   for (int p = 0; p < g_.planes; ++p) {
     for (int g = 0; g < g_.gpus; ++g) {
       const NodeId leaf = s_.leaf_node(p, s_.leaf_of(g));
-      Link& u = links_[static_cast<std::size_t>(g_.up(g, p))];
-      u.kind = Link::Up;
-      u.gpu = g;
-      u.other = p;
-      u.to = leaf;
-      Link& d = links_[static_cast<std::size_t>(g_.down(g, p))];
-      d.kind = Link::Down;
-      d.gpu = g;
-      d.other = p;
-      d.to = g;
+      init_port_links(g, p);
+      links_[static_cast<std::size_t>(g_.up(g, p))].to = leaf;
+      links_[static_cast<std::size_t>(g_.down(g, p))].to = g;
     }
     for (int l = 0; l < L; ++l)
       for (int k = 0; k < S; ++k) {

@@ -176,13 +176,17 @@ void AnalysisView::setTable(std::shared_ptr<const AnalysisTable> table) {
     return;
   }
   // Keep the user's choice of axes when the new run has them.
-  PlotQuery q = analysis::default_query(*table_);
+  const PlotQuery byDefault = analysis::default_query(*table_);
+  PlotQuery q = byDefault;
   // (Only an x the user picked: the default of another run, e.g. algorithm for
   // a run of one size, is not a choice to keep.)
   if (!pickedX_.empty() && table_->axis_index(pickedX_) >= 0 && table_->distinct(table_->axis_index(pickedX_)).size() > 1)
     q.x = pickedX_;
   if (table_->metric_index(query_.y) >= 0) q.y = query_.y;
-  if (!query_.facet.empty() && table_->axis_index(query_.facet) >= 0 && query_.facet != q.x) q.facet = query_.facet;
+  if (!query_.facet.empty() && table_->axis_index(query_.facet) >= 0 && query_.facet != q.x)
+    q.facet = query_.facet;
+  else if (q.x != byDefault.x)
+    q.facet = analysis::auto_facet(*table_, q);  // the default's panels were chosen for another x
   query_ = q;
   const analysis::Column* xc = table_->find(q.x);
   const analysis::Column* yc = table_->find(q.y);

@@ -433,8 +433,10 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     if (facetTitles) {
       p->setFont(fLabel);
       p->setPen(Qt::black);
-      p->drawText(QRectF(pr.left(), pr.top() - facetH, pr.width(), facetH), Qt::AlignCenter,
-                  QString::fromStdString(facet.title));
+      // A long value (a measured system's name) is cut with an ellipsis, not clipped at both ends.
+      const QString title = QFontMetricsF(fLabel, dev).elidedText(QString::fromStdString(facet.title), Qt::ElideRight,
+                                                                 pr.width());
+      p->drawText(QRectF(pr.left(), pr.top() - facetH, pr.width(), facetH), Qt::AlignCenter, title);
     }
     // series
     p->save();

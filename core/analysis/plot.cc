@@ -80,7 +80,38 @@ PlotQuery default_query(const AnalysisTable& t) {
   q.baseline = algos.empty() ? "ring" : algos.front().text;
   for (const AxisValue& a : algos)
     if (a.text == "ring") q.baseline = "ring";
+  q.facet = auto_facet(t, q);
   return q;
+}
+
+std::string auto_facet(const AnalysisTable& t, const PlotQuery& q0, std::size_t max_curves) {
+  auto fullest = [](const PlotData& p) {
+    std::size_t m = 0;
+    for (const Facet& f : p.facets) m = std::max(m, f.series.size());
+    return m;
+  };
+  PlotQuery q = q0;
+  q.facet.clear();
+  const PlotData one = make_plot(t, q);
+  if (one.empty() || fullest(one) <= max_curves) return {};
+  const std::string x = norm_key(q.x);
+  std::string best;
+  std::size_t best_curves = fullest(one), best_panels = 0;
+  for (int a : t.varying_axes()) {
+    const std::string& key = t.axes[static_cast<std::size_t>(a)].key;
+    const std::size_t panels = t.distinct(a).size();
+    if (key == x || key == "collective.algorithm" || panels > max_curves) continue;
+    q.facet = key;
+    const PlotData p = make_plot(t, q);
+    if (p.empty()) continue;
+    const std::size_t curves = fullest(p);
+    if (curves < best_curves || (curves == best_curves && !best.empty() && panels < best_panels)) {
+      best = key;
+      best_curves = curves;
+      best_panels = panels;
+    }
+  }
+  return best;
 }
 
 PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {

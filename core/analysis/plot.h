@@ -72,8 +72,18 @@ struct PlotData {
 };
 
 /// The metrics a kind offers, the axis keys, and the default query of a table
-/// (x = size for a timing run with sizes, else the first varying numeric axis).
+/// (x = size for a timing run with sizes, else the first varying numeric axis;
+/// panels by auto_facet when one panel would hold too many curves).
 PlotQuery default_query(const AnalysisTable& t);
+
+/// The most curves one panel of a default view holds before it is split into panels.
+inline constexpr std::size_t kMaxCurvesPerPanel = 12;
+
+/// A facet axis for q when a single panel would hold more than max_curves
+/// curves: the varying axis (not x, not the algorithm, at most 12 values) that
+/// leaves the fewest curves in the fullest panel, fewer panels on a tie. ""
+/// when one panel is readable or no axis helps.
+std::string auto_facet(const AnalysisTable& t, const PlotQuery& q, std::size_t max_curves = kMaxCurvesPerPanel);
 
 /// Builds the plot. Bad keys give empty_reason naming the key and what exists.
 PlotData make_plot(const AnalysisTable& t, const PlotQuery& q);

@@ -103,6 +103,11 @@ Column axis_column(const std::string& path) {
     if (path == "inference.tp") c.label = "Tensor-parallel degree";
     if (path == "input.dist") c.label = "Input distribution";
     if (path == "quant.block_elems") c.label = "Quantisation block";
+    if (path == "system") {
+      c.label = "Measured system";
+      c.numeric = false;
+      c.description = "the machine an imported measurement comes from";
+    }
   }
   return c;
 }
@@ -188,6 +193,13 @@ std::vector<MetricDef> metric_defs(PointKind kind) {
       out.push_back({metric("decode_allreduce_us", "Decode All-Reduce time", "µs", true, true,
                             "one All-Reduce during decode"),
                      [](const PointRecord& p) { return json_number(member(p.extra, "decode"), "allreduce_us"); }});
+      break;
+    case PointKind::Measured:
+      out.push_back({metric("measured_us", "Measured time", "µs", true, true, "the imported measurement"),
+                     [](const PointRecord& p) { return p.measured_us; }});
+      out.push_back({metric("busbw_GBps", "Bus bandwidth", "GB/s", false, false,
+                            "nccl-tests busbw = algbw x 2(N-1)/N"),
+                     [](const PointRecord& p) { return p.busbw_GBps; }});
       break;
   }
   if (kind == PointKind::Collective)
@@ -412,6 +424,11 @@ AnalysisTable build_table(const RunInfo& run, const std::vector<PointRecord>& pt
   std::vector<std::string> keys{"collective.algorithm"};
   for (const auto& p : ordered)
     if (p != "collective.algorithm") keys.push_back(p);
+  if (run.kind == PointKind::Measured) {
+    // An imported file mixes systems and GPU counts; its points carry them as fields, not axes.
+    keys.push_back("system");
+    keys.push_back("fabric.gpus");
+  }
   if (run.kind != PointKind::Inference &&
       std::find(keys.begin(), keys.end(), "collective.bytes") == keys.end())
     keys.push_back("collective.bytes");
@@ -438,6 +455,11 @@ AnalysisTable build_table(const RunInfo& run, const std::vector<PointRecord>& pt
       } else if (c.key == "collective.bytes") {
         v.number = static_cast<double>(p.bytes);
         v.text = format_size_bytes(p.bytes);
+      } else if (p.kind == PointKind::Measured && c.key == "system") {
+        v.text = p.system;
+      } else if (p.kind == PointKind::Measured && c.key == "fabric.gpus") {
+        v.number = p.gpus;
+        v.text = std::to_string(p.gpus);
       } else {
         const json& x = member(p.axes, c.key.c_str());
         if (x.is_number()) {

@@ -161,7 +161,9 @@ TEST_F(AnalysisTest, CombinedRunsKeepEveryRowAndNameTheRun) {
     ASSERT_TRUE(from_a || r.axes[static_cast<std::size_t>(run)].text == name_b);
     const Stored& s = from_a ? *waves_ : plain;
     EXPECT_EQ(r.metrics[static_cast<std::size_t>(time)], s.points.at(r.point_index).time_us);
-    if (!from_a) EXPECT_EQ(r.axes[static_cast<std::size_t>(waves)].text, "–");
+    if (!from_a) {
+      EXPECT_EQ(r.axes[static_cast<std::size_t>(waves)].text, "–");
+    }
   }
   EXPECT_NE(t.run.name.find(name_b), std::string::npos);
   // Latency vs size, split by algorithm and run (the waves run held at one waves / regulation value).
@@ -419,6 +421,86 @@ TEST(AnalysisSpec, SkippedPointsAreCountedWithTheirReason) {
   EXPECT_EQ(t.skipped, 1u);
   PlotData pd = make_plot(t, PlotQuery{});
   EXPECT_NE(pd.empty_reason.find("nvls needs a switch"), std::string::npos);
+}
+
+
+// A measured run (scin import) plots its timings: the system and GPU count it
+// mixes are axes, the measurement and busbw are metrics.
+TEST(AnalysisMeasured, ImportedRowsPlotPerSystemAgainstSize) {
+  RunInfo run;
+  run.kind = PointKind::Measured;
+  run.spec = {{"kind", "measured"}, {"file", "m.csv"}};
+  struct M {
+    const char* system;
+    int gpus;
+    std::uint64_t bytes;
+    double us;
+  };
+  std::vector<PointRecord> pts;
+  for (const M& m : {M{"h200-a", 8, 1024, 20}, M{"h200-a", 8, 1 << 20, 40}, M{"b200-b", 8, 1024, 25},
+                     M{"b200-b", 8, 1 << 20, 30}, M{"b200-b", 4, 1024, 18}}) {
+    PointRecord p;
+    p.index = pts.size();
+    p.kind = PointKind::Measured;
+    p.algorithm = "ring";
+    p.system = m.system;
+    p.gpus = m.gpus;
+    p.bytes = m.bytes;
+    p.measured_us = m.us;
+    p.busbw_GBps = 1e-3 * static_cast<double>(m.bytes) / m.us;
+    pts.push_back(p);
+  }
+  AnalysisTable t = build_table(run, pts);
+  ASSERT_NE(t.find("measured_us"), nullptr);
+  EXPECT_EQ(t.find("measured_us")->unit, "µs");
+  ASSERT_NE(t.find("busbw_GBps"), nullptr);
+  EXPECT_EQ(t.find("time_us"), nullptr);
+  ASSERT_NE(t.find("system"), nullptr);
+  EXPECT_FALSE(t.find("system")->numeric);
+  EXPECT_EQ(t.distinct(t.axis_index("fabric.gpus")).size(), 2u);
+  const PlotQuery q = default_query(t);
+  EXPECT_EQ(q.x, "collective.bytes");
+  EXPECT_EQ(q.y, "measured_us");
+  PlotData pd = make_plot(t, q);
+  ASSERT_TRUE(pd.empty_reason.empty()) << pd.empty_reason;
+  ASSERT_EQ(pd.facets.size(), 1u);
+  EXPECT_EQ(pd.facets[0].series.size(), 3u);  // (h200-a, 8), (b200-b, 8), (b200-b, 4)
+  std::size_t n = 0;
+  for (const Series& ser : pd.facets[0].series)
+    for (const SeriesPoint& pt : ser.points) {
+      const PointRecord& pr = pts.at(t.rows.at(pt.row).point_index);
+      EXPECT_EQ(pt.y, pr.measured_us);
+      EXPECT_EQ(pt.x, static_cast<double>(pr.bytes));
+      ++n;
+    }
+  EXPECT_EQ(n, pts.size());
+}
+
+// Forty curves in one panel are unreadable: the default view of the fabrics
+// sweep (5 presets x 8 algorithms) puts each preset in its own panel.
+TEST(AnalysisAutoFacet, ManyCurvesSplitIntoPanelsByTheAxisThatLeavesFewest) {
+  test::TempDir dir;
+  const Stored s = run_example(dir / "f.scindb", "fabrics");
+  const AnalysisTable t = build_table(s.run, s.points);
+  const PlotQuery q = default_query(t);
+  EXPECT_EQ(q.x, "collective.bytes");
+  EXPECT_EQ(q.facet, "preset");
+  const PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  EXPECT_EQ(p.facets.size(), 5u);
+  std::size_t curves = 0;
+  for (const Facet& f : p.facets) {
+    EXPECT_LE(f.series.size(), kMaxCurvesPerPanel);
+    curves += f.series.size();
+  }
+  PlotQuery one = q;
+  one.facet.clear();
+  EXPECT_EQ(make_plot(t, one).facets.at(0).series.size(), curves);  // the same curves, one panel
+  EXPECT_GT(curves, kMaxCurvesPerPanel);
+  // A readable panel stays one panel; x itself is never the facet.
+  EXPECT_EQ(auto_facet(t, q, 100), "");
+  one.x = "preset";
+  EXPECT_NE(auto_facet(t, one), "preset");
 }
 
 }  // namespace

@@ -344,6 +344,7 @@ void MainWindow::onPreviewProgress(const PreviewStatus& st) {
 void MainWindow::showPreview() {
   showingPreview_ = true;
   shownPlain_.clear();
+  shownGpus_.clear();
   kindNote_.clear();
   measured_->clear();
   sweepEditor_->showEditing();
@@ -369,9 +370,11 @@ void MainWindow::setShown(const ResultSet& rs, const QString& label) {
   // One line that says what the tool compares, for someone who has never seen it.
   what += tr("<br><span style=\"color:#555\">All-Reduce per rank on %1 accelerators: software "
              "<b>ring</b> / <b>one-shot</b> / <b>two-shot</b>, NVLink SHARP <b>nvls</b>, SCIN's in-switch "
-             "accelerator <b>scin</b>, and <b>scin-inq</b> (INT8 in-network quantisation). "
-             "Edit the fabric on the left; the curves follow.</span>")
-              .arg(doc_->config().fabric.gpus);
+             "accelerator <b>scin</b>, and <b>scin-inq</b> (INT8 in-network quantisation). %2</span>")
+              .arg(shownGpus_.isEmpty() ? QString::number(doc_->config().fabric.gpus) : shownGpus_,
+                   shownGpus_.isEmpty() ? tr("Edit the fabric on the left; the curves follow.")
+                                        : tr("The run's fabric is stored with it (<i>scin show</i>); the Fabric "
+                                             "dock edits the live preview, shown when no run is selected."));
   showing_->setText(what);
   if (label.isEmpty() && showingPreview_) {
     // The live preview repaints at once: it is what the user is dragging.
@@ -656,6 +659,15 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     }
     showingPreview_ = false;
     const RunInfo& first = out.infos.front();
+    int fewest = 0, most = 0;
+    for (const PointRecord& p : out.points.front())
+      if (p.gpus > 0) {
+        fewest = fewest == 0 ? p.gpus : std::min(fewest, p.gpus);
+        most = std::max(most, p.gpus);
+      }
+    shownGpus_ = most == 0 ? tr("the stored run's")
+                 : fewest == most ? QString::number(most)
+                                  : QStringLiteral("%1–%2").arg(fewest).arg(most);
     shownPlain_ = tr("Stored run #%1 %2 (%3)").arg(first.id).arg(QString::fromStdString(first.name),
                                                                   QString::fromLatin1(to_string(first.status)));
     kindNote_.clear();
@@ -664,7 +676,10 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
                      "Analysis tab.")
                       .arg(first.id)
                       .arg(QString::fromLatin1(to_string(first.kind)),
-                           first.kind == PointKind::Quant ? tr("quantisation error") : tr("TTFT and TPOT"));
+                           first.kind == PointKind::Quant       ? tr("quantisation error")
+                           : first.kind == PointKind::Measured ? tr("imported measurements (overlay them on a "
+                                                                    "simulated run of the same fabric)")
+                                                               : tr("TTFT and TPOT"));
       showTab(analysis_->id());
     } else if (!out.table->rows.empty() && out.table->varying_axes().size() > 2 && currentTab() != analysis_->id()) {
       statusBar()->showMessage(tr("This run sweeps several axes: the Analysis tab plots any of them on x"), 8000);

@@ -225,6 +225,7 @@ class MainWindow : public QMainWindow {
   ResultSet shown_;
   QString shownLabel_;
   QString shownPlain_;
+  QString shownGpus_;          // the stored run's accelerator counts ("72", "4-8"); empty: the live preview's
   QString kindNote_;          // why the timing tabs are empty for the stored run shown
   bool showingPreview_ = true;
   bool modified_ = false;

@@ -1,8 +1,8 @@
 // The app's live preview, headless: a fabric edit -> the preview's curves
 // repainted (issue 14 target: < 16 ms at 8 GPUs for the default sweep).
 //
-//   QT_QPA_PLATFORM=offscreen build/bench/bench_gui --benchmark_repetitions=5 \
-//       --benchmark_report_aggregates_only=true
+//   QT_QPA_PLATFORM=offscreen build/bench/bench_gui --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only=true   (one command line)
 //
 // One iteration = one edit of links.bandwidth_GBps through the fabric
 // document (as the editor's spin box does: undo step, topology redraw,

@@ -11,6 +11,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QPen>
+#include <QPointer>
 #include <QEvent>
 #include <QFontMetricsF>
 #include <QPushButton>
@@ -112,18 +113,61 @@ QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align
 }
 
 
-void followRange(QCategoryAxis* axis, std::function<std::vector<std::pair<QString, double>>(double, double)> labels) {
-  auto busy = std::make_shared<bool>(false);
-  QObject::connect(axis, &QCategoryAxis::rangeChanged, axis, [axis, labels = std::move(labels), busy](qreal lo, qreal hi) {
-    if (*busy || !(hi > lo)) return;
-    *busy = true;
+namespace {
+
+// The labels of one followRange axis, rebuilt on zoom and (with a chart) on resize.
+struct AxisLabeler : QObject {
+  std::function<std::vector<std::pair<QString, double>>(double, double)> labels;
+  QPointer<QChart> chart;  // set by fitLabelsToWidth
+  bool busy = false;
+
+  void relabel(QCategoryAxis* axis, double lo, double hi) {
+    if (busy || !(hi > lo)) return;
+    busy = true;
+    std::vector<std::pair<QString, double>> in;
+    for (const auto& [text, v] : labels(lo, hi))
+      if (v >= lo - 1e-9 && v <= hi + 1e-9 &&
+          std::none_of(in.begin(), in.end(), [&text = text](const auto& e) { return e.first == text; }))
+        in.emplace_back(text, v);
+    if (chart && chart->plotArea().width() > 1 && in.size() > 2) {
+      // Greedy from the left: a label stays when it clears the last one kept and the last label.
+      const QFontMetricsF fm(axis->labelsFont());
+      const double px = chart->plotArea().width() / (hi - lo), pad = 2 * fm.averageCharWidth();
+      auto clear = [&](const std::pair<QString, double>& a, const std::pair<QString, double>& b) {
+        return (b.second - a.second) * px >= (fm.horizontalAdvance(a.first) + fm.horizontalAdvance(b.first)) / 2 + pad;
+      };
+      std::vector<std::pair<QString, double>> kept{in.front()};
+      for (std::size_t i = 1; i + 1 < in.size(); ++i)
+        if (clear(kept.back(), in[i]) && clear(in[i], in.back())) kept.push_back(in[i]);
+      kept.push_back(in.back());
+      in = std::move(kept);
+    }
     for (const QString& l : axis->categoriesLabels()) axis->remove(l);
     axis->setStartValue(lo);
-    for (const auto& [text, v] : labels(lo, hi))
-      if (v >= lo - 1e-9 && v <= hi + 1e-9 && !axis->categoriesLabels().contains(text)) axis->append(text, v);
+    for (const auto& [text, v] : in) axis->append(text, v);
     axis->setRange(lo, hi);
-    *busy = false;
-  });
+    busy = false;
+  }
+};
+
+constexpr const char* kLabelerName = "scinAxisLabeler";
+
+}  // namespace
+
+void followRange(QCategoryAxis* axis, std::function<std::vector<std::pair<QString, double>>(double, double)> labels) {
+  auto* l = new AxisLabeler;
+  l->setParent(axis);
+  l->setObjectName(QLatin1String(kLabelerName));
+  l->labels = std::move(labels);
+  QObject::connect(axis, &QCategoryAxis::rangeChanged, l, [axis, l](qreal lo, qreal hi) { l->relabel(axis, lo, hi); });
+}
+
+void fitLabelsToWidth(QChart* chart, QCategoryAxis* axis) {
+  auto* l = static_cast<AxisLabeler*>(axis->findChild<QObject*>(QLatin1String(kLabelerName), Qt::FindDirectChildrenOnly));
+  if (!l || !chart) return;
+  l->chart = chart;
+  QObject::connect(chart, &QChart::plotAreaChanged, l, [axis, l] { l->relabel(axis, axis->min(), axis->max()); });
+  l->relabel(axis, axis->min(), axis->max());
 }
 
 void ZoomChartView::wheelEvent(QWheelEvent* e) {
@@ -302,6 +346,9 @@ bool ChartPanel::eventFilter(QObject* o, QEvent* e) {
 
 void ChartPanel::capLegend() {
   QLegend* legend = chart_->legend();
+  // A legend beside the plot takes at most a third of a narrow chart (its entries elide; hover names a curve).
+  if (legend->alignment() & (Qt::AlignLeft | Qt::AlignRight))
+    legend->setMaximumWidth(std::max(160.0, view_->width() / 3.0));
   // One entry per curve (bar charts list their sets: few, never capped).
   QList<QLegendMarker*> curves, pinned;
   for (QLegendMarker* m : legend->markers())

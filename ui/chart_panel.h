@@ -48,6 +48,12 @@ QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align
 /// gets finer labels.
 void followRange(QCategoryAxis* axis, std::function<std::vector<std::pair<QString, double>>(double lo, double hi)> labels);
 
+/// For a horizontal axis made with followRange and added to `chart`: keeps
+/// only the labels that fit side by side at the plot's current width (both ends
+/// always), again whenever the plot area changes, so a narrow chart shows fewer
+/// whole labels instead of elided ones ("32 ...").
+void fitLabelsToWidth(QChart* chart, QCategoryAxis* axis);
+
 class ZoomChartView : public QChartView {
   Q_OBJECT
  public:

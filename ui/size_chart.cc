@@ -165,6 +165,7 @@ void SizeChart::redraw() {
   QCategoryAxis* x = makeSizeAxis(min_b, max_b);
   QAbstractAxis* y = makeYAxis(y_lo, y_hi);
   chart()->addAxis(x, Qt::AlignBottom);
+  fitLabelsToWidth(chart(), x);
   if (auto* log = qobject_cast<QLogValueAxis*>(y))
     addLogAxis(chart(), log, Qt::AlignLeft, [this](double v) { return tickLabel(v); });
   else

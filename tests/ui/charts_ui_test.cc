@@ -202,6 +202,24 @@ class ChartsUiTest : public QObject {
     QCOMPARE(x->categoriesLabels().back(), QStringLiteral("256 MiB"));
     QCOMPARE(x->endValue(x->categoriesLabels().back()), 28.0);
     QCOMPARE(x->categoriesLabels().front(), QStringLiteral("8 B"));
+    QCOMPARE(x->categoriesLabels().size(), 6);  // 8 B, 1 KiB, 32 KiB, 1 MiB, 32 MiB, 256 MiB: room for all
+
+    // Narrow: fewer labels, each clear of its neighbours at the plot's width; both ends kept.
+    lat.resize(380, 400);
+    QTest::qWait(50);
+    const QStringList few = x->categoriesLabels();
+    QVERIFY2(few.size() < 6 && few.size() >= 2, qPrintable(few.join(QStringLiteral(", "))));
+    QCOMPARE(few.front(), QStringLiteral("8 B"));
+    QCOMPARE(few.back(), QStringLiteral("256 MiB"));
+    const QFontMetricsF fm(x->labelsFont());
+    const double px = lat.chart()->plotArea().width() / (x->max() - x->min());
+    for (int i = 1; i < few.size(); ++i)
+      QVERIFY2((x->endValue(few[i]) - x->endValue(few[i - 1])) * px >=
+                   (fm.horizontalAdvance(few[i]) + fm.horizontalAdvance(few[i - 1])) / 2,
+               qPrintable(few.join(QStringLiteral(", "))));
+    lat.resize(1000, 600);
+    QTest::qWait(50);
+    QCOMPARE(x->categoriesLabels().size(), 6);  // and back when it widens
   }
 
   void base2LogAxisLabelsItsTop() {

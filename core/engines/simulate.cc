@@ -59,7 +59,7 @@ double ring_chain_lower_bound_ns(const Config& cfg, const Schedule& s) {
 Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx) {
   Resolved out{cfg, {}, {}, false};
   if (!info(algo).ring_protocol || cfg.ring.protocol != RingProtocol::Auto) {
-    out.schedule = compile(cfg, algo, c);
+    out.schedule = compile(cfg, algo, c, ctx);
     return out;
   }
   constexpr RingProtocol kOrder[3] = {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple};
@@ -68,7 +68,7 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
   if (algo != Algorithm::Ring) {
     for (RingProtocol p : kOrder) {
       trial.ring.protocol = p;
-      Schedule candidate = compile(trial, algo, c);
+      Schedule candidate = compile(trial, algo, c, ctx);
       AnalyticResult a = run_analytic(trial, candidate, ctx, ws);
       if (!out.have_analytic || a.time_ns < out.analytic.time_ns) {
         out.analytic = std::move(a);
@@ -85,7 +85,7 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
   // best time found cannot win and is not timed. The choice is the one timing
   // all three gives: the fastest, ties to the first in LL, LL128, Simple order.
   trial.ring.protocol = RingProtocol::LL;
-  Schedule candidate = compile(trial, algo, c);
+  Schedule candidate = compile(trial, algo, c, ctx);
   double bound[3];
   for (int k = 0; k < 3; ++k) {
     trial.ring.protocol = kOrder[k];

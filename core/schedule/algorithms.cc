@@ -131,7 +131,9 @@ std::vector<std::string> supported_algorithms(const Config& cfg) {
   return out;
 }
 
-Schedule compile(const Config& cfg, Algorithm algo, const Collective& c) {
+Schedule compile(const Config& cfg, Algorithm algo, const Collective& c) { return compile(cfg, algo, c, RunContext{}); }
+
+Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx) {
   const AlgorithmInfo& a = info(algo);
   if (!cfg.fabric.graph_file.empty())
     throw Error("fabric.graph_file: a node/link list is checked and drawn but not simulated; the engines run the "
@@ -140,6 +142,7 @@ Schedule compile(const Config& cfg, Algorithm algo, const Collective& c) {
   if (a.ring_protocol && cfg.ring.protocol == RingProtocol::Auto)
     throw Error("ring.protocol: compile() needs a concrete protocol (auto is resolved by simulate())");
   build::Builder b(cfg, a.name, c);
+  if (ctx.stop.stop_possible()) b.ctx = &ctx;
   a.build(b);
   check_schedule(b.s);
   return std::move(b.s);

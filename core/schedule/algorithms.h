@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/run_context.h"
 #include "fabric/config.h"
 #include "schedule/schedule.h"
 
@@ -71,6 +72,9 @@ std::vector<std::string> supported_algorithms(const Config& cfg);
 /// NCCL does). Throws Error for unknown or unsupported algorithms and bad sizes.
 Schedule compile(const Config& cfg, Algorithm algo, const Collective& c);
 Schedule compile(const Config& cfg, const std::string& algo, const Collective& c);
+/// The same, polling `ctx`'s stop token every few thousand steps (throws
+/// Cancelled): a million-step schedule takes seconds to build.
+Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx);
 
 /// Re-targets a schedule compiled for the ring to ring protocol `p` (not Auto):
 /// the ring's steps do not depend on its protocol, only their costs do, so

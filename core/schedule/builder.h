@@ -68,6 +68,13 @@ struct Builder {
   }
   int n() const { return s.gpus; }
 
+  /// Polled every 4096 steps while building; null: never stops.
+  const RunContext* ctx = nullptr;
+  StepId add(Step st) {
+    if (ctx && (s.steps.size() & 4095) == 4095) ctx->check();
+    return s.add(std::move(st));
+  }
+
   BufferId buffer(const std::string& name, NodeId node, std::uint64_t elems, Format f) {
     BufferDecl b{name, node, elems, f, 0, ScaleFormat::Fp16};
     if (is_codec(f)) {
@@ -85,7 +92,7 @@ struct Builder {
     st.ring_step = ring;
     st.protocol = p;
     st.label = fmt::format("launch r{}", node);
-    return s.add(std::move(st));
+    return add(std::move(st));
   }
   StepId signal(NodeId from, NodeId to, Unit unit, std::vector<StepId> deps, std::string label) {
     Step st;
@@ -96,7 +103,7 @@ struct Builder {
     st.via = s.is_switch(to) || s.is_switch(from) ? (s.is_switch(to) ? to : from) : via;
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return s.add(std::move(st));
+    return add(std::move(st));
   }
   StepId wait(NodeId node, Unit unit, std::vector<StepId> deps, std::string label) {
     Step st;
@@ -105,7 +112,7 @@ struct Builder {
     st.unit = unit;
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return s.add(std::move(st));
+    return add(std::move(st));
   }
   StepId compute(NodeId node, DataOp op, std::vector<Region> srcs, Region dst, Unit unit,
                  std::vector<StepId> deps, std::string label) {
@@ -119,7 +126,7 @@ struct Builder {
     st.dsts = {dst};
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return s.add(std::move(st));
+    return add(std::move(st));
   }
 
   /// A remote read by `node` (an accelerator, or a switch's ISA) through `via`;
@@ -137,7 +144,7 @@ struct Builder {
     st.dsts = {dst};
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return s.add(std::move(st));
+    return add(std::move(st));
   }
 
   /// One write of `src` to every region of `dsts` (switch multicast through `via`).
@@ -153,7 +160,7 @@ struct Builder {
     st.dsts = std::move(dsts);
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return s.add(std::move(st));
+    return add(std::move(st));
   }
 
   /// A unicast copy from accelerator `from` to another accelerator's buffer.
@@ -167,7 +174,7 @@ struct Builder {
     st.dsts = {dst};
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return s.add(std::move(st));
+    return add(std::move(st));
   }
 
   /// One ring step: rank `r` sends `srcs[0]` to the next rank; with op Reduce
@@ -188,7 +195,7 @@ struct Builder {
     st.dsts = {dst};
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return s.add(std::move(st));
+    return add(std::move(st));
   }
 
   /// Flag-based barrier among accelerators `ranks` after `before[r]`: every rank

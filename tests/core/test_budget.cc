@@ -134,6 +134,28 @@ TEST(WorkBudget, AnalyticEngineStopsWithCancelled) {
                Cancelled);
 }
 
+// A large schedule is built step by step and the stop token is polled while it
+// is (the app's preview of a 1024-GPU fabric, Ctrl-C during `scin run`): the
+// build ends with Cancelled after at most 4096 more steps, not after all of them.
+TEST(WorkBudget, ScheduleCompilationStopsWithCancelled) {
+  Config c = preset_with(128);
+  c.ring.protocol = RingProtocol::Simple;
+  const Collective coll{1u << 20, DType::Bf16};
+  const std::size_t full = compile(c, Algorithm::Ring, coll).steps.size();
+  ASSERT_GT(full, 3u * 4096);
+  // Not stopped: the same schedule as without a context.
+  std::stop_source running;
+  EXPECT_EQ(compile(c, Algorithm::Ring, coll, RunContext{running.get_token(), {}}).steps.size(), full);
+  // Stopped before it starts: it gives up at its first poll.
+  std::stop_source stopped;
+  stopped.request_stop();
+  EXPECT_THROW(compile(c, Algorithm::Ring, coll, RunContext{stopped.get_token(), {}}), Cancelled);
+  for (const char* algo : {"nvls", "scin", "one-shot"})
+    if (compile(c, parse_algorithm(algo), coll).steps.size() >= 4096) {
+      EXPECT_THROW(compile(c, parse_algorithm(algo), coll, RunContext{stopped.get_token(), {}}), Cancelled) << algo;
+    }
+}
+
 TEST(WorkBudget, DataEngineStopsWithCancelled) {
   Config c = preset_with(8);
   c.ring.protocol = RingProtocol::Simple;

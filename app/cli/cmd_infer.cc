@@ -222,7 +222,7 @@ void run(const InferOptions& o) {
   // Progress counts grid points (inference work is not estimated; the packet
   // engine is limited to 1 GiB All-Reduces by run_inference); Ctrl-C cancels.
   const std::vector<WorkEstimate> work(points.size(), WorkEstimate{1, "points", 1, 0});
-  run_jobs(work, points.size() > 1 && o.engine == "packet", /*parallel=*/false, [&](std::size_t i, const RunContext&) {
+  run_jobs(work, points.size() > 1 && o.engine == "packet", /*parallel=*/false, [&](std::size_t i, const RunContext& ctx) {
     const auto& point = points[i];
     InferenceRequest req = inference_request(point);
     // --accelerator applies before --set (so --set accelerator.* refines it), as cfg was built.
@@ -231,7 +231,7 @@ void run(const InferOptions& o) {
     req.algorithms = algos;
     req.baseline = o.baseline;
     req.communication = !o.no_comm;
-    results.push_back(run_inference(req, &cache));
+    results.push_back(run_inference(req, &cache, ctx));
   });
 
   if (o.summary) {

@@ -144,7 +144,7 @@ Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const R
   build::Builder b(cfg, a.name, c);
   if (ctx.stop.stop_possible()) b.ctx = &ctx;
   a.build(b);
-  check_schedule(b.s);
+  check_schedule(b.s, b.ctx);
   return std::move(b.s);
 }
 

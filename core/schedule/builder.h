@@ -68,10 +68,16 @@ struct Builder {
   }
   int n() const { return s.gpus; }
 
-  /// Polled every 4096 steps while building; null: never stops.
+  /// Polled while building, every ~65k step entries (a step counts its
+  /// regions and dependences: an NVLS step at 1024 GPUs names thousands); null: never stops.
   const RunContext* ctx = nullptr;
+  std::size_t work = 0, next_poll = 0;
   StepId add(Step st) {
-    if (ctx && (s.steps.size() & 4095) == 4095) ctx->check();
+    work += 1 + st.deps.size() + st.srcs.size() + st.dsts.size();
+    if (ctx && work >= next_poll) {
+      ctx->check();
+      next_poll = work + (1u << 16);
+    }
     return s.add(std::move(st));
   }
 

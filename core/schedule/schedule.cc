@@ -1,5 +1,7 @@
 #include "schedule/schedule.h"
 
+#include "base/run_context.h"
+
 #include "fabric/graph.h"
 
 #include <algorithm>
@@ -109,7 +111,7 @@ std::uint64_t region_bytes(const Schedule& s, const Region& r) {
   return region_bytes(s.buffers.at(r.buffer), r.count);
 }
 
-void check_schedule(const Schedule& s) {
+void check_schedule(const Schedule& s, const RunContext* ctx) {
   auto fail = [&](std::size_t i, const std::string& why) {
     throw Error(fmt::format("schedule {}: step {} ({}): {}", s.algorithm, i,
                             i < s.steps.size() ? s.steps[i].label : "", why));
@@ -118,8 +120,14 @@ void check_schedule(const Schedule& s) {
   for (const auto& b : s.buffers)
     if (b.node < 0 || b.node >= nodes)
       throw Error(fmt::format("schedule {}: buffer {} on missing node {}", s.algorithm, b.name, b.node));
+  std::size_t work = 0, next_poll = 0;
   for (std::size_t i = 0; i < s.steps.size(); ++i) {
     const Step& st = s.steps[i];
+    work += 1 + st.deps.size() + st.srcs.size() + st.dsts.size();
+    if (ctx && work >= next_poll) {
+      ctx->check();
+      next_poll = work + (1u << 16);
+    }
     for (StepId d : st.deps)
       if (d >= i) fail(i, fmt::format("depends on step {} that does not come earlier", d));
     if (st.initiator < 0 || st.initiator >= nodes) fail(i, "initiator is not a node");

@@ -48,6 +48,9 @@
 
 namespace scin {
 
+struct RunContext;  // base/run_context.h
+
+
 using NodeId = int;
 using StepId = std::uint32_t;
 using BufferId = std::uint32_t;
@@ -172,7 +175,8 @@ std::uint64_t region_bytes(const Schedule& s, const Region& r);
 
 /// Checks structural invariants: deps point backwards, regions lie inside their
 /// buffers, src/dst counts agree, nodes exist. Throws Error describing the step.
-void check_schedule(const Schedule& s);
+/// `ctx` (optional) is polled as the check goes (throws Cancelled on a stop request).
+void check_schedule(const Schedule& s, const RunContext* ctx = nullptr);
 
 /// Bytes each accelerator sends (egress) and receives (ingress) over its links,
 /// as the schedule implies (multicast counted once on the sender's link and

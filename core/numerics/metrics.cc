@@ -11,7 +11,7 @@
 
 namespace scin {
 
-ErrorMetrics measure_one(const std::vector<float>& out, const std::vector<double>& exact) {
+ErrorMetrics measure_one(std::span<const float> out, const std::vector<double>& exact) {
   if (out.size() != exact.size())
     throw Error(fmt::format("metrics: output has {} elements, reference {}", out.size(), exact.size()));
   double err2 = 0, ref2 = 0, out2 = 0, dot = 0, max_abs = 0;
@@ -33,7 +33,7 @@ ErrorMetrics measure_one(const std::vector<float>& out, const std::vector<double
   return m;
 }
 
-ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::vector<double>& exact) {
+ErrorMetrics measure(const std::vector<std::span<const float>>& outputs, const std::vector<double>& exact) {
   if (outputs.empty()) throw Error("metrics: no outputs");
   ErrorMetrics worst;
   double worst_rel = -1;
@@ -59,6 +59,10 @@ ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::
   worst.max_abs = max_abs;
   worst.ranks_identical = identical;
   return worst;
+}
+
+ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::vector<double>& exact) {
+  return measure(std::vector<std::span<const float>>(outputs.begin(), outputs.end()), exact);
 }
 
 std::vector<double> exact_sum(const std::vector<std::vector<float>>& inputs) {

@@ -1,6 +1,7 @@
 #include "engines/data/data_engine.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -10,9 +11,6 @@
 #include <numeric>
 #include <unordered_map>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
@@ -405,14 +403,9 @@ struct DataWorkspace::Storage {
     std::free(data);   // before the new block: the peak is the larger one alone
     data = nullptr;
     capacity = 0;
-    constexpr std::uint64_t kHuge = 2ull << 20;
-    const std::uint64_t n = (bytes + kHuge - 1) / kHuge * kHuge;
-    data = static_cast<std::byte*>(std::aligned_alloc(kHuge, n));
+    const std::uint64_t n = (bytes + kAlignBytes - 1) / kAlignBytes * kAlignBytes;
+    data = static_cast<std::byte*>(std::aligned_alloc(kAlignBytes, n));
     if (!data) throw Error(fmt::format("data engine: cannot allocate {} MiB of buffers", n >> 20));
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    // Fewer, larger page faults the first time the storage is touched (advice only).
-    madvise(data, n, MADV_HUGEPAGE);
-#endif
     capacity = n;
   }
 };
@@ -464,30 +457,29 @@ DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& input
     const auto& x = inputs_per_rank[static_cast<std::size_t>(r)];
     const Format f = s.buffers[s.input[static_cast<std::size_t>(r)]].format;
     bool same = !is_codec(f);
-    std::size_t i = 0;
     constexpr std::size_t kStride = 4096;
-    for (std::size_t lo = 0; lo < x.size() && bad[static_cast<std::size_t>(r)] == SIZE_MAX; lo += kStride) {
+    for (std::size_t lo = 0; lo < x.size(); lo += kStride) {
       const std::size_t hi = std::min(x.size(), lo + kStride);
-      bool finite = true;
-      for (i = lo; i < hi; ++i) finite &= std::isfinite(x[i]);
-      if (!finite) {
-        for (i = lo; i < hi; ++i)
+      // Branch-free over bit patterns (vectorises): exponent all ones = not finite;
+      // a BF16 value has no low 16 bits.
+      std::uint32_t nonfinite = 0, low = 0;
+      for (std::size_t i = lo; i < hi; ++i) {
+        const auto u = std::bit_cast<std::uint32_t>(x[i]);
+        nonfinite |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+        low |= u;
+      }
+      if (nonfinite) {
+        for (std::size_t i = lo; i < hi; ++i)
           if (!std::isfinite(x[i])) {
             bad[static_cast<std::size_t>(r)] = i;
             break;
           }
         break;
       }
-      if (!same) continue;
-      switch (f) {
-        case Format::Bf16:
-          for (i = lo; i < hi; ++i) same &= num::round_bf16_fast(x[i]) == x[i];
-          break;
-        case Format::Fp16:
-          for (i = lo; i < hi; ++i) same &= num::round_fp16(x[i]) == x[i];
-          break;
-        default:
-          break;
+      if (f == Format::Bf16) {
+        same = same && (low & 0xffffu) == 0;
+      } else if (f == Format::Fp16 && same) {
+        for (std::size_t i = lo; i < hi && same; ++i) same = num::round_fp16(x[i]) == x[i];
       }
     }
     exact[static_cast<std::size_t>(r)] = same;

@@ -26,6 +26,12 @@ namespace {
 
 using num::CodecSpec;
 
+// The 16-bit pattern of x rounded to BF16 or FP16.
+inline std::uint16_t half_bits(float x, Format f) {
+  return f == Format::Bf16 ? static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(num::round_bf16_fast(x)) >> 16)
+                           : num::fp16_bits(x);
+}
+
 // Never-written storage reads as the fill value. Rather than filling every
 // buffer up front (most of it is written before it is read, and touching it
 // costs page faults), each array records which of its elements have been
@@ -76,7 +82,8 @@ struct Buf {
   CodecSpec codec;                    // codecs only
   std::uint64_t elems = 0;
   std::uint64_t blocks = 0;           // codecs only
-  float* vals = nullptr;              // plain formats (an aliased input: never written)
+  float* vals = nullptr;              // FP32 values, or any plain format's values read in place from an input
+  std::uint16_t* half = nullptr;      // BF16/FP16 held as their 16-bit patterns (half the memory)
   std::uint8_t* codes = nullptr;      // codecs: one code per element
   float* scales = nullptr;            // codecs: one scale per block
   Coverage elem_cov;                  // vals or codes written or filled
@@ -101,7 +108,10 @@ struct Buf {
   // Before a step reads [off, off + n): fill what was never written.
   void prepare_read(std::uint64_t off, std::uint64_t n) {
     if (!is_codec(format)) {
-      elem_cov.ensure(off, off + n, [&](std::uint64_t lo, std::uint64_t hi) { std::fill(vals + lo, vals + hi, fill); });
+      elem_cov.ensure(off, off + n, [&](std::uint64_t lo, std::uint64_t hi) {
+        if (half) std::fill(half + lo, half + hi, half_bits(fill, format));
+        else std::fill(vals + lo, vals + hi, fill);
+      });
       return;
     }
     elem_cov.ensure(off, off + n, [&](std::uint64_t lo, std::uint64_t hi) { std::memset(codes + lo, 0, hi - lo); });
@@ -141,6 +151,7 @@ std::uint64_t codec_blocks(const BufferDecl& d) {
 // Bytes of workspace storage buffer `d` takes.
 std::uint64_t storage_bytes(const BufferDecl& d) {
   if (is_codec(d.format)) return align_up(d.elems) + align_up(codec_blocks(d) * sizeof(float));
+  if (d.format == Format::Bf16 || d.format == Format::Fp16) return align_up(d.elems * sizeof(std::uint16_t));
   return align_up(d.elems * sizeof(float));
 }
 
@@ -170,7 +181,10 @@ class Engine {
         b.codes = reinterpret_cast<std::uint8_t*>(storage + at);
         b.scales = reinterpret_cast<float*>(storage + at + align_up(d.elems));
       } else {
-        b.vals = reinterpret_cast<float*>(storage + at);
+        if (d.format == Format::Bf16 || d.format == Format::Fp16)
+          b.half = reinterpret_cast<std::uint16_t*>(storage + at);
+        else
+          b.vals = reinterpret_cast<float*>(storage + at);
       }
       at += storage_bytes(d);
     }
@@ -196,7 +210,7 @@ class Engine {
     const BufferId id = s_.output.at(static_cast<std::size_t>(rank));
     Buf& b = bufs_.at(id);
     b.prepare_read(0, s_.elems);
-    if (!is_codec(b.format)) return {b.vals, s_.elems};
+    if (b.vals) return {b.vals, s_.elems};
     scratch.resize(s_.elems);
     read(b, Region{id, 0, s_.elems}, 0, s_.elems, scratch.data());
     return scratch;
@@ -256,8 +270,16 @@ class Engine {
   // Decodes elements [lo, lo+len) of region r into out.
   void read(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* out) const {
     const std::uint64_t first = r.offset + lo;
-    if (!is_codec(b.format)) {
+    if (b.vals) {
       std::memcpy(out, b.vals + first, len * sizeof(float));
+      return;
+    }
+    if (b.half) {
+      const std::uint16_t* h = b.half + first;
+      if (b.format == Format::Bf16)
+        for (std::uint64_t i = 0; i < len; ++i) out[i] = num::bf16_to_float(h[i]);
+      else
+        for (std::uint64_t i = 0; i < len; ++i) out[i] = num::fp16_to_float(h[i]);
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
@@ -270,9 +292,17 @@ class Engine {
   // Adds elements [lo, lo+len) of region r into acc in FP32.
   void read_add(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* acc) const {
     const std::uint64_t first = r.offset + lo;
-    if (!is_codec(b.format)) {
+    if (b.vals) {
       const float* v = b.vals + first;
       for (std::uint64_t i = 0; i < len; ++i) acc[i] += v[i];
+      return;
+    }
+    if (b.half) {
+      const std::uint16_t* h = b.half + first;
+      if (b.format == Format::Bf16)
+        for (std::uint64_t i = 0; i < len; ++i) acc[i] += num::bf16_to_float(h[i]);
+      else
+        for (std::uint64_t i = 0; i < len; ++i) acc[i] += num::fp16_to_float(h[i]);
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
@@ -285,18 +315,17 @@ class Engine {
   // Stores len values (FP32) at element `first` of b, converting to b's format.
   // For codecs `first` is block aligned; blocks are cut at first + len.
   static void write_plain(Buf& b, std::uint64_t first, const float* x, std::uint64_t len) {
-    if (!is_codec(b.format)) {
-      float* v = b.vals + first;
-      switch (b.format) {
-        case Format::Bf16:
-          for (std::uint64_t i = 0; i < len; ++i) v[i] = num::round_bf16_fast(x[i]);
-          break;
-        case Format::Fp16:
-          for (std::uint64_t i = 0; i < len; ++i) v[i] = num::round_fp16(x[i]);
-          break;
-        default:
-          std::memcpy(v, x, len * sizeof(float));
-      }
+    if (b.half) {
+      std::uint16_t* h = b.half + first;
+      if (b.format == Format::Bf16)
+        for (std::uint64_t i = 0; i < len; ++i)
+          h[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(num::round_bf16_fast(x[i])) >> 16);
+      else
+        for (std::uint64_t i = 0; i < len; ++i) h[i] = num::fp16_bits(x[i]);
+      return;
+    }
+    if (!is_codec(b.format)) {   // FP32 (inputs read in place are never written)
+      std::memcpy(b.vals + first, x, len * sizeof(float));
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
@@ -321,8 +350,14 @@ class Engine {
         continue;
       }
       if (!is_codec(src.format) && src.format == dst.format) {
-        std::memmove(dst.vals + dr.offset + lo, src.vals + sr.offset + lo, len * sizeof(float));
-        continue;
+        if (src.half && dst.half) {
+          std::memmove(dst.half + dr.offset + lo, src.half + sr.offset + lo, len * sizeof(std::uint16_t));
+          continue;
+        }
+        if (src.vals && dst.vals) {
+          std::memmove(dst.vals + dr.offset + lo, src.vals + sr.offset + lo, len * sizeof(float));
+          continue;
+        }
       }
       if (!decoded) {
         read(src, sr, lo, len, tmp);

@@ -10,8 +10,8 @@
 //            sum rounded to `accum` after every addition (FP32 in the NVLS
 //            switch and the ISA; BF16/FP16 at every hop for the software ring),
 //            codec sources dequantised first; then converted to dst's format.
-// Every buffer is held in its own format: FP32/BF16/FP16 values as floats
-// (exactly representable), codec buffers as one code per element plus one
+// Every buffer is held in its own format: FP32 values as floats, BF16/FP16
+// values as their 16-bit patterns, codec buffers as one code per element plus one
 // scale per block (block b covers elements [b*G, (b+1)*G)). Regions of codec
 // buffers should start on a block boundary; a region that does not (a slot
 // whose size is not a whole number of blocks) is quantised in blocks starting at

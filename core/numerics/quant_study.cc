@@ -47,14 +47,14 @@ double total_link_bytes(const LinkBytes& lb) {
 
 std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements) {
   const auto g = static_cast<std::uint64_t>(std::max(gpus, 1));
-  return 4 * g * elements * (g + 6) + (32ull << 20);
+  return 4 * g * elements * (g + 2) + 24 * elements + (32ull << 20);
 }
 
 void check_quant_memory(int gpus, std::uint64_t elements, std::uint64_t available) {
   const std::uint64_t need = quant_memory_bytes(gpus, elements);
   if (available == 0 || need <= available / 5 * 4) return;
   throw Error(fmt::format("--elements: {} per rank x {} ranks needs about {} MiB (every rank's buffers are held in "
-                          "RAM: ~4 x ranks x elements x (ranks + 6) bytes), more than 80% of the {} MiB this "
+                          "RAM: ~4 x ranks x elements x (ranks + 2) bytes), more than 80% of the {} MiB this "
                           "machine has available; use fewer elements or ranks",
                           elements, gpus, need >> 20, available >> 20));
 }

@@ -31,21 +31,19 @@ namespace scin {
 
 namespace {
 
-// out[k] ~ log(in[k]) and cos(in[k]), k < n: a few ulps from std::log / std::cos.
-void fast_log(const double* in, double* out, std::uint64_t n) {
-  std::uint64_t k = 0;
-#ifdef SCIN_HAVE_LIBMVEC
-  for (; k + 2 <= n; k += 2) _mm_storeu_pd(out + k, _ZGVbN2v_log(_mm_loadu_pd(in + k)));
-#endif
-  for (; k < n; ++k) out[k] = std::log(in[k]);
-}
+enum class Fn { Log, Cos };
 
-void fast_cos(const double* in, double* out, std::uint64_t n) {
+// out[k] ~ log(in[k]) or cos(in[k]), k < n: a few ulps from std::log / std::cos.
+template <Fn F>
+void fast_batch(const double* in, double* out, std::uint64_t n) {
   std::uint64_t k = 0;
 #ifdef SCIN_HAVE_LIBMVEC
-  for (; k + 2 <= n; k += 2) _mm_storeu_pd(out + k, _ZGVbN2v_cos(_mm_loadu_pd(in + k)));
+  for (; k + 2 <= n; k += 2) {
+    const __m128d x = _mm_loadu_pd(in + k);
+    _mm_storeu_pd(out + k, F == Fn::Log ? _ZGVbN2v_log(x) : _ZGVbN2v_cos(x));
+  }
 #endif
-  for (; k < n; ++k) out[k] = std::cos(in[k]);
+  for (; k < n; ++k) out[k] = F == Fn::Log ? std::log(in[k]) : std::cos(in[k]);
 }
 
 inline std::uint64_t splitmix64(std::uint64_t x) {
@@ -123,7 +121,7 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
     float* x = out[static_cast<std::size_t>(r)].data();
     const std::uint64_t key = splitmix64(splitmix64(spec.seed) ^ (static_cast<std::uint64_t>(r) + 1));
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, elems, 8192), [&](const tbb::blocked_range<std::uint64_t>& rg) {
-      // Batches: the same formulas with vector log/cos (fast_log/fast_cos; a few
+      // Batches: the same formulas with vector log/cos (fast_batch; a few
       // ulps from the scalar ones). A value within 2^-32 (relative) of a float
       // rounding boundary is recomputed with the scalar functions, so every
       // float is the one exact_value gives.
@@ -138,16 +136,16 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
             const double u = unit_open0(hs[k]) - 0.5;
             arg[k] = std::max(1.0 - 2.0 * std::fabs(u), 0x1p-53);
           }
-          fast_log(arg, lg, n);
+          fast_batch<Fn::Log>(arg, lg, n);
           for (std::uint64_t k = 0; k < n; ++k) {
             const double u = unit_open0(hs[k]) - 0.5;
             cs[k] = -laplace_b * std::copysign(lg[k], u);
           }
         } else {
           for (std::uint64_t k = 0; k < n; ++k) arg[k] = (static_cast<double>(hs[k] >> 32) + 1.0) * 0x1p-32;
-          fast_log(arg, lg, n);
+          fast_batch<Fn::Log>(arg, lg, n);
           for (std::uint64_t k = 0; k < n; ++k) arg[k] = two_pi * (static_cast<double>(hs[k] & 0xffffffffull) * 0x1p-32);
-          fast_cos(arg, cs, n);
+          fast_batch<Fn::Cos>(arg, cs, n);
           for (std::uint64_t k = 0; k < n; ++k) {
             double v = sigma * std::sqrt(-2.0 * lg[k]) * cs[k];
             if (!is_outlier.empty() && is_outlier[(lo + k) % spec.channels]) v *= spec.outlier_scale;

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "fabric/preset.h"
 #include "numerics/codec.h"
+#include "engines/data/coverage.h"
 #include "engines/data/data_engine.h"
 #include "numerics/formats.h"
 #include "numerics/inputs.h"
@@ -418,4 +419,27 @@ TEST(DataWorkspace, InputsReadInPlaceOrConvertedGiveTheSameResult) {
       EXPECT_EQ(std::vector<float>(b.outputs[r].begin(), b.outputs[r].end()), want.outputs[r]) << algo;
   }
   EXPECT_EQ(rounded, before);   // inputs read in place are never written
+}
+
+TEST(DataWorkspace, CoverageFillsOnlyWhatWasNeverWritten) {
+  Coverage c;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps;
+  auto record = [&](std::uint64_t lo, std::uint64_t hi) { gaps.emplace_back(lo, hi); };
+  c.cover(10, 20);
+  c.cover(30, 40);
+  c.ensure(5, 45, record);   // the gaps around and between the written parts
+  EXPECT_EQ(gaps, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{5, 10}, {20, 30}, {40, 45}}));
+  gaps.clear();
+  c.ensure(0, 50, record);   // [5, 45) is covered now
+  EXPECT_EQ(gaps, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 5}, {45, 50}}));
+  gaps.clear();
+  c.ensure(12, 48, record);  // inside: nothing to fill
+  EXPECT_TRUE(gaps.empty());
+  c.cover(60, 70);
+  c.cover(50, 60);           // touching intervals merge: [0, 70)
+  c.ensure(0, 70, record);
+  EXPECT_TRUE(gaps.empty());
+  c.reset(8);                // an input read in place: [0, 8) covered
+  c.ensure(4, 12, record);
+  EXPECT_EQ(gaps, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{8, 12}}));
 }

@@ -6,6 +6,10 @@
 //   BM_Int8QuantReduceDequantThreads/<threads>: the same, TBB-parallel, real time.
 //   BM_DataEngine/<algo>/<threads>: run_data of a whole schedule (8 ranks),
 //     bytes_per_second counts all ranks' input elements as BF16.
+//   BM_QuantStudy/<threads>: `scin quant --elements 1M` end to end (run_quant:
+//     input generation, all 8 algorithms on hgx-h200-8 with the ISA and INQ,
+//     error metrics). bytes_per_second counts the study's input once (8 ranks x
+//     2^20 BF16 = 16 MiB); input_per_algorithm counts it once per algorithm.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +23,7 @@
 #include "numerics/codec.h"
 #include "engines/data/data_engine.h"
 #include "numerics/inputs.h"
+#include "numerics/quant_study.h"
 
 using namespace scin;
 
@@ -115,5 +120,28 @@ BENCHMARK_CAPTURE(BM_DataEngine, scin_inq, std::string("scin-inq"))->Arg(1)->Arg
 BENCHMARK_CAPTURE(BM_DataEngine, ring_q8, std::string("ring-q8"))->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 BENCHMARK_CAPTURE(BM_DataEngine, scin, std::string("scin"))->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 BENCHMARK_CAPTURE(BM_DataEngine, ring, std::string("ring"))->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
+void BM_QuantStudy(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  Config cfg = load_preset("hgx-h200-8");
+  cfg.sw.isa.enabled = true;
+  cfg.sw.isa.inq = true;
+  QuantRequest req;
+  req.elements = 1 << 20;
+  tbb::global_control gc(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+  std::size_t algorithms = 0;
+  for (auto _ : state) {
+    const QuantStudy st = run_quant(cfg, req);
+    algorithms = st.rows.size();
+    benchmark::DoNotOptimize(st.rows.data());
+  }
+  const auto input_bytes = static_cast<double>(cfg.fabric.gpus) * static_cast<double>(req.elements) * 2;
+  state.SetBytesProcessed(static_cast<std::int64_t>(static_cast<double>(state.iterations()) * input_bytes));
+  state.counters["algorithms"] = static_cast<double>(algorithms);
+  state.counters["input_per_algorithm"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * input_bytes * static_cast<double>(algorithms),
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1024);
+}
+BENCHMARK(BM_QuantStudy)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 }  // namespace

@@ -72,7 +72,9 @@ WorkEstimate total_work(const std::vector<WorkEstimate>& jobs, std::size_t concu
 WorkEstimate quant_work(const Config& cfg, const std::vector<std::string>& algos, const Collective& c) {
   std::vector<WorkEstimate> w;
   for (const auto& a : algos) w.push_back(estimate(cfg, parse_algorithm(a, "algo"), c, EngineId::Data));
-  return total_work(w, w.size());  // the study holds every algorithm's buffers at once
+  // The study runs its algorithms one after another in one data-engine
+  // workspace: time adds up, memory is the largest algorithm's.
+  return total_work(w, 1);
 }
 
 WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency) {

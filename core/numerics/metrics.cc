@@ -11,7 +11,7 @@
 
 namespace scin {
 
-ErrorMetrics measure_one(const std::vector<float>& out, const std::vector<double>& exact) {
+ErrorMetrics measure_one(std::span<const float> out, const std::vector<double>& exact) {
   if (out.size() != exact.size())
     throw Error(fmt::format("metrics: output has {} elements, reference {}", out.size(), exact.size()));
   double err2 = 0, ref2 = 0, out2 = 0, dot = 0, max_abs = 0;
@@ -33,7 +33,7 @@ ErrorMetrics measure_one(const std::vector<float>& out, const std::vector<double
   return m;
 }
 
-ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::vector<double>& exact) {
+ErrorMetrics measure(const std::vector<std::span<const float>>& outputs, const std::vector<double>& exact) {
   if (outputs.empty()) throw Error("metrics: no outputs");
   ErrorMetrics worst;
   double worst_rel = -1;
@@ -44,7 +44,8 @@ ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::
     // A rank whose output equals rank 0's bit for bit has rank 0's metrics (the
     // usual case: an All-Reduce leaves every rank the same sum); measure the others.
     const bool same = r > 0 && outputs[r].size() == outputs[0].size() &&
-                      std::memcmp(outputs[r].data(), outputs[0].data(), outputs[0].size() * sizeof(float)) == 0;
+                      (outputs[r].data() == outputs[0].data() ||
+                       std::memcmp(outputs[r].data(), outputs[0].data(), outputs[0].size() * sizeof(float)) == 0);
     ErrorMetrics m = same ? first : measure_one(outputs[r], exact);
     if (r == 0) first = m;
     if (!same && r > 0) identical = false;
@@ -59,6 +60,10 @@ ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::
   worst.max_abs = max_abs;
   worst.ranks_identical = identical;
   return worst;
+}
+
+ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::vector<double>& exact) {
+  return measure(std::vector<std::span<const float>>(outputs.begin(), outputs.end()), exact);
 }
 
 std::vector<double> exact_sum(const std::vector<std::vector<float>>& inputs) {

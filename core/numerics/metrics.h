@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -18,11 +19,16 @@ struct ErrorMetrics {
 };
 
 /// Metrics of one array against `exact` (same length; throws Error otherwise).
-ErrorMetrics measure_one(const std::vector<float>& out, const std::vector<double>& exact);
+ErrorMetrics measure_one(std::span<const float> out, const std::vector<double>& exact);
+inline ErrorMetrics measure_one(const std::vector<float>& out, const std::vector<double>& exact) {
+  return measure_one(std::span<const float>(out), exact);
+}
 
 /// Metrics over all ranks: the figures of the worst rank (largest squared
 /// error), max_abs over all ranks, and whether all ranks are bit-identical.
 ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::vector<double>& exact);
+/// The same over views (the data engine's DataRun outputs).
+ErrorMetrics measure(const std::vector<std::span<const float>>& outputs, const std::vector<double>& exact);
 
 /// Exact reference: the element-wise sum of the inputs in double precision.
 std::vector<double> exact_sum(const std::vector<std::vector<float>>& inputs);

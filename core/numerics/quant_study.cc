@@ -47,14 +47,14 @@ double total_link_bytes(const LinkBytes& lb) {
 
 std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements) {
   const auto g = static_cast<std::uint64_t>(std::max(gpus, 1));
-  return 4 * g * elements * (g + 6) + (32ull << 20);
+  return 4 * g * elements * (g + 2) + 24 * elements + (32ull << 20);
 }
 
 void check_quant_memory(int gpus, std::uint64_t elements, std::uint64_t available) {
   const std::uint64_t need = quant_memory_bytes(gpus, elements);
   if (available == 0 || need <= available / 5 * 4) return;
   throw Error(fmt::format("--elements: {} per rank x {} ranks needs about {} MiB (every rank's buffers are held in "
-                          "RAM: ~4 x ranks x elements x (ranks + 6) bytes), more than 80% of the {} MiB this "
+                          "RAM: ~4 x ranks x elements x (ranks + 2) bytes), more than 80% of the {} MiB this "
                           "machine has available; use fewer elements or ranks",
                           elements, gpus, need >> 20, available >> 20));
 }
@@ -116,10 +116,22 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   const Collective coll{elems * static_cast<std::uint64_t>(dtype_bytes(req.dtype)), req.dtype};
   RunContext step_ctx;   // the data engine polls the caller's stop; progress is per algorithm
   step_ctx.stop = ctx.stop;
+  // Every algorithm runs in one data-engine workspace sized for the largest
+  // schedule: its storage is mapped once per study, not once per algorithm.
+  std::vector<Schedule> schedules;
+  schedules.reserve(algos.size());
+  DataWorkspace ws;
+  std::uint64_t most = 0;
   for (const auto& a : algos) {
+    schedules.push_back(compile(cfg, a, coll));
+    most = std::max(most, DataWorkspace::bytes_for(schedules.back()));
+  }
+  ws.reserve(most);
+  for (std::size_t k = 0; k < algos.size(); ++k) {
+    const std::string& a = algos[k];
+    const Schedule& s = schedules[k];
     ctx.check();
-    Schedule s = compile(cfg, a, coll);
-    DataResult res = run_data(s, inputs, {}, step_ctx);
+    const DataRun res = run_data(s, inputs, ws, {}, step_ctx);
     QuantRow row;
     row.algorithm = a;
     row.variant = s.variant;

@@ -88,10 +88,13 @@ QuantStudy run_quant(const Config& cfg, const QuantRequest& req, const RunContex
 constexpr std::uint64_t kMaxQuantElemsPerRank = 1ull << 24;
 constexpr std::uint64_t kMaxQuantElemsTotal = 1ull << 26;
 
-/// Peak memory of run_quant for `gpus` ranks of `elements` each: every rank's
-/// buffers are FP32 in RAM, and one-shot's scratch holds a slot per rank, so
-/// about 4 x gpus x elements x (gpus + 6) bytes plus 32 MiB (measured peak RSS:
-/// 4 x 1M: 146 MB, 8 x 1M: 408 MB, 8 x 2M: 810 MB, 16 x 512K: 667 MB).
+/// Peak memory of run_quant for `gpus` ranks of `elements` each, for any dtype:
+/// the inputs (FP32), the data engine's workspace for the largest schedule
+/// (one-shot: a scratch slot per rank on every rank; FP32 at most) and the
+/// decoded outputs, 4 x gpus x elements x (gpus + 2) bytes, plus 24 bytes per
+/// element (exact sum and references) and 32 MiB. Measured peak RSS with
+/// --dtype fp32 (the largest): 4 x 1M: 117 MB, 8 x 1M: 336 MB, 8 x 2M: 663 MB,
+/// 16 x 512K: 592 MB (BF16 8 x 1M: 229 MB).
 std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements);
 /// (What is available: available_memory_bytes() in base/memory.h.)
 /// Throws Error naming --elements when quant_memory_bytes(gpus, elements)

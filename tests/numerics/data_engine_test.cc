@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "fabric/preset.h"
 #include "numerics/codec.h"
+#include "engines/data/coverage.h"
 #include "engines/data/data_engine.h"
 #include "numerics/formats.h"
 #include "numerics/inputs.h"
@@ -356,4 +357,89 @@ TEST(AllAlgorithms, DeterministicForAnyThreadCount) {
     }
     EXPECT_EQ(many.outputs, one.outputs) << algo;
   }
+}
+
+// ---- the reusable workspace
+
+TEST(DataWorkspace, ReusedAcrossSchedulesGivesFreshRunResults) {
+  // One workspace runs every algorithm in turn (largest first and last, so
+  // storage one schedule wrote is what the next finds): each run's outputs
+  // are those of a run in fresh storage, unwritten reads included (poison).
+  Config cfg = preset_with_ring_simple("hgx-h200-8");
+  cfg.sw.isa.enabled = true;
+  cfg.sw.isa.inq = true;
+  const std::uint64_t elems = 4096 + 40;   // not a whole number of blocks or chunks
+  InputSpec spec;
+  auto x = generate_inputs(spec, 8, elems);
+  for (auto& v : x) round_to_format(v, Format::Bf16);
+  DataWorkspace ws;
+  for (const std::string algo : {"one-shot", "ring", "scin-inq", "ring-q8", "nvls", "two-shot-q8", "one-shot"}) {
+    for (const bool poison : {true, false}) {
+      const Schedule s = compile(cfg, algo, {elems * 2, DType::Bf16});
+      const DataResult fresh = run_data(s, x, {poison});
+      const DataRun reused = run_data(s, x, ws, {poison});
+      ASSERT_EQ(reused.outputs.size(), fresh.outputs.size());
+      for (std::size_t r = 0; r < fresh.outputs.size(); ++r)
+        EXPECT_EQ(std::vector<float>(reused.outputs[r].begin(), reused.outputs[r].end()), fresh.outputs[r])
+            << algo << " rank " << r;
+      EXPECT_EQ(reused.data_steps, fresh.data_steps);
+      EXPECT_EQ(reused.elements_processed, fresh.elements_processed);
+      EXPECT_GE(ws.capacity_bytes(), DataWorkspace::bytes_for(s));
+    }
+  }
+  // Storage written by the runs above reads as never written in the next schedule.
+  Schedule s = two_ranks(8, Format::Fp32);
+  const BufferId never = s.add_buffer({"never", 0, 8, Format::Fp32});
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{never, 0, 8}}, {{s.output[0], 0, 8}}));
+  std::vector<float> z(8, 1.0f);
+  EXPECT_TRUE(std::isnan(run_data(s, {z, z}, ws, {true}).outputs[0][3]));
+  EXPECT_EQ(run_data(s, {z, z}, ws, {false}).outputs[0][3], 0.0f);
+}
+
+TEST(DataWorkspace, InputsReadInPlaceOrConvertedGiveTheSameResult) {
+  // Inputs exact in BF16 are read in place; others are rounded into the
+  // buffer first. Both give the result of the rounded inputs.
+  Config cfg = preset_with_ring_simple("hgx-h200-8");
+  const std::uint64_t elems = 3000;
+  InputSpec spec;
+  const auto raw = generate_inputs(spec, 8, elems);
+  auto rounded = raw;
+  for (auto& v : rounded) round_to_format(v, Format::Bf16);
+  ASSERT_NE(raw, rounded);
+  const auto before = rounded;
+  DataWorkspace ws;
+  for (const std::string algo : {"ring", "one-shot", "nvls"}) {
+    const Schedule s = compile(cfg, algo, {elems * 2, DType::Bf16});
+    const DataResult want = run_data(s, rounded);
+    const DataRun a = run_data(s, raw, ws);
+    for (std::size_t r = 0; r < want.outputs.size(); ++r)
+      EXPECT_EQ(std::vector<float>(a.outputs[r].begin(), a.outputs[r].end()), want.outputs[r]) << algo;
+    const DataRun b = run_data(s, rounded, ws);
+    for (std::size_t r = 0; r < want.outputs.size(); ++r)
+      EXPECT_EQ(std::vector<float>(b.outputs[r].begin(), b.outputs[r].end()), want.outputs[r]) << algo;
+  }
+  EXPECT_EQ(rounded, before);   // inputs read in place are never written
+}
+
+TEST(DataWorkspace, CoverageFillsOnlyWhatWasNeverWritten) {
+  Coverage c;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps;
+  auto record = [&](std::uint64_t lo, std::uint64_t hi) { gaps.emplace_back(lo, hi); };
+  c.cover(10, 20);
+  c.cover(30, 40);
+  c.ensure(5, 45, record);   // the gaps around and between the written parts
+  EXPECT_EQ(gaps, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{5, 10}, {20, 30}, {40, 45}}));
+  gaps.clear();
+  c.ensure(0, 50, record);   // [5, 45) is covered now
+  EXPECT_EQ(gaps, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 5}, {45, 50}}));
+  gaps.clear();
+  c.ensure(12, 48, record);  // inside: nothing to fill
+  EXPECT_TRUE(gaps.empty());
+  c.cover(60, 70);
+  c.cover(50, 60);           // touching intervals merge: [0, 70)
+  c.ensure(0, 70, record);
+  EXPECT_TRUE(gaps.empty());
+  c.reset(8);                // an input read in place: [0, 8) covered
+  c.ensure(4, 12, record);
+  EXPECT_EQ(gaps, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{8, 12}}));
 }

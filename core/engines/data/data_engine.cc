@@ -1,18 +1,23 @@
 #include "engines/data/data_engine.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <unordered_map>
+
 
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include "base/error.h"
+#include "engines/data/coverage.h"
 #include "numerics/codec.h"
 #include "numerics/formats.h"
 
@@ -22,12 +27,23 @@ namespace {
 
 using num::CodecSpec;
 
+// The 16-bit pattern of x rounded to BF16 or FP16.
+inline std::uint16_t half_bits(float x, Format f) {
+  return f == Format::Bf16 ? static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(num::round_bf16_fast(x)) >> 16)
+                           : num::fp16_bits(x);
+}
+
 struct Buf {
   Format format = Format::Fp32;
   CodecSpec codec;                    // codecs only
-  std::vector<float> vals;            // plain formats
-  std::vector<std::uint8_t> codes;    // codecs: one code per element
-  std::vector<float> scales;          // codecs: one scale per block
+  std::uint64_t elems = 0;
+  std::uint64_t blocks = 0;           // codecs only
+  float* vals = nullptr;              // FP32 values, or any plain format's values read in place from an input
+  std::uint16_t* half = nullptr;      // BF16/FP16 held as their 16-bit patterns (half the memory)
+  std::uint8_t* codes = nullptr;      // codecs: one code per element
+  float* scales = nullptr;            // codecs: one scale per block
+  Coverage elem_cov;                  // vals or codes written or filled
+  Coverage scale_cov;                 // scales (by block) written or filled
   // Blocks of regions that do not start on the buffer's block grid (a slot
   // smaller than one block), keyed by their first element. Such steps run as
   // one task, so this map is never written concurrently.
@@ -45,6 +61,28 @@ struct Buf {
     if (first % g == 0) scales[first / g] = s;
     else odd_scales[first] = s;
   }
+  // Before a step reads [off, off + n): fill what was never written.
+  void prepare_read(std::uint64_t off, std::uint64_t n) {
+    if (!is_codec(format)) {
+      elem_cov.ensure(off, off + n, [&](std::uint64_t lo, std::uint64_t hi) {
+        if (half) std::fill(half + lo, half + hi, half_bits(fill, format));
+        else std::fill(vals + lo, vals + hi, fill);
+      });
+      return;
+    }
+    elem_cov.ensure(off, off + n, [&](std::uint64_t lo, std::uint64_t hi) { std::memset(codes + lo, 0, hi - lo); });
+    const auto g = static_cast<std::uint64_t>(codec.block_elems);
+    if (off % g == 0)
+      scale_cov.ensure(off / g, (off + n + g - 1) / g,
+                       [&](std::uint64_t lo, std::uint64_t hi) { std::fill(scales + lo, scales + hi, fill); });
+  }
+  // After planning a step that writes [off, off + n) (blocks cut at off + n).
+  void mark_written(std::uint64_t off, std::uint64_t n) {
+    elem_cov.cover(off, off + n);
+    if (!is_codec(format)) return;
+    const auto g = static_cast<std::uint64_t>(codec.block_elems);
+    if (off % g == 0) scale_cov.cover(off / g, (off + n + g - 1) / g);
+  }
 };
 
 inline float round_plain(float x, Format f) {
@@ -58,30 +96,59 @@ inline float round_plain(float x, Format f) {
 // Target chunk of elements per task; rounded to a multiple of every block size in a step.
 constexpr std::uint64_t kChunkElems = 16384;
 
+constexpr std::uint64_t kAlignBytes = 64;
+inline std::uint64_t align_up(std::uint64_t n) { return (n + kAlignBytes - 1) / kAlignBytes * kAlignBytes; }
+
+std::uint64_t codec_blocks(const BufferDecl& d) {
+  const auto g = static_cast<std::uint64_t>(std::max(d.block_elems, 1));
+  return (d.elems + g - 1) / g;
+}
+
+// Bytes of workspace storage buffer `d` takes.
+std::uint64_t storage_bytes(const BufferDecl& d) {
+  if (is_codec(d.format)) return align_up(d.elems) + align_up(codec_blocks(d) * sizeof(float));
+  if (d.format == Format::Bf16 || d.format == Format::Fp16) return align_up(d.elems * sizeof(std::uint16_t));
+  return align_up(d.elems * sizeof(float));
+}
+
 class Engine {
  public:
-  Engine(const Schedule& s, const DataOptions& opt) : s_(s) {
+  // `alias[i]`: buffer i is rank-input storage read in place (never written by
+  // a step, already exact in its format, exactly as long as the input).
+  Engine(const Schedule& s, const DataOptions& opt, std::byte* storage, const std::vector<const float*>& alias)
+      : s_(s) {
     bufs_.resize(s.buffers.size());
     const float fill = opt.poison_unwritten ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
-    for (const BufferDecl& d : s.buffers)
-      if (is_codec(d.format) && d.block_elems < 1)
-        throw Error(fmt::format("data engine: buffer {} ({}) has block_elems {}; must be >= 1", d.name,
-                                to_string(d.format), d.block_elems));
-    // Allocating and filling the buffers is a large share of a run: one task per buffer.
-    tbb::parallel_for(std::size_t{0}, s.buffers.size(), [&](std::size_t i) {
+    std::uint64_t at = 0;
+    for (std::size_t i = 0; i < s.buffers.size(); ++i) {
       const BufferDecl& d = s.buffers[i];
       Buf& b = bufs_[i];
       b.format = d.format;
       b.fill = fill;
+      b.elems = d.elems;
+      if (alias[i]) {
+        b.vals = const_cast<float*>(alias[i]);   // read only: no step writes buffer i
+        b.elem_cov.reset(d.elems);
+        continue;
+      }
       if (is_codec(d.format)) {
         b.codec = CodecSpec{d.format, d.block_elems, d.scale_format};
-        const std::uint64_t g = static_cast<std::uint64_t>(d.block_elems);
-        b.codes.assign(d.elems, 0);
-        b.scales.assign((d.elems + g - 1) / g, fill);
+        b.blocks = codec_blocks(d);
+        b.codes = reinterpret_cast<std::uint8_t*>(storage + at);
+        b.scales = reinterpret_cast<float*>(storage + at + align_up(d.elems));
       } else {
-        b.vals.assign(d.elems, fill);
+        if (d.format == Format::Bf16 || d.format == Format::Fp16)
+          b.half = reinterpret_cast<std::uint16_t*>(storage + at);
+        else
+          b.vals = reinterpret_cast<float*>(storage + at);
       }
-    });
+      at += storage_bytes(d);
+    }
+  }
+
+  // Serial part of loading rank inputs: marks them written.
+  void mark_input(int rank, std::uint64_t n) {
+    bufs_.at(s_.input.at(static_cast<std::size_t>(rank))).mark_written(0, n);
   }
 
   void load_input(int rank, const std::vector<float>& x) {
@@ -93,11 +160,27 @@ class Engine {
     write_plain(b, 0, x.data(), x.size());
   }
 
-  std::vector<float> read_output(int rank) const {
+  // Whether ranks a and b hold the same output bits, read as stored (16-bit
+  // outputs only: FP32 outputs are views, compared by the caller).
+  bool same_output(int a, int b) {
+    Buf& x = bufs_.at(s_.output.at(static_cast<std::size_t>(a)));
+    Buf& y = bufs_.at(s_.output.at(static_cast<std::size_t>(b)));
+    if (!x.half || !y.half || x.format != y.format) return false;
+    x.prepare_read(0, s_.elems);
+    y.prepare_read(0, s_.elems);
+    return std::memcmp(x.half, y.half, s_.elems * sizeof(std::uint16_t)) == 0;
+  }
+
+  // Rank `rank`'s output: a view of the buffer when it holds plain values,
+  // else decoded into `scratch`.
+  std::span<const float> output(int rank, std::vector<float>& scratch) {
     const BufferId id = s_.output.at(static_cast<std::size_t>(rank));
-    std::vector<float> out(s_.elems);
-    read(bufs_.at(id), Region{id, 0, s_.elems}, 0, s_.elems, out.data());
-    return out;
+    Buf& b = bufs_.at(id);
+    b.prepare_read(0, s_.elems);
+    if (b.vals) return {b.vals, s_.elems};
+    scratch.resize(s_.elems);
+    read(b, Region{id, 0, s_.elems}, 0, s_.elems, scratch.data());
+    return scratch;
   }
 
   void run_step(std::size_t index, DataResult& res) {
@@ -129,6 +212,11 @@ class Engine {
         if (d.buffer == r.buffer && d.offset != r.offset && d.offset < r.offset + n && r.offset < d.offset + n)
           chunk = n;
     chunk = std::min(chunk, n);
+    // Fill what this step reads and nothing wrote yet, then record what it writes.
+    for (const auto& r : st.srcs) bufs_[r.buffer].prepare_read(r.offset, n);
+    if (st.op == DataOp::Reduce && st.accumulate)
+      for (const auto& r : st.dsts) bufs_[r.buffer].prepare_read(r.offset, n);
+    for (const auto& r : st.dsts) bufs_[r.buffer].mark_written(r.offset, n);
     const std::uint64_t chunks = (n + chunk - 1) / chunk;
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, chunks), [&](const tbb::blocked_range<std::uint64_t>& rg) {
       std::vector<float> tmp(chunk);
@@ -149,53 +237,68 @@ class Engine {
   // Decodes elements [lo, lo+len) of region r into out.
   void read(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* out) const {
     const std::uint64_t first = r.offset + lo;
-    if (!is_codec(b.format)) {
-      std::memcpy(out, b.vals.data() + first, len * sizeof(float));
+    if (b.vals) {
+      std::memcpy(out, b.vals + first, len * sizeof(float));
+      return;
+    }
+    if (b.half) {
+      const std::uint16_t* h = b.half + first;
+      if (b.format == Format::Bf16)
+        for (std::uint64_t i = 0; i < len; ++i) out[i] = num::bf16_to_float(h[i]);
+      else
+        for (std::uint64_t i = 0; i < len; ++i) out[i] = num::fp16_to_float(h[i]);
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
     for (std::uint64_t k = 0; k < len; k += g) {
       const std::uint64_t m = std::min(g, len - k);
-      num::dequantise_block(b.codes.data() + first + k, m, b.scale_at(first + k), b.format, out + k);
+      num::dequantise_block(b.codes + first + k, m, b.scale_at(first + k), b.format, out + k);
     }
   }
 
   // Adds elements [lo, lo+len) of region r into acc in FP32.
   void read_add(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* acc) const {
     const std::uint64_t first = r.offset + lo;
-    if (!is_codec(b.format)) {
-      const float* v = b.vals.data() + first;
+    if (b.vals) {
+      const float* v = b.vals + first;
       for (std::uint64_t i = 0; i < len; ++i) acc[i] += v[i];
+      return;
+    }
+    if (b.half) {
+      const std::uint16_t* h = b.half + first;
+      if (b.format == Format::Bf16)
+        for (std::uint64_t i = 0; i < len; ++i) acc[i] += num::bf16_to_float(h[i]);
+      else
+        for (std::uint64_t i = 0; i < len; ++i) acc[i] += num::fp16_to_float(h[i]);
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
     for (std::uint64_t k = 0; k < len; k += g) {
       const std::uint64_t m = std::min(g, len - k);
-      num::dequantise_add_block(b.codes.data() + first + k, m, b.scale_at(first + k), b.format, acc + k);
+      num::dequantise_add_block(b.codes + first + k, m, b.scale_at(first + k), b.format, acc + k);
     }
   }
 
   // Stores len values (FP32) at element `first` of b, converting to b's format.
   // For codecs `first` is block aligned; blocks are cut at first + len.
   static void write_plain(Buf& b, std::uint64_t first, const float* x, std::uint64_t len) {
-    if (!is_codec(b.format)) {
-      float* v = b.vals.data() + first;
-      switch (b.format) {
-        case Format::Bf16:
-          for (std::uint64_t i = 0; i < len; ++i) v[i] = num::round_bf16_fast(x[i]);
-          break;
-        case Format::Fp16:
-          for (std::uint64_t i = 0; i < len; ++i) v[i] = num::round_fp16(x[i]);
-          break;
-        default:
-          std::memcpy(v, x, len * sizeof(float));
-      }
+    if (b.half) {
+      std::uint16_t* h = b.half + first;
+      if (b.format == Format::Bf16)
+        for (std::uint64_t i = 0; i < len; ++i)
+          h[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(num::round_bf16_fast(x[i])) >> 16);
+      else
+        for (std::uint64_t i = 0; i < len; ++i) h[i] = num::fp16_bits(x[i]);
+      return;
+    }
+    if (!is_codec(b.format)) {   // FP32 (inputs read in place are never written)
+      std::memcpy(b.vals + first, x, len * sizeof(float));
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
     for (std::uint64_t k = 0; k < len; k += g) {
       const std::uint64_t m = std::min(g, len - k);
-      b.set_scale(first + k, num::quantise_block(x + k, m, b.codec, b.codes.data() + first + k));
+      b.set_scale(first + k, num::quantise_block(x + k, m, b.codec, b.codes + first + k));
     }
   }
 
@@ -208,14 +311,20 @@ class Engine {
       if (is_codec(src.format) && is_codec(dst.format) && src.codec == dst.codec) {
         // A forwarded payload: codes and scales travel unchanged.
         const auto g = static_cast<std::uint64_t>(src.codec.block_elems);
-        std::memmove(dst.codes.data() + dr.offset + lo, src.codes.data() + sr.offset + lo, len);
+        std::memmove(dst.codes + dr.offset + lo, src.codes + sr.offset + lo, len);
         for (std::uint64_t k = 0; k < len; k += g)
           dst.set_scale(dr.offset + lo + k, src.scale_at(sr.offset + lo + k));
         continue;
       }
       if (!is_codec(src.format) && src.format == dst.format) {
-        std::memmove(dst.vals.data() + dr.offset + lo, src.vals.data() + sr.offset + lo, len * sizeof(float));
-        continue;
+        if (src.half && dst.half) {
+          std::memmove(dst.half + dr.offset + lo, src.half + sr.offset + lo, len * sizeof(std::uint16_t));
+          continue;
+        }
+        if (src.vals && dst.vals) {
+          std::memmove(dst.vals + dr.offset + lo, src.vals + sr.offset + lo, len * sizeof(float));
+          continue;
+        }
       }
       if (!decoded) {
         read(src, sr, lo, len, tmp);
@@ -285,53 +394,163 @@ void round_to_format(std::vector<float>& v, Format f) {
   for (float& x : v) x = round_plain(x, f);
 }
 
-DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
-                    const DataOptions& opt, const RunContext& ctx) {
+struct DataWorkspace::Storage {
+  std::byte* data = nullptr;
+  std::uint64_t capacity = 0;
+  std::vector<std::vector<float>> decoded;   // outputs held in a codec format
+
+  ~Storage() { std::free(data); }
+  void reserve(std::uint64_t bytes) {
+    if (bytes <= capacity) return;
+    std::free(data);   // before the new block: the peak is the larger one alone
+    data = nullptr;
+    capacity = 0;
+    const std::uint64_t n = (bytes + kAlignBytes - 1) / kAlignBytes * kAlignBytes;
+    data = static_cast<std::byte*>(std::aligned_alloc(kAlignBytes, n));
+    if (!data) throw Error(fmt::format("data engine: cannot allocate {} MiB of buffers", n >> 20));
+    capacity = n;
+  }
+};
+
+DataWorkspace::DataWorkspace() : st_(std::make_unique<Storage>()) {}
+DataWorkspace::~DataWorkspace() = default;
+DataWorkspace::DataWorkspace(DataWorkspace&&) noexcept = default;
+DataWorkspace& DataWorkspace::operator=(DataWorkspace&&) noexcept = default;
+
+std::uint64_t DataWorkspace::bytes_for(const Schedule& s) {
+  std::uint64_t n = 0;
+  for (const BufferDecl& d : s.buffers) n += storage_bytes(d);
+  return n;
+}
+
+void DataWorkspace::reserve(std::uint64_t bytes) { st_->reserve(bytes); }
+
+std::uint64_t DataWorkspace::capacity_bytes() const { return st_->capacity; }
+
+DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank, DataWorkspace& ws,
+                 const DataOptions& opt, const RunContext& ctx) {
   check_schedule(s);
   if (inputs_per_rank.size() != static_cast<std::size_t>(s.gpus))
     throw Error(fmt::format("data engine: {} input arrays for {} ranks", inputs_per_rank.size(), s.gpus));
   if (s.input.size() != static_cast<std::size_t>(s.gpus) || s.output.size() != static_cast<std::size_t>(s.gpus))
     throw Error(fmt::format("data engine: schedule {} declares {} inputs and {} outputs for {} ranks", s.algorithm,
                             s.input.size(), s.output.size(), s.gpus));
+  for (const BufferDecl& d : s.buffers)
+    if (is_codec(d.format) && d.block_elems < 1)
+      throw Error(fmt::format("data engine: buffer {} ({}) has block_elems {}; must be >= 1", d.name,
+                              to_string(d.format), d.block_elems));
   for (int r = 0; r < s.gpus; ++r) {
     const auto& x = inputs_per_rank[static_cast<std::size_t>(r)];
     if (x.size() != s.elems)
       throw Error(fmt::format("data engine: rank {} input has {} elements; the schedule has {} per rank", r,
                               x.size(), s.elems));
+    if (s.buffers.at(s.input[static_cast<std::size_t>(r)]).elems < s.elems)
+      throw Error(fmt::format("data engine: input buffer of rank {} holds {} elements, input has {}", r,
+                              s.buffers.at(s.input[static_cast<std::size_t>(r)]).elems, s.elems));
     if (s.buffers.at(s.output[static_cast<std::size_t>(r)]).elems < s.elems)
       throw Error(fmt::format("data engine: output buffer of rank {} is smaller than {} elements", r, s.elems));
   }
-  // First non-finite input per rank (checked in parallel, reported deterministically).
+  // One pass over every rank's input: the first non-finite element (checked in
+  // parallel, reported deterministically), and whether the input is already
+  // exact in its buffer's format (then the buffer reads it in place).
   std::vector<std::size_t> bad(static_cast<std::size_t>(s.gpus), SIZE_MAX);
+  std::vector<char> exact(static_cast<std::size_t>(s.gpus), 0);
   tbb::parallel_for(0, s.gpus, [&](int r) {
     const auto& x = inputs_per_rank[static_cast<std::size_t>(r)];
-    for (std::size_t i = 0; i < x.size(); ++i)
-      if (!std::isfinite(x[i])) {
-        bad[static_cast<std::size_t>(r)] = i;
+    const Format f = s.buffers[s.input[static_cast<std::size_t>(r)]].format;
+    bool same = !is_codec(f);
+    constexpr std::size_t kStride = 4096;
+    for (std::size_t lo = 0; lo < x.size(); lo += kStride) {
+      const std::size_t hi = std::min(x.size(), lo + kStride);
+      // Branch-free over bit patterns (vectorises): exponent all ones = not finite;
+      // a BF16 value has no low 16 bits.
+      std::uint32_t nonfinite = 0, low = 0;
+      for (std::size_t i = lo; i < hi; ++i) {
+        const auto u = std::bit_cast<std::uint32_t>(x[i]);
+        nonfinite |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+        low |= u;
+      }
+      if (nonfinite) {
+        for (std::size_t i = lo; i < hi; ++i)
+          if (!std::isfinite(x[i])) {
+            bad[static_cast<std::size_t>(r)] = i;
+            break;
+          }
         break;
       }
+      if (f == Format::Bf16) {
+        same = same && (low & 0xffffu) == 0;
+      } else if (f == Format::Fp16 && same) {
+        for (std::size_t i = lo; i < hi && same; ++i) same = num::round_fp16(x[i]) == x[i];
+      }
+    }
+    exact[static_cast<std::size_t>(r)] = same;
   });
   for (int r = 0; r < s.gpus; ++r)
     if (const std::size_t i = bad[static_cast<std::size_t>(r)]; i != SIZE_MAX)
       throw Error(fmt::format("data engine: rank {} input element {} is not finite ({})", r, i,
                               inputs_per_rank[static_cast<std::size_t>(r)][i]));
-  Engine e(s, opt);
+  // Inputs read in place: buffers no step writes, one rank each, of the input's length.
+  std::vector<int> writes(s.buffers.size(), 0), owners(s.buffers.size(), 0);
+  for (const Step& st : s.steps)
+    if (st.op != DataOp::None)
+      for (const Region& r : st.dsts) ++writes[r.buffer];
+  for (BufferId id : s.input) ++owners[id];
+  std::vector<const float*> alias(s.buffers.size(), nullptr);
+  for (int r = 0; r < s.gpus; ++r) {
+    const BufferId id = s.input[static_cast<std::size_t>(r)];
+    if (exact[static_cast<std::size_t>(r)] && writes[id] == 0 && owners[id] == 1 && s.buffers[id].elems == s.elems)
+      alias[id] = inputs_per_rank[static_cast<std::size_t>(r)].data();
+  }
+  DataWorkspace::Storage& store = ws.storage();
+  store.reserve(DataWorkspace::bytes_for(s));
+  Engine e(s, opt, store.data, alias);
   // Ranks' input buffers are distinct (check_schedule does not demand it, so guard).
-  std::vector<BufferId> ins(s.input);
-  std::sort(ins.begin(), ins.end());
-  const bool distinct = std::adjacent_find(ins.begin(), ins.end()) == ins.end();
+  std::vector<int> loads;
+  for (int r = 0; r < s.gpus; ++r)
+    if (!alias[s.input[static_cast<std::size_t>(r)]]) {
+      e.mark_input(r, s.elems);
+      loads.push_back(r);
+    }
+  const bool distinct = std::all_of(loads.begin(), loads.end(),
+                                    [&](int r) { return owners[s.input[static_cast<std::size_t>(r)]] == 1; });
   if (distinct)
-    tbb::parallel_for(0, s.gpus, [&](int r) { e.load_input(r, inputs_per_rank[static_cast<std::size_t>(r)]); });
+    tbb::parallel_for(std::size_t{0}, loads.size(),
+                      [&](std::size_t k) { e.load_input(loads[k], inputs_per_rank[static_cast<std::size_t>(loads[k])]); });
   else
-    for (int r = 0; r < s.gpus; ++r) e.load_input(r, inputs_per_rank[static_cast<std::size_t>(r)]);
-  DataResult res;
+    for (int r : loads) e.load_input(r, inputs_per_rank[static_cast<std::size_t>(r)]);
+  DataResult counts;
   for (std::size_t i = 0; i < s.steps.size(); ++i) {
     ctx.check();
-    e.run_step(i, res);
+    e.run_step(i, counts);
     if (ctx.progress) ctx.report(static_cast<double>(i + 1) / static_cast<double>(s.steps.size()));
   }
-  res.outputs.resize(static_cast<std::size_t>(s.gpus));
-  tbb::parallel_for(0, s.gpus, [&](int r) { res.outputs[static_cast<std::size_t>(r)] = e.read_output(r); });
+  DataRun run;
+  run.data_steps = counts.data_steps;
+  run.elements_processed = counts.elements_processed;
+  store.decoded.resize(static_cast<std::size_t>(s.gpus));
+  run.outputs.resize(static_cast<std::size_t>(s.gpus));
+  for (int r = 0; r < s.gpus; ++r) {
+    // A rank whose output storage equals rank 0's bit for bit (an All-Reduce's
+    // usual result) shares rank 0's decoded view.
+    if (r > 0 && e.same_output(0, r)) {
+      run.outputs[static_cast<std::size_t>(r)] = run.outputs[0];
+      continue;
+    }
+    run.outputs[static_cast<std::size_t>(r)] = e.output(r, store.decoded[static_cast<std::size_t>(r)]);
+  }
+  return run;
+}
+
+DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
+                    const DataOptions& opt, const RunContext& ctx) {
+  DataWorkspace ws;
+  const DataRun run = run_data(s, inputs_per_rank, ws, opt, ctx);
+  DataResult res;
+  res.data_steps = run.data_steps;
+  res.elements_processed = run.elements_processed;
+  res.outputs.reserve(run.outputs.size());
+  for (const auto& o : run.outputs) res.outputs.emplace_back(o.begin(), o.end());
   return res;
 }
 

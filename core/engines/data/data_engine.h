@@ -10,8 +10,8 @@
 //            sum rounded to `accum` after every addition (FP32 in the NVLS
 //            switch and the ISA; BF16/FP16 at every hop for the software ring),
 //            codec sources dequantised first; then converted to dst's format.
-// Every buffer is held in its own format: FP32/BF16/FP16 values as floats
-// (exactly representable), codec buffers as one code per element plus one
+// Every buffer is held in its own format: FP32 values as floats, BF16/FP16
+// values as their 16-bit patterns, codec buffers as one code per element plus one
 // scale per block (block b covers elements [b*G, (b+1)*G)). Regions of codec
 // buffers should start on a block boundary; a region that does not (a slot
 // whose size is not a whole number of blocks) is quantised in blocks starting at
@@ -22,6 +22,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "base/run_context.h"
@@ -46,6 +48,46 @@ struct DataResult {
 /// or non-finite inputs; checks ctx.stop between steps (throws Cancelled).
 DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
                     const DataOptions& opt = {}, const RunContext& ctx = {});
+
+/// Storage the data engine keeps between runs. A run with a workspace lays every
+/// buffer out in one block of memory that the next run reuses (no allocation,
+/// page faults or zero-filling per run: storage a step reads before anything
+/// wrote it is filled on first read), reads rank inputs that are already exact
+/// in their buffer's format and that no step writes in place, and returns the
+/// outputs as views.
+class DataWorkspace {
+ public:
+  DataWorkspace();
+  ~DataWorkspace();
+  DataWorkspace(DataWorkspace&&) noexcept;
+  DataWorkspace& operator=(DataWorkspace&&) noexcept;
+
+  /// Bytes of storage a run of `s` takes (at most; inputs read in place take none).
+  static std::uint64_t bytes_for(const Schedule& s);
+  /// Makes room for `bytes` of storage now (a study reserves for its largest
+  /// schedule first, so that the storage is mapped once).
+  void reserve(std::uint64_t bytes);
+  std::uint64_t capacity_bytes() const;
+
+  struct Storage;   // opaque: the data engine's own
+  Storage& storage() { return *st_; }
+
+ private:
+  std::unique_ptr<Storage> st_;
+};
+
+/// Result of a run with a workspace: the outputs are views into the workspace
+/// (or into the inputs), valid until the workspace's next run or destruction
+/// and while the inputs live.
+struct DataRun {
+  std::vector<std::span<const float>> outputs;   // per rank: the output buffer, decoded to float
+  std::uint64_t data_steps = 0;
+  std::uint64_t elements_processed = 0;
+};
+
+/// run_data with reusable storage: the same results, bit for bit.
+DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank, DataWorkspace& ws,
+                 const DataOptions& opt = {}, const RunContext& ctx = {});
 
 /// Rounds every value of `v` to the element format `f` (Fp32: unchanged).
 void round_to_format(std::vector<float>& v, Format f);

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/cancel.h"
 #include "engines/analytic/analytic.h"
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
@@ -502,6 +503,20 @@ TEST(RanksAlike, RefusedWhenAUseCouldQueue) {
   l.ring.protocol = RingProtocol::Simple;
   l.links.latency_ns = -1000;  // the latency sum of a send below zero
   EXPECT_FALSE(run_analytic_ring(l, coll).has_value());
+}
+
+// It polls the stop token as the engine does (every 16 sends of every rank).
+TEST(RanksAlike, StopsWithCancelled) {
+  Config c = star(128);
+  c.ring.protocol = RingProtocol::Simple;
+  std::stop_source src;
+  int reports_after_stop = 0;
+  RunContext ctx{src.get_token(), [&](double) {
+                   if (src.stop_requested()) ++reports_after_stop;
+                   src.request_stop();
+                 }};
+  EXPECT_THROW(run_analytic_ring(c, {std::uint64_t{1} << 20, DType::Bf16}, ctx), Cancelled);
+  EXPECT_EQ(reports_after_stop, 0);
 }
 
 // simulate() takes the fast path for the analytic engine and gives what

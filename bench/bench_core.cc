@@ -4,6 +4,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "engines/analytic/analytic.h"
+#include "fabric/params.h"
 #include "fabric/preset.h"
 #include "engines/simulate.h"
 #include "schedule/algorithms.h"
@@ -73,17 +75,44 @@ void BM_Compile(benchmark::State& state, const char* algo) {
 // planes) at fabric.gpus = state.range(0) (leaves = gpus / 36), message size
 // state.range(1). Planes alike are costed once; target: a 1024-GPU point well
 // under a second (docs/performance.md section 8).
-void BM_AnalyticTwoTier(benchmark::State& state, const char* algo) {
+// `leaves` > 0 sets the leaves (and 128-port switches), e.g. 1024 GPUs on 32 leaves.
+void BM_AnalyticTwoTier(benchmark::State& state, const char* algo, int leaves = 0) {
   scin::Config cfg = scin::load_preset("nvl576-style");
   cfg.fabric.gpus = static_cast<int>(state.range(0));
   cfg.fabric.leaves = std::max(1, cfg.fabric.gpus / 36);
+  if (leaves > 0) {
+    scin::set_param(cfg, "fabric.leaves", leaves);
+    scin::set_param(cfg, "switch.ports", 128);
+  }
   const auto bytes = static_cast<std::uint64_t>(state.range(1));
   for (auto _ : state) benchmark::DoNotOptimize(scin::simulate(cfg, algo, {bytes, scin::DType::Bf16}).time_ns);
   state.counters["gpus"] = static_cast<double>(state.range(0));
 }
 
+// The ring as the analytic engine booked it before ranks alike (issue 14/16):
+// compile (Simple) and book every step once, fabric.gpus = state.range(0),
+// 1 GiB on hgx-h200-8 (range(1) = 0) or 1 MiB on nvl576-style with 32 leaves
+// (range(1) = 1). simulate() does less work than this (BM_AnalyticScale,
+// BM_AnalyticTwoTier): it answers from run_analytic_ring.
+void BM_RingBooked(benchmark::State& state) {
+  const bool two_tier = state.range(1) != 0;
+  scin::Config cfg = scin::load_preset(two_tier ? "nvl576-style" : "hgx-h200-8");
+  scin::set_param(cfg, "fabric.gpus", static_cast<double>(state.range(0)));
+  if (two_tier) {
+    scin::set_param(cfg, "fabric.leaves", 32);
+    scin::set_param(cfg, "switch.ports", 128);
+  } else {
+    scin::set_param(cfg, "switch.ports", std::max<double>(64, static_cast<double>(state.range(0))));
+  }
+  cfg.ring.protocol = scin::RingProtocol::Simple;
+  const scin::Collective coll{two_tier ? std::uint64_t{1} << 20 : std::uint64_t{1} << 30, scin::DType::Bf16};
+  for (auto _ : state)
+    benchmark::DoNotOptimize(scin::run_analytic(cfg, scin::compile(cfg, scin::Algorithm::Ring, coll)).time_ns);
+}
+
 }  // namespace
 
+BENCHMARK(BM_RingBooked)->Args({64, 0})->Args({256, 0})->Args({1024, 0})->Args({1024, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticScale, ring, "ring")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticScale, nvls, "nvls")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticScale, scin, "scin")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
@@ -98,4 +127,5 @@ BENCHMARK_CAPTURE(BM_EstimatePacket, nvls, "nvls")->Arg(1 << 20)->Arg(1 << 30)->
 BENCHMARK_CAPTURE(BM_EstimatePacket, scin, "scin")->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DefaultRun)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring, "ring")->Args({72, 1 << 20})->Args({576, 1 << 20})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring_32_leaves, "ring", 32)->Args({1024, 1 << 20})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, nvls, "nvls")->Args({72, 256 << 20})->Args({576, 256 << 20})->Unit(benchmark::kMillisecond);

@@ -35,6 +35,7 @@ struct Resolved {
   Schedule schedule;
   AnalyticResult analytic;
   bool have_analytic = false;
+  std::string variant;  // the schedule's, when there is no schedule
 };
 
 // A lower bound on the ring's analytic time: rank 0's launch and its 2(N-1)
@@ -56,8 +57,45 @@ double ring_chain_lower_bound_ns(const Config& cfg, const Schedule& s) {
   return t;
 }
 
-Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx) {
-  Resolved out{cfg, {}, {}, false};
+// The ring by ranks alike (run_analytic_ring, analytic.h), without compiling
+// it: the protocol `cfg` names, or with Auto the fastest of the three (ties to
+// LL, LL128, Simple in that order, as timing all three below does). False if
+// the fast path's condition fails for any protocol tried.
+bool resolve_ring_alike(const Config& cfg, const Collective& c, const RunContext& ctx, Resolved& out) {
+  if (cfg.ring.protocol != RingProtocol::Auto) {
+    std::optional<AnalyticResult> a = run_analytic_ring(cfg, c, ctx);
+    if (!a) return false;
+    out.analytic = std::move(*a);
+    out.have_analytic = true;
+    return true;
+  }
+  Config trial = cfg;
+  for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
+    trial.ring.protocol = p;
+    std::optional<AnalyticResult> a = run_analytic_ring(trial, c, ctx);
+    if (!a) return false;
+    if (!out.have_analytic || a->time_ns < out.analytic.time_ns) {
+      out.analytic = std::move(*a);
+      out.cfg.ring.protocol = p;
+      out.have_analytic = true;
+    }
+  }
+  return true;
+}
+
+// `need_schedule`: the caller runs or inspects the schedule (the packet engine,
+// schedule_for()); otherwise the ring may be timed without one.
+Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx, bool need_schedule) {
+  Resolved out{cfg, {}, {}, false, {}};
+  const bool auto_protocol = info(algo).ring_protocol && cfg.ring.protocol == RingProtocol::Auto;
+  if (algo == Algorithm::Ring && (auto_protocol || !need_schedule)) {
+    Resolved alike = out;
+    if (resolve_ring_alike(cfg, c, ctx, alike)) {
+      alike.variant = to_string(alike.cfg.ring.protocol);
+      if (need_schedule) alike.schedule = compile(alike.cfg, algo, c);
+      return alike;
+    }
+  }
   if (!info(algo).ring_protocol || cfg.ring.protocol != RingProtocol::Auto) {
     out.schedule = compile(cfg, algo, c, ctx);
     return out;
@@ -122,7 +160,7 @@ void check_inputs(const Config& cfg, Algorithm algo) {
 
 Schedule schedule_for(const Config& cfg, Algorithm algo, const Collective& c, Config* cfg_out) {
   check_inputs(cfg, algo);
-  Resolved r = resolve(cfg, algo, c, {});
+  Resolved r = resolve(cfg, algo, c, {}, true);
   if (cfg_out) *cfg_out = r.cfg;
   return std::move(r.schedule);
 }
@@ -185,6 +223,12 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   if (info(algo).ring_protocol && cfg.ring.protocol == RingProtocol::Auto)
     run_cfg.ring.protocol = RingProtocol::Simple;  // every protocol has the same steps
   const int gpus = cfg.fabric.gpus;
+  if (engine_id == EngineId::Analytic && algo == Algorithm::Ring && ring_ranks_alike(run_cfg, c)) {
+    // Ranks alike (run_analytic_ring): no schedule; a few ns per step of the
+    // recurrence, a few us per rank for its costed sends, 8 bytes per step.
+    const double n = gpus, steps = n * (2 * n - 1);
+    return {steps, "steps", steps * 5e-9 + n * 1e-5, steps * 8 + n * 256};
+  }
   if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;
   const double n[3] = {16, 32, 64};
@@ -222,7 +266,7 @@ SimResult simulate(const Config& cfg, Algorithm algo, const Collective& c, Engin
                    const RunContext& ctx) {
   const TimingEngine& e = timing_engine(engine_id);
   check_inputs(cfg, algo);
-  Resolved run = resolve(cfg, algo, c, ctx);
+  Resolved run = resolve(cfg, algo, c, ctx, engine_id != EngineId::Analytic);
   SimResult r;
   if (run.have_analytic && engine_id == EngineId::Analytic) {
     r.engine = e.name();
@@ -234,7 +278,7 @@ SimResult simulate(const Config& cfg, Algorithm algo, const Collective& c, Engin
   }
   const Schedule& s = run.schedule;
   r.algorithm = to_string(algo);
-  r.variant = s.variant;
+  r.variant = run.variant.empty() ? s.variant : run.variant;
   r.bytes = c.bytes;
   r.dtype = c.dtype;
   r.gpus = cfg.fabric.gpus;

@@ -131,16 +131,23 @@ std::vector<std::string> supported_algorithms(const Config& cfg) {
   return out;
 }
 
-Schedule compile(const Config& cfg, Algorithm algo, const Collective& c) { return compile(cfg, algo, c, RunContext{}); }
-
-Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx) {
-  const AlgorithmInfo& a = info(algo);
+namespace {
+// What compile() and ring_form() require before building.
+void check_compilable(const Config& cfg, Algorithm algo) {
   if (!cfg.fabric.graph_file.empty())
     throw Error("fabric.graph_file: a node/link list is checked and drawn but not simulated; the engines run the "
                 "star, mesh and two-tier generators (fabric.topology)");
   require_supported(cfg, algo);
-  if (a.ring_protocol && cfg.ring.protocol == RingProtocol::Auto)
+  if (info(algo).ring_protocol && cfg.ring.protocol == RingProtocol::Auto)
     throw Error("ring.protocol: compile() needs a concrete protocol (auto is resolved by simulate())");
+}
+}  // namespace
+
+Schedule compile(const Config& cfg, Algorithm algo, const Collective& c) { return compile(cfg, algo, c, RunContext{}); }
+
+Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx) {
+  const AlgorithmInfo& a = info(algo);
+  check_compilable(cfg, algo);
   build::Builder b(cfg, a.name, c);
   if (ctx.stop.stop_possible()) b.ctx = &ctx;
   a.build(b);
@@ -150,6 +157,12 @@ Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const R
 
 Schedule compile(const Config& cfg, const std::string& algo, const Collective& c) {
   return compile(cfg, parse_algorithm(algo), c);
+}
+
+RingForm ring_form(const Config& cfg, const Collective& c) {
+  check_compilable(cfg, Algorithm::Ring);
+  const build::Builder b(cfg, info(Algorithm::Ring).name, c);
+  return build::ring_form(b, cfg.ring.protocol);
 }
 
 void set_ring_protocol(Schedule& s, RingProtocol p) {

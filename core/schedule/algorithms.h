@@ -6,6 +6,7 @@
 // boundaries (CLI, JSON, database): parse them once with parse_algorithm().
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -81,6 +82,37 @@ Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const R
 /// this equals compile() with `p` without rebuilding the steps (simulate()
 /// compares the protocols on one schedule). Throws Error for other algorithms.
 void set_ring_protocol(Schedule& s, RingProtocol p);
+
+/// The ring's compact form: its steps generated one at a time instead of held.
+/// compile(cfg, Algorithm::Ring, c) is `head` plus, in this order, launch(r)
+/// for r = 0..N-1, then for t = 0..sends()-1 (reduce-scatter for t < N-1, then
+/// all-gather) and r = 0..N-1 the step send(r, t) with deps send_deps(r, t) and
+/// label send_label(r, t): build_ring itself is written with these functions,
+/// so the two cannot drift apart. An engine that needs only some steps (the
+/// analytic engine's ranks-alike path, engines/analytic/analytic.h) generates
+/// those, in O(N) memory instead of the schedule's 2N(N-1) steps.
+struct RingForm {
+  Schedule head;  // the compiled schedule without its steps: fabric, sizes, buffers, variant
+  RingProtocol protocol = RingProtocol::Simple;
+  NodeId via = kAllPlanes;                            // how a send travels (kDirect on a mesh)
+  std::vector<std::uint64_t> chunk_offset, chunk_count;  // N chunks of the message, in elements
+  int n() const { return head.gpus; }
+  int sends() const { return 2 * (n() - 1); }  // per rank
+  bool reduce_scatter(int t) const { return t < n() - 1; }
+  /// The chunk rank r sends at its send t: (r - t) mod N while reducing, then (r + 1 - j) mod N.
+  int chunk(int r, int t) const;
+  Step launch(int r) const;                       // with its label, no deps
+  Step send(int r, int t) const;                  // without deps and label
+  StepId launch_id(int r) const { return r; }
+  StepId send_id(int r, int t) const { return n() + t * n() + r; }
+  /// {the send that last delivered to r (r-1's send t-1), r's own send t-1, r+1's launch};
+  /// for t = 0 the first two are r's launch.
+  std::array<StepId, 3> send_deps(int r, int t) const;
+  std::string send_label(int r, int t) const;
+};
+/// The ring's compact form for `cfg` (a concrete ring.protocol) and `c`; the
+/// same checks and errors as compile().
+RingForm ring_form(const Config& cfg, const Collective& c);
 
 /// Elements per rank of a message of `bytes` in `dtype` (bytes must be a
 /// positive multiple of the element size).

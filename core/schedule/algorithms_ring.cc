@@ -1,58 +1,89 @@
 // Ring family: NCCL-style ring (LL, LL128, Simple) and ring with a block-quantised payload.
 #include "schedule/builder.h"
 
+#include "base/error.h"
+
 namespace scin::build {
 
 // ---------------------------------------------------------------- ring
 
+RingForm ring_form(const Builder& b, RingProtocol proto) {
+  RingForm f;
+  f.head = b.s;
+  f.head.variant = to_string(proto);
+  f.protocol = proto;
+  f.via = b.via;
+  for (const Span& c : split(b.s.elems, b.n())) {
+    f.chunk_offset.push_back(c.offset);
+    f.chunk_count.push_back(c.count);
+  }
+  return f;
+}
+
+// Reduce-scatter: at step k rank r sends chunk (r-k) mod n to r+1, which adds
+// its own input into its output buffer as the data arrives. All-gather: at
+// step j rank r forwards chunk (r+1-j) mod n, fully reduced. Every send waits
+// for the data delivered to r by the previous step, r's own previous send and
+// the receiver's launch (RingForm, algorithms.h).
 void build_ring(Builder& b, RingProtocol proto) {
+  if (!b.s.steps.empty()) throw Error("build_ring: the ring is built into an empty schedule");
+  const RingForm f = ring_form(b, proto);
   Schedule& s = b.s;
-  const int n = b.n();
-  s.variant = to_string(proto);
-  auto chunks = split(s.elems, n);
+  s.variant = f.head.variant;
+  const int n = f.n();
   // n launches and 2(n-1) sends per rank, known up front: one allocation of the
   // step list instead of regrowth (which copies every step and, at hundreds of
   // GPUs, holds two lists of hundreds of MB at once).
-  s.steps.reserve(s.steps.size() + static_cast<std::size_t>(n) * (2 * static_cast<std::size_t>(n) - 1));
-  std::vector<StepId> launches;
-  for (int r = 0; r < n; ++r) launches.push_back(b.launch(r, true, proto));
-  // last[r]: the step that last delivered data to rank r; sent[r]: rank r's last send.
-  std::vector<StepId> last(launches), sent(launches);
-  auto ring_write = [&](int r, int c, DataOp op, std::vector<Region> srcs, Region dst, bool rs, int k) {
-    const int to = (r + 1) % n;
-    return b.ring_send(r, proto, op, std::move(srcs), dst, {last[r], sent[r], launches[to]},
-                       fmt::format("{}[{}] r{}->r{} chunk {}", rs ? "rs" : "ag", k, r, to, c));
-  };
-
-  // Reduce-scatter: at step k rank r sends chunk (r-k) mod n to r+1, which adds
-  // its own input into its output buffer as the data arrives.
-  for (int k = 0; k < n - 1; ++k) {
-    std::vector<StepId> delivered(static_cast<std::size_t>(n));
+  s.steps.reserve(static_cast<std::size_t>(n) * (2 * static_cast<std::size_t>(n) - 1));
+  for (int r = 0; r < n; ++r) b.add(f.launch(r));
+  for (int t = 0; t < f.sends(); ++t)
     for (int r = 0; r < n; ++r) {
-      const int c = ((r - k) % n + n) % n;
-      const int to = (r + 1) % n;
-      Region src = at(k == 0 ? s.input[r] : s.output[r], chunks[c]);
-      StepId id = ring_write(r, c, DataOp::Reduce, {src, at(s.input[to], chunks[c])},
-                             at(s.output[to], chunks[c]), true, k);
-      delivered[to] = id;
-      sent[r] = id;
+      Step st = f.send(r, t);
+      const auto deps = f.send_deps(r, t);
+      st.deps.assign(deps.begin(), deps.end());
+      st.label = f.send_label(r, t);
+      b.add(std::move(st));  // (polls the stop token)
     }
-    last = delivered;
-  }
-  // All-gather: at step j rank r forwards chunk (r+1-j) mod n, fully reduced.
-  for (int j = 0; j < n - 1; ++j) {
-    std::vector<StepId> delivered(static_cast<std::size_t>(n));
-    for (int r = 0; r < n; ++r) {
-      const int c = ((r + 1 - j) % n + n) % n;
-      const int to = (r + 1) % n;
-      StepId id = ring_write(r, c, DataOp::Copy, {at(s.output[r], chunks[c])},
-                             at(s.output[to], chunks[c]), false, j);
-      delivered[to] = id;
-      sent[r] = id;
-    }
-    last = delivered;
-  }
 }
+
+}  // namespace scin::build
+
+namespace scin {
+
+int RingForm::chunk(int r, int t) const {
+  const int k = reduce_scatter(t) ? r - t : r + 1 - (t - (n() - 1));
+  return (k % n() + n()) % n();
+}
+
+Step RingForm::launch(int r) const { return build::launch_step(r, true, protocol); }
+
+Step RingForm::send(int r, int t) const {
+  const auto c = static_cast<std::size_t>(chunk(r, t));
+  const build::Span span{chunk_offset[c], chunk_count[c]};
+  const int to = (r + 1) % n();
+  using build::at;
+  if (reduce_scatter(t))
+    return build::ring_send_step(r, via, protocol, DataOp::Reduce,
+                                 {at(t == 0 ? head.input[r] : head.output[r], span), at(head.input[to], span)},
+                                 at(head.output[to], span));
+  return build::ring_send_step(r, via, protocol, DataOp::Copy, {at(head.output[r], span)}, at(head.output[to], span));
+}
+
+std::array<StepId, 3> RingForm::send_deps(int r, int t) const {
+  const StepId next_launch = launch_id((r + 1) % n());
+  if (t == 0) return {launch_id(r), launch_id(r), next_launch};
+  return {send_id((r - 1 + n()) % n(), t - 1), send_id(r, t - 1), next_launch};
+}
+
+std::string RingForm::send_label(int r, int t) const {
+  const bool rs = reduce_scatter(t);
+  return fmt::format("{}[{}] r{}->r{} chunk {}", rs ? "rs" : "ag", rs ? t : t - (n() - 1), r, (r + 1) % n(),
+                     chunk(r, t));
+}
+
+}  // namespace scin
+
+namespace scin::build {
 
 // ---------------------------------------------------------------- ring-q8
 

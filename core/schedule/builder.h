@@ -40,6 +40,33 @@ inline Span sub(const Span& outer, const Span& inner) { return {outer.offset + i
 
 inline Region at(BufferId b, const Span& s) { return {b, s.offset, s.count}; }
 
+/// A kernel launch on `node` (labelled, no deps).
+inline Step launch_step(NodeId node, bool ring, RingProtocol p) {
+  Step st;
+  st.kind = StepKind::Launch;
+  st.initiator = node;
+  st.ring_step = ring;
+  st.protocol = p;
+  st.label = fmt::format("launch r{}", node);
+  return st;
+}
+
+/// One ring step without deps and label (Builder::ring_send, RingForm::send).
+inline Step ring_send_step(int r, NodeId via, RingProtocol proto, DataOp op, std::vector<Region> srcs, Region dst) {
+  Step st;
+  st.kind = StepKind::Write;
+  st.initiator = r;
+  st.via = via;
+  st.op = op;
+  st.accum = Format::Fp32;
+  st.unit = op == DataOp::Reduce ? Unit::AccelSm : Unit::None;
+  st.ring_step = true;
+  st.protocol = proto;
+  st.srcs = std::move(srcs);
+  st.dsts = {dst};
+  return st;
+}
+
 /// Shared state while compiling one schedule.
 struct Builder {
   const Config& cfg;
@@ -92,13 +119,7 @@ struct Builder {
   std::uint64_t align() const { return static_cast<std::uint64_t>(cfg.quant.block_elems); }
 
   StepId launch(NodeId node, bool ring = false, RingProtocol p = RingProtocol::Simple) {
-    Step st;
-    st.kind = StepKind::Launch;
-    st.initiator = node;
-    st.ring_step = ring;
-    st.protocol = p;
-    st.label = fmt::format("launch r{}", node);
-    return add(std::move(st));
+    return add(launch_step(node, ring, p));
   }
   StepId signal(NodeId from, NodeId to, Unit unit, std::vector<StepId> deps, std::string label) {
     Step st;
@@ -188,17 +209,7 @@ struct Builder {
   /// and rounds to `dst`'s format.
   StepId ring_send(int r, RingProtocol proto, DataOp op, std::vector<Region> srcs, Region dst,
                    std::vector<StepId> deps, std::string label) {
-    Step st;
-    st.kind = StepKind::Write;
-    st.initiator = r;
-    st.via = via;
-    st.op = op;
-    st.accum = Format::Fp32;
-    st.unit = op == DataOp::Reduce ? Unit::AccelSm : Unit::None;
-    st.ring_step = true;
-    st.protocol = proto;
-    st.srcs = std::move(srcs);
-    st.dsts = {dst};
+    Step st = ring_send_step(r, via, proto, op, std::move(srcs), dst);
     st.deps = std::move(deps);
     st.label = std::move(label);
     return add(std::move(st));
@@ -225,6 +236,8 @@ struct Builder {
 
 // The shipped families (algorithms_ring.cc, algorithms_shot.cc, algorithms_switch.cc).
 void build_ring(Builder& b, RingProtocol proto);
+/// The ring's compact form over b.s's buffers (RingForm, algorithms.h); b.s has no steps yet.
+RingForm ring_form(const Builder& b, RingProtocol proto);
 void build_ring_q(Builder& b);
 void build_one_shot(Builder& b);
 void build_two_shot(Builder& b, bool quantised);

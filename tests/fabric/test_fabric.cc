@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/cancel.h"
 #include "engines/analytic/analytic.h"
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
@@ -404,6 +406,141 @@ TEST(TwoTierPlanesAlike, BookingPlaneZeroGivesTheTimesOfBookingEveryPlane) {
       for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(one.breakdown.ns[t], all.breakdown.ns[t]) << s.algorithm << " term " << t;
       EXPECT_EQ(one.critical_path, all.critical_path) << s.algorithm << " " << bytes;
     }
+}
+
+// ------------------------------------------------------------ ranks alike (the ring)
+
+namespace {
+
+// run_analytic_ring (ranks alike) against booking the compiled ring, for each
+// protocol: the same time, breakdown terms, critical path, max_link_bytes and
+// every step's start and finish, to the last bit.
+void expect_ring_alike_exact(const Config& cfg, std::uint64_t bytes,
+                             std::vector<RingProtocol> protocols = {RingProtocol::LL, RingProtocol::LL128,
+                                                                    RingProtocol::Simple}) {
+  const Collective coll{bytes, DType::Bf16};
+  Config c = cfg;
+  c.ring.protocol = protocols.front();
+  Schedule s = compile(c, Algorithm::Ring, coll);
+  for (RingProtocol p : protocols) {
+    SCOPED_TRACE(fmt::format("{} GPUs, {} B, {}", cfg.fabric.gpus, bytes, to_string(p)));
+    c.ring.protocol = p;
+    set_ring_protocol(s, p);
+    const std::optional<AnalyticResult> fast = run_analytic_ring(c, coll, {}, true);
+    ASSERT_TRUE(fast.has_value());
+    const AnalyticResult full = run_analytic(c, s);
+    EXPECT_EQ(fast->time_ns, full.time_ns);
+    for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(fast->breakdown.ns[t], full.breakdown.ns[t]) << "term " << t;
+    EXPECT_EQ(fast->critical_path, full.critical_path);
+    EXPECT_EQ(fast->max_link_bytes, full.max_link_bytes);
+    ASSERT_EQ(fast->steps.size(), full.steps.size());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < full.steps.size(); ++i)
+      differ += fast->steps[i].start_ns != full.steps[i].start_ns || fast->steps[i].finish_ns != full.steps[i].finish_ns;
+    EXPECT_EQ(differ, 0u);
+    EXPECT_GT(full.critical_path.size(), static_cast<std::size_t>(cfg.fabric.gpus));  // a diagonal through the ranks
+  }
+}
+
+Config star(int gpus) {
+  Config c = load_preset("hgx-h200-8");
+  set_param(c, "fabric.gpus", gpus);
+  set_param(c, "switch.ports", std::max(64, gpus));
+  validate(c);
+  return c;
+}
+
+}  // namespace
+
+// 8 B leaves most chunks empty, 1 MiB + 2 B splits into two chunk sizes, 1 GiB is bandwidth-bound.
+TEST(RanksAlike, RingOnAStarEqualsTheFullBooking) {
+  for (int gpus : {8, 64})
+    for (std::uint64_t bytes : {std::uint64_t{8}, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 30})
+      expect_ring_alike_exact(star(gpus), bytes);
+  for (std::uint64_t bytes : {(std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 30})
+    expect_ring_alike_exact(star(256), bytes, {RingProtocol::Simple});
+}
+
+// Ranks that are not alike but still never queue: launches serialised per
+// process (each rank's launch ends at another time), and a switchless mesh.
+TEST(RanksAlike, RingWithUnequalRanksOrOnAMeshEqualsTheFullBooking) {
+  Config c = star(16);
+  set_param(c, "accelerator.gpus_per_process", 4);
+  set_param(c, "accelerator.launch_serial_ns", 700);
+  validate(c);
+  expect_ring_alike_exact(c, std::uint64_t{1} << 20);
+  expect_ring_alike_exact(load_preset("mesh-8"), std::uint64_t{1} << 24);
+}
+
+// Two tiers: the ranks at a leaf boundary cross the trunks (other latencies,
+// and with oversubscription a slower hop), each trunk crossed by one rank only.
+TEST(RanksAlike, RingOnTwoTiersEqualsTheFullBooking) {
+  for (int leaves : {2, 4})
+    for (double over : {1.0, 4.0}) {
+      Config c = two_tier(16, leaves, 2, 3);
+      c.fabric.oversubscription = over;
+      validate(c);
+      for (std::uint64_t bytes : {std::uint64_t{4096}, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26})
+        expect_ring_alike_exact(c, bytes);
+    }
+  Config c = load_preset("nvl36x2");
+  expect_ring_alike_exact(c, std::uint64_t{1} << 28, {RingProtocol::Simple});
+}
+
+// Where a send's resources might not be free when it is ready, the fast path
+// is refused and simulate() books the compiled schedule (whose result the
+// recurrence would not give here: a negative step cost lets a use start
+// before the previous send's use on the same port has ended).
+TEST(RanksAlike, RefusedWhenAUseCouldQueue) {
+  Config c = star(8);
+  c.ring.protocol = RingProtocol::Simple;
+  const Collective coll{std::uint64_t{1} << 20, DType::Bf16};
+  ASSERT_TRUE(run_analytic_ring(c, coll).has_value());
+  c.ring.simple.step_overhead_ns = -500;  // not a valid fabric (validate refuses it): only the engine sees it
+  EXPECT_FALSE(ring_ranks_alike(c, coll));
+  EXPECT_FALSE(run_analytic_ring(c, coll).has_value());
+  Config l = star(8);
+  l.ring.protocol = RingProtocol::Simple;
+  l.links.latency_ns = -1000;  // the latency sum of a send below zero
+  EXPECT_FALSE(run_analytic_ring(l, coll).has_value());
+}
+
+// It polls the stop token as the engine does (every 16 sends of every rank).
+TEST(RanksAlike, StopsWithCancelled) {
+  Config c = star(128);
+  c.ring.protocol = RingProtocol::Simple;
+  std::stop_source src;
+  int reports_after_stop = 0;
+  RunContext ctx{src.get_token(), [&](double) {
+                   if (src.stop_requested()) ++reports_after_stop;
+                   src.request_stop();
+                 }};
+  EXPECT_THROW(run_analytic_ring(c, {std::uint64_t{1} << 20, DType::Bf16}, ctx), Cancelled);
+  EXPECT_EQ(reports_after_stop, 0);
+}
+
+// simulate() takes the fast path for the analytic engine and gives what
+// booking the compiled ring gives, the protocol choice included.
+TEST(RanksAlike, SimulateAgreesWithBookingTheCompiledRing) {
+  for (const Config& c : {star(64), two_tier(16, 4, 2, 3)}) {
+    for (std::uint64_t bytes : {std::uint64_t{64}, std::uint64_t{1} << 20, std::uint64_t{1} << 28}) {
+      Config a = c;
+      a.ring.protocol = RingProtocol::Auto;
+      const SimResult r = simulate(a, Algorithm::Ring, {bytes, DType::Bf16}, EngineId::Analytic);
+      Config p = c;
+      for (RingProtocol q : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple})
+        if (r.variant == to_string(q)) p.ring.protocol = q;
+      ASSERT_NE(p.ring.protocol, RingProtocol::Auto) << r.variant;
+      const AnalyticResult full = run_analytic(p, compile(p, Algorithm::Ring, {bytes, DType::Bf16}));
+      EXPECT_EQ(r.time_ns, full.time_ns) << bytes;
+      for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(r.breakdown.ns[t], full.breakdown.ns[t]);
+      EXPECT_EQ(r.max_link_bytes, full.max_link_bytes);
+      for (RingProtocol q : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
+        p.ring.protocol = q;
+        EXPECT_GE(run_analytic(p, compile(p, Algorithm::Ring, {bytes, DType::Bf16})).time_ns, r.time_ns);
+      }
+    }
+  }
 }
 
 // ------------------------------------------------------------ presets and engines

@@ -124,7 +124,7 @@ TEST(SweepRun, DeterministicAcrossThreadCounts) {
     SweepSummary sum = run_sweep(spec, opts, sink);
     EXPECT_EQ(sum.threads, threads);
     EXPECT_EQ(sum.status, RunStatus::Done);
-    ASSERT_EQ(got.size(), 21u * 11u * 2u);
+    ASSERT_EQ(got.size(), 201u * 11u * 2u);
     for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i]["index"], i);
     results.push_back(std::move(got));
   }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "fabric/config.h"
 #include "model/cost_model.h"
 #include "model/result.h"
+#include "schedule/algorithms.h"
 #include "schedule/schedule.h"
 
 namespace scin {
@@ -67,6 +69,36 @@ struct AnalyticWorkspace {
 /// identically, and the engine costs plane 0 alone (step_cost's
 /// first_plane_only; the same times, to the last bit). estimate() counts so too.
 bool planes_alike(const Schedule& s);
+
+/// Ranks alike (docs/model.md, "Ranks alike"): the ring's analytic result
+/// without compiling its 2N(N-1) steps. `cfg.ring.protocol` must be concrete.
+///
+/// Exact when no resource use of the ring ever queues, which holds when
+///  (a) every resource a send uses is used by one rank's sends only (each
+///      rank's egress port, its successor's ingress port and HBM, and on two
+///      tiers the leaf<->spine trunks a leaf-boundary rank crosses): checked
+///      on the costed steps of every rank, and
+///  (b) a rank's sends are a chain (each depends on the previous one) whose
+///      fixed costs and latencies are >= 0, launches use no resource, and no
+///      use is fed by transfers: then a send's resources are free when it
+///      is ready (its previous send finished after its last use ended).
+/// Then every send starts at the latest of its deps and lasts its own cost,
+/// so the engine's result is a recurrence over ranks x sends, F[t][r] =
+/// max(F[t-1][r-1], F[t-1][r], launch[r+1]) + cost; the steps are generated
+/// from RingForm only to cost one per rank, phase and chunk size (the cost
+/// of a send depends on its bytes, not on which chunk), and again along the
+/// critical path. The result equals run_analytic() on the compiled ring bit
+/// for bit (time, every breakdown term, the critical path, max_link_bytes;
+/// with `with_steps`, every step's start and finish as well).
+/// Returns nothing when (a) or (b) fails: the caller compiles and books the
+/// schedule. Work O(N^2) additions and O(N) step costs; memory 8 bytes x
+/// 2N(N-1) (the finish times), or with_steps the full per-step timings.
+std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collective& c, const RunContext& ctx = {},
+                                                bool with_steps = false);
+
+/// True if run_analytic_ring() answers for `cfg` and `c` (its condition holds);
+/// costs O(N) steps, for estimates.
+bool ring_ranks_alike(const Config& cfg, const Collective& c);
 
 /// Runs `s` on `cfg`; polls ctx.stop between steps (throws Cancelled).
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx = {});

@@ -159,6 +159,7 @@ class Engine {
   std::vector<Ps> start_, finish_;
   std::vector<char> done_;
   std::vector<Server> res_;  // the analytic ResourceMap's resources (ports unused, units, HBM)
+  std::vector<Ps> dur_;      // start_step: the rounded duration of each use (scratch)
   std::size_t steps_done_ = 0;
   Timeline timeline_;
   Stats stats_;

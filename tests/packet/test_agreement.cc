@@ -74,8 +74,10 @@ TEST(EngineAgreement, EveryAlgorithmEveryPresetWithinTwoPercentAt64MiB) {
 // 8 GPUs (1 spine), nvl576-style as 4 leaves x 8 GPUs (9 spines). One-shot
 // runs at 16 MiB (every GPU receives N - 1 copies: still bandwidth-bound, and
 // 4x fewer packets). Open gap (docs/model.md, "Two-tier fabrics"): two-shot
-// at 4 leaves, packet up to 3.5% slower (many-to-many unicast through ECMP
-// trunks the packets share in FIFO order).
+// at 4 leaves, packet up to 3.5% slower: both end the reduce-scatter on the
+// busiest ECMP bundle together, but the analytic engine's first-come queues
+// finish most ranks' pushes early and start their all-gather sooner, where a
+// rank's concurrent pushes share its port and finish together.
 TEST(EngineAgreement, TwoTierWithinTwoPercentAt64MiB) {
   struct Case {
     const char* preset;

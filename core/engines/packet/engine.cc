@@ -110,6 +110,18 @@ void Engine::setup() {
   std::vector<std::size_t> fill(succ_off_.begin(), succ_off_.end() - 1);
   for (std::size_t i = 0; i < n; ++i)
     for (StepId d : s_.steps[i].deps) succ_[fill[d]++] = static_cast<StepId>(i);
+  // Progress: the bytes the network steps deliver (a write's to each destination, a read's result).
+  progress_bytes_ = 0;
+  delivered_bytes_ = 0;
+  for (const Step& st : s_.steps) {
+    if (!is_network(st)) continue;
+    if (st.kind == StepKind::Read) {
+      progress_bytes_ += static_cast<double>(region_bytes(s_, st.dsts[0]));
+      continue;
+    }
+    for (const auto& d : st.dsts)
+      if (s_.buffers[d.buffer].node != st.initiator) progress_bytes_ += static_cast<double>(region_bytes(s_, st.srcs[0]));
+  }
 }
 
 // ------------------------------------------------------------------ steps
@@ -360,6 +372,7 @@ void Engine::finish_flow(FlowId i, Ps t) { schedule(std::max(t, flows_[i].extra_
 
 void Engine::deliver(const Pkt& p, Ps t) {
   Flow& f = flows_[p.flow];
+  delivered_bytes_ += p.bytes;
   if (f.kind == FlowKind::GpuRead && g_.star) schedule(t, EvReadReturn, static_cast<std::uint32_t>(f.initiator));
   f.last = std::max(f.last, t);
   if (++f.delivered == f.expected) finish_flow(p.flow, f.last);

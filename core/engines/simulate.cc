@@ -92,7 +92,7 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
     Resolved alike = out;
     if (resolve_ring_alike(cfg, c, ctx, alike)) {
       alike.variant = to_string(alike.cfg.ring.protocol);
-      if (need_schedule) alike.schedule = compile(alike.cfg, algo, c);
+      if (need_schedule) alike.schedule = compile(alike.cfg, algo, c, ctx);
       return alike;
     }
   }

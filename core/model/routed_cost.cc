@@ -74,10 +74,12 @@ double trunk_raw_GBps(const Config& cfg, const Schedule& s) {
 }
 
 double link_payload_GBps(const Config& cfg, const Schedule& s, const ResourceMap& rm, int r, double factor) {
+  // A port's payload rate as on a star, framing ceiling included (port_payload_GBps);
+  // a trunk carries the same packets at its own raw rate.
+  const double port = port_payload_GBps(cfg, s, factor);
   const ResourceKind k = rm.kind(r);
-  const double raw = k == ResourceKind::Uplink || k == ResourceKind::Downlink ? trunk_raw_GBps(cfg, s)
-                                                                               : port_raw_GBps(cfg, s);
-  return raw * cfg.links.efficiency * factor;
+  if (k != ResourceKind::Uplink && k != ResourceKind::Downlink) return port;
+  return port * trunk_raw_GBps(cfg, s) / port_raw_GBps(cfg, s);
 }
 
 void signal_cost(const Config& cfg, const Schedule& s, const Step& st, StepCost& c) {

@@ -26,7 +26,16 @@ std::vector<StepId> tier_barrier(Builder& b, const std::vector<StepId>& before, 
 // ld_reduces shard k over its leaf (summed in the leaf switch); then rank
 // (leaf l, k) ld_reduces sub-shard l of shard k over the k-th ranks of all
 // leaves (summed in a spine) and multimem.st-multicasts it to every rank.
+//
+// A rank keeps up to NCCL_STEPS = 8 chunks between its first stage and its
+// store (NCCL src/include/device.h: each connection's FIFO has 8 slots, and the
+// NVLS tree's stages run in separate warp groups joined by those FIFOs). The
+// one-switch NVLS keeps two (algorithms_switch.cc): its chain is two steps of
+// about 1 us, this one three steps of about 5 us (two requests and a store
+// across the spine), which with two in flight would leave the pipeline
+// latency-bound at every size (docs/model.md, "Two-tier fabrics").
 void build_nvls_tiers(Builder& b) {
+  constexpr int kChunksInFlight = 8;
   Schedule& s = b.s;
   const int n = b.n(), m = s.gpus_per_leaf(), leaves = s.leaves;
   auto shards = split(s.elems, m);
@@ -56,7 +65,7 @@ void build_nvls_tiers(Builder& b) {
       std::vector<Region> srcs;
       for (int j = 0; j < m; ++j) srcs.push_back(at(s.input[leaf * m + j], chunk));
       std::vector<StepId> deps = {start[r]};
-      if (c >= 2) deps.push_back(stores[r][static_cast<std::size_t>(c - 2)]);
+      if (c >= kChunksInFlight) deps.push_back(stores[r][static_cast<std::size_t>(c - kChunksInFlight)]);
       stage1[r].push_back(b.read(r, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(leaf_sum[r], chunk),
                                  std::move(deps), fmt::format("ld_reduce leaf r{} shard {} chunk {}", r, k, c)));
     }

@@ -110,6 +110,18 @@ void Engine::setup() {
   std::vector<std::size_t> fill(succ_off_.begin(), succ_off_.end() - 1);
   for (std::size_t i = 0; i < n; ++i)
     for (StepId d : s_.steps[i].deps) succ_[fill[d]++] = static_cast<StepId>(i);
+  // Progress: the bytes the network steps deliver (a write's to each destination, a read's result).
+  progress_bytes_ = 0;
+  delivered_bytes_ = 0;
+  for (const Step& st : s_.steps) {
+    if (!is_network(st)) continue;
+    if (st.kind == StepKind::Read) {
+      progress_bytes_ += static_cast<double>(region_bytes(s_, st.dsts[0]));
+      continue;
+    }
+    for (const auto& d : st.dsts)
+      if (s_.buffers[d.buffer].node != st.initiator) progress_bytes_ += static_cast<double>(region_bytes(s_, st.srcs[0]));
+  }
 }
 
 // ------------------------------------------------------------------ steps
@@ -135,13 +147,23 @@ void Engine::start_step(StepId i, Ps t) {
   const StepCost c = step_cost(cfg_, s_, rm_, st);  // costed when it starts: no table of costs per step
   if (!is_network(st)) {
     // As the analytic engine charges it: fixed, resource occupancy, latency.
+    // Units from when they are free; HBM in the first gap its reservations leave.
     Ps start = t + to_ps(c.fixed_ns);
-    for (const auto& u : c.uses) start = std::max(start, res_[static_cast<std::size_t>(u.resource)].free);
+    dur_.clear();
+    for (const auto& u : c.uses) dur_.push_back(res_[static_cast<std::size_t>(u.resource)].carry.round(u.amount_bytes / u.rate_GBps));
+    for (Ps before = -1; before != start;) {
+      before = start;
+      for (std::size_t k = 0; k < c.uses.size(); ++k) {
+        Server& r = res_[static_cast<std::size_t>(c.uses[k].resource)];
+        start = c.uses[k].kind == ResourceKind::Hbm ? r.fit(now_, start, dur_[k]) : std::max(start, r.free);
+      }
+    }
     Ps end = start;
-    for (const auto& u : c.uses) {
-      Server& r = res_[static_cast<std::size_t>(u.resource)];
-      r.free = start + r.carry.round(u.amount_bytes / u.rate_GBps);
-      end = std::max(end, r.free);
+    for (std::size_t k = 0; k < c.uses.size(); ++k) {
+      Server& r = res_[static_cast<std::size_t>(c.uses[k].resource)];
+      if (c.uses[k].kind == ResourceKind::Hbm) r.book(start, dur_[k]);
+      else r.free = start + dur_[k];
+      end = std::max(end, start + dur_[k]);
     }
     schedule(end + to_ps(c.latency_total_ns()), EvStepDone, i);
     return;
@@ -254,7 +276,15 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
     // Two tiers: trunks are links and the NVLS reducer is modelled per packet too.
     if (tiers_ && (u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink ||
                    u.kind == ResourceKind::NvlsReduce)) continue;
-    extra = std::max(extra, res_[static_cast<std::size_t>(u.resource)].occupy(start, u.amount_bytes / u.rate_GBps));
+    Server& r = res_[static_cast<std::size_t>(u.resource)];
+    if (u.kind == ResourceKind::Hbm) {
+      const Ps d = r.carry.round(u.amount_bytes / u.rate_GBps);
+      const Ps at = r.fit(now_, start, d);
+      r.book(at, d);
+      extra = std::max(extra, at + d);
+    } else {
+      extra = std::max(extra, r.occupy(start, u.amount_bytes / u.rate_GBps));
+    }
   }
   f.extra_end = extra;
   // The ISA issues its first requests one operation latency after it is triggered.
@@ -342,6 +372,7 @@ void Engine::finish_flow(FlowId i, Ps t) { schedule(std::max(t, flows_[i].extra_
 
 void Engine::deliver(const Pkt& p, Ps t) {
   Flow& f = flows_[p.flow];
+  delivered_bytes_ += p.bytes;
   if (f.kind == FlowKind::GpuRead && g_.star) schedule(t, EvReadReturn, static_cast<std::uint32_t>(f.initiator));
   f.last = std::max(f.last, t);
   if (++f.delivered == f.expected) finish_flow(p.flow, f.last);

@@ -88,6 +88,7 @@ struct Flow {
   bool waiting = false;
   // Two-tier fabrics (tiers.cc): the links a packet takes on from each node.
   // slot: kAllDsts a write's tree, k read source k's route, kResult the sum's route.
+  // Sorted by (slot, at) once the flow has started (tiers.cc: forward() searches them).
   struct Hop {
     NodeId at;
     int link;

@@ -29,6 +29,10 @@
 
 namespace scin::packet {
 
+namespace {
+bool hop_before(const Flow::Hop& x, const Flow::Hop& y) { return x.slot != y.slot ? x.slot < y.slot : x.at < y.at; }
+}  // namespace
+
 // Links: accelerator up / down links numbered as on a star (Geometry::up/down),
 // then per plane leaf -> spine and spine -> leaf.
 int Engine::hop_link(NodeId a, NodeId b) const {
@@ -145,6 +149,9 @@ void Engine::tier_flow_start(FlowId i) {
       }
     }
   }
+  // Next hops by (slot, node): forward() finds a packet's links by binary search.
+  // Stable, so the links leaving one node keep their order (and the run its events).
+  std::stable_sort(f.hops.begin(), f.hops.end(), hop_before);
   if (f.expected == 0 || f.n == 0) finish_flow(i, now_);
 }
 
@@ -211,8 +218,10 @@ void Engine::hop_send(int id) {
 
 // A packet leaves `at` on the links its flow takes from there, ready at `ready`.
 void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
-  for (const auto& h : f.hops) {
-    if (h.at != at || h.slot != p.slot) continue;
+  const Flow::Hop key{at, 0, p.slot};
+  const auto first = std::lower_bound(f.hops.begin(), f.hops.end(), key, hop_before);
+  for (auto it = first; it != f.hops.end() && it->at == at && it->slot == p.slot; ++it) {
+    const auto& h = *it;
     Link& l = links_[static_cast<std::size_t>(h.link)];
     l.transit.push_back(Queued{p, ready});
     for (std::size_t k = l.transit.size() - 1; k > 0 && l.transit[k - 1].t > ready; --k)

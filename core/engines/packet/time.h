@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace scin::packet {
 
@@ -48,14 +50,35 @@ class Carry {
   Fine rem_ = Fine{1} << (kFineBits - 1);  // half a ps: rounds to nearest
 };
 
-/// A FIFO server (a reduction unit, an accelerator's HBM): busy until `free`.
+/// A FIFO server (a reduction unit): busy until `free`. An accelerator's HBM
+/// is booked by reservation instead (fit / book): a step may reserve it for
+/// later (a write's receive-reduce starts after the step's fixed cost) and
+/// work that comes first takes a gap before it, as the analytic engine's
+/// resource queues backfill.
 struct Server {
   Ps free = 0;
   Carry carry;
+  std::vector<std::pair<Ps, Ps>> booked;  // reservations [start, end), sorted, disjoint
   /// Occupies the server for `dur_ns` from max(start, free); returns the end.
   Ps occupy(Ps start, double dur_ns) {
     free = std::max(start, free) + carry.round(dur_ns);
     return free;
+  }
+  /// The earliest time >= start at which `dur` fits between the reservations
+  /// (those that end by `now` are dropped first: nothing is booked before now).
+  Ps fit(Ps now, Ps start, Ps dur) {
+    std::size_t gone = 0;
+    while (gone < booked.size() && booked[gone].second <= now) ++gone;
+    booked.erase(booked.begin(), booked.begin() + static_cast<std::ptrdiff_t>(gone));
+    for (const auto& [b, e] : booked)
+      if (start + dur > b && start < e) start = e;
+    return start;
+  }
+  /// Reserves [start, start + dur) (a gap fit() found).
+  void book(Ps start, Ps dur) {
+    const auto at = std::lower_bound(booked.begin(), booked.end(), std::pair{start, start});
+    booked.insert(at, {start, start + dur});
+    free = std::max(free, start + dur);
   }
 };
 

@@ -74,7 +74,7 @@ TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
 // 64 GiB or with 1-byte packets at 1 GiB is refused by the default budget.
 TEST(WorkBudget, IssueExamplesWarnOrAreRefused) {
   const WorkBudget budget;   // warn above 10 s, refuse above 5 min or the memory available
-  const Collective mib{1u << 20, DType::Bf16}, gib{1ull << 30, DType::Bf16};
+  const Collective gib{1ull << 30, DType::Bf16};
   WorkEstimate big;
   for (const char* name : {"one-shot", "two-shot", "nvls", "scin"})
     big += estimate(preset_with(1024), parse_algorithm(name), gib, EngineId::Analytic);

@@ -40,7 +40,9 @@ TEST(PacketTime, CarryKeepsBackToBackDurationsWithinHalfAPicosecondOfExact) {
     const Ps d = c.add(packet::to_fine(ser_ns));
     EXPECT_TRUE(d == 2417 || d == 2418) << d;
     sum += d;
-    if (k % 9973 == 0) EXPECT_LE(std::abs(static_cast<double>(sum) - k * ser_ns * 1000), 0.5 + 1e-3 * k / 1e4) << k;
+    if (k % 9973 == 0) {
+      EXPECT_LE(std::abs(static_cast<double>(sum) - k * ser_ns * 1000), 0.5 + 1e-3 * k / 1e4) << k;
+    }
   }
   EXPECT_NEAR(static_cast<double>(sum), 1e5 * ser_ns * 1000, 1.0);
   EXPECT_EQ(packet::to_ps(0.0005), 1);   // half a ps rounds up
@@ -279,7 +281,9 @@ TEST(PacketEngineClosedForm, CreditsBlockSendersWhenTheInputPortIsFullAndRelease
     EXPECT_EQ(l->packets, 2048u) << name << ": and releases it until all is sent";
   }
   for (const auto& p : small.stats.switch_ports)
-    if (p.input) EXPECT_LE(p.peak_queue_bytes, 128u << 10) << p.name << ": credits bound the input port";
+    if (p.input) {
+      EXPECT_LE(p.peak_queue_bytes, 128u << 10) << p.name << ": credits bound the input port";
+    }
   EXPECT_NEAR(link(small.stats, "sw0->r2")->busy_ns, 4096 * ser, 0.001);
   // With room for everything nobody stalls, and the downlink still sets the time.
   const auto [c2, s2, big] = run("packet.port_buffer_bytes=4M");

@@ -192,6 +192,7 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
       continue;
     }
     const auto w = words(line);
+    if (w.empty()) continue;  // only white space trim() keeps (a vertical tab, a form feed)
     std::uint64_t size = 0;
     if (!parse_u64(w[0], size)) {
       if (line.find('=') != std::string::npos && line.find("NCCL_") != std::string::npos) {

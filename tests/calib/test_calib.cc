@@ -60,6 +60,20 @@ TEST(NcclTestsLog, SingleProcessEightGpusParsesEveryColumn) {
   EXPECT_EQ(m.sha256.size(), 64u);
 }
 
+// Found by the `measured` fuzzer (tests/fuzz/corpus/measured/regression-vertical-tab-line.log): a
+// line of white space that trim() keeps (a vertical tab, a form feed) read its first word from an
+// empty list. Such a line is blank: skipped like an empty one.
+TEST(NcclTestsLog, ALineOfOtherWhiteSpaceIsBlank) {
+  std::string log = read(kFixtures / "allreduce-g8-single-process.log");
+  auto rows = [](const std::vector<NcclTestsTable>& t) { return t.size() == 1 ? t[0].rows.size() : 0; };
+  const std::size_t before = rows(parse_nccl_tests(log, "a.log"));
+  ASSERT_EQ(before, 13u);
+  const std::size_t at = log.find("\n", log.find("redop"));  // after the column header, among the rows
+  ASSERT_NE(at, std::string::npos);
+  log.insert(at + 1, "\v\n\f\n \v \n");
+  EXPECT_EQ(rows(parse_nccl_tests(log, "a.log")), before);
+}
+
 TEST(NcclTestsLog, TwoTablesOneProcessPerGpuWithEnvironment) {
   const MeasuredFile m = load_measured(kFixtures / "allreduce-per-process-two-tables.log");
   ASSERT_EQ(m.tables.size(), 2u);

@@ -13,7 +13,7 @@ SCIN="$BUILD/app/scin"
 [ -x "$SCIN" ] || { echo "cancel_latency: $SCIN not built"; exit 2; }
 cases=(
   "analytic, 1024 GPUs x 64 planes, 1 GiB|run --set fabric.gpus=1024 --set fabric.planes=64 --bytes 1G --algo nvls --force"
-  "analytic, 512 GPUs, 1 MiB, ring|run --gpus 512 --bytes 1M --algo ring --force"
+  "analytic, 1024 GPUs two tiers, 1 GiB scin-inq|run --preset nvl576-style --gpus 1024 --set fabric.leaves=32 --set switch.ports=128 --bytes 1G --algo scin-inq --force"
   "packet, 8 GPUs, 4 GiB ring|run --engine packet --bytes 4G --algo ring --force"
   "packet, 8 GPUs, 1 GiB, every algorithm|run --engine packet --bytes 1G --force"
   "data engine, quant 8 x 8M elements|quant --elements 8M --force"

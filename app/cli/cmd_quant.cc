@@ -140,7 +140,7 @@ void add_quant_command(CLI::App& app) {
     const WorkEstimate work = quant_work(cfg, algos, points.front().collective);
     const bool progress = enforce_budget(work, opt->budget, fmt::format("scin quant ({} algorithms)", algos.size()));
     QuantStudy s;
-    run_jobs({work}, progress, /*parallel=*/false, [&](std::size_t, const RunContext&) { s = run_quant(cfg, req); });
+    run_jobs({work}, progress, /*parallel=*/false, [&](std::size_t, const RunContext& ctx) { s = run_quant(cfg, req, ctx); });
     if (opt->format == "json") {
       nlohmann::json j = to_json(s);
       j["preset"] = cfg.name;

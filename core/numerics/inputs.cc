@@ -1,5 +1,7 @@
 #include "numerics/inputs.h"
 
+#include "base/run_context.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -88,7 +90,8 @@ std::vector<std::uint64_t> outlier_channels(const InputSpec& spec) {
   return idx;
 }
 
-std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems) {
+std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
+                                                const RunContext* ctx) {
   check_spec(spec);
   if (ranks < 1) throw Error(fmt::format("ranks: {} must be >= 1", ranks));
   std::vector<char> is_outlier;
@@ -118,6 +121,7 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
     return static_cast<float>(v);
   };
   for (int r = 0; r < ranks; ++r) {
+    if (ctx) ctx->check();
     float* x = out[static_cast<std::size_t>(r)].data();
     const std::uint64_t key = splitmix64(splitmix64(spec.seed) ^ (static_cast<std::uint64_t>(r) + 1));
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, elems, 8192), [&](const tbb::blocked_range<std::uint64_t>& rg) {

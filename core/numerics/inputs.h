@@ -13,12 +13,17 @@
 
 namespace scin {
 
+struct RunContext;  // base/run_context.h
+
+
 /// Per-rank inputs (FP32, not yet rounded to the collective's dtype).
 /// Gaussian: N(0, stddev^2). Laplace: scale stddev/sqrt(2) (same variance).
 /// Outliers: Gaussian, with round(outlier_fraction x channels) channels (the
 /// same channels on every rank, as after a row-parallel matmul) multiplied by
 /// outlier_scale. Throws Error for out-of-range parameters.
-std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems);
+/// `ctx` (optional) is polled before each rank's values (throws Cancelled).
+std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
+                                                const RunContext* ctx = nullptr);
 
 /// The outlier channels `spec` selects (sorted), for tests and reports.
 std::vector<std::uint64_t> outlier_channels(const InputSpec& spec);

@@ -92,7 +92,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
     throw Error(fmt::format("--npy: {} elements per rank exceeds the limit of {}", elems, kMaxQuantElemsPerRank));
   check_quant_memory(gpus, elems, available_memory_bytes());
   ctx.check();
-  if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems);
+  if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems, &ctx);
   st.elements = elems;
   const Format dfmt = format_of(req.dtype);
   ctx.check();

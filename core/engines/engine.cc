@@ -55,8 +55,8 @@ class PacketEngine final : public TimingEngine {
     return "discrete events: packets on links, in switch queues, the NVLS reducer and the ISA (seconds at GiB sizes)";
   }
   // Work: about one event per packet per link it crosses. Every port use of a
-  // step is a stream of packets of packet.payload_bytes; non-network steps are
-  // one event each.
+  // step, and on two tiers every leaf<->spine link use, is a stream of packets
+  // of packet.payload_bytes; non-network steps are one event each.
   WorkEstimate estimate(const Config& cfg, const Schedule& s) const override {
     const ResourceMap rm = resource_map(s);
     const double payload = static_cast<double>(std::max<std::uint64_t>(1, cfg.packet.payload_bytes));
@@ -65,7 +65,8 @@ class PacketEngine final : public TimingEngine {
       events += 1;
       for (const auto& u : step_cost(cfg, s, rm, st).uses) {
         uses += 1;
-        if (is_port(u.kind)) events += std::ceil(u.amount_bytes / payload);
+        if (is_port(u.kind) || u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink)
+          events += std::ceil(u.amount_bytes / payload);
       }
     }
     const double steps = static_cast<double>(s.steps.size());

@@ -17,6 +17,8 @@
 #include <QEventLoop>
 #include <QInputDialog>
 #include <QLineEdit>
+#include <QPushButton>
+#include <QLabel>
 #include <QKeySequence>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -32,11 +34,14 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <sqlite3.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/error.h"
 #include "fabric/preset.h"
 #include "base/version.h"
 #include "analysis/table.h"
+#include "calib/compare.h"
 #include "ui/analysis_view.h"
 #include "analysis/combine.h"
 #include "ui/charts.h"
@@ -189,7 +194,31 @@ void MainWindow::buildDocks() {
   topology_ = new TopologyView(doc_);
   sweepEditor_ = new SweepEditor(doc_);
   runBrowser_ = new RunBrowser;
-  QDockWidget* fab = dock(tr("Fabric"), QStringLiteral("fabricDock"), fabricEditor_, Qt::LeftDockWidgetArea);
+  // Above the editors, while a stored run is shown: the run's fabric, one click from the editors.
+  auto* fabPane = new QWidget;
+  auto* fabLayout = new QVBoxLayout(fabPane);
+  fabLayout->setContentsMargins(0, 0, 0, 0);
+  fabLayout->setSpacing(2);
+  runFabricBar_ = new QWidget;
+  runFabricBar_->setObjectName(QStringLiteral("runFabricBar"));
+  auto* barLayout = new QVBoxLayout(runFabricBar_);
+  barLayout->setContentsMargins(4, 4, 4, 4);
+  runFabricText_ = new QLabel;
+  runFabricText_->setWordWrap(true);
+  runFabricText_->setStyleSheet(QStringLiteral("QLabel { background: #eef4fb; border: 1px solid #b8cce4; padding: 4px; }"));
+  auto* useFabric = new QPushButton(tr("Use this run's fabric"));
+  useFabric->setObjectName(QStringLiteral("useRunFabric"));
+  useFabric->setToolTip(tr("Put the stored run's fabric (its preset with its overrides) in the editors: an undoable "
+                           "edit; the live preview follows when no run is selected."));
+  connect(useFabric, &QPushButton::clicked, this, [this] {
+    if (runFabric_) doc_->loadConfig(*runFabric_, tr("fabric of run #%1").arg(runFabricId_));
+  });
+  barLayout->addWidget(runFabricText_);
+  barLayout->addWidget(useFabric, 0, Qt::AlignLeft);
+  runFabricBar_->hide();
+  fabLayout->addWidget(runFabricBar_);
+  fabLayout->addWidget(fabricEditor_, 1);
+  QDockWidget* fab = dock(tr("Fabric"), QStringLiteral("fabricDock"), fabPane, Qt::LeftDockWidgetArea);
   QDockWidget* topo = dock(tr("Topology"), QStringLiteral("topologyDock"), topology_, Qt::LeftDockWidgetArea);
   QDockWidget* sweep = dock(tr("Sweep"), QStringLiteral("sweepDock"), sweepEditor_, Qt::RightDockWidgetArea);
   QDockWidget* runs = dock(tr("Runs"), QStringLiteral("runsDock"), runBrowser_, Qt::RightDockWidgetArea);
@@ -345,6 +374,8 @@ void MainWindow::showPreview() {
   showingPreview_ = true;
   shownPlain_.clear();
   shownGpus_.clear();
+  runFabric_.reset();
+  runFabricBar_->hide();
   kindNote_.clear();
   measured_->clear();
   sweepEditor_->showEditing();
@@ -631,6 +662,8 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     std::shared_ptr<const analysis::AnalysisTable> table;  // every run of the first one's kind
     QStringList leftOut;   // runs of another kind than the first
     std::string error;
+    std::optional<Config> fabric;  // the first run's base fabric (none: it varies the preset, or unknown)
+    QString fabricText;            // what the Fabric dock says of it
   };
   const std::filesystem::path path = store_->path();
   const quint64 gen = ++loadGeneration_;
@@ -700,6 +733,11 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     if (first.kind == PointKind::Collective) measured_->setRun(databasePath(), first.id);
     else measured_->clear();
     sweepEditor_->showStoredRun(first, static_cast<int>(out.infos.size()) - 1);
+    runFabric_ = out.fabric;
+    runFabricId_ = first.id;
+    runFabricText_->setText(out.fabricText);
+    runFabricBar_->setVisible(!out.fabricText.isEmpty());
+    if (QWidget* b = runFabricBar_->findChild<QPushButton*>(QStringLiteral("useRunFabric"))) b->setVisible(out.fabric.has_value());
     setShown(rs, tr("<b>Stored run</b> %1%2")
                      .arg(names.value(0), names.size() > 1 ? tr(", overlaid (dashed): %1").arg(names.mid(1).join(QStringLiteral(", ")))
                                                            : QString()));
@@ -721,6 +759,32 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
           out.leftOut << QStringLiteral("#%1 (%2)").arg(out.infos[k].id).arg(QString::fromLatin1(to_string(out.infos[k].kind)));
       }
       out.table = std::make_shared<const analysis::AnalysisTable>(analysis::combine_tables(tables));
+      // The first run's fabric: its preset with its overrides, when the sweep does not vary the preset.
+      const analysis::RunSummary& sum = tables.front().run;
+      if (out.infos.front().kind != PointKind::Measured && tables.front().axis_index("preset") < 0) {
+        try {
+          Config c = run_base_config(out.infos.front());
+          std::vector<std::string> axes;
+          for (int a : tables.front().varying_axes()) {
+            const std::string& k = tables.front().axes[static_cast<std::size_t>(a)].key;
+            if (k != "collective.algorithm" && k != "collective.bytes") axes.push_back(k);
+          }
+          out.fabricText = (sum.set.empty() ? QObject::tr("Run #%1 ran on <b>%2</b>%3.")
+                                            : QObject::tr("Run #%1 ran on <b>%2</b> with %n override(s)%3.", "",
+                                                          static_cast<int>(sum.set.size())))
+                               .arg(out.infos.front().id)
+                               .arg(QString::fromStdString(sum.preset.empty() ? std::string("registry defaults") : sum.preset).toHtmlEscaped(),
+                                    axes.empty() ? QString()
+                                                 : QObject::tr("; its axes vary %1 on top of it")
+                                                       .arg(QString::fromStdString(fmt::format("{}", fmt::join(axes, ", ")))
+                                                                .toHtmlEscaped()));
+          out.fabric = std::move(c);
+        } catch (const std::exception& e) {
+          out.fabricText = QObject::tr("Run #%1's fabric cannot be rebuilt here: %2")
+                               .arg(out.infos.front().id)
+                               .arg(QString::fromUtf8(e.what()).toHtmlEscaped());
+        }
+      }
     } catch (const std::exception& e) {
       out.error = e.what();
     }

@@ -227,6 +227,11 @@ class MainWindow : public QMainWindow {
   QString shownPlain_;
   QString shownGpus_;          // the stored run's accelerator counts ("72", "4-8"); empty: the live preview's
   QString kindNote_;          // why the timing tabs are empty for the stored run shown
+  // The stored run's fabric (its preset with its overrides), offered in the Fabric dock.
+  QWidget* runFabricBar_ = nullptr;
+  QLabel* runFabricText_ = nullptr;
+  std::optional<Config> runFabric_;
+  qint64 runFabricId_ = 0;
   bool showingPreview_ = true;
   bool modified_ = false;
   bool runListed_ = false;

@@ -292,8 +292,10 @@ bool MainWindow::exportReportTo(const QString& path, QString* error) {
     in.run = t->run;
     // The run's fabric: its preset with its overrides, as the sweep applied them.
     try {
-      Config c = t->run.preset.empty() ? Config{} : load_preset(t->run.preset);
-      for (const auto& a : t->run.set) apply_assignment(c, a);
+      // (Rebuilt from the run's record when the window has it: JSON values, recorded presets.)
+      Config c = runFabric_ ? *runFabric_ : t->run.preset.empty() ? Config{} : load_preset(t->run.preset);
+      if (!runFabric_)
+        for (const auto& a : t->run.set) apply_assignment(c, a);
       in.config = c;
       in.configOrigin = tr("The fabric of run #%1: %2 with %n override(s) (axes vary on top of it).", "",
                            static_cast<int>(t->run.set.size()))

@@ -36,8 +36,6 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return false;
 }
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
 std::string type_name(const json& j) { return j.type_name(); }
 
 

@@ -22,6 +22,7 @@
 #include <QMimeData>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QPushButton>
 #include <QtTest>
 
 #include <sqlite3.h>
@@ -349,6 +350,20 @@ class UiTest : public QObject {
     SimResult fast = simulate(w.fabric()->config(), "scin", Collective{1 << 20, DType::Bf16});
     QCOMPARE(lat->seriesData(QStringLiteral("scin")).back().second, fast.time_ns / 1e3);
     QVERIFY(fast.time_ns < scin.time_ns);
+
+    // The Fabric dock offers the shown run's fabric: one undoable click puts it in the editors.
+    w.showRuns({first});
+    QTRY_VERIFY_WITH_TIMEOUT(!w.ioBusy(), 10000);
+    auto* bar = w.findChild<QWidget*>(QStringLiteral("runFabricBar"));
+    auto* use = w.findChild<QPushButton*>(QStringLiteral("useRunFabric"));
+    QVERIFY(bar && use);
+    QVERIFY(bar->isVisibleTo(&w));
+    QVERIFY2(use->isVisibleTo(&w), qPrintable(bar->findChild<QLabel*>()->text()));
+    QCOMPARE(w.fabric()->config().links.bandwidth_GBps, 2 * cfg.links.bandwidth_GBps);
+    use->click();
+    QCOMPARE(w.fabric()->config().links.bandwidth_GBps, cfg.links.bandwidth_GBps);
+    w.fabric()->undoStack()->undo();
+    QCOMPARE(w.fabric()->config().links.bandwidth_GBps, 2 * cfg.links.bandwidth_GBps);
   }
 
   void extraAxisRunsOneCurvePerValue() {

@@ -57,12 +57,14 @@ std::vector<std::vector<double>> candidates(const Column& c, double lo, double h
     if (c.bytes || pow2) {  // powers of two
       const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
       const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
-      for (int every : {1, 2, 5, 10}) {
+      for (int every : {1, 2, 3, 4, 5, 10}) {
         std::vector<double> t;
         for (int e = e0; e <= e1; ++e)
           if (((e % every) + every) % every == 0) t.push_back(std::exp2(e));
         if (t.size() >= 2) out.push_back(t);
       }
+      // Sizes read in binary units: 1 MiB, not "977 KiB" from a decimal tick.
+      if (c.bytes && !out.empty()) return out;
     }
     const int d0 = static_cast<int>(std::floor(std::log10(lo) + 1e-9));
     const int d1 = static_cast<int>(std::ceil(std::log10(hi) - 1e-9));
@@ -400,6 +402,19 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     L.panels.push_back(pan);
   }
 
+  // Panel titles "key = value": when one does not fit its panel, every panel
+  // shows its value alone and the x-axis title names the key once.
+  std::string facetKey;
+  if (facetTitles) {
+    const QFontMetricsF fm(fLabel, dev);
+    for (const auto& pan : L.panels) {
+      const analysis::Facet& f = plot.facets[static_cast<std::size_t>(pan.facet)];
+      const auto eq = f.title.find(" = ");
+      if (eq != std::string::npos && fm.horizontalAdvance(QString::fromStdString(f.title)) > pan.plot.width())
+        facetKey = f.title.substr(0, eq);
+    }
+  }
+
   const double lineW = std::max(0.6, fs / 9.0 * 1.1), markerSize = std::max(2.5, fs * 0.5);
   for (const auto& pan : L.panels) {
     const auto& facet = plot.facets[static_cast<std::size_t>(pan.facet)];
@@ -433,9 +448,9 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     if (facetTitles) {
       p->setFont(fLabel);
       p->setPen(Qt::black);
-      // A long value (a measured system's name) is cut with an ellipsis, not clipped at both ends.
-      const QString title = QFontMetricsF(fLabel, dev).elidedText(QString::fromStdString(facet.title), Qt::ElideRight,
-                                                                 pr.width());
+      // A value still too long (a measured system's name) is cut in the middle, not clipped at both ends.
+      const QString title = QFontMetricsF(fLabel, dev).elidedText(
+          QString::fromStdString(facetKey.empty() ? facet.title : facet.value), Qt::ElideMiddle, pr.width());
       p->drawText(QRectF(pr.left(), pr.top() - facetH, pr.width(), facetH), Qt::AlignCenter, title);
     }
     // series
@@ -486,8 +501,19 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   const QRectF gridArea(gridLeft, gridTop, L.panels.back().plot.right() - gridLeft, gridBottom - gridTop);
   const double xTitleY = L.panels.back().plot.bottom() + xTickH;
   const double gridRight = std::max(L.panels.back().plot.right(), L.panels[std::min<std::size_t>(L.panels.size(), static_cast<std::size_t>(cols)) - 1].plot.right());
-  p->drawText(QRectF(gridLeft, std::max(xTitleY, gridBottom - xTitleH * 0.0), gridRight - gridLeft, xTitleH), Qt::AlignHCenter | Qt::AlignVCenter,
-              axisTitle(plot.x, L.log_x));
+  const QString xTitle = axisTitle(plot.x, L.log_x) +
+                         (facetKey.empty() ? QString() : QStringLiteral("; panels: %1").arg(QString::fromStdString(facetKey)));
+  {
+    // Too long for the grid (a long panel key): a smaller font, down to 70%, then an ellipsis.
+    const double w = gridRight - gridLeft;
+    QFont f = fLabel;
+    const double need = textWidth(f, dev, xTitle);
+    if (need > w) f.setPointSizeF(f.pointSizeF() * std::max(0.7, w / need));
+    p->setFont(f);
+    p->drawText(QRectF(gridLeft, std::max(xTitleY, gridBottom - xTitleH * 0.0), w, xTitleH), Qt::AlignHCenter | Qt::AlignVCenter,
+                QFontMetricsF(f, dev).elidedText(xTitle, Qt::ElideMiddle, w));
+    p->setFont(fLabel);
+  }
   p->save();
   p->translate(m, gridArea.center().y());
   p->rotate(-90);

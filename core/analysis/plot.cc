@@ -100,7 +100,7 @@ std::string auto_facet(const AnalysisTable& t, const PlotQuery& q0, std::size_t 
   for (int a : t.varying_axes()) {
     const std::string& key = t.axes[static_cast<std::size_t>(a)].key;
     const std::size_t panels = t.distinct(a).size();
-    if (key == x || key == "collective.algorithm" || panels > max_curves) continue;
+    if (key == x || key == "collective.algorithm" || panels > kMaxAutoPanels) continue;
     q.facet = key;
     const PlotData p = make_plot(t, q);
     if (p.empty()) continue;

@@ -78,9 +78,11 @@ PlotQuery default_query(const AnalysisTable& t);
 
 /// The most curves one panel of a default view holds before it is split into panels.
 inline constexpr std::size_t kMaxCurvesPerPanel = 12;
+/// The most panels an automatic split makes (an exported 3.5 x 2.5 in figure stays legible).
+inline constexpr std::size_t kMaxAutoPanels = 6;
 
 /// A facet axis for q when a single panel would hold more than max_curves
-/// curves: the varying axis (not x, not the algorithm, at most 12 values) that
+/// curves: the varying axis (not x, not the algorithm, at most kMaxAutoPanels values) that
 /// leaves the fewest curves in the fullest panel, fewer panels on a tie. ""
 /// when one panel is readable or no axis helps.
 std::string auto_facet(const AnalysisTable& t, const PlotQuery& q, std::size_t max_curves = kMaxCurvesPerPanel);

@@ -82,9 +82,13 @@ WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency) {
   if (total == 0 || (spec.kind != PointKind::Collective && spec.kind != PointKind::Quant)) return {};
   const std::uint64_t sample = std::min<std::uint64_t>(total, 1000);
   std::vector<WorkEstimate> w(sample);
+  const PointResolver resolve(spec);   // the presets are read once, not once per sample
+  // On the sweep's own thread count: `--threads 1` means one core throughout.
+  tbb::task_arena arena(static_cast<int>(std::max<std::size_t>(1, concurrency)));
+  arena.execute([&] {
   tbb::parallel_for(std::uint64_t{0}, sample, [&](std::uint64_t k) {
     try {
-      const ResolvedPoint p = resolve_point(spec, k * total / sample);
+      const ResolvedPoint p = resolve(k * total / sample);
       if (spec.kind == PointKind::Quant) {
         w[k] = quant_work(p.config, {p.algorithm}, p.collective);
       } else {
@@ -93,6 +97,7 @@ WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency) {
     } catch (const Error&) {
       // skipped by the sweep as well
     }
+  });
   });
   WorkEstimate t = total_work(w, concurrency);
   const double scale = static_cast<double>(total) / static_cast<double>(sample);

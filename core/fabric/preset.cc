@@ -29,6 +29,8 @@ bool is_param_group(const std::string& prefix) {
   return false;
 }
 
+std::vector<PresetInfo> preset_files();
+
 fs::path preset_file(const std::string& name_or_path) {
   fs::path p(name_or_path);
   if (p.extension() == ".json" || name_or_path.find('/') != std::string::npos) {
@@ -37,10 +39,11 @@ fs::path preset_file(const std::string& name_or_path) {
     if (fs::is_directory(p, ec)) throw Error(fmt::format("preset: '{}' is a directory, not a preset .json file", name_or_path));
     return p;
   }
-  for (const auto& info : list_presets())
+  const std::vector<PresetInfo> files = preset_files();
+  for (const auto& info : files)
     if (info.name == name_or_path) return info.file;
   std::vector<std::string> names;
-  for (const auto& info : list_presets()) names.push_back(info.name);
+  for (const auto& info : files) names.push_back(info.name);
   throw Error(fmt::format("preset: unknown preset '{}'; known: {}", name_or_path, fmt::join(names, ", ")));
 }
 
@@ -129,7 +132,11 @@ fs::path save_user_preset(const Config& cfg, const std::string& name, bool overw
   return file;
 }
 
-std::vector<PresetInfo> list_presets() {
+namespace {
+
+// The preset files, shipped ones by name then the user's (a shipped preset keeps
+// its name), without reading them: finding one preset's file does not parse all.
+std::vector<PresetInfo> preset_files() {
   std::vector<PresetInfo> out;
   // User presets ($XDG_CONFIG_HOME/scin-explorer/presets) after the shipped ones.
   std::vector<fs::path> user;
@@ -146,30 +153,37 @@ std::vector<PresetInfo> list_presets() {
     PresetInfo info;
     info.name = e.path().stem().string();
     info.file = e.path();
-    try {
-      auto j = read_json_document(e.path());
-      if (const auto* d = j.is_object() ? json_member(j, "description", e.path().string()) : nullptr)
-        info.description = json_string(*d, "description");
-    } catch (const Error& err) {
-      info.description = std::string("(unreadable: ") + err.what() + ")";
-    }
     out.push_back(std::move(info));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  const std::size_t shipped = out.size();
   for (const auto& f : user) {
     PresetInfo info;
     info.name = f.stem().string();
     info.file = f;
     info.user = true;
     bool shadowed = false;
-    for (const auto& o : out) shadowed |= o.name == info.name;
-    if (shadowed) continue;   // a shipped preset keeps its name
+    for (std::size_t i = 0; i < shipped; ++i) shadowed |= out[i].name == info.name;
+    if (!shadowed) out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PresetInfo> list_presets() {
+  std::vector<PresetInfo> out = preset_files();
+  for (auto& info : out) {
     try {
-      info.description = read_json_document(f).value("description", "");
+      auto j = read_json_document(info.file);
+      if (info.user) {
+        info.description = j.value("description", "");
+      } else if (const auto* d = j.is_object() ? json_member(j, "description", info.file.string()) : nullptr) {
+        info.description = json_string(*d, "description");
+      }
     } catch (const Error& err) {
       info.description = std::string("(unreadable: ") + err.what() + ")";
     }
-    out.push_back(std::move(info));
   }
   return out;
 }

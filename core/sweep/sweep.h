@@ -48,6 +48,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -138,6 +139,22 @@ struct ResolvedPoint {
 /// Applies base + axes for point `index`. Throws Error if the combination is
 /// invalid (the runner records that as a skipped point).
 ResolvedPoint resolve_point(const SweepSpec& s, std::uint64_t index);
+namespace sweep_detail { struct Compiled; }
+/// Resolves many points of one spec: its presets are loaded once, where
+/// resolve_point() loads (reads and parses) them on every call. Const calls are
+/// safe from several threads.
+class PointResolver {
+ public:
+  explicit PointResolver(const SweepSpec& s);
+  ~PointResolver();
+  PointResolver(const PointResolver&) = delete;
+  PointResolver& operator=(const PointResolver&) = delete;
+  std::uint64_t size() const;
+  ResolvedPoint operator()(std::uint64_t index) const;   // as resolve_point(s, index)
+
+ private:
+  std::unique_ptr<sweep_detail::Compiled> c_;
+};
 /// Evaluates one point; never throws for model errors (they become skipped /
 /// failed records).
 PointRecord evaluate_point(const SweepSpec& s, std::uint64_t index);

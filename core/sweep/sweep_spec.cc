@@ -466,6 +466,11 @@ ResolvedPoint resolve_point(const SweepSpec& s, std::uint64_t index) {
   return sweep_detail::resolve(*c, index);
 }
 
+PointResolver::PointResolver(const SweepSpec& s) : c_(sweep_detail::compile(s, false)) {}
+PointResolver::~PointResolver() = default;
+std::uint64_t PointResolver::size() const { return c_->total; }
+ResolvedPoint PointResolver::operator()(std::uint64_t index) const { return sweep_detail::resolve(*c_, index); }
+
 PointRecord evaluate_point(const SweepSpec& s, std::uint64_t index) {
   auto c = sweep_detail::compile(s, false);
   return sweep_detail::evaluate(*c, index);

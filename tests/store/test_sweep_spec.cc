@@ -109,6 +109,27 @@ TEST(SweepSpec, ResolveAppliesPresetSetAndAxes) {
   EXPECT_DOUBLE_EQ(r.config.accelerator.hbm_bandwidth_GBps, load_preset("hgx-h200-8").accelerator.hbm_bandwidth_GBps);
 }
 
+TEST(SweepSpec, PointResolverEqualsResolvePointAtEveryIndex) {
+  json j = small_spec();
+  j["base"]["set"] = json::array({"switch.latency_ns=150"});
+  j["axes"].push_back({{"path", "preset"}, {"values", {"hgx-h200-8", "hgx-b200-8"}}});
+  j["axes"].push_back({{"path", "links.latency_ns"}, {"values", {90, 110}}});
+  SweepSpec s = sweep_spec_from_json(j);
+  const PointResolver resolve(s);
+  ASSERT_EQ(resolve.size(), point_count(s));
+  ASSERT_GE(resolve.size(), 8u);
+  for (std::uint64_t i = 0; i < resolve.size(); ++i) {
+    const ResolvedPoint a = resolve(i), b = resolve_point(s, i);
+    EXPECT_EQ(a.axes, b.axes) << i;
+    EXPECT_EQ(config_to_json(a.config), config_to_json(b.config)) << i;
+    EXPECT_EQ(a.algorithm, b.algorithm) << i;
+    EXPECT_EQ(a.collective.bytes, b.collective.bytes) << i;
+  }
+  // The two presets really differ, so the loop compared different configurations.
+  EXPECT_NE(config_to_json(resolve(0).config), config_to_json(resolve(resolve.size() - 1).config));
+  EXPECT_THROW(resolve(resolve.size()), Error);
+}
+
 TEST(SweepSpec, ErrorsNameTheField) {
   json j = small_spec();
   j["axes"][0]["path"] = "links.bandwith_GBps";

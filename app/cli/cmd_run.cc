@@ -179,7 +179,10 @@ void add_run_command(CLI::App& app) {
     // The work first: refuse what would run for long or not fit in memory,
     // warn and show progress for what takes more than a few seconds.
     std::vector<WorkEstimate> work(res.size());
-    tbb::parallel_for(std::size_t{0}, res.size(), [&](std::size_t i) {
+    // Last index first: sizes grow with the index, so the costly estimates start
+    // first and do not leave one core alone at the end.
+    tbb::parallel_for(std::size_t{0}, res.size(), [&](std::size_t k) {
+      const std::size_t i = res.size() - 1 - k;
       work[i] = estimate(points[i].config, algo_ids[i % na], points[i].collective, engine);
     });
     const bool progress = enforce_budget(total_work(work, tbb::this_task_arena::max_concurrency()), opt->budget,

@@ -262,6 +262,37 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
 
 // ------------------------------------------------------------------ CSV
 
+namespace {
+
+// A row of the long layout as a time: a time or latency in its unit, or a bandwidth
+// turned into the time it implies (algbw = bytes / time; busbw = algbw x 2(n-1)/n,
+// nccl-tests' definition for All-Reduce). Bandwidths are in 10^9 bytes/s.
+void long_layout_time(MeasuredRow& r, const std::string& metric, const std::string& value, const std::string& unit,
+                      const std::string& origin, int ln) {
+  double v = 0;
+  if (!parse_double(value, v) || !(v > 0)) fail(origin, ln, fmt::format("value: '{}' is not a positive number", value));
+  if (metric == "time" || metric == "latency" || metric == "time_us") {
+    static const std::map<std::string, double> to_us = {{"ns", 1e-3}, {"us", 1}, {"ms", 1e3}, {"s", 1e6}};
+    const auto it = to_us.find(unit);
+    if (it == to_us.end())
+      fail(origin, ln, fmt::format("unit: '{}' is not a time unit for metric '{}' (ns, us, ms or s)", unit, metric));
+    r.measured_us = v * it->second;
+    return;
+  }
+  if (metric == "busbw" || metric == "algbw") {
+    if (unit != "GB/s" && unit != "GBps")
+      fail(origin, ln, fmt::format("unit: '{}' is not a bandwidth unit for metric '{}' (GB/s = 10^9 bytes/s)", unit, metric));
+    const double n = r.gpus;
+    const double algbw = metric == "algbw" ? v : v * n / (2 * (n - 1));
+    if (metric == "busbw") r.busbw_GBps = v;
+    r.measured_us = static_cast<double>(r.bytes) / (algbw * 1e3);
+    return;
+  }
+  fail(origin, ln, fmt::format("metric: '{}' is not one of time, latency, busbw, algbw", metric));
+}
+
+}  // namespace
+
 std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::string& origin) {
   const auto lines = lines_of(text);
   std::size_t first = 0;
@@ -275,15 +306,30 @@ std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::
   }
   std::map<std::string, std::size_t> col;
   for (std::size_t k = 0; k < header.size(); ++k) col[trim(header[k])] = k;
-  for (const char* need : {"system", "gpus", "algorithm", "bytes", "measured_us"})
-    if (!col.count(need))
-      fail(origin, static_cast<int>(first) + 1,
-           fmt::format("header lacks column '{}' (need system,gpus,algorithm,bytes,measured_us[,busbw])", need));
   auto opt = [&](std::initializer_list<const char*> names) -> long {
     for (const char* n : names)
       if (auto it = col.find(n); it != col.end()) return static_cast<long>(it->second);
     return -1;
   };
+  // Column aliases: `message_bytes` / `size_bytes` for bytes, `time_us` for measured_us.
+  for (const auto& [name, aliases] : std::vector<std::pair<const char*, std::vector<const char*>>>{
+           {"bytes", {"message_bytes", "size_bytes"}}, {"measured_us", {"time_us"}}})
+    if (!col.count(name))
+      for (const char* a : aliases)
+        if (col.count(a)) {
+          col[name] = col[a];
+          break;
+        }
+  // The long layout (one figure per row): metric (time | latency | busbw | algbw), value, unit.
+  const bool long_layout = !col.count("measured_us") && col.count("metric") && col.count("value") && col.count("unit");
+  for (const char* need : {"system", "gpus", "algorithm", "bytes"})
+    if (!col.count(need))
+      fail(origin, static_cast<int>(first) + 1,
+           fmt::format("header lacks column '{}' (need system,gpus,algorithm,bytes,measured_us[,busbw]; or "
+                       "system,gpus,algorithm,bytes,metric,value,unit)", need));
+  if (!long_layout && !col.count("measured_us"))
+    fail(origin, static_cast<int>(first) + 1,
+         "header lacks column 'measured_us' (or the columns metric,value,unit of the long layout)");
   const long busbw = opt({"busbw", "busbw_GBps", "measured_busbw_GBps"});
   const long dtype = opt({"dtype"});
   const long notes = opt({"notes"});
@@ -313,8 +359,11 @@ std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::
     if (r.algorithm.empty()) fail(origin, ln, "algorithm: empty");
     if (!parse_u64(trim(f[col["bytes"]]), r.bytes) || r.bytes == 0)
       fail(origin, ln, fmt::format("bytes: '{}' is not a positive whole number", f[col["bytes"]]));
-    if (!parse_double(trim(f[col["measured_us"]]), r.measured_us) || r.measured_us <= 0)
+    if (long_layout) {
+      long_layout_time(r, trim(f[col["metric"]]), trim(f[col["value"]]), trim(f[col["unit"]]), origin, ln);
+    } else if (!parse_double(trim(f[col["measured_us"]]), r.measured_us) || r.measured_us <= 0) {
       fail(origin, ln, fmt::format("measured_us: '{}' is not a positive number", f[col["measured_us"]]));
+    }
     if (busbw >= 0 && !trim(f[static_cast<std::size_t>(busbw)]).empty() &&
         (!parse_double(trim(f[static_cast<std::size_t>(busbw)]), r.busbw_GBps) || r.busbw_GBps < 0))
       fail(origin, ln, fmt::format("busbw: '{}' is not a non-negative number", f[static_cast<std::size_t>(busbw)]));
@@ -362,7 +411,9 @@ MeasuredFile load_measured(const std::filesystem::path& file) {
       break;
     }
   if (first.empty()) throw Error(fmt::format("{}: empty file", file.string()));
-  const bool csv = first[0] != '#' && first.find("measured_us") != std::string::npos;
+  const bool csv = first[0] != '#' && (first.find("measured_us") != std::string::npos ||
+                                        first.find("time_us") != std::string::npos ||
+                                        (first.find("metric") != std::string::npos && first.find("value") != std::string::npos));
   if (csv) {
     m.format = "csv";
     m.rows = parse_measured_csv(text, origin);

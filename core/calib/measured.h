@@ -10,7 +10,12 @@
 //    `#wrong` may be N/A). Several tables in one file are separate runs.
 //  - CSV with a header naming at least system,gpus,algorithm,bytes,measured_us
 //    (optional: measured_busbw_GBps or busbw, dtype, source_url, notes,
-//    gpus_per_process); extra columns are ignored.
+//    gpus_per_process); extra columns are ignored. `message_bytes` or
+//    `size_bytes` may name the bytes column and `time_us` the time. The long
+//    layout of ../shared/reference/hopper-allreduce-anchors.csv is read too:
+//    system,gpus,algorithm,message_bytes,metric,value,unit with metric time or
+//    latency (unit ns/us/ms/s) or busbw / algbw (GB/s), a bandwidth being turned
+//    into the time it implies.
 // Malformed input is rejected with `FILE:LINE: what is wrong`.
 #pragma once
 

@@ -169,6 +169,54 @@ TEST(MeasuredCsv, ParsesTheReferenceLayoutAndRejectsBadRows) {
             std::string::npos);
 }
 
+TEST(MeasuredCsv, TheLongLayoutTurnsBandwidthsIntoTimes) {
+  // The layout of ../shared/reference/hopper-allreduce-anchors.csv: one figure per row.
+  const std::string csv =
+      "system,gpus,algorithm,message_bytes,metric,value,unit,source\n"
+      "h100,8,nvls,4294967296,busbw,480,GB/s,issue 1455\n"
+      "h100,8,nvls,4294967296,algbw,274,GB/s,issue 212\n"
+      "h100,2,nvls,128,time,5.6,us,issue 1259\n"
+      "h100,4,ring,1048576,latency,0.25,ms,x\n";
+  const auto rows = parse_measured_csv(csv, "a.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  // busbw = algbw x 2(n-1)/n: 480 GB/s at 8 GPUs is algbw 274.29 GB/s, so 4 GiB take 15,658.73 us.
+  EXPECT_NEAR(rows[0].measured_us, 4294967296.0 / (480.0 * 8 / 14 * 1e3), 1e-6);
+  EXPECT_NEAR(rows[0].measured_us, 15658.73, 0.01);
+  EXPECT_DOUBLE_EQ(rows[0].busbw_GBps, 480);
+  EXPECT_NEAR(rows[1].measured_us, 4294967296.0 / 274e3, 1e-6);
+  EXPECT_DOUBLE_EQ(rows[1].busbw_GBps, -1);
+  EXPECT_DOUBLE_EQ(rows[2].measured_us, 5.6);
+  EXPECT_EQ(rows[2].bytes, 128u);
+  EXPECT_DOUBLE_EQ(rows[3].measured_us, 250);
+  EXPECT_EQ(rows[3].notes, "x");
+  EXPECT_EQ(rows[3].source, "a.csv:5");
+  const std::string head = "system,gpus,algorithm,message_bytes,metric,value,unit\n";
+  EXPECT_NE(error_of([&] { parse_measured_csv(head + "h,8,ring,8,busbw,10,Gb/s\n", "u.csv"); })
+                .find("u.csv:2: unit: 'Gb/s' is not a bandwidth unit for metric 'busbw'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { parse_measured_csv(head + "h,8,ring,8,time,3,min\n", "v.csv"); })
+                .find("v.csv:2: unit: 'min' is not a time unit"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { parse_measured_csv(head + "h,8,ring,8,speed,3,us\n", "w.csv"); })
+                .find("w.csv:2: metric: 'speed' is not one of time, latency, busbw, algbw"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { parse_measured_csv(head + "h,8,ring,8,time,0,us\n", "z.csv"); })
+                .find("z.csv:2: value: '0' is not a positive number"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,algorithm,bytes,metric\nh,8,ring,8,time\n", "m.csv"); })
+                .find("m.csv:1: header lacks column 'measured_us'"),
+            std::string::npos);
+}
+
+TEST(MeasuredCsv, TheShippedAnchorsFileLoadsInTheLongLayout) {
+  const MeasuredFile m = load_measured(resource_dir() / "measured" / "hopper-allreduce-anchors.csv");
+  EXPECT_EQ(m.format, "csv");
+  ASSERT_EQ(m.rows.size(), 15u);
+  // Row 2 (file line 2): ring at 8 GPUs, 368 GB/s busbw at 4 GiB.
+  EXPECT_EQ(m.rows[0].algorithm, "ring");
+  EXPECT_NEAR(m.rows[0].measured_us, 4294967296.0 / (368.0 * 8 / 14 * 1e3), 1e-6);
+}
+
 TEST(Sha256, MatchesTheFipsTestVectors) {
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");

@@ -27,11 +27,33 @@ Planes planes_of(const Schedule& s, const Step& st, bool first_plane_only) {
 // Bytes per resource, merged: several routes may share a link.
 using Loads = std::vector<std::pair<int, double>>;
 
-void add_route(const Schedule& s, const ResourceMap& rm, NodeId a, NodeId b, int plane, double bytes, Loads& out,
-               int spine = -1) {
+// Returns the route's latency (path_latency's, without routing again: the hop count
+// does not depend on the spine ECMP picks).
+PathLatency add_route(const Config& cfg, const Schedule& s, const ResourceMap& rm, NodeId a, NodeId b, int plane,
+                      double bytes, Loads& out, int spine = -1) {
   NodeId path[5];
   const int n = s.route(a, b, plane, path, spine);
   for (int k = 0; k + 1 < n; ++k) out.emplace_back(link_resource(s, rm, path[k], path[k + 1], plane), bytes);
+  PathLatency l;
+  if (a == b) return l;
+  l.link_ns = (n - 1) * cfg.links.latency_ns;
+  l.switch_ns = std::max(0, n - 2) * cfg.sw.latency_ns;
+  return l;
+}
+
+// A multicast tree's routes, each link listed once: the destinations' routes share
+// their first hops (the sender's port, its leaf's uplink) and, for neighbours at one
+// leaf, the spine's downlink. `last[k]` is the link the previous route used at hop k.
+void add_tree_route(const Schedule& s, const ResourceMap& rm, NodeId a, NodeId b, int plane, double bytes,
+                    Loads& out, int spine, int (&last)[4], int& hops) {
+  NodeId path[5];
+  hops = s.route(a, b, plane, path, spine);
+  for (int k = 0; k + 1 < hops; ++k) {
+    const int r = link_resource(s, rm, path[k], path[k + 1], plane);
+    if (r == last[k]) continue;
+    last[k] = r;
+    out.emplace_back(r, bytes);
+  }
 }
 
 // Sums the bytes of equal resources (`tree`: a multicast tree, each link carries the data once).
@@ -96,16 +118,21 @@ void write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, con
   const Planes ps = planes_of(s, st, first_plane_only);
   const double share = bytes / ps.count;
   PathLatency worst;
-  Loads loads;
+  thread_local Loads loads;   // reused: a multicast to N GPUs lists ~N+2 links
+  loads.clear();
   // A multicast is one tree: all its leaf-to-leaf branches cross one spine (ECMP on the sender).
   const int spine = st.dsts.size() > 1 ? ecmp_pick(st.initiator, kNoNode, s.spines) : -1;
   for (int p = ps.first; p < ps.end; ++p) {
+    int last[4] = {-1, -1, -1, -1};
     for (const auto& d : st.dsts) {
       const NodeId to = s.buffers[d.buffer].node;
       if (to == st.initiator) continue;
-      add_route(s, rm, st.initiator, to, p, share, loads, spine);
+      int hops = 0;
+      add_tree_route(s, rm, st.initiator, to, p, share, loads, spine, last, hops);
       if (p == ps.first) {
-        const PathLatency l = path_latency(cfg, s, st.initiator, to, p);
+        PathLatency l;   // path_latency's, from the hop count (to != initiator)
+        l.link_ns = (hops - 1) * cfg.links.latency_ns;
+        l.switch_ns = std::max(0, hops - 2) * cfg.sw.latency_ns;
         if (l.total() > worst.total()) worst = l;
       }
     }
@@ -155,7 +182,8 @@ void accel_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm
   const Planes ps = planes_of(s, st, first_plane_only);
   const double share = 1.0 / ps.count;
   PathLatency up, down;
-  Loads loads;
+  thread_local Loads loads;   // reused: a multicast to N GPUs lists ~N+2 links
+  loads.clear();
   double in_plain = 0;
   for (const auto& r : st.srcs) in_plain += plain_bytes(s, r);
   for (int p = ps.first; p < ps.end; ++p) {
@@ -165,15 +193,12 @@ void accel_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm
     for (const auto& r : st.srcs) {
       const NodeId from = s.buffers[r.buffer].node;
       if (from == to && st.srcs.size() == 1) continue;
-      add_route(s, rm, from, red, p, static_cast<double>(region_bytes(s, r)) * share, loads);
-      if (p == ps.first) {
-        const PathLatency l = path_latency(cfg, s, from, red, p);
-        if (l.total() > up.total()) up = l;
-      }
+      const PathLatency l = add_route(cfg, s, rm, from, red, p, static_cast<double>(region_bytes(s, r)) * share, loads);
+      if (p == ps.first && l.total() > up.total()) up = l;
     }
     if (red != to) {
-      add_route(s, rm, red, to, p, static_cast<double>(region_bytes(s, st.dsts[0])) * share, loads);
-      if (p == ps.first) down = path_latency(cfg, s, red, to, p);
+      const PathLatency l = add_route(cfg, s, rm, red, to, p, static_cast<double>(region_bytes(s, st.dsts[0])) * share, loads);
+      if (p == ps.first) down = l;
     }
     book(cfg, s, rm, loads, false, factor, c);
     if (reduce_in_switch)

@@ -86,21 +86,21 @@ WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency) {
   // On the sweep's own thread count: `--threads 1` means one core throughout.
   tbb::task_arena arena(static_cast<int>(std::max<std::size_t>(1, concurrency)));
   arena.execute([&] {
-  tbb::parallel_for(std::uint64_t{0}, sample, [&](std::uint64_t j) {
-    // Last sample first: sizes are the innermost axis in most specs, and growing
-    // points done last left one core alone at the end.
-    const std::uint64_t k = sample - 1 - j;
-    try {
-      const ResolvedPoint p = resolve(k * total / sample);
-      if (spec.kind == PointKind::Quant) {
-        w[k] = quant_work(p.config, {p.algorithm}, p.collective);
-      } else {
-        w[k] = estimate(p.config, parse_algorithm(p.algorithm), p.collective, parse_engine(p.engine));
+    tbb::parallel_for(std::uint64_t{0}, sample, [&](std::uint64_t j) {
+      // Last sample first: sizes are the innermost axis in most specs, and growing
+      // points done last left one core alone at the end.
+      const std::uint64_t k = sample - 1 - j;
+      try {
+        const ResolvedPoint p = resolve(k * total / sample);
+        if (spec.kind == PointKind::Quant) {
+          w[k] = quant_work(p.config, {p.algorithm}, p.collective);
+        } else {
+          w[k] = estimate(p.config, parse_algorithm(p.algorithm), p.collective, parse_engine(p.engine));
+        }
+      } catch (const Error&) {
+        // skipped by the sweep as well
       }
-    } catch (const Error&) {
-      // skipped by the sweep as well
-    }
-  });
+    });
   });
   WorkEstimate t = total_work(w, concurrency);
   const double scale = static_cast<double>(total) / static_cast<double>(sample);

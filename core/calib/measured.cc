@@ -271,7 +271,7 @@ void long_layout_time(MeasuredRow& r, const std::string& metric, const std::stri
                       const std::string& origin, int ln) {
   double v = 0;
   if (!parse_double(value, v) || !(v > 0)) fail(origin, ln, fmt::format("value: '{}' is not a positive number", value));
-  if (metric == "time" || metric == "latency" || metric == "time_us") {
+  if (metric == "time" || metric == "latency") {
     static const std::map<std::string, double> to_us = {{"ns", 1e-3}, {"us", 1}, {"ms", 1e3}, {"s", 1e6}};
     const auto it = to_us.find(unit);
     if (it == to_us.end())

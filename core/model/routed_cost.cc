@@ -27,33 +27,33 @@ Planes planes_of(const Schedule& s, const Step& st, bool first_plane_only) {
 // Bytes per resource, merged: several routes may share a link.
 using Loads = std::vector<std::pair<int, double>>;
 
-// Returns the route's latency (path_latency's, without routing again: the hop count
-// does not depend on the spine ECMP picks).
-PathLatency add_route(const Config& cfg, const Schedule& s, const ResourceMap& rm, NodeId a, NodeId b, int plane,
-                      double bytes, Loads& out, int spine = -1) {
-  NodeId path[5];
-  const int n = s.route(a, b, plane, path, spine);
-  for (int k = 0; k + 1 < n; ++k) out.emplace_back(link_resource(s, rm, path[k], path[k + 1], plane), bytes);
+// The latency of a route of `nodes` nodes from a to b (none when a == b).
+PathLatency route_latency(const Config& cfg, NodeId a, NodeId b, int nodes) {
   PathLatency l;
   if (a == b) return l;
-  l.link_ns = (n - 1) * cfg.links.latency_ns;
-  l.switch_ns = std::max(0, n - 2) * cfg.sw.latency_ns;
+  l.link_ns = (nodes - 1) * cfg.links.latency_ns;
+  l.switch_ns = std::max(0, nodes - 2) * cfg.sw.latency_ns;
   return l;
 }
 
-// A multicast tree's routes, each link listed once: the destinations' routes share
-// their first hops (the sender's port, its leaf's uplink) and, for neighbours at one
-// leaf, the spine's downlink. `last[k]` is the link the previous route used at hop k.
-void add_tree_route(const Schedule& s, const ResourceMap& rm, NodeId a, NodeId b, int plane, double bytes,
-                    Loads& out, int spine, int (&last)[4], int& hops) {
+// Lists the route's links in `out` and returns its latency (path_latency's, without
+// routing again: the hop count does not depend on the spine ECMP picks). With
+// `last` (a multicast tree), a link the previous route used at the same hop is not
+// listed again: the destinations' routes share their first hops (the sender's port,
+// its leaf's uplink) and, for neighbours at one leaf, the spine's downlink.
+PathLatency add_route(const Config& cfg, const Schedule& s, const ResourceMap& rm, NodeId a, NodeId b, int plane,
+                      double bytes, Loads& out, int spine = -1, int (*last)[4] = nullptr) {
   NodeId path[5];
-  hops = s.route(a, b, plane, path, spine);
-  for (int k = 0; k + 1 < hops; ++k) {
+  const int n = s.route(a, b, plane, path, spine);
+  for (int k = 0; k + 1 < n; ++k) {
     const int r = link_resource(s, rm, path[k], path[k + 1], plane);
-    if (r == last[k]) continue;
-    last[k] = r;
+    if (last) {
+      if (r == (*last)[k]) continue;
+      (*last)[k] = r;
+    }
     out.emplace_back(r, bytes);
   }
+  return route_latency(cfg, a, b, n);
 }
 
 // Sums the bytes of equal resources (`tree`: a multicast tree, each link carries the data once).
@@ -74,13 +74,9 @@ void book(const Config& cfg, const Schedule& s, const ResourceMap& rm, Loads& lo
 }  // namespace
 
 PathLatency path_latency(const Config& cfg, const Schedule& s, NodeId a, NodeId b, int plane) {
-  PathLatency l;
-  if (a == b) return l;
+  if (a == b) return {};
   NodeId path[5];
-  const int n = s.route(a, b, plane, path);
-  l.link_ns = (n - 1) * cfg.links.latency_ns;
-  l.switch_ns = std::max(0, n - 2) * cfg.sw.latency_ns;
-  return l;
+  return route_latency(cfg, a, b, s.route(a, b, plane, path));
 }
 
 int link_resource(const Schedule& s, const ResourceMap& rm, NodeId a, NodeId b, int plane) {
@@ -127,14 +123,8 @@ void write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, con
     for (const auto& d : st.dsts) {
       const NodeId to = s.buffers[d.buffer].node;
       if (to == st.initiator) continue;
-      int hops = 0;
-      add_tree_route(s, rm, st.initiator, to, p, share, loads, spine, last, hops);
-      if (p == ps.first) {
-        PathLatency l;   // path_latency's, from the hop count (to != initiator)
-        l.link_ns = (hops - 1) * cfg.links.latency_ns;
-        l.switch_ns = std::max(0, hops - 2) * cfg.sw.latency_ns;
-        if (l.total() > worst.total()) worst = l;
-      }
+      const PathLatency l = add_route(cfg, s, rm, st.initiator, to, p, share, loads, spine, &last);
+      if (p == ps.first && l.total() > worst.total()) worst = l;
     }
     book(cfg, s, rm, loads, true, factor, c);
   }

@@ -1,6 +1,5 @@
 #include "sweep/builders.h"
 
-#include "sweep/sweep_internal.h"
 
 namespace scin {
 
@@ -77,10 +76,10 @@ SweepSpec config_sweep(const Config& cfg, const CollectiveGrid& g) {
 }
 
 std::vector<ResolvedPoint> resolve_points(const SweepSpec& spec) {
-  auto c = sweep_detail::compile(spec, false);
+  const PointResolver resolve(spec);
   std::vector<ResolvedPoint> out;
-  out.reserve(c->total);
-  for (std::uint64_t i = 0; i < c->total; ++i) out.push_back(sweep_detail::resolve(*c, i));
+  out.reserve(resolve.size());
+  for (std::uint64_t i = 0; i < resolve.size(); ++i) out.push_back(resolve(i));
   return out;
 }
 

@@ -461,10 +461,7 @@ json point_axes(const SweepSpec& s, std::uint64_t index) {
   return out;
 }
 
-ResolvedPoint resolve_point(const SweepSpec& s, std::uint64_t index) {
-  auto c = sweep_detail::compile(s, false);
-  return sweep_detail::resolve(*c, index);
-}
+ResolvedPoint resolve_point(const SweepSpec& s, std::uint64_t index) { return PointResolver(s)(index); }
 
 PointResolver::PointResolver(const SweepSpec& s) : c_(sweep_detail::compile(s, false)) {}
 PointResolver::~PointResolver() = default;

@@ -101,6 +101,9 @@ void build_ring_q(Builder& b) {
   const Format q = codec_format(b.cfg.quant.codec);
   s.variant = fmt::format("{} G={}", to_string(b.cfg.quant.codec), b.cfg.quant.block_elems);
   auto chunks = split(s.elems, n, b.align());
+  // n launches, 2 steps per rank per reduce-scatter hop, n quantise-sum steps,
+  // n(n-1) gather sends and n dequantise steps: one allocation.
+  s.steps.reserve(3 * static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
   std::vector<BufferId> partial, qtx, qout;
   for (int r = 0; r < n; ++r) {
     partial.push_back(b.buffer("partial", r, s.elems, Format::Fp32));

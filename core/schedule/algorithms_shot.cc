@@ -11,6 +11,8 @@ void build_one_shot(Builder& b) {
   Schedule& s = b.s;
   const int n = b.n();
   const Span all{0, s.elems};
+  // n launches, n(n-1) pushes and flags, n waits, n reductions: one allocation.
+  s.steps.reserve(static_cast<std::size_t>(n) * (2 * static_cast<std::size_t>(n) + 1));
   std::vector<BufferId> scratch;
   for (int r = 0; r < n; ++r) scratch.push_back(b.buffer("scratch", r, s.elems * n, b.data_format));
   std::vector<StepId> launches;
@@ -54,6 +56,9 @@ void build_two_shot(Builder& b, bool quantised) {
                             })->count;
   // Slots of a quantised scratch buffer start on whole blocks.
   if (quantised) shard_max = (shard_max + b.align() - 1) / b.align() * b.align();
+  // n launches, 2n(n-1) pushes and flags per phase, 3n waits and reductions,
+  // and with quantisation n quantise and n dequantise steps: one allocation.
+  s.steps.reserve(4 * static_cast<std::size_t>(n) * static_cast<std::size_t>(n) + (quantised ? 2 * static_cast<std::size_t>(n) : 0));
   std::vector<BufferId> scratch, qin, gather;
   for (int r = 0; r < n; ++r) {
     scratch.push_back(b.buffer("scratch", r, shard_max * n, wire));

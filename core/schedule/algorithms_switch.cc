@@ -21,6 +21,8 @@ void build_nvls(Builder& b) {
   const NodeId sw0 = s.switch_node(0);
   auto shards = split(s.elems, n);
   const int chunks = nvls_chunks(s);
+  // n launches, 2n steps per barrier, 2 per chunk per rank: one allocation.
+  s.steps.reserve(5 * static_cast<std::size_t>(n) + 2 * static_cast<std::size_t>(n) * static_cast<std::size_t>(chunks));
   std::vector<BufferId> reg;
   for (int r = 0; r < n; ++r) reg.push_back(b.buffer("ld_reduce", r, s.elems, b.data_format));
   auto barrier = [&](const std::vector<StepId>& before, const char* what) {
@@ -119,6 +121,17 @@ void build_scin(Builder& b, bool inq) {
   if (inq) s.variant = fmt::format("{} G={}", to_string(b.cfg.quant.codec), b.cfg.quant.block_elems);
   const std::uint64_t align = inq ? b.align() : 1;
   auto stripes = split(s.elems, planes, align);
+  {
+    // Per plane 3n + 2 sync steps and 2 (INQ: 3) per wave; n waits (INQ: and
+    // n dequantise steps, n launches and n quantise steps per wave): one allocation.
+    const auto un = static_cast<std::size_t>(n);
+    std::size_t steps = un * (inq ? 3 : 1);
+    for (const Span& st : stripes) {
+      const auto w = static_cast<std::size_t>(scin_chunks(b.cfg, st.count));
+      steps += 3 * un + 2 + w * (inq ? 3 + un : 2);
+    }
+    s.steps.reserve(steps);
+  }
 
   std::vector<BufferId> qin, qout;
   const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised(static_cast<std::size_t>(n));

@@ -129,3 +129,27 @@ BENCHMARK(BM_DefaultRun)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring, "ring")->Args({72, 1 << 20})->Args({576, 1 << 20})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring_32_leaves, "ring", 32)->Args({1024, 1 << 20})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, nvls, "nvls")->Args({72, 256 << 20})->Args({576, 256 << 20})->Unit(benchmark::kMillisecond);
+
+// ---------------------------------------------------------------- issue 14: small points at 8 GPUs
+// One point (simulate() on the analytic engine: compile + evaluate) of every
+// algorithm of hgx-h200-8 at 8 B, 64 KiB, 1 MiB, 64 MiB and 1 GiB per rank.
+// Target (issue 14): <= 50 us CPU per point (docs/performance.md section 14).
+namespace {
+void BM_Point8(benchmark::State& state, const char* algo) {
+  const scin::Config cfg = scin::load_preset("hgx-h200-8");
+  const scin::Algorithm id = scin::parse_algorithm(algo);
+  const scin::Collective coll{static_cast<std::uint64_t>(state.range(0)), scin::DType::Bf16};
+  for (auto _ : state) benchmark::DoNotOptimize(scin::simulate(cfg, id, coll, scin::EngineId::Analytic).time_ns);
+}
+}  // namespace
+#define SCIN_POINT8(name, algo)                                                                          \
+  BENCHMARK_CAPTURE(BM_Point8, name, algo)->Arg(8)->Arg(64 << 10)->Arg(1 << 20)->Arg(64 << 20)->Arg(1 << 30) \
+      ->Unit(benchmark::kMicrosecond)
+SCIN_POINT8(ring, "ring");
+SCIN_POINT8(one_shot, "one-shot");
+SCIN_POINT8(two_shot, "two-shot");
+SCIN_POINT8(nvls, "nvls");
+SCIN_POINT8(scin, "scin");
+SCIN_POINT8(scin_inq, "scin-inq");
+SCIN_POINT8(ring_q8, "ring-q8");
+SCIN_POINT8(two_shot_q8, "two-shot-q8");

@@ -8,6 +8,7 @@
 #include "base/units.h"
 #include "engines/analytic/analytic.h"
 #include "fabric/params.h"
+#include "schedule/compile_options.h"
 
 namespace scin {
 
@@ -87,6 +88,11 @@ bool resolve_ring_alike(const Config& cfg, const Collective& c, const RunContext
 // schedule_for()); otherwise the ring may be timed without one.
 Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx, bool need_schedule) {
   Resolved out{cfg, {}, {}, false, {}};
+  // Without a caller that shows steps, the schedule is only timed: no labels.
+  const CompileOptions opt{need_schedule};
+  auto compile = [&](const Config& at, Algorithm a, const Collective& coll, const RunContext& x) {
+    return scin::compile(at, a, coll, x, opt);
+  };
   const bool auto_protocol = info(algo).ring_protocol && cfg.ring.protocol == RingProtocol::Auto;
   if (algo == Algorithm::Ring && (auto_protocol || !need_schedule)) {
     Resolved alike = out;

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "schedule/builder.h"
+#include "schedule/compile_options.h"
 
 namespace scin {
 namespace {
@@ -146,9 +147,15 @@ void check_compilable(const Config& cfg, Algorithm algo) {
 Schedule compile(const Config& cfg, Algorithm algo, const Collective& c) { return compile(cfg, algo, c, RunContext{}); }
 
 Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx) {
+  return compile(cfg, algo, c, ctx, CompileOptions{});
+}
+
+Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx,
+                 const CompileOptions& opt) {
   const AlgorithmInfo& a = info(algo);
   check_compilable(cfg, algo);
   build::Builder b(cfg, a.name, c);
+  b.labels = opt.labels;
   if (ctx.stop.stop_possible()) b.ctx = &ctx;
   a.build(b);
   check_schedule(b.s, b.ctx);

@@ -35,13 +35,17 @@ void build_ring(Builder& b, RingProtocol proto) {
   // step list instead of regrowth (which copies every step and, at hundreds of
   // GPUs, holds two lists of hundreds of MB at once).
   s.steps.reserve(static_cast<std::size_t>(n) * (2 * static_cast<std::size_t>(n) - 1));
-  for (int r = 0; r < n; ++r) b.add(f.launch(r));
+  for (int r = 0; r < n; ++r) {
+    Step l = f.launch(r);
+    if (!b.labels) l.label.clear();
+    b.add(std::move(l));
+  }
   for (int t = 0; t < f.sends(); ++t)
     for (int r = 0; r < n; ++r) {
       Step st = f.send(r, t);
       const auto deps = f.send_deps(r, t);
       st.deps.assign(deps.begin(), deps.end());
-      st.label = f.send_label(r, t);
+      if (b.labels) st.label = f.send_label(r, t);
       b.add(std::move(st));  // (polls the stop token)
     }
 }
@@ -97,6 +101,9 @@ void build_ring_q(Builder& b) {
   const Format q = codec_format(b.cfg.quant.codec);
   s.variant = fmt::format("{} G={}", to_string(b.cfg.quant.codec), b.cfg.quant.block_elems);
   auto chunks = split(s.elems, n, b.align());
+  // n launches, 2 steps per rank per reduce-scatter hop, n quantise-sum steps,
+  // n(n-1) gather sends and n dequantise steps: one allocation.
+  s.steps.reserve(3 * static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
   std::vector<BufferId> partial, qtx, qout;
   for (int r = 0; r < n; ++r) {
     partial.push_back(b.buffer("partial", r, s.elems, Format::Fp32));
@@ -118,10 +125,10 @@ void build_ring_q(Builder& b) {
       const int to = (r + 1) % n;
       Region from = at(k == 0 ? s.input[r] : partial[r], chunks[c]);
       StepId qz = b.compute(r, DataOp::Copy, {from}, at(qtx[r], chunks[c]), Unit::AccelSm,
-                            {last[r], sent[r]}, fmt::format("quantise rs[{}] r{} chunk {}", k, r, c));
+                            {last[r], sent[r]}, b.label("quantise rs[{}] r{} chunk {}", k, r, c));
       StepId id = send(r, DataOp::Reduce, {at(qtx[r], chunks[c]), at(s.input[to], chunks[c])},
                        at(partial[to], chunks[c]), {qz, launches[to]},
-                       fmt::format("rs[{}] r{}->r{} chunk {}", k, r, to, c));
+                       b.label("rs[{}] r{}->r{} chunk {}", k, r, to, c));
       delivered[to] = id;
       sent[r] = id;
     }
@@ -132,7 +139,7 @@ void build_ring_q(Builder& b) {
   for (int r = 0; r < n; ++r) {
     const int c = (r + 1) % n;
     ready[r] = b.compute(r, DataOp::Copy, {at(partial[r], chunks[c])}, at(qout[r], chunks[c]),
-                         Unit::AccelSm, {last[r]}, fmt::format("quantise sum r{} chunk {}", r, c));
+                         Unit::AccelSm, {last[r]}, b.label("quantise sum r{} chunk {}", r, c));
   }
   last = ready;
   for (int j = 0; j < n - 1; ++j) {
@@ -141,7 +148,7 @@ void build_ring_q(Builder& b) {
       const int c = ((r + 1 - j) % n + n) % n;
       const int to = (r + 1) % n;
       StepId id = send(r, DataOp::Copy, {at(qout[r], chunks[c])}, at(qout[to], chunks[c]),
-                       {last[r], sent[r], launches[to]}, fmt::format("ag[{}] r{}->r{} chunk {}", j, r, to, c));
+                       {last[r], sent[r], launches[to]}, b.label("ag[{}] r{}->r{} chunk {}", j, r, to, c));
       delivered[to] = id;
       sent[r] = id;
     }
@@ -149,7 +156,7 @@ void build_ring_q(Builder& b) {
   }
   for (int r = 0; r < n; ++r)
     b.compute(r, DataOp::Copy, {at(qout[r], {0, s.elems})}, at(s.output[r], {0, s.elems}),
-              Unit::AccelSm, {last[r], sent[r]}, fmt::format("dequantise r{}", r));
+              Unit::AccelSm, {last[r], sent[r]}, b.label("dequantise r{}", r));
 }
 
 

@@ -11,6 +11,8 @@ void build_one_shot(Builder& b) {
   Schedule& s = b.s;
   const int n = b.n();
   const Span all{0, s.elems};
+  // n launches, n(n-1) pushes and flags, n waits, n reductions: one allocation.
+  s.steps.reserve(static_cast<std::size_t>(n) * (2 * static_cast<std::size_t>(n) + 1));
   std::vector<BufferId> scratch;
   for (int r = 0; r < n; ++r) scratch.push_back(b.buffer("scratch", r, s.elems * n, b.data_format));
   std::vector<StepId> launches;
@@ -20,19 +22,19 @@ void build_one_shot(Builder& b) {
     for (int j = 0; j < n; ++j) {
       if (j == r) continue;
       StepId w = b.push(r, at(s.input[r], all), Region{scratch[j], static_cast<std::uint64_t>(r) * s.elems, s.elems},
-                        {launches[r], launches[j]}, fmt::format("push r{}->r{}", r, j));
-      arrived[j].push_back(b.signal(r, j, Unit::AccelSm, {w}, fmt::format("flag r{}->r{}", r, j)));
+                        {launches[r], launches[j]}, b.label("push r{}->r{}", r, j));
+      arrived[j].push_back(b.signal(r, j, Unit::AccelSm, {w}, b.label("flag r{}->r{}", r, j)));
     }
   for (int j = 0; j < n; ++j) {
     auto deps = arrived[j];
     deps.push_back(launches[j]);
-    StepId w = b.wait(j, Unit::AccelSm, deps, fmt::format("wait r{}", j));
+    StepId w = b.wait(j, Unit::AccelSm, deps, b.label("wait r{}", j));
     std::vector<Region> srcs;
     for (int r = 0; r < n; ++r)
       srcs.push_back(r == j ? at(s.input[j], all)
                             : Region{scratch[j], static_cast<std::uint64_t>(r) * s.elems, s.elems});
     b.compute(j, DataOp::Reduce, srcs, at(s.output[j], all), Unit::AccelSm, {w},
-              fmt::format("reduce r{}", j));
+              b.label("reduce r{}", j));
   }
 }
 
@@ -54,6 +56,9 @@ void build_two_shot(Builder& b, bool quantised) {
                             })->count;
   // Slots of a quantised scratch buffer start on whole blocks.
   if (quantised) shard_max = (shard_max + b.align() - 1) / b.align() * b.align();
+  // n launches, 2n(n-1) pushes and flags per phase, 3n waits and reductions,
+  // and with quantisation n quantise and n dequantise steps: one allocation.
+  s.steps.reserve(4 * static_cast<std::size_t>(n) * static_cast<std::size_t>(n) + (quantised ? 2 * static_cast<std::size_t>(n) : 0));
   std::vector<BufferId> scratch, qin, gather;
   for (int r = 0; r < n; ++r) {
     scratch.push_back(b.buffer("scratch", r, shard_max * n, wire));
@@ -67,7 +72,7 @@ void build_two_shot(Builder& b, bool quantised) {
     StepId l = b.launch(r);
     if (quantised)
       l = b.compute(r, DataOp::Copy, {at(s.input[r], {0, s.elems})}, at(qin[r], {0, s.elems}),
-                    Unit::AccelSm, {l}, fmt::format("quantise r{}", r));
+                    Unit::AccelSm, {l}, b.label("quantise r{}", r));
     ready.push_back(l);
   }
   auto slot = [&](int owner, int from) {
@@ -78,20 +83,20 @@ void build_two_shot(Builder& b, bool quantised) {
     for (int j = 0; j < n; ++j) {
       if (j == r) continue;
       StepId w = b.push(r, at(quantised ? qin[r] : s.input[r], shards[j]), slot(j, r), {ready[r], ready[j]},
-                        fmt::format("rs r{}->r{} shard {}", r, j, j));
-      arrived[j].push_back(b.signal(r, j, Unit::AccelSm, {w}, fmt::format("rs flag r{}->r{}", r, j)));
+                        b.label("rs r{}->r{} shard {}", r, j, j));
+      arrived[j].push_back(b.signal(r, j, Unit::AccelSm, {w}, b.label("rs flag r{}->r{}", r, j)));
     }
   std::vector<StepId> reduced;
   for (int j = 0; j < n; ++j) {
     auto deps = arrived[j];
     deps.push_back(ready[j]);
-    StepId w = b.wait(j, Unit::AccelSm, deps, fmt::format("rs wait r{}", j));
+    StepId w = b.wait(j, Unit::AccelSm, deps, b.label("rs wait r{}", j));
     std::vector<Region> srcs;
     for (int r = 0; r < n; ++r)
       srcs.push_back(r == j ? at(quantised ? qin[j] : s.input[j], shards[j]) : slot(j, r));
     Region dst = at(quantised ? gather[j] : s.output[j], shards[j]);
     reduced.push_back(b.compute(j, DataOp::Reduce, srcs, dst, Unit::AccelSm, {w},
-                                fmt::format("reduce shard {} r{}", j, j)));
+                                b.label("reduce shard {} r{}", j, j)));
   }
   std::vector<std::vector<StepId>> gathered(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j)
@@ -100,16 +105,16 @@ void build_two_shot(Builder& b, bool quantised) {
       BufferId from = quantised ? gather[j] : s.output[j];
       BufferId to = quantised ? gather[r] : s.output[r];
       StepId w = b.push(j, at(from, shards[j]), at(to, shards[j]), {reduced[j]},
-                        fmt::format("ag r{}->r{} shard {}", j, r, j));
-      gathered[r].push_back(b.signal(j, r, Unit::AccelSm, {w}, fmt::format("ag flag r{}->r{}", j, r)));
+                        b.label("ag r{}->r{} shard {}", j, r, j));
+      gathered[r].push_back(b.signal(j, r, Unit::AccelSm, {w}, b.label("ag flag r{}->r{}", j, r)));
     }
   for (int r = 0; r < n; ++r) {
     auto deps = gathered[r];
     deps.push_back(reduced[r]);
-    StepId w = b.wait(r, Unit::AccelSm, deps, fmt::format("ag wait r{}", r));
+    StepId w = b.wait(r, Unit::AccelSm, deps, b.label("ag wait r{}", r));
     if (quantised)
       b.compute(r, DataOp::Copy, {at(gather[r], {0, s.elems})}, at(s.output[r], {0, s.elems}),
-                Unit::AccelSm, {w}, fmt::format("dequantise r{}", r));
+                Unit::AccelSm, {w}, b.label("dequantise r{}", r));
   }
 }
 

@@ -21,15 +21,17 @@ void build_nvls(Builder& b) {
   const NodeId sw0 = s.switch_node(0);
   auto shards = split(s.elems, n);
   const int chunks = nvls_chunks(s);
+  // n launches, 2n steps per barrier, 2 per chunk per rank: one allocation.
+  s.steps.reserve(5 * static_cast<std::size_t>(n) + 2 * static_cast<std::size_t>(n) * static_cast<std::size_t>(chunks));
   std::vector<BufferId> reg;
   for (int r = 0; r < n; ++r) reg.push_back(b.buffer("ld_reduce", r, s.elems, b.data_format));
   auto barrier = [&](const std::vector<StepId>& before, const char* what) {
     std::vector<StepId> arrives;
     for (int r = 0; r < n; ++r)
-      arrives.push_back(b.signal(r, sw0, Unit::NvlsReduce, {before[r]}, fmt::format("{} arrive r{}", what, r)));
+      arrives.push_back(b.signal(r, sw0, Unit::NvlsReduce, {before[r]}, b.label("{} arrive r{}", what, r)));
     std::vector<StepId> waits;
     for (int r = 0; r < n; ++r)
-      waits.push_back(b.wait(r, Unit::NvlsReduce, arrives, fmt::format("{} wait r{}", what, r)));
+      waits.push_back(b.wait(r, Unit::NvlsReduce, arrives, b.label("{} wait r{}", what, r)));
     return waits;
   };
   std::vector<StepId> launches;
@@ -52,9 +54,9 @@ void build_nvls(Builder& b) {
       std::vector<StepId> deps = {start[i]};
       if (c >= 2) deps.push_back(stores[static_cast<std::size_t>(c - 2)]);
       StepId l = b.read(i, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(reg[i], span),
-                        std::move(deps), fmt::format("ld_reduce r{} shard {} chunk {}", i, i, c));
+                        std::move(deps), b.label("ld_reduce r{} shard {} chunk {}", i, i, c));
       stores.push_back(b.multicast(i, kAllPlanes, Unit::NvlsReduce, at(reg[i], span), std::move(dsts), {l},
-                                   fmt::format("multimem.st r{} shard {} chunk {}", i, i, c)));
+                                   b.label("multimem.st r{} shard {} chunk {}", i, i, c)));
       done[i] = stores.back();
     }
   }
@@ -95,7 +97,7 @@ Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uin
       for (int w = 0; w < chunks; ++w) {
         Span g = sub(stripes[p], waves[w]);
         prev = b.compute(r, DataOp::Copy, {at(s.input[r], g)}, at(qin[r], g), Unit::AccelSm, {prev},
-                         fmt::format("quantise r{} plane {} wave {}", r, p, w));
+                         b.label("quantise r{} plane {} wave {}", r, p, w));
         quantised[r][p].push_back(prev);
       }
     }
@@ -119,6 +121,17 @@ void build_scin(Builder& b, bool inq) {
   if (inq) s.variant = fmt::format("{} G={}", to_string(b.cfg.quant.codec), b.cfg.quant.block_elems);
   const std::uint64_t align = inq ? b.align() : 1;
   auto stripes = split(s.elems, planes, align);
+  {
+    // Per plane 3n + 2 sync steps and 2 (INQ: 3) per wave; n waits (INQ: and
+    // n dequantise steps, n launches and n quantise steps per wave): one allocation.
+    const auto un = static_cast<std::size_t>(n);
+    std::size_t steps = un * (inq ? 3 : 1);
+    for (const Span& st : stripes) {
+      const auto w = static_cast<std::size_t>(scin_chunks(b.cfg, st.count));
+      steps += 3 * un + 2 + w * (inq ? 3 + un : 2);
+    }
+    s.steps.reserve(steps);
+  }
 
   std::vector<BufferId> qin, qout;
   const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised(static_cast<std::size_t>(n));
@@ -135,9 +148,9 @@ void build_scin(Builder& b, bool inq) {
       if (inq) deps.push_back(quantised[r][p][0]);
       // Without INQ the Arrive is a stream memory op; with INQ it is written by the quantise kernel.
       arrives.push_back(b.signal(r, sw, inq ? Unit::AccelSm : Unit::IsaReduce, deps,
-                                 fmt::format("arrive r{} -> isa{}", r, p)));
+                                 b.label("arrive r{} -> isa{}", r, p)));
     }
-    StepId go = b.wait(sw, Unit::IsaReduce, arrives, fmt::format("isa{} counter", p));
+    StepId go = b.wait(sw, Unit::IsaReduce, arrives, b.label("isa{} counter", p));
     const int chunks = scin_chunks(b.cfg, stripe.count);
     auto waves = split(stripe.count, chunks, align);
     const int in_flight = isa.waves;
@@ -157,29 +170,29 @@ void build_scin(Builder& b, bool inq) {
       if (inq)
         for (int j = 0; j < n; ++j) deps.push_back(quantised[j][p][w]);
       StepId r = b.read(sw, sw, DataOp::Reduce, Unit::IsaReduce, std::move(srcs), at(acc, local), std::move(deps),
-                        fmt::format("isa{} read+reduce wave {}", p, w));
+                        b.label("isa{} read+reduce wave {}", p, w));
       BufferId out_src = acc;
       if (inq) {
         r = b.compute(sw, DataOp::Copy, {at(acc, local)}, at(qacc, local), Unit::IsaInq, {r},
-                      fmt::format("isa{} requantise wave {}", p, w));
+                      b.label("isa{} requantise wave {}", p, w));
         out_src = qacc;
       }
       writes.push_back(b.multicast(sw, sw, Unit::IsaReduce, at(out_src, local), std::move(dsts), {r},
-                                   fmt::format("isa{} multicast wave {}", p, w)));
+                                   b.label("isa{} multicast wave {}", p, w)));
     }
     // Write acks come back from every accelerator once its writes have landed.
     std::vector<StepId> acks;
     for (int r = 0; r < n; ++r)
-      acks.push_back(b.signal(r, sw, Unit::None, writes, fmt::format("write ack r{} -> isa{}", r, p)));
-    StepId all_acked = b.wait(sw, Unit::IsaReduce, acks, fmt::format("isa{} acks", p));
+      acks.push_back(b.signal(r, sw, Unit::None, writes, b.label("write ack r{} -> isa{}", r, p)));
+    StepId all_acked = b.wait(sw, Unit::IsaReduce, acks, b.label("isa{} acks", p));
     for (int r = 0; r < n; ++r)
-      flags[r].push_back(b.signal(sw, r, Unit::IsaReduce, {all_acked}, fmt::format("isa{} flag -> r{}", p, r)));
+      flags[r].push_back(b.signal(sw, r, Unit::IsaReduce, {all_acked}, b.label("isa{} flag -> r{}", p, r)));
   }
   for (int r = 0; r < n; ++r) {
-    StepId w = b.wait(r, inq ? Unit::AccelSm : Unit::IsaReduce, flags[r], fmt::format("wait flag r{}", r));
+    StepId w = b.wait(r, inq ? Unit::AccelSm : Unit::IsaReduce, flags[r], b.label("wait flag r{}", r));
     if (inq)
       b.compute(r, DataOp::Copy, {at(qout[r], {0, s.elems})}, at(s.output[r], {0, s.elems}),
-                Unit::AccelSm, {w}, fmt::format("dequantise r{}", r));
+                Unit::AccelSm, {w}, b.label("dequantise r{}", r));
   }
 }
 

@@ -13,10 +13,10 @@ std::vector<StepId> tier_barrier(Builder& b, const std::vector<StepId>& before, 
   const NodeId counter = b.s.spine_node(0, 0);
   std::vector<StepId> arrives;
   for (int r = 0; r < b.n(); ++r)
-    arrives.push_back(b.signal(r, counter, Unit::NvlsReduce, {before[r]}, fmt::format("{} arrive r{}", what, r)));
+    arrives.push_back(b.signal(r, counter, Unit::NvlsReduce, {before[r]}, b.label("{} arrive r{}", what, r)));
   std::vector<StepId> waits;
   for (int r = 0; r < b.n(); ++r)
-    waits.push_back(b.wait(r, Unit::NvlsReduce, arrives, fmt::format("{} wait r{}", what, r)));
+    waits.push_back(b.wait(r, Unit::NvlsReduce, arrives, b.label("{} wait r{}", what, r)));
   return waits;
 }
 }  // namespace
@@ -67,7 +67,7 @@ void build_nvls_tiers(Builder& b) {
       std::vector<StepId> deps = {start[r]};
       if (c >= kChunksInFlight) deps.push_back(stores[r][static_cast<std::size_t>(c - kChunksInFlight)]);
       stage1[r].push_back(b.read(r, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(leaf_sum[r], chunk),
-                                 std::move(deps), fmt::format("ld_reduce leaf r{} shard {} chunk {}", r, k, c)));
+                                 std::move(deps), b.label("ld_reduce leaf r{} shard {} chunk {}", r, k, c)));
     }
     for (int r = 0; r < n; ++r) {
       const int leaf = r / m, k = r % m;
@@ -81,9 +81,9 @@ void build_nvls_tiers(Builder& b) {
       }
       for (int j = 0; j < n; ++j) dsts.push_back(at(s.output[j], part));
       StepId red = b.read(r, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(all_sum[r], part),
-                          std::move(deps), fmt::format("ld_reduce spine r{} shard {} chunk {}", r, k, c));
+                          std::move(deps), b.label("ld_reduce spine r{} shard {} chunk {}", r, k, c));
       stores[r].push_back(b.multicast(r, kAllPlanes, Unit::NvlsReduce, at(all_sum[r], part), std::move(dsts), {red},
-                                      fmt::format("multimem.st r{} shard {} chunk {}", r, k, c)));
+                                      b.label("multimem.st r{} shard {} chunk {}", r, k, c)));
       done[r] = stores[r].back();
     }
   }
@@ -142,9 +142,9 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
         std::vector<StepId> deps;
         if (inq) deps.push_back(quantised[r][p][0]);
         arrives.push_back(b.signal(r, sw, inq ? Unit::AccelSm : Unit::IsaReduce, deps,
-                                   fmt::format("arrive r{} -> leaf{}.{}", r, p, l)));
+                                   b.label("arrive r{} -> leaf{}.{}", r, p, l)));
       }
-      go.push_back(b.wait(sw, Unit::IsaReduce, arrives, fmt::format("leaf{}.{} counter", p, l)));
+      go.push_back(b.wait(sw, Unit::IsaReduce, arrives, b.label("leaf{}.{} counter", p, l)));
     }
     const int chunks = scin_chunks(b.cfg, stripe.count);
     auto waves = split(stripe.count, chunks, align);
@@ -165,22 +165,22 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
         }
         if (w >= isa.waves) deps.push_back(writes[l][static_cast<std::size_t>(w - isa.waves)]);
         StepId r = b.read(sw, sw, DataOp::Reduce, Unit::IsaReduce, std::move(srcs), at(lacc[l], local), std::move(deps),
-                          fmt::format("leaf{}.{} read+reduce wave {}", p, l, w));
+                          b.label("leaf{}.{} read+reduce wave {}", p, l, w));
         BufferId up = lacc[l];
         if (inq || uplink_inq) {
           r = b.compute(sw, DataOp::Copy, {at(lacc[l], local)}, at(lq[l], local), Unit::IsaInq, {r},
-                        fmt::format("leaf{}.{} quantise wave {}", p, l, w));
+                        b.label("leaf{}.{} quantise wave {}", p, l, w));
           up = lq[l];
         }
         partials.push_back(at(up, local));
-        ready.push_back(b.signal(sw, spine, Unit::IsaReduce, {r}, fmt::format("leaf{}.{} -> spine{}.{} wave {}", p, l, p, k, w)));
+        ready.push_back(b.signal(sw, spine, Unit::IsaReduce, {r}, b.label("leaf{}.{} -> spine{}.{} wave {}", p, l, p, k, w)));
       }
       StepId red = b.read(spine, spine, DataOp::Reduce, Unit::IsaReduce, std::move(partials), at(sacc[k], local), ready,
-                          fmt::format("spine{}.{} read+reduce wave {}", p, k, w));
+                          b.label("spine{}.{} read+reduce wave {}", p, k, w));
       BufferId out_src = sacc[k];
       if (inq || uplink_inq) {
         red = b.compute(spine, DataOp::Copy, {at(sacc[k], local)}, at(sq[k], local), Unit::IsaInq, {red},
-                        fmt::format("spine{}.{} requantise wave {}", p, k, w));
+                        b.label("spine{}.{} requantise wave {}", p, k, w));
         out_src = sq[k];
       }
       if (uplink_inq) {
@@ -188,21 +188,21 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
         std::vector<Region> dsts;
         for (int l = 0; l < leaves; ++l) dsts.push_back(at(ldown[l], local));
         StepId down = b.multicast(spine, spine, Unit::IsaReduce, at(out_src, local), std::move(dsts), {red},
-                                  fmt::format("spine{}.{} multicast wave {}", p, k, w));
+                                  b.label("spine{}.{} multicast wave {}", p, k, w));
         for (int l = 0; l < leaves; ++l) {
           const NodeId sw = s.leaf_node(p, l);
           StepId dq = b.compute(sw, DataOp::Copy, {at(ldown[l], local)}, at(lout[l], local), Unit::IsaInq, {down},
-                                fmt::format("leaf{}.{} dequantise wave {}", p, l, w));
+                                b.label("leaf{}.{} dequantise wave {}", p, l, w));
           std::vector<Region> out;
           for (int j = 0; j < m; ++j) out.push_back(at(s.output[l * m + j], global));
           writes[l].push_back(b.multicast(sw, sw, Unit::IsaReduce, at(lout[l], local), std::move(out), {dq},
-                                          fmt::format("leaf{}.{} multicast wave {}", p, l, w)));
+                                          b.label("leaf{}.{} multicast wave {}", p, l, w)));
         }
       } else {
         std::vector<Region> dsts;
         for (int j = 0; j < n; ++j) dsts.push_back(at(inq ? qout[j] : s.output[j], global));
         StepId wr = b.multicast(spine, spine, Unit::IsaReduce, at(out_src, local), std::move(dsts), {red},
-                                fmt::format("spine{}.{} multicast wave {}", p, k, w));
+                                b.label("spine{}.{} multicast wave {}", p, k, w));
         for (int l = 0; l < leaves; ++l) writes[l].push_back(wr);
       }
     }
@@ -211,18 +211,18 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
       const NodeId sw = s.leaf_node(p, l);
       std::vector<StepId> acks;
       for (int j = 0; j < m; ++j)
-        acks.push_back(b.signal(l * m + j, sw, Unit::None, writes[l], fmt::format("write ack r{} -> leaf{}.{}", l * m + j, p, l)));
-      StepId all_acked = b.wait(sw, Unit::IsaReduce, acks, fmt::format("leaf{}.{} acks", p, l));
+        acks.push_back(b.signal(l * m + j, sw, Unit::None, writes[l], b.label("write ack r{} -> leaf{}.{}", l * m + j, p, l)));
+      StepId all_acked = b.wait(sw, Unit::IsaReduce, acks, b.label("leaf{}.{} acks", p, l));
       for (int j = 0; j < m; ++j)
         flags[l * m + j].push_back(b.signal(sw, l * m + j, Unit::IsaReduce, {all_acked},
-                                            fmt::format("leaf{}.{} flag -> r{}", p, l, l * m + j)));
+                                            b.label("leaf{}.{} flag -> r{}", p, l, l * m + j)));
     }
   }
   for (int r = 0; r < n; ++r) {
-    StepId w = b.wait(r, inq ? Unit::AccelSm : Unit::IsaReduce, flags[r], fmt::format("wait flag r{}", r));
+    StepId w = b.wait(r, inq ? Unit::AccelSm : Unit::IsaReduce, flags[r], b.label("wait flag r{}", r));
     if (inq)
       b.compute(r, DataOp::Copy, {at(qout[r], {0, s.elems})}, at(s.output[r], {0, s.elems}), Unit::AccelSm, {w},
-                fmt::format("dequantise r{}", r));
+                b.label("dequantise r{}", r));
   }
 }
 

@@ -40,14 +40,14 @@ inline Span sub(const Span& outer, const Span& inner) { return {outer.offset + i
 
 inline Region at(BufferId b, const Span& s) { return {b, s.offset, s.count}; }
 
-/// A kernel launch on `node` (labelled, no deps).
-inline Step launch_step(NodeId node, bool ring, RingProtocol p) {
+/// A kernel launch on `node` (no deps; labelled unless `labelled` is false).
+inline Step launch_step(NodeId node, bool ring, RingProtocol p, bool labelled = true) {
   Step st;
   st.kind = StepKind::Launch;
   st.initiator = node;
   st.ring_step = ring;
   st.protocol = p;
-  st.label = fmt::format("launch r{}", node);
+  if (labelled) st.label = fmt::format("launch r{}", node);
   return st;
 }
 
@@ -95,6 +95,16 @@ struct Builder {
   }
   int n() const { return s.gpus; }
 
+  /// False: steps get no label (CompileOptions::labels, schedule/compile_options.h);
+  /// a caller that only times the schedule skips formatting one string per step.
+  bool labels = true;
+  /// A step's label: fmt::format(f, a...), or empty when labels are off (the
+  /// arguments are then not formatted). Every builder labels its steps with it.
+  template <typename... A>
+  std::string label(fmt::format_string<A...> f, A&&... a) const {
+    return labels ? fmt::format(f, std::forward<A>(a)...) : std::string();
+  }
+
   /// Polled while building, every ~65k step entries (a step counts its
   /// regions and dependences: an NVLS step at 1024 GPUs names thousands); null: never stops.
   const RunContext* ctx = nullptr;
@@ -119,7 +129,7 @@ struct Builder {
   std::uint64_t align() const { return static_cast<std::uint64_t>(cfg.quant.block_elems); }
 
   StepId launch(NodeId node, bool ring = false, RingProtocol p = RingProtocol::Simple) {
-    return add(launch_step(node, ring, p));
+    return add(launch_step(node, ring, p, labels));
   }
   StepId signal(NodeId from, NodeId to, Unit unit, std::vector<StepId> deps, std::string label) {
     Step st;
@@ -223,12 +233,12 @@ struct Builder {
       for (int j = 0; j < n(); ++j)
         if (j != r)
           incoming[j].push_back(signal(r, j, Unit::AccelSm, {before[r]},
-                                       fmt::format("{} flag r{}->r{}", what, r, j)));
+                                       label("{} flag r{}->r{}", what, r, j)));
     std::vector<StepId> waits;
     for (int r = 0; r < n(); ++r) {
       auto deps = incoming[r];
       deps.push_back(before[r]);
-      waits.push_back(wait(r, Unit::AccelSm, deps, fmt::format("{} wait r{}", what, r)));
+      waits.push_back(wait(r, Unit::AccelSm, deps, label("{} wait r{}", what, r)));
     }
     return waits;
   }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "schedule/algorithms.h"
+#include "schedule/compile_options.h"
 #include "base/error.h"
 #include "fabric/preset.h"
 
@@ -155,4 +156,55 @@ TEST(Algorithms, RingRetargetedToAProtocolEqualsItsCompile) {
   }
   Schedule other = compile(star(4), "one-shot", {4096, DType::Bf16});
   EXPECT_THROW(set_ring_protocol(other, RingProtocol::LL), Error);
+}
+
+// compile() without labels (CompileOptions, what simulate() uses on the
+// analytic engine) builds the same steps, field by field; only the labels are
+// empty. Every preset up to 72 GPUs, every algorithm it supports, sizes from
+// one element to hundreds of chunks. On a star, the step list is allocated once.
+TEST(Algorithms, UnlabelledCompileEqualsCompileButForLabels) {
+  auto same_regions = [](const std::vector<Region>& a, const std::vector<Region>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t k = 0; k < a.size(); ++k)
+      if (a[k].buffer != b[k].buffer || a[k].offset != b[k].offset || a[k].count != b[k].count) return false;
+    return true;
+  };
+  std::size_t compared = 0;
+  for (const auto& preset : list_presets()) {
+    Config cfg = load_preset(preset.name);
+    if (cfg.fabric.gpus > 72) continue;  // (seconds per schedule)
+    if (cfg.ring.protocol == RingProtocol::Auto) cfg.ring.protocol = RingProtocol::LL128;
+    for (const auto& name : supported_algorithms(cfg))
+      for (std::uint64_t bytes : {2ull, 65536ull, 3ull << 20}) {
+        const Algorithm algo = parse_algorithm(name);
+        if (algo > Algorithm::ScinInqUplink) continue;  // a test's registered toy
+        const Collective coll{bytes, DType::Bf16};
+        const Schedule full = compile(cfg, algo, coll);
+        const Schedule bare = compile(cfg, algo, coll, RunContext{}, CompileOptions{false});
+        EXPECT_EQ(bare.variant, full.variant);
+        EXPECT_EQ(bare.buffers.size(), full.buffers.size());
+        for (std::size_t b = 0; b < std::min(bare.buffers.size(), full.buffers.size()); ++b) {
+          EXPECT_EQ(bare.buffers[b].name, full.buffers[b].name);
+          EXPECT_EQ(bare.buffers[b].elems, full.buffers[b].elems);
+        }
+        ASSERT_EQ(bare.steps.size(), full.steps.size()) << preset.name << " " << name << " " << bytes;
+        // The star builders reserve their exact step count (one allocation, no regrowth).
+        if (!full.two_tier()) {
+          EXPECT_EQ(full.steps.capacity(), full.steps.size()) << preset.name << " " << name;
+        }
+        for (std::size_t i = 0; i < full.steps.size(); ++i) {
+          const Step& a = bare.steps[i];
+          const Step& b = full.steps[i];
+          ASSERT_TRUE(a.kind == b.kind && a.initiator == b.initiator && a.target == b.target && a.via == b.via &&
+                      a.op == b.op && a.accumulate == b.accumulate && a.accum == b.accum && a.unit == b.unit &&
+                      a.protocol == b.protocol && a.ring_step == b.ring_step && a.deps == b.deps &&
+                      same_regions(a.srcs, b.srcs) && same_regions(a.dsts, b.dsts))
+              << preset.name << " " << name << " " << bytes << " step " << i << " (" << b.label << ")";
+          ASSERT_TRUE(a.label.empty()) << i;
+          ASSERT_FALSE(b.label.empty()) << i;
+          ++compared;
+        }
+      }
+  }
+  EXPECT_GT(compared, 50000u);
 }

@@ -189,3 +189,29 @@ TEST(AnalyticBooking, IsaReducerFedByReadsIsChargedOnlyWhenItIsTheBottleneck) {
 }
 
 }  // namespace
+
+// The analytic engine reuses one working memory per thread from run to run
+// (engine.cc) and trims it after a large run. Its results must be those of a
+// fresh workspace, whatever ran before: points of every algorithm, a 1 GiB
+// point with thousands of steps in between, run twice in alternating order.
+TEST(EngineRegistry, AnalyticRunsWithAReusedWorkspaceEqualFreshRuns) {
+  const TimingEngine& e = timing_engine(EngineId::Analytic);
+  for (const char* preset : {"hgx-h200-8", "nvl36x2"}) {
+    Config cfg = load_preset(preset);
+    cfg.ring.protocol = RingProtocol::Simple;
+    std::vector<Schedule> scheds;
+    for (const auto& a : supported_algorithms(cfg))
+      for (std::uint64_t bytes : {8ull, 1ull << 20, 1ull << 30})
+        if (bytes < (1ull << 30) || a == "scin-inq") scheds.push_back(compile(cfg, a, {bytes, DType::Bf16}));
+    ASSERT_GT(scheds.size(), 10u);
+    for (int round = 0; round < 2; ++round)
+      for (std::size_t k = 0; k < scheds.size(); ++k) {
+        const Schedule& s = scheds[round == 0 ? k : scheds.size() - 1 - k];
+        const SimResult reused = e.run(cfg, s, RunContext{});
+        const AnalyticResult fresh = run_analytic(cfg, s);
+        ASSERT_EQ(reused.time_ns, fresh.time_ns) << preset << " " << s.algorithm << " " << s.bytes;
+        ASSERT_EQ(reused.max_link_bytes, fresh.max_link_bytes);
+        for (int t = 0; t < kTermCount; ++t) ASSERT_EQ(reused.breakdown.ns[t], fresh.breakdown.ns[t]);
+      }
+  }
+}

@@ -213,6 +213,11 @@ struct Ctx {
   const ResourceMap& rm;
   StepCost& c;
   bool first_plane_only = false;
+  // Port classes (step_cost's `port_classes`): an all-accelerator read or
+  // multicast of one switch plane books its class representative alone; any
+  // other port use clears `alike`.
+  bool port_classes = false;
+  bool alike = true;
 
   void latency(Term t, double ns) { c.latency_ns[static_cast<int>(t)] += ns; }
   void use(int r, double bytes, double rate_GBps, Term t, bool fed = false) {
@@ -242,6 +247,7 @@ struct Ctx {
   }
 
   void egress(NodeId gpu, NodeId via, NodeId peer, double bytes, double factor) {
+    if (port_classes) alike = false;
     const double rate = port_payload_GBps(cfg, s, factor);
     if (s.topology == Topology::Mesh) {
       use(rm.egress(gpu, peer), bytes, rate, Term::Serialisation);
@@ -253,6 +259,7 @@ struct Ctx {
   }
 
   void ingress(NodeId gpu, NodeId via, double bytes, double factor) {
+    if (port_classes) alike = false;
     const double rate = port_payload_GBps(cfg, s, factor);
     const Planes ps = planes_of(via);
     for (int p = ps.first; p < ps.end; ++p)
@@ -278,7 +285,15 @@ void write_cost(Ctx& x, const Step& st) {
     routed::write_cost(cfg, s, x.rm, st, bytes, factor, x.first_plane_only, c);  // every link of the multicast tree
   } else if (s.is_switch(st.initiator)) {
     x.latency(Term::LinkLatency, cfg.links.latency_ns);
-    for (const auto& d : st.dsts) x.ingress(s.buffers[d.buffer].node, st.via, bytes, factor);
+    if (x.port_classes && st.via == st.initiator) {
+      // Class I_p: accelerator k's ingress for the k-th destination, every accelerator once.
+      x.alike = x.alike && st.dsts.size() == static_cast<std::size_t>(s.gpus);
+      for (std::size_t k = 0; x.alike && k < st.dsts.size(); ++k)
+        x.alike = s.buffers[st.dsts[k].buffer].node == static_cast<NodeId>(k);
+      if (x.alike) x.use(x.rm.ingress(0, st.initiator - s.gpus), bytes, port_payload_GBps(cfg, s, factor), Term::Serialisation);
+    } else {
+      for (const auto& d : st.dsts) x.ingress(s.buffers[d.buffer].node, st.via, bytes, factor);
+    }
   } else if (st.via == kDirect) {
     x.latency(Term::LinkLatency, cfg.links.latency_ns);
     for (const auto& d : st.dsts) {
@@ -321,9 +336,19 @@ void read_cost(Ctx& x, const Step& st) {
       x.latency(Term::MemoryLatency, cfg.accelerator.mem_latency_ns);
       x.latency(Term::Sync, cfg.sw.isa.op_latency_ns);
       const double read_GBps = isa_read_GBps(cfg, s);
-      for (const auto& r : st.srcs)
-        x.use(x.rm.egress(s.buffers[r.buffer].node, p), static_cast<double>(region_bytes(s, r)), read_GBps,
-              Term::Serialisation);
+      if (x.port_classes) {
+        // Class E_p: accelerator k's egress for the k-th source, every accelerator
+        // once, the same bytes from each.
+        x.alike = x.alike && st.srcs.size() == static_cast<std::size_t>(s.gpus);
+        const std::uint64_t b0 = x.alike ? region_bytes(s, st.srcs[0]) : 0;
+        for (std::size_t k = 0; x.alike && k < st.srcs.size(); ++k)
+          x.alike = s.buffers[st.srcs[k].buffer].node == static_cast<NodeId>(k) && region_bytes(s, st.srcs[k]) == b0;
+        if (x.alike) x.use(x.rm.egress(0, p), static_cast<double>(b0), read_GBps, Term::Serialisation);
+      } else {
+        for (const auto& r : st.srcs)
+          x.use(x.rm.egress(s.buffers[r.buffer].node, p), static_cast<double>(region_bytes(s, r)), read_GBps,
+                Term::Serialisation);
+      }
     }
     // The ISA reduces each packet group as it lands (dequantising it first in the
     // INQ unit when the data is quantised): the units hold for plain / rate, in
@@ -393,13 +418,13 @@ StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, 
   return c;
 }
 
-void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c,
-               bool first_plane_only) {
+bool step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c,
+               bool first_plane_only, bool port_classes) {
   std::vector<ResourceUse> keep = std::move(c.uses);  // its capacity: engines reuse one StepCost
   keep.clear();
   c = StepCost{};
   c.uses = std::move(keep);
-  Ctx x{cfg, s, rm, c, first_plane_only};
+  Ctx x{cfg, s, rm, c, first_plane_only, port_classes && s.topology == Topology::Star};
   const AcceleratorSpec& acc = cfg.accelerator;
   const IsaSpec& isa = cfg.sw.isa;
   const bool on_switch = s.is_switch(st.initiator);
@@ -433,6 +458,7 @@ void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, cons
     case StepKind::Read: read_cost(x, st); break;
     case StepKind::Compute: compute_cost(x, st); break;
   }
+  return x.alike;
 }
 
 }  // namespace scin

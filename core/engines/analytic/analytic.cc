@@ -320,8 +320,19 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
   }
   auto& ready = ws.ready;
   ready.assign(n, 0);
-  auto& bound_dep = ws.bound_dep;
-  bound_dep.assign(n, kNoStep);
+  // The dep a step waited for last (its first latest finishing dep; kNoStep:
+  // none), found only for the steps of the critical path: the deps' finishes
+  // are final once the step is taken, so the walk finds what booking would.
+  auto bound_dep = [&](StepId i) {
+    StepId bound = kNoStep;
+    double best = -1;
+    for (StepId d : s.steps[i].deps)
+      if (res.steps[d].finish_ns > best) {
+        best = res.steps[d].finish_ns;
+        bound = d;
+      }
+    return bound;
+  };
   auto& bound_use = ws.bound_use;
   bound_use.assign(n, -1);  // the use that ended last (-1: none)
   StepCost& c = ws.cost;
@@ -435,12 +446,6 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
     const double l = c.latency_total_ns();
     res.steps[i].start_ns = r;
     res.steps[i].finish_ns = end + l;
-    double best = -1;
-    for (StepId d : s.steps[i].deps)
-      if (res.steps[d].finish_ns > best) {
-        best = res.steps[d].finish_ns;
-        bound_dep[i] = d;
-      }
     for (std::uint32_t k = succ_first[i]; k < succ_first[i + 1]; ++k) {
       const StepId nx = succ[k];
       ready[nx] = std::max(ready[nx], res.steps[i].finish_ns);
@@ -470,7 +475,7 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
       use = bound_use[cur];
       if (use < 0) {  // no resource: fixed cost, then the latest dep
         res.breakdown[c.fixed_term] += c.fixed_ns;
-        cur = bound_dep[cur];
+        cur = bound_dep(cur);
         use = -2;
         continue;
       }
@@ -486,7 +491,7 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
       continue;
     }
     res.breakdown[c.fixed_term] += c.fixed_ns;
-    cur = bound_dep[cur];
+    cur = bound_dep(cur);
     use = -2;
   }
   std::reverse(path.begin(), path.end());

@@ -213,10 +213,29 @@ struct Ctx {
   const ResourceMap& rm;
   StepCost& c;
   bool first_plane_only = false;
+  // Port classes (step_cost's `port_classes`): an all-accelerator read or
+  // multicast of one switch plane books its class representative alone; any
+  // other port use clears `alike`.
+  bool port_classes = false;
+  bool alike = true;
 
   void latency(Term t, double ns) { c.latency_ns[static_cast<int>(t)] += ns; }
   void use(int r, double bytes, double rate_GBps, Term t, bool fed = false) {
     c.uses.push_back({r, rm.kind(r), bytes, rate_GBps, t, fed});
+  }
+  // A port use (its kind known: no rm.kind() lookup per source of a wide step).
+  void use_port(int r, ResourceKind k, double bytes, double rate_GBps) {
+    c.uses.push_back({r, k, bytes, rate_GBps, Term::Serialisation, false});
+  }
+  // port_payload_GBps(cfg, s, factor), computed once per step and factor
+  // (a step with N sources asked for it N times).
+  double port_factor = -1, port_rate = 0;
+  double port_GBps(double factor) {
+    if (factor != port_factor) {
+      port_factor = factor;
+      port_rate = port_payload_GBps(cfg, s, factor);
+    }
+    return port_rate;
   }
 
   // One traversal accelerator <-> switch, or accelerator <-> accelerator.
@@ -242,21 +261,25 @@ struct Ctx {
   }
 
   void egress(NodeId gpu, NodeId via, NodeId peer, double bytes, double factor) {
-    const double rate = port_payload_GBps(cfg, s, factor);
+    if (port_classes) alike = false;
+    const double rate = port_GBps(factor);
     if (s.topology == Topology::Mesh) {
-      use(rm.egress(gpu, peer), bytes, rate, Term::Serialisation);
+      use_port(rm.egress(gpu, peer), ResourceKind::Egress, bytes, rate);
       return;
     }
     const Planes ps = planes_of(via);
     for (int p = ps.first; p < ps.end; ++p)
-      use(rm.egress(gpu, p), bytes / static_cast<double>(ps.count), rate, Term::Serialisation);
+      use_port(rm.egress(gpu, p), ResourceKind::Egress, bytes / static_cast<double>(ps.count), rate);
   }
 
   void ingress(NodeId gpu, NodeId via, double bytes, double factor) {
-    const double rate = port_payload_GBps(cfg, s, factor);
+    if (port_classes) alike = false;
+    const double rate = port_GBps(factor);
+    // (On a mesh the link k -> gpu is k's egress: ResourceMap::ingress.)
+    const ResourceKind kind = s.topology == Topology::Mesh ? ResourceKind::Egress : ResourceKind::Ingress;
     const Planes ps = planes_of(via);
     for (int p = ps.first; p < ps.end; ++p)
-      use(rm.ingress(gpu, p), bytes / static_cast<double>(ps.count), rate, Term::Serialisation);
+      use_port(rm.ingress(gpu, p), kind, bytes / static_cast<double>(ps.count), rate);
   }
 };
 
@@ -278,7 +301,15 @@ void write_cost(Ctx& x, const Step& st) {
     routed::write_cost(cfg, s, x.rm, st, bytes, factor, x.first_plane_only, c);  // every link of the multicast tree
   } else if (s.is_switch(st.initiator)) {
     x.latency(Term::LinkLatency, cfg.links.latency_ns);
-    for (const auto& d : st.dsts) x.ingress(s.buffers[d.buffer].node, st.via, bytes, factor);
+    if (x.port_classes && st.via == st.initiator) {
+      // Class I_p: accelerator k's ingress for the k-th destination, every accelerator once.
+      x.alike = x.alike && st.dsts.size() == static_cast<std::size_t>(s.gpus);
+      for (std::size_t k = 0; x.alike && k < st.dsts.size(); ++k)
+        x.alike = s.buffers[st.dsts[k].buffer].node == static_cast<NodeId>(k);
+      if (x.alike) x.use(x.rm.ingress(0, st.initiator - s.gpus), bytes, port_payload_GBps(cfg, s, factor), Term::Serialisation);
+    } else {
+      for (const auto& d : st.dsts) x.ingress(s.buffers[d.buffer].node, st.via, bytes, factor);
+    }
   } else if (st.via == kDirect) {
     x.latency(Term::LinkLatency, cfg.links.latency_ns);
     for (const auto& d : st.dsts) {
@@ -313,10 +344,36 @@ void read_cost(Ctx& x, const Step& st) {
     // The ISA reads every source: request out, memory access, response back.
     const int p = st.initiator - s.gpus;
     double plain = 0;
-    for (const auto& r : st.srcs) plain += plain_bytes(s, r);
-    if (s.two_tier()) {
+    bool q = false;  // any source or destination block-quantised (any_codec)
+    if (x.port_classes) {
+      // One pass over the sources: the plain bytes (summed in the same order as
+      // plain_bytes() below), the codec test, and the class check (below).
+      x.alike = x.alike && st.srcs.size() == static_cast<std::size_t>(s.gpus);
+      const std::uint64_t b0 = x.alike ? region_bytes(s, st.srcs[0]) : 0;
+      for (std::size_t k = 0; k < st.srcs.size(); ++k) {
+        const Region& r = st.srcs[k];
+        const BufferDecl& b = s.buffers[r.buffer];
+        const std::uint64_t rb = region_bytes(b, r.count);
+        const bool codec = is_codec(b.format);
+        plain += codec ? static_cast<double>(r.count) * dtype_bytes_of(s.dtype) : static_cast<double>(rb);
+        q = q || codec;
+        x.alike = x.alike && b.node == static_cast<NodeId>(k) && rb == b0;
+      }
+      for (const auto& r : st.dsts) q = q || is_codec(s.buffers[r.buffer].format);
+      if (!x.alike) return;
+      x.latency(Term::LinkLatency, 2 * cfg.links.latency_ns);
+      x.latency(Term::MemoryLatency, cfg.accelerator.mem_latency_ns);
+      x.latency(Term::Sync, cfg.sw.isa.op_latency_ns);
+      // Class E_p: accelerator k's egress for the k-th source, every accelerator
+      // once, the same bytes from each.
+      x.use(x.rm.egress(0, p), static_cast<double>(b0), isa_read_GBps(cfg, s), Term::Serialisation);
+    } else if (s.two_tier()) {
+      for (const auto& r : st.srcs) plain += plain_bytes(s, r);
+      q = any_codec(s, st);
       routed::isa_read_cost(cfg, s, x.rm, st, transfer_factor(cfg, s, st), x.c);  // every link of every source's route
     } else {
+      for (const auto& r : st.srcs) plain += plain_bytes(s, r);
+      q = any_codec(s, st);
       x.latency(Term::LinkLatency, 2 * cfg.links.latency_ns);
       x.latency(Term::MemoryLatency, cfg.accelerator.mem_latency_ns);
       x.latency(Term::Sync, cfg.sw.isa.op_latency_ns);
@@ -329,7 +386,6 @@ void read_cost(Ctx& x, const Step& st) {
     // INQ unit when the data is quantised): the units hold for plain / rate, in
     // step with the reads, and are free for other work (requantising the previous
     // wave) between groups. Both units are held together at the slower rate.
-    const bool q = any_codec(s, st);
     const double unit_GBps = 1.0 / isa_reduce_ns_per_byte(cfg, q);
     if (st.op == DataOp::Reduce) x.use(x.rm.isa_reduce(p), plain, q ? unit_GBps : cfg.sw.isa.reduce_GBps, Term::Reduction, true);
     if (q) x.use(x.rm.isa_inq(p), plain, st.op == DataOp::Reduce ? unit_GBps : cfg.sw.isa.inq_GBps, Term::Quantisation, true);
@@ -393,13 +449,13 @@ StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, 
   return c;
 }
 
-void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c,
-               bool first_plane_only) {
+bool step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c,
+               bool first_plane_only, bool port_classes) {
   std::vector<ResourceUse> keep = std::move(c.uses);  // its capacity: engines reuse one StepCost
   keep.clear();
   c = StepCost{};
   c.uses = std::move(keep);
-  Ctx x{cfg, s, rm, c, first_plane_only};
+  Ctx x{cfg, s, rm, c, first_plane_only, port_classes && s.topology == Topology::Star};
   const AcceleratorSpec& acc = cfg.accelerator;
   const IsaSpec& isa = cfg.sw.isa;
   const bool on_switch = s.is_switch(st.initiator);
@@ -433,6 +489,7 @@ void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, cons
     case StepKind::Read: read_cost(x, st); break;
     case StepKind::Compute: compute_cost(x, st); break;
   }
+  return x.alike;
 }
 
 }  // namespace scin

@@ -86,8 +86,22 @@ StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, 
 /// whose planes are alike (planes_alike(), analytic.h): the other planes'
 /// resources see the same uses at the same times, so a caller that only needs
 /// times books plane 0 alone.
-void step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& out,
-               bool first_plane_only = false);
+///
+/// `port_classes` (a star; ignored elsewhere): the accelerator ports of one
+/// switch plane in one direction form a class, E_p = {egress(k, p)} and
+/// I_p = {ingress(k, p)} for k < gpus. A step that uses every member of a
+/// class once with the same amount (an ISA read of every accelerator's k-th
+/// source from accelerator k, an ISA multicast to every accelerator) gets one
+/// use, on the class's representative egress(0, p) / ingress(0, p), in the
+/// place of the class's first use. Returns false if the step uses some port
+/// in any other way (a subset of a class, another order, unequal amounts, a
+/// transfer issued by an accelerator): `out` is then incomplete, and the
+/// caller must cost without port_classes. Always true without it.
+/// When every step of a schedule passes, every member of a class sees the
+/// same uses at the same times, so its queue evolves as the representative's
+/// (analytic.h, ports_alike).
+bool step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& out,
+               bool first_plane_only = false, bool port_classes = false);
 
 // ------------------------------------------------------------ rates
 

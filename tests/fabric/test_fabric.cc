@@ -576,3 +576,200 @@ TEST(TwoTierPresets, ThePacketEngineRoutesARingOverTheTrunks) {
   // The busiest accelerator link carries what the analytic engine books.
   EXPECT_DOUBLE_EQ(r.max_link_bytes, simulate(c, Algorithm::Ring, {bytes, DType::Bf16}, EngineId::Analytic).max_link_bytes);
 }
+
+// ------------------------------------------------------------ ports alike (issue 14)
+
+namespace {
+
+// Which class a port of a star belongs to: 2p (egress of plane p) or 2p + 1
+// (ingress of plane p); -1 for anything else.
+int port_class(const ResourceMap& rm, int r) {
+  if (r >= rm.ports()) return -1;
+  const int half = rm.gpus * rm.planes;
+  return 2 * ((r % half) % rm.planes) + (r < half ? 0 : 1);
+}
+int class_representative(const ResourceMap& rm, int cls) {
+  return cls % 2 == 0 ? rm.egress(0, cls / 2) : rm.ingress(0, cls / 2);
+}
+
+// `s` plus an empty step that fails the ports-alike condition and holds
+// nothing. `before_booking`: a write from accelerator 0 across plane 0, so
+// ports_alike() refuses the schedule and it is booked in full from the start;
+// otherwise an ISA multicast of plane 0 to accelerator 0 alone after step
+// `after`: ports_alike() accepts, the step fails the condition when it is
+// taken and run_analytic books the whole schedule again.
+Schedule with_probe(const Schedule& s, bool before_booking, StepId after = 0) {
+  Schedule t = s;
+  Step probe;
+  probe.kind = StepKind::Write;
+  probe.op = DataOp::Copy;
+  probe.initiator = before_booking ? 0 : t.switch_node(0);
+  probe.via = t.switch_node(0);
+  if (!before_booking) {
+    probe.unit = Unit::IsaReduce;
+    probe.deps = {after};
+  }
+  probe.srcs = {Region{t.input[0], 0, 0}};
+  probe.dsts = {Region{t.output[0], 0, 0}};
+  probe.label = "probe";
+  t.steps.push_back(probe);
+  return t;
+}
+
+void expect_same_booking(const AnalyticResult& a, const AnalyticResult& b, std::size_t steps) {
+  EXPECT_EQ(a.time_ns, b.time_ns);
+  for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(a.breakdown.ns[t], b.breakdown.ns[t]) << "term " << t;
+  EXPECT_EQ(a.critical_path, b.critical_path);
+  EXPECT_EQ(a.max_link_bytes, b.max_link_bytes);
+  ASSERT_GE(a.steps.size(), steps);
+  ASSERT_GE(b.steps.size(), steps);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < steps; ++i)
+    differ += a.steps[i].start_ns != b.steps[i].start_ns || a.steps[i].finish_ns != b.steps[i].finish_ns;
+  EXPECT_EQ(differ, 0u);
+}
+
+Config scin_star(const char* preset, int gpus) {
+  Config c = load_preset(preset);
+  set_param(c, "fabric.gpus", gpus);
+  set_param(c, "switch.ports", std::max(64, gpus));
+  validate(c);
+  return c;
+}
+
+}  // namespace
+
+TEST(PortsAlike, OnlySwitchIssuedTransfersOnAStarAreCandidates) {
+  const Config c = scin_star("hgx-h200-8", 8);
+  const Collective coll{1 << 20, DType::Bf16};
+  EXPECT_TRUE(ports_alike(compile(c, Algorithm::Scin, coll)));
+  EXPECT_TRUE(ports_alike(compile(c, Algorithm::ScinInq, coll)));
+  Config ring = c;
+  ring.ring.protocol = RingProtocol::Simple;
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Nvls, Algorithm::OneShot, Algorithm::TwoShot})
+    EXPECT_FALSE(ports_alike(compile(ring, a, coll))) << to_string(a);
+  EXPECT_FALSE(ports_alike(compile(two_tier(16, 4, 2, 3), Algorithm::Scin, coll)));
+  EXPECT_FALSE(ports_alike(with_probe(compile(c, Algorithm::Scin, coll), true)));
+  EXPECT_TRUE(ports_alike(with_probe(compile(c, Algorithm::Scin, coll), false)));
+}
+
+// Costed by class, a step's uses are its full uses with each class of ports
+// (every accelerator's egress, or ingress, of one plane, each used once for the
+// same amount) reduced to one use on the class's representative, where the
+// class's first use stood.
+TEST(PortsAlike, ClassCostIsTheFullCostWithOneUsePerClass) {
+  for (const Config& c : {scin_star("hgx-h200-8", 8), scin_star("gb200-nvl72", 72)})
+    for (Algorithm a : {Algorithm::Scin, Algorithm::ScinInq})
+      for (std::uint64_t bytes : {std::uint64_t{8}, (std::uint64_t{1} << 20) + 2}) {
+        const Schedule s = compile(c, a, {bytes, DType::Bf16});
+        SCOPED_TRACE(fmt::format("{} {} GPUs {} B", s.algorithm, c.fabric.gpus, bytes));
+        const ResourceMap rm = resource_map(s);
+        std::size_t full_ports = 0, class_uses = 0;
+        StepCost one;
+        for (const Step& st : s.steps) {
+          const StepCost full = step_cost(c, s, rm, st);
+          ASSERT_TRUE(step_cost(c, s, rm, st, one, false, true)) << st.label;
+          std::vector<ResourceUse> expect;
+          std::map<int, std::vector<ResourceUse>> by_class;
+          for (const ResourceUse& u : full.uses) {
+            const int k = port_class(rm, u.resource);
+            if (k < 0) {
+              expect.push_back(u);
+              continue;
+            }
+            ++full_ports;
+            if (by_class[k].empty()) {
+              expect.push_back(u);
+              expect.back().resource = class_representative(rm, k);
+            }
+            by_class[k].push_back(u);
+          }
+          // The condition itself, from the full cost: every member once, the same amount and rate.
+          for (const auto& [k, us] : by_class) {
+            ASSERT_EQ(us.size(), static_cast<std::size_t>(s.gpus)) << st.label;
+            std::vector<int> members;
+            for (const ResourceUse& u : us) {
+              members.push_back(u.resource);
+              EXPECT_EQ(u.amount_bytes, us[0].amount_bytes);
+              EXPECT_EQ(u.rate_GBps, us[0].rate_GBps);
+            }
+            std::sort(members.begin(), members.end());
+            EXPECT_EQ(std::unique(members.begin(), members.end()), members.end()) << st.label;
+          }
+          ASSERT_EQ(one.uses.size(), expect.size()) << st.label;
+          for (std::size_t k = 0; k < expect.size(); ++k) {
+            EXPECT_EQ(one.uses[k].resource, expect[k].resource) << st.label;
+            EXPECT_EQ(one.uses[k].amount_bytes, expect[k].amount_bytes) << st.label;
+            EXPECT_EQ(one.uses[k].rate_GBps, expect[k].rate_GBps) << st.label;
+            EXPECT_EQ(one.uses[k].term, expect[k].term) << st.label;
+            EXPECT_EQ(one.uses[k].fed_by_transfers, expect[k].fed_by_transfers) << st.label;
+            if (port_class(rm, one.uses[k].resource) >= 0) ++class_uses;
+          }
+          EXPECT_EQ(one.fixed_ns, full.fixed_ns);
+          for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(one.latency_ns[t], full.latency_ns[t]);
+        }
+        EXPECT_GT(class_uses, 0u);
+        EXPECT_EQ(class_uses * static_cast<std::size_t>(s.gpus), full_ports);
+      }
+}
+
+// A step that uses a class other than uniformly is refused (step_cost returns false).
+TEST(PortsAlike, UnevenOrPartialUseOfAClassIsRefused) {
+  const Config c = scin_star("hgx-h200-8", 8);
+  const Schedule s = compile(c, Algorithm::Scin, {1 << 20, DType::Bf16});
+  const ResourceMap rm = resource_map(s);
+  const Step* read = nullptr;
+  const Step* multicast = nullptr;
+  for (const Step& st : s.steps) {
+    if (!read && st.kind == StepKind::Read) read = &st;
+    if (!multicast && st.kind == StepKind::Write) multicast = &st;
+  }
+  ASSERT_TRUE(read && multicast);
+  StepCost out;
+  ASSERT_TRUE(step_cost(c, s, rm, *read, out, false, true));
+  ASSERT_TRUE(step_cost(c, s, rm, *multicast, out, false, true));
+  Step st = *read;
+  std::swap(st.srcs[0], st.srcs[1]);  // the same set, another order
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  st = *read;
+  st.srcs.pop_back();  // a subset
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  st = *read;
+  st.srcs[3].count -= 1;  // unequal amounts
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  st = *multicast;
+  st.dsts.pop_back();
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  st = *multicast;
+  st.dsts[2] = st.dsts[5];  // one accelerator twice, another not at all
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  // Without port classes every step is costed.
+  EXPECT_TRUE(step_cost(c, s, rm, st, out));
+  EXPECT_EQ(out.uses.size(), st.dsts.size());
+}
+
+// Booking each class's representative alone gives the full booking's time,
+// every breakdown term, the critical path and every step's times, to the last
+// bit; the full booking is forced by a probe step refused before booking, and
+// by one refused mid-run (the fallback books again).
+TEST(PortsAlike, BookingOneRepresentativeEqualsTheFullBooking) {
+  for (const Config& c : {scin_star("hgx-h200-8", 8), scin_star("hgx-h200-8", 64), scin_star("gb200-nvl72", 72)})
+    for (Algorithm a : {Algorithm::Scin, Algorithm::ScinInq})
+      for (std::uint64_t bytes : {std::uint64_t{8}, (std::uint64_t{1} << 20) + 2, std::uint64_t{64} << 20}) {
+        const Schedule s = compile(c, a, {bytes, DType::Bf16});
+        SCOPED_TRACE(fmt::format("{} {} GPUs {} B", s.algorithm, c.fabric.gpus, bytes));
+        ASSERT_TRUE(ports_alike(s));
+        const AnalyticResult fast = run_analytic(c, s);
+        const Schedule before = with_probe(s, true);
+        ASSERT_FALSE(ports_alike(before));
+        expect_same_booking(fast, run_analytic(c, before), s.steps.size());
+        // The probe goes after a step half-way through the schedule (and must not end last).
+        const Schedule mid = with_probe(s, false, static_cast<StepId>(s.steps.size() / 2));
+        ASSERT_TRUE(ports_alike(mid));
+        const AnalyticResult fallback = run_analytic(c, mid);
+        ASSERT_LT(fallback.steps.back().finish_ns, fallback.time_ns);
+        EXPECT_GT(fallback.steps.back().start_ns, 0.0);
+        expect_same_booking(fast, fallback, s.steps.size());
+        EXPECT_GT(fast.critical_path.size(), 3u);
+      }
+}

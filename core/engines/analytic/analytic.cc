@@ -255,12 +255,18 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   return run_analytic(cfg, s, ctx, ws);
 }
 
-AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws) {
-  const ResourceMap rm = resource_map(s);
+namespace {
+
+// Books `s` into `res` (run_analytic). With `port_classes` (ports_alike()
+// passed) each step's ports are costed by class (step_cost's port_classes);
+// returns false as soon as a step fails that condition (`res` is then
+// incomplete and the caller books again without it).
+bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const RunContext& ctx, AnalyticWorkspace& ws,
+          bool port_classes, AnalyticResult& res) {
   const std::size_t n = s.steps.size();
-  AnalyticResult res;
+  res = AnalyticResult{};
   res.steps.resize(n);
-  if (n == 0) return res;
+  if (n == 0) return true;
 
   // Successors in one flat array (CSR) and remaining-dependency counts.
   auto& succ_first = ws.succ_first;
@@ -314,8 +320,19 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   }
   auto& ready = ws.ready;
   ready.assign(n, 0);
-  auto& bound_dep = ws.bound_dep;
-  bound_dep.assign(n, kNoStep);
+  // The dep a step waited for last (its first latest finishing dep; kNoStep:
+  // none), found only for the steps of the critical path: the deps' finishes
+  // are final once the step is taken, so the walk finds what booking would.
+  auto bound_dep = [&](StepId i) {
+    StepId bound = kNoStep;
+    double best = -1;
+    for (StepId d : s.steps[i].deps)
+      if (res.steps[d].finish_ns > best) {
+        best = res.steps[d].finish_ns;
+        bound = d;
+      }
+    return bound;
+  };
   auto& bound_use = ws.bound_use;
   bound_use.assign(n, -1);  // the use that ended last (-1: none)
   StepCost& c = ws.cost;
@@ -323,8 +340,14 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
   // queues see the same uses at the same times, so they end at the same
   // instants; plane 0's uses come first in a step's list, so the use that ends
   // last (and the critical path through it) is the same one.
+  // Ports alike (port_classes): every member of a class of ports sees the
+  // same uses at the same times (each step that uses one uses all, for the
+  // same time), so every member's queue is its representative's: only that
+  // one is booked. A step's class use stands where the class's first use
+  // stood, so the use that ends last (the first of the latest) and the
+  // critical path through it are the same.
   const bool one_plane = planes_alike(s);
-  auto cost = [&](StepId i) { step_cost(cfg, s, rm, s.steps[i], c, one_plane); };
+  auto cost = [&](StepId i) { return step_cost(cfg, s, rm, s.steps[i], c, one_plane, port_classes); };
 
   using Item = std::pair<double, StepId>;  // (ready time, index): FCFS at resources, ties by order
   auto& heap = ws.heap;
@@ -349,7 +372,7 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
       ctx.check();
       ctx.report(static_cast<double>(done) / static_cast<double>(n));
     }
-    cost(i);
+    if (!cost(i)) return false;
     first_use[i] = uses.size;
     uses.grow_to(uses.size + c.uses.size());
     const double t0 = r + c.fixed_ns;
@@ -423,12 +446,6 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
     const double l = c.latency_total_ns();
     res.steps[i].start_ns = r;
     res.steps[i].finish_ns = end + l;
-    double best = -1;
-    for (StepId d : s.steps[i].deps)
-      if (res.steps[d].finish_ns > best) {
-        best = res.steps[d].finish_ns;
-        bound_dep[i] = d;
-      }
     for (std::uint32_t k = succ_first[i]; k < succ_first[i + 1]; ++k) {
       const StepId nx = succ[k];
       ready[nx] = std::max(ready[nx], res.steps[i].finish_ns);
@@ -458,7 +475,7 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
       use = bound_use[cur];
       if (use < 0) {  // no resource: fixed cost, then the latest dep
         res.breakdown[c.fixed_term] += c.fixed_ns;
-        cur = bound_dep[cur];
+        cur = bound_dep(cur);
         use = -2;
         continue;
       }
@@ -474,12 +491,60 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
       continue;
     }
     res.breakdown[c.fixed_term] += c.fixed_ns;
-    cur = bound_dep[cur];
+    cur = bound_dep(cur);
     use = -2;
   }
   std::reverse(path.begin(), path.end());
   res.critical_path = std::move(path);
-  res.max_link_bytes = link_bytes(s).max_link_bytes();
+  return true;
+}
+
+// link_bytes(s).max_link_bytes() of a schedule booked by port classes, in
+// O(steps): every transfer is an ISA read taking the same bytes from every
+// accelerator (its egress) or an ISA multicast to every accelerator (its
+// ingress), as the booking checked, so every accelerator's egress (ingress)
+// adds the same amounts in the same order of steps as link_bytes() adds them.
+// Nothing if a read delivers to an accelerator (link_bytes() counts that
+// accelerator's ingress alone).
+std::optional<double> class_max_link_bytes(const Schedule& s) {
+  double egress = 0, ingress = 0;
+  for (const Step& st : s.steps) {
+    if (st.via == kNoNode) continue;
+    if (st.kind == StepKind::Write) {
+      ingress += static_cast<double>(region_bytes(s, st.srcs[0]));
+    } else if (st.kind == StepKind::Read) {
+      if (!s.is_switch(s.buffers[st.dsts[0].buffer].node)) return std::nullopt;
+      egress += static_cast<double>(region_bytes(s, st.srcs[0]));
+    }
+  }
+  return std::max({0.0, egress, ingress});
+}
+
+}  // namespace
+
+bool ports_alike(const Schedule& s) {
+  if (s.topology != Topology::Star || s.gpus < 2 || planes_alike(s)) return false;
+  // Ports are used by class only by transfers a switch issues (step_cost's
+  // port_classes); one an accelerator issues across a plane fails at once.
+  bool any = false;
+  for (const Step& st : s.steps) {
+    if (st.kind != StepKind::Write && st.kind != StepKind::Read) continue;
+    if (st.via == kNoNode) continue;  // local (HBM)
+    if (!s.is_switch(st.initiator)) return false;
+    any = true;
+  }
+  return any;
+}
+
+AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws) {
+  const ResourceMap rm = resource_map(s);
+  AnalyticResult res;
+  const bool by_class = ports_alike(s) && book(cfg, s, rm, ctx, ws, true, res);
+  if (!by_class) book(cfg, s, rm, ctx, ws, false, res);
+  if (s.steps.empty()) return res;
+  std::optional<double> m;
+  if (by_class) m = class_max_link_bytes(s);
+  res.max_link_bytes = m ? *m : link_bytes(s).max_link_bytes();
   return res;
 }
 

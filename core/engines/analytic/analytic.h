@@ -70,6 +70,20 @@ struct AnalyticWorkspace {
 /// first_plane_only; the same times, to the last bit). estimate() counts so too.
 bool planes_alike(const Schedule& s);
 
+/// Ports alike, a first test: a star whose planes are not alike (planes_alike)
+/// and whose transfers are all issued by switches (SCIN, SCIN+INQ). Then
+/// run_analytic books each class of ports (the accelerators' egress ports of
+/// one plane, or their ingress ports) as its representative alone, egress(0, p)
+/// or ingress(0, p) (step_cost's port_classes): exact when every step that uses
+/// a member of a class uses every member once, for the same time (each ISA
+/// read takes the same bytes from every accelerator, each multicast reaches
+/// every accelerator), since every member's FCFS queue then sees the same uses
+/// at the same times as the representative's. That is checked step by step as
+/// the steps are costed; a step that fails it (a subset, unequal sources)
+/// makes run_analytic book the schedule again in full. The result is the full
+/// booking's, to the last bit (time, every breakdown term, the critical path).
+bool ports_alike(const Schedule& s);
+
 /// Ranks alike (docs/model.md, "Ranks alike"): the ring's analytic result
 /// without compiling its 2N(N-1) steps. `cfg.ring.protocol` must be concrete.
 ///

@@ -133,7 +133,7 @@ void Engine::issue_requests(int plane, int gpu, Ps now) {
     if (op.pace > 0 && port.issued) t = std::max(now, port.last_issue + port.pace.add(op.pace));
     port.last_issue = t;
     port.issued = true;
-    tx.request(Sender::Requested{t + lat_mem, op.src_id});
+    tx.request(t + lat_mem, op.src_id);
     first_ready = std::min(first_ready, t + lat_mem);
     port.outstanding += b;
     ++op.next;
@@ -199,7 +199,7 @@ void Engine::issue_gpu_reads(int gpu) {
       if (sid == kNoSource)  // its first request: packets pi, pi + np, ... of source j
         sid = add_source(Source{fi, static_cast<std::uint16_t>(j), static_cast<std::uint32_t>(pi), f.src_n[j],
                                 static_cast<std::uint32_t>(np), 0, true, 0});
-      links_[static_cast<std::size_t>(link)].tx.request(Sender::Requested{ready, sid});
+      links_[static_cast<std::size_t>(link)].tx.request(ready, sid);
       wake_link(link, ready);
     }
     ++rd.outstanding;

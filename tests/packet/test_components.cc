@@ -140,6 +140,57 @@ TEST(PacketInputPort, CreditsPerClassBlockWhenFullAndReturnWhenAPacketLeaves) {
   EXPECT_TRUE(in.empty(IP::kWrites));
 }
 
+// A link's request FIFO keeps runs of equal requests as one entry and its
+// head out of the ring; what it serves must be, request for request, a
+// stable sort by ready time of what was requested (a memory answers in arrival
+// order), whatever the interleaving of requests and sends.
+TEST(PacketSender, RequestFifoServesRunsInStableReadyOrder) {
+  packet::Sender tx;
+  std::vector<std::tuple<Ps, std::uint32_t, int>> ref;  // ready, source, arrival number
+  std::vector<std::pair<Ps, std::uint32_t>> served, expected;
+  std::uint64_t x = 12345;
+  auto rnd = [&](std::uint64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % m;
+  };
+  Ps now = 0;
+  int arrival = 0, runs = 0;
+  for (int round = 0; round < 4000; ++round) {
+    // A burst: often a run of equal requests (an ISA port's window), sometimes
+    // one that is ready earlier than what waits (it must move ahead).
+    const int n = static_cast<int>(1 + rnd(rnd(4) == 0 ? 40 : 3));
+    const Ps ready = now + static_cast<Ps>(rnd(5) == 0 ? rnd(50) : 100 + rnd(3));
+    const auto source = static_cast<std::uint32_t>(rnd(3));
+    runs += n > 1;
+    for (int k = 0; k < n; ++k) {
+      tx.request(ready, source);
+      ref.emplace_back(ready, source, arrival++);
+    }
+    now += static_cast<Ps>(rnd(4));
+    // Send what is ready (the head), as try_send does, a few at a time.
+    for (int m = static_cast<int>(rnd(6)); m > 0 && !tx.requested.empty() && tx.head.ready <= now + 60; --m) {
+      served.emplace_back(tx.head.ready, tx.head.source);
+      tx.pop_request();
+      // The reference: the least (ready, arrival) pending.
+      const auto it = std::min_element(ref.begin(), ref.end(), [](const auto& a, const auto& b) {
+        return std::tie(std::get<0>(a), std::get<2>(a)) < std::tie(std::get<0>(b), std::get<2>(b));
+      });
+      expected.emplace_back(std::get<0>(*it), std::get<1>(*it));
+      ref.erase(it);
+    }
+  }
+  while (!tx.requested.empty()) {
+    served.emplace_back(tx.head.ready, tx.head.source);
+    tx.pop_request();
+  }
+  std::stable_sort(ref.begin(), ref.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  for (const auto& r : ref) expected.emplace_back(std::get<0>(r), std::get<1>(r));
+  EXPECT_GT(runs, 1000);
+  EXPECT_EQ(served.size(), static_cast<std::size_t>(arrival));
+  EXPECT_EQ(served, expected);
+  EXPECT_TRUE(tx.idle());
+}
+
 TEST(PacketOutputQueue, ReplaysDepthInTimeOrderDeparturesFirst) {
   packet::OutputQueue q;
   // Three packets enter at 0, 10, 20 and leave at 0, 100, 200 (a slow link).

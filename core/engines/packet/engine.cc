@@ -209,7 +209,7 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
   }
   flow_of_[i] = fid;
   Flow& f = flows_[fid];
-  f = Flow{};
+  f.reset();
   f.step = i;
   f.active = true;
   f.initiator = st.initiator;

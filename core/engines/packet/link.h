@@ -59,11 +59,19 @@ struct Sender {
   std::vector<std::uint32_t> writes;     // write sources, round-robin; all ready when added
   std::size_t rr = 0;
   std::vector<std::uint32_t> responses;  // mesh read responses, each ready from its own time (few)
+  // Responses requested from this accelerator, in ready order, as runs of
+  // equal requests: an ISA port asks for all its packets of a read at one
+  // instant (up to max_outstanding_bytes), so one entry often stands for
+  // hundreds. The order served is that of one entry per request.
   struct Requested {
     Ps ready;
     std::uint32_t source;
+    std::uint32_t count = 1;  // equal requests in this run
   };
-  Ring<Requested> requested;             // responses requested from this accelerator, in ready order
+  Ring<Requested> requested;
+  Requested head{kNever, 0, 0};          // requested's front while not empty, and the only up-to-date copy of
+                                         // it: read with the link's own lines (the FIFO's storage is a cache
+                                         // miss of its own at scale)
   bool last_read = false;                // class served last
   bool credit_blocked = false;
   Ps blocked_since = 0;
@@ -73,27 +81,49 @@ struct Sender {
   bool idle() const { return writes.empty() && responses.empty() && requested.empty(); }
   /// A memory answers requests in the order they reach it: keep the FIFO
   /// ordered by ready time (stable; requests almost always arrive in order).
-  void request(const Requested& r) {
+  void request(Ps ready, std::uint32_t source) {
+    const std::size_t n = requested.size();
+    if (n > 0) {
+      Requested& last = n == 1 ? head : requested.back();
+      if (last.ready == ready && last.source == source) {
+        ++last.count;
+        return;
+      }
+    }
+    const Requested r{ready, source, 1};
     requested.push_back(r);
-    for (std::size_t k = requested.size() - 1; k > 0 && requested[k - 1].ready > r.ready; --k) {
-      requested[k] = requested[k - 1];
+    std::size_t k = n;
+    for (; k > 0; --k) {
+      const Requested prev = k == 1 ? head : requested[k - 1];
+      if (prev.ready <= ready) break;
+      requested[k] = prev;
       requested[k - 1] = r;
     }
+    if (k == 0) head = r;
+  }
+  /// The head response is sent.
+  void pop_request() {
+    if (--head.count > 0) return;
+    requested.pop_front();
+    if (!requested.empty()) head = requested.front();
   }
 };
 
+// Laid out by use: the uplink's per-packet state (its Wire, Sender, pipe and
+// input port) first, together; then the downlink's output queue; the two-tier
+// fields last.
 struct Link {
   enum Kind : std::uint8_t { Up, Down, Direct, Trunk } kind = Up;
   int gpu = 0, other = 0;  // other: plane (Up/Down) or peer (Direct); Trunk: from and to switch nodes
+  Wire wire;
+  Sender tx;               // Up / Direct
+  Ring<Queued> pipe;       // Up: packets on the wire (header arrival times)
+  InputPort in;            // Up: the switch input port at the far end
+  OutputQueue out;         // Down: the switch output queue feeding it
   // Two-tier fabrics (tiers.cc): every link is a hop; packets it forwards wait in `transit`.
   NodeId to = kNoNode;
   double scale = 1;        // wire time relative to an accelerator port (trunks differ)
   Ring<Queued> transit;    // forwarded packets, by ready time
-  Wire wire;
-  OutputQueue out;         // Down: the switch output queue feeding it
-  Sender tx;               // Up / Direct
-  Ring<Queued> pipe;       // Up: packets on the wire (header arrival times)
-  InputPort in;            // Up: the switch input port at the far end
 };
 
 }  // namespace scin::packet

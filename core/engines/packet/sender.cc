@@ -45,7 +45,7 @@ void Engine::try_send(int id) {
     if (better_read(sources_[tx.responses[k]].ready)) pick_read = k;
   // Requested responses: one FIFO per link in ready order, so its head is the oldest.
   bool ring_read = false;
-  if (!tx.requested.empty() && better_read(tx.requested.front().ready)) {
+  if (!tx.requested.empty() && better_read(tx.head.ready)) {
     ring_read = true;
     pick_read = kNone;
   }
@@ -60,7 +60,7 @@ void Engine::try_send(int id) {
     if (earliest < kNever) wake_link(id, earliest);
     return;
   }
-  const std::uint32_t read_sid = !have_read ? 0 : ring_read ? tx.requested.front().source : tx.responses[pick_read];
+  const std::uint32_t read_sid = !have_read ? 0 : ring_read ? tx.head.source : tx.responses[pick_read];
   const std::uint32_t write_sid = have_write ? tx.writes[tx.rr] : 0;
   auto bytes_of = [&](std::uint32_t sid) {
     const Source& x = sources_[sid];
@@ -102,10 +102,7 @@ void Engine::try_send(int id) {
   tx.last_read = use_read;
   src.next += src.stride;
   if (from_ring) {
-    tx.requested.pop_front();
-    // The request FIFOs are long (a window of requests per port) and many links
-    // interleave: fetch ahead of the hardware prefetcher.
-    if (tx.requested.size() > 16) __builtin_prefetch(&tx.requested[16]);
+    tx.pop_request();
   } else if (use_read) {
     if (src.next >= src.end) tx.responses.erase(tx.responses.begin() + static_cast<std::ptrdiff_t>(pick_read));
   } else if (src.next >= src.end) {

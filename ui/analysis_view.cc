@@ -137,7 +137,7 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   points_ = new QTableView;
   points_->setObjectName(QStringLiteral("analysisPoints"));
   pointsModel_ = new PointsModel(this);
-  pointsProxy_ = new QSortFilterProxyModel(this);
+  pointsProxy_ = new PointsProxy(this);
   pointsProxy_->setSourceModel(pointsModel_);
   pointsProxy_->setSortRole(Qt::UserRole);
   points_->setModel(pointsProxy_);

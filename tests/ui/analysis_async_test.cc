@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <QComboBox>
+#include <QHeaderView>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QThreadPool>
@@ -170,6 +171,21 @@ class AnalysisAsyncTest : public QObject {
     QCOMPARE(av.legendTexts().size(), static_cast<qsizetype>(direct.legend().size()));
     for (QComboBox* c : av.findChildren<QComboBox*>()) QVERIFY(c->isEnabled());
     QCOMPARE(av.logX(), large_->find(want.x)->log_default);
+    // The points table holds every point, sorted by point index (its default
+    // sort, through PointsProxy's direct comparison, in the header's order).
+    {
+      QAbstractItemModel* m = av.pointsTable()->model();
+      QCOMPARE(m->rowCount(), 100000);
+      QCOMPARE(m->headerData(0, Qt::Horizontal).toString(), QStringLiteral("point"));
+      QCOMPARE(av.pointsTable()->horizontalHeader()->sortIndicatorSection(), 0);
+      const bool down = av.pointsTable()->horizontalHeader()->sortIndicatorOrder() == Qt::DescendingOrder;
+      for (int r = 0; r < m->rowCount(); ++r)
+        if (m->index(r, 0).data(Qt::UserRole).toULongLong() != static_cast<qulonglong>(down ? 99999 - r : r))
+          QFAIL(qPrintable(QStringLiteral("row %1: point %2").arg(r).arg(m->index(r, 0).data(Qt::UserRole).toULongLong())));
+      av.pointsTable()->sortByColumn(0, down ? Qt::AscendingOrder : Qt::DescendingOrder);
+      QCOMPARE(m->index(0, 0).data(Qt::UserRole).toULongLong(), qulonglong{down ? 0u : 99999u});
+      QCOMPARE(m->index(99999, 0).data(Qt::UserRole).toULongLong(), qulonglong{down ? 99999u : 0u});
+    }
 
     // Without the loader's defaults the view works them out itself, on a worker too.
     {

@@ -1,5 +1,7 @@
 // The app's live preview, headless: a fabric edit -> the preview's curves
 // repainted (issue 14 target: < 16 ms at 8 GPUs for the default sweep).
+// BM_AnalysisOpenLargeRun: the Analysis tab opening a 10^5-point run (how long
+// the GUI thread is blocked; see the comment there).
 //
 //   QT_QPA_PLATFORM=offscreen build/bench/bench_gui --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true   (one command line)
@@ -12,10 +14,12 @@
 // final_ms (edit -> complete curves repainted), cores (user+sys CPU over wall
 // of the whole process while measuring: the preview's worker thread included).
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <QApplication>
@@ -26,12 +30,35 @@
 
 #include <benchmark/benchmark.h>
 
+#include "analysis/plot.h"
+#include "analysis/table.h"
+#include "ui/analysis_view.h"
 #include "ui/chart_panel.h"
 #include "ui/fabric_doc.h"
 #include "ui/main_window.h"
 #include "ui/preview.h"
 
 namespace {
+
+/// The application, timing each event it delivers (outermost deliveries only).
+class TimedApp : public QApplication {
+ public:
+  using QApplication::QApplication;
+  static inline qint64 longestNs = 0;  // the longest delivery since reset
+  bool notify(QObject* o, QEvent* e) override {
+    if (depth_ > 0) return QApplication::notify(o, e);
+    ++depth_;
+    QElapsedTimer t;
+    t.start();
+    const bool r = QApplication::notify(o, e);
+    longestNs = std::max(longestNs, t.nsecsElapsed());
+    --depth_;
+    return r;
+  }
+
+ private:
+  int depth_ = 0;
+};
 
 double cpuSeconds() {
   rusage u{};
@@ -133,10 +160,113 @@ void BM_PreviewGuiPath(benchmark::State& state) {
 }
 BENCHMARK(BM_PreviewGuiPath)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(40);
 
+double threadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+double medianOf(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+/// A synthetic stored timing run of 8 algorithms x 25 sizes x 5 x 4 x 5 x 5
+/// values of four swept parameters = 10^5 points (one panel would hold 4000
+/// curves, so the default view is split into panels by auto_facet).
+std::shared_ptr<const scin::analysis::AnalysisTable> largeTable() {
+  using namespace scin;
+  RunInfo run;
+  run.id = 1;
+  run.name = "large";
+  run.kind = PointKind::Collective;
+  run.status = RunStatus::Done;
+  std::vector<PointRecord> pts;
+  pts.reserve(100000);
+  const char* algos[] = {"ring", "tree", "scin", "scin-inq", "nvls", "rhd", "direct", "hier"};
+  const char* regs[] = {"paced", "greedy", "burst", "none"};
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 25; ++b)
+      for (int w = 0; w < 5; ++w)
+        for (int r = 0; r < 4; ++r)
+          for (int l = 0; l < 5; ++l)
+            for (int g = 0; g < 5; ++g) {
+              PointRecord p;
+              p.index = pts.size();
+              p.algorithm = algos[a];
+              p.bytes = std::uint64_t{1024} << b;
+              p.gpus = 8;
+              p.axes = {{"switch.isa.waves", 1 << w}, {"switch.isa.regulation", regs[r]},
+                        {"links.latency_ns", 100 * (l + 1)}, {"links.bandwidth_GBps", 100 * (g + 1)}};
+              p.time_us = 1 + a + 1e-3 * static_cast<double>(p.bytes) / (100.0 * (g + 1)) + 0.1 * (l + 1) + 0.01 * w + r;
+              p.busbw_GBps = 1e-3 * static_cast<double>(p.bytes) / p.time_us;
+              p.algbw_GBps = p.busbw_GBps;
+              pts.push_back(std::move(p));
+            }
+  return std::make_shared<const analysis::AnalysisTable>(analysis::build_table(run, pts));
+}
+
+// The Analysis tab opening a stored run of 10^5 points, as the run loader
+// hands the table over (AnalysisView::setTable on the GUI thread), until the
+// default plot is shown and the canvas repainted. Counters:
+//   call_ms   the setTable call itself (GUI thread blocked, input waits);
+//   block_ms  the longest the GUI thread is away from its event loop between
+//             the call and the repainted plot: the call, or the longest single
+//             event delivered (TimedApp::notify), e.g. the worker's plot shown
+//             and repainted;
+//   gui_cpu_ms CPU time of the GUI thread over the whole interval (it sleeps
+//             while waiting for the workers);
+//   shown_ms  wall time until the plot is repainted (workers included).
+// state.range(0) = 1: the loader's worker already computed the default query
+// (what MainWindow::showRuns does); 0: the view works it out itself.
+void BM_AnalysisOpenLargeRun(benchmark::State& state) {
+  static const auto table = largeTable();
+  std::vector<double> call, block, cpu, shown;
+  for (auto _ : state) {
+    state.PauseTiming();
+    scin::ui::AnalysisView view;
+    view.resize(1400, 900);
+    view.show();
+    QCoreApplication::processEvents();
+    std::optional<scin::analysis::PlotQuery> hint;
+    if (state.range(0) == 1) hint = scin::analysis::default_query(*table);
+    bool done = false;
+    QObject::connect(&view, &scin::ui::AnalysisView::plotReady, &view, [&] {
+      view.canvas()->repaint();  // paint now, as the next frame would
+      done = true;
+    });
+    QElapsedTimer t;
+    state.ResumeTiming();
+    t.start();
+    const double cpu0 = threadCpuMs();
+    view.setTable(table, hint);
+    const double c = static_cast<double>(t.nsecsElapsed()) / 1e6;
+    TimedApp::longestNs = 0;
+    while (!done) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    const double ns = static_cast<double>(t.nsecsElapsed());
+    const double longest = std::max(c, static_cast<double>(TimedApp::longestNs) / 1e6);
+    state.SetIterationTime(ns / 1e9);
+    call.push_back(c);
+    block.push_back(longest);
+    cpu.push_back(threadCpuMs() - cpu0);
+    shown.push_back(ns / 1e6);
+    state.PauseTiming();
+    if (view.plot()->empty() || view.query().facet.empty()) state.SkipWithError("the default plot of the large run is not split into panels");
+    state.counters["points"] = static_cast<double>(view.plot()->point_count());
+    state.ResumeTiming();
+  }
+  state.counters["call_ms"] = medianOf(call);
+  state.counters["block_ms"] = medianOf(block);
+  state.counters["gui_cpu_ms"] = medianOf(cpu);
+  state.counters["shown_ms"] = medianOf(shown);
+}
+BENCHMARK(BM_AnalysisOpenLargeRun)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  QApplication app(argc, argv);
+  TimedApp app(argc, argv);
   QStandardPaths::setTestModeEnabled(true);
   QCoreApplication::setOrganizationName(QStringLiteral("scin-bench"));
   QCoreApplication::setApplicationName(QStringLiteral("scin-explorer-bench"));

@@ -39,6 +39,21 @@ QIcon legendIcon(const PlotData& plot, const analysis::Series& s) {
   return QIcon(pm);
 }
 
+// The query a new table is shown with: its defaults, keeping the user's
+// choices (`picked` x, the previous query's y and facet) when the table has them.
+PlotQuery resolveQuery(const AnalysisTable& t, const PlotQuery& byDefault, const std::string& pickedX, const PlotQuery& prev) {
+  PlotQuery q = byDefault;
+  // (Only an x the user picked: the default of another run, e.g. algorithm for
+  // a run of one size, is not a choice to keep.)
+  if (!pickedX.empty() && t.axis_index(pickedX) >= 0 && t.distinct(t.axis_index(pickedX)).size() > 1) q.x = pickedX;
+  if (t.metric_index(prev.y) >= 0) q.y = prev.y;
+  if (!prev.facet.empty() && t.axis_index(prev.facet) >= 0 && prev.facet != q.x)
+    q.facet = prev.facet;
+  else if (q.x != byDefault.x)
+    q.facet = analysis::auto_facet(t, q);  // the default's panels were chosen for another x
+  return q;
+}
+
 QToolButton* toolButton(const QString& text, const QString& tip) {
   auto* b = new QToolButton;
   b->setText(text);
@@ -122,7 +137,7 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   points_ = new QTableView;
   points_->setObjectName(QStringLiteral("analysisPoints"));
   pointsModel_ = new PointsModel(this);
-  pointsProxy_ = new QSortFilterProxyModel(this);
+  pointsProxy_ = new PointsProxy(this);
   pointsProxy_->setSourceModel(pointsModel_);
   pointsProxy_->setSortRole(Qt::UserRole);
   points_->setModel(pointsProxy_);
@@ -145,7 +160,7 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   lay->addWidget(inner_, 1);
 
   auto changed = [this] {
-    if (filling_) return;
+    if (filling_ || resolving_) return;
     query_.x = x_->currentData().toString().toStdString();
     pickedX_ = query_.x;
     query_.y = y_->currentData().toString().toStdString();
@@ -165,36 +180,33 @@ void AnalysisView::setMessage(const QString& text) {
   if (table_) return;
   auto p = std::make_shared<PlotData>();
   p->empty_reason = text.toStdString();
-  showPlot(p);
+  showPlot(nullptr, p);
 }
 
-void AnalysisView::setTable(std::shared_ptr<const AnalysisTable> table) {
+void AnalysisView::setTable(std::shared_ptr<const AnalysisTable> table, std::optional<PlotQuery> defaults) {
   table_ = std::move(table);
   hidden_.clear();
   if (!table_) {
+    ++generation_;  // a plot of the previous table still on a worker is not shown
+    resolving_ = false;
+    setPickersEnabled(true);
     setMessage(message_);
     return;
   }
-  // Keep the user's choice of axes when the new run has them.
-  const PlotQuery byDefault = analysis::default_query(*table_);
-  PlotQuery q = byDefault;
-  // (Only an x the user picked: the default of another run, e.g. algorithm for
-  // a run of one size, is not a choice to keep.)
-  if (!pickedX_.empty() && table_->axis_index(pickedX_) >= 0 && table_->distinct(table_->axis_index(pickedX_)).size() > 1)
-    q.x = pickedX_;
-  if (table_->metric_index(query_.y) >= 0) q.y = query_.y;
-  if (!query_.facet.empty() && table_->axis_index(query_.facet) >= 0 && query_.facet != q.x)
-    q.facet = query_.facet;
-  else if (q.x != byDefault.x)
-    q.facet = analysis::auto_facet(*table_, q);  // the default's panels were chosen for another x
-  query_ = q;
-  const analysis::Column* xc = table_->find(q.x);
-  const analysis::Column* yc = table_->find(q.y);
-  logX_ = xc && xc->log_default;
-  logY_ = yc && yc->log_default;
-  fillPickers();
-  rebuildMenus();
-  replot();
+  // The query (the defaults, the user's axes kept when the new run has them)
+  // and its plot are worked out on a worker; the pickers wait for them.
+  resolving_ = true;
+  logByCaller_ = false;
+  setPickersEnabled(false);
+  start([table = table_, defaults = std::move(defaults), picked = pickedX_, prev = query_]() -> Job {
+          const PlotQuery q = resolveQuery(*table, defaults ? *defaults : analysis::default_query(*table), picked, prev);
+          return {q, std::make_shared<const PlotData>(analysis::make_plot(*table, q))};
+        },
+        true);
+}
+
+void AnalysisView::setPickersEnabled(bool on) {
+  for (QWidget* w : std::initializer_list<QWidget*>{x_, y_, facet_, baseline_, seriesBtn_, filterBtn_}) w->setEnabled(on);
 }
 
 void AnalysisView::fillPickers() {
@@ -248,6 +260,7 @@ void AnalysisView::rebuildMenus() {
     a->setChecked(query_.series.empty() ||
                   std::find(query_.series.begin(), query_.series.end(), c.key) != query_.series.end());
     connect(a, &QAction::toggled, this, [this, sm] {
+      if (resolving_) return;  // the menus are rebuilt for the new table
       query_.series.clear();
       bool all = true;
       for (QAction* x : sm->actions())
@@ -265,6 +278,7 @@ void AnalysisView::rebuildMenus() {
       auto f = query_.filters.find(c.key);
       va->setChecked(f == query_.filters.end() || f->second.count(v.text));
       connect(va, &QAction::toggled, this, [this, sub, key = c.key] {
+        if (resolving_) return;
         std::set<std::string> on;
         bool all = true;
         for (QAction* x : sub->actions()) {
@@ -282,12 +296,25 @@ void AnalysisView::rebuildMenus() {
 void AnalysisView::setQuery(const PlotQuery& q) {
   query_ = q;
   pickedX_ = q.x;
+  if (resolving_) {
+    // Given before the new table's own query was worked out: this one wins
+    // (replot() supersedes that job), with the log scales of its columns.
+    resolving_ = false;
+    setPickersEnabled(true);
+    if (!logByCaller_ && table_) {
+      const analysis::Column* xc = table_->find(q.x == "bytes" ? std::string("collective.bytes") : q.x);
+      const analysis::Column* yc = table_->find(q.y);
+      logX_ = xc && xc->log_default;
+      logY_ = yc && yc->log_default;
+    }
+  }
   fillPickers();
   rebuildMenus();
   replot();
 }
 
 void AnalysisView::setLog(bool x, bool y) {
+  logByCaller_ = true;
   logX_ = x;
   logY_ = y;
   {
@@ -299,30 +326,48 @@ void AnalysisView::setLog(bool x, bool y) {
 }
 
 void AnalysisView::replot() {
-  if (!table_) return;
-  const quint64 gen = ++generation_;
-  ++pending_;
-  auto* watcher = new QFutureWatcher<std::shared_ptr<const PlotData>>(this);
-  connect(watcher, &QFutureWatcher<std::shared_ptr<const PlotData>>::finished, this, [this, watcher, gen] {
-    watcher->deleteLater();
-    --pending_;
-    if (gen != generation_) return;
-    showPlot(watcher->result());
-    Q_EMIT plotReady();
-  });
-  watcher->setFuture(QtConcurrent::run([table = table_, q = query_]() -> std::shared_ptr<const PlotData> {
-    return std::make_shared<const PlotData>(analysis::make_plot(*table, q));
-  }));
+  if (!table_ || resolving_) return;  // (a new table's job plots its own query)
+  start([table = table_, q = query_]() -> Job { return {q, std::make_shared<const PlotData>(analysis::make_plot(*table, q))}; },
+        false);
 }
 
-void AnalysisView::showPlot(std::shared_ptr<const PlotData> p) {
+void AnalysisView::start(std::function<Job()> work, bool newTable) {
+  const quint64 gen = ++generation_;
+  ++pending_;
+  auto* watcher = new QFutureWatcher<Job>(this);
+  connect(watcher, &QFutureWatcher<Job>::finished, this, [this, watcher, gen, newTable, table = table_] {
+    watcher->deleteLater();
+    --pending_;
+    if (gen != generation_) return;  // a newer table or query superseded this one
+    Job job = watcher->result();
+    if (newTable) {
+      query_ = std::move(job.query);
+      if (!logByCaller_) {
+        const analysis::Column* xc = table->find(query_.x);
+        const analysis::Column* yc = table->find(query_.y);
+        logX_ = xc && xc->log_default;
+        logY_ = yc && yc->log_default;
+      }
+      resolving_ = false;
+      fillPickers();
+      rebuildMenus();
+      setPickersEnabled(true);
+    }
+    showPlot(table, std::move(job.plot));
+    Q_EMIT plotReady();
+  });
+  watcher->setFuture(QtConcurrent::run(std::move(work)));
+}
+
+void AnalysisView::showPlot(std::shared_ptr<const AnalysisTable> table, std::shared_ptr<const PlotData> p) {
+  shownTable_ = std::move(table);
   plot_ = std::move(p);
   canvas_->setLog(logX_, logY_);
-  canvas_->setPlot(table_, plot_);
+  canvas_->setPlot(shownTable_, plot_);
   QStringList notes;
-  if (table_ && table_->skipped > 0)
-    notes << tr("%n point(s) skipped or failed", "", static_cast<int>(table_->skipped)) +
-                 (table_->skip_reasons.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(table_->skip_reasons.front())));
+  if (shownTable_ && shownTable_->skipped > 0)
+    notes << tr("%n point(s) skipped or failed", "", static_cast<int>(shownTable_->skipped)) +
+                 (shownTable_->skip_reasons.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(shownTable_->skip_reasons.front())));
   for (const auto& n : plot_->notes) notes << QString::fromStdString(n);
   if (!plot_->empty() && logX_ && !plot_->x_categorical)
     for (const auto& f : plot_->facets)
@@ -385,7 +430,7 @@ QString AnalysisView::emptyText() const {
 }
 
 void AnalysisView::fillPointsTable() {
-  pointsModel_->setPlot(table_, plot_);
+  pointsModel_->setPlot(shownTable_, plot_);
   points_->resizeColumnsToContents();
 }
 
@@ -398,14 +443,14 @@ void AnalysisView::copySelection() {
 }
 
 bool AnalysisView::exportFigure(const QString& path, const FigureSize& size, bool title, QString* error) const {
-  if (!table_ || !plot_) {
+  if (!shownTable_ || !plot_) {
     if (error) *error = message_.isEmpty() ? tr("no stored run is shown") : message_;
     return false;
   }
   FigureOptions o = canvas_->options();
   o.legend = true;
   o.title = title;
-  return exportPlot(*table_, *plot_, o, size, path, error);
+  return exportPlot(*shownTable_, *plot_, o, size, path, error);
 }
 
 QImage AnalysisView::render(const FigureSize& size, double dpi) const {

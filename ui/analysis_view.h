@@ -4,10 +4,16 @@
 // speedup baseline, log/linear per axis, value filters per axis; a legend that
 // scrolls and wraps beside the plot; a nearest-point tracker; rubber-band and
 // wheel zoom with Reset; a sortable, copyable table of the points. Plots are
-// computed on a worker (QtConcurrent); the GUI thread only paints.
+// computed on a worker (QtConcurrent), and so is a new table's query (its
+// default, auto_facet): the GUI thread only receives the finished plot and
+// paints. Each request (a table, a query) supersedes the ones before it: a
+// stale result arriving late is dropped. Workers hold shared_ptrs to const
+// data, so replacing the table (or closing the view) while one runs is safe.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 
 #include <QComboBox>
 #include <QFutureWatcher>
@@ -89,8 +95,14 @@ class AnalysisView : public QWidget {
   QString id() const { return QStringLiteral("analysis"); }
   QString title() const { return tr("Analysis of the stored run"); }
 
-  /// Shows a stored run's table (null: nothing stored is shown) and plots the default query.
-  void setTable(std::shared_ptr<const analysis::AnalysisTable> table);
+  /// Shows a stored run's table (null: nothing stored is shown) and plots its default
+  /// query, keeping the user's axes when the run has them. Returns at once: the query
+  /// (default_query, auto_facet) and the plot are worked out on a worker; busy() until
+  /// they are shown, then plotReady(). The pickers are disabled meanwhile. `defaults`:
+  /// analysis::default_query(*table) when the caller's worker computed it already (the
+  /// run loader does), so it is not computed again.
+  void setTable(std::shared_ptr<const analysis::AnalysisTable> table,
+                std::optional<analysis::PlotQuery> defaults = std::nullopt);
   /// Shown in the chart area when there is no table (e.g. the live preview).
   void setMessage(const QString& text);
   std::shared_ptr<const analysis::AnalysisTable> table() const { return table_; }
@@ -100,8 +112,10 @@ class AnalysisView : public QWidget {
   void setLog(bool x, bool y);
   bool logX() const { return logX_; }
   bool logY() const { return logY_; }
-  /// The newest plot (after busy() turns false).
+  /// The newest plot (after busy() turns false). Its table is shownTable(), which is
+  /// table() once busy() is false.
   std::shared_ptr<const analysis::PlotData> plot() const { return plot_; }
+  std::shared_ptr<const analysis::AnalysisTable> shownTable() const { return shownTable_; }
   bool busy() const { return pending_ > 0; }
   bool hasData() const { return plot_ && !plot_->empty(); }
   /// Legend texts in order, exactly as shown.
@@ -120,15 +134,25 @@ class AnalysisView : public QWidget {
   void plotReady();
 
  private:
+  /// What a worker hands back: the plot and the query it was made for.
+  struct Job {
+    analysis::PlotQuery query;
+    std::shared_ptr<const analysis::PlotData> plot;
+  };
   void replot();
+  /// Runs `work` on a worker as the newest request; `newTable`: it also chose the
+  /// query of a table just set (the pickers are filled from it).
+  void start(std::function<Job()> work, bool newTable);
+  void setPickersEnabled(bool on);
   void fillPickers();
-  void showPlot(std::shared_ptr<const analysis::PlotData> p);
+  void showPlot(std::shared_ptr<const analysis::AnalysisTable> table, std::shared_ptr<const analysis::PlotData> p);
   void fillLegend();
   void fillPointsTable();
   void rebuildMenus();
   void copySelection();
 
-  std::shared_ptr<const analysis::AnalysisTable> table_;
+  std::shared_ptr<const analysis::AnalysisTable> table_;        // the newest table set
+  std::shared_ptr<const analysis::AnalysisTable> shownTable_;   // the table plot_ was made from
   std::shared_ptr<const analysis::PlotData> plot_;
   analysis::PlotQuery query_;
   std::string pickedX_;            // the x the user chose (kept across runs that have it)
@@ -136,6 +160,8 @@ class AnalysisView : public QWidget {
   int pending_ = 0;
   quint64 generation_ = 0;
   bool filling_ = false;
+  bool resolving_ = false;         // a new table's query is being worked out (pickers disabled)
+  bool logByCaller_ = false;       // setLog() since setTable(): the new run's log defaults do not override it
   QString message_;
   std::set<std::string> hidden_;   // series keys hidden through the legend
 

@@ -660,6 +660,7 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     std::vector<RunInfo> infos;
     std::vector<std::vector<PointRecord>> points;
     std::shared_ptr<const analysis::AnalysisTable> table;  // every run of the first one's kind
+    std::optional<analysis::PlotQuery> defaults;             // its default query (auto_facet included)
     QStringList leftOut;   // runs of another kind than the first
     std::string error;
     std::optional<Config> fabric;  // the first run's base fabric (none: it varies the preset, or unknown)
@@ -727,7 +728,7 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
       topology_->setLinkLoads(*packet, tr("#%1 %2, %3 per rank")
                                            .arg(first.id)
                                            .arg(QString::fromStdString(packet->algorithm), sizeText(packet->bytes)));
-    analysis_->setTable(out.table);
+    analysis_->setTable(out.table, std::move(out.defaults));
     if (!out.leftOut.isEmpty())
       statusBar()->showMessage(tr("The Analysis tab plots runs of one kind together; left out: %1").arg(out.leftOut.join(QStringLiteral(", "))), 8000);
     if (first.kind == PointKind::Collective) measured_->setRun(databasePath(), first.id);
@@ -759,6 +760,8 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
           out.leftOut << QStringLiteral("#%1 (%2)").arg(out.infos[k].id).arg(QString::fromLatin1(to_string(out.infos[k].kind)));
       }
       out.table = std::make_shared<const analysis::AnalysisTable>(analysis::combine_tables(tables));
+      // Its default plot query (auto_facet plots it several times) here, off the GUI thread.
+      out.defaults = analysis::default_query(*out.table);
       // The first run's fabric: its preset with its overrides, when the sweep does not vary the preset.
       const analysis::RunSummary& sum = tables.front().run;
       if (out.infos.front().kind != PointKind::Measured && tables.front().axis_index("preset") < 0) {

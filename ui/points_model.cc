@@ -10,6 +10,7 @@ void PointsModel::setPlot(std::shared_ptr<const analysis::AnalysisTable> table,
   table_ = std::move(table);
   plot_ = std::move(plot);
   refs_.clear();
+  pointIndex_.clear();
   cols_.clear();
   if (table_ && plot_ && !plot_->empty()) {
     auto unit = [](const analysis::Column& c) {
@@ -27,6 +28,8 @@ void PointsModel::setPlot(std::shared_ptr<const analysis::AnalysisTable> table,
     for (const auto& f : plot_->facets)
       for (const auto& s : f.series)
         for (const auto& pt : s.points) refs_.push_back({&f, &s, &pt});
+    pointIndex_.reserve(refs_.size());
+    for (const Ref& r : refs_) pointIndex_.push_back(table_->rows[r.point->row].point_index);
   }
   endResetModel();
 }
@@ -64,6 +67,26 @@ QVariant PointsModel::data(const QModelIndex& index, int role) const {
     return number.typeId() == QMetaType::Double ? QString::number(number.toDouble(), 'g', 10) : number.toString();
   }
   return text;
+}
+
+std::optional<std::uint64_t> PointsModel::pointIndex(int row, int column) const {
+  if (row < 0 || column < 0 || row >= static_cast<int>(refs_.size()) || column >= static_cast<int>(cols_.size()) ||
+      cols_[static_cast<std::size_t>(column)].kind != Kind::Index)
+    return std::nullopt;
+  return pointIndex_[static_cast<std::size_t>(row)];
+}
+
+void PointsProxy::setSourceModel(QAbstractItemModel* model) {
+  points_ = dynamic_cast<const PointsModel*>(model);
+  QSortFilterProxyModel::setSourceModel(model);
+}
+
+bool PointsProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {
+  if (points_ && sortRole() == Qt::UserRole) {
+    const auto l = points_->pointIndex(left.row(), left.column()), r = points_->pointIndex(right.row(), right.column());
+    if (l && r) return *l < *r;
+  }
+  return QSortFilterProxyModel::lessThan(left, right);
 }
 
 QString PointsModel::copyText(const QModelIndexList& indexes) {

@@ -5,10 +5,13 @@
 // numbers (Qt::UserRole), copying through copyText().
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include <QAbstractTableModel>
 #include <QModelIndexList>
+#include <QSortFilterProxyModel>
 
 #include "analysis/plot.h"
 
@@ -25,6 +28,9 @@ class PointsModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation o, int role) const override;
   /// The cells of `indexes` (any model over this one) as tab-separated text with a header line.
   static QString copyText(const QModelIndexList& indexes);
+  /// The stored point index of `row` when `column` is the point column (what
+  /// data(Qt::UserRole) holds there), else nullopt.
+  std::optional<std::uint64_t> pointIndex(int row, int column) const;
 
  private:
   struct Ref {
@@ -41,7 +47,24 @@ class PointsModel : public QAbstractTableModel {
   std::shared_ptr<const analysis::AnalysisTable> table_;
   std::shared_ptr<const analysis::PlotData> plot_;
   std::vector<Ref> refs_;
+  std::vector<std::uint64_t> pointIndex_;  // per ref: its row's point index (sorting reads it contiguously)
   std::vector<Col> cols_;
+};
+
+/// The proxy the points table sorts through: the point column (the default
+/// sort, redone on every new plot) compares the indices directly instead of
+/// through QVariants, so 10^5 points re-sort in milliseconds on the GUI thread;
+/// the other columns as QSortFilterProxyModel does.
+class PointsProxy : public QSortFilterProxyModel {
+ public:
+  using QSortFilterProxyModel::QSortFilterProxyModel;
+  void setSourceModel(QAbstractItemModel* model) override;
+
+ protected:
+  bool lessThan(const QModelIndex& left, const QModelIndex& right) const override;
+
+ private:
+  const PointsModel* points_ = nullptr;  // the source model when it is a PointsModel
 };
 
 }  // namespace scin::ui

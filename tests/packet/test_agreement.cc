@@ -86,7 +86,7 @@ struct TwoTierCase {
   int gpus, leaves;
 };
 const TwoTierCase kTwoTierCases[] = {{"nvl36x2", 16, 2}, {"nvl576-style", 32, 4}};
-const char* const kTwoTierAlgos[] = {"ring", "one-shot", "two-shot", "nvls", "scin", "scin-inq", "ring-q8", "two-shot-q8"};
+const char* const kTwoTierAlgos[] = {"ring", "one-shot", "two-shot", "nvls", "scin", "scin-inq", "scin-inq-uplink", "ring-q8", "two-shot-q8"};
 
 Config two_tier(const TwoTierCase& k) {
   Config c = load_preset(k.preset);

@@ -107,6 +107,94 @@ TEST(PacketEventQueue, RadixModeKeepsTheExactOrderAcrossTheSwitch) {
   EXPECT_EQ(popped, 9000u);
 }
 
+// The usual load: a few distinct times pending (links and pipes in lock step),
+// many events per time, pushes at the present, at a pending time and at new
+// times before, between and after the pending ones. The queue stays in its
+// per-time FIFOs and pops in (time, insertion order), as a sorted reference says.
+TEST(PacketEventQueue, TimeGroupsPopInTimeThenInsertionOrder) {
+  packet::EventQueue q;
+  std::vector<std::tuple<Ps, std::uint64_t, std::uint32_t>> pending;  // reference: (t, seq, target)
+  std::uint64_t rng = 777;
+  auto next = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 33;
+  };
+  Ps now = 0;
+  std::size_t popped = 0, peak = 0;
+  std::vector<Ps> times_seen;
+  for (int i = 0; i < 20000; ++i) {
+    // Times on a coarse grid (ties are the rule), up to 12 grid steps ahead;
+    // a quarter at the present.
+    const std::uint64_t r = next();
+    const Ps t = r % 4 == 0 ? now : now + static_cast<Ps>((next() % 12) * 2417);
+    const auto target = static_cast<std::uint32_t>(next() & 0xffff);
+    pending.emplace_back(t, q.push(t, target), target);
+    peak = std::max(peak, pending.size());
+    ASSERT_EQ(q.mode(), packet::EventQueue::Mode::Groups);
+    ASSERT_EQ(q.size(), pending.size());
+    // Pop about as often as push, in bursts, sometimes down to empty.
+    const std::uint64_t pops = next() % 3;
+    for (std::uint64_t k = 0; k < pops && !pending.empty(); ++k) {
+      const auto it = std::min_element(pending.begin(), pending.end());
+      const packet::Event e = q.pop();
+      ASSERT_EQ(e.t, std::get<0>(*it));
+      ASSERT_EQ(e.seq(), std::get<1>(*it));
+      ASSERT_EQ(e.target(), std::get<2>(*it));
+      now = e.t;
+      pending.erase(it);
+      ++popped;
+    }
+  }
+  while (!pending.empty()) {
+    const auto it = std::min_element(pending.begin(), pending.end());
+    const packet::Event e = q.pop();
+    ASSERT_EQ(e.t, std::get<0>(*it));
+    ASSERT_EQ(e.seq(), std::get<1>(*it));
+    pending.erase(it);
+    ++popped;
+  }
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(popped, 20000u);
+  EXPECT_GT(peak, 50u);
+}
+
+// More distinct times than the per-time FIFOs take (TimeGroups::kMaxGroups):
+// the queue moves to the heap, then the radix heap, and back to the FIFOs when
+// few are pending, without changing the order.
+TEST(PacketEventQueue, ManyDistinctTimesMoveToTheHeapAndBackInOrder) {
+  using Mode = packet::EventQueue::Mode;
+  packet::EventQueue q;
+  std::vector<std::tuple<Ps, std::uint64_t, std::uint32_t>> pending;
+  const std::size_t n = packet::detail::TimeGroups::kMaxGroups;
+  // n distinct times, each twice (the second push of a time lands in its FIFO).
+  for (std::size_t i = 0; i < n; ++i) {
+    const Ps t = static_cast<Ps>(1000 + 7 * ((i * 389) % n));  // a permutation: inserts all over
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      const auto target = static_cast<std::uint32_t>(2 * i + k);
+      pending.emplace_back(t, q.push(t, target), target);
+    }
+  }
+  EXPECT_EQ(q.mode(), Mode::Groups);
+  pending.emplace_back(5, q.push(5, 99), 99);  // one time more: beyond kMaxGroups
+  EXPECT_EQ(q.mode(), Mode::Radix);             // 2n + 1 > 1024 events: straight on to the radix heap
+  std::sort(pending.begin(), pending.end());
+  std::size_t k = 0;
+  bool saw_heap = false;
+  for (; k < pending.size(); ++k) {
+    const packet::Event e = q.pop();
+    ASSERT_EQ(e.t, std::get<0>(pending[k])) << k;
+    ASSERT_EQ(e.seq(), std::get<1>(pending[k])) << k;
+    ASSERT_EQ(e.target(), std::get<2>(pending[k])) << k;
+    saw_heap |= q.mode() == Mode::Heap;
+    if (q.size() <= packet::EventQueue::kToGroups) {
+      EXPECT_EQ(q.mode(), Mode::Groups) << k;
+    }
+  }
+  EXPECT_TRUE(saw_heap);
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.mode(), Mode::Groups);
+}
+
 TEST(PacketWire, SerialisesBackToBackAndKeepsStatistics) {
   packet::Wire w;
   w.latency = 125000;

@@ -2,10 +2,17 @@
 //
 // An event is (time in ps, key): `key` packs a monotonically increasing insertion
 // counter (upper 40 bits) with the target component (lower 24 bits), so the
-// heap orders by time and, at equal times, by insertion order. Same inputs,
+// queue orders by time and, at equal times, by insertion order. Same inputs,
 // same order, bit for bit. Events carry no payload: components keep their own
 // state (htsim's trick: a link's in-flight packets sit in its own ring and only
-// the head is in the heap), so the heap holds O(components), not O(packets).
+// the head is in the queue), so it holds O(components), not O(packets).
+//
+// Pending events share few distinct times: links and pipes of a fabric run in
+// lock step, so 95-99.9% of pushes land on a time that already has pending
+// events and a run keeps 2-4 distinct times pending (ring, SCIN; NVLS up to a
+// few hundred: its read returns). The queue therefore holds one FIFO of keys
+// per distinct time (TimeGroups), sorted by time; a heap / radix heap takes
+// over only when the distinct times exceed TimeGroups::kMaxGroups.
 #pragma once
 
 #include <cstddef>
@@ -163,26 +170,175 @@ class RadixQueue {
   std::size_t size_ = 0;
 };
 
+/// Pending events as one FIFO of keys per distinct time, the times in a sorted
+/// array. A push appends its key to its time's FIFO (the insertion counter only
+/// grows, so each FIFO stays in key order); a pop takes the head of the least
+/// time's FIFO. So the pops come in (time, key) order, exactly as a heap's do,
+/// and the usual push or pop is a compare and an append or a read: no sifting.
+/// A push at the time of the previous push (60-99.9% of them) needs no search.
+/// Inserting a new time shifts the later ones; with thousands of distinct times
+/// that would cost more than a heap, so push() refuses (returns false) to make
+/// a group beyond kMaxGroups and the caller moves to a heap.
+class TimeGroups {
+ public:
+  static constexpr std::size_t kMaxGroups = 1024;
+
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  std::size_t groups() const { return order_.size() - lo_; }
+
+  /// Appends `e` (its key above every pending key of its time); false, and
+  /// nothing done, if that needs a new time beyond kMaxGroups.
+  bool push(const EventItem& e) {
+    if (e.t == last_t_) {
+      fifos_[last_f_].keys.push_back(e.key);
+      ++size_;
+      return true;
+    }
+    return push_new_time(e);
+  }
+
+  /// The least pending (time, key); the queue must not be empty.
+  EventItem pop() {
+    const Group g = order_[lo_];
+    Fifo& f = fifos_[g.f];
+    const EventItem out{g.t, f.keys[f.head]};
+    --size_;
+    if (++f.head == f.keys.size()) drop_front();
+    return out;
+  }
+
+  /// Appends every pending event, in (time, key) order, to `out` and empties this.
+  void drain_to(std::vector<EventItem>& out) {
+    for (std::size_t i = lo_; i < order_.size(); ++i) {
+      Fifo& f = fifos_[order_[i].f];
+      for (std::size_t k = f.head; k < f.keys.size(); ++k) out.push_back(EventItem{order_[i].t, f.keys[k]});
+      f.keys.clear();
+      f.head = 0;
+      free_.push_back(order_[i].f);
+    }
+    order_.clear();
+    lo_ = 0;
+    size_ = 0;
+    last_t_ = kNoTime;
+  }
+
+ private:
+  static constexpr std::uint64_t kNoTime = ~std::uint64_t{0};  // no event time (those are < 2^63)
+  struct Group {
+    std::uint64_t t;
+    std::uint32_t f;  // index in fifos_
+  };
+  struct Fifo {
+    std::vector<std::uint64_t> keys;  // keys[head..] pending, in key order
+    std::size_t head = 0;
+  };
+
+  bool push_new_time(const EventItem& e) {
+    // Where e.t belongs among the pending times [lo_, hi): usually at or near the back.
+    const std::size_t hi = order_.size();
+    std::size_t at = hi;
+    while (at > lo_ && order_[at - 1].t > e.t) {
+      if (at - lo_ > 8) {  // far from the back: binary search
+        std::size_t a = lo_, b = at - 1;  // order_[b].t > e.t
+        while (a < b) {
+          const std::size_t m = a + (b - a) / 2;
+          if (order_[m].t > e.t) b = m;
+          else a = m + 1;
+        }
+        at = a;
+        break;
+      }
+      --at;
+    }
+    std::uint32_t fi;
+    if (at > lo_ && order_[at - 1].t == e.t) {
+      fi = order_[at - 1].f;
+    } else {
+      if (hi - lo_ >= kMaxGroups) return false;
+      if (free_.empty()) {
+        fi = static_cast<std::uint32_t>(fifos_.size());
+        fifos_.emplace_back();
+      } else {
+        fi = free_.back();
+        free_.pop_back();
+      }
+      const Group g{e.t, fi};
+      if (at == hi) {
+        order_.push_back(g);
+      } else if (at == lo_ && lo_ > 0) {
+        order_[--lo_] = g;
+      } else {
+        order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(at), g);
+      }
+    }
+    fifos_[fi].keys.push_back(e.key);
+    last_t_ = e.t;
+    last_f_ = fi;
+    ++size_;
+    return true;
+  }
+
+  // The front time's FIFO is empty: free it and move on to the next time.
+  void drop_front() {
+    const std::uint32_t fi = order_[lo_].f;
+    Fifo& f = fifos_[fi];
+    f.keys.clear();
+    f.head = 0;
+    free_.push_back(fi);
+    if (fi == last_f_) last_t_ = kNoTime;
+    if (++lo_ == order_.size()) {
+      order_.clear();
+      lo_ = 0;
+    } else if (lo_ >= 64 && 2 * lo_ >= order_.size()) {
+      order_.erase(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(lo_));
+      lo_ = 0;
+    }
+  }
+
+  std::vector<Group> order_;  // pending times, ascending, from lo_
+  std::size_t lo_ = 0;
+  std::vector<Fifo> fifos_;   // pool; free_ lists the unused ones
+  std::vector<std::uint32_t> free_;
+  std::uint64_t last_t_ = kNoTime;  // the time of the last push while its FIFO is pending, and that FIFO
+  std::uint32_t last_f_ = 0;
+  std::size_t size_ = 0;
+};
+
 }  // namespace detail
 
-/// The engine's event queue, ordered by (time, insertion counter): a 4-ary heap
-/// while few events are pending, a radix heap while many are (above 1024,
-/// back below 256; the 4-ary heap's depth and cache misses grow with the
-/// pending set, the radix heap's cost does not). Either returns the least
-/// pending event, so the order is the same whichever holds them.
+/// The engine's event queue, ordered by (time, insertion counter): one FIFO
+/// per distinct pending time (TimeGroups) while at most TimeGroups::kMaxGroups
+/// times are pending; beyond that a 4-ary heap, which hands over to a radix
+/// heap above 1024 pending events (back below 256; the 4-ary heap's depth and
+/// cache misses grow with the pending set, the radix heap's cost does not) and
+/// back to the groups at kToGroups pending. Each returns the least pending
+/// event, so the order is the same whichever holds them.
 class EventQueue {
  public:
   static constexpr std::uint32_t kMaxTarget = 0xffffffu;
-  static constexpr std::size_t kToRadix = 1024, kToHeap = 256;
+  static constexpr std::size_t kToRadix = 1024, kToHeap = 256, kToGroups = 64;
+  enum class Mode : std::uint8_t { Groups, Heap, Radix };
 
   bool empty() const { return size() == 0; }
-  std::size_t size() const { return radix_mode_ ? radix_.size() : heap_.size(); }
+  std::size_t size() const {
+    return mode_ == Mode::Groups ? groups_.size() : mode_ == Mode::Heap ? heap_.size() : radix_.size();
+  }
+  /// Which structure holds the pending events (for tests).
+  Mode mode() const { return mode_; }
 
   /// Schedules `target` at `t` (>= the time of the last event popped); returns the event's insertion number.
   std::uint64_t push(Ps t, std::uint32_t target) {
     const std::uint64_t seq = seq_++;
     const detail::EventItem e{static_cast<std::uint64_t>(t), (seq << 24) | target};
-    if (radix_mode_) {
+    if (mode_ == Mode::Groups) [[likely]] {
+      if (groups_.push(e)) [[likely]]
+        return seq;
+      // Too many distinct times: the groups, in order, are a valid heap as they stand.
+      groups_.drain_to(heap_.items());
+      mode_ = Mode::Heap;
+    }
+    if (mode_ == Mode::Radix) {
       radix_.push(e);
     } else {
       heap_.push(e);
@@ -190,7 +346,7 @@ class EventQueue {
         radix_.set_last(last_);
         for (const auto& x : heap_.items()) radix_.push(x);
         heap_.items().clear();
-        radix_mode_ = true;
+        mode_ = Mode::Radix;
       }
     }
     return seq;
@@ -198,22 +354,33 @@ class EventQueue {
 
   /// The least pending event (the queue must not be empty).
   Event pop() {
-    if (radix_mode_) {
+    if (mode_ == Mode::Groups) [[likely]] {
+      last_ = groups_.pop();
+    } else if (mode_ == Mode::Radix) {
       last_ = radix_.pop();
       if (radix_.size() < kToHeap) {
         radix_.drain_to(heap_);
-        radix_mode_ = false;
+        mode_ = Mode::Heap;
       }
     } else {
       last_ = heap_.pop();
+      if (heap_.size() <= kToGroups) {
+        // Back to the groups, in order (each push lands at or after the last time).
+        while (!heap_.empty()) {
+          const bool ok = groups_.push(heap_.pop());
+          (void)ok;  // at most kToGroups < kMaxGroups times
+        }
+        mode_ = Mode::Groups;
+      }
     }
     return Event{static_cast<Ps>(last_.t), last_.key};
   }
 
  private:
+  detail::TimeGroups groups_;
   detail::Heap4 heap_;
   detail::RadixQueue radix_;
-  bool radix_mode_ = false;
+  Mode mode_ = Mode::Groups;
   detail::EventItem last_{0, 0};
   std::uint64_t seq_ = 0;
 };

@@ -65,7 +65,7 @@ TEST(NvlsAsNcclRunsIt, RowsAskingNvlsOnTwoGpusAreModelledAsNcclsRingAndSaySo) {
     EXPECT_DOUBLE_EQ(*t, time_us(preset_at("hgx-h100-8", n), "nvls", 4 * kGiB)) << n;
     EXPECT_TRUE(note.empty()) << note;
   }
-  // NCCL 2.17-2.18 ran NVLS from 2 GPUs: with the threshold at 2 the row is the mechanism.
+  // NCCL 2.17 (its first NVLS) ran NVLS from 2 GPUs: with the threshold at 2 the row is the mechanism.
   Config old = c;
   set_param(old, "switch.nvls.nccl_min_gpus", 2.0);
   std::string note;

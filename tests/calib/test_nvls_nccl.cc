@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "calib/compare.h"
 #include "calib/measured.h"
 #include "calib/validate.h"
 #include "engines/simulate.h"
@@ -75,6 +76,18 @@ TEST(NvlsAsNcclRunsIt, RowsAskingNvlsOnTwoGpusAreModelledAsNcclsRingAndSaySo) {
   set_param(old2, "fabric.gpus", 2.0);
   EXPECT_DOUBLE_EQ(*t, time_us(old2, "nvls", 4 * kGiB));
   EXPECT_TRUE(note.empty());
+}
+
+TEST(NvlsAsNcclRunsIt, TheAppsModelComparisonSaysSoToo) {
+  // compare_with_model (the app's measured overlay) models the row the same way, and says so.
+  const auto cmp = compare_with_model(preset_at("hgx-h100-8", 8), {row("nvls", 2, 4 * kGiB), row("nvls", 8, 4 * kGiB)},
+                                      "analytic");
+  ASSERT_EQ(cmp.size(), 2u);
+  ASSERT_TRUE(cmp[0].modelled && cmp[1].modelled);
+  EXPECT_DOUBLE_EQ(cmp[0].model_us, time_us(preset_at("hgx-h100-8", 2), "ring", 4 * kGiB));
+  EXPECT_NE(cmp[0].note.find("modelled as ring"), std::string::npos);
+  EXPECT_DOUBLE_EQ(cmp[1].model_us, time_us(preset_at("hgx-h100-8", 8), "nvls", 4 * kGiB));
+  EXPECT_TRUE(cmp[1].note.empty());
 }
 
 TEST(NvlsAsNcclRunsIt, NcclAutoPicksNvlsOnlyWhereNcclRunsIt) {

@@ -77,6 +77,7 @@ void print_rows(const ValidationReport& rep) {
     fmt::print("  {:<28} {:>4} {:<10} {:>12} {:>12.4g} {:>12.4g} {:>+8.1f} {:>6}{}\n", e.row.source, e.row.gpus,
                e.row.algorithm, e.row.bytes, e.row.measured_us, e.model_us, e.error * 100, to_string(e.regime),
                e.offset_us != 0 ? fmt::format("  (incl. harness offset {:.2f} us)", e.offset_us) : "");
+    if (!e.note.empty()) fmt::print("      note: {}\n", e.note);
   }
 }
 

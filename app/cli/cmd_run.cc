@@ -1,6 +1,7 @@
 // `scin run`: time All-Reduce algorithms on a fabric across message sizes,
 // printed like nccl-tests (plus the real bytes on the busiest link).
 
+#include <set>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <tbb/parallel_for.h>
@@ -211,10 +212,14 @@ void add_run_command(CLI::App& app) {
         for (int t = 0; t < static_cast<int>(Term::Count); ++t) fmt::print(",{:.3f}", r.breakdown.ns[t]);
         fmt::print("\n");
       }
-    } else if (opt->wide) {
-      print_table(cfg, algos, sizes, res, dtype, opt->engine);
     } else {
-      print_blocks(cfg, algos, sizes, res, dtype, opt->engine);
+      if (opt->wide) print_table(cfg, algos, sizes, res, dtype, opt->engine);
+      else print_blocks(cfg, algos, sizes, res, dtype, opt->engine);
+      // What a result says about itself (e.g. nvls where NCCL would not run it), once per algorithm.
+      std::set<std::string> said;
+      for (const auto& r : res)
+        if (r.extra.is_object() && r.extra.contains("note") && said.insert(r.algorithm).second)
+          put(fmt::format("# note ({}): {}", r.algorithm, r.extra["note"].get<std::string>()));
     }
     if (opt->explain) print_explain(res);
   });

@@ -78,7 +78,7 @@ std::vector<ModelComparison> compare_with_model(const Config& cfg, const std::ve
     c.regime = regime_of(r.bytes);
     c.measured_us = r.measured_us;
     c.measured_busbw_GBps = busbw_of(r.bytes, r.measured_us, r.gpus);
-    if (auto t = model_time_us(cfg, r, &c.skipped, engine)) {
+    if (auto t = model_time_us(cfg, r, &c.skipped, engine, &c.note)) {
       c.modelled = true;
       c.model_us = *t;
       c.model_busbw_GBps = busbw_of(r.bytes, *t, r.gpus);

@@ -42,6 +42,7 @@ struct ModelComparison {
   double measured_busbw_GBps = 0;   // bytes / measured_us x 2(N-1)/N (nccl-tests busbw)
   bool modelled = false;            // false: `skipped` says why; model fields are NaN
   std::string skipped;
+  std::string note;                 // when modelled as what NCCL runs instead (e.g. ring for nvls on 2 GPUs)
   double model_us = 0;
   double model_busbw_GBps = 0;      // bytes / model_us x 2(N-1)/N
   double error = 0;                 // model_us / measured_us - 1 (negative: the model is too fast)

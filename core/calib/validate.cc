@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "engines/simulate.h"
 #include "fabric/params.h"
+#include "schedule/nvls_policy.h"
 
 namespace scin {
 
@@ -41,7 +42,7 @@ double simulate_us(const Config& c, const std::string& algo, const Collective& c
 }  // namespace
 
 std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
-                                    const std::string& engine) {
+                                    const std::string& engine, std::string* note) {
   try {
     Config c = cfg;
     if (row.gpus != c.fabric.gpus) set_param(c, "fabric.gpus", static_cast<double>(row.gpus));
@@ -52,10 +53,17 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
       throw Error(fmt::format("bytes: {} is not a whole number of 2-byte elements", row.bytes));
     const std::string& a = row.algorithm;
     if (a == "nccl-auto") {
-      // NCCL picks by its own cost model; the faster of ring and NVLS stands in for it.
+      // NCCL picks by its own cost model; the faster of ring and NVLS stands in for it,
+      // NVLS only where NCCL runs it (not on 2 GPUs or fewer: schedule/nvls_policy.h).
       double t = simulate_us(c, "ring", coll, engine);
-      if (unsupported_reason(c, "nvls").empty()) t = std::min(t, simulate_us(c, "nvls", coll, engine));
+      if (unsupported_reason(c, "nvls").empty() && nccl_runs_nvls(c))
+        t = std::min(t, simulate_us(c, "nvls", coll, engine));
       return t;
+    }
+    if (a == "nvls" && unsupported_reason(c, "nvls").empty() && !nccl_runs_nvls(c)) {
+      // NCCL_ALGO=NVLS where NCCL has no NVLS: NCCL runs ring, and so does the model of the row.
+      if (note) *note = "modelled as ring: " + nccl_nvls_note(c);
+      return simulate_us(c, "ring", coll, engine);
     }
     for (const char* p : {"ll", "ll128", "simple"})
       if (a == std::string("ring-") + p) {
@@ -96,7 +104,7 @@ ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>
     RowError e;
     e.row = row;
     e.regime = regime_of(row.bytes);
-    if (auto t = model_time_us(cfg, row, &e.why)) {
+    if (auto t = model_time_us(cfg, row, &e.why, "analytic", &e.note)) {
       auto it = offsets_us.find(row.system);
       e.offset_us = it == offsets_us.end() ? 0.0 : it->second;
       e.model_us = *t + e.offset_us;
@@ -147,6 +155,7 @@ nlohmann::json to_json(const ValidationReport& r, bool with_rows) {
         x["model_us"] = e.model_us;
         if (e.offset_us != 0) x["harness_offset_us"] = e.offset_us;
         x["error_pct"] = e.error * 100;
+        if (!e.note.empty()) x["note"] = e.note;
       } else {
         x["skipped"] = e.why;
       }

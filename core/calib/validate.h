@@ -22,14 +22,17 @@ const char* to_string(Regime r);
 
 /// The model's time for a row on `cfg` with `engine` ("analytic" | "packet"),
 /// in microseconds; nullopt with `why` set when the row cannot be modelled
-/// (unknown algorithm, unsupported fabric).
+/// (unknown algorithm, unsupported fabric). A row is modelled as what NCCL runs
+/// for it: "nccl-auto" is the faster of ring and NVLS (NVLS only where NCCL runs
+/// it), and "nvls" below switch.nvls.nccl_min_gpus is ring, with `note` saying so.
 std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why = nullptr,
-                                    const std::string& engine = "analytic");
+                                    const std::string& engine = "analytic", std::string* note = nullptr);
 
 struct RowError {
   MeasuredRow row;
   bool modelled = false;
   std::string why;           // when not modelled
+  std::string note;          // when modelled as something other than the row's algorithm (what NCCL runs)
   double model_us = 0;       // fabric model plus the harness offset of the row's system
   double offset_us = 0;      // harness offset included in model_us
   double error = 0;          // model / measured - 1

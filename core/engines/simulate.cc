@@ -9,6 +9,7 @@
 #include "engines/analytic/analytic.h"
 #include "fabric/params.h"
 #include "schedule/compile_options.h"
+#include "schedule/nvls_policy.h"
 
 namespace scin {
 
@@ -295,6 +296,10 @@ SimResult simulate(const Config& cfg, Algorithm algo, const Collective& c, Engin
   r.algbw_GBps = bandwidth_GBps(static_cast<double>(c.bytes), r.time_ns);
   r.busbw_GBps = r.algbw_GBps * busbw_factor(cfg.fabric.gpus);
   if (r.max_link_bytes == 0) r.max_link_bytes = link_bytes(s).max_link_bytes();
+  // The mechanism is modelled at any GPU count; NCCL runs it from switch.nvls.nccl_min_gpus on.
+  if (algo == Algorithm::Nvls)
+    if (std::string note = nccl_nvls_note(cfg); !note.empty())
+      r.extra["note"] = note + "; this result is the multimem mechanism itself";
   return r;
 }
 

@@ -41,6 +41,7 @@ struct NvlsSpec {
   bool enabled = true;                   // multimem.ld_reduce / multimem.st in the switch
   double efficiency = 0.85;              // NCCL's Hopper NVLS efficiency on top of link efficiency
   double sync_overhead_ns = 8500;        // per NVLS barrier: fences + multimem.red + poll (calibrated)
+  int nccl_min_gpus = 3;                 // NCCL runs NVLS from 3 GPUs (ncclNvlsInit: off for <= 2)
 };
 
 struct IsaSpec {

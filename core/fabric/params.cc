@@ -183,6 +183,10 @@ std::vector<ParamInfo> build_registry() {
   r.push_back(real("switch.nvls.sync_overhead_ns", "ns", 0, 1e8, "NVLS barrier overhead",
       "software cost of one NVLS barrier (fences, multimem.red on the barrier flag, polling)",
       [](Config& c) -> double& { return c.sw.nvls.sync_overhead_ns; }));
+  r.push_back(integer("switch.nvls.nccl_min_gpus", "", 1, 1000000, "NCCL NVLS minimum GPUs",
+      "fewest GPUs NCCL runs NVLS on (3: NCCL turns NVLS off for 2 or fewer, src/transport/nvls.cc ncclNvlsInit); "
+      "below it NCCL_ALGO=NVLS runs ring, nccl-auto never picks NVLS and an nvls result says so; 2 = NCCL 2.17, its first NVLS",
+      [](Config& c) -> int& { return c.sw.nvls.nccl_min_gpus; }));
   r.push_back(boolean("switch.isa.enabled", "In-switch accelerator",
       "SCIN in-switch accelerator that reads and writes accelerator memory directly",
       [](Config& c) -> bool& { return c.sw.isa.enabled; }));

@@ -1,5 +1,25 @@
 // In-switch families: NVLS (multimem ld_reduce / st) and SCIN (ISA reads, reduces, multicasts; INQ).
 #include "schedule/builder.h"
+#include "schedule/nvls_policy.h"
+
+#include <fmt/format.h>
+
+namespace scin {
+
+bool nccl_runs_nvls(const Config& cfg) {
+  return cfg.sw.nvls.enabled && cfg.fabric.gpus >= cfg.sw.nvls.nccl_min_gpus;
+}
+
+std::string nccl_nvls_note(const Config& cfg) {
+  if (cfg.fabric.gpus >= cfg.sw.nvls.nccl_min_gpus) return {};
+  return fmt::format(
+      "NCCL does not run NVLS on {} GPUs (switch.nvls.nccl_min_gpus = {}: ncclNvlsInit in NCCL's "
+      "src/transport/nvls.cc turns NVLS off for 2 GPUs or fewer), so NCCL_ALGO=NVLS runs ring there "
+      "(ncclTopoTuneModel, src/graph/tuning.cc: with no enabled algorithm left, ring is made available)",
+      cfg.fabric.gpus, cfg.sw.nvls.nccl_min_gpus);
+}
+
+}  // namespace scin
 
 namespace scin::build {
 

@@ -166,6 +166,14 @@ void ValidationView::redraw() {
     how_->setVisible(false);
     return;
   }
+  // Rows the model evaluates as what NCCL runs instead (e.g. ring for NVLS on 2 GPUs) say so.
+  std::map<std::string, int> notes;
+  for (const RowError& e : c->report.rows)
+    if (e.modelled && !e.note.empty()) ++notes[e.note];
+  for (const auto& [note, rows] : notes)
+    model += (model.isEmpty() ? QString() : QStringLiteral("\n")) +
+             tr("%n measured row(s) %1", "", rows).arg(QString::fromStdString(note));
+  model_->setText(model);
   chart()->setTitle(tr("Model (lines) vs measured (markers)"));
   std::vector<QAbstractSeries*> modelSeries;
   std::uint64_t min_b = std::numeric_limits<std::uint64_t>::max(), max_b = 0;
@@ -271,7 +279,7 @@ void ValidationView::fillStats() {
 }
 
 QString ValidationView::csv() const {
-  QString out = QStringLiteral("algorithm,system,gpus,bytes,measured_us,model_us,error_pct,regime,source\n");
+  QString out = QStringLiteral("algorithm,system,gpus,bytes,measured_us,model_us,error_pct,regime,source,note\n");
   const MeasuredChoice* c = overlay_->chosen();
   if (!c) return out;
   for (const RowError& e : c->report.rows) {
@@ -279,7 +287,7 @@ QString ValidationView::csv() const {
     out += QString::fromStdString(csv_record({e.row.algorithm, e.row.system, std::to_string(e.row.gpus),
                                               std::to_string(e.row.bytes), fmt::format("{:.10g}", e.row.measured_us),
                                               fmt::format("{:.10g}", e.model_us), fmt::format("{:.6g}", e.error * 100),
-                                              to_string(e.regime), e.row.source})) +
+                                              to_string(e.regime), e.row.source, e.note})) +
            QLatin1Char('\n');
   }
   return out;

@@ -22,7 +22,8 @@ class ValidationView : public ChartPanel {
  public:
   explicit ValidationView(MeasuredOverlay* overlay, QWidget* parent = nullptr);
 
-  /// Rows: algorithm, system, gpus, bytes, measured_us, model_us, error_pct, regime, source.
+  /// Rows: algorithm, system, gpus, bytes, measured_us, model_us, error_pct, regime, source, note
+  /// (what NCCL runs instead when the row is modelled as another algorithm, else empty).
   QString csv() const override;
   bool hasData() const override;
   /// The error (%) vs size chart beside the model-vs-measured one.

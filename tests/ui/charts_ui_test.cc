@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 
+#include <QLabel>
 #include <QCategoryAxis>
 #include <QComboBox>
 #include <QFontMetricsF>
@@ -381,6 +382,13 @@ class ChartsUiTest : public QObject {
     QCOMPARE(t->item(small, 1)->text(), QString::number(rep.by_regime.at("small").mape_pct, 'f', 1));
     // The CSV holds every modelled row.
     QCOMPARE(v->csv().count(QLatin1Char('\n')), 1 + 4);
+    // Rows modelled as what NCCL runs instead carry a note (core's RowError::note); these
+    // 8-GPU rows are modelled as measured, so no row has one and the view names none.
+    QVERIFY(v->csv().section(QLatin1Char('\n'), 0, 0).endsWith(QStringLiteral(",source,note")));
+    for (const RowError& e : rep.rows) QVERIFY(e.note.empty());
+    auto* modelLabel = v->findChild<QLabel*>(QStringLiteral("validationModel"));
+    QVERIFY(modelLabel);
+    QVERIFY(!modelLabel->text().contains(QStringLiteral("modelled as")));
   }
 
   void analysisPlotsEverySelectedRun() {

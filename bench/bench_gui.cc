@@ -32,6 +32,7 @@
 
 #include "analysis/plot.h"
 #include "analysis/table.h"
+#include "tests/ui/synthetic_runs.h"
 #include "ui/analysis_view.h"
 #include "ui/chart_panel.h"
 #include "ui/fabric_doc.h"
@@ -172,39 +173,9 @@ double medianOf(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// A synthetic stored timing run of 8 algorithms x 25 sizes x 5 x 4 x 5 x 5
-/// values of four swept parameters = 10^5 points (one panel would hold 4000
-/// curves, so the default view is split into panels by auto_facet).
+/// A synthetic stored timing run of 10^5 points (tests/ui/synthetic_runs.h).
 std::shared_ptr<const scin::analysis::AnalysisTable> largeTable() {
-  using namespace scin;
-  RunInfo run;
-  run.id = 1;
-  run.name = "large";
-  run.kind = PointKind::Collective;
-  run.status = RunStatus::Done;
-  std::vector<PointRecord> pts;
-  pts.reserve(100000);
-  const char* algos[] = {"ring", "tree", "scin", "scin-inq", "nvls", "rhd", "direct", "hier"};
-  const char* regs[] = {"paced", "greedy", "burst", "none"};
-  for (int a = 0; a < 8; ++a)
-    for (int b = 0; b < 25; ++b)
-      for (int w = 0; w < 5; ++w)
-        for (int r = 0; r < 4; ++r)
-          for (int l = 0; l < 5; ++l)
-            for (int g = 0; g < 5; ++g) {
-              PointRecord p;
-              p.index = pts.size();
-              p.algorithm = algos[a];
-              p.bytes = std::uint64_t{1024} << b;
-              p.gpus = 8;
-              p.axes = {{"switch.isa.waves", 1 << w}, {"switch.isa.regulation", regs[r]},
-                        {"links.latency_ns", 100 * (l + 1)}, {"links.bandwidth_GBps", 100 * (g + 1)}};
-              p.time_us = 1 + a + 1e-3 * static_cast<double>(p.bytes) / (100.0 * (g + 1)) + 0.1 * (l + 1) + 0.01 * w + r;
-              p.busbw_GBps = 1e-3 * static_cast<double>(p.bytes) / p.time_us;
-              p.algbw_GBps = p.busbw_GBps;
-              pts.push_back(std::move(p));
-            }
-  return std::make_shared<const analysis::AnalysisTable>(analysis::build_table(run, pts));
+  return scin::test_data::synthetic_timing_table(8, 25, 1, "large");
 }
 
 // The Analysis tab opening a stored run of 10^5 points, as the run loader

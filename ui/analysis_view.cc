@@ -301,16 +301,19 @@ void AnalysisView::setQuery(const PlotQuery& q) {
     // (replot() supersedes that job), with the log scales of its columns.
     resolving_ = false;
     setPickersEnabled(true);
-    if (!logByCaller_ && table_) {
-      const analysis::Column* xc = table_->find(q.x == "bytes" ? std::string("collective.bytes") : q.x);
-      const analysis::Column* yc = table_->find(q.y);
-      logX_ = xc && xc->log_default;
-      logY_ = yc && yc->log_default;
-    }
+    if (table_) logDefaults(*table_);
   }
   fillPickers();
   rebuildMenus();
   replot();
+}
+
+void AnalysisView::logDefaults(const AnalysisTable& t) {
+  if (logByCaller_) return;  // setLog() chose the scales
+  const analysis::Column* xc = t.find(query_.x == "bytes" ? std::string("collective.bytes") : query_.x);
+  const analysis::Column* yc = t.find(query_.y);
+  logX_ = xc && xc->log_default;
+  logY_ = yc && yc->log_default;
 }
 
 void AnalysisView::setLog(bool x, bool y) {
@@ -342,12 +345,7 @@ void AnalysisView::start(std::function<Job()> work, bool newTable) {
     Job job = watcher->result();
     if (newTable) {
       query_ = std::move(job.query);
-      if (!logByCaller_) {
-        const analysis::Column* xc = table->find(query_.x);
-        const analysis::Column* yc = table->find(query_.y);
-        logX_ = xc && xc->log_default;
-        logY_ = yc && yc->log_default;
-      }
+      logDefaults(*table);
       resolving_ = false;
       fillPickers();
       rebuildMenus();

@@ -144,6 +144,8 @@ class AnalysisView : public QWidget {
   /// query of a table just set (the pickers are filled from it).
   void start(std::function<Job()> work, bool newTable);
   void setPickersEnabled(bool on);
+  /// logX_ / logY_ from query_'s columns in `t` (unless setLog() chose them).
+  void logDefaults(const analysis::AnalysisTable& t);
   void fillPickers();
   void showPlot(std::shared_ptr<const analysis::AnalysisTable> table, std::shared_ptr<const analysis::PlotData> p);
   void fillLegend();

@@ -19,6 +19,7 @@
 #include "analysis/plot.h"
 #include "analysis/table.h"
 #include "store/store.h"
+#include "tests/ui/synthetic_runs.h"
 #include "ui/analysis_view.h"
 
 using namespace scin;
@@ -26,36 +27,8 @@ using namespace scin::ui;
 
 namespace {
 
-/// A stored timing run: `algos` algorithms x `sizes` sizes x waves (5) x
-/// regulation (4) x latency (5) x bandwidth (5); 8 x 25 gives 10^5 points.
 std::shared_ptr<const analysis::AnalysisTable> timingTable(int algos, int sizes, std::int64_t id) {
-  RunInfo run;
-  run.id = id;
-  run.name = "synthetic";
-  run.kind = PointKind::Collective;
-  run.status = RunStatus::Done;
-  const char* names[] = {"ring", "tree", "scin", "scin-inq", "nvls", "rhd", "direct", "hier"};
-  const char* regs[] = {"paced", "greedy", "burst", "none"};
-  std::vector<PointRecord> pts;
-  for (int a = 0; a < algos; ++a)
-    for (int b = 0; b < sizes; ++b)
-      for (int w = 0; w < 5; ++w)
-        for (int r = 0; r < 4; ++r)
-          for (int l = 0; l < 5; ++l)
-            for (int g = 0; g < 5; ++g) {
-              PointRecord p;
-              p.index = pts.size();
-              p.algorithm = names[a % 8];
-              p.bytes = std::uint64_t{1024} << b;
-              p.gpus = 8;
-              p.axes = {{"switch.isa.waves", 1 << w}, {"switch.isa.regulation", regs[r]},
-                        {"links.latency_ns", 100 * (l + 1)}, {"links.bandwidth_GBps", 100 * (g + 1)}};
-              p.time_us = 1 + a + 1e-3 * static_cast<double>(p.bytes) / (100.0 * (g + 1)) + 0.1 * (l + 1) + 0.01 * w + r;
-              p.busbw_GBps = 1e-3 * static_cast<double>(p.bytes) / p.time_us;
-              p.algbw_GBps = p.busbw_GBps;
-              pts.push_back(std::move(p));
-            }
-  return std::make_shared<const analysis::AnalysisTable>(analysis::build_table(run, pts));
+  return scin::test_data::synthetic_timing_table(algos, sizes, id, "synthetic");
 }
 
 /// A small run: two algorithms at three sizes, nothing else swept.

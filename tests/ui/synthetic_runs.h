@@ -1,0 +1,52 @@
+// Synthetic stored runs for the Analysis view's tests and benchmarks
+// (tests/ui/analysis_async_test.cc, bench/bench_gui.cc): no simulation, only
+// made-up times, so large tables cost nothing to make.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/table.h"
+#include "store/store.h"
+
+namespace scin::test_data {
+
+/// A stored timing run: `algos` algorithms (at most 8 names, repeated beyond)
+/// x `sizes` sizes (1 KiB doubling) x waves (5) x regulation (4) x latency (5)
+/// x bandwidth (5); 8 x 25 gives 10^5 points (one panel would hold 4000 curves,
+/// so the default view is split into panels by auto_facet).
+inline std::shared_ptr<const analysis::AnalysisTable> synthetic_timing_table(int algos, int sizes, std::int64_t id,
+                                                                              const std::string& name) {
+  RunInfo run;
+  run.id = id;
+  run.name = name;
+  run.kind = PointKind::Collective;
+  run.status = RunStatus::Done;
+  const char* names[] = {"ring", "tree", "scin", "scin-inq", "nvls", "rhd", "direct", "hier"};
+  const char* regs[] = {"paced", "greedy", "burst", "none"};
+  std::vector<PointRecord> pts;
+  pts.reserve(static_cast<std::size_t>(algos) * static_cast<std::size_t>(sizes) * 500);
+  for (int a = 0; a < algos; ++a)
+    for (int b = 0; b < sizes; ++b)
+      for (int w = 0; w < 5; ++w)
+        for (int r = 0; r < 4; ++r)
+          for (int l = 0; l < 5; ++l)
+            for (int g = 0; g < 5; ++g) {
+              PointRecord p;
+              p.index = pts.size();
+              p.algorithm = names[a % 8];
+              p.bytes = std::uint64_t{1024} << b;
+              p.gpus = 8;
+              p.axes = {{"switch.isa.waves", 1 << w}, {"switch.isa.regulation", regs[r]},
+                        {"links.latency_ns", 100 * (l + 1)}, {"links.bandwidth_GBps", 100 * (g + 1)}};
+              p.time_us = 1 + a + 1e-3 * static_cast<double>(p.bytes) / (100.0 * (g + 1)) + 0.1 * (l + 1) + 0.01 * w + r;
+              p.busbw_GBps = 1e-3 * static_cast<double>(p.bytes) / p.time_us;
+              p.algbw_GBps = p.busbw_GBps;
+              pts.push_back(std::move(p));
+            }
+  return std::make_shared<const analysis::AnalysisTable>(analysis::build_table(run, pts));
+}
+
+}  // namespace scin::test_data

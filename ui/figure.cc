@@ -302,6 +302,14 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     top += r.height() + m * 0.5;
   }
 
+  // Grid of panels.
+  const std::size_t n = plot.facets.size();
+  const int cols = n <= 1 ? 1 : n <= 3 ? static_cast<int>(n) : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
+  const int rows = static_cast<int>((n + static_cast<std::size_t>(cols) - 1) / static_cast<std::size_t>(cols));
+  const bool facetTitles = n > 1 || !plot.facets.front().title.empty();
+  const double yTitleW = th * 1.2, xTitleH = th * 1.3, tickLen = fs * 0.35, xTickH = th + tickLen + fs * 0.2;
+  const double facetH = facetTitles ? th * 1.25 : 0, gap = fs * 1.2;
+
   // Legend layout (bottom, wrapping rows, full text).
   std::vector<const Series*> entries;
   for (const Series* s : plot.legend())
@@ -330,10 +338,13 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     }
     const int ncols = std::max(1, static_cast<int>((W - 2 * m + entryGap) / (colW + entryGap)));
     const double pitch = ncols > 1 ? (W - 2 * m - colW) / (ncols - 1) : 0;
-    // The legend may take at most ~40% of the figure: a figure with more
+    // The legend may take at most ~40% of the figure, and no more than leaves
+    // every panel a plot at least three tick labels high (a 2 x 2 grid at
+    // 3.5 x 2.5 in otherwise kept panels one tick high): a figure with more
     // curves than that keeps a readable plot and says how many it leaves out
     // of the legend (narrow them with --filter / --series or the menus).
-    const double maxLegendH = H * 0.4;
+    const double minGridH = rows * (facetH + xTickH + 3 * th) + (rows - 1) * gap + xTitleH;
+    const double maxLegendH = std::max(3 * fm.height(), std::min(H * 0.4, H - 2 * m - top - minGridH));
     double y = 0, rowH = 0;
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const int c = static_cast<int>(i) % ncols;
@@ -356,13 +367,6 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     legendH = y + rowH + m;
   }
 
-  // Grid of panels.
-  const std::size_t n = plot.facets.size();
-  const int cols = n <= 1 ? 1 : n <= 3 ? static_cast<int>(n) : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
-  const int rows = static_cast<int>((n + static_cast<std::size_t>(cols) - 1) / static_cast<std::size_t>(cols));
-  const bool facetTitles = n > 1 || !plot.facets.front().title.empty();
-  const double yTitleW = th * 1.2, xTitleH = th * 1.3, tickLen = fs * 0.35, xTickH = th + tickLen + fs * 0.2;
-  const double facetH = facetTitles ? th * 1.25 : 0, gap = fs * 1.2;
   const double gridTop = top, gridBottom = H - m - legendH - xTitleH;
   const double plotH = std::max(10.0, (gridBottom - gridTop - rows * (facetH + xTickH) - (rows - 1) * gap) / rows);
   // Times shown in ms or s when the values are large (the title says which).

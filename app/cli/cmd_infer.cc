@@ -71,6 +71,8 @@ void print_point_table(const InferenceResult& r) {
                d.compute_us, d.communication_us, d.quantisation_us, d.other_us, pct(d.comm_share),
                r.baseline.empty() ? "-" : fmt::format("{:.3f}x", a.tpot_speedup));
   }
+  for (const auto& a : r.algorithms)
+    if (!a.note.empty()) fmt::print("# note ({}): {}\n", a.algorithm, a.note);
 }
 
 // Per-layer operators of one point: FLOPs, bytes, roofline time and which bound applies.
@@ -100,18 +102,18 @@ void print_csv(const std::vector<InferenceResult>& results) {
              "ttft_us,ttft_compute_us,ttft_communication_us,ttft_quantisation_us,ttft_other_us,ttft_comm_share,"
              "ttft_speedup,tpot_us,tpot_compute_us,tpot_communication_us,tpot_quantisation_us,tpot_other_us,"
              "tpot_comm_share,tpot_speedup,prefill_allreduce_bytes,prefill_allreduce_us,decode_allreduce_bytes,"
-             "decode_allreduce_us\n");
+             "decode_allreduce_us,note\n");
   for (const auto& r : results)
     for (const auto& a : r.algorithms) {
       const auto& p = a.prefill;
       const auto& d = a.decode;
       fmt::print("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.5f},{:.5f},{:.3f},{:.3f},"
-                 "{:.3f},{:.3f},{:.3f},{:.5f},{:.5f},{},{:.4f},{},{:.4f}\n",
+                 "{:.3f},{:.3f},{:.3f},{:.5f},{:.5f},{},{:.4f},{},{:.4f},{}\n",
                  csv_field(r.model), csv_field(r.accelerator), csv_field(r.fabric), r.engine, r.tp, r.batch,
                  r.prompt_tokens, r.context_tokens, a.algorithm, r.baseline, p.total_us, p.compute_us,
                  p.communication_us, p.quantisation_us, p.other_us, p.comm_share, a.ttft_speedup, d.total_us,
                  d.compute_us, d.communication_us, d.quantisation_us, d.other_us, d.comm_share, a.tpot_speedup,
-                 p.allreduce_bytes, p.allreduce_us, d.allreduce_bytes, d.allreduce_us);
+                 p.allreduce_bytes, p.allreduce_us, d.allreduce_bytes, d.allreduce_us, csv_field(a.note));
     }
 }
 

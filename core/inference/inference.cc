@@ -443,6 +443,10 @@ InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache
         p.variant = r.variant;
         p.quantisation_us = count * quant_ns / 1e3;
         p.communication_us = count * (r.time_ns - quant_ns) / 1e3;
+        if (r.extra.is_object() && r.extra.contains("note")) {
+          const std::string note = r.extra["note"].get<std::string>();
+          if (ar.note.find(note) == std::string::npos) ar.note += (ar.note.empty() ? "" : "; ") + note;
+        }
       }
       p.total_us = p.compute_us + p.other_us + p.communication_us + p.quantisation_us;
       p.comm_share = p.total_us > 0 ? (p.communication_us + p.quantisation_us) / p.total_us : 0;
@@ -512,6 +516,7 @@ nlohmann::json to_json(const InferenceResult& r) {
       ja["ttft_speedup"] = a.ttft_speedup;
       ja["tpot_speedup"] = a.tpot_speedup;
     }
+    if (!a.note.empty()) ja["note"] = a.note;
     ja["prefill"] = to_json(a.prefill);
     ja["decode"] = to_json(a.decode);
     j["algorithms"].push_back(ja);

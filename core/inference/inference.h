@@ -160,6 +160,9 @@ struct AlgorithmResult {
   double tpot_us() const { return decode.total_us; }
   double ttft_speedup = 0;       // baseline TTFT / this TTFT (0 if no baseline)
   double tpot_speedup = 0;
+  /// What the simulated All-Reduces say of themselves (SimResult `extra.note`, e.g. that NCCL
+  /// would not run NVLS at this TP degree); empty if nothing. Both phases' notes, each once.
+  std::string note;
 };
 
 struct InferenceResult {

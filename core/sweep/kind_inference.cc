@@ -42,6 +42,7 @@ void evaluate_inference(PointRecord& p, const ResolvedPoint& r, const RunContext
   p.variant = a->decode.variant;
   p.extra = json{{"model", res.model}, {"tp", res.tp}, {"prefill", to_json(a->prefill)},
                  {"decode", to_json(a->decode)}};
+  if (!a->note.empty()) p.extra["note"] = a->note;
 }
 
 }  // namespace

@@ -192,6 +192,24 @@ TEST(InferenceRun, TwoAllReducesPerLayerTimedBySimulate) {
   EXPECT_DOUBLE_EQ(inq->tpot_speedup, ring->tpot_us() / inq->tpot_us());
 }
 
+// An All-Reduce's own note reaches the algorithm's result: NCCL runs no NVLS on 2 GPUs, so the
+// nvls row at tp 2 says its time is the multimem mechanism's; from tp 4 it says nothing, and the
+// ring never does (docs/model.md section 9, "NVLS as NCCL runs it").
+TEST(InferenceRun, NvlsAtTpTwoCarriesTheNoteOfItsAllReduces) {
+  InferenceRequest req = toy_request(2);
+  req.algorithms = {"ring", "nvls"};
+  InferenceResult r = run_inference(req);
+  Config cfg = h200();
+  set_param(cfg, "fabric.gpus", 2.0);
+  SimResult s = simulate(cfg, "nvls", Collective{r.find("nvls")->prefill.allreduce_bytes, DType::Bf16});
+  ASSERT_TRUE(s.extra.contains("note"));
+  EXPECT_EQ(r.find("nvls")->note, s.extra["note"].get<std::string>());   // once, though both phases say it
+  EXPECT_EQ(r.find("ring")->note, "");
+  req.tp = 4;
+  InferenceResult r4 = run_inference(req);
+  EXPECT_EQ(r4.find("nvls")->note, "");
+}
+
 TEST(InferenceRun, CacheMemoisesPerAlgorithmAndSize) {
   AllReduceCache cache;
   InferenceRequest req = toy_request(2);
@@ -401,6 +419,23 @@ TEST(InferenceCli, JsonOutputAndOneLineErrors) {
   CliResult grid = run_cli("infer --model llama-2-7b --tp 4,8 --batch 1,2 --prompt 128 --algo ring,scin --format csv");
   ASSERT_EQ(grid.status, 0) << grid.output;
   EXPECT_EQ(std::count(grid.output.begin(), grid.output.end(), '\n'), 1 + 2 * 2 * 2);   // header + points x algos
+
+  // NCCL runs no NVLS on 2 GPUs (docs/model.md section 9): the nvls row says so in every format,
+  // the others say nothing.
+  CliResult tp2 = run_cli("infer --model llama-2-7b --tp 2 --prompt 128 --algo ring,nvls --format json");
+  ASSERT_EQ(tp2.status, 0) << tp2.output;
+  nlohmann::json j2 = nlohmann::json::parse(tp2.output);
+  ASSERT_EQ(j2["algorithms"].size(), 2u);
+  EXPECT_FALSE(j2["algorithms"][0].contains("note"));
+  EXPECT_NE(j2["algorithms"][1].value("note", "").find("NCCL does not run NVLS on 2 GPUs"), std::string::npos)
+      << j2["algorithms"][1].dump();
+  CliResult tp2t = run_cli("infer --model llama-2-7b --tp 2 --prompt 128 --algo ring,nvls");
+  EXPECT_NE(tp2t.output.find("# note (nvls): NCCL does not run NVLS on 2 GPUs"), std::string::npos) << tp2t.output;
+  EXPECT_EQ(tp2t.output.find("# note (ring)"), std::string::npos) << tp2t.output;
+  CliResult tp8 = run_cli("infer --model llama-2-7b --tp 8 --prompt 128 --algo nvls --format csv");
+  ASSERT_EQ(tp8.status, 0) << tp8.output;
+  EXPECT_NE(tp8.output.find(",note\n"), std::string::npos) << tp8.output;
+  EXPECT_EQ(tp8.output.find("NCCL does not run"), std::string::npos) << tp8.output;
 
   CliResult bad = run_cli("infer --model llama-2-70b --tp 3");
   EXPECT_EQ(bad.status, 2);

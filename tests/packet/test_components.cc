@@ -279,6 +279,63 @@ TEST(PacketSender, RequestFifoServesRunsInStableReadyOrder) {
   EXPECT_TRUE(tx.idle());
 }
 
+// The same FIFO with the requests an NVLS ld_reduce or a paced ISA makes: every
+// request from its own source (no runs), FIFOs hundreds long, served from the
+// window of entries copied after the head; now and then a request that is ready
+// earlier lands inside the window, or one equal to the last entry merges into
+// it while the window holds it: the window must then be refilled from the ring.
+TEST(PacketSender, RequestWindowFollowsInsertsAndMergesIntoIt) {
+  packet::Sender tx;
+  std::vector<std::tuple<Ps, std::uint32_t, int>> ref;  // ready, source, arrival number
+  std::vector<std::pair<Ps, std::uint32_t>> served, expected;
+  std::uint64_t x = 777;
+  auto rnd = [&](std::uint64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % m;
+  };
+  auto serve = [&] {
+    served.emplace_back(tx.head.ready, tx.head.source);
+    tx.pop_request();
+    const auto it = std::min_element(ref.begin(), ref.end(), [](const auto& a, const auto& b) {
+      return std::tie(std::get<0>(a), std::get<2>(a)) < std::tie(std::get<0>(b), std::get<2>(b));
+    });
+    expected.emplace_back(std::get<0>(*it), std::get<1>(*it));
+    ref.erase(it);
+  };
+  Ps now = 1000;
+  int arrival = 0, into_window = 0, merged_in_window = 0;
+  std::uint32_t next_source = 0;
+  for (int round = 0; round < 6000; ++round) {
+    const int kind = static_cast<int>(rnd(8));
+    Ps ready = now + 500 + static_cast<Ps>(rnd(3));
+    std::uint32_t source = next_source++ % 4096;
+    const std::size_t n = tx.requested.size();
+    if (kind == 0 && n >= 2) {
+      // Ready just after the head: it goes to position 1 .. 3 of the FIFO (into the window).
+      ready = tx.head.ready + static_cast<Ps>(rnd(2));
+      into_window += n <= 4 + rnd(60) ? 1 : 0;
+    } else if (kind == 1 && n >= 2 && n <= 4) {
+      // Equal to the last entry, while the window holds it: merges into it.
+      ready = std::get<0>(ref.back());
+      source = std::get<1>(ref.back());
+      ++merged_in_window;
+    }
+    tx.request(ready, source);
+    ref.emplace_back(ready, source, arrival++);
+    now += static_cast<Ps>(rnd(3));
+    // Keep the FIFO long most of the time, and now and then drain it to a few entries.
+    const bool drain = rnd(50) == 0;
+    for (int m = drain ? 1 << 30 : static_cast<int>(rnd(3)); m > 0 && tx.requested.size() > (drain ? 2u : 0u); --m)
+      serve();
+  }
+  while (!tx.requested.empty()) serve();
+  EXPECT_GT(into_window, 100);
+  EXPECT_GT(merged_in_window, 20);
+  EXPECT_EQ(served.size(), static_cast<std::size_t>(arrival));
+  EXPECT_EQ(served, expected);
+  EXPECT_TRUE(tx.idle());
+}
+
 TEST(PacketOutputQueue, ReplaysDepthInTimeOrderDeparturesFirst) {
   packet::OutputQueue q;
   // Three packets enter at 0, 10, 20 and leave at 0, 100, 200 (a slow link).

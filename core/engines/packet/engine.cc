@@ -92,28 +92,28 @@ void Engine::setup() {
     outs_.resize(static_cast<std::size_t>(g_.planes * g_.gpus));
   }
   const std::size_t n = s_.steps.size();
+  // Per step: one pass over the steps (a ring at 1024 accelerators has 2 M, each
+  // a cache miss or more: its deps, sources and destinations live apart) counts
+  // predecessors and successors and the payload to deliver, and records the
+  // edges in a flat array that the successor lists are then built from.
   pending_.assign(n, 0);
-  ready_.assign(n, 0);
   start_.assign(n, 0);
   finish_.assign(n, 0);
-  done_.assign(n, 0);
   flow_of_.assign(n, kNoFlow);
   res_.assign(static_cast<std::size_t>(rm_.count()), Server{});
   succ_off_.assign(n + 1, 0);
-  for (std::size_t i = 0; i < n; ++i)
-    for (StepId d : s_.steps[i].deps) {
-      ++succ_off_[d + 1];
-      ++pending_[i];
-    }
-  for (std::size_t i = 0; i < n; ++i) succ_off_[i + 1] += succ_off_[i];
-  succ_.resize(succ_off_[n]);
-  std::vector<std::size_t> fill(succ_off_.begin(), succ_off_.end() - 1);
-  for (std::size_t i = 0; i < n; ++i)
-    for (StepId d : s_.steps[i].deps) succ_[fill[d]++] = static_cast<StepId>(i);
+  std::vector<std::pair<StepId, StepId>> edges;  // (dependency, step), in step order
+  edges.reserve(2 * n);                           // most steps have one or two (pages untouched are free)
   // Progress: the bytes the network steps deliver (a write's to each destination, a read's result).
   progress_bytes_ = 0;
   delivered_bytes_ = 0;
-  for (const Step& st : s_.steps) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const Step& st = s_.steps[i];
+    pending_[i] = static_cast<int>(st.deps.size());
+    for (StepId d : st.deps) {
+      ++succ_off_[d + 1];
+      edges.emplace_back(d, static_cast<StepId>(i));
+    }
     if (!is_network(st)) continue;
     if (st.kind == StepKind::Read) {
       progress_bytes_ += static_cast<double>(region_bytes(s_, st.dsts[0]));
@@ -122,6 +122,10 @@ void Engine::setup() {
     for (const auto& d : st.dsts)
       if (s_.buffers[d.buffer].node != st.initiator) progress_bytes_ += static_cast<double>(region_bytes(s_, st.srcs[0]));
   }
+  for (std::size_t i = 0; i < n; ++i) succ_off_[i + 1] += succ_off_[i];
+  succ_.resize(succ_off_[n]);
+  std::vector<std::size_t> fill(succ_off_.begin(), succ_off_.end() - 1);
+  for (const auto& [d, i] : edges) succ_[fill[d]++] = i;  // each list in step order, as before
 }
 
 // ------------------------------------------------------------------ steps
@@ -142,9 +146,13 @@ bool Engine::is_network(const Step& st) const {
 }
 
 void Engine::start_step(StepId i, Ps t) {
-  start_[i] = t;
+  start_[i] = t;  // was its ready time (step_done)
   const Step& st = s_.steps[i];
-  const StepCost c = step_cost(cfg_, s_, rm_, st);  // costed when it starts: no table of costs per step
+  // Costed when it starts (no table of costs per step), into one StepCost whose
+  // uses keep their storage: a ring at 1024 accelerators costs 2 M steps of one
+  // packet each, and allocating and freeing a vector per step was a fifth of it.
+  step_cost(cfg_, s_, rm_, st, cost_);
+  const StepCost& c = cost_;
   if (!is_network(st)) {
     // As the analytic engine charges it: fixed, resource occupancy, latency.
     // Units from when they are free; HBM in the first gap its reservations leave.
@@ -172,8 +180,8 @@ void Engine::start_step(StepId i, Ps t) {
 }
 
 void Engine::step_done(StepId i) {
-  if (done_[i]) return;
-  done_[i] = 1;
+  if (pending_[i] < 0) return;  // done already
+  pending_[i] = -1;
   ++steps_done_;
   finish_[i] = now_;
   if (const FlowId fid = flow_of_[i]; fid != kNoFlow) {
@@ -190,8 +198,8 @@ void Engine::step_done(StepId i) {
   }
   for (std::size_t k = succ_off_[i]; k < succ_off_[i + 1]; ++k) {
     const StepId nx = succ_[k];
-    ready_[nx] = std::max(ready_[nx], now_);
-    if (--pending_[nx] == 0) start_step(nx, ready_[nx]);
+    start_[nx] = std::max(start_[nx], now_);  // its ready time until it starts
+    if (--pending_[nx] == 0) start_step(nx, start_[nx]);
   }
 }
 
@@ -261,12 +269,24 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
     else if (st.via >= g_.gpus) f.plane = s_.plane_of(st.via);
     else f.plane = g_.planes == 1 ? 0 : -1;
   }
-  const double raw = port_raw_GBps(cfg_, s_);
-  const double payload_GBps = port_payload_GBps(cfg_, s_, factor);
-  const double P = static_cast<double>(g_.P), H = static_cast<double>(g_.H);
-  f.inv_raw = 1.0 / raw;
-  f.gap_ns = std::max(0.0, P / payload_GBps - (P + H) / raw);
-  f.ser_full = to_fine(g_.ser_ns(f, static_cast<std::uint32_t>(g_.P)));
+  // The wire time of a packet is a function of the transfer factor alone (the
+  // rest is the run's): computed again only when the factor differs from the
+  // last step's (a ring's 2 M steps share one).
+  if (!(factor == rate_.factor)) {
+    const double raw = port_raw_GBps(cfg_, s_);
+    const double payload_GBps = port_payload_GBps(cfg_, s_, factor);
+    const double P = static_cast<double>(g_.P), H = static_cast<double>(g_.H);
+    rate_.factor = factor;
+    rate_.inv_raw = 1.0 / raw;
+    rate_.gap_ns = std::max(0.0, P / payload_GBps - (P + H) / raw);
+    Flow tmp;
+    tmp.inv_raw = rate_.inv_raw;
+    tmp.gap_ns = rate_.gap_ns;
+    rate_.ser_full = to_fine(g_.ser_ns(tmp, static_cast<std::uint32_t>(g_.P)));
+  }
+  f.inv_raw = rate_.inv_raw;
+  f.gap_ns = rate_.gap_ns;
+  f.ser_full = rate_.ser_full;
   // Resources the packets do not model (accelerator HBM for a fused receive-reduce).
   Ps start = t + to_ps(c.fixed_ns);
   Ps extra = start;
@@ -292,12 +312,7 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
   schedule(start, EvFlowStart, fid);
 }
 
-std::uint32_t Engine::add_source(Source src) {
-  const Flow& f = flows_[src.flow];
-  src.total = src.response ? f.src_bytes[src.slot] : f.bytes;
-  src.ser_full = f.ser_full;
-  src.isa_read = f.kind == FlowKind::IsaRead;
-  src.isa_fast = src.isa_read && f.to_switch && !f.codec;
+std::uint32_t Engine::add_source(const Source& src) {
   std::uint32_t id;
   if (free_sources_.empty()) {
     id = static_cast<std::uint32_t>(sources_.size());
@@ -307,11 +322,17 @@ std::uint32_t Engine::add_source(Source src) {
     free_sources_.pop_back();
     sources_[id] = src;
   }
-  flows_[src.flow].sources.push_back(id);
+  Flow& f = flows_[src.flow];
+  Source& x = sources_[id];  // completed in place (no copy of a 48-byte Source per call)
+  x.total = x.response ? f.src_bytes[x.slot] : f.bytes;
+  x.ser_full = f.ser_full;
+  x.isa_read = f.kind == FlowKind::IsaRead;
+  x.isa_fast = x.isa_read && f.to_switch && !f.codec;
+  f.sources.push_back(id);
   return id;
 }
 
-void Engine::add_link_source(int link, Source src) {
+void Engine::add_link_source(int link, const Source& src) {
   if (src.next >= src.end) return;
   const bool response = src.response;
   const std::uint32_t id = add_source(src);
@@ -447,7 +468,7 @@ Run Engine::run() {
   }
   if (steps_done_ != n) {
     std::size_t first = 0;
-    while (first < n && done_[first]) ++first;
+    while (first < n && pending_[first] < 0) ++first;
     throw Error(fmt::format("packet engine: {} of {} steps never finished (first: step {} '{}'); "
                             "the schedule or the fabric deadlocked", n - steps_done_, n, first,
                             first < n ? s_.steps[first].label : ""));

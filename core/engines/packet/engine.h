@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "base/run_context.h"
@@ -45,8 +46,8 @@ class Engine {
   void start_reads(FlowId i);
   void finish_flow(FlowId i, Ps t);
   void deliver(const Pkt& p, Ps t);
-  std::uint32_t add_source(Source src);
-  void add_link_source(int link, Source src);
+  std::uint32_t add_source(const Source& src);
+  void add_link_source(int link, const Source& src);
   void dispatch(const Event& e);
   // Every 4096 events (well under a millisecond): stop if asked, report progress now and then.
   void poll() {
@@ -158,13 +159,18 @@ class Engine {
   // not a vector per step: ring schedules at 1024 accelerators have 2 M steps).
   std::vector<std::size_t> succ_off_;
   std::vector<StepId> succ_;
-  std::vector<int> pending_;
-  std::vector<Ps> ready_;
-  std::vector<Ps> start_, finish_;
-  std::vector<char> done_;
+  std::vector<int> pending_;        // dependencies not done yet; -1 once the step is done
+  std::vector<Ps> start_, finish_;  // start_: the step's ready time (its deps' last finish) until it starts
   std::vector<Server> res_;  // the analytic ResourceMap's resources (ports unused, units, HBM)
   double progress_bytes_ = 0, delivered_bytes_ = 0;  // progress (poll): payload to deliver, delivered
   std::vector<Ps> dur_;      // start_step: the rounded duration of each use (scratch)
+  // setup_flow: the last transfer factor seen and the packet wire times that follow from it.
+  struct Rate {
+    double factor = std::numeric_limits<double>::quiet_NaN();  // none yet (NaN equals nothing)
+    double inv_raw = 0, gap_ns = 0;
+    Fine ser_full = 0;
+  } rate_;
+  StepCost cost_;            // start_step: the step's cost (scratch; setup_flow reads it, nothing re-enters)
   std::size_t steps_done_ = 0;
   Timeline timeline_;
   Stats stats_;

@@ -15,6 +15,7 @@
 // Wire and the switch output queue) or a direct mesh link (Wire and Sender).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -72,6 +73,15 @@ struct Sender {
   Requested head{kNever, 0, 0};          // requested's front while not empty, and the only up-to-date copy of
                                          // it: read with the link's own lines (the FIFO's storage is a cache
                                          // miss of its own at scale)
+  // The entries after the head, copied with it from the ring when the head
+  // moves on and the window is spent: win[wpos, wpos + nwin) are requested[1 ..
+  // nwin]. One load of the ring's storage (a miss once the FIFO is long: an NVLS
+  // ld_reduce at 1024 accelerators queues 1024 requests on every link) serves
+  // kWin + 1 sends, not one. The ring stays the authority: request() drops the
+  // window when it writes an entry the window holds.
+  static constexpr std::uint32_t kWin = 3;
+  Requested win[kWin];
+  std::uint8_t wpos = 0, nwin = 0;
   bool last_read = false;                // class served last
   bool credit_blocked = false;
   Ps blocked_since = 0;
@@ -87,6 +97,7 @@ struct Sender {
       Requested& last = n == 1 ? head : requested.back();
       if (last.ready == ready && last.source == source) {
         ++last.count;
+        if (n - 1 <= nwin) nwin = 0;  // the window held it (n - 1 >= 1 here, as n == 1 is the head)
         return;
       }
     }
@@ -100,12 +111,26 @@ struct Sender {
       requested[k - 1] = r;
     }
     if (k == 0) head = r;
+    if (k <= nwin) nwin = 0;  // entries k .. n moved, and the window held some of them
   }
   /// The head response is sent.
   void pop_request() {
     if (--head.count > 0) return;
     requested.pop_front();
-    if (!requested.empty()) head = requested.front();
+    if (requested.empty()) {
+      nwin = 0;
+      return;
+    }
+    if (nwin > 0) {  // the window's first entry is the new front
+      head = win[wpos++];
+      --nwin;
+      return;
+    }
+    head = requested.front();
+    const std::size_t m = std::min<std::size_t>(kWin, requested.size() - 1);
+    for (std::size_t j = 0; j < m; ++j) win[j] = requested[j + 1];
+    wpos = 0;
+    nwin = static_cast<std::uint8_t>(m);
   }
 };
 

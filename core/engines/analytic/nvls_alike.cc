@@ -3,7 +3,6 @@
 #include "engines/analytic/analytic.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "schedule/builder.h"
 

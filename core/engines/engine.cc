@@ -31,7 +31,6 @@ void trim(AnalyticWorkspace& ws) {
   trim_vec(ws.succ_first);
   trim_vec(ws.fill);
   trim_vec(ws.succ);
-  trim_vec(ws.bound_dep);
   trim_vec(ws.pending);
   trim_vec(ws.bound_use);
   trim_vec(ws.first_use);

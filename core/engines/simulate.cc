@@ -103,6 +103,15 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
       return alike;
     }
   }
+  if (algo == Algorithm::Nvls && !need_schedule) {
+    // NVLS by classes of ports (run_analytic_nvls, analytic.h): no schedule,
+    // unless a member's own use would stand in a shared use's place.
+    if (std::optional<AnalyticResult> a = run_analytic_nvls(cfg, c, ctx)) {
+      out.analytic = std::move(*a);
+      out.have_analytic = true;
+      return out;
+    }
+  }
   if (!info(algo).ring_protocol || cfg.ring.protocol != RingProtocol::Auto) {
     out.schedule = compile(cfg, algo, c, ctx);
     return out;

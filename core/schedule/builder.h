@@ -252,6 +252,8 @@ void build_ring_q(Builder& b);
 void build_one_shot(Builder& b);
 void build_two_shot(Builder& b, bool quantised);
 void build_nvls(Builder& b);
+/// Chunks per rank of the one-switch NVLS (analytic.h's run_analytic_nvls generates the same steps).
+int nvls_chunks(const Schedule& s);
 void build_scin(Builder& b, bool inq);
 int scin_chunks(const Config& cfg, std::uint64_t stripe_elems);
 /// Per rank, per plane, per wave: the step that quantised that wave of the rank's input.

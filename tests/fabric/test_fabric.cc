@@ -773,3 +773,119 @@ TEST(PortsAlike, BookingOneRepresentativeEqualsTheFullBooking) {
         EXPECT_GT(fast.critical_path.size(), 3u);
       }
 }
+
+// ------------------------------------------------------------ NVLS by classes of ports
+
+namespace {
+
+// run_analytic_nvls against booking the compiled NVLS schedule: the same time,
+// breakdown terms, critical path, max_link_bytes and every step's start and
+// finish, to the last bit. False if the fast path declined (nothing compared).
+bool expect_nvls_alike_exact(const Config& c, std::uint64_t bytes) {
+  SCOPED_TRACE(fmt::format("{} GPUs, {} planes, {} B", c.fabric.gpus, c.fabric.planes, bytes));
+  const Collective coll{bytes, DType::Bf16};
+  const std::optional<AnalyticResult> fast = run_analytic_nvls(c, coll, {}, true);
+  if (!fast) return false;
+  const Schedule s = compile(c, Algorithm::Nvls, coll);
+  const AnalyticResult full = run_analytic(c, s);
+  EXPECT_EQ(fast->steps.size(), s.steps.size());
+  expect_same_booking(*fast, full, s.steps.size());
+  EXPECT_GT(full.critical_path.size(), 3u);
+  return true;
+}
+
+Config nvls_star(const char* preset, int gpus) {
+  Config c = load_preset(preset);
+  set_param(c, "fabric.gpus", gpus);
+  set_param(c, "switch.ports", std::max(64, gpus));
+  validate(c);
+  return c;
+}
+
+}  // namespace
+
+// 8 B leaves most chunks empty, 1 MiB + 2 B gives shards and chunks of two
+// sizes: no member's own use is ever in a shared use's way, and the fast path
+// answers. At 64 MiB and 1 GiB it may decline (it does on the HGX presets: a
+// rank's next ld_reduce meets its own multimem.st on its egress); wherever it
+// answers, it must equal the full booking.
+TEST(NvlsAlike, EqualsTheFullBookingOnTheShippedStars) {
+  for (const char* preset : {"hgx-h200-8", "hgx-b200-8", "hgx-h100-8", "gb200-nvl72"}) {
+    const Config c = load_preset(preset);
+    for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2})
+      EXPECT_TRUE(expect_nvls_alike_exact(c, bytes)) << preset << " " << bytes;
+    for (std::uint64_t bytes : {std::uint64_t{1} << 24, std::uint64_t{1} << 26, std::uint64_t{1} << 30})
+      expect_nvls_alike_exact(c, bytes);
+  }
+  EXPECT_TRUE(expect_nvls_alike_exact(load_preset("gb200-nvl72"), std::uint64_t{1} << 24));
+}
+
+TEST(NvlsAlike, EqualsTheFullBookingAtMoreGpus) {
+  EXPECT_TRUE(expect_nvls_alike_exact(nvls_star("hgx-h200-8", 3), (std::uint64_t{1} << 16) + 6));  // shards of two sizes
+  for (int gpus : {64, 256})
+    EXPECT_TRUE(expect_nvls_alike_exact(nvls_star("hgx-h200-8", gpus), (std::uint64_t{1} << 20) + 6)) << gpus;
+  expect_nvls_alike_exact(nvls_star("hgx-h200-8", 256), std::uint64_t{1} << 26);
+  EXPECT_TRUE(expect_nvls_alike_exact(nvls_star("hgx-h200-8", 1024), std::uint64_t{1} << 26));  // one chunk per rank
+}
+
+// Ranks whose launches end at different times (serialised per process) and a
+// slow NVLS unit that queues the ld_reduces: still exact.
+TEST(NvlsAlike, EqualsTheFullBookingWithUnequalLaunchesOrASlowUnit) {
+  Config c = nvls_star("hgx-h200-8", 16);
+  set_param(c, "accelerator.gpus_per_process", 4);
+  set_param(c, "accelerator.launch_serial_ns", 700);
+  validate(c);
+  EXPECT_TRUE(expect_nvls_alike_exact(c, (std::uint64_t{1} << 20) + 2));
+  expect_nvls_alike_exact(c, std::uint64_t{1} << 26);
+  Config u = nvls_star("hgx-h200-8", 16);
+  u.tuning.nvls_reduce_GBps = 5;
+  EXPECT_TRUE(expect_nvls_alike_exact(u, (std::uint64_t{1} << 20) + 2));
+  expect_nvls_alike_exact(u, std::uint64_t{1} << 26);
+}
+
+// Where a member's own use would sit in a shared use's place (at 8 GPUs and
+// 64 MiB, rank 0's third ld_reduce meets its second multimem.st on its own
+// egress), the fast path declines, and simulate() books the compiled schedule.
+TEST(NvlsAlike, DeclinesWhenAMembersOwnUseIsInTheWayAndSimulateFallsBack) {
+  const Config c = load_preset("hgx-h200-8");
+  for (std::uint64_t bytes : {std::uint64_t{1} << 26, std::uint64_t{1} << 30}) {
+    const Collective coll{bytes, DType::Bf16};
+    EXPECT_FALSE(run_analytic_nvls(c, coll).has_value());
+    const SimResult r = simulate(c, Algorithm::Nvls, coll, EngineId::Analytic);
+    const AnalyticResult full = run_analytic(c, compile(c, Algorithm::Nvls, coll));
+    EXPECT_EQ(r.time_ns, full.time_ns);
+    for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(r.breakdown.ns[t], full.breakdown.ns[t]) << "term " << t;
+    EXPECT_EQ(r.max_link_bytes, full.max_link_bytes);
+  }
+}
+
+TEST(NvlsAlike, OnlyTheOneSwitchStarIsCandidate) {
+  const Collective coll{std::uint64_t{1} << 20, DType::Bf16};
+  EXPECT_FALSE(run_analytic_nvls(load_preset("nvl36x2"), coll).has_value());  // two tiers
+  EXPECT_FALSE(run_analytic_nvls(load_preset("mesh-8"), coll).has_value());   // no switch
+  Config off = load_preset("hgx-h200-8");
+  off.sw.nvls.enabled = false;
+  EXPECT_FALSE(run_analytic_nvls(off, coll).has_value());
+}
+
+// simulate() takes the fast path for the analytic engine and gives what
+// booking the compiled schedule gives.
+TEST(NvlsAlike, SimulateAgreesWithBookingTheCompiledSchedule) {
+  for (const Config& c : {load_preset("hgx-h200-8"), nvls_star("hgx-b200-8", 64)})
+    for (std::uint64_t bytes : {std::uint64_t{64}, std::uint64_t{1} << 20, std::uint64_t{1} << 28}) {
+      const Collective coll{bytes, DType::Bf16};
+      if (bytes <= (std::uint64_t{1} << 20)) EXPECT_TRUE(run_analytic_nvls(c, coll).has_value());
+      const SimResult r = simulate(c, Algorithm::Nvls, coll, EngineId::Analytic);
+      const AnalyticResult full = run_analytic(c, compile(c, Algorithm::Nvls, coll));
+      EXPECT_EQ(r.time_ns, full.time_ns) << bytes;
+      for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(r.breakdown.ns[t], full.breakdown.ns[t]) << "term " << t;
+      EXPECT_EQ(r.max_link_bytes, full.max_link_bytes);
+    }
+}
+
+// It polls the stop token every 1024 steps.
+TEST(NvlsAlike, StopsWithCancelled) {
+  std::stop_source src;
+  RunContext ctx{src.get_token(), [&](double) { src.request_stop(); }};
+  EXPECT_THROW(run_analytic_nvls(nvls_star("hgx-h200-8", 1024), {std::uint64_t{1} << 20, DType::Bf16}, ctx), Cancelled);
+}

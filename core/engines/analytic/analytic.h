@@ -54,7 +54,7 @@ struct AnalyticWorkspace {
     Use& operator[](std::size_t i) { return blocks[i / kBlock][i % kBlock]; }
   };
   std::vector<std::uint32_t> succ_first, fill;
-  std::vector<StepId> succ, bound_dep;
+  std::vector<StepId> succ;
   std::vector<int> pending, bound_use;
   std::vector<std::size_t> first_use;
   UseList uses;
@@ -113,6 +113,32 @@ std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collect
 /// True if run_analytic_ring() answers for `cfg` and `c` (its condition holds);
 /// costs O(N) steps, for estimates.
 bool ring_ranks_alike(const Config& cfg, const Collective& c);
+
+/// NVLS by classes of ports (docs/model.md, "Alike planes and alike ranks"):
+/// the analytic result of the one-switch NVLS schedule (a star) without
+/// compiling it. Its steps are generated from build_nvls's structure (N
+/// launches, a barrier, per rank i and chunk c an ld_reduce L(i,c) and a
+/// multimem.st S(i,c), a barrier) and costed once per chunk size.
+///
+/// The ports form two classes per plane, the accelerators' egress ports E and
+/// their ingress ports I. Every L uses all of E (the same bytes from each
+/// accelerator) and its own rank's ingress I_i; every S uses its own egress
+/// E_i and all of I. So each member's FCFS queue is one queue shared by the
+/// class (the uses of every member: L's on E, S's on I) plus the member's own
+/// uses (S(m,.) on E_m, L(m,.) on I_m). The engine books the shared queue
+/// once and each member's own uses in the union of the two. A shared use
+/// found at [t, t+d) in the shared queue is at [t, t+d) on every member exactly
+/// when no member's own use overlaps [t, t+d) (a gap of the union is a gap of
+/// the shared queue; the earliest one is the shared queue's if that one is
+/// free), and its holder on every member is the reservation ending at t, the
+/// shared queue's. That is checked for every shared use; if it fails the
+/// function returns nothing and the caller compiles and books the schedule.
+/// Otherwise the result equals run_analytic() on the compiled schedule bit for
+/// bit (time, every breakdown term, the critical path, max_link_bytes; with
+/// `with_steps`, every step's start and finish). Work O(steps x log) plus
+/// O(N) per chunk size; memory O(steps + N).
+std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collective& c, const RunContext& ctx = {},
+                                                bool with_steps = false);
 
 /// Runs `s` on `cfg`; polls ctx.stop between steps (throws Cancelled).
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx = {});

@@ -1,0 +1,600 @@
+// NVLS by classes of ports (analytic.h, run_analytic_nvls): the one-switch
+// NVLS schedule timed without compiling its 2NC steps of N regions each.
+#include "engines/analytic/analytic.h"
+
+#include <algorithm>
+
+#include "schedule/builder.h"
+
+namespace scin {
+
+namespace {
+
+using Busy = AnalyticWorkspace::Busy;
+
+// One FCFS queue as run_analytic books it: reservations sorted and disjoint,
+// touching ones joined into a block whose holder is its last user (the one
+// that ends at the block's end), those that ended by the ready front skipped.
+struct Queue {
+  std::vector<Busy> v;
+  std::size_t head = 0;
+  void prune(double r) {
+    while (head < v.size() && v[head].end <= r) ++head;
+    if (head >= 64 && 2 * head >= v.size()) {
+      v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+      head = 0;
+    }
+  }
+  // run_analytic's gap search: the earliest start >= t with [start, start + d)
+  // free; `holder` becomes the last reservation passed (the one ending at the
+  // returned start) if any was, else is left as it is.
+  double search(double t, double d, StepId& holder) const {
+    auto it = std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(head), v.end(),
+                                   [t](const Busy& b) { return b.end <= t; });
+    double start = t;
+    for (; it != v.end() && it->start < start + d; ++it) {
+      start = std::max(start, it->end);
+      holder = it->step;
+    }
+    return start;
+  }
+  // Books [s, e) (free: found by search) with run_analytic's joins.
+  void insert(double s, double e, StepId step) {
+    const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
+    auto it = std::partition_point(head_it, v.end(), [s](const Busy& b) { return b.start < s; });
+    const bool join_prev = it != head_it && (it - 1)->end == s;
+    const bool join_next = it != v.end() && it->start == e;
+    if (join_prev && join_next) {
+      (it - 1)->end = it->end;
+      (it - 1)->step = it->step;
+      v.erase(it);
+    } else if (join_prev) {
+      (it - 1)->end = e;
+      (it - 1)->step = step;
+    } else if (join_next) {
+      it->start = s;
+    } else {
+      v.insert(it, Busy{s, e, step, 0});
+    }
+  }
+};
+
+// The union of the members' own reservations of a class, as disjoint merged
+// intervals: does any member's own use overlap [a, b)?
+struct Cover {
+  std::vector<std::pair<double, double>> v;
+  std::size_t head = 0;
+  void prune(double r) {
+    while (head < v.size() && v[head].second <= r) ++head;
+    if (head >= 64 && 2 * head >= v.size()) {
+      v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+      head = 0;
+    }
+  }
+  bool overlaps(double a, double b) const {
+    auto it = std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(head), v.end(),
+                                   [a](const std::pair<double, double>& x) { return x.second <= a; });
+    return it != v.end() && it->first < b;
+  }
+  void add(double a, double b) {
+    const auto first = std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(head), v.end(),
+                                            [a](const std::pair<double, double>& x) { return x.second < a; });
+    auto last = first;
+    double lo = a, hi = b;
+    for (; last != v.end() && last->first <= b; ++last) {
+      lo = std::min(lo, last->first);
+      hi = std::max(hi, last->second);
+    }
+    if (first == last) {
+      v.insert(first, {lo, hi});
+    } else {
+      *first = {lo, hi};
+      v.erase(first + 1, last);
+    }
+  }
+};
+
+// The earliest start >= t free in both `shared` and `own` (one member's queue
+// is their union): alternate the two searches to their fixed point. `holder`
+// ends as the reservation ending at that start (the last one passed).
+double union_search(const Queue& shared, const Queue& own, double t, double d, StepId& holder) {
+  double start = t;
+  for (;;) {
+    const double a = shared.search(start, d, holder);
+    const double b = own.search(a, d, holder);
+    if (b == a) return a;
+    start = b;
+  }
+}
+
+// A use as the engine records it (start, end, the reservation it queued behind).
+struct Rec {
+  double start = 0, end = 0;
+  StepId holder = kNoStep;
+};
+
+// The cost of an ld_reduce or multimem.st of one chunk size, read off one
+// costed step: fixed cost, latencies, and per class one use's amount, rate
+// and term (the class check below makes them every member's).
+struct Rep {
+  StepCost c;
+  double e_amount = 0, e_rate = 1, i_amount = 0, i_rate = 1, u_amount = 0, u_rate = 1;
+  Term e_term = Term::Serialisation, i_term = Term::Serialisation, u_term = Term::Reduction;
+  bool has_u = false;
+};
+
+bool same_use(const ResourceUse& a, const ResourceUse& b) {
+  return a.amount_bytes == b.amount_bytes && a.rate_GBps == b.rate_GBps && a.term == b.term &&
+         a.fed_by_transfers == b.fed_by_transfers;
+}
+
+// ld_reduce of rank i: uses egress(j) for every j in order, then ingress(i),
+// then (issue 15) the NVLS unit of plane 0. Nothing else, nothing fed.
+bool read_rep(const StepCost& c, const ResourceMap& rm, int n, int i, Rep& rep) {
+  const auto un = static_cast<std::size_t>(n);
+  if (c.uses.size() != un + 1 && c.uses.size() != un + 2) return false;
+  for (std::size_t j = 0; j < un; ++j)
+    if (c.uses[j].resource != rm.egress(static_cast<int>(j), 0) || !same_use(c.uses[j], c.uses[0])) return false;
+  const ResourceUse& in = c.uses[un];
+  if (in.resource != rm.ingress(i, 0)) return false;
+  for (const ResourceUse& u : c.uses)
+    if (u.fed_by_transfers) return false;
+  rep.c = c;
+  rep.e_amount = c.uses[0].amount_bytes;
+  rep.e_rate = c.uses[0].rate_GBps;
+  rep.e_term = c.uses[0].term;
+  rep.i_amount = in.amount_bytes;
+  rep.i_rate = in.rate_GBps;
+  rep.i_term = in.term;
+  rep.has_u = c.uses.size() == un + 2;
+  if (rep.has_u) {
+    const ResourceUse& u = c.uses[un + 1];
+    if (u.resource != rm.nvls(0)) return false;
+    rep.u_amount = u.amount_bytes;
+    rep.u_rate = u.rate_GBps;
+    rep.u_term = u.term;
+  }
+  return true;
+}
+
+// multimem.st of rank i: egress(i), then ingress(j) for every j in order.
+bool store_rep(const StepCost& c, const ResourceMap& rm, int n, int i, Rep& rep) {
+  const auto un = static_cast<std::size_t>(n);
+  if (c.uses.size() != un + 1) return false;
+  if (c.uses[0].resource != rm.egress(i, 0)) return false;
+  for (std::size_t j = 0; j < un; ++j)
+    if (c.uses[j + 1].resource != rm.ingress(static_cast<int>(j), 0) || !same_use(c.uses[j + 1], c.uses[1])) return false;
+  for (const ResourceUse& u : c.uses)
+    if (u.fed_by_transfers) return false;
+  rep.c = c;
+  rep.e_amount = c.uses[0].amount_bytes;
+  rep.e_rate = c.uses[0].rate_GBps;
+  rep.e_term = c.uses[0].term;
+  rep.i_amount = c.uses[1].amount_bytes;
+  rep.i_rate = c.uses[1].rate_GBps;
+  rep.i_term = c.uses[1].term;
+  return true;
+}
+
+bool same_cost(const StepCost& a, const StepCost& b) {
+  if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term) return false;
+  for (int k = 0; k < kTermCount; ++k)
+    if (a.latency_ns[k] != b.latency_ns[k]) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collective& coll, const RunContext& ctx,
+                                                bool with_steps) {
+  if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
+  if (!unsupported_reason(cfg, Algorithm::Nvls).empty()) return std::nullopt;
+  // The schedule's head as compile() declares it (in and out per rank), then
+  // build_nvls's buffers; its steps are generated below in build_nvls's order.
+  build::Builder b(cfg, info(Algorithm::Nvls).name, coll);
+  b.labels = false;
+  Schedule& s = b.s;
+  const int n = b.n();
+  if (n < 2) return std::nullopt;
+  const auto un = static_cast<std::size_t>(n);
+  const NodeId sw0 = s.switch_node(0);
+  const std::vector<build::Span> shards = build::split(s.elems, n);
+  const int chunks = build::nvls_chunks(s);
+  const auto uc = static_cast<std::size_t>(chunks);
+  std::vector<BufferId> reg;
+  for (int r = 0; r < n; ++r) reg.push_back(b.buffer("ld_reduce", r, s.elems, b.data_format));
+  const ResourceMap rm = resource_map(s);
+  // Planes alike (planes_alike(): every transfer of NVLS crosses kAllPlanes
+  // from an accelerator): plane 0's uses only, as run_analytic books it.
+  const bool one_plane = s.topology != Topology::Mesh && s.planes > 1;
+
+  // Step ids in build_nvls's order.
+  const StepId N = static_cast<StepId>(n), C = static_cast<StepId>(chunks);
+  const StepId arrive0 = N, wait0 = 2 * N, first_chunk = 3 * N, arrive1 = 3 * N + 2 * N * C, wait1 = arrive1 + N;
+  const std::size_t total = 5 * un + 2 * un * uc;
+  auto chunk_id = [&](int i, int c, bool store) {
+    return first_chunk + 2 * (static_cast<StepId>(i) * C + static_cast<StepId>(c)) + (store ? 1 : 0);
+  };
+
+  // The chunks' spans, and one costed ld_reduce and multimem.st per chunk size.
+  std::vector<build::Span> spans(un * uc);
+  std::vector<std::uint64_t> sizes;
+  for (int i = 0; i < n; ++i) {
+    const auto pieces = build::split(shards[static_cast<std::size_t>(i)].count, chunks);
+    for (int c = 0; c < chunks; ++c) {
+      spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)] =
+          build::sub(shards[static_cast<std::size_t>(i)], pieces[static_cast<std::size_t>(c)]);
+      sizes.push_back(pieces[static_cast<std::size_t>(c)].count);
+    }
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  auto load_step = [&](int i, int c) {
+    const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
+    Step st;
+    st.kind = StepKind::Read;
+    st.initiator = i;
+    st.via = kAllPlanes;
+    st.op = DataOp::Reduce;
+    st.accum = Format::Fp32;
+    st.unit = Unit::NvlsReduce;
+    st.srcs.reserve(un);
+    for (int j = 0; j < n; ++j) st.srcs.push_back(build::at(s.input[static_cast<std::size_t>(j)], sp));
+    st.dsts = {build::at(reg[static_cast<std::size_t>(i)], sp)};
+    return st;
+  };
+  auto store_step = [&](int i, int c) {
+    const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
+    Step st;
+    st.kind = StepKind::Write;
+    st.initiator = i;
+    st.via = kAllPlanes;
+    st.op = DataOp::Copy;
+    st.unit = Unit::NvlsReduce;
+    st.srcs = {build::at(reg[static_cast<std::size_t>(i)], sp)};
+    st.dsts.reserve(un);
+    for (int j = 0; j < n; ++j) st.dsts.push_back(build::at(s.output[static_cast<std::size_t>(j)], sp));
+    return st;
+  };
+  if (sizes.size() > 255) return std::nullopt;
+  std::vector<Rep> loads(sizes.size()), stores(sizes.size());
+  std::vector<std::uint8_t> size_of(un * uc);  // per chunk: its index in `sizes`
+  {
+    std::vector<int> costed(sizes.size(), 0);
+    StepCost c;
+    for (int i = 0; i < n; ++i)
+      for (int c_ = 0; c_ < chunks; ++c_) {
+        const std::size_t k = static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c_);
+        const auto q = static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), spans[k].count) - sizes.begin());
+        size_of[k] = static_cast<std::uint8_t>(q);
+        // Each size costed at its first chunk, and checked again at its last
+        // rank's (the cost of a transfer depends on its bytes, not its rank).
+        const bool first = costed[q] == 0, again = costed[q] == 1 && i == n - 1;
+        if (!first && !again) continue;
+        Rep l, st;
+        step_cost(cfg, s, rm, load_step(i, c_), c, one_plane);
+        if (!read_rep(c, rm, n, i, l)) return std::nullopt;
+        step_cost(cfg, s, rm, store_step(i, c_), c, one_plane);
+        if (!store_rep(c, rm, n, i, st)) return std::nullopt;
+        if (first) {
+          loads[q] = std::move(l);
+          stores[q] = std::move(st);
+        } else {
+          const Rep& l0 = loads[q];
+          const Rep& s0 = stores[q];
+          if (!same_cost(l.c, l0.c) || !same_cost(st.c, s0.c) || l.e_amount != l0.e_amount || l.e_rate != l0.e_rate ||
+              l.i_amount != l0.i_amount || l.i_rate != l0.i_rate || l.has_u != l0.has_u || l.u_amount != l0.u_amount ||
+              l.u_rate != l0.u_rate || st.e_amount != s0.e_amount || st.e_rate != s0.e_rate ||
+              st.i_amount != s0.i_amount || st.i_rate != s0.i_rate)
+            return std::nullopt;
+        }
+        ++costed[q];
+      }
+  }
+  // A use of positive amount must take positive time (joins and the holder
+  // argument assume reservations of positive length).
+  for (const std::vector<Rep>* reps : {&loads, &stores})
+    for (const Rep& r : *reps) {
+      if (r.e_amount > 0 && !(r.e_amount / r.e_rate > 0)) return std::nullopt;
+      if (r.i_amount > 0 && !(r.i_amount / r.i_rate > 0)) return std::nullopt;
+      if (r.has_u && r.u_amount > 0 && !(r.u_amount / r.u_rate > 0)) return std::nullopt;
+    }
+
+  // Launches, barrier signals and waits use nothing: a fixed cost and latency each.
+  std::vector<StepCost> launch_c(un), arrive_c(un), wait_c(un);
+  for (int r = 0; r < n; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    step_cost(cfg, s, rm, build::launch_step(r, false, RingProtocol::Simple, false), launch_c[ur], one_plane);
+    Step sig;
+    sig.kind = StepKind::Signal;
+    sig.initiator = r;
+    sig.target = sw0;
+    sig.unit = Unit::NvlsReduce;
+    sig.via = sw0;
+    step_cost(cfg, s, rm, sig, arrive_c[ur], one_plane);
+    Step w;
+    w.kind = StepKind::Wait;
+    w.initiator = r;
+    w.unit = Unit::NvlsReduce;
+    step_cost(cfg, s, rm, w, wait_c[ur], one_plane);
+    if (!launch_c[ur].uses.empty() || !arrive_c[ur].uses.empty() || !wait_c[ur].uses.empty()) return std::nullopt;
+  }
+
+  // What a step is, from its id.
+  enum class K : std::uint8_t { Launch, Arrive0, Wait0, Load, Store, Arrive1, Wait1 };
+  struct Id {
+    K k;
+    int r;  // rank (initiator)
+    int c;  // chunk (loads and stores)
+  };
+  auto decode = [&](StepId id) -> Id {
+    if (id < arrive0) return {K::Launch, static_cast<int>(id), 0};
+    if (id < wait0) return {K::Arrive0, static_cast<int>(id - arrive0), 0};
+    if (id < first_chunk) return {K::Wait0, static_cast<int>(id - wait0), 0};
+    if (id < arrive1) {
+      const StepId x = (id - first_chunk) / 2;
+      return {(id - first_chunk) % 2 ? K::Store : K::Load, static_cast<int>(x / C), static_cast<int>(x % C)};
+    }
+    if (id < wait1) return {K::Arrive1, static_cast<int>(id - arrive1), 0};
+    return {K::Wait1, static_cast<int>(id - wait1), 0};
+  };
+  auto cost_of = [&](const Id& d) -> const StepCost& {
+    const auto ur = static_cast<std::size_t>(d.r);
+    switch (d.k) {
+      case K::Launch: return launch_c[ur];
+      case K::Arrive0:
+      case K::Arrive1: return arrive_c[ur];
+      case K::Wait0:
+      case K::Wait1: return wait_c[ur];
+      case K::Load: return loads[size_of[ur * uc + static_cast<std::size_t>(d.c)]].c;
+      default: return stores[size_of[ur * uc + static_cast<std::size_t>(d.c)]].c;
+    }
+  };
+
+  // The engine's loop (run_analytic's book()), over the generated steps.
+  std::vector<double> ready(total, 0.0), start(total, 0.0), finish(total, 0.0);
+  std::vector<int> pending(total, 0);
+  for (int r = 0; r < n; ++r) {
+    pending[arrive0 + static_cast<StepId>(r)] = 1;
+    pending[wait0 + static_cast<StepId>(r)] = n;
+    pending[arrive1 + static_cast<StepId>(r)] = 1;
+    pending[wait1 + static_cast<StepId>(r)] = n;
+    for (int c = 0; c < chunks; ++c) {
+      pending[chunk_id(r, c, false)] = c >= 2 ? 2 : 1;
+      pending[chunk_id(r, c, true)] = 1;
+    }
+  }
+  // Per load and store: its E, I and (loads) NVLS-unit uses; which ended last
+  // (0 none, 1 E, 2 I, 3 unit: the use the critical path follows).
+  const std::size_t pairs = un * uc;
+  std::vector<Rec> rec_e(2 * pairs), rec_i(2 * pairs), rec_u(pairs);
+  std::vector<std::uint8_t> bound(2 * pairs, 0);
+  Queue shared_e, shared_i, unit;
+  std::vector<Queue> own_e(un), own_i(un);
+  Cover cover_e, cover_i;
+
+  using Item = std::pair<double, StepId>;
+  std::vector<Item> heap;
+  const auto later = std::greater<Item>{};
+  auto push = [&](double t, StepId i) {
+    heap.emplace_back(t, i);
+    std::push_heap(heap.begin(), heap.end(), later);
+  };
+  for (int r = 0; r < n; ++r) push(0.0, static_cast<StepId>(r));
+  auto release = [&](StepId nx, double f) {
+    ready[nx] = std::max(ready[nx], f);
+    if (--pending[nx] == 0) push(ready[nx], nx);
+  };
+
+  std::size_t done = 0;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const auto [r, id] = heap.back();
+    heap.pop_back();
+    if ((++done & 0x3ff) == 0) {
+      ctx.check();
+      ctx.report(static_cast<double>(done) / static_cast<double>(total));
+    }
+    const Id d = decode(id);
+    const StepCost& c = cost_of(d);
+    const double t0 = r + c.fixed_ns;
+    double end = t0;
+    if (d.k == K::Load || d.k == K::Store) {
+      const std::size_t k = static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c);
+      const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
+      const auto ur = static_cast<std::size_t>(d.r);
+      if (d.k == K::Load) {
+        const Rep& p = loads[size_of[k]];
+        if (p.e_amount > 0) {  // every accelerator's egress: the shared queue
+          const double du = p.e_amount / p.e_rate;
+          shared_e.prune(r);
+          cover_e.prune(r);
+          StepId h = kNoStep;
+          const double st = shared_e.search(t0, du, h);
+          if (cover_e.overlaps(st, st + du)) return std::nullopt;  // a member's own store is in the way
+          shared_e.insert(st, st + du, id);
+          rec_e[x] = {st, st + du, h};
+          if (st + du > end) {
+            end = st + du;
+            bound[x] = 1;
+          }
+        }
+        if (p.i_amount > 0) {  // its own ingress: shared stores and its own loads
+          const double du = p.i_amount / p.i_rate;
+          shared_i.prune(r);
+          own_i[ur].prune(r);
+          StepId h = kNoStep;
+          const double st = union_search(shared_i, own_i[ur], t0, du, h);
+          own_i[ur].insert(st, st + du, id);
+          cover_i.add(st, st + du);
+          rec_i[x] = {st, st + du, h};
+          if (st + du > end) {
+            end = st + du;
+            bound[x] = 2;
+          }
+        }
+        if (p.has_u && p.u_amount > 0) {
+          const double du = p.u_amount / p.u_rate;
+          unit.prune(r);
+          StepId h = kNoStep;
+          const double st = unit.search(t0, du, h);
+          unit.insert(st, st + du, id);
+          rec_u[k] = {st, st + du, h};
+          if (st + du > end) {
+            end = st + du;
+            bound[x] = 3;
+          }
+        }
+      } else {
+        const Rep& p = stores[size_of[k]];
+        if (p.e_amount > 0) {  // its own egress
+          const double du = p.e_amount / p.e_rate;
+          shared_e.prune(r);
+          own_e[ur].prune(r);
+          StepId h = kNoStep;
+          const double st = union_search(shared_e, own_e[ur], t0, du, h);
+          own_e[ur].insert(st, st + du, id);
+          cover_e.add(st, st + du);
+          rec_e[x] = {st, st + du, h};
+          if (st + du > end) {
+            end = st + du;
+            bound[x] = 1;
+          }
+        }
+        if (p.i_amount > 0) {  // every accelerator's ingress: the shared queue
+          const double du = p.i_amount / p.i_rate;
+          shared_i.prune(r);
+          cover_i.prune(r);
+          StepId h = kNoStep;
+          const double st = shared_i.search(t0, du, h);
+          if (cover_i.overlaps(st, st + du)) return std::nullopt;  // a member's own load is in the way
+          shared_i.insert(st, st + du, id);
+          rec_i[x] = {st, st + du, h};
+          if (st + du > end) {
+            end = st + du;
+            bound[x] = 2;
+          }
+        }
+      }
+    }
+    start[id] = r;
+    finish[id] = end + c.latency_total_ns();
+    const double f = finish[id];
+    switch (d.k) {
+      case K::Launch: release(arrive0 + id, f); break;
+      case K::Arrive0:
+        for (int j = 0; j < n; ++j) release(wait0 + static_cast<StepId>(j), f);
+        break;
+      case K::Wait0:
+        for (int c2 = 0; c2 < chunks; ++c2) release(chunk_id(d.r, c2, false), f);
+        break;
+      case K::Load: release(id + 1, f); break;
+      case K::Store:
+        if (d.c + 2 < chunks) release(chunk_id(d.r, d.c + 2, false), f);
+        if (d.c == chunks - 1) release(arrive1 + static_cast<StepId>(d.r), f);
+        break;
+      case K::Arrive1:
+        for (int j = 0; j < n; ++j) release(wait1 + static_cast<StepId>(j), f);
+        break;
+      case K::Wait1: break;
+    }
+  }
+  if (done != total) return std::nullopt;
+
+  AnalyticResult res;
+  StepId last = 0;
+  for (std::size_t i = 0; i < total; ++i)
+    if (finish[i] > finish[last]) last = static_cast<StepId>(i);
+  res.time_ns = finish[last];
+  if (with_steps) {
+    res.steps.resize(total);
+    for (std::size_t i = 0; i < total; ++i) res.steps[i] = StepTiming{start[i], finish[i]};
+  }
+
+  // max_link_bytes: accelerator j's egress carries every ld_reduce's chunk and
+  // its own stores, its ingress its own ld_reduces' chunks and every store:
+  // sums of whole byte counts below 2^53, so exact in any order.
+  {
+    double all = 0, own_max = 0;
+    for (int i = 0; i < n; ++i) {
+      double own = 0;
+      for (int c = 0; c < chunks; ++c) {
+        const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
+        const auto bytes = static_cast<double>(region_bytes(s.buffers[s.input[static_cast<std::size_t>(i)]], sp.count));
+        all += bytes;
+        own += bytes;
+      }
+      own_max = std::max(own_max, own);
+    }
+    if (!(all + own_max < 9007199254740992.0)) return std::nullopt;
+    res.max_link_bytes = all + own_max;
+  }
+
+  // The critical path, walked back as run_analytic walks it. A use on a
+  // member of E or I queued behind the reservation that ends where it starts
+  // on that member: the shared queue's (a load's E use, a store's I use) or
+  // the union's (a store's E use, a load's I use), recorded as `holder`; it
+  // is the same class and member's use of the holder step.
+  auto bound_dep = [&](StepId i) {
+    const Id d = decode(i);
+    auto latest = [&](StepId from, int count) {
+      StepId b = kNoStep;
+      double best = -1;
+      for (int j = 0; j < count; ++j)
+        if (finish[from + static_cast<StepId>(j)] > best) {
+          best = finish[from + static_cast<StepId>(j)];
+          b = from + static_cast<StepId>(j);
+        }
+      return b;
+    };
+    switch (d.k) {
+      case K::Launch: return kNoStep;
+      case K::Arrive0: return static_cast<StepId>(d.r);
+      case K::Wait0: return latest(arrive0, n);
+      case K::Load: {
+        StepId b = wait0 + static_cast<StepId>(d.r);
+        if (d.c >= 2 && finish[chunk_id(d.r, d.c - 2, true)] > finish[b]) b = chunk_id(d.r, d.c - 2, true);
+        return b;
+      }
+      case K::Store: return i - 1;  // its ld_reduce
+      case K::Arrive1: return chunk_id(d.r, chunks - 1, true);
+      default: return latest(arrive1, n);
+    }
+  };
+  std::vector<StepId> path;
+  StepId cur = last;
+  int cls = -1;  // -1: the whole step (latency and the use that ended last); 1 E, 2 I, 3 the NVLS unit
+  while (cur != kNoStep) {
+    if (path.empty() || path.back() != cur) path.push_back(cur);
+    const Id d = decode(cur);
+    const StepCost& c = cost_of(d);
+    const bool xfer = d.k == K::Load || d.k == K::Store;
+    const std::size_t k = xfer ? static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c) : 0;
+    const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
+    if (cls < 0) {
+      for (int t = 0; t < kTermCount; ++t) res.breakdown.ns[t] += c.latency_ns[t];
+      cls = xfer ? bound[x] : 0;
+      if (cls == 0) {  // no resource: fixed cost, then the latest dep
+        res.breakdown[c.fixed_term] += c.fixed_ns;
+        cur = bound_dep(cur);
+        cls = -1;
+        continue;
+      }
+    }
+    const Rep& p = d.k == K::Load ? loads[size_of[k]] : stores[size_of[k]];
+    const Rec& rec = cls == 1 ? rec_e[x] : cls == 2 ? rec_i[x] : rec_u[k];
+    res.breakdown[cls == 1 ? p.e_term : cls == 2 ? p.i_term : p.u_term] += rec.end - rec.start;
+    if (rec.holder != kNoStep) {  // queued behind the previous user of this member
+      cur = rec.holder;
+      continue;
+    }
+    res.breakdown[c.fixed_term] += c.fixed_ns;
+    cur = bound_dep(cur);
+    cls = -1;
+  }
+  std::reverse(path.begin(), path.end());
+  res.critical_path = std::move(path);
+  return res;
+}
+
+}  // namespace scin

@@ -5,6 +5,7 @@
 // and moves of schedules keep every field.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -201,4 +202,99 @@ TEST(ScheduleStore, CopiesAndMovesKeepEveryField) {
         ASSERT_EQ(x.h, y.h) << algo << " step " << i;
       }
     }
+}
+
+// The inline list itself (schedule/inline_vec.h): values in order whether
+// inline or on the heap, copies independent of their original, moves that
+// leave the source empty (a heap block is handed over, not copied).
+TEST(ScheduleStore, InlineVecKeepsValuesInlineAndOnTheHeap) {
+  using V = InlineVec<StepId, 4>;
+  static_assert(sizeof(V) == 32);
+  V v;
+  EXPECT_TRUE(v.empty());
+  EXPECT_EQ(v.capacity(), 4u);
+  for (StepId i = 0; i < 4; ++i) v.push_back(10 + i);
+  EXPECT_TRUE(v.is_inline());
+  v.push_back(v[0]);  // grows while the value lives in the list
+  EXPECT_FALSE(v.is_inline());
+  EXPECT_EQ(v.capacity(), 8u);
+  for (StepId i = 0; i < 100; ++i) v.push_back(v[i]);  // every growth copies from the list itself
+  ASSERT_EQ(v.size(), 105u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(v[i], 10 + i);
+  EXPECT_EQ(v[4], 10u);
+  for (std::size_t i = 5; i < v.size(); ++i) EXPECT_EQ(v[i], v[i - 5]) << i;
+  EXPECT_EQ(v.front(), 10u);
+  EXPECT_EQ(v.back(), v[104]);
+
+  // Copies are equal and independent, inline or not.
+  V small = {1, 2, 3};
+  V big = v;
+  V small_copy = small;
+  EXPECT_TRUE(small_copy.is_inline());
+  EXPECT_EQ(small_copy, small);
+  EXPECT_EQ(big, v);
+  EXPECT_NE(big.data(), v.data());
+  big[7] = 999;
+  small_copy[0] = 999;
+  EXPECT_NE(big, v);
+  EXPECT_NE(small_copy, small);
+  EXPECT_EQ(v[7], 12u);
+  EXPECT_EQ(small[0], 1u);
+
+  // Moves: a heap block changes hands; inline values are copied; the source is empty.
+  const StepId* block = v.data();
+  V taken = std::move(v);
+  EXPECT_EQ(taken.data(), block);
+  EXPECT_EQ(taken.size(), 105u);
+  EXPECT_TRUE(v.empty());  // NOLINT(bugprone-use-after-move): the moved-from state is specified
+  EXPECT_TRUE(v.is_inline());
+  V small_taken = std::move(small);
+  EXPECT_EQ(small_taken, (V{1, 2, 3}));
+  EXPECT_TRUE(small.empty());  // NOLINT(bugprone-use-after-move)
+  // Assignment over a list that holds a heap block (the block is released, ASan checks).
+  big = small_taken;
+  EXPECT_EQ(big, (V{1, 2, 3}));
+  big = std::move(taken);
+  EXPECT_EQ(big.size(), 105u);
+  EXPECT_EQ(big.data(), block);
+  big = big;  // NOLINT: self-assignment keeps the values
+  EXPECT_EQ(big.size(), 105u);
+  big = {7};
+  EXPECT_EQ(big, (V{7}));
+
+  // The rest of the vector-like interface.
+  const std::vector<StepId> from = {5, 6, 7, 8, 9, 10};
+  V w = from;
+  EXPECT_FALSE(w.is_inline());
+  EXPECT_TRUE(std::equal(w.begin(), w.end(), from.begin(), from.end()));
+  w.pop_back();
+  EXPECT_EQ(w.size(), 5u);
+  EXPECT_EQ(w.back(), 9u);
+  w.clear();
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(w.capacity(), 6u);  // clear keeps the block
+  const std::array<StepId, 3> three = {1, 1, 2};
+  w.assign(three.begin(), three.end());
+  EXPECT_EQ(w, (V{1, 1, 2}));
+  V r;
+  r.reserve(3);
+  EXPECT_TRUE(r.is_inline());
+  r.reserve(9);
+  EXPECT_FALSE(r.is_inline());
+  EXPECT_EQ(r.capacity(), 9u);
+  r.resize(2);
+  EXPECT_EQ(r, (V{0, 0}));
+  EXPECT_NE(r, (V{0, 0, 0}));
+
+  // Regions: a step's one destination and two sources fit inline.
+  DstList d = {Region{3, 4, 5}};
+  EXPECT_TRUE(d.is_inline());
+  SrcList s = {Region{1, 2, 3}, Region{4, 5, 6}};
+  EXPECT_TRUE(s.is_inline());
+  s.push_back(d[0]);
+  EXPECT_FALSE(s.is_inline());
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].buffer, 1u);
+  EXPECT_EQ(s[1].offset, 5u);
+  EXPECT_EQ(s[2].count, 5u);
 }

@@ -9,6 +9,7 @@
 #include "fabric/preset.h"
 #include "engines/simulate.h"
 #include "schedule/algorithms.h"
+#include "schedule/compile_options.h"
 
 namespace {
 
@@ -153,3 +154,28 @@ SCIN_POINT8(scin, "scin");
 SCIN_POINT8(scin_inq, "scin-inq");
 SCIN_POINT8(ring_q8, "ring-q8");
 SCIN_POINT8(two_shot_q8, "two-shot-q8");
+
+// ---------------------------------------------------------------- issue 14: compiling alone at 8 GPUs
+// What BM_Point8 spends compiling: compile() without labels, as simulate()
+// compiles for the analytic engine (the ring with LL; ring and ring-q8 without
+// their analytic timing). The rest of a BM_Point8 point is the engine.
+namespace {
+void BM_Compile8(benchmark::State& state, const char* algo) {
+  scin::Config cfg = scin::load_preset("hgx-h200-8");
+  if (cfg.ring.protocol == scin::RingProtocol::Auto) cfg.ring.protocol = scin::RingProtocol::LL;
+  const scin::Algorithm id = scin::parse_algorithm(algo);
+  const scin::Collective coll{static_cast<std::uint64_t>(state.range(0)), scin::DType::Bf16};
+  const scin::CompileOptions opt{false};
+  for (auto _ : state) benchmark::DoNotOptimize(scin::compile(cfg, id, coll, {}, opt).steps.size());
+}
+}  // namespace
+#define SCIN_COMPILE8(name, algo) \
+  BENCHMARK_CAPTURE(BM_Compile8, name, algo)->Arg(8)->Arg(1 << 20)->Arg(64 << 20)->Unit(benchmark::kMicrosecond)
+SCIN_COMPILE8(ring, "ring");
+SCIN_COMPILE8(one_shot, "one-shot");
+SCIN_COMPILE8(two_shot, "two-shot");
+SCIN_COMPILE8(nvls, "nvls");
+SCIN_COMPILE8(scin, "scin");
+SCIN_COMPILE8(scin_inq, "scin-inq");
+SCIN_COMPILE8(ring_q8, "ring-q8");
+SCIN_COMPILE8(two_shot_q8, "two-shot-q8");

@@ -87,10 +87,12 @@ bool resolve_ring_alike(const Config& cfg, const Collective& c, const RunContext
 
 // `need_schedule`: the caller runs or inspects the schedule (the packet engine,
 // schedule_for()); otherwise the ring may be timed without one.
-Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx, bool need_schedule) {
+// `storage` (optional): lists to compile into (CompileOptions::storage).
+Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const RunContext& ctx, bool need_schedule,
+                 Schedule* storage = nullptr) {
   Resolved out{cfg, {}, {}, false, {}};
   // Without a caller that shows steps, the schedule is only timed: no labels.
-  const CompileOptions opt{need_schedule};
+  const CompileOptions opt{need_schedule, storage};
   auto compile = [&](const Config& at, Algorithm a, const Collective& coll, const RunContext& x) {
     return scin::compile(at, a, coll, x, opt);
   };
@@ -187,17 +189,21 @@ namespace {
 // ring, one-shot, two-shot and NVLS schedules: about 1 us per step and 0.1 us
 // per region; memory is the steps, regions and dependencies themselves).
 WorkEstimate schedule_cost(const Schedule& s) {
-  double regions = 0, deps = 0, label = 0;
+  // A step's first regions and dependencies live inside it (SrcList, DstList,
+  // DepList in schedule.h); only longer lists hold a heap block of their own.
+  auto outside = [](const auto& list) {
+    return list.is_inline() ? 0.0 : static_cast<double>(list.size() * sizeof(list[0]));
+  };
+  double regions = 0, heap = 0, label = 0;
   for (const Step& st : s.steps) {
     regions += static_cast<double>(st.srcs.size() + st.dsts.size());
-    deps += static_cast<double>(st.deps.size());
+    heap += outside(st.srcs) + outside(st.dsts) + outside(st.deps);
     if (st.label.size() > 15) label += static_cast<double>(st.label.size() + 1);
   }
   const double steps = static_cast<double>(s.steps.size());
   WorkEstimate w;
   w.seconds = steps * 1e-6 + regions * 1e-7;
-  w.memory_bytes = steps * static_cast<double>(sizeof(Step)) + regions * sizeof(Region) +
-                   deps * sizeof(StepId) + label;
+  w.memory_bytes = steps * static_cast<double>(sizeof(Step)) + heap + label;
   return w;
 }
 
@@ -282,11 +288,31 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   return w;
 }
 
+namespace {
+// The storage of the last schedule simulate() timed on this thread (its step,
+// buffer, input and output lists, emptied), compiled into by the next point:
+// a point then allocates no step list (issue 14, small points). Kept only up
+// to kKeepSteps steps (~1.8 MB), so a large point's memory is released.
+thread_local Schedule spare_schedule;
+constexpr std::size_t kKeepSteps = 8192;
+
+void keep_storage(Schedule&& s) {
+  // (A point that compiled nothing, the ring timed by ranks alike, left the spare as it was.)
+  if (s.steps.capacity() > kKeepSteps || s.steps.capacity() <= spare_schedule.steps.capacity()) return;
+  s.steps.clear();  // (frees the wide steps' lists and the labels now)
+  s.buffers.clear();
+  spare_schedule = std::move(s);
+}
+}  // namespace
+
 SimResult simulate(const Config& cfg, Algorithm algo, const Collective& c, EngineId engine_id,
                    const RunContext& ctx) {
   const TimingEngine& e = timing_engine(engine_id);
   check_inputs(cfg, algo);
-  Resolved run = resolve(cfg, algo, c, ctx, engine_id != EngineId::Analytic);
+  // Only the analytic engine's schedules go back to the spare storage (the
+  // packet engine's are large and run for long).
+  const bool analytic = engine_id == EngineId::Analytic;
+  Resolved run = resolve(cfg, algo, c, ctx, !analytic, analytic ? &spare_schedule : nullptr);
   SimResult r;
   if (run.have_analytic && engine_id == EngineId::Analytic) {
     r.engine = e.name();
@@ -309,6 +335,7 @@ SimResult simulate(const Config& cfg, Algorithm algo, const Collective& c, Engin
   if (algo == Algorithm::Nvls)
     if (std::string note = nccl_nvls_note(cfg); !note.empty())
       r.extra["note"] = note + "; this result is the multimem mechanism itself";
+  if (analytic) keep_storage(std::move(run.schedule));
   return r;
 }
 

@@ -154,7 +154,7 @@ Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const R
                  const CompileOptions& opt) {
   const AlgorithmInfo& a = info(algo);
   check_compilable(cfg, algo);
-  build::Builder b(cfg, a.name, c);
+  build::Builder b(cfg, a.name, c, opt.storage);
   b.labels = opt.labels;
   if (ctx.stop.stop_possible()) b.ctx = &ctx;
   a.build(b);

@@ -113,7 +113,7 @@ void build_ring_q(Builder& b) {
   std::vector<StepId> launches;
   for (int r = 0; r < n; ++r) launches.push_back(b.launch(r, true, RingProtocol::Simple));
   std::vector<StepId> last(launches), sent(launches);
-  auto send = [&](int r, DataOp op, std::vector<Region> srcs, Region dst, std::vector<StepId> deps,
+  auto send = [&](int r, DataOp op, SrcList srcs, Region dst, DepList deps,
                   std::string label) {
     return b.ring_send(r, RingProtocol::Simple, op, std::move(srcs), dst, std::move(deps), std::move(label));
   };

@@ -17,7 +17,9 @@ void build_one_shot(Builder& b) {
   for (int r = 0; r < n; ++r) scratch.push_back(b.buffer("scratch", r, s.elems * n, b.data_format));
   std::vector<StepId> launches;
   for (int r = 0; r < n; ++r) launches.push_back(b.launch(r));
-  std::vector<std::vector<StepId>> arrived(static_cast<std::size_t>(n));
+  // Per rank its peers' flags and its launch: the wait's dependency list, filled in place.
+  std::vector<DepList> arrived(static_cast<std::size_t>(n));
+  for (auto& a : arrived) a.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r)
     for (int j = 0; j < n; ++j) {
       if (j == r) continue;
@@ -26,14 +28,14 @@ void build_one_shot(Builder& b) {
       arrived[j].push_back(b.signal(r, j, Unit::AccelSm, {w}, b.label("flag r{}->r{}", r, j)));
     }
   for (int j = 0; j < n; ++j) {
-    auto deps = arrived[j];
-    deps.push_back(launches[j]);
-    StepId w = b.wait(j, Unit::AccelSm, deps, b.label("wait r{}", j));
-    std::vector<Region> srcs;
+    arrived[j].push_back(launches[j]);
+    StepId w = b.wait(j, Unit::AccelSm, std::move(arrived[j]), b.label("wait r{}", j));
+    SrcList srcs;
+    srcs.reserve(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r)
       srcs.push_back(r == j ? at(s.input[j], all)
                             : Region{scratch[j], static_cast<std::uint64_t>(r) * s.elems, s.elems});
-    b.compute(j, DataOp::Reduce, srcs, at(s.output[j], all), Unit::AccelSm, {w},
+    b.compute(j, DataOp::Reduce, std::move(srcs), at(s.output[j], all), Unit::AccelSm, {w},
               b.label("reduce r{}", j));
   }
 }
@@ -78,7 +80,8 @@ void build_two_shot(Builder& b, bool quantised) {
   auto slot = [&](int owner, int from) {
     return Region{scratch[owner], static_cast<std::uint64_t>(from) * shard_max, shards[owner].count};
   };
-  std::vector<std::vector<StepId>> arrived(static_cast<std::size_t>(n));
+  std::vector<DepList> arrived(static_cast<std::size_t>(n));
+  for (auto& a : arrived) a.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r)
     for (int j = 0; j < n; ++j) {
       if (j == r) continue;
@@ -88,17 +91,18 @@ void build_two_shot(Builder& b, bool quantised) {
     }
   std::vector<StepId> reduced;
   for (int j = 0; j < n; ++j) {
-    auto deps = arrived[j];
-    deps.push_back(ready[j]);
-    StepId w = b.wait(j, Unit::AccelSm, deps, b.label("rs wait r{}", j));
-    std::vector<Region> srcs;
+    arrived[j].push_back(ready[j]);
+    StepId w = b.wait(j, Unit::AccelSm, std::move(arrived[j]), b.label("rs wait r{}", j));
+    SrcList srcs;
+    srcs.reserve(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r)
       srcs.push_back(r == j ? at(quantised ? qin[j] : s.input[j], shards[j]) : slot(j, r));
     Region dst = at(quantised ? gather[j] : s.output[j], shards[j]);
-    reduced.push_back(b.compute(j, DataOp::Reduce, srcs, dst, Unit::AccelSm, {w},
+    reduced.push_back(b.compute(j, DataOp::Reduce, std::move(srcs), dst, Unit::AccelSm, {w},
                                 b.label("reduce shard {} r{}", j, j)));
   }
-  std::vector<std::vector<StepId>> gathered(static_cast<std::size_t>(n));
+  std::vector<DepList> gathered(static_cast<std::size_t>(n));
+  for (auto& g : gathered) g.reserve(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j)
     for (int r = 0; r < n; ++r) {
       if (r == j) continue;
@@ -109,9 +113,8 @@ void build_two_shot(Builder& b, bool quantised) {
       gathered[r].push_back(b.signal(j, r, Unit::AccelSm, {w}, b.label("ag flag r{}->r{}", j, r)));
     }
   for (int r = 0; r < n; ++r) {
-    auto deps = gathered[r];
-    deps.push_back(reduced[r]);
-    StepId w = b.wait(r, Unit::AccelSm, deps, b.label("ag wait r{}", r));
+    gathered[r].push_back(reduced[r]);
+    StepId w = b.wait(r, Unit::AccelSm, std::move(gathered[r]), b.label("ag wait r{}", r));
     if (quantised)
       b.compute(r, DataOp::Copy, {at(gather[r], {0, s.elems})}, at(s.output[r], {0, s.elems}),
                 Unit::AccelSm, {w}, b.label("dequantise r{}", r));

@@ -63,7 +63,8 @@ void build_nvls(Builder& b) {
     std::vector<StepId> stores;
     for (int c = 0; c < chunks; ++c) {
       Span span = sub(shards[i], pieces[c]);
-      std::vector<Region> srcs, dsts;
+      SrcList srcs;
+      DstList dsts;
       srcs.reserve(static_cast<std::size_t>(n));
       dsts.reserve(static_cast<std::size_t>(n));
       for (int j = 0; j < n; ++j) {
@@ -71,7 +72,7 @@ void build_nvls(Builder& b) {
         dsts.push_back(at(s.output[j], span));
       }
       // NCCL keeps a bounded number of chunks in flight; here two per rank.
-      std::vector<StepId> deps = {start[i]};
+      DepList deps = {start[i]};
       if (c >= 2) deps.push_back(stores[static_cast<std::size_t>(c - 2)]);
       StepId l = b.read(i, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(reg[i], span),
                         std::move(deps), b.label("ld_reduce r{} shard {} chunk {}", i, i, c));
@@ -164,10 +165,10 @@ void build_scin(Builder& b, bool inq) {
     BufferId qacc = inq ? b.buffer(fmt::format("isa{}.q", p), sw, stripe.count, q) : 0;
     std::vector<StepId> arrives;
     for (int r = 0; r < n; ++r) {
-      std::vector<StepId> deps;
+      DepList deps;
       if (inq) deps.push_back(quantised[r][p][0]);
       // Without INQ the Arrive is a stream memory op; with INQ it is written by the quantise kernel.
-      arrives.push_back(b.signal(r, sw, inq ? Unit::AccelSm : Unit::IsaReduce, deps,
+      arrives.push_back(b.signal(r, sw, inq ? Unit::AccelSm : Unit::IsaReduce, std::move(deps),
                                  b.label("arrive r{} -> isa{}", r, p)));
     }
     StepId go = b.wait(sw, Unit::IsaReduce, arrives, b.label("isa{} counter", p));
@@ -178,14 +179,16 @@ void build_scin(Builder& b, bool inq) {
     for (int w = 0; w < chunks; ++w) {
       Span local = waves[w];             // offsets within the stripe (= within acc)
       Span global = sub(stripe, local);  // offsets within the message
-      std::vector<Region> srcs, dsts;
+      SrcList srcs;
+      DstList dsts;
       srcs.reserve(static_cast<std::size_t>(n));
       dsts.reserve(static_cast<std::size_t>(n));
       for (int j = 0; j < n; ++j) {
         srcs.push_back(at(inq ? qin[j] : s.input[j], global));
         dsts.push_back(at(inq ? qout[j] : s.output[j], global));
       }
-      std::vector<StepId> deps = {go};
+      DepList deps = {go};
+      if (inq) deps.reserve(2 + static_cast<std::size_t>(n));
       if (w >= in_flight) deps.push_back(writes[static_cast<std::size_t>(w - in_flight)]);
       if (inq)
         for (int j = 0; j < n; ++j) deps.push_back(quantised[j][p][w]);

@@ -62,9 +62,10 @@ void build_nvls_tiers(Builder& b) {
     for (int r = 0; r < n; ++r) {
       const int leaf = r / m, k = r % m;
       const Span chunk = sub(shards[k], shard_chunks[k][c]);
-      std::vector<Region> srcs;
+      SrcList srcs;
+      srcs.reserve(static_cast<std::size_t>(m));
       for (int j = 0; j < m; ++j) srcs.push_back(at(s.input[leaf * m + j], chunk));
-      std::vector<StepId> deps = {start[r]};
+      DepList deps = {start[r]};
       if (c >= kChunksInFlight) deps.push_back(stores[r][static_cast<std::size_t>(c - kChunksInFlight)]);
       stage1[r].push_back(b.read(r, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(leaf_sum[r], chunk),
                                  std::move(deps), b.label("ld_reduce leaf r{} shard {} chunk {}", r, k, c)));
@@ -73,8 +74,9 @@ void build_nvls_tiers(Builder& b) {
       const int leaf = r / m, k = r % m;
       const Span chunk = sub(shards[k], shard_chunks[k][c]);
       const Span part = sub(chunk, split(chunk.count, leaves)[leaf]);
-      std::vector<Region> srcs, dsts;
-      std::vector<StepId> deps;
+      SrcList srcs;
+      DstList dsts;
+      DepList deps;
       for (int l = 0; l < leaves; ++l) {
         srcs.push_back(at(leaf_sum[l * m + k], part));
         deps.push_back(stage1[l * m + k].back());
@@ -139,9 +141,9 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
       std::vector<StepId> arrives;
       for (int j = 0; j < m; ++j) {
         const int r = l * m + j;
-        std::vector<StepId> deps;
+        DepList deps;
         if (inq) deps.push_back(quantised[r][p][0]);
-        arrives.push_back(b.signal(r, sw, inq ? Unit::AccelSm : Unit::IsaReduce, deps,
+        arrives.push_back(b.signal(r, sw, inq ? Unit::AccelSm : Unit::IsaReduce, std::move(deps),
                                    b.label("arrive r{} -> leaf{}.{}", r, p, l)));
       }
       go.push_back(b.wait(sw, Unit::IsaReduce, arrives, b.label("leaf{}.{} counter", p, l)));
@@ -154,11 +156,11 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
       const int k = w % s.spines;
       const NodeId spine = s.spine_node(p, k);
       std::vector<StepId> ready;
-      std::vector<Region> partials;
+      SrcList partials;
       for (int l = 0; l < leaves; ++l) {
         const NodeId sw = s.leaf_node(p, l);
-        std::vector<Region> srcs;
-        std::vector<StepId> deps = {go[l]};
+        SrcList srcs;
+        DepList deps = {go[l]};
         for (int j = 0; j < m; ++j) {
           srcs.push_back(at(inq ? qin[l * m + j] : s.input[l * m + j], global));
           if (inq) deps.push_back(quantised[l * m + j][p][w]);
@@ -185,7 +187,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
       }
       if (uplink_inq) {
         // Down to the leaves quantised; each leaf dequantises and multicasts to its accelerators.
-        std::vector<Region> dsts;
+        DstList dsts;
         for (int l = 0; l < leaves; ++l) dsts.push_back(at(ldown[l], local));
         StepId down = b.multicast(spine, spine, Unit::IsaReduce, at(out_src, local), std::move(dsts), {red},
                                   b.label("spine{}.{} multicast wave {}", p, k, w));
@@ -193,13 +195,13 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
           const NodeId sw = s.leaf_node(p, l);
           StepId dq = b.compute(sw, DataOp::Copy, {at(ldown[l], local)}, at(lout[l], local), Unit::IsaInq, {down},
                                 b.label("leaf{}.{} dequantise wave {}", p, l, w));
-          std::vector<Region> out;
+          DstList out;
           for (int j = 0; j < m; ++j) out.push_back(at(s.output[l * m + j], global));
           writes[l].push_back(b.multicast(sw, sw, Unit::IsaReduce, at(lout[l], local), std::move(out), {dq},
                                           b.label("leaf{}.{} multicast wave {}", p, l, w)));
         }
       } else {
-        std::vector<Region> dsts;
+        DstList dsts;
         for (int j = 0; j < n; ++j) dsts.push_back(at(inq ? qout[j] : s.output[j], global));
         StepId wr = b.multicast(spine, spine, Unit::IsaReduce, at(out_src, local), std::move(dsts), {red},
                                 b.label("spine{}.{} multicast wave {}", p, k, w));

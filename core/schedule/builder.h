@@ -52,7 +52,7 @@ inline Step launch_step(NodeId node, bool ring, RingProtocol p, bool labelled = 
 }
 
 /// One ring step without deps and label (Builder::ring_send, RingForm::send).
-inline Step ring_send_step(int r, NodeId via, RingProtocol proto, DataOp op, std::vector<Region> srcs, Region dst) {
+inline Step ring_send_step(int r, NodeId via, RingProtocol proto, DataOp op, SrcList srcs, Region dst) {
   Step st;
   st.kind = StepKind::Write;
   st.initiator = r;
@@ -74,7 +74,21 @@ struct Builder {
   Format data_format;
   NodeId via;  // how accelerator-to-accelerator traffic travels
 
-  Builder(const Config& c, const std::string& algo, const Collective& coll) : cfg(c) {
+  /// `storage` (optional): a schedule whose lists' capacity to build into
+  /// (CompileOptions::storage); their contents are discarded, *storage is left empty.
+  Builder(const Config& c, const std::string& algo, const Collective& coll, Schedule* storage = nullptr) : cfg(c) {
+    if (storage) {
+      auto take = [](auto& to, auto& from) {
+        to = std::move(from);
+        to.clear();
+        from.clear();
+      };
+      take(s.steps, storage->steps);
+      take(s.buffers, storage->buffers);
+      take(s.input, storage->input);
+      take(s.output, storage->output);
+      *storage = Schedule{};
+    }
     s.algorithm = algo;
     s.gpus = c.fabric.gpus;
     s.topology = c.fabric.topology;
@@ -109,13 +123,14 @@ struct Builder {
   /// regions and dependences: an NVLS step at 1024 GPUs names thousands); null: never stops.
   const RunContext* ctx = nullptr;
   std::size_t work = 0, next_poll = 0;
-  StepId add(Step st) {
+  StepId add(Step&& st) {
     work += 1 + st.deps.size() + st.srcs.size() + st.dsts.size();
     if (ctx && work >= next_poll) {
       ctx->check();
       next_poll = work + (1u << 16);
     }
-    return s.add(std::move(st));
+    s.steps.push_back(std::move(st));  // as Schedule::add, one move fewer
+    return static_cast<StepId>(s.steps.size() - 1);
   }
 
   BufferId buffer(const std::string& name, NodeId node, std::uint64_t elems, Format f) {
@@ -131,7 +146,7 @@ struct Builder {
   StepId launch(NodeId node, bool ring = false, RingProtocol p = RingProtocol::Simple) {
     return add(launch_step(node, ring, p, labels));
   }
-  StepId signal(NodeId from, NodeId to, Unit unit, std::vector<StepId> deps, std::string label) {
+  StepId signal(NodeId from, NodeId to, Unit unit, DepList deps, std::string label) {
     Step st;
     st.kind = StepKind::Signal;
     st.initiator = from;
@@ -142,7 +157,7 @@ struct Builder {
     st.label = std::move(label);
     return add(std::move(st));
   }
-  StepId wait(NodeId node, Unit unit, std::vector<StepId> deps, std::string label) {
+  StepId wait(NodeId node, Unit unit, DepList deps, std::string label) {
     Step st;
     st.kind = StepKind::Wait;
     st.initiator = node;
@@ -151,8 +166,8 @@ struct Builder {
     st.label = std::move(label);
     return add(std::move(st));
   }
-  StepId compute(NodeId node, DataOp op, std::vector<Region> srcs, Region dst, Unit unit,
-                 std::vector<StepId> deps, std::string label) {
+  StepId compute(NodeId node, DataOp op, SrcList srcs, Region dst, Unit unit,
+                 DepList deps, std::string label) {
     Step st;
     st.kind = StepKind::Compute;
     st.initiator = node;
@@ -168,8 +183,8 @@ struct Builder {
 
   /// A remote read by `node` (an accelerator, or a switch's ISA) through `via`;
   /// with op Reduce the sources are summed in FP32 on the way (NVLS ld_reduce, ISA).
-  StepId read(NodeId node, NodeId via, DataOp op, Unit unit, std::vector<Region> srcs, Region dst,
-              std::vector<StepId> deps, std::string label) {
+  StepId read(NodeId node, NodeId via, DataOp op, Unit unit, SrcList srcs, Region dst,
+              DepList deps, std::string label) {
     Step st;
     st.kind = StepKind::Read;
     st.initiator = node;
@@ -185,8 +200,8 @@ struct Builder {
   }
 
   /// One write of `src` to every region of `dsts` (switch multicast through `via`).
-  StepId multicast(NodeId node, NodeId via, Unit unit, Region src, std::vector<Region> dsts,
-                   std::vector<StepId> deps, std::string label) {
+  StepId multicast(NodeId node, NodeId via, Unit unit, Region src, DstList dsts,
+                   DepList deps, std::string label) {
     Step st;
     st.kind = StepKind::Write;
     st.initiator = node;
@@ -201,7 +216,7 @@ struct Builder {
   }
 
   /// A unicast copy from accelerator `from` to another accelerator's buffer.
-  StepId push(int from, Region src, Region dst, std::vector<StepId> deps, std::string label) {
+  StepId push(int from, Region src, Region dst, DepList deps, std::string label) {
     Step st;
     st.kind = StepKind::Write;
     st.initiator = from;
@@ -217,8 +232,8 @@ struct Builder {
   /// One ring step: rank `r` sends `srcs[0]` to the next rank; with op Reduce
   /// the next rank adds `srcs[1]` (its own values) in FP32 as the data arrives
   /// and rounds to `dst`'s format.
-  StepId ring_send(int r, RingProtocol proto, DataOp op, std::vector<Region> srcs, Region dst,
-                   std::vector<StepId> deps, std::string label) {
+  StepId ring_send(int r, RingProtocol proto, DataOp op, SrcList srcs, Region dst,
+                   DepList deps, std::string label) {
     Step st = ring_send_step(r, via, proto, op, std::move(srcs), dst);
     st.deps = std::move(deps);
     st.label = std::move(label);
@@ -228,7 +243,8 @@ struct Builder {
   /// Flag-based barrier among accelerators `ranks` after `before[r]`: every rank
   /// signals every other, then waits for all of them. Returns the wait per rank.
   std::vector<StepId> all_to_all_flags(const std::vector<StepId>& before, const std::string& what) {
-    std::vector<std::vector<StepId>> incoming(static_cast<std::size_t>(n()));
+    std::vector<DepList> incoming(static_cast<std::size_t>(n()));
+    for (auto& in : incoming) in.reserve(static_cast<std::size_t>(n()));
     for (int r = 0; r < n(); ++r)
       for (int j = 0; j < n(); ++j)
         if (j != r)
@@ -236,9 +252,8 @@ struct Builder {
                                        label("{} flag r{}->r{}", what, r, j)));
     std::vector<StepId> waits;
     for (int r = 0; r < n(); ++r) {
-      auto deps = incoming[r];
-      deps.push_back(before[r]);
-      waits.push_back(wait(r, Unit::AccelSm, deps, label("{} wait r{}", what, r)));
+      incoming[r].push_back(before[r]);
+      waits.push_back(wait(r, Unit::AccelSm, std::move(incoming[r]), label("{} wait r{}", what, r)));
     }
     return waits;
   }

@@ -12,6 +12,12 @@ struct CompileOptions {
   /// only times the schedule (simulate() on the analytic engine): labels are
   /// read only to show steps (critical path, `scin explain`, timelines, errors).
   bool labels = true;
+  /// Storage to build into (null: fresh): compile() takes the step, buffer,
+  /// input and output lists of *storage and builds into their capacity,
+  /// leaving *storage empty. The schedule is the same; a caller compiling
+  /// point after point (simulate()) keeps one schedule's storage per thread
+  /// instead of allocating and freeing the lists every time.
+  Schedule* storage = nullptr;
 };
 
 /// compile(cfg, algo, c, ctx) with `opt`.

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "fabric/config.h"
+#include "schedule/inline_vec.h"
 
 namespace scin {
 
@@ -94,6 +95,14 @@ struct Region {
   std::uint64_t count = 0;   // in elements
 };
 
+/// A step's lists keep their first entries inside the step (InlineVec,
+/// schedule/inline_vec.h): two sources (a ring step's send and local
+/// operand), one destination, four dependencies. Wider steps (a reduction
+/// over every rank, a multicast, a barrier's wait) hold a heap block.
+using SrcList = InlineVec<Region, 2>;
+using DstList = InlineVec<Region, 1>;
+using DepList = InlineVec<StepId, 4>;
+
 struct Step {
   StepKind kind = StepKind::Launch;
   NodeId initiator = kNoNode;
@@ -105,9 +114,9 @@ struct Step {
   Unit unit = Unit::None;
   RingProtocol protocol = RingProtocol::Simple;  // ring steps: LL / LL128 / Simple costs
   bool ring_step = false;          // charge the ring protocol's per-step costs
-  std::vector<Region> srcs;
-  std::vector<Region> dsts;
-  std::vector<StepId> deps;        // always earlier steps: the list is in topological order
+  SrcList srcs;
+  DstList dsts;
+  DepList deps;                    // always earlier steps: the list is in topological order
   std::string label;               // for --explain and timelines, e.g. "rs[2] r3->r4"
 };
 

@@ -163,7 +163,7 @@ TEST(Algorithms, RingRetargetedToAProtocolEqualsItsCompile) {
 // empty. Every preset up to 72 GPUs, every algorithm it supports, sizes from
 // one element to hundreds of chunks. On a star, the step list is allocated once.
 TEST(Algorithms, UnlabelledCompileEqualsCompileButForLabels) {
-  auto same_regions = [](const std::vector<Region>& a, const std::vector<Region>& b) {
+  auto same_regions = [](const auto& a, const auto& b) {
     if (a.size() != b.size()) return false;
     for (std::size_t k = 0; k < a.size(); ++k)
       if (a[k].buffer != b[k].buffer || a[k].offset != b[k].offset || a[k].count != b[k].count) return false;

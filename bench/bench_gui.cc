@@ -200,7 +200,8 @@ bool stillRendering(const Canvas* c) {
 /// Runs the event loop until the canvas shows its current picture, then paints it
 /// now (as the next frame would).
 void untilShown(scin::ui::AnalysisView& view) {
-  while (view.busy() || stillRendering(view.canvas())) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
+  // (Untimed: processEvents with a timeout ignores WaitForMoreEvents and would spin.)
+  while (view.busy() || stillRendering(view.canvas())) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
   view.canvas()->repaint();
 }
 

@@ -124,6 +124,9 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   legend_->setMinimumWidth(120);
   legend_->setSelectionMode(QAbstractItemView::NoSelection);
   legend_->setToolTip(tr("Click an entry to hide or show its curve"));
+  // Hundreds of wrapped entries are laid out a batch per event, not in one block.
+  legend_->setLayoutMode(QListView::Batched);
+  legend_->setBatchSize(64);
   connect(legend_, &QListWidget::itemClicked, this, [this](QListWidgetItem* it) {
     setSeriesVisible(it->text(), hidden_.count(it->data(Qt::UserRole).toString().toStdString()) > 0);
   });
@@ -254,7 +257,7 @@ void AnalysisView::rebuildMenus() {
   if (!table_) return;
   sm->addSection(tr("Split curves by (unchecked: held at one value)"));
   for (const auto& c : table_->axes) {
-    const auto values = table_->distinct(table_->axis_index(c.key));
+    const auto& values = table_->distinct(table_->axis_index(c.key));
     if (values.size() < 2) continue;
     QAction* a = sm->addAction(QString::fromStdString(c.key));
     a->setCheckable(true);
@@ -272,25 +275,42 @@ void AnalysisView::rebuildMenus() {
       if (all) query_.series.clear();
       replot();
     });
+    // Filled when first opened, with at most kMaxListed values: an axis of 50000
+    // values would otherwise make as many actions on the GUI thread for every plot.
     QMenu* sub = fm->addMenu(QString::fromStdString(c.key));
-    for (const auto& v : values) {
-      QAction* va = sub->addAction(QString::fromStdString(v.text));
-      va->setCheckable(true);
-      auto f = query_.filters.find(c.key);
-      va->setChecked(f == query_.filters.end() || f->second.count(v.text));
-      connect(va, &QAction::toggled, this, [this, sub, key = c.key] {
-        if (resolving_) return;
-        std::set<std::string> on;
-        bool all = true;
-        for (QAction* x : sub->actions()) {
-          if (x->isChecked()) on.insert(x->text().toStdString());
-          else all = false;
-        }
-        if (all) query_.filters.erase(key);
-        else query_.filters[key] = on;
-        replot();
-      });
-    }
+    connect(sub, &QMenu::aboutToShow, this, [this, sub, key = c.key] {
+      if (!sub->isEmpty() || !table_) return;
+      constexpr std::size_t kMaxListed = 200;
+      const auto& values = table_->distinct(table_->axis_index(key));
+      const auto f = query_.filters.find(key);
+      for (std::size_t i = 0; i < values.size() && i < kMaxListed; ++i) {
+        QAction* va = sub->addAction(QString::fromStdString(values[i].text));
+        va->setCheckable(true);
+        va->setChecked(f == query_.filters.end() || f->second.count(values[i].text));
+        connect(va, &QAction::toggled, this, [this, sub, key] {
+          if (resolving_ || !table_) return;
+          // Listed values as checked; the values not listed stay as they were.
+          std::map<std::string, bool> listed;
+          for (QAction* x : sub->actions())
+            if (x->isCheckable()) listed[x->text().toStdString()] = x->isChecked();
+          const auto before = query_.filters.find(key);
+          std::set<std::string> on;
+          bool all = true;
+          for (const auto& v : table_->distinct(table_->axis_index(key))) {
+            const auto l = listed.find(v.text);
+            const bool in = l != listed.end() ? l->second : (before == query_.filters.end() || before->second.count(v.text) > 0);
+            if (in) on.insert(v.text);
+            else all = false;
+          }
+          if (all) query_.filters.erase(key);
+          else query_.filters[key] = on;
+          replot();
+        });
+      }
+      if (values.size() > kMaxListed)
+        sub->addAction(tr("+ %1 more values, not listed").arg(QLocale().toString(static_cast<qulonglong>(values.size() - kMaxListed))))
+            ->setEnabled(false);
+    });
   }
 }
 

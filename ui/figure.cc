@@ -517,18 +517,25 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       QPainterPath path;
       bool started = false;
       std::vector<QPointF> pts;
-      auto add = [&](const analysis::SeriesPoint& pt) {
-        if ((L.log_x && !(pt.x > 0)) || (L.log_y && !(pt.y > 0))) return;
-        QPointF q = L.map(pan, pt.x, pt.y);
-        pts.push_back(q);
+      auto drawable = [&](const analysis::SeriesPoint& pt) { return !((L.log_x && !(pt.x > 0)) || (L.log_y && !(pt.y > 0))); };
+      auto lineTo = [&](const analysis::SeriesPoint& pt) {
+        if (!drawable(pt)) return;
+        const QPointF q = L.map(pan, pt.x, pt.y);
         if (!started) path.moveTo(q);
         else path.lineTo(q);
         started = true;
       };
-      if (dec)
-        for (std::size_t i : dec->keep) add(s.points[i]);
-      else
-        for (const auto& pt : s.points) add(pt);
+      // Reduced: the line through each pixel column's M4 points, a marker per occupied pixel cell.
+      if (dec) {
+        for (std::size_t i : dec->line) lineTo(s.points[i]);
+        for (std::size_t i : dec->keep)
+          if (drawable(s.points[i])) pts.push_back(L.map(pan, s.points[i].x, s.points[i].y));
+      } else {
+        for (const auto& pt : s.points) {
+          lineTo(pt);
+          if (drawable(pt)) pts.push_back(L.map(pan, pt.x, pt.y));
+        }
+      }
       QPen pen(look.color, lineW);
       pen.setStyle(look.dash);
       pen.setCapStyle(Qt::FlatCap);

@@ -41,6 +41,7 @@ Decimation decimate_series(const std::vector<SeriesPoint>& pts, const PixelGrid&
     d.keep.resize(pts.size());
     std::iota(d.keep.begin(), d.keep.end(), std::size_t{0});
     d.stands_for.assign(pts.size(), 1);
+    d.line = d.keep;
     return d;
   }
   const long W = static_cast<long>(std::ceil(g.width)), H = static_cast<long>(std::ceil(g.height));
@@ -77,6 +78,7 @@ Decimation decimate_series(const std::vector<SeriesPoint>& pts, const PixelGrid&
   // unless they represent a cell already; the cell's count stays with its representative).
   for (const Col& col : cols) {
     if (col.first == kNone) continue;
+    for (std::size_t i : {col.first, col.last, col.lo, col.hi}) d.line.push_back(i);
     for (std::size_t i : {col.first, col.last, col.lo, col.hi})
       if (stands[i] == 0) {
         stands[i] = 1;
@@ -87,6 +89,8 @@ Decimation decimate_series(const std::vector<SeriesPoint>& pts, const PixelGrid&
         --stands[rep->second];
       }
   }
+  std::sort(d.line.begin(), d.line.end());
+  d.line.erase(std::unique(d.line.begin(), d.line.end()), d.line.end());
   for (std::size_t i = 0; i < pts.size(); ++i)
     if (stands[i] > 0) {
       d.keep.push_back(i);

@@ -34,8 +34,11 @@ struct PixelGrid {
 };
 
 struct Decimation {
-  /// Indices into the series' points to draw, ascending.
+  /// Indices into the series' points to draw, ascending: markers at each.
   std::vector<std::size_t> keep;
+  /// The points the line goes through, ascending (a subset of keep: the M4
+  /// points of each pixel column; all of keep when nothing was left out).
+  std::vector<std::size_t> line;
   /// Per kept point, how many points of the series it stands for: itself and
   /// the points of its pixel cell that were left out (1 when nothing was left
   /// out). They add up to the series' drawable points.

@@ -69,6 +69,7 @@ TEST(Decimate, KeepsEveryPointAtOrBelowTheCap) {
       EXPECT_EQ(d.keep[i], i);
       EXPECT_EQ(d.stands_for[i], 1u);
     }
+    EXPECT_EQ(d.line, d.keep);
     EXPECT_FALSE(d.reduced());
     EXPECT_EQ(d.total, 500u);
   }
@@ -117,6 +118,24 @@ TEST(Decimate, KeepsTheExtremesAndTheM4PointsOfEveryColumn) {
     EXPECT_EQ(klo, ylo) << c;
     EXPECT_EQ(khi, yhi) << c;
   }
+  // The line goes through exactly the M4 points: at most 4 per column, the ends
+  // and each column's extremes among them, and all of them kept.
+  EXPECT_LE(d.line.size(), 4 * byCol.size());
+  EXPECT_TRUE(std::is_sorted(d.line.begin(), d.line.end()));
+  for (std::size_t i : d.line) EXPECT_TRUE(kept.count(i));
+  {
+    const std::set<std::size_t> line(d.line.begin(), d.line.end());
+    EXPECT_EQ(line.size(), d.line.size());
+    for (const auto& [c, idx] : byCol) {
+      EXPECT_TRUE(line.count(idx.front()) && line.count(idx.back())) << c;
+      std::size_t l = idx.front(), h = idx.front();
+      for (std::size_t i : idx) {
+        if (pts[i].y < pts[l].y) l = i;
+        if (pts[i].y > pts[h].y) h = i;
+      }
+      EXPECT_TRUE(line.count(l) && line.count(h)) << c;
+    }
+  }
   // Every occupied pixel cell has a kept point (one marker per cell at least),
   // and the kept points are bounded by what the grid can show.
   std::set<std::pair<long, long>> cells, keptCells;
@@ -151,6 +170,7 @@ TEST(Decimate, StandsForCountsTheCell) {
   // Kept: the first point (first of the column and of its cell), the highest
   // (998), the lowest and last (999); the cell of 0..997 is 0's.
   EXPECT_EQ(d.keep, (std::vector<std::size_t>{0, 998, 999}));
+  EXPECT_EQ(d.line, (std::vector<std::size_t>{0, 998, 999}));
   EXPECT_EQ(d.stands_for, (std::vector<std::uint32_t>{998, 1, 1}));
 }
 

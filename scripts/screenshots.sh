@@ -75,14 +75,4 @@ sed -e 's/"preset": "hgx-h200-8",/"preset": "hgx-h200-8", "set": {"fabric.gpus":
   "$SCIN_RESOURCE_DIR/sweeps/seed-comparison.json" > "$tmp/seed-2gpus.json"
 "$cli" sweep "$tmp/seed-2gpus.json" --db "$measured" --quiet
 "$app" "$measured" --show-run 5 --tab latency --size $size --screenshot "$out/latency-nvls-2gpus.png" --quit
-# A run of two 5000-point curves (latency over 5000 link latencies): drawn at screen resolution, and said so.
-cat > "$tmp/dense.json" <<'EOF'
-{"name": "latency-dense", "kind": "collective",
- "base": {"preset": "hgx-h200-8", "engine": "analytic", "collective": {"dtype": "bf16", "bytes": "1M"}},
- "axes": [{"path": "collective.algorithm", "values": ["ring", "scin"]},
-          {"path": "links.latency_ns", "range": {"min": 50, "max": 5000, "count": 5000}}]}
-EOF
-dense=$tmp/dense.scindb
-"$cli" sweep "$tmp/dense.json" --db "$dense" --quiet
-"$app" "$dense" --show-run 1 --tab analysis --size $size --screenshot "$out/analysis-dense.png" --quit
 echo "wrote $(ls "$out"/*.png "$out"/*.svg | wc -l) screenshots and figures to $out"

@@ -413,11 +413,14 @@ void AnalysisView::updateNotes() {
   const FigureCanvas::Reduced r = canvas_->reduced();
   if (r.series > 0 && plot_ && !plot_->empty()) {
     const QLocale loc;
-    notes << tr("%n series drawn at screen resolution (%1 points as %2 markers and line vertices; "
-                "zoom in for detail, the Points tab lists every point)", "", static_cast<int>(r.series))
-                 .arg(loc.toString(static_cast<qulonglong>(r.points)), loc.toString(static_cast<qulonglong>(r.drawn)));
+    // (No count that follows the canvas's size: the line's height must not change
+    // with the picture, or a resize would draw again, and again.)
+    notes << tr("%n series drawn at screen resolution (%1 points; zoom in for detail, the Points tab lists every point)", "",
+                static_cast<int>(r.series))
+                 .arg(loc.toString(static_cast<qulonglong>(r.points)));
   }
-  notes_->setText(notes.join(QStringLiteral(" · ")));
+  const QString text = notes.join(QStringLiteral(" · "));
+  if (text != notes_->text()) notes_->setText(text);
   notes_->setVisible(!notes.isEmpty());
 }
 

@@ -86,6 +86,8 @@ class FigureCanvas : public QWidget {
   void mouseDoubleClickEvent(QMouseEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
   void leaveEvent(QEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+  void showEvent(QShowEvent* e) override;
 
  private:
   /// What a picture depends on.
@@ -112,6 +114,10 @@ class FigureCanvas : public QWidget {
   static Frame draw(const Key& key, std::shared_ptr<const analysis::PlotData> plot);
   std::size_t pointCount() const;
   void startDrawing();
+  /// A picture is owed (the plot, size or view changed): draws it from the event
+  /// loop (several changes in a row make one picture) when the canvas is shown
+  /// with a size and the plot is drawn on a worker.
+  void owePicture();
 
   std::shared_ptr<const analysis::AnalysisTable> table_;
   std::shared_ptr<const analysis::PlotData> plot_;
@@ -121,6 +127,7 @@ class FigureCanvas : public QWidget {
   std::set<std::string> hidden_;
   Frame frame_;
   bool drawing_ = false;  // a worker draws a picture
+  bool owed_ = false;     // owePicture() was called; the event loop starts the drawing
   std::size_t points_ = 0;  // plot_->point_count()
   // hover
   int hiFacet_ = -1;

@@ -8,6 +8,8 @@
 #include <QFutureWatcher>
 #include <QLocale>
 #include <QMouseEvent>
+#include <QResizeEvent>
+#include <QShowEvent>
 #include <QPainter>
 #include <QWheelEvent>
 #include <QtConcurrent/QtConcurrentRun>
@@ -54,6 +56,7 @@ void FigureCanvas::setPlot(std::shared_ptr<const analysis::AnalysisTable> table,
   tracker_.clear();
   view_.reset();
   update();
+  owePicture();
 }
 
 void FigureCanvas::setLog(bool x, bool y) {
@@ -62,17 +65,20 @@ void FigureCanvas::setLog(bool x, bool y) {
   logY_ = y;
   view_.reset();
   update();
+  owePicture();
 }
 
 void FigureCanvas::resetZoom() {
   view_.reset();
   update();
+  owePicture();
   Q_EMIT zoomChanged();
 }
 
 void FigureCanvas::setView(const std::optional<ViewRange>& v) {
   view_ = v;
   update();
+  owePicture();
   Q_EMIT zoomChanged();
 }
 
@@ -81,6 +87,7 @@ void FigureCanvas::setHidden(const std::set<std::string>& keys) {
   hiSeries_ = nullptr;
   tracker_.clear();
   update();
+  owePicture();
 }
 
 FigureOptions FigureCanvas::options() const {
@@ -112,8 +119,28 @@ FigureCanvas::Key FigureCanvas::currentKey() const {
   return k;
 }
 
-bool FigureCanvas::rendering() const {
-  return drawing_ || (isVisible() && drawsOnWorker() && !current());
+bool FigureCanvas::rendering() const { return drawing_ || owed_; }
+
+void FigureCanvas::owePicture() {
+  if (owed_) return;
+  owed_ = true;
+  QMetaObject::invokeMethod(
+      this,
+      [this] {
+        owed_ = false;
+        if (!drawing_ && isVisible() && drawsOnWorker() && width() > 0 && height() > 0 && !current()) startDrawing();
+      },
+      Qt::QueuedConnection);
+}
+
+void FigureCanvas::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  owePicture();
+}
+
+void FigureCanvas::showEvent(QShowEvent* e) {
+  QWidget::showEvent(e);
+  owePicture();
 }
 
 FigureCanvas::Frame FigureCanvas::draw(const Key& key, std::shared_ptr<const analysis::PlotData> plot) {
@@ -148,7 +175,8 @@ void FigureCanvas::startDrawing() {
     frame_ = watcher->result();
     hiSeries_ = nullptr;
     tracker_.clear();
-    update();  // (paints it, and starts the next picture if this one is out of date)
+    update();
+    if (!current()) owePicture();  // the size or zoom changed meanwhile: the next picture
     Q_EMIT rendered();
   });
   watcher->setFuture(QtConcurrent::run([key = currentKey(), plot = plot_] { return draw(key, plot); }));

@@ -1,7 +1,8 @@
 // The app's live preview, headless: a fabric edit -> the preview's curves
 // repainted (issue 14 target: < 16 ms at 8 GPUs for the default sweep).
 // BM_AnalysisOpenLargeRun: the Analysis tab opening a 10^5-point run (how long
-// the GUI thread is blocked; see the comment there).
+// the GUI thread is blocked; see the comment there); BM_AnalysisLargeRunInteract:
+// hovering, resizing and zooming such a run.
 //
 //   QT_QPA_PLATFORM=offscreen build/bench/bench_gui --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true   (one command line)
@@ -24,6 +25,8 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QMouseEvent>
+#include <QWheelEvent>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTabWidget>
@@ -173,9 +176,33 @@ double medianOf(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// A synthetic stored timing run of 10^5 points (tests/ui/synthetic_runs.h).
-std::shared_ptr<const scin::analysis::AnalysisTable> largeTable() {
-  return scin::test_data::synthetic_timing_table(8, 25, 1, "large");
+/// A synthetic stored timing run of 10^5 points (tests/ui/synthetic_runs.h):
+/// `dense` false: 4000 curves of 25 sizes (the default view has panels);
+/// true: 2 curves of 50000 latencies each (one panel, long series).
+std::shared_ptr<const scin::analysis::AnalysisTable> largeTable(bool dense) {
+  if (dense) {
+    static const auto t = scin::test_data::synthetic_dense_table(2, 50000, 2, "dense");
+    return t;
+  }
+  static const auto t = scin::test_data::synthetic_timing_table(8, 25, 1, "large");
+  return t;
+}
+
+/// Whether the canvas still owes the picture of its current plot, size and zoom
+/// (a render on its worker). Canvases that paint synchronously (before branch
+/// `paint`) never do: the benchmark source builds against either.
+template <class Canvas>
+bool stillRendering(const Canvas* c) {
+  if constexpr (requires { c->rendering(); }) return c->rendering();
+  else return false;
+}
+
+/// Runs the event loop until the canvas shows its current picture, then paints it
+/// now (as the next frame would).
+void untilShown(scin::ui::AnalysisView& view) {
+  // (Untimed: processEvents with a timeout ignores WaitForMoreEvents and would spin.)
+  while (view.busy() || stillRendering(view.canvas())) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+  view.canvas()->repaint();
 }
 
 // The Analysis tab opening a stored run of 10^5 points, as the run loader
@@ -190,9 +217,10 @@ std::shared_ptr<const scin::analysis::AnalysisTable> largeTable() {
 //             while waiting for the workers);
 //   shown_ms  wall time until the plot is repainted (workers included).
 // state.range(0) = 1: the loader's worker already computed the default query
-// (what MainWindow::showRuns does); 0: the view works it out itself.
+// (what MainWindow::showRuns does); 0: the view works it out itself; 2: as 1,
+// on the run of two 50000-point curves.
 void BM_AnalysisOpenLargeRun(benchmark::State& state) {
-  static const auto table = largeTable();
+  const auto table = largeTable(state.range(0) == 2);
   std::vector<double> call, block, cpu, shown;
   for (auto _ : state) {
     state.PauseTiming();
@@ -201,11 +229,11 @@ void BM_AnalysisOpenLargeRun(benchmark::State& state) {
     view.show();
     QCoreApplication::processEvents();
     std::optional<scin::analysis::PlotQuery> hint;
-    if (state.range(0) == 1) hint = scin::analysis::default_query(*table);
-    bool done = false;
+    if (state.range(0) >= 1) hint = scin::analysis::default_query(*table);
+    bool ready = false;
     QObject::connect(&view, &scin::ui::AnalysisView::plotReady, &view, [&] {
       view.canvas()->repaint();  // paint now, as the next frame would
-      done = true;
+      ready = true;
     });
     QElapsedTimer t;
     state.ResumeTiming();
@@ -214,7 +242,8 @@ void BM_AnalysisOpenLargeRun(benchmark::State& state) {
     view.setTable(table, hint);
     const double c = static_cast<double>(t.nsecsElapsed()) / 1e6;
     TimedApp::longestNs = 0;
-    while (!done) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    while (!ready) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    untilShown(view);
     const double ns = static_cast<double>(t.nsecsElapsed());
     const double longest = std::max(c, static_cast<double>(TimedApp::longestNs) / 1e6);
     state.SetIterationTime(ns / 1e9);
@@ -223,7 +252,8 @@ void BM_AnalysisOpenLargeRun(benchmark::State& state) {
     cpu.push_back(threadCpuMs() - cpu0);
     shown.push_back(ns / 1e6);
     state.PauseTiming();
-    if (view.plot()->empty() || view.query().facet.empty()) state.SkipWithError("the default plot of the large run is not split into panels");
+    if (view.plot()->empty() || (state.range(0) < 2 && view.query().facet.empty()))
+      state.SkipWithError("the default plot of the large run is not what this benchmark is about");
     state.counters["points"] = static_cast<double>(view.plot()->point_count());
     state.ResumeTiming();
   }
@@ -232,7 +262,76 @@ void BM_AnalysisOpenLargeRun(benchmark::State& state) {
   state.counters["gui_cpu_ms"] = medianOf(cpu);
   state.counters["shown_ms"] = medianOf(shown);
 }
-BENCHMARK(BM_AnalysisOpenLargeRun)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_AnalysisOpenLargeRun)->Arg(0)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// What the user does with a 10^5-point run open in the Analysis tab, each
+// action as its input event delivered to the view, then the next frame painted
+// (repaint()), until the picture is current (a render on a worker, if any, done
+// and painted). state.range(0): the run (0: 4000 curves x 25 sizes in panels,
+// 1: 2 curves x 50000 points); state.range(1): the action (0: the mouse moves
+// over the plot, the tracker follows; 1: the window is resized, 1400x900 <->
+// 1300x850; 2: one wheel step zooms in or out). Counters:
+//   gui_ms    wall time of the event and the frame after it (the GUI thread busy, input waits);
+//   block_ms  the longest single event delivery until the picture is current;
+//   gui_cpu_ms CPU time of the GUI thread until then;
+//   shown_ms  wall time until the current picture is painted.
+void BM_AnalysisLargeRunInteract(benchmark::State& state) {
+  const auto table = largeTable(state.range(0) == 1);
+  scin::ui::AnalysisView view;
+  view.resize(1400, 900);
+  view.show();
+  QCoreApplication::processEvents();
+  view.setTable(table, scin::analysis::default_query(*table));
+  untilShown(view);
+  QWidget* canvas = view.canvas();
+  std::vector<double> gui, block, cpu, shown;
+  int k = 0;
+  for (auto _ : state) {
+    ++k;
+    QElapsedTimer t;
+    t.start();
+    const double cpu0 = threadCpuMs();
+    TimedApp::longestNs = 0;
+    const QPointF at(canvas->width() * (k % 2 ? 0.45 : 0.55), canvas->height() * (k % 2 ? 0.4 : 0.6));
+    switch (state.range(1)) {
+      case 0: {
+        QMouseEvent move(QEvent::MouseMove, at, canvas->mapToGlobal(at), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(canvas, &move);
+        break;
+      }
+      case 1:
+        view.resize(k % 2 ? QSize(1300, 850) : QSize(1400, 900));
+        QCoreApplication::sendPostedEvents();  // the resize and the layout it triggers
+        break;
+      default: {
+        QWheelEvent wheel(at, canvas->mapToGlobal(at), QPoint(), QPoint(0, k % 2 ? 120 : -120), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+        QApplication::sendEvent(canvas, &wheel);
+        break;
+      }
+    }
+    canvas->repaint();
+    const double g = static_cast<double>(t.nsecsElapsed()) / 1e6;
+    untilShown(view);
+    const double ns = static_cast<double>(t.nsecsElapsed());
+    state.SetIterationTime(ns / 1e9);
+    gui.push_back(g);
+    block.push_back(std::max(g, static_cast<double>(TimedApp::longestNs) / 1e6));
+    cpu.push_back(threadCpuMs() - cpu0);
+    shown.push_back(ns / 1e6);
+  }
+  state.counters["points"] = static_cast<double>(view.plot()->point_count());
+  state.counters["gui_ms"] = medianOf(gui);
+  state.counters["block_ms"] = medianOf(block);
+  state.counters["gui_cpu_ms"] = medianOf(cpu);
+  state.counters["shown_ms"] = medianOf(shown);
+}
+BENCHMARK(BM_AnalysisLargeRunInteract)
+    ->ArgsProduct({{0, 1}, {0, 1, 2}})
+    ->ArgNames({"run", "action"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
 
 }  // namespace
 

@@ -70,4 +70,9 @@ sed -e 's/"hgx-h200-8"/"hgx-b200-8"/' -e 's/"seed-comparison"/"seed-comparison-b
   "$SCIN_RESOURCE_DIR/sweeps/seed-comparison.json" > "$tmp/seed-b200.json"
 "$cli" sweep "$tmp/seed-b200.json" --db "$measured" --quiet
 "$app" "$measured" --show-run 1,4 --tab analysis --size $size --screenshot "$out/analysis-two-runs.png" --quit
+# NVLS on 2 GPUs, which NCCL does not run: the note line says the nvls curve is the mechanism itself (run 5).
+sed -e 's/"preset": "hgx-h200-8",/"preset": "hgx-h200-8", "set": {"fabric.gpus": 2},/' -e 's/"seed-comparison"/"seed-comparison-2gpus"/' \
+  "$SCIN_RESOURCE_DIR/sweeps/seed-comparison.json" > "$tmp/seed-2gpus.json"
+"$cli" sweep "$tmp/seed-2gpus.json" --db "$measured" --quiet
+"$app" "$measured" --show-run 5 --tab latency --size $size --screenshot "$out/latency-nvls-2gpus.png" --quit
 echo "wrote $(ls "$out"/*.png "$out"/*.svg | wc -l) screenshots and figures to $out"

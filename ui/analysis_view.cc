@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeySequence>
+#include <QLocale>
 #include <QMenu>
 #include <QPainter>
 #include <QPushButton>
@@ -15,7 +16,6 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "base/csv.h"
-#include "ui/points_model.h"
 
 namespace scin::ui {
 
@@ -124,6 +124,9 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   legend_->setMinimumWidth(120);
   legend_->setSelectionMode(QAbstractItemView::NoSelection);
   legend_->setToolTip(tr("Click an entry to hide or show its curve"));
+  // Hundreds of wrapped entries are laid out a batch per event, not in one block.
+  legend_->setLayoutMode(QListView::Batched);
+  legend_->setBatchSize(64);
   connect(legend_, &QListWidget::itemClicked, this, [this](QListWidgetItem* it) {
     setSeriesVisible(it->text(), hidden_.count(it->data(Qt::UserRole).toString().toStdString()) > 0);
   });
@@ -137,11 +140,11 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   points_ = new QTableView;
   points_->setObjectName(QStringLiteral("analysisPoints"));
   pointsModel_ = new PointsModel(this);
-  pointsProxy_ = new PointsProxy(this);
-  pointsProxy_->setSourceModel(pointsModel_);
-  pointsProxy_->setSortRole(Qt::UserRole);
-  points_->setModel(pointsProxy_);
+  points_->setModel(pointsModel_);  // sorts itself (no proxy: 10^5 rows install in O(1))
   points_->setSortingEnabled(true);
+  // Column widths from the first rows only (a new plot of 10^5 points would
+  // otherwise measure a thousand rows of every column on the GUI thread).
+  points_->horizontalHeader()->setResizeContentsPrecision(100);
   points_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   points_->setSelectionBehavior(QAbstractItemView::SelectItems);
   points_->setContextMenuPolicy(Qt::ActionsContextMenu);
@@ -172,6 +175,7 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   connect(logXBtn_, &QToolButton::toggled, this, [this](bool on) { setLog(on, logY_); });
   connect(logYBtn_, &QToolButton::toggled, this, [this](bool on) { setLog(logX_, on); });
   connect(reset, &QPushButton::clicked, canvas_, &FigureCanvas::resetZoom);
+  connect(canvas_, &FigureCanvas::rendered, this, &AnalysisView::updateNotes);
   setMessage(tr("Select a stored run in the Runs dock (or run the sweep, Ctrl+R) to analyse it here."));
 }
 
@@ -180,7 +184,7 @@ void AnalysisView::setMessage(const QString& text) {
   if (table_) return;
   auto p = std::make_shared<PlotData>();
   p->empty_reason = text.toStdString();
-  showPlot(nullptr, p);
+  showPlot(nullptr, Job{query_, p, PointsModel::build(nullptr, p), false});
 }
 
 void AnalysisView::setTable(std::shared_ptr<const AnalysisTable> table, std::optional<PlotQuery> defaults) {
@@ -200,7 +204,7 @@ void AnalysisView::setTable(std::shared_ptr<const AnalysisTable> table, std::opt
   setPickersEnabled(false);
   start([table = table_, defaults = std::move(defaults), picked = pickedX_, prev = query_]() -> Job {
           const PlotQuery q = resolveQuery(*table, defaults ? *defaults : analysis::default_query(*table), picked, prev);
-          return {q, std::make_shared<const PlotData>(analysis::make_plot(*table, q))};
+          return makeJob(*table, table, q);
         },
         true);
 }
@@ -253,7 +257,7 @@ void AnalysisView::rebuildMenus() {
   if (!table_) return;
   sm->addSection(tr("Split curves by (unchecked: held at one value)"));
   for (const auto& c : table_->axes) {
-    const auto values = table_->distinct(table_->axis_index(c.key));
+    const auto& values = table_->distinct(table_->axis_index(c.key));
     if (values.size() < 2) continue;
     QAction* a = sm->addAction(QString::fromStdString(c.key));
     a->setCheckable(true);
@@ -271,25 +275,42 @@ void AnalysisView::rebuildMenus() {
       if (all) query_.series.clear();
       replot();
     });
+    // Filled when first opened, with at most kMaxListed values: an axis of 50000
+    // values would otherwise make as many actions on the GUI thread for every plot.
     QMenu* sub = fm->addMenu(QString::fromStdString(c.key));
-    for (const auto& v : values) {
-      QAction* va = sub->addAction(QString::fromStdString(v.text));
-      va->setCheckable(true);
-      auto f = query_.filters.find(c.key);
-      va->setChecked(f == query_.filters.end() || f->second.count(v.text));
-      connect(va, &QAction::toggled, this, [this, sub, key = c.key] {
-        if (resolving_) return;
-        std::set<std::string> on;
-        bool all = true;
-        for (QAction* x : sub->actions()) {
-          if (x->isChecked()) on.insert(x->text().toStdString());
-          else all = false;
-        }
-        if (all) query_.filters.erase(key);
-        else query_.filters[key] = on;
-        replot();
-      });
-    }
+    connect(sub, &QMenu::aboutToShow, this, [this, sub, key = c.key] {
+      if (!sub->isEmpty() || !table_) return;
+      constexpr std::size_t kMaxListed = 200;
+      const auto& values = table_->distinct(table_->axis_index(key));
+      const auto f = query_.filters.find(key);
+      for (std::size_t i = 0; i < values.size() && i < kMaxListed; ++i) {
+        QAction* va = sub->addAction(QString::fromStdString(values[i].text));
+        va->setCheckable(true);
+        va->setChecked(f == query_.filters.end() || f->second.count(values[i].text));
+        connect(va, &QAction::toggled, this, [this, sub, key] {
+          if (resolving_ || !table_) return;
+          // Listed values as checked; the values not listed stay as they were.
+          std::map<std::string, bool> listed;
+          for (QAction* x : sub->actions())
+            if (x->isCheckable()) listed[x->text().toStdString()] = x->isChecked();
+          const auto before = query_.filters.find(key);
+          std::set<std::string> on;
+          bool all = true;
+          for (const auto& v : table_->distinct(table_->axis_index(key))) {
+            const auto l = listed.find(v.text);
+            const bool in = l != listed.end() ? l->second : (before == query_.filters.end() || before->second.count(v.text) > 0);
+            if (in) on.insert(v.text);
+            else all = false;
+          }
+          if (all) query_.filters.erase(key);
+          else query_.filters[key] = on;
+          replot();
+        });
+      }
+      if (values.size() > kMaxListed)
+        sub->addAction(tr("+ %1 more values, not listed").arg(QLocale().toString(static_cast<qulonglong>(values.size() - kMaxListed))))
+            ->setEnabled(false);
+    });
   }
 }
 
@@ -330,8 +351,7 @@ void AnalysisView::setLog(bool x, bool y) {
 
 void AnalysisView::replot() {
   if (!table_ || resolving_) return;  // (a new table's job plots its own query)
-  start([table = table_, q = query_]() -> Job { return {q, std::make_shared<const PlotData>(analysis::make_plot(*table, q))}; },
-        false);
+  start([table = table_, q = query_]() -> Job { return makeJob(*table, table, q); }, false);
 }
 
 void AnalysisView::start(std::function<Job()> work, bool newTable) {
@@ -351,38 +371,69 @@ void AnalysisView::start(std::function<Job()> work, bool newTable) {
       rebuildMenus();
       setPickersEnabled(true);
     }
-    showPlot(table, std::move(job.plot));
+    showPlot(table, std::move(job));
     Q_EMIT plotReady();
   });
   watcher->setFuture(QtConcurrent::run(std::move(work)));
 }
 
-void AnalysisView::showPlot(std::shared_ptr<const AnalysisTable> table, std::shared_ptr<const PlotData> p) {
+AnalysisView::Job AnalysisView::makeJob(const AnalysisTable& table, std::shared_ptr<const AnalysisTable> shared,
+                                        const PlotQuery& q) {
+  Job job;
+  job.query = q;
+  auto plot = std::make_shared<const PlotData>(analysis::make_plot(table, q));
+  if (!plot->empty() && !plot->x_categorical)
+    for (const auto& f : plot->facets)
+      for (const auto& s : f.series)
+        for (const auto& pt : s.points) job.nonPositiveX = job.nonPositiveX || !(pt.x > 0);
+  job.points = PointsModel::build(std::move(shared), plot);
+  job.plot = std::move(plot);
+  return job;
+}
+
+void AnalysisView::showPlot(std::shared_ptr<const AnalysisTable> table, Job job) {
   shownTable_ = std::move(table);
-  plot_ = std::move(p);
+  plot_ = std::move(job.plot);
   canvas_->setLog(logX_, logY_);
   canvas_->setPlot(shownTable_, plot_);
-  QStringList notes;
+  plotNotes_.clear();
   if (shownTable_ && shownTable_->skipped > 0)
-    notes << tr("%n point(s) skipped or failed", "", static_cast<int>(shownTable_->skipped)) +
-                 (shownTable_->skip_reasons.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(shownTable_->skip_reasons.front())));
-  for (const auto& n : plot_->notes) notes << QString::fromStdString(n);
-  if (!plot_->empty() && logX_ && !plot_->x_categorical)
-    for (const auto& f : plot_->facets)
-      for (const auto& s : f.series)
-        for (const auto& pt : s.points)
-          if (!(pt.x > 0) && !notes.contains(tr("values ≤ 0 are not drawn on a log axis"))) notes << tr("values ≤ 0 are not drawn on a log axis");
-  notes_->setText(notes.join(QStringLiteral(" · ")));
-  notes_->setVisible(!notes.isEmpty());
+    plotNotes_ << tr("%n point(s) skipped or failed", "", static_cast<int>(shownTable_->skipped)) +
+                      (shownTable_->skip_reasons.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(shownTable_->skip_reasons.front())));
+  for (const auto& n : plot_->notes) plotNotes_ << QString::fromStdString(n);
+  if (!plot_->empty() && logX_ && job.nonPositiveX) plotNotes_ << tr("values ≤ 0 are not drawn on a log axis");
+  updateNotes();
   fillLegend();
-  fillPointsTable();
+  fillPointsTable(std::move(job.points));
+}
+
+void AnalysisView::updateNotes() {
+  QStringList notes = plotNotes_;
+  // The picture drew some series at screen resolution: say so (the tracker says it per series).
+  const FigureCanvas::Reduced r = canvas_->reduced();
+  if (r.series > 0 && plot_ && !plot_->empty()) {
+    const QLocale loc;
+    // (No count that follows the canvas's size: the line's height must not change
+    // with the picture, or a resize would draw again, and again.)
+    notes << tr("%n series drawn at screen resolution (%1 points; zoom in for detail, the Points tab lists every point)", "",
+                static_cast<int>(r.series))
+                 .arg(loc.toString(static_cast<qulonglong>(r.points)));
+  }
+  const QString text = notes.join(QStringLiteral(" · "));
+  if (text != notes_->text()) notes_->setText(text);
+  notes_->setVisible(!notes.isEmpty());
 }
 
 void AnalysisView::fillLegend() {
   legend_->clear();
   if (!plot_ || plot_->empty()) return;
+  // One icon per look (colour, marker, dash): 800 curves share a few dozen.
+  std::map<std::tuple<QRgb, int, int>, QIcon> icons;
   for (const auto* s : plot_->legend()) {
-    auto* it = new QListWidgetItem(legendIcon(*plot_, *s), QString::fromStdString(s->label));
+    const SeriesLook look = seriesLook(*plot_, *s);
+    QIcon& icon = icons[{look.color.rgba(), look.marker, static_cast<int>(look.dash)}];
+    if (icon.isNull()) icon = legendIcon(*plot_, *s);
+    auto* it = new QListWidgetItem(icon, QString::fromStdString(s->label));
     it->setData(Qt::UserRole, QString::fromStdString(s->key));
     legend_->addItem(it);
   }
@@ -427,8 +478,8 @@ QString AnalysisView::emptyText() const {
   return plot_ && plot_->empty() ? QString::fromStdString(plot_->empty_reason) : QString();
 }
 
-void AnalysisView::fillPointsTable() {
-  pointsModel_->setPlot(shownTable_, plot_);
+void AnalysisView::fillPointsTable(std::shared_ptr<const PointsModel::Content> content) {
+  pointsModel_->setContent(std::move(content));
   points_->resizeColumnsToContents();
 }
 

@@ -19,7 +19,6 @@
 #include <QFutureWatcher>
 #include <QLabel>
 #include <QListWidget>
-#include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTabWidget>
 #include <QToolButton>
@@ -28,14 +27,26 @@
 #include "analysis/plot.h"
 #include "ui/figure.h"
 #include "ui/figure_export.h"
+#include "ui/points_model.h"
 
 namespace scin::ui {
 
 /// Paints a plot and tracks the mouse: hover snaps to the nearest point of any
 /// series; drag zooms to a rectangle; wheel zooms; right or double click resets.
+/// The figure is drawn once per plot, size, zoom, scales and hidden series into
+/// a picture that paint events only copy (hover, the rubber band and the
+/// read-out are drawn over it). Each series is drawn reduced to the pixels of
+/// its panel (analysis/decimate.h). A plot of more than kSyncPoints points is
+/// drawn on a worker: meanwhile the previous picture is shown (stretched to the
+/// new size) and the canvas says it is drawing; the GUI thread never paints
+/// such a plot itself.
 class FigureCanvas : public QWidget {
   Q_OBJECT
  public:
+  /// Plots with at most this many points are drawn on the GUI thread, when
+  /// painted (a few ms); larger ones on a worker.
+  static constexpr std::size_t kSyncPoints = 4000;
+
   explicit FigureCanvas(QWidget* parent = nullptr);
   void setPlot(std::shared_ptr<const analysis::AnalysisTable> table, std::shared_ptr<const analysis::PlotData> plot);
   void setLog(bool x, bool y);
@@ -50,9 +61,22 @@ class FigureCanvas : public QWidget {
   QString trackAt(const QPoint& pos);
   QString trackerText() const { return tracker_; }
   double fontPt() const { return fontPt_; }
+  /// A picture of the current plot, size and zoom is still being drawn on a worker
+  /// (or is owed: the canvas is shown and its picture is out of date).
+  bool rendering() const;
+  /// What the current picture drew, per panel and series (analysis::Decimation);
+  /// empty before the first picture.
+  const FigureLayout& shownLayout() const { return frame_.layout; }
+  /// Series drawn reduced in the current picture: how many, their points, the points drawn.
+  struct Reduced {
+    std::size_t series = 0, points = 0, drawn = 0;
+  };
+  Reduced reduced() const;
 
  Q_SIGNALS:
   void zoomChanged();
+  /// A new picture is shown (reduced() may have changed).
+  void rendered();
 
  protected:
   void paintEvent(QPaintEvent* e) override;
@@ -62,10 +86,38 @@ class FigureCanvas : public QWidget {
   void mouseDoubleClickEvent(QMouseEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
   void leaveEvent(QEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+  void showEvent(QShowEvent* e) override;
 
  private:
+  /// What a picture depends on.
+  struct Key {
+    const analysis::PlotData* plot = nullptr;
+    QSize pixels;
+    qreal dpr = 1;
+    int dpi = 96;
+    FigureOptions options;  // highlight unset
+    bool operator==(const Key& o) const;
+  };
+  struct Frame {
+    Key key;
+    std::shared_ptr<const analysis::PlotData> plot;  // keeps key.plot alive (and unique)
+    QImage image;
+    FigureLayout layout;
+  };
   double ptPerPx() const;
   int panelAt(const QPointF& pt) const;
+  Key currentKey() const;
+  bool current() const { return frame_.key == currentKey() && !frame_.image.isNull(); }
+  bool drawsOnWorker() const;
+  /// Draws the picture of `key` (any thread).
+  static Frame draw(const Key& key, std::shared_ptr<const analysis::PlotData> plot);
+  std::size_t pointCount() const;
+  void startDrawing();
+  /// A picture is owed (the plot, size or view changed): draws it from the event
+  /// loop (several changes in a row make one picture) when the canvas is shown
+  /// with a size and the plot is drawn on a worker.
+  void owePicture();
 
   std::shared_ptr<const analysis::AnalysisTable> table_;
   std::shared_ptr<const analysis::PlotData> plot_;
@@ -73,7 +125,10 @@ class FigureCanvas : public QWidget {
   double fontPt_ = 9;
   std::optional<ViewRange> view_;
   std::set<std::string> hidden_;
-  FigureLayout layout_;
+  Frame frame_;
+  bool drawing_ = false;  // a worker draws a picture
+  bool owed_ = false;     // owePicture() was called; the event loop starts the drawing
+  std::size_t points_ = 0;  // plot_->point_count()
   // hover
   int hiFacet_ = -1;
   const analysis::Series* hiSeries_ = nullptr;
@@ -116,7 +171,8 @@ class AnalysisView : public QWidget {
   /// table() once busy() is false.
   std::shared_ptr<const analysis::PlotData> plot() const { return plot_; }
   std::shared_ptr<const analysis::AnalysisTable> shownTable() const { return shownTable_; }
-  bool busy() const { return pending_ > 0; }
+  /// A plot is being worked out, or its picture drawn (a large plot is drawn on a worker).
+  bool busy() const { return pending_ > 0 || canvas_->rendering(); }
   bool hasData() const { return plot_ && !plot_->empty(); }
   /// Legend texts in order, exactly as shown.
   QStringList legendTexts() const;
@@ -138,7 +194,12 @@ class AnalysisView : public QWidget {
   struct Job {
     analysis::PlotQuery query;
     std::shared_ptr<const analysis::PlotData> plot;
+    std::shared_ptr<const PointsModel::Content> points;  // the points table's rows
+    bool nonPositiveX = false;                           // some x <= 0 (not drawn on a log x axis)
   };
+  /// The plot of `q` on `table`, with what showing it needs (on a worker).
+  static Job makeJob(const analysis::AnalysisTable& table, std::shared_ptr<const analysis::AnalysisTable> shared,
+                     const analysis::PlotQuery& q);
   void replot();
   /// Runs `work` on a worker as the newest request; `newTable`: it also chose the
   /// query of a table just set (the pickers are filled from it).
@@ -147,9 +208,11 @@ class AnalysisView : public QWidget {
   /// logX_ / logY_ from query_'s columns in `t` (unless setLog() chose them).
   void logDefaults(const analysis::AnalysisTable& t);
   void fillPickers();
-  void showPlot(std::shared_ptr<const analysis::AnalysisTable> table, std::shared_ptr<const analysis::PlotData> p);
+  void showPlot(std::shared_ptr<const analysis::AnalysisTable> table, Job job);
+  /// The notes line: the plot's notes and, when the picture reduced series, that it did.
+  void updateNotes();
   void fillLegend();
-  void fillPointsTable();
+  void fillPointsTable(std::shared_ptr<const PointsModel::Content> content);
   void rebuildMenus();
   void copySelection();
 
@@ -170,11 +233,11 @@ class AnalysisView : public QWidget {
   QComboBox *x_, *y_, *facet_, *baseline_;
   QToolButton *logXBtn_, *logYBtn_, *seriesBtn_, *filterBtn_;
   QLabel* notes_;
+  QStringList plotNotes_;          // the notes of the plot shown (updateNotes adds the picture's)
   FigureCanvas* canvas_;
   QListWidget* legend_;
   QTableView* points_;
-  class PointsModel* pointsModel_;
-  QSortFilterProxyModel* pointsProxy_;
+  PointsModel* pointsModel_;
   QTabWidget* inner_;
 };
 

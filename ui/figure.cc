@@ -121,31 +121,37 @@ Qt::PenStyle dashStyle(int i) {
   return s[((i % 5) + 5) % 5];
 }
 
-void drawMarker(QPainter* p, int shape, const QPointF& c, double size, const QColor& color) {
+void drawMarkers(QPainter* p, int shape, const std::vector<QPointF>& centres, double size, const QColor& color) {
+  if (centres.empty()) return;
   const double r = size / 2;
   p->save();
-  p->setPen(QPen(color, std::max(0.5, size / 6)));
   const bool filled = ((shape / 7) % 2) == 0;  // past 7 shapes: the open variants
   p->setBrush(filled ? QBrush(color) : QBrush(Qt::NoBrush));  // open: see what lies beneath
+  const int kind = ((shape % 7) + 7) % 7;
+  p->setPen(QPen(color, kind >= 5 ? std::max(0.8, size / 4) : std::max(0.5, size / 6)));
   QPolygonF poly;
-  switch (((shape % 7) + 7) % 7) {
-    case 0: p->drawEllipse(c, r, r); break;
-    case 1: p->drawRect(QRectF(c.x() - r * 0.9, c.y() - r * 0.9, r * 1.8, r * 1.8)); break;
-    case 2: poly << QPointF(c.x(), c.y() - r * 1.1) << QPointF(c.x() + r, c.y() + r * 0.8) << QPointF(c.x() - r, c.y() + r * 0.8); p->drawPolygon(poly); break;
-    case 3: poly << QPointF(c.x(), c.y() - r * 1.2) << QPointF(c.x() + r, c.y()) << QPointF(c.x(), c.y() + r * 1.2) << QPointF(c.x() - r, c.y()); p->drawPolygon(poly); break;
-    case 4: poly << QPointF(c.x(), c.y() + r * 1.1) << QPointF(c.x() + r, c.y() - r * 0.8) << QPointF(c.x() - r, c.y() - r * 0.8); p->drawPolygon(poly); break;
-    case 5:
-      p->setPen(QPen(color, std::max(0.8, size / 4)));
-      p->drawLine(QPointF(c.x() - r * 1.2, c.y()), QPointF(c.x() + r * 1.2, c.y()));
-      p->drawLine(QPointF(c.x(), c.y() - r * 1.2), QPointF(c.x(), c.y() + r * 1.2));
-      break;
-    default:
-      p->setPen(QPen(color, std::max(0.8, size / 4)));
-      p->drawLine(QPointF(c.x() - r, c.y() - r), QPointF(c.x() + r, c.y() + r));
-      p->drawLine(QPointF(c.x() - r, c.y() + r), QPointF(c.x() + r, c.y() - r));
-      break;
+  for (const QPointF& c : centres) {
+    switch (kind) {
+      case 0: p->drawEllipse(c, r, r); break;
+      case 1: p->drawRect(QRectF(c.x() - r * 0.9, c.y() - r * 0.9, r * 1.8, r * 1.8)); break;
+      case 2: poly = {QPointF(c.x(), c.y() - r * 1.1), QPointF(c.x() + r, c.y() + r * 0.8), QPointF(c.x() - r, c.y() + r * 0.8)}; p->drawPolygon(poly); break;
+      case 3: poly = {QPointF(c.x(), c.y() - r * 1.2), QPointF(c.x() + r, c.y()), QPointF(c.x(), c.y() + r * 1.2), QPointF(c.x() - r, c.y())}; p->drawPolygon(poly); break;
+      case 4: poly = {QPointF(c.x(), c.y() + r * 1.1), QPointF(c.x() + r, c.y() - r * 0.8), QPointF(c.x() - r, c.y() - r * 0.8)}; p->drawPolygon(poly); break;
+      case 5:
+        p->drawLine(QPointF(c.x() - r * 1.2, c.y()), QPointF(c.x() + r * 1.2, c.y()));
+        p->drawLine(QPointF(c.x(), c.y() - r * 1.2), QPointF(c.x(), c.y() + r * 1.2));
+        break;
+      default:
+        p->drawLine(QPointF(c.x() - r, c.y() - r), QPointF(c.x() + r, c.y() + r));
+        p->drawLine(QPointF(c.x() - r, c.y() + r), QPointF(c.x() + r, c.y() - r));
+        break;
+    }
   }
   p->restore();
+}
+
+void drawMarker(QPainter* p, int shape, const QPointF& c, double size, const QColor& color) {
+  drawMarkers(p, shape, {c}, size, color);
 }
 
 SeriesLook seriesLook(const PlotData& plot, const Series& s) {
@@ -267,6 +273,27 @@ QPointF FigureLayout::unmap(const Panel& panel, const QPointF& pos) const {
   const double x = tx(range.x0, log_x) + fx * (tx(range.x1, log_x) - tx(range.x0, log_x));
   const double y = tx(range.y0, log_y) + fy * (tx(range.y1, log_y) - tx(range.y0, log_y));
   return {untx(x, log_x), untx(y, log_y)};
+}
+
+void paintHighlight(QPainter* p, const FigureLayout& L, const PlotData& plot, const FigureOptions& o) {
+  if (!o.highlight || o.highlight_facet < 0 || o.highlight_point >= o.highlight->points.size()) return;
+  for (const auto& pan : L.panels) {
+    if (pan.facet != o.highlight_facet || static_cast<std::size_t>(pan.facet) >= plot.facets.size()) continue;
+    const QRectF& pr = pan.plot;
+    const double lineW = L.line_width, markerSize = L.marker_size;
+    p->save();
+    p->setRenderHint(QPainter::Antialiasing);
+    p->setClipRect(pr.adjusted(-markerSize, -markerSize, markerSize, markerSize));
+    const auto& pt = o.highlight->points[o.highlight_point];
+    const QPointF q = L.map(pan, pt.x, pt.y);
+    p->setPen(QPen(QColor(0x33, 0x33, 0x33), lineW * 0.6, Qt::DashLine));
+    p->drawLine(QPointF(pr.left(), q.y()), QPointF(pr.right(), q.y()));
+    p->drawLine(QPointF(q.x(), pr.top()), QPointF(q.x(), pr.bottom()));
+    p->setPen(QPen(Qt::black, lineW * 1.2));
+    p->setBrush(Qt::NoBrush);
+    p->drawEllipse(q, markerSize * 1.3, markerSize * 1.3);
+    p->restore();
+  }
 }
 
 FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, const FigureOptions& o) {
@@ -460,19 +487,54 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     // series
     p->save();
     p->setClipRect(pr.adjusted(-markerSize, -markerSize, markerSize, markerSize));
+    std::vector<analysis::Decimation> drawnHere;
+    // Device pixels per point: what one pixel cell of the decimation is.
+    const double pxPerPt = std::sqrt(std::fabs(p->deviceTransform().determinant()));
     for (const Series& s : facet.series) {
-      if (o.hidden.count(s.key)) continue;
+      if (o.hidden.count(s.key)) {
+        if (o.decimate) {
+          analysis::Decimation none;
+          none.total = s.points.size();
+          drawnHere.push_back(std::move(none));
+        }
+        continue;
+      }
       const SeriesLook look = seriesLook(plot, s);
+      const analysis::Decimation* dec = nullptr;
+      if (o.decimate) {
+        analysis::PixelGrid g;
+        g.x0 = L.range.x0;
+        g.x1 = L.range.x1;
+        g.y0 = L.range.y0;
+        g.y1 = L.range.y1;
+        g.log_x = L.log_x;
+        g.log_y = L.log_y;
+        g.width = pr.width() * pxPerPt;
+        g.height = pr.height() * pxPerPt;
+        drawnHere.push_back(analysis::decimate_series(s.points, g));
+        dec = &drawnHere.back();
+      }
       QPainterPath path;
       bool started = false;
       std::vector<QPointF> pts;
-      for (const auto& pt : s.points) {
-        if ((L.log_x && !(pt.x > 0)) || (L.log_y && !(pt.y > 0))) continue;
-        QPointF q = L.map(pan, pt.x, pt.y);
-        pts.push_back(q);
+      auto drawable = [&](const analysis::SeriesPoint& pt) { return !((L.log_x && !(pt.x > 0)) || (L.log_y && !(pt.y > 0))); };
+      auto lineTo = [&](const analysis::SeriesPoint& pt) {
+        if (!drawable(pt)) return;
+        const QPointF q = L.map(pan, pt.x, pt.y);
         if (!started) path.moveTo(q);
         else path.lineTo(q);
         started = true;
+      };
+      // Reduced: the line through each pixel column's M4 points, a marker per occupied pixel cell.
+      if (dec) {
+        for (std::size_t i : dec->line) lineTo(s.points[i]);
+        for (std::size_t i : dec->keep)
+          if (drawable(s.points[i])) pts.push_back(L.map(pan, s.points[i].x, s.points[i].y));
+      } else {
+        for (const auto& pt : s.points) {
+          lineTo(pt);
+          if (drawable(pt)) pts.push_back(L.map(pan, pt.x, pt.y));
+        }
       }
       QPen pen(look.color, lineW);
       pen.setStyle(look.dash);
@@ -483,21 +545,16 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       p->setClipRect(pr);
       p->drawPath(path);
       p->restore();
-      for (const QPointF& q : pts)
-        if (pr.adjusted(-0.5, -0.5, 0.5, 0.5).contains(q)) drawMarker(p, look.marker, q, markerSize, look.color);
+      const QRectF inside = pr.adjusted(-0.5, -0.5, 0.5, 0.5);
+      pts.erase(std::remove_if(pts.begin(), pts.end(), [&](const QPointF& q) { return !inside.contains(q); }), pts.end());
+      drawMarkers(p, look.marker, pts, markerSize, look.color);
     }
-    if (o.highlight && o.highlight_facet == pan.facet && o.highlight_point < o.highlight->points.size()) {
-      const auto& pt = o.highlight->points[o.highlight_point];
-      const QPointF q = L.map(pan, pt.x, pt.y);
-      p->setPen(QPen(QColor(0x33, 0x33, 0x33), lineW * 0.6, Qt::DashLine));
-      p->drawLine(QPointF(pr.left(), q.y()), QPointF(pr.right(), q.y()));
-      p->drawLine(QPointF(q.x(), pr.top()), QPointF(q.x(), pr.bottom()));
-      p->setPen(QPen(Qt::black, lineW * 1.2));
-      p->setBrush(Qt::NoBrush);
-      p->drawEllipse(q, markerSize * 1.3, markerSize * 1.3);
-    }
+    if (o.decimate) L.drawn.push_back(std::move(drawnHere));
     p->restore();
   }
+  L.line_width = lineW;
+  L.marker_size = markerSize;
+  paintHighlight(p, L, plot, o);
 
   // Axis titles, once for the grid.
   p->setFont(fLabel);

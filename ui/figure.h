@@ -16,6 +16,7 @@
 #include <QPen>
 #include <QRectF>
 
+#include "analysis/decimate.h"
 #include "analysis/plot.h"
 
 namespace scin::ui {
@@ -24,6 +25,8 @@ namespace scin::ui {
 QColor paletteColor(int i);
 /// Marker shape i (circle, square, triangle, diamond, inverted triangle, plus, cross).
 void drawMarker(QPainter* p, int shape, const QPointF& c, double size, const QColor& color);
+/// The same marker at each of `centres` (pen and brush set once).
+void drawMarkers(QPainter* p, int shape, const std::vector<QPointF>& centres, double size, const QColor& color);
 Qt::PenStyle dashStyle(int i);
 /// Colour / marker / dash of a series (algorithms keep one colour everywhere
 /// when colour encodes the algorithm).
@@ -50,6 +53,9 @@ struct FigureOptions {
   std::size_t highlight_point = 0;
   /// Series keys not drawn (hidden from the legend by the user).
   std::set<std::string> hidden;
+  /// Draw each series reduced to the pixels of its panel on the painter's
+  /// device (analysis/decimate.h): the screen. Exports draw every point.
+  bool decimate = false;
 };
 
 /// Where things went, for hit-testing the screen figure.
@@ -61,6 +67,10 @@ struct FigureLayout {
   std::vector<Panel> panels;
   ViewRange range;         // what is shown (after padding)
   bool log_x = false, log_y = false;
+  double line_width = 1, marker_size = 4;  // in points, as drawn
+  /// With FigureOptions::decimate: per panel, per series of its facet (in
+  /// order), the points drawn (a hidden series: none, total = its size).
+  std::vector<std::vector<analysis::Decimation>> drawn;
   QPointF map(const Panel& panel, double x, double y) const;
   /// Data coordinates of a position inside a panel.
   QPointF unmap(const Panel& panel, const QPointF& pos) const;
@@ -72,6 +82,10 @@ ViewRange dataRange(const analysis::PlotData& plot, bool log_x, bool log_y);
 /// Paints the plot into (0,0,size) — in points: scale the painter so that one
 /// unit is 1/72 in before calling. Returns the layout.
 FigureLayout paintFigure(QPainter* p, const QSizeF& size, const analysis::PlotData& plot, const FigureOptions& o);
+
+/// The hover emphasis (o.highlight's point: cross-hair and ring) over a figure
+/// painted with layout `L`, as paintFigure draws it.
+void paintHighlight(QPainter* p, const FigureLayout& L, const analysis::PlotData& plot, const FigureOptions& o);
 
 /// Ticks of an axis from lo to hi whose labels (in `font` on `device`) do not
 /// overlap over `length` points: positions in data units and their labels.

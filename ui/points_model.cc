@@ -1,64 +1,150 @@
 #include "ui/points_model.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <numeric>
 
 namespace scin::ui {
 
+std::shared_ptr<const PointsModel::Content> PointsModel::build(std::shared_ptr<const analysis::AnalysisTable> table,
+                                                               std::shared_ptr<const analysis::PlotData> plot) {
+  auto c = std::make_shared<Content>();
+  c->table = std::move(table);
+  c->plot = std::move(plot);
+  using Kind = Content::Kind;
+  if (c->table && c->plot && !c->plot->empty()) {
+    const auto& t = *c->table;
+    auto unit = [](const analysis::Column& col) {
+      return col.unit.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(col.bytes ? "bytes" : col.unit));
+    };
+    c->cols.push_back({Kind::Index, 0, tr("point")});
+    c->cols.push_back({Kind::Series, 0, tr("series")});
+    if (!c->plot->facets.front().value.empty()) c->cols.push_back({Kind::Facet, 0, tr("panel")});
+    for (std::size_t a = 0; a < t.axes.size(); ++a)
+      c->cols.push_back({Kind::Axis, a, QString::fromStdString(t.axes[a].key) + unit(t.axes[a])});
+    c->cols.push_back({Kind::Y, 0, QString::fromStdString(c->plot->y.key) + unit(c->plot->y)});
+    for (std::size_t m = 0; m < t.metrics.size(); ++m)
+      if (t.metrics[m].derived == analysis::Derived::None && t.metrics[m].key != c->plot->y.key)
+        c->cols.push_back({Kind::Metric, m, QString::fromStdString(t.metrics[m].key) + unit(t.metrics[m])});
+    std::vector<Content::Ref> refs;
+    for (const auto& f : c->plot->facets)
+      for (const auto& s : f.series)
+        for (const auto& pt : s.points) refs.push_back({&f, &s, &pt});
+    // Point-index order (the default sort), stable.
+    std::vector<std::uint32_t> idx(refs.size());
+    std::iota(idx.begin(), idx.end(), 0u);
+    std::vector<std::uint64_t> pi(refs.size());
+    for (std::size_t i = 0; i < refs.size(); ++i) pi[i] = t.rows[refs[i].point->row].point_index;
+    std::stable_sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) { return pi[a] < pi[b]; });
+    c->refs.reserve(refs.size());
+    c->pointIndex.reserve(refs.size());
+    for (std::uint32_t i : idx) {
+      c->refs.push_back(refs[i]);
+      c->pointIndex.push_back(pi[i]);
+    }
+  }
+  return c;
+}
+
 void PointsModel::setPlot(std::shared_ptr<const analysis::AnalysisTable> table,
                           std::shared_ptr<const analysis::PlotData> plot) {
+  setContent(build(std::move(table), std::move(plot)));
+}
+
+void PointsModel::setContent(std::shared_ptr<const Content> content) {
   beginResetModel();
-  table_ = std::move(table);
-  plot_ = std::move(plot);
-  refs_.clear();
-  pointIndex_.clear();
-  cols_.clear();
-  if (table_ && plot_ && !plot_->empty()) {
-    auto unit = [](const analysis::Column& c) {
-      return c.unit.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(c.bytes ? "bytes" : c.unit));
-    };
-    cols_.push_back({Kind::Index, 0, tr("point")});
-    cols_.push_back({Kind::Series, 0, tr("series")});
-    if (!plot_->facets.front().value.empty()) cols_.push_back({Kind::Facet, 0, tr("panel")});
-    for (std::size_t a = 0; a < table_->axes.size(); ++a)
-      cols_.push_back({Kind::Axis, a, QString::fromStdString(table_->axes[a].key) + unit(table_->axes[a])});
-    cols_.push_back({Kind::Y, 0, QString::fromStdString(plot_->y.key) + unit(plot_->y)});
-    for (std::size_t m = 0; m < table_->metrics.size(); ++m)
-      if (table_->metrics[m].derived == analysis::Derived::None && table_->metrics[m].key != plot_->y.key)
-        cols_.push_back({Kind::Metric, m, QString::fromStdString(table_->metrics[m].key) + unit(table_->metrics[m])});
-    for (const auto& f : plot_->facets)
-      for (const auto& s : f.series)
-        for (const auto& pt : s.points) refs_.push_back({&f, &s, &pt});
-    pointIndex_.reserve(refs_.size());
-    for (const Ref& r : refs_) pointIndex_.push_back(table_->rows[r.point->row].point_index);
-  }
+  content_ = std::move(content);
+  order_.resize(content_ ? content_->refs.size() : 0);
+  std::iota(order_.begin(), order_.end(), 0u);
+  applySort();
   endResetModel();
 }
 
-int PointsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(refs_.size()); }
-int PointsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(cols_.size()); }
+void PointsModel::sort(int column, Qt::SortOrder order) {
+  sortColumn_ = column;
+  sortOrder_ = order;
+  if (!content_ || content_->refs.empty()) return;
+  Q_EMIT layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+  const std::vector<std::uint32_t> before = order_;
+  applySort();
+  // Selections and other persistent indices follow their rows.
+  std::vector<int> rowOf(order_.size());
+  for (std::size_t r = 0; r < order_.size(); ++r) rowOf[order_[r]] = static_cast<int>(r);
+  const QModelIndexList from = persistentIndexList();
+  QModelIndexList to;
+  to.reserve(from.size());
+  for (const QModelIndex& i : from) to << index(rowOf[before[static_cast<std::size_t>(i.row())]], i.column());
+  changePersistentIndexList(from, to);
+  Q_EMIT layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+}
+
+void PointsModel::applySort() {
+  if (!content_ || order_.empty()) return;
+  const int ncols = static_cast<int>(content_->cols.size());
+  const bool down = sortOrder_ == Qt::DescendingOrder;
+  std::iota(order_.begin(), order_.end(), 0u);
+  if (sortColumn_ < 0 || sortColumn_ >= ncols || content_->cols[static_cast<std::size_t>(sortColumn_)].kind == Content::Kind::Index) {
+    // The references are in point-index order already.
+    if (down && sortColumn_ >= 0 && sortColumn_ < ncols) std::reverse(order_.begin(), order_.end());
+    return;
+  }
+  // As numbers (Qt::UserRole) where the column holds numbers, else as text; equal keys keep point order.
+  const std::size_t n = order_.size();
+  const QVariant probe = cell(0, sortColumn_, Qt::UserRole);
+  if (probe.typeId() == QMetaType::QString) {
+    std::vector<QString> key(n);
+    for (std::size_t i = 0; i < n; ++i) key[i] = cell(i, sortColumn_, Qt::UserRole).toString();
+    std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return down ? key[b] < key[a] : key[a] < key[b];
+    });
+  } else {
+    std::vector<double> key(n);
+    for (std::size_t i = 0; i < n; ++i) key[i] = cell(i, sortColumn_, Qt::UserRole).toDouble();
+    auto less = [](double a, double b) { return std::isnan(a) ? false : std::isnan(b) ? true : a < b; };  // NaN last
+    std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return down ? less(key[b], key[a]) : less(key[a], key[b]);
+    });
+  }
+}
+
+int PointsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(order_.size()); }
+int PointsModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() || !content_ ? 0 : static_cast<int>(content_->cols.size());
+}
 
 QVariant PointsModel::headerData(int section, Qt::Orientation o, int role) const {
   if (role != Qt::DisplayRole) return {};
   if (o == Qt::Vertical) return section + 1;
-  return section >= 0 && section < static_cast<int>(cols_.size()) ? QVariant(cols_[static_cast<std::size_t>(section)].title) : QVariant();
+  return content_ && section >= 0 && section < static_cast<int>(content_->cols.size())
+             ? QVariant(content_->cols[static_cast<std::size_t>(section)].title)
+             : QVariant();
 }
 
 QVariant PointsModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || (role != Qt::DisplayRole && role != Qt::UserRole && role != Qt::TextAlignmentRole)) return {};
-  const Ref& r = refs_[static_cast<std::size_t>(index.row())];
-  const Col& c = cols_[static_cast<std::size_t>(index.column())];
-  const analysis::Row& row = table_->rows[r.point->row];
+  if (!index.isValid() || !content_ || index.row() >= static_cast<int>(order_.size())) return {};
+  return cell(ref(index.row()), index.column(), role);
+}
+
+QVariant PointsModel::cell(std::size_t refIndex, int column, int role) const {
+  if ((role != Qt::DisplayRole && role != Qt::UserRole && role != Qt::TextAlignmentRole) || column < 0 ||
+      column >= static_cast<int>(content_->cols.size()))
+    return {};
+  const Content::Ref& r = content_->refs[refIndex];
+  const Content::Col& c = content_->cols[static_cast<std::size_t>(column)];
+  const analysis::AnalysisTable& t = *content_->table;
+  const analysis::Row& row = t.rows[r.point->row];
   QVariant number, text;
   switch (c.kind) {
-    case Kind::Index: number = static_cast<qulonglong>(row.point_index); break;
-    case Kind::Series: text = QString::fromStdString(r.series->label); break;
-    case Kind::Facet: text = QString::fromStdString(r.facet->value); break;
-    case Kind::Axis:
-      if (table_->axes[c.i].numeric) number = row.axes[c.i].number;
+    case Content::Kind::Index: number = static_cast<qulonglong>(row.point_index); break;
+    case Content::Kind::Series: text = QString::fromStdString(r.series->label); break;
+    case Content::Kind::Facet: text = QString::fromStdString(r.facet->value); break;
+    case Content::Kind::Axis:
+      if (t.axes[c.i].numeric) number = row.axes[c.i].number;
       else text = QString::fromStdString(row.axes[c.i].text);
       break;
-    case Kind::Y: number = r.point->y; break;
-    case Kind::Metric: number = row.metrics[c.i]; break;
+    case Content::Kind::Y: number = r.point->y; break;
+    case Content::Kind::Metric: number = row.metrics[c.i]; break;
   }
   if (role == Qt::TextAlignmentRole)
     return number.isValid() ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant(int(Qt::AlignLeft | Qt::AlignVCenter));
@@ -70,23 +156,11 @@ QVariant PointsModel::data(const QModelIndex& index, int role) const {
 }
 
 std::optional<std::uint64_t> PointsModel::pointIndex(int row, int column) const {
-  if (row < 0 || column < 0 || row >= static_cast<int>(refs_.size()) || column >= static_cast<int>(cols_.size()) ||
-      cols_[static_cast<std::size_t>(column)].kind != Kind::Index)
+  if (!content_ || row < 0 || column < 0 || row >= static_cast<int>(order_.size()) ||
+      column >= static_cast<int>(content_->cols.size()) ||
+      content_->cols[static_cast<std::size_t>(column)].kind != Content::Kind::Index)
     return std::nullopt;
-  return pointIndex_[static_cast<std::size_t>(row)];
-}
-
-void PointsProxy::setSourceModel(QAbstractItemModel* model) {
-  points_ = dynamic_cast<const PointsModel*>(model);
-  QSortFilterProxyModel::setSourceModel(model);
-}
-
-bool PointsProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {
-  if (points_ && sortRole() == Qt::UserRole) {
-    const auto l = points_->pointIndex(left.row(), left.column()), r = points_->pointIndex(right.row(), right.column());
-    if (l && r) return *l < *r;
-  }
-  return QSortFilterProxyModel::lessThan(left, right);
+  return content_->pointIndex[ref(row)];
 }
 
 QString PointsModel::copyText(const QModelIndexList& indexes) {

@@ -1,8 +1,11 @@
 // The points behind an analysis plot as a Qt table model: one row per plotted
 // point (point index, series, panel, every axis value, the y value, every
-// stored metric). Rows are read lazily from the shared table, so a run of any
-// size opens at once; sorting goes through a QSortFilterProxyModel on the
-// numbers (Qt::UserRole), copying through copyText().
+// stored metric). Cells are read lazily from the shared table (no item per
+// cell): a run of any size opens at once. What the rows are (one reference per
+// point, in point-index order) is worked out by build() on the plot's worker;
+// the GUI thread only installs it. The model sorts itself (sort(): the point
+// column, its default, by reversing; others on the numbers, Qt::UserRole, or
+// the text), copying through copyText().
 #pragma once
 
 #include <cstdint>
@@ -11,7 +14,6 @@
 
 #include <QAbstractTableModel>
 #include <QModelIndexList>
-#include <QSortFilterProxyModel>
 
 #include "analysis/plot.h"
 
@@ -20,8 +22,16 @@ namespace scin::ui {
 class PointsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
+  struct Content;
   using QAbstractTableModel::QAbstractTableModel;
+  /// The rows of `plot` (of `table`), in point-index order: call it on a worker.
+  static std::shared_ptr<const Content> build(std::shared_ptr<const analysis::AnalysisTable> table,
+                                             std::shared_ptr<const analysis::PlotData> plot);
+  /// Shows `content` (from build()), sorted as the last sort() asked.
+  void setContent(std::shared_ptr<const Content> content);
+  /// build() and setContent() here (small plots, tests).
   void setPlot(std::shared_ptr<const analysis::AnalysisTable> table, std::shared_ptr<const analysis::PlotData> plot);
+  void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role) const override;
@@ -33,6 +43,18 @@ class PointsModel : public QAbstractTableModel {
   std::optional<std::uint64_t> pointIndex(int row, int column) const;
 
  private:
+  /// The reference of view row `row`.
+  std::size_t ref(int row) const { return order_[static_cast<std::size_t>(row)]; }
+  void applySort();
+  QVariant cell(std::size_t ref, int column, int role) const;
+
+  std::shared_ptr<const Content> content_;
+  std::vector<std::uint32_t> order_;  // view row -> reference
+  int sortColumn_ = 0;
+  Qt::SortOrder sortOrder_ = Qt::AscendingOrder;
+};
+
+struct PointsModel::Content {
   struct Ref {
     const analysis::Facet* facet;
     const analysis::Series* series;
@@ -44,27 +66,11 @@ class PointsModel : public QAbstractTableModel {
     std::size_t i = 0;
     QString title;
   };
-  std::shared_ptr<const analysis::AnalysisTable> table_;
-  std::shared_ptr<const analysis::PlotData> plot_;
-  std::vector<Ref> refs_;
-  std::vector<std::uint64_t> pointIndex_;  // per ref: its row's point index (sorting reads it contiguously)
-  std::vector<Col> cols_;
-};
-
-/// The proxy the points table sorts through: the point column (the default
-/// sort, redone on every new plot) compares the indices directly instead of
-/// through QVariants, so 10^5 points re-sort in milliseconds on the GUI thread;
-/// the other columns as QSortFilterProxyModel does.
-class PointsProxy : public QSortFilterProxyModel {
- public:
-  using QSortFilterProxyModel::QSortFilterProxyModel;
-  void setSourceModel(QAbstractItemModel* model) override;
-
- protected:
-  bool lessThan(const QModelIndex& left, const QModelIndex& right) const override;
-
- private:
-  const PointsModel* points_ = nullptr;  // the source model when it is a PointsModel
+  std::shared_ptr<const analysis::AnalysisTable> table;
+  std::shared_ptr<const analysis::PlotData> plot;
+  std::vector<Ref> refs;                 // ascending point index
+  std::vector<std::uint64_t> pointIndex; // per ref: its row's point index
+  std::vector<Col> cols;
 };
 
 }  // namespace scin::ui

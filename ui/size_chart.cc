@@ -76,25 +76,12 @@ void SizeChart::redraw() {
       y_hi = std::max(y_hi, *v);
     }
     // Exact values of the nearest point on hover.
-    const Curve* curve = &c;
-    connect(s, &QLineSeries::hovered, this, [this, s, curve](const QPointF& p, bool on) {
+    connect(s, &QLineSeries::hovered, this, [this, s](const QPointF& p, bool on) {
       if (!on || s->count() == 0) return;
       int best = 0;
       for (int k = 1; k < s->count(); ++k)
         if (std::fabs(s->at(k).x() - p.x()) < std::fabs(s->at(best).x() - p.x())) best = k;
-      std::uint64_t bytes = static_cast<std::uint64_t>(std::llround(std::exp2(s->at(best).x())));
-      QString extra;
-      for (const SimResult& r : curve->points)
-        if (r.bytes == bytes) {
-          extra = tr("<br>time %1 · algbw %2 · busbw %3%4")
-                      .arg(timeText(r.time_ns), bandwidthText(r.algbw_GBps), bandwidthText(r.busbw_GBps),
-                           r.variant.empty() ? QString() : tr(" · %1").arg(QString::fromStdString(r.variant)));
-          break;
-        }
-      showTip(QStringLiteral("<b>%1</b> at %2 (%3 B)<br>%4%5")
-                  .arg(s->name(), sizeText(bytes))
-                  .arg(bytes)
-                  .arg(valueText(s->at(best).y()), extra));
+      showTip(pointTip(s->name(), static_cast<std::uint64_t>(std::llround(std::exp2(s->at(best).x())))));
     });
     chart()->addSeries(s);
   }
@@ -128,21 +115,8 @@ void SizeChart::redraw() {
         s->setMarkerSize(11);
         s->setColor(algorithmColor(QString::fromStdString(e.row.algorithm)));
         s->setBorderColor(QColor(0x20, 0x20, 0x20));
-        connect(s, &QScatterSeries::hovered, this, [this, s, m](const QPointF& p, bool on) {
-          if (!on) return;
-          for (const RowError& r : m->report.rows)
-            if (std::fabs(std::log2(static_cast<double>(r.row.bytes)) - p.x()) < 1e-9 &&
-                s->name().contains(QString::fromStdString(r.row.system))) {
-              showTip(QStringLiteral("<b>%1</b> at %2 (%3 B)<br>%4<br>measured %5%6<br><i>%7</i>")
-                          .arg(s->name(), sizeText(r.row.bytes))
-                          .arg(r.row.bytes)
-                          .arg(valueText(p.y()), timeText(r.row.measured_us * 1e3),
-                               r.modelled ? tr(" · model %1 (%2%3 %)").arg(timeText(r.model_us * 1e3), r.error >= 0 ? QStringLiteral("+") : QString())
-                                                .arg(r.error * 100, 0, 'f', 1)
-                                          : QString(),
-                               QString::fromStdString(r.row.source).toHtmlEscaped()));
-              return;
-            }
+        connect(s, &QScatterSeries::hovered, this, [this, s](const QPointF& p, bool on) {
+          if (on) showTip(measuredTip(s->name(), static_cast<std::uint64_t>(std::llround(std::exp2(p.x())))));
         });
         chart()->addSeries(s);
         measuredNames_ << s->name();
@@ -154,11 +128,35 @@ void SizeChart::redraw() {
       y_hi = std::max(y_hi, *v);
     }
   }
-  if (measured_)
-    setNote(outside > 0 ? tr("%1 measured point(s) outside the run's sizes (%2 – %3) are not drawn.")
-                              .arg(outside)
-                              .arg(sizeText(run_lo), sizeText(run_hi))
-                        : QString());
+  // Notes the results carry, once each: a simulated result's (e.g. NVLS on 2
+  // GPUs, which NCCL does not run: the curve is the mechanism itself) and measured
+  // rows modelled as what NCCL runs instead.
+  QStringList notes;
+  {
+    std::map<std::string, std::set<std::string>> byNote;  // note -> algorithms
+    for (const Curve& c : rs_.curves)
+      for (const SimResult& r : c.points)
+        if (r.extra.is_object() && r.extra.contains("note") && r.extra["note"].is_string())
+          byNote[r.extra["note"].get<std::string>()].insert(r.algorithm);
+    for (const auto& [note, algos] : byNote) {
+      QStringList a;
+      for (const auto& x : algos) a << QString::fromStdString(x);
+      notes << tr("%1: %2").arg(a.join(QStringLiteral(", ")), QString::fromStdString(note));
+    }
+  }
+  if (const MeasuredChoice* m = measured_ ? measured_->chosen() : nullptr) {
+    std::map<std::pair<std::string, std::string>, int> rows;  // (algorithm, note) -> rows drawn
+    for (const RowError& e : m->report.rows)
+      if (e.modelled && !e.note.empty() && measuredValue(e) && (run_hi == 0 || (e.row.bytes >= run_lo && e.row.bytes <= run_hi)))
+        ++rows[{e.row.algorithm, e.note}];
+    for (const auto& [key, n] : rows)
+      notes << tr("%n measured %1 row(s) %2", "", n).arg(QString::fromStdString(key.first), QString::fromStdString(key.second));
+  }
+  if (measured_ && outside > 0)
+    notes << tr("%1 measured point(s) outside the run's sizes (%2 – %3) are not drawn.")
+                 .arg(outside)
+                 .arg(sizeText(run_lo), sizeText(run_hi));
+  setNote(notes.join(QLatin1Char('\n')));
   if (max_b == 0) return;
   double x_lo = std::log2(static_cast<double>(min_b)), x_hi = std::log2(static_cast<double>(max_b));
   extraSeries(x_lo, x_hi);
@@ -184,6 +182,53 @@ void SizeChart::setMeasured(MeasuredOverlay* overlay) {
 }
 
 QStringList SizeChart::measuredSeriesNames() const { return measuredNames_; }
+
+QString SizeChart::pointTip(const QString& name, std::uint64_t bytes) const {
+  for (const Curve& c : rs_.curves) {
+    if (c.label != name || c.points.empty()) continue;
+    // The point at `bytes`, or the nearest in log(size).
+    const SimResult* best = &c.points.front();
+    for (const SimResult& r : c.points)
+      if (std::fabs(std::log2(static_cast<double>(r.bytes)) - std::log2(static_cast<double>(bytes))) <
+          std::fabs(std::log2(static_cast<double>(best->bytes)) - std::log2(static_cast<double>(bytes))))
+        best = &r;
+    const SimResult& r = *best;
+    const std::size_t i = static_cast<std::size_t>(best - c.points.data());
+    const std::optional<double> v = value(c, i);
+    QString tip = QStringLiteral("<b>%1</b> at %2 (%3 B)").arg(name.toHtmlEscaped(), sizeText(r.bytes)).arg(r.bytes);
+    if (v) tip += QStringLiteral("<br>") + valueText(*v);
+    tip += tr("<br>time %1 · algbw %2 · busbw %3%4")
+               .arg(timeText(r.time_ns), bandwidthText(r.algbw_GBps), bandwidthText(r.busbw_GBps),
+                    r.variant.empty() ? QString() : tr(" · %1").arg(QString::fromStdString(r.variant)));
+    if (r.extra.is_object() && r.extra.contains("note") && r.extra["note"].is_string())
+      tip += QStringLiteral("<br><i>%1</i>").arg(QString::fromStdString(r.extra["note"].get<std::string>()).toHtmlEscaped());
+    return tip;
+  }
+  return {};
+}
+
+QString SizeChart::measuredTip(const QString& name, std::uint64_t bytes) const {
+  const MeasuredChoice* m = measured_ ? measured_->chosen() : nullptr;
+  if (!m) return {};
+  for (const RowError& r : m->report.rows) {
+    if (r.row.bytes != bytes ||
+        name != tr("measured %1 (%2)").arg(QString::fromStdString(r.row.algorithm), QString::fromStdString(r.row.system)))
+      continue;
+    const std::optional<double> v = measuredValue(r);
+    QString tip = QStringLiteral("<b>%1</b> at %2 (%3 B)").arg(name.toHtmlEscaped(), sizeText(r.row.bytes)).arg(r.row.bytes);
+    if (v) tip += QStringLiteral("<br>") + valueText(*v);
+    tip += tr("<br>measured %1").arg(timeText(r.row.measured_us * 1e3));
+    if (r.modelled)
+      tip += tr(" · model %1 (%2%3 %)")
+                 .arg(timeText(r.model_us * 1e3), r.error >= 0 ? QStringLiteral("+") : QString())
+                 .arg(r.error * 100, 0, 'f', 1);
+    if (r.modelled && !r.note.empty())
+      tip += QStringLiteral("<br>") + tr("model: %1").arg(QString::fromStdString(r.note).toHtmlEscaped());
+    tip += QStringLiteral("<br><i>%1</i>").arg(QString::fromStdString(r.row.source).toHtmlEscaped());
+    return tip;
+  }
+  return {};
+}
 
 std::vector<std::pair<double, double>> SizeChart::seriesData(const QString& name) const {
   std::vector<std::pair<double, double>> out;

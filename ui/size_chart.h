@@ -33,6 +33,12 @@ class SizeChart : public ChartPanel {
   void setMeasured(MeasuredOverlay* overlay);
   /// Names of the measured series drawn.
   QStringList measuredSeriesNames() const;
+  /// The tooltip of the point of series `name` nearest `bytes` (HTML), as hovering it shows:
+  /// the exact values, and the note a result carries (e.g. NVLS on 2 GPUs, which NCCL does not run).
+  QString pointTip(const QString& name, std::uint64_t bytes) const;
+  /// The tooltip of a measured marker of series `name` at `bytes`: measured and model
+  /// times, the note of a row modelled as what NCCL runs instead, the source line.
+  QString measuredTip(const QString& name, std::uint64_t bytes) const;
 
  protected:
   void redraw() override;

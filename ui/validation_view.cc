@@ -210,6 +210,21 @@ void ValidationView::redraw() {
       e_lo = std::min(e_lo, e->error * 100);
       e_hi = std::max(e_hi, e->error * 100);
     }
+    // Hover: the row's numbers and its note (markers of one size and algorithm
+    // differ by system: the nearest measured time picks the row).
+    for (QScatterSeries* sc : {meas, err}) {
+      const bool isError = sc == err;
+      connect(sc, &QScatterSeries::hovered, this, [this, a, rows, isError](const QPointF& p, bool on) {
+        if (!on) return;
+        const RowError* best = nullptr;
+        for (const RowError* e : rows)
+          if (std::fabs(std::log2(static_cast<double>(e->row.bytes)) - p.x()) < 1e-9 &&
+              (!best || std::fabs((isError ? e->error * 100 : e->row.measured_us) - p.y()) <
+                            std::fabs((isError ? best->error * 100 : best->row.measured_us) - p.y())))
+            best = e;
+        if (best) showTip(rowTip(a, best->row.bytes, best->row.measured_us));
+      });
+    }
     chart()->addSeries(meas);
     errorChart_->addSeries(err);
   }
@@ -253,6 +268,28 @@ void ValidationView::redraw() {
   for (QAbstractSeries* s : modelSeries) unlist(s);
   for (QLegendMarker* lm : errorChart_->legend()->markers(zero)) lm->setVisible(false);
   fillStats();
+}
+
+QString ValidationView::rowTip(const QString& algorithm, std::uint64_t bytes, double measured_us) const {
+  const MeasuredChoice* c = overlay_->chosen();
+  if (!c) return {};
+  for (const RowError& e : c->report.rows) {
+    if (!e.modelled || e.row.bytes != bytes || e.row.measured_us != measured_us ||
+        QString::fromStdString(e.row.algorithm) != algorithm)
+      continue;
+    QString tip = QStringLiteral("<b>%1</b> at %2 (%3 B), %4 GPUs<br>%5")
+                      .arg(algorithm.toHtmlEscaped(), sizeText(bytes))
+                      .arg(bytes)
+                      .arg(e.row.gpus)
+                      .arg(QString::fromStdString(e.row.system).toHtmlEscaped());
+    tip += tr("<br>measured %1 · model %2 (%3%4 %)")
+               .arg(timeText(e.row.measured_us * 1e3), timeText(e.model_us * 1e3), e.error >= 0 ? QStringLiteral("+") : QString())
+               .arg(e.error * 100, 0, 'f', 1);
+    if (!e.note.empty()) tip += QStringLiteral("<br>") + tr("model: %1").arg(QString::fromStdString(e.note).toHtmlEscaped());
+    tip += QStringLiteral("<br><i>%1</i>").arg(QString::fromStdString(e.row.source).toHtmlEscaped());
+    return tip;
+  }
+  return {};
 }
 
 void ValidationView::fillStats() {

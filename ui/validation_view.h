@@ -33,6 +33,10 @@ class ValidationView : public ChartPanel {
   QTableWidget* statsTable() const { return stats_; }
   /// Series names of the error chart.
   QStringList errorSeriesNames() const;
+  /// The tooltip of the measured (or error) marker of `algorithm` at `bytes` whose
+  /// measured time is `measured_us`: measured and model times, the error, the row's
+  /// note (a row modelled as what NCCL runs instead), the source line. "" if none.
+  QString rowTip(const QString& algorithm, std::uint64_t bytes, double measured_us) const;
 
  protected:
   void redraw() override;

@@ -6,16 +6,22 @@
 // is dropped, even one arriving late), and replacing the table or closing the
 // view while a worker runs is safe. No timing is asserted: workers are held
 // and released through semaphores, results are awaited with QTRY_.
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <vector>
 
 #include <QComboBox>
+#include <QDir>
 #include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QThreadPool>
 #include <QtTest>
 
+#include "analysis/decimate.h"
 #include "analysis/plot.h"
 #include "analysis/table.h"
 #include "store/store.h"
@@ -268,6 +274,95 @@ class AnalysisAsyncTest : public QObject {
       QVERIFY(QThreadPool::globalInstance()->waitForDone(120000));
       QTRY_VERIFY(weak.expired());
     }
+  }
+  // A run of two 50000-point curves (issue 14): the picture is drawn on a
+  // worker, each series reduced to the pixels of its panel (what core's
+  // decimate_series keeps: the extremes among them), and the view says so; the
+  // tracker shows true points; the points table lists all 10^5. With the workers
+  // held, a resize leaves the previous picture up (the GUI thread draws nothing)
+  // until they are let go.
+  void longSeriesAreDrawnAtScreenResolutionOnAWorker() {
+    const auto dense = scin::test_data::synthetic_dense_table(2, 50000, 7, "dense");
+    AnalysisView av;
+    av.resize(1200, 800);
+    av.show();
+    av.setTable(dense, analysis::default_query(*dense));
+    QTRY_VERIFY_WITH_TIMEOUT(!av.busy(), 120000);
+    FigureCanvas* canvas = av.canvas();
+    QTRY_VERIFY_WITH_TIMEOUT(canvas->reduced().series == 2, 60000);
+    const analysis::PlotData& plot = *av.plot();
+    QCOMPARE(plot.point_count(), std::size_t{100000});
+    QCOMPARE(plot.facets.size(), std::size_t{1});
+    const FigureCanvas::Reduced r = canvas->reduced();
+    QCOMPARE(r.points, std::size_t{100000});
+    // Markers: one per occupied pixel cell (the wiggle spreads a column's ~50
+    // points over ~150 rows: most keep a cell of their own).
+    QVERIFY2(r.drawn > 1000 && r.drawn < 50000, qPrintable(QString::number(r.drawn)));
+    // The note says it.
+    bool said = false;
+    for (QLabel* l : av.findChildren<QLabel*>())
+      if (l->isVisible() && l->text().contains(QStringLiteral("2 series drawn at screen resolution (100,000 points;")))
+        said = true;
+    QVERIFY(said);
+    // What was drawn is core's decimation at the panel's size in pixels: each
+    // series' lowest and highest points are among the kept ones.
+    const FigureLayout& layout = canvas->shownLayout();
+    QCOMPARE(layout.drawn.size(), std::size_t{1});
+    QCOMPARE(layout.drawn[0].size(), std::size_t{2});
+    const auto& panel = layout.panels[0];
+    for (std::size_t si = 0; si < 2; ++si) {
+      const analysis::Series& s = plot.facets[0].series[si];
+      const analysis::Decimation& d = layout.drawn[0][si];
+      QCOMPARE(d.total, std::size_t{50000});
+      analysis::PixelGrid g;
+      g.x0 = layout.range.x0;
+      g.x1 = layout.range.x1;
+      g.y0 = layout.range.y0;
+      g.y1 = layout.range.y1;
+      g.log_x = layout.log_x;
+      g.log_y = layout.log_y;
+      const double pxPerPt = canvas->logicalDpiY() / 72.0 * canvas->devicePixelRatioF();
+      g.width = panel.plot.width() * pxPerPt;
+      g.height = panel.plot.height() * pxPerPt;
+      const analysis::Decimation direct = analysis::decimate_series(s.points, g);
+      QVERIFY(d.keep == direct.keep);
+      QVERIFY(d.line == direct.line);
+      QVERIFY(d.line.size() <= 4 * static_cast<std::size_t>(std::ceil(g.width)) + 8);  // the line: at most 4 points per pixel column
+      const auto [lo, hi] = std::minmax_element(s.points.begin(), s.points.end(),
+                                                [](const analysis::SeriesPoint& a, const analysis::SeriesPoint& b) { return a.y < b.y; });
+      for (auto it : {lo, hi}) QVERIFY(std::binary_search(d.keep.begin(), d.keep.end(), static_cast<std::size_t>(it - s.points.begin())));
+    }
+    // The tracker over the highest point of the first series shows that point's true values.
+    {
+      const analysis::Series& s = plot.facets[0].series[0];
+      const auto hi = std::max_element(s.points.begin(), s.points.end(),
+                                       [](const analysis::SeriesPoint& a, const analysis::SeriesPoint& b) { return a.y < b.y; });
+      const QPointF at = layout.map(panel, hi->x, hi->y) / (72.0 / canvas->logicalDpiY());
+      const QString text = canvas->trackAt(at.toPoint());
+      QVERIFY2(text.contains(QStringLiteral("point #%1").arg(dense->rows[hi->row].point_index)) ||
+                   text.contains(QStringLiteral("drawn at screen resolution")),
+               qPrintable(text));
+      QVERIFY2(text.contains(QStringLiteral("series of 50,000 points, drawn at screen resolution")), qPrintable(text));
+    }
+    // Every point is in the table.
+    QCOMPARE(av.pointsTable()->model()->rowCount(), 100000);
+    if (const QString dir = qEnvironmentVariable("SCIN_UI_SHOTS"); !dir.isEmpty())
+      av.grab().save(QDir(dir).filePath(QStringLiteral("analysis-dense.png")));
+
+    // Resized with every worker held: the GUI thread keeps the previous picture.
+    const QRectF before = canvas->shownLayout().panels[0].plot;
+    {
+      PoolHold hold;
+      av.resize(900, 700);
+      QTest::qWait(150);
+      QVERIFY(canvas->rendering());
+      QVERIFY(av.busy());
+      QCOMPARE(canvas->shownLayout().panels[0].plot, before);
+      hold.release();
+      QTRY_VERIFY_WITH_TIMEOUT(!canvas->rendering(), 120000);
+    }
+    QVERIFY(canvas->shownLayout().panels[0].plot.width() < before.width());
+    QCOMPARE(canvas->reduced().points, std::size_t{100000});
   }
 };
 

@@ -21,6 +21,7 @@
 
 #include "analysis/combine.h"
 #include "base/error.h"
+#include "calib/compare.h"
 #include "calib/fit.h"
 #include "fabric/preset.h"
 #include "model/result.h"
@@ -49,10 +50,12 @@ void settle(MainWindow& w) {
 
 // A timing sweep of `algorithms` over 1 KiB..`max_bytes` (x4) on hgx-h200-8, stored.
 std::int64_t storeSweep(Store& store, const std::string& name, const std::vector<std::string>& algorithms,
-                        const std::string& max_bytes = "4M") {
+                        const std::string& max_bytes = "4M", const nlohmann::json& set = nlohmann::json::object()) {
+  nlohmann::json base = {{"preset", "hgx-h200-8"}, {"engine", "analytic"}, {"collective", {{"dtype", "bf16"}}}};
+  if (!set.empty()) base["set"] = set;
   nlohmann::json j = {{"name", name},
                       {"kind", "collective"},
-                      {"base", {{"preset", "hgx-h200-8"}, {"engine", "analytic"}, {"collective", {{"dtype", "bf16"}}}}},
+                      {"base", base},
                       {"axes",
                        {{{"path", "collective.algorithm"}, {"values", algorithms}},
                         {{"path", "collective.bytes"}, {"range", {{"min", "1K"}, {"max", max_bytes}, {"factor", 4}}}}}}};
@@ -389,6 +392,90 @@ class ChartsUiTest : public QObject {
     auto* modelLabel = v->findChild<QLabel*>(QStringLiteral("validationModel"));
     QVERIFY(modelLabel);
     QVERIFY(!modelLabel->text().contains(QStringLiteral("modelled as")));
+  }
+
+  // Notes that results carry reach the user (issue 15): NVLS on 2 GPUs, which
+  // NCCL does not run. The simulated nvls curve is the multimem mechanism itself
+  // (core's extra.note, as `scin run --gpus 2 --algo nvls` prints it), and a
+  // measured nvls row of 2 GPUs is modelled as the ring NCCL runs instead
+  // (core's RowError::note). Both are in the hovered point's tooltip and in the
+  // note line of the latency and bandwidth charts; the Validation tab's markers
+  // say the row's note too.
+  void notesOfNvlsOnTwoGpusAreShown() {
+    QTemporaryDir d;
+    const QString db = d.filePath(QStringLiteral("nvls2.scindb"));
+    std::int64_t sim = 0;
+    const std::vector<Measured> rows = {{"HGX H200 (test bench)", "nvls", 2, 65536, 30.0},
+                                        {"HGX H200 (test bench)", "nvls", 2, 1u << 20, 45.0},
+                                        {"HGX H200 (test bench)", "ring", 2, 65536, 25.0}};
+    std::string simNote;
+    std::vector<MeasuredRow> measured;
+    RunInfo simInfo;
+    {
+      Store store = Store::open(db.toStdString(), Access::Create);
+      sim = storeSweep(store, "h200 2 GPUs", {"ring", "nvls"}, "4M", {{"fabric.gpus", 2}});
+      QVERIFY(sim > 0);
+      storeMeasured(store, "two.csv", rows);
+      // What core stored: every nvls point carries the same note, ring points none.
+      for (const PointRecord& p : store.points(sim)) {
+        const bool has = p.extra.is_object() && p.extra.contains("note");
+        QCOMPARE(has, p.algorithm == "nvls");
+        if (has) simNote = p.extra["note"].get<std::string>();
+      }
+      simInfo = store.get_run(sim);
+    }
+    QVERIFY(simNote.find("NCCL does not run NVLS on 2 GPUs") != std::string::npos);
+    for (const Measured& r : rows) measured.push_back(row(r));
+    // Core's model of these rows on the run's configuration: the nvls rows as ring, with a note.
+    const ValidationReport rep = validate_rows(run_base_config(simInfo), measured);
+    QCOMPARE(rep.rows.size(), std::size_t(3));
+    const std::string rowNote = rep.rows[0].note;
+    QVERIFY(rowNote.rfind("modelled as ring: ", 0) == 0);
+    QCOMPARE(rep.rows[1].note, rowNote);
+    QVERIFY(rep.rows[2].note.empty());
+
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openDatabase(db));
+    settle(w);
+    w.runBrowser()->selectRun(sim);
+    settle(w);
+    MeasuredOverlay* m = w.measuredOverlay();
+    QCOMPARE(m->match().gpus, 2);
+    QCOMPARE(m->current(), 0);
+    const QString sn = QString::fromStdString(simNote), rn = QString::fromStdString(rowNote);
+    for (const QString tab : {QStringLiteral("latency"), QStringLiteral("bandwidth")}) {
+      auto* c = qobject_cast<SizeChart*>(w.chart(tab));
+      QVERIFY(c);
+      // The note line: the simulated curve's note, once, and the measured rows'.
+      const QString note = c->note();
+      QVERIFY2(note.contains(QStringLiteral("nvls: ") + sn), qPrintable(note));
+      QCOMPARE(note.count(sn), 1);
+      QVERIFY2(note.contains(QStringLiteral("2 measured nvls row(s) ") + rn), qPrintable(note));
+      QVERIFY(!note.contains(QStringLiteral("measured ring")));
+      // The tooltips: the nvls point's says it, the ring point's does not.
+      QVERIFY(c->pointTip(QStringLiteral("nvls"), 65536).contains(sn.toHtmlEscaped()));
+      QVERIFY(c->pointTip(QStringLiteral("nvls"), 65536).contains(QStringLiteral("64 KiB")));
+      QVERIFY(!c->pointTip(QStringLiteral("ring"), 65536).isEmpty());
+      QVERIFY(!c->pointTip(QStringLiteral("ring"), 65536).contains(QStringLiteral("NCCL does not run")));
+      const QString nvlsRows = QStringLiteral("measured nvls (HGX H200 (test bench))");
+      QVERIFY(c->measuredSeriesNames().contains(nvlsRows));
+      const QString tip = c->measuredTip(nvlsRows, 1u << 20);
+      QVERIFY2(tip.contains(QStringLiteral("model: ") + rn.toHtmlEscaped()), qPrintable(tip));
+      QVERIFY(tip.contains(QStringLiteral("two.csv:3")));  // the row's source line
+      QVERIFY(!c->measuredTip(QStringLiteral("measured ring (HGX H200 (test bench))"), 65536).contains(QStringLiteral("model:")));
+    }
+    // The Validation tab: the model line names the note, and so does the row's marker.
+    QVERIFY(w.showTab(QStringLiteral("validation")));
+    auto* v = qobject_cast<ValidationView*>(w.chart(QStringLiteral("validation")));
+    QVERIFY(v);
+    auto* modelLabel = v->findChild<QLabel*>(QStringLiteral("validationModel"));
+    QVERIFY(modelLabel && modelLabel->text().contains(rn));
+    const QString vt = v->rowTip(QStringLiteral("nvls"), 65536, 30.0);
+    QVERIFY2(vt.contains(QStringLiteral("model: ") + rn.toHtmlEscaped()), qPrintable(vt));
+    QVERIFY(vt.contains(QString::number(rep.rows[0].error * 100, 'f', 1)));
+    QVERIFY(!v->rowTip(QStringLiteral("ring"), 65536, 25.0).contains(QStringLiteral("model:")));
   }
 
   void analysisPlotsEverySelectedRun() {

@@ -49,4 +49,38 @@ inline std::shared_ptr<const analysis::AnalysisTable> synthetic_timing_table(int
   return std::make_shared<const analysis::AnalysisTable>(analysis::build_table(run, pts));
 }
 
+/// A stored timing run whose series are long: `algos` algorithms at one size (1 MiB)
+/// x `n` values of links.latency_ns (10, 20, ...), so the default view has one
+/// panel of `algos` curves of `n` points each over latency. The times wiggle
+/// (a deterministic hash per point, +-25%) so that a series has many distinct y
+/// per pixel column: 2 x 50000 gives 10^5 points.
+inline std::shared_ptr<const analysis::AnalysisTable> synthetic_dense_table(int algos, int n, std::int64_t id,
+                                                                             const std::string& name) {
+  RunInfo run;
+  run.id = id;
+  run.name = name;
+  run.kind = PointKind::Collective;
+  run.status = RunStatus::Done;
+  const char* names[] = {"ring", "tree", "scin", "scin-inq", "nvls", "rhd", "direct", "hier"};
+  std::vector<PointRecord> pts;
+  pts.reserve(static_cast<std::size_t>(algos) * static_cast<std::size_t>(n));
+  for (int a = 0; a < algos; ++a)
+    for (int k = 0; k < n; ++k) {
+      PointRecord p;
+      p.index = pts.size();
+      p.algorithm = names[a % 8];
+      p.bytes = std::uint64_t{1} << 20;
+      p.gpus = 8;
+      p.axes = {{"links.latency_ns", 10 * (k + 1)}};
+      std::uint64_t h = (static_cast<std::uint64_t>(a) << 32 | static_cast<std::uint64_t>(k)) * 0x9E3779B97F4A7C15ull;
+      h ^= h >> 29;
+      const double wiggle = static_cast<double>(h % 1001) / 1000.0 - 0.5;  // -0.5 .. 0.5
+      p.time_us = (20.0 * (a + 1) + 1e-3 * 10 * (k + 1)) * (1 + 0.5 * wiggle);
+      p.busbw_GBps = 1e-3 * static_cast<double>(p.bytes) / p.time_us;
+      p.algbw_GBps = p.busbw_GBps;
+      pts.push_back(std::move(p));
+    }
+  return std::make_shared<const analysis::AnalysisTable>(analysis::build_table(run, pts));
+}
+
 }  // namespace scin::test_data

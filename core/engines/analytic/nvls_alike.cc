@@ -200,6 +200,8 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
   const NodeId sw0 = s.switch_node(0);
   const std::vector<build::Span> shards = build::split(s.elems, n);
   const int chunks = build::nvls_chunks(s);
+  // From the third chunk a rank's ld_reduce meets its own store (performance.md s. 19): declined at once.
+  if (chunks > 2) return std::nullopt;
   const auto uc = static_cast<std::size_t>(chunks);
   std::vector<BufferId> reg;
   for (int r = 0; r < n; ++r) reg.push_back(b.buffer("ld_reduce", r, s.elems, b.data_format));
@@ -500,7 +502,6 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
     }
   }
   if (done != total) return std::nullopt;
-
   AnalyticResult res;
   StepId last = 0;
   for (std::size_t i = 0; i < total; ++i)
@@ -510,7 +511,6 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
     res.steps.resize(total);
     for (std::size_t i = 0; i < total; ++i) res.steps[i] = StepTiming{start[i], finish[i]};
   }
-
   // max_link_bytes: accelerator j's egress carries every ld_reduce's chunk and
   // its own stores, its ingress its own ld_reduces' chunks and every store:
   // sums of whole byte counts below 2^53, so exact in any order.

@@ -49,7 +49,9 @@ void SizeChart::redraw() {
   std::map<QString, int> groupIndex;
   std::set<std::string> algorithms;
   for (const Curve& c : rs_.curves) algorithms.insert(c.algorithm);
-  for (const Curve& c : rs_.curves) {
+  const std::size_t drawn = std::min(rs_.curves.size(), kMaxCurves);
+  for (std::size_t ci = 0; ci < drawn; ++ci) {
+    const Curve& c = rs_.curves[ci];
     auto* s = new QLineSeries;
     s->setName(c.label);
     QColor col = algorithmColor(QString::fromStdString(c.algorithm));
@@ -132,6 +134,11 @@ void SizeChart::redraw() {
   // GPUs, which NCCL does not run: the curve is the mechanism itself) and measured
   // rows modelled as what NCCL runs instead.
   QStringList notes;
+  if (drawn < rs_.curves.size())
+    notes << tr("Drawing the first %1 of %2 curves (one per algorithm and axis value): the Analysis tab plots "
+                "them all, with filters and facets; Export CSV has every curve.")
+                 .arg(drawn)
+                 .arg(rs_.curves.size());
   {
     std::map<std::string, std::set<std::string>> byNote;  // note -> algorithms
     for (const Curve& c : rs_.curves)

@@ -24,6 +24,10 @@ class SizeChart : public ChartPanel {
   Q_OBJECT
  public:
   using ChartPanel::ChartPanel;
+  /// The most curves drawn: Qt Charts' cost grows with the square of the series
+  /// (10^4 one-point curves froze the tab for minutes). The note names the rest;
+  /// csv() and the Analysis tab have every curve.
+  static constexpr std::size_t kMaxCurves = 200;
   QString csv() const override;
   /// The (bytes, value) pairs a series plots, for tests: exactly what the chart holds.
   std::vector<std::pair<double, double>> seriesData(const QString& name) const;

@@ -271,6 +271,25 @@ class ChartsUiTest : public QObject {
     QCOMPARE(lat.legendTexts().size(), lat.legendCap() + 1);
   }
 
+  // Qt Charts' cost grows with the square of its series: a run of thousands of
+  // curves draws the first kMaxCurves, says so, and still exports every curve.
+  void sizeChartsDrawAtMostTheirCapOfCurves() {
+    const int n = static_cast<int>(SizeChart::kMaxCurves) + 50;
+    LatencyChart lat;
+    lat.resize(1000, 600);
+    lat.show();
+    lat.setResults(manyCurves(n));
+    QTest::qWait(20);
+    QCOMPARE(lat.seriesNames().size(), static_cast<int>(SizeChart::kMaxCurves));
+    QCOMPARE(lat.seriesNames().front(), manyCurves(1).curves[0].label);
+    QVERIFY2(lat.note().contains(QStringLiteral("first %1 of %2 curves").arg(SizeChart::kMaxCurves).arg(n)),
+             qPrintable(lat.note()));
+    QCOMPARE(lat.csv().count(QLatin1Char('\n')), 1 + n * 6);   // header + 6 sizes per curve, every curve
+    lat.setResults(manyCurves(40));
+    QCOMPARE(lat.seriesNames().size(), 40);
+    QVERIFY(!lat.note().contains(QStringLiteral("curves (one per")));
+  }
+
   void measuredPointsOverlayTheSimulatedRun() {
     MainWindow w;
     w.resize(1400, 900);

@@ -405,36 +405,39 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
       const std::size_t k = static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c);
       const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
       const auto ur = static_cast<std::size_t>(d.r);
+      // A use by every member of a class (a load's egress, a store's ingress): the
+      // shared queue, unless a member's own use stands in its place.
+      auto shared_use = [&](Queue& shared, Cover& cover, double amount, double rate, Rec& rec, std::uint8_t code) {
+        if (!(amount > 0)) return true;
+        const double du = amount / rate;
+        shared.prune(r);
+        cover.prune(r);
+        StepId h = kNoStep;
+        const double st = shared.search(t0, du, h);
+        if (cover.overlaps(st, st + du)) return false;
+        shared.insert(st, st + du, id);
+        rec = {st, st + du, h};
+        if (st + du > end) end = st + du, bound[x] = code;
+        return true;
+      };
+      // A member's own use (a load's ingress, a store's egress): queued in the union
+      // of the shared queue and the member's own, and recorded in the class's cover.
+      auto own_use = [&](Queue& shared, Queue& own, Cover& cover, double amount, double rate, Rec& rec, std::uint8_t code) {
+        if (!(amount > 0)) return;
+        const double du = amount / rate;
+        shared.prune(r);
+        own.prune(r);
+        StepId h = kNoStep;
+        const double st = union_search(shared, own, t0, du, h);
+        own.insert(st, st + du, id);
+        cover.add(st, st + du);
+        rec = {st, st + du, h};
+        if (st + du > end) end = st + du, bound[x] = code;
+      };
       if (d.k == K::Load) {
         const Rep& p = loads[size_of[k]];
-        if (p.e_amount > 0) {  // every accelerator's egress: the shared queue
-          const double du = p.e_amount / p.e_rate;
-          shared_e.prune(r);
-          cover_e.prune(r);
-          StepId h = kNoStep;
-          const double st = shared_e.search(t0, du, h);
-          if (cover_e.overlaps(st, st + du)) return std::nullopt;  // a member's own store is in the way
-          shared_e.insert(st, st + du, id);
-          rec_e[x] = {st, st + du, h};
-          if (st + du > end) {
-            end = st + du;
-            bound[x] = 1;
-          }
-        }
-        if (p.i_amount > 0) {  // its own ingress: shared stores and its own loads
-          const double du = p.i_amount / p.i_rate;
-          shared_i.prune(r);
-          own_i[ur].prune(r);
-          StepId h = kNoStep;
-          const double st = union_search(shared_i, own_i[ur], t0, du, h);
-          own_i[ur].insert(st, st + du, id);
-          cover_i.add(st, st + du);
-          rec_i[x] = {st, st + du, h};
-          if (st + du > end) {
-            end = st + du;
-            bound[x] = 2;
-          }
-        }
+        if (!shared_use(shared_e, cover_e, p.e_amount, p.e_rate, rec_e[x], 1)) return std::nullopt;
+        own_use(shared_i, own_i[ur], cover_i, p.i_amount, p.i_rate, rec_i[x], 2);
         if (p.has_u && p.u_amount > 0) {
           const double du = p.u_amount / p.u_rate;
           unit.prune(r);
@@ -442,41 +445,12 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
           const double st = unit.search(t0, du, h);
           unit.insert(st, st + du, id);
           rec_u[k] = {st, st + du, h};
-          if (st + du > end) {
-            end = st + du;
-            bound[x] = 3;
-          }
+          if (st + du > end) end = st + du, bound[x] = 3;
         }
       } else {
         const Rep& p = stores[size_of[k]];
-        if (p.e_amount > 0) {  // its own egress
-          const double du = p.e_amount / p.e_rate;
-          shared_e.prune(r);
-          own_e[ur].prune(r);
-          StepId h = kNoStep;
-          const double st = union_search(shared_e, own_e[ur], t0, du, h);
-          own_e[ur].insert(st, st + du, id);
-          cover_e.add(st, st + du);
-          rec_e[x] = {st, st + du, h};
-          if (st + du > end) {
-            end = st + du;
-            bound[x] = 1;
-          }
-        }
-        if (p.i_amount > 0) {  // every accelerator's ingress: the shared queue
-          const double du = p.i_amount / p.i_rate;
-          shared_i.prune(r);
-          cover_i.prune(r);
-          StepId h = kNoStep;
-          const double st = shared_i.search(t0, du, h);
-          if (cover_i.overlaps(st, st + du)) return std::nullopt;  // a member's own load is in the way
-          shared_i.insert(st, st + du, id);
-          rec_i[x] = {st, st + du, h};
-          if (st + du > end) {
-            end = st + du;
-            bound[x] = 2;
-          }
-        }
+        own_use(shared_e, own_e[ur], cover_e, p.e_amount, p.e_rate, rec_e[x], 1);
+        if (!shared_use(shared_i, cover_i, p.i_amount, p.i_rate, rec_i[x], 2)) return std::nullopt;
       }
     }
     start[id] = r;

@@ -629,7 +629,8 @@ void expect_same_booking(const AnalyticResult& a, const AnalyticResult& b, std::
   EXPECT_EQ(differ, 0u);
 }
 
-Config scin_star(const char* preset, int gpus) {
+// A one-switch star of `gpus` accelerators (switch ports raised to fit them).
+Config star_of(const char* preset, int gpus) {
   Config c = load_preset(preset);
   set_param(c, "fabric.gpus", gpus);
   set_param(c, "switch.ports", std::max(64, gpus));
@@ -640,7 +641,7 @@ Config scin_star(const char* preset, int gpus) {
 }  // namespace
 
 TEST(PortsAlike, OnlySwitchIssuedTransfersOnAStarAreCandidates) {
-  const Config c = scin_star("hgx-h200-8", 8);
+  const Config c = star_of("hgx-h200-8", 8);
   const Collective coll{1 << 20, DType::Bf16};
   EXPECT_TRUE(ports_alike(compile(c, Algorithm::Scin, coll)));
   EXPECT_TRUE(ports_alike(compile(c, Algorithm::ScinInq, coll)));
@@ -658,7 +659,7 @@ TEST(PortsAlike, OnlySwitchIssuedTransfersOnAStarAreCandidates) {
 // same amount) reduced to one use on the class's representative, where the
 // class's first use stood.
 TEST(PortsAlike, ClassCostIsTheFullCostWithOneUsePerClass) {
-  for (const Config& c : {scin_star("hgx-h200-8", 8), scin_star("gb200-nvl72", 72)})
+  for (const Config& c : {star_of("hgx-h200-8", 8), star_of("gb200-nvl72", 72)})
     for (Algorithm a : {Algorithm::Scin, Algorithm::ScinInq})
       for (std::uint64_t bytes : {std::uint64_t{8}, (std::uint64_t{1} << 20) + 2}) {
         const Schedule s = compile(c, a, {bytes, DType::Bf16});
@@ -715,7 +716,7 @@ TEST(PortsAlike, ClassCostIsTheFullCostWithOneUsePerClass) {
 
 // A step that uses a class other than uniformly is refused (step_cost returns false).
 TEST(PortsAlike, UnevenOrPartialUseOfAClassIsRefused) {
-  const Config c = scin_star("hgx-h200-8", 8);
+  const Config c = star_of("hgx-h200-8", 8);
   const Schedule s = compile(c, Algorithm::Scin, {1 << 20, DType::Bf16});
   const ResourceMap rm = resource_map(s);
   const Step* read = nullptr;
@@ -753,7 +754,7 @@ TEST(PortsAlike, UnevenOrPartialUseOfAClassIsRefused) {
 // bit; the full booking is forced by a probe step refused before booking, and
 // by one refused mid-run (the fallback books again).
 TEST(PortsAlike, BookingOneRepresentativeEqualsTheFullBooking) {
-  for (const Config& c : {scin_star("hgx-h200-8", 8), scin_star("hgx-h200-8", 64), scin_star("gb200-nvl72", 72)})
+  for (const Config& c : {star_of("hgx-h200-8", 8), star_of("hgx-h200-8", 64), star_of("gb200-nvl72", 72)})
     for (Algorithm a : {Algorithm::Scin, Algorithm::ScinInq})
       for (std::uint64_t bytes : {std::uint64_t{8}, (std::uint64_t{1} << 20) + 2, std::uint64_t{64} << 20}) {
         const Schedule s = compile(c, a, {bytes, DType::Bf16});
@@ -794,14 +795,6 @@ bool expect_nvls_alike_exact(const Config& c, std::uint64_t bytes) {
   return true;
 }
 
-Config nvls_star(const char* preset, int gpus) {
-  Config c = load_preset(preset);
-  set_param(c, "fabric.gpus", gpus);
-  set_param(c, "switch.ports", std::max(64, gpus));
-  validate(c);
-  return c;
-}
-
 }  // namespace
 
 // 8 B leaves most chunks empty, 1 MiB + 2 B gives shards and chunks of two
@@ -821,23 +814,23 @@ TEST(NvlsAlike, EqualsTheFullBookingOnTheShippedStars) {
 }
 
 TEST(NvlsAlike, EqualsTheFullBookingAtMoreGpus) {
-  EXPECT_TRUE(expect_nvls_alike_exact(nvls_star("hgx-h200-8", 3), (std::uint64_t{1} << 16) + 6));  // shards of two sizes
+  EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", 3), (std::uint64_t{1} << 16) + 6));  // shards of two sizes
   for (int gpus : {64, 256})
-    EXPECT_TRUE(expect_nvls_alike_exact(nvls_star("hgx-h200-8", gpus), (std::uint64_t{1} << 20) + 6)) << gpus;
-  expect_nvls_alike_exact(nvls_star("hgx-h200-8", 256), std::uint64_t{1} << 26);
-  EXPECT_TRUE(expect_nvls_alike_exact(nvls_star("hgx-h200-8", 1024), std::uint64_t{1} << 26));  // one chunk per rank
+    EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", gpus), (std::uint64_t{1} << 20) + 6)) << gpus;
+  expect_nvls_alike_exact(star_of("hgx-h200-8", 256), std::uint64_t{1} << 26);
+  EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", 1024), std::uint64_t{1} << 26));  // one chunk per rank
 }
 
 // Ranks whose launches end at different times (serialised per process) and a
 // slow NVLS unit that queues the ld_reduces: still exact.
 TEST(NvlsAlike, EqualsTheFullBookingWithUnequalLaunchesOrASlowUnit) {
-  Config c = nvls_star("hgx-h200-8", 16);
+  Config c = star_of("hgx-h200-8", 16);
   set_param(c, "accelerator.gpus_per_process", 4);
   set_param(c, "accelerator.launch_serial_ns", 700);
   validate(c);
   EXPECT_TRUE(expect_nvls_alike_exact(c, (std::uint64_t{1} << 20) + 2));
   expect_nvls_alike_exact(c, std::uint64_t{1} << 26);
-  Config u = nvls_star("hgx-h200-8", 16);
+  Config u = star_of("hgx-h200-8", 16);
   u.tuning.nvls_reduce_GBps = 5;
   EXPECT_TRUE(expect_nvls_alike_exact(u, (std::uint64_t{1} << 20) + 2));
   expect_nvls_alike_exact(u, std::uint64_t{1} << 26);
@@ -871,7 +864,7 @@ TEST(NvlsAlike, OnlyTheOneSwitchStarIsCandidate) {
 // simulate() takes the fast path for the analytic engine and gives what
 // booking the compiled schedule gives.
 TEST(NvlsAlike, SimulateAgreesWithBookingTheCompiledSchedule) {
-  for (const Config& c : {load_preset("hgx-h200-8"), nvls_star("hgx-b200-8", 64)})
+  for (const Config& c : {load_preset("hgx-h200-8"), star_of("hgx-b200-8", 64)})
     for (std::uint64_t bytes : {std::uint64_t{64}, std::uint64_t{1} << 20, std::uint64_t{1} << 28}) {
       const Collective coll{bytes, DType::Bf16};
       if (bytes <= (std::uint64_t{1} << 20)) EXPECT_TRUE(run_analytic_nvls(c, coll).has_value());
@@ -887,5 +880,5 @@ TEST(NvlsAlike, SimulateAgreesWithBookingTheCompiledSchedule) {
 TEST(NvlsAlike, StopsWithCancelled) {
   std::stop_source src;
   RunContext ctx{src.get_token(), [&](double) { src.request_stop(); }};
-  EXPECT_THROW(run_analytic_nvls(nvls_star("hgx-h200-8", 1024), {std::uint64_t{1} << 20, DType::Bf16}, ctx), Cancelled);
+  EXPECT_THROW(run_analytic_nvls(star_of("hgx-h200-8", 1024), {std::uint64_t{1} << 20, DType::Bf16}, ctx), Cancelled);
 }

@@ -13,18 +13,24 @@
 
 namespace scin::test_data {
 
+/// The stored run both tables below belong to, and their algorithm names.
+inline RunInfo synthetic_run(std::int64_t id, const std::string& name) {
+  RunInfo run;
+  run.id = id;
+  run.name = name;
+  run.kind = PointKind::Collective;
+  run.status = RunStatus::Done;
+  return run;
+}
+inline constexpr const char* synthetic_algorithms[] = {"ring", "tree", "scin", "scin-inq", "nvls", "rhd", "direct", "hier"};
+
 /// A stored timing run: `algos` algorithms (at most 8 names, repeated beyond)
 /// x `sizes` sizes (1 KiB doubling) x waves (5) x regulation (4) x latency (5)
 /// x bandwidth (5); 8 x 25 gives 10^5 points (one panel would hold 4000 curves,
 /// so the default view is split into panels by auto_facet).
 inline std::shared_ptr<const analysis::AnalysisTable> synthetic_timing_table(int algos, int sizes, std::int64_t id,
                                                                               const std::string& name) {
-  RunInfo run;
-  run.id = id;
-  run.name = name;
-  run.kind = PointKind::Collective;
-  run.status = RunStatus::Done;
-  const char* names[] = {"ring", "tree", "scin", "scin-inq", "nvls", "rhd", "direct", "hier"};
+  const RunInfo run = synthetic_run(id, name);
   const char* regs[] = {"paced", "greedy", "burst", "none"};
   std::vector<PointRecord> pts;
   pts.reserve(static_cast<std::size_t>(algos) * static_cast<std::size_t>(sizes) * 500);
@@ -36,7 +42,7 @@ inline std::shared_ptr<const analysis::AnalysisTable> synthetic_timing_table(int
             for (int g = 0; g < 5; ++g) {
               PointRecord p;
               p.index = pts.size();
-              p.algorithm = names[a % 8];
+              p.algorithm = synthetic_algorithms[a % 8];
               p.bytes = std::uint64_t{1024} << b;
               p.gpus = 8;
               p.axes = {{"switch.isa.waves", 1 << w}, {"switch.isa.regulation", regs[r]},
@@ -56,19 +62,14 @@ inline std::shared_ptr<const analysis::AnalysisTable> synthetic_timing_table(int
 /// per pixel column: 2 x 50000 gives 10^5 points.
 inline std::shared_ptr<const analysis::AnalysisTable> synthetic_dense_table(int algos, int n, std::int64_t id,
                                                                              const std::string& name) {
-  RunInfo run;
-  run.id = id;
-  run.name = name;
-  run.kind = PointKind::Collective;
-  run.status = RunStatus::Done;
-  const char* names[] = {"ring", "tree", "scin", "scin-inq", "nvls", "rhd", "direct", "hier"};
+  const RunInfo run = synthetic_run(id, name);
   std::vector<PointRecord> pts;
   pts.reserve(static_cast<std::size_t>(algos) * static_cast<std::size_t>(n));
   for (int a = 0; a < algos; ++a)
     for (int k = 0; k < n; ++k) {
       PointRecord p;
       p.index = pts.size();
-      p.algorithm = names[a % 8];
+      p.algorithm = synthetic_algorithms[a % 8];
       p.bytes = std::uint64_t{1} << 20;
       p.gpus = 8;
       p.axes = {{"links.latency_ns", 10 * (k + 1)}};

@@ -481,7 +481,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       p->setPen(Qt::black);
       // A value still too long (a measured system's name) is cut in the middle, not clipped at both ends.
       const QString title = QFontMetricsF(fLabel, dev).elidedText(
-          QString::fromStdString(facetKey.empty() ? facet.title : facet.value), Qt::ElideMiddle, pr.width());
+          QString::fromStdString(facetKey.empty() ? facet.title : facet.shown), Qt::ElideMiddle, pr.width());
       p->drawText(QRectF(pr.left(), pr.top() - facetH, pr.width(), facetH), Qt::AlignCenter, title);
     }
     // series

@@ -5,6 +5,9 @@
 #include <map>
 #include <numeric>
 
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+
 namespace scin::ui {
 
 std::shared_ptr<const PointsModel::Content> PointsModel::build(std::shared_ptr<const analysis::AnalysisTable> table,
@@ -55,20 +58,54 @@ void PointsModel::setPlot(std::shared_ptr<const analysis::AnalysisTable> table,
 void PointsModel::setContent(std::shared_ptr<const Content> content) {
   beginResetModel();
   content_ = std::move(content);
+  ++sortGeneration_;
+  sortPending_ = false;
   order_.resize(content_ ? content_->refs.size() : 0);
-  std::iota(order_.begin(), order_.end(), 0u);
-  applySort();
+  std::iota(order_.begin(), order_.end(), 0u);  // point-index order until sorted
+  const bool here = sortHere();
+  if (here && content_) order_ = orderFor(*content_, sortColumn_, sortOrder_);
   endResetModel();
+  if (!here) sortOnWorker();
 }
 
 void PointsModel::sort(int column, Qt::SortOrder order) {
   sortColumn_ = column;
   sortOrder_ = order;
+  ++sortGeneration_;
+  sortPending_ = false;
   if (!content_ || content_->refs.empty()) return;
+  if (sortHere()) install(orderFor(*content_, sortColumn_, sortOrder_));
+  else sortOnWorker();
+}
+
+bool PointsModel::sortHere() const {
+  if (!content_ || content_->refs.size() <= kSortHereRows) return true;
+  const int ncols = static_cast<int>(content_->cols.size());
+  return sortColumn_ < 0 || sortColumn_ >= ncols ||
+         content_->cols[static_cast<std::size_t>(sortColumn_)].kind == Content::Kind::Index;  // a reversal
+}
+
+void PointsModel::sortOnWorker() {
+  sortPending_ = true;
+  const std::uint64_t generation = sortGeneration_;
+  std::shared_ptr<const Content> content = content_;
+  auto* watcher = new QFutureWatcher<std::vector<std::uint32_t>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, content] {
+    watcher->deleteLater();
+    if (generation != sortGeneration_ || content != content_) return;  // a newer sort or content took over
+    sortPending_ = false;
+    install(watcher->result());
+    Q_EMIT sortFinished();
+  });
+  watcher->setFuture(QtConcurrent::run(
+      [content, column = sortColumn_, order = sortOrder_] { return orderFor(*content, column, order); }));
+}
+
+void PointsModel::install(std::vector<std::uint32_t> order) {
+  if (order.size() != order_.size()) return;
   Q_EMIT layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
-  const std::vector<std::uint32_t> before = order_;
-  applySort();
-  // Selections and other persistent indices follow their rows.
+  const std::vector<std::uint32_t> before = std::move(order_);
+  order_ = std::move(order);
   std::vector<int> rowOf(order_.size());
   for (std::size_t r = 0; r < order_.size(); ++r) rowOf[order_[r]] = static_cast<int>(r);
   const QModelIndexList from = persistentIndexList();
@@ -79,33 +116,35 @@ void PointsModel::sort(int column, Qt::SortOrder order) {
   Q_EMIT layoutChanged({}, QAbstractItemModel::VerticalSortHint);
 }
 
-void PointsModel::applySort() {
-  if (!content_ || order_.empty()) return;
-  const int ncols = static_cast<int>(content_->cols.size());
-  const bool down = sortOrder_ == Qt::DescendingOrder;
-  std::iota(order_.begin(), order_.end(), 0u);
-  if (sortColumn_ < 0 || sortColumn_ >= ncols || content_->cols[static_cast<std::size_t>(sortColumn_)].kind == Content::Kind::Index) {
+std::vector<std::uint32_t> PointsModel::orderFor(const Content& c, int column, Qt::SortOrder sortOrder) {
+  std::vector<std::uint32_t> order(c.refs.size());
+  std::iota(order.begin(), order.end(), 0u);
+  if (order.empty()) return order;
+  const int ncols = static_cast<int>(c.cols.size());
+  const bool down = sortOrder == Qt::DescendingOrder;
+  if (column < 0 || column >= ncols || c.cols[static_cast<std::size_t>(column)].kind == Content::Kind::Index) {
     // The references are in point-index order already.
-    if (down && sortColumn_ >= 0 && sortColumn_ < ncols) std::reverse(order_.begin(), order_.end());
-    return;
+    if (down && column >= 0 && column < ncols) std::reverse(order.begin(), order.end());
+    return order;
   }
   // As numbers (Qt::UserRole) where the column holds numbers, else as text; equal keys keep point order.
-  const std::size_t n = order_.size();
-  const QVariant probe = cell(0, sortColumn_, Qt::UserRole);
+  const std::size_t n = order.size();
+  const QVariant probe = cellOf(c, 0, column, Qt::UserRole);
   if (probe.typeId() == QMetaType::QString) {
     std::vector<QString> key(n);
-    for (std::size_t i = 0; i < n; ++i) key[i] = cell(i, sortColumn_, Qt::UserRole).toString();
-    std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    for (std::size_t i = 0; i < n; ++i) key[i] = cellOf(c, i, column, Qt::UserRole).toString();
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
       return down ? key[b] < key[a] : key[a] < key[b];
     });
   } else {
     std::vector<double> key(n);
-    for (std::size_t i = 0; i < n; ++i) key[i] = cell(i, sortColumn_, Qt::UserRole).toDouble();
+    for (std::size_t i = 0; i < n; ++i) key[i] = cellOf(c, i, column, Qt::UserRole).toDouble();
     auto less = [](double a, double b) { return std::isnan(a) ? false : std::isnan(b) ? true : a < b; };  // NaN last
-    std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
       return down ? less(key[b], key[a]) : less(key[a], key[b]);
     });
   }
+  return order;
 }
 
 int PointsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(order_.size()); }
@@ -126,13 +165,13 @@ QVariant PointsModel::data(const QModelIndex& index, int role) const {
   return cell(ref(index.row()), index.column(), role);
 }
 
-QVariant PointsModel::cell(std::size_t refIndex, int column, int role) const {
+QVariant PointsModel::cellOf(const Content& content, std::size_t refIndex, int column, int role) {
   if ((role != Qt::DisplayRole && role != Qt::UserRole && role != Qt::TextAlignmentRole) || column < 0 ||
-      column >= static_cast<int>(content_->cols.size()))
+      column >= static_cast<int>(content.cols.size()))
     return {};
-  const Content::Ref& r = content_->refs[refIndex];
-  const Content::Col& c = content_->cols[static_cast<std::size_t>(column)];
-  const analysis::AnalysisTable& t = *content_->table;
+  const Content::Ref& r = content.refs[refIndex];
+  const Content::Col& c = content.cols[static_cast<std::size_t>(column)];
+  const analysis::AnalysisTable& t = *content.table;
   const analysis::Row& row = t.rows[r.point->row];
   QVariant number, text;
   switch (c.kind) {

@@ -5,7 +5,8 @@
 // point, in point-index order) is worked out by build() on the plot's worker;
 // the GUI thread only installs it. The model sorts itself (sort(): the point
 // column, its default, by reversing; others on the numbers, Qt::UserRole, or
-// the text), copying through copyText().
+// the text; above kSortHereRows rows on a worker, the rows keeping their order
+// until the sorted one is installed), copying through copyText().
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,10 @@ class PointsModel : public QAbstractTableModel {
   /// build() and setContent() here (small plots, tests).
   void setPlot(std::shared_ptr<const analysis::AnalysisTable> table, std::shared_ptr<const analysis::PlotData> plot);
   void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
+  /// Tables longer than this are sorted on a worker (except by the point column).
+  static constexpr std::size_t kSortHereRows = 20000;
+  /// A sort asked for is still being worked out on a worker.
+  bool sortPending() const { return sortPending_; }
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role) const override;
@@ -42,16 +47,29 @@ class PointsModel : public QAbstractTableModel {
   /// data(Qt::UserRole) holds there), else nullopt.
   std::optional<std::uint64_t> pointIndex(int row, int column) const;
 
+ Q_SIGNALS:
+  /// A sort worked out on a worker is installed.
+  void sortFinished();
+
  private:
   /// The reference of view row `row`.
   std::size_t ref(int row) const { return order_[static_cast<std::size_t>(row)]; }
-  void applySort();
-  QVariant cell(std::size_t ref, int column, int role) const;
+  /// The view order of `c`'s references sorted by `column` (any thread).
+  static std::vector<std::uint32_t> orderFor(const Content& c, int column, Qt::SortOrder order);
+  static QVariant cellOf(const Content& c, std::size_t ref, int column, int role);
+  QVariant cell(std::size_t ref, int column, int role) const { return cellOf(*content_, ref, column, role); }
+  /// Whether sorting by sortColumn_ is short enough for the GUI thread.
+  bool sortHere() const;
+  void sortOnWorker();
+  /// Shows rows in `order`; selections and other persistent indices follow their rows.
+  void install(std::vector<std::uint32_t> order);
 
   std::shared_ptr<const Content> content_;
   std::vector<std::uint32_t> order_;  // view row -> reference
   int sortColumn_ = 0;
   Qt::SortOrder sortOrder_ = Qt::AscendingOrder;
+  std::uint64_t sortGeneration_ = 0;  // a worker's order is installed only if no newer sort or content came
+  bool sortPending_ = false;
 };
 
 struct PointsModel::Content {

@@ -323,7 +323,14 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
   for (const std::string& fv : facet_values) {
     Facet f;
     f.value = fv;
-    if (fi >= 0) f.title = t.axes[static_cast<std::size_t>(fi)].short_name + " = " + fv;
+    if (fi >= 0) {
+      const Column& fc = t.axes[static_cast<std::size_t>(fi)];
+      // A panel titled by its value alone still says its unit ("100 ns", not "100").
+      const bool add_unit = fc.numeric && !fc.bytes && !fc.unit.empty() && !fv.empty() &&
+                            fv.find(fc.unit) == std::string::npos;
+      f.shown = add_unit ? fv + (fc.unit == "×" ? "" : " ") + fc.unit : fv;
+      f.title = fc.short_name + " = " + f.shown;
+    }
     std::map<std::string, std::size_t> index;
     for (std::size_t r : rows) {
       const Row& row = t.rows[r];

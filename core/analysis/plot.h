@@ -50,7 +50,8 @@ struct Series {
 
 struct Facet {
   std::string value;     // the facet axis value ("" without a facet)
-  std::string title;     // "regulation = paced"
+  std::string shown;     // the value with its axis's unit: "100 ns", "paced", "64 KiB"
+  std::string title;     // "regulation = paced", "latency_ns = 100 ns"
   std::vector<Series> series;
 };
 

@@ -94,6 +94,34 @@ TEST_F(AnalysisTest, TimingTableHasEverySweptAxisAndUnits) {
   }
 }
 
+// A panel shown by its value alone (the key moved to the x title) keeps the
+// axis's unit: "100 ns", not "100". Waves have no unit, so give the column one.
+TEST_F(AnalysisTest, FacetTitlesOfANumericAxisCarryItsUnit) {
+  AnalysisTable t = build_table(waves_->run, waves_->points);
+  PlotQuery q;
+  q.x = "collective.bytes";
+  q.y = "time_us";
+  q.facet = "switch.isa.waves";
+  PlotData plain = make_plot(t, q);
+  ASSERT_FALSE(plain.facets.empty());
+  EXPECT_EQ(plain.facets[0].shown, plain.facets[0].value);
+  EXPECT_EQ(plain.facets[0].title, "waves = " + plain.facets[0].value);
+  t.axes[static_cast<std::size_t>(t.axis_index("switch.isa.waves"))].unit = "ns";
+  PlotData p = make_plot(t, q);
+  ASSERT_EQ(p.facets.size(), plain.facets.size());
+  for (const Facet& f : p.facets) {
+    EXPECT_EQ(f.shown, f.value + " ns");
+    EXPECT_EQ(f.title, "waves = " + f.value + " ns");
+  }
+  // Byte sizes already carry theirs ("64 KiB"): nothing is added.
+  q.facet = "collective.bytes";
+  q.x = "switch.isa.waves";
+  PlotData b = make_plot(t, q);
+  ASSERT_FALSE(b.facets.empty());
+  EXPECT_EQ(b.facets[0].shown, "64 KiB");
+  EXPECT_EQ(b.facets[0].title, "size = 64 KiB");
+}
+
 TEST_F(AnalysisTest, WavesOnXFacetByRegulationMatchesStoredPoints) {
   AnalysisTable t = build_table(waves_->run, waves_->points);
   PlotQuery q;
@@ -105,6 +133,7 @@ TEST_F(AnalysisTest, WavesOnXFacetByRegulationMatchesStoredPoints) {
   ASSERT_EQ(p.facets.size(), 2u);
   EXPECT_EQ(p.facets[0].title, "regulation = none");
   EXPECT_EQ(p.facets[1].title, "regulation = paced");
+  EXPECT_EQ(p.facets[1].shown, "paced");  // a text axis has no unit to add
   EXPECT_EQ(p.point_count(), t.rows.size());
   // One series per size; algorithm is the same everywhere so it is not named.
   ASSERT_EQ(p.facets[0].series.size(), 7u);

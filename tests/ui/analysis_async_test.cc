@@ -27,6 +27,7 @@
 #include "store/store.h"
 #include "tests/ui/synthetic_runs.h"
 #include "ui/analysis_view.h"
+#include "ui/points_model.h"
 
 using namespace scin;
 using namespace scin::ui;
@@ -164,6 +165,38 @@ class AnalysisAsyncTest : public QObject {
       av.pointsTable()->sortByColumn(0, down ? Qt::AscendingOrder : Qt::DescendingOrder);
       QCOMPARE(m->index(0, 0).data(Qt::UserRole).toULongLong(), qulonglong{down ? 0u : 99999u});
       QCOMPARE(m->index(99999, 0).data(Qt::UserRole).toULongLong(), qulonglong{down ? 99999u : 0u});
+      // Sorting 10^5 rows by another column is worked out on a worker: while
+      // it is held, the rows keep their order and the event loop runs.
+      auto* pm = qobject_cast<PointsModel*>(m);
+      QVERIFY(pm);
+      int ycol = -1;
+      for (int c = 0; c < m->columnCount(); ++c)
+        if (m->headerData(c, Qt::Horizontal).toString().startsWith(QString::fromStdString(want.y))) ycol = c;
+      QVERIFY(ycol > 0);
+      const qulonglong firstBefore = m->index(0, 0).data(Qt::UserRole).toULongLong();
+      QSignalSpy sorted(pm, &PointsModel::sortFinished);
+      {
+        PoolHold hold;
+        av.pointsTable()->sortByColumn(ycol, Qt::DescendingOrder);
+        QVERIFY(pm->sortPending());
+        QTest::qWait(50);
+        QCOMPARE(m->index(0, 0).data(Qt::UserRole).toULongLong(), firstBefore);
+        hold.release();
+        QTRY_VERIFY_WITH_TIMEOUT(!pm->sortPending(), 60000);
+      }
+      QCOMPARE(sorted.count(), 1);
+      double top = -INFINITY;
+      for (const auto& f : av.plot()->facets)
+        for (const auto& s : f.series)
+          for (const auto& pt : s.points) top = std::max(top, pt.y);
+      QCOMPARE(m->index(0, ycol).data(Qt::UserRole).toDouble(), top);
+      for (int r = 1; r < m->rowCount(); ++r)
+        if (m->index(r - 1, ycol).data(Qt::UserRole).toDouble() < m->index(r, ycol).data(Qt::UserRole).toDouble())
+          QFAIL(qPrintable(QStringLiteral("row %1 out of order").arg(r)));
+      // Back to point order: a reversal, done at once.
+      av.pointsTable()->sortByColumn(0, Qt::AscendingOrder);
+      QVERIFY(!pm->sortPending());
+      QCOMPARE(m->index(0, 0).data(Qt::UserRole).toULongLong(), qulonglong{0});
     }
 
     // Without the loader's defaults the view works them out itself, on a worker too.

@@ -350,6 +350,8 @@ QString FigureCanvas::trackAt(const QPoint& pos) {
                             ? QString()
                             : QStringLiteral(" ") + QString::fromStdString(table_->axes[a].unit));
     lines << tr("point #%1").arg(row.point_index);
+    if (row.note >= 0 && static_cast<std::size_t>(row.note) < table_->notes.size())
+      lines << QString::fromStdString(table_->notes[static_cast<std::size_t>(row.note)]);
     if (bestDec) {
       const QLocale loc;
       lines << tr("series of %1 points, drawn at screen resolution (%2 kept)")

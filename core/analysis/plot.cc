@@ -1,6 +1,8 @@
 #include "analysis/plot.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -113,6 +115,37 @@ std::string auto_facet(const AnalysisTable& t, const PlotQuery& q0, std::size_t 
   }
   return best;
 }
+
+namespace {
+/// What the plotted points say of themselves (extra.note), once per note with
+/// the algorithms and the number of points it concerns; at most kShown notes.
+void add_point_notes(const AnalysisTable& t, PlotData& p) {
+  if (t.notes.empty()) return;
+  struct Use {
+    std::set<std::string> algorithms;
+    std::size_t points = 0;
+  };
+  std::map<std::int32_t, Use> uses;
+  for (const Facet& f : p.facets)
+    for (const Series& s : f.series)
+      for (const SeriesPoint& pt : s.points) {
+        const Row& row = t.rows[pt.row];
+        if (row.note < 0) continue;
+        Use& u = uses[row.note];
+        ++u.points;
+        if (!row.axes.empty()) u.algorithms.insert(row.axes.front().text);  // collective.algorithm comes first
+      }
+  constexpr std::size_t kShown = 4;
+  std::size_t shown = 0;
+  for (const auto& [note, u] : uses) {
+    if (++shown > kShown) break;
+    p.notes.push_back(fmt::format("{}: {} ({} point{})", fmt::join(u.algorithms, ", "),
+                                  t.notes[static_cast<std::size_t>(note)], u.points, u.points == 1 ? "" : "s"));
+  }
+  if (uses.size() > kShown)
+    p.notes.push_back(fmt::format("{} more note(s) on the plotted points: hover a point to read its own", uses.size() - kShown));
+}
+}  // namespace
 
 PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
   PlotData p;
@@ -369,6 +402,7 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
     if (!f.series.empty()) p.facets.push_back(std::move(f));
   }
   if (dropped > 0) p.notes.push_back(fmt::format("{} point(s) without a {} value left out", dropped, p.y.key));
+  add_point_notes(t, p);
   if (p.facets.empty()) {
     p.empty_reason = fmt::format("No point has a value of {} for the shown axes.", p.y.key);
     return p;

@@ -439,6 +439,7 @@ AnalysisTable build_table(const RunInfo& run, const std::vector<PointRecord>& pt
   for (const MetricDef& d : defs) t.metrics.push_back(d.col);
 
   std::set<std::string> reasons;
+  std::map<std::string, std::int32_t> note_index;
   for (const PointRecord& p : pts) {
     if (p.status != PointStatus::Ok) {
       ++t.skipped;
@@ -484,6 +485,15 @@ AnalysisTable build_table(const RunInfo& run, const std::vector<PointRecord>& pt
           if (d.col.key == breakdown_column(static_cast<Term>(k))) v = p.breakdown.ns[k];
       }
       r.metrics.push_back(v);
+    }
+    if (p.extra.is_object()) {
+      const auto n = p.extra.find("note");
+      if (n != p.extra.end() && n->is_string() && !n->get_ref<const std::string&>().empty()) {
+        const std::string& text = n->get_ref<const std::string&>();
+        auto [it, added] = note_index.emplace(text, static_cast<std::int32_t>(t.notes.size()));
+        if (added) t.notes.push_back(text);
+        r.note = it->second;
+      }
     }
     t.rows.push_back(std::move(r));
   }

@@ -62,6 +62,7 @@ struct Row {
   std::uint64_t point_index = 0;      // PointRecord::index
   std::vector<AxisValue> axes;        // one per AnalysisTable::axes
   std::vector<double> metrics;        // one per AnalysisTable::metrics; NaN when absent/derived
+  std::int32_t note = -1;             // index into AnalysisTable::notes (the point's extra.note), -1: none
 };
 
 /// What the run was, for headers and reports (read from the stored run).
@@ -93,6 +94,9 @@ class AnalysisTable {
   std::vector<Row> rows;          // points with status ok, in index order
   std::size_t skipped = 0;        // skipped + failed points
   std::vector<std::string> skip_reasons;  // distinct reasons (at most 5)
+  /// Distinct notes the points carry about themselves (`extra.note`: e.g. an
+  /// nvls point on 2 GPUs, timed as ring because NCCL runs ring there).
+  std::vector<std::string> notes;
 
   /// Index of a column by key in axes / metrics, or -1.
   int axis_index(const std::string& key) const;

@@ -122,6 +122,54 @@ TEST_F(AnalysisTest, FacetTitlesOfANumericAxisCarryItsUnit) {
   EXPECT_EQ(b.facets[0].title, "size = 64 KiB");
 }
 
+// What points say of themselves (extra.note) reaches the table and the plot's
+// notes, counted per plotted point: NCCL does not run NVLS on 2 GPUs, so the
+// nvls points at 2 GPUs carry a note, those at 4 do not, and ring none.
+TEST(AnalysisNotes, NvlsOnTwoGpusIsNotedOncePerPlot) {
+  test::TempDir dir;
+  SweepSpec spec = sweep_spec_from_json(nlohmann::json::parse(R"({
+    "name": "nvls-2", "kind": "collective", "base": {"preset": "hgx-h200-8"},
+    "axes": [{"path": "fabric.gpus", "values": [2, 4]},
+             {"path": "collective.algorithm", "values": ["ring", "nvls"]},
+             {"path": "collective.bytes", "values": ["1K", "64K", "1M"]}]})"));
+  Store store = Store::open(dir / "n.scindb", Access::Create);
+  SweepOptions opts;
+  opts.threads = 1;
+  const SweepSummary sum = run_sweep(store, spec, opts, {});
+  ASSERT_EQ(sum.status, RunStatus::Done);
+  const auto pts = store.points(sum.run_id);
+  AnalysisTable t = build_table(store.get_run(sum.run_id), pts);
+  ASSERT_EQ(t.rows.size(), 12u);
+  ASSERT_EQ(t.notes.size(), 1u);
+  EXPECT_NE(t.notes[0].find("NVLS"), std::string::npos) << t.notes[0];
+  const int gi = t.axis_index("fabric.gpus");
+  ASSERT_GE(gi, 0);
+  std::size_t noted = 0;
+  for (const Row& r : t.rows) {
+    const bool want = r.axes[0].text == "nvls" && r.axes[static_cast<std::size_t>(gi)].number == 2;
+    EXPECT_EQ(r.note >= 0, want) << r.axes[0].text << " at " << r.axes[static_cast<std::size_t>(gi)].text << " GPUs";
+    noted += want;
+  }
+  EXPECT_EQ(noted, 3u);
+  PlotQuery q;
+  q.x = "collective.bytes";
+  q.y = "time_us";
+  q.facet = "fabric.gpus";
+  PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  std::vector<std::string> mine;
+  for (const auto& n : p.notes)
+    if (n.rfind("nvls: ", 0) == 0) mine.push_back(n);
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0], "nvls: " + t.notes[0] + " (3 points)");
+  // Filtered to 4 GPUs, no plotted point carries it.
+  q.facet.clear();
+  q.filters["fabric.gpus"] = {"4"};
+  PlotData p4 = make_plot(t, q);
+  ASSERT_TRUE(p4.empty_reason.empty()) << p4.empty_reason;
+  for (const auto& n : p4.notes) EXPECT_EQ(n.find(t.notes[0]), std::string::npos) << n;
+}
+
 TEST_F(AnalysisTest, WavesOnXFacetByRegulationMatchesStoredPoints) {
   AnalysisTable t = build_table(waves_->run, waves_->points);
   PlotQuery q;

@@ -38,6 +38,14 @@ Stored run_example(const std::filesystem::path& db, const std::string& name) {
   return s;
 }
 
+PlotQuery query_of(std::string x, std::string y, std::string facet = {}) {
+  PlotQuery q;
+  q.x = std::move(x);
+  q.y = std::move(y);
+  q.facet = std::move(facet);
+  return q;
+}
+
 const PointRecord& stored(const Stored& s, const AnalysisTable& t, std::size_t row) {
   return s.points.at(t.rows.at(row).point_index);
 }
@@ -98,10 +106,7 @@ TEST_F(AnalysisTest, TimingTableHasEverySweptAxisAndUnits) {
 // axis's unit: "100 ns", not "100". Waves have no unit, so give the column one.
 TEST_F(AnalysisTest, FacetTitlesOfANumericAxisCarryItsUnit) {
   AnalysisTable t = build_table(waves_->run, waves_->points);
-  PlotQuery q;
-  q.x = "collective.bytes";
-  q.y = "time_us";
-  q.facet = "switch.isa.waves";
+  PlotQuery q = query_of("collective.bytes", "time_us", "switch.isa.waves");
   PlotData plain = make_plot(t, q);
   ASSERT_FALSE(plain.facets.empty());
   EXPECT_EQ(plain.facets[0].shown, plain.facets[0].value);
@@ -151,10 +156,7 @@ TEST(AnalysisNotes, NvlsOnTwoGpusIsNotedOncePerPlot) {
     noted += want;
   }
   EXPECT_EQ(noted, 3u);
-  PlotQuery q;
-  q.x = "collective.bytes";
-  q.y = "time_us";
-  q.facet = "fabric.gpus";
+  PlotQuery q = query_of("collective.bytes", "time_us", "fabric.gpus");
   PlotData p = make_plot(t, q);
   ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
   std::vector<std::string> mine;
@@ -172,10 +174,7 @@ TEST(AnalysisNotes, NvlsOnTwoGpusIsNotedOncePerPlot) {
 
 TEST_F(AnalysisTest, WavesOnXFacetByRegulationMatchesStoredPoints) {
   AnalysisTable t = build_table(waves_->run, waves_->points);
-  PlotQuery q;
-  q.x = "switch.isa.waves";
-  q.y = "time_us";
-  q.facet = "switch.isa.regulation";
+  PlotQuery q = query_of("switch.isa.waves", "time_us", "switch.isa.regulation");
   PlotData p = make_plot(t, q);
   ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
   ASSERT_EQ(p.facets.size(), 2u);
@@ -408,10 +407,7 @@ TEST(AnalysisZip, ZippedAxesRideAlongWithX) {
   bool zipped = false;
   for (const auto& a : t.run.axes) zipped |= a == "links.latency_ns: 150, 125, 100 (zipped)";
   EXPECT_TRUE(zipped);
-  PlotQuery q;
-  q.x = "links.bandwidth_GBps";
-  q.y = "busbw_GBps";
-  q.facet = "fabric.gpus";
+  PlotQuery q = query_of("links.bandwidth_GBps", "busbw_GBps", "fabric.gpus");
   q.filters["collective.bytes"] = {"1 GiB"};
   PlotData p = make_plot(t, q);
   ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;

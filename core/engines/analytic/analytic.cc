@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "engines/analytic/ready_queue.h"
 
 namespace scin {
 
@@ -349,22 +350,17 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
   const bool one_plane = planes_alike(s);
   auto cost = [&](StepId i) { return step_cost(cfg, s, rm, s.steps[i], c, one_plane, port_classes); };
 
-  using Item = std::pair<double, StepId>;  // (ready time, index): FCFS at resources, ties by order
+  // The ready queue: (ready time, index), smallest first (ready_queue.h):
+  // FCFS at resources, ties by order.
   auto& heap = ws.heap;
   heap.clear();
-  const auto later = std::greater<Item>{};
-  auto push = [&](double t, StepId i) {
-    heap.emplace_back(t, i);
-    std::push_heap(heap.begin(), heap.end(), later);
-  };
+  auto push = [&](double t, StepId i) { ready_queue::push(heap, t, i); };
   for (std::size_t i = 0; i < n; ++i)
     if (pending[i] == 0) push(0.0, static_cast<StepId>(i));
 
   std::size_t done = 0, polled_uses = 0;
   while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    const auto [r, i] = heap.back();
-    heap.pop_back();
+    const auto [r, i] = ready_queue::pop(heap);
     // Every 4096 steps, or sooner when steps are wide (an NVLS step at 1024 GPUs x 64 planes books
     // thousands of uses): a stop request is seen within ~2^18 uses (milliseconds).
     if ((++done & 0xfff) == 0 || uses.size - polled_uses > (1u << 18)) {
@@ -443,7 +439,8 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
         bound_use[i] = static_cast<int>(k);
       }
     }
-    const double l = c.latency_total_ns();
+    double l = 0;  // c.latency_total_ns(), inline (the same sum, in the same order)
+    for (double x : c.latency_ns) l += x;
     res.steps[i].start_ns = r;
     res.steps[i].finish_ns = end + l;
     for (std::uint32_t k = succ_first[i]; k < succ_first[i + 1]; ++k) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <fmt/format.h>
 
 #include "model/routed_cost.h"
@@ -99,11 +100,15 @@ double transfer_factor(const Config& cfg, const Schedule& s, const Step& st) {
 // ------------------------------------------------------------ issue 15: mid-size regime
 
 namespace {
+// (Compared as string_views: the length first, then a fixed-size compare; a
+// std::string against a C string called strlen and memcmp every time, per step.)
 bool is_shot(const Schedule& s, bool two) {
-  return two ? (s.algorithm == "two-shot" || s.algorithm == "two-shot-q8") : s.algorithm == "one-shot";
+  const std::string_view a = s.algorithm;
+  return two ? (a == "two-shot" || a == "two-shot-q8") : a == "one-shot";
 }
 bool is_quantised_algorithm(const Schedule& s) {
-  return s.algorithm == "scin-inq" || s.algorithm == "ring-q8" || s.algorithm == "two-shot-q8";
+  const std::string_view a = s.algorithm;
+  return a == "scin-inq" || a == "ring-q8" || a == "two-shot-q8";
 }
 // An algorithm-specific link efficiency relative to links.efficiency (1 when unset).
 double relative_efficiency(const Config& cfg, double algo_efficiency) {
@@ -139,7 +144,7 @@ double launch_extra_ns(const Config& cfg, const Schedule& s, const Step& st) {
   if (is_shot(s, false)) extra += t.one_shot_base_ns;
   if (is_shot(s, true)) extra += t.two_shot_base_ns;
   if (is_quantised_algorithm(s)) {
-    if (s.algorithm == "scin-inq" && t.quant_fused)
+    if (std::string_view(s.algorithm) == "scin-inq" && t.quant_fused)
       extra += cfg.accelerator.sync_overhead_ns - cfg.accelerator.launch_overhead_ns;  // a stream op, no kernel
     else
       extra += t.quant_launch_ns;
@@ -451,10 +456,11 @@ StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, 
 
 bool step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c,
                bool first_plane_only, bool port_classes) {
-  std::vector<ResourceUse> keep = std::move(c.uses);  // its capacity: engines reuse one StepCost
-  keep.clear();
-  c = StepCost{};
-  c.uses = std::move(keep);
+  // Reset field by field (as StepCost{}); the uses keep their capacity: engines reuse one StepCost.
+  c.fixed_ns = 0;
+  c.fixed_term = Term::Sync;
+  for (double& l : c.latency_ns) l = 0;
+  c.uses.clear();
   Ctx x{cfg, s, rm, c, first_plane_only, port_classes && s.topology == Topology::Star};
   const AcceleratorSpec& acc = cfg.accelerator;
   const IsaSpec& isa = cfg.sw.isa;

@@ -2,11 +2,15 @@
 // public measurements, ordering on the HGX presets, and breakdowns that add up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <random>
 
 #include "base/error.h"
 #include "fabric/preset.h"
 #include "engines/simulate.h"
+#include "engines/analytic/ready_queue.h"
 #include "core_test_util.h"
 
 using namespace scin;
@@ -190,5 +194,47 @@ TEST(Analytic, RingAutoChoosesTheFastestProtocolAsTimingAllThree) {
       EXPECT_EQ(chosen.variant, best_variant) << n << " GPUs, " << bytes << " B";
       EXPECT_EQ(chosen.time_ns, best) << n << " GPUs, " << bytes << " B";
     }
+  }
+}
+
+// The engine's ready queue (ready_queue.h) pops in the order std::pop_heap with
+// std::greater pops: (time, index) ascending. Pushes and pops interleaved as
+// the engine does (times never below the last popped), many equal times.
+TEST(Analytic, ReadyQueuePopsAsTheStandardHeap) {
+  std::mt19937_64 rng(14);
+  for (int round = 0; round < 50; ++round) {
+    using Item = ready_queue::Item;
+    std::vector<Item> mine, ref;
+    std::vector<Item> popped_mine, popped_ref;
+    StepId next = 0;
+    double now = 0;
+    const int distinct = 1 + round % 7;  // few distinct increments: many ties
+    for (int k = 0; k < 40; ++k) {
+      const double t = k < 8 ? 0.0 : now;
+      ready_queue::push(mine, t, next);
+      ref.emplace_back(t, next);
+      std::push_heap(ref.begin(), ref.end(), std::greater<Item>{});
+      ++next;
+    }
+    while (!ref.empty()) {
+      const Item a = ready_queue::pop(mine);
+      std::pop_heap(ref.begin(), ref.end(), std::greater<Item>{});
+      const Item b = ref.back();
+      ref.pop_back();
+      popped_mine.push_back(a);
+      popped_ref.push_back(b);
+      now = a.first;
+      for (int k = static_cast<int>(rng() % 4); k > 0 && next < 600; --k) {
+        const double t = now + static_cast<double>(rng() % static_cast<std::uint64_t>(distinct)) * 0.5;
+        const StepId id = static_cast<StepId>(rng() % 2 == 0 ? next : 100000 - next);  // indices in any order
+        ready_queue::push(mine, t, id);
+        ref.emplace_back(t, id);
+        std::push_heap(ref.begin(), ref.end(), std::greater<Item>{});
+        ++next;
+      }
+      ASSERT_EQ(mine.size(), ref.size());
+    }
+    EXPECT_EQ(popped_mine, popped_ref) << "round " << round;
+    EXPECT_GT(popped_mine.size(), 40u);
   }
 }

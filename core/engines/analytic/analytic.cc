@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "engines/analytic/ready_queue.h"
 
 namespace scin {
 
@@ -262,7 +263,7 @@ namespace {
 // returns false as soon as a step fails that condition (`res` is then
 // incomplete and the caller books again without it).
 bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const RunContext& ctx, AnalyticWorkspace& ws,
-          bool port_classes, AnalyticResult& res) {
+          bool one_plane, bool port_classes, AnalyticResult& res) {
   const std::size_t n = s.steps.size();
   res = AnalyticResult{};
   res.steps.resize(n);
@@ -346,35 +347,70 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
   // one is booked. A step's class use stands where the class's first use
   // stood, so the use that ends last (the first of the latest) and the
   // critical path through it are the same.
-  const bool one_plane = planes_alike(s);
+  // (one_plane: planes_alike(s), found once by the caller.)
   auto cost = [&](StepId i) { return step_cost(cfg, s, rm, s.steps[i], c, one_plane, port_classes); };
 
-  using Item = std::pair<double, StepId>;  // (ready time, index): FCFS at resources, ties by order
+  // The ready queue: (ready time, index), smallest first (ready_queue.h):
+  // FCFS at resources, ties by order.
   auto& heap = ws.heap;
   heap.clear();
-  const auto later = std::greater<Item>{};
-  auto push = [&](double t, StepId i) {
-    heap.emplace_back(t, i);
-    std::push_heap(heap.begin(), heap.end(), later);
+  auto push = [&](double t, StepId i) { ready_queue::push(heap, t, i); };
+  // A launch, signal or wait with no use, fixed cost and latency >= 0 is finished when ready,
+  // without the queue: it books nothing, and its successors' keys (time >= its finish >= its
+  // ready time, index > its own) exceed its key, so no step is taken earlier or in another
+  // order than through the queue. `free_ready` (the CSR's fill list, now unused) holds them.
+  std::size_t done = 0, taken = 0, polled_uses = 0;
+  bool classes_ok = true;
+  auto& free_ready = ws.fill;
+  free_ready.clear();
+  auto release = [&](StepId nx) {  // every dep of nx has finished
+    const StepKind k = s.steps[nx].kind;
+    if (k == StepKind::Launch || k == StepKind::Signal || k == StepKind::Wait) {
+      classes_ok = classes_ok && cost(nx);
+      double l = 0;  // (as below)
+      for (double x : c.latency_ns) l += x;
+      if (c.uses.empty() && c.fixed_ns >= 0 && l >= 0) {
+        res.steps[nx].start_ns = ready[nx];
+        res.steps[nx].finish_ns = (ready[nx] + c.fixed_ns) + l;
+        first_use[nx] = uses.size;
+        ++done;
+        free_ready.push_back(nx);
+        return;
+      }
+    }
+    push(ready[nx], nx);
+  };
+  auto finished = [&](StepId i) {  // i's finish is final: update its successors
+    for (std::uint32_t k = succ_first[i]; k < succ_first[i + 1]; ++k) {
+      const StepId nx = succ[k];
+      ready[nx] = std::max(ready[nx], res.steps[i].finish_ns);
+      if (--pending[nx] == 0) release(nx);
+    }
+  };
+  auto release_free = [&] {
+    for (StepId j; !free_ready.empty();) j = free_ready.back(), free_ready.pop_back(), finished(j);
+    return classes_ok;
   };
   for (std::size_t i = 0; i < n; ++i)
-    if (pending[i] == 0) push(0.0, static_cast<StepId>(i));
+    if (pending[i] == 0) release(static_cast<StepId>(i));
+  if (!release_free()) return false;
 
-  std::size_t done = 0, polled_uses = 0;
   while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    const auto [r, i] = heap.back();
-    heap.pop_back();
+    const auto [r, i] = ready_queue::pop(heap);
+    ++done;
     // Every 4096 steps, or sooner when steps are wide (an NVLS step at 1024 GPUs x 64 planes books
     // thousands of uses): a stop request is seen within ~2^18 uses (milliseconds).
-    if ((++done & 0xfff) == 0 || uses.size - polled_uses > (1u << 18)) {
+    if ((++taken & 0xfff) == 0 || uses.size - polled_uses > (1u << 18)) {
       polled_uses = uses.size;
       ctx.check();
       ctx.report(static_cast<double>(done) / static_cast<double>(n));
     }
     if (!cost(i)) return false;
     first_use[i] = uses.size;
-    uses.grow_to(uses.size + c.uses.size());
+    if (const std::size_t want = uses.size + c.uses.size(); want <= uses.blocks.size() * uses.kBlock)
+      uses.size = want;  // (grow_to's work when no block is added)
+    else
+      uses.grow_to(want);
     const double t0 = r + c.fixed_ns;
     double end = t0;
     double fed_end = t0;  // when the step's transfers have delivered everything
@@ -443,14 +479,12 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
         bound_use[i] = static_cast<int>(k);
       }
     }
-    const double l = c.latency_total_ns();
+    double l = 0;  // c.latency_total_ns(), inline (the same sum, in the same order)
+    for (double x : c.latency_ns) l += x;
     res.steps[i].start_ns = r;
     res.steps[i].finish_ns = end + l;
-    for (std::uint32_t k = succ_first[i]; k < succ_first[i + 1]; ++k) {
-      const StepId nx = succ[k];
-      ready[nx] = std::max(ready[nx], res.steps[i].finish_ns);
-      if (--pending[nx] == 0) push(ready[nx], nx);
-    }
+    finished(i);
+    if (!release_free()) return false;
   }
   if (done != n) throw Error(fmt::format("schedule {}: dependency cycle", s.algorithm));
 
@@ -520,10 +554,9 @@ std::optional<double> class_max_link_bytes(const Schedule& s) {
   return std::max({0.0, egress, ingress});
 }
 
-}  // namespace
-
-bool ports_alike(const Schedule& s) {
-  if (s.topology != Topology::Star || s.gpus < 2 || planes_alike(s)) return false;
+// ports_alike(s) without its planes_alike(s) test (the caller knows it is false).
+bool ports_alike_unless_planes(const Schedule& s) {
+  if (s.topology != Topology::Star || s.gpus < 2) return false;
   // Ports are used by class only by transfers a switch issues (step_cost's
   // port_classes); one an accelerator issues across a plane fails at once.
   bool any = false;
@@ -535,12 +568,19 @@ bool ports_alike(const Schedule& s) {
   }
   return any;
 }
+}  // namespace
+
+bool ports_alike(const Schedule& s) {
+  if (s.topology != Topology::Star || s.gpus < 2 || planes_alike(s)) return false;
+  return ports_alike_unless_planes(s);
+}
 
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws) {
   const ResourceMap rm = resource_map(s);
   AnalyticResult res;
-  const bool by_class = ports_alike(s) && book(cfg, s, rm, ctx, ws, true, res);
-  if (!by_class) book(cfg, s, rm, ctx, ws, false, res);
+  const bool one_plane = planes_alike(s);  // (one pass over the steps, for both tests)
+  const bool by_class = !one_plane && ports_alike_unless_planes(s) && book(cfg, s, rm, ctx, ws, false, true, res);
+  if (!by_class) book(cfg, s, rm, ctx, ws, one_plane, false, res);
   if (s.steps.empty()) return res;
   std::optional<double> m;
   if (by_class) m = class_max_link_bytes(s);

@@ -276,9 +276,9 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
   std::vector<int> pending(total, 0);
   for (int r = 0; r < n; ++r) {
     pending[arrive0 + static_cast<StepId>(r)] = 1;
-    pending[wait0 + static_cast<StepId>(r)] = n;
+    pending[wait0 + static_cast<StepId>(r)] = 1;  // (the barrier, below)
     pending[arrive1 + static_cast<StepId>(r)] = 1;
-    pending[wait1 + static_cast<StepId>(r)] = n;
+    pending[wait1 + static_cast<StepId>(r)] = 1;
     for (int c = 0; c < chunks; ++c) {
       pending[chunk_id(r, c, false)] = c >= 2 ? 2 : 1;
       pending[chunk_id(r, c, true)] = 1;
@@ -307,6 +307,17 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
   auto release = [&](StepId nx, double f) {
     ready[nx] = std::max(ready[nx], f);
     if (--pending[nx] == 0) push(ready[nx], nx);
+  };
+
+  // A barrier's waits each depend on all n signals: each wait is ready at the
+  // latest signal's finish (the max from 0, in any order the same), and all
+  // are released, in order, by the last signal, as n x n releases would.
+  double barrier_ready[2] = {0.0, 0.0};
+  int barrier_count[2] = {0, 0};
+  auto barrier = [&](int b, StepId waits, double f) {
+    barrier_ready[b] = std::max(barrier_ready[b], f);
+    if (++barrier_count[b] == n)
+      for (int j = 0; j < n; ++j) release(waits + static_cast<StepId>(j), barrier_ready[b]);
   };
 
   std::size_t done = 0;
@@ -361,9 +372,7 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
     const double f = finish[id];
     switch (d.k) {
       case K::Launch: release(arrive0 + id, f); break;
-      case K::Arrive0:
-        for (int j = 0; j < n; ++j) release(wait0 + static_cast<StepId>(j), f);
-        break;
+      case K::Arrive0: barrier(0, wait0, f); break;
       case K::Wait0:
         for (int c2 = 0; c2 < chunks; ++c2) release(chunk_id(d.r, c2, false), f);
         break;
@@ -372,9 +381,7 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
         if (d.c + 2 < chunks) release(chunk_id(d.r, d.c + 2, false), f);
         if (d.c == chunks - 1) release(arrive1 + static_cast<StepId>(d.r), f);
         break;
-      case K::Arrive1:
-        for (int j = 0; j < n; ++j) release(wait1 + static_cast<StepId>(j), f);
-        break;
+      case K::Arrive1: barrier(1, wait1, f); break;
       case K::Wait1: break;
     }
   }

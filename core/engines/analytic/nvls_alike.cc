@@ -1,6 +1,7 @@
 // NVLS by classes of ports (analytic.h, run_analytic_nvls): the one-switch
 // NVLS schedule timed without compiling its 2NC steps of N regions each.
 #include "engines/analytic/analytic.h"
+#include "engines/analytic/nvls_alike.h"
 
 #include <algorithm>
 
@@ -92,8 +93,13 @@ bool same_cost(const StepCost& a, const StepCost& b) {
 
 }  // namespace
 
-std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collective& coll, const RunContext& ctx,
-                                                bool with_steps) {
+namespace {
+
+// run_analytic_nvls; with `steps_only`, its conditions alone (everything up
+// to booking: the steps' costs and their shape): *steps_only = the step count
+// and an empty result if they hold (booking then always answers).
+std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& coll, const RunContext& ctx,
+                                         bool with_steps, std::size_t* steps_only) {
   if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
   if (!unsupported_reason(cfg, Algorithm::Nvls).empty()) return std::nullopt;
   // The schedule's head as compile() declares it (in and out per rank), then
@@ -239,6 +245,10 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
     if (!nonnegative(launch_c[r]) || !nonnegative(arrive_c[r]) || !nonnegative(wait_c[r])) return std::nullopt;
   for (std::size_t q = 0; q < sizes.size(); ++q)
     if (!nonnegative(loads[q].c) || !nonnegative(stores[q].c)) return std::nullopt;
+  if (steps_only) {
+    *steps_only = total;
+    return AnalyticResult{};
+  }
 
   // What a step is, from its id.
   enum class K : std::uint8_t { Launch, Arrive0, Wait0, Load, Store, Arrive1, Wait1 };
@@ -510,6 +520,18 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
   std::reverse(path.begin(), path.end());
   res.critical_path = std::move(path);
   return res;
+}
+
+}  // namespace
+
+std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collective& c, const RunContext& ctx,
+                                                bool with_steps) {
+  return nvls_alike(cfg, c, ctx, with_steps, nullptr);
+}
+
+std::size_t nvls_alike_steps(const Config& cfg, const Collective& c) {
+  std::size_t steps = 0;
+  return nvls_alike(cfg, c, {}, false, &steps) ? steps : 0;
 }
 
 }  // namespace scin

@@ -303,8 +303,14 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<int> bound_member(2 * pairs, 0);
   Members members_e(n), members_i(n);
   Queue unit;
-  std::vector<StepId> order;  // the steps as taken (the critical path replays members' queues in it)
-  order.reserve(total);
+  // The loads and stores as taken (the critical path replays members' queues in this order).
+  struct Taken {
+    StepId id;
+    std::uint32_t k;  // rank * chunks + chunk
+    bool load;
+  };
+  std::vector<Taken> taken;
+  taken.reserve(2 * pairs);
 
   using Item = std::pair<double, StepId>;
   std::vector<Item> heap;
@@ -375,8 +381,8 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
           ended(e, 2, m);
         }
       }
+      taken.push_back({id, static_cast<std::uint32_t>(k), d.k == K::Load});
     }
-    order.push_back(id);
     start[id] = r;
     finish[id] = end + c.latency_total_ns();
     const double f = finish[id];
@@ -438,22 +444,18 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       if (k2 == key) return recs;
     std::vector<Rec> recs(2 * pairs);
     Queue q;
-    for (const StepId id : order) {
-      const Id d = decode(id);
-      if (d.k != K::Load && d.k != K::Store) continue;
-      const std::size_t k = static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c);
-      const bool load = d.k == K::Load;
-      if (!load && d.r != m && cls == 1) continue;  // another member's store
-      if (load && d.r != m && cls == 2) continue;   // another member's ld_reduce
-      const Rep& p = load ? loads[size_of[k]] : stores[size_of[k]];
+    for (const Taken& tk : taken) {
+      const bool mine = static_cast<int>(tk.k / uc) == m;
+      if (!mine && tk.load == (cls == 2)) continue;  // another member's store on E, ld_reduce on I
+      const Rep& p = tk.load ? loads[size_of[tk.k]] : stores[size_of[tk.k]];
       const double amount = cls == 1 ? p.e_amount : p.i_amount, rate = cls == 1 ? p.e_rate : p.i_rate;
       if (!(amount > 0)) continue;
-      const double t0 = start[id] + p.c.fixed_ns, du = amount / rate;
-      q.prune(start[id]);
+      const double t0 = start[tk.id] + p.c.fixed_ns, du = amount / rate;
+      q.prune(start[tk.id]);
       StepId h = kNoStep;
       const double st = q.search(t0, du, h);
-      q.insert(st, st + du, id);
-      recs[2 * k + (load ? 0 : 1)] = {st, st + du, h};
+      q.insert(st, st + du, tk.id);
+      recs[2 * tk.k + (tk.load ? 0 : 1)] = {st, st + du, h};
     }
     replayed.emplace_back(key, std::move(recs));
     return replayed.back().second;

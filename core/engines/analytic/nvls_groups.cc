@@ -118,9 +118,10 @@ std::uint64_t Slots::hash_from(double r) const {
 }
 
 Members::Members(int n) : n_(n), words_((n + 63) / 64), of_(static_cast<std::size_t>(n), 0) {
+  g_.reserve(static_cast<std::size_t>(std::min(n, 16)));
+  bits_.assign(static_cast<std::size_t>(words_), 0);
+  for (int m = 0; m < n; ++m) bits_[static_cast<std::size_t>(m / 64)] |= std::uint64_t{1} << (m % 64);
   Group g;
-  g.bits.assign(static_cast<std::size_t>(words_), 0);
-  for (int m = 0; m < n; ++m) g.bits[static_cast<std::size_t>(m / 64)] |= std::uint64_t{1} << (m % 64);
   g.count = n;
   g.first = 0;
   g_.push_back(std::move(g));
@@ -128,10 +129,9 @@ Members::Members(int n) : n_(n), words_((n + 63) / 64), of_(static_cast<std::siz
 }
 
 int Members::first_of(int id) const {
-  const Group& g = g_[static_cast<std::size_t>(id)];
+  const std::uint64_t* b = bits(id);
   for (int w = 0; w < words_; ++w)
-    if (g.bits[static_cast<std::size_t>(w)] != 0)
-      return 64 * w + std::countr_zero(g.bits[static_cast<std::size_t>(w)]);
+    if (b[w] != 0) return 64 * w + std::countr_zero(b[w]);
   return n_;
 }
 
@@ -143,9 +143,10 @@ int Members::take() {
   } else {
     id = static_cast<int>(g_.size());
     g_.emplace_back();
+    bits_.resize(bits_.size() + static_cast<std::size_t>(words_));
   }
   Group& g = g_[static_cast<std::size_t>(id)];
-  g.bits.assign(static_cast<std::size_t>(words_), 0);
+  std::fill_n(bits(id), words_, std::uint64_t{0});
   g.count = 0;
   g.first = n_;
   g.q.v.clear();
@@ -160,9 +161,11 @@ int Members::take() {
 void Members::merge(int from, int into) {
   Group& a = g_[static_cast<std::size_t>(from)];
   Group& b = g_[static_cast<std::size_t>(into)];
+  std::uint64_t* ab = bits(from);
+  std::uint64_t* bb = bits(into);
   for (int w = 0; w < words_; ++w) {
-    std::uint64_t x = a.bits[static_cast<std::size_t>(w)];
-    b.bits[static_cast<std::size_t>(w)] |= x;
+    std::uint64_t x = ab[w];
+    bb[w] |= x;
     for (; x != 0; x &= x - 1) of_[static_cast<std::size_t>(64 * w + std::countr_zero(x))] = into;
   }
   b.count += a.count;
@@ -235,10 +238,10 @@ double Members::own(double r, int m, double t, double d) {
     ng.q.v.assign(g->q.v.begin() + static_cast<std::ptrdiff_t>(g->q.head), g->q.v.end());
     const auto w = static_cast<std::size_t>(m / 64);
     const std::uint64_t bit = std::uint64_t{1} << (m % 64);
-    g->bits[w] &= ~bit;
+    bits(id)[w] &= ~bit;
     --g->count;
     if (g->first == m) g->first = first_of(id);
-    ng.bits[w] |= bit;
+    bits(nid)[w] |= bit;
     ng.count = 1;
     ng.first = m;
     of_[static_cast<std::size_t>(m)] = nid;

@@ -67,12 +67,16 @@ class Members {
  private:
   struct Group {
     Slots q;
-    std::vector<std::uint64_t> bits;  // its members
     int count = 0;
     int first = 0;  // its first member
   };
   int n_, words_;
   std::vector<Group> g_;  // by id
+  std::vector<std::uint64_t> bits_;  // group id's members: words_ words from id * words_
+  std::uint64_t* bits(int id) { return bits_.data() + static_cast<std::size_t>(id) * static_cast<std::size_t>(words_); }
+  const std::uint64_t* bits(int id) const {
+    return bits_.data() + static_cast<std::size_t>(id) * static_cast<std::size_t>(words_);
+  }
   std::vector<int> live_, free_, of_;
   std::vector<std::pair<std::uint64_t, int>> keys_;
   double merged_at_ = -1;

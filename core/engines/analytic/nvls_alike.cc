@@ -301,7 +301,10 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<Rec> rec_u(pairs);
   std::vector<std::uint8_t> bound(2 * pairs, 0);
   std::vector<int> bound_member(2 * pairs, 0);
-  Members members_e(n), members_i(n);
+  // (Per thread, reset per run: their storage is reused; small points allocate nothing for them.)
+  thread_local Members members_e, members_i;
+  members_e.reset(n);
+  members_i.reset(n);
   Queue unit;
   // The loads and stores as taken (the critical path replays members' queues in this order).
   struct Taken {

@@ -117,15 +117,24 @@ std::uint64_t Slots::hash_from(double r) const {
   return h;
 }
 
-Members::Members(int n) : n_(n), words_((n + 63) / 64), of_(static_cast<std::size_t>(n), 0) {
-  g_.reserve(static_cast<std::size_t>(std::min(n, 16)));
-  bits_.assign(static_cast<std::size_t>(words_), 0);
-  for (int m = 0; m < n; ++m) bits_[static_cast<std::size_t>(m / 64)] |= std::uint64_t{1} << (m % 64);
-  Group g;
-  g.count = n;
-  g.first = 0;
-  g_.push_back(std::move(g));
-  live_.push_back(0);
+Members::Members(int n) { reset(n); }
+
+// Group ids 0..used_-1 are taken (live or free); the entries past them, and
+// every vector, keep their storage from the previous run.
+void Members::reset(int n) {
+  n_ = n;
+  words_ = (n + 63) / 64;
+  of_.assign(static_cast<std::size_t>(n), 0);
+  live_.clear();
+  free_.clear();
+  used_ = 0;
+  bits_.clear();
+  take();
+  std::uint64_t* b = bits(0);
+  for (int m = 0; m < n; ++m) b[m / 64] |= std::uint64_t{1} << (m % 64);
+  g_[0].count = n;
+  g_[0].first = 0;
+  most_ = 1;
 }
 
 int Members::first_of(int id) const {
@@ -141,9 +150,9 @@ int Members::take() {
     id = free_.back();
     free_.pop_back();
   } else {
-    id = static_cast<int>(g_.size());
-    g_.emplace_back();
-    bits_.resize(bits_.size() + static_cast<std::size_t>(words_));
+    id = used_++;
+    if (g_.size() < static_cast<std::size_t>(used_)) g_.emplace_back();
+    bits_.resize(static_cast<std::size_t>(used_) * static_cast<std::size_t>(words_));
   }
   Group& g = g_[static_cast<std::size_t>(id)];
   std::fill_n(bits(id), words_, std::uint64_t{0});

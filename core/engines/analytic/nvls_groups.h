@@ -54,7 +54,9 @@ struct Slots {
 // (the critical path replays the members it needs, nvls_alike.cc).
 class Members {
  public:
-  explicit Members(int n);
+  explicit Members(int n = 0);
+  // As Members(n), keeping the storage (a thread's runs reuse one).
+  void reset(int n);
   // Every member books [t, t + d) at its earliest free start >= t (t >= r,
   // the ready front, which never decreases). Returns the latest end and the
   // first member with that end.
@@ -70,7 +72,7 @@ class Members {
     int count = 0;
     int first = 0;  // its first member
   };
-  int n_, words_;
+  int n_ = 0, words_ = 0, used_ = 0;
   std::vector<Group> g_;  // by id
   std::vector<std::uint64_t> bits_;  // group id's members: words_ words from id * words_
   std::uint64_t* bits(int id) { return bits_.data() + static_cast<std::size_t>(id) * static_cast<std::size_t>(words_); }
@@ -79,7 +81,6 @@ class Members {
   }
   std::vector<int> live_, free_, of_;
   std::vector<std::pair<std::uint64_t, int>> keys_;
-  double merged_at_ = -1;
   std::size_t most_ = 1;
   int first_of(int id) const;
   int take();

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/units.h"
 #include "engines/analytic/analytic.h"
+#include "engines/analytic/nvls_alike.h"
 #include "fabric/params.h"
 #include "schedule/compile_options.h"
 #include "schedule/nvls_policy.h"
@@ -255,6 +256,15 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
     const double n = gpus, steps = n * (2 * n - 1);
     return {steps, "steps", steps * 5e-9 + n * 1e-5, steps * 8 + n * 256};
   }
+  if (engine_id == EngineId::Analytic && algo == Algorithm::Nvls)
+    if (const std::size_t booked = nvls_alike_steps(run_cfg, c); booked > 0) {
+      // NVLS by classes of ports (run_analytic_nvls, as resolve() runs it): no
+      // schedule; about 0.5-0.8 us per step booked by groups of members, a few
+      // us per rank for its costed steps; per step its times and records
+      // (measured at 1024 GPUs, 1 GiB and 16 GiB: ~130 bytes per step).
+      const double n = gpus, steps = static_cast<double>(booked);
+      return {steps, "steps", steps * 8e-7 + n * 2e-6, steps * 128 + n * 1024};
+    }
   if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;
   const double n[3] = {16, 32, 64};

@@ -13,6 +13,7 @@
 #include "base/cancel.h"
 #include "base/memory.h"
 #include "engines/analytic/analytic.h"
+#include "engines/analytic/nvls_alike.h"
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
 #include "fabric/params.h"
@@ -59,6 +60,11 @@ TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
       ASSERT_TRUE(ring_ranks_alike(simple, coll));
       EXPECT_LT(x.seconds, direct.seconds);
       EXPECT_LT(x.memory_bytes, direct.memory_bytes);
+    } else if (a == Algorithm::Nvls) {
+      // NVLS by classes of ports (run_analytic_nvls): timed without compiling; its steps are the schedule's.
+      EXPECT_EQ(static_cast<double>(nvls_alike_steps(c, coll)), direct.amount);
+      EXPECT_LT(x.seconds, direct.seconds);
+      EXPECT_LT(x.memory_bytes, direct.memory_bytes);
     } else {
       EXPECT_GE(x.seconds, direct.seconds * (1 - 1e-9));            // + compiling the schedule
       EXPECT_GT(x.memory_bytes, direct.memory_bytes);               // + holding the schedule
@@ -81,6 +87,14 @@ TEST(WorkBudget, IssueExamplesWarnOrAreRefused) {
   EXPECT_GT(big.seconds, budget.warn_seconds);
   EXPECT_GT(big.memory_bytes, 1e9);
   EXPECT_NE(check_budget(big, budget, "run", "hint").verdict, BudgetVerdict::Run);
+  // NVLS at 1024 GPUs is timed by classes of ports (run_analytic_nvls): 5N + 2NC steps booked
+  // (8 chunks per rank), no schedule; where that does not answer (two tiers), the schedule is compiled.
+  const WorkEstimate nvls = estimate(preset_with(1024), Algorithm::Nvls, gib, EngineId::Analytic);
+  EXPECT_EQ(nvls.amount, 5 * 1024.0 + 2 * 1024.0 * 8);
+  EXPECT_EQ(nvls_alike_steps(preset_with(1024), gib), 5 * 1024u + 2 * 1024u * 8);
+  EXPECT_EQ(check_budget(nvls, budget, "run", "hint").verdict, BudgetVerdict::Run);
+  EXPECT_LT(nvls.memory_bytes, 1e8);
+  EXPECT_EQ(nvls_alike_steps(load_preset("nvl36x2"), gib), 0u);
   // The ring at 1024 GPUs is timed by ranks alike (run_analytic_ring): no 2-million-step schedule.
   const WorkEstimate ring = estimate(preset_with(1024), Algorithm::Ring, gib, EngineId::Analytic);
   EXPECT_EQ(ring.amount, 1024.0 * (2 * 1024 - 1));

@@ -13,6 +13,7 @@
 
 #include "base/cancel.h"
 #include "engines/analytic/analytic.h"
+#include "engines/analytic/nvls_groups.h"
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
 #include "error_of.h"
@@ -798,26 +799,31 @@ bool expect_nvls_alike_exact(const Config& c, std::uint64_t bytes) {
 }  // namespace
 
 // 8 B leaves most chunks empty, 1 MiB + 2 B gives shards and chunks of two
-// sizes: no member's own use is ever in a shared use's way, and the fast path
-// answers. At 64 MiB and 1 GiB it may decline (it does on the HGX presets: a
-// rank's next ld_reduce meets its own multimem.st on its egress); wherever it
-// answers, it must equal the full booking.
+// sizes, 16 MiB - 1 GiB gives a rank 16 - 1024 chunks (on 8 GPUs; 2 - 128 on
+// gb200-nvl72), whose ld_reduces meet the rank's own multimem.sts on its
+// egress: the members of a class part and meet again (nvls_groups.h). The fast
+// path answers at every size and equals the full booking.
 TEST(NvlsAlike, EqualsTheFullBookingOnTheShippedStars) {
   for (const char* preset : {"hgx-h200-8", "hgx-b200-8", "hgx-h100-8", "gb200-nvl72"}) {
     const Config c = load_preset(preset);
-    for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2})
+    for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2,
+                                std::uint64_t{1} << 24, std::uint64_t{1} << 26, std::uint64_t{1} << 30})
       EXPECT_TRUE(expect_nvls_alike_exact(c, bytes)) << preset << " " << bytes;
-    for (std::uint64_t bytes : {std::uint64_t{1} << 24, std::uint64_t{1} << 26, std::uint64_t{1} << 30})
-      expect_nvls_alike_exact(c, bytes);
   }
-  EXPECT_TRUE(expect_nvls_alike_exact(load_preset("gb200-nvl72"), std::uint64_t{1} << 24));
 }
 
+// Many chunks per rank at more GPUs (the 1024-GPU 1 GiB point has 8), and
+// shards of two sizes with many chunks each.
 TEST(NvlsAlike, EqualsTheFullBookingAtMoreGpus) {
   EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", 3), (std::uint64_t{1} << 16) + 6));  // shards of two sizes
+  EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", 3), (std::uint64_t{1} << 24) + 6));  // and 42-43 chunks each
+  EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", 16), std::uint64_t{1} << 30));        // 512 chunks per rank
   for (int gpus : {64, 256})
     EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", gpus), (std::uint64_t{1} << 20) + 6)) << gpus;
-  expect_nvls_alike_exact(star_of("hgx-h200-8", 256), std::uint64_t{1} << 26);
+  EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-b200-8", 64), std::uint64_t{1} << 28));   // 32 chunks
+  EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", 128), std::uint64_t{1} << 27));  // 8 chunks, as 1024 GPUs at 1 GiB
+  EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", 256), std::uint64_t{1} << 26));  // 2 chunks
+  EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", 256), std::uint64_t{1} << 28));  // 8 chunks
   EXPECT_TRUE(expect_nvls_alike_exact(star_of("hgx-h200-8", 1024), std::uint64_t{1} << 26));  // one chunk per rank
 }
 
@@ -828,27 +834,84 @@ TEST(NvlsAlike, EqualsTheFullBookingWithUnequalLaunchesOrASlowUnit) {
   set_param(c, "accelerator.gpus_per_process", 4);
   set_param(c, "accelerator.launch_serial_ns", 700);
   validate(c);
-  EXPECT_TRUE(expect_nvls_alike_exact(c, (std::uint64_t{1} << 20) + 2));
-  expect_nvls_alike_exact(c, std::uint64_t{1} << 26);
   Config u = star_of("hgx-h200-8", 16);
   u.tuning.nvls_reduce_GBps = 5;
-  EXPECT_TRUE(expect_nvls_alike_exact(u, (std::uint64_t{1} << 20) + 2));
-  expect_nvls_alike_exact(u, std::uint64_t{1} << 26);
+  Config v = star_of("hgx-h200-8", 64);
+  v.tuning.nvls_reduce_GBps = 200;  // the unit about as fast as a port
+  for (const Config* x : {&c, &u, &v})
+    for (std::uint64_t bytes : {(std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26, std::uint64_t{1} << 28})
+      EXPECT_TRUE(expect_nvls_alike_exact(*x, bytes)) << x->fabric.gpus << " " << bytes;
 }
 
-// Where a member's own use would sit in a shared use's place (at 8 GPUs and
-// 64 MiB, rank 0's third ld_reduce meets its second multimem.st on its own
-// egress), the fast path declines, and simulate() books the compiled schedule.
-TEST(NvlsAlike, DeclinesWhenAMembersOwnUseIsInTheWayAndSimulateFallsBack) {
+// Where members' own uses are in a shared use's way (at 8 GPUs and 64 MiB,
+// rank 0's third ld_reduce meets its second multimem.st on its own egress; the
+// first fast path declined there), simulate() answers from the fast path and
+// gives what booking the compiled schedule gives.
+TEST(NvlsAlike, AnswersWhereAMembersOwnUseIsInTheWay) {
   const Config c = load_preset("hgx-h200-8");
   for (std::uint64_t bytes : {std::uint64_t{1} << 26, std::uint64_t{1} << 30}) {
     const Collective coll{bytes, DType::Bf16};
-    EXPECT_FALSE(run_analytic_nvls(c, coll).has_value());
+    EXPECT_TRUE(run_analytic_nvls(c, coll).has_value());
     const SimResult r = simulate(c, Algorithm::Nvls, coll, EngineId::Analytic);
     const AnalyticResult full = run_analytic(c, compile(c, Algorithm::Nvls, coll));
     EXPECT_EQ(r.time_ns, full.time_ns);
     for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(r.breakdown.ns[t], full.breakdown.ns[t]) << "term " << t;
     EXPECT_EQ(r.max_link_bytes, full.max_link_bytes);
+  }
+}
+
+// The groups of members (nvls_groups.h) against one queue per member: every
+// shared use's latest end and the first member with it, every own use's end,
+// equal to the last bit, over a random sequence of shared and own uses on a
+// grid of times (so ends tie and members' queues part and meet again).
+TEST(NvlsAlike, MemberGroupsEqualOneQueuePerMember) {
+  for (int n : {2, 7, 64}) {
+    SCOPED_TRACE(n);
+    nvls::Members groups(n);
+    std::vector<nvls::Queue> per(static_cast<std::size_t>(n));
+    std::uint64_t rng = 12345;
+    auto next = [&rng](int k) {
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
+    };
+    double r = 0, last_end = 0;
+    std::size_t most = 1;
+    for (int step = 0; step < 4000; ++step) {
+      r += 0.5 * next(3);  // the ready front never goes back
+      const double t = r + 0.5 * next(4), d = 0.5 * (1 + next(4));
+      StepId h = kNoStep;
+      if (next(3) == 0) {
+        double best = -1;
+        int who = -1;
+        for (int m = 0; m < n; ++m) {
+          nvls::Queue& q = per[static_cast<std::size_t>(m)];
+          q.prune(r);
+          const double st = q.search(t, d, h);
+          q.insert(st, st + d, static_cast<StepId>(step));
+          if (st + d > best) best = st + d, who = m;
+        }
+        const auto [e, m] = groups.shared(r, t, d);
+        ASSERT_EQ(e, best) << step;
+        ASSERT_EQ(m, who) << step;
+        last_end = std::max(last_end, e);
+      } else {
+        const int m = next(n);
+        nvls::Queue& q = per[static_cast<std::size_t>(m)];
+        q.prune(r);
+        const double st = q.search(t, d, h);
+        q.insert(st, st + d, static_cast<StepId>(step));
+        ASSERT_EQ(groups.own(r, m, t, d), st + d) << step;
+        last_end = std::max(last_end, st + d);
+      }
+      ASSERT_LE(groups.groups(), static_cast<std::size_t>(n));
+      most = std::max(most, groups.groups());
+    }
+    EXPECT_GT(most, 1u);  // members parted
+    // Past every reservation, the same own use by every member: their queues
+    // meet again in one group.
+    r = last_end + 1;
+    for (int m = 0; m < n; ++m) groups.own(r, m, r, 1);
+    EXPECT_EQ(groups.groups(), 1u);
   }
 }
 

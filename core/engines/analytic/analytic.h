@@ -119,24 +119,24 @@ bool ring_ranks_alike(const Config& cfg, const Collective& c);
 /// compiling it. Its steps are generated from build_nvls's structure (N
 /// launches, a barrier, per rank i and chunk c an ld_reduce L(i,c) and a
 /// multimem.st S(i,c), a barrier) and costed once per chunk size.
-///
 /// The ports form two classes per plane, the accelerators' egress ports E and
 /// their ingress ports I. Every L uses all of E (the same bytes from each
 /// accelerator) and its own rank's ingress I_i; every S uses its own egress
-/// E_i and all of I. So each member's FCFS queue is one queue shared by the
-/// class (the uses of every member: L's on E, S's on I) plus the member's own
-/// uses (S(m,.) on E_m, L(m,.) on I_m). The engine books the shared queue
-/// once and each member's own uses in the union of the two. A shared use
-/// found at [t, t+d) in the shared queue is at [t, t+d) on every member exactly
-/// when no member's own use overlaps [t, t+d) (a gap of the union is a gap of
-/// the shared queue; the earliest one is the shared queue's if that one is
-/// free), and its holder on every member is the reservation ending at t, the
-/// shared queue's. That is checked for every shared use; if it fails the
-/// function returns nothing and the caller compiles and books the schedule.
-/// Otherwise the result equals run_analytic() on the compiled schedule bit for
+/// E_i and all of I. So each member's FCFS queue holds the uses of every
+/// member (L's on E, S's on I: shared uses) and the member's own uses
+/// (S(m,.) on E_m, L(m,.) on I_m). The engine keeps a class's members in
+/// groups whose queues are the same from the ready front on
+/// (nvls_groups.h): a shared use is booked once per group, a member's own use
+/// splits it from its group, and groups whose queues have become the same
+/// again merge (at 1024 GPUs and 1 GiB, at most 5 groups at a time). A search
+/// in a group's queue finds what it finds in each member's own queue; the
+/// members the critical path visits are booked again alone for their holders.
+/// Returns nothing only where the fabric or the steps' costs are not of that
+/// shape (two tiers, a mesh, NVLS off): the caller compiles and books then.
+/// The result equals run_analytic() on the compiled schedule bit for
 /// bit (time, every breakdown term, the critical path, max_link_bytes; with
-/// `with_steps`, every step's start and finish). Work O(steps x log) plus
-/// O(N) per chunk size; memory O(steps + N).
+/// `with_steps`, every step's start and finish). Work O(steps x groups) plus
+/// O(N) per chunk size; memory O(steps + N). nvls_alike.h: its estimate.
 std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collective& c, const RunContext& ctx = {},
                                                 bool with_steps = false);
 

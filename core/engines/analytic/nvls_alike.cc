@@ -1,111 +1,19 @@
 // NVLS by classes of ports (analytic.h, run_analytic_nvls): the one-switch
 // NVLS schedule timed without compiling its 2NC steps of N regions each.
 #include "engines/analytic/analytic.h"
+#include "engines/analytic/nvls_alike.h"
 
 #include <algorithm>
 
+#include "engines/analytic/nvls_groups.h"
 #include "schedule/builder.h"
 
 namespace scin {
 
 namespace {
 
-using Busy = AnalyticWorkspace::Busy;
-
-// One FCFS queue as run_analytic books it: reservations sorted and disjoint,
-// touching ones joined into a block whose holder is its last user (the one
-// that ends at the block's end), those that ended by the ready front skipped.
-struct Queue {
-  std::vector<Busy> v;
-  std::size_t head = 0;
-  void prune(double r) {
-    while (head < v.size() && v[head].end <= r) ++head;
-    if (head >= 64 && 2 * head >= v.size()) {
-      v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
-      head = 0;
-    }
-  }
-  // run_analytic's gap search: the earliest start >= t with [start, start + d)
-  // free; `holder` becomes the last reservation passed (the one ending at the
-  // returned start) if any was, else is left as it is.
-  double search(double t, double d, StepId& holder) const {
-    auto it = std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(head), v.end(),
-                                   [t](const Busy& b) { return b.end <= t; });
-    double start = t;
-    for (; it != v.end() && it->start < start + d; ++it) {
-      start = std::max(start, it->end);
-      holder = it->step;
-    }
-    return start;
-  }
-  // Books [s, e) (free: found by search) with run_analytic's joins.
-  void insert(double s, double e, StepId step) {
-    const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
-    auto it = std::partition_point(head_it, v.end(), [s](const Busy& b) { return b.start < s; });
-    const bool join_prev = it != head_it && (it - 1)->end == s;
-    const bool join_next = it != v.end() && it->start == e;
-    if (join_prev && join_next) {
-      (it - 1)->end = it->end;
-      (it - 1)->step = it->step;
-      v.erase(it);
-    } else if (join_prev) {
-      (it - 1)->end = e;
-      (it - 1)->step = step;
-    } else if (join_next) {
-      it->start = s;
-    } else {
-      v.insert(it, Busy{s, e, step, 0});
-    }
-  }
-};
-
-// The union of the members' own reservations of a class, as disjoint merged
-// intervals: does any member's own use overlap [a, b)?
-struct Cover {
-  std::vector<std::pair<double, double>> v;
-  std::size_t head = 0;
-  void prune(double r) {
-    while (head < v.size() && v[head].second <= r) ++head;
-    if (head >= 64 && 2 * head >= v.size()) {
-      v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
-      head = 0;
-    }
-  }
-  bool overlaps(double a, double b) const {
-    auto it = std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(head), v.end(),
-                                   [a](const std::pair<double, double>& x) { return x.second <= a; });
-    return it != v.end() && it->first < b;
-  }
-  void add(double a, double b) {
-    const auto first = std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(head), v.end(),
-                                            [a](const std::pair<double, double>& x) { return x.second < a; });
-    auto last = first;
-    double lo = a, hi = b;
-    for (; last != v.end() && last->first <= b; ++last) {
-      lo = std::min(lo, last->first);
-      hi = std::max(hi, last->second);
-    }
-    if (first == last) {
-      v.insert(first, {lo, hi});
-    } else {
-      *first = {lo, hi};
-      v.erase(first + 1, last);
-    }
-  }
-};
-
-// The earliest start >= t free in both `shared` and `own` (one member's queue
-// is their union): alternate the two searches to their fixed point. `holder`
-// ends as the reservation ending at that start (the last one passed).
-double union_search(const Queue& shared, const Queue& own, double t, double d, StepId& holder) {
-  double start = t;
-  for (;;) {
-    const double a = shared.search(start, d, holder);
-    const double b = own.search(a, d, holder);
-    if (b == a) return a;
-    start = b;
-  }
-}
+using nvls::Members;
+using nvls::Queue;
 
 // A use as the engine records it (start, end, the reservation it queued behind).
 struct Rec {
@@ -185,8 +93,13 @@ bool same_cost(const StepCost& a, const StepCost& b) {
 
 }  // namespace
 
-std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collective& coll, const RunContext& ctx,
-                                                bool with_steps) {
+namespace {
+
+// run_analytic_nvls; with `steps_only`, its conditions alone (everything up
+// to booking: the steps' costs and their shape): *steps_only = the step count
+// and an empty result if they hold (booking then always answers).
+std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& coll, const RunContext& ctx,
+                                         bool with_steps, std::size_t* steps_only) {
   if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
   if (!unsupported_reason(cfg, Algorithm::Nvls).empty()) return std::nullopt;
   // The schedule's head as compile() declares it (in and out per rank), then
@@ -200,8 +113,6 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
   const NodeId sw0 = s.switch_node(0);
   const std::vector<build::Span> shards = build::split(s.elems, n);
   const int chunks = build::nvls_chunks(s);
-  // From the third chunk a rank's ld_reduce meets its own store (performance.md s. 19): declined at once.
-  if (chunks > 2) return std::nullopt;
   const auto uc = static_cast<std::size_t>(chunks);
   std::vector<BufferId> reg;
   for (int r = 0; r < n; ++r) reg.push_back(b.buffer("ld_reduce", r, s.elems, b.data_format));
@@ -321,6 +232,23 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
     step_cost(cfg, s, rm, w, wait_c[ur], one_plane);
     if (!launch_c[ur].uses.empty() || !arrive_c[ur].uses.empty() || !wait_c[ur].uses.empty()) return std::nullopt;
   }
+  // No cost is negative: a step is then ready no earlier than the one taken
+  // before it, and no use starts before its step's ready time (what the
+  // groups' merging, like the engine's pruning, relies on).
+  auto nonnegative = [](const StepCost& c) {
+    if (!(c.fixed_ns >= 0)) return false;
+    for (int k = 0; k < kTermCount; ++k)
+      if (!(c.latency_ns[k] >= 0)) return false;
+    return true;
+  };
+  for (std::size_t r = 0; r < un; ++r)
+    if (!nonnegative(launch_c[r]) || !nonnegative(arrive_c[r]) || !nonnegative(wait_c[r])) return std::nullopt;
+  for (std::size_t q = 0; q < sizes.size(); ++q)
+    if (!nonnegative(loads[q].c) || !nonnegative(stores[q].c)) return std::nullopt;
+  if (steps_only) {
+    *steps_only = total;
+    return AnalyticResult{};
+  }
 
   // What a step is, from its id.
   enum class K : std::uint8_t { Launch, Arrive0, Wait0, Load, Store, Arrive1, Wait1 };
@@ -358,22 +286,34 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
   std::vector<int> pending(total, 0);
   for (int r = 0; r < n; ++r) {
     pending[arrive0 + static_cast<StepId>(r)] = 1;
-    pending[wait0 + static_cast<StepId>(r)] = n;
+    pending[wait0 + static_cast<StepId>(r)] = 1;  // (the barrier, below)
     pending[arrive1 + static_cast<StepId>(r)] = 1;
-    pending[wait1 + static_cast<StepId>(r)] = n;
+    pending[wait1 + static_cast<StepId>(r)] = 1;
     for (int c = 0; c < chunks; ++c) {
       pending[chunk_id(r, c, false)] = c >= 2 ? 2 : 1;
       pending[chunk_id(r, c, true)] = 1;
     }
   }
-  // Per load and store: its E, I and (loads) NVLS-unit uses; which ended last
-  // (0 none, 1 E, 2 I, 3 unit: the use the critical path follows).
+  // Per load and store: which use ended last (0 none, 1 E, 2 I, 3 the NVLS
+  // unit: the use the critical path follows) and, for E and I, on which
+  // member (the first with that end); the unit's uses as booked.
   const std::size_t pairs = un * uc;
-  std::vector<Rec> rec_e(2 * pairs), rec_i(2 * pairs), rec_u(pairs);
+  std::vector<Rec> rec_u(pairs);
   std::vector<std::uint8_t> bound(2 * pairs, 0);
-  Queue shared_e, shared_i, unit;
-  std::vector<Queue> own_e(un), own_i(un);
-  Cover cover_e, cover_i;
+  std::vector<int> bound_member(2 * pairs, 0);
+  // (Per thread, reset per run: their storage is reused; small points allocate nothing for them.)
+  thread_local Members members_e, members_i;
+  members_e.reset(n);
+  members_i.reset(n);
+  Queue unit;
+  // The loads and stores as taken (the critical path replays members' queues in this order).
+  struct Taken {
+    StepId id;
+    std::uint32_t k;  // rank * chunks + chunk
+    bool load;
+  };
+  std::vector<Taken> taken;
+  taken.reserve(2 * pairs);
 
   using Item = std::pair<double, StepId>;
   std::vector<Item> heap;
@@ -386,6 +326,17 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
   auto release = [&](StepId nx, double f) {
     ready[nx] = std::max(ready[nx], f);
     if (--pending[nx] == 0) push(ready[nx], nx);
+  };
+
+  // A barrier's waits each depend on all n signals: each wait is ready at the
+  // latest signal's finish (the max from 0, in any order the same), and all
+  // are released, in order, by the last signal, as n x n releases would.
+  double barrier_ready[2] = {0.0, 0.0};
+  int barrier_count[2] = {0, 0};
+  auto barrier = [&](int b, StepId waits, double f) {
+    barrier_ready[b] = std::max(barrier_ready[b], f);
+    if (++barrier_count[b] == n)
+      for (int j = 0; j < n; ++j) release(waits + static_cast<StepId>(j), barrier_ready[b]);
   };
 
   std::size_t done = 0;
@@ -404,40 +355,18 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
     if (d.k == K::Load || d.k == K::Store) {
       const std::size_t k = static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c);
       const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
-      const auto ur = static_cast<std::size_t>(d.r);
-      // A use by every member of a class (a load's egress, a store's ingress): the
-      // shared queue, unless a member's own use stands in its place.
-      auto shared_use = [&](Queue& shared, Cover& cover, double amount, double rate, Rec& rec, std::uint8_t code) {
-        if (!(amount > 0)) return true;
-        const double du = amount / rate;
-        shared.prune(r);
-        cover.prune(r);
-        StepId h = kNoStep;
-        const double st = shared.search(t0, du, h);
-        if (cover.overlaps(st, st + du)) return false;
-        shared.insert(st, st + du, id);
-        rec = {st, st + du, h};
-        if (st + du > end) end = st + du, bound[x] = code;
-        return true;
-      };
-      // A member's own use (a load's ingress, a store's egress): queued in the union
-      // of the shared queue and the member's own, and recorded in the class's cover.
-      auto own_use = [&](Queue& shared, Queue& own, Cover& cover, double amount, double rate, Rec& rec, std::uint8_t code) {
-        if (!(amount > 0)) return;
-        const double du = amount / rate;
-        shared.prune(r);
-        own.prune(r);
-        StepId h = kNoStep;
-        const double st = union_search(shared, own, t0, du, h);
-        own.insert(st, st + du, id);
-        cover.add(st, st + du);
-        rec = {st, st + du, h};
-        if (st + du > end) end = st + du, bound[x] = code;
+      // Uses in step_cost's order (the first of the latest ends is the bound one):
+      // a load's E members, its I member, the unit; a store's E member, its I members.
+      auto ended = [&](double e, std::uint8_t code, int member) {
+        if (e > end) end = e, bound[x] = code, bound_member[x] = member;
       };
       if (d.k == K::Load) {
         const Rep& p = loads[size_of[k]];
-        if (!shared_use(shared_e, cover_e, p.e_amount, p.e_rate, rec_e[x], 1)) return std::nullopt;
-        own_use(shared_i, own_i[ur], cover_i, p.i_amount, p.i_rate, rec_i[x], 2);
+        if (p.e_amount > 0) {
+          const auto [e, m] = members_e.shared(r, t0, p.e_amount / p.e_rate);
+          ended(e, 1, m);
+        }
+        if (p.i_amount > 0) ended(members_i.own(r, d.r, t0, p.i_amount / p.i_rate), 2, d.r);
         if (p.has_u && p.u_amount > 0) {
           const double du = p.u_amount / p.u_rate;
           unit.prune(r);
@@ -445,22 +374,24 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
           const double st = unit.search(t0, du, h);
           unit.insert(st, st + du, id);
           rec_u[k] = {st, st + du, h};
-          if (st + du > end) end = st + du, bound[x] = 3;
+          ended(st + du, 3, 0);
         }
       } else {
         const Rep& p = stores[size_of[k]];
-        own_use(shared_e, own_e[ur], cover_e, p.e_amount, p.e_rate, rec_e[x], 1);
-        if (!shared_use(shared_i, cover_i, p.i_amount, p.i_rate, rec_i[x], 2)) return std::nullopt;
+        if (p.e_amount > 0) ended(members_e.own(r, d.r, t0, p.e_amount / p.e_rate), 1, d.r);
+        if (p.i_amount > 0) {
+          const auto [e, m] = members_i.shared(r, t0, p.i_amount / p.i_rate);
+          ended(e, 2, m);
+        }
       }
+      taken.push_back({id, static_cast<std::uint32_t>(k), d.k == K::Load});
     }
     start[id] = r;
     finish[id] = end + c.latency_total_ns();
     const double f = finish[id];
     switch (d.k) {
       case K::Launch: release(arrive0 + id, f); break;
-      case K::Arrive0:
-        for (int j = 0; j < n; ++j) release(wait0 + static_cast<StepId>(j), f);
-        break;
+      case K::Arrive0: barrier(0, wait0, f); break;
       case K::Wait0:
         for (int c2 = 0; c2 < chunks; ++c2) release(chunk_id(d.r, c2, false), f);
         break;
@@ -469,9 +400,7 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
         if (d.c + 2 < chunks) release(chunk_id(d.r, d.c + 2, false), f);
         if (d.c == chunks - 1) release(arrive1 + static_cast<StepId>(d.r), f);
         break;
-      case K::Arrive1:
-        for (int j = 0; j < n; ++j) release(wait1 + static_cast<StepId>(j), f);
-        break;
+      case K::Arrive1: barrier(1, wait1, f); break;
       case K::Wait1: break;
     }
   }
@@ -506,9 +435,34 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
 
   // The critical path, walked back as run_analytic walks it. A use on a
   // member of E or I queued behind the reservation that ends where it starts
-  // on that member: the shared queue's (a load's E use, a store's I use) or
-  // the union's (a store's E use, a load's I use), recorded as `holder`; it
-  // is the same class and member's use of the holder step.
+  // on that member, its holder: the same class and member's use of the holder
+  // step. The members' queues were booked by groups without holders; the
+  // members the path visits are booked again alone (their uses in the order
+  // the steps were taken, with the same ready times: the same reservations),
+  // keeping each use's start, end and holder.
+  std::vector<std::pair<int, std::vector<Rec>>> replayed;  // (class * n + member, its uses by x)
+  auto member_uses = [&](int cls, int m) -> const std::vector<Rec>& {
+    const int key = cls * n + m;
+    for (const auto& [k2, recs] : replayed)
+      if (k2 == key) return recs;
+    std::vector<Rec> recs(2 * pairs);
+    Queue q;
+    for (const Taken& tk : taken) {
+      const bool mine = static_cast<int>(tk.k / uc) == m;
+      if (!mine && tk.load == (cls == 2)) continue;  // another member's store on E, ld_reduce on I
+      const Rep& p = tk.load ? loads[size_of[tk.k]] : stores[size_of[tk.k]];
+      const double amount = cls == 1 ? p.e_amount : p.i_amount, rate = cls == 1 ? p.e_rate : p.i_rate;
+      if (!(amount > 0)) continue;
+      const double t0 = start[tk.id] + p.c.fixed_ns, du = amount / rate;
+      q.prune(start[tk.id]);
+      StepId h = kNoStep;
+      const double st = q.search(t0, du, h);
+      q.insert(st, st + du, tk.id);
+      recs[2 * tk.k + (tk.load ? 0 : 1)] = {st, st + du, h};
+    }
+    replayed.emplace_back(key, std::move(recs));
+    return replayed.back().second;
+  };
   auto bound_dep = [&](StepId i) {
     const Id d = decode(i);
     auto latest = [&](StepId from, int count) {
@@ -538,6 +492,7 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
   std::vector<StepId> path;
   StepId cur = last;
   int cls = -1;  // -1: the whole step (latency and the use that ended last); 1 E, 2 I, 3 the NVLS unit
+  int member = 0;  // for E and I: which member's queue
   while (cur != kNoStep) {
     if (path.empty() || path.back() != cur) path.push_back(cur);
     const Id d = decode(cur);
@@ -548,6 +503,7 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
     if (cls < 0) {
       for (int t = 0; t < kTermCount; ++t) res.breakdown.ns[t] += c.latency_ns[t];
       cls = xfer ? bound[x] : 0;
+      member = xfer ? bound_member[x] : 0;
       if (cls == 0) {  // no resource: fixed cost, then the latest dep
         res.breakdown[c.fixed_term] += c.fixed_ns;
         cur = bound_dep(cur);
@@ -556,7 +512,7 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
       }
     }
     const Rep& p = d.k == K::Load ? loads[size_of[k]] : stores[size_of[k]];
-    const Rec& rec = cls == 1 ? rec_e[x] : cls == 2 ? rec_i[x] : rec_u[k];
+    const Rec& rec = cls == 3 ? rec_u[k] : member_uses(cls, member)[x];
     res.breakdown[cls == 1 ? p.e_term : cls == 2 ? p.i_term : p.u_term] += rec.end - rec.start;
     if (rec.holder != kNoStep) {  // queued behind the previous user of this member
       cur = rec.holder;
@@ -569,6 +525,18 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
   std::reverse(path.begin(), path.end());
   res.critical_path = std::move(path);
   return res;
+}
+
+}  // namespace
+
+std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collective& c, const RunContext& ctx,
+                                                bool with_steps) {
+  return nvls_alike(cfg, c, ctx, with_steps, nullptr);
+}
+
+std::size_t nvls_alike_steps(const Config& cfg, const Collective& c) {
+  std::size_t steps = 0;
+  return nvls_alike(cfg, c, {}, false, &steps) ? steps : 0;
 }
 
 }  // namespace scin

@@ -1,0 +1,19 @@
+// NVLS by classes of ports, for estimates (simulate.cc's estimate()): what
+// run_analytic_nvls (analytic.h) will do, without doing it.
+#pragma once
+
+#include <cstddef>
+
+#include "fabric/config.h"
+#include "schedule/algorithms.h"
+
+namespace scin {
+
+/// The number of steps run_analytic_nvls() books for `cfg` and `c` (the
+/// compiled NVLS schedule's, 5N + 2NC) if it answers, else 0 (then the
+/// schedule is compiled and booked). Checks what run_analytic_nvls checks
+/// before booking (the fabric, the steps' costs and their shape; its booking
+/// then always answers): O(N) step costs per chunk size, no booking.
+std::size_t nvls_alike_steps(const Config& cfg, const Collective& c);
+
+}  // namespace scin

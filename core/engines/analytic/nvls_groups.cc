@@ -1,0 +1,278 @@
+#include "engines/analytic/nvls_groups.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace scin::nvls {
+
+void Queue::prune(double r) {
+  while (head < v.size() && v[head].end <= r) ++head;
+  if (head >= 64 && 2 * head >= v.size()) {
+    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+    head = 0;
+  }
+}
+
+double Queue::search(double t, double d, StepId& holder) const {
+  auto it = std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(head), v.end(),
+                                 [t](const Busy& b) { return b.end <= t; });
+  double start = t;
+  for (; it != v.end() && it->start < start + d; ++it) {
+    start = std::max(start, it->end);
+    holder = it->step;
+  }
+  return start;
+}
+
+void Queue::insert(double s, double e, StepId step) {
+  const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
+  auto it = std::partition_point(head_it, v.end(), [s](const Busy& b) { return b.start < s; });
+  const bool join_prev = it != head_it && (it - 1)->end == s;
+  const bool join_next = it != v.end() && it->start == e;
+  if (join_prev && join_next) {
+    (it - 1)->end = it->end;
+    (it - 1)->step = it->step;
+    v.erase(it);
+  } else if (join_prev) {
+    (it - 1)->end = e;
+    (it - 1)->step = step;
+  } else if (join_next) {
+    it->start = s;
+  } else {
+    v.insert(it, Busy{s, e, step});
+  }
+}
+
+void Slots::prune(double r) {
+  while (head < v.size() && v[head].second <= r) ++head;
+  if (head >= 64 && 2 * head >= v.size()) {
+    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+    head = 0;
+  }
+}
+
+// Queue::search's steps, on the same busy time: the same start.
+double Slots::search(double t, double d) const {
+  auto it = std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(head), v.end(),
+                                 [t](const std::pair<double, double>& b) { return b.second <= t; });
+  double start = t;
+  for (; it != v.end() && it->first < start + d; ++it) start = std::max(start, it->second);
+  return start;
+}
+
+void Slots::insert(double s, double e) {
+  const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
+  auto it = std::partition_point(head_it, v.end(), [s](const std::pair<double, double>& b) { return b.first < s; });
+  const bool join_prev = it != head_it && (it - 1)->second == s;
+  const bool join_next = it != v.end() && it->first == e;
+  if (join_prev && join_next) {
+    (it - 1)->second = it->second;
+    v.erase(it);
+  } else if (join_prev) {
+    (it - 1)->second = e;
+  } else if (join_next) {
+    it->first = s;
+  } else {
+    v.insert(it, {s, e});
+  }
+}
+
+namespace {
+// The first block ending after r (the blocks before it are never searched again).
+std::size_t first_after(const std::vector<std::pair<double, double>>& v, std::size_t head, double r) {
+  while (head < v.size() && v[head].second <= r) ++head;
+  return head;
+}
+std::uint64_t bits_of(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+}  // namespace
+
+// Searches from t >= r see a block [s, e) with s < r as [r, e): the busy time
+// from r on is the blocks ending after r, the first one cut at r. Blocks are
+// maximal (insert joins touching ones), so equal busy time is equal blocks.
+bool Slots::same_from(const Slots& o, double r) const {
+  std::size_t a = first_after(v, head, r), b = first_after(o.v, o.head, r);
+  if (v.size() - a != o.v.size() - b) return false;
+  if (a == v.size()) return true;
+  if (std::max(v[a].first, r) != std::max(o.v[b].first, r) || v[a].second != o.v[b].second) return false;
+  for (++a, ++b; a < v.size(); ++a, ++b)
+    if (v[a] != o.v[b]) return false;
+  return true;
+}
+
+std::uint64_t Slots::hash_from(double r) const {
+  std::size_t a = first_after(v, head, r);
+  std::uint64_t h = 0x9e3779b97f4a7c15ull ^ (v.size() - a);
+  auto mix = [&h](std::uint64_t x) {
+    h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  };
+  for (std::size_t k = a; k < v.size(); ++k) {
+    mix(bits_of(k == a ? std::max(v[k].first, r) : v[k].first));
+    mix(bits_of(v[k].second));
+  }
+  return h;
+}
+
+Members::Members(int n) { reset(n); }
+
+// Group ids 0..used_-1 are taken (live or free); the entries past them, and
+// every vector, keep their storage from the previous run.
+void Members::reset(int n) {
+  n_ = n;
+  words_ = (n + 63) / 64;
+  of_.assign(static_cast<std::size_t>(n), 0);
+  live_.clear();
+  free_.clear();
+  used_ = 0;
+  bits_.clear();
+  take();
+  std::uint64_t* b = bits(0);
+  for (int m = 0; m < n; ++m) b[m / 64] |= std::uint64_t{1} << (m % 64);
+  g_[0].count = n;
+  g_[0].first = 0;
+  most_ = 1;
+}
+
+int Members::first_of(int id) const {
+  const std::uint64_t* b = bits(id);
+  for (int w = 0; w < words_; ++w)
+    if (b[w] != 0) return 64 * w + std::countr_zero(b[w]);
+  return n_;
+}
+
+int Members::take() {
+  int id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+  } else {
+    id = used_++;
+    if (g_.size() < static_cast<std::size_t>(used_)) g_.emplace_back();
+    bits_.resize(static_cast<std::size_t>(used_) * static_cast<std::size_t>(words_));
+  }
+  Group& g = g_[static_cast<std::size_t>(id)];
+  std::fill_n(bits(id), words_, std::uint64_t{0});
+  g.count = 0;
+  g.first = n_;
+  g.q.v.clear();
+  g.q.head = 0;
+  live_.push_back(id);
+  most_ = std::max(most_, live_.size());
+  return id;
+}
+
+// Moves the members of group `from` into `into` (their queues are the same
+// from the front on) and frees `from`.
+void Members::merge(int from, int into) {
+  Group& a = g_[static_cast<std::size_t>(from)];
+  Group& b = g_[static_cast<std::size_t>(into)];
+  std::uint64_t* ab = bits(from);
+  std::uint64_t* bb = bits(into);
+  for (int w = 0; w < words_; ++w) {
+    std::uint64_t x = ab[w];
+    bb[w] |= x;
+    for (; x != 0; x &= x - 1) of_[static_cast<std::size_t>(64 * w + std::countr_zero(x))] = into;
+  }
+  b.count += a.count;
+  b.first = std::min(b.first, a.first);
+  a.count = 0;
+  live_.erase(std::find(live_.begin(), live_.end(), from));
+  free_.push_back(from);
+}
+
+void Members::merge_equal(double r) {
+  keys_.clear();
+  for (int id : live_) {
+    g_[static_cast<std::size_t>(id)].q.prune(r);
+    keys_.emplace_back(g_[static_cast<std::size_t>(id)].q.hash_from(r), id);
+  }
+  std::sort(keys_.begin(), keys_.end());
+  for (std::size_t k = 0; k < keys_.size();) {
+    std::size_t e = k + 1;
+    while (e < keys_.size() && keys_[e].first == keys_[k].first) ++e;
+    for (std::size_t a = k; a < e; ++a) {
+      if (keys_[a].second < 0) continue;
+      for (std::size_t b = a + 1; b < e; ++b) {
+        if (keys_[b].second < 0) continue;
+        const int x = keys_[a].second, y = keys_[b].second;
+        if (!g_[static_cast<std::size_t>(x)].q.same_from(g_[static_cast<std::size_t>(y)].q, r)) continue;
+        // The smaller group's members move.
+        if (g_[static_cast<std::size_t>(x)].count < g_[static_cast<std::size_t>(y)].count) {
+          merge(x, y);
+          keys_[a].second = y;
+        } else {
+          merge(y, x);
+        }
+        keys_[b].second = -1;
+      }
+    }
+    k = e;
+  }
+}
+
+std::pair<double, int> Members::shared(double r, double t, double d) {
+  if (live_.size() > 1) merge_equal(r);
+  double best = 0;
+  int who = n_;
+  bool any = false;
+  for (int id : live_) {
+    Group& g = g_[static_cast<std::size_t>(id)];
+    g.q.prune(r);
+    const double st = g.q.search(t, d);
+    g.q.insert(st, st + d);
+    const double e = st + d;
+    if (!any || e > best) {
+      best = e;
+      who = g.first;
+      any = true;
+    } else if (e == best) {
+      who = std::min(who, g.first);
+    }
+  }
+  return {best, who};
+}
+
+double Members::own(double r, int m, double t, double d) {
+  int id = of_[static_cast<std::size_t>(m)];
+  Group* g = &g_[static_cast<std::size_t>(id)];
+  g->q.prune(r);
+  if (g->count > 1) {  // m leaves its group with a copy of the queue
+    const int nid = take();
+    g = &g_[static_cast<std::size_t>(id)];  // (take() may move the groups)
+    Group& ng = g_[static_cast<std::size_t>(nid)];
+    ng.q.v.assign(g->q.v.begin() + static_cast<std::ptrdiff_t>(g->q.head), g->q.v.end());
+    const auto w = static_cast<std::size_t>(m / 64);
+    const std::uint64_t bit = std::uint64_t{1} << (m % 64);
+    bits(id)[w] &= ~bit;
+    --g->count;
+    if (g->first == m) g->first = first_of(id);
+    bits(nid)[w] |= bit;
+    ng.count = 1;
+    ng.first = m;
+    of_[static_cast<std::size_t>(m)] = nid;
+    id = nid;
+    g = &ng;
+  }
+  const double st = g->q.search(t, d);
+  g->q.insert(st, st + d);
+  // Its queue may now be another group's (its twin took the same use before it).
+  for (int other : live_) {
+    if (other == id) continue;
+    Group& o = g_[static_cast<std::size_t>(other)];
+    if (o.q.same_from(g->q, r)) {
+      if (o.count >= g->count) {
+        merge(id, other);
+      } else {
+        merge(other, id);
+      }
+      break;
+    }
+  }
+  return st + d;
+}
+
+}  // namespace scin::nvls

@@ -1,0 +1,91 @@
+// Queues for NVLS by classes of ports (nvls_alike.cc; analytic.h,
+// run_analytic_nvls). Internal to the analytic engine.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "schedule/schedule.h"
+
+namespace scin::nvls {
+
+// One FCFS queue as run_analytic books it: reservations sorted and disjoint,
+// touching ones joined into a block whose holder is its last user (the one
+// that ends at the block's end), those that ended by the ready front skipped.
+struct Queue {
+  struct Busy {
+    double start, end;
+    StepId step;
+  };
+  std::vector<Busy> v;
+  std::size_t head = 0;
+  void prune(double r);
+  // run_analytic's gap search: the earliest start >= t with [start, start + d)
+  // free; `holder` becomes the last reservation passed (the one ending at the
+  // returned start) if any was, else is left as it is.
+  double search(double t, double d, StepId& holder) const;
+  // Books [s, e) (free: found by search) with run_analytic's joins.
+  void insert(double s, double e, StepId step);
+};
+
+// The busy time of one queue without holders: maximal disjoint intervals
+// (touching reservations joined, as run_analytic joins them), sorted.
+struct Slots {
+  std::vector<std::pair<double, double>> v;
+  std::size_t head = 0;
+  void prune(double r);
+  double search(double t, double d) const;
+  void insert(double s, double e);
+  // The same busy time from `r` on (what every search from r on sees).
+  bool same_from(const Slots& o, double r) const;
+  std::uint64_t hash_from(double r) const;
+};
+
+// The members 0..n-1 of a class of ports (the accelerators' egress ports of
+// one plane, or their ingress ports), in groups whose queues are the same
+// from the ready front on: a use by every member (a shared use) is booked
+// once per group, a member's own use splits it from its group, and groups
+// whose queues have become the same again (the same busy time from the front
+// on; reservations that ended by the front are never queued behind again)
+// are merged. Every member's queue is, from the front on, its group's, so a
+// search in it finds what the search in that member's own queue finds: the
+// times are the per-member booking's, to the last bit. Holders are not kept
+// (the critical path replays the members it needs, nvls_alike.cc).
+class Members {
+ public:
+  explicit Members(int n = 0);
+  // As Members(n), keeping the storage (a thread's runs reuse one).
+  void reset(int n);
+  // Every member books [t, t + d) at its earliest free start >= t (t >= r,
+  // the ready front, which never decreases). Returns the latest end and the
+  // first member with that end.
+  std::pair<double, int> shared(double r, double t, double d);
+  // Member m alone books [t, t + d); returns its end.
+  double own(double r, int m, double t, double d);
+  std::size_t groups() const { return live_.size(); }
+  std::size_t most_groups() const { return most_; }
+
+ private:
+  struct Group {
+    Slots q;
+    int count = 0;
+    int first = 0;  // its first member
+  };
+  int n_ = 0, words_ = 0, used_ = 0;
+  std::vector<Group> g_;  // by id
+  std::vector<std::uint64_t> bits_;  // group id's members: words_ words from id * words_
+  std::uint64_t* bits(int id) { return bits_.data() + static_cast<std::size_t>(id) * static_cast<std::size_t>(words_); }
+  const std::uint64_t* bits(int id) const {
+    return bits_.data() + static_cast<std::size_t>(id) * static_cast<std::size_t>(words_);
+  }
+  std::vector<int> live_, free_, of_;
+  std::vector<std::pair<std::uint64_t, int>> keys_;
+  std::size_t most_ = 1;
+  int first_of(int id) const;
+  int take();
+  void merge(int from, int into);
+  void merge_equal(double r);
+};
+
+}  // namespace scin::nvls

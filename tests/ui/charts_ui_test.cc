@@ -464,7 +464,7 @@ class ChartsUiTest : public QObject {
     QCOMPARE(m->match().gpus, 2);
     QCOMPARE(m->current(), 0);
     const QString sn = QString::fromStdString(simNote), rn = QString::fromStdString(rowNote);
-    for (const QString tab : {QStringLiteral("latency"), QStringLiteral("bandwidth")}) {
+    for (const QString& tab : {QStringLiteral("latency"), QStringLiteral("bandwidth")}) {
       auto* c = qobject_cast<SizeChart*>(w.chart(tab));
       QVERIFY(c);
       // The note line: the simulated curve's note, once, and the measured rows'.

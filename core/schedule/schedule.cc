@@ -117,21 +117,9 @@ void check_schedule(const Schedule& s, const RunContext* ctx) {
                             i < s.steps.size() ? s.steps[i].label : "", why));
   };
   const int nodes = s.node_count();
-  // Per buffer its size and node, packed: the checks below read them for
-  // every region, and a BufferDecl (with its name) is several cache lines apart
-  // from the next.
-  struct Buf {
-    std::uint64_t elems;
-    NodeId node;
-  };
-  InlineVec<Buf, 128> bufs;
-  bufs.reserve(s.buffers.size());
-  for (const auto& b : s.buffers) {
+  for (const auto& b : s.buffers)
     if (b.node < 0 || b.node >= nodes)
       throw Error(fmt::format("schedule {}: buffer {} on missing node {}", s.algorithm, b.name, b.node));
-    bufs.push_back({b.elems, b.node});
-  }
-  const std::size_t buffers = bufs.size();
   std::size_t work = 0, next_poll = 0;
   for (std::size_t i = 0; i < s.steps.size(); ++i) {
     const Step& st = s.steps[i];
@@ -144,12 +132,11 @@ void check_schedule(const Schedule& s, const RunContext* ctx) {
       if (d >= i) fail(i, fmt::format("depends on step {} that does not come earlier", d));
     if (st.initiator < 0 || st.initiator >= nodes) fail(i, "initiator is not a node");
     auto check_region = [&](const Region& r) {
-      if (r.buffer >= buffers) fail(i, "region names a missing buffer");
-      if (r.offset + r.count > bufs[r.buffer].elems) {
-        const auto& b = s.buffers[r.buffer];
+      if (r.buffer >= s.buffers.size()) fail(i, "region names a missing buffer");
+      const auto& b = s.buffers[r.buffer];
+      if (r.offset + r.count > b.elems)
         fail(i, fmt::format("region [{}, {}) exceeds buffer {} of {} elements", r.offset,
                             r.offset + r.count, b.name, b.elems));
-      }
     };
     for (const auto& r : st.srcs) check_region(r);
     for (const auto& r : st.dsts) check_region(r);
@@ -163,12 +150,12 @@ void check_schedule(const Schedule& s, const RunContext* ctx) {
     }
     if (st.kind == StepKind::Write) {
       if (st.srcs.empty()) fail(i, "a write needs a source");
-      if (bufs[st.srcs[0].buffer].node != st.initiator) fail(i, "a write's first source is not on its initiator");
+      if (s.buffers[st.srcs[0].buffer].node != st.initiator) fail(i, "a write's first source is not on its initiator");
       // Further sources are summed in at the (single) destination: a fused receive-reduce.
       if (st.srcs.size() > 1) {
         if (st.dsts.size() != 1 || st.op != DataOp::Reduce) fail(i, "a write with local sources must reduce into one destination");
         for (std::size_t k = 1; k < st.srcs.size(); ++k)
-          if (bufs[st.srcs[k].buffer].node != bufs[st.dsts[0].buffer].node)
+          if (s.buffers[st.srcs[k].buffer].node != s.buffers[st.dsts[0].buffer].node)
             fail(i, "a write's extra sources must be on the destination node");
       }
     }
@@ -176,9 +163,9 @@ void check_schedule(const Schedule& s, const RunContext* ctx) {
     if (st.kind == StepKind::Signal && (st.target < 0 || st.target >= nodes)) fail(i, "signal target is not a node");
     if (st.kind == StepKind::Compute) {
       for (const auto& r : st.srcs)
-        if (bufs[r.buffer].node != st.initiator) fail(i, "compute reads a buffer on another node");
+        if (s.buffers[r.buffer].node != st.initiator) fail(i, "compute reads a buffer on another node");
       for (const auto& r : st.dsts)
-        if (bufs[r.buffer].node != st.initiator) fail(i, "compute writes a buffer on another node");
+        if (s.buffers[r.buffer].node != st.initiator) fail(i, "compute writes a buffer on another node");
     }
   }
 }

@@ -104,22 +104,29 @@ Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uin
                           std::vector<BufferId>& qin, std::vector<BufferId>& qout) {
   Schedule& s = b.s;
   const Format q = codec_format(b.cfg.quant.codec);
-  const int planes = static_cast<int>(stripes.size());
-  Quantised quantised(static_cast<std::size_t>(b.n()));
+  const auto planes = stripes.size();
+  Quantised quantised;
+  // Every plane's waves, in the message (the same for every rank), at quantised.plane_start[p].
+  std::vector<Span> waves;
+  for (std::size_t p = 0; p < planes; ++p) {
+    quantised.plane_start.push_back(waves.size());
+    for (const Span& w : split(stripes[p].count, scin_chunks(b.cfg, stripes[p].count), align))
+      waves.push_back(sub(stripes[p], w));
+  }
+  quantised.plane_start.push_back(waves.size());
+  quantised.per_rank = waves.size();
+  quantised.steps.reserve(static_cast<std::size_t>(b.n()) * waves.size());
   for (int r = 0; r < b.n(); ++r) {
     qin.push_back(b.buffer("qin", r, s.elems, q));
     qout.push_back(b.buffer("qout", r, s.elems, q));
     StepId l = b.launch(r);
-    quantised[r].resize(static_cast<std::size_t>(planes));
-    for (int p = 0; p < planes; ++p) {
-      const int chunks = scin_chunks(b.cfg, stripes[p].count);
-      auto waves = split(stripes[p].count, chunks, align);
+    for (std::size_t p = 0; p < planes; ++p) {
       StepId prev = l;
-      for (int w = 0; w < chunks; ++w) {
-        Span g = sub(stripes[p], waves[w]);
+      for (std::size_t k = quantised.plane_start[p]; k < quantised.plane_start[p + 1]; ++k) {
+        const Span g = waves[k];
         prev = b.compute(r, DataOp::Copy, {at(s.input[r], g)}, at(qin[r], g), Unit::AccelSm, {prev},
-                         b.label("quantise r{} plane {} wave {}", r, p, w));
-        quantised[r][p].push_back(prev);
+                         b.label("quantise r{} plane {} wave {}", r, p, k - quantised.plane_start[p]));
+        quantised.steps.push_back(prev);
       }
     }
   }
@@ -155,27 +162,31 @@ void build_scin(Builder& b, bool inq) {
   }
 
   std::vector<BufferId> qin, qout;
-  const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised(static_cast<std::size_t>(n));
-  std::vector<std::vector<StepId>> flags(static_cast<std::size_t>(n));
+  const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised{};
+  // The dependency lists are built as DepLists (reserved once, moved into their step).
+  std::vector<DepList> flags(static_cast<std::size_t>(n));
+  for (auto& f : flags) f.reserve(static_cast<std::size_t>(planes));
   for (int p = 0; p < planes; ++p) {
     const NodeId sw = s.switch_node(p);
     const Span stripe = stripes[p];
     // The ISA accumulates in FP32; INQ keeps a quantised copy to multicast.
     BufferId acc = b.buffer(fmt::format("isa{}.acc", p), sw, stripe.count, inq ? Format::Fp32 : b.data_format);
     BufferId qacc = inq ? b.buffer(fmt::format("isa{}.q", p), sw, stripe.count, q) : 0;
-    std::vector<StepId> arrives;
+    DepList arrives;
+    arrives.reserve(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
       DepList deps;
-      if (inq) deps.push_back(quantised[r][p][0]);
+      if (inq) deps.push_back(quantised.at(r, p, 0));
       // Without INQ the Arrive is a stream memory op; with INQ it is written by the quantise kernel.
       arrives.push_back(b.signal(r, sw, inq ? Unit::AccelSm : Unit::IsaReduce, std::move(deps),
                                  b.label("arrive r{} -> isa{}", r, p)));
     }
-    StepId go = b.wait(sw, Unit::IsaReduce, arrives, b.label("isa{} counter", p));
+    StepId go = b.wait(sw, Unit::IsaReduce, std::move(arrives), b.label("isa{} counter", p));
     const int chunks = scin_chunks(b.cfg, stripe.count);
     auto waves = split(stripe.count, chunks, align);
     const int in_flight = isa.waves;
-    std::vector<StepId> writes;
+    DepList writes;
+    writes.reserve(static_cast<std::size_t>(chunks));
     for (int w = 0; w < chunks; ++w) {
       Span local = waves[w];             // offsets within the stripe (= within acc)
       Span global = sub(stripe, local);  // offsets within the message
@@ -191,7 +202,7 @@ void build_scin(Builder& b, bool inq) {
       if (inq) deps.reserve(2 + static_cast<std::size_t>(n));
       if (w >= in_flight) deps.push_back(writes[static_cast<std::size_t>(w - in_flight)]);
       if (inq)
-        for (int j = 0; j < n; ++j) deps.push_back(quantised[j][p][w]);
+        for (int j = 0; j < n; ++j) deps.push_back(quantised.at(j, p, w));
       StepId r = b.read(sw, sw, DataOp::Reduce, Unit::IsaReduce, std::move(srcs), at(acc, local), std::move(deps),
                         b.label("isa{} read+reduce wave {}", p, w));
       BufferId out_src = acc;
@@ -204,15 +215,16 @@ void build_scin(Builder& b, bool inq) {
                                    b.label("isa{} multicast wave {}", p, w)));
     }
     // Write acks come back from every accelerator once its writes have landed.
-    std::vector<StepId> acks;
+    DepList acks;
+    acks.reserve(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r)
       acks.push_back(b.signal(r, sw, Unit::None, writes, b.label("write ack r{} -> isa{}", r, p)));
-    StepId all_acked = b.wait(sw, Unit::IsaReduce, acks, b.label("isa{} acks", p));
+    StepId all_acked = b.wait(sw, Unit::IsaReduce, std::move(acks), b.label("isa{} acks", p));
     for (int r = 0; r < n; ++r)
       flags[r].push_back(b.signal(sw, r, Unit::IsaReduce, {all_acked}, b.label("isa{} flag -> r{}", p, r)));
   }
   for (int r = 0; r < n; ++r) {
-    StepId w = b.wait(r, inq ? Unit::AccelSm : Unit::IsaReduce, flags[r], b.label("wait flag r{}", r));
+    StepId w = b.wait(r, inq ? Unit::AccelSm : Unit::IsaReduce, std::move(flags[r]), b.label("wait flag r{}", r));
     if (inq)
       b.compute(r, DataOp::Copy, {at(qout[r], {0, s.elems})}, at(s.output[r], {0, s.elems}),
                 Unit::AccelSm, {w}, b.label("dequantise r{}", r));

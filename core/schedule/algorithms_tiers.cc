@@ -115,7 +115,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
   const std::uint64_t align = inq || uplink_inq ? b.align() : 1;
   auto stripes = split(s.elems, planes, align);
   std::vector<BufferId> qin, qout;
-  const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised(static_cast<std::size_t>(n));
+  const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised{};
   const Format partial = inq || uplink_inq ? Format::Fp32 : b.data_format;
   std::vector<std::vector<StepId>> flags(static_cast<std::size_t>(n));
   for (int p = 0; p < planes; ++p) {
@@ -142,7 +142,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
       for (int j = 0; j < m; ++j) {
         const int r = l * m + j;
         DepList deps;
-        if (inq) deps.push_back(quantised[r][p][0]);
+        if (inq) deps.push_back(quantised.at(r, p, 0));
         arrives.push_back(b.signal(r, sw, inq ? Unit::AccelSm : Unit::IsaReduce, std::move(deps),
                                    b.label("arrive r{} -> leaf{}.{}", r, p, l)));
       }
@@ -163,7 +163,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
         DepList deps = {go[l]};
         for (int j = 0; j < m; ++j) {
           srcs.push_back(at(inq ? qin[l * m + j] : s.input[l * m + j], global));
-          if (inq) deps.push_back(quantised[l * m + j][p][w]);
+          if (inq) deps.push_back(quantised.at(l * m + j, p, w));
         }
         if (w >= isa.waves) deps.push_back(writes[l][static_cast<std::size_t>(w - isa.waves)]);
         StepId r = b.read(sw, sw, DataOp::Reduce, Unit::IsaReduce, std::move(srcs), at(lacc[l], local), std::move(deps),

@@ -124,12 +124,24 @@ struct Builder {
   const RunContext* ctx = nullptr;
   std::size_t work = 0, next_poll = 0;
   StepId add(Step&& st) {
+    s.steps.push_back(std::move(st));  // as Schedule::add, one move fewer
+    return added(s.steps.back());
+  }
+  /// Appends a default step of `kind` on `initiator`, to be filled in place
+  /// (no Step is built aside and moved in); then added(it) gives its id.
+  Step& append(StepKind kind, NodeId initiator) {
+    Step& st = s.steps.emplace_back();
+    st.kind = kind;
+    st.initiator = initiator;
+    return st;
+  }
+  /// The id of the last step, `st`, once filled: counts its entries and polls ctx.
+  StepId added(const Step& st) {
     work += 1 + st.deps.size() + st.srcs.size() + st.dsts.size();
     if (ctx && work >= next_poll) {
       ctx->check();
       next_poll = work + (1u << 16);
     }
-    s.steps.push_back(std::move(st));  // as Schedule::add, one move fewer
     return static_cast<StepId>(s.steps.size() - 1);
   }
 
@@ -147,30 +159,24 @@ struct Builder {
     return add(launch_step(node, ring, p, labels));
   }
   StepId signal(NodeId from, NodeId to, Unit unit, DepList deps, std::string label) {
-    Step st;
-    st.kind = StepKind::Signal;
-    st.initiator = from;
+    Step& st = append(StepKind::Signal, from);
     st.target = to;
     st.unit = unit;
     st.via = s.is_switch(to) || s.is_switch(from) ? (s.is_switch(to) ? to : from) : via;
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return add(std::move(st));
+    return added(st);
   }
   StepId wait(NodeId node, Unit unit, DepList deps, std::string label) {
-    Step st;
-    st.kind = StepKind::Wait;
-    st.initiator = node;
+    Step& st = append(StepKind::Wait, node);
     st.unit = unit;
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return add(std::move(st));
+    return added(st);
   }
   StepId compute(NodeId node, DataOp op, SrcList srcs, Region dst, Unit unit,
                  DepList deps, std::string label) {
-    Step st;
-    st.kind = StepKind::Compute;
-    st.initiator = node;
+    Step& st = append(StepKind::Compute, node);
     st.op = op;
     st.unit = unit;
     st.accum = Format::Fp32;
@@ -178,16 +184,14 @@ struct Builder {
     st.dsts = {dst};
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return add(std::move(st));
+    return added(st);
   }
 
   /// A remote read by `node` (an accelerator, or a switch's ISA) through `via`;
   /// with op Reduce the sources are summed in FP32 on the way (NVLS ld_reduce, ISA).
   StepId read(NodeId node, NodeId via, DataOp op, Unit unit, SrcList srcs, Region dst,
               DepList deps, std::string label) {
-    Step st;
-    st.kind = StepKind::Read;
-    st.initiator = node;
+    Step& st = append(StepKind::Read, node);
     st.via = via;
     st.op = op;
     st.accum = Format::Fp32;
@@ -196,15 +200,13 @@ struct Builder {
     st.dsts = {dst};
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return add(std::move(st));
+    return added(st);
   }
 
   /// One write of `src` to every region of `dsts` (switch multicast through `via`).
   StepId multicast(NodeId node, NodeId via, Unit unit, Region src, DstList dsts,
                    DepList deps, std::string label) {
-    Step st;
-    st.kind = StepKind::Write;
-    st.initiator = node;
+    Step& st = append(StepKind::Write, node);
     st.via = via;
     st.op = DataOp::Copy;
     st.unit = unit;
@@ -212,21 +214,19 @@ struct Builder {
     st.dsts = std::move(dsts);
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return add(std::move(st));
+    return added(st);
   }
 
   /// A unicast copy from accelerator `from` to another accelerator's buffer.
   StepId push(int from, Region src, Region dst, DepList deps, std::string label) {
-    Step st;
-    st.kind = StepKind::Write;
-    st.initiator = from;
+    Step& st = append(StepKind::Write, from);
     st.via = via;
     st.op = DataOp::Copy;
     st.srcs = {src};
     st.dsts = {dst};
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return add(std::move(st));
+    return added(st);
   }
 
   /// One ring step: rank `r` sends `srcs[0]` to the next rank; with op Reduce
@@ -272,7 +272,16 @@ int nvls_chunks(const Schedule& s);
 void build_scin(Builder& b, bool inq);
 int scin_chunks(const Config& cfg, std::uint64_t stripe_elems);
 /// Per rank, per plane, per wave: the step that quantised that wave of the rank's input.
-using Quantised = std::vector<std::vector<std::vector<StepId>>>;
+/// One list, rank by rank (a rank's waves plane by plane), not a list per rank and plane.
+struct Quantised {
+  std::vector<StepId> steps;
+  std::vector<std::size_t> plane_start;  // per plane: its wave 0's index within a rank's run
+  std::size_t per_rank = 0;              // waves of all planes
+  StepId at(int rank, int plane, int wave) const {
+    return steps[static_cast<std::size_t>(rank) * per_rank + plane_start[static_cast<std::size_t>(plane)] +
+                 static_cast<std::size_t>(wave)];
+  }
+};
 /// INQ at the accelerators: declares qin/qout per rank and quantises every stripe wave by wave.
 Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uint64_t align,
                           std::vector<BufferId>& qin, std::vector<BufferId>& qout);

@@ -8,6 +8,10 @@
 // The interface is the subset of std::vector the schedule code uses (size,
 // iteration, operator[], front/back, push_back, pop_back, reserve, assign,
 // clear, ==), plus construction from an initializer list or a std::vector.
+//
+// The heap blocks come from a per-thread cache by size class
+// (schedule/inline_vec.cc): a schedule's wide lists, freed when simulate()
+// reuses its storage, serve the next point's lists without malloc/free.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +26,13 @@
 #include <vector>
 
 namespace scin {
+
+namespace detail {
+/// A block of at least `bytes` (> 0) bytes, aligned for any InlineVec value.
+void* inline_vec_alloc(std::size_t bytes);
+/// Returns a block of inline_vec_alloc(bytes), with the same `bytes`.
+void inline_vec_free(void* p, std::size_t bytes) noexcept;
+}  // namespace detail
 
 template <typename T, std::uint32_t N>
 class InlineVec {
@@ -107,7 +118,7 @@ class InlineVec {
 
   void reserve(std::size_t n) {
     if (n <= capacity()) return;
-    T* p = static_cast<T*>(::operator new(n * sizeof(T)));
+    T* p = static_cast<T*>(detail::inline_vec_alloc(n * sizeof(T)));
     if (n_) std::memcpy(static_cast<void*>(p), static_cast<const void*>(data()), n_ * sizeof(T));
     release();
     heap_ = p;
@@ -144,7 +155,7 @@ class InlineVec {
   T* local() noexcept { return std::launder(reinterpret_cast<T*>(buf_)); }
   const T* local() const noexcept { return std::launder(reinterpret_cast<const T*>(buf_)); }
   void release() noexcept {
-    if (heap_) ::operator delete(heap_);
+    if (heap_) detail::inline_vec_free(heap_, std::size_t{cap_} * sizeof(T));
     heap_ = nullptr;
     cap_ = 0;
   }

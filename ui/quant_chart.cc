@@ -31,6 +31,7 @@ QuantChart::QuantChart(FabricDoc* doc, QWidget* parent)
   timer_.setInterval(150);
   connect(&timer_, &QTimer::timeout, this, &QuantChart::recompute);
   connect(&watcher_, &QFutureWatcher<std::vector<QuantStudy>>::finished, this, [this] {
+    computing_ = false;
     studies_ = watcher_.result();
     error_.clear();
     if (studies_.empty()) error_ = tr("the data engine could not run this fabric");
@@ -58,6 +59,7 @@ void QuantChart::showEvent(QShowEvent* e) {
 void QuantChart::recompute() {
   if (watcher_.isRunning()) return;  // the finished handler restarts us if stale
   stale_ = false;
+  computing_ = true;
   Config base = doc_->config();
   std::string codec = codec_->currentText().toStdString();
   watcher_.setFuture(QtConcurrent::run([base, codec] {

@@ -25,7 +25,9 @@ class QuantChart : public ChartPanel {
   static std::vector<int> blockSizes() { return {8, 16, 32, 64, 128, 256}; }
   /// Starts a computation now (normally triggered by showing the tab).
   void recompute();
-  bool busy() const { return watcher_.isRunning(); }
+  /// A study is on its worker or its result not yet shown (the watcher stops
+  /// running before its finished signal reaches this thread).
+  bool busy() const { return computing_; }
   const std::vector<QuantStudy>& studies() const { return studies_; }
   static constexpr std::uint64_t kElementsPerRank = 1u << 14;
 
@@ -39,6 +41,7 @@ class QuantChart : public ChartPanel {
   QComboBox* metric_;
   QTimer timer_;
   QFutureWatcher<std::vector<QuantStudy>> watcher_;
+  bool computing_ = false;  // see busy()
   std::vector<QuantStudy> studies_;   // one per block size
   QString error_;
   bool stale_ = true;

@@ -6,8 +6,6 @@
 // switch, the ISA buffer's deadlock escape, reads on a switchless mesh.
 #include <gtest/gtest.h>
 #include <algorithm>
-#include <deque>
-#include <random>
 #include <vector>
 
 #include <string>
@@ -353,79 +351,6 @@ TEST(PacketOutputQueue, ReplaysDepthInTimeOrderDeparturesFirst) {
   EXPECT_EQ(q.bytes(), 0u);
   EXPECT_EQ(q.peak_bytes(), 600u);
   EXPECT_EQ(q.pushes(), 3u);
-}
-
-// The replay as it was before the queue cached its next arrival and its front
-// (every step read the entries): the reference for the cached one.
-namespace {
-struct PlainReplay {
-  struct E {
-    packet::Ps ready, start;
-    std::uint32_t wire;
-  };
-  std::deque<E> out;
-  std::size_t arrived = 0;
-  std::uint64_t bytes = 0, peak = 0;
-  void push(packet::Ps r, packet::Ps s, std::uint32_t w) { out.push_back({r, s, w}); }
-  void drain(packet::Ps t) {
-    for (;;) {
-      const packet::Ps ta = arrived < out.size() ? out[arrived].ready : packet::kNever;
-      const packet::Ps td = arrived > 0 ? out.front().start : packet::kNever;
-      if (std::min(ta, td) > t || (ta == packet::kNever && td == packet::kNever)) break;
-      if (td <= ta) {
-        bytes -= out.front().wire;
-        out.pop_front();
-        --arrived;
-      } else {
-        bytes += out[arrived].wire;
-        peak = std::max(peak, bytes);
-        ++arrived;
-      }
-    }
-  }
-};
-}  // namespace
-
-TEST(PacketOutputQueue, CachedArrivalAndFrontReplayAsEveryEntryRead) {
-  // Pushes as the engine makes them (ready and start non-decreasing, ready not
-  // before the last drain), every wire size distinct from its neighbours, depths
-  // 0 to a dozen, drains at and between the events; the queue agrees with the
-  // plain replay after every drain. It fails if a cached wire or time goes stale
-  // (a departure that leaves the next entry's wire, an arrival that is not the
-  // front taking over the departure).
-  std::mt19937 rng(7);
-  packet::OutputQueue q;
-  PlainReplay ref;
-  packet::Ps t = 0, last_ready = 0, last_start = 0;
-  int deep = 0, one = 0;
-  for (int k = 0; k < 20000; ++k) {
-    if (rng() % 3 != 0) {
-      const packet::Ps ready = std::max(last_ready, t + static_cast<packet::Ps>(rng() % 40));
-      const packet::Ps start = std::max(ready, last_start + static_cast<packet::Ps>(rng() % 60));
-      const auto wire = static_cast<std::uint32_t>(100 + rng() % 400);
-      q.push(ready, start, wire);
-      ref.push(ready, start, wire);
-      last_ready = ready;
-      last_start = start;
-    } else {
-      t += static_cast<packet::Ps>(rng() % 50);
-      if (rng() % 4 == 0) t = last_start;  // exactly at a departure
-      const std::uint64_t room = q.room(t, 2000);
-      ref.drain(t);
-      ASSERT_EQ(q.bytes(), ref.bytes) << "drain " << k;
-      ASSERT_EQ(q.peak_bytes(), ref.peak) << "drain " << k;
-      ASSERT_EQ(room, ref.bytes >= 2000 ? 0u : 2000 - ref.bytes);
-      ASSERT_EQ(q.next_departure(t), ref.arrived > 0 ? ref.out.front().start : t);
-      deep += ref.out.size() > 3;
-      one += ref.out.size() == 1;
-    }
-  }
-  q.drain(packet::kNever - 1);
-  ref.drain(packet::kNever - 1);
-  EXPECT_EQ(q.bytes(), 0u);
-  EXPECT_EQ(q.peak_bytes(), ref.peak);
-  EXPECT_GT(deep, 100);
-  EXPECT_GT(one, 100);
 }
 
 TEST(PacketIsaBuffer, AdmitsUntilFullFreesWhenReducedAndEscapesADeadlock) {

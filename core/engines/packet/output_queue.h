@@ -21,40 +21,28 @@ class OutputQueue {
   void push(Ps ready, Ps start, std::uint32_t wire) {
     ++pushes_;
     out_.push_back(Entry{ready, start, wire});
-    if (arrived_ + 1 == out_.size()) next_ = Entry{ready, start, wire};
+    if (arrived_ + 1 == out_.size()) ta_next_ = ready;
   }
 
   /// Replays arrivals into and departures from the buffer up to time t, in time
   /// order (departures first at equal times), tracking depth and its peak.
   void drain(Ps t) {
-    // next_ (the next arrival) and td_next_ / wd_ (the front's departure) cache
-    // the two candidates, so the usual call (nothing to replay) touches no
-    // entry, and a queue that holds one packet at a time (a ring at 1024
-    // accelerators: one packet per step) never reads the ring's storage, which
-    // at scale is a cache miss of its own.
+    // ta_next_ / td_next_ cache the two candidates, so the usual call (nothing
+    // to replay) touches no entry.
     for (;;) {
-      const Ps ta = next_.ready, td = td_next_;
+      const Ps ta = ta_next_, td = td_next_;
       if (std::min(ta, td) > t || (ta == kNever && td == kNever)) break;
       if (td <= ta) {
-        bytes_ -= wd_;
+        bytes_ -= out_.front().wire;
         out_.pop_front();
         --arrived_;
-        if (arrived_ > 0) {
-          td_next_ = out_.front().start;
-          wd_ = out_.front().wire;
-        } else {
-          td_next_ = kNever;
-        }
       } else {
-        bytes_ += next_.wire;
+        bytes_ += out_[arrived_].wire;
         peak_ = std::max(peak_, bytes_);
-        if (++arrived_ == 1) {  // it is the front: it leaves next
-          td_next_ = next_.start;
-          wd_ = next_.wire;
-        }
-        if (arrived_ < out_.size()) next_ = out_[arrived_];
-        else next_.ready = kNever;
+        ++arrived_;
+        ta_next_ = arrived_ < out_.size() ? out_[arrived_].ready : kNever;
       }
+      td_next_ = arrived_ > 0 ? out_.front().start : kNever;
     }
   }
 
@@ -90,9 +78,8 @@ class OutputQueue {
   // Entries [0, arrived_) are in the buffer at the last drain time, the rest still crossing the switch.
   Ring<Entry> out_;
   std::size_t arrived_ = 0;
-  Entry next_{kNever, 0, 0};  // a copy of out_[arrived_] (next arrival); ready kNever if none
-  Ps td_next_ = kNever;       // start of out_.front() if arrived_ > 0 (next departure)
-  std::uint32_t wd_ = 0;      // wire bytes of out_.front() if arrived_ > 0
+  Ps ta_next_ = kNever;  // ready of out_[arrived_] (next arrival)
+  Ps td_next_ = kNever;  // start of out_.front() if arrived_ > 0 (next departure)
   std::uint64_t bytes_ = 0, peak_ = 0, pushes_ = 0;
 };
 

@@ -96,36 +96,45 @@ void Engine::setup() {
   // a cache miss or more: its deps, sources and destinations live apart) counts
   // predecessors and successors and the payload to deliver, and records the
   // edges in a flat array that the successor lists are then built from.
-  pending_.assign(n, 0);
-  start_.assign(n, 0);
-  finish_.assign(n, 0);
-  flow_of_.assign(n, kNoFlow);
+  steps_.assign(n + 1, StepState{});
   res_.assign(static_cast<std::size_t>(rm_.count()), Server{});
-  succ_off_.assign(n + 1, 0);
   std::vector<std::pair<StepId, StepId>> edges;  // (dependency, step), in step order
   edges.reserve(2 * n);                           // most steps have one or two (pages untouched are free)
-  // Progress: the bytes the network steps deliver (a write's to each destination, a read's result).
-  progress_bytes_ = 0;
+  progress_bytes_ = -1;  // not known yet (poll() adds it up when it first reports)
   delivered_bytes_ = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const Step& st = s_.steps[i];
-    pending_[i] = static_cast<int>(st.deps.size());
+    steps_[i].pending = static_cast<int>(st.deps.size());
     for (StepId d : st.deps) {
-      ++succ_off_[d + 1];
+      ++steps_[d + 1].succ;
       edges.emplace_back(d, static_cast<StepId>(i));
     }
+  }
+  if (edges.size() > std::numeric_limits<std::uint32_t>::max())
+    throw Error(fmt::format("packet engine: {} dependencies exceed the limit of 2^32", edges.size()));
+  for (std::size_t i = 0; i < n; ++i) steps_[i + 1].succ += steps_[i].succ;
+  succ_.resize(edges.size());
+  std::vector<std::uint32_t> fill(n);
+  for (std::size_t i = 0; i < n; ++i) fill[i] = steps_[i].succ;
+  for (const auto& [d, i] : edges) succ_[fill[d]++] = i;  // each list in step order, as before
+}
+
+// Progress: the bytes the network steps deliver (a write's to each destination,
+// a read's result). Only progress reports need it, so it is added up when the
+// first one is due (a run without a progress callback never reads every step
+// for it).
+double Engine::payload_to_deliver() const {
+  double bytes = 0;
+  for (const Step& st : s_.steps) {
     if (!is_network(st)) continue;
     if (st.kind == StepKind::Read) {
-      progress_bytes_ += static_cast<double>(region_bytes(s_, st.dsts[0]));
+      bytes += static_cast<double>(region_bytes(s_, st.dsts[0]));
       continue;
     }
     for (const auto& d : st.dsts)
-      if (s_.buffers[d.buffer].node != st.initiator) progress_bytes_ += static_cast<double>(region_bytes(s_, st.srcs[0]));
+      if (s_.buffers[d.buffer].node != st.initiator) bytes += static_cast<double>(region_bytes(s_, st.srcs[0]));
   }
-  for (std::size_t i = 0; i < n; ++i) succ_off_[i + 1] += succ_off_[i];
-  succ_.resize(succ_off_[n]);
-  std::vector<std::size_t> fill(succ_off_.begin(), succ_off_.end() - 1);
-  for (const auto& [d, i] : edges) succ_[fill[d]++] = i;  // each list in step order, as before
+  return bytes;
 }
 
 // ------------------------------------------------------------------ steps
@@ -146,7 +155,7 @@ bool Engine::is_network(const Step& st) const {
 }
 
 void Engine::start_step(StepId i, Ps t) {
-  start_[i] = t;  // was its ready time (step_done)
+  steps_[i].start = t;  // was its ready time (step_done)
   const Step& st = s_.steps[i];
   // Costed when it starts (no table of costs per step), into one StepCost whose
   // uses keep their storage: a ring at 1024 accelerators costs 2 M steps of one
@@ -180,11 +189,12 @@ void Engine::start_step(StepId i, Ps t) {
 }
 
 void Engine::step_done(StepId i) {
-  if (pending_[i] < 0) return;  // done already
-  pending_[i] = -1;
+  StepState& me = steps_[i];
+  if (me.pending < 0) return;  // done already
+  me.pending = -1;
   ++steps_done_;
-  finish_[i] = now_;
-  if (const FlowId fid = flow_of_[i]; fid != kNoFlow) {
+  me.finish = now_;
+  if (const FlowId fid = me.flow; fid != kNoFlow) {
     Flow& f = flows_[fid];
     f.active = false;
     f.count = {};
@@ -193,13 +203,15 @@ void Engine::step_done(StepId i) {
     // Every packet has been sent: no link, request FIFO or ISA port still uses these.
     free_sources_.insert(free_sources_.end(), f.sources.begin(), f.sources.end());
     f.sources.clear();
-    flow_of_[i] = kNoFlow;
+    me.flow = kNoFlow;
     free_flows_.push_back(fid);
   }
-  for (std::size_t k = succ_off_[i]; k < succ_off_[i + 1]; ++k) {
+  const std::uint32_t end = steps_[i + 1].succ;
+  for (std::uint32_t k = me.succ; k < end; ++k) {  // (start_step does not resize steps_: `me` stays valid)
     const StepId nx = succ_[k];
-    start_[nx] = std::max(start_[nx], now_);  // its ready time until it starts
-    if (--pending_[nx] == 0) start_step(nx, start_[nx]);
+    StepState& x = steps_[nx];
+    x.start = std::max(x.start, now_);  // its ready time until it starts
+    if (--x.pending == 0) start_step(nx, x.start);
   }
 }
 
@@ -215,7 +227,7 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
     fid = free_flows_.back();
     free_flows_.pop_back();
   }
-  flow_of_[i] = fid;
+  steps_[i].flow = fid;
   Flow& f = flows_[fid];
   f.reset();
   f.step = i;
@@ -448,7 +460,7 @@ Run Engine::run() {
   setup();
   const std::size_t n = s_.steps.size();
   for (std::size_t i = 0; i < n; ++i)
-    if (pending_[i] == 0) start_step(static_cast<StepId>(i), 0);
+    if (steps_[i].pending == 0) start_step(static_cast<StepId>(i), 0);
 
   std::uint64_t same_time = 0;
   while (!q_.empty()) {
@@ -468,7 +480,7 @@ Run Engine::run() {
   }
   if (steps_done_ != n) {
     std::size_t first = 0;
-    while (first < n && pending_[first] < 0) ++first;
+    while (first < n && steps_[first].pending < 0) ++first;
     throw Error(fmt::format("packet engine: {} of {} steps never finished (first: step {} '{}'); "
                             "the schedule or the fabric deadlocked", n - steps_done_, n, first,
                             first < n ? s_.steps[first].label : ""));
@@ -479,8 +491,8 @@ Run Engine::run() {
   Ps total = 0;
   out.steps.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    out.steps[i] = StepTiming{to_ns(start_[i]), to_ns(finish_[i])};
-    total = std::max(total, finish_[i]);
+    out.steps[i] = StepTiming{to_ns(steps_[i].start), to_ns(steps_[i].finish)};
+    total = std::max(total, steps_[i].finish);
   }
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.cpu_s = thread_cpu_s() - cpu0;

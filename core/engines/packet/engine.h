@@ -49,12 +49,14 @@ class Engine {
   std::uint32_t add_source(const Source& src);
   void add_link_source(int link, const Source& src);
   void dispatch(const Event& e);
+  double payload_to_deliver() const;
   // Every 4096 events (well under a millisecond): stop if asked, report progress now and then.
   void poll() {
     ctx_.check();
     // Steps done, or (when steps finish in bulk at the end, as one-shot's on a big fabric) the
     // payload delivered: whichever is further, below 1 until the run ends.
     if ((stats_.events & 0xffff) == 0 && ctx_.progress) {
+      if (progress_bytes_ < 0) progress_bytes_ = payload_to_deliver();
       const double bytes = progress_bytes_ > 0 ? std::min(0.99, delivered_bytes_ / progress_bytes_) : 0.0;
       ctx_.report(std::max(static_cast<double>(steps_done_) / static_cast<double>(s_.steps.size()), bytes));
     }
@@ -139,7 +141,6 @@ class Engine {
   std::vector<std::uint32_t> free_sources_;
   std::vector<Flow> flows_;          // pool: grows only while steps are set up (no Flow& is held then)
   std::vector<FlowId> free_flows_;
-  std::vector<FlowId> flow_of_;      // per step: its flow while in flight
   std::vector<Isa> isas_;
   // Reduced results (NVLS ld_reduce, ISA reads into accelerators) waiting to enter an output queue.
   struct ResultOut {
@@ -154,15 +155,20 @@ class Engine {
     std::uint32_t outstanding = 0;
   };
   std::vector<Reader> readers_;
-  // steps
-  // Successors of step i: succ_[succ_off_[i] .. succ_off_[i + 1]) (one flat array,
-  // not a vector per step: ring schedules at 1024 accelerators have 2 M steps).
-  std::vector<std::size_t> succ_off_;
-  std::vector<StepId> succ_;
-  std::vector<int> pending_;        // dependencies not done yet; -1 once the step is done
-  std::vector<Ps> start_, finish_;  // start_: the step's ready time (its deps' last finish) until it starts
+  // steps: what the run keeps per step, in one record (32 bytes), not one array
+  // per field: a ring at 1024 accelerators has 2 M steps, and a step that
+  // starts or ends touched five arrays, each a cache miss of its own.
+  struct StepState {
+    Ps start = 0;             // the step's ready time (its deps' last finish) until it starts
+    Ps finish = 0;
+    int pending = 0;          // dependencies not done yet; -1 once the step is done
+    FlowId flow = kNoFlow;    // its flow while in flight
+    std::uint32_t succ = 0;   // its successors: succ_[succ .. steps_[i + 1].succ)
+  };
+  std::vector<StepState> steps_;  // one per step and one past the last (its succ ends the list)
+  std::vector<StepId> succ_;      // successors, one flat array (not a vector per step)
   std::vector<Server> res_;  // the analytic ResourceMap's resources (ports unused, units, HBM)
-  double progress_bytes_ = 0, delivered_bytes_ = 0;  // progress (poll): payload to deliver, delivered
+  double progress_bytes_ = -1, delivered_bytes_ = 0;  // progress (poll): payload to deliver (-1: not added up yet), delivered
   std::vector<Ps> dur_;      // start_step: the rounded duration of each use (scratch)
   // setup_flow: the last transfer factor seen and the packet wire times that follow from it.
   struct Rate {

@@ -16,7 +16,7 @@ void Engine::breakdown(Run& out) const {
   if (timing.empty()) return;
   StepId cur = 0;
   for (StepId i = 0; i < timing.size(); ++i)
-    if (finish_[i] > finish_[cur]) cur = i;
+    if (steps_[i].finish > steps_[cur].finish) cur = i;
   while (cur != kNoStep) {
     const StepCost c = step_cost(cfg_, s_, rm_, s_.steps[cur]);  // only the steps on the path
     const double dur = timing[cur].finish_ns - timing[cur].start_ns;
@@ -41,8 +41,8 @@ void Engine::breakdown(Run& out) const {
     StepId next = kNoStep;
     Ps best = -1;
     for (StepId d : s_.steps[cur].deps)
-      if (finish_[d] > best) {
-        best = finish_[d];
+      if (steps_[d].finish > best) {
+        best = steps_[d].finish;
         next = d;
       }
     cur = next;

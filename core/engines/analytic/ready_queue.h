@@ -29,10 +29,8 @@ inline bool before(const Item& a, const Item& b) {
                            (static_cast<int>(a.first == b.first) & static_cast<int>(a.second < b.second)));
 }
 
-inline void push(std::vector<Item>& h, double t, StepId i) {
-  const Item x{t, i};
-  std::size_t k = h.size();
-  h.push_back(x);
+/// Places `x` at the hole `k`, moving it up past larger parents.
+inline void sift_up(std::vector<Item>& h, std::size_t k, const Item& x) {
   while (k > 0) {
     const std::size_t p = (k - 1) / 2;
     if (!before(x, h[p])) break;
@@ -40,6 +38,12 @@ inline void push(std::vector<Item>& h, double t, StepId i) {
     k = p;
   }
   h[k] = x;
+}
+
+inline void push(std::vector<Item>& h, double t, StepId i) {
+  const Item x{t, i};
+  h.push_back(x);
+  sift_up(h, h.size() - 1, x);
 }
 
 /// Removes and returns the smallest item (`h` not empty). Bottom-up: the hole
@@ -57,13 +61,7 @@ inline Item pop(std::vector<Item>& h) {
     h[k] = h[c];
     k = c;
   }
-  while (k > 0) {
-    const std::size_t p = (k - 1) / 2;
-    if (!before(x, h[p])) break;
-    h[k] = h[p];
-    k = p;
-  }
-  h[k] = x;
+  sift_up(h, k, x);
   return top;
 }
 

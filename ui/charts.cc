@@ -3,12 +3,15 @@
 #include <cmath>
 
 #include <QBarCategoryAxis>
+#include <QRegularExpression>
+#include <QSet>
 #include <QBarSet>
 #include <QLabel>
 #include <QLogValueAxis>
 #include <QHorizontalStackedBarSeries>
 #include <QValueAxis>
 
+#include "analysis/table.h"
 #include "engines/analytic/analytic.h"
 #include "ui/format.h"
 
@@ -273,6 +276,26 @@ void BreakdownChart::redraw() {
         cats << c->label;
         rows.push_back(&r);
       }
+  // A sweep's curves are named by full parameter paths ("scin (switch.isa.regulation=none
+  // switch.isa.waves=4)"), too long for the bar labels, which Qt Charts then cuts to the
+  // part every bar shares. The bars name each value by its axis's short name instead
+  // ("scin (regulation=none waves=4)"), unless that would make two bars alike.
+  {
+    static const QRegularExpression path(QStringLiteral("([A-Za-z_][A-Za-z0-9_.]*)="));
+    QStringList shortCats;
+    for (const QString& c : cats) {
+      QString t;
+      qsizetype from = 0;
+      for (auto it = path.globalMatch(c); it.hasNext();) {
+        const auto m = it.next();
+        t += c.mid(from, m.capturedStart(1) - from) +
+             QString::fromStdString(analysis::short_axis_name(m.captured(1).toStdString())) + QLatin1Char('=');
+        from = m.capturedEnd(0);
+      }
+      shortCats << t + c.mid(from);
+    }
+    if (QSet<QString>(shortCats.begin(), shortCats.end()).size() == cats.size()) cats = shortCats;
+  }
   static const QColor termColors[] = {QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf),
                                       QColor(0x1f, 0x77, 0xb4), QColor(0x8c, 0x56, 0x4b), QColor(0xd6, 0x27, 0x28),
                                       QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd)};

@@ -273,6 +273,26 @@ class ChartsUiTest : public QObject {
 
   // Qt Charts' cost grows with the square of its series: a run of thousands of
   // curves draws the first kMaxCurves, says so, and still exports every curve.
+  // A sweep's curves are named by full parameter paths; the breakdown's bar
+  // labels name each value by its axis's short name, unless two bars would then
+  // read alike.
+  void breakdownBarsNameAxesByTheirShortNames() {
+    BreakdownChart br;
+    br.resize(900, 600);
+    br.setSize(8);
+    ResultSet rs = manyCurves(3);
+    br.setResults(rs);
+    QCOMPARE(br.barValue(QStringLiteral("scin bandwidth_GBps=100"), QStringLiteral("launch")), 0.0);
+    QCOMPARE(br.barValue(QStringLiteral("ring bandwidth_GBps=150"), QStringLiteral("launch")), 0.0);
+    QCOMPARE(br.barValue(QStringLiteral("scin links.bandwidth_GBps=100"), QStringLiteral("launch")), -1.0);
+    rs.curves[0].label = QStringLiteral("scin (links.latency_ns=1)");
+    rs.curves[2].label = QStringLiteral("scin (switch.latency_ns=1)");
+    br.setResults(rs);
+    QCOMPARE(br.barValue(QStringLiteral("scin (links.latency_ns=1)"), QStringLiteral("launch")), 0.0);
+    QCOMPARE(br.barValue(QStringLiteral("scin (switch.latency_ns=1)"), QStringLiteral("launch")), 0.0);
+    QCOMPARE(br.barValue(QStringLiteral("scin (latency_ns=1)"), QStringLiteral("launch")), -1.0);
+  }
+
   void sizeChartsDrawAtMostTheirCapOfCurves() {
     const int n = static_cast<int>(SizeChart::kMaxCurves) + 50;
     LatencyChart lat;

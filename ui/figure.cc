@@ -275,6 +275,19 @@ QPointF FigureLayout::unmap(const Panel& panel, const QPointF& pos) const {
   return {untx(x, log_x), untx(y, log_y)};
 }
 
+analysis::PixelGrid FigureLayout::pixelGrid(const Panel& panel, double pxPerPt) const {
+  analysis::PixelGrid g;
+  g.x0 = range.x0;
+  g.x1 = range.x1;
+  g.y0 = range.y0;
+  g.y1 = range.y1;
+  g.log_x = log_x;
+  g.log_y = log_y;
+  g.width = panel.plot.width() * pxPerPt;
+  g.height = panel.plot.height() * pxPerPt;
+  return g;
+}
+
 void paintHighlight(QPainter* p, const FigureLayout& L, const PlotData& plot, const FigureOptions& o) {
   if (!o.highlight || o.highlight_facet < 0 || o.highlight_point >= o.highlight->points.size()) return;
   for (const auto& pan : L.panels) {
@@ -502,16 +515,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       const SeriesLook look = seriesLook(plot, s);
       const analysis::Decimation* dec = nullptr;
       if (o.decimate) {
-        analysis::PixelGrid g;
-        g.x0 = L.range.x0;
-        g.x1 = L.range.x1;
-        g.y0 = L.range.y0;
-        g.y1 = L.range.y1;
-        g.log_x = L.log_x;
-        g.log_y = L.log_y;
-        g.width = pr.width() * pxPerPt;
-        g.height = pr.height() * pxPerPt;
-        drawnHere.push_back(analysis::decimate_series(s.points, g));
+        drawnHere.push_back(analysis::decimate_series(s.points, L.pixelGrid(pan, pxPerPt)));
         dec = &drawnHere.back();
       }
       QPainterPath path;

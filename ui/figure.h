@@ -74,6 +74,8 @@ struct FigureLayout {
   QPointF map(const Panel& panel, double x, double y) const;
   /// Data coordinates of a position inside a panel.
   QPointF unmap(const Panel& panel, const QPointF& pos) const;
+  /// The pixels of `panel` at `pxPerPt` device pixels per point, as series are decimated to.
+  analysis::PixelGrid pixelGrid(const Panel& panel, double pxPerPt) const;
 };
 
 /// The data range of a plot (positive values only on a log axis), padded.

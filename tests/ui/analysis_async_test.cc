@@ -347,16 +347,7 @@ class AnalysisAsyncTest : public QObject {
       const analysis::Series& s = plot.facets[0].series[si];
       const analysis::Decimation& d = layout.drawn[0][si];
       QCOMPARE(d.total, std::size_t{50000});
-      analysis::PixelGrid g;
-      g.x0 = layout.range.x0;
-      g.x1 = layout.range.x1;
-      g.y0 = layout.range.y0;
-      g.y1 = layout.range.y1;
-      g.log_x = layout.log_x;
-      g.log_y = layout.log_y;
-      const double pxPerPt = canvas->logicalDpiY() / 72.0 * canvas->devicePixelRatioF();
-      g.width = panel.plot.width() * pxPerPt;
-      g.height = panel.plot.height() * pxPerPt;
+      const analysis::PixelGrid g = layout.pixelGrid(panel, canvas->logicalDpiY() / 72.0 * canvas->devicePixelRatioF());
       const analysis::Decimation direct = analysis::decimate_series(s.points, g);
       QVERIFY(d.keep == direct.keep);
       QVERIFY(d.line == direct.line);

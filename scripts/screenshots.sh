@@ -66,6 +66,7 @@ measured=$tmp/measured.scindb
 "$app" "$measured" --show-run 1 --tab bandwidth --size $size --screenshot "$out/bandwidth-measured.png" --quit
 "$app" "$measured" --show-run 1 --tab validation --size $size --screenshot "$out/validation.png" --quit
 "$app" "$measured" --show-run 2 --tab latency --size $size --screenshot "$out/latency-many-curves.png" --quit
+"$app" "$measured" --show-run 2 --tab breakdown --size $size --screenshot "$out/breakdown-many-bars.png" --quit
 sed -e 's/"hgx-h200-8"/"hgx-b200-8"/' -e 's/"seed-comparison"/"seed-comparison-b200"/' \
   "$SCIN_RESOURCE_DIR/sweeps/seed-comparison.json" > "$tmp/seed-b200.json"
 "$cli" sweep "$tmp/seed-b200.json" --db "$measured" --quiet

@@ -258,8 +258,13 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
   empty_->setWordWrap(true);
   empty_->setMargin(24);
   empty_->setStyleSheet(QStringLiteral("color:#555; background:white"));
+  scroll_ = new QScrollArea;
+  scroll_->setWidget(view_);
+  scroll_->setWidgetResizable(true);
+  scroll_->setFrameShape(QFrame::NoFrame);
+  scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   stack_ = new QStackedWidget;
-  stack_->addWidget(view_);
+  stack_->addWidget(scroll_);
   stack_->addWidget(empty_);
   lay->addWidget(stack_, 1);
   view_->installEventFilter(this);
@@ -277,7 +282,12 @@ void ChartPanel::setResults(const ResultSet& rs) {
 void ChartPanel::setEmptyText(const QString& text) {
   emptyText_ = text;
   empty_->setText(text);
-  stack_->setCurrentWidget(text.isEmpty() ? static_cast<QWidget*>(view_) : empty_);
+  stack_->setCurrentWidget(text.isEmpty() ? static_cast<QWidget*>(scroll_) : empty_);
+}
+
+void ChartPanel::setMinimumChartHeight(int px) {
+  minChartHeight_ = std::max(0, px);
+  view_->setMinimumHeight(minChartHeight_);
 }
 
 void ChartPanel::setNote(const QString& text) {

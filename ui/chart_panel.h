@@ -11,6 +11,7 @@
 #include <QLogValueAxis>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QScrollArea>
 #include <QStackedWidget>
 #include <QWidget>
 
@@ -105,6 +106,11 @@ class ChartPanel : public QWidget {
   virtual bool hasData() const;
   /// Whether the chart holds points, whatever the empty text says.
   bool hasDataIgnoringText() const;
+  /// The least height (px) at which the chart reads (0: any): a chart with
+  /// many categories (the breakdown's bars) needs a row of label per
+  /// category. Below it the tab scrolls, and figures are exported at least
+  /// this tall.
+  int minimumChartHeight() const { return minChartHeight_; }
 
  public Q_SLOTS:
   void resetZoom();
@@ -126,6 +132,8 @@ class ChartPanel : public QWidget {
   bool eventFilter(QObject* o, QEvent* e) override;
   /// Shows `text` near the cursor.
   static void showTip(const QString& text);
+  /// Sets minimumChartHeight() (0: none).
+  void setMinimumChartHeight(int px);
 
   ResultSet rs_;
 
@@ -135,6 +143,8 @@ class ChartPanel : public QWidget {
   ZoomChartView* view_;
   QHBoxLayout* controls_;
   QStackedWidget* stack_;
+  QScrollArea* scroll_;  // holds view_: scrolls when the chart needs more height than the tab has
+  int minChartHeight_ = 0;
   QLabel* empty_;
   QLabel* note_;
   QString emptyText_;

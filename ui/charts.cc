@@ -244,6 +244,7 @@ std::uint64_t BreakdownChart::size() const { return size_->currentData().toULong
 
 void BreakdownChart::redraw() {
   clearChart();
+  setMinimumChartHeight(0);
   // Sizes on offer: those of the first curve.
   {
     QSignalBlocker b(size_);
@@ -296,6 +297,45 @@ void BreakdownChart::redraw() {
     }
     if (QSet<QString>(shortCats.begin(), shortCats.end()).size() == cats.size()) cats = shortCats;
   }
+  const QStringList fullCats = cats;  // for the tooltips
+  // Still too long for the axis (Qt Charts gives it at most 40% of the chart's
+  // width and cuts the rest): when every bar reads "algorithm (a=1 b=2)" with the
+  // same names in the same order, the names go to the axis title once and the
+  // bars keep their values: "ring (2, 300, 100)" under "Algorithm (gpus,
+  // bandwidth_GBps, latency_ns)".
+  QString axisTitle = tr("Algorithm");
+  {
+    static const QRegularExpression keyed(QStringLiteral("^(\\S+) \\((.*)\\)$"));
+    const QFontMetrics fm(QChart().font());
+    int widest = 0;
+    for (const QString& c : cats) widest = std::max(widest, fm.horizontalAdvance(c));
+    QStringList keys, valueCats;
+    bool alike = widest > 260 && !cats.isEmpty();
+    for (const QString& c : cats) {
+      const auto m = keyed.match(c);
+      if (!alike || !m.hasMatch()) {
+        alike = false;
+        break;
+      }
+      QStringList k, v;
+      for (const QString& kv : m.captured(2).split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        const qsizetype eq = kv.indexOf(QLatin1Char('='));
+        if (eq <= 0) {
+          alike = false;
+          break;
+        }
+        k << kv.left(eq);
+        v << kv.mid(eq + 1);
+      }
+      if (keys.isEmpty()) keys = k;
+      alike = alike && k == keys && !k.isEmpty();
+      valueCats << m.captured(1) + QStringLiteral(" (") + v.join(QStringLiteral(", ")) + QLatin1Char(')');
+    }
+    if (alike && QSet<QString>(valueCats.begin(), valueCats.end()).size() == cats.size()) {
+      cats = valueCats;
+      axisTitle = tr("Algorithm (%1)").arg(keys.join(QStringLiteral(", ")));
+    }
+  }
   static const QColor termColors[] = {QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf),
                                       QColor(0x1f, 0x77, 0xb4), QColor(0x8c, 0x56, 0x4b), QColor(0xd6, 0x27, 0x28),
                                       QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd)};
@@ -316,10 +356,10 @@ void BreakdownChart::redraw() {
       continue;
     }
     const Term term = static_cast<Term>(t);
-    connect(set, &QBarSet::hovered, this, [this, set, term, cats, totals](bool on, int idx) {
+    connect(set, &QBarSet::hovered, this, [this, set, term, fullCats, totals](bool on, int idx) {
       if (!on) return;
       showTip(QStringLiteral("<b>%1</b>: %2 = %3 of %4<br><i>%5</i>")
-                  .arg(cats.value(idx), set->label(), timeText(set->at(idx) * 1e3),
+                  .arg(fullCats.value(idx), set->label(), timeText(set->at(idx) * 1e3),
                        timeText(totals[static_cast<std::size_t>(idx)] * 1e3),
                        QString::fromLatin1(describe(term)).toHtmlEscaped()));
     });
@@ -330,16 +370,24 @@ void BreakdownChart::redraw() {
   // Horizontal bars: algorithm names read in full on the left.
   auto* y = new QBarCategoryAxis;
   y->append(cats);
-  y->setTitleText(tr("Algorithm"));
+  y->setTitleText(axisTitle);
   auto* x = new QValueAxis;
   x->setRange(0, top > 0 ? top * 1.08 : 1);
   x->applyNiceNumbers();
   x->setLabelFormat(QStringLiteral("%g"));
   x->setTitleText(tr("Time (µs)"));
-  chart()->addAxis(x, Qt::AlignBottom);
+  // Many bars scroll: the time axis goes on top, where it is seen first.
+  chart()->addAxis(x, cats.size() > 16 ? Qt::AlignTop : Qt::AlignBottom);
   chart()->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);
   series->attachAxis(y);
+  // Qt Charts gives each bar's label the bar's height less its padding and
+  // cuts a label that does not fit to "..."; with many bars (a sweep of
+  // presets x algorithms) every label was "...". So the chart asks for a row
+  // per bar, plus the title, the time axis and the margins, and the tab
+  // scrolls (and an exported figure grows) when it has less.
+  const QFontMetrics fm(y->labelsFont());
+  setMinimumChartHeight(static_cast<int>(cats.size() + 1) * (fm.height() + 14) + 170);
   connectLegend();
 }
 

@@ -57,6 +57,7 @@ void paintChart(QChart* chart, QPainter* p, const QRectF& target) {
 }  // namespace
 
 QImage Exporter::renderChart(ChartPanel* panel, QSize size, double scale) {
+  size.setHeight(std::max(size.height(), panel->minimumChartHeight()));
   QImage img(size * scale, QImage::Format_ARGB32_Premultiplied);
   img.setDevicePixelRatio(scale);
   img.fill(Qt::white);
@@ -73,6 +74,8 @@ bool Exporter::exportChart(ChartPanel* panel, const QString& path, QSize size, d
     fail(error, QObject::tr("export size %1×%2 is too small (at least 100×100)").arg(size.width()).arg(size.height()));
     return false;
   }
+  // A chart that needs more height than asked for (many bars) is exported taller, not with cut labels.
+  size.setHeight(std::max(size.height(), panel->minimumChartHeight()));
   if (ext == QLatin1String("png")) {
     QImage img = renderChart(panel, size, scale);
     if (!img.save(path, "PNG")) {

@@ -10,6 +10,7 @@
 #include <QCategoryAxis>
 #include <QComboBox>
 #include <QFontMetricsF>
+#include <QGraphicsTextItem>
 #include <QLegend>
 #include <QLogValueAxis>
 #include <QSettings>
@@ -31,6 +32,7 @@
 #include "ui/chart_panel.h"
 #include "ui/charts.h"
 #include "ui/charts_measured.h"
+#include "ui/exporter.h"
 #include "ui/main_window.h"
 #include "ui/preview.h"
 #include "ui/run_browser.h"
@@ -291,6 +293,57 @@ class ChartsUiTest : public QObject {
     QCOMPARE(br.barValue(QStringLiteral("scin (links.latency_ns=1)"), QStringLiteral("launch")), 0.0);
     QCOMPARE(br.barValue(QStringLiteral("scin (switch.latency_ns=1)"), QStringLiteral("launch")), 0.0);
     QCOMPARE(br.barValue(QStringLiteral("scin (latency_ns=1)"), QStringLiteral("launch")), -1.0);
+  }
+
+  // Qt Charts cuts a bar label to "..." when the bar is lower than the label:
+  // a sweep of 36 bars in a 600 px tab showed every label so. The chart asks
+  // for a row per bar; the tab scrolls, an exported figure grows, and every
+  // label reads whole.
+  void breakdownWithManyBarsKeepsEveryLabelWhole() {
+    // 36 bars named as a three-axis sweep names them.
+    const int n = 36;
+    ResultSet rs = manyCurves(n);
+    QStringList expected;
+    for (int k = 0; k < n; ++k) {
+      Curve& c = rs.curves[static_cast<std::size_t>(k)];
+      const int gpus = 2 << (k % 3), bw = 300 + 150 * (k / 3 % 4), lat = 100 + 25 * (k / 12);
+      c.label = QStringLiteral("%1 (fabric.gpus=%2 links.bandwidth_GBps=%3 links.latency_ns=%4)")
+                    .arg(QString::fromStdString(c.algorithm)).arg(gpus).arg(bw).arg(lat);
+      expected << QStringLiteral("%1 (%2, %3, %4)").arg(QString::fromStdString(c.algorithm)).arg(gpus).arg(bw).arg(lat);
+      for (SimResult& r : c.points) r.breakdown.ns[0] = r.time_ns;
+    }
+    BreakdownChart br;
+    br.resize(900, 600);
+    br.show();
+    br.setSize(8);
+    br.setResults(rs);
+    QTest::qWait(50);
+    // The names go to the axis title once; each bar keeps its values.
+    QAbstractAxis* y = br.chart()->axes(Qt::Vertical).value(0);
+    QCOMPARE(y->titleText(), QStringLiteral("Algorithm (gpus, bandwidth_GBps, latency_ns)"));
+    QCOMPARE(br.barValue(expected[5], QStringLiteral("launch")), rs.curves[5].points[0].time_ns / 1e3);
+    const int rowPx = QFontMetrics(y->labelsFont()).height();
+    QVERIFY2(br.minimumChartHeight() >= (n + 1) * rowPx, qPrintable(QString::number(br.minimumChartHeight())));
+    QVERIFY(br.view()->height() >= br.minimumChartHeight());
+    QVERIFY(br.height() < br.minimumChartHeight());  // so the tab scrolls
+    const QSet<QString> labels(expected.begin(), expected.end());
+    int whole = 0, cut = 0;
+    for (QGraphicsItem* it : br.chart()->scene()->items())
+      if (auto* t = dynamic_cast<QGraphicsTextItem*>(it); t && t->isVisible()) {
+        const QString text = t->toPlainText();
+        if (labels.contains(text)) ++whole;
+        else if (text.endsWith(QStringLiteral("..."))) ++cut;
+      }
+    QCOMPARE(cut, 0);
+    QCOMPARE(whole, n);
+    // Fewer bars need no more than the tab has, and keep their names.
+    br.setResults(manyCurves(4));
+    QVERIFY(br.minimumChartHeight() < 600);
+    QCOMPARE(br.chart()->axes(Qt::Vertical).value(0)->titleText(), QStringLiteral("Algorithm"));
+    br.setResults(rs);
+    const QImage img = Exporter::renderChart(&br, QSize(1000, 600), 1.0);
+    QCOMPARE(img.height(), br.minimumChartHeight());
+    QCOMPARE(img.width(), 1000);
   }
 
   void sizeChartsDrawAtMostTheirCapOfCurves() {

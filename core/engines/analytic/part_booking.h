@@ -56,21 +56,19 @@ struct Part {
 
   template <class Next>
   void run(int queues, Next next, const RunContext& ctx) {
-    struct Busy {
-      double start, end;
-      int step, use;
-    };
-    struct Queue {
-      std::vector<Busy> v;
-      std::size_t head = 0;
-    };
-    std::vector<Queue> qs(static_cast<std::size_t>(queues));
+    auto& qs = qs_;
+    qs.resize(static_cast<std::size_t>(queues));
+    for (Queue& qu : qs) {
+      qu.v.clear();
+      qu.head = 0;
+    }
     const std::size_t m = cost.size();
     start.assign(m, 0.0);
     finish.assign(m, 0.0);
     first.assign(m, 0);
     bound.assign(m, -1);
     recs.clear();
+    recs.reserve(m * 3);
     heap_.clear();
     for (std::size_t i = 0; i < m; ++i)
       if (pending[i] == 0) ready_queue::push(heap_, ready[i], static_cast<StepId>(i));
@@ -147,6 +145,15 @@ struct Part {
   }
 
  private:
+  struct Busy {
+    double start, end;
+    int step, use;
+  };
+  struct Queue {
+    std::vector<Busy> v;
+    std::size_t head = 0;
+  };
+  std::vector<Queue> qs_;  // (kept with the heap for the next run)
   std::vector<ready_queue::Item> heap_;
 };
 

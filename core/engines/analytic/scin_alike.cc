@@ -19,7 +19,8 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
   const Algorithm algo = inq ? Algorithm::ScinInq : Algorithm::Scin;
   if (!unsupported_reason(cfg, algo).empty()) return std::nullopt;
-  Scin x(cfg, coll, inq);
+  thread_local Schedule storage;  // (the head's lists, kept for the next run)
+  Scin x(cfg, coll, inq, &storage);
   Schedule& s = x.s;
   const int n = x.n = x.b.n();
   const int planes = x.planes = s.planes;
@@ -141,8 +142,13 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   const std::size_t uw = x.wtot;
   std::vector<std::uint8_t> chain_start(uw, 0);
   for (int p = 0; p < planes; ++p) chain_start[x.plane_start[static_cast<std::size_t>(p)]] = 1;
-  std::vector<Part> chains(class_first.size());
-  for (std::size_t cl = 0; cl < chains.size(); ++cl) {
+  // The parts' storage: per thread, kept for the next run (a small point then allocates little).
+  thread_local std::vector<Part> part_pool;
+  if (part_pool.size() < class_first.size() + up) part_pool.resize(class_first.size() + up);
+  Part* const chains = part_pool.data();
+  Part* const sims = part_pool.data() + class_first.size();
+  std::size_t nsims = 0;
+  for (std::size_t cl = 0; cl < class_first.size(); ++cl) {
     Part& pt = chains[cl];
     pt.resize(uw);
     const double l = launch_fin[static_cast<std::size_t>(class_first[cl])];
@@ -160,11 +166,13 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   std::vector<double> arr_fin(up * un), ack_fin(up * un), flag_fin(up * un);
   std::vector<double> go_ready(up), go_fin(up), wmax(up), acked_ready(up), acked_fin(up);
   std::vector<int> wfirst(up), sim_of(up);
-  std::vector<Part> sims;
-  sims.reserve(up);
+  Step free_step;
   auto free_fin = [&](const Id& d, double ready) {
-    if (!x.cost(x.make(d), c) || !c.uses.empty()) return -1.0;
-    return (ready + c.fixed_ns) + c.latency_total_ns();
+    x.set_free(free_step, d);
+    if (!x.cost(free_step, c) || !c.uses.empty()) return -1.0;
+    double l = 0;  // (latency_total_ns())
+    for (double v : c.latency_ns) l += v;
+    return (ready + c.fixed_ns) + l;
   };
   const int pw = x.per_wave;
   for (int p = 0; p < planes; ++p) {
@@ -192,8 +200,8 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
         if (same) sim_of[pp] = sim_of[po];
       }
     if (sim_of[pp] < 0) {
-      sim_of[pp] = static_cast<int>(sims.size());
-      Part& pt = sims.emplace_back();
+      sim_of[pp] = static_cast<int>(nsims);
+      Part& pt = sims[nsims++];
       const std::size_t m = static_cast<std::size_t>(pw) * static_cast<std::size_t>(Wp);
       pt.resize(m);
       for (int w = 0; w < Wp; ++w) {
@@ -242,8 +250,8 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   std::vector<Rec> deq_rec(un);
   std::vector<std::int8_t> deq_bound(un, -1);
   double hbm_free = 0;
-  for (const Part& pt : chains)
-    for (const Rec& rc : pt.recs) hbm_free = std::max(hbm_free, rc.end);
+  for (std::size_t cl = 0; cl < class_first.size(); ++cl)
+    for (const Rec& rc : chains[cl].recs) hbm_free = std::max(hbm_free, rc.end);
   for (int r = 0; r < n; ++r) {
     const auto ur = static_cast<std::size_t>(r);
     double ready = 0;
@@ -305,7 +313,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     if (f > best || (f == best && id < last)) best = f, last = id;
   };
   for (int r = 0; r < n && inq; ++r) consider(x.run_of(r), launch_fin[static_cast<std::size_t>(r)]);
-  for (std::size_t cl = 0; cl < chains.size(); ++cl)
+  for (std::size_t cl = 0; cl < class_first.size(); ++cl)
     for (std::size_t k = 0; k < uw; ++k) consider(x.run_of(class_first[cl]) + 1 + static_cast<StepId>(k), chains[cl].finish[k]);
   for (int p = 0; p < planes; ++p) {
     const auto pp = static_cast<std::size_t>(p);
@@ -335,16 +343,23 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     }
   }
   // max_link_bytes as class_max_link_bytes (analytic.cc) adds it: every ISA
-  // read's bytes on each egress, every multicast's on each ingress.
+  // read's bytes on each egress, every multicast's on each ingress. Sums of
+  // whole byte counts below 2^53 are exact in any order: counted per size.
   {
-    double egress = 0, ingress = 0;
-    for (int p = 0; p < planes; ++p)
-      for (int w = 0; w < x.W[static_cast<std::size_t>(p)]; ++w) {
-        const std::uint64_t count = x.waves[x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w)].count;
-        egress += static_cast<double>(region_bytes(s.buffers[inq ? x.qin[0] : s.input[0]], count));
-        ingress += static_cast<double>(region_bytes(s.buffers[inq ? x.qacc[static_cast<std::size_t>(p)] : x.acc[static_cast<std::size_t>(p)]], count));
+    std::uint64_t egress = 0, ingress = 0;
+    std::vector<std::uint64_t> per_size(ns);
+    for (int p = 0; p < planes; ++p) {
+      std::fill(per_size.begin(), per_size.end(), 0);
+      for (int w = 0; w < x.W[static_cast<std::size_t>(p)]; ++w) ++per_size[x.size_of[x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w)]];
+      const BufferDecl& src = s.buffers[inq ? x.qin[0] : s.input[0]];
+      const BufferDecl& out = s.buffers[inq ? x.qacc[static_cast<std::size_t>(p)] : x.acc[static_cast<std::size_t>(p)]];
+      for (std::size_t z = 0; z < ns; ++z) {
+        egress += per_size[z] * region_bytes(src, x.sizes[z]);
+        ingress += per_size[z] * region_bytes(out, x.sizes[z]);
       }
-    res.max_link_bytes = std::max({0.0, egress, ingress});
+    }
+    if (!(std::max(egress, ingress) < (std::uint64_t{1} << 53))) return std::nullopt;
+    res.max_link_bytes = std::max({0.0, static_cast<double>(egress), static_cast<double>(ingress)});
   }
 
   // The critical path, walked back as run_analytic walks it.

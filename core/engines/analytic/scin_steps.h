@@ -63,9 +63,46 @@ struct Scin {
   std::vector<StepId> base;               // per plane: its first step; then the final waits
   std::size_t wtot = 0, total = 0;
 
-  Scin(const Config& c, const Collective& coll, bool q)
-      : cfg(c), inq(q), b(c, info(q ? Algorithm::ScinInq : Algorithm::Scin).name, coll), s(b.s) {
+  // `storage`: lists to build the schedule's head into (Builder's), given back when done.
+  Scin(const Config& c, const Collective& coll, bool q, Schedule* storage)
+      : cfg(c), inq(q), b(c, info(q ? Algorithm::ScinInq : Algorithm::Scin).name, coll, storage), s(b.s), keep(storage) {
     b.labels = false;
+  }
+  ~Scin() {
+    if (!keep) return;
+    keep->buffers = std::move(s.buffers);
+    keep->input = std::move(s.input);
+    keep->output = std::move(s.output);
+  }
+  Scin(const Scin&) = delete;
+  Scin& operator=(const Scin&) = delete;
+  Schedule* keep = nullptr;
+
+  // A step that holds nothing (signals and waits) into `st`, reused: only the
+  // fields build_scin sets on it (the others stay at their defaults).
+  void set_free(Step& st, const Id& d) const {
+    const NodeId sw = s.switch_node(d.p);
+    st.target = kNoNode;
+    st.via = kNoNode;
+    auto signal = [&](NodeId from, NodeId to, Unit u) {
+      st.kind = StepKind::Signal;
+      st.initiator = from;
+      st.target = to;
+      st.unit = u;
+      st.via = s.is_switch(to) ? to : from;
+    };
+    auto wait = [&](NodeId at, Unit u) {
+      st.kind = StepKind::Wait;
+      st.initiator = at;
+      st.unit = u;
+    };
+    switch (d.k) {
+      case K::Arrive: signal(d.r, sw, inq ? Unit::AccelSm : Unit::IsaReduce); break;
+      case K::Ack: signal(d.r, sw, Unit::None); break;
+      case K::Flag: signal(sw, d.r, Unit::IsaReduce); break;
+      case K::Wait: wait(d.r, inq ? Unit::AccelSm : Unit::IsaReduce); break;
+      default: wait(sw, Unit::IsaReduce); break;  // Go, Acked
+    }
   }
   StepId run_of(int r) const { return static_cast<StepId>(static_cast<std::size_t>(r) * (1 + wtot)); }
   StepId quant_id(int r, int p, int w) const {

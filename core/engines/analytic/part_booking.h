@@ -65,10 +65,16 @@ struct Part {
     const std::size_t m = cost.size();
     start.assign(m, 0.0);
     finish.assign(m, 0.0);
-    first.assign(m, 0);
     bound.assign(m, -1);
-    recs.clear();
-    recs.reserve(m * 3);
+    // Records by step index (book() appends them in the order taken; only
+    // where they are differs, not what they hold).
+    first.resize(m);
+    std::size_t all = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      first[i] = static_cast<std::uint32_t>(all);
+      all += cost[i]->c.uses.size();
+    }
+    recs.resize(all);
     heap_.clear();
     for (std::size_t i = 0; i < m; ++i)
       if (pending[i] == 0) ready_queue::push(heap_, ready[i], static_cast<StepId>(i));
@@ -79,8 +85,6 @@ struct Part {
       if ((++taken & 0x3ff) == 0) ctx.check();
       const Cost& k = *cost[i];
       const StepCost& c = k.c;
-      first[i] = static_cast<std::uint32_t>(recs.size());
-      recs.resize(recs.size() + c.uses.size());
       const double t0 = r + c.fixed_ns;
       double end = t0, fed_end = t0;
       int fed_by = -1;
@@ -126,6 +130,8 @@ struct Part {
           (it - 1)->use = static_cast<int>(u);
         } else if (join_next) {
           it->start = rec.start;
+        } else if (it == busy.end()) {
+          busy.push_back(Busy{rec.start, rec.end, static_cast<int>(i), static_cast<int>(u)});
         } else {
           busy.insert(it, Busy{rec.start, rec.end, static_cast<int>(i), static_cast<int>(u)});
         }

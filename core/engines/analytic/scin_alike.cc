@@ -148,6 +148,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   Part* const chains = part_pool.data();
   Part* const sims = part_pool.data() + class_first.size();
   std::size_t nsims = 0;
+  thread_local std::vector<int> wave_next;
   for (std::size_t cl = 0; cl < class_first.size(); ++cl) {
     Part& pt = chains[cl];
     pt.resize(uw);
@@ -215,10 +216,17 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
           for (int cl : class_first) ready = std::max(ready, quant_fin(cl, x.plane_start[pp] + static_cast<std::size_t>(w)));
         pt.ready[i] = ready;
       }
-      const std::size_t ahead = static_cast<std::size_t>(pw) * static_cast<std::size_t>(x.F);
+      // Successors: a read's requantise or multicast, a requantise's
+      // multicast, a multicast's read F waves on (-1: none).
+      auto& next = wave_next;
+      next.resize(m);
+      for (int w = 0; w < Wp; ++w) {
+        const std::size_t i = static_cast<std::size_t>(pw * w);
+        for (int sub = 0; sub + 1 < pw; ++sub) next[i + static_cast<std::size_t>(sub)] = static_cast<int>(i) + sub + 1;
+        next[i + static_cast<std::size_t>(pw - 1)] = w + x.F < Wp ? pw * (w + x.F) : -1;
+      }
       pt.run(4, [&](std::size_t i, double f) {
-        if ((i + 1) % static_cast<std::size_t>(pw) != 0) pt.release(i + 1, f);
-        else if (i + 1 - static_cast<std::size_t>(pw) + ahead < m) pt.release(i + 1 - static_cast<std::size_t>(pw) + ahead, f);
+        if (next[i] >= 0) pt.release(static_cast<std::size_t>(next[i]), f);
       }, ctx);
     }
     const Part& pt = sims[static_cast<std::size_t>(sim_of[pp])];

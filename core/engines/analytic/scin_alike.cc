@@ -15,7 +15,7 @@ using part::Part;
 using part::Rec;
 
 std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& coll, bool inq, const RunContext& ctx,
-                                         bool with_steps, std::size_t* steps_only) {
+                                         bool with_steps, std::size_t* steps_only) {  // (steps_only: total, booked)
   if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
   const Algorithm algo = inq ? Algorithm::ScinInq : Algorithm::Scin;
   if (!unsupported_reason(cfg, algo).empty()) return std::nullopt;
@@ -134,7 +134,8 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     }
   }
   if (steps_only) {
-    *steps_only = x.total;
+    steps_only[0] = x.total;
+    steps_only[1] = x.wtot * static_cast<std::size_t>(x.per_wave) + class_first.size() * x.wtot;
     return AnalyticResult{};
   }
   // ---- Booking. INQ: each launch class's quantise chains (one per plane,
@@ -475,9 +476,11 @@ std::optional<AnalyticResult> run_analytic_scin(const Config& cfg, const Collect
   return scin_alike(cfg, c, inq, ctx, with_steps, nullptr);
 }
 
-std::size_t scin_alike_steps(const Config& cfg, const Collective& c, bool inq) {
-  std::size_t steps = 0;
-  return scin_alike(cfg, c, inq, {}, false, &steps) ? steps : 0;
+std::size_t scin_alike_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* booked) {
+  std::size_t steps[2] = {0, 0};
+  if (!scin_alike(cfg, c, inq, {}, false, steps)) return 0;
+  if (booked) *booked = steps[1];
+  return steps[0];
 }
 
 }  // namespace scin

@@ -44,7 +44,9 @@ std::optional<AnalyticResult> run_analytic_scin(const Config& cfg, const Collect
 /// `cfg` and `c` (it books only the planes' waves, once per plane alike, and
 /// INQ's quantise steps once per class of ranks), else 0. Checks what
 /// run_analytic_scin checks before booking (its booking then always
-/// answers): O(N) step costs, no booking. For estimates.
-std::size_t scin_alike_steps(const Config& cfg, const Collective& c, bool inq);
+/// answers): O(N) step costs, no booking. For estimates. `booked` (optional):
+/// at most how many steps it books through queues (every plane's waves, INQ's
+/// quantise steps once per class of ranks).
+std::size_t scin_alike_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* booked = nullptr);
 
 }  // namespace scin

@@ -143,9 +143,17 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   const std::size_t uw = x.wtot;
   std::vector<std::uint8_t> chain_start(uw, 0);
   for (int p = 0; p < planes; ++p) chain_start[x.plane_start[static_cast<std::size_t>(p)]] = 1;
-  // The parts' storage: per thread, kept for the next run (a small point then allocates little).
+  // The parts' storage: per thread, kept for the next run (a small point then
+  // allocates little) unless it grew past 2^16 steps (~5 MB; simulate()'s spare schedule likewise).
   thread_local std::vector<Part> part_pool;
   if (part_pool.size() < class_first.size() + up) part_pool.resize(class_first.size() + up);
+  struct Release {
+    ~Release() {
+      std::size_t held = 0;
+      for (const Part& pt : part_pool) held += pt.cost.capacity();
+      if (held > (std::size_t{1} << 16)) part_pool = {};
+    }
+  } release;
   Part* const chains = part_pool.data();
   Part* const sims = part_pool.data() + class_first.size();
   std::size_t nsims = 0;

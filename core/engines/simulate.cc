@@ -8,6 +8,7 @@
 #include "base/units.h"
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/nvls_alike.h"
+#include "engines/analytic/scin_alike.h"
 #include "fabric/params.h"
 #include "schedule/compile_options.h"
 #include "schedule/nvls_policy.h"
@@ -112,6 +113,17 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
     if (std::optional<AnalyticResult> a = run_analytic_nvls(cfg, c, ctx)) {
       out.analytic = std::move(*a);
       out.have_analytic = true;
+      return out;
+    }
+  }
+  if ((algo == Algorithm::Scin || algo == Algorithm::ScinInq) && !need_schedule) {
+    // SCIN by classes of ports (run_analytic_scin, scin_alike.h): no schedule.
+    const bool inq = algo == Algorithm::ScinInq;
+    if (std::optional<AnalyticResult> a = run_analytic_scin(cfg, c, inq, ctx)) {
+      out.analytic = std::move(*a);
+      out.have_analytic = true;
+      // (build_scin's variant: INQ's codec and block size.)
+      if (inq) out.variant = fmt::format("{} G={}", to_string(cfg.quant.codec), cfg.quant.block_elems);
       return out;
     }
   }
@@ -264,6 +276,17 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       // (measured at 1024 GPUs, 1 GiB and 16 GiB: ~130 bytes per step).
       const double n = gpus, steps = static_cast<double>(booked);
       return {steps, "steps", steps * 8e-7 + n * 2e-6, steps * 128 + n * 1024};
+    }
+  if (engine_id == EngineId::Analytic && (algo == Algorithm::Scin || algo == Algorithm::ScinInq))
+    if (std::size_t booked = 0; const std::size_t total = scin_alike_steps(run_cfg, c, algo == Algorithm::ScinInq, &booked)) {
+      // SCIN by classes of ports (run_analytic_scin, as resolve() runs it): no
+      // schedule; ~0.1 us per step booked (the planes' waves, INQ's quantise
+      // steps per class of ranks; the other steps are maxima and sums) and
+      // under 1 us per rank and plane for costing its signals (measured at
+      // 1024 GPUs and 1 GiB: 1.3 ms SCIN, 2.6 ms SCIN+INQ); memory per step
+      // booked (its records) and per rank and plane.
+      const double n = gpus, planes = std::max(1, cfg.fabric.planes), b = static_cast<double>(booked);
+      return {static_cast<double>(total), "steps", b * 1e-7 + n * planes * 1e-6, b * 128 + n * planes * 64};
     }
   if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;

@@ -1,0 +1,494 @@
+// SCIN and SCIN+INQ by classes of ports (scin_alike.h): build_scin's star
+// schedule timed without compiling its steps of N regions each.
+#include "engines/analytic/scin_alike.h"
+
+#include <algorithm>
+
+#include "engines/analytic/scin_steps.h"
+
+namespace scin {
+
+namespace {
+
+using namespace scin_steps;
+using part::Part;
+using part::Rec;
+
+std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& coll, bool inq, const RunContext& ctx,
+                                         bool with_steps, std::size_t* steps_only) {  // (steps_only: total, booked)
+  if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
+  const Algorithm algo = inq ? Algorithm::ScinInq : Algorithm::Scin;
+  if (!unsupported_reason(cfg, algo).empty()) return std::nullopt;
+  thread_local Schedule storage;  // (the head's lists, kept for the next run)
+  Scin x(cfg, coll, inq, &storage);
+  Schedule& s = x.s;
+  const int n = x.n = x.b.n();
+  const int planes = x.planes = s.planes;
+  if (n < 2 || planes < 1 || cfg.sw.isa.waves < 1) return std::nullopt;
+  const auto un = static_cast<std::size_t>(n), up = static_cast<std::size_t>(planes);
+  x.F = cfg.sw.isa.waves;
+  x.per_wave = inq ? 3 : 2;
+  const Format q = codec_format(cfg.quant.codec);
+  const std::uint64_t align = inq ? x.b.align() : 1;
+  x.stripes = build::split(s.elems, planes, align);
+  for (int p = 0; p < planes; ++p) {
+    const build::Span stripe = x.stripes[static_cast<std::size_t>(p)];
+    x.plane_start.push_back(x.waves.size());
+    for (const build::Span& w : build::split(stripe.count, build::scin_chunks(cfg, stripe.count), align))
+      x.waves.push_back(build::sub(stripe, w));
+    x.W.push_back(static_cast<int>(x.waves.size() - x.plane_start.back()));
+  }
+  x.plane_start.push_back(x.waves.size());
+  x.wtot = x.waves.size();
+  // Buffers in build_scin's order (quantise_inputs, then each plane's ISA buffers).
+  if (inq)
+    for (int r = 0; r < n; ++r) {
+      x.qin.push_back(x.b.buffer("qin", r, s.elems, q));
+      x.qout.push_back(x.b.buffer("qout", r, s.elems, q));
+    }
+  for (int p = 0; p < planes; ++p) {
+    const NodeId sw = s.switch_node(p);
+    const std::uint64_t count = x.stripes[static_cast<std::size_t>(p)].count;
+    x.acc.push_back(x.b.buffer("isa.acc", sw, count, inq ? Format::Fp32 : x.b.data_format));
+    if (inq) x.qacc.push_back(x.b.buffer("isa.q", sw, count, q));
+  }
+  x.rm = resource_map(s);
+  const ResourceMap& rm = x.rm;
+  // Step indices.
+  x.base.push_back(inq ? static_cast<StepId>(un * (1 + x.wtot)) : 0);
+  for (int p = 0; p < planes; ++p)
+    x.base.push_back(x.base.back() + static_cast<StepId>(3 * n + 2 + x.per_wave * x.W[static_cast<std::size_t>(p)]));
+  x.total = x.base.back() + un * (inq ? 2 : 1);
+  if (x.total >= static_cast<std::size_t>(kNoStep)) return std::nullopt;
+
+  // The waves' sizes; each plane's read, requantise and multicast costed once per size.
+  for (const build::Span& w : x.waves) x.sizes.push_back(w.count);
+  std::sort(x.sizes.begin(), x.sizes.end());
+  x.sizes.erase(std::unique(x.sizes.begin(), x.sizes.end()), x.sizes.end());
+  if (x.sizes.size() > 255) return std::nullopt;
+  x.size_of.resize(x.wtot);
+  for (std::size_t k = 0; k < x.wtot; ++k)
+    x.size_of[k] = static_cast<std::uint8_t>(std::lower_bound(x.sizes.begin(), x.sizes.end(), x.waves[k].count) - x.sizes.begin());
+  const std::size_t ns = x.sizes.size();
+  std::vector<Cost> wave_cost(up * ns * static_cast<std::size_t>(x.per_wave));  // [plane][size][sub]
+  std::vector<std::uint8_t> costed(up * ns, 0);
+  StepCost c;
+  for (int p = 0; p < planes; ++p)
+    for (int w = 0; w < x.W[static_cast<std::size_t>(p)]; ++w) {
+      const std::size_t k = x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w);
+      const std::size_t ps = static_cast<std::size_t>(p) * ns + x.size_of[k];
+      if (costed[ps]) continue;
+      costed[ps] = 1;
+      Cost* wc = &wave_cost[ps * static_cast<std::size_t>(x.per_wave)];
+      const int E = rm.egress(0, p), I = rm.ingress(0, p), R = rm.isa_reduce(p), Q = rm.isa_inq(p);
+      if (!x.cost(x.make_wave(p, k, 0), c)) return std::nullopt;
+      // The read: the egress class, the reduce unit fed (INQ: and the INQ unit fed).
+      if (!(inq ? local_cost(c, {E, R, Q}, wc[0]) : local_cost(c, {E, R}, wc[0]))) return std::nullopt;
+      if (c.uses[0].fed_by_transfers || !c.uses[1].fed_by_transfers || (inq && !c.uses[2].fed_by_transfers)) return std::nullopt;
+      wc[0].q = {0, 2, 3, 0};
+      if (inq) {
+        if (!x.cost(x.make_wave(p, k, 1), c) || !local_cost(c, {Q}, wc[1]) || c.uses[0].fed_by_transfers) return std::nullopt;
+        wc[1].q = {3, 0, 0, 0};
+      }
+      Cost& wr = wc[x.per_wave - 1];
+      if (!x.cost(x.make_wave(p, k, x.per_wave - 1), c) || !local_cost(c, {I}, wr) || c.uses[0].fed_by_transfers)
+        return std::nullopt;
+      wr.q = {1, 0, 0, 0};
+    }
+  auto wave_cost_of = [&](int p, int w, int sub) -> const Cost& {
+    const std::size_t k = x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w);
+    return wave_cost[((static_cast<std::size_t>(p) * ns + x.size_of[k]) * static_cast<std::size_t>(x.per_wave)) +
+                     static_cast<std::size_t>(sub)];
+  };
+
+  // INQ: launches per rank; quantise steps costed per size (every rank's the
+  // same but for its HBM); ranks whose launches end together form a class.
+  std::vector<double> launch_fin;
+  std::vector<int> class_of, class_first;
+  std::vector<Cost> quant_cost(ns);
+  if (inq) {
+    launch_fin.resize(un);
+    class_of.resize(un);
+    std::vector<std::size_t> wave_of_size(ns, 0);  // a wave of each size
+    for (std::size_t k = x.wtot; k-- > 0;) wave_of_size[x.size_of[k]] = k;
+    for (int r = 0; r < n; ++r) {
+      if (!x.cost(x.make({K::Launch, 0, r, 0}), c) || !c.uses.empty()) return std::nullopt;
+      const double f = (0.0 + c.fixed_ns) + c.latency_total_ns();
+      launch_fin[static_cast<std::size_t>(r)] = f;
+      std::size_t cls = 0;
+      while (cls < class_first.size() && launch_fin[static_cast<std::size_t>(class_first[cls])] != f) ++cls;
+      if (cls == class_first.size()) class_first.push_back(r);
+      if (class_first.size() > 64) return std::nullopt;
+      class_of[static_cast<std::size_t>(r)] = static_cast<int>(cls);
+      // Every rank's quantise of each size costs the same, on its own HBM.
+      for (std::size_t z = 0; z < ns; ++z) {
+        if (!x.cost(x.make({K::Quant, 0, r, static_cast<int>(wave_of_size[z])}), c)) return std::nullopt;
+        if (!c.uses.empty() && (c.uses.size() != 1 || c.uses[0].resource != rm.hbm(r) || c.uses[0].fed_by_transfers))
+          return std::nullopt;
+        if (r == 0) {
+          if (!local_cost(c, {}, quant_cost[z]) && !local_cost(c, {rm.hbm(0)}, quant_cost[z])) return std::nullopt;
+        } else if (!same_cost(c, quant_cost[z].c)) {
+          return std::nullopt;
+        }
+      }
+    }
+  }
+  if (steps_only) {
+    steps_only[0] = x.total;
+    steps_only[1] = x.wtot * static_cast<std::size_t>(x.per_wave) + class_first.size() * x.wtot;
+    return AnalyticResult{};
+  }
+  // ---- Booking. INQ: each launch class's quantise chains (one per plane,
+  // from the launch) on one HBM queue.
+  const std::size_t uw = x.wtot;
+  std::vector<std::uint8_t> chain_start(uw, 0);
+  for (int p = 0; p < planes; ++p) chain_start[x.plane_start[static_cast<std::size_t>(p)]] = 1;
+  // The parts' storage: per thread, kept for the next run (a small point then
+  // allocates little) unless it grew past 2^16 steps (~5 MB; simulate()'s spare schedule likewise).
+  thread_local std::vector<Part> part_pool;
+  if (part_pool.size() < class_first.size() + up) part_pool.resize(class_first.size() + up);
+  struct Release {
+    ~Release() {
+      std::size_t held = 0;
+      for (const Part& pt : part_pool) held += pt.cost.capacity();
+      if (held > (std::size_t{1} << 16)) part_pool = {};
+    }
+  } release;
+  Part* const chains = part_pool.data();
+  Part* const sims = part_pool.data() + class_first.size();
+  std::size_t nsims = 0;
+  thread_local std::vector<int> wave_next;
+  for (std::size_t cl = 0; cl < class_first.size(); ++cl) {
+    Part& pt = chains[cl];
+    pt.resize(uw);
+    const double l = launch_fin[static_cast<std::size_t>(class_first[cl])];
+    for (std::size_t k = 0; k < uw; ++k) {
+      pt.cost[k] = &quant_cost[x.size_of[k]];
+      if (chain_start[k]) pt.ready[k] = std::max(0.0, l);
+      else pt.pending[k] = 1;
+    }
+    pt.run(1, [&](std::size_t k, double f) { if (k + 1 < uw && !chain_start[k + 1]) pt.release(k + 1, f); }, ctx);
+  }
+  auto quant_fin = [&](int r, std::size_t k) { return chains[static_cast<std::size_t>(class_of[static_cast<std::size_t>(r)])].finish[k]; };
+
+  // Per plane: arrives, the counter wait, the waves (booked once per plane
+  // alike: the same stripe, costs and start), acks, their wait, flags.
+  std::vector<double> arr_fin(up * un), ack_fin(up * un), flag_fin(up * un);
+  std::vector<double> go_ready(up), go_fin(up), wmax(up), acked_ready(up), acked_fin(up);
+  std::vector<int> wfirst(up), sim_of(up);
+  Step free_step;
+  auto free_fin = [&](const Id& d, double ready) {
+    x.set_free(free_step, d);
+    if (!x.cost(free_step, c) || !c.uses.empty()) return -1.0;
+    double l = 0;  // (latency_total_ns())
+    for (double v : c.latency_ns) l += v;
+    return (ready + c.fixed_ns) + l;
+  };
+  const int pw = x.per_wave;
+  for (int p = 0; p < planes; ++p) {
+    const auto pp = static_cast<std::size_t>(p);
+    double go = 0;
+    for (int r = 0; r < n; ++r) {
+      const double ready = inq ? std::max(0.0, quant_fin(r, x.plane_start[pp])) : 0.0;
+      const double f = free_fin({K::Arrive, p, r, 0}, ready);
+      if (!(f >= 0)) return std::nullopt;
+      arr_fin[pp * un + static_cast<std::size_t>(r)] = f;
+      go = std::max(go, f);
+    }
+    go_ready[pp] = go;
+    go_fin[pp] = free_fin({K::Go, p, 0, 0}, go);
+    if (!(go_fin[pp] >= 0)) return std::nullopt;
+    const int Wp = x.W[pp];
+    sim_of[pp] = -1;
+    if (!inq)
+      for (int o = 0; o < p && sim_of[pp] < 0; ++o) {
+        const auto po = static_cast<std::size_t>(o);
+        if (x.stripes[po].count != x.stripes[pp].count || go_fin[po] != go_fin[pp]) continue;
+        bool same = true;
+        for (int w = 0; w < Wp && same; ++w)
+          for (int sub = 0; sub < pw; ++sub) same = same && same_cost(wave_cost_of(o, w, sub).c, wave_cost_of(p, w, sub).c);
+        if (same) sim_of[pp] = sim_of[po];
+      }
+    if (sim_of[pp] < 0) {
+      sim_of[pp] = static_cast<int>(nsims);
+      Part& pt = sims[nsims++];
+      const std::size_t m = static_cast<std::size_t>(pw) * static_cast<std::size_t>(Wp);
+      pt.resize(m);
+      for (int w = 0; w < Wp; ++w) {
+        const std::size_t i = static_cast<std::size_t>(pw * w);
+        for (int sub = 0; sub < pw; ++sub) {
+          pt.cost[i + static_cast<std::size_t>(sub)] = &wave_cost_of(p, w, sub);
+          pt.pending[i + static_cast<std::size_t>(sub)] = sub > 0 || w >= x.F ? 1 : 0;
+        }
+        double ready = std::max(0.0, go_fin[pp]);
+        if (inq)
+          for (int cl : class_first) ready = std::max(ready, quant_fin(cl, x.plane_start[pp] + static_cast<std::size_t>(w)));
+        pt.ready[i] = ready;
+      }
+      // Successors: a read's requantise or multicast, a requantise's
+      // multicast, a multicast's read F waves on (-1: none).
+      auto& next = wave_next;
+      next.resize(m);
+      for (int w = 0; w < Wp; ++w) {
+        const std::size_t i = static_cast<std::size_t>(pw * w);
+        for (int sub = 0; sub + 1 < pw; ++sub) next[i + static_cast<std::size_t>(sub)] = static_cast<int>(i) + sub + 1;
+        next[i + static_cast<std::size_t>(pw - 1)] = w + x.F < Wp ? pw * (w + x.F) : -1;
+      }
+      pt.run(4, [&](std::size_t i, double f) {
+        if (next[i] >= 0) pt.release(static_cast<std::size_t>(next[i]), f);
+      }, ctx);
+    }
+    const Part& pt = sims[static_cast<std::size_t>(sim_of[pp])];
+    double best = -1;
+    for (int w = 0; w < Wp; ++w)
+      if (const double f = pt.finish[static_cast<std::size_t>(pw * w + pw - 1)]; f > best) best = f, wfirst[pp] = w;
+    wmax[pp] = std::max(0.0, best);
+    double acked = 0;
+    for (int r = 0; r < n; ++r) {
+      const double f = free_fin({K::Ack, p, r, 0}, wmax[pp]);
+      if (!(f >= 0)) return std::nullopt;
+      ack_fin[pp * un + static_cast<std::size_t>(r)] = f;
+      acked = std::max(acked, f);
+    }
+    acked_ready[pp] = acked;
+    acked_fin[pp] = free_fin({K::Acked, p, 0, 0}, acked);
+    if (!(acked_fin[pp] >= 0)) return std::nullopt;
+    for (int r = 0; r < n; ++r) {
+      const double f = free_fin({K::Flag, p, r, 0}, acked_fin[pp]);
+      if (!(f >= 0)) return std::nullopt;
+      flag_fin[pp * un + static_cast<std::size_t>(r)] = f;
+    }
+    ctx.check();
+    ctx.report(static_cast<double>(p + 1) / static_cast<double>(planes + 1));
+  }
+  // Each rank's flag wait (INQ: and its dequantise, whose HBM is free by then:
+  // every quantise step of every rank ended before the flags).
+  std::vector<double> wait_ready(un), wait_fin(un), deq_fin(un);
+  std::vector<Rec> deq_rec(un);
+  std::vector<std::int8_t> deq_bound(un, -1);
+  double hbm_free = 0;
+  for (std::size_t cl = 0; cl < class_first.size(); ++cl)
+    for (const Rec& rc : chains[cl].recs) hbm_free = std::max(hbm_free, rc.end);
+  for (int r = 0; r < n; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    double ready = 0;
+    for (std::size_t p = 0; p < up; ++p) ready = std::max(ready, flag_fin[p * un + ur]);
+    wait_ready[ur] = ready;
+    wait_fin[ur] = free_fin({K::Wait, 0, r, 0}, ready);
+    if (!(wait_fin[ur] >= 0)) return std::nullopt;
+    if (!inq) continue;
+    if (!x.cost(x.make({K::Dequant, 0, r, 0}), c) || c.uses.size() > 1) return std::nullopt;
+    const double t0 = std::max(0.0, wait_fin[ur]) + c.fixed_ns;
+    double end = t0;
+    deq_rec[ur] = {t0, t0, -1, -1};
+    if (!c.uses.empty()) {
+      const ResourceUse& u = c.uses[0];
+      if (u.resource != rm.hbm(r) || u.fed_by_transfers || !(t0 >= hbm_free)) return std::nullopt;
+      if (u.amount_bytes > 0) {
+        deq_rec[ur].end = t0 + u.amount_bytes / u.rate_GBps;
+        if (deq_rec[ur].end > end) end = deq_rec[ur].end, deq_bound[ur] = 0;
+      }
+    }
+    deq_fin[ur] = end + c.latency_total_ns();
+  }
+  ctx.check();
+
+  // Every step's start (its ready time) and finish, from its index.
+  auto wave_part = [&](const Id& d) -> const Part& { return sims[static_cast<std::size_t>(sim_of[static_cast<std::size_t>(d.p)])]; };
+  auto times = [&](StepId id) -> std::pair<double, double> {
+    const Id d = x.decode(id);
+    const auto pr = static_cast<std::size_t>(d.p) * un + static_cast<std::size_t>(d.r);
+    const auto pp = static_cast<std::size_t>(d.p), ur = static_cast<std::size_t>(d.r);
+    switch (d.k) {
+      case K::Launch: return {0.0, launch_fin[ur]};
+      case K::Quant: {
+        const Part& pt = chains[static_cast<std::size_t>(class_of[ur])];
+        return {pt.start[static_cast<std::size_t>(d.w)], pt.finish[static_cast<std::size_t>(d.w)]};
+      }
+      case K::Arrive: return {inq ? std::max(0.0, quant_fin(d.r, x.plane_start[pp])) : 0.0, arr_fin[pr]};
+      case K::Go: return {go_ready[pp], go_fin[pp]};
+      case K::Read:
+      case K::Requant:
+      case K::Write: {
+        const Part& pt = wave_part(d);
+        const std::size_t i = static_cast<std::size_t>(pw * d.w) + (d.k == K::Read ? 0 : d.k == K::Write ? static_cast<std::size_t>(pw - 1) : 1);
+        return {pt.start[i], pt.finish[i]};
+      }
+      case K::Ack: return {wmax[pp], ack_fin[pr]};
+      case K::Acked: return {acked_ready[pp], acked_fin[pp]};
+      case K::Flag: return {acked_fin[pp], flag_fin[pr]};
+      case K::Wait: return {wait_ready[ur], wait_fin[ur]};
+      default: return {wait_fin[ur], deq_fin[ur]};
+    }
+  };
+  AnalyticResult res;
+  // The last step to finish (the first of the latest): quantise steps by their
+  // class's first rank (the others' are the same, later).
+  double best = -1;
+  StepId last = 0;
+  auto consider = [&](StepId id, double f) {
+    if (f > best || (f == best && id < last)) best = f, last = id;
+  };
+  for (int r = 0; r < n && inq; ++r) consider(x.run_of(r), launch_fin[static_cast<std::size_t>(r)]);
+  for (std::size_t cl = 0; cl < class_first.size(); ++cl)
+    for (std::size_t k = 0; k < uw; ++k) consider(x.run_of(class_first[cl]) + 1 + static_cast<StepId>(k), chains[cl].finish[k]);
+  for (int p = 0; p < planes; ++p) {
+    const auto pp = static_cast<std::size_t>(p);
+    for (int r = 0; r < n; ++r) consider(x.base[pp] + static_cast<StepId>(r), arr_fin[pp * un + static_cast<std::size_t>(r)]);
+    consider(x.base[pp] + static_cast<StepId>(n), go_fin[pp]);
+    const Part& pt = sims[static_cast<std::size_t>(sim_of[pp])];  // its latest finish, the first one
+    double top = -1;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < pt.finish.size(); ++i)
+      if (pt.finish[i] > top) top = pt.finish[i], at = i;
+    if (!pt.finish.empty()) consider(x.wave_id(p, 0, 0) + static_cast<StepId>(at), top);
+    const StepId a0 = x.after_waves(p);
+    for (int r = 0; r < n; ++r) consider(a0 + static_cast<StepId>(r), ack_fin[pp * un + static_cast<std::size_t>(r)]);
+    consider(a0 + static_cast<StepId>(n), acked_fin[pp]);
+    for (int r = 0; r < n; ++r) consider(a0 + static_cast<StepId>(n + 1 + r), flag_fin[pp * un + static_cast<std::size_t>(r)]);
+  }
+  for (int r = 0; r < n; ++r) {
+    consider(x.final_id(r), wait_fin[static_cast<std::size_t>(r)]);
+    if (inq) consider(x.final_id(r) + 1, deq_fin[static_cast<std::size_t>(r)]);
+  }
+  res.time_ns = best;
+  if (with_steps) {
+    res.steps.resize(x.total);
+    for (StepId id = 0; id < static_cast<StepId>(x.total); ++id) {
+      const auto [st, f] = times(id);
+      res.steps[id] = StepTiming{st, f};
+    }
+  }
+  // max_link_bytes as class_max_link_bytes (analytic.cc) adds it: every ISA
+  // read's bytes on each egress, every multicast's on each ingress. Sums of
+  // whole byte counts below 2^53 are exact in any order: counted per size.
+  {
+    std::uint64_t egress = 0, ingress = 0;
+    std::vector<std::uint64_t> per_size(ns);
+    for (int p = 0; p < planes; ++p) {
+      std::fill(per_size.begin(), per_size.end(), 0);
+      for (int w = 0; w < x.W[static_cast<std::size_t>(p)]; ++w) ++per_size[x.size_of[x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w)]];
+      const BufferDecl& src = s.buffers[inq ? x.qin[0] : s.input[0]];
+      const BufferDecl& out = s.buffers[inq ? x.qacc[static_cast<std::size_t>(p)] : x.acc[static_cast<std::size_t>(p)]];
+      for (std::size_t z = 0; z < ns; ++z) {
+        egress += per_size[z] * region_bytes(src, x.sizes[z]);
+        ingress += per_size[z] * region_bytes(out, x.sizes[z]);
+      }
+    }
+    if (!(std::max(egress, ingress) < (std::uint64_t{1} << 53))) return std::nullopt;
+    res.max_link_bytes = std::max({0.0, static_cast<double>(egress), static_cast<double>(ingress)});
+  }
+
+  // The critical path, walked back as run_analytic walks it.
+  auto latest = [&](StepId& bound, double& top, StepId id, double f) {
+    if (f > top) top = f, bound = id;
+  };
+  auto bound_dep = [&](StepId i) -> StepId {
+    const Id d = x.decode(i);
+    const auto pp = static_cast<std::size_t>(d.p), ur = static_cast<std::size_t>(d.r);
+    StepId b = kNoStep;
+    double top = -1;
+    switch (d.k) {
+      case K::Launch: return kNoStep;
+      case K::Quant: return chain_start[static_cast<std::size_t>(d.w)] ? x.run_of(d.r) : i - 1;
+      case K::Arrive: return inq ? x.quant_id(d.r, d.p, 0) : kNoStep;
+      case K::Go:
+        for (int r = 0; r < n; ++r) latest(b, top, x.base[pp] + static_cast<StepId>(r), arr_fin[pp * un + static_cast<std::size_t>(r)]);
+        return b;
+      case K::Read:
+        latest(b, top, x.base[pp] + static_cast<StepId>(n), go_fin[pp]);
+        if (d.w >= x.F) latest(b, top, x.wave_id(d.p, d.w - x.F, pw - 1), times(x.wave_id(d.p, d.w - x.F, pw - 1)).second);
+        for (int j = 0; inq && j < n; ++j)
+          latest(b, top, x.quant_id(j, d.p, d.w), quant_fin(j, x.plane_start[pp] + static_cast<std::size_t>(d.w)));
+        return b;
+      case K::Requant:
+      case K::Write: return i - 1;
+      case K::Ack: return x.wave_id(d.p, wfirst[pp], pw - 1);
+      case K::Acked:
+        for (int r = 0; r < n; ++r) latest(b, top, x.after_waves(d.p) + static_cast<StepId>(r), ack_fin[pp * un + static_cast<std::size_t>(r)]);
+        return b;
+      case K::Flag: return x.after_waves(d.p) + static_cast<StepId>(n);
+      case K::Wait:
+        for (int p = 0; p < planes; ++p)
+          latest(b, top, x.after_waves(p) + static_cast<StepId>(n + 1 + d.r), flag_fin[static_cast<std::size_t>(p) * un + ur]);
+        return b;
+      default: return i - 1;
+    }
+  };
+  std::vector<StepId> path;
+  StepId cur = last;
+  int use = -2;  // -2: the whole step (latency and last use); >= 0: only that use
+  StepCost own;
+  while (cur != kNoStep) {
+    if (path.empty() || path.back() != cur) path.push_back(cur);
+    const Id d = x.decode(cur);
+    // The step's cost, and for steps with uses their records (holders as indices).
+    const StepCost* sc = &own;
+    const Rec* recs = nullptr;
+    int bound = -1;
+    StepId offset = 0;  // local holder -> index
+    if (d.k == K::Read || d.k == K::Requant || d.k == K::Write) {
+      const Part& pt = wave_part(d);
+      const std::size_t i = static_cast<std::size_t>(cur - x.wave_id(d.p, 0, 0));
+      sc = &pt.cost[i]->c;
+      recs = &pt.recs[pt.first[i]];
+      bound = pt.bound[i];
+      offset = x.wave_id(d.p, 0, 0);
+    } else if (d.k == K::Quant) {
+      const Part& pt = chains[static_cast<std::size_t>(class_of[static_cast<std::size_t>(d.r)])];
+      const auto k = static_cast<std::size_t>(d.w);
+      sc = &pt.cost[k]->c;
+      recs = &pt.recs[pt.first[k]];
+      bound = pt.bound[k];
+      offset = x.run_of(d.r) + 1;
+    } else {
+      x.cost(x.make(d), own);
+      if (d.k == K::Dequant) {
+        recs = &deq_rec[static_cast<std::size_t>(d.r)];
+        bound = deq_bound[static_cast<std::size_t>(d.r)];
+      }
+    }
+    const StepCost& sc_ = *sc;
+    if (use == -2) {
+      for (int t = 0; t < kTermCount; ++t) res.breakdown.ns[t] += sc_.latency_ns[t];
+      use = bound;
+      if (use < 0) {
+        res.breakdown[sc_.fixed_term] += sc_.fixed_ns;
+        cur = bound_dep(cur);
+        use = -2;
+        continue;
+      }
+    }
+    const Rec& rec = recs[use];
+    const StepId holder = rec.holder < 0 ? kNoStep : offset + static_cast<StepId>(rec.holder);
+    const double from = holder == cur ? std::min(rec.end, recs[rec.holder_use].end) : rec.start;
+    res.breakdown[sc_.uses[static_cast<std::size_t>(use)].term] += rec.end - from;
+    if (holder != kNoStep) {
+      cur = holder;
+      use = rec.holder_use;
+      continue;
+    }
+    res.breakdown[sc_.fixed_term] += sc_.fixed_ns;
+    cur = bound_dep(cur);
+    use = -2;
+  }
+  std::reverse(path.begin(), path.end());
+  res.critical_path = std::move(path);
+  return res;
+}
+
+}  // namespace
+
+std::optional<AnalyticResult> run_analytic_scin(const Config& cfg, const Collective& c, bool inq,
+                                                const RunContext& ctx, bool with_steps) {
+  return scin_alike(cfg, c, inq, ctx, with_steps, nullptr);
+}
+
+std::size_t scin_alike_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* booked) {
+  std::size_t steps[2] = {0, 0};
+  if (!scin_alike(cfg, c, inq, {}, false, steps)) return 0;
+  if (booked) *booked = steps[1];
+  return steps[0];
+}
+
+}  // namespace scin

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "engines/analytic/ready_queue.h"
+#include "engines/analytic/reserve.h"
 
 namespace scin {
 
@@ -311,7 +312,6 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
   // its step's r, so reservations that end by the current r can never be
   // queued behind again: `head` skips them and the list is compacted, which
   // keeps each list as short as the reservations still ahead.
-  using Busy = AnalyticWorkspace::Busy;
   using Queue = AnalyticWorkspace::Queue;
   auto& resources = ws.resources;
   resources.resize(static_cast<std::size_t>(rm.count()));
@@ -421,12 +421,6 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
       rec = Use{t0, t0, kNoStep, -1};
       if (u.amount_bytes <= 0) continue;
       Queue& qu = resources[static_cast<std::size_t>(u.resource)];
-      auto& busy = qu.v;
-      while (qu.head < busy.size() && busy[qu.head].end <= r) ++qu.head;
-      if (qu.head >= 64 && 2 * qu.head >= busy.size()) {
-        busy.erase(busy.begin(), busy.begin() + static_cast<std::ptrdiff_t>(qu.head));
-        qu.head = 0;
-      }
       const double d = u.amount_bytes / u.rate_GBps;
       double start = t0;
       StepId holder = kNoStep;
@@ -438,38 +432,11 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
         holder = i;
         holder_use = fed_by;
       }
-      auto it = std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(qu.head), busy.end(),
-                                     [start](const Busy& b) { return b.end <= start; });
-      const auto last = busy.end();
-      for (; it != last && it->start < start + d; ++it) {
-        start = std::max(start, it->end);
-        holder = it->step;  // this use waits until that reservation ends
-        holder_use = it->use;
-      }
+      analytic::reserve(qu, r, start, d, holder, holder_use, i, static_cast<int>(k));
       rec.start = start;
       rec.end = start + d;
       rec.holder = holder;
       rec.holder_use = holder_use;
-      // Reservations that touch are kept as one block whose holder is its last
-      // user: the gap search then skips a busy stretch in one step, with the
-      // same outcome (a block has no gap, and a use after it waits for its last user).
-      const auto head_it = busy.begin() + static_cast<std::ptrdiff_t>(qu.head);
-      const bool join_prev = it != head_it && (it - 1)->end == rec.start;
-      const bool join_next = it != busy.end() && it->start == rec.end;
-      if (join_prev && join_next) {
-        (it - 1)->end = it->end;
-        (it - 1)->step = it->step;
-        (it - 1)->use = it->use;
-        busy.erase(it);
-      } else if (join_prev) {
-        (it - 1)->end = rec.end;
-        (it - 1)->step = i;
-        (it - 1)->use = static_cast<int>(k);
-      } else if (join_next) {
-        it->start = rec.start;
-      } else {
-        busy.insert(it, Busy{rec.start, rec.end, i, static_cast<int>(k)});
-      }
       if (!u.fed_by_transfers && rec.end > fed_end) {
         fed_end = rec.end;
         fed_by = static_cast<int>(k);

@@ -15,6 +15,7 @@
 
 #include "base/run_context.h"
 #include "engines/analytic/ready_queue.h"
+#include "engines/analytic/reserve.h"
 #include "model/cost_model.h"
 
 namespace scin::part {
@@ -94,12 +95,6 @@ struct Part {
         rec = Rec{t0, t0, -1, -1};
         if (us.amount_bytes <= 0) continue;
         Queue& qu = qs[static_cast<std::size_t>(k.q[u])];
-        auto& busy = qu.v;
-        while (qu.head < busy.size() && busy[qu.head].end <= r) ++qu.head;
-        if (qu.head >= 64 && 2 * qu.head >= busy.size()) {
-          busy.erase(busy.begin(), busy.begin() + static_cast<std::ptrdiff_t>(qu.head));
-          qu.head = 0;
-        }
         const double d = us.amount_bytes / us.rate_GBps;
         double st = t0;
         int holder = -1, holder_use = -1;
@@ -108,33 +103,8 @@ struct Part {
           holder = static_cast<int>(i);
           holder_use = fed_by;
         }
-        auto it = std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(qu.head), busy.end(),
-                                       [st](const Busy& b) { return b.end <= st; });
-        for (const auto last = busy.end(); it != last && it->start < st + d; ++it) {
-          st = std::max(st, it->end);
-          holder = it->step;
-          holder_use = it->use;
-        }
+        analytic::reserve(qu, r, st, d, holder, holder_use, static_cast<int>(i), static_cast<int>(u));
         rec = Rec{st, st + d, holder, holder_use};
-        const auto head_it = busy.begin() + static_cast<std::ptrdiff_t>(qu.head);
-        const bool join_prev = it != head_it && (it - 1)->end == rec.start;
-        const bool join_next = it != busy.end() && it->start == rec.end;
-        if (join_prev && join_next) {
-          (it - 1)->end = it->end;
-          (it - 1)->step = it->step;
-          (it - 1)->use = it->use;
-          busy.erase(it);
-        } else if (join_prev) {
-          (it - 1)->end = rec.end;
-          (it - 1)->step = static_cast<int>(i);
-          (it - 1)->use = static_cast<int>(u);
-        } else if (join_next) {
-          it->start = rec.start;
-        } else if (it == busy.end()) {
-          busy.push_back(Busy{rec.start, rec.end, static_cast<int>(i), static_cast<int>(u)});
-        } else {
-          busy.insert(it, Busy{rec.start, rec.end, static_cast<int>(i), static_cast<int>(u)});
-        }
         if (!us.fed_by_transfers && rec.end > fed_end) {
           fed_end = rec.end;
           fed_by = static_cast<int>(u);

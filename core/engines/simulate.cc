@@ -8,6 +8,7 @@
 #include "base/units.h"
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/nvls_alike.h"
+#include "engines/analytic/ring_alike.h"
 #include "engines/analytic/scin_alike.h"
 #include "fabric/params.h"
 #include "schedule/compile_options.h"
@@ -73,17 +74,13 @@ bool resolve_ring_alike(const Config& cfg, const Collective& c, const RunContext
     out.have_analytic = true;
     return true;
   }
-  Config trial = cfg;
-  for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
-    trial.ring.protocol = p;
-    std::optional<AnalyticResult> a = run_analytic_ring(trial, c, ctx);
-    if (!a) return false;
-    if (!out.have_analytic || a->time_ns < out.analytic.time_ns) {
-      out.analytic = std::move(*a);
-      out.cfg.ring.protocol = p;
-      out.have_analytic = true;
-    }
-  }
+  // The three protocols share the ring's form and representatives (ring_alike.h):
+  // the same choice and result as run_analytic_ring() once per protocol.
+  std::optional<RingChoice> best = run_analytic_ring_fastest(cfg, c, ctx);
+  if (!best) return false;
+  out.analytic = std::move(best->result);
+  out.cfg.ring.protocol = best->protocol;
+  out.have_analytic = true;
   return true;
 }
 

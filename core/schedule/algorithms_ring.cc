@@ -113,26 +113,23 @@ void build_ring_q(Builder& b) {
   std::vector<StepId> launches;
   for (int r = 0; r < n; ++r) launches.push_back(b.launch(r, true, RingProtocol::Simple));
   std::vector<StepId> last(launches), sent(launches);
-  auto send = [&](int r, DataOp op, SrcList srcs, Region dst, DepList deps,
-                  std::string label) {
-    return b.ring_send(r, RingProtocol::Simple, op, std::move(srcs), dst, std::move(deps), std::move(label));
-  };
+  // Per hop, the send that delivered to each rank (every rank receives once per hop).
+  std::vector<StepId> delivered(static_cast<std::size_t>(n));
 
   for (int k = 0; k < n - 1; ++k) {
-    std::vector<StepId> delivered(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
       const int c = ((r - k) % n + n) % n;
       const int to = (r + 1) % n;
       Region from = at(k == 0 ? s.input[r] : partial[r], chunks[c]);
       StepId qz = b.compute(r, DataOp::Copy, {from}, at(qtx[r], chunks[c]), Unit::AccelSm,
                             {last[r], sent[r]}, b.label("quantise rs[{}] r{} chunk {}", k, r, c));
-      StepId id = send(r, DataOp::Reduce, {at(qtx[r], chunks[c]), at(s.input[to], chunks[c])},
+      StepId id = b.ring_send(r, RingProtocol::Simple, DataOp::Reduce, {at(qtx[r], chunks[c]), at(s.input[to], chunks[c])},
                        at(partial[to], chunks[c]), {qz, launches[to]},
                        b.label("rs[{}] r{}->r{} chunk {}", k, r, to, c));
       delivered[to] = id;
       sent[r] = id;
     }
-    last = delivered;
+    last.swap(delivered);
   }
   // The owner of chunk (r+1) quantises its full sum into its gather buffer.
   std::vector<StepId> ready(static_cast<std::size_t>(n));
@@ -143,16 +140,15 @@ void build_ring_q(Builder& b) {
   }
   last = ready;
   for (int j = 0; j < n - 1; ++j) {
-    std::vector<StepId> delivered(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) {
       const int c = ((r + 1 - j) % n + n) % n;
       const int to = (r + 1) % n;
-      StepId id = send(r, DataOp::Copy, {at(qout[r], chunks[c])}, at(qout[to], chunks[c]),
+      StepId id = b.ring_send(r, RingProtocol::Simple, DataOp::Copy, {at(qout[r], chunks[c])}, at(qout[to], chunks[c]),
                        {last[r], sent[r], launches[to]}, b.label("ag[{}] r{}->r{} chunk {}", j, r, to, c));
       delivered[to] = id;
       sent[r] = id;
     }
-    last = delivered;
+    last.swap(delivered);
   }
   for (int r = 0; r < n; ++r)
     b.compute(r, DataOp::Copy, {at(qout[r], {0, s.elems})}, at(s.output[r], {0, s.elems}),

@@ -155,8 +155,13 @@ struct Builder {
   }
   std::uint64_t align() const { return static_cast<std::uint64_t>(cfg.quant.block_elems); }
 
+  /// (launch_step()'s fields, filled in place.)
   StepId launch(NodeId node, bool ring = false, RingProtocol p = RingProtocol::Simple) {
-    return add(launch_step(node, ring, p, labels));
+    Step& st = append(StepKind::Launch, node);
+    st.ring_step = ring;
+    st.protocol = p;
+    if (labels) st.label = fmt::format("launch r{}", node);
+    return added(st);
   }
   StepId signal(NodeId from, NodeId to, Unit unit, DepList deps, std::string label) {
     Step& st = append(StepKind::Signal, from);
@@ -232,12 +237,21 @@ struct Builder {
   /// One ring step: rank `r` sends `srcs[0]` to the next rank; with op Reduce
   /// the next rank adds `srcs[1]` (its own values) in FP32 as the data arrives
   /// and rounds to `dst`'s format.
+  /// (The fields of ring_send_step(), filled in place.)
   StepId ring_send(int r, RingProtocol proto, DataOp op, SrcList srcs, Region dst,
                    DepList deps, std::string label) {
-    Step st = ring_send_step(r, via, proto, op, std::move(srcs), dst);
+    Step& st = append(StepKind::Write, r);
+    st.via = via;
+    st.op = op;
+    st.accum = Format::Fp32;
+    st.unit = op == DataOp::Reduce ? Unit::AccelSm : Unit::None;
+    st.ring_step = true;
+    st.protocol = proto;
+    st.srcs = std::move(srcs);
+    st.dsts = {dst};
     st.deps = std::move(deps);
     st.label = std::move(label);
-    return add(std::move(st));
+    return added(st);
   }
 
   /// Flag-based barrier among accelerators `ranks` after `before[r]`: every rank

@@ -14,6 +14,7 @@
 #include "base/cancel.h"
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/nvls_groups.h"
+#include "engines/analytic/ring_alike.h"
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
 #include "error_of.h"
@@ -518,6 +519,50 @@ TEST(RanksAlike, StopsWithCancelled) {
                  }};
   EXPECT_THROW(run_analytic_ring(c, {std::uint64_t{1} << 20, DType::Bf16}, ctx), Cancelled);
   EXPECT_EQ(reports_after_stop, 0);
+}
+
+// run_analytic_ring_fastest (simulate()'s Auto protocol) gives what
+// run_analytic_ring once per protocol gives: the first of the smallest time in
+// LL, LL128, Simple order, and that protocol's result to the last bit; and it
+// refuses the ring where any protocol is refused.
+TEST(RanksAlike, FastestProtocolEqualsEachProtocolAlone) {
+  std::vector<Config> fabrics = {load_preset("hgx-h200-8"), star(64), two_tier(16, 4, 2, 3), load_preset("mesh-8")};
+  std::map<RingProtocol, int> won;
+  for (const Config& f : fabrics)
+    for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{4096}, std::uint64_t{65536}, (std::uint64_t{1} << 20) + 2,
+                                std::uint64_t{1} << 26, std::uint64_t{1} << 30}) {
+      SCOPED_TRACE(fmt::format("{} GPUs, {} B", f.fabric.gpus, bytes));
+      const Collective coll{bytes, DType::Bf16};
+      const std::optional<RingChoice> fast = run_analytic_ring_fastest(f, coll);
+      ASSERT_TRUE(fast.has_value());
+      std::optional<AnalyticResult> best;
+      RingProtocol best_p = RingProtocol::Auto;
+      for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
+        Config c = f;
+        c.ring.protocol = p;
+        std::optional<AnalyticResult> a = run_analytic_ring(c, coll);
+        ASSERT_TRUE(a.has_value());
+        if (!best || a->time_ns < best->time_ns) {
+          best = std::move(a);
+          best_p = p;
+        }
+      }
+      EXPECT_EQ(fast->protocol, best_p);
+      ++won[fast->protocol];
+      EXPECT_EQ(fast->result.time_ns, best->time_ns);
+      for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(fast->result.breakdown.ns[t], best->breakdown.ns[t]) << "term " << t;
+      EXPECT_EQ(fast->result.critical_path, best->critical_path);
+      EXPECT_EQ(fast->result.max_link_bytes, best->max_link_bytes);
+      EXPECT_TRUE(fast->result.steps.empty());
+      EXPECT_GT(fast->result.critical_path.size(), static_cast<std::size_t>(f.fabric.gpus));
+    }
+  EXPECT_GE(won.size(), 2u);  // the sizes above are won by more than one protocol
+  // Refused for every protocol if one is: a negative step overhead on Simple only.
+  Config bad = star(8);
+  bad.ring.simple.step_overhead_ns = -500;
+  EXPECT_FALSE(run_analytic_ring_fastest(bad, {std::uint64_t{1} << 20, DType::Bf16}).has_value());
+  bad.ring.protocol = RingProtocol::LL;
+  EXPECT_TRUE(run_analytic_ring(bad, {std::uint64_t{1} << 20, DType::Bf16}).has_value());
 }
 
 // simulate() takes the fast path for the analytic engine and gives what

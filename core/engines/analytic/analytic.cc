@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "engines/analytic/planes.h"
 #include "engines/analytic/ready_queue.h"
 #include "engines/analytic/reserve.h"
 
@@ -11,19 +12,9 @@ namespace scin {
 
 // ------------------------------------------------------------ the engine
 
-// Every switch plane alike (analytic.h): all accelerator traffic crosses
-// kAllPlanes; nothing addresses one plane or is issued by a switch. On a
-// two-tier fabric a transfer's route (its leaf and, by ECMP on the end
-// points, its spine) is the same in every plane, so the planes' links and
-// NVLS units see the same uses too.
-namespace {
-bool fabric_has_planes_alike(const Schedule& s) { return s.topology != Topology::Mesh && s.planes > 1; }
-bool step_planes_alike(const Schedule& s, const Step& st) {
-  if (st.kind != StepKind::Write && st.kind != StepKind::Read && st.kind != StepKind::Compute) return true;
-  if (s.is_switch(st.initiator)) return false;
-  return st.kind == StepKind::Compute || st.via == kAllPlanes || st.via == kNoNode;
-}
-}  // namespace
+// Every switch plane alike: planes.h (analytic_detail).
+using analytic_detail::fabric_has_planes_alike;
+using analytic_detail::step_planes_alike;
 
 bool planes_alike(const Schedule& s) {
   if (!fabric_has_planes_alike(s)) return false;
@@ -32,225 +23,7 @@ bool planes_alike(const Schedule& s) {
   return true;
 }
 
-// ------------------------------------------------------------ ranks alike: the ring
-
-namespace {
-
-// What the ranks-alike ring needs: the form, the cost of one send per rank,
-// phase and chunk size, and the launches' finish times.
-struct RingAlike {
-  struct Rep {
-    double fixed = 0, latency = 0, longest = -1, bytes = 0;  // longest: the longest booked use (-1: none)
-  };
-  RingForm f;
-  ResourceMap rm;
-  bool one_plane = false;
-  int classes = 0;
-  std::vector<std::uint8_t> cls;  // per chunk: its size class
-  std::vector<Rep> reps;
-  std::vector<double> launch_finish;
-  std::size_t rep_index(int r, int phase, int q) const {
-    return (static_cast<std::size_t>(r) * 2 + static_cast<std::size_t>(phase)) * static_cast<std::size_t>(classes) +
-           static_cast<std::size_t>(q);
-  }
-};
-
-// Costs the representatives and checks conditions (a) and (b) of analytic.h.
-std::optional<RingAlike> prepare_ring(const Config& cfg, const Collective& coll) {
-  RingAlike ra{ring_form(cfg, coll), {}, false, 0, {}, {}, {}};
-  const RingForm& f = ra.f;
-  const Schedule& s = f.head;
-  const int n = f.n();
-  if (n < 2 || f.via == kNoNode) return std::nullopt;
-  const auto un = static_cast<std::size_t>(n);
-  ra.rm = resource_map(s);
-  const ResourceMap& rm = ra.rm;
-
-  // Chunk sizes (split() makes at most two) and a few chunks of each, so that
-  // every rank finds one it sends in each phase (a rank skips one chunk per phase).
-  std::vector<std::uint64_t> sizes(f.chunk_count);
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  if (sizes.size() > 2) return std::nullopt;
-  ra.classes = static_cast<int>(sizes.size());
-  ra.cls.resize(un);
-  std::vector<std::vector<int>> some(sizes.size());
-  for (int c = 0; c < n; ++c) {
-    const auto q = static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), f.chunk_count[static_cast<std::size_t>(c)]) -
-                                            sizes.begin());
-    ra.cls[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(q);
-    if (some[q].size() < 3) some[q].push_back(c);
-  }
-
-  // One send per rank, phase and chunk size, costed as the engine would cost
-  // it (plane 0 alone when the compiled ring's planes are alike: every send
-  // travels f.via from an accelerator, so the representatives decide it).
-  ra.reps.resize(un * 2 * static_cast<std::size_t>(ra.classes));
-  std::vector<std::pair<int, int>> rep_t(ra.reps.size(), {-1, -1});  // (rank, send) of each representative
-  ra.one_plane = fabric_has_planes_alike(s);
-  for (int r = 0; r < n; ++r)
-    for (int phase = 0; phase < 2; ++phase)
-      for (int q = 0; q < ra.classes; ++q)
-        for (int c : some[static_cast<std::size_t>(q)]) {
-          // The send of rank r in this phase that carries chunk c, if any.
-          const int k = phase == 0 ? ((r - c) % n + n) % n : ((r + 1 - c) % n + n) % n;
-          if (k > n - 2) continue;
-          const int t = phase == 0 ? k : n - 1 + k;
-          rep_t[ra.rep_index(r, phase, q)] = {r, t};
-          if (!step_planes_alike(s, f.send(r, t))) ra.one_plane = false;
-          break;
-        }
-
-  StepCost c;
-  std::vector<std::pair<int, int>> owner;  // (resource, rank) of every use of every send
-  for (std::size_t i = 0; i < ra.reps.size(); ++i) {
-    const auto [r, t] = rep_t[i];
-    if (r < 0) continue;
-    const Step st = f.send(r, t);
-    step_cost(cfg, s, rm, st, c, ra.one_plane);
-    RingAlike::Rep& rep = ra.reps[i];
-    rep.fixed = c.fixed_ns;
-    rep.latency = c.latency_total_ns();
-    rep.bytes = static_cast<double>(region_bytes(s, st.srcs[0]));
-    if (!(rep.fixed >= 0) || !(rep.latency >= 0)) return std::nullopt;
-    for (const ResourceUse& u : c.uses) {
-      if (u.fed_by_transfers) return std::nullopt;
-      owner.emplace_back(u.resource, r);
-      if (u.amount_bytes > 0) rep.longest = std::max(rep.longest, u.amount_bytes / u.rate_GBps);
-    }
-  }
-  std::sort(owner.begin(), owner.end());
-  for (std::size_t i = 1; i < owner.size(); ++i)
-    if (owner[i].first == owner[i - 1].first && owner[i].second != owner[i - 1].second) return std::nullopt;
-
-  // Launches: no resource, so each finishes at its fixed cost plus latency.
-  ra.launch_finish.resize(un);
-  for (int r = 0; r < n; ++r) {
-    step_cost(cfg, s, rm, f.launch(r), c, ra.one_plane);
-    if (!c.uses.empty() || !(c.fixed_ns >= 0) || !(c.latency_total_ns() >= 0)) return std::nullopt;
-    const double t0 = 0.0 + c.fixed_ns;
-    ra.launch_finish[static_cast<std::size_t>(r)] = t0 + c.latency_total_ns();
-  }
-  return ra;
-}
-
-}  // namespace
-
-bool ring_ranks_alike(const Config& cfg, const Collective& c) { return prepare_ring(cfg, c).has_value(); }
-
-std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collective& coll, const RunContext& ctx,
-                                                bool with_steps) {
-  std::optional<RingAlike> prepared = prepare_ring(cfg, coll);
-  if (!prepared) return std::nullopt;
-  const RingAlike& ra = *prepared;
-  const RingForm& f = ra.f;
-  const Schedule& s = f.head;
-  const ResourceMap& rm = ra.rm;
-  const bool one_plane = ra.one_plane;
-  const int n = f.n();
-  const int sends = f.sends();
-  const auto un = static_cast<std::size_t>(n);
-  const auto& launch_finish = ra.launch_finish;
-  StepCost c;
-
-  // The recurrence, in the compiled schedule's step order (so the last step
-  // to finish is found as the engine finds it: the first of the latest).
-  AnalyticResult res;
-  const std::size_t total = un + un * static_cast<std::size_t>(sends);
-  if (with_steps) res.steps.resize(total);
-  std::vector<double> finish(un * static_cast<std::size_t>(sends));
-  std::vector<double> egress(un, 0.0);
-  StepId last = 0;
-  double last_finish = launch_finish[0];
-  for (int r = 0; r < n; ++r) {
-    if (with_steps) res.steps[static_cast<std::size_t>(r)] = StepTiming{0.0, launch_finish[static_cast<std::size_t>(r)]};
-    if (launch_finish[static_cast<std::size_t>(r)] > last_finish) {
-      last_finish = launch_finish[static_cast<std::size_t>(r)];
-      last = r;
-    }
-  }
-  for (int t = 0; t < sends; ++t) {
-    if ((t & 15) == 0) {
-      ctx.check();
-      ctx.report(static_cast<double>(t) / static_cast<double>(sends));
-    }
-    const int phase = f.reduce_scatter(t) ? 0 : 1;
-    int chunk = f.chunk(0, t);
-    const double* prev = t > 0 ? &finish[static_cast<std::size_t>(t - 1) * un] : nullptr;
-    double* row = &finish[static_cast<std::size_t>(t) * un];
-    for (int r = 0; r < n; ++r, chunk = chunk + 1 == n ? 0 : chunk + 1) {
-      const auto ur = static_cast<std::size_t>(r);
-      const double next_launch = launch_finish[r + 1 == n ? 0 : ur + 1];
-      // The engine's ready time: the latest finish of the deps (from 0).
-      double ready = 0;
-      if (prev) {
-        ready = std::max(ready, prev[r == 0 ? un - 1 : ur - 1]);
-        ready = std::max(ready, prev[ur]);
-      } else {
-        ready = std::max(ready, launch_finish[ur]);
-      }
-      ready = std::max(ready, next_launch);
-      const RingAlike::Rep& v = ra.reps[ra.rep_index(r, phase, ra.cls[static_cast<std::size_t>(chunk)])];
-      const double t0 = ready + v.fixed;
-      const double end = v.longest >= 0 ? t0 + v.longest : t0;  // rounding is monotone: the latest use end
-      row[ur] = end + v.latency;
-      egress[ur] += v.bytes;
-      const StepId id = f.send_id(r, t);
-      if (with_steps) res.steps[static_cast<std::size_t>(id)] = StepTiming{ready, row[ur]};
-      if (row[ur] > last_finish) {
-        last_finish = row[ur];
-        last = id;
-      }
-    }
-  }
-  res.time_ns = last_finish;
-  // Each send's bytes leave r's egress and enter r+1's ingress: the same sums.
-  for (double b : egress) res.max_link_bytes = std::max(res.max_link_bytes, b);
-
-  // The critical path and its breakdown, walked back as the engine walks it
-  // (no use ever queues, so every step is bound by its latest dep).
-  const auto sn = static_cast<StepId>(n);
-  auto finish_of = [&](StepId id) {
-    return id < sn ? launch_finish[static_cast<std::size_t>(id)] : finish[static_cast<std::size_t>(id - sn)];
-  };
-  std::vector<StepId> path;
-  for (StepId cur = last; cur != kNoStep;) {
-    path.push_back(cur);
-    const bool is_launch = cur < sn;
-    const int r = static_cast<int>(is_launch ? cur : (cur - sn) % sn);
-    const int t = is_launch ? -1 : static_cast<int>((cur - sn) / sn);
-    step_cost(cfg, s, rm, is_launch ? f.launch(r) : f.send(r, t), c, one_plane);
-    StepId bound = kNoStep;
-    double ready = 0, best = -1;
-    if (!is_launch)
-      for (StepId d : f.send_deps(r, t)) {
-        ready = std::max(ready, finish_of(d));
-        if (finish_of(d) > best) {
-          best = finish_of(d);
-          bound = d;
-        }
-      }
-    for (int k = 0; k < kTermCount; ++k) res.breakdown.ns[k] += c.latency_ns[k];
-    const double t0 = ready + c.fixed_ns;
-    double end = t0;
-    int bound_use = -1;
-    for (std::size_t k = 0; k < c.uses.size(); ++k) {
-      const ResourceUse& u = c.uses[k];
-      if (u.amount_bytes <= 0) continue;
-      const double e = t0 + u.amount_bytes / u.rate_GBps;
-      if (e > end) {
-        end = e;
-        bound_use = static_cast<int>(k);
-      }
-    }
-    if (bound_use >= 0) res.breakdown[c.uses[static_cast<std::size_t>(bound_use)].term] += end - t0;
-    res.breakdown[c.fixed_term] += c.fixed_ns;
-    cur = bound;
-  }
-  std::reverse(path.begin(), path.end());
-  res.critical_path = std::move(path);
-  return res;
-}
+// Ranks alike (the ring): ring_alike.cc.
 
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx) {
   AnalyticWorkspace ws;

@@ -1,0 +1,304 @@
+// Ranks alike: the ring's analytic result without compiling it (analytic.h,
+// run_analytic_ring), and the fastest protocol by the same path (ring_alike.h).
+#include "engines/analytic/ring_alike.h"
+
+#include <algorithm>
+
+#include "engines/analytic/planes.h"
+#include "schedule/builder.h"
+
+namespace scin {
+
+using analytic_detail::fabric_has_planes_alike;
+using analytic_detail::step_planes_alike;
+
+namespace {
+
+// What does not depend on the protocol: the form, the resource map, the chunk
+// size classes, one send per rank, phase and chunk size (the representatives)
+// and the launches. Each protocol then only costs these steps (ring_costs).
+struct RingShape {
+  RingForm f;
+  ResourceMap rm;
+  bool one_plane = false;
+  int classes = 0;
+  std::vector<std::uint8_t> cls;  // per chunk: its size class
+  std::vector<Step> rep_steps;    // per representative: its send (when has_rep)
+  std::vector<char> has_rep;
+  std::vector<Step> launches;     // per rank, unlabelled
+  std::size_t rep_index(int r, int phase, int q) const {
+    return (static_cast<std::size_t>(r) * 2 + static_cast<std::size_t>(phase)) * static_cast<std::size_t>(classes) +
+           static_cast<std::size_t>(q);
+  }
+  void set_protocol(RingProtocol p) {
+    f.protocol = p;
+    f.head.variant = to_string(p);
+    for (Step& st : rep_steps) st.protocol = p;
+    for (Step& st : launches) st.protocol = p;
+  }
+};
+
+// The cost of each representative send, and the launches' finish times, for one protocol.
+struct RingCosts {
+  struct Rep {
+    double fixed = 0, latency = 0, longest = -1, bytes = 0;  // longest: the longest booked use (-1: none)
+  };
+  std::vector<Rep> reps;
+  std::vector<double> launch_finish;
+};
+
+// The shape for `cfg` (a concrete ring.protocol); nothing where run_analytic_ring refuses the ring
+// whatever the costs (fewer than 2 ranks, no transfer path, more than two chunk sizes).
+std::optional<RingShape> ring_shape(const Config& cfg, const Collective& coll) {
+  RingShape sh{ring_form(cfg, coll), {}, false, 0, {}, {}, {}, {}};
+  const RingForm& f = sh.f;
+  const Schedule& s = f.head;
+  const int n = f.n();
+  if (n < 2 || f.via == kNoNode) return std::nullopt;
+  const auto un = static_cast<std::size_t>(n);
+  sh.rm = resource_map(s);
+
+  // Chunk sizes (split() makes at most two) and a few chunks of each, so that
+  // every rank finds one it sends in each phase (a rank skips one chunk per phase).
+  std::vector<std::uint64_t> sizes(f.chunk_count);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (sizes.size() > 2) return std::nullopt;
+  sh.classes = static_cast<int>(sizes.size());
+  sh.cls.resize(un);
+  std::vector<int> some[2];
+  for (int c = 0; c < n; ++c) {
+    const auto q = static_cast<std::size_t>(
+        std::lower_bound(sizes.begin(), sizes.end(), f.chunk_count[static_cast<std::size_t>(c)]) - sizes.begin());
+    sh.cls[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(q);
+    if (some[q].size() < 3) some[q].push_back(c);
+  }
+
+  // One send per rank, phase and chunk size, costed as the engine would cost
+  // it (plane 0 alone when the compiled ring's planes are alike: every send
+  // travels f.via from an accelerator, so the representatives decide it).
+  const std::size_t reps = un * 2 * static_cast<std::size_t>(sh.classes);
+  sh.rep_steps.resize(reps);
+  sh.has_rep.assign(reps, 0);
+  sh.one_plane = fabric_has_planes_alike(s);
+  for (int r = 0; r < n; ++r)
+    for (int phase = 0; phase < 2; ++phase)
+      for (int q = 0; q < sh.classes; ++q)
+        for (int c : some[static_cast<std::size_t>(q)]) {
+          // The send of rank r in this phase that carries chunk c, if any.
+          const int k = phase == 0 ? ((r - c) % n + n) % n : ((r + 1 - c) % n + n) % n;
+          if (k > n - 2) continue;
+          const int t = phase == 0 ? k : n - 1 + k;
+          const std::size_t i = sh.rep_index(r, phase, q);
+          sh.rep_steps[i] = f.send(r, t);
+          sh.has_rep[i] = 1;
+          if (!step_planes_alike(s, sh.rep_steps[i])) sh.one_plane = false;
+          break;
+        }
+  sh.launches.reserve(un);
+  for (int r = 0; r < n; ++r) sh.launches.push_back(build::launch_step(r, true, f.protocol, false));
+  return sh;
+}
+
+// Costs the representatives and launches for protocol `p` (`cfg`'s) and checks
+// conditions (a) and (b) of analytic.h; false if either fails.
+bool ring_costs(const Config& cfg, RingShape& sh, RingProtocol p, RingCosts& out) {
+  sh.set_protocol(p);
+  const Schedule& s = sh.f.head;
+  const ResourceMap& rm = sh.rm;
+  const int n = sh.f.n();
+  out.reps.assign(sh.rep_steps.size(), RingCosts::Rep{});
+  StepCost c;
+  // The rank whose sends use each resource (-1: none yet): a resource two ranks use fails (a).
+  std::vector<int> owner(static_cast<std::size_t>(rm.count()), -1);
+  for (std::size_t i = 0; i < sh.rep_steps.size(); ++i) {
+    if (!sh.has_rep[i]) continue;
+    const Step& st = sh.rep_steps[i];
+    step_cost(cfg, s, rm, st, c, sh.one_plane);
+    RingCosts::Rep& rep = out.reps[i];
+    rep.fixed = c.fixed_ns;
+    rep.latency = c.latency_total_ns();
+    rep.bytes = static_cast<double>(region_bytes(s, st.srcs[0]));
+    if (!(rep.fixed >= 0) || !(rep.latency >= 0)) return false;
+    for (const ResourceUse& u : c.uses) {
+      if (u.fed_by_transfers) return false;
+      if (u.resource < 0 || u.resource >= rm.count()) return false;
+      int& o = owner[static_cast<std::size_t>(u.resource)];
+      if (o >= 0 && o != st.initiator) return false;
+      o = st.initiator;
+      if (u.amount_bytes > 0) rep.longest = std::max(rep.longest, u.amount_bytes / u.rate_GBps);
+    }
+  }
+
+  // Launches: no resource, so each finishes at its fixed cost plus latency.
+  out.launch_finish.resize(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    step_cost(cfg, s, rm, sh.launches[static_cast<std::size_t>(r)], c, sh.one_plane);
+    if (!c.uses.empty() || !(c.fixed_ns >= 0) || !(c.latency_total_ns() >= 0)) return false;
+    const double t0 = 0.0 + c.fixed_ns;
+    out.launch_finish[static_cast<std::size_t>(r)] = t0 + c.latency_total_ns();
+  }
+  return true;
+}
+
+// The recurrence, in the compiled schedule's step order (so the last step to
+// finish is found as the engine finds it: the first of the latest). Sets
+// res.time_ns, res.max_link_bytes and with_steps res.steps; `finish` gets every
+// send's finish time and `last` the step that finishes last.
+void ring_recur(const RingShape& sh, const RingCosts& k, const RunContext& ctx, bool with_steps, AnalyticResult& res,
+                std::vector<double>& finish, StepId& last) {
+  const RingForm& f = sh.f;
+  const int n = f.n();
+  const int sends = f.sends();
+  const auto un = static_cast<std::size_t>(n);
+  const auto& launch_finish = k.launch_finish;
+  const std::size_t total = un + un * static_cast<std::size_t>(sends);
+  if (with_steps) res.steps.resize(total);
+  finish.assign(un * static_cast<std::size_t>(sends), 0.0);
+  std::vector<double> egress(un, 0.0);
+  last = 0;
+  double last_finish = launch_finish[0];
+  for (int r = 0; r < n; ++r) {
+    if (with_steps) res.steps[static_cast<std::size_t>(r)] = StepTiming{0.0, launch_finish[static_cast<std::size_t>(r)]};
+    if (launch_finish[static_cast<std::size_t>(r)] > last_finish) {
+      last_finish = launch_finish[static_cast<std::size_t>(r)];
+      last = r;
+    }
+  }
+  for (int t = 0; t < sends; ++t) {
+    if ((t & 15) == 0) {
+      ctx.check();
+      ctx.report(static_cast<double>(t) / static_cast<double>(sends));
+    }
+    const int phase = f.reduce_scatter(t) ? 0 : 1;
+    int chunk = f.chunk(0, t);
+    const double* prev = t > 0 ? &finish[static_cast<std::size_t>(t - 1) * un] : nullptr;
+    double* row = &finish[static_cast<std::size_t>(t) * un];
+    for (int r = 0; r < n; ++r, chunk = chunk + 1 == n ? 0 : chunk + 1) {
+      const auto ur = static_cast<std::size_t>(r);
+      const double next_launch = launch_finish[r + 1 == n ? 0 : ur + 1];
+      // The engine's ready time: the latest finish of the deps (from 0).
+      double ready = 0;
+      if (prev) {
+        ready = std::max(ready, prev[r == 0 ? un - 1 : ur - 1]);
+        ready = std::max(ready, prev[ur]);
+      } else {
+        ready = std::max(ready, launch_finish[ur]);
+      }
+      ready = std::max(ready, next_launch);
+      const RingCosts::Rep& v = k.reps[sh.rep_index(r, phase, sh.cls[static_cast<std::size_t>(chunk)])];
+      const double t0 = ready + v.fixed;
+      const double end = v.longest >= 0 ? t0 + v.longest : t0;  // rounding is monotone: the latest use end
+      row[ur] = end + v.latency;
+      egress[ur] += v.bytes;
+      const StepId id = f.send_id(r, t);
+      if (with_steps) res.steps[static_cast<std::size_t>(id)] = StepTiming{ready, row[ur]};
+      if (row[ur] > last_finish) {
+        last_finish = row[ur];
+        last = id;
+      }
+    }
+  }
+  res.time_ns = last_finish;
+  // Each send's bytes leave r's egress and enter r+1's ingress: the same sums.
+  for (double b : egress) res.max_link_bytes = std::max(res.max_link_bytes, b);
+}
+
+// The critical path and its breakdown, walked back as the engine walks it (no
+// use ever queues, so every step is bound by its latest dep). `sh` holds the
+// protocol of `cfg` and `k` (set_protocol).
+void ring_walk(const Config& cfg, const RingShape& sh, const RingCosts& k, const std::vector<double>& finish,
+               StepId last, AnalyticResult& res) {
+  const RingForm& f = sh.f;
+  const Schedule& s = f.head;
+  const int n = f.n();
+  const auto& launch_finish = k.launch_finish;
+  StepCost c;
+  const auto sn = static_cast<StepId>(n);
+  auto finish_of = [&](StepId id) {
+    return id < sn ? launch_finish[static_cast<std::size_t>(id)] : finish[static_cast<std::size_t>(id - sn)];
+  };
+  std::vector<StepId> path;
+  for (StepId cur = last; cur != kNoStep;) {
+    path.push_back(cur);
+    const bool is_launch = cur < sn;
+    const int r = static_cast<int>(is_launch ? cur : (cur - sn) % sn);
+    const int t = is_launch ? -1 : static_cast<int>((cur - sn) / sn);
+    step_cost(cfg, s, sh.rm, is_launch ? sh.launches[static_cast<std::size_t>(r)] : f.send(r, t), c, sh.one_plane);
+    StepId bound = kNoStep;
+    double ready = 0, best = -1;
+    if (!is_launch)
+      for (StepId d : f.send_deps(r, t)) {
+        ready = std::max(ready, finish_of(d));
+        if (finish_of(d) > best) {
+          best = finish_of(d);
+          bound = d;
+        }
+      }
+    for (int q = 0; q < kTermCount; ++q) res.breakdown.ns[q] += c.latency_ns[q];
+    const double t0 = ready + c.fixed_ns;
+    double end = t0;
+    int bound_use = -1;
+    for (std::size_t q = 0; q < c.uses.size(); ++q) {
+      const ResourceUse& u = c.uses[q];
+      if (u.amount_bytes <= 0) continue;
+      const double e = t0 + u.amount_bytes / u.rate_GBps;
+      if (e > end) {
+        end = e;
+        bound_use = static_cast<int>(q);
+      }
+    }
+    if (bound_use >= 0) res.breakdown[c.uses[static_cast<std::size_t>(bound_use)].term] += end - t0;
+    res.breakdown[c.fixed_term] += c.fixed_ns;
+    cur = bound;
+  }
+  std::reverse(path.begin(), path.end());
+  res.critical_path = std::move(path);
+}
+
+}  // namespace
+
+bool ring_ranks_alike(const Config& cfg, const Collective& c) {
+  std::optional<RingShape> sh = ring_shape(cfg, c);
+  RingCosts k;
+  return sh && ring_costs(cfg, *sh, cfg.ring.protocol, k);
+}
+
+std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collective& coll, const RunContext& ctx,
+                                                bool with_steps) {
+  std::optional<RingShape> sh = ring_shape(cfg, coll);
+  RingCosts k;
+  if (!sh || !ring_costs(cfg, *sh, cfg.ring.protocol, k)) return std::nullopt;
+  AnalyticResult res;
+  std::vector<double> finish;
+  StepId last = 0;
+  ring_recur(*sh, k, ctx, with_steps, res, finish, last);
+  ring_walk(cfg, *sh, k, finish, last, res);
+  return res;
+}
+
+std::optional<RingChoice> run_analytic_ring_fastest(const Config& cfg, const Collective& coll, const RunContext& ctx) {
+  constexpr RingProtocol kOrder[3] = {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple};
+  Config trial = cfg;
+  trial.ring.protocol = kOrder[0];
+  std::optional<RingShape> sh = ring_shape(trial, coll);
+  if (!sh) return std::nullopt;
+  RingCosts k[3];
+  AnalyticResult res[3];
+  std::vector<double> finish[3];
+  StepId last[3] = {0, 0, 0};
+  int best = -1;
+  // In order, as run_analytic_ring once per protocol: the first of the smallest time wins.
+  for (int i = 0; i < 3; ++i) {
+    trial.ring.protocol = kOrder[i];
+    if (!ring_costs(trial, *sh, kOrder[i], k[i])) return std::nullopt;
+    ring_recur(*sh, k[i], ctx, false, res[i], finish[i], last[i]);
+    if (best < 0 || res[i].time_ns < res[best].time_ns) best = i;
+  }
+  trial.ring.protocol = kOrder[best];
+  sh->set_protocol(kOrder[best]);
+  ring_walk(trial, *sh, k[best], finish[best], last[best], res[best]);
+  return RingChoice{std::move(res[best]), kOrder[best]};
+}
+
+}  // namespace scin

@@ -52,10 +52,8 @@ inline Step launch_step(NodeId node, bool ring, RingProtocol p, bool labelled = 
 }
 
 /// One ring step without deps and label (Builder::ring_send, RingForm::send).
-inline Step ring_send_step(int r, NodeId via, RingProtocol proto, DataOp op, SrcList srcs, Region dst) {
-  Step st;
-  st.kind = StepKind::Write;
-  st.initiator = r;
+/// The fields of a ring send after its kind (Write) and initiator (ring_send_step, Builder::ring_send).
+inline void fill_ring_send(Step& st, NodeId via, RingProtocol proto, DataOp op, SrcList&& srcs, Region dst) {
   st.via = via;
   st.op = op;
   st.accum = Format::Fp32;
@@ -64,6 +62,12 @@ inline Step ring_send_step(int r, NodeId via, RingProtocol proto, DataOp op, Src
   st.protocol = proto;
   st.srcs = std::move(srcs);
   st.dsts = {dst};
+}
+inline Step ring_send_step(int r, NodeId via, RingProtocol proto, DataOp op, SrcList srcs, Region dst) {
+  Step st;
+  st.kind = StepKind::Write;
+  st.initiator = r;
+  fill_ring_send(st, via, proto, op, std::move(srcs), dst);
   return st;
 }
 
@@ -237,18 +241,11 @@ struct Builder {
   /// One ring step: rank `r` sends `srcs[0]` to the next rank; with op Reduce
   /// the next rank adds `srcs[1]` (its own values) in FP32 as the data arrives
   /// and rounds to `dst`'s format.
-  /// (The fields of ring_send_step(), filled in place.)
+  /// (ring_send_step()'s fields, filled in place.)
   StepId ring_send(int r, RingProtocol proto, DataOp op, SrcList srcs, Region dst,
                    DepList deps, std::string label) {
     Step& st = append(StepKind::Write, r);
-    st.via = via;
-    st.op = op;
-    st.accum = Format::Fp32;
-    st.unit = op == DataOp::Reduce ? Unit::AccelSm : Unit::None;
-    st.ring_step = true;
-    st.protocol = proto;
-    st.srcs = std::move(srcs);
-    st.dsts = {dst};
+    fill_ring_send(st, via, proto, op, std::move(srcs), dst);
     st.deps = std::move(deps);
     st.label = std::move(label);
     return added(st);

@@ -18,6 +18,7 @@
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
 #include "error_of.h"
+#include "same_booking.h"
 #include "fabric/graph.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
@@ -431,15 +432,8 @@ void expect_ring_alike_exact(const Config& cfg, std::uint64_t bytes,
     const std::optional<AnalyticResult> fast = run_analytic_ring(c, coll, {}, true);
     ASSERT_TRUE(fast.has_value());
     const AnalyticResult full = run_analytic(c, s);
-    EXPECT_EQ(fast->time_ns, full.time_ns);
-    for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(fast->breakdown.ns[t], full.breakdown.ns[t]) << "term " << t;
-    EXPECT_EQ(fast->critical_path, full.critical_path);
-    EXPECT_EQ(fast->max_link_bytes, full.max_link_bytes);
     ASSERT_EQ(fast->steps.size(), full.steps.size());
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < full.steps.size(); ++i)
-      differ += fast->steps[i].start_ns != full.steps[i].start_ns || fast->steps[i].finish_ns != full.steps[i].finish_ns;
-    EXPECT_EQ(differ, 0u);
+    expect_same_booking(*fast, full, full.steps.size());
     EXPECT_GT(full.critical_path.size(), static_cast<std::size_t>(cfg.fabric.gpus));  // a diagonal through the ranks
   }
 }
@@ -660,19 +654,6 @@ Schedule with_probe(const Schedule& s, bool before_booking, StepId after = 0) {
   probe.label = "probe";
   t.steps.push_back(probe);
   return t;
-}
-
-void expect_same_booking(const AnalyticResult& a, const AnalyticResult& b, std::size_t steps) {
-  EXPECT_EQ(a.time_ns, b.time_ns);
-  for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(a.breakdown.ns[t], b.breakdown.ns[t]) << "term " << t;
-  EXPECT_EQ(a.critical_path, b.critical_path);
-  EXPECT_EQ(a.max_link_bytes, b.max_link_bytes);
-  ASSERT_GE(a.steps.size(), steps);
-  ASSERT_GE(b.steps.size(), steps);
-  std::size_t differ = 0;
-  for (std::size_t i = 0; i < steps; ++i)
-    differ += a.steps[i].start_ns != b.steps[i].start_ns || a.steps[i].finish_ns != b.steps[i].finish_ns;
-  EXPECT_EQ(differ, 0u);
 }
 
 // A one-switch star of `gpus` accelerators (switch ports raised to fit them).

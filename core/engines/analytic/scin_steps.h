@@ -145,20 +145,7 @@ struct Scin {
 
   // The steps that hold nothing (and INQ's quantise and dequantise), as build_scin makes them.
   Step make(const Id& d) const {
-    const NodeId sw = s.switch_node(d.p);
     Step st;
-    auto signal = [&](NodeId from, NodeId to, Unit u) {
-      st.kind = StepKind::Signal;
-      st.initiator = from;
-      st.target = to;
-      st.unit = u;
-      st.via = s.is_switch(to) ? to : from;
-    };
-    auto wait = [&](NodeId at, Unit u) {
-      st.kind = StepKind::Wait;
-      st.initiator = at;
-      st.unit = u;
-    };
     switch (d.k) {
       case K::Launch: return build::launch_step(d.r, false, RingProtocol::Simple, false);
       case K::Quant: {
@@ -172,12 +159,12 @@ struct Scin {
         st.dsts = {build::at(qin[static_cast<std::size_t>(d.r)], g)};
         return st;
       }
-      case K::Arrive: signal(d.r, sw, inq ? Unit::AccelSm : Unit::IsaReduce); return st;
+      case K::Arrive:
       case K::Go:
-      case K::Acked: wait(sw, Unit::IsaReduce); return st;
-      case K::Ack: signal(d.r, sw, Unit::None); return st;
-      case K::Flag: signal(sw, d.r, Unit::IsaReduce); return st;
-      case K::Wait: wait(d.r, inq ? Unit::AccelSm : Unit::IsaReduce); return st;
+      case K::Acked:
+      case K::Ack:
+      case K::Flag:
+      case K::Wait: set_free(st, d); return st;
       case K::Dequant:
         st.kind = StepKind::Compute;
         st.initiator = d.r;

@@ -40,6 +40,7 @@ class StepCosts {
 
   /// The shape of `st`: a number below shapes(), equal for steps whose costs are
   /// surely equal; kNone if it is not memoised (too many regions, table full).
+  /// `st` is a step of a checked schedule (check_schedule: its initiator is a node).
   std::uint32_t shape(const Step& st) {
     Key k;
     if (!make_key(st, k)) return kNone;

@@ -18,6 +18,7 @@
 #include "engines/packet/link.h"
 #include "engines/packet/output_queue.h"
 #include "engines/packet/packet_engine.h"
+#include "engines/packet/step_costs.h"
 #include "engines/packet/timeline.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
@@ -545,6 +546,99 @@ TEST(PacketEngineClosedForm, AMeshReadIsRequestLatencyMemoryThenResponsesBackToB
   EXPECT_EQ(link(r.stats, "r3->r0")->payload_bytes, 65536u);
   EXPECT_EQ(link(r.stats, "r0->r3")->payload_bytes, 0u);  // requests are control messages
   EXPECT_EQ(r.result.max_link_bytes, 65536.0);
+}
+
+// ---------------------------------------------------------------- step costs by shape
+
+// Equal bit for bit: the memo must give what the cost model gives.
+void expect_same_cost(const StepCost& a, const StepCost& b, const std::string& what) {
+  EXPECT_EQ(a.fixed_ns, b.fixed_ns) << what;
+  EXPECT_EQ(a.fixed_term, b.fixed_term) << what;
+  for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(a.latency_ns[t], b.latency_ns[t]) << what << " term " << t;
+  ASSERT_EQ(a.uses.size(), b.uses.size()) << what;
+  for (std::size_t k = 0; k < a.uses.size(); ++k) {
+    EXPECT_EQ(a.uses[k].resource, b.uses[k].resource) << what << " use " << k;
+    EXPECT_EQ(a.uses[k].kind, b.uses[k].kind) << what << " use " << k;
+    EXPECT_EQ(a.uses[k].amount_bytes, b.uses[k].amount_bytes) << what << " use " << k;
+    EXPECT_EQ(a.uses[k].rate_GBps, b.uses[k].rate_GBps) << what << " use " << k;
+    EXPECT_EQ(a.uses[k].term, b.uses[k].term) << what << " use " << k;
+    EXPECT_EQ(a.uses[k].fed_by_transfers, b.uses[k].fed_by_transfers) << what << " use " << k;
+  }
+}
+
+// Every step of the shipped algorithms' schedules (star, mesh, two tiers; sizes
+// that split into unequal chunks, so steps of one rank differ in element count
+// only) costs the same through StepCosts as through step_cost(), and the ring's
+// steps share shapes (the memo is used: hits).
+TEST(PacketStepCosts, EveryStepCostsWhatTheModelGivesAndRingStepsShareShapes) {
+  struct Case {
+    const char* preset;
+    std::vector<const char*> sets;
+    const char* algo;
+    std::uint64_t bytes;
+  };
+  const std::vector<Case> cases = {
+      {"hgx-h200-8", {}, "ring", 1000006},          {"hgx-h200-8", {}, "nvls", 1000006},
+      {"hgx-h200-8", {}, "scin", 1000006},          {"hgx-h200-8", {}, "scin-inq", 1 << 20},
+      {"hgx-h200-8", {}, "one-shot", 65538},        {"hgx-h200-8", {}, "two-shot", 65538},
+      {"hgx-h200-8", {"fabric.gpus=64"}, "ring", 98306}, {"hgx-a100-8", {}, "ring", 4098},
+      {"hgx-h200-8", {}, "ring-q8", 1 << 20},       {"mesh-8", {}, "ring", 1000006},
+      {"mesh-8", {}, "one-shot", 65538},            {"nvl36x2", {}, "ring", 1 << 20},
+      {"nvl36x2", {}, "nvls", 1 << 20},             {"nvl36x2", {}, "scin", 1 << 20},
+  };
+  for (const Case& k : cases) {
+    Config c = load_preset(k.preset);
+    apply_assignment(c, "ring.protocol=ll128");  // compile() needs a concrete protocol
+    for (const char* a : k.sets) apply_assignment(c, a);
+    const Schedule s = compile(c, k.algo, Collective{k.bytes, DType::Bf16});
+    const ResourceMap rm = resource_map(s);
+    packet::StepCosts memo;
+    for (std::size_t i = 0; i < s.steps.size(); ++i) {
+      const std::string what = fmt::format("{} {} {} B step {} ({})", k.preset, k.algo, k.bytes, i, s.steps[i].label);
+      const packet::StepCosts::Costed got = memo.get(c, s, rm, s.steps[i]);
+      expect_same_cost(*got.cost, step_cost(c, s, rm, s.steps[i]), what);
+      EXPECT_EQ(got.factor, transfer_factor(c, s, s.steps[i])) << what;
+      if (::testing::Test::HasFailure()) return;
+    }
+    if (std::string_view(k.algo) == "ring") {
+      EXPECT_GT(memo.hits(), s.steps.size() / 2) << k.preset << " " << k.bytes;
+    }
+  }
+}
+
+// Steps that differ only in where their regions lie share a cost; steps that
+// differ in element count, buffer, initiator or plane do not.
+TEST(PacketStepCosts, OffsetsShareACostCountsBuffersAndNodesDoNot) {
+  Config c = preset("hgx-h200-8");
+  Schedule s = empty_schedule(c, 4096);
+  const BufferId in0 = s.add_buffer({"in", 0, 4096, Format::Bf16});
+  const BufferId in1 = s.add_buffer({"in", 1, 4096, Format::Bf16});
+  const BufferId out1 = s.add_buffer({"out", 1, 4096, Format::Bf16});
+  const BufferId out2 = s.add_buffer({"out", 2, 4096, Format::Bf16});
+  auto write = [&](int from, BufferId src, BufferId dst, std::uint64_t off, std::uint64_t n, int plane) {
+    Step w;
+    w.kind = StepKind::Write;
+    w.initiator = from;
+    w.via = s.switch_node(plane);
+    w.op = DataOp::Copy;
+    w.srcs = {{src, off, n}};
+    w.dsts = {{dst, off, n}};
+    return s.add(w);
+  };
+  const std::vector<StepId> steps = {
+      write(0, in0, out1, 0, 1024, 0),     write(0, in0, out1, 1024, 1024, 0),  // offsets: shared
+      write(0, in0, out1, 2048, 1000, 0),                                      // count
+      write(0, in0, out2, 0, 1024, 0),                                         // destination buffer
+      write(1, in1, out2, 0, 1024, 0),                                         // initiator and source
+      write(0, in0, out1, 0, 1024, 1),                                         // plane
+  };
+  const ResourceMap rm = resource_map(s);
+  packet::StepCosts memo;
+  for (StepId i : steps) {
+    expect_same_cost(*memo.get(c, s, rm, s.steps[i]).cost, step_cost(c, s, rm, s.steps[i]), fmt::format("step {}", i));
+  }
+  EXPECT_EQ(memo.hits(), 1u);
+  EXPECT_EQ(memo.shapes(), 5u);
 }
 
 TEST(PacketStats, TypedStatisticsAreWhatTheJsonCarries) {

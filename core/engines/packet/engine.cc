@@ -98,25 +98,33 @@ void Engine::setup() {
   // edges in a flat array that the successor lists are then built from.
   steps_.assign(n + 1, StepState{});
   res_.assign(static_cast<std::size_t>(rm_.count()), Server{});
-  std::vector<std::pair<StepId, StepId>> edges;  // (dependency, step), in step order
-  edges.reserve(2 * n);                           // most steps have one or two (pages untouched are free)
+  std::vector<StepId> edges;  // every step's dependencies, in step order (step i's: its `pending` many)
+  edges.reserve(2 * n);       // most steps have one or two (pages untouched are free)
   progress_bytes_ = -1;  // not known yet (poll() adds it up when it first reports)
   delivered_bytes_ = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const Step& st = s_.steps[i];
     steps_[i].pending = static_cast<int>(st.deps.size());
+    steps_[i].shape = costs_.shape(st);
     for (StepId d : st.deps) {
       ++steps_[d + 1].succ;
-      edges.emplace_back(d, static_cast<StepId>(i));
+      edges.push_back(d);
     }
   }
   if (edges.size() > std::numeric_limits<std::uint32_t>::max())
     throw Error(fmt::format("packet engine: {} dependencies exceed the limit of 2^32", edges.size()));
-  for (std::size_t i = 0; i < n; ++i) steps_[i + 1].succ += steps_[i].succ;
+  // steps_[d].succ: one past the end of d's list (the prefix sums shifted by one);
+  // filled from the back (the last step's dependencies first), each list ends
+  // in step order, as before, and each steps_[d].succ back at its list's start
+  // (no cursor array).
+  std::uint32_t end = 0;
+  for (std::size_t i = 0; i < n; ++i) steps_[i].succ = end += steps_[i + 1].succ;  // (steps_[i + 1].succ: i's count)
+  steps_[n].succ = end;
   succ_.resize(edges.size());
-  std::vector<std::uint32_t> fill(n);
-  for (std::size_t i = 0; i < n; ++i) fill[i] = steps_[i].succ;
-  for (const auto& [d, i] : edges) succ_[fill[d]++] = i;  // each list in step order, as before
+  std::size_t k = edges.size();
+  for (std::size_t i = n; i-- > 0;)
+    for (int m = steps_[i].pending; m > 0; --m) succ_[--steps_[edges[--k]].succ] = static_cast<StepId>(i);
+  shapes_.resize(costs_.shapes());
 }
 
 // Progress: the bytes the network steps deliver (a write's to each destination,
@@ -156,13 +164,22 @@ bool Engine::is_network(const Step& st) const {
 
 void Engine::start_step(StepId i, Ps t) {
   steps_[i].start = t;  // was its ready time (step_done)
+  // Costed when it starts, by shape (step_costs.h): a ring at 1024 accelerators
+  // starts 2 M steps of one packet each, of a few shapes per rank. A network
+  // step of a shape seen before reads its shape's lines only, not its Step nor
+  // its cost (`st` is only a reference until used).
+  const std::uint32_t id = steps_[i].shape;
+  Shape* shape = id == StepCosts::kNone ? nullptr : &shapes_[id];
+  if (shape && shape->network > 0) {
+    setup_flow(i, t, shape->flow);
+    return;
+  }
   const Step& st = s_.steps[i];
-  // Costed when it starts (no table of costs per step), into one StepCost whose
-  // uses keep their storage: a ring at 1024 accelerators costs 2 M steps of one
-  // packet each, and allocating and freeing a vector per step was a fifth of it.
-  step_cost(cfg_, s_, rm_, st, cost_);
-  const StepCost& c = cost_;
-  if (!is_network(st)) {
+  const StepCosts::Costed sc = shape ? costs_.cost(id, cfg_, s_, rm_, st) : costs_.direct(cfg_, s_, rm_, st);
+  const StepCost& c = *sc.cost;
+  const bool network = shape && shape->network == 0 ? false : is_network(st);
+  if (shape) shape->network = network ? -1 : 0;
+  if (!network) {
     // As the analytic engine charges it: fixed, resource occupancy, latency.
     // Units from when they are free; HBM in the first gap its reservations leave.
     Ps start = t + to_ps(c.fixed_ns);
@@ -185,7 +202,10 @@ void Engine::start_step(StepId i, Ps t) {
     schedule(end + to_ps(c.latency_total_ns()), EvStepDone, i);
     return;
   }
-  setup_flow(i, t, c);
+  FlowShape& x = shape ? shape->flow : flow_shape_;
+  make_flow_shape(x, i, c, sc.factor);
+  if (shape) shape->network = 1;  // (not before: make_flow_shape may refuse the step)
+  setup_flow(i, t, x);
 }
 
 void Engine::step_done(StepId i) {
@@ -217,24 +237,15 @@ void Engine::step_done(StepId i) {
 
 // ------------------------------------------------------------------ flows
 
-void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
+// A flow's fields that follow from its step alone, made from step i (its shape:
+// this reads only what StepCosts keys a shape by, and the label for errors).
+void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double factor) {
   const Step& st = s_.steps[i];
-  FlowId fid;
-  if (free_flows_.empty()) {
-    fid = static_cast<FlowId>(flows_.size());
-    flows_.emplace_back();
-  } else {
-    fid = free_flows_.back();
-    free_flows_.pop_back();
-  }
-  steps_[i].flow = fid;
-  Flow& f = flows_[fid];
-  f.reset();
-  f.step = i;
-  f.active = true;
+  f.clear();
+  f.factor = factor;
+  f.fixed_ns = c.fixed_ns;
   f.initiator = st.initiator;
   const bool from_switch = s_.is_switch(st.initiator);
-  const double factor = transfer_factor(cfg_, s_, st);
   if (st.kind == StepKind::Write) {
     f.kind = from_switch ? FlowKind::IsaWrite : FlowKind::GpuWrite;
     f.bytes = region_bytes(s_, st.srcs[0]);
@@ -281,6 +292,52 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
     else if (st.via >= g_.gpus) f.plane = s_.plane_of(st.via);
     else f.plane = g_.planes == 1 ? 0 : -1;
   }
+  // Resources the packets do not model (accelerator HBM for a fused receive-reduce).
+  for (const auto& u : c.uses) {
+    if (is_port(u.kind)) continue;
+    if (f.kind == FlowKind::IsaRead) continue;  // the ISA reducer is modelled per packet
+    // Two tiers: trunks are links and the NVLS reducer is modelled per packet too.
+    if (tiers_ && (u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink ||
+                   u.kind == ResourceKind::NvlsReduce)) continue;
+    f.uses.push_back(u);
+  }
+}
+
+// A flow starts as a default Flow with its shape's fields.
+void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
+  f.reset();
+  f.step = i;
+  f.active = true;
+  f.initiator = x.initiator;
+  f.kind = x.kind;
+  f.plane = x.plane;
+  f.bytes = x.bytes;
+  f.n = x.n;
+  f.n_min = x.n_min;
+  f.to_switch = x.to_switch;
+  f.plain_per_byte = x.plain_per_byte;
+  f.reduce_inv_GBps = x.reduce_inv_GBps;
+  f.codec = x.codec;
+  // (reset() left them empty with their storage; a few entries each, mostly)
+  for (NodeId d : x.dsts) f.dsts.push_back(d);
+  for (NodeId r : x.srcs) f.srcs.push_back(r);
+  for (std::uint64_t b : x.src_bytes) f.src_bytes.push_back(b);
+  for (std::uint32_t m : x.src_n) f.src_n.push_back(m);
+}
+
+void Engine::setup_flow(StepId i, Ps t, const FlowShape& x) {
+  FlowId fid;
+  if (free_flows_.empty()) {
+    fid = static_cast<FlowId>(flows_.size());
+    flows_.emplace_back();
+  } else {
+    fid = free_flows_.back();
+    free_flows_.pop_back();
+  }
+  steps_[i].flow = fid;
+  Flow& f = flows_[fid];
+  apply_flow_shape(f, x, i);
+  const double factor = x.factor;
   // The wire time of a packet is a function of the transfer factor alone (the
   // rest is the run's): computed again only when the factor differs from the
   // last step's (a ring's 2 M steps share one).
@@ -299,15 +356,10 @@ void Engine::setup_flow(StepId i, Ps t, const StepCost& c) {
   f.inv_raw = rate_.inv_raw;
   f.gap_ns = rate_.gap_ns;
   f.ser_full = rate_.ser_full;
-  // Resources the packets do not model (accelerator HBM for a fused receive-reduce).
-  Ps start = t + to_ps(c.fixed_ns);
+  // Resources the packets do not model (make_flow_shape kept their uses).
+  Ps start = t + to_ps(x.fixed_ns);
   Ps extra = start;
-  for (const auto& u : c.uses) {
-    if (is_port(u.kind)) continue;
-    if (f.kind == FlowKind::IsaRead) continue;  // the ISA reducer is modelled per packet
-    // Two tiers: trunks are links and the NVLS reducer is modelled per packet too.
-    if (tiers_ && (u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink ||
-                   u.kind == ResourceKind::NvlsReduce)) continue;
+  for (const auto& u : x.uses) {
     Server& r = res_[static_cast<std::size_t>(u.resource)];
     if (u.kind == ResourceKind::Hbm) {
       const Ps d = r.carry.round(u.amount_bytes / u.rate_GBps);

@@ -18,6 +18,7 @@
 #include "engines/packet/link.h"
 #include "engines/packet/packet_engine.h"
 #include "engines/packet/sim.h"
+#include "engines/packet/step_costs.h"
 #include "engines/packet/timeline.h"
 #include "fabric/config.h"
 #include "model/cost_model.h"
@@ -41,7 +42,11 @@ class Engine {
   bool is_network(const Step& st) const;
   void start_step(StepId i, Ps t);
   void step_done(StepId i);
-  void setup_flow(StepId i, Ps t, const StepCost& c);
+  struct Shape;
+  struct FlowShape;
+  void setup_flow(StepId i, Ps t, const FlowShape& x);
+  void make_flow_shape(FlowShape& x, StepId i, const StepCost& c, double factor);
+  static void apply_flow_shape(Flow& f, const FlowShape& x, StepId i);
   void flow_start(FlowId i);
   void start_reads(FlowId i);
   void finish_flow(FlowId i, Ps t);
@@ -164,7 +169,9 @@ class Engine {
     int pending = 0;          // dependencies not done yet; -1 once the step is done
     FlowId flow = kNoFlow;    // its flow while in flight
     std::uint32_t succ = 0;   // its successors: succ_[succ .. steps_[i + 1].succ)
+    std::uint32_t shape = StepCosts::kNone;  // costs_.shape() of the step (set-up)
   };
+  static_assert(sizeof(StepState) == 32);
   std::vector<StepState> steps_;  // one per step and one past the last (its succ ends the list)
   std::vector<StepId> succ_;      // successors, one flat array (not a vector per step)
   std::vector<Server> res_;  // the analytic ResourceMap's resources (ports unused, units, HBM)
@@ -176,10 +183,45 @@ class Engine {
     double inv_raw = 0, gap_ns = 0;
     Fine ser_full = 0;
   } rate_;
-  StepCost cost_;            // start_step: the step's cost (scratch; setup_flow reads it, nothing re-enters)
   std::size_t steps_done_ = 0;
   Timeline timeline_;
   Stats stats_;
+  // Steps by shape. Last: the per-event state above keeps its place in the
+  // Engine (with these before `stats_`, SCIN at 8 GPUs ran 4-6% slower).
+  StepCosts costs_;          // start_step: steps' costs by shape (setup_flow reads one; nothing re-enters)
+  // What else start_step takes from a step of a shape, from the first one that
+  // starts (so a step that starts reads its shape's lines, not its own Step:
+  // a ring at 1024 accelerators starts its 2 M Steps (416 MB) in an order that
+  // no prefetcher follows, and reading each was a cache miss or four).
+  // What a network step's flow takes from the step (make_flow_shape), in the
+  // shape's own lines (a memoised shape has at most 4 regions: no heap block):
+  // the Flow fields (the others start as a default Flow's, apply_flow_shape),
+  // the fixed cost, the transfer factor and the uses the packets do not model.
+  struct FlowShape {
+    FlowKind kind = FlowKind::GpuWrite;
+    bool to_switch = false, codec = false;
+    NodeId initiator = kNoNode;
+    int plane = -1;
+    std::uint32_t n = 0, n_min = 0;
+    std::uint64_t bytes = 0;
+    double plain_per_byte = 0, reduce_inv_GBps = 0;
+    double fixed_ns = 0, factor = 1;
+    InlineVec<NodeId, StepCosts::kMaxRegions> dsts, srcs;
+    InlineVec<std::uint64_t, StepCosts::kMaxRegions> src_bytes;
+    InlineVec<std::uint32_t, StepCosts::kMaxRegions> src_n;
+    InlineVec<ResourceUse, 1> uses;
+    void clear() {
+      kind = FlowKind::GpuWrite, to_switch = false, codec = false, initiator = kNoNode, plane = -1;
+      n = 0, n_min = 0, bytes = 0, plain_per_byte = 0, reduce_inv_GBps = 0, fixed_ns = 0, factor = 1;
+      dsts.clear(), srcs.clear(), src_bytes.clear(), src_n.clear(), uses.clear();
+    }
+  };
+  struct Shape {
+    std::int8_t network = -1;  // 1: a network step whose `flow` is made; 0: not a network step; -1: not known
+    FlowShape flow;
+  };
+  std::vector<Shape> shapes_;  // by costs_.shape()
+  FlowShape flow_shape_;       // setup_flow: a step without a shape (scratch)
 };
 
 }  // namespace scin::packet

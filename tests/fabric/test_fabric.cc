@@ -891,9 +891,10 @@ TEST(NvlsAlike, AnswersWhereAMembersOwnUseIsInTheWay) {
 // equal to the last bit, over a random sequence of shared and own uses on a
 // grid of times (so ends tie and members' queues part and meet again).
 TEST(NvlsAlike, MemberGroupsEqualOneQueuePerMember) {
+  for (const bool merge : {true, false})
   for (int n : {2, 7, 64}) {
-    SCOPED_TRACE(n);
-    nvls::Members groups(n);
+    SCOPED_TRACE(fmt::format("{} members, {}", n, merge ? "merging" : "not merging"));
+    nvls::Members groups(n, merge);
     std::vector<nvls::Queue> per(static_cast<std::size_t>(n));
     std::uint64_t rng = 12345;
     auto next = [&rng](int k) {
@@ -937,7 +938,9 @@ TEST(NvlsAlike, MemberGroupsEqualOneQueuePerMember) {
     // meet again in one group.
     r = last_end + 1;
     for (int m = 0; m < n; ++m) groups.own(r, m, r, 1);
-    EXPECT_EQ(groups.groups(), 1u);
+    if (merge) {
+      EXPECT_EQ(groups.groups(), 1u);
+    }
   }
 }
 

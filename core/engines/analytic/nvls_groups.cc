@@ -117,12 +117,13 @@ std::uint64_t Slots::hash_from(double r) const {
   return h;
 }
 
-Members::Members(int n) { reset(n); }
+Members::Members(int n, bool merge) { reset(n, merge); }
 
 // Group ids 0..used_-1 are taken (live or free); the entries past them, and
 // every vector, keep their storage from the previous run.
-void Members::reset(int n) {
+void Members::reset(int n, bool merge) {
   n_ = n;
+  merge_ = merge;
   words_ = (n + 63) / 64;
   of_.assign(static_cast<std::size_t>(n), 0);
   live_.clear();
@@ -215,7 +216,7 @@ void Members::merge_equal(double r) {
 }
 
 std::pair<double, int> Members::shared(double r, double t, double d) {
-  if (live_.size() > 1) merge_equal(r);
+  if (merge_ && live_.size() > 1) merge_equal(r);
   double best = 0;
   int who = n_;
   bool any = false;

@@ -54,9 +54,12 @@ struct Slots {
 // (the critical path replays the members it needs, nvls_alike.cc).
 class Members {
  public:
-  explicit Members(int n = 0);
-  // As Members(n), keeping the storage (a thread's runs reuse one).
-  void reset(int n);
+  explicit Members(int n = 0, bool merge = true);
+  // As Members(n, merge), keeping the storage (a thread's runs reuse one).
+  // Without `merge`, groups are not looked over for equal queues before each
+  // shared use (only a member's own use still joins it to a group whose queue
+  // it now has): the same times, and at a few members cheaper.
+  void reset(int n, bool merge = true);
   // Every member books [t, t + d) at its earliest free start >= t (t >= r,
   // the ready front, which never decreases). Returns the latest end and the
   // first member with that end.
@@ -73,6 +76,7 @@ class Members {
     int first = 0;  // its first member
   };
   int n_ = 0, words_ = 0, used_ = 0;
+  bool merge_ = true;
   std::vector<Group> g_;  // by id
   std::vector<std::uint64_t> bits_;  // group id's members: words_ words from id * words_
   std::uint64_t* bits(int id) { return bits_.data() + static_cast<std::size_t>(id) * static_cast<std::size_t>(words_); }

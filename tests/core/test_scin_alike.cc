@@ -16,21 +16,12 @@
 #include "engines/simulate.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
-#include "same_booking.h"
+#include "shortcut_tests.h"
 #include "schedule/algorithms.h"
 
 using namespace scin;
 
 namespace {
-
-// A one-switch star of `gpus` accelerators (switch ports raised to fit them).
-Config star_of(const char* preset, int gpus) {
-  Config c = load_preset(preset);
-  set_param(c, "fabric.gpus", gpus);
-  set_param(c, "switch.ports", std::max(64, gpus));
-  validate(c);
-  return c;
-}
 
 // run_analytic_scin against booking the compiled schedule. False if the fast
 // path declined (nothing compared).

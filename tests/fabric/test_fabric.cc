@@ -18,7 +18,7 @@
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
 #include "error_of.h"
-#include "same_booking.h"
+#include "shortcut_tests.h"
 #include "fabric/graph.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
@@ -654,15 +654,6 @@ Schedule with_probe(const Schedule& s, bool before_booking, StepId after = 0) {
   probe.label = "probe";
   t.steps.push_back(probe);
   return t;
-}
-
-// A one-switch star of `gpus` accelerators (switch ports raised to fit them).
-Config star_of(const char* preset, int gpus) {
-  Config c = load_preset(preset);
-  set_param(c, "fabric.gpus", gpus);
-  set_param(c, "switch.ports", std::max(64, gpus));
-  validate(c);
-  return c;
 }
 
 }  // namespace

@@ -1,13 +1,27 @@
-// Two analytic results of the same schedule booked two ways (a shortcut of the
-// engine against the full booking): the same to the last bit. Shared by the
-// tests of ranks alike, ports alike, NVLS and SCIN by classes.
+// For the tests of the analytic engine's shortcuts (ranks alike, ports alike,
+// NVLS and SCIN by classes): the fabrics they run on, and the comparison of a
+// shortcut's result with the full booking.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 
 #include <gtest/gtest.h>
 
 #include "engines/analytic/analytic.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+
+/// A one-switch star of `gpus` accelerators (switch ports raised to fit them).
+inline scin::Config star_of(const char* preset, int gpus) {
+  scin::Config c = scin::load_preset(preset);
+  scin::set_param(c, "fabric.gpus", gpus);
+  scin::set_param(c, "switch.ports", std::max(64, gpus));
+  scin::validate(c);
+  return c;
+}
+
+/// Two analytic results of the same schedule booked two ways: the same to the last bit.
 
 /// Time, every breakdown term, the critical path, max_link_bytes and the start
 /// and finish of the first `steps` steps (both results must list them).

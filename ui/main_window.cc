@@ -78,10 +78,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   redrawTimer_->setSingleShot(true);
   redrawTimer_->setInterval(40);
   connect(redrawTimer_, &QTimer::timeout, this, &MainWindow::redrawCharts);
+  // The tabs not in front follow a complete live preview once the edits pause
+  // (a user dragging a value gets no hidden tab repainted between previews:
+  // refreshing three of them took ~40 ms of the GUI thread and held back the
+  // next preview), a stored run in the next turn of the event loop; then one
+  // tab per turn. A tab brought to the front is refreshed at once
+  // (currentChanged, below), as are the charts an export or a test asks for
+  // (charts()).
   staleTimer_ = new QTimer(this);
   staleTimer_->setSingleShot(true);
-  staleTimer_->setInterval(0);
-  connect(staleTimer_, &QTimer::timeout, this, [this] { flushStaleCharts(); });
+  connect(staleTimer_, &QTimer::timeout, this, [this] {
+    if (staleCharts_.empty()) return;
+    ChartPanel* c = staleCharts_.front();
+    staleCharts_.erase(staleCharts_.begin());
+    refreshChart(c);
+    if (!staleCharts_.empty()) staleTimer_->start(0);
+  });
 
   // Central: what the charts show, then the chart tabs.
   auto* central = new QWidget;
@@ -327,6 +339,7 @@ void MainWindow::buildStatusBar() {
 // --- preview and charts -----------------------------------------------------
 
 void MainWindow::requestPreview() {
+  staleTimer_->stop();  // (the hidden tabs wait for the edits to pause)
   preview_->request(doc_->config(), sweepEditor_->request());
   previewSlow_->start();
   if (!runner_->running()) showingPreview_ = true;
@@ -425,7 +438,8 @@ void MainWindow::redrawCharts() {
       staleCharts_.push_back(c);
     }
   }
-  if (!partialPreview_ && !staleCharts_.empty()) staleTimer_->start();
+  if (!partialPreview_ && !staleCharts_.empty())
+    staleTimer_->start(showingPreview_ && shownLabel_.isEmpty() ? kStaleChartsDelayMs : 0);
   // The timing tabs say why they are empty, in the chart area.
   QString why = kindNote_;
   if (why.isEmpty() && shown_.empty())

@@ -217,6 +217,7 @@ class MainWindow : public QMainWindow {
   // While a live preview refines, charts not in front get its partial results
   // only when shown or asked for: one chart repaints per partial result, not four.
   mutable std::vector<ChartPanel*> staleCharts_;
+  static constexpr int kStaleChartsDelayMs = 250;  // after the last complete result, before the hidden tabs follow
   QString emptyWhy_;              // why the timing charts are empty ("" when they are not)
   bool partialPreview_ = false;  // the results shown are a partial preview (front chart only)
   QTimer* staleTimer_ = nullptr;  // complete results reach the other tabs right after the front one is painted

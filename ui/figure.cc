@@ -566,17 +566,23 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   const QRectF gridArea(gridLeft, gridTop, L.panels.back().plot.right() - gridLeft, gridBottom - gridTop);
   const double xTitleY = L.panels.back().plot.bottom() + xTickH;
   const double gridRight = std::max(L.panels.back().plot.right(), L.panels[std::min<std::size_t>(L.panels.size(), static_cast<std::size_t>(cols)) - 1].plot.right());
-  const QString xTitle = axisTitle(plot.x, L.log_x) +
-                         (facetKey.empty() ? QString() : QStringLiteral("; panels: %1").arg(QString::fromStdString(facetKey)));
+  const QString xBase = axisTitle(plot.x, L.log_x);
+  const QString xPanels =
+      facetKey.empty() ? QString() : QStringLiteral("; panels: %1").arg(QString::fromStdString(facetKey));
   {
-    // Too long for the grid (a long panel key): a smaller font, down to 70%, then an ellipsis.
+    // Too long for the grid (a long panel key): a smaller font, down to 70%, then an ellipsis in
+    // the panel key, never in the axis's own title (its unit; the panels are titled anyway).
     const double w = gridRight - gridLeft;
     QFont f = fLabel;
-    const double need = textWidth(f, dev, xTitle);
+    const double need = textWidth(f, dev, xBase + xPanels);
     if (need > w) f.setPointSizeF(f.pointSizeF() * std::max(0.7, w / need));
     p->setFont(f);
+    const QFontMetricsF fm(f, dev);
+    const QString xTitle = fm.horizontalAdvance(xBase) >= w
+                               ? fm.elidedText(xBase, Qt::ElideMiddle, w)
+                               : xBase + fm.elidedText(xPanels, Qt::ElideRight, w - fm.horizontalAdvance(xBase));
     p->drawText(QRectF(gridLeft, std::max(xTitleY, gridBottom - xTitleH * 0.0), w, xTitleH), Qt::AlignHCenter | Qt::AlignVCenter,
-                QFontMetricsF(f, dev).elidedText(xTitle, Qt::ElideMiddle, w));
+                xTitle);
     p->setFont(fLabel);
   }
   p->save();

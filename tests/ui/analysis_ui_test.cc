@@ -249,6 +249,30 @@ class AnalysisUiTest : public QObject {
     QVERIFY(svgTexts(svg).contains(QStringLiteral("size=4 MiB")));
   }
 
+  // A single-column figure whose x title and panel key do not fit: the ellipsis
+  // goes into the panel key, never into the axis's own title and unit.
+  void longPanelKeyKeepsTheXUnit() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    show(w, runs_.at("link-scaling"));
+    AnalysisView* av = w.analysisView();
+    analysis::PlotQuery q = av->query();
+    q.x = "collective.bytes";
+    q.facet = "links.bandwidth_GBps";
+    av->setQuery(q);
+    av->setLog(true, true);
+    settle(w);
+    const QString svg = dir_.filePath(QStringLiteral("links.svg"));
+    QString err;
+    QVERIFY2(av->exportFigure(svg, FigureSize::singleColumn(), false, &err), qPrintable(err));
+    QString xTitle;
+    for (const QString& t : svgTexts(svg))
+      if (t.startsWith(QStringLiteral("Message size"))) xTitle = t;
+    QVERIFY2(xTitle.startsWith(QStringLiteral("Message size per rank (bytes, log); panels: ")), qPrintable(xTitle));
+  }
+
   void trackerSnapsToNearestPointWithUnits() {
     MainWindow w;
     w.resize(1300, 760);

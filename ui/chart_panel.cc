@@ -285,10 +285,9 @@ void ChartPanel::setEmptyText(const QString& text) {
   stack_->setCurrentWidget(text.isEmpty() ? static_cast<QWidget*>(scroll_) : empty_);
 }
 
-void ChartPanel::setMinimumChartHeight(int px) {
-  minChartHeight_ = std::max(0, px);
-  view_->setMinimumHeight(minChartHeight_);
-}
+void ChartPanel::setMinimumChartHeight(int px) { view_->setMinimumHeight(std::max(0, px)); }
+
+int ChartPanel::minimumChartHeight() const { return view_->minimumHeight(); }
 
 void ChartPanel::setNote(const QString& text) {
   note_->setText(text);

@@ -110,7 +110,7 @@ class ChartPanel : public QWidget {
   /// many categories (the breakdown's bars) needs a row of label per
   /// category. Below it the tab scrolls, and figures are exported at least
   /// this tall.
-  int minimumChartHeight() const { return minChartHeight_; }
+  int minimumChartHeight() const;
 
  public Q_SLOTS:
   void resetZoom();
@@ -144,7 +144,6 @@ class ChartPanel : public QWidget {
   QHBoxLayout* controls_;
   QStackedWidget* stack_;
   QScrollArea* scroll_;  // holds view_: scrolls when the chart needs more height than the tab has
-  int minChartHeight_ = 0;
   QLabel* empty_;
   QLabel* note_;
   QString emptyText_;

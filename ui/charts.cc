@@ -39,6 +39,60 @@ QValueAxis* linearAxis(double lo, double hi, const QString& title) {
 
 QLabel* controlLabel(const QString& t) { return new QLabel(t); }
 
+// The bar labels of a breakdown. A sweep's curves are named by full parameter
+// paths ("scin (switch.isa.regulation=none switch.isa.waves=4)"), too long for
+// bar labels, which Qt Charts cuts to "..." or to the part every bar shares:
+// each value is named by its axis's short name instead ("scin
+// (regulation=none waves=4)"). Still too long for the axis (Qt Charts gives it
+// at most 40% of the chart's width), when every bar reads "algorithm (a=1
+// b=2)" with the same names in the same order, the bars keep their values
+// ("ring (2, 300, 100)") and `keys` names the axes once, for the axis title
+// ("gpus, bandwidth_GBps, latency_ns"). Neither when two bars would read alike.
+struct BarLabels {
+  QStringList labels;
+  QString keys;  // empty: the labels name their axes
+};
+
+BarLabels barLabels(const QStringList& labels, const QFontMetrics& fm) {
+  BarLabels out{labels, {}};
+  auto distinct = [n = labels.size()](const QStringList& l) { return QSet<QString>(l.begin(), l.end()).size() == n; };
+  static const QRegularExpression path(QStringLiteral("([A-Za-z_][A-Za-z0-9_.]*)="));
+  QStringList shortNames;
+  for (const QString& c : labels) {
+    QString t;
+    qsizetype from = 0;
+    for (auto it = path.globalMatch(c); it.hasNext();) {
+      const auto m = it.next();
+      t += c.mid(from, m.capturedStart(1) - from) +
+           QString::fromStdString(analysis::short_axis_name(m.captured(1).toStdString())) + QLatin1Char('=');
+      from = m.capturedEnd(0);
+    }
+    shortNames << t + c.mid(from);
+  }
+  if (distinct(shortNames)) out.labels = shortNames;
+  int widest = 0;
+  for (const QString& c : out.labels) widest = std::max(widest, fm.horizontalAdvance(c));
+  if (widest <= 260 || out.labels.isEmpty()) return out;
+  static const QRegularExpression keyed(QStringLiteral("^(\\S+) \\((.*)\\)$"));
+  QStringList keys, values;
+  for (const QString& c : out.labels) {
+    const auto m = keyed.match(c);
+    if (!m.hasMatch()) return out;
+    QStringList k, v;
+    for (const QString& kv : m.captured(2).split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+      const qsizetype eq = kv.indexOf(QLatin1Char('='));
+      if (eq <= 0) return out;
+      k << kv.left(eq);
+      v << kv.mid(eq + 1);
+    }
+    if (keys.isEmpty()) keys = k;
+    if (k.isEmpty() || k != keys) return out;
+    values << m.captured(1) + QStringLiteral(" (") + v.join(QStringLiteral(", ")) + QLatin1Char(')');
+  }
+  if (distinct(values)) out = {values, keys.join(QStringLiteral(", "))};
+  return out;
+}
+
 }  // namespace
 
 // --- latency ------------------------------------------------------------
@@ -277,65 +331,10 @@ void BreakdownChart::redraw() {
         cats << c->label;
         rows.push_back(&r);
       }
-  // A sweep's curves are named by full parameter paths ("scin (switch.isa.regulation=none
-  // switch.isa.waves=4)"), too long for the bar labels, which Qt Charts then cuts to the
-  // part every bar shares. The bars name each value by its axis's short name instead
-  // ("scin (regulation=none waves=4)"), unless that would make two bars alike.
-  {
-    static const QRegularExpression path(QStringLiteral("([A-Za-z_][A-Za-z0-9_.]*)="));
-    QStringList shortCats;
-    for (const QString& c : cats) {
-      QString t;
-      qsizetype from = 0;
-      for (auto it = path.globalMatch(c); it.hasNext();) {
-        const auto m = it.next();
-        t += c.mid(from, m.capturedStart(1) - from) +
-             QString::fromStdString(analysis::short_axis_name(m.captured(1).toStdString())) + QLatin1Char('=');
-        from = m.capturedEnd(0);
-      }
-      shortCats << t + c.mid(from);
-    }
-    if (QSet<QString>(shortCats.begin(), shortCats.end()).size() == cats.size()) cats = shortCats;
-  }
   const QStringList fullCats = cats;  // for the tooltips
-  // Still too long for the axis (Qt Charts gives it at most 40% of the chart's
-  // width and cuts the rest): when every bar reads "algorithm (a=1 b=2)" with the
-  // same names in the same order, the names go to the axis title once and the
-  // bars keep their values: "ring (2, 300, 100)" under "Algorithm (gpus,
-  // bandwidth_GBps, latency_ns)".
-  QString axisTitle = tr("Algorithm");
-  {
-    static const QRegularExpression keyed(QStringLiteral("^(\\S+) \\((.*)\\)$"));
-    const QFontMetrics fm(QChart().font());
-    int widest = 0;
-    for (const QString& c : cats) widest = std::max(widest, fm.horizontalAdvance(c));
-    QStringList keys, valueCats;
-    bool alike = widest > 260 && !cats.isEmpty();
-    for (const QString& c : cats) {
-      const auto m = keyed.match(c);
-      if (!alike || !m.hasMatch()) {
-        alike = false;
-        break;
-      }
-      QStringList k, v;
-      for (const QString& kv : m.captured(2).split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        const qsizetype eq = kv.indexOf(QLatin1Char('='));
-        if (eq <= 0) {
-          alike = false;
-          break;
-        }
-        k << kv.left(eq);
-        v << kv.mid(eq + 1);
-      }
-      if (keys.isEmpty()) keys = k;
-      alike = alike && k == keys && !k.isEmpty();
-      valueCats << m.captured(1) + QStringLiteral(" (") + v.join(QStringLiteral(", ")) + QLatin1Char(')');
-    }
-    if (alike && QSet<QString>(valueCats.begin(), valueCats.end()).size() == cats.size()) {
-      cats = valueCats;
-      axisTitle = tr("Algorithm (%1)").arg(keys.join(QStringLiteral(", ")));
-    }
-  }
+  auto* y = new QBarCategoryAxis;
+  const BarLabels shown = barLabels(cats, QFontMetrics(y->labelsFont()));
+  cats = shown.labels;
   static const QColor termColors[] = {QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf),
                                       QColor(0x1f, 0x77, 0xb4), QColor(0x8c, 0x56, 0x4b), QColor(0xd6, 0x27, 0x28),
                                       QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd)};
@@ -368,9 +367,8 @@ void BreakdownChart::redraw() {
   for (double t : totals) top = std::max(top, t);
   chart()->addSeries(series);
   // Horizontal bars: algorithm names read in full on the left.
-  auto* y = new QBarCategoryAxis;
   y->append(cats);
-  y->setTitleText(axisTitle);
+  y->setTitleText(shown.keys.isEmpty() ? tr("Algorithm") : tr("Algorithm (%1)").arg(shown.keys));
   auto* x = new QValueAxis;
   x->setRange(0, top > 0 ? top * 1.08 : 1);
   x->applyNiceNumbers();
@@ -386,8 +384,7 @@ void BreakdownChart::redraw() {
   // presets x algorithms) every label was "...". So the chart asks for a row
   // per bar, plus the title, the time axis and the margins, and the tab
   // scrolls (and an exported figure grows) when it has less.
-  const QFontMetrics fm(y->labelsFont());
-  setMinimumChartHeight(static_cast<int>(cats.size() + 1) * (fm.height() + 14) + 170);
+  setMinimumChartHeight(static_cast<int>(cats.size() + 1) * (QFontMetrics(y->labelsFont()).height() + 14) + 170);
   connectLegend();
 }
 

@@ -74,12 +74,6 @@ ResourceMap resource_map(const Schedule& s) {
   return m;
 }
 
-double StepCost::latency_total_ns() const {
-  double l = 0;
-  for (double x : latency_ns) l += x;
-  return l;
-}
-
 // ------------------------------------------------------------ rates
 
 const RingProtocolSpec& protocol_spec(const Config& cfg, RingProtocol p) {

@@ -75,7 +75,12 @@ struct StepCost {
   Term fixed_term = Term::Sync;
   double latency_ns[kTermCount] = {};  // after occupancy (link/switch/memory)
   std::vector<ResourceUse> uses;     // resources held for amount/rate
-  double latency_total_ns() const;
+  /// The latencies summed in term order (inline: the engines call it per step).
+  double latency_total_ns() const {
+    double l = 0;
+    for (double x : latency_ns) l += x;
+    return l;
+  }
 };
 
 StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st);

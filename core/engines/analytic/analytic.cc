@@ -140,8 +140,7 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
     const StepKind k = s.steps[nx].kind;
     if (k == StepKind::Launch || k == StepKind::Signal || k == StepKind::Wait) {
       classes_ok = classes_ok && cost(nx);
-      double l = 0;  // (as below)
-      for (double x : c.latency_ns) l += x;
+      const double l = c.latency_total_ns();
       if (c.uses.empty() && c.fixed_ns >= 0 && l >= 0) {
         res.steps[nx].start_ns = ready[nx];
         res.steps[nx].finish_ns = (ready[nx] + c.fixed_ns) + l;
@@ -219,8 +218,7 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
         bound_use[i] = static_cast<int>(k);
       }
     }
-    double l = 0;  // c.latency_total_ns(), inline (the same sum, in the same order)
-    for (double x : c.latency_ns) l += x;
+    const double l = c.latency_total_ns();
     res.steps[i].start_ns = r;
     res.steps[i].finish_ns = end + l;
     finished(i);

@@ -180,9 +180,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   auto free_fin = [&](const Id& d, double ready) {
     x.set_free(free_step, d);
     if (!x.cost(free_step, c) || !c.uses.empty()) return -1.0;
-    double l = 0;  // (latency_total_ns())
-    for (double v : c.latency_ns) l += v;
-    return (ready + c.fixed_ns) + l;
+    return (ready + c.fixed_ns) + c.latency_total_ns();
   };
   const int pw = x.per_wave;
   for (int p = 0; p < planes; ++p) {

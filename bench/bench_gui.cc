@@ -36,6 +36,7 @@
 
 #include "analysis/plot.h"
 #include "analysis/table.h"
+#include "fabric/preset.h"
 #include "tests/ui/synthetic_runs.h"
 #include "ui/analysis_view.h"
 #include "ui/chart_panel.h"
@@ -177,6 +178,35 @@ double medianOf(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
 }
+
+// The preview's worker alone (computePreview, no event loop): the default
+// 224-point sweep on hgx-h200-8, on state.range(0) threads (0: one per core,
+// as the app runs it). Counters: first_ms (the coarse curves handed over);
+// the iteration time is the complete preview; both wall. cores: process CPU
+// over wall while measuring (what the threads actually got).
+void BM_PreviewCompute(benchmark::State& state) {
+  const scin::Config cfg = scin::load_preset("hgx-h200-8");
+  std::vector<double> first;
+  const double cpu0 = cpuSeconds();
+  const auto wall0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    QElapsedTimer t;
+    t.start();
+    double f = -1;
+    scin::ui::computePreview(cfg, scin::ui::SweepRequest{}, false, 0.5, {}, 1e9,
+                             [&](const scin::ui::ResultSet& rs, const scin::ui::PreviewStatus&) {
+                               if (f < 0) f = static_cast<double>(t.nsecsElapsed()) / 1e6;
+                               benchmark::DoNotOptimize(rs.curves.data());
+                             },
+                             static_cast<unsigned>(state.range(0)));
+    state.SetIterationTime(static_cast<double>(t.nsecsElapsed()) / 1e9);
+    first.push_back(f);
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  state.counters["first_ms"] = medianOf(first);
+  state.counters["cores"] = wall > 0 ? (cpuSeconds() - cpu0) / wall : 0;
+}
+BENCHMARK(BM_PreviewCompute)->Arg(1)->Arg(0)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
 
 /// A synthetic stored timing run of 10^5 points (tests/ui/synthetic_runs.h):
 /// `dense` false: 4000 curves of 25 sizes (the default view has panels);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
+#include <functional>
+#include <optional>
 #include <mutex>
 #include <thread>
 
@@ -53,11 +56,38 @@ QString secondsText(double s) {
   return QStringLiteral("%1 min").arg(s / 60, 0, 'f', 0);
 }
 
+/// Calls body(0 .. n-1) on up to `threads` threads (the caller's one of
+/// them), each taking the next index in order. The first exception stops
+/// the taking of new indices and is rethrown here once every thread is done.
+void forEachOnThreads(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& body) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr first;
+  std::mutex mu;
+  auto loop = [&] {
+    try {
+      for (std::size_t t; !failed.load(std::memory_order_relaxed) && (t = next.fetch_add(1)) < n;) body(t);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!first) first = std::current_exception();
+      failed = true;
+    }
+  };
+  std::vector<std::thread> others;
+  const std::size_t extra = std::min<std::size_t>(threads, n) > 1 ? std::min<std::size_t>(threads, n) - 1 : 0;
+  others.reserve(extra);
+  for (std::size_t k = 0; k < extra; ++k) others.emplace_back(loop);
+  loop();
+  for (std::thread& th : others) th.join();
+  if (first) std::rethrow_exception(first);
+}
+
 }  // namespace
 
 void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, double point_cap_s,
                     std::stop_token stop, double partial_interval_s,
-                    const std::function<void(const ResultSet&, const PreviewStatus&)>& emit) {
+                    const std::function<void(const ResultSet&, const PreviewStatus&)>& emit,
+                    unsigned threads) {
   using Clock = std::chrono::steady_clock;
   ResultSet rs;
   rs.title = QStringLiteral("Preview");
@@ -81,28 +111,39 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
               sizes.end());
   RunContext ctx;
   ctx.stop = stop;
+  const std::size_t n = sizes.size();
+  std::size_t coarse = 0;
+  const std::vector<std::size_t> order = refinementOrder(n, &coarse);
+  const double per_coarse = coarse > 0 ? static_cast<double>(n) / static_cast<double>(coarse) : 1.0;
 
-  // The work budget, checked as the refinement reaches larger sizes: core's
-  // estimate (it compiles the schedule, no simulation) of each coarse point;
-  // the first coarse point over the cap bounds the algorithm's sizes (found
-  // exactly by bisection from the last size known under it), and no schedule
-  // of a larger size is ever built. The finer sizes in between need no
-  // estimate: the cost grows with size.
+  // The work budget, checked before any point is computed: core's estimate
+  // (it compiles the schedule, no simulation) of each coarse point, in
+  // ascending size; the first coarse point over the cap bounds the
+  // algorithm's sizes (found exactly by bisection from the last size known
+  // under it), and no schedule of a larger size is ever built. The finer sizes
+  // in between need no estimate: the cost grows with size. Each algorithm
+  // keeps its own tallies (its admission runs on any thread); they are summed
+  // in the algorithms' order afterwards.
   struct Algo {
     Algorithm id{};
     Curve curve;
-    std::size_t limit = 0;     // sizes [0, limit) are previewed
-    std::size_t checked = 0;   // sizes [0, checked) are known to be under the cap
-    double est_max_s = 0;      // the largest estimate seen
+    std::size_t limit = 0;       // sizes [0, limit) are previewed
+    std::size_t checked = 0;     // sizes [0, checked) are known to be under the cap
+    std::vector<double> est;     // estimate of coarse row k (0 if not estimated)
+    double est_sum_s = 0;        // what its coarse estimates stand for
+    std::size_t capped = 0;      // sizes left out by the cap
+    std::size_t cap_row = 0;     // coarse row at which the cap was met
+    QString cap_text;
+    std::string error;           // its first error; the algorithm stops there
     bool failed = false;
   };
   std::vector<Algo> algos;
-  const std::size_t n = sizes.size();
   for (const auto& name : names) {
     Algo a;
     a.curve.algorithm = name;
     a.curve.label = QString::fromStdString(name);
     a.limit = n;
+    a.est.assign(coarse, 0.0);
     try {
       a.id = parse_algorithm(name);
       st.points_total += static_cast<int>(n);
@@ -112,84 +153,144 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
     }
     algos.push_back(std::move(a));
   }
-  std::size_t coarse = 0;
-  const std::vector<std::size_t> order = refinementOrder(n, &coarse);
-  const double per_coarse = coarse > 0 ? static_cast<double>(n) / static_cast<double>(coarse) : 1.0;
   auto est = [&](const Algo& a, std::size_t i) {
     ctx.check();
     return estimate(cfg, a.id, Collective{sizes[i], dtype}, EngineId::Analytic).seconds;
   };
-  // Whether point (a, i) is previewed; estimates it when it is past what is known.
-  auto admit = [&](Algo& a, std::size_t i) {
-    if (i >= a.limit) return false;
-    if (i < a.checked) return true;
-    const double e = est(a, i);
-    a.est_max_s = std::max(a.est_max_s, e);
-    st.estimated_s += e * per_coarse;  // this coarse point stands for its neighbours
-    if (uncapped || e <= point_cap_s) {
-      a.checked = i + 1;
-      return true;
+  auto admitCoarse = [&](Algo& a) {
+    for (std::size_t k = 0; k < coarse && !a.failed; ++k) {
+      const std::size_t i = order[k];
+      try {
+        const double e = est(a, i);
+        a.est[k] = e;
+        a.est_sum_s += e * per_coarse;  // this coarse point stands for its neighbours
+        if (uncapped || e <= point_cap_s) {
+          a.checked = i + 1;
+          continue;
+        }
+        std::size_t lo = a.checked, hi = i;  // [0, lo) under the cap, hi over it
+        while (lo < hi) {
+          const std::size_t mid = (lo + hi) / 2;
+          if (est(a, mid) <= point_cap_s) lo = mid + 1;
+          else hi = mid;
+        }
+        a.limit = a.checked = lo;
+        a.capped = n - lo;
+        a.cap_row = k;
+        a.cap_text = QStringLiteral("%1 ≥ %2 (~%3 each)")
+                         .arg(QString::fromStdString(a.curve.algorithm), sizeText(sizes[lo]), secondsText(e));
+        return;
+      } catch (const Error& e) {
+        a.error = a.curve.algorithm + ": " + e.what();
+        a.failed = true;
+      }
     }
-    std::size_t lo = a.checked, hi = i;  // [0, lo) under the cap, hi over it
-    while (lo < hi) {
-      const std::size_t mid = (lo + hi) / 2;
-      if (est(a, mid) <= point_cap_s) lo = mid + 1;
-      else hi = mid;
-    }
-    a.limit = a.checked = lo;
-    st.points_total -= static_cast<int>(n - lo);
-    st.points_capped += static_cast<int>(n - lo);
-    if (!st.capped_text.isEmpty()) st.capped_text += QStringLiteral("; ");
-    st.capped_text += QStringLiteral("%1 ≥ %2 (~%3 each)")
-                          .arg(QString::fromStdString(a.curve.algorithm), sizeText(sizes[lo]), secondsText(e));
-    return false;
   };
 
+  // Points are computed on every core (each is independent, and core's
+  // simulate() is thread-safe); results, counts and the partial results
+  // handed to `emit` are guarded by one mutex.
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  std::mutex mu;
   auto snapshot = [&] {
     ResultSet out;
     out.title = rs.title;
     out.errors = rs.errors;
     for (const Algo& a : algos)
+      if (!a.error.empty()) out.errors.push_back(a.error);
+    for (const Algo& a : algos)
       if (!a.failed && !a.curve.points.empty()) out.curves.push_back(a.curve);
     st.fraction = st.points_total > 0 ? static_cast<double>(st.points_done) / st.points_total : 1.0;
     return out;
   };
-
   // The first partial result may come sooner (a fifth of the interval): on a
-  // slow fabric the user sees the small sizes while the coarse pass goes on.
+  // slow fabric the user sees the first points while the coarse pass goes on.
   auto last_emit = Clock::now() - std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(partial_interval_s * 0.8));
-  try {
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      const std::size_t i = order[k];
-      for (Algo& a : algos) {
-        if (a.failed) continue;
-        try {
-          if (!admit(a, i)) continue;
-          ctx.check();
-          SimResult r = simulate(cfg, a.id, Collective{sizes[i], dtype}, EngineId::Analytic, ctx);
-          auto pos = std::lower_bound(a.curve.points.begin(), a.curve.points.end(), r.bytes,
-                                      [](const SimResult& p, std::uint64_t b) { return p.bytes < b; });
-          a.curve.points.insert(pos, std::move(r));
-        } catch (const Error& e) {
-          rs.errors.push_back(a.curve.algorithm + ": " + e.what());
-          a.failed = true;
-        }
-        ++st.points_done;
-        // Long points: show what is there every partial interval, even in the coarse pass.
-        if (std::chrono::duration<double>(Clock::now() - last_emit).count() >= partial_interval_s &&
-            k + 1 < order.size()) {
-          ResultSet part = snapshot();
-          emit(part, st);
-          last_emit = Clock::now();
-        }
-      }
-      if (k + 1 == coarse && coarse < order.size()) {
-        ResultSet part = snapshot();  // the coarse curves: the first thing the user sees
-        emit(part, st);
-        last_emit = Clock::now();
+  struct Task {
+    std::size_t algo, i;
+    double weight;  // expected cost: the longest are started first
+  };
+  std::size_t tasks_left = 0;  // of both stages, under `mu`
+  auto compute = [&](const Task& t) {
+    Algo& a = algos[t.algo];
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (a.failed) {
+        --tasks_left;
+        return;
       }
     }
+    std::optional<SimResult> r;
+    std::string error;
+    try {
+      ctx.check();
+      r = simulate(cfg, a.id, Collective{sizes[t.i], dtype}, EngineId::Analytic, ctx);
+    } catch (const Error& e) {
+      error = a.curve.algorithm + ": " + e.what();
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    --tasks_left;
+    if (r && !a.failed) {
+      auto pos = std::lower_bound(a.curve.points.begin(), a.curve.points.end(), r->bytes,
+                                  [](const SimResult& p, std::uint64_t b) { return p.bytes < b; });
+      a.curve.points.insert(pos, std::move(*r));
+    } else if (!r && !a.failed) {
+      a.error = std::move(error);
+      a.failed = true;
+    }
+    ++st.points_done;
+    // Long points: show what is there every partial interval, even in the coarse pass.
+    if (tasks_left > 0 && !stop.stop_requested() &&
+        std::chrono::duration<double>(Clock::now() - last_emit).count() >= partial_interval_s) {
+      ResultSet part = snapshot();
+      emit(part, st);
+      last_emit = Clock::now();
+    }
+  };
+
+  try {
+    forEachOnThreads(algos.size(), threads, [&](std::size_t k) {
+      if (!algos[k].failed) admitCoarse(algos[k]);
+    });
+    std::vector<std::pair<std::size_t, std::size_t>> caps;  // (row, algorithm): the old order of the texts
+    for (std::size_t k = 0; k < algos.size(); ++k) {
+      const Algo& a = algos[k];
+      st.estimated_s += a.est_sum_s;
+      if (a.capped > 0) caps.emplace_back(a.cap_row, k);
+      st.points_total -= static_cast<int>(a.capped);
+      st.points_capped += static_cast<int>(a.capped);
+    }
+    std::sort(caps.begin(), caps.end());
+    for (const auto& [row, k] : caps) {
+      if (!st.capped_text.isEmpty()) st.capped_text += QStringLiteral("; ");
+      st.capped_text += algos[k].cap_text;
+    }
+    std::vector<Task> coarse_tasks, fine_tasks;
+    for (std::size_t k = 0; k < algos.size(); ++k) {
+      const Algo& a = algos[k];
+      if (a.failed) continue;
+      for (std::size_t r = 0; r < coarse; ++r)
+        if (order[r] < a.limit) coarse_tasks.push_back({k, order[r], a.est[r]});
+      for (std::size_t r = coarse; r < order.size(); ++r)
+        if (order[r] < a.limit) fine_tasks.push_back({k, order[r], static_cast<double>(order[r])});
+    }
+    // Longest first (the fine points have no estimate: larger sizes cost more).
+    auto longest_first = [](const Task& x, const Task& y) {
+      return x.weight != y.weight ? x.weight > y.weight : (x.i != y.i ? x.i > y.i : x.algo < y.algo);
+    };
+    std::stable_sort(coarse_tasks.begin(), coarse_tasks.end(), longest_first);
+    std::stable_sort(fine_tasks.begin(), fine_tasks.end(), longest_first);
+    tasks_left = coarse_tasks.size() + fine_tasks.size();
+    forEachOnThreads(coarse_tasks.size(), threads, [&](std::size_t t) { compute(coarse_tasks[t]); });
+    if (!fine_tasks.empty()) {
+      ctx.check();
+      ResultSet part = snapshot();  // the coarse curves: the first thing the user sees
+      emit(part, st);
+      last_emit = Clock::now();
+      forEachOnThreads(fine_tasks.size(), threads, [&](std::size_t t) { compute(fine_tasks[t]); });
+    }
+    ctx.check();
   } catch (const Cancelled&) {
     st.cancelled = true;
     return;
@@ -225,7 +326,7 @@ int Preview::workersAlive() { return g_alive.load(); }
 void Preview::request(const Config& cfg, const SweepRequest& req) {
   pending_ = Job{cfg, req, false};
   since_request_.start();
-  timer_.start();
+  schedule();
 }
 
 void Preview::computeAll() {
@@ -234,6 +335,16 @@ void Preview::computeAll() {
   j.uncapped = true;
   pending_ = j;
   since_request_.start();
+  schedule();
+}
+
+void Preview::schedule() {
+  // The first request of a turn of the event loop starts at once: its worker
+  // computes while the GUI thread finishes the edit (editors, topology). The
+  // timer marks the rest of the turn: requests within it wait for its end and
+  // become one computation.
+  if (timer_.isActive()) return;
+  start();
   timer_.start();
 }
 

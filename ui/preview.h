@@ -1,8 +1,9 @@
 // The live preview: recomputes the analytic curves on a worker thread as the
 // user edits, and never blocks the GUI thread.
 //
-//   - Coalescing: edits arriving in the same turn of the event loop become one
-//     request (a 0 ms single-shot timer); the newest request wins.
+//   - Coalescing: the first edit of a turn of the event loop starts at once;
+//     further edits in the same turn become one request, started when the turn
+//     ends (a 0 ms single-shot timer); the newest request wins.
 //   - Cancellation: a new request stops the running computation through its
 //     RunContext stop token (core's engines poll it) and starts the new one at
 //     once; results of a superseded request are dropped, never shown.
@@ -51,8 +52,9 @@ class Preview : public QObject {
   explicit Preview(QObject* parent = nullptr);
   ~Preview() override;
 
-  /// Schedules a recomputation for (cfg, req); edits within one turn of the
-  /// event loop coalesce, and a running computation of older inputs is stopped.
+  /// Schedules a recomputation for (cfg, req): the first request of a turn of
+  /// the event loop starts at once, later ones of that turn coalesce into one
+  /// started at its end; a running computation of older inputs is stopped.
   void request(const Config& cfg, const SweepRequest& req);
   /// Recomputes the current inputs without the per-point cap.
   void computeAll();
@@ -87,6 +89,7 @@ class Preview : public QObject {
 
  private:
   struct Shared;
+  void schedule();
   void start();
   void deliver(quint64 generation, const ResultSet& rs, const PreviewStatus& st);
 
@@ -113,10 +116,13 @@ class Preview : public QObject {
 /// (tests, the benchmark): computes `req` on `cfg` with the analytic engine in
 /// refinement order, calling `emit` with the curves so far after the coarse
 /// stage, at most every `partial_interval_s` while refining, and at the end.
-/// Stops (returns with status.cancelled) once `stop` is requested.
+/// Stops (returns with status.cancelled) once `stop` is requested. The points
+/// are computed on `threads` threads (0: one per core), the longest first; the
+/// results do not depend on the thread count.
 void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, double point_cap_s,
                     std::stop_token stop, double partial_interval_s,
-                    const std::function<void(const ResultSet&, const PreviewStatus&)>& emit);
+                    const std::function<void(const ResultSet&, const PreviewStatus&)>& emit,
+                    unsigned threads = 0);
 
 }  // namespace scin::ui
 

@@ -117,6 +117,56 @@ class InteractTest : public QObject {
     }
   }
 
+  // The points are computed on several threads, the longest first: the
+  // curves, the errors and the cap's account are those of one thread, point
+  // for point, whatever the thread count (a cap that leaves out part of two
+  // algorithms included).
+  void previewOnThreadsEqualsOneThread() {
+    const Config cfg = load_preset("hgx-h200-8");
+    SweepRequest req;
+    req.algorithms = {"ring", "nvls", "scin-inq", "two-shot"};
+    const double cap = estimate(cfg, Algorithm::Nvls, Collective{64ull << 20, DType::Bf16}, EngineId::Analytic).seconds;
+    auto run = [&](unsigned threads) {
+      Emitted e;
+      computePreview(cfg, req, false, cap, {}, 1e9,
+                     [&](const ResultSet& rs, const PreviewStatus& st) {
+                       e.sets.push_back(rs);
+                       e.status.push_back(st);
+                     },
+                     threads);
+      return e;
+    };
+    const Emitted one = run(1);
+    QVERIFY(one.status.back().complete);
+    QVERIFY(one.status.back().points_capped > 0);
+    QCOMPARE(one.sets.back().curves.size(), std::size_t(4));
+    for (unsigned threads : {2u, 3u, 8u}) {
+      const Emitted many = run(threads);
+      const PreviewStatus& a = one.status.back();
+      const PreviewStatus& b = many.status.back();
+      QVERIFY(b.complete);
+      QCOMPARE(b.points_done, a.points_done);
+      QCOMPARE(b.points_total, a.points_total);
+      QCOMPARE(b.points_capped, a.points_capped);
+      QCOMPARE(b.capped_text, a.capped_text);
+      QCOMPARE(b.estimated_s, a.estimated_s);
+      QCOMPARE(many.sets.back().errors, one.sets.back().errors);
+      QCOMPARE(many.sets.back().curves.size(), one.sets.back().curves.size());
+      for (std::size_t c = 0; c < one.sets.back().curves.size(); ++c) {
+        const Curve& x = one.sets.back().curves[c];
+        const Curve& y = many.sets.back().curves[c];
+        QCOMPARE(y.algorithm, x.algorithm);
+        QCOMPARE(y.points.size(), x.points.size());
+        for (std::size_t i = 0; i < x.points.size(); ++i) {
+          QCOMPARE(y.points[i].bytes, x.points[i].bytes);
+          QCOMPARE(y.points[i].time_ns, x.points[i].time_ns);
+        }
+      }
+      // The coarse pass came first, with every previewed algorithm.
+      QCOMPARE(many.sets.front().curves.size(), one.sets.front().curves.size());
+    }
+  }
+
   // A stop request ends the computation without a complete result.
   void previewStopsOnItsToken() {
     const Config cfg = load_preset("hgx-h200-8");
@@ -168,8 +218,9 @@ class InteractTest : public QObject {
     QVERIFY(none.sets.back().curves.empty());
   }
 
-  // Edits in one turn of the event loop become one computation; a newer edit
-  // supersedes a running one, whose results never show.
+  // The first edit of a turn of the event loop starts at once; the others of
+  // that turn become one computation; a newer edit supersedes a running one,
+  // whose results never show.
   void previewCoalescesAndDropsStaleResults() {
     Preview p;
     Config cfg = load_preset("hgx-h200-8");
@@ -179,10 +230,11 @@ class InteractTest : public QObject {
     for (double bw : {100.0, 200.0, 300.0, 900.0}) {
       set_param(cfg, "links.bandwidth_GBps", bw);
       p.request(cfg, req);
+      QCOMPARE(p.generation(), quint64(1));  // the first started at once, the others wait for the turn's end
     }
     QTRY_VERIFY_WITH_TIMEOUT(!p.busy(), 60000);
     const quint64 gen = p.generation();
-    QCOMPARE(gen, quint64(1));  // one computation for the four edits
+    QCOMPARE(gen, quint64(2));  // one more computation for the three later edits
     const double want = simulate(cfg, "ring", Collective{1ull << 30, DType::Bf16}, "analytic").time_ns;
     QCOMPARE(ringAt1G.back(), want);
     // A running computation is superseded: only the newest inputs' results arrive after it.

@@ -310,9 +310,6 @@ struct Preview::Shared {
 Preview::Preview(QObject* parent) : QObject(parent), shared_(std::make_shared<Shared>()) {
   qRegisterMetaType<scin::ui::PreviewStatus>();
   shared_->owner = this;
-  timer_.setSingleShot(true);
-  timer_.setInterval(0);  // coalesce what arrives in one turn of the event loop
-  connect(&timer_, &QTimer::timeout, this, &Preview::start);
 }
 
 Preview::~Preview() {
@@ -341,15 +338,21 @@ void Preview::computeAll() {
 void Preview::schedule() {
   // The first request of a turn of the event loop starts at once: its worker
   // computes while the GUI thread finishes the edit (editors, topology). The
-  // timer marks the rest of the turn: requests within it wait for its end and
+  // queued call marks the end of the turn: requests before it wait for it and
   // become one computation.
-  if (timer_.isActive()) return;
+  if (turn_open_) return;
   start();
-  timer_.start();
+  turn_open_ = true;
+  QMetaObject::invokeMethod(
+      this,
+      [this] {
+        turn_open_ = false;
+        start();  // what the rest of the turn asked for, if anything
+      },
+      Qt::QueuedConnection);
 }
 
 void Preview::cancel() {
-  timer_.stop();
   pending_.reset();
   stop_.request_stop();
   ++generation_;  // whatever is in flight is dropped

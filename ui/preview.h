@@ -3,7 +3,9 @@
 //
 //   - Coalescing: the first edit of a turn of the event loop starts at once;
 //     further edits in the same turn become one request, started when the turn
-//     ends (a 0 ms single-shot timer); the newest request wins.
+//     ends (a queued call: posted events are delivered in order, while a 0 ms
+//     timer waits until the queue is empty, which a busy preview delays); the
+//     newest request wins.
 //   - Cancellation: a new request stops the running computation through its
 //     RunContext stop token (core's engines poll it) and starts the new one at
 //     once; results of a superseded request are dropped, never shown.
@@ -28,7 +30,6 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
-#include <QTimer>
 
 #include "ui/experiment.h"
 
@@ -61,7 +62,7 @@ class Preview : public QObject {
   /// Stops any running computation and drops the pending request; returns at once.
   void cancel();
   /// A request is pending or its computation has not completed.
-  bool busy() const { return timer_.isActive() || pending_.has_value() || running_; }
+  bool busy() const { return turn_open_ || pending_.has_value() || running_; }
   /// Milliseconds from the newest request to its first (coarse) / last result.
   double firstMs() const { return first_ms_; }
   double lastMs() const { return last_ms_; }
@@ -100,7 +101,7 @@ class Preview : public QObject {
   };
   std::optional<Job> pending_;
   std::optional<Job> current_;    // inputs of the newest computation (computeAll() reruns them)
-  QTimer timer_;
+  bool turn_open_ = false;        // a request started in this turn of the event loop
   std::shared_ptr<Shared> shared_;
   std::stop_source stop_;         // of the running computation
   bool running_ = false;

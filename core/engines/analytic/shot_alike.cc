@@ -88,28 +88,62 @@ struct Shape {
   std::vector<Span> chunks;
   std::vector<BufferId> partial, qtx, qout;
 
-  Step launch, push, signal, wait, compute, send;
+  // One step per kind of record, its constant fields set once (as the
+  // builder sets them); fill() writes the rest in place.
+  Step launch, push, signal, wait, quant, reduce, dequant, qz, rs_send, ag_send;
 
   Shape(const Config& c, build::Builder& bb) : cfg(c), b(bb) {
     launch.kind = StepKind::Launch;
-    push.kind = StepKind::Write;
+    launch.protocol = RingProtocol::Simple;
+    push.kind = StepKind::Write;  // Builder::push
     push.via = b.via;
     push.op = DataOp::Copy;
-    signal.kind = StepKind::Signal;
+    push.srcs.resize(1);
+    push.dsts.resize(1);
+    signal.kind = StepKind::Signal;  // Builder::signal between accelerators
     signal.unit = Unit::AccelSm;
-    signal.via = b.via;  // (accelerator to accelerator)
+    signal.via = b.via;
     wait.kind = StepKind::Wait;
     wait.unit = Unit::AccelSm;
-    compute.kind = StepKind::Compute;
-    compute.unit = Unit::AccelSm;
-    compute.accum = Format::Fp32;
-    send.kind = StepKind::Write;
+    for (Step* st : {&quant, &reduce, &dequant, &qz}) {  // Builder::compute
+      st->kind = StepKind::Compute;
+      st->unit = Unit::AccelSm;
+      st->accum = Format::Fp32;
+      st->op = DataOp::Copy;
+      st->srcs.resize(1);
+      st->dsts.resize(1);
+    }
+    reduce.op = DataOp::Reduce;
+    rs_send.kind = ag_send.kind = StepKind::Write;  // Builder::ring_send (Simple)
+    build::fill_ring_send(rs_send, b.via, RingProtocol::Simple, DataOp::Reduce, SrcList{Region{}, Region{}}, Region{});
+    build::fill_ring_send(ag_send, b.via, RingProtocol::Simple, DataOp::Copy, SrcList{Region{}}, Region{});
+  }
+
+  void shapes_done() {  // after the buffers: the ring launches, reduce's sources
+    launch.ring_step = ring;
+    reduce.srcs.resize(static_cast<std::size_t>(b.n()));
   }
 
   Region slot(int owner, int from) const {
     return Region{scratch[static_cast<std::size_t>(owner)], static_cast<std::uint64_t>(from) * shard_max,
                   shards[static_cast<std::size_t>(owner)].count};
   }
+  // The element count a step's cost depends on besides its kind (its
+  // regions' counts: a shard's or a chunk's; 0: the whole message or none).
+  std::uint64_t count_of(const Rec& r) const {
+    switch (r.what) {
+      case What::RsPush: return shards[static_cast<std::size_t>(r.b)].count;
+      case What::AgPush:
+      case What::Reduce: return shards[static_cast<std::size_t>(r.a)].count;
+      case What::QzHop:
+      case What::QzSum:
+      case What::RsSend:
+      case What::AgSend: return chunks[static_cast<std::size_t>(r.c)].count;
+      default: return 0;
+    }
+  }
+  BufferId rs_source(std::size_t r) const { return quantised ? qin[r] : b.s.input[r]; }
+  BufferId ag_buffer(std::size_t r) const { return quantised ? gather[r] : b.s.output[r]; }
 
   const Step& fill(const Rec& r) {
     const Schedule& s = b.s;
@@ -118,19 +152,16 @@ struct Shape {
     switch (r.what) {
       case What::Launch:
         launch.initiator = r.a;
-        launch.ring_step = ring;  // ring-q8: ring launches (Simple)
-        launch.protocol = RingProtocol::Simple;
         return launch;
       case What::Quant:
-        compute.initiator = r.a;
-        compute.op = DataOp::Copy;
-        compute.srcs = {at(s.input[ua], all)};
-        compute.dsts = {at(qin[ua], all)};
-        return compute;
+        quant.initiator = r.a;
+        quant.srcs[0] = at(s.input[ua], all);
+        quant.dsts[0] = at(qin[ua], all);
+        return quant;
       case What::RsPush:
         push.initiator = r.a;
-        push.srcs = {at(quantised ? qin[ua] : s.input[ua], shards[static_cast<std::size_t>(r.b)])};
-        push.dsts = {slot(r.b, r.a)};
+        push.srcs[0] = at(rs_source(ua), shards[static_cast<std::size_t>(r.b)]);
+        push.dsts[0] = slot(r.b, r.a);
         return push;
       case What::RsSignal:
         signal.initiator = r.a;
@@ -140,55 +171,51 @@ struct Shape {
         wait.initiator = r.a;
         return wait;
       case What::Reduce: {
-        compute.initiator = r.a;
-        compute.op = DataOp::Reduce;
+        reduce.initiator = r.a;
         const int n = b.n();
-        SrcList& srcs = compute.srcs;
-        srcs.clear();
-        srcs.reserve(static_cast<std::size_t>(n));
         for (int k = 0; k < n; ++k)
-          srcs.push_back(k == r.a ? at(quantised ? qin[ua] : s.input[ua], shards[ua]) : slot(r.a, k));
-        compute.dsts = {at(quantised ? gather[ua] : s.output[ua], shards[ua])};
-        return compute;
+          reduce.srcs[static_cast<std::size_t>(k)] = k == r.a ? at(rs_source(ua), shards[ua]) : slot(r.a, k);
+        reduce.dsts[0] = at(ag_buffer(ua), shards[ua]);
+        return reduce;
       }
-      case What::AgPush: {
-        const auto ub = static_cast<std::size_t>(r.b);
+      case What::AgPush:
         push.initiator = r.a;
-        push.srcs = {at(quantised ? gather[ua] : s.output[ua], shards[ua])};
-        push.dsts = {at(quantised ? gather[ub] : s.output[ub], shards[ua])};
+        push.srcs[0] = at(ag_buffer(ua), shards[ua]);
+        push.dsts[0] = at(ag_buffer(static_cast<std::size_t>(r.b)), shards[ua]);
         return push;
-      }
       case What::Dequant:
-        compute.initiator = r.a;
-        compute.op = DataOp::Copy;
-        compute.srcs = {at(ring ? qout[ua] : gather[ua], all)};
-        compute.dsts = {at(s.output[ua], all)};
-        return compute;
+        dequant.initiator = r.a;
+        dequant.srcs[0] = at(ring ? qout[ua] : gather[ua], all);
+        dequant.dsts[0] = at(s.output[ua], all);
+        return dequant;
       case What::QzHop:
       case What::QzSum: {
         const Span ch = chunks[static_cast<std::size_t>(r.c)];
-        compute.initiator = r.a;
-        compute.op = DataOp::Copy;
+        qz.initiator = r.a;
         if (r.what == What::QzHop) {
-          compute.srcs = {at(r.first_hop ? s.input[ua] : partial[ua], ch)};
-          compute.dsts = {at(qtx[ua], ch)};
+          qz.srcs[0] = at(r.first_hop ? s.input[ua] : partial[ua], ch);
+          qz.dsts[0] = at(qtx[ua], ch);
         } else {
-          compute.srcs = {at(partial[ua], ch)};
-          compute.dsts = {at(qout[ua], ch)};
+          qz.srcs[0] = at(partial[ua], ch);
+          qz.dsts[0] = at(qout[ua], ch);
         }
-        return compute;
+        return qz;
       }
-      case What::RsSend:
-      case What::AgSend: {
+      case What::RsSend: {
         const Span ch = chunks[static_cast<std::size_t>(r.c)];
         const auto to = static_cast<std::size_t>(r.b);
-        send.initiator = r.a;
-        if (r.what == What::RsSend)
-          build::fill_ring_send(send, b.via, RingProtocol::Simple, DataOp::Reduce,
-                                {at(qtx[ua], ch), at(s.input[to], ch)}, at(partial[to], ch));
-        else
-          build::fill_ring_send(send, b.via, RingProtocol::Simple, DataOp::Copy, {at(qout[ua], ch)}, at(qout[to], ch));
-        return send;
+        rs_send.initiator = r.a;
+        rs_send.srcs[0] = at(qtx[ua], ch);
+        rs_send.srcs[1] = at(s.input[to], ch);
+        rs_send.dsts[0] = at(partial[to], ch);
+        return rs_send;
+      }
+      case What::AgSend: {
+        const Span ch = chunks[static_cast<std::size_t>(r.c)];
+        ag_send.initiator = r.a;
+        ag_send.srcs[0] = at(qout[ua], ch);
+        ag_send.dsts[0] = at(qout[static_cast<std::size_t>(r.b)], ch);
+        return ag_send;
       }
     }
     return wait;
@@ -321,6 +348,105 @@ void ring_q_steps(Shape& x, Steps& st) {
     st.add({What::Dequant, false, r, 0, 0}, {last[static_cast<std::size_t>(r)], sent[static_cast<std::size_t>(r)]});
 }
 
+// Costs by class. On a star, what step_cost() charges a step of these
+// builders depends on its ranks only through the resources it names (the
+// initiator's egress ports and HBM, the receiver's ingress ports and HBM):
+// the latencies, the rate factors and the amounts depend on the kind of step
+// and on its regions' element counts and formats, which are the same for every
+// rank at one shard or chunk count. (Launches are the exception:
+// accelerator.gpus_per_process makes a launch's cost depend on its rank; they
+// are costed one by one.) So a step is costed once per (kind, count) on its
+// first occurrence, each use's resource is recorded as the initiator's or the
+// receiver's (decoded from the resource map's star layout: an egress or
+// ingress port is gpu x planes + plane, an HBM is a base + gpu), and another
+// rank's step gets the same cost with its own ranks' resources, the same
+// port planes, in the same order. A use on any other resource makes that
+// class costed step by step.
+class CostClasses {
+ public:
+  void reset() { entries_.clear(); }
+
+  // `r`'s cost into `c`; `full` costs a step with step_cost().
+  template <class Full>
+  bool cost(const Rec& r, std::uint64_t count, const ResourceMap& rm, StepCost& c, Full full) {
+    Entry* e = nullptr;
+    for (Entry& x : entries_)
+      if (x.what == r.what && x.first_hop == r.first_hop && x.count == count) {
+        e = &x;
+        break;
+      }
+    if (!e) {
+      entries_.push_back(Entry{r.what, r.first_hop, count, true, {}, {}});
+      e = &entries_.back();
+      const bool ok = full(e->c);
+      if (!ok) return false;
+      e->ok = classify(r, rm, *e);
+    }
+    if (!e->ok) return full(c);
+    c.fixed_ns = e->c.fixed_ns;
+    c.fixed_term = e->c.fixed_term;
+    for (int t = 0; t < kTermCount; ++t) c.latency_ns[t] = e->c.latency_ns[t];
+    c.uses.assign(e->c.uses.begin(), e->c.uses.end());
+    for (std::size_t k = 0; k < c.uses.size(); ++k) {
+      const Role& ro = e->role[k];
+      c.uses[k].resource = ro.base + (ro.of_receiver ? r.b : r.a) * ro.stride;
+    }
+    return true;
+  }
+
+ private:
+  struct Role {
+    int base = 0, stride = 0;  // resource = base + rank x stride
+    bool of_receiver = false;
+  };
+  struct Entry {
+    What what;
+    bool first_hop;
+    std::uint64_t count;
+    bool ok;
+    StepCost c;
+    std::vector<Role> role;
+  };
+  static bool has_receiver(What w) {
+    return w == What::RsPush || w == What::AgPush || w == What::RsSend || w == What::AgSend || w == What::RsSignal;
+  }
+  static bool classify(const Rec& r, const ResourceMap& rm, Entry& e) {
+    if (rm.topology != Topology::Star) return false;
+    e.role.resize(e.c.uses.size());
+    const int P = rm.planes;
+    for (std::size_t k = 0; k < e.c.uses.size(); ++k) {
+      const int res = e.c.uses[k].resource;
+      int gpu = -1, stride = 0, base = 0;
+      switch (rm.kind(res)) {
+        case ResourceKind::Egress:
+          gpu = res / P;
+          stride = P;
+          base = res - gpu * P;
+          break;
+        case ResourceKind::Ingress:
+          gpu = (res - rm.gpus * P) / P;
+          stride = P;
+          base = res - gpu * P;
+          break;
+        case ResourceKind::Hbm:
+          gpu = res - rm.hbm(0);
+          stride = 1;
+          base = rm.hbm(0);
+          break;
+        default: return false;
+      }
+      Role& ro = e.role[k];
+      ro.base = base;
+      ro.stride = stride;
+      if (gpu == r.a) ro.of_receiver = false;
+      else if (has_receiver(r.what) && gpu == r.b) ro.of_receiver = true;
+      else return false;
+    }
+    return true;
+  }
+  std::vector<Entry> entries_;
+};
+
 // The generated steps as book()'s view (book.h).
 struct StepsView {
   const Config& cfg;
@@ -329,10 +455,16 @@ struct StepsView {
   bool one_plane;
   const Steps& st;
   Shape& x;
+  CostClasses& classes;
   std::size_t size() const { return st.rec.size(); }
   DepRange deps(std::size_t i) const { return {st.deps.data() + st.dep_first[i], st.deps.data() + st.dep_first[i + 1]}; }
   StepKind kind(std::size_t i) const { return kind_of(st.rec[i].what); }
-  bool cost(StepId i, StepCost& c) const { return step_cost(cfg, s, rm, x.fill(st.rec[i]), c, one_plane, false); }
+  bool cost(StepId i, StepCost& c) const {
+    const Rec& r = st.rec[i];
+    auto full = [&](StepCost& to) { return step_cost(cfg, s, rm, x.fill(r), to, one_plane, false); };
+    if (r.what == What::Launch) return full(c);
+    return classes.cost(r, x.count_of(r), rm, c, full);
+  }
   int resources() const { return rm.count(); }
   const std::string& name() const { return s.algorithm; }
 };
@@ -357,12 +489,15 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
   x.ring = algo == Algorithm::RingQ8;
   if (algo == Algorithm::RingQ8) ring_q_steps(x, steps);
   else two_shot_steps(x, steps);
+  x.shapes_done();
   const Schedule& s = b.s;
   const ResourceMap rm = resource_map(s);
   // planes_alike(s): every transfer crosses kAllPlanes and every compute is an
   // accelerator's, so the steps all pass; the fabric decides.
   const bool one_plane = analytic_detail::fabric_has_planes_alike(s);
-  StepsView v{cfg, s, rm, one_plane, steps, x};
+  thread_local CostClasses classes;
+  classes.reset();
+  StepsView v{cfg, s, rm, one_plane, steps, x, classes};
   AnalyticResult res;
   analytic::book(v, ctx, ws, res);
   // max_link_bytes as link_bytes() adds it: each transfer's bytes on its

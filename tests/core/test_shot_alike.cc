@@ -61,7 +61,7 @@ TEST(ShotAlike, EqualsTheFullBookingOnTheShippedStars) {
       }
 }
 
-// Other GPU counts (odd, more than 8), three planes, fp32.
+// Other GPU counts (odd, more than 8, a large point), three planes, one plane, fp32 and fp16.
 TEST(ShotAlike, EqualsTheFullBookingAtOtherGpuCountsAndPlanes) {
   for (Algorithm a : kAlgos) {
     EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 2), a, (std::uint64_t{1} << 16) + 6));
@@ -69,6 +69,9 @@ TEST(ShotAlike, EqualsTheFullBookingAtOtherGpuCountsAndPlanes) {
     EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 5), a, (std::uint64_t{1} << 24) + 10));
     EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-b200-8", 16), a, std::uint64_t{1} << 20));
     EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 64), a, (std::uint64_t{1} << 20) + 6));
+    // Past 2^16 steps (the per-thread records are released after it), then a small point again.
+    EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 160), a, std::uint64_t{1} << 20));
+    EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 4), a, 4096));
     EXPECT_TRUE(expect_shot_alike_exact(load_preset("hgx-h200-8"), a, (std::uint64_t{1} << 22) + 12, DType::Fp32));
     EXPECT_TRUE(expect_shot_alike_exact(load_preset("hgx-h200-8"), a, 4096, DType::Fp16));
     Config planes3 = load_preset("hgx-h200-8");

@@ -479,9 +479,20 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
   // More steps than a StepId counts: compile() (which fails there too).
   if (3 * static_cast<double>(cfg.fabric.gpus) * cfg.fabric.gpus + 2 * static_cast<double>(cfg.fabric.gpus) >= 4e9)
     return std::nullopt;
-  thread_local Schedule storage;  // the head's lists, kept for the next point
+  // The head's lists, the records and the engine's working memory: per
+  // thread, kept for the next point unless the point had more than 2^16
+  // steps (a large point's memory is released, as simulate()'s spare schedule).
+  thread_local Schedule storage;
   thread_local Steps steps;
   thread_local AnalyticWorkspace ws;
+  struct Release {
+    ~Release() {
+      if (steps.rec.capacity() <= (std::size_t{1} << 16)) return;
+      steps = Steps{};
+      ws = AnalyticWorkspace{};
+      storage = Schedule{};
+    }
+  } release;
   build::Builder b(cfg, info(algo).name, coll, &storage);
   b.labels = false;
   Shape x(cfg, b);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "engines/analytic/book.h"
@@ -23,8 +24,8 @@ enum class What : std::uint8_t {
   Launch,     // launch(a)                         (ring-q8: ring launch, Simple)
   Quant,      // two-shot-q8: quantise a's input into qin[a]
   RsPush,     // two-shot: push a -> b of shard b
-  RsSignal,   // signal a -> b
-  RsWait,     // wait on a
+  Signal,     // signal a -> b (both phases)
+  Wait,       // wait on a (both phases)
   Reduce,     // a sums shard a
   AgPush,     // push a -> b of shard a
   Dequant,    // a's gather buffer into its output
@@ -163,11 +164,11 @@ struct Shape {
         push.srcs[0] = at(rs_source(ua), shards[static_cast<std::size_t>(r.b)]);
         push.dsts[0] = slot(r.b, r.a);
         return push;
-      case What::RsSignal:
+      case What::Signal:
         signal.initiator = r.a;
         signal.target = r.b;
         return signal;
-      case What::RsWait:
+      case What::Wait:
         wait.initiator = r.a;
         return wait;
       case What::Reduce: {
@@ -225,8 +226,8 @@ struct Shape {
 StepKind kind_of(What w) {
   switch (w) {
     case What::Launch: return StepKind::Launch;
-    case What::RsSignal: return StepKind::Signal;
-    case What::RsWait: return StepKind::Wait;
+    case What::Signal: return StepKind::Signal;
+    case What::Wait: return StepKind::Wait;
     case What::RsPush:
     case What::AgPush:
     case What::RsSend:
@@ -268,12 +269,12 @@ void two_shot_steps(Shape& x, Steps& st) {
     for (int j = 0; j < n; ++j) {
       if (j == r) continue;
       const StepId w = st.add({What::RsPush, false, r, j, 0}, {ready[static_cast<std::size_t>(r)], ready[static_cast<std::size_t>(j)]});
-      arrived[static_cast<std::size_t>(j) * un + static_cast<std::size_t>(r)] = st.add({What::RsSignal, false, r, j, 0}, {w});
+      arrived[static_cast<std::size_t>(j) * un + static_cast<std::size_t>(r)] = st.add({What::Signal, false, r, j, 0}, {w});
     }
   std::vector<StepId> reduced(un);
   for (int j = 0; j < n; ++j) {
     const auto uj = static_cast<std::size_t>(j);
-    st.add_open({What::RsWait, false, j, 0, 0});
+    st.add_open({What::Wait, false, j, 0, 0});
     for (int r = 0; r < n; ++r)
       if (r != j) st.deps.push_back(arrived[uj * un + static_cast<std::size_t>(r)]);
     st.deps.push_back(ready[uj]);
@@ -285,11 +286,11 @@ void two_shot_steps(Shape& x, Steps& st) {
     for (int r = 0; r < n; ++r) {
       if (r == j) continue;
       const StepId w = st.add({What::AgPush, false, j, r, 0}, {reduced[static_cast<std::size_t>(j)]});
-      arrived[static_cast<std::size_t>(r) * un + static_cast<std::size_t>(j)] = st.add({What::RsSignal, false, j, r, 0}, {w});
+      arrived[static_cast<std::size_t>(r) * un + static_cast<std::size_t>(j)] = st.add({What::Signal, false, j, r, 0}, {w});
     }
   for (int r = 0; r < n; ++r) {
     const auto ur = static_cast<std::size_t>(r);
-    st.add_open({What::RsWait, false, r, 0, 0});
+    st.add_open({What::Wait, false, r, 0, 0});
     for (int j = 0; j < n; ++j)
       if (j != r) st.deps.push_back(arrived[ur * un + static_cast<std::size_t>(j)]);
     st.deps.push_back(reduced[ur]);
@@ -408,7 +409,7 @@ class CostClasses {
     std::vector<Role> role;
   };
   static bool has_receiver(What w) {
-    return w == What::RsPush || w == What::AgPush || w == What::RsSend || w == What::AgSend || w == What::RsSignal;
+    return w == What::RsPush || w == What::AgPush || w == What::RsSend || w == What::AgSend || w == What::Signal;
   }
   static bool classify(const Rec& r, const ResourceMap& rm, Entry& e) {
     if (rm.topology != Topology::Star) return false;
@@ -510,7 +511,7 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
   classes.reset();
   StepsView v{cfg, s, rm, one_plane, steps, x, classes};
   AnalyticResult res;
-  analytic::book(v, ctx, ws, res);
+  if (!analytic::book(v, ctx, ws, res)) return std::nullopt;  // (never: no class condition to fail)
   // max_link_bytes as link_bytes() adds it: each transfer's bytes on its
   // sender's egress and its receiver's ingress, in step order.
   {

@@ -10,6 +10,7 @@
 #include "engines/analytic/nvls_alike.h"
 #include "engines/analytic/ring_alike.h"
 #include "engines/analytic/scin_alike.h"
+#include "engines/analytic/shot_alike.h"
 #include "fabric/params.h"
 #include "schedule/compile_options.h"
 #include "schedule/nvls_policy.h"
@@ -121,6 +122,17 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
       out.have_analytic = true;
       // (build_scin's variant: INQ's codec and block size.)
       if (inq) out.variant = fmt::format("{} G={}", to_string(cfg.quant.codec), cfg.quant.block_elems);
+      return out;
+    }
+  }
+  if ((algo == Algorithm::TwoShot || algo == Algorithm::TwoShotQ8 || algo == Algorithm::RingQ8) && !need_schedule) {
+    // Two-shot, two-shot-q8 and ring-q8 from their builders' structure
+    // (run_analytic_shot, shot_alike.h): the same booking, no schedule.
+    if (std::optional<AnalyticResult> a = run_analytic_shot(cfg, c, algo, ctx)) {
+      out.analytic = std::move(*a);
+      out.have_analytic = true;
+      // (build_two_shot's and build_ring_q's variant with quantisation: the codec and block size.)
+      if (algo != Algorithm::TwoShot) out.variant = fmt::format("{} G={}", to_string(cfg.quant.codec), cfg.quant.block_elems);
       return out;
     }
   }

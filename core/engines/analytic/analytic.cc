@@ -4,9 +4,8 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "engines/analytic/book.h"
 #include "engines/analytic/planes.h"
-#include "engines/analytic/ready_queue.h"
-#include "engines/analytic/reserve.h"
 
 namespace scin {
 
@@ -32,243 +31,27 @@ AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunConte
 
 namespace {
 
-// Books `s` into `res` (run_analytic). With `port_classes` (ports_alike()
-// passed) each step's ports are costed by class (step_cost's port_classes);
-// returns false as soon as a step fails that condition (`res` is then
-// incomplete and the caller books again without it).
+// A compiled schedule as book()'s view (book.h). With `port_classes`
+// (ports_alike() passed) each step's ports are costed by class (step_cost's
+// port_classes); book() returns false as soon as a step fails that condition
+// (`res` is then incomplete and the caller books again without it).
+struct ScheduleView {
+  const Config& cfg;
+  const Schedule& s;
+  const ResourceMap& rm;
+  bool one_plane, port_classes;
+  std::size_t size() const { return s.steps.size(); }
+  const DepList& deps(std::size_t i) const { return s.steps[i].deps; }
+  StepKind kind(std::size_t i) const { return s.steps[i].kind; }
+  bool cost(StepId i, StepCost& c) const { return step_cost(cfg, s, rm, s.steps[i], c, one_plane, port_classes); }
+  int resources() const { return rm.count(); }
+  const std::string& name() const { return s.algorithm; }
+};
+
 bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const RunContext& ctx, AnalyticWorkspace& ws,
           bool one_plane, bool port_classes, AnalyticResult& res) {
-  const std::size_t n = s.steps.size();
-  res = AnalyticResult{};
-  res.steps.resize(n);
-  if (n == 0) return true;
-
-  // Successors in one flat array (CSR) and remaining-dependency counts.
-  auto& succ_first = ws.succ_first;
-  succ_first.assign(n + 1, 0);
-  auto& pending = ws.pending;
-  pending.assign(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    pending[i] = static_cast<int>(s.steps[i].deps.size());
-    for (StepId d : s.steps[i].deps) ++succ_first[d + 1];
-  }
-  for (std::size_t i = 0; i < n; ++i) succ_first[i + 1] += succ_first[i];
-  auto& succ = ws.succ;
-  succ.resize(succ_first[n]);
-  {
-    auto& fill = ws.fill;
-    fill.assign(succ_first.begin(), succ_first.end() - 1);
-    for (std::size_t i = 0; i < n; ++i)
-      for (StepId d : s.steps[i].deps) succ[fill[d]++] = static_cast<StepId>(i);
-  }
-
-  // Each resource is a FCFS queue: a step's use of it starts once the step is
-  // ready (deps finished, fixed cost paid) and the previous user is done. The
-  // uses of one step proceed independently (an egress port and an ingress port
-  // drain in parallel), and the step's data has arrived once its last use has
-  // ended and the latency has passed.
-  // A use's holder is the reservation it queued behind, or for a unit fed by
-  // the step's transfers (holder = the step itself), the transfer that fed it last.
-  // Step costs are computed when a step is taken (one reused StepCost, no
-  // per-step allocation) and again for the steps of the critical path only;
-  // the use records are appended in the order steps are taken.
-  using Use = AnalyticWorkspace::Use;
-  auto& first_use = ws.first_use;
-  first_use.assign(n, 0);
-  auto& uses = ws.uses;
-  uses.clear();
-  // A resource's reservations, sorted and disjoint. A use takes the earliest
-  // gap at or after its ready time that is long enough: a unit or port serves
-  // whoever is ready while reservations made for later data wait (backfilling),
-  // which is what lets a multicast use a port between chunks of reads.
-  // Steps are taken in order of ready time r, and every use starts at or after
-  // its step's r, so reservations that end by the current r can never be
-  // queued behind again: `head` skips them and the list is compacted, which
-  // keeps each list as short as the reservations still ahead.
-  using Queue = AnalyticWorkspace::Queue;
-  auto& resources = ws.resources;
-  resources.resize(static_cast<std::size_t>(rm.count()));
-  for (Queue& qu : resources) {
-    qu.v.clear();
-    qu.head = 0;
-  }
-  auto& ready = ws.ready;
-  ready.assign(n, 0);
-  // The dep a step waited for last (its first latest finishing dep; kNoStep:
-  // none), found only for the steps of the critical path: the deps' finishes
-  // are final once the step is taken, so the walk finds what booking would.
-  auto bound_dep = [&](StepId i) {
-    StepId bound = kNoStep;
-    double best = -1;
-    for (StepId d : s.steps[i].deps)
-      if (res.steps[d].finish_ns > best) {
-        best = res.steps[d].finish_ns;
-        bound = d;
-      }
-    return bound;
-  };
-  auto& bound_use = ws.bound_use;
-  bound_use.assign(n, -1);  // the use that ended last (-1: none)
-  StepCost& c = ws.cost;
-  // Planes alike: book plane 0's copy of each use only. The other planes'
-  // queues see the same uses at the same times, so they end at the same
-  // instants; plane 0's uses come first in a step's list, so the use that ends
-  // last (and the critical path through it) is the same one.
-  // Ports alike (port_classes): every member of a class of ports sees the
-  // same uses at the same times (each step that uses one uses all, for the
-  // same time), so every member's queue is its representative's: only that
-  // one is booked. A step's class use stands where the class's first use
-  // stood, so the use that ends last (the first of the latest) and the
-  // critical path through it are the same.
-  // (one_plane: planes_alike(s), found once by the caller.)
-  auto cost = [&](StepId i) { return step_cost(cfg, s, rm, s.steps[i], c, one_plane, port_classes); };
-
-  // The ready queue: (ready time, index), smallest first (ready_queue.h):
-  // FCFS at resources, ties by order.
-  auto& heap = ws.heap;
-  heap.clear();
-  auto push = [&](double t, StepId i) { ready_queue::push(heap, t, i); };
-  // A launch, signal or wait with no use, fixed cost and latency >= 0 is finished when ready,
-  // without the queue: it books nothing, and its successors' keys (time >= its finish >= its
-  // ready time, index > its own) exceed its key, so no step is taken earlier or in another
-  // order than through the queue. `free_ready` (the CSR's fill list, now unused) holds them.
-  std::size_t done = 0, taken = 0, polled_uses = 0;
-  bool classes_ok = true;
-  auto& free_ready = ws.fill;
-  free_ready.clear();
-  auto release = [&](StepId nx) {  // every dep of nx has finished
-    const StepKind k = s.steps[nx].kind;
-    if (k == StepKind::Launch || k == StepKind::Signal || k == StepKind::Wait) {
-      classes_ok = classes_ok && cost(nx);
-      const double l = c.latency_total_ns();
-      if (c.uses.empty() && c.fixed_ns >= 0 && l >= 0) {
-        res.steps[nx].start_ns = ready[nx];
-        res.steps[nx].finish_ns = (ready[nx] + c.fixed_ns) + l;
-        first_use[nx] = uses.size;
-        ++done;
-        free_ready.push_back(nx);
-        return;
-      }
-    }
-    push(ready[nx], nx);
-  };
-  auto finished = [&](StepId i) {  // i's finish is final: update its successors
-    for (std::uint32_t k = succ_first[i]; k < succ_first[i + 1]; ++k) {
-      const StepId nx = succ[k];
-      ready[nx] = std::max(ready[nx], res.steps[i].finish_ns);
-      if (--pending[nx] == 0) release(nx);
-    }
-  };
-  auto release_free = [&] {
-    for (StepId j; !free_ready.empty();) j = free_ready.back(), free_ready.pop_back(), finished(j);
-    return classes_ok;
-  };
-  for (std::size_t i = 0; i < n; ++i)
-    if (pending[i] == 0) release(static_cast<StepId>(i));
-  if (!release_free()) return false;
-
-  while (!heap.empty()) {
-    const auto [r, i] = ready_queue::pop(heap);
-    ++done;
-    // Every 4096 steps, or sooner when steps are wide (an NVLS step at 1024 GPUs x 64 planes books
-    // thousands of uses): a stop request is seen within ~2^18 uses (milliseconds).
-    if ((++taken & 0xfff) == 0 || uses.size - polled_uses > (1u << 18)) {
-      polled_uses = uses.size;
-      ctx.check();
-      ctx.report(static_cast<double>(done) / static_cast<double>(n));
-    }
-    if (!cost(i)) return false;
-    first_use[i] = uses.size;
-    if (const std::size_t want = uses.size + c.uses.size(); want <= uses.blocks.size() * uses.kBlock)
-      uses.size = want;  // (grow_to's work when no block is added)
-    else
-      uses.grow_to(want);
-    const double t0 = r + c.fixed_ns;
-    double end = t0;
-    double fed_end = t0;  // when the step's transfers have delivered everything
-    int fed_by = -1;      // the transfer use that ends last
-    for (std::size_t k = 0; k < c.uses.size(); ++k) {
-      const auto& u = c.uses[k];
-      Use& rec = uses[first_use[i] + k];
-      rec = Use{t0, t0, kNoStep, -1};
-      if (u.amount_bytes <= 0) continue;
-      Queue& qu = resources[static_cast<std::size_t>(u.resource)];
-      const double d = u.amount_bytes / u.rate_GBps;
-      double start = t0;
-      StepId holder = kNoStep;
-      int holder_use = -1;
-      // A unit fed by the transfers works in step with them: it finishes with the
-      // last data (or later if it is slower) and leaves the time before free.
-      if (u.fed_by_transfers && fed_end - d > start) {
-        start = fed_end - d;
-        holder = i;
-        holder_use = fed_by;
-      }
-      analytic::reserve(qu, r, start, d, holder, holder_use, i, static_cast<int>(k));
-      rec.start = start;
-      rec.end = start + d;
-      rec.holder = holder;
-      rec.holder_use = holder_use;
-      if (!u.fed_by_transfers && rec.end > fed_end) {
-        fed_end = rec.end;
-        fed_by = static_cast<int>(k);
-      }
-      if (rec.end > end) {
-        end = rec.end;
-        bound_use[i] = static_cast<int>(k);
-      }
-    }
-    const double l = c.latency_total_ns();
-    res.steps[i].start_ns = r;
-    res.steps[i].finish_ns = end + l;
-    finished(i);
-    if (!release_free()) return false;
-  }
-  if (done != n) throw Error(fmt::format("schedule {}: dependency cycle", s.algorithm));
-
-  // Walk back from the last step to finish, attributing every nanosecond.
-  StepId last = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (res.steps[i].finish_ns > res.steps[last].finish_ns) last = static_cast<StepId>(i);
-  res.time_ns = res.steps[last].finish_ns;
-
-  std::vector<StepId> path;
-  StepId cur = last;
-  int use = -2;  // -2: the whole step (latency and last use); >=0: only that use
-  StepId costed = kNoStep;  // the step `c` holds the cost of
-  while (cur != kNoStep) {
-    if (path.empty() || path.back() != cur) path.push_back(cur);
-    if (costed != cur) {
-      cost(cur);
-      costed = cur;
-    }
-    if (use == -2) {
-      for (int t = 0; t < static_cast<int>(Term::Count); ++t) res.breakdown.ns[t] += c.latency_ns[t];
-      use = bound_use[cur];
-      if (use < 0) {  // no resource: fixed cost, then the latest dep
-        res.breakdown[c.fixed_term] += c.fixed_ns;
-        cur = bound_dep(cur);
-        use = -2;
-        continue;
-      }
-    }
-    const Use& rec = uses[first_use[cur] + static_cast<std::size_t>(use)];
-    // Fed by a transfer of its own step: only the time past that transfer's end is its own.
-    const double from = rec.holder == cur ? std::min(rec.end, uses[first_use[cur] + static_cast<std::size_t>(rec.holder_use)].end)
-                                          : rec.start;
-    res.breakdown[c.uses[static_cast<std::size_t>(use)].term] += rec.end - from;
-    if (rec.holder != kNoStep) {  // queued behind the previous user of this resource
-      cur = rec.holder;
-      use = rec.holder_use;
-      continue;
-    }
-    res.breakdown[c.fixed_term] += c.fixed_ns;
-    cur = bound_dep(cur);
-    use = -2;
-  }
-  std::reverse(path.begin(), path.end());
-  res.critical_path = std::move(path);
-  return true;
+  ScheduleView v{cfg, s, rm, one_plane, port_classes};
+  return analytic::book(v, ctx, ws, res);
 }
 
 // link_bytes(s).max_link_bytes() of a schedule booked by port classes, in

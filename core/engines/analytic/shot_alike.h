@@ -1,0 +1,37 @@
+// Two-shot, two-shot-q8 and ring-q8 without compiling them (issue 14, small
+// points at 8 GPUs). Internal to the analytic engine and simulate().
+#pragma once
+
+#include <optional>
+
+#include "base/run_context.h"
+#include "engines/analytic/analytic.h"
+#include "fabric/config.h"
+#include "schedule/algorithms.h"
+
+namespace scin {
+
+/// The analytic result of build_two_shot's (Algorithm::TwoShot, TwoShotQ8) or
+/// build_ring_q's (Algorithm::RingQ8) schedule on a one-switch-per-plane star,
+/// without compiling it: the steps are generated from the builder's structure
+/// as compact records (what each step is, on which ranks and regions) and
+/// their dependency lists, in the builder's order, and booked by the engine's
+/// own book() (book.h) through a view that costs each step as step_cost()
+/// costs the step the builder makes. Steps that differ only in their ranks
+/// are costed once per kind and shard or chunk count, and get their own
+/// ranks' ports and HBM (shot_alike.cc, CostClasses: on a star the cost
+/// depends on the ranks only through those resources; launches, which
+/// accelerator.gpus_per_process makes rank-dependent, are costed one by one).
+/// The same steps, the same deps in the same order and the same costs go
+/// through the same booking, so the result equals run_analytic() on the
+/// compiled schedule bit for bit (time, every breakdown term, the critical
+/// path, max_link_bytes, every step's start and finish in `steps`). What it
+/// saves is writing and checking the 208-byte Steps (compile() and
+/// check_schedule()) and most of step_cost().
+/// Returns nothing for another algorithm or where the fabric is not a star
+/// (two tiers, a mesh, a graph file), the algorithm is unsupported, fewer than
+/// two GPUs: the caller compiles and books then.
+std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collective& c, Algorithm algo,
+                                                const RunContext& ctx = {});
+
+}  // namespace scin

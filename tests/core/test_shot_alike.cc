@@ -1,0 +1,151 @@
+// Two-shot, two-shot-q8 and ring-q8 from their builders' structure (issue 14;
+// engines/analytic/shot_alike.h): the analytic result without compiling the
+// schedule equals booking the compiled schedule to the last bit (time, every
+// breakdown term, the critical path, max_link_bytes, every step's start and
+// finish).
+#include <cstdint>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "base/cancel.h"
+#include "engines/analytic/analytic.h"
+#include "engines/analytic/shot_alike.h"
+#include "engines/simulate.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "schedule/algorithms.h"
+#include "shortcut_tests.h"
+
+using namespace scin;
+
+namespace {
+
+constexpr Algorithm kAlgos[] = {Algorithm::TwoShot, Algorithm::TwoShotQ8, Algorithm::RingQ8};
+
+// run_analytic_shot against booking the compiled schedule. False if the
+// shortcut declined (nothing compared).
+bool expect_shot_alike_exact(const Config& c, Algorithm a, std::uint64_t bytes, DType dtype = DType::Bf16) {
+  SCOPED_TRACE(fmt::format("{} {} GPUs, {} planes, {} B", to_string(a), c.fabric.gpus, c.fabric.planes, bytes));
+  const Collective coll{bytes, dtype};
+  const std::optional<AnalyticResult> fast = run_analytic_shot(c, coll, a);
+  if (!fast) return false;
+  const Schedule s = compile(c, a, coll);
+  const AnalyticResult full = run_analytic(c, s);
+  EXPECT_EQ(fast->steps.size(), s.steps.size());
+  expect_same_booking(*fast, full, s.steps.size());
+  EXPECT_GT(full.critical_path.size(), 3u);
+  EXPECT_GT(full.time_ns, 0.0);
+  EXPECT_GT(full.max_link_bytes, 0.0);
+  return true;
+}
+
+const std::uint64_t kSizes[] = {8, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26,
+                                std::uint64_t{1} << 30};
+
+}  // namespace
+
+// Every shipped star, the three algorithms, 8 B - 1 GiB (8 B leaves shards and
+// chunks empty; 1 MiB + 2 B gives shards of two sizes).
+TEST(ShotAlike, EqualsTheFullBookingOnTheShippedStars) {
+  for (const char* preset : {"hgx-h200-8", "hgx-b200-8", "hgx-h100-8", "hgx-a100-8", "scin-fpga-4", "gb200-nvl72"})
+    for (Algorithm a : kAlgos)
+      for (std::uint64_t bytes : kSizes) {
+        if (std::string(preset) == "gb200-nvl72" && bytes != 8 && bytes != (std::uint64_t{1} << 26)) continue;
+        EXPECT_TRUE(expect_shot_alike_exact(load_preset(preset), a, bytes)) << preset << " " << to_string(a) << " " << bytes;
+      }
+}
+
+// Other GPU counts (odd, more than 8, a large point), three planes, one plane, fp32 and fp16.
+TEST(ShotAlike, EqualsTheFullBookingAtOtherGpuCountsAndPlanes) {
+  for (Algorithm a : kAlgos) {
+    EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 2), a, (std::uint64_t{1} << 16) + 6));
+    EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 3), a, (std::uint64_t{1} << 16) + 6));
+    EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 5), a, (std::uint64_t{1} << 24) + 10));
+    EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-b200-8", 16), a, std::uint64_t{1} << 20));
+    EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 64), a, (std::uint64_t{1} << 20) + 6));
+    // Past 2^16 steps (the per-thread records are released after it), then a small point again.
+    EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 160), a, std::uint64_t{1} << 20));
+    EXPECT_TRUE(expect_shot_alike_exact(star_of("hgx-h200-8", 4), a, 4096));
+    EXPECT_TRUE(expect_shot_alike_exact(load_preset("hgx-h200-8"), a, (std::uint64_t{1} << 22) + 12, DType::Fp32));
+    EXPECT_TRUE(expect_shot_alike_exact(load_preset("hgx-h200-8"), a, 4096, DType::Fp16));
+    Config planes3 = load_preset("hgx-h200-8");
+    set_param(planes3, "fabric.planes", 3);
+    validate(planes3);
+    for (std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{1} << 28})
+      EXPECT_TRUE(expect_shot_alike_exact(planes3, a, bytes)) << bytes;
+    Config one_plane = load_preset("hgx-h200-8");
+    set_param(one_plane, "fabric.planes", 1);
+    validate(one_plane);
+    EXPECT_TRUE(expect_shot_alike_exact(one_plane, a, std::uint64_t{1} << 20));
+  }
+}
+
+// Options that change the shape of the booking: launches that end at
+// different times (one process driving 4 GPUs), slow HBM (the quantise steps
+// and fused reduces queue on it), quantisation fused into the kernels (no HBM
+// use), other codecs and block sizes, a size ramp and algorithm link
+// efficiencies, a slow link.
+TEST(ShotAlike, EqualsTheFullBookingWithOtherOptions) {
+  std::vector<std::pair<const char*, double>> sets = {
+      {"accelerator.gpus_per_process", 4}, {"accelerator.hbm_bandwidth_GBps", 40},  {"quant.fused", 1},
+      {"quant.block_elems", 256},          {"two_shot.link_efficiency", 0.5}, {"links.bandwidth_GBps", 20},
+      {"two_shot.base_ns", 3000}};
+  for (const auto& [path, value] : sets) {
+    Config c = star_of("hgx-h200-8", 8);
+    set_param(c, path, value);
+    if (std::string(path) == "accelerator.gpus_per_process") set_param(c, "accelerator.launch_serial_ns", 700);
+    validate(c);
+    for (Algorithm a : kAlgos)
+      for (std::uint64_t bytes : {std::uint64_t{4096}, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26})
+        EXPECT_TRUE(expect_shot_alike_exact(c, a, bytes)) << path << "=" << value << " " << to_string(a) << " " << bytes;
+  }
+  Config int4 = star_of("hgx-h200-8", 8);
+  int4.quant.codec = Codec::Int4;
+  validate(int4);
+  for (Algorithm a : {Algorithm::TwoShotQ8, Algorithm::RingQ8})
+    EXPECT_TRUE(expect_shot_alike_exact(int4, a, (std::uint64_t{1} << 20) + 2)) << to_string(a);
+}
+
+// Not a one-switch star, or not one of the three: declined, the caller compiles.
+TEST(ShotAlike, OnlyTheStarIsCandidate) {
+  const Collective coll{std::uint64_t{1} << 20, DType::Bf16};
+  for (Algorithm a : kAlgos) {
+    EXPECT_FALSE(run_analytic_shot(load_preset("nvl36x2"), coll, a).has_value());  // two tiers
+    EXPECT_FALSE(run_analytic_shot(load_preset("mesh-8"), coll, a).has_value());   // no switch
+    EXPECT_TRUE(run_analytic_shot(load_preset("hgx-h200-8"), coll, a).has_value());
+  }
+  for (Algorithm a : {Algorithm::Ring, Algorithm::OneShot, Algorithm::Nvls, Algorithm::Scin, Algorithm::ScinInq})
+    EXPECT_FALSE(run_analytic_shot(load_preset("hgx-h200-8"), coll, a).has_value());
+}
+
+// simulate() takes the shortcut for the analytic engine and gives what
+// booking the compiled schedule gives (and its variant), on the star and on
+// the fabrics where it falls back.
+TEST(ShotAlike, SimulateAgreesWithBookingTheCompiledSchedule) {
+  for (const Config& c : {load_preset("hgx-h200-8"), star_of("hgx-b200-8", 64), load_preset("mesh-8"), load_preset("nvl36x2")})
+    for (Algorithm a : kAlgos)
+      for (std::uint64_t bytes : {std::uint64_t{64}, std::uint64_t{1} << 20, std::uint64_t{1} << 28}) {
+        const Collective coll{bytes, DType::Bf16};
+        const SimResult r = simulate(c, a, coll, EngineId::Analytic);
+        const Schedule s = compile(c, a, coll);
+        const AnalyticResult full = run_analytic(c, s);
+        EXPECT_EQ(r.time_ns, full.time_ns) << bytes;
+        for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(r.breakdown.ns[t], full.breakdown.ns[t]) << "term " << t;
+        EXPECT_EQ(r.max_link_bytes, full.max_link_bytes);
+        EXPECT_EQ(r.variant, s.variant);
+      }
+}
+
+// It polls the stop token while booking.
+TEST(ShotAlike, StopsWithCancelled) {
+  std::stop_source src;
+  RunContext ctx{src.get_token(), [&](double) { src.request_stop(); }};
+  EXPECT_THROW(run_analytic_shot(star_of("hgx-h200-8", 128), {std::uint64_t{1} << 20, DType::Bf16}, Algorithm::TwoShot, ctx),
+               Cancelled);
+}

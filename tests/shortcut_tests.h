@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include <gtest/gtest.h>
 
 #include "engines/analytic/analytic.h"
+#include "engines/simulate.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
+#include "schedule/algorithms.h"
 
 /// A one-switch star of `gpus` accelerators (switch ports raised to fit them).
 inline scin::Config star_of(const char* preset, int gpus) {
@@ -36,4 +39,17 @@ inline void expect_same_booking(const scin::AnalyticResult& a, const scin::Analy
   for (std::size_t i = 0; i < steps; ++i)
     differ += a.steps[i].start_ns != b.steps[i].start_ns || a.steps[i].finish_ns != b.steps[i].finish_ns;
   EXPECT_EQ(differ, 0u);
+}
+
+/// simulate() of (c, a, bytes in BF16) on the analytic engine, whatever path it
+/// takes, gives what booking the compiled schedule gives (and its variant).
+inline void expect_simulate_books_as_compiled(const scin::Config& c, scin::Algorithm a, std::uint64_t bytes) {
+  const scin::Collective coll{bytes, scin::DType::Bf16};
+  const scin::SimResult r = scin::simulate(c, a, coll, scin::EngineId::Analytic);
+  const scin::Schedule s = scin::compile(c, a, coll);
+  const scin::AnalyticResult full = scin::run_analytic(c, s);
+  EXPECT_EQ(r.time_ns, full.time_ns) << bytes;
+  for (int t = 0; t < scin::kTermCount; ++t) EXPECT_EQ(r.breakdown.ns[t], full.breakdown.ns[t]) << "term " << t;
+  EXPECT_EQ(r.max_link_bytes, full.max_link_bytes);
+  EXPECT_EQ(r.variant, s.variant);
 }

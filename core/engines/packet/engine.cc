@@ -60,6 +60,7 @@ void Engine::build_links() {
 }
 
 void Engine::setup() {
+  packet_entries_ = testing::packet_entries.load(std::memory_order_relaxed);
   validate(cfg_);
   check_schedule(s_);
   if (s_.gpus != cfg_.fabric.gpus || s_.topology != cfg_.fabric.topology ||
@@ -175,9 +176,13 @@ void Engine::start_step(StepId i, Ps t) {
     return;
   }
   const Step& st = s_.steps[i];
-  const StepCosts::Costed sc = shape ? costs_.cost(id, cfg_, s_, rm_, st) : costs_.direct(cfg_, s_, rm_, st);
-  const StepCost& c = *sc.cost;
   const bool network = shape && shape->network == 0 ? false : is_network(st);
+  // A network step's flow keeps no port use (make_flow_shape): one not memoised
+  // (an NVLS ld_reduce of every rank, a multicast) is costed without them.
+  const StepCosts::Costed sc = shape     ? costs_.cost(id, cfg_, s_, rm_, st)
+                               : network ? costs_.direct_without_ports(cfg_, s_, rm_, st)
+                                         : costs_.direct(cfg_, s_, rm_, st);
+  const StepCost& c = *sc.cost;
   if (shape) shape->network = network ? -1 : 0;
   if (!network) {
     // As the analytic engine charges it: fixed, resource occupancy, latency.
@@ -548,6 +553,7 @@ Run Engine::run() {
   }
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.cpu_s = thread_cpu_s() - cpu0;
+  testing::packet_entries_made.fetch_add(packet_entries_made_, std::memory_order_relaxed);
   report(out, total);
   return out;
 }

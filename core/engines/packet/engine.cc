@@ -264,16 +264,22 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     f.n_min = std::numeric_limits<std::uint32_t>::max();
     double plain = 0, wire = 0;
     bool codec = is_codec(s_.buffers[dst.buffer].format);
+    // (Each source's buffer read once: an NVLS ld_reduce at 1024 accelerators has
+    // 1024 sources and is costed per step, not per shape. The same sums as
+    // region_bytes(), plain_bytes() and is_codec() per source gave.)
+    const double elem_bytes = dtype_bytes_of(s_.dtype);
     for (const auto& r : st.srcs) {
-      f.srcs.push_back(s_.buffers[r.buffer].node);
-      const std::uint64_t b = region_bytes(s_, r);
+      const BufferDecl& buf = s_.buffers[r.buffer];
+      const bool rc = is_codec(buf.format);
+      f.srcs.push_back(buf.node);
+      const std::uint64_t b = region_bytes(buf, r.count);
       f.src_bytes.push_back(b);
       f.src_n.push_back(g_.npkts(b));
       f.n = std::max(f.n, f.src_n.back());
       f.n_min = std::min(f.n_min, f.src_n.back());
-      plain += plain_bytes(s_, r);
+      plain += rc ? static_cast<double>(r.count) * elem_bytes : static_cast<double>(b);
       wire += static_cast<double>(b);
-      codec |= is_codec(s_.buffers[r.buffer].format);
+      codec |= rc;
       if (s_.is_switch(f.srcs.back()) && !tiers_)
         throw Error(fmt::format("packet engine: step {} ({}) reads a switch-resident buffer; not modelled",
                                 i, st.label));

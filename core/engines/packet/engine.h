@@ -87,6 +87,7 @@ class Engine {
   }
   void link_event(int id, std::uint64_t gen);
   void try_send(int id);
+  [[gnu::noinline]] void send_packet_entry(Link& l, int id, std::uint32_t bytes);
   void pipe_event(int id);
   Ps transmit(Link& l, std::size_t id, Ps ready, Fine dur, const Pkt& p, Ps& ser) {
     const Ps start = l.wire.send(ready, dur, p.bytes, p.bytes + g_.H, ser);

@@ -60,7 +60,7 @@ void Engine::try_send(int id) {
     if (earliest < kNever) wake_link(id, earliest);
     return;
   }
-  // A packet entry at the head carries its packet (no Source).
+  // A packet entry at the head carries its packet, no Source (send_packet_entry).
   const bool ring_packet = ring_read && tx.head.packet();
   const std::uint32_t read_sid = !have_read || ring_packet ? 0 : ring_read ? tx.head.source : tx.responses[pick_read];
   const std::uint32_t write_sid = have_write ? tx.writes[tx.rr] : 0;
@@ -95,45 +95,34 @@ void Engine::try_send(int id) {
   }
   const bool use_read = read_ok && (!write_ok || !tx.last_read);
   const bool from_ring = use_read && ring_read;
-  Pkt p;
-  Fine dur;
-  const Source* src = nullptr;  // none for a packet entry
-  tx.last_read = use_read;
   if (from_ring && ring_packet) {
-    const Sender::Requested& h = tx.head;
-    p.flow = h.source;
-    p.index = h.index();
-    p.slot = h.slot();
-    p.bytes = read_bytes;
-    p.cls = InputPort::kResponses;
-    tx.pop_request();
-    const Flow& f = flows_[p.flow];
-    dur = p.bytes == g_.P ? f.ser_full : g_.ser_fine(f, p.bytes);
-  } else {
-    const std::uint32_t sid = use_read ? read_sid : write_sid;
-    Source& s = sources_[sid];
-    src = &s;
-    p.flow = s.flow;
-    p.index = s.next;
-    p.slot = s.slot;
-    p.bytes = use_read ? read_bytes : write_bytes;
-    p.cls = use_read ? InputPort::kResponses : InputPort::kWrites;
-    s.next += s.stride;
-    if (from_ring) {
-      tx.pop_request();
-    } else if (use_read) {
-      if (s.next >= s.end) tx.responses.erase(tx.responses.begin() + static_cast<std::ptrdiff_t>(pick_read));
-    } else if (s.next >= s.end) {
-      tx.writes.erase(tx.writes.begin() + static_cast<std::ptrdiff_t>(tx.rr));
-      if (tx.rr >= tx.writes.size()) tx.rr = 0;
-    } else if (++tx.rr == tx.writes.size()) {
-      tx.rr = 0;
-    }
-    dur = p.bytes == g_.P ? s.ser_full : g_.ser_fine(flows_[p.flow], p.bytes);
+    send_packet_entry(l, id, read_bytes);
+    return;
   }
+  const std::uint32_t sid = use_read ? read_sid : write_sid;
+  Source& src = sources_[sid];
+  Pkt p;
+  p.flow = src.flow;
+  p.index = src.next;
+  p.slot = src.slot;
+  p.bytes = use_read ? read_bytes : write_bytes;
+  p.cls = use_read ? InputPort::kResponses : InputPort::kWrites;
   const std::uint64_t wire = p.bytes + H;
+  tx.last_read = use_read;
+  src.next += src.stride;
+  if (from_ring) {
+    tx.pop_request();
+  } else if (use_read) {
+    if (src.next >= src.end) tx.responses.erase(tx.responses.begin() + static_cast<std::ptrdiff_t>(pick_read));
+  } else if (src.next >= src.end) {
+    tx.writes.erase(tx.writes.begin() + static_cast<std::ptrdiff_t>(tx.rr));
+    if (tx.rr >= tx.writes.size()) tx.rr = 0;
+  } else if (++tx.rr == tx.writes.size()) {
+    tx.rr = 0;
+  }
   ++stats_.packets;
   Ps ser = 0;
+  const Fine dur = p.bytes == g_.P ? src.ser_full : g_.ser_fine(flows_[p.flow], p.bytes);
   transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
   wake_link(id, l.wire.busy_until);
   if (l.kind != Link::Up) {
@@ -141,14 +130,14 @@ void Engine::try_send(int id) {
     return;
   }
   const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
-  if (src && src->isa_read) {
+  if (src.isa_read) {
     // Fast path, exact: while no response to this ISA waits anywhere, arrivals at
     // the ISA happen in send order (every uplink has the same latency), so the
     // arrival can be processed now, at its own future time, without an event.
     // (Not for quantised reads: the INQ unit is also used by Compute steps,
     // which must see reductions in true time order.)
     Isa& isa = isas_[static_cast<std::size_t>(l.other)];
-    if (src->isa_fast && l.pipe.empty() && l.in.empty(InputPort::kResponses) && isa.blocked.empty() &&
+    if (src.isa_fast && l.pipe.empty() && l.in.empty(InputPort::kResponses) && isa.blocked.empty() &&
         isa.normal_inflight == 0) {
       if (isa_admit(l.other, l.gpu, p, arrive, arrive)) return;  // never occupied the input port
     }
@@ -168,6 +157,35 @@ void Engine::pipe_event(int id) {
   const int c = h.p.cls;
   l.in.arrive(c, h, h.p.bytes + g_.H);
   if (!l.in.blocked[c]) pump_in(id);
+}
+
+// try_send's read for a packet entry at the head of the request FIFO (a
+// one-packet response of an accelerator read on a star: no Source, no ISA),
+// as try_send sends any other response. Apart, so try_send's code for the
+// Sources stays as it was.
+void Engine::send_packet_entry(Link& l, int id, std::uint32_t bytes) {
+  Sender& tx = l.tx;
+  const Sender::Requested h = tx.head;
+  Pkt p;
+  p.flow = h.source;
+  p.index = h.index();
+  p.slot = h.slot();
+  p.bytes = bytes;
+  p.cls = InputPort::kResponses;
+  const std::uint64_t wire = p.bytes + g_.H;
+  tx.last_read = true;
+  tx.pop_request();
+  ++stats_.packets;
+  Ps ser = 0;
+  const Flow& f = flows_[p.flow];
+  const Fine dur = p.bytes == g_.P ? f.ser_full : g_.ser_fine(f, p.bytes);
+  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
+  wake_link(id, l.wire.busy_until);
+  const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
+  l.in.take_credit(InputPort::kResponses, wire);
+  const bool was_empty = l.pipe.empty();
+  l.pipe.push_back(Queued{p, arrive});
+  if (was_empty) schedule(arrive, EvPipe, static_cast<std::uint32_t>(id));
 }
 
 }  // namespace scin::packet

@@ -1,4 +1,5 @@
 #include "model/cost_model.h"
+#include "model/step_cost_without_ports.h"
 
 #include <algorithm>
 #include <cmath>
@@ -217,6 +218,9 @@ struct Ctx {
   // other port use clears `alike`.
   bool port_classes = false;
   bool alike = true;
+  // false (step_cost_without_ports): the accelerator ports' uses (Egress,
+  // Ingress) of a star or mesh are left out; everything else is as with them.
+  bool ports = true;
 
   void latency(Term t, double ns) { c.latency_ns[static_cast<int>(t)] += ns; }
   void use(int r, double bytes, double rate_GBps, Term t, bool fed = false) {
@@ -224,6 +228,7 @@ struct Ctx {
   }
   // A port use (its kind known: no rm.kind() lookup per source of a wide step).
   void use_port(int r, ResourceKind k, double bytes, double rate_GBps) {
+    if (!ports) return;
     c.uses.push_back({r, k, bytes, rate_GBps, Term::Serialisation, false});
   }
   // port_payload_GBps(cfg, s, factor), computed once per step and factor
@@ -261,6 +266,7 @@ struct Ctx {
 
   void egress(NodeId gpu, NodeId via, NodeId peer, double bytes, double factor) {
     if (port_classes) alike = false;
+    if (!ports) return;
     const double rate = port_GBps(factor);
     if (s.topology == Topology::Mesh) {
       use_port(rm.egress(gpu, peer), ResourceKind::Egress, bytes, rate);
@@ -273,6 +279,7 @@ struct Ctx {
 
   void ingress(NodeId gpu, NodeId via, double bytes, double factor) {
     if (port_classes) alike = false;
+    if (!ports) return;
     const double rate = port_GBps(factor);
     // (On a mesh the link k -> gpu is k's egress: ResourceMap::ingress.)
     const ResourceKind kind = s.topology == Topology::Mesh ? ResourceKind::Egress : ResourceKind::Ingress;
@@ -377,8 +384,8 @@ void read_cost(Ctx& x, const Step& st) {
       x.latency(Term::MemoryLatency, cfg.accelerator.mem_latency_ns);
       x.latency(Term::Sync, cfg.sw.isa.op_latency_ns);
       const double read_GBps = isa_read_GBps(cfg, s);
-      for (const auto& r : st.srcs)
-        x.use(x.rm.egress(s.buffers[r.buffer].node, p), static_cast<double>(region_bytes(s, r)), read_GBps,
+      for (std::size_t k = 0; x.ports && k < st.srcs.size(); ++k)
+        x.use(x.rm.egress(s.buffers[st.srcs[k].buffer].node, p), static_cast<double>(region_bytes(s, st.srcs[k])), read_GBps,
               Term::Serialisation);
     }
     // The ISA reduces each packet group as it lands (dequantising it first in the
@@ -404,7 +411,8 @@ void read_cost(Ctx& x, const Step& st) {
     x.latency(Term::SwitchLatency, 2 * cfg.sw.latency_ns);
   }
   x.latency(Term::MemoryLatency, cfg.accelerator.mem_latency_ns);
-  for (const auto& r : st.srcs) {
+  for (std::size_t k = 0; x.ports && k < st.srcs.size(); ++k) {  // (its sources' ports: none without them)
+    const Region& r = st.srcs[k];
     const NodeId from = s.buffers[r.buffer].node;
     if (from == to && st.srcs.size() == 1) continue;
     x.egress(from, st.via, to, static_cast<double>(region_bytes(s, r)), factor);
@@ -448,14 +456,17 @@ StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, 
   return c;
 }
 
-bool step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c,
-               bool first_plane_only, bool port_classes) {
+namespace {
+
+bool step_cost_impl(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c,
+                    bool first_plane_only, bool port_classes, bool ports) {
   // Reset field by field (as StepCost{}); the uses keep their capacity: engines reuse one StepCost.
   c.fixed_ns = 0;
   c.fixed_term = Term::Sync;
   for (double& l : c.latency_ns) l = 0;
   c.uses.clear();
   Ctx x{cfg, s, rm, c, first_plane_only, port_classes && s.topology == Topology::Star};
+  x.ports = ports;
   const AcceleratorSpec& acc = cfg.accelerator;
   const IsaSpec& isa = cfg.sw.isa;
   const bool on_switch = s.is_switch(st.initiator);
@@ -490,6 +501,18 @@ bool step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, cons
     case StepKind::Compute: compute_cost(x, st); break;
   }
   return x.alike;
+}
+
+}  // namespace
+
+bool step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, StepCost& c,
+               bool first_plane_only, bool port_classes) {
+  return step_cost_impl(cfg, s, rm, st, c, first_plane_only, port_classes, true);
+}
+
+void step_cost_without_ports(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st,
+                             StepCost& out) {
+  step_cost_impl(cfg, s, rm, st, out, false, false, false);
 }
 
 }  // namespace scin

@@ -22,6 +22,7 @@
 #include "engines/packet/timeline.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
+#include "model/step_cost_without_ports.h"
 #include "schedule/algorithms.h"
 
 namespace scin {
@@ -337,6 +338,72 @@ TEST(PacketSender, RequestWindowFollowsInsertsAndMergesIntoIt) {
   EXPECT_TRUE(tx.idle());
 }
 
+// Packet entries (request_packet: a one-packet response carried by the entry,
+// no Source) share the FIFO with requests naming a Source: each is one request,
+// served in stable ready order with the rest, never merged with its neighbours
+// (not even a Source request whose number equals its flow, at the same ready
+// time), and it comes out with its flow, slot and packet index.
+TEST(PacketSender, PacketEntriesKeepTheirPlaceAndTheirPacket) {
+  packet::Sender tx;
+  // ready, source or flow, packet (-1: a Source request) as (index << 16 | slot), arrival number
+  using Req = std::tuple<Ps, std::uint32_t, std::int64_t, int>;
+  std::vector<Req> ref;
+  std::vector<std::tuple<Ps, std::uint32_t, std::int64_t>> served, expected;
+  std::uint64_t x = 4242;
+  auto rnd = [&](std::uint64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % m;
+  };
+  auto serve = [&] {
+    const packet::Sender::Requested& h = tx.head;
+    served.emplace_back(h.ready, h.source, h.packet() ? std::int64_t{h.index()} << 16 | h.slot() : -1);
+    tx.pop_request();
+    const auto it = std::min_element(ref.begin(), ref.end(), [](const Req& a, const Req& b) {
+      return std::tie(std::get<0>(a), std::get<3>(a)) < std::tie(std::get<0>(b), std::get<3>(b));
+    });
+    expected.emplace_back(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
+    ref.erase(it);
+  };
+  Ps now = 1000;
+  int arrival = 0, packets = 0, beside = 0, inserted = 0;
+  for (int round = 0; round < 8000; ++round) {
+    const int n = static_cast<int>(1 + rnd(rnd(4) == 0 ? 20 : 3));
+    Ps ready = now + 500 + static_cast<Ps>(rnd(3));
+    if (rnd(6) == 0 && tx.requested.size() >= 2) {  // ready earlier than what waits: moves ahead
+      ready = tx.head.ready + static_cast<Ps>(rnd(2));
+      ++inserted;
+    }
+    const auto id = static_cast<std::uint32_t>(rnd(4));
+    for (int k = 0; k < n; ++k) {
+      if (rnd(2) == 0) {
+        const auto slot = static_cast<std::uint16_t>(rnd(65536));
+        const auto index = static_cast<std::uint32_t>(rnd(packet::Sender::kMaxPacketIndex + 1));
+        tx.request_packet(ready, id, slot, index);
+        ref.emplace_back(ready, id, std::int64_t{index} << 16 | slot, arrival++);
+        ++packets;
+      } else {
+        // Equal to a packet entry just made (same ready, its flow's number): must not merge into it.
+        beside += !ref.empty() && std::get<2>(ref.back()) >= 0 && std::get<0>(ref.back()) == ready &&
+                  std::get<1>(ref.back()) == id;
+        tx.request(ready, id);
+        ref.emplace_back(ready, id, -1, arrival++);
+      }
+    }
+    now += static_cast<Ps>(rnd(3));
+    const bool drain = rnd(40) == 0;
+    for (int m = drain ? 1 << 30 : static_cast<int>(rnd(2 * n + 1)); m > 0 && tx.requested.size() > (drain ? 1u : 0u);
+         --m)
+      serve();
+  }
+  while (!tx.requested.empty()) serve();
+  EXPECT_GT(packets, 5000);
+  EXPECT_GT(beside, 1000);
+  EXPECT_GT(inserted, 500);
+  EXPECT_EQ(served.size(), static_cast<std::size_t>(arrival));
+  EXPECT_EQ(served, expected);
+  EXPECT_TRUE(tx.idle());
+}
+
 TEST(PacketOutputQueue, ReplaysDepthInTimeOrderDeparturesFirst) {
   packet::OutputQueue q;
   // Three packets enter at 0, 10, 20 and leave at 0, 100, 200 (a slow link).
@@ -604,6 +671,56 @@ TEST(PacketStepCosts, EveryStepCostsWhatTheModelGivesAndRingStepsShareShapes) {
       EXPECT_GT(memo.hits(), s.steps.size() / 2) << k.preset << " " << k.bytes;
     }
   }
+}
+
+// step_cost_without_ports is step_cost without the accelerator ports' uses:
+// the same fixed cost, latencies and other uses (in order), bit for bit, for
+// every step of the shipped algorithms on a star, a mesh and two tiers (where
+// the routed costs keep their ports); and it does leave the port uses out.
+TEST(PacketStepCosts, WithoutPortsIsTheCostWithItsPortUsesLeftOut) {
+  struct Case {
+    const char* preset;
+    std::vector<const char*> sets;
+    const char* algo;
+    std::uint64_t bytes;
+  };
+  const std::vector<Case> cases = {
+      {"hgx-h200-8", {}, "nvls", 1000006},          {"hgx-h200-8", {}, "nvls", 8},
+      {"hgx-h200-8", {}, "scin", 1000006},          {"hgx-h200-8", {}, "scin-inq", 1 << 20},
+      {"hgx-h200-8", {}, "one-shot", 65538},        {"hgx-h200-8", {}, "two-shot", 65538},
+      {"hgx-h200-8", {}, "ring", 1000006},          {"hgx-h200-8", {}, "two-shot-q8", 1 << 20},
+      {"hgx-h200-8", {"fabric.gpus=64"}, "nvls", 98306}, {"gb200-nvl72", {}, "nvls", 65536},
+      {"hgx-a100-8", {}, "two-shot", 4098},         {"mesh-8", {}, "one-shot", 65538},
+      {"mesh-8", {}, "ring", 1000006},              {"nvl36x2", {}, "nvls", 1 << 20},
+      {"nvl36x2", {}, "scin", 1 << 20},
+  };
+  std::size_t dropped = 0, kept_ports = 0;
+  StepCost got;
+  for (const Case& k : cases) {
+    Config c = load_preset(k.preset);
+    apply_assignment(c, "ring.protocol=ll128");
+    for (const char* a : k.sets) apply_assignment(c, a);
+    const Schedule s = compile(c, k.algo, Collective{k.bytes, DType::Bf16});
+    const ResourceMap rm = resource_map(s);
+    for (std::size_t i = 0; i < s.steps.size(); ++i) {
+      const std::string what = fmt::format("{} {} {} B step {} ({})", k.preset, k.algo, k.bytes, i, s.steps[i].label);
+      StepCost want = step_cost(c, s, rm, s.steps[i]);
+      step_cost_without_ports(c, s, rm, s.steps[i], got);
+      if (s.two_tier()) {
+        kept_ports += std::count_if(got.uses.begin(), got.uses.end(), [](const ResourceUse& u) { return is_port(u.kind); });
+      } else {
+        const auto n = want.uses.size();
+        want.uses.erase(std::remove_if(want.uses.begin(), want.uses.end(),
+                                       [](const ResourceUse& u) { return is_port(u.kind); }),
+                        want.uses.end());
+        dropped += n - want.uses.size();
+      }
+      expect_same_cost(got, want, what);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_GT(dropped, 10000u);
+  EXPECT_GT(kept_ports, 100u);
 }
 
 // Steps that differ only in where their regions lie share a cost; steps that

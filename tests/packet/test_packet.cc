@@ -22,7 +22,9 @@
 #include "base/error.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
+#include "engines/packet/engine.h"
 #include "engines/packet/packet_engine.h"
+#include "engines/packet/stats.h"
 #include "engines/simulate.h"
 
 namespace scin {
@@ -408,6 +410,68 @@ TEST(PacketResults, Deterministic) {
     b.extra.erase("wall_s");
     b.extra.erase("cpu_s");
     EXPECT_EQ(a.extra.dump(), b.extra.dump()) << algo;
+  }
+}
+
+// A one-packet response requested from a source is a packet entry in the
+// source link's request FIFO (no Source); with packet entries off every
+// response names a Source, as before. Same bits either way: the result, its
+// breakdown, every step's start and finish, and every statistic. The cases
+// have one-packet responses only (small ld_reduces, 18 planes), mixed with
+// longer sources (a source's last packets on some planes), and none.
+TEST(PacketResults, PacketEntriesGiveTheSameRunAsASourcePerResponse) {
+  struct Case {
+    const char* preset;
+    std::vector<const char*> sets;
+    const char* algo;
+    std::uint64_t bytes;
+    bool entries;  // some packet entries expected
+  };
+  const std::vector<Case> cases = {
+      {"hgx-h200-8", {}, "nvls", 8, true},      // one packet per source: on plane 0 alone
+      {"hgx-h200-8", {}, "nvls", 3000, true},   // two: planes 0 and 1, one each
+      {"hgx-h200-8", {}, "nvls", 12000, true},  // six: two on planes 0 and 1 (Sources), one on 2 and 3
+      {"hgx-h200-8", {}, "nvls", 100000, false},
+      {"hgx-h200-8", {"packet.payload_bytes=2048"}, "nvls", 3u << 20, false},
+      {"hgx-b200-8", {}, "nvls", 4096, true},
+      {"gb200-nvl72", {"fabric.gpus=16"}, "nvls", 65536, true},
+      {"gb200-nvl72", {}, "nvls", 100000, true},
+      {"hgx-h200-8", {"fabric.gpus=64"}, "nvls", 65536, true},
+      {"hgx-h200-8", {"fabric.gpus=64"}, "nvls", 1000006, false},
+      {"hgx-h200-8", {}, "scin", 65536, false},
+      {"hgx-h200-8", {}, "one-shot", 65536, false},
+  };
+  auto strip = [](SimResult r) {
+    r.extra.erase("wall_s");
+    r.extra.erase("cpu_s");
+    return r;
+  };
+  for (const Case& k : cases) {
+    Config c = preset(k.preset);
+    for (const char* a : k.sets) apply_assignment(c, a);
+    const Schedule s = sched(c, k.algo, k.bytes);
+    const std::string what = fmt::format("{} {} {} B", k.preset, k.algo, k.bytes);
+    const std::uint64_t made0 = packet::testing::packet_entries_made.load();
+    const packet::Run on = packet::run(c, s);
+    const std::uint64_t made = packet::testing::packet_entries_made.load() - made0;
+    packet::testing::packet_entries = false;
+    const packet::Run off = packet::run(c, s);
+    packet::testing::packet_entries = true;
+    EXPECT_EQ(packet::testing::packet_entries_made.load() - made0, made) << what;  // none made while off
+    if (k.entries) EXPECT_GT(made, 0u) << what;
+    else EXPECT_EQ(made, 0u) << what;
+    EXPECT_EQ(std::memcmp(&on.result.time_ns, &off.result.time_ns, sizeof(double)), 0) << what;
+    EXPECT_EQ(to_json(strip(on.result)).dump(), to_json(strip(off.result)).dump()) << what;
+    ASSERT_EQ(on.steps.size(), off.steps.size()) << what;
+    for (std::size_t i = 0; i < on.steps.size(); ++i) {
+      EXPECT_EQ(std::memcmp(&on.steps[i].start_ns, &off.steps[i].start_ns, sizeof(double)), 0) << what << " step " << i;
+      EXPECT_EQ(std::memcmp(&on.steps[i].finish_ns, &off.steps[i].finish_ns, sizeof(double)), 0) << what << " step " << i;
+      if (::testing::Test::HasFailure()) return;
+    }
+    nlohmann::json a = packet::to_json(on.stats), b = packet::to_json(off.stats);
+    for (auto* j : {&a, &b}) j->erase("wall_s"), j->erase("cpu_s");
+    EXPECT_EQ(a.dump(), b.dump()) << what;
+    EXPECT_GT(on.stats.events, 0u) << what;
   }
 }
 

@@ -60,6 +60,7 @@ void Engine::build_links() {
 }
 
 void Engine::setup() {
+  packet_entries_ = testing::packet_entries.load(std::memory_order_relaxed);
   validate(cfg_);
   check_schedule(s_);
   if (s_.gpus != cfg_.fabric.gpus || s_.topology != cfg_.fabric.topology ||
@@ -175,9 +176,13 @@ void Engine::start_step(StepId i, Ps t) {
     return;
   }
   const Step& st = s_.steps[i];
-  const StepCosts::Costed sc = shape ? costs_.cost(id, cfg_, s_, rm_, st) : costs_.direct(cfg_, s_, rm_, st);
-  const StepCost& c = *sc.cost;
   const bool network = shape && shape->network == 0 ? false : is_network(st);
+  // A network step's flow keeps no port use (make_flow_shape): one not memoised
+  // (an NVLS ld_reduce of every rank, a multicast) is costed without them.
+  const StepCosts::Costed sc = shape     ? costs_.cost(id, cfg_, s_, rm_, st)
+                               : network ? costs_.direct_without_ports(cfg_, s_, rm_, st)
+                                         : costs_.direct(cfg_, s_, rm_, st);
+  const StepCost& c = *sc.cost;
   if (shape) shape->network = network ? -1 : 0;
   if (!network) {
     // As the analytic engine charges it: fixed, resource occupancy, latency.
@@ -259,16 +264,22 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     f.n_min = std::numeric_limits<std::uint32_t>::max();
     double plain = 0, wire = 0;
     bool codec = is_codec(s_.buffers[dst.buffer].format);
+    // (Each source's buffer read once: an NVLS ld_reduce at 1024 accelerators has
+    // 1024 sources and is costed per step, not per shape. The same sums as
+    // region_bytes(), plain_bytes() and is_codec() per source gave.)
+    const double elem_bytes = dtype_bytes_of(s_.dtype);
     for (const auto& r : st.srcs) {
-      f.srcs.push_back(s_.buffers[r.buffer].node);
-      const std::uint64_t b = region_bytes(s_, r);
+      const BufferDecl& buf = s_.buffers[r.buffer];
+      const bool rc = is_codec(buf.format);
+      f.srcs.push_back(buf.node);
+      const std::uint64_t b = region_bytes(buf, r.count);
       f.src_bytes.push_back(b);
       f.src_n.push_back(g_.npkts(b));
       f.n = std::max(f.n, f.src_n.back());
       f.n_min = std::min(f.n_min, f.src_n.back());
-      plain += plain_bytes(s_, r);
+      plain += rc ? static_cast<double>(r.count) * elem_bytes : static_cast<double>(b);
       wire += static_cast<double>(b);
-      codec |= is_codec(s_.buffers[r.buffer].format);
+      codec |= rc;
       if (s_.is_switch(f.srcs.back()) && !tiers_)
         throw Error(fmt::format("packet engine: step {} ({}) reads a switch-resident buffer; not modelled",
                                 i, st.label));
@@ -548,6 +559,7 @@ Run Engine::run() {
   }
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.cpu_s = thread_cpu_s() - cpu0;
+  testing::packet_entries_made.fetch_add(packet_entries_made_, std::memory_order_relaxed);
   report(out, total);
   return out;
 }

@@ -8,6 +8,7 @@
 // See packet_engine.h for the model. Times are integer ps (time.h).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -25,6 +26,15 @@
 #include "schedule/schedule.h"
 
 namespace scin::packet {
+
+// Tests only: with `packet_entries` false, every requested response names a
+// Source, as before packet entries (Sender::request_packet); the results must
+// be the same bits. Read once per run; `packet_entries_made` adds up the packet
+// entries the runs made (so a test knows it went that way).
+namespace testing {
+inline std::atomic<bool> packet_entries{true};
+inline std::atomic<std::uint64_t> packet_entries_made{0};
+}  // namespace testing
 
 class Engine {
  public:
@@ -77,6 +87,7 @@ class Engine {
   }
   void link_event(int id, std::uint64_t gen);
   void try_send(int id);
+  [[gnu::noinline]] void send_packet_entry(Link& l, int id, std::uint32_t bytes);
   void pipe_event(int id);
   Ps transmit(Link& l, std::size_t id, Ps ready, Fine dur, const Pkt& p, Ps& ser) {
     const Ps start = l.wire.send(ready, dur, p.bytes, p.bytes + g_.H, ser);
@@ -222,6 +233,8 @@ class Engine {
   };
   std::vector<Shape> shapes_;  // by costs_.shape()
   FlowShape flow_shape_;       // setup_flow: a step without a shape (scratch)
+  bool packet_entries_ = true;       // testing::packet_entries, as the run started
+  std::uint64_t packet_entries_made_ = 0;
 };
 
 }  // namespace scin::packet

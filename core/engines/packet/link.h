@@ -64,11 +64,23 @@ struct Sender {
   // equal requests: an ISA port asks for all its packets of a read at one
   // instant (up to max_outstanding_bytes), so one entry often stands for
   // hundreds. The order served is that of one entry per request.
+  //
+  // A packet entry (count's kPacket bit) carries its one packet instead of
+  // naming a Source: an NVLS ld_reduce at 1024 accelerators reads one packet
+  // from each of 1024 sources per reader, and a Source per response (a million
+  // live, 48 MB) was a pool entry written, then read again (a cache miss) when
+  // the response is sent. Its `source` is the packet's flow, its count holds
+  // the slot (bits 0-15) and the packet index (bits 16-30); it is never merged.
+  static constexpr std::uint32_t kPacket = 0x80000000u;
   struct Requested {
     Ps ready;
-    std::uint32_t source;
-    std::uint32_t count = 1;  // equal requests in this run
+    std::uint32_t source;     // a Source; a packet entry: its FlowId
+    std::uint32_t count = 1;  // equal requests in this run; a packet entry: kPacket | index << 16 | slot
+    bool packet() const { return (count & kPacket) != 0; }
+    std::uint16_t slot() const { return static_cast<std::uint16_t>(count & 0xffffu); }
+    std::uint32_t index() const { return (count >> 16) & 0x7fffu; }
   };
+  static constexpr std::uint32_t kMaxPacketIndex = 0x7fffu;
   Ring<Requested> requested;
   Requested head{kNever, 0, 0};          // requested's front while not empty, and the only up-to-date copy of
                                          // it: read with the link's own lines (the FIFO's storage is a cache
@@ -95,13 +107,23 @@ struct Sender {
     const std::size_t n = requested.size();
     if (n > 0) {
       Requested& last = n == 1 ? head : requested.back();
-      if (last.ready == ready && last.source == source) {
+      if (last.ready == ready && last.source == source && last.count < kPacket - 1) {  // (not a packet entry)
         ++last.count;
         if (n - 1 <= nwin) nwin = 0;  // the window held it (n - 1 >= 1 here, as n == 1 is the head)
         return;
       }
     }
-    const Requested r{ready, source, 1};
+    insert(Requested{ready, source, 1});
+  }
+  /// A request for packet `index` (<= kMaxPacketIndex) of read flow `flow`'s
+  /// source `slot`, that source's only packet on this link: a packet entry.
+  void request_packet(Ps ready, std::uint32_t flow, std::uint16_t slot, std::uint32_t index) {
+    insert(Requested{ready, flow, kPacket | index << 16 | slot});
+  }
+  /// Appends r and moves it ahead of the entries ready later (stable).
+  void insert(const Requested r) {
+    const std::size_t n = requested.size();
+    const Ps ready = r.ready;
     requested.push_back(r);
     std::size_t k = n;
     for (; k > 0; --k) {
@@ -115,7 +137,7 @@ struct Sender {
   }
   /// The head response is sent.
   void pop_request() {
-    if (--head.count > 0) return;
+    if (!head.packet() && --head.count > 0) return;
     requested.pop_front();
     if (requested.empty()) {
       nwin = 0;
@@ -131,6 +153,9 @@ struct Sender {
     for (std::size_t j = 0; j < m; ++j) win[j] = requested[j + 1];
     wpos = 0;
     nwin = static_cast<std::uint8_t>(m);
+    // The entry the next refill reads, on its way meanwhile (a link serves its
+    // next kWin + 1 responses thousands of events apart at 1024 accelerators).
+    if (requested.size() > m + 1) __builtin_prefetch(&requested[m + 1]);
   }
 };
 

@@ -195,11 +195,18 @@ void Engine::issue_gpu_reads(int gpu) {
     for (std::size_t j = 0; j < f.srcs.size(); ++j) {
       if (grp >= f.src_n[j]) continue;
       const int link = g_.up(f.srcs[j], plane);
-      std::uint32_t& sid = f.src_id[j * static_cast<std::size_t>(np) + static_cast<std::size_t>(pi)];
-      if (sid == kNoSource)  // its first request: packets pi, pi + np, ... of source j
-        sid = add_source(Source{fi, static_cast<std::uint16_t>(j), static_cast<std::uint32_t>(pi), f.src_n[j],
-                                static_cast<std::uint32_t>(np), 0, true, 0});
-      links_[static_cast<std::size_t>(link)].tx.request(ready, sid);
+      Sender& tx = links_[static_cast<std::size_t>(link)].tx;
+      if (f.src_n[j] - static_cast<std::uint32_t>(pi) <= static_cast<std::uint32_t>(np) && packet_entries_) {
+        ++packet_entries_made_;
+        // Source j's only packet on this plane (packet grp == pi, < 64): the request carries it, no Source.
+        tx.request_packet(ready, fi, static_cast<std::uint16_t>(j), grp);
+      } else {
+        std::uint32_t& sid = f.src_id[j * static_cast<std::size_t>(np) + static_cast<std::size_t>(pi)];
+        if (sid == kNoSource)  // its first request: packets pi, pi + np, ... of source j
+          sid = add_source(Source{fi, static_cast<std::uint16_t>(j), static_cast<std::uint32_t>(pi), f.src_n[j],
+                                  static_cast<std::uint32_t>(np), 0, true, 0});
+        tx.request(ready, sid);
+      }
       wake_link(link, ready);
     }
     ++rd.outstanding;

@@ -60,7 +60,9 @@ void Engine::try_send(int id) {
     if (earliest < kNever) wake_link(id, earliest);
     return;
   }
-  const std::uint32_t read_sid = !have_read ? 0 : ring_read ? tx.head.source : tx.responses[pick_read];
+  // A packet entry at the head carries its packet, no Source (send_packet_entry).
+  const bool ring_packet = ring_read && tx.head.packet();
+  const std::uint32_t read_sid = !have_read || ring_packet ? 0 : ring_read ? tx.head.source : tx.responses[pick_read];
   const std::uint32_t write_sid = have_write ? tx.writes[tx.rr] : 0;
   auto bytes_of = [&](std::uint32_t sid) {
     const Source& x = sources_[sid];
@@ -70,7 +72,10 @@ void Engine::try_send(int id) {
   // Each class has its own credits (virtual channels): a class whose share of
   // the input port is full waits, the other one may still go.
   bool read_ok = have_read, write_ok = have_write;
-  const std::uint32_t read_bytes = have_read ? bytes_of(read_sid) : 0;
+  const std::uint32_t read_bytes =
+      !have_read ? 0
+      : ring_packet ? g_.pkt_bytes(flows_[tx.head.source].src_bytes[tx.head.slot()], tx.head.index())
+                    : bytes_of(read_sid);
   const std::uint32_t write_bytes = have_write ? bytes_of(write_sid) : 0;
   if (l.kind == Link::Up) {
     read_ok = read_ok && l.in.has_credit(InputPort::kResponses, read_bytes + H, g_.port_cap);
@@ -90,6 +95,10 @@ void Engine::try_send(int id) {
   }
   const bool use_read = read_ok && (!write_ok || !tx.last_read);
   const bool from_ring = use_read && ring_read;
+  if (from_ring && ring_packet) {
+    send_packet_entry(l, id, read_bytes);
+    return;
+  }
   const std::uint32_t sid = use_read ? read_sid : write_sid;
   Source& src = sources_[sid];
   Pkt p;
@@ -148,6 +157,35 @@ void Engine::pipe_event(int id) {
   const int c = h.p.cls;
   l.in.arrive(c, h, h.p.bytes + g_.H);
   if (!l.in.blocked[c]) pump_in(id);
+}
+
+// try_send's read for a packet entry at the head of the request FIFO (a
+// one-packet response of an accelerator read on a star: no Source, no ISA),
+// as try_send sends any other response. Apart, so try_send's code for the
+// Sources stays as it was.
+void Engine::send_packet_entry(Link& l, int id, std::uint32_t bytes) {
+  Sender& tx = l.tx;
+  const Sender::Requested h = tx.head;
+  Pkt p;
+  p.flow = h.source;
+  p.index = h.index();
+  p.slot = h.slot();
+  p.bytes = bytes;
+  p.cls = InputPort::kResponses;
+  const std::uint64_t wire = p.bytes + g_.H;
+  tx.last_read = true;
+  tx.pop_request();
+  ++stats_.packets;
+  Ps ser = 0;
+  const Flow& f = flows_[p.flow];
+  const Fine dur = p.bytes == g_.P ? f.ser_full : g_.ser_fine(f, p.bytes);
+  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
+  wake_link(id, l.wire.busy_until);
+  const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
+  l.in.take_credit(InputPort::kResponses, wire);
+  const bool was_empty = l.pipe.empty();
+  l.pipe.push_back(Queued{p, arrive});
+  if (was_empty) schedule(arrive, EvPipe, static_cast<std::uint32_t>(id));
 }
 
 }  // namespace scin::packet

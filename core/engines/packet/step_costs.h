@@ -20,6 +20,7 @@
 
 #include "fabric/config.h"
 #include "model/cost_model.h"
+#include "model/step_cost_without_ports.h"
 #include "schedule/schedule.h"
 
 namespace scin::packet {
@@ -70,6 +71,12 @@ class StepCosts {
   /// The cost of `st`, not memoised.
   Costed direct(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st) {
     step_cost(cfg, s, rm, st, scratch_);
+    return {&scratch_, transfer_factor(cfg, s, st)};
+  }
+  /// The same without the accelerator ports' uses (step_cost_without_ports):
+  /// for a step that crosses the fabric, whose ports the packets model.
+  Costed direct_without_ports(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st) {
+    step_cost_without_ports(cfg, s, rm, st, scratch_);
     return {&scratch_, transfer_factor(cfg, s, st)};
   }
   /// The cost of `st` and its transfer factor, as step_cost() and transfer_factor() give them.

@@ -2,11 +2,15 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 #include <set>
 
 #include <QLogValueAxis>
 #include <QPen>
 #include <QScatterSeries>
+#include <QValueAxis>
+#include <QXYSeries>
 
 #include "ui/charts_measured.h"
 
@@ -40,7 +44,84 @@ QCategoryAxis* makeSizeAxis(std::uint64_t min_bytes, std::uint64_t max_bytes, in
   return ax;
 }
 
+namespace {
+
+/// An axis's kind, title and range, as SizeChart::Drawn records them.
+void describeAxis(const QAbstractAxis* a, int* type, QString* title, double* lo, double* hi) {
+  *type = static_cast<int>(a->type());
+  *title = a->titleText();
+  if (auto* l = qobject_cast<const QLogValueAxis*>(a)) {
+    *type += 1000 * static_cast<int>(l->base());
+    *lo = l->min();
+    *hi = l->max();
+  } else if (auto* v = qobject_cast<const QValueAxis*>(a)) {
+    *lo = v->min();
+    *hi = v->max();
+  }
+}
+
+}  // namespace
+
+QStringList SizeChart::resultNotes(std::size_t drawn) const {
+  // Notes the results carry, once each: a simulated result's (e.g. NVLS on 2
+  // GPUs, which NCCL does not run: the curve is the mechanism itself).
+  QStringList notes;
+  if (drawn < rs_.curves.size())
+    notes << tr("Drawing the first %1 of %2 curves (one per algorithm and axis value): the Analysis tab plots "
+                "them all, with filters and facets; Export CSV has every curve.")
+                 .arg(drawn)
+                 .arg(rs_.curves.size());
+  std::map<std::string, std::set<std::string>> byNote;  // note -> algorithms
+  for (const Curve& c : rs_.curves)
+    for (const SimResult& r : c.points)
+      if (r.extra.is_object() && r.extra.contains("note") && r.extra["note"].is_string())
+        byNote[r.extra["note"].get<std::string>()].insert(r.algorithm);
+  for (const auto& [note, algos] : byNote) {
+    QStringList a;
+    for (const auto& x : algos) a << QString::fromStdString(x);
+    notes << tr("%1: %2").arg(a.join(QStringLiteral(", ")), QString::fromStdString(note));
+  }
+  return notes;
+}
+
+bool SizeChart::updateInPlace() {
+  if (!drawn_ || (measured_ && measured_->chosen())) return false;
+  const std::size_t drawn = std::min(rs_.curves.size(), kMaxCurves);
+  const QList<QAbstractSeries*> series = chart()->series();
+  if (drawn == 0 || static_cast<std::size_t>(series.size()) != drawn || drawn_->curves.size() != drawn) return false;
+  Drawn now;
+  now.min_b = std::numeric_limits<std::uint64_t>::max();
+  double y_lo = std::numeric_limits<double>::max(), y_hi = -std::numeric_limits<double>::max();
+  std::vector<QList<QPointF>> points(drawn);
+  for (std::size_t ci = 0; ci < drawn; ++ci) {
+    const Curve& c = rs_.curves[ci];
+    now.curves.emplace_back(c.label, c.algorithm, c.group, c.overlay);
+    for (std::size_t i = 0; i < c.points.size(); ++i) {
+      auto v = value(c, i);
+      if (!v || !std::isfinite(*v)) continue;
+      const std::uint64_t b = c.points[i].bytes;
+      points[ci].append(QPointF(std::log2(static_cast<double>(b)), *v));
+      now.min_b = std::min(now.min_b, b);
+      now.max_b = std::max(now.max_b, b);
+      y_lo = std::min(y_lo, *v);
+      y_hi = std::max(y_hi, *v);
+    }
+  }
+  if (now.max_b == 0) return false;
+  // The y axis these values would get, compared with the one shown.
+  std::unique_ptr<QAbstractAxis> y(makeYAxis(y_lo, y_hi));
+  describeAxis(y.get(), &now.y_type, &now.y_title, &now.y_min, &now.y_max);
+  if (!(now == *drawn_)) return false;
+  for (std::size_t ci = 0; ci < drawn; ++ci)
+    if (auto* s = qobject_cast<QXYSeries*>(series[static_cast<qsizetype>(ci)])) s->replace(points[ci]);
+    else return false;  // (not reached: every curve is a line series)
+  setNote(resultNotes(drawn).join(QLatin1Char('\n')));
+  return true;
+}
+
 void SizeChart::redraw() {
+  if (updateInPlace()) return;
+  drawn_.reset();
   clearChart();
   measuredNames_.clear();
   if (rs_.curves.empty()) return;
@@ -130,27 +211,8 @@ void SizeChart::redraw() {
       y_hi = std::max(y_hi, *v);
     }
   }
-  // Notes the results carry, once each: a simulated result's (e.g. NVLS on 2
-  // GPUs, which NCCL does not run: the curve is the mechanism itself) and measured
-  // rows modelled as what NCCL runs instead.
-  QStringList notes;
-  if (drawn < rs_.curves.size())
-    notes << tr("Drawing the first %1 of %2 curves (one per algorithm and axis value): the Analysis tab plots "
-                "them all, with filters and facets; Export CSV has every curve.")
-                 .arg(drawn)
-                 .arg(rs_.curves.size());
-  {
-    std::map<std::string, std::set<std::string>> byNote;  // note -> algorithms
-    for (const Curve& c : rs_.curves)
-      for (const SimResult& r : c.points)
-        if (r.extra.is_object() && r.extra.contains("note") && r.extra["note"].is_string())
-          byNote[r.extra["note"].get<std::string>()].insert(r.algorithm);
-    for (const auto& [note, algos] : byNote) {
-      QStringList a;
-      for (const auto& x : algos) a << QString::fromStdString(x);
-      notes << tr("%1: %2").arg(a.join(QStringLiteral(", ")), QString::fromStdString(note));
-    }
-  }
+  // Notes: the results' own, then measured rows modelled as what NCCL runs instead.
+  QStringList notes = resultNotes(drawn);
   if (const MeasuredChoice* m = measured_ ? measured_->chosen() : nullptr) {
     std::map<std::pair<std::string, std::string>, int> rows;  // (algorithm, note) -> rows drawn
     for (const RowError& e : m->report.rows)
@@ -180,6 +242,19 @@ void SizeChart::redraw() {
     s->attachAxis(y);
   }
   connectLegend();
+  // What updateInPlace() may update: the curves alone (no measured markers,
+  // no extra series, no legend summary entry), on these axes.
+  if (measuredNames_.isEmpty() && static_cast<std::size_t>(chart()->series().size()) == drawn) {
+    Drawn d;
+    for (std::size_t ci = 0; ci < drawn; ++ci) {
+      const Curve& c = rs_.curves[ci];
+      d.curves.emplace_back(c.label, c.algorithm, c.group, c.overlay);
+    }
+    d.min_b = min_b;
+    d.max_b = max_b;
+    describeAxis(y, &d.y_type, &d.y_title, &d.y_min, &d.y_max);
+    drawn_ = std::move(d);
+  }
 }
 
 void SizeChart::setMeasured(MeasuredOverlay* overlay) {

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include <QCategoryAxis>
 #include <QLineSeries>
@@ -63,6 +66,26 @@ class SizeChart : public ChartPanel {
   virtual std::optional<double> measuredValue(const RowError& /*row*/) const { return std::nullopt; }
 
  private:
+  /// The notes of the results themselves (curves left out, a result's note).
+  QStringList resultNotes(std::size_t drawn) const;
+  /// When the chart already shows the same curves (names, styles) on the same
+  /// axes, replaces their points and returns true: a live preview refining or
+  /// following an edit does not rebuild every series and axis (Qt Charts'
+  /// largest cost per update), and a zoom is kept. False: redraw from scratch.
+  bool updateInPlace();
+
+  /// What the last full redraw drew, for updateInPlace(): each curve's label,
+  /// algorithm, group and overlay flag; the x range; the y axis's kind and range.
+  struct Drawn {
+    std::vector<std::tuple<QString, std::string, QString, bool>> curves;
+    std::uint64_t min_b = 0, max_b = 0;
+    QString y_title;
+    int y_type = -1;
+    double y_min = 0, y_max = 0;
+    bool operator==(const Drawn&) const = default;
+  };
+  std::optional<Drawn> drawn_;
+
   MeasuredOverlay* measured_ = nullptr;
   QStringList measuredNames_;
 };

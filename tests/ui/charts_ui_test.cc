@@ -363,6 +363,70 @@ class ChartsUiTest : public QObject {
     QVERIFY(!lat.note().contains(QStringLiteral("curves (one per")));
   }
 
+  // A live preview refining or following an edit changes only the values:
+  // the chart replaces its series' points in place (same series objects) and
+  // shows exactly the new values; new names, a y range in other decades or
+  // another metric draw the chart anew, also with exactly the new values.
+  void sizeChartUpdatesValuesInPlace() {
+    auto expectShows = [](const SizeChart& chart, const ResultSet& rs, auto value) {
+      for (const Curve& c : rs.curves) {
+        const auto data = chart.seriesData(c.label);
+        QCOMPARE(data.size(), c.points.size());
+        for (std::size_t i = 0; i < data.size(); ++i) {
+          QCOMPARE(data[i].first, static_cast<double>(c.points[i].bytes));
+          QCOMPARE(data[i].second, value(c.points[i]));
+        }
+      }
+    };
+    auto scaled = [](ResultSet rs, double f) {
+      for (Curve& c : rs.curves)
+        for (SimResult& r : c.points) {
+          r.time_ns *= f;
+          r.algbw_GBps /= f;
+          r.busbw_GBps /= f;
+        }
+      return rs;
+    };
+    auto us = [](const SimResult& r) { return r.time_ns / 1e3; };
+    LatencyChart lat;
+    lat.resize(1000, 600);
+    lat.show();
+    const ResultSet a = manyCurves(3);
+    lat.setResults(a);
+    expectShows(lat, a, us);
+    QAbstractSeries* first = lat.chart()->series().front();
+    const ResultSet b = scaled(a, 1.01);  // the same decades
+    lat.setResults(b);
+    QVERIFY(lat.chart()->series().front() == first);
+    expectShows(lat, b, us);
+    ResultSet partial = b;  // refining: fewer points on the same curves, both ends included
+    for (Curve& c : partial.curves) c.points.erase(c.points.begin() + 1, c.points.end() - 2);
+    lat.setResults(partial);
+    QVERIFY(lat.chart()->series().front() == first);
+    expectShows(lat, partial, us);
+    lat.setResults(b);
+    expectShows(lat, b, us);
+    const ResultSet slow = scaled(a, 1000);  // other decades: new axes
+    lat.setResults(slow);
+    expectShows(lat, slow, us);
+    auto* axis = qobject_cast<QLogValueAxis*>(lat.chart()->axes(Qt::Vertical).front());
+    QVERIFY(axis);
+    QVERIFY(axis->max() >= slow.curves.back().points.back().time_ns / 1e3);
+    ResultSet renamed = slow;
+    renamed.curves[1].label = QStringLiteral("renamed");
+    lat.setResults(renamed);
+    expectShows(lat, renamed, us);
+    QVERIFY(lat.seriesNames().contains(QStringLiteral("renamed")));
+    // Another metric of the same results: drawn anew with its values.
+    BandwidthChart bw;
+    bw.resize(1000, 600);
+    bw.show();
+    bw.setResults(a);
+    expectShows(bw, a, [](const SimResult& r) { return r.busbw_GBps; });
+    bw.setMetric(BandwidthChart::AlgBw);
+    expectShows(bw, a, [](const SimResult& r) { return r.algbw_GBps; });
+  }
+
   void measuredPointsOverlayTheSimulatedRun() {
     MainWindow w;
     w.resize(1400, 900);

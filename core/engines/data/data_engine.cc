@@ -93,6 +93,16 @@ inline float round_plain(float x, Format f) {
   }
 }
 
+// Per-thread scratch of at least n floats, contents unspecified (every user
+// writes before it reads): a step's chunks are not allocated and zero-filled
+// per task. Two slots: the chunk's running values and one decoded source.
+float* scratch(std::size_t n, int slot) {
+  thread_local std::vector<float> buf[2];
+  std::vector<float>& b = buf[slot];
+  if (b.size() < n) b.resize(n);
+  return b.data();
+}
+
 // Target chunk of elements per task; rounded to a multiple of every block size in a step.
 constexpr std::uint64_t kChunkElems = 16384;
 
@@ -115,8 +125,9 @@ class Engine {
  public:
   // `alias[i]`: buffer i is rank-input storage read in place (never written by
   // a step, already exact in its format, exactly as long as the input).
-  Engine(const Schedule& s, const DataOptions& opt, std::byte* storage, const std::vector<const float*>& alias)
-      : s_(s) {
+  Engine(const Schedule& s, const std::vector<Step>& steps, const DataOptions& opt, std::byte* storage,
+         const std::vector<const float*>& alias)
+      : s_(s), steps_(&steps) {
     bufs_.resize(s.buffers.size());
     const float fill = opt.poison_unwritten ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     std::uint64_t at = 0;
@@ -183,11 +194,17 @@ class Engine {
     return scratch;
   }
 
+  // Executes `st` (steps_[index]: the schedule's step, or what plan_steps made
+  // of it); the counts are those of the schedule's step.
   void run_step(std::size_t index, DataResult& res) {
-    const Step& st = s_.steps[index];
-    if (st.op == DataOp::None) return;
-    const std::uint64_t n = st.srcs.front().count;
+    const Step& listed = s_.steps[index];
+    if (listed.op == DataOp::None) return;
+    const std::uint64_t n = listed.srcs.front().count;
     if (n == 0) return;
+    ++res.data_steps;
+    res.elements_processed += n * (listed.srcs.size() + listed.dsts.size());
+    const Step& st = (*steps_)[index];
+    if (st.dsts.size() == 0) return;   // every destination forwarded
     // Chunks are a multiple of every codec block size of the step. Blocks of a
     // codec region start at the region's offset. A region off the
     // buffer's block grid (schedule.h asks algorithms to avoid them; they arise
@@ -219,18 +236,16 @@ class Engine {
     for (const auto& r : st.dsts) bufs_[r.buffer].mark_written(r.offset, n);
     const std::uint64_t chunks = (n + chunk - 1) / chunk;
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, chunks), [&](const tbb::blocked_range<std::uint64_t>& rg) {
-      std::vector<float> tmp(chunk);
+      float* tmp = scratch(chunk, 0);
       for (std::uint64_t c = rg.begin(); c != rg.end(); ++c) {
         const std::uint64_t lo = c * chunk;
         const std::uint64_t len = std::min(chunk, n - lo);
         if (st.op == DataOp::Copy)
-          copy_chunk(st, lo, len, tmp.data());
+          copy_chunk(st, lo, len, tmp);
         else
-          reduce_chunk(st, lo, len, tmp.data());
+          reduce_chunk(st, lo, len, tmp);
       }
     });
-    ++res.data_steps;
-    res.elements_processed += n * (st.srcs.size() + st.dsts.size());
   }
 
  private:
@@ -359,7 +374,7 @@ class Engine {
     // (24 >= 2p + 2 for p = 8 and p = 11 significand bits: double rounding is
     // innocuous), which is what a BF16/FP16 add instruction returns.
     const Format f = st.accum;
-    std::vector<float> src(len);
+    float* const src = scratch(len, 1);
     auto sum_into_tmp = [&](const Region* dr) {
       if (dr) {
         read(bufs_[dr->buffer], *dr, lo, len, tmp);
@@ -368,7 +383,7 @@ class Engine {
         std::fill(tmp, tmp + len, 0.0f);
       }
       for (const Region& sr : st.srcs) {
-        read(bufs_[sr.buffer], sr, lo, len, src.data());
+        read(bufs_[sr.buffer], sr, lo, len, src);
         for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(tmp[i] + src[i], f);
       }
     };
@@ -384,8 +399,152 @@ class Engine {
   }
 
   const Schedule& s_;
+  const std::vector<Step>* steps_;   // what runs: s_.steps or their plan
   std::vector<Buf> bufs_;
 };
+
+// ---- Shared work: the steps a run executes.
+//
+// The schedule moves data as a real fabric would; on one host many of those
+// moves only make a second copy of values that stay unchanged. plan_steps()
+// rewrites a schedule's steps into ones that compute the same buffer contents
+// wherever they are read (every value bit for bit, the outputs included), in
+// two ways:
+//  - A copy's destination region D is not materialised when reading D later
+//    is the same as reading its source S: D and S hold the same representation
+//    (the same plain format, or the same codec with both regions on the block
+//    grid), every later read of D lies inside D (and on the block grid for a
+//    codec), nothing writes D afterwards, nothing writes S until D's last read,
+//    and D is no rank's input or output. Reads of D then read S.
+//  - A reduction (not accumulating) whose sources, read through those
+//    forwards, are the same regions in the same order as an earlier
+//    reduction's, with the same running-sum format, none of them written since,
+//    becomes a copy of the earlier result (identical arithmetic gives identical
+//    bits), provided that result is unchanged and in the same representation.
+// One-shot's slot copies and its N identical reductions are the main case.
+struct Interval {
+  std::size_t step;
+  std::uint64_t lo, hi;
+};
+
+inline bool overlaps(std::uint64_t alo, std::uint64_t ahi, std::uint64_t blo, std::uint64_t bhi) {
+  return alo < bhi && blo < ahi;
+}
+
+std::vector<Step> plan_steps(const Schedule& s) {
+  const std::size_t nb = s.buffers.size();
+  std::vector<std::vector<Interval>> writes(nb), reads(nb);
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& st = s.steps[i];
+    if (st.op == DataOp::None || st.srcs.size() == 0) continue;
+    const std::uint64_t n = st.srcs.front().count;
+    for (const Region& r : st.srcs) reads[r.buffer].push_back({i, r.offset, r.offset + n});
+    for (const Region& r : st.dsts) {
+      writes[r.buffer].push_back({i, r.offset, r.offset + n});
+      if (st.op == DataOp::Reduce && st.accumulate) reads[r.buffer].push_back({i, r.offset, r.offset + n});
+    }
+  }
+  std::vector<char> pinned(nb, 0);   // rank inputs and outputs: always materialised
+  for (BufferId b : s.input) pinned[b] = 1;
+  for (BufferId b : s.output) pinned[b] = 1;
+  // Whether [lo, hi) of buffer b is written by a step in (a, z].
+  auto written = [&](BufferId b, std::uint64_t lo, std::uint64_t hi, std::size_t a, std::size_t z) {
+    for (const Interval& w : writes[b])
+      if (w.step > a && w.step <= z && overlaps(w.lo, w.hi, lo, hi)) return true;
+    return false;
+  };
+  auto same_repr = [&](const Region& a, const Region& b) {
+    const BufferDecl& x = s.buffers[a.buffer];
+    const BufferDecl& y = s.buffers[b.buffer];
+    if (x.format != y.format) return false;
+    if (!is_codec(x.format)) return true;
+    const auto g = static_cast<std::uint64_t>(std::max(x.block_elems, 1));
+    return x.block_elems == y.block_elems && x.scale_format == y.scale_format && a.offset % g == 0 &&
+           b.offset % g == 0;
+  };
+  // Forwards: reads of [lo, hi) of buffer b read (to, to_offset + (x - lo)).
+  struct Forward {
+    std::uint64_t lo, hi;
+    BufferId to;
+    std::uint64_t to_offset;
+  };
+  std::vector<std::vector<Forward>> fwd(nb);
+  // Each forward points at a region that was readable when it was made, never
+  // at a later one, so chains end; empty regions are never forwarded.
+  auto resolve = [&](Region r) {
+    if (r.count == 0) return r;
+    for (;;) {
+      bool moved = false;
+      for (const Forward& f : fwd[r.buffer])
+        if (r.offset >= f.lo && r.offset + r.count <= f.hi) {
+          r = Region{f.to, f.to_offset + (r.offset - f.lo), r.count};
+          moved = true;
+          break;
+        }
+      if (!moved) return r;
+    }
+  };
+  struct Done {   // a reduction executed as listed
+    std::size_t step;
+    std::vector<Region> srcs;   // resolved
+    Format accum;
+    Region dst;
+  };
+  std::vector<Done> done;
+  auto same_region = [](const Region& a, const Region& b) {
+    return a.buffer == b.buffer && a.offset == b.offset && a.count == b.count;
+  };
+  std::vector<Step> plan = s.steps;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    Step& st = plan[i];
+    if (st.op == DataOp::None || st.srcs.size() == 0 || st.dsts.size() == 0 || st.srcs.front().count == 0) continue;
+    const std::uint64_t n = st.srcs.front().count;
+    for (Region& r : st.srcs) r = resolve(r);
+    if (st.op == DataOp::Reduce && !st.accumulate) {
+      std::vector<Region> srcs(st.srcs.begin(), st.srcs.end());
+      bool reused = false;
+      for (const Done& d : done) {
+        if (d.accum != st.accum || d.srcs.size() != srcs.size()) continue;
+        if (!std::equal(srcs.begin(), srcs.end(), d.srcs.begin(), same_region)) continue;
+        bool ok = !written(d.dst.buffer, d.dst.offset, d.dst.offset + n, d.step, i - 1);
+        for (const Region& r : srcs) ok = ok && !written(r.buffer, r.offset, r.offset + n, d.step, i - 1);
+        for (const Region& r : st.dsts) ok = ok && same_repr(d.dst, r) && !overlaps(r.offset, r.offset + n, d.dst.offset, d.dst.offset + n);
+        if (!ok) continue;
+        st.op = DataOp::Copy;
+        st.srcs.clear();
+        st.srcs.push_back(d.dst);
+        reused = true;
+        break;
+      }
+      if (!reused) done.push_back({i, std::move(srcs), st.accum, st.dsts.front()});
+    }
+    if (st.op != DataOp::Copy) continue;
+    const Region src = st.srcs.front();
+    DstList kept;
+    for (const Region& d : st.dsts) {
+      bool elide = !pinned[d.buffer] && same_repr(src, d) &&
+                   !(d.buffer == src.buffer && overlaps(d.offset, d.offset + n, src.offset, src.offset + n)) &&
+                   !written(d.buffer, d.offset, d.offset + n, i, plan.size());
+      std::size_t last = i;
+      const auto g = is_codec(s.buffers[d.buffer].format)
+                         ? static_cast<std::uint64_t>(std::max(s.buffers[d.buffer].block_elems, 1))
+                         : std::uint64_t{1};
+      for (const Interval& r : reads[d.buffer]) {
+        if (!elide) break;
+        if (r.step <= i || !overlaps(r.lo, r.hi, d.offset, d.offset + n)) continue;
+        if (r.lo < d.offset || r.hi > d.offset + n || (r.lo - d.offset) % g != 0) elide = false;
+        last = std::max(last, r.step);
+      }
+      elide = elide && !written(src.buffer, src.offset, src.offset + n, i, last);
+      if (elide)
+        fwd[d.buffer].push_back({d.offset, d.offset + n, src.buffer, src.offset});
+      else
+        kept.push_back(d);
+    }
+    st.dsts = kept;
+  }
+  return plan;
+}
 
 }  // namespace
 
@@ -504,7 +663,8 @@ DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& input
   }
   DataWorkspace::Storage& store = ws.storage();
   store.reserve(DataWorkspace::bytes_for(s));
-  Engine e(s, opt, store.data, alias);
+  const std::vector<Step> planned = opt.share_work ? plan_steps(s) : std::vector<Step>{};
+  Engine e(s, opt.share_work ? planned : s.steps, opt, store.data, alias);
   // Ranks' input buffers are distinct (check_schedule does not demand it, so guard).
   std::vector<int> loads;
   for (int r = 0; r < s.gpus; ++r)

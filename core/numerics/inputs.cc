@@ -3,6 +3,7 @@
 #include "base/run_context.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -86,6 +87,10 @@ inline std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream, std:
   return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ index);
 }
 
+// static_cast<double>(x) for x < 2^32, the same value, in integer and
+// floating-point operations that vectorise (2^52 + x is exact in a double).
+inline double u32_to_double(std::uint64_t x) { return std::bit_cast<double>(0x4330000000000000ull | x) - 0x1p52; }
+
 // Uniform in (0, 1] from the top 53 bits.
 inline double unit_open0(std::uint64_t h) { return (static_cast<double>(h >> 11) + 1.0) * 0x1p-53; }
 
@@ -148,9 +153,9 @@ struct Batcher {
         cs[k] = -laplace_b * std::copysign(lg[k], u);
       }
     } else {
-      for (std::uint64_t k = 0; k < n; ++k) arg[k] = (static_cast<double>(hs[k] >> 32) + 1.0) * 0x1p-32;
+      for (std::uint64_t k = 0; k < n; ++k) arg[k] = (u32_to_double(hs[k] >> 32) + 1.0) * 0x1p-32;
       fast_batch_for<Fn::Log, Avx2>(arg, lg, n);
-      for (std::uint64_t k = 0; k < n; ++k) arg[k] = two_pi * (static_cast<double>(hs[k] & 0xffffffffull) * 0x1p-32);
+      for (std::uint64_t k = 0; k < n; ++k) arg[k] = two_pi * (u32_to_double(hs[k] & 0xffffffffull) * 0x1p-32);
       fast_batch_for<Fn::Cos, Avx2>(arg, cs, n);
       for (std::uint64_t k = 0; k < n; ++k) {
         double v = sigma * std::sqrt(-2.0 * lg[k]) * cs[k];
@@ -158,15 +163,21 @@ struct Batcher {
         cs[k] = v;
       }
     }
+    // Zero, NaN or infinity (the tests fail) or too close to a boundary: the
+    // scalar formula decides. (Branch-free first pass, so that it vectorises.)
+    unsigned char unsure[kBatch];
+    unsigned any = 0;
     for (std::uint64_t k = 0; k < n; ++k) {
       const double v = cs[k];
       const double m = std::fabs(v) * 0x1p-32;
       const float f = static_cast<float>(v);
-      // Zero, NaN or infinity (the tests fail) or too close to a boundary:
-      // the scalar formula decides.
-      const bool sure = m > 0 && static_cast<float>(v - m) == f && static_cast<float>(v + m) == f;
-      x[lo + k] = sure ? f : exact(hs[k], lo + k);
+      const bool sure = (m > 0) & (static_cast<float>(v - m) == f) & (static_cast<float>(v + m) == f);
+      x[lo + k] = f;
+      unsure[k] = !sure;
+      any |= !sure;
     }
+    for (std::uint64_t k = 0; any && k < n; ++k)
+      if (unsure[k]) x[lo + k] = exact(hs[k], lo + k);
   }
 };
 
@@ -427,20 +438,32 @@ void round_inputs(std::vector<std::vector<float>>& inputs, DType dtype, const st
   if (dtype == DType::Fp32) return;
   const float big = dtype == DType::Bf16 ? num::bf16_to_float(0x7f7f) : num::fp16_to_float(0x7bff);
   for (std::size_t r = 0; r < inputs.size(); ++r) {
-    // Only values beyond the largest finite value can round to infinity: check those one by one
-    // (no copy of the whole input).
-    for (std::size_t i = 0; i < inputs[r].size(); ++i) {
-      const float v = inputs[r][i];
-      if (!(std::fabs(v) > big) || !std::isfinite(v)) continue;
-      std::vector<float> one{v};
-      round_to_format(one, format_of(dtype));
-      if (std::isfinite(one[0])) continue;
-      std::string name = to_string(dtype);
-      for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      throw Error(fmt::format("{}: rank {} element {} = {:g} overflows {} (largest finite {:g})", origin, r, i, v,
-                              name, big));
+    float* x = inputs[r].data();
+    const std::size_t n = inputs[r].size();
+    // In blocks: a branch-free look for values beyond the largest finite value
+    // (only those can round to infinity; they are checked one by one), then
+    // the block is rounded while it is in cache.
+    constexpr std::size_t kBlock = 4096;
+    for (std::size_t lo = 0; lo < n; lo += kBlock) {
+      const std::size_t hi = std::min(n, lo + kBlock);
+      std::uint32_t beyond = 0;
+      for (std::size_t i = lo; i < hi; ++i) beyond |= static_cast<std::uint32_t>(std::fabs(x[i]) > big);
+      for (std::size_t i = lo; beyond && i < hi; ++i) {
+        const float v = x[i];
+        if (!(std::fabs(v) > big) || !std::isfinite(v)) continue;
+        std::vector<float> one{v};
+        round_to_format(one, format_of(dtype));
+        if (std::isfinite(one[0])) continue;
+        std::string name = to_string(dtype);
+        for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        throw Error(fmt::format("{}: rank {} element {} = {:g} overflows {} (largest finite {:g})", origin, r, i, v,
+                                name, big));
+      }
+      if (dtype == DType::Bf16)
+        for (std::size_t i = lo; i < hi; ++i) x[i] = num::round_bf16_fast(x[i]);
+      else
+        for (std::size_t i = lo; i < hi; ++i) x[i] = num::round_fp16(x[i]);
     }
-    round_to_format(inputs[r], format_of(dtype));
   }
 }
 

@@ -508,7 +508,9 @@ std::vector<Step> plan_steps(const Schedule& s) {
         if (!std::equal(srcs.begin(), srcs.end(), d.srcs.begin(), same_region)) continue;
         bool ok = !written(d.dst.buffer, d.dst.offset, d.dst.offset + n, d.step, i - 1);
         for (const Region& r : srcs) ok = ok && !written(r.buffer, r.offset, r.offset + n, d.step, i - 1);
-        for (const Region& r : st.dsts) ok = ok && same_repr(d.dst, r) && !overlaps(r.offset, r.offset + n, d.dst.offset, d.dst.offset + n);
+        for (const Region& r : st.dsts)
+          ok = ok && same_repr(d.dst, r) &&
+               !(r.buffer == d.dst.buffer && overlaps(r.offset, r.offset + n, d.dst.offset, d.dst.offset + n));
         if (!ok) continue;
         st.op = DataOp::Copy;
         st.srcs.clear();

@@ -487,6 +487,13 @@ TEST(DataEngine, SharedWorkKeepsValuesThatChangeLater) {
   s.add(data_step(StepKind::Compute, 1, DataOp::Reduce, {{z, 0, n}, {in1, 0, n}}, {{w, 0, n}}));
   s.add(data_step(StepKind::Compute, 1, DataOp::Copy, {{in1, 0, n}}, {{z, 0, n}}));
   s.add(data_step(StepKind::Compute, 1, DataOp::Reduce, {{z, 0, n}, {in1, 0, n}}, {{s.output[1], 0, n}}));
+  // A reduction into one of its own sources, then the same reduction: the second sees the new value.
+  const BufferId y = s.add_buffer({"y", 0, n, Format::Fp32});
+  const BufferId v = s.add_buffer({"v", 0, n, Format::Fp32});
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{in0, 0, n}}, {{y, 0, n}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Reduce, {{y, 0, n}, {in0, 0, n}}, {{y, 0, n}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Reduce, {{y, 0, n}, {in0, 0, n}}, {{v, 0, n}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Reduce, {{v, 0, n}, {s.output[0], 0, n}}, {{s.output[0], 0, n}}));
   // A BF16 copy read across its end (p[n/2, 3n/2) spans the copy and unwritten storage).
   s.add(data_step(StepKind::Compute, 1, DataOp::Copy, {{w, 0, n}}, {{p, 0, n}}));
   Step acc = data_step(StepKind::Compute, 1, DataOp::Reduce, {{p, n / 2, n}}, {{s.output[1], 0, n}});
@@ -500,7 +507,7 @@ TEST(DataEngine, SharedWorkKeepsValuesThatChangeLater) {
     EXPECT_EQ(shared.data_steps, listed.data_steps);
     EXPECT_EQ(shared.elements_processed, listed.elements_processed);
     for (std::uint64_t i = 0; i < n; ++i) {
-      EXPECT_EQ(shared.outputs[0][i], in[0][i] + in[1][i]) << i;
+      EXPECT_EQ(shared.outputs[0][i], 3 * in[0][i] + (in[0][i] + in[1][i])) << i;   // v = 3 x0, then + x0 + x1
       const float tail = i < n / 2 ? in[0][i + n / 2] + in[1][i + n / 2] : 0.0f;   // then unwritten storage
       const float want = 2 * in[1][i] + tail;
       if (poison && i >= n / 2) {

@@ -518,7 +518,11 @@ std::vector<Step> plan_steps(const Schedule& s) {
         reused = true;
         break;
       }
-      if (!reused) done.push_back({i, std::move(srcs), st.accum, st.dsts.front()});
+      // A reduction that overwrites one of its own sources leaves them changed: not reusable.
+      bool in_place = false;
+      for (const Region& d : st.dsts)
+        for (const Region& r : srcs) in_place = in_place || (d.buffer == r.buffer && overlaps(d.offset, d.offset + n, r.offset, r.offset + n));
+      if (!reused && !in_place) done.push_back({i, std::move(srcs), st.accum, st.dsts.front()});
     }
     if (st.op != DataOp::Copy) continue;
     const Region src = st.srcs.front();

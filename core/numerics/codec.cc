@@ -1,6 +1,7 @@
 #include "numerics/codec.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -51,8 +52,17 @@ void quantise_int(const float* x, std::size_t n, float scale, float qmax, std::u
 }  // namespace
 
 float quantise_block(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes) {
-  float amax = 0.0f;
-  for (std::size_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[i]));
+  // amax = max(amax, |x_i|) in order from +0 (std::max keeps amax when |x_i|
+  // is NaN): the largest non-NaN |x_i|, or +0. Taken on the bit patterns, which
+  // order non-negative non-NaN floats as their values, with no dependence on
+  // the order, so the loop vectorises; the same float.
+  std::int32_t top = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::int32_t a = static_cast<std::int32_t>(std::bit_cast<std::uint32_t>(x[i]) & 0x7fffffffu);
+    a = a > 0x7f800000 ? 0 : a;   // NaN: skipped
+    top = std::max(top, a);
+  }
+  const float amax = std::bit_cast<float>(static_cast<std::uint32_t>(top));
   const float qmax = codec_qmax(c.format);
   const float scale = round_scale(amax / qmax, c.scale_format);
   if (c.format == Format::Int8Block || c.format == Format::Int4Block) {

@@ -3,6 +3,7 @@
 #include "base/run_context.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -26,6 +27,9 @@
 // accuracy: a few ulps; the generator below only trusts it to 2^-32.
 extern "C" __m128d _ZGVbN2v_log(__m128d);
 extern "C" __m128d _ZGVbN2v_cos(__m128d);
+// The AVX2 variants, four doubles per call (called only from AVX2 code, when the CPU has it).
+extern "C" __m256d _ZGVdN4v_log(__m256d);
+extern "C" __m256d _ZGVdN4v_cos(__m256d);
 #define SCIN_HAVE_LIBMVEC 1
 #endif
 
@@ -48,6 +52,30 @@ void fast_batch(const double* in, double* out, std::uint64_t n) {
   for (; k < n; ++k) out[k] = F == Fn::Log ? std::log(in[k]) : std::cos(in[k]);
 }
 
+#ifdef SCIN_HAVE_LIBMVEC
+// The same with the AVX2 variants, four per call (AVX2 code: only run when the CPU has it).
+template <Fn F>
+__attribute__((target("avx2"))) void fast_batch_avx2(const double* in, double* out, std::uint64_t n) {
+  std::uint64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const __m256d x = _mm256_loadu_pd(in + k);
+    _mm256_storeu_pd(out + k, F == Fn::Log ? _ZGVdN4v_log(x) : _ZGVdN4v_cos(x));
+  }
+  for (; k < n; ++k) out[k] = F == Fn::Log ? std::log(in[k]) : std::cos(in[k]);
+}
+#endif
+
+template <Fn F, bool Avx2>
+[[gnu::always_inline]] inline void fast_batch_for(const double* in, double* out, std::uint64_t n) {
+#ifdef SCIN_HAVE_LIBMVEC
+  if constexpr (Avx2) {
+    fast_batch_avx2<F>(in, out, n);
+    return;
+  }
+#endif
+  fast_batch<F>(in, out, n);
+}
+
 inline std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -58,6 +86,10 @@ inline std::uint64_t splitmix64(std::uint64_t x) {
 inline std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
   return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ index);
 }
+
+// static_cast<double>(x) for x < 2^32, the same value, in integer and
+// floating-point operations that vectorise (2^52 + x is exact in a double).
+inline double u32_to_double(std::uint64_t x) { return std::bit_cast<double>(0x4330000000000000ull | x) - 0x1p52; }
 
 // Uniform in (0, 1] from the top 53 bits.
 inline double unit_open0(std::uint64_t h) { return (static_cast<double>(h >> 11) + 1.0) * 0x1p-53; }
@@ -90,6 +122,75 @@ std::vector<std::uint64_t> outlier_channels(const InputSpec& spec) {
   return idx;
 }
 
+
+// One batch of generated values: the same formulas with vector log/cos
+// (fast_batch; a few ulps from the scalar ones). A value within 2^-32
+// (relative) of a float rounding boundary is recomputed with the scalar
+// functions (`exact`), so every float is the one the defining formulas give.
+template <class Exact>
+struct Batcher {
+  static constexpr std::uint64_t kBatch = 256;
+  double sigma, two_pi, laplace_b;
+  bool laplace;
+  const char* is_outlier;   // null: no outlier channels
+  std::uint64_t channels;
+  double outlier_scale;
+  const Exact& exact;
+
+  template <bool Avx2>
+  [[gnu::always_inline]] inline void run(std::uint64_t key, std::uint64_t lo, std::uint64_t n, float* x) const {
+    double arg[kBatch], lg[kBatch], cs[kBatch];
+    std::uint64_t hs[kBatch];
+    for (std::uint64_t k = 0; k < n; ++k) hs[k] = splitmix64(key ^ (lo + k));
+    if (laplace) {
+      for (std::uint64_t k = 0; k < n; ++k) {
+        const double u = unit_open0(hs[k]) - 0.5;
+        arg[k] = std::max(1.0 - 2.0 * std::fabs(u), 0x1p-53);
+      }
+      fast_batch_for<Fn::Log, Avx2>(arg, lg, n);
+      for (std::uint64_t k = 0; k < n; ++k) {
+        const double u = unit_open0(hs[k]) - 0.5;
+        cs[k] = -laplace_b * std::copysign(lg[k], u);
+      }
+    } else {
+      for (std::uint64_t k = 0; k < n; ++k) arg[k] = (u32_to_double(hs[k] >> 32) + 1.0) * 0x1p-32;
+      fast_batch_for<Fn::Log, Avx2>(arg, lg, n);
+      for (std::uint64_t k = 0; k < n; ++k) arg[k] = two_pi * (u32_to_double(hs[k] & 0xffffffffull) * 0x1p-32);
+      fast_batch_for<Fn::Cos, Avx2>(arg, cs, n);
+      for (std::uint64_t k = 0; k < n; ++k) {
+        double v = sigma * std::sqrt(-2.0 * lg[k]) * cs[k];
+        if (is_outlier && is_outlier[(lo + k) % channels]) v *= outlier_scale;
+        cs[k] = v;
+      }
+    }
+    // Zero, NaN or infinity (the tests fail) or too close to a boundary: the
+    // scalar formula decides. (Branch-free first pass, so that it vectorises.)
+    unsigned char unsure[kBatch];
+    unsigned any = 0;
+    for (std::uint64_t k = 0; k < n; ++k) {
+      const double v = cs[k];
+      const double m = std::fabs(v) * 0x1p-32;
+      const float f = static_cast<float>(v);
+      const bool sure = (m > 0) & (static_cast<float>(v - m) == f) & (static_cast<float>(v + m) == f);
+      x[lo + k] = f;
+      unsure[k] = !sure;
+      any |= !sure;
+    }
+    for (std::uint64_t k = 0; any && k < n; ++k)
+      if (unsure[k]) x[lo + k] = exact(hs[k], lo + k);
+  }
+};
+
+#ifdef SCIN_HAVE_LIBMVEC
+// The batch with AVX2 code and libmvec's 4-wide log/cos (chosen at run time;
+// no FMA: the arithmetic is the default build's, operation for operation).
+template <class B>
+__attribute__((target("avx2"))) void batch_avx2(const B& gen, std::uint64_t key, std::uint64_t lo, std::uint64_t n,
+                                                float* x) {
+  gen.template run<true>(key, lo, n, x);
+}
+#endif
+
 std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
                                                 const RunContext* ctx) {
   check_spec(spec);
@@ -120,51 +221,27 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
     }
     return static_cast<float>(v);
   };
+  Batcher<decltype(exact_value)> gen{sigma, two_pi, laplace_b, laplace, is_outlier.empty() ? nullptr : is_outlier.data(), spec.channels,
+              spec.outlier_scale, exact_value};
+#ifdef SCIN_HAVE_LIBMVEC
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+#else
+  constexpr bool avx2 = false;
+#endif
   for (int r = 0; r < ranks; ++r) {
     if (ctx) ctx->check();
     float* x = out[static_cast<std::size_t>(r)].data();
     const std::uint64_t key = splitmix64(splitmix64(spec.seed) ^ (static_cast<std::uint64_t>(r) + 1));
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, elems, 8192), [&](const tbb::blocked_range<std::uint64_t>& rg) {
-      // Batches: the same formulas with vector log/cos (fast_batch; a few
-      // ulps from the scalar ones). A value within 2^-32 (relative) of a float
-      // rounding boundary is recomputed with the scalar functions, so every
-      // float is the one exact_value gives.
-      constexpr std::uint64_t kBatch = 256;
-      double arg[kBatch], lg[kBatch], cs[kBatch];
-      std::uint64_t hs[kBatch];
-      for (std::uint64_t lo = rg.begin(); lo < rg.end(); lo += kBatch) {
-        const std::uint64_t n = std::min(kBatch, rg.end() - lo);
-        for (std::uint64_t k = 0; k < n; ++k) hs[k] = splitmix64(key ^ (lo + k));
-        if (laplace) {
-          for (std::uint64_t k = 0; k < n; ++k) {
-            const double u = unit_open0(hs[k]) - 0.5;
-            arg[k] = std::max(1.0 - 2.0 * std::fabs(u), 0x1p-53);
-          }
-          fast_batch<Fn::Log>(arg, lg, n);
-          for (std::uint64_t k = 0; k < n; ++k) {
-            const double u = unit_open0(hs[k]) - 0.5;
-            cs[k] = -laplace_b * std::copysign(lg[k], u);
-          }
-        } else {
-          for (std::uint64_t k = 0; k < n; ++k) arg[k] = (static_cast<double>(hs[k] >> 32) + 1.0) * 0x1p-32;
-          fast_batch<Fn::Log>(arg, lg, n);
-          for (std::uint64_t k = 0; k < n; ++k) arg[k] = two_pi * (static_cast<double>(hs[k] & 0xffffffffull) * 0x1p-32);
-          fast_batch<Fn::Cos>(arg, cs, n);
-          for (std::uint64_t k = 0; k < n; ++k) {
-            double v = sigma * std::sqrt(-2.0 * lg[k]) * cs[k];
-            if (!is_outlier.empty() && is_outlier[(lo + k) % spec.channels]) v *= spec.outlier_scale;
-            cs[k] = v;
-          }
+      for (std::uint64_t lo = rg.begin(); lo < rg.end(); lo += decltype(gen)::kBatch) {
+        const std::uint64_t n = std::min(decltype(gen)::kBatch, rg.end() - lo);
+#ifdef SCIN_HAVE_LIBMVEC
+        if (avx2) {
+          batch_avx2(gen, key, lo, n, x);
+          continue;
         }
-        for (std::uint64_t k = 0; k < n; ++k) {
-          const double v = cs[k];
-          const double m = std::fabs(v) * 0x1p-32;
-          const float f = static_cast<float>(v);
-          // Zero, NaN or infinity (the tests fail) or too close to a boundary:
-          // the scalar formula decides.
-          const bool sure = m > 0 && static_cast<float>(v - m) == f && static_cast<float>(v + m) == f;
-          x[lo + k] = sure ? f : exact_value(hs[k], lo + k);
-        }
+#endif
+        gen.run<false>(key, lo, n, x);
       }
     });
   }
@@ -361,20 +438,32 @@ void round_inputs(std::vector<std::vector<float>>& inputs, DType dtype, const st
   if (dtype == DType::Fp32) return;
   const float big = dtype == DType::Bf16 ? num::bf16_to_float(0x7f7f) : num::fp16_to_float(0x7bff);
   for (std::size_t r = 0; r < inputs.size(); ++r) {
-    // Only values beyond the largest finite value can round to infinity: check those one by one
-    // (no copy of the whole input).
-    for (std::size_t i = 0; i < inputs[r].size(); ++i) {
-      const float v = inputs[r][i];
-      if (!(std::fabs(v) > big) || !std::isfinite(v)) continue;
-      std::vector<float> one{v};
-      round_to_format(one, format_of(dtype));
-      if (std::isfinite(one[0])) continue;
-      std::string name = to_string(dtype);
-      for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      throw Error(fmt::format("{}: rank {} element {} = {:g} overflows {} (largest finite {:g})", origin, r, i, v,
-                              name, big));
+    float* x = inputs[r].data();
+    const std::size_t n = inputs[r].size();
+    // In blocks: a branch-free look for values beyond the largest finite value
+    // (only those can round to infinity; they are checked one by one), then
+    // the block is rounded while it is in cache.
+    constexpr std::size_t kBlock = 4096;
+    for (std::size_t lo = 0; lo < n; lo += kBlock) {
+      const std::size_t hi = std::min(n, lo + kBlock);
+      std::uint32_t beyond = 0;
+      for (std::size_t i = lo; i < hi; ++i) beyond |= static_cast<std::uint32_t>(std::fabs(x[i]) > big);
+      for (std::size_t i = lo; beyond && i < hi; ++i) {
+        const float v = x[i];
+        if (!(std::fabs(v) > big) || !std::isfinite(v)) continue;
+        std::vector<float> one{v};
+        round_to_format(one, format_of(dtype));
+        if (std::isfinite(one[0])) continue;
+        std::string name = to_string(dtype);
+        for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        throw Error(fmt::format("{}: rank {} element {} = {:g} overflows {} (largest finite {:g})", origin, r, i, v,
+                                name, big));
+      }
+      if (dtype == DType::Bf16)
+        for (std::size_t i = lo; i < hi; ++i) x[i] = num::round_bf16_fast(x[i]);
+      else
+        for (std::size_t i = lo; i < hi; ++i) x[i] = num::round_fp16(x[i]);
     }
-    round_to_format(inputs[r], format_of(dtype));
   }
 }
 

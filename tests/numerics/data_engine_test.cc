@@ -2,6 +2,7 @@
 // algorithm on every preset must deliver the sum to every rank.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -442,4 +443,130 @@ TEST(DataWorkspace, CoverageFillsOnlyWhatWasNeverWritten) {
   c.reset(8);                // an input read in place: [0, 8) covered
   c.ensure(4, 12, record);
   EXPECT_EQ(gaps, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{8, 12}}));
+}
+
+// ---- shared work (DataOptions::share_work): forwarded copies and reused reductions
+
+namespace {
+
+bool same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t r = 0; r < a.size(); ++r)
+    if (a[r].size() != b[r].size() || std::memcmp(a[r].data(), b[r].data(), a[r].size() * sizeof(float)) != 0)
+      return false;
+  return true;
+}
+
+DataResult run_listed(const Schedule& s, const std::vector<std::vector<float>>& x, bool poison = false) {
+  DataOptions o;
+  o.poison_unwritten = poison;
+  o.share_work = false;
+  return run_data(s, x, o);
+}
+
+}  // namespace
+
+TEST(DataEngine, SharedWorkKeepsValuesThatChangeLater) {
+  // Copies and reductions whose shortcut would read a value overwritten in
+  // between: the results must be those of executing every step.
+  const std::uint64_t n = 64;
+  Schedule s = two_ranks(n, Format::Fp32);
+  const BufferId x = s.add_buffer({"x", 0, n, Format::Fp32});
+  const BufferId a = s.add_buffer({"a", 0, n, Format::Fp32});
+  const BufferId z = s.add_buffer({"z", 1, n, Format::Fp32});
+  const BufferId w = s.add_buffer({"w", 1, n, Format::Fp32});
+  const BufferId p = s.add_buffer({"p", 1, 2 * n, Format::Bf16});
+  const BufferId in0 = s.input[0], in1 = s.input[1];
+  // a = x0 via x; then x is overwritten with x1 before a is read: a must stay x0.
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{in0, 0, n}}, {{x, 0, n}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{x, 0, n}}, {{a, 0, n}}));
+  s.add(data_step(StepKind::Write, 1, DataOp::Copy, {{in1, 0, n}}, {{x, 0, n}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Reduce, {{a, 0, n}, {x, 0, n}}, {{s.output[0], 0, n}}));
+  // The same reduction of (z, in1) twice, z changed in between: the second is not the first's result.
+  s.add(data_step(StepKind::Write, 0, DataOp::Copy, {{in0, 0, n}}, {{z, 0, n}}));
+  s.add(data_step(StepKind::Compute, 1, DataOp::Reduce, {{z, 0, n}, {in1, 0, n}}, {{w, 0, n}}));
+  s.add(data_step(StepKind::Compute, 1, DataOp::Copy, {{in1, 0, n}}, {{z, 0, n}}));
+  s.add(data_step(StepKind::Compute, 1, DataOp::Reduce, {{z, 0, n}, {in1, 0, n}}, {{s.output[1], 0, n}}));
+  // A reduction into one of its own sources, then the same reduction: the second sees the new value.
+  const BufferId y = s.add_buffer({"y", 0, n, Format::Fp32});
+  const BufferId v = s.add_buffer({"v", 0, n, Format::Fp32});
+  s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{in0, 0, n}}, {{y, 0, n}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Reduce, {{y, 0, n}, {in0, 0, n}}, {{y, 0, n}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Reduce, {{y, 0, n}, {in0, 0, n}}, {{v, 0, n}}));
+  s.add(data_step(StepKind::Compute, 0, DataOp::Reduce, {{v, 0, n}, {s.output[0], 0, n}}, {{s.output[0], 0, n}}));
+  // A BF16 copy read across its end (p[n/2, 3n/2) spans the copy and unwritten storage).
+  s.add(data_step(StepKind::Compute, 1, DataOp::Copy, {{w, 0, n}}, {{p, 0, n}}));
+  Step acc = data_step(StepKind::Compute, 1, DataOp::Reduce, {{p, n / 2, n}}, {{s.output[1], 0, n}});
+  acc.accumulate = true;
+  s.add(acc);
+  const auto in = integer_inputs(2, n);
+  for (bool poison : {false, true}) {
+    const DataResult shared = run_data(s, in, {poison});
+    const DataResult listed = run_listed(s, in, poison);
+    EXPECT_TRUE(same_bits(shared.outputs, listed.outputs)) << poison;
+    EXPECT_EQ(shared.data_steps, listed.data_steps);
+    EXPECT_EQ(shared.elements_processed, listed.elements_processed);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(shared.outputs[0][i], 3 * in[0][i] + (in[0][i] + in[1][i])) << i;   // v = 3 x0, then + x0 + x1
+      const float tail = i < n / 2 ? in[0][i + n / 2] + in[1][i + n / 2] : 0.0f;   // then unwritten storage
+      const float want = 2 * in[1][i] + tail;
+      if (poison && i >= n / 2) {
+        EXPECT_TRUE(std::isnan(shared.outputs[1][i])) << i;
+      } else {
+        EXPECT_EQ(shared.outputs[1][i], want) << i;
+      }
+    }
+  }
+}
+
+TEST(AllAlgorithms, SharedWorkIsBitIdenticalToEveryStepAsListed) {
+  // Every algorithm, element counts that do and do not fill whole blocks, every
+  // element type and codec: outputs and counts equal to executing each step.
+  struct Case {
+    std::string preset;
+    int gpus;
+    std::uint64_t elems;
+    DType dtype;
+    Codec codec;
+    int block;
+    ScaleFormat scale;
+  };
+  const std::vector<Case> cases = {
+      {"hgx-h200-8", 8, 37, DType::Bf16, Codec::Int8, 32, ScaleFormat::Fp16},
+      {"hgx-h200-8", 8, 1000, DType::Fp16, Codec::Int4, 16, ScaleFormat::Bf16},
+      {"hgx-h200-8", 8, 65536 + 100, DType::Bf16, Codec::Fp8E4M3, 64, ScaleFormat::Fp32},
+      {"hgx-h200-8", 4, 40000, DType::Fp32, Codec::Fp8E5M2, 32, ScaleFormat::Fp16},
+      {"hgx-h200-8", 16, 5000, DType::Bf16, Codec::Int8, 100, ScaleFormat::Fp16},
+      {"hgx-a100-8", 8, 30000, DType::Bf16, Codec::Int8, 32, ScaleFormat::Fp16},
+      {"mesh-8", 8, 3000, DType::Fp16, Codec::Int8, 32, ScaleFormat::Fp16},
+  };
+  for (const Case& c : cases) {
+    Config cfg = preset_with_ring_simple(c.preset);
+    cfg.fabric.gpus = c.gpus;
+    if (c.preset == "hgx-h200-8") {
+      cfg.sw.isa.enabled = true;
+      cfg.sw.isa.inq = true;
+    }
+    cfg.quant.codec = c.codec;
+    cfg.quant.block_elems = c.block;
+    cfg.quant.scale_format = c.scale;
+    InputSpec spec;
+    spec.seed = c.elems;
+    auto x = generate_inputs(spec, c.gpus, c.elems);
+    for (auto& v : x) round_to_format(v, format_of(c.dtype));
+    for (const std::string& algo : supported_algorithms(cfg)) {
+      const Schedule s = compile(cfg, algo, {c.elems * static_cast<std::uint64_t>(dtype_bytes(c.dtype)), c.dtype});
+      for (bool poison : {false, true}) {
+        const DataResult shared = run_data(s, x, {poison});
+        const DataResult listed = run_listed(s, x, poison);
+        EXPECT_TRUE(same_bits(shared.outputs, listed.outputs)) << c.preset << " " << c.gpus << " " << c.elems << " " << algo;
+        EXPECT_EQ(shared.data_steps, listed.data_steps) << algo;
+        EXPECT_EQ(shared.elements_processed, listed.elements_processed) << algo;
+        if (!poison) {
+          for (const auto& o : shared.outputs)
+            for (float v : o) ASSERT_TRUE(std::isfinite(v)) << algo;
+        }
+      }
+    }
+  }
 }

@@ -17,6 +17,7 @@
 #include "schedule/algorithms.h"
 #include "base/error.h"
 #include "base/memory.h"
+#include "engines/data/data_engine.h"
 #include "fabric/preset.h"
 #include "numerics/inputs.h"
 #include "numerics/metrics.h"
@@ -221,6 +222,58 @@ TEST(QuantStudy, GeneratedInputsAreTheDefiningFormulasBitForBit) {
           if (std::memcmp(&want, &x[static_cast<std::size_t>(r)][i], sizeof(float)) != 0) ++mismatches;
         }
       EXPECT_EQ(mismatches, 0u) << to_string(d) << " seed " << seed;
+    }
+  }
+}
+
+TEST(QuantStudy, RowsEqualEachAlgorithmRunAloneStepByStep) {
+  // The study shares work between its algorithms (inputs, the exact sum, one
+  // workspace, metrics of identical outputs) and the data engine skips copies
+  // and repeated reductions: every figure must be the one the straightforward
+  // path gives, each algorithm run alone with every step executed as listed.
+  auto same = [](const ErrorMetrics& a, const ErrorMetrics& b) {
+    return std::memcmp(&a.rel_l2, &b.rel_l2, sizeof(double)) == 0 &&
+           std::memcmp(&a.sqnr_dB, &b.sqnr_dB, sizeof(double)) == 0 &&
+           std::memcmp(&a.max_abs, &b.max_abs, sizeof(double)) == 0 &&
+           std::memcmp(&a.cosine, &b.cosine, sizeof(double)) == 0 && a.ranks_identical == b.ranks_identical &&
+           a.worst_rank == b.worst_rank;
+  };
+  struct Case {
+    int gpus;
+    std::uint64_t elems;
+    DType dtype;
+    Distribution dist;
+    Codec codec;
+  };
+  for (const Case& k : {Case{8, 70000, DType::Bf16, Distribution::Gaussian, Codec::Int8},
+                        Case{8, 1000, DType::Fp16, Distribution::Outliers, Codec::Fp8E4M3},
+                        Case{4, 4099, DType::Fp32, Distribution::Laplace, Codec::Int4},
+                        Case{16, 37, DType::Bf16, Distribution::Gaussian, Codec::Int8}}) {
+    Config c = h200();
+    c.fabric.gpus = k.gpus;
+    c.quant.codec = k.codec;
+    QuantRequest req;
+    req.elements = k.elems;
+    req.dtype = k.dtype;
+    req.input.dist = k.dist;
+    req.input.seed = k.elems;
+    const QuantStudy st = run_quant(c, req);
+    auto x = generate_inputs(req.input, k.gpus, k.elems);
+    round_inputs(x, k.dtype, "input");
+    const std::vector<double> exact = exact_sum(x);
+    std::vector<float> once(k.elems);
+    for (std::uint64_t i = 0; i < k.elems; ++i) once[i] = static_cast<float>(exact[i]);
+    round_to_format(once, format_of(k.dtype));
+    EXPECT_TRUE(same(st.dtype_round, measure_one(once, exact)));
+    Config cs = c;
+    cs.ring.protocol = RingProtocol::Simple;
+    ASSERT_EQ(st.rows.size(), supported_algorithms(c).size());
+    for (const QuantRow& r : st.rows) {
+      const Schedule s = compile(cs, r.algorithm, {k.elems * static_cast<std::uint64_t>(dtype_bytes(k.dtype)), k.dtype});
+      DataOptions listed;
+      listed.share_work = false;
+      const DataResult alone = run_data(s, x, listed);
+      EXPECT_TRUE(same(r.metrics, measure(alone.outputs, exact))) << k.gpus << " " << k.elems << " " << r.algorithm;
     }
   }
 }

@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "engines/data/coverage.h"
+#include "engines/data/plan.h"
 #include "numerics/codec.h"
 #include "numerics/formats.h"
 
@@ -93,6 +94,16 @@ inline float round_plain(float x, Format f) {
   }
 }
 
+// Per-thread scratch of at least n floats, contents unspecified (every user
+// writes before it reads): a step's chunks are not allocated and zero-filled
+// per task. Two slots: the chunk's running values and one decoded source.
+float* scratch(std::size_t n, int slot) {
+  thread_local std::vector<float> buf[2];
+  std::vector<float>& b = buf[slot];
+  if (b.size() < n) b.resize(n);
+  return b.data();
+}
+
 // Target chunk of elements per task; rounded to a multiple of every block size in a step.
 constexpr std::uint64_t kChunkElems = 16384;
 
@@ -115,8 +126,9 @@ class Engine {
  public:
   // `alias[i]`: buffer i is rank-input storage read in place (never written by
   // a step, already exact in its format, exactly as long as the input).
-  Engine(const Schedule& s, const DataOptions& opt, std::byte* storage, const std::vector<const float*>& alias)
-      : s_(s) {
+  Engine(const Schedule& s, const std::vector<Step>& steps, const DataOptions& opt, std::byte* storage,
+         const std::vector<const float*>& alias)
+      : s_(s), steps_(&steps) {
     bufs_.resize(s.buffers.size());
     const float fill = opt.poison_unwritten ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     std::uint64_t at = 0;
@@ -183,11 +195,17 @@ class Engine {
     return scratch;
   }
 
+  // Executes `st` (steps_[index]: the schedule's step, or what plan_steps made
+  // of it); the counts are those of the schedule's step.
   void run_step(std::size_t index, DataResult& res) {
-    const Step& st = s_.steps[index];
-    if (st.op == DataOp::None) return;
-    const std::uint64_t n = st.srcs.front().count;
+    const Step& listed = s_.steps[index];
+    if (listed.op == DataOp::None) return;
+    const std::uint64_t n = listed.srcs.front().count;
     if (n == 0) return;
+    ++res.data_steps;
+    res.elements_processed += n * (listed.srcs.size() + listed.dsts.size());
+    const Step& st = (*steps_)[index];
+    if (st.dsts.size() == 0) return;   // every destination forwarded
     // Chunks are a multiple of every codec block size of the step. Blocks of a
     // codec region start at the region's offset. A region off the
     // buffer's block grid (schedule.h asks algorithms to avoid them; they arise
@@ -219,18 +237,16 @@ class Engine {
     for (const auto& r : st.dsts) bufs_[r.buffer].mark_written(r.offset, n);
     const std::uint64_t chunks = (n + chunk - 1) / chunk;
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, chunks), [&](const tbb::blocked_range<std::uint64_t>& rg) {
-      std::vector<float> tmp(chunk);
+      float* tmp = scratch(chunk, 0);
       for (std::uint64_t c = rg.begin(); c != rg.end(); ++c) {
         const std::uint64_t lo = c * chunk;
         const std::uint64_t len = std::min(chunk, n - lo);
         if (st.op == DataOp::Copy)
-          copy_chunk(st, lo, len, tmp.data());
+          copy_chunk(st, lo, len, tmp);
         else
-          reduce_chunk(st, lo, len, tmp.data());
+          reduce_chunk(st, lo, len, tmp);
       }
     });
-    ++res.data_steps;
-    res.elements_processed += n * (st.srcs.size() + st.dsts.size());
   }
 
  private:
@@ -359,7 +375,7 @@ class Engine {
     // (24 >= 2p + 2 for p = 8 and p = 11 significand bits: double rounding is
     // innocuous), which is what a BF16/FP16 add instruction returns.
     const Format f = st.accum;
-    std::vector<float> src(len);
+    float* const src = scratch(len, 1);
     auto sum_into_tmp = [&](const Region* dr) {
       if (dr) {
         read(bufs_[dr->buffer], *dr, lo, len, tmp);
@@ -368,7 +384,7 @@ class Engine {
         std::fill(tmp, tmp + len, 0.0f);
       }
       for (const Region& sr : st.srcs) {
-        read(bufs_[sr.buffer], sr, lo, len, src.data());
+        read(bufs_[sr.buffer], sr, lo, len, src);
         for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(tmp[i] + src[i], f);
       }
     };
@@ -384,6 +400,7 @@ class Engine {
   }
 
   const Schedule& s_;
+  const std::vector<Step>* steps_;   // what runs: s_.steps or their plan
   std::vector<Buf> bufs_;
 };
 
@@ -504,7 +521,8 @@ DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& input
   }
   DataWorkspace::Storage& store = ws.storage();
   store.reserve(DataWorkspace::bytes_for(s));
-  Engine e(s, opt, store.data, alias);
+  const std::vector<Step> planned = opt.share_work ? plan_steps(s) : std::vector<Step>{};
+  Engine e(s, opt.share_work ? planned : s.steps, opt, store.data, alias);
   // Ranks' input buffers are distinct (check_schedule does not demand it, so guard).
   std::vector<int> loads;
   for (int r = 0; r < s.gpus; ++r)

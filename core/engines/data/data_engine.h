@@ -35,6 +35,12 @@ struct DataOptions {
   /// Fill every buffer except the inputs with NaN first, so that a schedule
   /// reading data no step wrote shows up as NaN in the outputs (tests).
   bool poison_unwritten = false;
+  /// Skip work whose result is already held: a copy whose destination is only
+  /// read while its source is unchanged is read from the source, and a
+  /// reduction of the same sources as an earlier one copies its result. Every
+  /// value read, outputs included, is bit-identical to executing each step as
+  /// listed (false: execute them as listed; tests compare the two).
+  bool share_work = true;
 };
 
 struct DataResult {

@@ -376,8 +376,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
           const double du = p.u_amount / p.u_rate;
           unit.prune(r);
           StepId h = kNoStep;
-          const double st = unit.search(t0, du, h);
-          unit.insert(st, st + du, id);
+          const double st = unit.book(t0, du, id, h);
           rec_u[k] = {st, st + du, h};
           ended(st + du, 3, 0);
         }
@@ -461,8 +460,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       const double t0 = start[tk.id] + p.c.fixed_ns, du = amount / rate;
       q.prune(start[tk.id]);
       StepId h = kNoStep;
-      const double st = q.search(t0, du, h);
-      q.insert(st, st + du, tk.id);
+      const double st = q.book(t0, du, tk.id, h);
       recs[2 * tk.k + (tk.load ? 0 : 1)] = {st, st + du, h};
     }
     replayed.emplace_back(key, std::move(recs));

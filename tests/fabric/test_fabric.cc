@@ -935,6 +935,53 @@ TEST(NvlsAlike, MemberGroupsEqualOneQueuePerMember) {
   }
 }
 
+// Queue::book and Slots::book (one pass) leave the queue as search() then
+// insert() leave it, with the same start and holder: uses on a time grid
+// (ties, touching and nested gaps), also of no length (where book() falls
+// back to insert()'s own search).
+TEST(NvlsAlike, BookIsSearchThenInsert) {
+  for (const bool zero : {false, true}) {
+    SCOPED_TRACE(zero ? "uses of no length too" : "uses of positive length");
+    nvls::Queue qa, qb;
+    nvls::Slots sa, sb;
+    std::uint64_t rng = 777;
+    auto next = [&rng](int k) {
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
+    };
+    double r = 0;
+    std::size_t joined = 0, most = 0;
+    for (int step = 0; step < 20000; ++step) {
+      r += 0.25 * next(2);  // the ready front never goes back
+      qa.prune(r), qb.prune(r), sa.prune(r), sb.prune(r);
+      const double t = r + 0.5 * next(64), d = 0.5 * (zero ? next(3) : 1 + next(2));
+      StepId ha = kNoStep, hb = kNoStep;
+      const double st = qa.search(t, d, ha);
+      const std::size_t before = qa.v.size();
+      qa.insert(st, st + d, static_cast<StepId>(step));
+      if (qa.v.size() <= before) ++joined;
+      ASSERT_EQ(qb.book(t, d, static_cast<StepId>(step), hb), st) << step;
+      ASSERT_EQ(hb, ha) << step;
+      ASSERT_EQ(qa.v.size() - qa.head, qb.v.size() - qb.head) << step;
+      for (std::size_t k = 0; k < qa.v.size() - qa.head; ++k) {
+        ASSERT_EQ(qa.v[qa.head + k].start, qb.v[qb.head + k].start) << step;
+        ASSERT_EQ(qa.v[qa.head + k].end, qb.v[qb.head + k].end) << step;
+        ASSERT_EQ(qa.v[qa.head + k].step, qb.v[qb.head + k].step) << step;
+      }
+      const double ss = sa.search(t, d);
+      sa.insert(ss, ss + d);
+      ASSERT_EQ(sb.book(t, d), ss) << step;
+      ASSERT_EQ(ss, st) << step;
+      ASSERT_TRUE(std::equal(sa.v.begin() + static_cast<std::ptrdiff_t>(sa.head), sa.v.end(),
+                             sb.v.begin() + static_cast<std::ptrdiff_t>(sb.head), sb.v.end()))
+          << step;
+      most = std::max(most, qa.v.size() - qa.head);
+    }
+    EXPECT_GT(joined, 100u);  // joins were exercised
+    EXPECT_GT(most, 8u);      // and uses queued in gaps between several blocks
+  }
+}
+
 TEST(NvlsAlike, OnlyTheOneSwitchStarIsCandidate) {
   const Collective coll{std::uint64_t{1} << 20, DType::Bf16};
   EXPECT_FALSE(run_analytic_nvls(load_preset("nvl36x2"), coll).has_value());  // two tiers

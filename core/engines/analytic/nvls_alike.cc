@@ -268,6 +268,30 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     if (id < wait1) return {K::Arrive1, static_cast<int>(id - arrive1), 0};
     return {K::Wait1, static_cast<int>(id - wait1), 0};
   };
+  // Each cost's latencies summed once (latency_total_ns(), the same sum the
+  // engine takes per step), by step kind as cost_of() picks the cost.
+  std::vector<double> launch_l(un), arrive_l(un), wait_l(un), load_l(sizes.size()), store_l(sizes.size());
+  for (std::size_t r = 0; r < un; ++r) {
+    launch_l[r] = launch_c[r].latency_total_ns();
+    arrive_l[r] = arrive_c[r].latency_total_ns();
+    wait_l[r] = wait_c[r].latency_total_ns();
+  }
+  for (std::size_t q = 0; q < sizes.size(); ++q) {
+    load_l[q] = loads[q].c.latency_total_ns();
+    store_l[q] = stores[q].c.latency_total_ns();
+  }
+  auto latency_of = [&](const Id& d) -> double {
+    const auto ur = static_cast<std::size_t>(d.r);
+    switch (d.k) {
+      case K::Launch: return launch_l[ur];
+      case K::Arrive0:
+      case K::Arrive1: return arrive_l[ur];
+      case K::Wait0:
+      case K::Wait1: return wait_l[ur];
+      case K::Load: return load_l[size_of[ur * uc + static_cast<std::size_t>(d.c)]];
+      default: return store_l[size_of[ur * uc + static_cast<std::size_t>(d.c)]];
+    }
+  };
   auto cost_of = [&](const Id& d) -> const StepCost& {
     const auto ur = static_cast<std::size_t>(d.r);
     switch (d.k) {
@@ -376,8 +400,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
           const double du = p.u_amount / p.u_rate;
           unit.prune(r);
           StepId h = kNoStep;
-          const double st = unit.search(t0, du, h);
-          unit.insert(st, st + du, id);
+          const double st = unit.book(t0, du, id, h);
           rec_u[k] = {st, st + du, h};
           ended(st + du, 3, 0);
         }
@@ -392,7 +415,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       taken.push_back({id, static_cast<std::uint32_t>(k), d.k == K::Load});
     }
     start[id] = r;
-    finish[id] = end + c.latency_total_ns();
+    finish[id] = end + latency_of(d);
     const double f = finish[id];
     switch (d.k) {
       case K::Launch: release(arrive0 + id, f); break;
@@ -461,8 +484,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       const double t0 = start[tk.id] + p.c.fixed_ns, du = amount / rate;
       q.prune(start[tk.id]);
       StepId h = kNoStep;
-      const double st = q.search(t0, du, h);
-      q.insert(st, st + du, tk.id);
+      const double st = q.book(t0, du, tk.id, h);
       recs[2 * tk.k + (tk.load ? 0 : 1)] = {st, st + du, h};
     }
     replayed.emplace_back(key, std::move(recs));

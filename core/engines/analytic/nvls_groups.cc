@@ -27,7 +27,11 @@ double Queue::search(double t, double d, StepId& holder) const {
 
 void Queue::insert(double s, double e, StepId step) {
   const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
-  auto it = std::partition_point(head_it, v.end(), [s](const Busy& b) { return b.start < s; });
+  insert_at(std::partition_point(head_it, v.end(), [s](const Busy& b) { return b.start < s; }), s, e, step);
+}
+
+void Queue::insert_at(std::vector<Busy>::iterator it, double s, double e, StepId step) {
+  const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
   const bool join_prev = it != head_it && (it - 1)->end == s;
   const bool join_next = it != v.end() && it->start == e;
   if (join_prev && join_next) {
@@ -42,6 +46,27 @@ void Queue::insert(double s, double e, StepId step) {
   } else {
     v.insert(it, Busy{s, e, step});
   }
+}
+
+// search()'s loop stops at the first block it does not pass; insert() puts
+// [start, start + d) before the first block with start >= the new start (the
+// blocks are sorted by start). Where the stop is that place (the block before
+// it starts earlier, the block at it not), the insert goes there at once;
+// otherwise (only with blocks of no length) insert() searches as before.
+double Queue::book(double t, double d, StepId step, StepId& holder) {
+  const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
+  auto it = std::partition_point(head_it, v.end(), [t](const Busy& b) { return b.end <= t; });
+  double start = t;
+  for (; it != v.end() && it->start < start + d; ++it) {
+    start = std::max(start, it->end);
+    holder = it->step;
+  }
+  const double e = start + d;
+  if ((it == head_it || (it - 1)->start < start) && (it == v.end() || it->start >= start))
+    insert_at(it, start, e, step);
+  else
+    insert(start, e, step);
+  return start;
 }
 
 void Slots::prune(double r) {
@@ -63,7 +88,12 @@ double Slots::search(double t, double d) const {
 
 void Slots::insert(double s, double e) {
   const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
-  auto it = std::partition_point(head_it, v.end(), [s](const std::pair<double, double>& b) { return b.first < s; });
+  insert_at(std::partition_point(head_it, v.end(), [s](const std::pair<double, double>& b) { return b.first < s; }), s,
+            e);
+}
+
+void Slots::insert_at(std::vector<std::pair<double, double>>::iterator it, double s, double e) {
+  const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
   const bool join_prev = it != head_it && (it - 1)->second == s;
   const bool join_next = it != v.end() && it->first == e;
   if (join_prev && join_next) {
@@ -76,6 +106,20 @@ void Slots::insert(double s, double e) {
   } else {
     v.insert(it, {s, e});
   }
+}
+
+// As Queue::book.
+double Slots::book(double t, double d) {
+  const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
+  auto it = std::partition_point(head_it, v.end(), [t](const std::pair<double, double>& b) { return b.second <= t; });
+  double start = t;
+  for (; it != v.end() && it->first < start + d; ++it) start = std::max(start, it->second);
+  const double e = start + d;
+  if ((it == head_it || (it - 1)->first < start) && (it == v.end() || it->first >= start))
+    insert_at(it, start, e);
+  else
+    insert(start, e);
+  return start;
 }
 
 namespace {
@@ -95,6 +139,9 @@ std::uint64_t bits_of(double x) {
 // from r on is the blocks ending after r, the first one cut at r. Blocks are
 // maximal (insert joins touching ones), so equal busy time is equal blocks.
 bool Slots::same_from(const Slots& o, double r) const {
+  // At once: the last blocks' ends (the busy time's end, or none after r) differ.
+  const bool any = !v.empty() && v.back().second > r, o_any = !o.v.empty() && o.v.back().second > r;
+  if (any != o_any || (any && v.back().second != o.v.back().second)) return false;
   std::size_t a = first_after(v, head, r), b = first_after(o.v, o.head, r);
   if (v.size() - a != o.v.size() - b) return false;
   if (a == v.size()) return true;
@@ -223,9 +270,7 @@ std::pair<double, int> Members::shared(double r, double t, double d) {
   for (int id : live_) {
     Group& g = g_[static_cast<std::size_t>(id)];
     g.q.prune(r);
-    const double st = g.q.search(t, d);
-    g.q.insert(st, st + d);
-    const double e = st + d;
+    const double e = g.q.book(t, d) + d;
     if (!any || e > best) {
       best = e;
       who = g.first;
@@ -258,8 +303,7 @@ double Members::own(double r, int m, double t, double d) {
     id = nid;
     g = &ng;
   }
-  const double st = g->q.search(t, d);
-  g->q.insert(st, st + d);
+  const double st = g->q.book(t, d);
   // Its queue may now be another group's (its twin took the same use before it).
   for (int other : live_) {
     if (other == id) continue;

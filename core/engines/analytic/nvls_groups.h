@@ -27,6 +27,13 @@ struct Queue {
   double search(double t, double d, StepId& holder) const;
   // Books [s, e) (free: found by search) with run_analytic's joins.
   void insert(double s, double e, StepId step);
+  // search(t, d, holder) then insert(start, start + d, step) with one pass:
+  // the search ends where the insert would put the new block (checked, else
+  // insert's own search). Returns the start.
+  double book(double t, double d, StepId step, StepId& holder);
+
+ private:
+  void insert_at(std::vector<Busy>::iterator it, double s, double e, StepId step);
 };
 
 // The busy time of one queue without holders: maximal disjoint intervals
@@ -37,9 +44,14 @@ struct Slots {
   void prune(double r);
   double search(double t, double d) const;
   void insert(double s, double e);
+  // search(t, d) then insert(start, start + d) with one pass (as Queue::book).
+  double book(double t, double d);
   // The same busy time from `r` on (what every search from r on sees).
   bool same_from(const Slots& o, double r) const;
   std::uint64_t hash_from(double r) const;
+
+ private:
+  void insert_at(std::vector<std::pair<double, double>>::iterator it, double s, double e);
 };
 
 // The members 0..n-1 of a class of ports (the accelerators' egress ports of

@@ -444,8 +444,10 @@ void DataWorkspace::reserve(std::uint64_t bytes) { st_->reserve(bytes); }
 
 std::uint64_t DataWorkspace::capacity_bytes() const { return st_->capacity; }
 
-DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank, DataWorkspace& ws,
-                 const DataOptions& opt, const RunContext& ctx) {
+namespace {
+
+// The checks of a run that do not read input values: schedule, sizes, formats.
+void check_run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank) {
   check_schedule(s);
   if (inputs_per_rank.size() != static_cast<std::size_t>(s.gpus))
     throw Error(fmt::format("data engine: {} input arrays for {} ranks", inputs_per_rank.size(), s.gpus));
@@ -467,15 +469,24 @@ DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& input
     if (s.buffers.at(s.output[static_cast<std::size_t>(r)]).elems < s.elems)
       throw Error(fmt::format("data engine: output buffer of rank {} is smaller than {} elements", r, s.elems));
   }
+}
+
+DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspace& ws, const DataOptions& opt,
+                    const RunContext& ctx);
+
+}  // namespace
+
+CheckedInputs::CheckedInputs(const std::vector<std::vector<float>>& inputs)
+    : values_(&inputs),
+      bf16_(inputs.size(), 0),
+      fp16_(std::make_unique<std::atomic<unsigned char>[]>(inputs.size())) {
   // One pass over every rank's input: the first non-finite element (checked in
-  // parallel, reported deterministically), and whether the input is already
-  // exact in its buffer's format (then the buffer reads it in place).
-  std::vector<std::size_t> bad(static_cast<std::size_t>(s.gpus), SIZE_MAX);
-  std::vector<char> exact(static_cast<std::size_t>(s.gpus), 0);
-  tbb::parallel_for(0, s.gpus, [&](int r) {
-    const auto& x = inputs_per_rank[static_cast<std::size_t>(r)];
-    const Format f = s.buffers[s.input[static_cast<std::size_t>(r)]].format;
-    bool same = !is_codec(f);
+  // parallel, reported deterministically), and whether the input is exact in BF16.
+  const std::size_t n = inputs.size();
+  std::vector<std::size_t> bad(n, SIZE_MAX);
+  tbb::parallel_for(std::size_t{0}, n, [&](std::size_t r) {
+    const auto& x = inputs[r];
+    bool bf16 = true;
     constexpr std::size_t kStride = 4096;
     for (std::size_t lo = 0; lo < x.size(); lo += kStride) {
       const std::size_t hi = std::min(x.size(), lo + kStride);
@@ -490,23 +501,59 @@ DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& input
       if (nonfinite) {
         for (std::size_t i = lo; i < hi; ++i)
           if (!std::isfinite(x[i])) {
-            bad[static_cast<std::size_t>(r)] = i;
+            bad[r] = i;
             break;
           }
         break;
       }
-      if (f == Format::Bf16) {
-        same = same && (low & 0xffffu) == 0;
-      } else if (f == Format::Fp16 && same) {
-        for (std::size_t i = lo; i < hi && same; ++i) same = num::round_fp16(x[i]) == x[i];
-      }
+      bf16 = bf16 && (low & 0xffffu) == 0;
     }
-    exact[static_cast<std::size_t>(r)] = same;
+    bf16_[r] = bf16;
   });
-  for (int r = 0; r < s.gpus; ++r)
-    if (const std::size_t i = bad[static_cast<std::size_t>(r)]; i != SIZE_MAX)
-      throw Error(fmt::format("data engine: rank {} input element {} is not finite ({})", r, i,
-                              inputs_per_rank[static_cast<std::size_t>(r)][i]));
+  for (std::size_t r = 0; r < n; ++r)
+    if (const std::size_t i = bad[r]; i != SIZE_MAX)
+      throw Error(fmt::format("data engine: rank {} input element {} is not finite ({})", r, i, inputs[r][i]));
+}
+
+bool CheckedInputs::exact(int rank, Format f) const {
+  const auto r = static_cast<std::size_t>(rank);
+  if (is_codec(f)) return false;
+  if (f == Format::Bf16) return bf16_.at(r) != 0;
+  if (f != Format::Fp16) return true;
+  unsigned char known = fp16_[r].load(std::memory_order_relaxed);
+  if (known == 0) {
+    const auto& x = values_->at(r);
+    bool same = true;
+    for (std::size_t i = 0; i < x.size() && same; ++i) same = num::round_fp16(x[i]) == x[i];
+    known = same ? 2 : 1;
+    fp16_[r].store(known, std::memory_order_relaxed);
+  }
+  return known == 2;
+}
+
+DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank, DataWorkspace& ws,
+                 const DataOptions& opt, const RunContext& ctx) {
+  check_run(s, inputs_per_rank);
+  const CheckedInputs checked(inputs_per_rank);
+  return run_checked(s, checked, ws, opt, ctx);
+}
+
+DataRun run_data(const Schedule& s, const CheckedInputs& inputs, DataWorkspace& ws, const DataOptions& opt,
+                 const RunContext& ctx) {
+  check_run(s, inputs.values());
+  return run_checked(s, inputs, ws, opt, ctx);
+}
+
+namespace {
+
+DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspace& ws, const DataOptions& opt,
+                    const RunContext& ctx) {
+  const std::vector<std::vector<float>>& inputs_per_rank = checked.values();
+  // Whether each rank's input is exact in its buffer's format (then the buffer reads it in place).
+  std::vector<char> exact(static_cast<std::size_t>(s.gpus), 0);
+  tbb::parallel_for(0, s.gpus, [&](int r) {
+    exact[static_cast<std::size_t>(r)] = checked.exact(r, s.buffers[s.input[static_cast<std::size_t>(r)]].format);
+  });
   // Inputs read in place: buffers no step writes, one rank each, of the input's length.
   std::vector<int> writes(s.buffers.size(), 0), owners(s.buffers.size(), 0);
   for (const Step& st : s.steps)
@@ -559,6 +606,8 @@ DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& input
   }
   return run;
 }
+
+}  // namespace
 
 DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
                     const DataOptions& opt, const RunContext& ctx) {

@@ -198,11 +198,14 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
     most = std::max(most, DataWorkspace::bytes_for(schedules.back()));
   }
   ws.reserve(most);
+  // The inputs are checked (finite; exact in BF16 / FP16 or not) once for
+  // every algorithm, not once per run: the same errors and results.
+  const CheckedInputs checked(inputs);
   for (std::size_t k = 0; k < algos.size(); ++k) {
     const std::string& a = algos[k];
     const Schedule& s = schedules[k];
     ctx.check();
-    const DataRun res = run_data(s, inputs, ws, {}, step_ctx);
+    const DataRun res = run_data(s, checked, ws, {}, step_ctx);
     QuantRow row;
     row.algorithm = a;
     row.variant = s.variant;

@@ -11,6 +11,7 @@
 
 #include "schedule/algorithms.h"
 #include "base/error.h"
+#include "error_of.h"
 #include "fabric/preset.h"
 #include "numerics/codec.h"
 #include "engines/data/coverage.h"
@@ -217,6 +218,30 @@ TEST(DataEngine, RejectsBadInput) {
   EXPECT_THROW(run_data(ok, {z, bad}), Error);                              // non-finite
 }
 
+TEST(DataEngine, CheckedInputsRejectTheSameBadInput) {
+  // Inputs checked once for many runs: the same error as run_data's own check,
+  // and the size checks still made at every run.
+  std::vector<float> z(64, 1.0f);
+  Schedule ok = two_ranks(64, Format::Fp32);
+  for (const float v : {NAN, INFINITY, -INFINITY}) {
+    std::vector<float> bad = z;
+    bad[5] = v;
+    bad[9] = v;
+    const std::vector<std::vector<float>> x{z, bad};
+    const std::string want = error_of([&] { run_data(ok, x); });
+    EXPECT_NE(want.find("rank 1 input element 5 is not finite"), std::string::npos) << want;
+    EXPECT_EQ(error_of([&] { CheckedInputs c(x); }), want);
+    DataWorkspace ws;
+    EXPECT_EQ(error_of([&] { run_data(ok, x, ws); }), want);
+  }
+  const std::vector<std::vector<float>> one{z}, short_one{z, std::vector<float>(63, 0.0f)};
+  const CheckedInputs c1(one), c2(short_one);
+  DataWorkspace ws;
+  EXPECT_EQ(error_of([&] { run_data(ok, c1, ws); }), error_of([&] { run_data(ok, one); }));
+  EXPECT_EQ(error_of([&] { run_data(ok, c2, ws); }), error_of([&] { run_data(ok, short_one); }));
+  EXPECT_NE(error_of([&] { run_data(ok, c2, ws); }), "");
+}
+
 TEST(DataEngine, PoisonRevealsUnwrittenReads) {
   Schedule s = two_ranks(8, Format::Fp32);
   const BufferId never = s.add_buffer({"never", 0, 8, Format::Fp32});
@@ -420,6 +445,51 @@ TEST(DataWorkspace, InputsReadInPlaceOrConvertedGiveTheSameResult) {
       EXPECT_EQ(std::vector<float>(b.outputs[r].begin(), b.outputs[r].end()), want.outputs[r]) << algo;
   }
   EXPECT_EQ(rounded, before);   // inputs read in place are never written
+}
+
+TEST(DataWorkspace, CheckedInputsGiveTheSameResultInEveryFormat) {
+  // One check of the inputs serves runs whose input buffers are BF16, FP16 or
+  // FP32: each rank's input is read in place only when exact in that run's
+  // format. Ranks hold raw, BF16-rounded and FP16-rounded values, so a rank
+  // taken as exact in a format it is not exact in changes the outputs.
+  Config cfg = preset_with_ring_simple("hgx-h200-8");
+  cfg.sw.isa.enabled = true;
+  cfg.sw.isa.inq = true;
+  const std::uint64_t elems = 3000;
+  InputSpec spec;
+  auto x = generate_inputs(spec, 8, elems);
+  for (std::size_t r = 0; r < x.size(); ++r) {
+    // BF16 ranks near 1e-6, where FP16 holds fewer bits than BF16 (subnormal):
+    // exact in BF16, not in FP16. The others near 1000: FP16 values not exact in BF16.
+    for (float& v : x[r]) v *= r % 3 == 1 ? 1e-6f : 1000.0f;
+    if (r % 3 == 1) round_to_format(x[r], Format::Bf16);
+    if (r % 3 == 2) round_to_format(x[r], Format::Fp16);
+  }
+  const CheckedInputs checked(x);
+  for (std::size_t r = 0; r < x.size(); ++r) {
+    std::vector<float> b = x[r], h = x[r];
+    round_to_format(b, Format::Bf16);
+    round_to_format(h, Format::Fp16);
+    EXPECT_EQ(checked.exact(static_cast<int>(r), Format::Bf16), b == x[r]) << r;
+    EXPECT_EQ(checked.exact(static_cast<int>(r), Format::Fp16), h == x[r]) << r;
+    EXPECT_EQ(checked.exact(static_cast<int>(r), Format::Bf16), r % 3 == 1) << r;
+    EXPECT_EQ(checked.exact(static_cast<int>(r), Format::Fp16), r % 3 == 2) << r;
+    EXPECT_TRUE(checked.exact(static_cast<int>(r), Format::Fp32));
+    EXPECT_FALSE(checked.exact(static_cast<int>(r), Format::Int8Block));
+  }
+  const auto before = x;
+  DataWorkspace ws;
+  for (const DType dt : {DType::Bf16, DType::Fp16, DType::Fp32})
+    for (const std::string algo : {"ring", "one-shot", "nvls", "scin-inq", "ring-q8"}) {
+      const Schedule s = compile(cfg, algo, {elems * static_cast<std::uint64_t>(dtype_bytes(dt)), dt});
+      const DataResult want = run_data(s, x);
+      const DataRun got = run_data(s, checked, ws);
+      ASSERT_EQ(got.outputs.size(), want.outputs.size());
+      for (std::size_t r = 0; r < want.outputs.size(); ++r)
+        EXPECT_EQ(std::vector<float>(got.outputs[r].begin(), got.outputs[r].end()), want.outputs[r])
+            << algo << " " << to_string(dt) << " rank " << r;
+    }
+  EXPECT_EQ(x, before);   // inputs read in place are never written
 }
 
 TEST(DataWorkspace, CoverageFillsOnlyWhatWasNeverWritten) {

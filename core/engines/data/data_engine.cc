@@ -444,8 +444,10 @@ void DataWorkspace::reserve(std::uint64_t bytes) { st_->reserve(bytes); }
 
 std::uint64_t DataWorkspace::capacity_bytes() const { return st_->capacity; }
 
-DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank, DataWorkspace& ws,
-                 const DataOptions& opt, const RunContext& ctx) {
+namespace {
+
+// The checks of a run that do not read input values: schedule, sizes, formats.
+void check_run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank) {
   check_schedule(s);
   if (inputs_per_rank.size() != static_cast<std::size_t>(s.gpus))
     throw Error(fmt::format("data engine: {} input arrays for {} ranks", inputs_per_rank.size(), s.gpus));
@@ -467,46 +469,36 @@ DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& input
     if (s.buffers.at(s.output[static_cast<std::size_t>(r)]).elems < s.elems)
       throw Error(fmt::format("data engine: output buffer of rank {} is smaller than {} elements", r, s.elems));
   }
-  // One pass over every rank's input: the first non-finite element (checked in
-  // parallel, reported deterministically), and whether the input is already
-  // exact in its buffer's format (then the buffer reads it in place).
-  std::vector<std::size_t> bad(static_cast<std::size_t>(s.gpus), SIZE_MAX);
+}
+
+DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspace& ws, const DataOptions& opt,
+                    const RunContext& ctx);
+
+}  // namespace
+
+DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank, DataWorkspace& ws,
+                 const DataOptions& opt, const RunContext& ctx) {
+  check_run(s, inputs_per_rank);
+  const CheckedInputs checked(inputs_per_rank);
+  return run_checked(s, checked, ws, opt, ctx);
+}
+
+DataRun run_data(const Schedule& s, const CheckedInputs& inputs, DataWorkspace& ws, const DataOptions& opt,
+                 const RunContext& ctx) {
+  check_run(s, inputs.values());
+  return run_checked(s, inputs, ws, opt, ctx);
+}
+
+namespace {
+
+DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspace& ws, const DataOptions& opt,
+                    const RunContext& ctx) {
+  const std::vector<std::vector<float>>& inputs_per_rank = checked.values();
+  // Whether each rank's input is exact in its buffer's format (then the buffer reads it in place).
   std::vector<char> exact(static_cast<std::size_t>(s.gpus), 0);
   tbb::parallel_for(0, s.gpus, [&](int r) {
-    const auto& x = inputs_per_rank[static_cast<std::size_t>(r)];
-    const Format f = s.buffers[s.input[static_cast<std::size_t>(r)]].format;
-    bool same = !is_codec(f);
-    constexpr std::size_t kStride = 4096;
-    for (std::size_t lo = 0; lo < x.size(); lo += kStride) {
-      const std::size_t hi = std::min(x.size(), lo + kStride);
-      // Branch-free over bit patterns (vectorises): exponent all ones = not finite;
-      // a BF16 value has no low 16 bits.
-      std::uint32_t nonfinite = 0, low = 0;
-      for (std::size_t i = lo; i < hi; ++i) {
-        const auto u = std::bit_cast<std::uint32_t>(x[i]);
-        nonfinite |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
-        low |= u;
-      }
-      if (nonfinite) {
-        for (std::size_t i = lo; i < hi; ++i)
-          if (!std::isfinite(x[i])) {
-            bad[static_cast<std::size_t>(r)] = i;
-            break;
-          }
-        break;
-      }
-      if (f == Format::Bf16) {
-        same = same && (low & 0xffffu) == 0;
-      } else if (f == Format::Fp16 && same) {
-        for (std::size_t i = lo; i < hi && same; ++i) same = num::round_fp16(x[i]) == x[i];
-      }
-    }
-    exact[static_cast<std::size_t>(r)] = same;
+    exact[static_cast<std::size_t>(r)] = checked.exact(r, s.buffers[s.input[static_cast<std::size_t>(r)]].format);
   });
-  for (int r = 0; r < s.gpus; ++r)
-    if (const std::size_t i = bad[static_cast<std::size_t>(r)]; i != SIZE_MAX)
-      throw Error(fmt::format("data engine: rank {} input element {} is not finite ({})", r, i,
-                              inputs_per_rank[static_cast<std::size_t>(r)][i]));
   // Inputs read in place: buffers no step writes, one rank each, of the input's length.
   std::vector<int> writes(s.buffers.size(), 0), owners(s.buffers.size(), 0);
   for (const Step& st : s.steps)
@@ -559,6 +551,8 @@ DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& input
   }
   return run;
 }
+
+}  // namespace
 
 DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
                     const DataOptions& opt, const RunContext& ctx) {

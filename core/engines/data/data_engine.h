@@ -21,6 +21,7 @@
 // result is bit-identical for any thread count.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -94,6 +95,31 @@ struct DataRun {
 /// run_data with reusable storage: the same results, bit for bit.
 DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank, DataWorkspace& ws,
                  const DataOptions& opt = {}, const RunContext& ctx = {});
+
+/// Inputs checked once for several runs (a study runs every algorithm on the
+/// same inputs): the constructor throws the Error run_data throws for the first
+/// non-finite element (ranks in order), and records which ranks' inputs are
+/// exact in BF16 (exactness in FP16 is found on first use and kept). Holds a
+/// reference: `inputs` must outlive it and must not change while it is used.
+class CheckedInputs {
+ public:
+  explicit CheckedInputs(const std::vector<std::vector<float>>& inputs);
+  const std::vector<std::vector<float>>& values() const { return *values_; }
+  /// Whether rank `rank`'s input is exact in element format `f` (FP32: always;
+  /// a codec format: never, a codec buffer is always encoded).
+  bool exact(int rank, Format f) const;
+
+ private:
+  const std::vector<std::vector<float>>* values_;
+  std::vector<char> bf16_;
+  // Per rank: 0 = not yet known, 1 = not exact in FP16, 2 = exact.
+  std::unique_ptr<std::atomic<unsigned char>[]> fp16_;
+};
+
+/// run_data on inputs checked once: the same results and errors, bit for bit,
+/// as run_data(s, inputs.values(), ws, opt, ctx), without scanning the inputs again.
+DataRun run_data(const Schedule& s, const CheckedInputs& inputs, DataWorkspace& ws, const DataOptions& opt = {},
+                 const RunContext& ctx = {});
 
 /// Rounds every value of `v` to the element format `f` (Fp32: unchanged).
 void round_to_format(std::vector<float>& v, Format f);

@@ -1,0 +1,72 @@
+// Inputs checked once for several data-engine runs (data_engine.h).
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+
+#include "base/error.h"
+#include "engines/data/data_engine.h"
+#include "numerics/formats.h"
+
+namespace scin {
+
+CheckedInputs::CheckedInputs(const std::vector<std::vector<float>>& inputs)
+    : values_(&inputs),
+      bf16_(inputs.size(), 0),
+      fp16_(std::make_unique<std::atomic<unsigned char>[]>(inputs.size())) {
+  // One pass over every rank's input: the first non-finite element (checked in
+  // parallel, reported deterministically), and whether the input is exact in BF16.
+  const std::size_t n = inputs.size();
+  std::vector<std::size_t> bad(n, SIZE_MAX);
+  tbb::parallel_for(std::size_t{0}, n, [&](std::size_t r) {
+    const auto& x = inputs[r];
+    bool bf16 = true;
+    constexpr std::size_t kStride = 4096;
+    for (std::size_t lo = 0; lo < x.size(); lo += kStride) {
+      const std::size_t hi = std::min(x.size(), lo + kStride);
+      // Branch-free over bit patterns (vectorises): exponent all ones = not finite;
+      // a BF16 value has no low 16 bits.
+      std::uint32_t nonfinite = 0, low = 0;
+      for (std::size_t i = lo; i < hi; ++i) {
+        const auto u = std::bit_cast<std::uint32_t>(x[i]);
+        nonfinite |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+        low |= u;
+      }
+      if (nonfinite) {
+        for (std::size_t i = lo; i < hi; ++i)
+          if (!std::isfinite(x[i])) {
+            bad[r] = i;
+            break;
+          }
+        break;
+      }
+      bf16 = bf16 && (low & 0xffffu) == 0;
+    }
+    bf16_[r] = bf16;
+  });
+  for (std::size_t r = 0; r < n; ++r)
+    if (const std::size_t i = bad[r]; i != SIZE_MAX)
+      throw Error(fmt::format("data engine: rank {} input element {} is not finite ({})", r, i, inputs[r][i]));
+}
+
+bool CheckedInputs::exact(int rank, Format f) const {
+  const auto r = static_cast<std::size_t>(rank);
+  if (is_codec(f)) return false;
+  if (f == Format::Bf16) return bf16_.at(r) != 0;
+  if (f != Format::Fp16) return true;
+  unsigned char known = fp16_[r].load(std::memory_order_relaxed);
+  if (known == 0) {
+    const auto& x = values_->at(r);
+    bool same = true;
+    for (std::size_t i = 0; i < x.size() && same; ++i) same = num::round_fp16(x[i]) == x[i];
+    known = same ? 2 : 1;
+    fp16_[r].store(known, std::memory_order_relaxed);
+  }
+  return known == 2;
+}
+
+}  // namespace scin

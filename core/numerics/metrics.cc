@@ -35,6 +35,11 @@ ErrorMetrics measure_one(std::span<const float> out, const std::vector<double>& 
 }
 
 ErrorMetrics measure(const std::vector<std::span<const float>>& outputs, const std::vector<double>& exact) {
+  return measure_ranks(outputs, [&exact](std::span<const float> out) { return measure_one(out, exact); });
+}
+
+ErrorMetrics measure_ranks(const std::vector<std::span<const float>>& outputs,
+                           const std::function<ErrorMetrics(std::span<const float>)>& one) {
   if (outputs.empty()) throw Error("metrics: no outputs");
   ErrorMetrics worst;
   double worst_rel = -1;
@@ -47,7 +52,7 @@ ErrorMetrics measure(const std::vector<std::span<const float>>& outputs, const s
     const bool same = r > 0 && outputs[r].size() == outputs[0].size() &&
                       (outputs[r].data() == outputs[0].data() ||
                        std::memcmp(outputs[r].data(), outputs[0].data(), outputs[0].size() * sizeof(float)) == 0);
-    ErrorMetrics m = same ? first : measure_one(outputs[r], exact);
+    ErrorMetrics m = same ? first : one(outputs[r]);
     if (r == 0) first = m;
     if (!same && r > 0) identical = false;
     if (!(m.max_abs <= max_abs)) max_abs = m.max_abs;

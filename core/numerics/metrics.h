@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -29,6 +30,10 @@ inline ErrorMetrics measure_one(const std::vector<float>& out, const std::vector
 ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::vector<double>& exact);
 /// The same over views (the data engine's DataRun outputs).
 ErrorMetrics measure(const std::vector<std::span<const float>>& outputs, const std::vector<double>& exact);
+/// The same, with each rank's own figures from `one` (e.g. a lookup of arrays
+/// already measured); a rank equal to rank 0 bit for bit takes rank 0's.
+ErrorMetrics measure_ranks(const std::vector<std::span<const float>>& outputs,
+                           const std::function<ErrorMetrics(std::span<const float>)>& one);
 
 /// Exact reference: the element-wise sum of the inputs in double precision.
 std::vector<double> exact_sum(const std::vector<std::vector<float>>& inputs);

@@ -70,31 +70,7 @@ class MeasureCache {
   }
   // measure(outputs, exact) (metrics.cc) with measure_one looked up first.
   ErrorMetrics measure(const std::vector<std::span<const float>>& outputs) {
-    if (outputs.empty()) throw Error("metrics: no outputs");
-    ErrorMetrics worst;
-    double worst_rel = -1;
-    double max_abs = 0;
-    bool identical = true;
-    ErrorMetrics first;
-    for (std::size_t r = 0; r < outputs.size(); ++r) {
-      const bool same_as_first =
-          r > 0 && outputs[r].size() == outputs[0].size() &&
-          (outputs[r].data() == outputs[0].data() ||
-           std::memcmp(outputs[r].data(), outputs[0].data(), outputs[0].size() * sizeof(float)) == 0);
-      ErrorMetrics m = same_as_first ? first : measure_one(outputs[r]);
-      if (r == 0) first = m;
-      if (!same_as_first && r > 0) identical = false;
-      if (!(m.max_abs <= max_abs)) max_abs = m.max_abs;
-      const double rel = std::isnan(m.rel_l2) ? std::numeric_limits<double>::infinity() : m.rel_l2;
-      if (rel > worst_rel) {
-        worst_rel = rel;
-        worst = m;
-        worst.worst_rank = static_cast<int>(r);
-      }
-    }
-    worst.max_abs = max_abs;
-    worst.ranks_identical = identical;
-    return worst;
+    return measure_ranks(outputs, [this](std::span<const float> out) { return measure_one(out); });
   }
 
  private:

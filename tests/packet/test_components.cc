@@ -633,18 +633,31 @@ void expect_same_cost(const StepCost& a, const StepCost& b, const std::string& w
   }
 }
 
+namespace {
+
+/// A preset with assignments, an algorithm and a size: a schedule to compile.
+struct CompiledCase {
+  const char* preset;
+  std::vector<const char*> sets;
+  const char* algo;
+  std::uint64_t bytes;
+  /// The preset with a concrete ring protocol (compile() needs one) and the assignments.
+  Config config() const {
+    Config c = load_preset(preset);
+    apply_assignment(c, "ring.protocol=ll128");
+    for (const char* a : sets) apply_assignment(c, a);
+    return c;
+  }
+};
+
+}  // namespace
+
 // Every step of the shipped algorithms' schedules (star, mesh, two tiers; sizes
 // that split into unequal chunks, so steps of one rank differ in element count
 // only) costs the same through StepCosts as through step_cost(), and the ring's
 // steps share shapes (the memo is used: hits).
 TEST(PacketStepCosts, EveryStepCostsWhatTheModelGivesAndRingStepsShareShapes) {
-  struct Case {
-    const char* preset;
-    std::vector<const char*> sets;
-    const char* algo;
-    std::uint64_t bytes;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<CompiledCase> cases = {
       {"hgx-h200-8", {}, "ring", 1000006},          {"hgx-h200-8", {}, "nvls", 1000006},
       {"hgx-h200-8", {}, "scin", 1000006},          {"hgx-h200-8", {}, "scin-inq", 1 << 20},
       {"hgx-h200-8", {}, "one-shot", 65538},        {"hgx-h200-8", {}, "two-shot", 65538},
@@ -653,10 +666,8 @@ TEST(PacketStepCosts, EveryStepCostsWhatTheModelGivesAndRingStepsShareShapes) {
       {"mesh-8", {}, "one-shot", 65538},            {"nvl36x2", {}, "ring", 1 << 20},
       {"nvl36x2", {}, "nvls", 1 << 20},             {"nvl36x2", {}, "scin", 1 << 20},
   };
-  for (const Case& k : cases) {
-    Config c = load_preset(k.preset);
-    apply_assignment(c, "ring.protocol=ll128");  // compile() needs a concrete protocol
-    for (const char* a : k.sets) apply_assignment(c, a);
+  for (const CompiledCase& k : cases) {
+    const Config c = k.config();
     const Schedule s = compile(c, k.algo, Collective{k.bytes, DType::Bf16});
     const ResourceMap rm = resource_map(s);
     packet::StepCosts memo;
@@ -678,13 +689,7 @@ TEST(PacketStepCosts, EveryStepCostsWhatTheModelGivesAndRingStepsShareShapes) {
 // every step of the shipped algorithms on a star, a mesh and two tiers (where
 // the routed costs keep their ports); and it does leave the port uses out.
 TEST(PacketStepCosts, WithoutPortsIsTheCostWithItsPortUsesLeftOut) {
-  struct Case {
-    const char* preset;
-    std::vector<const char*> sets;
-    const char* algo;
-    std::uint64_t bytes;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<CompiledCase> cases = {
       {"hgx-h200-8", {}, "nvls", 1000006},          {"hgx-h200-8", {}, "nvls", 8},
       {"hgx-h200-8", {}, "scin", 1000006},          {"hgx-h200-8", {}, "scin-inq", 1 << 20},
       {"hgx-h200-8", {}, "one-shot", 65538},        {"hgx-h200-8", {}, "two-shot", 65538},
@@ -696,10 +701,8 @@ TEST(PacketStepCosts, WithoutPortsIsTheCostWithItsPortUsesLeftOut) {
   };
   std::size_t dropped = 0, kept_ports = 0;
   StepCost got;
-  for (const Case& k : cases) {
-    Config c = load_preset(k.preset);
-    apply_assignment(c, "ring.protocol=ll128");
-    for (const char* a : k.sets) apply_assignment(c, a);
+  for (const CompiledCase& k : cases) {
+    const Config c = k.config();
     const Schedule s = compile(c, k.algo, Collective{k.bytes, DType::Bf16});
     const ResourceMap rm = resource_map(s);
     for (std::size_t i = 0; i < s.steps.size(); ++i) {

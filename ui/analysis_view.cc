@@ -25,6 +25,9 @@ using analysis::PlotQuery;
 
 namespace {
 
+// A legend entry's series label (its text may add "(= other)"); Qt::UserRole holds its key.
+constexpr int kLabelRole = Qt::UserRole + 1;
+
 QIcon legendIcon(const PlotData& plot, const analysis::Series& s) {
   QPixmap pm(36, 16);
   pm.fill(Qt::transparent);
@@ -33,6 +36,7 @@ QIcon legendIcon(const PlotData& plot, const analysis::Series& s) {
   const SeriesLook look = seriesLook(plot, s);
   QPen pen(look.color, 2);
   pen.setStyle(look.dash);
+  if (!s.same_as.empty()) setCoveringDash(pen);
   p.setPen(pen);
   p.drawLine(QPointF(1, 8), QPointF(35, 8));
   drawMarker(&p, look.marker, QPointF(18, 8), 8, look.color);
@@ -128,7 +132,7 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   legend_->setLayoutMode(QListView::Batched);
   legend_->setBatchSize(64);
   connect(legend_, &QListWidget::itemClicked, this, [this](QListWidgetItem* it) {
-    setSeriesVisible(it->text(), hidden_.count(it->data(Qt::UserRole).toString().toStdString()) > 0);
+    setSeriesVisible(it->data(kLabelRole).toString(), hidden_.count(it->data(Qt::UserRole).toString().toStdString()) > 0);
   });
   split->addWidget(canvas_);
   split->addWidget(legend_);
@@ -431,10 +435,11 @@ void AnalysisView::fillLegend() {
   std::map<std::tuple<QRgb, int, int>, QIcon> icons;
   for (const auto* s : plot_->legend()) {
     const SeriesLook look = seriesLook(*plot_, *s);
-    QIcon& icon = icons[{look.color.rgba(), look.marker, static_cast<int>(look.dash)}];
+    QIcon& icon = icons[{look.color.rgba(), look.marker, s->same_as.empty() ? static_cast<int>(look.dash) : -1}];
     if (icon.isNull()) icon = legendIcon(*plot_, *s);
-    auto* it = new QListWidgetItem(icon, QString::fromStdString(s->label));
+    auto* it = new QListWidgetItem(icon, legendText(*plot_, *s));
     it->setData(Qt::UserRole, QString::fromStdString(s->key));
+    it->setData(kLabelRole, QString::fromStdString(s->label));
     legend_->addItem(it);
   }
   // Keys hidden before stay hidden if the new plot has them.
@@ -456,7 +461,7 @@ void AnalysisView::fillLegend() {
 void AnalysisView::setSeriesVisible(const QString& label, bool visible) {
   for (int i = 0; i < legend_->count(); ++i) {
     QListWidgetItem* it = legend_->item(i);
-    if (it->text() != label) continue;
+    if (it->data(kLabelRole).toString() != label) continue;
     const std::string key = it->data(Qt::UserRole).toString().toStdString();
     if (visible) hidden_.erase(key);
     else hidden_.insert(key);

@@ -116,6 +116,27 @@ QColor paletteColor(int i) {
   return c[((i % 8) + 8) % 8];
 }
 
+void setCoveringDash(QPen& pen) { pen.setDashPattern({3.0, 3.0}); }
+
+QString legendText(const analysis::PlotData& plot, const analysis::Series& s) {
+  QString text = QString::fromStdString(s.label);
+  std::string other;
+  bool everywhere = true;
+  for (const analysis::Facet& f : plot.facets)
+    for (const Series& t : f.series) {
+      if (t.key != s.key) continue;
+      if (t.same_as.empty()) everywhere = false;
+      else if (other.empty()) other = t.same_as;
+    }
+  if (other.empty()) return text;
+  QString otherLabel = QString::fromStdString(other);
+  for (const analysis::Facet& f : plot.facets)
+    for (const Series& t : f.series)
+      if (t.key == other) otherLabel = QString::fromStdString(t.label);
+  return everywhere ? QStringLiteral("%1 (= %2)").arg(text, otherLabel)
+                    : QStringLiteral("%1 (= %2 in some panels)").arg(text, otherLabel);
+}
+
 Qt::PenStyle dashStyle(int i) {
   static const Qt::PenStyle s[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
   return s[((i % 5) + 5) % 5];
@@ -372,7 +393,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     double colW = 0;
     std::vector<QRectF> sizes;
     for (const Series* s : entries) {
-      QRectF tr = fm.boundingRect(QRectF(0, 0, maxText, H), Qt::TextWordWrap, QString::fromStdString(s->label));
+      QRectF tr = fm.boundingRect(QRectF(0, 0, maxText, H), Qt::TextWordWrap, legendText(plot, *s));
       sizes.push_back(tr);
       colW = std::max(colW, sampleW + fs * 0.4 + tr.width());
     }
@@ -542,6 +563,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       }
       QPen pen(look.color, lineW);
       pen.setStyle(look.dash);
+      if (!s.same_as.empty() && !o.hidden.count(s.same_as)) setCoveringDash(pen);
       pen.setCapStyle(Qt::FlatCap);
       p->setPen(pen);
       p->setBrush(Qt::NoBrush);
@@ -599,12 +621,13 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     const double y = legendTop + e.box.top() + QFontMetricsF(fLabel, dev).height() / 2;
     QPen pen(look.color, lineW);
     pen.setStyle(look.dash);
+    if (!e.s->same_as.empty() && !o.hidden.count(e.s->same_as)) setCoveringDash(pen);
     p->setPen(pen);
     p->drawLine(QPointF(e.box.left(), y), QPointF(e.box.left() + sampleW, y));
     drawMarker(p, look.marker, QPointF(e.box.left() + sampleW / 2, y), markerSize, look.color);
     p->setPen(Qt::black);
     p->setFont(fLabel);
-    p->drawText(e.text.translated(0, legendTop), Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, QString::fromStdString(e.s->label));
+    p->drawText(e.text.translated(0, legendTop), Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, legendText(plot, *e.s));
   }
   if (legendMore > 0) {
     p->setPen(Qt::black);

@@ -36,6 +36,12 @@ struct SeriesLook {
   Qt::PenStyle dash = Qt::SolidLine;
 };
 SeriesLook seriesLook(const analysis::PlotData& plot, const analysis::Series& s);
+/// The pen of a series drawn over another with the same values
+/// (analysis::Series::same_as): dashed, so that the one under it shows through.
+void setCoveringDash(QPen& pen);
+/// Legend text of a series: its label, and "(= other)" when it has the same
+/// values as another series ("(= other in some panels)" when not in all).
+QString legendText(const analysis::PlotData& plot, const analysis::Series& s);
 
 /// The visible data range (in data units) shared by every panel.
 struct ViewRange {

@@ -1,6 +1,7 @@
 #include "analysis/plot.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -145,6 +146,59 @@ void add_point_notes(const AnalysisTable& t, PlotData& p) {
   if (uses.size() > kShown)
     p.notes.push_back(fmt::format("{} more note(s) on the plotted points: hover a point to read its own", uses.size() - kShown));
 }
+}  // namespace
+
+namespace {
+
+bool same_values(const Series& a, const Series& b) {
+  if (a.points.size() != b.points.size()) return false;
+  for (std::size_t i = 0; i < a.points.size(); ++i) {
+    const double ya = a.points[i].y, yb = b.points[i].y;
+    if (a.points[i].x != b.points[i].x) return false;
+    if (ya != yb && !(std::fabs(ya - yb) <= kSameValuesRel * std::max(std::fabs(ya), std::fabs(yb)))) return false;
+  }
+  return true;
+}
+
+// Marks each series whose points equal an earlier series' of its facet (it
+// would hide that one) and notes the pairs once per plot, with the panels
+// where they coincide when that is not every panel holding both.
+void note_same_values(PlotData& p) {
+  struct Pair {
+    std::string later, earlier;
+    std::size_t same = 0, both = 0;
+  };
+  std::vector<Pair> pairs;
+  auto pair_of = [&](const std::string& later, const std::string& earlier) -> Pair& {
+    for (Pair& q : pairs)
+      if (q.later == later && q.earlier == earlier) return q;
+    return pairs.emplace_back(Pair{later, earlier});
+  };
+  std::map<std::string, std::string> label_of;
+  for (Facet& f : p.facets)
+    for (std::size_t j = 0; j < f.series.size(); ++j) {
+      Series& s = f.series[j];
+      label_of[s.key] = s.label;
+      for (std::size_t i = 0; i < j && s.same_as.empty(); ++i)
+        if (same_values(f.series[i], s)) s.same_as = f.series[i].key;
+      if (!s.same_as.empty()) ++pair_of(s.key, s.same_as).same;
+    }
+  if (pairs.empty()) return;
+  for (const Facet& f : p.facets)
+    for (Pair& q : pairs) {
+      bool later = false, earlier = false;
+      for (const Series& s : f.series) {
+        later = later || s.key == q.later;
+        earlier = earlier || s.key == q.earlier;
+      }
+      if (later && earlier) ++q.both;
+    }
+  for (const Pair& q : pairs)
+    p.notes.push_back(fmt::format("{} has the same values as {}{} (drawn dashed over it)", label_of[q.later],
+                                  label_of[q.earlier],
+                                  q.same < q.both ? fmt::format(" in {} of {} panels", q.same, q.both) : std::string()));
+}
+
 }  // namespace
 
 PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
@@ -454,6 +508,7 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
                                                         tuple_order.begin())
                                      : s.color;
     }
+  note_same_values(p);
   p.title = fmt::format("{} vs {} — #{} {}", p.y.label, p.x.label, t.run.id, t.run.name);
   return p;
 }

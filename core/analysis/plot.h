@@ -46,7 +46,14 @@ struct Series {
   int color = 0;         // index into the palette (value index of the colour field)
   int style = 0;         // index into markers / dashes
   std::vector<SeriesPoint> points;   // ascending x
+  /// Key of an earlier series of the same facet with the same points (equal x,
+  /// y within kSameValuesRel relative), which this one covers when drawn over
+  /// it: drawn dashed so that both stay visible. "" when there is none.
+  std::string same_as;
 };
+
+/// Values closer than this (relative) count as the same for Series::same_as.
+inline constexpr double kSameValuesRel = 1e-9;
 
 struct Facet {
   std::string value;     // the facet axis value ("" without a facet)

@@ -337,6 +337,105 @@ TEST_F(AnalysisTest, QuantRunPlotsErrorPerAlgorithm) {
   EXPECT_EQ(c.x_categories.front(), "ring");
 }
 
+// quant-blocks: scin-inq and two-shot-q8 both quantise twice and have the same
+// error at every block size, so the later curve would hide the earlier one.
+TEST_F(AnalysisTest, CurvesWithTheSameValuesAreMarkedAndNoted) {
+  AnalysisTable t = build_table(quant_->run, quant_->points);
+  PlotQuery q = default_query(t);
+  for (const std::string y : {"sqnr_dB", "rel_l2"}) {
+    q.y = y;
+    PlotData p = make_plot(t, q);
+    ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+    std::size_t marked = 0;
+    for (const Facet& f : p.facets)
+      for (std::size_t j = 0; j < f.series.size(); ++j) {
+        const Series& s = f.series[j];
+        // same_as names the first earlier series whose every point is equal, and only that.
+        std::string first;
+        for (std::size_t i = 0; i < j && first.empty(); ++i) {
+          const Series& e = f.series[i];
+          bool same = e.points.size() == s.points.size();
+          for (std::size_t k = 0; same && k < s.points.size(); ++k)
+            same = e.points[k].x == s.points[k].x &&
+                   std::fabs(e.points[k].y - s.points[k].y) <= 1e-9 * std::fabs(s.points[k].y);
+          if (same) first = e.key;
+        }
+        EXPECT_EQ(s.same_as, first) << s.key;
+        if (!s.same_as.empty()) ++marked;
+      }
+    // One pair per input distribution (series split by algorithm and distribution):
+    // scin-inq and two-shot-q8 of the same inputs, never curves of different inputs.
+    std::set<std::pair<std::string, std::string>> pairs;
+    for (const Facet& f : p.facets)
+      for (const Series& s : f.series) {
+        if (s.same_as.empty()) continue;
+        const Series* other = nullptr;
+        for (const Series& e : f.series)
+          if (e.key == s.same_as) other = &e;
+        ASSERT_NE(other, nullptr);
+        EXPECT_EQ((std::set<std::string>{s.algorithm, other->algorithm}),
+                  (std::set<std::string>{"scin-inq", "two-shot-q8"}));
+        EXPECT_EQ(s.fields.at(1), other->fields.at(1));  // the same input.dist
+        pairs.insert({s.key, s.same_as});
+      }
+    EXPECT_EQ(marked, 2u) << y;
+    EXPECT_EQ(pairs.size(), 2u) << y;
+    std::size_t noted = 0;
+    for (const std::string& n : p.notes)
+      if (n.find("has the same values as") != std::string::npos) {
+        ++noted;
+        EXPECT_NE(n.find("scin-inq"), std::string::npos) << n;
+        EXPECT_NE(n.find("two-shot-q8"), std::string::npos) << n;
+        EXPECT_EQ(n.find("panels"), std::string::npos) << n;  // in every panel: no panel count
+      }
+    EXPECT_EQ(noted, pairs.size()) << y;
+  }
+}
+
+TEST(AnalysisSameValues, OnePointApartIsNotTheSameAndSomePanelsAreCounted) {
+  AnalysisTable t;
+  auto column = [](std::string key, std::string short_name, std::string unit, Role role, bool numeric) {
+    Column c;
+    c.key = c.label = std::move(key);
+    c.short_name = std::move(short_name);
+    c.unit = std::move(unit);
+    c.role = role;
+    c.numeric = numeric;
+    return c;
+  };
+  t.axes = {column("collective.algorithm", "algorithm", "", Role::Axis, false),
+            column("collective.bytes", "size", "bytes", Role::Axis, true),
+            column("links.latency_ns", "latency", "ns", Role::Axis, true)};
+  t.metrics = {column("time_us", "time", "us", Role::Metric, true)};
+  // a and b agree in panel 100 ns; in 200 ns they differ at one point by 1e-6 relative.
+  auto row = [&](const std::string& algo, double bytes, double lat, double us) {
+    Row r;
+    r.point_index = t.rows.size();
+    r.axes = {AxisValue{algo}, AxisValue{std::to_string(static_cast<int>(bytes)), bytes},
+              AxisValue{std::to_string(static_cast<int>(lat)), lat}};
+    r.metrics = {us};
+    t.rows.push_back(r);
+  };
+  for (double lat : {100.0, 200.0})
+    for (double b : {1024.0, 2048.0, 4096.0}) {
+      row("a", b, lat, b / 100);
+      row("b", b, lat, lat == 200 && b == 2048 ? b / 100 * (1 + 1e-6) : b / 100);
+    }
+  t.index_values();
+  PlotQuery q;
+  q.x = "collective.bytes";
+  q.y = "time_us";
+  q.facet = "links.latency_ns";
+  PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  ASSERT_EQ(p.facets.size(), 2u);
+  EXPECT_EQ(p.facets[0].series[1].same_as, "collective.algorithm=a");
+  EXPECT_EQ(p.facets[1].series[1].same_as, "");
+  EXPECT_EQ(p.facets[0].series[0].same_as, "");
+  EXPECT_NE(std::find(p.notes.begin(), p.notes.end(), "b has the same values as a in 1 of 2 panels (drawn dashed over it)"),
+            p.notes.end());
+}
+
 TEST_F(AnalysisTest, InferenceRunPlotsTtftTpotAndSpeedups) {
   AnalysisTable t = build_table(infer_->run, infer_->points);
   ASSERT_NE(t.find("ttft_us"), nullptr);

@@ -29,9 +29,9 @@ struct AliveGuard {
   AliveGuard& operator=(const AliveGuard&) = delete;
 };
 
-/// Refinement order of `n` sizes: a coarse pass (about 6 sizes spread over
-/// the range, both ends included), then every size in between, ascending.
-std::vector<std::size_t> refinementOrder(std::size_t n, std::size_t* coarse_count) {
+}  // namespace
+
+std::vector<std::size_t> previewRefinementOrder(std::size_t n, std::size_t* coarse_count) {
   std::vector<std::size_t> order;
   std::vector<bool> taken(n, false);
   const std::size_t stride = std::max<std::size_t>(1, (n + 4) / 6);
@@ -48,6 +48,8 @@ std::vector<std::size_t> refinementOrder(std::size_t n, std::size_t* coarse_coun
     if (!taken[i]) order.push_back(i);
   return order;
 }
+
+namespace {
 
 QString secondsText(double s) {
   if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 0);
@@ -113,7 +115,7 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
   ctx.stop = stop;
   const std::size_t n = sizes.size();
   std::size_t coarse = 0;
-  const std::vector<std::size_t> order = refinementOrder(n, &coarse);
+  const std::vector<std::size_t> order = previewRefinementOrder(n, &coarse);
   const double per_coarse = coarse > 0 ? static_cast<double>(n) / static_cast<double>(coarse) : 1.0;
 
   // The work budget, checked before any point is computed: core's estimate
@@ -266,12 +268,18 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
       if (!st.capped_text.isEmpty()) st.capped_text += QStringLiteral("; ");
       st.capped_text += algos[k].cap_text;
     }
-    std::vector<Task> coarse_tasks, fine_tasks;
+    // Stage 1, the quick coarse points (estimated under kPreviewQuickPointS
+    // each): the curves' shape over the range within a frame. Stage 2, the
+    // slow coarse points and then the sizes in between, each part longest
+    // first and with no barrier between them (a long point, started at once,
+    // runs beside the short ones).
+    std::vector<Task> quick_tasks, slow_tasks, fine_tasks;
     for (std::size_t k = 0; k < algos.size(); ++k) {
       const Algo& a = algos[k];
       if (a.failed) continue;
       for (std::size_t r = 0; r < coarse; ++r)
-        if (order[r] < a.limit) coarse_tasks.push_back({k, order[r], a.est[r]});
+        if (order[r] < a.limit)
+          (a.est[r] <= kPreviewQuickPointS ? quick_tasks : slow_tasks).push_back({k, order[r], a.est[r]});
       for (std::size_t r = coarse; r < order.size(); ++r)
         if (order[r] < a.limit) fine_tasks.push_back({k, order[r], static_cast<double>(order[r])});
     }
@@ -279,16 +287,20 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
     auto longest_first = [](const Task& x, const Task& y) {
       return x.weight != y.weight ? x.weight > y.weight : (x.i != y.i ? x.i > y.i : x.algo < y.algo);
     };
-    std::stable_sort(coarse_tasks.begin(), coarse_tasks.end(), longest_first);
+    std::stable_sort(quick_tasks.begin(), quick_tasks.end(), longest_first);
+    std::stable_sort(slow_tasks.begin(), slow_tasks.end(), longest_first);
     std::stable_sort(fine_tasks.begin(), fine_tasks.end(), longest_first);
-    tasks_left = coarse_tasks.size() + fine_tasks.size();
-    forEachOnThreads(coarse_tasks.size(), threads, [&](std::size_t t) { compute(coarse_tasks[t]); });
-    if (!fine_tasks.empty()) {
+    if (quick_tasks.empty()) std::swap(quick_tasks, slow_tasks);  // nothing quick: the coarse pass first, as a whole
+    std::vector<Task> rest = std::move(slow_tasks);
+    rest.insert(rest.end(), fine_tasks.begin(), fine_tasks.end());
+    tasks_left = quick_tasks.size() + rest.size();
+    forEachOnThreads(quick_tasks.size(), threads, [&](std::size_t t) { compute(quick_tasks[t]); });
+    if (!rest.empty()) {
       ctx.check();
       ResultSet part = snapshot();  // the coarse curves: the first thing the user sees
       emit(part, st);
       last_emit = Clock::now();
-      forEachOnThreads(fine_tasks.size(), threads, [&](std::size_t t) { compute(fine_tasks[t]); });
+      forEachOnThreads(rest.size(), threads, [&](std::size_t t) { compute(rest[t]); });
     }
     ctx.check();
   } catch (const Cancelled&) {

@@ -10,8 +10,10 @@
 //     RunContext stop token (core's engines poll it) and starts the new one at
 //     once; results of a superseded request are dropped, never shown.
 //   - Progressive refinement: a few coarse sizes of every algorithm first (the
-//     curves' shape), then the sizes in between; partial results are shown as
-//     they come (at most every `partial_interval_ms`).
+//     curves' shape; those estimated under kPreviewQuickPointS each, so that
+//     one long point, NVLS at 1 GiB, does not hold back the first frame), then
+//     the slow coarse points and the sizes in between; partial results are
+//     shown as they come (at most every `partial_interval_ms`).
 //   - Work budget: before computing, core's estimate() (engines/engine.h) says
 //     what each algorithm costs at the largest size; points beyond the per-point
 //     cap are not previewed (the status says which and how long they would take)
@@ -26,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <stop_token>
+#include <vector>
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -112,6 +115,15 @@ class Preview : public QObject {
   bool first_seen_ = false;
   double point_cap_s_ = 0.5;
 };
+
+/// A coarse point estimated (core's estimate(), one core) under this many
+/// seconds is in the preview's first result; slower ones follow it.
+inline constexpr double kPreviewQuickPointS = 1e-3;
+
+/// Refinement order of `n` sizes: the coarse pass (about 6 sizes spread over
+/// the range, both ends included; its length in *coarse_count), then every
+/// size in between, ascending. Indices into the sizes.
+std::vector<std::size_t> previewRefinementOrder(std::size_t n, std::size_t* coarse_count);
 
 /// The computation behind the preview, callable without Qt's event loop
 /// (tests, the benchmark): computes `req` on `cfg` with the analytic engine in

@@ -98,14 +98,32 @@ class InteractTest : public QObject {
     const std::size_t algos = req.effective_algorithms(cfg).size();
     const std::size_t sizes = req.sizes().size();
     QCOMPARE(pointsIn(e.sets.back()), algos * sizes);
-    // The first result is the coarse pass: every algorithm, a few sizes spanning the range.
+    // The first result is the coarse pass's quick points: every algorithm, a
+    // few sizes spanning the range, all those and only those estimated under
+    // kPreviewQuickPointS (NVLS at 1 GiB, some ms, comes later).
     const ResultSet& first = e.sets.front();
     QCOMPARE(first.curves.size(), algos);
+    std::size_t coarse = 0;
+    const std::vector<std::size_t> order = previewRefinementOrder(sizes, &coarse);
+    const std::vector<std::uint64_t> all = req.sizes();
+    std::size_t left_out = 0;
     for (const Curve& c : first.curves) {
+      std::vector<std::uint64_t> quick;
+      for (std::size_t r = 0; r < coarse; ++r) {
+        const double s =
+            estimate(cfg, parse_algorithm(c.algorithm), Collective{all[order[r]], DType::Bf16}, EngineId::Analytic).seconds;
+        if (s <= kPreviewQuickPointS) quick.push_back(all[order[r]]);
+        else ++left_out;
+      }
+      std::sort(quick.begin(), quick.end());
+      std::vector<std::uint64_t> shown;
+      for (const SimResult& p : c.points) shown.push_back(p.bytes);
+      QCOMPARE(shown, quick);
       QVERIFY(c.points.size() >= 4 && c.points.size() < sizes / 2);
       QCOMPARE(c.points.front().bytes, req.min_bytes);
-      QCOMPARE(c.points.back().bytes, req.max_bytes);
+      if (c.algorithm == "ring") QCOMPARE(c.points.back().bytes, req.max_bytes);
     }
+    QVERIFY(left_out > 0);  // the default sweep has slow coarse points (NVLS at 1 GiB)
     // Final values are core's, point for point, in ascending size.
     for (const Curve& c : e.sets.back().curves) {
       QCOMPARE(c.points.size(), sizes);

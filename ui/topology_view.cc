@@ -1,6 +1,7 @@
 #include "ui/topology_view.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 
@@ -22,12 +23,78 @@ constexpr int kLinkRole = 1;    // index into linkItems_
 constexpr int kMaxItems = 16;   // accelerators drawn one by one up to this; beyond, groups
 constexpr int kMaxPlaneItems = 4;
 
-QGraphicsSimpleTextItem* centredText(QGraphicsScene* s, const QString& t, QPointF c, QFont f = {}) {
-  auto* item = s->addSimpleText(t, f);
-  QRectF r = item->boundingRect();
-  item->setPos(c.x() - r.width() / 2, c.y() - r.height() / 2);
-  return item;
-}
+}  // namespace
+
+// Adds the items of one drawing to the scene in a fixed order; or, given the
+// items of the previous drawing, updates them in place, as long as this drawing
+// has items of the same kinds in the same order. Qt's setters ignore unchanged
+// values, so only what changed is repainted: a bandwidth edit repaints one
+// caption instead of the whole picture (which cost more than the chart's
+// repaint on every edit). complete() says whether the old items fitted exactly.
+class TopologyView::Builder {
+ public:
+  Builder(QGraphicsScene* s, std::vector<QGraphicsItem*>* items, bool reuse) : s_(s), items_(items), reuse_(reuse) {
+    if (!reuse_) items_->clear();
+  }
+  QGraphicsLineItem* line(const QLineF& l, const QPen& pen) {
+    if (auto* it = take<QGraphicsLineItem>()) {
+      it->setLine(l);
+      it->setPen(pen);
+      return it;
+    }
+    return keep(s_->addLine(l, pen));
+  }
+  QGraphicsRectItem* rect(const QRectF& r, const QPen& pen, const QBrush& brush) {
+    if (auto* it = take<QGraphicsRectItem>()) {
+      it->setRect(r);
+      it->setPen(pen);
+      it->setBrush(brush);
+      return it;
+    }
+    return keep(s_->addRect(r, pen, brush));
+  }
+  QGraphicsSimpleTextItem* text(const QString& t, const QFont& f) {
+    if (auto* it = take<QGraphicsSimpleTextItem>()) {
+      if (it->font() != f) it->setFont(f);
+      it->setText(t);
+      return it;
+    }
+    return keep(s_->addSimpleText(t, f));
+  }
+  /// Text centred on c.
+  QGraphicsSimpleTextItem* centredText(const QString& t, QPointF c, const QFont& f = {}) {
+    auto* item = text(t, f);
+    QRectF r = item->boundingRect();
+    item->setPos(c.x() - r.width() / 2, c.y() - r.height() / 2);
+    return item;
+  }
+  bool complete() const { return !reuse_ || (fits_ && next_ == items_->size()); }
+
+ private:
+  template <class T>
+  T* take() {
+    if (!reuse_ || !fits_) return nullptr;
+    T* it = next_ < items_->size() ? dynamic_cast<T*>((*items_)[next_]) : nullptr;
+    if (!it) {
+      fits_ = false;  // another shape: the caller starts again from an empty scene
+      return nullptr;
+    }
+    ++next_;
+    return it;
+  }
+  template <class T>
+  T* keep(T* it) {
+    if (!reuse_) items_->push_back(it);
+    return it;
+  }
+  QGraphicsScene* s_;
+  std::vector<QGraphicsItem*>* items_;
+  bool reuse_;
+  bool fits_ = true;
+  std::size_t next_ = 0;
+};
+
+namespace {
 
 void tag(QGraphicsItem* item, const char* group, const QString& tip) {
   item->setData(kGroupRole, QString::fromLatin1(group));
@@ -136,18 +203,43 @@ QColor TopologyView::linkColour(int k) const {
 void TopologyView::rebuild() {
   QGraphicsScene* s = scene();
   QSignalBlocker block(s);
-  s->clear();
+  const QRectF oldRect = s->sceneRect();
+  // The previous drawing's items, updated in place if this one has the same
+  // shape; else (or when there is none) a new scene. The shape (which items
+  // are drawn, and which of their properties are set at all) follows from
+  // these alone; the builder checks the items' kinds besides.
+  const Config& c = doc_->config();
+  const bool mesh = c.fabric.topology == Topology::Mesh;
+  const int gpus = c.fabric.gpus, planes = mesh ? 0 : c.fabric.planes;
+  // Loads from a fabric of another shape no longer apply.
+  if (!loads_.empty() && (loadGpus_ != gpus || loadPlanes_ != planes || loadMesh_ != mesh)) {
+    loads_.clear();
+    loadSource_.clear();
+  }
+  const std::array<int, 4> shape{gpus, planes, mesh ? 1 : 0, loads_.empty() ? 0 : 1};
+  bool reuse = !items_.empty() && shape == shape_;
+  shape_ = shape;
+  for (;;) {
+    if (!reuse) s->clear();
+    Builder b(s, &items_, reuse);
+    draw(b);
+    if (b.complete()) break;
+    reuse = false;  // (stray items made by the failed pass go with clear())
+  }
+  const QRectF rect = s->itemsBoundingRect().adjusted(-10, -10, 10, 10);
+  if (rect != oldRect || !reuse) {
+    s->setSceneRect(rect);
+    fitInView(s->sceneRect(), Qt::KeepAspectRatio);
+  }
+}
+
+void TopologyView::draw(Builder& build) {
   linkItems_.clear();
   accels_ = switches_ = links_ = 0;
   const Config& c = doc_->config();
   const int gpus = c.fabric.gpus;
   const bool mesh = c.fabric.topology == Topology::Mesh;
   const int planes = mesh ? 0 : c.fabric.planes;
-  // Loads from a fabric of another shape no longer apply.
-  if (!loads_.empty() && (loadGpus_ != gpus || loadPlanes_ != planes || loadMesh_ != mesh)) {
-    loads_.clear();
-    loadSource_.clear();
-  }
   const bool heat = !loads_.empty();
   gpusPerItem_ = perItem(gpus, kMaxItems);
   const int nodes = (gpus + gpusPerItem_ - 1) / gpusPerItem_;
@@ -213,7 +305,7 @@ void TopologyView::rebuild() {
     }
     QPen pen(colour, heat ? std::max(width, 2.5) : width);
     pen.setCapStyle(Qt::RoundCap);
-    auto* l = s->addLine(QLineF(a, b), pen);
+    auto* l = build.line(QLineF(a, b), pen);
     tag(l, "links", tip);
     l->setData(kLinkRole, static_cast<int>(linkItems_.size()));
     l->setAcceptHoverEvents(true);
@@ -261,9 +353,9 @@ void TopologyView::rebuild() {
   for (int b = 0; b < boxes; ++b) {
     const QRectF& box = sw[static_cast<std::size_t>(b)];
     const int count = planeLast(b) - planeFirst(b) + 1;
-    auto* r = s->addRect(box, QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
+    auto* r = build.rect(box, QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
     if (count > 1) {  // a stack of planes: a second outline behind suggests it
-      auto* back = s->addRect(box.translated(4, -4), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xd5, 0xdd, 0xea)));
+      auto* back = build.rect(box.translated(4, -4), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xd5, 0xdd, 0xea)));
       back->setZValue(r->zValue() - 1);
     }
     tag(r, "switch", tr("%1: %2 port-to-port%3, %4 ports each")
@@ -275,7 +367,7 @@ void TopologyView::rebuild() {
     ++switches_;
     QString name = count == 1 ? tr("Switch %1").arg(planeFirst(b))
                               : tr("Planes %1–%2 (×%3)").arg(planeFirst(b)).arg(planeLast(b)).arg(count);
-    centredText(s, name, box.center() - QPointF(0, 12));
+    build.centredText(name, box.center() - QPointF(0, 12));
     struct Badge { const char* text; bool on; const char* group; QString tip; };
     Badge badges[] = {
         {"NVLS", c.sw.nvls.enabled, "switch.nvls", tr("NVLink SHARP: multimem ld_reduce / st in the switch")},
@@ -289,10 +381,10 @@ void TopologyView::rebuild() {
     double x = box.left() + 8;
     for (const Badge& bd : badges) {
       QRectF br(x, box.bottom() - 22, 36, 16);
-      auto* bi = s->addRect(br, QPen(bd.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0xaa, 0xaa, 0xaa)),
+      auto* bi = build.rect(br, QPen(bd.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0xaa, 0xaa, 0xaa)),
                             QBrush(bd.on ? QColor(0xc8, 0xe6, 0xc9) : QColor(0xf2, 0xf2, 0xf2)));
       tag(bi, bd.group, bd.tip + (bd.on ? QString() : tr(" (off)")));
-      auto* t = centredText(s, QString::fromLatin1(bd.text), br.center(), small);
+      auto* t = build.centredText(QString::fromLatin1(bd.text), br.center(), small);
       t->setBrush(bd.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0x99, 0x99, 0x99));
       x += 40;
     }
@@ -308,18 +400,18 @@ void TopologyView::rebuild() {
     const double w = std::max(64.0, QFontMetricsF(QFont()).horizontalAdvance(label) + 12);
     QRectF r(pos[i].x() - w / 2, pos[i].y() - 18, w, 36);
     if (count > 1) {
-      auto* back = s->addRect(r.translated(3, -3), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xf3, 0xe0, 0xb5)));
+      auto* back = build.rect(r.translated(3, -3), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xf3, 0xe0, 0xb5)));
       back->setZValue(1);
     }
-    auto* a = s->addRect(r, QPen(Qt::black, 1.2), QBrush(QColor(0xfd, 0xf1, 0xd6)));
+    auto* a = build.rect(r, QPen(Qt::black, 1.2), QBrush(QColor(0xfd, 0xf1, 0xd6)));
     a->setZValue(2);
     QString tip = count == 1 ? tr("GPU %1 — %2").arg(gpuFirst(i)).arg(accTip)
                              : tr("%1 accelerators (GPU %2–%3) — each %4").arg(count).arg(gpuFirst(i)).arg(gpuLast(i)).arg(accTip);
     if (mesh && count > 1) tip += tr("\n%1 links inside the group (not drawn)").arg(count * (count - 1) / 2);
     tag(a, "accelerator", tip);
     ++accels_;
-    auto* t1 = centredText(s, label, r.center() - QPointF(0, 7));
-    auto* t2 = centredText(s, count == 1 ? QString::fromStdString(c.accelerator.name) : tr("×%1").arg(count),
+    auto* t1 = build.centredText(label, r.center() - QPointF(0, 7));
+    auto* t2 = build.centredText(count == 1 ? QString::fromStdString(c.accelerator.name) : tr("×%1").arg(count),
                            r.center() + QPointF(0, 8), small);
     t1->setZValue(3);
     t2->setZValue(3);
@@ -343,21 +435,19 @@ void TopologyView::rebuild() {
   if (!grouping.isEmpty())
     grouping = tr("Drawn as %1; each line is a bundle (width grows with its link count; hover for counts)").arg(grouping);
   double y = radius + 40;
-  centredText(s, caption, QPointF(0, y));
-  if (!grouping.isEmpty()) centredText(s, grouping, QPointF(0, y += 18), small);
+  build.centredText(caption, QPointF(0, y));
+  if (!grouping.isEmpty()) build.centredText(grouping, QPointF(0, y += 18), small);
   if (heat) {
     // The heat map's key: idle ... always busy.
     y += 24;
     const double w = 160;
     QLinearGradient g(-w / 2, 0, w / 2, 0);
     for (double t : {0.0, 0.5, 1.0}) g.setColorAt(t, heatColour(t));
-    s->addRect(QRectF(-w / 2, y - 6, w, 12), QPen(Qt::NoPen), QBrush(g));
-    centredText(s, tr("idle"), QPointF(-w / 2 - 22, y), small);
-    centredText(s, tr("busy 100%"), QPointF(w / 2 + 34, y), small);
-    centredText(s, tr("Link load, busiest link of each line: packet run %1").arg(loadSource_), QPointF(0, y + 16), small);
+    build.rect(QRectF(-w / 2, y - 6, w, 12), QPen(Qt::NoPen), QBrush(g));
+    build.centredText(tr("idle"), QPointF(-w / 2 - 22, y), small);
+    build.centredText(tr("busy 100%"), QPointF(w / 2 + 34, y), small);
+    build.centredText(tr("Link load, busiest link of each line: packet run %1").arg(loadSource_), QPointF(0, y + 16), small);
   }
-  s->setSceneRect(s->itemsBoundingRect().adjusted(-10, -10, 10, 10));
-  fitInView(s->sceneRect(), Qt::KeepAspectRatio);
 }
 
 void TopologyView::resizeEvent(QResizeEvent* e) {

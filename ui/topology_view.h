@@ -12,6 +12,7 @@
 // hovering one shows its bytes and utilisation in both directions.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include <QGraphicsView>
@@ -57,7 +58,11 @@ class TopologyView : public QGraphicsView {
   void resizeEvent(QResizeEvent* e) override;
 
  private:
+  class Builder;
+  /// Draws the fabric: into a new scene, or into the previous drawing's items
+  /// when it has the same shape (only what changed is repainted).
   void rebuild();
+  void draw(Builder& build);
   void onSelection();
 
   /// Load of one physical link pair (both directions).
@@ -70,6 +75,8 @@ class TopologyView : public QGraphicsView {
   int accels_ = 0, switches_ = 0, links_ = 0;
   int gpusPerItem_ = 1, planesPerItem_ = 1;
   std::vector<QGraphicsItem*> linkItems_;
+  std::vector<QGraphicsItem*> items_;  // every item drawn, in drawing order (Builder)
+  std::array<int, 4> shape_{};         // what decides the items drawn: gpus, planes, mesh, heat map
   // Star: gpus x planes (index gpu * planes + plane); mesh: gpus x gpus (lower index first).
   std::vector<Load> loads_;
   int loadGpus_ = 0, loadPlanes_ = 0;

@@ -463,6 +463,44 @@ class InteractTest : public QObject {
     shot(v, "topology-mesh-72");
   }
 
+  // An edit that keeps the fabric's shape updates the drawn items in place
+  // (only what changed is repainted); the picture is the one a new view draws.
+  void topologyUpdatesInPlaceAndDrawsAsANewOne() {
+    FabricDoc doc;
+    doc.resetConfig(load_preset("hgx-h200-8"));
+    TopologyView v(&doc);
+    v.resize(500, 400);
+    auto itemsOf = [](const TopologyView& t) {
+      const QList<QGraphicsItem*> l = t.scene()->items();
+      return QSet<QGraphicsItem*>(l.begin(), l.end());
+    };
+    auto sameAsNew = [&](const char* what) {
+      TopologyView fresh(&doc);
+      fresh.resize(v.size());
+      QCOMPARE(fresh.scene()->items().size(), v.scene()->items().size());
+      QCOMPARE(fresh.sceneRect(), v.sceneRect());
+      QVERIFY2(fresh.grab().toImage() == v.grab().toImage(), what);
+      QCOMPARE(v.linkToolTip(0), fresh.linkToolTip(0));
+    };
+    const QSet<QGraphicsItem*> before = itemsOf(v);
+    QVERIFY(doc.setParam("links.bandwidth_GBps", ParamValue(900.0)));
+    QCOMPARE(itemsOf(v), before);  // the same items
+    QVERIFY(v.linkToolTip(0).contains(bandwidthText(900.0 / doc.config().fabric.planes)));
+    sameAsNew("bandwidth edited in place");
+    QVERIFY(doc.setParam("switch.nvls.enabled", ParamValue(false)));  // a badge turns grey
+    QCOMPARE(itemsOf(v), before);
+    sameAsNew("NVLS badge turned off in place");
+    QVERIFY(doc.setParam("accelerator.name", ParamValue(std::string("B200 with a longer name"))));
+    sameAsNew("accelerator renamed");
+    // Another shape: a new drawing, as a new view draws it.
+    QVERIFY(doc.setParam("fabric.gpus", ParamValue(16.0)));
+    QVERIFY(itemsOf(v) != before);
+    QCOMPARE(v.acceleratorItems(), 16);
+    sameAsNew("16 GPUs");
+    QVERIFY(doc.setParam("fabric.gpus", ParamValue(8.0)));
+    sameAsNew("back to 8 GPUs");
+  }
+
   // A packet run colours every link by its load; hover gives bytes and utilisation.
   void topologyShowsPacketLinkLoads() {
     FabricDoc doc;

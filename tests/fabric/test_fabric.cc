@@ -882,10 +882,11 @@ TEST(NvlsAlike, AnswersWhereAMembersOwnUseIsInTheWay) {
 // equal to the last bit, over a random sequence of shared and own uses on a
 // grid of times (so ends tie and members' queues part and meet again).
 TEST(NvlsAlike, MemberGroupsEqualOneQueuePerMember) {
-  for (const bool merge : {true, false})
+  for (const int mode : {0, 1, 2})  // merging, not merging, members alone
   for (int n : {2, 7, 64}) {
-    SCOPED_TRACE(fmt::format("{} members, {}", n, merge ? "merging" : "not merging"));
-    nvls::Members groups(n, merge);
+    const bool merge = mode == 0, alone = mode == 2;
+    SCOPED_TRACE(fmt::format("{} members, {}", n, merge ? "merging" : alone ? "alone" : "not merging"));
+    nvls::Members groups(n, merge, alone);
     std::vector<nvls::Queue> per(static_cast<std::size_t>(n));
     std::uint64_t rng = 12345;
     auto next = [&rng](int k) {
@@ -924,7 +925,11 @@ TEST(NvlsAlike, MemberGroupsEqualOneQueuePerMember) {
       ASSERT_LE(groups.groups(), static_cast<std::size_t>(n));
       most = std::max(most, groups.groups());
     }
-    EXPECT_GT(most, 1u);  // members parted
+    if (alone) {
+      EXPECT_EQ(most, static_cast<std::size_t>(n));
+    } else {
+      EXPECT_GT(most, 1u);  // members parted
+    }
     // Past every reservation, the same own use by every member: their queues
     // meet again in one group.
     r = last_end + 1;
@@ -950,11 +955,15 @@ TEST(NvlsAlike, BookIsSearchThenInsert) {
       return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
     };
     double r = 0;
-    std::size_t joined = 0, most = 0;
+    std::size_t joined = 0, most = 0, one_block = 0;
     for (int step = 0; step < 20000; ++step) {
-      r += 0.25 * next(2);  // the ready front never goes back
+      // The ready front never goes back; in every other stretch of 2000 uses
+      // it moves about as fast as the uses fill the queue (gaps between
+      // blocks), else slower (the queue one long block, book()'s shortcut).
+      r += 0.25 * next((step / 2000) % 2 ? 16 : 2);
       qa.prune(r), qb.prune(r), sa.prune(r), sb.prune(r);
       const double t = r + 0.5 * next(64), d = 0.5 * (zero ? next(3) : 1 + next(2));
+      if (qa.v.size() - qa.head == 1 && qa.v.back().end > t && qa.v.back().start < t + d) ++one_block;
       StepId ha = kNoStep, hb = kNoStep;
       const double st = qa.search(t, d, ha);
       const std::size_t before = qa.v.size();
@@ -978,6 +987,9 @@ TEST(NvlsAlike, BookIsSearchThenInsert) {
       most = std::max(most, qa.v.size() - qa.head);
     }
     EXPECT_GT(joined, 100u);  // joins were exercised
+    EXPECT_GT(one_block, 1000u);  // the one-block shortcut was taken
+    EXPECT_LT(one_block, 15000u);  // and often not
+    
     EXPECT_GT(most, 8u);      // and uses queued in gaps between several blocks
   }
 }

@@ -332,8 +332,13 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // BM_Point8/nvls/1073741824: 9.8 -> 8.2 and 9.9 -> 8.1 ms, performance.md
   // section 34); the times are the same either way.
   const bool merge = n > 64;
-  members_e.reset(n, merge);
-  members_i.reset(n, merge);
+  // Up to 16 members, no groups at all (Members' `alone`): at 8 GPUs every
+  // member's queue is one block from the front on, booked in a few
+  // instructions (Slots::book), which is cheaper than a member leaving its
+  // group and joining another on every own use (performance.md section 43).
+  const bool alone = n <= 16;
+  members_e.reset(n, merge, alone);
+  members_i.reset(n, merge, alone);
   Queue unit;
   // The loads and stores as taken (the critical path replays members' queues in this order).
   struct Taken {

@@ -54,6 +54,16 @@ void Queue::insert_at(std::vector<Busy>::iterator it, double s, double e, StepId
 // it starts earlier, the block at it not), the insert goes there at once;
 // otherwise (only with blocks of no length) insert() searches as before.
 double Queue::book(double t, double d, StepId step, StepId& holder) {
+  if (v.size() - head == 1) {  // one block from the head on (the usual case: see Slots::book)
+    Busy& b = v.back();
+    if (b.end > t && b.start < t + d && b.start < b.end) {
+      holder = b.step;
+      const double start = b.end;
+      b.end = start + d;
+      b.step = step;
+      return start;
+    }
+  }
   const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
   auto it = std::partition_point(head_it, v.end(), [t](const Busy& b) { return b.end <= t; });
   double start = t;
@@ -108,8 +118,20 @@ void Slots::insert_at(std::vector<std::pair<double, double>>::iterator it, doubl
   }
 }
 
-// As Queue::book.
+// As Queue::book. At once where one block [s, e) of positive length is
+// left from the head on, it ends after t and starts before t + d (NVLS at 8
+// GPUs: every booking): the search's binary search stops at it, its walk
+// passes it (start = max(t, e) = e) and stops at the end; the insert goes
+// there (s < e = start) and joins it (its end is the start): [s, e + d).
 double Slots::book(double t, double d) {
+  if (v.size() - head == 1) {
+    std::pair<double, double>& b = v.back();
+    if (b.second > t && b.first < t + d && b.first < b.second) {
+      const double start = b.second;
+      b.second = start + d;
+      return start;
+    }
+  }
   const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
   auto it = std::partition_point(head_it, v.end(), [t](const std::pair<double, double>& b) { return b.second <= t; });
   double start = t;
@@ -164,13 +186,22 @@ std::uint64_t Slots::hash_from(double r) const {
   return h;
 }
 
-Members::Members(int n, bool merge) { reset(n, merge); }
+Members::Members(int n, bool merge, bool alone) { reset(n, merge, alone); }
 
 // Group ids 0..used_-1 are taken (live or free); the entries past them, and
 // every vector, keep their storage from the previous run.
-void Members::reset(int n, bool merge) {
+void Members::reset(int n, bool merge, bool alone) {
   n_ = n;
   merge_ = merge;
+  alone_ = alone;
+  if (alone) {
+    for (Slots& q : per_) {
+      q.v.clear();
+      q.head = 0;
+    }
+    per_.resize(static_cast<std::size_t>(n));
+    return;
+  }
   words_ = (n + 63) / 64;
   of_.assign(static_cast<std::size_t>(n), 0);
   live_.clear();
@@ -263,6 +294,17 @@ void Members::merge_equal(double r) {
 }
 
 std::pair<double, int> Members::shared(double r, double t, double d) {
+  if (alone_) {  // the latest end, its first member (member order)
+    double best = 0;
+    int who = n_;
+    for (int m = 0; m < n_; ++m) {
+      Slots& q = per_[static_cast<std::size_t>(m)];
+      q.prune(r);
+      const double e = q.book(t, d) + d;
+      if (m == 0 || e > best) best = e, who = m;
+    }
+    return {best, who};
+  }
   if (merge_ && live_.size() > 1) merge_equal(r);
   double best = 0;
   int who = n_;
@@ -283,6 +325,11 @@ std::pair<double, int> Members::shared(double r, double t, double d) {
 }
 
 double Members::own(double r, int m, double t, double d) {
+  if (alone_) {
+    Slots& q = per_[static_cast<std::size_t>(m)];
+    q.prune(r);
+    return q.book(t, d) + d;
+  }
   int id = of_[static_cast<std::size_t>(m)];
   Group* g = &g_[static_cast<std::size_t>(id)];
   g->q.prune(r);

@@ -66,20 +66,24 @@ struct Slots {
 // (the critical path replays the members it needs, nvls_alike.cc).
 class Members {
  public:
-  explicit Members(int n = 0, bool merge = true);
-  // As Members(n, merge), keeping the storage (a thread's runs reuse one).
+  explicit Members(int n = 0, bool merge = true, bool alone = false);
+  // As Members(n, merge, alone), keeping the storage (a thread's runs reuse one).
   // Without `merge`, groups are not looked over for equal queues before each
   // shared use (only a member's own use still joins it to a group whose queue
   // it now has): the same times, and at a few members cheaper.
-  void reset(int n, bool merge = true);
+  // With `alone`, there are no groups: every member keeps its own queue and a
+  // shared use is booked once per member, in member order (the engine's own
+  // booking): the same times again, and at very few members cheaper still (no
+  // member leaves and joins a group on every own use).
+  void reset(int n, bool merge = true, bool alone = false);
   // Every member books [t, t + d) at its earliest free start >= t (t >= r,
   // the ready front, which never decreases). Returns the latest end and the
   // first member with that end.
   std::pair<double, int> shared(double r, double t, double d);
   // Member m alone books [t, t + d); returns its end.
   double own(double r, int m, double t, double d);
-  std::size_t groups() const { return live_.size(); }
-  std::size_t most_groups() const { return most_; }
+  std::size_t groups() const { return alone_ ? per_.size() : live_.size(); }
+  std::size_t most_groups() const { return alone_ ? per_.size() : most_; }
 
  private:
   struct Group {
@@ -88,7 +92,8 @@ class Members {
     int first = 0;  // its first member
   };
   int n_ = 0, words_ = 0, used_ = 0;
-  bool merge_ = true;
+  bool merge_ = true, alone_ = false;
+  std::vector<Slots> per_;  // with alone_: member m's queue
   std::vector<Group> g_;  // by id
   std::vector<std::uint64_t> bits_;  // group id's members: words_ words from id * words_
   std::uint64_t* bits(int id) { return bits_.data() + static_cast<std::size_t>(id) * static_cast<std::size_t>(words_); }

@@ -84,6 +84,48 @@ bool store_rep(const StepCost& c, const ResourceMap& rm, int n, int i, Rep& rep)
   return true;
 }
 
+// A load or store as taken (the critical path replays members' queues in this order).
+struct Taken {
+  StepId id;
+  std::uint32_t k;  // rank * chunks + chunk
+  std::uint16_t rank;
+  bool load;
+};
+
+// A member's queue booked again alone for the critical path: its uses up to
+// taken[upto - 1], each use's start, end and holder by x (2 * chunk + store).
+struct Replay {
+  int key = -1;  // class * n + member
+  std::size_t upto = 0;
+  Queue q;
+  std::vector<Rec> recs;
+};
+
+// A run's working memory, one per thread, kept for its next run (a 1 GiB
+// point at 8 GPUs allocated ~3 MB per run: every run paid its page faults).
+struct Work {
+  std::vector<build::Span> spans;
+  std::vector<std::uint8_t> size_of, bound;
+  std::vector<double> ready, start, finish;
+  std::vector<int> pending, bound_member;
+  std::vector<Rec> rec_u;
+  std::vector<Taken> taken;
+  std::vector<std::uint32_t> taken_at;  // by x: its index in `taken`
+  std::vector<std::pair<double, StepId>> heap;
+  std::vector<Replay> replays;
+  std::size_t live_replays = 0;
+};
+
+// Drops a large run's memory when the run ends (a thread keeps at most a
+// small point's).
+struct WorkTrim {
+  Work& w;
+  std::size_t steps;
+  ~WorkTrim() {
+    if (steps > (std::size_t{1} << 20)) w = Work{};
+  }
+};
+
 bool same_cost(const StepCost& a, const StepCost& b) {
   if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term) return false;
   for (int k = 0; k < kTermCount; ++k)
@@ -108,7 +150,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   b.labels = false;
   Schedule& s = b.s;
   const int n = b.n();
-  if (n < 2) return std::nullopt;
+  if (n < 2 || n > 65535) return std::nullopt;  // (Taken's rank)
   const auto un = static_cast<std::size_t>(n);
   const NodeId sw0 = s.switch_node(0);
   const std::vector<build::Span> shards = build::split(s.elems, n);
@@ -130,18 +172,24 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
 
   // The chunks' spans, and one costed ld_reduce and multimem.st per chunk size.
-  std::vector<build::Span> spans(un * uc);
-  std::vector<std::uint64_t> sizes;
+  thread_local Work work;
+  const WorkTrim trim{work, total};
+  std::vector<build::Span>& spans = work.spans;
+  spans.resize(un * uc);
+  std::vector<std::uint64_t> sizes;  // sorted, distinct (kept so as chunks come: a shard has at most two)
   for (int i = 0; i < n; ++i) {
     const auto pieces = build::split(shards[static_cast<std::size_t>(i)].count, chunks);
     for (int c = 0; c < chunks; ++c) {
       spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)] =
           build::sub(shards[static_cast<std::size_t>(i)], pieces[static_cast<std::size_t>(c)]);
-      sizes.push_back(pieces[static_cast<std::size_t>(c)].count);
+      const std::uint64_t z = pieces[static_cast<std::size_t>(c)].count;
+      const auto at = std::lower_bound(sizes.begin(), sizes.end(), z);
+      if (at == sizes.end() || *at != z) {
+        sizes.insert(at, z);
+        if (sizes.size() > 255) return std::nullopt;
+      }
     }
   }
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   auto load_step = [&](int i, int c) {
     const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
     Step st;
@@ -171,7 +219,8 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
   if (sizes.size() > 255) return std::nullopt;
   std::vector<Rep> loads(sizes.size()), stores(sizes.size());
-  std::vector<std::uint8_t> size_of(un * uc);  // per chunk: its index in `sizes`
+  std::vector<std::uint8_t>& size_of = work.size_of;  // per chunk: its index in `sizes`
+  size_of.resize(un * uc);
   {
     std::vector<int> costed(sizes.size(), 0);
     StepCost c;
@@ -306,8 +355,14 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
 
   // The engine's loop (run_analytic's book()), over the generated steps.
-  std::vector<double> ready(total, 0.0), start(total, 0.0), finish(total, 0.0);
-  std::vector<int> pending(total, 0);
+  std::vector<double>& ready = work.ready;
+  std::vector<double>& start = work.start;
+  std::vector<double>& finish = work.finish;
+  std::vector<int>& pending = work.pending;
+  ready.assign(total, 0.0);
+  start.assign(total, 0.0);
+  finish.assign(total, 0.0);
+  pending.assign(total, 0);
   for (int r = 0; r < n; ++r) {
     pending[arrive0 + static_cast<StepId>(r)] = 1;
     pending[wait0 + static_cast<StepId>(r)] = 1;  // (the barrier, below)
@@ -322,9 +377,12 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // unit: the use the critical path follows) and, for E and I, on which
   // member (the first with that end); the unit's uses as booked.
   const std::size_t pairs = un * uc;
-  std::vector<Rec> rec_u(pairs);
-  std::vector<std::uint8_t> bound(2 * pairs, 0);
-  std::vector<int> bound_member(2 * pairs, 0);
+  std::vector<Rec>& rec_u = work.rec_u;
+  std::vector<std::uint8_t>& bound = work.bound;
+  std::vector<int>& bound_member = work.bound_member;
+  rec_u.assign(pairs, Rec{});
+  bound.assign(2 * pairs, 0);
+  bound_member.assign(2 * pairs, 0);
   // (Per thread, reset per run: their storage is reused; small points allocate nothing for them.)
   thread_local Members members_e, members_i;
   // Up to 64 members, groups that never merge are cheaper than looking for
@@ -341,16 +399,15 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   members_i.reset(n, merge, alone);
   Queue unit;
   // The loads and stores as taken (the critical path replays members' queues in this order).
-  struct Taken {
-    StepId id;
-    std::uint32_t k;  // rank * chunks + chunk
-    bool load;
-  };
-  std::vector<Taken> taken;
+  std::vector<Taken>& taken = work.taken;
+  taken.clear();
   taken.reserve(2 * pairs);
+  std::vector<std::uint32_t>& taken_at = work.taken_at;
+  taken_at.resize(2 * pairs);
 
   using Item = std::pair<double, StepId>;
-  std::vector<Item> heap;
+  std::vector<Item>& heap = work.heap;
+  heap.clear();
   const auto later = std::greater<Item>{};
   auto push = [&](double t, StepId i) {
     heap.emplace_back(t, i);
@@ -417,7 +474,8 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
           ended(e, 2, m);
         }
       }
-      taken.push_back({id, static_cast<std::uint32_t>(k), d.k == K::Load});
+      taken_at[x] = static_cast<std::uint32_t>(taken.size());
+      taken.push_back({id, static_cast<std::uint32_t>(k), static_cast<std::uint16_t>(d.r), d.k == K::Load});
     }
     start[id] = r;
     finish[id] = end + latency_of(d);
@@ -472,28 +530,41 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // step. The members' queues were booked by groups without holders; the
   // members the path visits are booked again alone (their uses in the order
   // the steps were taken, with the same ready times: the same reservations),
-  // keeping each use's start, end and holder.
-  std::vector<std::pair<int, std::vector<Rec>>> replayed;  // (class * n + member, its uses by x)
-  auto member_uses = [&](int cls, int m) -> const std::vector<Rec>& {
+  // keeping each use's start, end and holder. A replay stops at the use the
+  // walk asks for (a use's own booking depends only on the uses taken
+  // before it) and goes on from there if a later question needs more: the
+  // walk goes back in time, so each member is mostly booked once, up to the
+  // first use the walk visits on it.
+  work.live_replays = 0;
+  auto member_use = [&](int cls, int m, std::size_t x) -> const Rec& {
     const int key = cls * n + m;
-    for (const auto& [k2, recs] : replayed)
-      if (k2 == key) return recs;
-    std::vector<Rec> recs(2 * pairs);
-    Queue q;
-    for (const Taken& tk : taken) {
-      const bool mine = static_cast<int>(tk.k / uc) == m;
+    Replay* rp = nullptr;
+    for (std::size_t j = 0; j < work.live_replays; ++j)
+      if (work.replays[j].key == key) rp = &work.replays[j];
+    if (!rp) {
+      if (work.live_replays == work.replays.size()) work.replays.emplace_back();
+      rp = &work.replays[work.live_replays++];
+      rp->key = key;
+      rp->upto = 0;
+      rp->q.v.clear();
+      rp->q.head = 0;
+      rp->recs.resize(2 * pairs);
+    }
+    const std::size_t need = static_cast<std::size_t>(taken_at[x]) + 1;
+    for (; rp->upto < need; ++rp->upto) {
+      const Taken& tk = taken[rp->upto];
+      const bool mine = static_cast<int>(tk.rank) == m;
       if (!mine && tk.load == (cls == 2)) continue;  // another member's store on E, ld_reduce on I
       const Rep& p = tk.load ? loads[size_of[tk.k]] : stores[size_of[tk.k]];
       const double amount = cls == 1 ? p.e_amount : p.i_amount, rate = cls == 1 ? p.e_rate : p.i_rate;
       if (!(amount > 0)) continue;
       const double t0 = start[tk.id] + p.c.fixed_ns, du = amount / rate;
-      q.prune(start[tk.id]);
+      rp->q.prune(start[tk.id]);
       StepId h = kNoStep;
-      const double st = q.book(t0, du, tk.id, h);
-      recs[2 * tk.k + (tk.load ? 0 : 1)] = {st, st + du, h};
+      const double st = rp->q.book(t0, du, tk.id, h);
+      rp->recs[2 * tk.k + (tk.load ? 0 : 1)] = {st, st + du, h};
     }
-    replayed.emplace_back(key, std::move(recs));
-    return replayed.back().second;
+    return rp->recs[x];
   };
   auto bound_dep = [&](StepId i) {
     const Id d = decode(i);
@@ -544,7 +615,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       }
     }
     const Rep& p = d.k == K::Load ? loads[size_of[k]] : stores[size_of[k]];
-    const Rec& rec = cls == 3 ? rec_u[k] : member_uses(cls, member)[x];
+    const Rec& rec = cls == 3 ? rec_u[k] : member_use(cls, member, x);
     res.breakdown[cls == 1 ? p.e_term : cls == 2 ? p.i_term : p.u_term] += rec.end - rec.start;
     if (rec.holder != kNoStep) {  // queued behind the previous user of this member
       cur = rec.holder;

@@ -994,6 +994,45 @@ TEST(NvlsAlike, BookIsSearchThenInsert) {
   }
 }
 
+// nvls::DivBy (the fast path's rank from a chunk step's index) against the
+// division: every divisor up to 3000 and near powers of two, numerators at
+// both ends, at multiples of the divisor and next to them, and at random.
+TEST(NvlsAlike, DivByIsTheDivision) {
+  std::vector<std::uint32_t> ds;
+  for (std::uint32_t d = 1; d <= 3000; ++d) ds.push_back(d);
+  for (int b = 12; b < 32; ++b)
+    for (std::uint32_t e : {0u, 1u, 2u, 3u}) {
+      ds.push_back((std::uint32_t{1} << b) - e);
+      ds.push_back((std::uint32_t{1} << b) + e);
+    }
+  ds.push_back(0xffffffffu);
+  ds.push_back(0xfffffffeu);
+  std::uint64_t rng = 99;
+  auto next32 = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(rng >> 32);
+  };
+  std::size_t checked = 0;
+  for (const std::uint32_t d : ds) {
+    const nvls::DivBy div(d);
+    auto check = [&](std::uint32_t x) {
+      ASSERT_EQ(div(x), x / d) << x << " / " << d;
+      ++checked;
+    };
+    for (std::uint32_t x : {0u, 1u, 2u, d - 1, d, d + 1, 0xffffffffu, 0xfffffffeu, 0x80000000u, 0x7fffffffu}) check(x);
+    for (std::uint32_t q : {1u, 2u, 3u, 1000u, 0xffffffffu / d}) {
+      const std::uint64_t m = std::uint64_t{q} * d;
+      if (m > 0xffffffffu) continue;
+      const auto x = static_cast<std::uint32_t>(m);
+      check(x);
+      check(x - 1);
+      if (x < 0xffffffffu) check(x + 1);
+    }
+    for (int i = 0; i < 200; ++i) check(next32() >> (i % 24));
+  }
+  EXPECT_GT(checked, 600000u);
+}
+
 TEST(NvlsAlike, OnlyTheOneSwitchStarIsCandidate) {
   const Collective coll{std::uint64_t{1} << 20, DType::Bf16};
   EXPECT_FALSE(run_analytic_nvls(load_preset("nvl36x2"), coll).has_value());  // two tiers

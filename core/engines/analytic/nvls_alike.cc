@@ -29,6 +29,12 @@ struct Rep {
   double e_amount = 0, e_rate = 1, i_amount = 0, i_rate = 1, u_amount = 0, u_rate = 1;
   Term e_term = Term::Serialisation, i_term = Term::Serialisation, u_term = Term::Reduction;
   bool has_u = false;
+  double e_d = 0, i_d = 0, u_d = 0;  // amount / rate of each class's use (durations()), as the engine divides
+  void durations() {
+    e_d = e_amount / e_rate;
+    i_d = i_amount / i_rate;
+    u_d = u_amount / u_rate;
+  }
 };
 
 bool same_use(const ResourceUse& a, const ResourceUse& b) {
@@ -255,8 +261,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   }
   // A use of positive amount must take positive time (joins and the holder
   // argument assume reservations of positive length).
-  for (const std::vector<Rep>* reps : {&loads, &stores})
-    for (const Rep& r : *reps) {
+  for (std::vector<Rep>* reps : {&loads, &stores})
+    for (Rep& r : *reps) {
+      r.durations();
       if (r.e_amount > 0 && !(r.e_amount / r.e_rate > 0)) return std::nullopt;
       if (r.i_amount > 0 && !(r.i_amount / r.i_rate > 0)) return std::nullopt;
       if (r.has_u && r.u_amount > 0 && !(r.u_amount / r.u_rate > 0)) return std::nullopt;
@@ -306,13 +313,14 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     int r;  // rank (initiator)
     int c;  // chunk (loads and stores)
   };
+  const nvls::DivBy over_c(C);
   auto decode = [&](StepId id) -> Id {
     if (id < arrive0) return {K::Launch, static_cast<int>(id), 0};
     if (id < wait0) return {K::Arrive0, static_cast<int>(id - arrive0), 0};
     if (id < first_chunk) return {K::Wait0, static_cast<int>(id - wait0), 0};
     if (id < arrive1) {
-      const StepId x = (id - first_chunk) / 2;
-      return {(id - first_chunk) % 2 ? K::Store : K::Load, static_cast<int>(x / C), static_cast<int>(x % C)};
+      const StepId x = (id - first_chunk) / 2, rank = over_c(x);
+      return {(id - first_chunk) % 2 ? K::Store : K::Load, static_cast<int>(rank), static_cast<int>(x - rank * C)};
     }
     if (id < wait1) return {K::Arrive1, static_cast<int>(id - arrive1), 0};
     return {K::Wait1, static_cast<int>(id - wait1), 0};
@@ -400,8 +408,8 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   Queue unit;
   // The loads and stores as taken (the critical path replays members' queues in this order).
   std::vector<Taken>& taken = work.taken;
-  taken.clear();
-  taken.reserve(2 * pairs);
+  taken.resize(2 * pairs);
+  std::size_t taken_n = 0;
   std::vector<std::uint32_t>& taken_at = work.taken_at;
   taken_at.resize(2 * pairs);
 
@@ -440,11 +448,15 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       ctx.report(static_cast<double>(done) / static_cast<double>(total));
     }
     const Id d = decode(id);
-    const StepCost& c = cost_of(d);
+    const bool xfer = d.k == K::Load || d.k == K::Store;
+    const std::size_t k = xfer ? static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c) : 0;
+    // (cost_of(d) and latency_of(d), read once per step)
+    const std::uint8_t z = xfer ? size_of[k] : 0;
+    const StepCost& c = !xfer ? cost_of(d) : d.k == K::Load ? loads[z].c : stores[z].c;
+    const double latency = !xfer ? latency_of(d) : d.k == K::Load ? load_l[z] : store_l[z];
     const double t0 = r + c.fixed_ns;
     double end = t0;
-    if (d.k == K::Load || d.k == K::Store) {
-      const std::size_t k = static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c);
+    if (xfer) {
       const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
       // Uses in step_cost's order (the first of the latest ends is the bound one):
       // a load's E members, its I member, the unit; a store's E member, its I members.
@@ -452,14 +464,14 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
         if (e > end) end = e, bound[x] = code, bound_member[x] = member;
       };
       if (d.k == K::Load) {
-        const Rep& p = loads[size_of[k]];
+        const Rep& p = loads[z];
         if (p.e_amount > 0) {
-          const auto [e, m] = members_e.shared(r, t0, p.e_amount / p.e_rate);
+          const auto [e, m] = members_e.shared(r, t0, p.e_d);
           ended(e, 1, m);
         }
-        if (p.i_amount > 0) ended(members_i.own(r, d.r, t0, p.i_amount / p.i_rate), 2, d.r);
+        if (p.i_amount > 0) ended(members_i.own(r, d.r, t0, p.i_d), 2, d.r);
         if (p.has_u && p.u_amount > 0) {
-          const double du = p.u_amount / p.u_rate;
+          const double du = p.u_d;
           unit.prune(r);
           StepId h = kNoStep;
           const double st = unit.book(t0, du, id, h);
@@ -467,18 +479,18 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
           ended(st + du, 3, 0);
         }
       } else {
-        const Rep& p = stores[size_of[k]];
-        if (p.e_amount > 0) ended(members_e.own(r, d.r, t0, p.e_amount / p.e_rate), 1, d.r);
+        const Rep& p = stores[z];
+        if (p.e_amount > 0) ended(members_e.own(r, d.r, t0, p.e_d), 1, d.r);
         if (p.i_amount > 0) {
-          const auto [e, m] = members_i.shared(r, t0, p.i_amount / p.i_rate);
+          const auto [e, m] = members_i.shared(r, t0, p.i_d);
           ended(e, 2, m);
         }
       }
-      taken_at[x] = static_cast<std::uint32_t>(taken.size());
-      taken.push_back({id, static_cast<std::uint32_t>(k), static_cast<std::uint16_t>(d.r), d.k == K::Load});
+      taken_at[x] = static_cast<std::uint32_t>(taken_n);
+      taken[taken_n++] = {id, static_cast<std::uint32_t>(k), static_cast<std::uint16_t>(d.r), d.k == K::Load};
     }
     start[id] = r;
-    finish[id] = end + latency_of(d);
+    finish[id] = end + latency;
     const double f = finish[id];
     switch (d.k) {
       case K::Launch: release(arrive0 + id, f); break;
@@ -556,9 +568,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       const bool mine = static_cast<int>(tk.rank) == m;
       if (!mine && tk.load == (cls == 2)) continue;  // another member's store on E, ld_reduce on I
       const Rep& p = tk.load ? loads[size_of[tk.k]] : stores[size_of[tk.k]];
-      const double amount = cls == 1 ? p.e_amount : p.i_amount, rate = cls == 1 ? p.e_rate : p.i_rate;
+      const double amount = cls == 1 ? p.e_amount : p.i_amount;
       if (!(amount > 0)) continue;
-      const double t0 = start[tk.id] + p.c.fixed_ns, du = amount / rate;
+      const double t0 = start[tk.id] + p.c.fixed_ns, du = cls == 1 ? p.e_d : p.i_d;
       rp->q.prune(start[tk.id]);
       StepId h = kNoStep;
       const double st = rp->q.book(t0, du, tk.id, h);

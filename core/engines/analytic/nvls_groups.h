@@ -10,6 +10,22 @@
 
 namespace scin::nvls {
 
+// x / d for any 32-bit x by one multiplication and shift (Lemire, Kaser and
+// Kurz 2019, "Faster remainder by direct computation": with c = ceil(2^64 / d),
+// floor(c * x / 2^64) = floor(x / d) for x, d < 2^32). d >= 1.
+class DivBy {
+ public:
+  explicit DivBy(std::uint32_t d) : d_(d), c_(d > 1 ? ~std::uint64_t{0} / d + 1 : 0) {}
+  std::uint32_t operator()(std::uint32_t x) const {
+    __extension__ typedef unsigned __int128 U128;
+    return d_ > 1 ? static_cast<std::uint32_t>((static_cast<U128>(c_) * x) >> 64) : x;
+  }
+
+ private:
+  std::uint32_t d_;
+  std::uint64_t c_;
+};
+
 // One FCFS queue as run_analytic books it: reservations sorted and disjoint,
 // touching ones joined into a block whose holder is its last user (the one
 // that ends at the block's end), those that ended by the ready front skipped.

@@ -1033,6 +1033,38 @@ TEST(NvlsAlike, DivByIsTheDivision) {
   EXPECT_GT(checked, 600000u);
 }
 
+// nvls::split_into against build::split: shard sizes from 0 up, near
+// multiples of the part count, large and random, 1 to 4096 parts.
+TEST(NvlsAlike, SplitIntoIsSplit) {
+  std::uint64_t rng = 4242;
+  auto next = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 11;
+  };
+  std::vector<build::Span> out;
+  std::size_t pieces = 0;
+  for (int parts : {1, 2, 3, 7, 8, 64, 1000, 1024, 4096}) {
+    std::vector<std::uint64_t> elems;
+    for (std::uint64_t e = 0; e < 50; ++e) elems.push_back(e);
+    for (std::uint64_t m : {std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{1} << 20, std::uint64_t{1} << 40})
+      for (std::uint64_t e : {m * static_cast<std::uint64_t>(parts) - 1, m * static_cast<std::uint64_t>(parts),
+                              m * static_cast<std::uint64_t>(parts) + 1})
+        elems.push_back(e);
+    for (int i = 0; i < 20; ++i) elems.push_back(next() >> (i % 40));
+    for (const std::uint64_t e : elems) {
+      nvls::split_into(e, parts, out);
+      const std::vector<build::Span> want = build::split(e, parts);
+      ASSERT_EQ(out.size(), want.size()) << e << " / " << parts;
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        ASSERT_EQ(out[k].offset, want[k].offset) << e << " / " << parts << " piece " << k;
+        ASSERT_EQ(out[k].count, want[k].count) << e << " / " << parts << " piece " << k;
+      }
+      pieces += want.size();
+    }
+  }
+  EXPECT_GT(pieces, 100000u);
+}
+
 TEST(NvlsAlike, OnlyTheOneSwitchStarIsCandidate) {
   const Collective coll{std::uint64_t{1} << 20, DType::Bf16};
   EXPECT_FALSE(run_analytic_nvls(load_preset("nvl36x2"), coll).has_value());  // two tiers

@@ -183,8 +183,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<build::Span>& spans = work.spans;
   spans.resize(un * uc);
   std::vector<std::uint64_t> sizes;  // sorted, distinct (kept so as chunks come: a shard has at most two)
+  std::vector<build::Span> pieces;
   for (int i = 0; i < n; ++i) {
-    const auto pieces = build::split(shards[static_cast<std::size_t>(i)].count, chunks);
+    nvls::split_into(shards[static_cast<std::size_t>(i)].count, chunks, pieces);
     for (int c = 0; c < chunks; ++c) {
       spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)] =
           build::sub(shards[static_cast<std::size_t>(i)], pieces[static_cast<std::size_t>(c)]);
@@ -417,9 +418,20 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<Item>& heap = work.heap;
   heap.clear();
   const auto later = std::greater<Item>{};
+  // The step pushed last waits outside the heap (`held`) until another push or
+  // the next pop: popped at once if it is before the heap's first (the order
+  // is (ready time, id), ids distinct: the least of heap and held is the
+  // heap's pop without it), else pushed then. A load's store, released as the
+  // load is booked, is often the next step taken.
+  Item held{};
+  bool holding = false;
   auto push = [&](double t, StepId i) {
-    heap.emplace_back(t, i);
-    std::push_heap(heap.begin(), heap.end(), later);
+    if (holding) {
+      heap.push_back(held);
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
+    held = Item{t, i};
+    holding = true;
   };
   for (int r = 0; r < n; ++r) push(0.0, static_cast<StepId>(r));
   auto release = [&](StepId nx, double f) {
@@ -439,10 +451,21 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
 
   std::size_t done = 0;
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    const auto [r, id] = heap.back();
-    heap.pop_back();
+  while (holding || !heap.empty()) {
+    Item top;
+    if (holding && (heap.empty() || later(heap.front(), held))) {
+      top = held;
+    } else {
+      if (holding) {
+        heap.push_back(held);
+        std::push_heap(heap.begin(), heap.end(), later);
+      }
+      std::pop_heap(heap.begin(), heap.end(), later);
+      top = heap.back();
+      heap.pop_back();
+    }
+    holding = false;
+    const auto [r, id] = top;
     if ((++done & 0x3ff) == 0) {
       ctx.check();
       ctx.report(static_cast<double>(done) / static_cast<double>(total));

@@ -367,4 +367,26 @@ double Members::own(double r, int m, double t, double d) {
   return st + d;
 }
 
+// build::split(elems, parts) (align 1) into `out`: piece i starts at
+// floor(i * elems / parts), kept as a quotient and remainder that grow by
+// elems = a * parts + b per piece (no division per piece); where
+// parts * elems would not fit in 64 bits, split() itself.
+void split_into(std::uint64_t elems, int parts, std::vector<build::Span>& out) {
+  const auto p = static_cast<std::uint64_t>(parts);
+  if (parts < 1 || elems > ~std::uint64_t{0} / p) {
+    out = build::split(elems, parts);
+    return;
+  }
+  out.resize(static_cast<std::size_t>(parts));
+  const std::uint64_t a = elems / p, b = elems % p;
+  std::uint64_t q = 0, rem = 0;  // i * elems = q * p + rem, rem < p
+  for (std::uint64_t i = 0; i < p; ++i) {
+    std::uint64_t q1 = q + a, rem1 = rem + b;  // (i + 1) * elems
+    if (rem1 >= p) ++q1, rem1 -= p;
+    out[static_cast<std::size_t>(i)] = {q, q1 - q};
+    q = q1;
+    rem = rem1;
+  }
+}
+
 }  // namespace scin::nvls

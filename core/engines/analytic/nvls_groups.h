@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "schedule/builder.h"
 #include "schedule/schedule.h"
 
 namespace scin::nvls {
@@ -25,6 +26,10 @@ class DivBy {
   std::uint32_t d_;
   std::uint64_t c_;
 };
+
+// build::split(elems, parts) with align 1, into `out`, without a division
+// per piece (the NVLS chunks of each rank's shard).
+void split_into(std::uint64_t elems, int parts, std::vector<build::Span>& out);
 
 // One FCFS queue as run_analytic books it: reservations sorted and disjoint,
 // touching ones joined into a block whose holder is its last user (the one

@@ -6,12 +6,9 @@
 
 namespace scin::nvls {
 
-void Queue::prune(double r) {
-  while (head < v.size() && v[head].end <= r) ++head;
-  if (head >= 64 && 2 * head >= v.size()) {
-    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
-    head = 0;
-  }
+void Queue::compact() {
+  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+  head = 0;
 }
 
 double Queue::search(double t, double d, StepId& holder) const {
@@ -53,17 +50,7 @@ void Queue::insert_at(std::vector<Busy>::iterator it, double s, double e, StepId
 // blocks are sorted by start). Where the stop is that place (the block before
 // it starts earlier, the block at it not), the insert goes there at once;
 // otherwise (only with blocks of no length) insert() searches as before.
-double Queue::book(double t, double d, StepId step, StepId& holder) {
-  if (v.size() - head == 1) {  // one block from the head on (the usual case: see Slots::book)
-    Busy& b = v.back();
-    if (b.end > t && b.start < t + d && b.start < b.end) {
-      holder = b.step;
-      const double start = b.end;
-      b.end = start + d;
-      b.step = step;
-      return start;
-    }
-  }
+double Queue::book_search(double t, double d, StepId step, StepId& holder) {
   const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
   auto it = std::partition_point(head_it, v.end(), [t](const Busy& b) { return b.end <= t; });
   double start = t;
@@ -79,12 +66,9 @@ double Queue::book(double t, double d, StepId step, StepId& holder) {
   return start;
 }
 
-void Slots::prune(double r) {
-  while (head < v.size() && v[head].second <= r) ++head;
-  if (head >= 64 && 2 * head >= v.size()) {
-    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
-    head = 0;
-  }
+void Slots::compact() {
+  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+  head = 0;
 }
 
 // Queue::search's steps, on the same busy time: the same start.
@@ -118,20 +102,8 @@ void Slots::insert_at(std::vector<std::pair<double, double>>::iterator it, doubl
   }
 }
 
-// As Queue::book. At once where one block [s, e) of positive length is
-// left from the head on, it ends after t and starts before t + d (NVLS at 8
-// GPUs: every booking): the search's binary search stops at it, its walk
-// passes it (start = max(t, e) = e) and stops at the end; the insert goes
-// there (s < e = start) and joins it (its end is the start): [s, e + d).
-double Slots::book(double t, double d) {
-  if (v.size() - head == 1) {
-    std::pair<double, double>& b = v.back();
-    if (b.second > t && b.first < t + d && b.first < b.second) {
-      const double start = b.second;
-      b.second = start + d;
-      return start;
-    }
-  }
+// As Queue::book_search.
+double Slots::book_search(double t, double d) {
   const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
   auto it = std::partition_point(head_it, v.end(), [t](const std::pair<double, double>& b) { return b.second <= t; });
   double start = t;

@@ -41,7 +41,11 @@ struct Queue {
   };
   std::vector<Busy> v;
   std::size_t head = 0;
-  void prune(double r);
+  // Skips the blocks that ended by r (compacting now and then).
+  void prune(double r) {
+    while (head < v.size() && v[head].end <= r) ++head;
+    if (head >= 64 && 2 * head >= v.size()) compact();
+  }
   // run_analytic's gap search: the earliest start >= t with [start, start + d)
   // free; `holder` becomes the last reservation passed (the one ending at the
   // returned start) if any was, else is left as it is.
@@ -51,9 +55,25 @@ struct Queue {
   // search(t, d, holder) then insert(start, start + d, step) with one pass:
   // the search ends where the insert would put the new block (checked, else
   // insert's own search). Returns the start.
-  double book(double t, double d, StepId step, StepId& holder);
+  // At once where one block of positive length is left from the head on, it
+  // ends after t and starts before t + d (see Slots::book).
+  double book(double t, double d, StepId step, StepId& holder) {
+    if (v.size() - head == 1) {
+      Busy& b = v.back();
+      if (b.end > t && b.start < t + d && b.start < b.end) {
+        holder = b.step;
+        const double start = b.end;
+        b.end = start + d;
+        b.step = step;
+        return start;
+      }
+    }
+    return book_search(t, d, step, holder);
+  }
 
  private:
+  void compact();
+  double book_search(double t, double d, StepId step, StepId& holder);
   void insert_at(std::vector<Busy>::iterator it, double s, double e, StepId step);
 };
 
@@ -62,16 +82,36 @@ struct Queue {
 struct Slots {
   std::vector<std::pair<double, double>> v;
   std::size_t head = 0;
-  void prune(double r);
+  void prune(double r) {
+    while (head < v.size() && v[head].second <= r) ++head;
+    if (head >= 64 && 2 * head >= v.size()) compact();
+  }
   double search(double t, double d) const;
   void insert(double s, double e);
   // search(t, d) then insert(start, start + d) with one pass (as Queue::book).
-  double book(double t, double d);
+  // At once where one block [s, e) of positive length is left from the head
+  // on, it ends after t and starts before t + d (NVLS at 8 GPUs: every
+  // booking): the search's binary search stops at it, its walk passes it
+  // (start = max(t, e) = e) and stops at the end; the insert goes there
+  // (s < e = start) and joins it (its end is the start): [s, e + d).
+  double book(double t, double d) {
+    if (v.size() - head == 1) {
+      std::pair<double, double>& b = v.back();
+      if (b.second > t && b.first < t + d && b.first < b.second) {
+        const double start = b.second;
+        b.second = start + d;
+        return start;
+      }
+    }
+    return book_search(t, d);
+  }
   // The same busy time from `r` on (what every search from r on sees).
   bool same_from(const Slots& o, double r) const;
   std::uint64_t hash_from(double r) const;
 
  private:
+  void compact();
+  double book_search(double t, double d);
   void insert_at(std::vector<std::pair<double, double>>::iterator it, double s, double e);
 };
 

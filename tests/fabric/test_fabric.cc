@@ -882,10 +882,11 @@ TEST(NvlsAlike, AnswersWhereAMembersOwnUseIsInTheWay) {
 // equal to the last bit, over a random sequence of shared and own uses on a
 // grid of times (so ends tie and members' queues part and meet again).
 TEST(NvlsAlike, MemberGroupsEqualOneQueuePerMember) {
-  for (const bool merge : {true, false})
+  for (const int mode : {0, 1, 2})  // merging, not merging, members alone
   for (int n : {2, 7, 64}) {
-    SCOPED_TRACE(fmt::format("{} members, {}", n, merge ? "merging" : "not merging"));
-    nvls::Members groups(n, merge);
+    const bool merge = mode == 0, alone = mode == 2;
+    SCOPED_TRACE(fmt::format("{} members, {}", n, merge ? "merging" : alone ? "alone" : "not merging"));
+    nvls::Members groups(n, merge, alone);
     std::vector<nvls::Queue> per(static_cast<std::size_t>(n));
     std::uint64_t rng = 12345;
     auto next = [&rng](int k) {
@@ -924,7 +925,11 @@ TEST(NvlsAlike, MemberGroupsEqualOneQueuePerMember) {
       ASSERT_LE(groups.groups(), static_cast<std::size_t>(n));
       most = std::max(most, groups.groups());
     }
-    EXPECT_GT(most, 1u);  // members parted
+    if (alone) {
+      EXPECT_EQ(most, static_cast<std::size_t>(n));
+    } else {
+      EXPECT_GT(most, 1u);  // members parted
+    }
     // Past every reservation, the same own use by every member: their queues
     // meet again in one group.
     r = last_end + 1;
@@ -950,11 +955,15 @@ TEST(NvlsAlike, BookIsSearchThenInsert) {
       return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
     };
     double r = 0;
-    std::size_t joined = 0, most = 0;
+    std::size_t joined = 0, most = 0, one_block = 0;
     for (int step = 0; step < 20000; ++step) {
-      r += 0.25 * next(2);  // the ready front never goes back
+      // The ready front never goes back; in every other stretch of 2000 uses
+      // it moves about as fast as the uses fill the queue (gaps between
+      // blocks), else slower (the queue one long block, book()'s shortcut).
+      r += 0.25 * next((step / 2000) % 2 ? 16 : 2);
       qa.prune(r), qb.prune(r), sa.prune(r), sb.prune(r);
       const double t = r + 0.5 * next(64), d = 0.5 * (zero ? next(3) : 1 + next(2));
+      if (qa.v.size() - qa.head == 1 && qa.v.back().end > t && qa.v.back().start < t + d) ++one_block;
       StepId ha = kNoStep, hb = kNoStep;
       const double st = qa.search(t, d, ha);
       const std::size_t before = qa.v.size();
@@ -978,8 +987,82 @@ TEST(NvlsAlike, BookIsSearchThenInsert) {
       most = std::max(most, qa.v.size() - qa.head);
     }
     EXPECT_GT(joined, 100u);  // joins were exercised
+    EXPECT_GT(one_block, 1000u);  // the one-block shortcut was taken
+    EXPECT_LT(one_block, 15000u);  // and often not
+    
     EXPECT_GT(most, 8u);      // and uses queued in gaps between several blocks
   }
+}
+
+// nvls::DivBy (the fast path's rank from a chunk step's index) against the
+// division: every divisor up to 3000 and near powers of two, numerators at
+// both ends, at multiples of the divisor and next to them, and at random.
+TEST(NvlsAlike, DivByIsTheDivision) {
+  std::vector<std::uint32_t> ds;
+  for (std::uint32_t d = 1; d <= 3000; ++d) ds.push_back(d);
+  for (int b = 12; b < 32; ++b)
+    for (std::uint32_t e : {0u, 1u, 2u, 3u}) {
+      ds.push_back((std::uint32_t{1} << b) - e);
+      ds.push_back((std::uint32_t{1} << b) + e);
+    }
+  ds.push_back(0xffffffffu);
+  ds.push_back(0xfffffffeu);
+  std::uint64_t rng = 99;
+  auto next32 = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(rng >> 32);
+  };
+  std::size_t checked = 0;
+  for (const std::uint32_t d : ds) {
+    const nvls::DivBy div(d);
+    auto check = [&](std::uint32_t x) {
+      ASSERT_EQ(div(x), x / d) << x << " / " << d;
+      ++checked;
+    };
+    for (std::uint32_t x : {0u, 1u, 2u, d - 1, d, d + 1, 0xffffffffu, 0xfffffffeu, 0x80000000u, 0x7fffffffu}) check(x);
+    for (std::uint32_t q : {1u, 2u, 3u, 1000u, 0xffffffffu / d}) {
+      const std::uint64_t m = std::uint64_t{q} * d;
+      if (m > 0xffffffffu) continue;
+      const auto x = static_cast<std::uint32_t>(m);
+      check(x);
+      check(x - 1);
+      if (x < 0xffffffffu) check(x + 1);
+    }
+    for (int i = 0; i < 200; ++i) check(next32() >> (i % 24));
+  }
+  EXPECT_GT(checked, 600000u);
+}
+
+// nvls::split_into against build::split: shard sizes from 0 up, near
+// multiples of the part count, large and random, 1 to 4096 parts.
+TEST(NvlsAlike, SplitIntoIsSplit) {
+  std::uint64_t rng = 4242;
+  auto next = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 11;
+  };
+  std::vector<build::Span> out;
+  std::size_t pieces = 0;
+  for (int parts : {1, 2, 3, 7, 8, 64, 1000, 1024, 4096}) {
+    std::vector<std::uint64_t> elems;
+    for (std::uint64_t e = 0; e < 50; ++e) elems.push_back(e);
+    for (std::uint64_t m : {std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{1} << 20, std::uint64_t{1} << 40})
+      for (std::uint64_t e : {m * static_cast<std::uint64_t>(parts) - 1, m * static_cast<std::uint64_t>(parts),
+                              m * static_cast<std::uint64_t>(parts) + 1})
+        elems.push_back(e);
+    for (int i = 0; i < 20; ++i) elems.push_back(next() >> (i % 40));
+    for (const std::uint64_t e : elems) {
+      nvls::split_into(e, parts, out);
+      const std::vector<build::Span> want = build::split(e, parts);
+      ASSERT_EQ(out.size(), want.size()) << e << " / " << parts;
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        ASSERT_EQ(out[k].offset, want[k].offset) << e << " / " << parts << " piece " << k;
+        ASSERT_EQ(out[k].count, want[k].count) << e << " / " << parts << " piece " << k;
+      }
+      pieces += want.size();
+    }
+  }
+  EXPECT_GT(pieces, 100000u);
 }
 
 TEST(NvlsAlike, OnlyTheOneSwitchStarIsCandidate) {

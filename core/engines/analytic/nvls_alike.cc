@@ -6,94 +6,14 @@
 #include <algorithm>
 
 #include "engines/analytic/nvls_groups.h"
+#include "engines/analytic/nvls_work.h"
 #include "schedule/builder.h"
 
 namespace scin {
 
 namespace {
 
-using nvls::Members;
-using nvls::Queue;
-
-// A use as the engine records it (start, end, the reservation it queued behind).
-struct Rec {
-  double start = 0, end = 0;
-  StepId holder = kNoStep;
-};
-
-// The cost of an ld_reduce or multimem.st of one chunk size, read off one
-// costed step: fixed cost, latencies, and per class one use's amount, rate
-// and term (the class check below makes them every member's).
-struct Rep {
-  StepCost c;
-  double e_amount = 0, e_rate = 1, i_amount = 0, i_rate = 1, u_amount = 0, u_rate = 1;
-  Term e_term = Term::Serialisation, i_term = Term::Serialisation, u_term = Term::Reduction;
-  bool has_u = false;
-};
-
-bool same_use(const ResourceUse& a, const ResourceUse& b) {
-  return a.amount_bytes == b.amount_bytes && a.rate_GBps == b.rate_GBps && a.term == b.term &&
-         a.fed_by_transfers == b.fed_by_transfers;
-}
-
-// ld_reduce of rank i: uses egress(j) for every j in order, then ingress(i),
-// then (issue 15) the NVLS unit of plane 0. Nothing else, nothing fed.
-bool read_rep(const StepCost& c, const ResourceMap& rm, int n, int i, Rep& rep) {
-  const auto un = static_cast<std::size_t>(n);
-  if (c.uses.size() != un + 1 && c.uses.size() != un + 2) return false;
-  for (std::size_t j = 0; j < un; ++j)
-    if (c.uses[j].resource != rm.egress(static_cast<int>(j), 0) || !same_use(c.uses[j], c.uses[0])) return false;
-  const ResourceUse& in = c.uses[un];
-  if (in.resource != rm.ingress(i, 0)) return false;
-  for (const ResourceUse& u : c.uses)
-    if (u.fed_by_transfers) return false;
-  rep.c = c;
-  rep.e_amount = c.uses[0].amount_bytes;
-  rep.e_rate = c.uses[0].rate_GBps;
-  rep.e_term = c.uses[0].term;
-  rep.i_amount = in.amount_bytes;
-  rep.i_rate = in.rate_GBps;
-  rep.i_term = in.term;
-  rep.has_u = c.uses.size() == un + 2;
-  if (rep.has_u) {
-    const ResourceUse& u = c.uses[un + 1];
-    if (u.resource != rm.nvls(0)) return false;
-    rep.u_amount = u.amount_bytes;
-    rep.u_rate = u.rate_GBps;
-    rep.u_term = u.term;
-  }
-  return true;
-}
-
-// multimem.st of rank i: egress(i), then ingress(j) for every j in order.
-bool store_rep(const StepCost& c, const ResourceMap& rm, int n, int i, Rep& rep) {
-  const auto un = static_cast<std::size_t>(n);
-  if (c.uses.size() != un + 1) return false;
-  if (c.uses[0].resource != rm.egress(i, 0)) return false;
-  for (std::size_t j = 0; j < un; ++j)
-    if (c.uses[j + 1].resource != rm.ingress(static_cast<int>(j), 0) || !same_use(c.uses[j + 1], c.uses[1])) return false;
-  for (const ResourceUse& u : c.uses)
-    if (u.fed_by_transfers) return false;
-  rep.c = c;
-  rep.e_amount = c.uses[0].amount_bytes;
-  rep.e_rate = c.uses[0].rate_GBps;
-  rep.e_term = c.uses[0].term;
-  rep.i_amount = c.uses[1].amount_bytes;
-  rep.i_rate = c.uses[1].rate_GBps;
-  rep.i_term = c.uses[1].term;
-  return true;
-}
-
-bool same_cost(const StepCost& a, const StepCost& b) {
-  if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term) return false;
-  for (int k = 0; k < kTermCount; ++k)
-    if (a.latency_ns[k] != b.latency_ns[k]) return false;
-  return true;
-}
-
-}  // namespace
-
-namespace {
+using namespace nvls;
 
 // run_analytic_nvls; with `steps_only`, its conditions alone (everything up
 // to booking: the steps' costs and their shape): *steps_only = the step count
@@ -108,7 +28,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   b.labels = false;
   Schedule& s = b.s;
   const int n = b.n();
-  if (n < 2) return std::nullopt;
+  if (n < 2 || n > 65535) return std::nullopt;  // (Taken's rank)
   const auto un = static_cast<std::size_t>(n);
   const NodeId sw0 = s.switch_node(0);
   const std::vector<build::Span> shards = build::split(s.elems, n);
@@ -130,18 +50,25 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
 
   // The chunks' spans, and one costed ld_reduce and multimem.st per chunk size.
-  std::vector<build::Span> spans(un * uc);
-  std::vector<std::uint64_t> sizes;
+  thread_local Work work;
+  const WorkTrim trim{work, total};
+  std::vector<build::Span>& spans = work.spans;
+  spans.resize(un * uc);
+  std::vector<std::uint64_t> sizes;  // sorted, distinct (kept so as chunks come: a shard has at most two)
+  std::vector<build::Span> pieces;
   for (int i = 0; i < n; ++i) {
-    const auto pieces = build::split(shards[static_cast<std::size_t>(i)].count, chunks);
+    nvls::split_into(shards[static_cast<std::size_t>(i)].count, chunks, pieces);
     for (int c = 0; c < chunks; ++c) {
       spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)] =
           build::sub(shards[static_cast<std::size_t>(i)], pieces[static_cast<std::size_t>(c)]);
-      sizes.push_back(pieces[static_cast<std::size_t>(c)].count);
+      const std::uint64_t z = pieces[static_cast<std::size_t>(c)].count;
+      const auto at = std::lower_bound(sizes.begin(), sizes.end(), z);
+      if (at == sizes.end() || *at != z) {
+        sizes.insert(at, z);
+        if (sizes.size() > 255) return std::nullopt;
+      }
     }
   }
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   auto load_step = [&](int i, int c) {
     const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
     Step st;
@@ -171,7 +98,8 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
   if (sizes.size() > 255) return std::nullopt;
   std::vector<Rep> loads(sizes.size()), stores(sizes.size());
-  std::vector<std::uint8_t> size_of(un * uc);  // per chunk: its index in `sizes`
+  std::vector<std::uint8_t>& size_of = work.size_of;  // per chunk: its index in `sizes`
+  size_of.resize(un * uc);
   {
     std::vector<int> costed(sizes.size(), 0);
     StepCost c;
@@ -206,8 +134,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   }
   // A use of positive amount must take positive time (joins and the holder
   // argument assume reservations of positive length).
-  for (const std::vector<Rep>* reps : {&loads, &stores})
-    for (const Rep& r : *reps) {
+  for (std::vector<Rep>* reps : {&loads, &stores})
+    for (Rep& r : *reps) {
+      r.durations();
       if (r.e_amount > 0 && !(r.e_amount / r.e_rate > 0)) return std::nullopt;
       if (r.i_amount > 0 && !(r.i_amount / r.i_rate > 0)) return std::nullopt;
       if (r.has_u && r.u_amount > 0 && !(r.u_amount / r.u_rate > 0)) return std::nullopt;
@@ -257,13 +186,14 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     int r;  // rank (initiator)
     int c;  // chunk (loads and stores)
   };
+  const nvls::DivBy over_c(C);
   auto decode = [&](StepId id) -> Id {
     if (id < arrive0) return {K::Launch, static_cast<int>(id), 0};
     if (id < wait0) return {K::Arrive0, static_cast<int>(id - arrive0), 0};
     if (id < first_chunk) return {K::Wait0, static_cast<int>(id - wait0), 0};
     if (id < arrive1) {
-      const StepId x = (id - first_chunk) / 2;
-      return {(id - first_chunk) % 2 ? K::Store : K::Load, static_cast<int>(x / C), static_cast<int>(x % C)};
+      const StepId x = (id - first_chunk) / 2, rank = over_c(x);
+      return {(id - first_chunk) % 2 ? K::Store : K::Load, static_cast<int>(rank), static_cast<int>(x - rank * C)};
     }
     if (id < wait1) return {K::Arrive1, static_cast<int>(id - arrive1), 0};
     return {K::Wait1, static_cast<int>(id - wait1), 0};
@@ -306,8 +236,14 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
 
   // The engine's loop (run_analytic's book()), over the generated steps.
-  std::vector<double> ready(total, 0.0), start(total, 0.0), finish(total, 0.0);
-  std::vector<int> pending(total, 0);
+  std::vector<double>& ready = work.ready;
+  std::vector<double>& start = work.start;
+  std::vector<double>& finish = work.finish;
+  std::vector<int>& pending = work.pending;
+  ready.assign(total, 0.0);
+  start.assign(total, 0.0);
+  finish.assign(total, 0.0);
+  pending.assign(total, 0);
   for (int r = 0; r < n; ++r) {
     pending[arrive0 + static_cast<StepId>(r)] = 1;
     pending[wait0 + static_cast<StepId>(r)] = 1;  // (the barrier, below)
@@ -322,9 +258,12 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // unit: the use the critical path follows) and, for E and I, on which
   // member (the first with that end); the unit's uses as booked.
   const std::size_t pairs = un * uc;
-  std::vector<Rec> rec_u(pairs);
-  std::vector<std::uint8_t> bound(2 * pairs, 0);
-  std::vector<int> bound_member(2 * pairs, 0);
+  std::vector<Rec>& rec_u = work.rec_u;
+  std::vector<std::uint8_t>& bound = work.bound;
+  std::vector<int>& bound_member = work.bound_member;
+  rec_u.assign(pairs, Rec{});
+  bound.assign(2 * pairs, 0);
+  bound_member.assign(2 * pairs, 0);
   // (Per thread, reset per run: their storage is reused; small points allocate nothing for them.)
   thread_local Members members_e, members_i;
   // Up to 64 members, groups that never merge are cheaper than looking for
@@ -332,24 +271,39 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // BM_Point8/nvls/1073741824: 9.8 -> 8.2 and 9.9 -> 8.1 ms, performance.md
   // section 34); the times are the same either way.
   const bool merge = n > 64;
-  members_e.reset(n, merge);
-  members_i.reset(n, merge);
+  // Up to 16 members, no groups at all (Members' `alone`): at 8 GPUs every
+  // member's queue is one block from the front on, booked in a few
+  // instructions (Slots::book), which is cheaper than a member leaving its
+  // group and joining another on every own use (performance.md section 43).
+  const bool alone = n <= 16;
+  members_e.reset(n, merge, alone);
+  members_i.reset(n, merge, alone);
   Queue unit;
   // The loads and stores as taken (the critical path replays members' queues in this order).
-  struct Taken {
-    StepId id;
-    std::uint32_t k;  // rank * chunks + chunk
-    bool load;
-  };
-  std::vector<Taken> taken;
-  taken.reserve(2 * pairs);
+  std::vector<Taken>& taken = work.taken;
+  taken.resize(2 * pairs);
+  std::size_t taken_n = 0;
+  std::vector<std::uint32_t>& taken_at = work.taken_at;
+  taken_at.resize(2 * pairs);
 
   using Item = std::pair<double, StepId>;
-  std::vector<Item> heap;
+  std::vector<Item>& heap = work.heap;
+  heap.clear();
   const auto later = std::greater<Item>{};
+  // The step pushed last waits outside the heap (`held`) until another push or
+  // the next pop: popped at once if it is before the heap's first (the order
+  // is (ready time, id), ids distinct: the least of heap and held is the
+  // heap's pop without it), else pushed then. A load's store, released as the
+  // load is booked, is often the next step taken.
+  Item held{};
+  bool holding = false;
   auto push = [&](double t, StepId i) {
-    heap.emplace_back(t, i);
-    std::push_heap(heap.begin(), heap.end(), later);
+    if (holding) {
+      heap.push_back(held);
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
+    held = Item{t, i};
+    holding = true;
   };
   for (int r = 0; r < n; ++r) push(0.0, static_cast<StepId>(r));
   auto release = [&](StepId nx, double f) {
@@ -369,20 +323,35 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
 
   std::size_t done = 0;
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    const auto [r, id] = heap.back();
-    heap.pop_back();
+  while (holding || !heap.empty()) {
+    Item top;
+    if (holding && (heap.empty() || later(heap.front(), held))) {
+      top = held;
+    } else {
+      if (holding) {
+        heap.push_back(held);
+        std::push_heap(heap.begin(), heap.end(), later);
+      }
+      std::pop_heap(heap.begin(), heap.end(), later);
+      top = heap.back();
+      heap.pop_back();
+    }
+    holding = false;
+    const auto [r, id] = top;
     if ((++done & 0x3ff) == 0) {
       ctx.check();
       ctx.report(static_cast<double>(done) / static_cast<double>(total));
     }
     const Id d = decode(id);
-    const StepCost& c = cost_of(d);
+    const bool xfer = d.k == K::Load || d.k == K::Store;
+    const std::size_t k = xfer ? static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c) : 0;
+    // (cost_of(d) and latency_of(d), read once per step)
+    const std::uint8_t z = xfer ? size_of[k] : 0;
+    const StepCost& c = !xfer ? cost_of(d) : d.k == K::Load ? loads[z].c : stores[z].c;
+    const double latency = !xfer ? latency_of(d) : d.k == K::Load ? load_l[z] : store_l[z];
     const double t0 = r + c.fixed_ns;
     double end = t0;
-    if (d.k == K::Load || d.k == K::Store) {
-      const std::size_t k = static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c);
+    if (xfer) {
       const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
       // Uses in step_cost's order (the first of the latest ends is the bound one):
       // a load's E members, its I member, the unit; a store's E member, its I members.
@@ -390,14 +359,14 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
         if (e > end) end = e, bound[x] = code, bound_member[x] = member;
       };
       if (d.k == K::Load) {
-        const Rep& p = loads[size_of[k]];
+        const Rep& p = loads[z];
         if (p.e_amount > 0) {
-          const auto [e, m] = members_e.shared(r, t0, p.e_amount / p.e_rate);
+          const auto [e, m] = members_e.shared(r, t0, p.e_d);
           ended(e, 1, m);
         }
-        if (p.i_amount > 0) ended(members_i.own(r, d.r, t0, p.i_amount / p.i_rate), 2, d.r);
+        if (p.i_amount > 0) ended(members_i.own(r, d.r, t0, p.i_d), 2, d.r);
         if (p.has_u && p.u_amount > 0) {
-          const double du = p.u_amount / p.u_rate;
+          const double du = p.u_d;
           unit.prune(r);
           StepId h = kNoStep;
           const double st = unit.book(t0, du, id, h);
@@ -405,17 +374,18 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
           ended(st + du, 3, 0);
         }
       } else {
-        const Rep& p = stores[size_of[k]];
-        if (p.e_amount > 0) ended(members_e.own(r, d.r, t0, p.e_amount / p.e_rate), 1, d.r);
+        const Rep& p = stores[z];
+        if (p.e_amount > 0) ended(members_e.own(r, d.r, t0, p.e_d), 1, d.r);
         if (p.i_amount > 0) {
-          const auto [e, m] = members_i.shared(r, t0, p.i_amount / p.i_rate);
+          const auto [e, m] = members_i.shared(r, t0, p.i_d);
           ended(e, 2, m);
         }
       }
-      taken.push_back({id, static_cast<std::uint32_t>(k), d.k == K::Load});
+      taken_at[x] = static_cast<std::uint32_t>(taken_n);
+      taken[taken_n++] = {id, static_cast<std::uint32_t>(k), static_cast<std::uint16_t>(d.r), d.k == K::Load};
     }
     start[id] = r;
-    finish[id] = end + latency_of(d);
+    finish[id] = end + latency;
     const double f = finish[id];
     switch (d.k) {
       case K::Launch: release(arrive0 + id, f); break;
@@ -467,28 +437,41 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // step. The members' queues were booked by groups without holders; the
   // members the path visits are booked again alone (their uses in the order
   // the steps were taken, with the same ready times: the same reservations),
-  // keeping each use's start, end and holder.
-  std::vector<std::pair<int, std::vector<Rec>>> replayed;  // (class * n + member, its uses by x)
-  auto member_uses = [&](int cls, int m) -> const std::vector<Rec>& {
+  // keeping each use's start, end and holder. A replay stops at the use the
+  // walk asks for (a use's own booking depends only on the uses taken
+  // before it) and goes on from there if a later question needs more: the
+  // walk goes back in time, so each member is mostly booked once, up to the
+  // first use the walk visits on it.
+  work.live_replays = 0;
+  auto member_use = [&](int cls, int m, std::size_t x) -> const Rec& {
     const int key = cls * n + m;
-    for (const auto& [k2, recs] : replayed)
-      if (k2 == key) return recs;
-    std::vector<Rec> recs(2 * pairs);
-    Queue q;
-    for (const Taken& tk : taken) {
-      const bool mine = static_cast<int>(tk.k / uc) == m;
+    Replay* rp = nullptr;
+    for (std::size_t j = 0; j < work.live_replays; ++j)
+      if (work.replays[j].key == key) rp = &work.replays[j];
+    if (!rp) {
+      if (work.live_replays == work.replays.size()) work.replays.emplace_back();
+      rp = &work.replays[work.live_replays++];
+      rp->key = key;
+      rp->upto = 0;
+      rp->q.v.clear();
+      rp->q.head = 0;
+      rp->recs.resize(2 * pairs);
+    }
+    const std::size_t need = static_cast<std::size_t>(taken_at[x]) + 1;
+    for (; rp->upto < need; ++rp->upto) {
+      const Taken& tk = taken[rp->upto];
+      const bool mine = static_cast<int>(tk.rank) == m;
       if (!mine && tk.load == (cls == 2)) continue;  // another member's store on E, ld_reduce on I
       const Rep& p = tk.load ? loads[size_of[tk.k]] : stores[size_of[tk.k]];
-      const double amount = cls == 1 ? p.e_amount : p.i_amount, rate = cls == 1 ? p.e_rate : p.i_rate;
+      const double amount = cls == 1 ? p.e_amount : p.i_amount;
       if (!(amount > 0)) continue;
-      const double t0 = start[tk.id] + p.c.fixed_ns, du = amount / rate;
-      q.prune(start[tk.id]);
+      const double t0 = start[tk.id] + p.c.fixed_ns, du = cls == 1 ? p.e_d : p.i_d;
+      rp->q.prune(start[tk.id]);
       StepId h = kNoStep;
-      const double st = q.book(t0, du, tk.id, h);
-      recs[2 * tk.k + (tk.load ? 0 : 1)] = {st, st + du, h};
+      const double st = rp->q.book(t0, du, tk.id, h);
+      rp->recs[2 * tk.k + (tk.load ? 0 : 1)] = {st, st + du, h};
     }
-    replayed.emplace_back(key, std::move(recs));
-    return replayed.back().second;
+    return rp->recs[x];
   };
   auto bound_dep = [&](StepId i) {
     const Id d = decode(i);
@@ -539,7 +522,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       }
     }
     const Rep& p = d.k == K::Load ? loads[size_of[k]] : stores[size_of[k]];
-    const Rec& rec = cls == 3 ? rec_u[k] : member_uses(cls, member)[x];
+    const Rec& rec = cls == 3 ? rec_u[k] : member_use(cls, member, x);
     res.breakdown[cls == 1 ? p.e_term : cls == 2 ? p.i_term : p.u_term] += rec.end - rec.start;
     if (rec.holder != kNoStep) {  // queued behind the previous user of this member
       cur = rec.holder;

@@ -6,12 +6,9 @@
 
 namespace scin::nvls {
 
-void Queue::prune(double r) {
-  while (head < v.size() && v[head].end <= r) ++head;
-  if (head >= 64 && 2 * head >= v.size()) {
-    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
-    head = 0;
-  }
+void Queue::compact() {
+  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+  head = 0;
 }
 
 double Queue::search(double t, double d, StepId& holder) const {
@@ -53,7 +50,7 @@ void Queue::insert_at(std::vector<Busy>::iterator it, double s, double e, StepId
 // blocks are sorted by start). Where the stop is that place (the block before
 // it starts earlier, the block at it not), the insert goes there at once;
 // otherwise (only with blocks of no length) insert() searches as before.
-double Queue::book(double t, double d, StepId step, StepId& holder) {
+double Queue::book_search(double t, double d, StepId step, StepId& holder) {
   const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
   auto it = std::partition_point(head_it, v.end(), [t](const Busy& b) { return b.end <= t; });
   double start = t;
@@ -69,12 +66,9 @@ double Queue::book(double t, double d, StepId step, StepId& holder) {
   return start;
 }
 
-void Slots::prune(double r) {
-  while (head < v.size() && v[head].second <= r) ++head;
-  if (head >= 64 && 2 * head >= v.size()) {
-    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
-    head = 0;
-  }
+void Slots::compact() {
+  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+  head = 0;
 }
 
 // Queue::search's steps, on the same busy time: the same start.
@@ -108,8 +102,8 @@ void Slots::insert_at(std::vector<std::pair<double, double>>::iterator it, doubl
   }
 }
 
-// As Queue::book.
-double Slots::book(double t, double d) {
+// As Queue::book_search.
+double Slots::book_search(double t, double d) {
   const auto head_it = v.begin() + static_cast<std::ptrdiff_t>(head);
   auto it = std::partition_point(head_it, v.end(), [t](const std::pair<double, double>& b) { return b.second <= t; });
   double start = t;
@@ -164,13 +158,22 @@ std::uint64_t Slots::hash_from(double r) const {
   return h;
 }
 
-Members::Members(int n, bool merge) { reset(n, merge); }
+Members::Members(int n, bool merge, bool alone) { reset(n, merge, alone); }
 
 // Group ids 0..used_-1 are taken (live or free); the entries past them, and
 // every vector, keep their storage from the previous run.
-void Members::reset(int n, bool merge) {
+void Members::reset(int n, bool merge, bool alone) {
   n_ = n;
   merge_ = merge;
+  alone_ = alone;
+  if (alone) {
+    for (Slots& q : per_) {
+      q.v.clear();
+      q.head = 0;
+    }
+    per_.resize(static_cast<std::size_t>(n));
+    return;
+  }
   words_ = (n + 63) / 64;
   of_.assign(static_cast<std::size_t>(n), 0);
   live_.clear();
@@ -263,6 +266,17 @@ void Members::merge_equal(double r) {
 }
 
 std::pair<double, int> Members::shared(double r, double t, double d) {
+  if (alone_) {  // the latest end, its first member (member order)
+    double best = 0;
+    int who = n_;
+    for (int m = 0; m < n_; ++m) {
+      Slots& q = per_[static_cast<std::size_t>(m)];
+      q.prune(r);
+      const double e = q.book(t, d) + d;
+      if (m == 0 || e > best) best = e, who = m;
+    }
+    return {best, who};
+  }
   if (merge_ && live_.size() > 1) merge_equal(r);
   double best = 0;
   int who = n_;
@@ -283,6 +297,11 @@ std::pair<double, int> Members::shared(double r, double t, double d) {
 }
 
 double Members::own(double r, int m, double t, double d) {
+  if (alone_) {
+    Slots& q = per_[static_cast<std::size_t>(m)];
+    q.prune(r);
+    return q.book(t, d) + d;
+  }
   int id = of_[static_cast<std::size_t>(m)];
   Group* g = &g_[static_cast<std::size_t>(id)];
   g->q.prune(r);
@@ -318,6 +337,28 @@ double Members::own(double r, int m, double t, double d) {
     }
   }
   return st + d;
+}
+
+// build::split(elems, parts) (align 1) into `out`: piece i starts at
+// floor(i * elems / parts), kept as a quotient and remainder that grow by
+// elems = a * parts + b per piece (no division per piece); where
+// parts * elems would not fit in 64 bits, split() itself.
+void split_into(std::uint64_t elems, int parts, std::vector<build::Span>& out) {
+  const auto p = static_cast<std::uint64_t>(parts);
+  if (parts < 1 || elems > ~std::uint64_t{0} / p) {
+    out = build::split(elems, parts);
+    return;
+  }
+  out.resize(static_cast<std::size_t>(parts));
+  const std::uint64_t a = elems / p, b = elems % p;
+  std::uint64_t q = 0, rem = 0;  // i * elems = q * p + rem, rem < p
+  for (std::uint64_t i = 0; i < p; ++i) {
+    std::uint64_t q1 = q + a, rem1 = rem + b;  // (i + 1) * elems
+    if (rem1 >= p) ++q1, rem1 -= p;
+    out[static_cast<std::size_t>(i)] = {q, q1 - q};
+    q = q1;
+    rem = rem1;
+  }
 }
 
 }  // namespace scin::nvls

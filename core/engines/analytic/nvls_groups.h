@@ -6,9 +6,30 @@
 #include <utility>
 #include <vector>
 
+#include "schedule/builder.h"
 #include "schedule/schedule.h"
 
 namespace scin::nvls {
+
+// x / d for any 32-bit x by one multiplication and shift (Lemire, Kaser and
+// Kurz 2019, "Faster remainder by direct computation": with c = ceil(2^64 / d),
+// floor(c * x / 2^64) = floor(x / d) for x, d < 2^32). d >= 1.
+class DivBy {
+ public:
+  explicit DivBy(std::uint32_t d) : d_(d), c_(d > 1 ? ~std::uint64_t{0} / d + 1 : 0) {}
+  std::uint32_t operator()(std::uint32_t x) const {
+    __extension__ typedef unsigned __int128 U128;
+    return d_ > 1 ? static_cast<std::uint32_t>((static_cast<U128>(c_) * x) >> 64) : x;
+  }
+
+ private:
+  std::uint32_t d_;
+  std::uint64_t c_;
+};
+
+// build::split(elems, parts) with align 1, into `out`, without a division
+// per piece (the NVLS chunks of each rank's shard).
+void split_into(std::uint64_t elems, int parts, std::vector<build::Span>& out);
 
 // One FCFS queue as run_analytic books it: reservations sorted and disjoint,
 // touching ones joined into a block whose holder is its last user (the one
@@ -20,7 +41,11 @@ struct Queue {
   };
   std::vector<Busy> v;
   std::size_t head = 0;
-  void prune(double r);
+  // Skips the blocks that ended by r (compacting now and then).
+  void prune(double r) {
+    while (head < v.size() && v[head].end <= r) ++head;
+    if (head >= 64 && 2 * head >= v.size()) compact();
+  }
   // run_analytic's gap search: the earliest start >= t with [start, start + d)
   // free; `holder` becomes the last reservation passed (the one ending at the
   // returned start) if any was, else is left as it is.
@@ -30,9 +55,25 @@ struct Queue {
   // search(t, d, holder) then insert(start, start + d, step) with one pass:
   // the search ends where the insert would put the new block (checked, else
   // insert's own search). Returns the start.
-  double book(double t, double d, StepId step, StepId& holder);
+  // At once where one block of positive length is left from the head on, it
+  // ends after t and starts before t + d (see Slots::book).
+  double book(double t, double d, StepId step, StepId& holder) {
+    if (v.size() - head == 1) {
+      Busy& b = v.back();
+      if (b.end > t && b.start < t + d && b.start < b.end) {
+        holder = b.step;
+        const double start = b.end;
+        b.end = start + d;
+        b.step = step;
+        return start;
+      }
+    }
+    return book_search(t, d, step, holder);
+  }
 
  private:
+  void compact();
+  double book_search(double t, double d, StepId step, StepId& holder);
   void insert_at(std::vector<Busy>::iterator it, double s, double e, StepId step);
 };
 
@@ -41,16 +82,36 @@ struct Queue {
 struct Slots {
   std::vector<std::pair<double, double>> v;
   std::size_t head = 0;
-  void prune(double r);
+  void prune(double r) {
+    while (head < v.size() && v[head].second <= r) ++head;
+    if (head >= 64 && 2 * head >= v.size()) compact();
+  }
   double search(double t, double d) const;
   void insert(double s, double e);
   // search(t, d) then insert(start, start + d) with one pass (as Queue::book).
-  double book(double t, double d);
+  // At once where one block [s, e) of positive length is left from the head
+  // on, it ends after t and starts before t + d (NVLS at 8 GPUs: every
+  // booking): the search's binary search stops at it, its walk passes it
+  // (start = max(t, e) = e) and stops at the end; the insert goes there
+  // (s < e = start) and joins it (its end is the start): [s, e + d).
+  double book(double t, double d) {
+    if (v.size() - head == 1) {
+      std::pair<double, double>& b = v.back();
+      if (b.second > t && b.first < t + d && b.first < b.second) {
+        const double start = b.second;
+        b.second = start + d;
+        return start;
+      }
+    }
+    return book_search(t, d);
+  }
   // The same busy time from `r` on (what every search from r on sees).
   bool same_from(const Slots& o, double r) const;
   std::uint64_t hash_from(double r) const;
 
  private:
+  void compact();
+  double book_search(double t, double d);
   void insert_at(std::vector<std::pair<double, double>>::iterator it, double s, double e);
 };
 
@@ -66,20 +127,24 @@ struct Slots {
 // (the critical path replays the members it needs, nvls_alike.cc).
 class Members {
  public:
-  explicit Members(int n = 0, bool merge = true);
-  // As Members(n, merge), keeping the storage (a thread's runs reuse one).
+  explicit Members(int n = 0, bool merge = true, bool alone = false);
+  // As Members(n, merge, alone), keeping the storage (a thread's runs reuse one).
   // Without `merge`, groups are not looked over for equal queues before each
   // shared use (only a member's own use still joins it to a group whose queue
   // it now has): the same times, and at a few members cheaper.
-  void reset(int n, bool merge = true);
+  // With `alone`, there are no groups: every member keeps its own queue and a
+  // shared use is booked once per member, in member order (the engine's own
+  // booking): the same times again, and at very few members cheaper still (no
+  // member leaves and joins a group on every own use).
+  void reset(int n, bool merge = true, bool alone = false);
   // Every member books [t, t + d) at its earliest free start >= t (t >= r,
   // the ready front, which never decreases). Returns the latest end and the
   // first member with that end.
   std::pair<double, int> shared(double r, double t, double d);
   // Member m alone books [t, t + d); returns its end.
   double own(double r, int m, double t, double d);
-  std::size_t groups() const { return live_.size(); }
-  std::size_t most_groups() const { return most_; }
+  std::size_t groups() const { return alone_ ? per_.size() : live_.size(); }
+  std::size_t most_groups() const { return alone_ ? per_.size() : most_; }
 
  private:
   struct Group {
@@ -88,7 +153,8 @@ class Members {
     int first = 0;  // its first member
   };
   int n_ = 0, words_ = 0, used_ = 0;
-  bool merge_ = true;
+  bool merge_ = true, alone_ = false;
+  std::vector<Slots> per_;  // with alone_: member m's queue
   std::vector<Group> g_;  // by id
   std::vector<std::uint64_t> bits_;  // group id's members: words_ words from id * words_
   std::uint64_t* bits(int id) { return bits_.data() + static_cast<std::size_t>(id) * static_cast<std::size_t>(words_); }

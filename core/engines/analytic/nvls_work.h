@@ -1,0 +1,140 @@
+// The NVLS fast path's step costs and working memory (nvls_alike.cc,
+// run_analytic_nvls). Internal to the analytic engine.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "engines/analytic/nvls_groups.h"
+#include "model/cost_model.h"
+#include "schedule/builder.h"
+#include "schedule/schedule.h"
+
+namespace scin::nvls {
+
+// A use as the engine records it (start, end, the reservation it queued behind).
+struct Rec {
+  double start = 0, end = 0;
+  StepId holder = kNoStep;
+};
+
+// The cost of an ld_reduce or multimem.st of one chunk size, read off one
+// costed step: fixed cost, latencies, and per class one use's amount, rate
+// and term (the class check below makes them every member's).
+struct Rep {
+  StepCost c;
+  double e_amount = 0, e_rate = 1, i_amount = 0, i_rate = 1, u_amount = 0, u_rate = 1;
+  Term e_term = Term::Serialisation, i_term = Term::Serialisation, u_term = Term::Reduction;
+  bool has_u = false;
+  double e_d = 0, i_d = 0, u_d = 0;  // amount / rate of each class's use (durations()), as the engine divides
+  void durations() {
+    e_d = e_amount / e_rate;
+    i_d = i_amount / i_rate;
+    u_d = u_amount / u_rate;
+  }
+};
+
+inline bool same_use(const ResourceUse& a, const ResourceUse& b) {
+  return a.amount_bytes == b.amount_bytes && a.rate_GBps == b.rate_GBps && a.term == b.term &&
+         a.fed_by_transfers == b.fed_by_transfers;
+}
+
+// ld_reduce of rank i: uses egress(j) for every j in order, then ingress(i),
+// then (issue 15) the NVLS unit of plane 0. Nothing else, nothing fed.
+inline bool read_rep(const StepCost& c, const ResourceMap& rm, int n, int i, Rep& rep) {
+  const auto un = static_cast<std::size_t>(n);
+  if (c.uses.size() != un + 1 && c.uses.size() != un + 2) return false;
+  for (std::size_t j = 0; j < un; ++j)
+    if (c.uses[j].resource != rm.egress(static_cast<int>(j), 0) || !same_use(c.uses[j], c.uses[0])) return false;
+  const ResourceUse& in = c.uses[un];
+  if (in.resource != rm.ingress(i, 0)) return false;
+  for (const ResourceUse& u : c.uses)
+    if (u.fed_by_transfers) return false;
+  rep.c = c;
+  rep.e_amount = c.uses[0].amount_bytes;
+  rep.e_rate = c.uses[0].rate_GBps;
+  rep.e_term = c.uses[0].term;
+  rep.i_amount = in.amount_bytes;
+  rep.i_rate = in.rate_GBps;
+  rep.i_term = in.term;
+  rep.has_u = c.uses.size() == un + 2;
+  if (rep.has_u) {
+    const ResourceUse& u = c.uses[un + 1];
+    if (u.resource != rm.nvls(0)) return false;
+    rep.u_amount = u.amount_bytes;
+    rep.u_rate = u.rate_GBps;
+    rep.u_term = u.term;
+  }
+  return true;
+}
+
+// multimem.st of rank i: egress(i), then ingress(j) for every j in order.
+inline bool store_rep(const StepCost& c, const ResourceMap& rm, int n, int i, Rep& rep) {
+  const auto un = static_cast<std::size_t>(n);
+  if (c.uses.size() != un + 1) return false;
+  if (c.uses[0].resource != rm.egress(i, 0)) return false;
+  for (std::size_t j = 0; j < un; ++j)
+    if (c.uses[j + 1].resource != rm.ingress(static_cast<int>(j), 0) || !same_use(c.uses[j + 1], c.uses[1])) return false;
+  for (const ResourceUse& u : c.uses)
+    if (u.fed_by_transfers) return false;
+  rep.c = c;
+  rep.e_amount = c.uses[0].amount_bytes;
+  rep.e_rate = c.uses[0].rate_GBps;
+  rep.e_term = c.uses[0].term;
+  rep.i_amount = c.uses[1].amount_bytes;
+  rep.i_rate = c.uses[1].rate_GBps;
+  rep.i_term = c.uses[1].term;
+  return true;
+}
+
+// A load or store as taken (the critical path replays members' queues in this order).
+struct Taken {
+  StepId id;
+  std::uint32_t k;  // rank * chunks + chunk
+  std::uint16_t rank;
+  bool load;
+};
+
+// A member's queue booked again alone for the critical path: its uses up to
+// taken[upto - 1], each use's start, end and holder by x (2 * chunk + store).
+struct Replay {
+  int key = -1;  // class * n + member
+  std::size_t upto = 0;
+  Queue q;
+  std::vector<Rec> recs;
+};
+
+// A run's working memory, one per thread, kept for its next run (a 1 GiB
+// point at 8 GPUs allocated ~3 MB per run: every run paid its page faults).
+struct Work {
+  std::vector<build::Span> spans;
+  std::vector<std::uint8_t> size_of, bound;
+  std::vector<double> ready, start, finish;
+  std::vector<int> pending, bound_member;
+  std::vector<Rec> rec_u;
+  std::vector<Taken> taken;
+  std::vector<std::uint32_t> taken_at;  // by x: its index in `taken`
+  std::vector<std::pair<double, StepId>> heap;
+  std::vector<Replay> replays;
+  std::size_t live_replays = 0;
+};
+
+// Drops a large run's memory when the run ends: a thread keeps at most a
+// run of 2^16 steps' (a few MB; 1 GiB at 8 GPUs is 16,424 steps).
+struct WorkTrim {
+  Work& w;
+  std::size_t steps;
+  ~WorkTrim() {
+    if (steps > (std::size_t{1} << 16)) w = Work{};
+  }
+};
+
+inline bool same_cost(const StepCost& a, const StepCost& b) {
+  if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term) return false;
+  for (int k = 0; k < kTermCount; ++k)
+    if (a.latency_ns[k] != b.latency_ns[k]) return false;
+  return true;
+}
+
+}  // namespace scin::nvls

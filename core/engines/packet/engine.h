@@ -157,6 +157,7 @@ class Engine {
   Ps isa_lat_ = 0, isa_mem_ = 0;  // links.latency_ns, accelerator.mem_latency_ns
   Ps lsw_ = 0;                    // switch.latency_ns
   bool tiers_ = false;            // a two-tier fabric: every link is a routed hop (tiers.cc)
+  bool logs_on_ = false;          // some plane's group log has had an entry (cursors_; read per packet, so here)
   Ps now_ = 0;
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)
@@ -244,7 +245,6 @@ class Engine {
   bool packet_entries_ = true;       // testing::packet_entries, as the run started
   std::uint64_t packet_entries_made_ = 0;
   bool group_log_ = true;            // testing::group_log (and packet_entries_), as the run started
-  bool logs_on_ = false;             // some plane's group log has had an entry (links may follow one)
   std::uint64_t group_log_entries_ = 0;
   std::vector<GroupLog> logs_;       // star: per plane (LogCursor::log points here; never resized once set)
   std::vector<LogCursor> cursors_;   // per link, once logs_on_

@@ -194,7 +194,8 @@ struct Sender {
 };
 
 // A star uplink's place in its plane's group log (apart from the Sender: a run
-// without a log, as every 8-accelerator run of any size, never touches it): the log (null until
+// without a log, as any whose reads have several packets per source and plane,
+// never touches it): the log (null until
 // the plane's log has had an entry), the next of its entries this link sends,
 // and the link's source slot in them (its accelerator). The log's entries and
 // the FIFO's are served as the one FIFO in ready order of the Sender would

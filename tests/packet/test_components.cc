@@ -404,6 +404,104 @@ TEST(PacketSender, PacketEntriesKeepTheirPlaceAndTheirPacket) {
   EXPECT_TRUE(tx.idle());
 }
 
+// Uplinks that share their plane's group log (GroupLog) serve its entries and
+// their own FIFO's (Source requests and packet entries, some ready earlier than
+// what waits) in the order one FIFO per uplink in ready order would, each log
+// entry as a packet entry with the uplink's slot: by ready time, then arrival;
+// whether a log entry joins the FIFO when it goes next (LogCursor::pull) or all
+// pending ones before a later request (LogCursor::take). Entries every uplink
+// has sent are dropped.
+TEST(PacketSender, GroupLogEntriesServeAsAPacketEntryOnEveryUplink) {
+  constexpr int kLinks = 3;
+  packet::GroupLog log;
+  packet::Sender tx[kLinks];
+  packet::LogCursor cur[kLinks];
+  // ready, source or flow, packet (-1: a Source request) as (index << 16 | slot), arrival number
+  using Req = std::tuple<Ps, std::uint32_t, std::int64_t, int>;
+  std::vector<Req> ref[kLinks];
+  std::vector<std::tuple<Ps, std::uint32_t, std::int64_t>> served[kLinks], expected[kLinks];
+  std::uint64_t x = 77;
+  auto rnd = [&](std::uint64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % m;
+  };
+  int from_log = 0, from_fifo = 0, ties = 0, both = 0;
+  auto serve = [&](int a) {  // as try_send: the log's next entry joins the FIFO if it goes first
+    packet::Sender& t = tx[a];
+    if (cur[a].pending() && !t.requested.empty()) {
+      ++both;
+      ties += log.at(cur[a].next).ready == t.head.ready;
+    }
+    if (cur[a].pull(t)) ++from_log;
+    else ++from_fifo;
+    const packet::Sender::Requested& h = t.head;
+    served[a].emplace_back(h.ready, h.source, h.packet() ? std::int64_t{h.index()} << 16 | h.slot() : -1);
+    t.pop_request();
+    const auto it = std::min_element(ref[a].begin(), ref[a].end(), [](const Req& p, const Req& q) {
+      return std::tie(std::get<0>(p), std::get<3>(p)) < std::tie(std::get<0>(q), std::get<3>(q));
+    });
+    expected[a].emplace_back(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
+    ref[a].erase(it);
+  };
+  auto pending = [&](int a) { return !tx[a].requested.empty() || cur[a].pending(); };
+  Ps now = 1000;
+  int arrival = 0, appended = 0, earlier = 0;
+  for (int round = 0; round < 6000; ++round) {
+    const int op = static_cast<int>(rnd(10));
+    if (op < 4) {  // a group for every uplink: ready = now + a constant, so in order
+      if (appended == 0)
+        for (int a = 0; a < kLinks; ++a) cur[a].log = &log, cur[a].slot = static_cast<std::uint16_t>(10 + a);
+      const auto flow = static_cast<std::uint32_t>(rnd(4));
+      const auto grp = static_cast<std::uint32_t>(rnd(64));
+      log.append(now + 501, flow, grp, kLinks);
+      ++appended;
+      for (int a = 0; a < kLinks; ++a) ref[a].emplace_back(now + 501, flow, std::int64_t{grp} << 16 | (10 + a), arrival++);
+    } else if (op < 7) {  // an uplink's own requests, ready as the log's, a little later, or sooner than what waits
+      // (every other 300 rounds, uplink 2's alone: the others then send from the log)
+      const int a = (round / 300) % 2 == 1 ? 2 : static_cast<int>(rnd(kLinks));
+      packet::Sender& t = tx[a];
+      Ps ready = now + 500 + static_cast<Ps>(rnd(3));
+      if (rnd(5) == 0 && !t.requested.empty()) {
+        ready = t.head.ready + static_cast<Ps>(rnd(2));
+        ++earlier;
+      }
+      const auto id = static_cast<std::uint32_t>(rnd(4));
+      for (int k = static_cast<int>(1 + rnd(4)); k > 0; --k) {
+        cur[a].take(t);  // as the engine does before a request joins the FIFO
+        if (rnd(3) == 0) {
+          const auto slot = static_cast<std::uint16_t>(rnd(65536));
+          const auto index = static_cast<std::uint32_t>(rnd(packet::Sender::kMaxPacketIndex + 1));
+          t.request_packet(ready, id, slot, index);
+          ref[a].emplace_back(ready, id, std::int64_t{index} << 16 | slot, arrival++);
+        } else {
+          t.request(ready, id);
+          ref[a].emplace_back(ready, id, -1, arrival++);
+        }
+      }
+    } else {  // an uplink sends a few
+      const int a = static_cast<int>(rnd(kLinks));
+      for (int m = static_cast<int>(rnd(12)); m > 0 && pending(a); --m) serve(a);
+    }
+    now += static_cast<Ps>(rnd(2));
+  }
+  for (int a = 0; a < kLinks; ++a) {
+    while (pending(a)) serve(a);
+    EXPECT_EQ(served[a], expected[a]) << "uplink " << a;
+    EXPECT_TRUE(ref[a].empty());
+    EXPECT_TRUE(tx[a].idle());
+    EXPECT_EQ(cur[a].next, static_cast<std::uint64_t>(appended));
+  }
+  EXPECT_TRUE(log.entries.empty());  // every uplink sent them all: dropped
+  EXPECT_EQ(log.base, static_cast<std::uint64_t>(appended));
+  EXPECT_GT(appended, 1500);
+  EXPECT_GT(from_log, 1000);
+  EXPECT_GT(static_cast<int>(log.taken), 1000);  // some moved into a FIFO by a later request
+  EXPECT_GT(from_fifo, 5000);
+  EXPECT_GT(both, 200);    // the log and the FIFO both had a request
+  EXPECT_GT(ties, 50);     // ... ready at the same time
+  EXPECT_GT(earlier, 300);
+}
+
 TEST(PacketOutputQueue, ReplaysDepthInTimeOrderDeparturesFirst) {
   packet::OutputQueue q;
   // Three packets enter at 0, 10, 20 and leave at 0, 100, 200 (a slow link).

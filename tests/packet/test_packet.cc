@@ -475,6 +475,84 @@ TEST(PacketResults, PacketEntriesGiveTheSameRunAsASourcePerResponse) {
   }
 }
 
+// A group that reads every accelerator's only packet on a plane is one entry in
+// that plane's group log, followed by a cursor per uplink (GroupLog), instead
+// of a packet entry in every uplink's FIFO; an uplink that also has its own
+// requests serves both in ready order, then arrival (moving the log's entries
+// into its FIFO when a request joins it). Same bits as with the log off: the
+// result, its breakdown, every step's start and finish, every statistic. The
+// cases have groups in the log alone, in the log and in FIFOs on one plane
+// (shards of 4 and 5 packets on 4 planes: a 5-packet source's packets 0 and 4
+// are Sources, a 4-packet source's packet 0 is in the log, all on plane 0),
+// and none.
+TEST(PacketResults, GroupLogGivesTheSameRunAsPacketEntriesPerUplink) {
+  struct Case {
+    const char* preset;
+    std::vector<const char*> sets;
+    const char* algo;
+    std::uint64_t bytes;
+    bool log;    // some log entries expected
+    bool taken;  // some moved into a FIFO expected
+  };
+  const std::vector<Case> cases = {
+      {"hgx-h200-8", {}, "nvls", 8, true, false},
+      {"hgx-h200-8", {}, "nvls", 3000, true, false},
+      {"hgx-h200-8", {}, "nvls", 12000, true, false},
+      {"hgx-h200-8", {}, "nvls", 8200, true, true},
+      {"hgx-h200-8", {}, "nvls", 8196, true, true},
+      {"hgx-h200-8", {"fabric.gpus=64"}, "nvls", 65600, true, true},
+      {"hgx-h200-8", {}, "nvls", 100000, false, false},
+      {"hgx-b200-8", {}, "nvls", 4096, true, false},
+      {"gb200-nvl72", {"fabric.gpus=16"}, "nvls", 65536, true, false},
+      {"gb200-nvl72", {}, "nvls", 100000, true, false},
+      {"hgx-h200-8", {"fabric.gpus=64"}, "nvls", 65536, true, false},
+      {"hgx-h200-8", {"fabric.gpus=64"}, "nvls", 1000006, false, false},
+      {"hgx-h200-8", {"fabric.gpus=256"}, "nvls", 262144, true, false},
+      {"hgx-h200-8", {}, "scin", 65536, false, false},
+      {"hgx-h200-8", {}, "one-shot", 65536, false, false},
+  };
+  auto strip = [](SimResult r) {
+    r.extra.erase("wall_s");
+    r.extra.erase("cpu_s");
+    return r;
+  };
+  for (const Case& k : cases) {
+    Config c = preset(k.preset);
+    for (const char* a : k.sets) apply_assignment(c, a);
+    const Schedule s = sched(c, k.algo, k.bytes);
+    const std::string what = fmt::format("{} {} {} B", k.preset, k.algo, k.bytes);
+    const std::uint64_t logged0 = packet::testing::group_log_entries.load();
+    const std::uint64_t taken0 = packet::testing::group_log_taken.load();
+    const std::uint64_t made0 = packet::testing::packet_entries_made.load();
+    const packet::Run on = packet::run(c, s);
+    const std::uint64_t logged = packet::testing::group_log_entries.load() - logged0;
+    const std::uint64_t taken = packet::testing::group_log_taken.load() - taken0;
+    const std::uint64_t made = packet::testing::packet_entries_made.load() - made0;
+    packet::testing::group_log = false;
+    const packet::Run off = packet::run(c, s);
+    packet::testing::group_log = true;
+    EXPECT_EQ(packet::testing::group_log_entries.load() - logged0, logged) << what;  // none made while off
+    EXPECT_EQ(packet::testing::packet_entries_made.load() - made0, 2 * made) << what;  // as many packet entries
+    if (k.log) EXPECT_GT(logged, 0u) << what;
+    else EXPECT_EQ(logged, 0u) << what;
+    if (k.taken) {
+      EXPECT_GT(taken, 0u) << what;
+    }
+    EXPECT_EQ(std::memcmp(&on.result.time_ns, &off.result.time_ns, sizeof(double)), 0) << what;
+    EXPECT_EQ(to_json(strip(on.result)).dump(), to_json(strip(off.result)).dump()) << what;
+    ASSERT_EQ(on.steps.size(), off.steps.size()) << what;
+    for (std::size_t i = 0; i < on.steps.size(); ++i) {
+      EXPECT_EQ(std::memcmp(&on.steps[i].start_ns, &off.steps[i].start_ns, sizeof(double)), 0) << what << " step " << i;
+      EXPECT_EQ(std::memcmp(&on.steps[i].finish_ns, &off.steps[i].finish_ns, sizeof(double)), 0) << what << " step " << i;
+      if (::testing::Test::HasFailure()) return;
+    }
+    nlohmann::json a = packet::to_json(on.stats), b = packet::to_json(off.stats);
+    for (auto* j : {&a, &b}) j->erase("wall_s"), j->erase("cpu_s");
+    EXPECT_EQ(a.dump(), b.dump()) << what;
+    EXPECT_GT(on.stats.events, 0u) << what;
+  }
+}
+
 // ---------------------------------------------------------------- bad input
 
 void expect_error(const Config& c, const Schedule& s, const std::string& names) {

@@ -43,6 +43,7 @@ void Engine::init_port_links(int g, int p) {
 void Engine::build_links() {
   if (g_.star) {
     links_.resize(static_cast<std::size_t>(2 * g_.gpus * g_.planes));
+    logs_ = std::vector<GroupLog>(static_cast<std::size_t>(g_.planes));
     for (int g = 0; g < g_.gpus; ++g)
       for (int p = 0; p < g_.planes; ++p) init_port_links(g, p);
   } else {
@@ -61,6 +62,7 @@ void Engine::build_links() {
 
 void Engine::setup() {
   packet_entries_ = testing::packet_entries.load(std::memory_order_relaxed);
+  group_log_ = packet_entries_ && testing::group_log.load(std::memory_order_relaxed);
   validate(cfg_);
   check_schedule(s_);
   if (s_.gpus != cfg_.fabric.gpus || s_.topology != cfg_.fabric.topology ||
@@ -560,6 +562,8 @@ Run Engine::run() {
   stats_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.cpu_s = thread_cpu_s() - cpu0;
   testing::packet_entries_made.fetch_add(packet_entries_made_, std::memory_order_relaxed);
+  testing::group_log_entries.fetch_add(group_log_entries_, std::memory_order_relaxed);
+  for (const GroupLog& log : logs_) testing::group_log_taken.fetch_add(log.taken, std::memory_order_relaxed);
   report(out, total);
   return out;
 }

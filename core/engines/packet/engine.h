@@ -34,6 +34,13 @@ namespace scin::packet {
 namespace testing {
 inline std::atomic<bool> packet_entries{true};
 inline std::atomic<std::uint64_t> packet_entries_made{0};
+// Tests only: with `group_log` false, a group that reads every accelerator's
+// only packet on a plane puts a packet entry in each uplink's FIFO, as before
+// the plane's group log (GroupLog); the results must be the same bits.
+// `group_log_entries` adds up the log entries the runs made.
+inline std::atomic<bool> group_log{true};
+inline std::atomic<std::uint64_t> group_log_entries{0};
+inline std::atomic<std::uint64_t> group_log_taken{0};  // of which moved into an uplink's FIFO by a request (LogCursor::take)
 }  // namespace testing
 
 class Engine {
@@ -120,6 +127,7 @@ class Engine {
   void group_complete(FlowId fi, std::uint32_t i, int plane, Ps now);
   void issue_requests(int plane, int gpu, Ps now);
   void issue_gpu_reads(int gpu);
+  [[gnu::noinline]] void log_group(FlowId fi, std::uint32_t grp, int plane, Ps ready);
   void read_return(int gpu) {
     --readers_[static_cast<std::size_t>(gpu)].outstanding;
     issue_gpu_reads(gpu);
@@ -149,6 +157,7 @@ class Engine {
   Ps isa_lat_ = 0, isa_mem_ = 0;  // links.latency_ns, accelerator.mem_latency_ns
   Ps lsw_ = 0;                    // switch.latency_ns
   bool tiers_ = false;            // a two-tier fabric: every link is a routed hop (tiers.cc)
+  bool logs_on_ = false;          // some plane's group log has had an entry (cursors_; read per packet, so here)
   Ps now_ = 0;
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)
@@ -235,6 +244,10 @@ class Engine {
   FlowShape flow_shape_;       // setup_flow: a step without a shape (scratch)
   bool packet_entries_ = true;       // testing::packet_entries, as the run started
   std::uint64_t packet_entries_made_ = 0;
+  bool group_log_ = true;            // testing::group_log (and packet_entries_), as the run started
+  std::uint64_t group_log_entries_ = 0;
+  std::vector<GroupLog> logs_;       // star: per plane (LogCursor::log points here; never resized once set)
+  std::vector<LogCursor> cursors_;   // per link, once logs_on_
 };
 
 }  // namespace scin::packet

@@ -397,6 +397,7 @@ class Ring {
   const T& front() const { return buf_[head_]; }
   T& back() { return buf_[(head_ + size_ - 1) & mask_]; }
   T& operator[](std::size_t i) { return buf_[(head_ + i) & mask_]; }
+  const T& operator[](std::size_t i) const { return buf_[(head_ + i) & mask_]; }
   void pop_front() {
     head_ = (head_ + 1) & mask_;
     --size_;

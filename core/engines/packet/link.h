@@ -56,6 +56,40 @@ class Wire {
   Carry carry_;
 };
 
+// The NVLS ld_reduce groups issued on one plane whose requests go to every
+// accelerator's uplink of that plane, each as a packet entry (see Sender): the
+// flow reads every accelerator a (source slot a) and every source has this
+// group's packet as its only one on the plane. An ld_reduce at 1024
+// accelerators put 1024 such entries in each of 1024 FIFOs (16 MB live: a
+// cache miss written and one read per response); the log keeps one entry per
+// group and each uplink a cursor into it. Ready times are the issue time plus
+// one constant, so the log is in ready order as well as in arrival order.
+struct GroupLog {
+  struct Entry {
+    Ps ready;
+    std::uint32_t flow;
+    std::uint32_t grp;
+    std::uint32_t left;  // uplinks that have not sent their response yet
+  };
+  Ring<Entry> entries;
+  std::uint64_t base = 0;  // entries dropped so far: entries.front() is number `base`
+  std::uint64_t taken = 0; // entries moved into an uplink's FIFO before a request (LogCursor::take; for tests)
+  std::uint64_t end() const { return base + entries.size(); }
+  Entry& at(std::uint64_t i) { return entries[static_cast<std::size_t>(i - base)]; }
+  const Entry& at(std::uint64_t i) const { return entries[static_cast<std::size_t>(i - base)]; }
+  void append(Ps ready, std::uint32_t flow, std::uint32_t grp, std::uint32_t links) {
+    entries.push_back(Entry{ready, flow, grp, links});
+  }
+  /// Entry i was sent by one more uplink; entries every uplink has sent are dropped.
+  void served(std::uint64_t i) {
+    if (--at(i).left != 0) return;
+    while (!entries.empty() && entries.front().left == 0) {
+      entries.pop_front();
+      ++base;
+    }
+  }
+};
+
 struct Sender {
   std::vector<std::uint32_t> writes;     // write sources, round-robin; all ready when added
   std::size_t rr = 0;
@@ -156,6 +190,54 @@ struct Sender {
     // The entry the next refill reads, on its way meanwhile (a link serves its
     // next kWin + 1 responses thousands of events apart at 1024 accelerators).
     if (requested.size() > m + 1) __builtin_prefetch(&requested[m + 1]);
+  }
+};
+
+// A star uplink's place in its plane's group log (apart from the Sender: a run
+// without a log, as any whose reads have several packets per source and plane,
+// never touches it): the log (null until
+// the plane's log has had an entry), the next of its entries this link sends,
+// and the link's source slot in them (its accelerator). The log's entries and
+// the FIFO's are served as the one FIFO in ready order of the Sender would
+// serve them: by ready time, then by arrival. The log's entries this link has
+// not sent always came after every entry of its FIFO: before a request joins
+// the FIFO (Sender::request, request_packet) the engine moves them into it as
+// packet entries (take; rare: an uplink gets its own requests and group
+// entries together only when a run mixes such reads), so a tie goes to the
+// FIFO. Before the link picks its next packet, the log's next entry joins the
+// FIFO as its head if it is ready sooner than the head (pull), so the FIFO's
+// head is the next request of all and the FIFO holds a few entries, not one
+// per group.
+struct LogCursor {
+  GroupLog* log = nullptr;
+  std::uint64_t next = 0;
+  std::uint16_t slot = 0;
+
+  bool pending() const { return log != nullptr && next < log->end(); }
+  /// The log's entry `next` goes before the FIFO's head (or the FIFO is empty).
+  bool goes_first(const Sender& tx) const {
+    return pending() && (tx.requested.empty() || log->at(next).ready < tx.head.ready);
+  }
+  /// The log's entry `next` joins the FIFO as a packet entry (in ready order,
+  /// after the entries ready at the same time: they came first).
+  void to_fifo(Sender& tx) {
+    const GroupLog::Entry e = log->at(next);
+    tx.insert(Sender::Requested{e.ready, e.flow, Sender::kPacket | e.grp << 16 | slot});
+    log->served(next++);
+  }
+  /// If the log's next entry is the next request of all, it becomes the FIFO's head.
+  [[gnu::noinline]] bool pull(Sender& tx) {
+    if (!goes_first(tx)) return false;
+    to_fifo(tx);
+    return true;
+  }
+  /// Every log entry not sent yet joins the FIFO (in log order, which is ready
+  /// order), as if each had been requested when made: before a request joins it.
+  [[gnu::noinline]] void take(Sender& tx) {
+    while (pending()) {
+      ++log->taken;
+      to_fifo(tx);
+    }
   }
 };
 

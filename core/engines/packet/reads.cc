@@ -38,6 +38,10 @@ void Engine::start_reads(FlowId i) {
     // otherwise make 4 M, three quarters of them never sending.
     const int np = f.plane >= 0 ? 1 : g_.planes;
     f.src_id.assign(k * static_cast<std::size_t>(np), kNoSource);
+    if (group_log_ && k == static_cast<std::size_t>(g_.gpus) && f.n_min == f.n) {
+      f.every_gpu = true;
+      for (std::size_t j = 0; j < k && f.every_gpu; ++j) f.every_gpu = f.srcs[j] == static_cast<NodeId>(j);
+    }
     readers_[static_cast<std::size_t>(f.initiator)].ops.push_back(i);
     issue_gpu_reads(f.initiator);
   } else {
@@ -133,6 +137,7 @@ void Engine::issue_requests(int plane, int gpu, Ps now) {
     if (op.pace > 0 && port.issued) t = std::max(now, port.last_issue + port.pace.add(op.pace));
     port.last_issue = t;
     port.issued = true;
+    if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
     tx.request(t + lat_mem, op.src_id);
     first_ready = std::min(first_ready, t + lat_mem);
     port.outstanding += b;
@@ -165,6 +170,26 @@ void Engine::isa_wake(int plane, std::uint64_t gen) {
 
 // ------------------------------------------------------------------ accelerator reads
 
+// Group grp of read flow fi (every_gpu) on `plane`, ready at `ready`: one entry
+// in the plane's group log for all its uplinks, each woken as a request would.
+void Engine::log_group(FlowId fi, std::uint32_t grp, int plane, Ps ready) {
+  const auto gpus = static_cast<std::uint32_t>(g_.gpus);
+  GroupLog& log = logs_[static_cast<std::size_t>(plane)];
+  if (log.base == 0 && log.entries.empty()) {  // its first entry: the plane's uplinks follow the log from now
+    if (!logs_on_) cursors_.assign(links_.size(), LogCursor{});
+    logs_on_ = true;
+    for (int a = 0; a < g_.gpus; ++a) {
+      LogCursor& c = cursors_[static_cast<std::size_t>(g_.up(a, plane))];
+      c.log = &log;
+      c.slot = static_cast<std::uint16_t>(a);
+    }
+  }
+  log.append(ready, fi, grp, gpus);
+  ++group_log_entries_;
+  packet_entries_made_ += gpus;
+  for (int a = 0; a < g_.gpus; ++a) wake_link(g_.up(a, plane), ready);
+}
+
 // An accelerator's read requests (one per packet, or per reduction group of an
 // NVLS ld_reduce, fanned out by the switch to every source) leave in program
 // order while fewer than a window are outstanding; each response (reduced
@@ -192,10 +217,19 @@ void Engine::issue_gpu_reads(int gpu) {
     const std::uint32_t grp = f.next_send++;
     const int pi = f.plane >= 0 ? 0 : static_cast<int>(grp % static_cast<std::uint32_t>(g_.planes));
     const int plane = f.plane >= 0 ? f.plane : pi;
+    if (f.every_gpu && f.n - static_cast<std::uint32_t>(pi) <= static_cast<std::uint32_t>(np)) {
+      // Every accelerator's only packet on this plane (as a packet entry below would carry it, slot
+      // a on accelerator a's uplink): one entry in the plane's log for all uplinks.
+      log_group(fi, grp, plane, ready);
+      ++rd.outstanding;
+      if (f.next_send >= f.n) rd.ops.pop_front();
+      continue;
+    }
     for (std::size_t j = 0; j < f.srcs.size(); ++j) {
       if (grp >= f.src_n[j]) continue;
       const int link = g_.up(f.srcs[j], plane);
       Sender& tx = links_[static_cast<std::size_t>(link)].tx;
+      if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
       if (f.src_n[j] - static_cast<std::uint32_t>(pi) <= static_cast<std::uint32_t>(np) && packet_entries_) {
         ++packet_entries_made_;
         // Source j's only packet on this plane (packet grp == pi, < 64): the request carries it, no Source.

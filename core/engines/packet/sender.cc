@@ -27,6 +27,10 @@ void Engine::try_send(int id) {
     wake_link(id, l.wire.busy_until);
     return;
   }
+  // Once a plane has a group log: its entry this link sends next, if it is the
+  // next request of all, joins the FIFO as its head (a packet entry), so
+  // what follows serves it as any other (LogCursor::pull).
+  if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(id)].pull(tx);
   if (tx.idle()) return;
   Ps earliest = kNever, best = kNever;
   // A response ready at r: the oldest ready one wins; one not ready yet sets the next wake-up.

@@ -75,6 +75,7 @@ struct Flow {
   std::uint64_t expected = 0, delivered = 0;
   Ps last = 0;
   bool to_switch = false;                // read result stays in the switch (ISA accumulator)
+  bool every_gpu = false;                // star read: source slot a is accelerator a, for every a, all of one length
   // reads: reduction groups (packet i of every source)
   std::vector<std::uint16_t> count;      // responses arrived per group
   std::vector<Ps> complete;              // when the group's last response was whole

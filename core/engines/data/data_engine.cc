@@ -88,7 +88,7 @@ struct Buf {
 
 inline float round_plain(float x, Format f) {
   switch (f) {
-    case Format::Bf16: return num::round_bf16(x);
+    case Format::Bf16: return num::round_bf16_fast(x);   // round_bf16's bits, branch-free
     case Format::Fp16: return num::round_fp16(x);
     default: return x;
   }
@@ -526,7 +526,10 @@ class Engine {
           v = b.vals + sr.offset + lo;   // FP32 held (or an input read in place): no copy
         else
           read(b, sr, lo, len, src);
-        for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(tmp[i] + v[i], f);
+        if (f == Format::Bf16)   // the loop for one format (vectorises)
+          for (std::uint64_t i = 0; i < len; ++i) tmp[i] = num::round_bf16_fast(tmp[i] + v[i]);
+        else
+          for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(tmp[i] + v[i], f);
       }
     };
     if (st.accumulate) {
@@ -551,7 +554,10 @@ class Engine {
 
 void round_to_format(std::vector<float>& v, Format f) {
   if (is_codec(f)) throw Error(fmt::format("round_to_format: {} is not an element format", to_string(f)));
-  for (float& x : v) x = round_plain(x, f);
+  if (f == Format::Bf16)
+    for (float& x : v) x = num::round_bf16_fast(x);
+  else
+    for (float& x : v) x = round_plain(x, f);
 }
 
 struct DataWorkspace::Storage {

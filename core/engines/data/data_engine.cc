@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "engines/data/coverage.h"
+#include "engines/data/input_codes.h"
 #include "engines/data/plan.h"
 #include "numerics/codec.h"
 #include "numerics/formats.h"
@@ -123,31 +124,6 @@ std::uint64_t storage_bytes(const BufferDecl& d) {
 }
 
 }  // namespace
-
-// The shared codes of the ranks' inputs (InputCodes, data_engine.h).
-struct InputCodes::State {
-  const CheckedInputs* inputs = nullptr;
-  bool has_spec = false;
-  CodecSpec spec;                                // the cache's codec (the first one used)
-  std::vector<std::vector<std::uint8_t>> codes;  // per rank: one code per input element (allocated on first use)
-  std::vector<std::vector<float>> scales;        // per rank: one scale per block of the input's grid
-  std::vector<Coverage> held;                    // per rank: elements whose codes and block scales are held
-};
-
-InputCodes::InputCodes(const CheckedInputs& inputs) : st_(std::make_unique<State>()) {
-  const std::size_t n = inputs.values().size();
-  st_->inputs = &inputs;
-  st_->codes.resize(n);
-  st_->scales.resize(n);
-  st_->held.resize(n);
-}
-InputCodes::~InputCodes() = default;
-
-std::uint64_t InputCodes::held_elements() const {
-  std::uint64_t t = 0;
-  for (const Coverage& c : st_->held) t += c.total();
-  return t;
-}
 
 namespace {
 

@@ -177,11 +177,16 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   // The inputs are checked (finite; exact in BF16 / FP16 or not) once for
   // every algorithm, not once per run: the same errors and results.
   const CheckedInputs checked(inputs);
+  // scin-inq, ring-q8 and two-shot-q8 each quantise every rank's input with
+  // the study's codec: the codes are computed once and shared (the same bits).
+  InputCodes codes(checked);
+  DataOptions opt;
+  opt.input_codes = &codes;
   for (std::size_t k = 0; k < algos.size(); ++k) {
     const std::string& a = algos[k];
     const Schedule& s = schedules[k];
     ctx.check();
-    const DataRun res = run_data(s, checked, ws, {}, step_ctx);
+    const DataRun res = run_data(s, checked, ws, opt, step_ctx);
     QuantRow row;
     row.algorithm = a;
     row.variant = s.variant;

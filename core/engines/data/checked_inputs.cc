@@ -1,4 +1,5 @@
-// Inputs checked once for several data-engine runs (data_engine.h).
+// Inputs checked once for several data-engine runs, and their codes shared
+// between runs (CheckedInputs, InputCodes: data_engine.h).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "base/error.h"
 #include "engines/data/data_engine.h"
+#include "engines/data/input_codes.h"
 #include "numerics/formats.h"
 
 namespace scin {
@@ -67,6 +69,22 @@ bool CheckedInputs::exact(int rank, Format f) const {
     fp16_[r].store(known, std::memory_order_relaxed);
   }
   return known == 2;
+}
+
+InputCodes::InputCodes(const CheckedInputs& inputs) : st_(std::make_unique<State>()) {
+  const std::size_t n = inputs.values().size();
+  st_->inputs = &inputs;
+  st_->codes.resize(n);
+  st_->scales.resize(n);
+  st_->held.resize(n);
+}
+
+InputCodes::~InputCodes() = default;
+
+std::uint64_t InputCodes::held_elements() const {
+  std::uint64_t t = 0;
+  for (const Coverage& c : st_->held) t += c.total();
+  return t;
 }
 
 }  // namespace scin

@@ -34,6 +34,20 @@ class Coverage {
     if (at < hi) gap(at, hi);
     cover(lo, hi);
   }
+  // Whether every element of [lo, hi) is covered (intervals are merged, so by one interval).
+  bool covers(std::uint64_t lo, std::uint64_t hi) const {
+    if (lo >= hi) return true;
+    auto it = iv_.upper_bound(lo);
+    if (it == iv_.begin()) return false;
+    --it;
+    return it->first <= lo && it->second >= hi;
+  }
+  // Elements covered in all.
+  std::uint64_t total() const {
+    std::uint64_t t = 0;
+    for (const auto& [lo, hi] : iv_) t += hi - lo;
+    return t;
+  }
   void cover(std::uint64_t lo, std::uint64_t hi) {
     if (lo >= hi) return;
     auto it = iv_.upper_bound(lo);

@@ -17,82 +17,20 @@
 #include <tbb/parallel_for.h>
 
 #include "base/error.h"
+#include "engines/data/buffers.h"
 #include "engines/data/coverage.h"
+#include "engines/data/input_codes.h"
 #include "engines/data/plan.h"
 #include "numerics/codec.h"
 #include "numerics/formats.h"
 
 namespace scin {
 
+using namespace data_internal;
+
 namespace {
 
 using num::CodecSpec;
-
-// The 16-bit pattern of x rounded to BF16 or FP16.
-inline std::uint16_t half_bits(float x, Format f) {
-  return f == Format::Bf16 ? static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(num::round_bf16_fast(x)) >> 16)
-                           : num::fp16_bits(x);
-}
-
-struct Buf {
-  Format format = Format::Fp32;
-  CodecSpec codec;                    // codecs only
-  std::uint64_t elems = 0;
-  std::uint64_t blocks = 0;           // codecs only
-  float* vals = nullptr;              // FP32 values, or any plain format's values read in place from an input
-  std::uint16_t* half = nullptr;      // BF16/FP16 held as their 16-bit patterns (half the memory)
-  std::uint8_t* codes = nullptr;      // codecs: one code per element
-  float* scales = nullptr;            // codecs: one scale per block
-  Coverage elem_cov;                  // vals or codes written or filled
-  Coverage scale_cov;                 // scales (by block) written or filled
-  // Blocks of regions that do not start on the buffer's block grid (a slot
-  // smaller than one block), keyed by their first element. Such steps run as
-  // one task, so this map is never written concurrently.
-  std::unordered_map<std::uint64_t, float> odd_scales;
-  float fill = 0.0f;                  // value of never-written storage
-
-  float scale_at(std::uint64_t first) const {
-    const auto g = static_cast<std::uint64_t>(codec.block_elems);
-    if (first % g == 0) return scales[first / g];
-    auto it = odd_scales.find(first);
-    return it == odd_scales.end() ? fill : it->second;
-  }
-  void set_scale(std::uint64_t first, float s) {
-    const auto g = static_cast<std::uint64_t>(codec.block_elems);
-    if (first % g == 0) scales[first / g] = s;
-    else odd_scales[first] = s;
-  }
-  // Before a step reads [off, off + n): fill what was never written.
-  void prepare_read(std::uint64_t off, std::uint64_t n) {
-    if (!is_codec(format)) {
-      elem_cov.ensure(off, off + n, [&](std::uint64_t lo, std::uint64_t hi) {
-        if (half) std::fill(half + lo, half + hi, half_bits(fill, format));
-        else std::fill(vals + lo, vals + hi, fill);
-      });
-      return;
-    }
-    elem_cov.ensure(off, off + n, [&](std::uint64_t lo, std::uint64_t hi) { std::memset(codes + lo, 0, hi - lo); });
-    const auto g = static_cast<std::uint64_t>(codec.block_elems);
-    if (off % g == 0)
-      scale_cov.ensure(off / g, (off + n + g - 1) / g,
-                       [&](std::uint64_t lo, std::uint64_t hi) { std::fill(scales + lo, scales + hi, fill); });
-  }
-  // After planning a step that writes [off, off + n) (blocks cut at off + n).
-  void mark_written(std::uint64_t off, std::uint64_t n) {
-    elem_cov.cover(off, off + n);
-    if (!is_codec(format)) return;
-    const auto g = static_cast<std::uint64_t>(codec.block_elems);
-    if (off % g == 0) scale_cov.cover(off / g, (off + n + g - 1) / g);
-  }
-};
-
-inline float round_plain(float x, Format f) {
-  switch (f) {
-    case Format::Bf16: return num::round_bf16(x);
-    case Format::Fp16: return num::round_fp16(x);
-    default: return x;
-  }
-}
 
 // Per-thread scratch of at least n floats, contents unspecified (every user
 // writes before it reads): a step's chunks are not allocated and zero-filled
@@ -107,20 +45,18 @@ float* scratch(std::size_t n, int slot) {
 // Target chunk of elements per task; rounded to a multiple of every block size in a step.
 constexpr std::uint64_t kChunkElems = 16384;
 
-constexpr std::uint64_t kAlignBytes = 64;
-inline std::uint64_t align_up(std::uint64_t n) { return (n + kAlignBytes - 1) / kAlignBytes * kAlignBytes; }
+}  // namespace
 
-std::uint64_t codec_blocks(const BufferDecl& d) {
-  const auto g = static_cast<std::uint64_t>(std::max(d.block_elems, 1));
-  return (d.elems + g - 1) / g;
-}
+namespace {
 
-// Bytes of workspace storage buffer `d` takes.
-std::uint64_t storage_bytes(const BufferDecl& d) {
-  if (is_codec(d.format)) return align_up(d.elems) + align_up(codec_blocks(d) * sizeof(float));
-  if (d.format == Format::Bf16 || d.format == Format::Fp16) return align_up(d.elems * sizeof(std::uint16_t));
-  return align_up(d.elems * sizeof(float));
-}
+// How a copy step uses the shared input codes: `rank` -1 = not at all; else
+// the destinations with use[k] take the codes of rank `rank`'s input region
+// (already held when `held`, else quantised into the cache first).
+struct CacheUse {
+  int rank = -1;
+  bool held = false;
+  std::vector<char> use;
+};
 
 class Engine {
  public:
@@ -155,6 +91,18 @@ class Engine {
           b.vals = reinterpret_cast<float*>(storage + at);
       }
       at += storage_bytes(d);
+    }
+  }
+
+  // Shares quantised inputs through `codes` (bound to `inputs`): buffers read
+  // in place from a rank's input are that rank's (alias: as in the constructor).
+  void share_input_codes(InputCodes::State* codes, const std::vector<std::vector<float>>& inputs,
+                         const std::vector<const float*>& alias) {
+    codes_ = codes;
+    input_rank_.assign(s_.buffers.size(), -1);
+    for (int r = 0; r < s_.gpus; ++r) {
+      const BufferId id = s_.input.at(static_cast<std::size_t>(r));
+      if (alias[id] && alias[id] == inputs.at(static_cast<std::size_t>(r)).data()) input_rank_[id] = r;
     }
   }
 
@@ -235,6 +183,7 @@ class Engine {
     if (st.op == DataOp::Reduce && st.accumulate)
       for (const auto& r : st.dsts) bufs_[r.buffer].prepare_read(r.offset, n);
     for (const auto& r : st.dsts) bufs_[r.buffer].mark_written(r.offset, n);
+    const CacheUse cu = codes_ && st.op == DataOp::Copy ? cache_use(st, n) : CacheUse{};
     const std::uint64_t chunks = (n + chunk - 1) / chunk;
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, chunks), [&](const tbb::blocked_range<std::uint64_t>& rg) {
       float* tmp = scratch(chunk, 0);
@@ -242,11 +191,13 @@ class Engine {
         const std::uint64_t lo = c * chunk;
         const std::uint64_t len = std::min(chunk, n - lo);
         if (st.op == DataOp::Copy)
-          copy_chunk(st, lo, len, tmp);
+          copy_chunk(st, lo, len, tmp, cu);
         else
           reduce_chunk(st, lo, len, tmp);
       }
     });
+    if (cu.rank >= 0 && !cu.held)
+      codes_->held[static_cast<std::size_t>(cu.rank)].cover(st.srcs.front().offset, st.srcs.front().offset + n);
   }
 
  private:
@@ -318,12 +269,70 @@ class Engine {
     }
   }
 
-  void copy_chunk(const Step& st, std::uint64_t lo, std::uint64_t len, float* tmp) {
+  // Which destinations of copy `st` (n elements) take shared input codes: the
+  // source is a rank's input read in place, the destination a codec buffer
+  // with the cache's codec, both regions start on the block grid and the
+  // region ends on it or at the input's end (then its blocks are the input's).
+  CacheUse cache_use(const Step& st, std::uint64_t n) {
+    CacheUse cu;
+    const Region& sr = st.srcs.front();
+    const int rank = input_rank_[sr.buffer];
+    if (rank < 0) return cu;
+    cu.use.assign(st.dsts.size(), 0);
+    bool any = false;
+    for (std::size_t k = 0; k < st.dsts.size(); ++k) {
+      const Region& dr = st.dsts[k];
+      const BufferDecl& d = s_.buffers[dr.buffer];
+      if (!is_codec(d.format)) continue;
+      const CodecSpec c{d.format, d.block_elems, d.scale_format};
+      if (codes_->has_spec && !(c == codes_->spec)) continue;
+      const auto g = static_cast<std::uint64_t>(d.block_elems);
+      const std::uint64_t end = sr.offset + n;
+      if (sr.offset % g != 0 || dr.offset % g != 0 || (end % g != 0 && end != s_.elems)) continue;
+      if (!codes_->has_spec) {
+        codes_->spec = c;
+        codes_->has_spec = true;
+      }
+      cu.use[k] = 1;
+      any = true;
+    }
+    if (!any) return cu;
+    const auto r = static_cast<std::size_t>(rank);
+    const auto g = static_cast<std::uint64_t>(codes_->spec.block_elems);
+    if (codes_->codes[r].empty()) {
+      codes_->codes[r].resize(s_.elems);
+      codes_->scales[r].resize((s_.elems + g - 1) / g);
+    }
+    cu.rank = rank;
+    cu.held = codes_->held[r].covers(sr.offset, sr.offset + n);
+    return cu;
+  }
+
+  void copy_chunk(const Step& st, std::uint64_t lo, std::uint64_t len, float* tmp, const CacheUse& cu) {
     const Region& sr = st.srcs.front();
     const Buf& src = bufs_[sr.buffer];
-    bool decoded = false;
-    for (const Region& dr : st.dsts) {
+    const float* x = nullptr;   // the source's values, decoded once
+    bool cached = cu.held;      // the cache holds this chunk's codes
+    for (std::size_t k = 0; k < st.dsts.size(); ++k) {
+      const Region& dr = st.dsts[k];
       Buf& dst = bufs_[dr.buffer];
+      if (cu.rank >= 0 && cu.use[k]) {
+        // The input's codes on its own block grid: quantised into the cache
+        // once (the same blocks and calls as write_plain), then copied.
+        const CodecSpec& c = codes_->spec;
+        const auto g = static_cast<std::uint64_t>(c.block_elems);
+        const auto r = static_cast<std::size_t>(cu.rank);
+        std::uint8_t* cc = codes_->codes[r].data() + sr.offset + lo;
+        float* cs = codes_->scales[r].data() + (sr.offset + lo) / g;
+        if (!cached) {
+          const float* v = src.vals + sr.offset + lo;   // an input read in place
+          for (std::uint64_t i = 0; i < len; i += g) cs[i / g] = num::quantise_block(v + i, std::min(g, len - i), c, cc + i);
+          cached = true;
+        }
+        std::memcpy(dst.codes + dr.offset + lo, cc, len);
+        std::memcpy(dst.scales + (dr.offset + lo) / g, cs, (len + g - 1) / g * sizeof(float));
+        continue;
+      }
       if (is_codec(src.format) && is_codec(dst.format) && src.codec == dst.codec) {
         // A forwarded payload: codes and scales travel unchanged.
         const auto g = static_cast<std::uint64_t>(src.codec.block_elems);
@@ -342,12 +351,37 @@ class Engine {
           continue;
         }
       }
-      if (!decoded) {
-        read(src, sr, lo, len, tmp);
-        decoded = true;
+      if (!x) {
+        if (src.vals) {
+          x = src.vals + sr.offset + lo;   // FP32 held (or an input read in place): no copy
+        } else {
+          read(src, sr, lo, len, tmp);
+          x = tmp;
+        }
       }
-      write_plain(dst, dr.offset + lo, tmp, len);
+      write_plain(dst, dr.offset + lo, x, len);
     }
+  }
+
+  // tmp = +0 + elements [lo, lo+len) of region r: the first addition of a
+  // running sum from +0 (fill and add in one pass; a codec is filled, then added).
+  void read_first(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* tmp) const {
+    const std::uint64_t first = r.offset + lo;
+    if (b.vals) {
+      const float* v = b.vals + first;
+      for (std::uint64_t i = 0; i < len; ++i) tmp[i] = 0.0f + v[i];
+      return;
+    }
+    if (b.half) {
+      const std::uint16_t* h = b.half + first;
+      if (b.format == Format::Bf16)
+        for (std::uint64_t i = 0; i < len; ++i) tmp[i] = 0.0f + num::bf16_to_float(h[i]);
+      else
+        for (std::uint64_t i = 0; i < len; ++i) tmp[i] = 0.0f + num::fp16_to_float(h[i]);
+      return;
+    }
+    std::fill(tmp, tmp + len, 0.0f);
+    read_add(b, r, lo, len, tmp);
   }
 
   void reduce_chunk(const Step& st, std::uint64_t lo, std::uint64_t len, float* tmp) {
@@ -362,8 +396,8 @@ class Engine {
         }
         return;
       }
-      std::fill(tmp, tmp + len, 0.0f);
-      for (const Region& sr : st.srcs) read_add(bufs_[sr.buffer], sr, lo, len, tmp);
+      read_first(bufs_[st.srcs.front().buffer], st.srcs.front(), lo, len, tmp);
+      for (std::size_t k = 1; k < st.srcs.size(); ++k) read_add(bufs_[st.srcs[k].buffer], st.srcs[k], lo, len, tmp);
       for (const Region& dr : st.dsts) write_plain(bufs_[dr.buffer], dr.offset + lo, tmp, len);
       return;
     }
@@ -384,8 +418,16 @@ class Engine {
         std::fill(tmp, tmp + len, 0.0f);
       }
       for (const Region& sr : st.srcs) {
-        read(bufs_[sr.buffer], sr, lo, len, src);
-        for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(tmp[i] + src[i], f);
+        const Buf& b = bufs_[sr.buffer];
+        const float* v = src;
+        if (b.vals)
+          v = b.vals + sr.offset + lo;   // FP32 held (or an input read in place): no copy
+        else
+          read(b, sr, lo, len, src);
+        if (f == Format::Bf16)   // the loop for one format (vectorises)
+          for (std::uint64_t i = 0; i < len; ++i) tmp[i] = num::round_bf16_fast(tmp[i] + v[i]);
+        else
+          for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(tmp[i] + v[i], f);
       }
     };
     if (st.accumulate) {
@@ -402,47 +444,12 @@ class Engine {
   const Schedule& s_;
   const std::vector<Step>* steps_;   // what runs: s_.steps or their plan
   std::vector<Buf> bufs_;
+  InputCodes::State* codes_ = nullptr;   // shared input codes, or null
+  std::vector<int> input_rank_;          // per buffer: the rank whose input it reads in place, or -1
 };
 
 }  // namespace
 
-void round_to_format(std::vector<float>& v, Format f) {
-  if (is_codec(f)) throw Error(fmt::format("round_to_format: {} is not an element format", to_string(f)));
-  for (float& x : v) x = round_plain(x, f);
-}
-
-struct DataWorkspace::Storage {
-  std::byte* data = nullptr;
-  std::uint64_t capacity = 0;
-  std::vector<std::vector<float>> decoded;   // outputs held in a codec format
-
-  ~Storage() { std::free(data); }
-  void reserve(std::uint64_t bytes) {
-    if (bytes <= capacity) return;
-    std::free(data);   // before the new block: the peak is the larger one alone
-    data = nullptr;
-    capacity = 0;
-    const std::uint64_t n = (bytes + kAlignBytes - 1) / kAlignBytes * kAlignBytes;
-    data = static_cast<std::byte*>(std::aligned_alloc(kAlignBytes, n));
-    if (!data) throw Error(fmt::format("data engine: cannot allocate {} MiB of buffers", n >> 20));
-    capacity = n;
-  }
-};
-
-DataWorkspace::DataWorkspace() : st_(std::make_unique<Storage>()) {}
-DataWorkspace::~DataWorkspace() = default;
-DataWorkspace::DataWorkspace(DataWorkspace&&) noexcept = default;
-DataWorkspace& DataWorkspace::operator=(DataWorkspace&&) noexcept = default;
-
-std::uint64_t DataWorkspace::bytes_for(const Schedule& s) {
-  std::uint64_t n = 0;
-  for (const BufferDecl& d : s.buffers) n += storage_bytes(d);
-  return n;
-}
-
-void DataWorkspace::reserve(std::uint64_t bytes) { st_->reserve(bytes); }
-
-std::uint64_t DataWorkspace::capacity_bytes() const { return st_->capacity; }
 
 namespace {
 
@@ -515,6 +522,8 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   store.reserve(DataWorkspace::bytes_for(s));
   const std::vector<Step> planned = opt.share_work ? plan_steps(s) : std::vector<Step>{};
   Engine e(s, opt.share_work ? planned : s.steps, opt, store.data, alias);
+  if (opt.input_codes && opt.input_codes->state().inputs == &checked)
+    e.share_input_codes(&opt.input_codes->state(), inputs_per_rank, alias);
   // Ranks' input buffers are distinct (check_schedule does not demand it, so guard).
   std::vector<int> loads;
   for (int r = 0; r < s.gpus; ++r)

@@ -32,6 +32,8 @@
 
 namespace scin {
 
+class InputCodes;
+
 struct DataOptions {
   /// Fill every buffer except the inputs with NaN first, so that a schedule
   /// reading data no step wrote shows up as NaN in the outputs (tests).
@@ -42,6 +44,9 @@ struct DataOptions {
   /// value read, outputs included, is bit-identical to executing each step as
   /// listed (false: execute them as listed; tests compare the two).
   bool share_work = true;
+  /// Quantised inputs shared between runs on the same CheckedInputs (see
+  /// InputCodes); null, or bound to other inputs: every run quantises its own.
+  InputCodes* input_codes = nullptr;
 };
 
 struct DataResult {
@@ -114,6 +119,35 @@ class CheckedInputs {
   std::vector<char> bf16_;
   // Per rank: 0 = not yet known, 1 = not exact in FP16, 2 = exact.
   std::unique_ptr<std::atomic<unsigned char>[]> fp16_;
+};
+
+/// The ranks' inputs quantised once for several runs (a study's scin-inq,
+/// ring-q8 and two-shot-q8 each quantise every rank's input with the same
+/// codec). A run with DataOptions::input_codes bound to its CheckedInputs keeps,
+/// for every copy from a rank's input that no step writes (read in place) into
+/// a codec buffer with the cache's codec, the codes and scales it computed; a
+/// later copy of a region already held copies them instead of quantising again.
+/// Only regions whose blocks are the input's own block grid are shared: the
+/// source and destination start on a multiple of the block size G and the
+/// region ends on one or at the input's end, so each block is [bG, (b+1)G)
+/// of the input (the last cut at its end) in every run, and its codes and scale
+/// are a function of those values alone: the same bits as quantising again.
+/// The first codec used is the cache's; runs with another codec quantise as
+/// before. One run at a time may use an InputCodes.
+class InputCodes {
+ public:
+  explicit InputCodes(const CheckedInputs& inputs);
+  ~InputCodes();
+  InputCodes(const InputCodes&) = delete;
+  InputCodes& operator=(const InputCodes&) = delete;
+  /// Elements whose codes are held, over all ranks (tests).
+  std::uint64_t held_elements() const;
+
+  struct State;   // opaque: the data engine's own
+  State& state() { return *st_; }
+
+ private:
+  std::unique_ptr<State> st_;
 };
 
 /// run_data on inputs checked once: the same results and errors, bit for bit,

@@ -413,6 +413,28 @@ TEST(PacketResults, Deterministic) {
   }
 }
 
+// Two runs of one case are the same, bit for bit: time, result (timing
+// fields aside), every step's start and finish, and the statistics.
+void expect_same_run(const packet::Run& on, const packet::Run& off, const std::string& what) {
+  auto strip = [](SimResult r) {
+    r.extra.erase("wall_s");
+    r.extra.erase("cpu_s");
+    return r;
+  };
+  EXPECT_EQ(std::memcmp(&on.result.time_ns, &off.result.time_ns, sizeof(double)), 0) << what;
+  EXPECT_EQ(to_json(strip(on.result)).dump(), to_json(strip(off.result)).dump()) << what;
+  ASSERT_EQ(on.steps.size(), off.steps.size()) << what;
+  for (std::size_t i = 0; i < on.steps.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&on.steps[i].start_ns, &off.steps[i].start_ns, sizeof(double)), 0) << what << " step " << i;
+    EXPECT_EQ(std::memcmp(&on.steps[i].finish_ns, &off.steps[i].finish_ns, sizeof(double)), 0) << what << " step " << i;
+    if (::testing::Test::HasFailure()) return;
+  }
+  nlohmann::json a = packet::to_json(on.stats), b = packet::to_json(off.stats);
+  for (auto* j : {&a, &b}) j->erase("wall_s"), j->erase("cpu_s");
+  EXPECT_EQ(a.dump(), b.dump()) << what;
+  EXPECT_GT(on.stats.events, 0u) << what;
+}
+
 // A one-packet response requested from a source is a packet entry in the
 // source link's request FIFO (no Source); with packet entries off every
 // response names a Source, as before. Same bits either way: the result, its
@@ -441,11 +463,6 @@ TEST(PacketResults, PacketEntriesGiveTheSameRunAsASourcePerResponse) {
       {"hgx-h200-8", {}, "scin", 65536, false},
       {"hgx-h200-8", {}, "one-shot", 65536, false},
   };
-  auto strip = [](SimResult r) {
-    r.extra.erase("wall_s");
-    r.extra.erase("cpu_s");
-    return r;
-  };
   for (const Case& k : cases) {
     Config c = preset(k.preset);
     for (const char* a : k.sets) apply_assignment(c, a);
@@ -460,18 +477,8 @@ TEST(PacketResults, PacketEntriesGiveTheSameRunAsASourcePerResponse) {
     EXPECT_EQ(packet::testing::packet_entries_made.load() - made0, made) << what;  // none made while off
     if (k.entries) EXPECT_GT(made, 0u) << what;
     else EXPECT_EQ(made, 0u) << what;
-    EXPECT_EQ(std::memcmp(&on.result.time_ns, &off.result.time_ns, sizeof(double)), 0) << what;
-    EXPECT_EQ(to_json(strip(on.result)).dump(), to_json(strip(off.result)).dump()) << what;
-    ASSERT_EQ(on.steps.size(), off.steps.size()) << what;
-    for (std::size_t i = 0; i < on.steps.size(); ++i) {
-      EXPECT_EQ(std::memcmp(&on.steps[i].start_ns, &off.steps[i].start_ns, sizeof(double)), 0) << what << " step " << i;
-      EXPECT_EQ(std::memcmp(&on.steps[i].finish_ns, &off.steps[i].finish_ns, sizeof(double)), 0) << what << " step " << i;
-      if (::testing::Test::HasFailure()) return;
-    }
-    nlohmann::json a = packet::to_json(on.stats), b = packet::to_json(off.stats);
-    for (auto* j : {&a, &b}) j->erase("wall_s"), j->erase("cpu_s");
-    EXPECT_EQ(a.dump(), b.dump()) << what;
-    EXPECT_GT(on.stats.events, 0u) << what;
+    expect_same_run(on, off, what);
+    if (::testing::Test::HasFailure()) return;
   }
 }
 
@@ -511,11 +518,6 @@ TEST(PacketResults, GroupLogGivesTheSameRunAsPacketEntriesPerUplink) {
       {"hgx-h200-8", {}, "scin", 65536, false, false},
       {"hgx-h200-8", {}, "one-shot", 65536, false, false},
   };
-  auto strip = [](SimResult r) {
-    r.extra.erase("wall_s");
-    r.extra.erase("cpu_s");
-    return r;
-  };
   for (const Case& k : cases) {
     Config c = preset(k.preset);
     for (const char* a : k.sets) apply_assignment(c, a);
@@ -538,18 +540,8 @@ TEST(PacketResults, GroupLogGivesTheSameRunAsPacketEntriesPerUplink) {
     if (k.taken) {
       EXPECT_GT(taken, 0u) << what;
     }
-    EXPECT_EQ(std::memcmp(&on.result.time_ns, &off.result.time_ns, sizeof(double)), 0) << what;
-    EXPECT_EQ(to_json(strip(on.result)).dump(), to_json(strip(off.result)).dump()) << what;
-    ASSERT_EQ(on.steps.size(), off.steps.size()) << what;
-    for (std::size_t i = 0; i < on.steps.size(); ++i) {
-      EXPECT_EQ(std::memcmp(&on.steps[i].start_ns, &off.steps[i].start_ns, sizeof(double)), 0) << what << " step " << i;
-      EXPECT_EQ(std::memcmp(&on.steps[i].finish_ns, &off.steps[i].finish_ns, sizeof(double)), 0) << what << " step " << i;
-      if (::testing::Test::HasFailure()) return;
-    }
-    nlohmann::json a = packet::to_json(on.stats), b = packet::to_json(off.stats);
-    for (auto* j : {&a, &b}) j->erase("wall_s"), j->erase("cpu_s");
-    EXPECT_EQ(a.dump(), b.dump()) << what;
-    EXPECT_GT(on.stats.events, 0u) << what;
+    expect_same_run(on, off, what);
+    if (::testing::Test::HasFailure()) return;
   }
 }
 

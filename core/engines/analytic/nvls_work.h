@@ -40,6 +40,17 @@ inline bool same_use(const ResourceUse& a, const ResourceUse& b) {
          a.fed_by_transfers == b.fed_by_transfers;
 }
 
+// A representative step's cost and its egress and ingress use.
+inline void set_rep(Rep& rep, const StepCost& c, const ResourceUse& egress, const ResourceUse& ingress) {
+  rep.c = c;
+  rep.e_amount = egress.amount_bytes;
+  rep.e_rate = egress.rate_GBps;
+  rep.e_term = egress.term;
+  rep.i_amount = ingress.amount_bytes;
+  rep.i_rate = ingress.rate_GBps;
+  rep.i_term = ingress.term;
+}
+
 // ld_reduce of rank i: uses egress(j) for every j in order, then ingress(i),
 // then (issue 15) the NVLS unit of plane 0. Nothing else, nothing fed.
 inline bool read_rep(const StepCost& c, const ResourceMap& rm, int n, int i, Rep& rep) {
@@ -51,13 +62,7 @@ inline bool read_rep(const StepCost& c, const ResourceMap& rm, int n, int i, Rep
   if (in.resource != rm.ingress(i, 0)) return false;
   for (const ResourceUse& u : c.uses)
     if (u.fed_by_transfers) return false;
-  rep.c = c;
-  rep.e_amount = c.uses[0].amount_bytes;
-  rep.e_rate = c.uses[0].rate_GBps;
-  rep.e_term = c.uses[0].term;
-  rep.i_amount = in.amount_bytes;
-  rep.i_rate = in.rate_GBps;
-  rep.i_term = in.term;
+  set_rep(rep, c, c.uses[0], in);
   rep.has_u = c.uses.size() == un + 2;
   if (rep.has_u) {
     const ResourceUse& u = c.uses[un + 1];
@@ -78,13 +83,7 @@ inline bool store_rep(const StepCost& c, const ResourceMap& rm, int n, int i, Re
     if (c.uses[j + 1].resource != rm.ingress(static_cast<int>(j), 0) || !same_use(c.uses[j + 1], c.uses[1])) return false;
   for (const ResourceUse& u : c.uses)
     if (u.fed_by_transfers) return false;
-  rep.c = c;
-  rep.e_amount = c.uses[0].amount_bytes;
-  rep.e_rate = c.uses[0].rate_GBps;
-  rep.e_term = c.uses[0].term;
-  rep.i_amount = c.uses[1].amount_bytes;
-  rep.i_rate = c.uses[1].rate_GBps;
-  rep.i_term = c.uses[1].term;
+  set_rep(rep, c, c.uses[0], c.uses[1]);
   return true;
 }
 

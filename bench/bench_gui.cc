@@ -99,6 +99,14 @@ void BM_PreviewEditToRepaint(benchmark::State& state) {
   };
   settle();
   QWidget* front = w->chart(QStringLiteral("latency"));
+  struct PaintCount : QObject {
+    int n = 0;
+    bool eventFilter(QObject*, QEvent* e) override {
+      if (e->type() == QEvent::Paint) ++n;
+      return false;
+    }
+  } paints;  // the chart's repaints (one per delivery)
+  static_cast<scin::ui::ChartPanel*>(front)->view()->viewport()->installEventFilter(&paints);
   bool shownComplete = false;
   bool firstSeen = false;
   double firstNs = 0;
@@ -143,6 +151,7 @@ void BM_PreviewEditToRepaint(benchmark::State& state) {
   // CPU per edit: the GUI thread's (the edit, deliveries, repaints) and the
   // whole process's (the workers' is the difference; getrusage ticks coarsely).
   state.counters["gui_cpu_ms"] = median(gui_cpu);
+  state.counters["chart_paints"] = static_cast<double>(paints.n) / static_cast<double>(state.iterations());
   state.counters["cpu_ms"] = median(all_cpu);
   state.counters["cores"] = wall > 0 ? (cpuSeconds() - cpu0) / wall : 0;
   state.counters["points"] = static_cast<double>(w->preview()->status().points_done);

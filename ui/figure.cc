@@ -116,7 +116,13 @@ QColor paletteColor(int i) {
   return c[((i % 8) + 8) % 8];
 }
 
-void setCoveringDash(QPen& pen) { pen.setDashPattern({3.0, 3.0}); }
+void setCoveringDash(QPen& pen, int rank, int group) {
+  constexpr double kDash = 3.0;  // pen widths
+  group = std::max(group, 2);
+  rank = std::clamp(rank, 1, group - 1);
+  pen.setDashPattern({kDash, kDash * (group - 1)});
+  pen.setDashOffset(kDash * (group - rank));  // this curve's dash starts rank dashes into the period
+}
 
 QString legendText(const analysis::PlotData& plot, const analysis::Series& s) {
   QString text = QString::fromStdString(s.label);

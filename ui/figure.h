@@ -38,7 +38,9 @@ struct SeriesLook {
 SeriesLook seriesLook(const analysis::PlotData& plot, const analysis::Series& s);
 /// The pen of a series drawn over another with the same values
 /// (analysis::Series::same_as): dashed, so that the one under it shows through.
-void setCoveringDash(QPen& pen);
+/// With `group` curves on one line, the one drawn `rank`-th over the first
+/// (1 .. group-1) dashes its own share of each period: every colour shows.
+void setCoveringDash(QPen& pen, int rank = 1, int group = 2);
 /// Legend text of a series: its label, and "(= other)" when it has the same
 /// values as another series ("(= other in some panels)" when not in all).
 QString legendText(const analysis::PlotData& plot, const analysis::Series& s);

@@ -1,6 +1,8 @@
 #include "ui/quant_chart.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <QCategoryAxis>
 #include <QLabel>
@@ -11,6 +13,7 @@
 
 #include "schedule/algorithms.h"
 #include "fabric/params.h"
+#include "ui/figure.h"
 #include "ui/format.h"
 
 namespace scin::ui {
@@ -80,6 +83,40 @@ void QuantChart::recompute() {
   }));
 }
 
+// Curves on the same line (scin-inq and two-shot-q8 quantise alike; the
+// 16-bit algorithms all round the same sum): each later one is dashed over
+// the first in its own phase, so every colour shows, and its legend entry
+// names the first: "two-shot-q8 (= scin-inq)", "scin (16-bit) (= nvls)".
+void QuantChart::markCoincidingCurves(const std::map<std::string, QLineSeries*>& series) {
+  std::vector<QLineSeries*> order;
+  std::vector<QString> shortName;  // the algorithm ("nvls"), or a reference's whole name
+  for (const auto& [k, s] : series) {
+    order.push_back(s);
+    shortName.push_back(k.starts_with('~') ? s->name() : QString::fromStdString(k));
+  }
+  auto same = [](const QLineSeries* a, const QLineSeries* b) {
+    if (a->count() != b->count()) return false;
+    for (int i = 0; i < a->count(); ++i) {
+      const QPointF p = a->at(i), q = b->at(i);
+      if (p.x() != q.x() || std::fabs(p.y() - q.y()) > 1e-9 * std::max(std::fabs(p.y()), std::fabs(q.y()))) return false;
+    }
+    return true;
+  };
+  std::vector<int> base(order.size(), -1);
+  for (std::size_t j = 0; j < order.size(); ++j)
+    for (std::size_t i = 0; i < j && base[j] < 0; ++i)
+      if (base[i] < 0 && same(order[i], order[j])) base[j] = static_cast<int>(i);
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    if (base[j] < 0) continue;
+    const int group = 1 + static_cast<int>(std::count(base.begin(), base.end(), base[j]));
+    const int rank = 1 + static_cast<int>(std::count(base.begin(), base.begin() + static_cast<std::ptrdiff_t>(j), base[j]));
+    QPen pen = order[j]->pen();
+    setCoveringDash(pen, rank, group);
+    order[j]->setPen(pen);
+    order[j]->setName(tr("%1 (= %2)").arg(order[j]->name(), shortName[static_cast<std::size_t>(base[j])]));
+  }
+}
+
 void QuantChart::redraw() {
   clearChart();
   const bool sqnr = metric_->currentIndex() == 1;
@@ -96,9 +133,7 @@ void QuantChart::redraw() {
     if (!s) {
       s = new QLineSeries;
       s->setName(name);
-      // scin-inq and two-shot-q8 both quantise twice and can coincide: draw
-      // scin-inq wide so it stays visible under the other.
-      s->setPen(QPen(col, key == "scin-inq" ? 6 : 2, style));
+      s->setPen(QPen(col, 2, style));
       s->setPointsVisible(true);
       connect(s, &QLineSeries::hovered, this, [this, s, sqnr](const QPointF& p, bool on) {
         if (!on || s->count() == 0) return;
@@ -126,6 +161,7 @@ void QuantChart::redraw() {
     add("~round", tr("reference: sum rounded to %1").arg(QString::fromLatin1(to_string(st.dtype))), Qt::gray,
         Qt::DashDotLine, g, metricOf(st.dtype_round));
   }
+  markCoincidingCurves(series);
   for (auto& [k, s] : series) chart()->addSeries(s);
   auto* x = new QCategoryAxis;
   x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);

@@ -5,7 +5,11 @@
 // changes while the tab is visible.
 #pragma once
 
+#include <map>
+#include <string>
+
 #include <QComboBox>
+#include <QLineSeries>
 #include <QFutureWatcher>
 #include <QTimer>
 
@@ -36,6 +40,7 @@ class QuantChart : public ChartPanel {
   void showEvent(QShowEvent* e) override;
 
  private:
+  void markCoincidingCurves(const std::map<std::string, QLineSeries*>& series);
   FabricDoc* doc_;
   QComboBox* codec_;
   QComboBox* metric_;

@@ -617,6 +617,29 @@ class UiTest : public QObject {
       }
       QVERIFY(q.csv().startsWith(QStringLiteral("algorithm,codec,block_elems")));
       QVERIFY(q.seriesNames().contains(QStringLiteral("scin-inq")));
+      // Curves on one line say so: two-shot-q8 names scin-inq exactly when
+      // their errors are equal at every block size; ring's 16-bit curve stays plain.
+      bool equal = true;
+      for (const QuantStudy& st : q.studies()) {
+        double a = -1, b = -2;
+        for (const QuantRow& r : st.rows) {
+          if (r.algorithm == "scin-inq") a = r.metrics.rel_l2;
+          if (r.algorithm == "two-shot-q8") b = r.metrics.rel_l2;
+        }
+        equal = equal && a == b;
+      }
+      QVERIFY(equal);  // (they quantise alike: docs/model.md section 5)
+      QVERIFY2(q.seriesNames().contains(QStringLiteral("two-shot-q8 (= scin-inq)")), qPrintable(q.seriesNames().join(QLatin1Char('|'))));
+      QVERIFY(!q.seriesNames().contains(QStringLiteral("scin-inq (= two-shot-q8)")));
+      int covering = 0;
+      for (QAbstractSeries* a : q.chart()->series()) {
+        auto* l = qobject_cast<QLineSeries*>(a);
+        QVERIFY(l);
+        if (!l->name().contains(QStringLiteral(" (= "))) continue;
+        ++covering;
+        QCOMPARE(l->pen().style(), Qt::CustomDashLine);
+      }
+      QVERIFY(covering >= 1);
     }
     const auto engines = engine_names();
     if (std::find(engines.begin(), engines.end(), "packet") == engines.end()) QSKIP("no packet engine");

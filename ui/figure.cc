@@ -569,7 +569,16 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       }
       QPen pen(look.color, lineW);
       pen.setStyle(look.dash);
-      if (!s.same_as.empty() && !o.hidden.count(s.same_as)) setCoveringDash(pen);
+      if (!s.same_as.empty() && !o.hidden.count(s.same_as)) {
+        // Its place among the curves on the same line in this panel: each dashes its own share.
+        int group = 1, rank = 0;
+        for (const Series& t : facet.series)
+          if (t.same_as == s.same_as) {
+            ++group;
+            if (&t == &s) rank = group - 1;
+          }
+        setCoveringDash(pen, rank, group);
+      }
       pen.setCapStyle(Qt::FlatCap);
       p->setPen(pen);
       p->setBrush(Qt::NoBrush);

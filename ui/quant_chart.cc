@@ -98,7 +98,7 @@ void QuantChart::markCoincidingCurves(const std::map<std::string, QLineSeries*>&
     if (a->count() != b->count()) return false;
     for (int i = 0; i < a->count(); ++i) {
       const QPointF p = a->at(i), q = b->at(i);
-      if (p.x() != q.x() || std::fabs(p.y() - q.y()) > 1e-9 * std::max(std::fabs(p.y()), std::fabs(q.y()))) return false;
+      if (p.x() != q.x() || !analysis::same_value(p.y(), q.y())) return false;
     }
     return true;
   };

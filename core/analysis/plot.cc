@@ -146,16 +146,11 @@ void add_point_notes(const AnalysisTable& t, PlotData& p) {
   if (uses.size() > kShown)
     p.notes.push_back(fmt::format("{} more note(s) on the plotted points: hover a point to read its own", uses.size() - kShown));
 }
-}  // namespace
-
-namespace {
 
 bool same_values(const Series& a, const Series& b) {
   if (a.points.size() != b.points.size()) return false;
   for (std::size_t i = 0; i < a.points.size(); ++i) {
-    const double ya = a.points[i].y, yb = b.points[i].y;
-    if (a.points[i].x != b.points[i].x) return false;
-    if (ya != yb && !(std::fabs(ya - yb) <= kSameValuesRel * std::max(std::fabs(ya), std::fabs(yb)))) return false;
+    if (a.points[i].x != b.points[i].x || !same_value(a.points[i].y, b.points[i].y)) return false;
   }
   return true;
 }
@@ -193,10 +188,20 @@ void note_same_values(PlotData& p) {
       }
       if (later && earlier) ++q.both;
     }
-  for (const Pair& q : pairs)
-    p.notes.push_back(fmt::format("{} has the same values as {}{} (drawn dashed over it)", label_of[q.later],
-                                  label_of[q.earlier],
-                                  q.same < q.both ? fmt::format(" in {} of {} panels", q.same, q.both) : std::string()));
+  auto pair_text = [&](const Pair& q) {
+    return fmt::format("{} has the same values as {}{}", label_of[q.later], label_of[q.earlier],
+                       q.same < q.both ? fmt::format(" in {} of {} panels", q.same, q.both) : std::string());
+  };
+  // A pair or two are named; more (a setting that changes nothing) would fill
+  // the note line, so they are counted, with one example: the legend names
+  // each one's twin.
+  if (pairs.size() <= kSameValuesPairsNamed) {
+    for (const Pair& q : pairs) p.notes.push_back(pair_text(q) + " (drawn dashed over it)");
+    return;
+  }
+  p.notes.push_back(fmt::format("{} curves have the same values as another curve, e.g. {}; each is drawn dashed over "
+                                "its twin, and its legend entry says \"(= twin)\"",
+                                pairs.size(), pair_text(pairs.front())));
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 // the differing values: "scin · waves=4 · paced".
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -54,6 +56,12 @@ struct Series {
 
 /// Values closer than this (relative) count as the same for Series::same_as.
 inline constexpr double kSameValuesRel = 1e-9;
+/// Pairs of such curves named one by one in PlotData::notes; more are counted in one note.
+inline constexpr std::size_t kSameValuesPairsNamed = 2;
+/// Whether two values are the same in that sense (equal, or within kSameValuesRel).
+inline bool same_value(double a, double b) {
+  return a == b || std::fabs(a - b) <= kSameValuesRel * std::max(std::fabs(a), std::fabs(b));
+}
 
 struct Facet {
   std::string value;     // the facet axis value ("" without a facet)

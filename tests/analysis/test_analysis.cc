@@ -392,6 +392,25 @@ TEST_F(AnalysisTest, CurvesWithTheSameValuesAreMarkedAndNoted) {
   }
 }
 
+// isa-waves: paced regulation gives the same times as none at every wave
+// count here, six pairs: counted in one note with an example, not six notes.
+TEST_F(AnalysisTest, ManyCurvesWithTheSameValuesAreCountedInOneNote) {
+  AnalysisTable t = build_table(waves_->run, waves_->points);
+  PlotData p = make_plot(t, default_query(t));
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  std::set<std::pair<std::string, std::string>> pairs;  // (series, its twin), over every panel
+  for (const Facet& f : p.facets)
+    for (const Series& s : f.series)
+      if (!s.same_as.empty()) pairs.insert({s.key, s.same_as});
+  const std::size_t marked = pairs.size();
+  ASSERT_GT(marked, kSameValuesPairsNamed);
+  std::vector<std::string> same;
+  for (const std::string& n : p.notes)
+    if (n.find("same values") != std::string::npos) same.push_back(n);
+  ASSERT_EQ(same.size(), 1u);
+  EXPECT_EQ(same[0].rfind(std::to_string(marked) + " curves have the same values as another curve, e.g. ", 0), 0u) << same[0];
+}
+
 TEST(AnalysisSameValues, OnePointApartIsNotTheSameAndSomePanelsAreCounted) {
   AnalysisTable t;
   auto column = [](std::string key, std::string short_name, std::string unit, Role role, bool numeric) {

@@ -126,6 +126,8 @@ void setCoveringDash(QPen& pen, int rank, int group) {
 
 QString legendText(const analysis::PlotData& plot, const analysis::Series& s) {
   QString text = QString::fromStdString(s.label);
+  // One panel (most plots): the series itself says; no scan per legend entry.
+  if (plot.facets.size() == 1 && s.same_as.empty()) return text;
   std::string other;
   bool everywhere = true;
   for (const analysis::Facet& f : plot.facets)

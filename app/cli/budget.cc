@@ -77,7 +77,8 @@ WorkEstimate quant_work(const Config& cfg, const std::vector<std::string>& algos
   return total_work(w, 1);
 }
 
-WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency) {
+WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency, std::vector<double>* point_seconds) {
+  if (point_seconds) point_seconds->clear();
   const std::uint64_t total = point_count(spec);
   if (total == 0 || (spec.kind != PointKind::Collective && spec.kind != PointKind::Quant)) return {};
   const std::uint64_t sample = std::min<std::uint64_t>(total, 1000);
@@ -91,17 +92,14 @@ WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency) {
       // points done last left one core alone at the end.
       const std::uint64_t k = sample - 1 - j;
       try {
-        const ResolvedPoint p = resolve(k * total / sample);
-        if (spec.kind == PointKind::Quant) {
-          w[k] = quant_work(p.config, {p.algorithm}, p.collective);
-        } else {
-          w[k] = estimate(p.config, parse_algorithm(p.algorithm), p.collective, parse_engine(p.engine));
-        }
+        w[k] = point_work(spec.kind, resolve(k * total / sample));
       } catch (const Error&) {
         // skipped by the sweep as well
       }
     });
   });
+  if (point_seconds && sample == total)
+    for (const WorkEstimate& x : w) point_seconds->push_back(x.seconds);
   WorkEstimate t = total_work(w, concurrency);
   const double scale = static_cast<double>(total) / static_cast<double>(sample);
   t.amount *= scale;

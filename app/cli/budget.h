@@ -81,7 +81,9 @@ WorkEstimate quant_work(const Config& cfg, const std::vector<std::string>& algos
 /// The work of a sweep's collective and quant points, from an evenly spaced
 /// sample of at most 1000 points scaled to the whole sweep; inference points
 /// are not estimated. Points that do not resolve (skipped by the sweep) count nothing.
-WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency);
+/// `point_seconds` (optional): each point's estimated seconds, in index order,
+/// when the sample is the whole sweep (at most 1000 points); else left empty.
+WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency, std::vector<double>* point_seconds = nullptr);
 
 /// "4.2 s", "3m07s", "2h05m".
 std::string format_duration(double seconds);

@@ -146,10 +146,12 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
     release_sweep_workers(mpi);
     return;
   }
+  // Every point's estimate, when all were estimated: the runner takes the last ones longest first.
+  std::vector<double> point_seconds;
   {
     const std::size_t threads = o.threads > 0 ? static_cast<std::size_t>(o.threads)
                                               : static_cast<std::size_t>(std::thread::hardware_concurrency());
-    enforce_budget(sweep_work(spec, threads), o.budget,
+    enforce_budget(sweep_work(spec, threads, &point_seconds), o.budget,
                    fmt::format("sweep '{}' ({} points)", spec.name, total));
   }
   // The only command that creates a database: --db NEW makes it; an existing
@@ -190,6 +192,7 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
   opts.notes = o.notes;
   opts.tags = o.tags;
   opts.progress_interval_s = tty ? 0.1 : 0.5;
+  opts.point_seconds = std::move(point_seconds);
   // Poll Ctrl-C between progress calls as well.
   std::atomic<bool> watching{true};
   std::thread watcher([&] {

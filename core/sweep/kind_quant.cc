@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/json_input.h"
+#include "engines/simulate.h"
 #include "numerics/quant_study.h"
 #include "sweep/kinds.h"
 
@@ -53,6 +54,11 @@ void evaluate_quant(PointRecord& p, const ResolvedPoint& r, const RunContext& ct
                  {"single_quant", to_json(st.single_quant)}};
 }
 
+// One algorithm per point (needs_algorithm): its data-engine run.
+WorkEstimate quant_work(const ResolvedPoint& r) {
+  return estimate(r.config, parse_algorithm(r.algorithm), r.collective, EngineId::Data);
+}
+
 }  // namespace
 
 QuantRequest quant_request(const ResolvedPoint& r) {
@@ -82,6 +88,7 @@ const KindOps& quant_kind() {
     o.check_setting = check_input;
     o.integer_setting = integer_input;
     o.evaluate = evaluate_quant;
+    o.work = quant_work;
     return o;
   }();
   return k;

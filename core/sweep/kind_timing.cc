@@ -19,6 +19,9 @@ void evaluate_timing(PointRecord& p, const ResolvedPoint& r, const RunContext& c
   p.breakdown = s.breakdown;
   if (!s.extra.is_null()) p.extra = s.extra;
 }
+WorkEstimate timing_work(const ResolvedPoint& r) {
+  return estimate(r.config, parse_algorithm(r.algorithm), r.collective, parse_engine(r.engine));
+}
 }  // namespace
 
 const KindOps& timing_kind() {
@@ -26,6 +29,7 @@ const KindOps& timing_kind() {
     KindOps o;
     o.kind = PointKind::Collective;
     o.evaluate = evaluate_timing;
+    o.work = timing_work;
     return o;
   }();
   return k;
@@ -54,3 +58,12 @@ const KindOps* kind_of_setting(const std::string& path) {
 }
 
 }  // namespace scin::sweep_detail
+
+namespace scin {
+
+WorkEstimate point_work(PointKind kind, const ResolvedPoint& r) {
+  const sweep_detail::KindOps& k = sweep_detail::kind_ops(kind);
+  return k.work ? k.work(r) : WorkEstimate{};
+}
+
+}  // namespace scin

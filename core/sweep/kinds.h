@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/run_context.h"
+#include "engines/engine.h"
 #include "sweep/sweep.h"
 
 namespace scin::sweep_detail {
@@ -31,6 +32,9 @@ struct KindOps {
   /// model does not support the point). Throws Error / Cancelled.
   /// `ctx` carries the stop request down to the engine.
   void (*evaluate)(PointRecord& p, const ResolvedPoint& r, const RunContext& ctx) = nullptr;
+  /// What evaluate() will cost, estimated without running it (engines/simulate.h
+  /// estimate()); nullptr: the kind has no estimate. Throws Error as estimate() does.
+  WorkEstimate (*work)(const ResolvedPoint& r) = nullptr;
 };
 
 /// The sweepable kinds; Error for a kind that is not (measured points are imported).

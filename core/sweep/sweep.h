@@ -140,6 +140,7 @@ struct ResolvedPoint {
 /// invalid (the runner records that as a skipped point).
 ResolvedPoint resolve_point(const SweepSpec& s, std::uint64_t index);
 namespace sweep_detail { struct Compiled; }
+struct WorkEstimate;   // engines/engine.h
 /// Resolves many points of one spec: its presets are loaded once, where
 /// resolve_point() loads (reads and parses) them on every call. Const calls are
 /// safe from several threads.
@@ -155,6 +156,11 @@ class PointResolver {
  private:
   std::unique_ptr<sweep_detail::Compiled> c_;
 };
+/// What evaluating point `r` of a sweep of `kind` costs, estimated without
+/// running it (engines/simulate.h estimate()); zero for a kind without an
+/// estimate (inference). Throws Error as estimate() does (a point the model
+/// cannot run).
+WorkEstimate point_work(PointKind kind, const ResolvedPoint& r);
 /// Evaluates one point; never throws for model errors (they become skipped /
 /// failed records).
 PointRecord evaluate_point(const SweepSpec& s, std::uint64_t index);
@@ -227,6 +233,11 @@ struct SweepOptions {
   /// Store only: continue this stored run (interrupted or cancelled) instead
   /// of creating one; only the points it lacks are evaluated and appended.
   std::int64_t resume_run = 0;
+  /// Estimated seconds of every point, in index order (the CLI passes its work
+  /// budget's estimate): with more than one thread, the sweep's last points
+  /// are taken longest first (sweep_detail::tail_order), so a long point at
+  /// the end no longer runs alone. Empty (or another length): index order.
+  std::vector<double> point_seconds;
   // Run metadata (store only).
   std::string run_name;             // empty: spec name
   std::string notes;

@@ -79,6 +79,24 @@ struct RunPlan {
   std::uint64_t already = 0;
 };
 
+/// The last points of a run's work, which the runner takes longest first
+/// (sweep_runner.cc): a long point at the end of a sweep used to start last
+/// and run alone while the other threads had nothing left to do.
+struct TailPlan {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> head;   // taken in index order
+  std::vector<std::uint64_t> tail;                             // the rest, ascending
+};
+/// Splits `todo` (ascending ranges) into a head and its last `window` indices.
+TailPlan split_tail(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& todo, std::uint64_t window);
+/// Points per thread in the tail window (the pipeline's tokens per thread).
+inline constexpr std::uint64_t kTailPointsPerThread = 64;
+/// The order to take the tail's points in, given their estimated `seconds`:
+/// those estimated at >= 1/(8 * threads) of the tail's total first, longest
+/// first (ties in index order), then the others in index order (so the
+/// committed prefix keeps growing). With one thread, or no estimate, index order.
+std::vector<std::uint64_t> tail_order(const std::vector<std::uint64_t>& tail, const std::vector<double>& seconds,
+                                      int threads);
+
 /// Starts the run in `store` (a new run, or takes over opts.resume_run and
 /// lists the points it lacks); without a store, everything is to do.
 /// `ranks`: processes that evaluate the points (recorded with the run).

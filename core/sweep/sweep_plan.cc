@@ -18,6 +18,39 @@ int sweep_threads(int requested) {
   return std::max(1, requested > 0 ? requested : tbb::info::default_concurrency());
 }
 
+TailPlan split_tail(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& todo, std::uint64_t window) {
+  TailPlan p;
+  p.head = todo;
+  while (window > 0 && !p.head.empty()) {
+    auto& [first, last] = p.head.back();
+    const std::uint64_t take = std::min(window, last - first);
+    for (std::uint64_t i = last; i > last - take; --i) p.tail.push_back(i - 1);
+    last -= take;
+    window -= take;
+    if (first == last) p.head.pop_back();
+  }
+  std::reverse(p.tail.begin(), p.tail.end());
+  return p;
+}
+
+std::vector<std::uint64_t> tail_order(const std::vector<std::uint64_t>& tail, const std::vector<double>& seconds,
+                                      int threads) {
+  if (seconds.size() != tail.size())
+    throw Error(fmt::format("tail_order: {} estimates for {} points", seconds.size(), tail.size()));
+  double total = 0;
+  for (double s : seconds) total += std::max(0.0, s);
+  if (threads <= 1 || !(total > 0)) return tail;
+  const double long_s = total / (8.0 * threads);
+  std::vector<std::size_t> first, rest;
+  for (std::size_t k = 0; k < tail.size(); ++k) (seconds[k] >= long_s ? first : rest).push_back(k);
+  std::stable_sort(first.begin(), first.end(), [&](std::size_t a, std::size_t b) { return seconds[a] > seconds[b]; });
+  std::vector<std::uint64_t> order;
+  order.reserve(tail.size());
+  for (std::size_t k : first) order.push_back(tail[k]);
+  for (std::size_t k : rest) order.push_back(tail[k]);
+  return order;
+}
+
 RunPlan begin_or_resume(Store* store, const SweepSpec& spec, const SweepOptions& opts, std::uint64_t total,
                         int threads, int ranks) {
   RunPlan plan;

@@ -3,9 +3,12 @@
 // them in batched transactions and calls the sink.
 //
 //   producer thread: task_arena(threads) { parallel_pipeline(
-//       serial_in_order: next block of point indices (stops on cancel),
+//       serial_in_order: next block of point indices (stops on cancel): the
+//                        head in index order, then the tail's points one by
+//                        one, the long ones first (tail_order),
 //       parallel:        evaluate the block's points,
-//       serial_in_order: append to the hand-over queue, in index order) }
+//       serial_in_order: append to the hand-over queue, in index order (tail
+//                        points wait in a slot until those before them are in)) }
 //   calling thread:  wait for blocks -> append_points (one transaction per
 //                    batch) -> on_point per point -> on_progress.
 #include <oneapi/tbb/global_control.h>
@@ -42,12 +45,22 @@ double seconds_since(Clock::time_point t0) {
 struct Block {
   std::uint64_t first = 0;
   std::uint64_t count = 0;
+  bool tail = false;        // one point of the tail (out of index order)
 };
 
 struct Computed {
   std::vector<PointRecord> pts;
   bool truncated = false;   // cancelled part-way: later blocks are dropped
+  bool tail = false;
 };
+
+// Estimated seconds of each tail point (0 without an estimate).
+std::vector<double> tail_seconds(const SweepOptions& opts, std::uint64_t total, const std::vector<std::uint64_t>& tail) {
+  std::vector<double> s(tail.size(), 0.0);
+  if (opts.point_seconds.size() == total)
+    for (std::size_t k = 0; k < tail.size(); ++k) s[k] = opts.point_seconds[tail[k]];
+  return s;
+}
 
 SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& opts, const SweepSink& sink) {
   auto compiled = sweep_detail::compile(spec, opts.memoise);
@@ -66,8 +79,13 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   // Index ranges [first, last) to evaluate: everything, or what a resumed run lacks.
   sweep_detail::RunPlan plan = sweep_detail::begin_or_resume(store, spec, opts, total, threads, /*ranks=*/1);
   summary.run_id = plan.run_id;
-  const auto& todo = plan.todo;
   const std::uint64_t already = plan.already;
+  // With more than one thread, the last points go longest first (a long point
+  // left to the end ran alone); with one, everything stays in index order.
+  const sweep_detail::TailPlan split = sweep_detail::split_tail(
+      plan.todo, threads > 1 ? sweep_detail::kTailPointsPerThread * static_cast<std::uint64_t>(threads) : 0);
+  const auto& todo = split.head;
+  const std::vector<std::uint64_t>& tail = split.tail;
 
   // Points per pipeline token: small sweeps one point each (prompt
   // cancellation, good balance), big ones up to 32 to amortise the overhead.
@@ -100,6 +118,10 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
     try {
       tbb::task_arena arena(threads);
       arena.execute([&] {
+        const std::vector<std::uint64_t> tail_next = sweep_detail::tail_order(tail, tail_seconds(opts, total, tail), threads);
+        std::size_t taken = 0;               // of tail_next
+        std::vector<std::optional<PointRecord>> slot(tail.size());
+        std::size_t delivered = 0;           // tail points handed over (a prefix of `tail`)
         std::size_t range = 0;
         std::uint64_t next = todo.empty() ? 0 : todo[0].first;
         bool truncated = false;
@@ -125,10 +147,12 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
                                           [&](tbb::flow_control& fc) -> Block {
                                             while (range < todo.size() && next >= todo[range].second)
                                               if (++range < todo.size()) next = todo[range].first;
-                                            if (range >= todo.size() || cancelled()) {
+                                            if ((range >= todo.size() && taken >= tail_next.size()) ||
+                                                cancelled()) {
                                               fc.stop();
                                               return {};
                                             }
+                                            if (range >= todo.size()) return Block{tail_next[taken++], 1, true};
                                             Block b{next, std::min(block_size, todo[range].second - next)};
                                             next += b.count;
                                             return b;
@@ -137,6 +161,7 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
                     tbb::filter_mode::parallel,
                     [&](Block b) {
                       Computed r;
+                      r.tail = b.tail;
                       r.pts.reserve(b.count);
                       // A long point (packet engine, quant, inference) polls ctx.stop and stops mid-point.
                       for (std::uint64_t i = 0; i < b.count; ++i) {
@@ -157,7 +182,19 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
                     tbb::filter_mode::serial_in_order, [&](Computed r) {
                       if (truncated) return;   // keep the committed points a contiguous prefix
                       truncated = r.truncated;
-                      for (auto& p : r.pts) out.push_back(std::move(p));
+                      if (!r.tail) {
+                        for (auto& p : r.pts) out.push_back(std::move(p));
+                      } else {
+                        // Every head block came before (emission order); a tail
+                        // point waits until the points before it are in.
+                        for (auto& p : r.pts) {
+                          const auto k = static_cast<std::size_t>(
+                              std::lower_bound(tail.begin(), tail.end(), p.index) - tail.begin());
+                          slot[k] = std::move(p);
+                        }
+                        for (; delivered < slot.size() && slot[delivered]; ++delivered)
+                          out.push_back(std::move(*slot[delivered]));
+                      }
                       if (out.size() >= 256 || seconds_since(last_flush) > 0.02 || truncated) flush();
                     }));
         flush();

@@ -10,6 +10,7 @@
 #include "fabric/preset.h"
 #include "engines/simulate.h"
 #include "sweep/sweep.h"
+#include "sweep/sweep_internal.h"
 #include "store_test_util.h"
 
 namespace scin {
@@ -264,6 +265,122 @@ TEST(SweepRun, ReaderWhileWriting) {
   EXPECT_GT(seen.load(), 0u);   // read while the run was being written
   EXPECT_EQ(w.get_run(sum.run_id).points_stored, point_count(spec));
   EXPECT_EQ(w.integrity_check(), "ok");
+}
+
+// The last points of a sweep's work (the tail) are taken longest first.
+TEST(SweepTail, SplitTakesTheLastIndicesOfTheRanges) {
+  using sweep_detail::split_tail;
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> todo{{0, 5}, {7, 9}, {12, 20}};
+  auto p = split_tail(todo, 10);
+  EXPECT_EQ(p.head, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 5}}));
+  EXPECT_EQ(p.tail, (std::vector<std::uint64_t>{7, 8, 12, 13, 14, 15, 16, 17, 18, 19}));
+  p = split_tail(todo, 11);
+  EXPECT_EQ(p.head, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 4}}));
+  EXPECT_EQ(p.tail.front(), 4u);
+  EXPECT_EQ(p.tail.size(), 11u);
+  p = split_tail(todo, 3);
+  EXPECT_EQ(p.head, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 5}, {7, 9}, {12, 17}}));
+  EXPECT_EQ(p.tail, (std::vector<std::uint64_t>{17, 18, 19}));
+  p = split_tail(todo, 0);
+  EXPECT_EQ(p.head, todo);
+  EXPECT_TRUE(p.tail.empty());
+  p = split_tail(todo, 1000);
+  EXPECT_TRUE(p.head.empty());
+  EXPECT_EQ(p.tail.size(), 15u);
+}
+
+TEST(SweepTail, LongPointsFirstThenIndexOrder) {
+  using sweep_detail::tail_order;
+  const std::vector<std::uint64_t> tail{10, 11, 12, 13, 14, 15, 16, 17};
+  // Total 24 s, 2 threads: long is >= 24 / 16 = 1.5 s.
+  const std::vector<double> s{1, 1, 1, 9, 1, 1, 5, 5};
+  EXPECT_EQ(tail_order(tail, s, 2), (std::vector<std::uint64_t>{13, 16, 17, 10, 11, 12, 14, 15}));
+  // With 8 threads long is >= 0.375 s: every point, longest first, ties in index order.
+  EXPECT_EQ(tail_order(tail, s, 8), (std::vector<std::uint64_t>{13, 16, 17, 10, 11, 12, 14, 15}));
+  const std::vector<double> small{0.1, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.3};
+  // 1.1 s, 2 threads: long >= 0.06875 s (all); the order is by estimate.
+  EXPECT_EQ(tail_order(tail, small, 2), (std::vector<std::uint64_t>{17, 11, 10, 12, 13, 14, 15, 16}));
+  EXPECT_EQ(tail_order(tail, s, 1), tail);                             // one thread: index order
+  EXPECT_EQ(tail_order(tail, std::vector<double>(8, 0.0), 2), tail);   // no estimate
+  EXPECT_THROW(tail_order(tail, {1, 2}, 2), Error);
+}
+
+// Points whose estimates put them first still reach the sink and the store in
+// index order, with the values of a one-thread run.
+TEST(SweepRun, LongLastPointsFirstKeepIndexOrderAndValues) {
+  SweepSpec spec = spec_of(kSmall);
+  const std::uint64_t n = point_count(spec);
+  std::vector<double> later_longer(n);
+  for (std::uint64_t i = 0; i < n; ++i) later_longer[i] = static_cast<double>(i * i);
+  std::vector<std::vector<json>> runs;
+  for (int threads : {1, 2, 3}) {
+    std::vector<json> got;
+    SweepSink sink;
+    sink.on_point = [&](const PointRecord& p) { got.push_back(to_json(p)); };
+    SweepOptions opts;
+    opts.threads = threads;
+    opts.point_seconds = later_longer;
+    run_sweep(spec, opts, sink);
+    ASSERT_EQ(got.size(), n);
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i]["index"], i);
+    runs.push_back(std::move(got));
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(runs[0], runs[2]);
+}
+
+// Cancelled while tail points are computed out of index order: the run keeps
+// a contiguous prefix (whenever the cancel lands), and a resume completes it
+// with the values of a run in one go.
+TEST(SweepRun, CancelWithinTheTailKeepsAPrefixAndResumes) {
+  SweepSpec spec = spec_of(R"({
+    "name": "tail", "base": {"preset": "hgx-h200-8", "engine": "packet",
+                             "collective": {"algorithm": "scin", "dtype": "bf16"}},
+    "axes": [{"path": "collective.bytes", "values": ["4M", "4M", "1M", "1M", "16M", "1M", "1M", "1M"]}]})");
+  const std::uint64_t n = point_count(spec);
+  std::vector<json> whole;
+  SweepSink all;
+  all.on_point = [&](const PointRecord& p) { whole.push_back(to_json(p)); };
+  SweepOptions opts;
+  opts.threads = 1;
+  run_sweep(spec, opts, all);
+  ASSERT_EQ(whole.size(), n);
+
+  TempDir dir;
+  Store store = Store::open(dir / "tail.scindb", Access::Create);
+  {
+    std::atomic<bool> cancel{false};
+    opts.threads = 2;
+    opts.batch_points = 1;
+    opts.cancel = &cancel;
+    opts.memoise = false;
+    // Taken as 4, 0, 1, then 2 3 5 6 7; handed over in index order, so 0-3
+    // wait for 4 (the longest), and are dropped when it is cancelled.
+    opts.point_seconds = {4, 4, 1, 1, 16, 1, 1, 1};
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      cancel = true;
+    });
+    SweepSummary sum = run_sweep(store, spec, opts, SweepSink{});
+    canceller.join();
+    auto pts = store.points(sum.run_id);
+    EXPECT_EQ(pts.size(), sum.progress.done);
+    for (std::size_t i = 0; i < pts.size(); ++i) ASSERT_EQ(pts[i].index, i);
+    if (sum.status == RunStatus::Cancelled) {
+      opts.cancel = nullptr;
+      opts.resume_run = sum.run_id;
+      sum = run_sweep(store, spec, opts, SweepSink{});
+    }
+    EXPECT_EQ(sum.status, RunStatus::Done);
+    pts = store.points(sum.run_id);
+    ASSERT_EQ(pts.size(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(pts[i].index, i);
+      const json a = to_json(pts[i]);
+      for (const char* k : {"time_us", "status", "busbw_GBps", "sync_ns"})
+        EXPECT_EQ(a[k], whole[i][k]) << i << " " << k;
+    }
+  }
 }
 
 TEST(SweepRun, BadThreadCountIsRejected) {

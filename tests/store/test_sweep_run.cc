@@ -34,6 +34,18 @@ const char* kSmall = R"({
 // Enough cheap points to exercise batching and the pipeline.
 const char* kMedium = test::kMediumSweep;
 
+// Runs `spec` without a store; the records the sink got, checked to come in index order.
+std::vector<json> sweep_records(const SweepSpec& spec, const SweepOptions& opts, SweepSummary* sum = nullptr) {
+  std::vector<json> got;
+  SweepSink sink;
+  sink.on_point = [&](const PointRecord& p) { got.push_back(to_json(p)); };
+  const SweepSummary s = run_sweep(spec, opts, sink);
+  if (sum) *sum = s;
+  EXPECT_EQ(got.size(), point_count(spec));
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i]["index"], i);
+  return got;
+}
+
 TEST(SweepRun, RoundTripEqualsDirectComputation) {
   TempDir dir;
   SweepSpec spec = spec_of(kSmall);
@@ -116,18 +128,14 @@ TEST(SweepRun, DeterministicAcrossThreadCounts) {
   SweepSpec spec = spec_of(kMedium);
   std::vector<std::vector<json>> results;
   for (int threads : {1, 2, 3}) {
-    std::vector<json> got;
-    SweepSink sink;
-    sink.on_point = [&](const PointRecord& p) { got.push_back(to_json(p)); };
     SweepOptions opts;
     opts.threads = threads;
     opts.batch_points = 37;   // odd batches
-    SweepSummary sum = run_sweep(spec, opts, sink);
+    SweepSummary sum;
+    results.push_back(sweep_records(spec, opts, &sum));
     EXPECT_EQ(sum.threads, threads);
     EXPECT_EQ(sum.status, RunStatus::Done);
-    ASSERT_EQ(got.size(), 201u * 11u * 2u);
-    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i]["index"], i);
-    results.push_back(std::move(got));
+    EXPECT_EQ(results.back().size(), 201u * 11u * 2u);
   }
   EXPECT_EQ(results[0], results[1]);
   EXPECT_EQ(results[0], results[2]);
@@ -314,16 +322,10 @@ TEST(SweepRun, LongLastPointsFirstKeepIndexOrderAndValues) {
   for (std::uint64_t i = 0; i < n; ++i) later_longer[i] = static_cast<double>(i * i);
   std::vector<std::vector<json>> runs;
   for (int threads : {1, 2, 3}) {
-    std::vector<json> got;
-    SweepSink sink;
-    sink.on_point = [&](const PointRecord& p) { got.push_back(to_json(p)); };
     SweepOptions opts;
     opts.threads = threads;
     opts.point_seconds = later_longer;
-    run_sweep(spec, opts, sink);
-    ASSERT_EQ(got.size(), n);
-    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i]["index"], i);
-    runs.push_back(std::move(got));
+    runs.push_back(sweep_records(spec, opts));
   }
   EXPECT_EQ(runs[0], runs[1]);
   EXPECT_EQ(runs[0], runs[2]);
@@ -338,12 +340,9 @@ TEST(SweepRun, CancelWithinTheTailKeepsAPrefixAndResumes) {
                              "collective": {"algorithm": "scin", "dtype": "bf16"}},
     "axes": [{"path": "collective.bytes", "values": ["4M", "4M", "1M", "1M", "16M", "1M", "1M", "1M"]}]})");
   const std::uint64_t n = point_count(spec);
-  std::vector<json> whole;
-  SweepSink all;
-  all.on_point = [&](const PointRecord& p) { whole.push_back(to_json(p)); };
   SweepOptions opts;
   opts.threads = 1;
-  run_sweep(spec, opts, all);
+  const std::vector<json> whole = sweep_records(spec, opts);
   ASSERT_EQ(whole.size(), n);
 
   TempDir dir;

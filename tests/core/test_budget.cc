@@ -19,6 +19,7 @@
 #include "engines/simulate.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
+#include "model/cost_model.h"
 #include "cli_util.h"
 
 using namespace scin;
@@ -80,6 +81,42 @@ TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
     EXPECT_GT(p.amount, 0.5 * pd.amount);   // events: chunks round to packets differently
     EXPECT_LT(p.amount, 2.0 * pd.amount);
   }
+}
+
+// The analytic engine's estimate costs each step shape once (a pipeline's
+// chunks share theirs): the same figures as costing every step, on every
+// preset (two tiers, mesh, several planes) and algorithm, small and chunked sizes.
+TEST(WorkBudget, AnalyticEstimateCostsEachStepShapeOnce) {
+  int compared = 0;
+  for (const auto& preset : {"hgx-h200-8", "mesh-8", "nvl36x2", "nvl576-style"})
+    for (const int gpus : {0, 16})
+      for (const char* name : {"ring", "one-shot", "two-shot", "nvls", "scin", "scin-inq", "ring-q8", "two-shot-q8"})
+        for (const std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{3} << 20, std::uint64_t{1} << 25}) {
+          Config c = load_preset(preset);
+          if (gpus == 0 && c.fabric.gpus > 16) continue;   // (two tiers at 16 GPUs, as fast to cost)
+          if (gpus) set_param(c, "fabric.gpus", gpus);
+          if (gpus && c.fabric.leaves > 1) set_param(c, "fabric.leaves", 2);
+          validate(c);
+          const Algorithm a = parse_algorithm(name);
+          if (!unsupported_reason(c, a).empty()) continue;
+          SCOPED_TRACE(fmt::format("{} {} GPUs {} {} B", preset, c.fabric.gpus, name, bytes));
+          if (info(a).ring_protocol) c.ring.protocol = RingProtocol::Simple;
+          const Schedule s = compile(c, a, {bytes, DType::Bf16});
+          const ResourceMap rm = resource_map(s);
+          double uses = 0;
+          StepCost sc;
+          for (const Step& st : s.steps) {
+            step_cost(c, s, rm, st, sc, planes_alike(s));
+            uses += static_cast<double>(sc.uses.size());
+          }
+          const double steps = static_cast<double>(s.steps.size());
+          const WorkEstimate w = engine(EngineId::Analytic).estimate(c, s);
+          EXPECT_EQ(w.amount, steps);
+          EXPECT_EQ(w.seconds, (steps + uses) * 1e-7);
+          EXPECT_EQ(w.memory_bytes, steps * 48 + uses * 40);
+          ++compared;
+        }
+  EXPECT_GT(compared, 100);
 }
 
 // The examples are large: the 1024-GPU one-shot and two-shot runs take

@@ -34,8 +34,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   for (int p = 0; p < planes; ++p) {
     const build::Span stripe = x.stripes[static_cast<std::size_t>(p)];
     x.plane_start.push_back(x.waves.size());
-    for (const build::Span& w : build::split(stripe.count, build::scin_chunks(cfg, stripe.count), align))
-      x.waves.push_back(build::sub(stripe, w));
+    split_append(stripe, build::scin_chunks(cfg, stripe.count), align, x.waves);
     x.W.push_back(static_cast<int>(x.waves.size() - x.plane_start.back()));
   }
   x.plane_start.push_back(x.waves.size());
@@ -61,24 +60,42 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   x.total = x.base.back() + un * (inq ? 2 : 1);
   if (x.total >= static_cast<std::size_t>(kNoStep)) return std::nullopt;
 
-  // The waves' sizes; each plane's read, requantise and multicast costed once per size.
-  for (const build::Span& w : x.waves) x.sizes.push_back(w.count);
-  std::sort(x.sizes.begin(), x.sizes.end());
-  x.sizes.erase(std::unique(x.sizes.begin(), x.sizes.end()), x.sizes.end());
-  if (x.sizes.size() > 255) return std::nullopt;
-  x.size_of.resize(x.wtot);
-  for (std::size_t k = 0; k < x.wtot; ++k)
-    x.size_of[k] = static_cast<std::uint8_t>(std::lower_bound(x.sizes.begin(), x.sizes.end(), x.waves[k].count) - x.sizes.begin());
+  // The waves' distinct sizes (sorted), each wave's among them, and per plane
+  // and size its first wave and how many; each plane's read, requantise and
+  // multicast costed once per size.
+  {
+    std::uint64_t last = 0;
+    for (std::size_t k = 0; k < x.wtot; ++k) {
+      const std::uint64_t z = x.waves[k].count;
+      if ((k > 0 && z == last) || std::find(x.sizes.begin(), x.sizes.end(), z) != x.sizes.end()) {
+        last = z;
+        continue;
+      }
+      last = z;
+      x.sizes.push_back(z);
+      if (x.sizes.size() > 255) return std::nullopt;
+    }
+    std::sort(x.sizes.begin(), x.sizes.end());
+  }
   const std::size_t ns = x.sizes.size();
+  x.size_of.resize(x.wtot);
+  std::vector<std::size_t> first_wave(up * ns, 0), waves_of(up * ns, 0);  // [plane][size]
+  for (std::size_t pp = 0; pp < up; ++pp) {
+    std::uint8_t z = 0;
+    for (std::size_t k = x.plane_start[pp]; k < x.plane_start[pp + 1]; ++k) {
+      if (x.sizes[z] != x.waves[k].count)
+        z = static_cast<std::uint8_t>(std::lower_bound(x.sizes.begin(), x.sizes.end(), x.waves[k].count) - x.sizes.begin());
+      x.size_of[k] = z;
+      if (waves_of[pp * ns + z]++ == 0) first_wave[pp * ns + z] = k;
+    }
+  }
   std::vector<Cost> wave_cost(up * ns * static_cast<std::size_t>(x.per_wave));  // [plane][size][sub]
-  std::vector<std::uint8_t> costed(up * ns, 0);
   StepCost c;
   for (int p = 0; p < planes; ++p)
-    for (int w = 0; w < x.W[static_cast<std::size_t>(p)]; ++w) {
-      const std::size_t k = x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w);
-      const std::size_t ps = static_cast<std::size_t>(p) * ns + x.size_of[k];
-      if (costed[ps]) continue;
-      costed[ps] = 1;
+    for (std::size_t z = 0; z < ns; ++z) {
+      const std::size_t ps = static_cast<std::size_t>(p) * ns + z;
+      if (waves_of[ps] == 0) continue;
+      const std::size_t k = first_wave[ps];
       Cost* wc = &wave_cost[ps * static_cast<std::size_t>(x.per_wave)];
       const int E = rm.egress(0, p), I = rm.ingress(0, p), R = rm.isa_reduce(p), Q = rm.isa_inq(p);
       if (!x.cost(x.make_wave(p, k, 0), c)) return std::nullopt;
@@ -95,11 +112,6 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
         return std::nullopt;
       wr.q = {1, 0, 0, 0};
     }
-  auto wave_cost_of = [&](int p, int w, int sub) -> const Cost& {
-    const std::size_t k = x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w);
-    return wave_cost[((static_cast<std::size_t>(p) * ns + x.size_of[k]) * static_cast<std::size_t>(x.per_wave)) +
-                     static_cast<std::size_t>(sub)];
-  };
 
   // INQ: launches per rank; quantise steps costed per size (every rank's the
   // same but for its HBM); ranks whose launches end together form a class.
@@ -109,8 +121,9 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   if (inq) {
     launch_fin.resize(un);
     class_of.resize(un);
-    std::vector<std::size_t> wave_of_size(ns, 0);  // a wave of each size
-    for (std::size_t k = x.wtot; k-- > 0;) wave_of_size[x.size_of[k]] = k;
+    std::vector<std::size_t> wave_of_size(ns, 0);  // the first wave of each size
+    for (std::size_t ps = up * ns; ps-- > 0;)
+      if (waves_of[ps] > 0) wave_of_size[ps % ns] = first_wave[ps];
     for (int r = 0; r < n; ++r) {
       if (!x.cost(x.make({K::Launch, 0, r, 0}), c) || !c.uses.empty()) return std::nullopt;
       const double f = (0.0 + c.fixed_ns) + c.latency_total_ns();
@@ -167,7 +180,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       if (chain_start[k]) pt.ready[k] = std::max(0.0, l);
       else pt.pending[k] = 1;
     }
-    pt.run(1, [&](std::size_t k, double f) { if (k + 1 < uw && !chain_start[k + 1]) pt.release(k + 1, f); }, ctx);
+    pt.run(1, [&](std::size_t k) { return k + 1 < uw && !chain_start[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, ctx);
   }
   auto quant_fin = [&](int r, std::size_t k) { return chains[static_cast<std::size_t>(class_of[static_cast<std::size_t>(r)])].finish[k]; };
 
@@ -202,9 +215,12 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       for (int o = 0; o < p && sim_of[pp] < 0; ++o) {
         const auto po = static_cast<std::size_t>(o);
         if (x.stripes[po].count != x.stripes[pp].count || go_fin[po] != go_fin[pp]) continue;
+        // (the same stripe: the same waves, so the same sizes in the same order)
         bool same = true;
-        for (int w = 0; w < Wp && same; ++w)
-          for (int sub = 0; sub < pw; ++sub) same = same && same_cost(wave_cost_of(o, w, sub).c, wave_cost_of(p, w, sub).c);
+        for (std::size_t z = 0; z < ns && same; ++z)
+          for (int sub = 0; sub < pw && waves_of[pp * ns + z] > 0; ++sub)
+            same = same && same_cost(wave_cost[(po * ns + z) * static_cast<std::size_t>(pw) + static_cast<std::size_t>(sub)].c,
+                                     wave_cost[(pp * ns + z) * static_cast<std::size_t>(pw) + static_cast<std::size_t>(sub)].c);
         if (same) sim_of[pp] = sim_of[po];
       }
     if (sim_of[pp] < 0) {
@@ -214,8 +230,9 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       pt.resize(m);
       for (int w = 0; w < Wp; ++w) {
         const std::size_t i = static_cast<std::size_t>(pw * w);
+        const Cost* wc = &wave_cost[(pp * ns + x.size_of[x.plane_start[pp] + static_cast<std::size_t>(w)]) * static_cast<std::size_t>(pw)];
         for (int sub = 0; sub < pw; ++sub) {
-          pt.cost[i + static_cast<std::size_t>(sub)] = &wave_cost_of(p, w, sub);
+          pt.cost[i + static_cast<std::size_t>(sub)] = wc + sub;
           pt.pending[i + static_cast<std::size_t>(sub)] = sub > 0 || w >= x.F ? 1 : 0;
         }
         double ready = std::max(0.0, go_fin[pp]);
@@ -232,9 +249,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
         for (int sub = 0; sub + 1 < pw; ++sub) next[i + static_cast<std::size_t>(sub)] = static_cast<int>(i) + sub + 1;
         next[i + static_cast<std::size_t>(pw - 1)] = w + x.F < Wp ? pw * (w + x.F) : -1;
       }
-      pt.run(4, [&](std::size_t i, double f) {
-        if (next[i] >= 0) pt.release(static_cast<std::size_t>(next[i]), f);
-      }, ctx);
+      pt.run(4, [&](std::size_t i) { return next[i]; }, ctx);
     }
     const Part& pt = sims[static_cast<std::size_t>(sim_of[pp])];
     double best = -1;
@@ -362,15 +377,12 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   // whole byte counts below 2^53 are exact in any order: counted per size.
   {
     std::uint64_t egress = 0, ingress = 0;
-    std::vector<std::uint64_t> per_size(ns);
     for (int p = 0; p < planes; ++p) {
-      std::fill(per_size.begin(), per_size.end(), 0);
-      for (int w = 0; w < x.W[static_cast<std::size_t>(p)]; ++w) ++per_size[x.size_of[x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w)]];
       const BufferDecl& src = s.buffers[inq ? x.qin[0] : s.input[0]];
       const BufferDecl& out = s.buffers[inq ? x.qacc[static_cast<std::size_t>(p)] : x.acc[static_cast<std::size_t>(p)]];
       for (std::size_t z = 0; z < ns; ++z) {
-        egress += per_size[z] * region_bytes(src, x.sizes[z]);
-        ingress += per_size[z] * region_bytes(out, x.sizes[z]);
+        egress += waves_of[static_cast<std::size_t>(p) * ns + z] * region_bytes(src, x.sizes[z]);
+        ingress += waves_of[static_cast<std::size_t>(p) * ns + z] * region_bytes(out, x.sizes[z]);
       }
     }
     if (!(std::max(egress, ingress) < (std::uint64_t{1} << 53))) return std::nullopt;

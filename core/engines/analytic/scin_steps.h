@@ -215,6 +215,32 @@ struct Scin {
   bool cost(const Step& st, StepCost& c) const { return step_cost(cfg, s, rm, st, c, false, true) && nonnegative(c); }
 };
 
+// build::split(outer.count, parts, align), each span moved into `outer`
+// (build::sub), appended to `out`: the same spans without two 64-bit
+// divisions per span. Piece i starts at floor(i U / P) units (U units of
+// `align` elements, P parts), kept as a quotient and a remainder that grow by
+// U = aP + c per piece. Where P U does not fit in 64 bits (build::split's
+// products would wrap), build::split itself.
+inline void split_append(const build::Span& outer, int parts, std::uint64_t align, std::vector<build::Span>& out) {
+  const std::uint64_t elems = outer.count;
+  const std::uint64_t units = (elems + align - 1) / align;
+  const auto p = static_cast<std::uint64_t>(parts);
+  if (parts <= 0 || (units != 0 && p > UINT64_MAX / units)) {
+    for (const build::Span& w : build::split(elems, parts, align)) out.push_back(build::sub(outer, w));
+    return;
+  }
+  const std::uint64_t a = units / p, c = units % p;
+  std::uint64_t q = 0, rem = 0, b = 0;  // q = floor(i U / P), rem = i U mod P, b = min(elems, q align)
+  for (std::uint64_t i = 0; i < p; ++i) {
+    q += a;
+    rem += c;
+    if (rem >= p) rem -= p, ++q;
+    const std::uint64_t e = std::min(elems, q * align);
+    out.push_back({outer.offset + b, e - b});
+    b = e;
+  }
+}
+
 // A part's cost with its uses mapped to local queues: `expect` lists the
 // resource each use must be on, in order; false if the uses differ.
 inline bool local_cost(const StepCost& c, std::initializer_list<int> expect, Cost& out) {
@@ -226,8 +252,7 @@ inline bool local_cost(const StepCost& c, std::initializer_list<int> expect, Cos
     if (u.amount_bytes > 0 && !(u.amount_bytes / u.rate_GBps > 0 && u.amount_bytes / u.rate_GBps < 1e300)) return false;
     ++k;
   }
-  out.c = c;
-  out.l = c.latency_total_ns();
+  out.set(c);
   return true;
 }
 

@@ -70,6 +70,9 @@ struct Part {
   std::vector<std::uint32_t> first;  // step i's records from first[i]
   std::vector<std::int8_t> bound;    // the use that ended last (-1: none)
   std::vector<Rec> recs;
+  // After run(): the latest finish and the first step with it (-1: none), the latest record's end.
+  double latest = -1, latest_rec_end = 0;
+  long long latest_at = -1;
 
   void resize(std::size_t m) {
     cost.assign(m, nullptr);
@@ -108,6 +111,8 @@ struct Part {
     key_.resize(leaves, {kNever, kNoStep});
     std::size_t win = build_tree(leaves);
     std::size_t taken = 0;
+    double late = -1, rec_end = 0;
+    long long late_at = -1;
     for (;;) {
       const Key top = key_[win];
       if (top.id == kNoStep) break;
@@ -118,10 +123,14 @@ struct Part {
       const double t0 = r + k.c.fixed_ns;
       double end = t0, fed_end = t0;
       int fed_by = -1;
+      int last_use = -1;
       Rec* const rec = recs.data() + first[i];
       for (std::size_t u = 0; u < k.n; ++u) {
-        rec[u] = Rec{t0, t0, -1, -1};
-        if (!k.held[u]) continue;
+        if (!k.held[u]) {
+          rec[u] = Rec{t0, t0, -1, -1};
+          rec_end = std::max(rec_end, t0);
+          continue;
+        }
         const double d = k.d[u];
         double st = t0;
         int holder = -1, holder_use = -1;
@@ -132,18 +141,22 @@ struct Part {
         }
         reserve(qs[static_cast<std::size_t>(k.q[u])], r, st, d, holder, holder_use, static_cast<int>(i),
                 static_cast<int>(u));
-        rec[u] = Rec{st, st + d, holder, holder_use};
-        if (!k.fed[u] && rec[u].end > fed_end) {
-          fed_end = rec[u].end;
+        const double e = st + d;
+        rec[u] = Rec{st, e, holder, holder_use};
+        rec_end = std::max(rec_end, e);
+        if (!k.fed[u] && e > fed_end) {
+          fed_end = e;
           fed_by = static_cast<int>(u);
         }
-        if (rec[u].end > end) {
-          end = rec[u].end;
-          bound[i] = static_cast<std::int8_t>(u);
+        if (e > end) {
+          end = e;
+          last_use = static_cast<int>(u);
         }
       }
+      bound[i] = static_cast<std::int8_t>(last_use);
       start[i] = r;
       const double f = finish[i] = end + k.l;
+      if (f > late || (f == late && static_cast<long long>(i) < late_at)) late = f, late_at = static_cast<long long>(i);
       // The slot passes to the step this one releases, or empties.
       Key next{kNever, kNoStep};
       if (const auto j = static_cast<long long>(succ(i)); j >= 0) {
@@ -154,6 +167,9 @@ struct Part {
       key_[win] = next;
       win = replay(win, leaves);
     }
+    latest = late;
+    latest_at = late_at;
+    latest_rec_end = rec_end;
   }
 
  private:
@@ -204,10 +220,11 @@ struct Part {
   // reservation from the head on that ends after `start` is looked for from
   // the back first (ends grow along the queue; most uses land at its end or
   // next to it), by binary search beyond a few steps.
-  static void reserve(Queue& qu, double ready, double& start, double d, int& holder, int& holder_use, int step,
+  [[gnu::always_inline]] static void reserve(Queue& qu, double ready, double& start, double d, int& holder, int& holder_use, int step,
                       int use) {
     auto& busy = qu.v;
     std::size_t h = qu.head;
+    if (h < busy.size() && busy.back().end <= ready) h = busy.size();  // (ends grow: all ended)
     while (h < busy.size() && busy[h].end <= ready) ++h;
     if (h >= 64 && 2 * h >= busy.size()) {
       busy.erase(busy.begin(), busy.begin() + static_cast<std::ptrdiff_t>(h));

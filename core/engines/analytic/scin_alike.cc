@@ -31,14 +31,26 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   const Format q = codec_format(cfg.quant.codec);
   const std::uint64_t align = inq ? x.b.align() : 1;
   x.stripes = build::split(s.elems, planes, align);
+  std::size_t wtot = 0;
   for (int p = 0; p < planes; ++p) {
-    const build::Span stripe = x.stripes[static_cast<std::size_t>(p)];
-    x.plane_start.push_back(x.waves.size());
-    split_append(stripe, build::scin_chunks(cfg, stripe.count), align, x.waves);
-    x.W.push_back(static_cast<int>(x.waves.size() - x.plane_start.back()));
+    const std::uint64_t count = x.stripes[static_cast<std::size_t>(p)].count;
+    int L = -1;
+    for (int o = 0; o < p && L < 0; ++o)
+      if (x.stripes[static_cast<std::size_t>(o)].count == count) L = x.layout[static_cast<std::size_t>(o)];
+    if (L < 0) {
+      L = static_cast<int>(x.lstart.size());
+      x.lstart.push_back(x.lwaves.size());
+      split_append({0, count}, build::scin_chunks(cfg, count), align, x.lwaves);
+    }
+    x.layout.push_back(L);
+    const std::size_t Wp = (static_cast<std::size_t>(L) + 1 < x.lstart.size() ? x.lstart[static_cast<std::size_t>(L) + 1] : x.lwaves.size()) -
+                           x.lstart[static_cast<std::size_t>(L)];
+    x.plane_start.push_back(wtot);
+    x.W.push_back(static_cast<int>(Wp));
+    wtot += Wp;
   }
-  x.plane_start.push_back(x.waves.size());
-  x.wtot = x.waves.size();
+  x.plane_start.push_back(wtot);
+  x.wtot = wtot;
   // Buffers in build_scin's order (quantise_inputs, then each plane's ISA buffers).
   if (inq)
     for (int r = 0; r < n; ++r) {
@@ -65,8 +77,8 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   // multicast costed once per size.
   {
     std::uint64_t last = 0;
-    for (std::size_t k = 0; k < x.wtot; ++k) {
-      const std::uint64_t z = x.waves[k].count;
+    for (std::size_t k = 0; k < x.lwaves.size(); ++k) {
+      const std::uint64_t z = x.lwaves[k].count;
       if ((k > 0 && z == last) || std::find(x.sizes.begin(), x.sizes.end(), z) != x.sizes.end()) {
         last = z;
         continue;
@@ -77,18 +89,25 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     }
     std::sort(x.sizes.begin(), x.sizes.end());
   }
-  const std::size_t ns = x.sizes.size();
-  x.size_of.resize(x.wtot);
-  std::vector<std::size_t> first_wave(up * ns, 0), waves_of(up * ns, 0);  // [plane][size]
-  for (std::size_t pp = 0; pp < up; ++pp) {
+  const std::size_t ns = x.sizes.size(), nl = x.lstart.size();
+  x.lsize.resize(x.lwaves.size());
+  std::vector<std::size_t> lfirst(nl * ns, 0), lwaves_of(nl * ns, 0);  // [layout][size]
+  for (std::size_t L = 0; L < nl; ++L) {
     std::uint8_t z = 0;
-    for (std::size_t k = x.plane_start[pp]; k < x.plane_start[pp + 1]; ++k) {
-      if (x.sizes[z] != x.waves[k].count)
-        z = static_cast<std::uint8_t>(std::lower_bound(x.sizes.begin(), x.sizes.end(), x.waves[k].count) - x.sizes.begin());
-      x.size_of[k] = z;
-      if (waves_of[pp * ns + z]++ == 0) first_wave[pp * ns + z] = k;
+    for (std::size_t k = x.lstart[L]; k < (L + 1 < nl ? x.lstart[L + 1] : x.lwaves.size()); ++k) {
+      if (x.sizes[z] != x.lwaves[k].count)
+        z = static_cast<std::uint8_t>(std::lower_bound(x.sizes.begin(), x.sizes.end(), x.lwaves[k].count) - x.sizes.begin());
+      x.lsize[k] = z;
+      if (lwaves_of[L * ns + z]++ == 0) lfirst[L * ns + z] = k - x.lstart[L];
     }
   }
+  std::vector<std::size_t> first_wave(up * ns, 0), waves_of(up * ns, 0);  // [plane][size]
+  for (std::size_t pp = 0; pp < up; ++pp)
+    for (std::size_t z = 0; z < ns; ++z) {
+      const auto L = static_cast<std::size_t>(x.layout[pp]);
+      waves_of[pp * ns + z] = lwaves_of[L * ns + z];
+      first_wave[pp * ns + z] = x.plane_start[pp] + lfirst[L * ns + z];
+    }
   std::vector<Cost> wave_cost(up * ns * static_cast<std::size_t>(x.per_wave));  // [plane][size][sub]
   StepCost c;
   for (int p = 0; p < planes; ++p)
@@ -175,8 +194,12 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     Part& pt = chains[cl];
     pt.resize(uw);
     const double l = launch_fin[static_cast<std::size_t>(class_first[cl])];
+    for (int p = 0; p < planes; ++p) {
+      const std::size_t k0 = x.plane_start[static_cast<std::size_t>(p)];
+      const std::uint8_t* const zs = &x.lsize[x.lwave(p, 0)];
+      for (std::size_t w = 0; w < static_cast<std::size_t>(x.W[static_cast<std::size_t>(p)]); ++w) pt.cost[k0 + w] = &quant_cost[zs[w]];
+    }
     for (std::size_t k = 0; k < uw; ++k) {
-      pt.cost[k] = &quant_cost[x.size_of[k]];
       if (chain_start[k]) pt.ready[k] = std::max(0.0, l);
       else pt.pending[k] = 1;
     }
@@ -230,7 +253,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       pt.resize(m);
       for (int w = 0; w < Wp; ++w) {
         const std::size_t i = static_cast<std::size_t>(pw * w);
-        const Cost* wc = &wave_cost[(pp * ns + x.size_of[x.plane_start[pp] + static_cast<std::size_t>(w)]) * static_cast<std::size_t>(pw)];
+        const Cost* wc = &wave_cost[(pp * ns + x.size_of(p, static_cast<std::size_t>(w))) * static_cast<std::size_t>(pw)];
         for (int sub = 0; sub < pw; ++sub) {
           pt.cost[i + static_cast<std::size_t>(sub)] = wc + sub;
           pt.pending[i + static_cast<std::size_t>(sub)] = sub > 0 || w >= x.F ? 1 : 0;
@@ -281,7 +304,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   std::vector<std::int8_t> deq_bound(un, -1);
   double hbm_free = 0;
   for (std::size_t cl = 0; cl < class_first.size(); ++cl)
-    for (const Rec& rc : chains[cl].recs) hbm_free = std::max(hbm_free, rc.end);
+    hbm_free = std::max(hbm_free, chains[cl].latest_rec_end);  // (every record's end, max'ed as it was booked)
   for (int r = 0; r < n; ++r) {
     const auto ur = static_cast<std::size_t>(r);
     double ready = 0;
@@ -350,11 +373,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     for (int r = 0; r < n; ++r) consider(x.base[pp] + static_cast<StepId>(r), arr_fin[pp * un + static_cast<std::size_t>(r)]);
     consider(x.base[pp] + static_cast<StepId>(n), go_fin[pp]);
     const Part& pt = sims[static_cast<std::size_t>(sim_of[pp])];  // its latest finish, the first one
-    double top = -1;
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < pt.finish.size(); ++i)
-      if (pt.finish[i] > top) top = pt.finish[i], at = i;
-    if (!pt.finish.empty()) consider(x.wave_id(p, 0, 0) + static_cast<StepId>(at), top);
+    if (!pt.finish.empty()) consider(x.wave_id(p, 0, 0) + static_cast<StepId>(pt.latest_at), pt.latest);
     const StepId a0 = x.after_waves(p);
     for (int r = 0; r < n; ++r) consider(a0 + static_cast<StepId>(r), ack_fin[pp * un + static_cast<std::size_t>(r)]);
     consider(a0 + static_cast<StepId>(n), acked_fin[pp]);

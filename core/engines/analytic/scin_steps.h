@@ -56,9 +56,13 @@ struct Scin {
   std::vector<build::Span> stripes;
   std::vector<int> W;                     // waves per plane
   std::vector<std::size_t> plane_start;   // per plane, its wave 0 among all planes' waves
-  std::vector<build::Span> waves;         // every plane's waves, in the message
-  std::vector<std::uint64_t> sizes;       // the waves' distinct sizes
-  std::vector<std::uint8_t> size_of;      // per wave: its index in `sizes`
+  // A plane's waves are build::split of its stripe's count (a function of the
+  // count alone): kept once per distinct stripe count (a layout), within the stripe.
+  std::vector<int> layout;                // per plane, its layout
+  std::vector<std::size_t> lstart;        // per layout, its first wave in lwaves
+  std::vector<build::Span> lwaves;        // every layout's waves, offsets within the stripe
+  std::vector<std::uint8_t> lsize;        // per wave of lwaves: its index in `sizes`
+  std::vector<std::uint64_t> sizes;       // the waves' distinct sizes (sorted)
   std::vector<BufferId> qin, qout, acc, qacc;
   std::vector<StepId> base;               // per plane: its first step; then the final waits
   std::size_t wtot = 0, total = 0;
@@ -103,6 +107,13 @@ struct Scin {
       case K::Wait: wait(d.r, inq ? Unit::AccelSm : Unit::IsaReduce); break;
       default: wait(sw, Unit::IsaReduce); break;  // Go, Acked
     }
+  }
+  std::size_t lwave(int p, std::size_t w) const { return lstart[static_cast<std::size_t>(layout[static_cast<std::size_t>(p)])] + w; }
+  std::uint8_t size_of(int p, std::size_t w) const { return lsize[lwave(p, w)]; }
+  // Wave k of all planes' waves (in plane order), in the message.
+  build::Span wave(std::size_t k) const {
+    const int p = static_cast<int>(std::upper_bound(plane_start.begin(), plane_start.end(), k) - plane_start.begin()) - 1;
+    return build::sub(stripes[static_cast<std::size_t>(p)], lwaves[lwave(p, k - plane_start[static_cast<std::size_t>(p)])]);
   }
   StepId run_of(int r) const { return static_cast<StepId>(static_cast<std::size_t>(r) * (1 + wtot)); }
   StepId quant_id(int r, int p, int w) const {
@@ -149,7 +160,7 @@ struct Scin {
     switch (d.k) {
       case K::Launch: return build::launch_step(d.r, false, RingProtocol::Simple, false);
       case K::Quant: {
-        const build::Span g = waves[static_cast<std::size_t>(d.w)];
+        const build::Span g = wave(static_cast<std::size_t>(d.w));
         st.kind = StepKind::Compute;
         st.initiator = d.r;
         st.op = DataOp::Copy;
@@ -181,7 +192,7 @@ struct Scin {
   // A wave's read (sub 0), requantise (INQ) or multicast of plane p.
   Step make_wave(int p, std::size_t k, int sub) const {
     const NodeId sw = s.switch_node(p);
-    const build::Span global = waves[k];
+    const build::Span global = wave(k);
     const build::Span local{global.offset - stripes[static_cast<std::size_t>(p)].offset, global.count};
     Step st;
     st.initiator = sw;

@@ -79,12 +79,15 @@ TEST(ScinAlike, EqualsTheFullBookingAtMoreGpusAndUnevenStripes) {
 // Options that change the shape of the booking: launches that end at
 // different times (ranks in classes, INQ), a slow reduce unit and a slow INQ
 // unit (waves queue at the units), few and many waves in flight, a small ISA
-// buffer (many waves), quantisation fused into the kernels (no HBM use).
+// buffer (many waves), quantisation fused into the kernels (no HBM use),
+// quantisation blocks that do not divide the waves, a slow HBM.
 TEST(ScinAlike, EqualsTheFullBookingWithOtherOptions) {
   std::vector<std::pair<const char*, double>> sets = {
       {"accelerator.gpus_per_process", 4}, {"switch.isa.reduce_GBps", 20}, {"switch.isa.inq_GBps", 15},
       {"switch.isa.waves", 1},             {"switch.isa.waves", 64},       {"switch.isa.buffer_bytes", 65536},
-      {"quant.fused", 1},                  {"switch.isa.max_outstanding_bytes", 4096}};
+      {"quant.fused", 1},                  {"switch.isa.max_outstanding_bytes", 4096},
+      {"quant.block_elems", 1000},  // INQ: waves of three sizes (the last clipped)
+      {"accelerator.hbm_bandwidth_GBps", 100}};  // INQ: quantise chains that bind the reads
   for (const auto& [path, value] : sets) {
     Config c = star_of("hgx-h200-8", 16);
     set_param(c, path, value);

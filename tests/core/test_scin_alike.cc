@@ -79,12 +79,15 @@ TEST(ScinAlike, EqualsTheFullBookingAtMoreGpusAndUnevenStripes) {
 // Options that change the shape of the booking: launches that end at
 // different times (ranks in classes, INQ), a slow reduce unit and a slow INQ
 // unit (waves queue at the units), few and many waves in flight, a small ISA
-// buffer (many waves), quantisation fused into the kernels (no HBM use).
+// buffer (many waves), quantisation fused into the kernels (no HBM use),
+// quantisation blocks that do not divide the waves, a slow HBM.
 TEST(ScinAlike, EqualsTheFullBookingWithOtherOptions) {
   std::vector<std::pair<const char*, double>> sets = {
       {"accelerator.gpus_per_process", 4}, {"switch.isa.reduce_GBps", 20}, {"switch.isa.inq_GBps", 15},
       {"switch.isa.waves", 1},             {"switch.isa.waves", 64},       {"switch.isa.buffer_bytes", 65536},
-      {"quant.fused", 1},                  {"switch.isa.max_outstanding_bytes", 4096}};
+      {"quant.fused", 1},                  {"switch.isa.max_outstanding_bytes", 4096},
+      {"quant.block_elems", 1000},  // INQ: waves of three sizes (the last clipped)
+      {"accelerator.hbm_bandwidth_GBps", 100}};  // INQ: quantise chains that bind the reads
   for (const auto& [path, value] : sets) {
     Config c = star_of("hgx-h200-8", 16);
     set_param(c, path, value);
@@ -126,4 +129,181 @@ TEST(ScinAlike, StopsWithCancelled) {
   RunContext ctx{src.get_token(), [&](double) { src.request_stop(); }};
   EXPECT_THROW(run_analytic_scin(star_of("hgx-h200-8", 1024), {std::uint64_t{1} << 20, DType::Bf16}, false, ctx),
                Cancelled);
+}
+
+// ---------------------------------------------------------------- the parts' booking (part_booking.h, scin_steps.h)
+
+#include <random>
+
+#include "engines/analytic/ready_queue.h"
+#include "engines/analytic/reserve.h"
+#include "engines/analytic/scin_steps.h"
+
+namespace {
+
+// The reference: book() over a part as it was before the slots and the
+// back-first search (a heap of every ready step, analytic::reserve, each
+// use's duration divided in the loop).
+struct RefPart {
+  struct Busy {
+    double start, end;
+    int step, use;
+  };
+  struct Queue {
+    std::vector<Busy> v;
+    std::size_t head = 0;
+  };
+  std::vector<double> start, finish;
+  std::vector<std::int8_t> bound;
+  std::vector<std::vector<part::Rec>> recs;
+
+  void run(const std::vector<const part::Cost*>& cost, std::vector<double> ready, std::vector<int> pending,
+           const std::vector<long long>& succ, int queues) {
+    const std::size_t m = cost.size();
+    std::vector<Queue> qs(static_cast<std::size_t>(queues));
+    start.assign(m, 0);
+    finish.assign(m, 0);
+    bound.assign(m, -1);
+    recs.assign(m, {});
+    std::vector<ready_queue::Item> heap;
+    for (std::size_t i = 0; i < m; ++i)
+      if (pending[i] == 0) ready_queue::push(heap, ready[i], static_cast<StepId>(i));
+    while (!heap.empty()) {
+      const auto [r, id] = ready_queue::pop(heap);
+      const std::size_t i = id;
+      const StepCost& c = cost[i]->c;
+      const double t0 = r + c.fixed_ns;
+      double end = t0, fed_end = t0;
+      int fed_by = -1;
+      recs[i].assign(c.uses.size(), part::Rec{});
+      for (std::size_t u = 0; u < c.uses.size(); ++u) {
+        const ResourceUse& us = c.uses[u];
+        part::Rec& rec = recs[i][u];
+        rec = part::Rec{t0, t0, -1, -1};
+        if (us.amount_bytes <= 0) continue;
+        const double d = us.amount_bytes / us.rate_GBps;
+        double st = t0;
+        int holder = -1, holder_use = -1;
+        if (us.fed_by_transfers && fed_end - d > st) {
+          st = fed_end - d;
+          holder = static_cast<int>(i);
+          holder_use = fed_by;
+        }
+        analytic::reserve(qs[static_cast<std::size_t>(cost[i]->q[u])], r, st, d, holder, holder_use, static_cast<int>(i),
+                          static_cast<int>(u));
+        rec = part::Rec{st, st + d, holder, holder_use};
+        if (!us.fed_by_transfers && rec.end > fed_end) fed_end = rec.end, fed_by = static_cast<int>(u);
+        if (rec.end > end) end = rec.end, bound[i] = static_cast<std::int8_t>(u);
+      }
+      start[i] = r;
+      finish[i] = end + cost[i]->l;
+      if (const long long j = succ[i]; j >= 0) {
+        const auto uj = static_cast<std::size_t>(j);
+        ready[uj] = std::max(ready[uj], finish[i]);
+        if (--pending[uj] == 0) ready_queue::push(heap, ready[uj], static_cast<StepId>(uj));
+      }
+    }
+  }
+};
+
+// A random part of `m` steps in `chains` chains (step i of chain i % chains,
+// or in runs), costs from a few kinds over `queues` queues. Times on a coarse
+// grid, so that ready times tie (the index decides), reservations touch
+// (blocks join) and gaps are filled.
+void expect_part_books_as_reference(std::mt19937_64& rng, std::size_t m, std::size_t chains, int queues, bool runs) {
+  std::uniform_int_distribution<int> small(0, 7);
+  std::vector<part::Cost> kinds(6);
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    StepCost c;
+    c.fixed_ns = small(rng) % 3 == 0 ? 0.0 : 0.5 * small(rng);
+    c.latency_ns[0] = small(rng) % 2 ? 0.0 : 0.25 * small(rng);
+    c.latency_ns[2] = 1.0 / 3.0 * (small(rng) % 3);
+    const int uses = 1 + small(rng) % 3;
+    for (int u = 0; u < uses; ++u) {
+      ResourceUse us;
+      us.amount_bytes = small(rng) == 0 ? 0.0 : 1.0 + small(rng);
+      us.rate_GBps = small(rng) % 2 ? 1.0 : 0.5 + 0.25 * small(rng);
+      us.fed_by_transfers = u > 0 && small(rng) % 2;
+      c.uses.push_back(us);
+    }
+    kinds[k].set(c);
+    for (int u = 0; u < uses; ++u) kinds[k].q[static_cast<std::size_t>(u)] = small(rng) % queues;
+  }
+  part::Part pt;
+  pt.resize(m);
+  std::vector<long long> succ(m, -1);
+  std::vector<std::size_t> last(chains, m);  // each chain's last step so far
+  const std::size_t run_len = (m + chains - 1) / chains;
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::size_t ch = runs ? i / run_len : i % chains;
+    pt.cost[i] = &kinds[static_cast<std::size_t>(small(rng)) % kinds.size()];
+    pt.ready[i] = 0.5 * small(rng) + (small(rng) % 4 == 0 ? 0.25 * static_cast<double>(i) : 0.0);
+    if (last[ch] < m) {
+      succ[last[ch]] = static_cast<long long>(i);
+      pt.pending[i] = 1;
+    }
+    last[ch] = i;
+  }
+  RefPart ref;
+  ref.run(pt.cost, pt.ready, pt.pending, succ, queues);
+  pt.run(queues, [&](std::size_t i) { return succ[i]; }, {});
+  for (std::size_t i = 0; i < m; ++i) {
+    SCOPED_TRACE(fmt::format("step {} of {}, {} chains", i, m, chains));
+    ASSERT_EQ(pt.start[i], ref.start[i]);
+    ASSERT_EQ(pt.finish[i], ref.finish[i]);
+    ASSERT_EQ(pt.bound[i], ref.bound[i]);
+    ASSERT_EQ(pt.cost[i]->n, ref.recs[i].size());
+    for (std::size_t u = 0; u < ref.recs[i].size(); ++u) {
+      const part::Rec& a = pt.recs[pt.first[i] + u];
+      const part::Rec& b = ref.recs[i][u];
+      ASSERT_EQ(a.start, b.start);
+      ASSERT_EQ(a.end, b.end);
+      ASSERT_EQ(a.holder, b.holder);
+      ASSERT_EQ(a.holder_use, b.holder_use);
+    }
+  }
+}
+
+}  // namespace
+
+// The slots (a tournament over the chains' heads) and the back-first search
+// book as the heap and analytic::reserve do, use for use, on random chains:
+// 1-70 chains (one slot, a power of two, one more, more than the steps),
+// 1-3 queues, parts of 1-3,000 steps; the same Part reused between runs.
+TEST(ScinAlike, PartBooksAsTheHeapAndReserve) {
+  std::mt19937_64 rng(14);
+  for (std::size_t chains : {1, 2, 3, 4, 5, 8, 16, 17, 33, 70})
+    for (int queues : {1, 2, 3})
+      for (std::size_t m : {1, 7, 64, 500, 3000})
+        for (bool runs : {false, true}) expect_part_books_as_reference(rng, m, chains, queues, runs);
+}
+
+// split_append is build::split moved into the outer span, piece for piece:
+// 1-4,096 parts, sizes from 0 up to 2^52 near multiples of the part count
+// and at random, aligns 1, 16 and 1000, and where P U would not fit in 64 bits.
+TEST(ScinAlike, SplitAppendIsSplit) {
+  std::mt19937_64 rng(7);
+  std::size_t checked = 0;
+  auto check = [&](std::uint64_t elems, int parts, std::uint64_t align) {
+    const build::Span outer{rng() % 1000, elems};
+    std::vector<build::Span> got = {{1, 2}};  // (appended after what is there)
+    scin_steps::split_append(outer, parts, align, got);
+    const std::vector<build::Span> want = build::split(elems, parts, align);
+    ASSERT_EQ(got.size(), want.size() + 1) << elems << " " << parts << " " << align;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got[i + 1].offset, outer.offset + want[i].offset) << elems << " " << parts << " " << align << " " << i;
+      ASSERT_EQ(got[i + 1].count, want[i].count) << elems << " " << parts << " " << align << " " << i;
+      ++checked;
+    }
+  };
+  for (std::uint64_t align : {1, 16, 1000})
+    for (int parts : {1, 2, 3, 7, 16, 64, 1000, 1024, 4095, 4096}) {
+      const auto p = static_cast<std::uint64_t>(parts);
+      for (std::uint64_t elems : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{5}, p - 1, p, p + 1, 3 * p * align - 1,
+                                  3 * p * align + 1, (std::uint64_t{1} << 26) + 6, (std::uint64_t{1} << 29) + 2,
+                                  (std::uint64_t{1} << 52) - 1, rng() % (std::uint64_t{1} << 40)})
+        check(elems, parts, align);
+    }
+  check(~std::uint64_t{0} / 3, 4096, 1);  // P U wraps: build::split itself
+  EXPECT_GT(checked, 100000u);
 }

@@ -11,12 +11,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "base/run_context.h"
-#include "engines/analytic/ready_queue.h"
-#include "engines/analytic/reserve.h"
 #include "model/cost_model.h"
+#include "schedule/schedule.h"
 
 namespace scin::part {
 
@@ -26,17 +26,43 @@ struct Rec {
   int holder = -1, holder_use = -1;
 };
 
-/// A step's cost, with each use's resource as a local queue.
+/// A step's cost, with each use's resource as a local queue. set() also keeps
+/// what the booking reads per use (its duration amount / rate, the same
+/// division book() makes), so the loop does not go through `c.uses`.
 struct Cost {
   StepCost c;
   std::array<int, 4> q{};  // queue of use k (at most 4 uses)
   double l = 0;            // c.latency_total_ns(), summed as book() sums it
+  std::array<double, 4> d{};            // use k's duration (active uses)
+  std::array<std::uint8_t, 4> held{};   // use k holds its queue (amount > 0, as book() skips amount <= 0)
+  std::array<std::uint8_t, 4> fed{};    // use k is fed by the step's transfers
+  std::uint8_t n = 0;                   // uses
+
+  void set(const StepCost& from) {
+    c = from;
+    l = c.latency_total_ns();
+    n = static_cast<std::uint8_t>(c.uses.size());
+    for (std::size_t k = 0; k < c.uses.size() && k < d.size(); ++k) {
+      const ResourceUse& u = c.uses[k];
+      held[k] = !(u.amount_bytes <= 0);
+      d[k] = held[k] ? u.amount_bytes / u.rate_GBps : 0.0;
+      fed[k] = u.fed_by_transfers;
+    }
+  }
 };
 
-/// Local steps 0..m-1 in the order of their schedule indices. `ready` starts
-/// at the latest finish of each step's deps outside the part; its deps inside
-/// are counted in `pending` and released by the caller's `next(i, finish)`
-/// through release().
+/// Local steps 0..m-1 in the order of their schedule indices, in chains: a
+/// step has at most one successor inside the part (`succ` of run()), which
+/// it releases when it finishes. `ready` starts at the latest finish of each
+/// step's deps outside the part; its deps inside are counted in `pending`
+/// (a step with none heads a chain).
+///
+/// The ready steps are taken in order of (ready time, index), as book()'s
+/// heap takes them. As a step releases at most one step, there are never more
+/// ready steps than chain heads: each head gets a slot, a taken step's slot
+/// passes to the step it releases (or empties), and the slots' first is kept
+/// by a tournament (loser) tree: log2(slots) comparisons per step instead of
+/// a pop and a push. Every key is distinct, so the order is the heap's.
 struct Part {
   std::vector<const Cost*> cost;
   std::vector<double> ready, start, finish;
@@ -44,19 +70,19 @@ struct Part {
   std::vector<std::uint32_t> first;  // step i's records from first[i]
   std::vector<std::int8_t> bound;    // the use that ended last (-1: none)
   std::vector<Rec> recs;
+  // After run(): the latest finish and the first step with it (-1: none), the latest record's end.
+  double latest = -1, latest_rec_end = 0;
+  long long latest_at = -1;
 
   void resize(std::size_t m) {
     cost.assign(m, nullptr);
     ready.assign(m, 0.0);
     pending.assign(m, 0);
   }
-  void release(std::size_t j, double f) {
-    ready[j] = std::max(ready[j], f);
-    if (--pending[j] == 0) ready_queue::push(heap_, ready[j], static_cast<StepId>(j));
-  }
 
-  template <class Next>
-  void run(int queues, Next next, const RunContext& ctx) {
+  /// Books the part; `succ(i)`: the step i releases (< 0: none).
+  template <class Succ>
+  void run(int queues, Succ succ, const RunContext& ctx) {
     auto& qs = qs_;
     qs.resize(static_cast<std::size_t>(queues));
     for (Queue& qu : qs) {
@@ -73,54 +99,115 @@ struct Part {
     std::size_t all = 0;
     for (std::size_t i = 0; i < m; ++i) {
       first[i] = static_cast<std::uint32_t>(all);
-      all += cost[i]->c.uses.size();
+      all += cost[i]->n;
     }
     recs.resize(all);
-    heap_.clear();
+    // One slot per chain head.
+    key_.clear();
     for (std::size_t i = 0; i < m; ++i)
-      if (pending[i] == 0) ready_queue::push(heap_, ready[i], static_cast<StepId>(i));
+      if (pending[i] == 0) key_.push_back({ready[i], static_cast<StepId>(i)});
+    std::size_t leaves = 1;
+    while (leaves < key_.size()) leaves *= 2;
+    key_.resize(leaves, {kNever, kNoStep});
+    std::size_t win = build_tree(leaves);
     std::size_t taken = 0;
-    while (!heap_.empty()) {
-      const auto [r, id] = ready_queue::pop(heap_);
-      const auto i = static_cast<std::size_t>(id);
+    double late = -1, rec_end = 0;
+    long long late_at = -1;
+    for (;;) {
+      const Key top = key_[win];
+      if (top.id == kNoStep) break;
+      const double r = top.t;
+      const auto i = static_cast<std::size_t>(top.id);
       if ((++taken & 0x3ff) == 0) ctx.check();
       const Cost& k = *cost[i];
-      const StepCost& c = k.c;
-      const double t0 = r + c.fixed_ns;
+      const double t0 = r + k.c.fixed_ns;
       double end = t0, fed_end = t0;
       int fed_by = -1;
-      for (std::size_t u = 0; u < c.uses.size(); ++u) {
-        const ResourceUse& us = c.uses[u];
-        Rec& rec = recs[first[i] + u];
-        rec = Rec{t0, t0, -1, -1};
-        if (us.amount_bytes <= 0) continue;
-        Queue& qu = qs[static_cast<std::size_t>(k.q[u])];
-        const double d = us.amount_bytes / us.rate_GBps;
+      int last_use = -1;
+      Rec* const rec = recs.data() + first[i];
+      for (std::size_t u = 0; u < k.n; ++u) {
+        if (!k.held[u]) {
+          rec[u] = Rec{t0, t0, -1, -1};
+          rec_end = std::max(rec_end, t0);
+          continue;
+        }
+        const double d = k.d[u];
         double st = t0;
         int holder = -1, holder_use = -1;
-        if (us.fed_by_transfers && fed_end - d > st) {
+        if (k.fed[u] && fed_end - d > st) {
           st = fed_end - d;
           holder = static_cast<int>(i);
           holder_use = fed_by;
         }
-        analytic::reserve(qu, r, st, d, holder, holder_use, static_cast<int>(i), static_cast<int>(u));
-        rec = Rec{st, st + d, holder, holder_use};
-        if (!us.fed_by_transfers && rec.end > fed_end) {
-          fed_end = rec.end;
+        reserve(qs[static_cast<std::size_t>(k.q[u])], r, st, d, holder, holder_use, static_cast<int>(i),
+                static_cast<int>(u));
+        const double e = st + d;
+        rec[u] = Rec{st, e, holder, holder_use};
+        rec_end = std::max(rec_end, e);
+        if (!k.fed[u] && e > fed_end) {
+          fed_end = e;
           fed_by = static_cast<int>(u);
         }
-        if (rec.end > end) {
-          end = rec.end;
-          bound[i] = static_cast<std::int8_t>(u);
+        if (e > end) {
+          end = e;
+          last_use = static_cast<int>(u);
         }
       }
+      bound[i] = static_cast<std::int8_t>(last_use);
       start[i] = r;
-      finish[i] = end + k.l;
-      next(i, finish[i]);
+      const double f = finish[i] = end + k.l;
+      if (f > late || (f == late && static_cast<long long>(i) < late_at)) late = f, late_at = static_cast<long long>(i);
+      // The slot passes to the step this one releases, or empties.
+      Key next{kNever, kNoStep};
+      if (const auto j = static_cast<long long>(succ(i)); j >= 0) {
+        const auto uj = static_cast<std::size_t>(j);
+        ready[uj] = std::max(ready[uj], f);
+        if (--pending[uj] == 0) next = {ready[uj], static_cast<StepId>(uj)};
+      }
+      key_[win] = next;
+      win = replay(win, leaves);
     }
+    latest = late;
+    latest_at = late_at;
+    latest_rec_end = rec_end;
   }
 
  private:
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+  struct Key {
+    double t;
+    StepId id;  // kNoStep: an empty slot (after every step, whatever its time)
+  };
+  // (a.t, a.id) < (b.t, b.id), without branches (ready_queue::before).
+  static bool before(const Key& a, const Key& b) {
+    return static_cast<bool>(static_cast<int>(a.t < b.t) | (static_cast<int>(a.t == b.t) & static_cast<int>(a.id < b.id)));
+  }
+  // The tree's inner nodes 1..leaves-1 hold the losers of their matches;
+  // returns the winner (the first key).
+  std::size_t build_tree(std::size_t leaves) {
+    loser_.assign(leaves, 0);
+    wins_.assign(2 * leaves, 0);
+    for (std::size_t s = 0; s < leaves; ++s) wins_[leaves + s] = static_cast<std::uint32_t>(s);
+    for (std::size_t v = leaves; v-- > 1;) {
+      const std::uint32_t a = wins_[2 * v], b = wins_[2 * v + 1];
+      const bool b_first = before(key_[b], key_[a]);
+      wins_[v] = b_first ? b : a;
+      loser_[v] = b_first ? a : b;
+    }
+    return leaves == 1 ? 0 : wins_[1];
+  }
+  // After the winner's key changed: its matches on the way to the root again.
+  std::size_t replay(std::size_t w, std::size_t leaves) {
+    auto cur = static_cast<std::uint32_t>(w);
+    for (std::size_t v = (w + leaves) / 2; v >= 1; v /= 2) {
+      const std::uint32_t other = loser_[v];
+      const bool swap = before(key_[other], key_[cur]);
+      loser_[v] = swap ? cur : other;
+      cur = swap ? other : cur;
+    }
+    return cur;
+  }
+
   struct Busy {
     double start, end;
     int step, use;
@@ -129,8 +216,61 @@ struct Part {
     std::vector<Busy> v;
     std::size_t head = 0;
   };
-  std::vector<Queue> qs_;  // (kept with the heap for the next run)
-  std::vector<ready_queue::Item> heap_;
+  // analytic::reserve() (reserve.h), the same reservations: the first
+  // reservation from the head on that ends after `start` is looked for from
+  // the back first (ends grow along the queue; most uses land at its end or
+  // next to it), by binary search beyond a few steps.
+  [[gnu::always_inline]] static void reserve(Queue& qu, double ready, double& start, double d, int& holder, int& holder_use, int step,
+                      int use) {
+    auto& busy = qu.v;
+    std::size_t h = qu.head;
+    if (h < busy.size() && busy.back().end <= ready) h = busy.size();  // (ends grow: all ended)
+    while (h < busy.size() && busy[h].end <= ready) ++h;
+    if (h >= 64 && 2 * h >= busy.size()) {
+      busy.erase(busy.begin(), busy.begin() + static_cast<std::ptrdiff_t>(h));
+      h = 0;
+    }
+    qu.head = h;
+    const std::size_t n = busy.size();
+    const double from = start;
+    std::size_t k = n;
+    for (int tries = 0; k > h && busy[k - 1].end > from; --k)
+      if (++tries == 4) {
+        k = static_cast<std::size_t>(std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(h),
+                                                          busy.begin() + static_cast<std::ptrdiff_t>(k),
+                                                          [from](const Busy& b) { return b.end <= from; }) -
+                                     busy.begin());
+        break;
+      }
+    for (; k < n && busy[k].start < start + d; ++k) {
+      start = std::max(start, busy[k].end);
+      holder = busy[k].step;  // this use waits until that reservation ends
+      holder_use = busy[k].use;
+    }
+    const double end = start + d;
+    const bool join_prev = k != h && busy[k - 1].end == start;
+    const bool join_next = k != n && busy[k].start == end;
+    if (join_prev && join_next) {
+      busy[k - 1].end = busy[k].end;
+      busy[k - 1].step = busy[k].step;
+      busy[k - 1].use = busy[k].use;
+      busy.erase(busy.begin() + static_cast<std::ptrdiff_t>(k));
+    } else if (join_prev) {
+      busy[k - 1].end = end;
+      busy[k - 1].step = step;
+      busy[k - 1].use = use;
+    } else if (join_next) {
+      busy[k].start = start;
+    } else if (k == n) {
+      busy.push_back({start, end, step, use});
+    } else {
+      busy.insert(busy.begin() + static_cast<std::ptrdiff_t>(k), {start, end, step, use});
+    }
+  }
+
+  std::vector<Queue> qs_;  // (kept with the slots for the next run)
+  std::vector<Key> key_;
+  std::vector<std::uint32_t> loser_, wins_;
 };
 
 }  // namespace scin::part

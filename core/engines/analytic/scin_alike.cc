@@ -31,15 +31,26 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   const Format q = codec_format(cfg.quant.codec);
   const std::uint64_t align = inq ? x.b.align() : 1;
   x.stripes = build::split(s.elems, planes, align);
+  std::size_t wtot = 0;
   for (int p = 0; p < planes; ++p) {
-    const build::Span stripe = x.stripes[static_cast<std::size_t>(p)];
-    x.plane_start.push_back(x.waves.size());
-    for (const build::Span& w : build::split(stripe.count, build::scin_chunks(cfg, stripe.count), align))
-      x.waves.push_back(build::sub(stripe, w));
-    x.W.push_back(static_cast<int>(x.waves.size() - x.plane_start.back()));
+    const std::uint64_t count = x.stripes[static_cast<std::size_t>(p)].count;
+    int L = -1;
+    for (int o = 0; o < p && L < 0; ++o)
+      if (x.stripes[static_cast<std::size_t>(o)].count == count) L = x.layout[static_cast<std::size_t>(o)];
+    if (L < 0) {
+      L = static_cast<int>(x.lstart.size());
+      x.lstart.push_back(x.lwaves.size());
+      split_append({0, count}, build::scin_chunks(cfg, count), align, x.lwaves);
+    }
+    x.layout.push_back(L);
+    const std::size_t Wp = (static_cast<std::size_t>(L) + 1 < x.lstart.size() ? x.lstart[static_cast<std::size_t>(L) + 1] : x.lwaves.size()) -
+                           x.lstart[static_cast<std::size_t>(L)];
+    x.plane_start.push_back(wtot);
+    x.W.push_back(static_cast<int>(Wp));
+    wtot += Wp;
   }
-  x.plane_start.push_back(x.waves.size());
-  x.wtot = x.waves.size();
+  x.plane_start.push_back(wtot);
+  x.wtot = wtot;
   // Buffers in build_scin's order (quantise_inputs, then each plane's ISA buffers).
   if (inq)
     for (int r = 0; r < n; ++r) {
@@ -61,24 +72,49 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   x.total = x.base.back() + un * (inq ? 2 : 1);
   if (x.total >= static_cast<std::size_t>(kNoStep)) return std::nullopt;
 
-  // The waves' sizes; each plane's read, requantise and multicast costed once per size.
-  for (const build::Span& w : x.waves) x.sizes.push_back(w.count);
-  std::sort(x.sizes.begin(), x.sizes.end());
-  x.sizes.erase(std::unique(x.sizes.begin(), x.sizes.end()), x.sizes.end());
-  if (x.sizes.size() > 255) return std::nullopt;
-  x.size_of.resize(x.wtot);
-  for (std::size_t k = 0; k < x.wtot; ++k)
-    x.size_of[k] = static_cast<std::uint8_t>(std::lower_bound(x.sizes.begin(), x.sizes.end(), x.waves[k].count) - x.sizes.begin());
-  const std::size_t ns = x.sizes.size();
+  // The waves' distinct sizes (sorted), each wave's among them, and per plane
+  // and size its first wave and how many; each plane's read, requantise and
+  // multicast costed once per size.
+  {
+    std::uint64_t last = 0;
+    for (std::size_t k = 0; k < x.lwaves.size(); ++k) {
+      const std::uint64_t z = x.lwaves[k].count;
+      if ((k > 0 && z == last) || std::find(x.sizes.begin(), x.sizes.end(), z) != x.sizes.end()) {
+        last = z;
+        continue;
+      }
+      last = z;
+      x.sizes.push_back(z);
+      if (x.sizes.size() > 255) return std::nullopt;
+    }
+    std::sort(x.sizes.begin(), x.sizes.end());
+  }
+  const std::size_t ns = x.sizes.size(), nl = x.lstart.size();
+  x.lsize.resize(x.lwaves.size());
+  std::vector<std::size_t> lfirst(nl * ns, 0), lwaves_of(nl * ns, 0);  // [layout][size]
+  for (std::size_t L = 0; L < nl; ++L) {
+    std::uint8_t z = 0;
+    for (std::size_t k = x.lstart[L]; k < (L + 1 < nl ? x.lstart[L + 1] : x.lwaves.size()); ++k) {
+      if (x.sizes[z] != x.lwaves[k].count)
+        z = static_cast<std::uint8_t>(std::lower_bound(x.sizes.begin(), x.sizes.end(), x.lwaves[k].count) - x.sizes.begin());
+      x.lsize[k] = z;
+      if (lwaves_of[L * ns + z]++ == 0) lfirst[L * ns + z] = k - x.lstart[L];
+    }
+  }
+  std::vector<std::size_t> first_wave(up * ns, 0), waves_of(up * ns, 0);  // [plane][size]
+  for (std::size_t pp = 0; pp < up; ++pp)
+    for (std::size_t z = 0; z < ns; ++z) {
+      const auto L = static_cast<std::size_t>(x.layout[pp]);
+      waves_of[pp * ns + z] = lwaves_of[L * ns + z];
+      first_wave[pp * ns + z] = x.plane_start[pp] + lfirst[L * ns + z];
+    }
   std::vector<Cost> wave_cost(up * ns * static_cast<std::size_t>(x.per_wave));  // [plane][size][sub]
-  std::vector<std::uint8_t> costed(up * ns, 0);
   StepCost c;
   for (int p = 0; p < planes; ++p)
-    for (int w = 0; w < x.W[static_cast<std::size_t>(p)]; ++w) {
-      const std::size_t k = x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w);
-      const std::size_t ps = static_cast<std::size_t>(p) * ns + x.size_of[k];
-      if (costed[ps]) continue;
-      costed[ps] = 1;
+    for (std::size_t z = 0; z < ns; ++z) {
+      const std::size_t ps = static_cast<std::size_t>(p) * ns + z;
+      if (waves_of[ps] == 0) continue;
+      const std::size_t k = first_wave[ps];
       Cost* wc = &wave_cost[ps * static_cast<std::size_t>(x.per_wave)];
       const int E = rm.egress(0, p), I = rm.ingress(0, p), R = rm.isa_reduce(p), Q = rm.isa_inq(p);
       if (!x.cost(x.make_wave(p, k, 0), c)) return std::nullopt;
@@ -95,11 +131,6 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
         return std::nullopt;
       wr.q = {1, 0, 0, 0};
     }
-  auto wave_cost_of = [&](int p, int w, int sub) -> const Cost& {
-    const std::size_t k = x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w);
-    return wave_cost[((static_cast<std::size_t>(p) * ns + x.size_of[k]) * static_cast<std::size_t>(x.per_wave)) +
-                     static_cast<std::size_t>(sub)];
-  };
 
   // INQ: launches per rank; quantise steps costed per size (every rank's the
   // same but for its HBM); ranks whose launches end together form a class.
@@ -109,8 +140,9 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   if (inq) {
     launch_fin.resize(un);
     class_of.resize(un);
-    std::vector<std::size_t> wave_of_size(ns, 0);  // a wave of each size
-    for (std::size_t k = x.wtot; k-- > 0;) wave_of_size[x.size_of[k]] = k;
+    std::vector<std::size_t> wave_of_size(ns, 0);  // the first wave of each size
+    for (std::size_t ps = up * ns; ps-- > 0;)
+      if (waves_of[ps] > 0) wave_of_size[ps % ns] = first_wave[ps];
     for (int r = 0; r < n; ++r) {
       if (!x.cost(x.make({K::Launch, 0, r, 0}), c) || !c.uses.empty()) return std::nullopt;
       const double f = (0.0 + c.fixed_ns) + c.latency_total_ns();
@@ -162,12 +194,16 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     Part& pt = chains[cl];
     pt.resize(uw);
     const double l = launch_fin[static_cast<std::size_t>(class_first[cl])];
+    for (int p = 0; p < planes; ++p) {
+      const std::size_t k0 = x.plane_start[static_cast<std::size_t>(p)];
+      const std::uint8_t* const zs = &x.lsize[x.lwave(p, 0)];
+      for (std::size_t w = 0; w < static_cast<std::size_t>(x.W[static_cast<std::size_t>(p)]); ++w) pt.cost[k0 + w] = &quant_cost[zs[w]];
+    }
     for (std::size_t k = 0; k < uw; ++k) {
-      pt.cost[k] = &quant_cost[x.size_of[k]];
       if (chain_start[k]) pt.ready[k] = std::max(0.0, l);
       else pt.pending[k] = 1;
     }
-    pt.run(1, [&](std::size_t k, double f) { if (k + 1 < uw && !chain_start[k + 1]) pt.release(k + 1, f); }, ctx);
+    pt.run(1, [&](std::size_t k) { return k + 1 < uw && !chain_start[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, ctx);
   }
   auto quant_fin = [&](int r, std::size_t k) { return chains[static_cast<std::size_t>(class_of[static_cast<std::size_t>(r)])].finish[k]; };
 
@@ -202,9 +238,12 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       for (int o = 0; o < p && sim_of[pp] < 0; ++o) {
         const auto po = static_cast<std::size_t>(o);
         if (x.stripes[po].count != x.stripes[pp].count || go_fin[po] != go_fin[pp]) continue;
+        // (the same stripe: the same waves, so the same sizes in the same order)
         bool same = true;
-        for (int w = 0; w < Wp && same; ++w)
-          for (int sub = 0; sub < pw; ++sub) same = same && same_cost(wave_cost_of(o, w, sub).c, wave_cost_of(p, w, sub).c);
+        for (std::size_t z = 0; z < ns && same; ++z)
+          for (int sub = 0; sub < pw && waves_of[pp * ns + z] > 0; ++sub)
+            same = same && same_cost(wave_cost[(po * ns + z) * static_cast<std::size_t>(pw) + static_cast<std::size_t>(sub)].c,
+                                     wave_cost[(pp * ns + z) * static_cast<std::size_t>(pw) + static_cast<std::size_t>(sub)].c);
         if (same) sim_of[pp] = sim_of[po];
       }
     if (sim_of[pp] < 0) {
@@ -214,8 +253,9 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       pt.resize(m);
       for (int w = 0; w < Wp; ++w) {
         const std::size_t i = static_cast<std::size_t>(pw * w);
+        const Cost* wc = &wave_cost[(pp * ns + x.size_of(p, static_cast<std::size_t>(w))) * static_cast<std::size_t>(pw)];
         for (int sub = 0; sub < pw; ++sub) {
-          pt.cost[i + static_cast<std::size_t>(sub)] = &wave_cost_of(p, w, sub);
+          pt.cost[i + static_cast<std::size_t>(sub)] = wc + sub;
           pt.pending[i + static_cast<std::size_t>(sub)] = sub > 0 || w >= x.F ? 1 : 0;
         }
         double ready = std::max(0.0, go_fin[pp]);
@@ -232,9 +272,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
         for (int sub = 0; sub + 1 < pw; ++sub) next[i + static_cast<std::size_t>(sub)] = static_cast<int>(i) + sub + 1;
         next[i + static_cast<std::size_t>(pw - 1)] = w + x.F < Wp ? pw * (w + x.F) : -1;
       }
-      pt.run(4, [&](std::size_t i, double f) {
-        if (next[i] >= 0) pt.release(static_cast<std::size_t>(next[i]), f);
-      }, ctx);
+      pt.run(4, [&](std::size_t i) { return next[i]; }, ctx);
     }
     const Part& pt = sims[static_cast<std::size_t>(sim_of[pp])];
     double best = -1;
@@ -266,7 +304,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   std::vector<std::int8_t> deq_bound(un, -1);
   double hbm_free = 0;
   for (std::size_t cl = 0; cl < class_first.size(); ++cl)
-    for (const Rec& rc : chains[cl].recs) hbm_free = std::max(hbm_free, rc.end);
+    hbm_free = std::max(hbm_free, chains[cl].latest_rec_end);  // (every record's end, max'ed as it was booked)
   for (int r = 0; r < n; ++r) {
     const auto ur = static_cast<std::size_t>(r);
     double ready = 0;
@@ -335,11 +373,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     for (int r = 0; r < n; ++r) consider(x.base[pp] + static_cast<StepId>(r), arr_fin[pp * un + static_cast<std::size_t>(r)]);
     consider(x.base[pp] + static_cast<StepId>(n), go_fin[pp]);
     const Part& pt = sims[static_cast<std::size_t>(sim_of[pp])];  // its latest finish, the first one
-    double top = -1;
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < pt.finish.size(); ++i)
-      if (pt.finish[i] > top) top = pt.finish[i], at = i;
-    if (!pt.finish.empty()) consider(x.wave_id(p, 0, 0) + static_cast<StepId>(at), top);
+    if (!pt.finish.empty()) consider(x.wave_id(p, 0, 0) + static_cast<StepId>(pt.latest_at), pt.latest);
     const StepId a0 = x.after_waves(p);
     for (int r = 0; r < n; ++r) consider(a0 + static_cast<StepId>(r), ack_fin[pp * un + static_cast<std::size_t>(r)]);
     consider(a0 + static_cast<StepId>(n), acked_fin[pp]);
@@ -362,15 +396,12 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   // whole byte counts below 2^53 are exact in any order: counted per size.
   {
     std::uint64_t egress = 0, ingress = 0;
-    std::vector<std::uint64_t> per_size(ns);
     for (int p = 0; p < planes; ++p) {
-      std::fill(per_size.begin(), per_size.end(), 0);
-      for (int w = 0; w < x.W[static_cast<std::size_t>(p)]; ++w) ++per_size[x.size_of[x.plane_start[static_cast<std::size_t>(p)] + static_cast<std::size_t>(w)]];
       const BufferDecl& src = s.buffers[inq ? x.qin[0] : s.input[0]];
       const BufferDecl& out = s.buffers[inq ? x.qacc[static_cast<std::size_t>(p)] : x.acc[static_cast<std::size_t>(p)]];
       for (std::size_t z = 0; z < ns; ++z) {
-        egress += per_size[z] * region_bytes(src, x.sizes[z]);
-        ingress += per_size[z] * region_bytes(out, x.sizes[z]);
+        egress += waves_of[static_cast<std::size_t>(p) * ns + z] * region_bytes(src, x.sizes[z]);
+        ingress += waves_of[static_cast<std::size_t>(p) * ns + z] * region_bytes(out, x.sizes[z]);
       }
     }
     if (!(std::max(egress, ingress) < (std::uint64_t{1} << 53))) return std::nullopt;

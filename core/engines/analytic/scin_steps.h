@@ -56,9 +56,13 @@ struct Scin {
   std::vector<build::Span> stripes;
   std::vector<int> W;                     // waves per plane
   std::vector<std::size_t> plane_start;   // per plane, its wave 0 among all planes' waves
-  std::vector<build::Span> waves;         // every plane's waves, in the message
-  std::vector<std::uint64_t> sizes;       // the waves' distinct sizes
-  std::vector<std::uint8_t> size_of;      // per wave: its index in `sizes`
+  // A plane's waves are build::split of its stripe's count (a function of the
+  // count alone): kept once per distinct stripe count (a layout), within the stripe.
+  std::vector<int> layout;                // per plane, its layout
+  std::vector<std::size_t> lstart;        // per layout, its first wave in lwaves
+  std::vector<build::Span> lwaves;        // every layout's waves, offsets within the stripe
+  std::vector<std::uint8_t> lsize;        // per wave of lwaves: its index in `sizes`
+  std::vector<std::uint64_t> sizes;       // the waves' distinct sizes (sorted)
   std::vector<BufferId> qin, qout, acc, qacc;
   std::vector<StepId> base;               // per plane: its first step; then the final waits
   std::size_t wtot = 0, total = 0;
@@ -103,6 +107,13 @@ struct Scin {
       case K::Wait: wait(d.r, inq ? Unit::AccelSm : Unit::IsaReduce); break;
       default: wait(sw, Unit::IsaReduce); break;  // Go, Acked
     }
+  }
+  std::size_t lwave(int p, std::size_t w) const { return lstart[static_cast<std::size_t>(layout[static_cast<std::size_t>(p)])] + w; }
+  std::uint8_t size_of(int p, std::size_t w) const { return lsize[lwave(p, w)]; }
+  // Wave k of all planes' waves (in plane order), in the message.
+  build::Span wave(std::size_t k) const {
+    const int p = static_cast<int>(std::upper_bound(plane_start.begin(), plane_start.end(), k) - plane_start.begin()) - 1;
+    return build::sub(stripes[static_cast<std::size_t>(p)], lwaves[lwave(p, k - plane_start[static_cast<std::size_t>(p)])]);
   }
   StepId run_of(int r) const { return static_cast<StepId>(static_cast<std::size_t>(r) * (1 + wtot)); }
   StepId quant_id(int r, int p, int w) const {
@@ -149,7 +160,7 @@ struct Scin {
     switch (d.k) {
       case K::Launch: return build::launch_step(d.r, false, RingProtocol::Simple, false);
       case K::Quant: {
-        const build::Span g = waves[static_cast<std::size_t>(d.w)];
+        const build::Span g = wave(static_cast<std::size_t>(d.w));
         st.kind = StepKind::Compute;
         st.initiator = d.r;
         st.op = DataOp::Copy;
@@ -181,7 +192,7 @@ struct Scin {
   // A wave's read (sub 0), requantise (INQ) or multicast of plane p.
   Step make_wave(int p, std::size_t k, int sub) const {
     const NodeId sw = s.switch_node(p);
-    const build::Span global = waves[k];
+    const build::Span global = wave(k);
     const build::Span local{global.offset - stripes[static_cast<std::size_t>(p)].offset, global.count};
     Step st;
     st.initiator = sw;
@@ -215,6 +226,32 @@ struct Scin {
   bool cost(const Step& st, StepCost& c) const { return step_cost(cfg, s, rm, st, c, false, true) && nonnegative(c); }
 };
 
+// build::split(outer.count, parts, align), each span moved into `outer`
+// (build::sub), appended to `out`: the same spans without two 64-bit
+// divisions per span. Piece i starts at floor(i U / P) units (U units of
+// `align` elements, P parts), kept as a quotient and a remainder that grow by
+// U = aP + c per piece. Where P U does not fit in 64 bits (build::split's
+// products would wrap), build::split itself.
+inline void split_append(const build::Span& outer, int parts, std::uint64_t align, std::vector<build::Span>& out) {
+  const std::uint64_t elems = outer.count;
+  const std::uint64_t units = (elems + align - 1) / align;
+  const auto p = static_cast<std::uint64_t>(parts);
+  if (parts <= 0 || (units != 0 && p > UINT64_MAX / units)) {
+    for (const build::Span& w : build::split(elems, parts, align)) out.push_back(build::sub(outer, w));
+    return;
+  }
+  const std::uint64_t a = units / p, c = units % p;
+  std::uint64_t q = 0, rem = 0, b = 0;  // q = floor(i U / P), rem = i U mod P, b = min(elems, q align)
+  for (std::uint64_t i = 0; i < p; ++i) {
+    q += a;
+    rem += c;
+    if (rem >= p) rem -= p, ++q;
+    const std::uint64_t e = std::min(elems, q * align);
+    out.push_back({outer.offset + b, e - b});
+    b = e;
+  }
+}
+
 // A part's cost with its uses mapped to local queues: `expect` lists the
 // resource each use must be on, in order; false if the uses differ.
 inline bool local_cost(const StepCost& c, std::initializer_list<int> expect, Cost& out) {
@@ -226,8 +263,7 @@ inline bool local_cost(const StepCost& c, std::initializer_list<int> expect, Cos
     if (u.amount_bytes > 0 && !(u.amount_bytes / u.rate_GBps > 0 && u.amount_bytes / u.rate_GBps < 1e300)) return false;
     ++k;
   }
-  out.c = c;
-  out.l = c.latency_total_ns();
+  out.set(c);
   return true;
 }
 

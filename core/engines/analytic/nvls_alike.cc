@@ -7,6 +7,7 @@
 
 #include "engines/analytic/nvls_groups.h"
 #include "engines/analytic/nvls_work.h"
+#include "engines/analytic/ready_queue.h"
 #include "schedule/builder.h"
 
 namespace scin {
@@ -286,10 +287,11 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<std::uint32_t>& taken_at = work.taken_at;
   taken_at.resize(2 * pairs);
 
-  using Item = std::pair<double, StepId>;
+  // The ready steps by (ready time, id), the engine's order (ready_queue.h:
+  // the same pops as std::pop_heap, without its branches on the comparison).
+  using Item = ready_queue::Item;
   std::vector<Item>& heap = work.heap;
   heap.clear();
-  const auto later = std::greater<Item>{};
   // The step pushed last waits outside the heap (`held`) until another push or
   // the next pop: popped at once if it is before the heap's first (the order
   // is (ready time, id), ids distinct: the least of heap and held is the
@@ -298,10 +300,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   Item held{};
   bool holding = false;
   auto push = [&](double t, StepId i) {
-    if (holding) {
-      heap.push_back(held);
-      std::push_heap(heap.begin(), heap.end(), later);
-    }
+    if (holding) ready_queue::push(heap, held.first, held.second);
     held = Item{t, i};
     holding = true;
   };
@@ -325,16 +324,11 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::size_t done = 0;
   while (holding || !heap.empty()) {
     Item top;
-    if (holding && (heap.empty() || later(heap.front(), held))) {
+    if (holding && (heap.empty() || ready_queue::before(held, heap.front()))) {
       top = held;
     } else {
-      if (holding) {
-        heap.push_back(held);
-        std::push_heap(heap.begin(), heap.end(), later);
-      }
-      std::pop_heap(heap.begin(), heap.end(), later);
-      top = heap.back();
-      heap.pop_back();
+      if (holding) ready_queue::push(heap, held.first, held.second);
+      top = ready_queue::pop(heap);
     }
     holding = false;
     const auto [r, id] = top;

@@ -14,6 +14,7 @@
 #include "base/cancel.h"
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/nvls_groups.h"
+#include "engines/analytic/nvls_work.h"
 #include "engines/analytic/ring_alike.h"
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
@@ -1047,6 +1048,52 @@ TEST(NvlsAlike, BookIsSearchThenInsert) {
     
     EXPECT_GT(most, 8u);      // and uses queued in gaps between several blocks
   }
+}
+
+// nvls::Ready as a sorted array against it as ready_queue.h's heap: the same
+// pops, over random pushes (times on a coarse grid: ties broken by the id;
+// never before the last pop, as the engine's, or anywhere now and then) and
+// pops, the queue growing past 64 (its front compacted) and emptying.
+TEST(NvlsAlike, ReadySortedArrayPopsAsTheHeap) {
+  nvls::Ready sorted, heap;
+  sorted.reset(true);
+  heap.reset(false);
+  std::uint64_t rng = 99;
+  auto next = [&rng](int k) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
+  };
+  StepId id = 0;
+  double now = 0;
+  std::size_t pops = 0, most = 0, emptied = 0, moved = 0;
+  for (int step = 0; step < 60000; ++step) {
+    const int phase = (step / 3000) % 3;  // growing, steady, draining
+    const bool push = sorted.empty() || next(6) < (phase == 0 ? 4 : phase == 1 ? 3 : 1);
+    if (push) {
+      // Ids not in time order (a step's id is its place in the schedule).
+      const StepId i = static_cast<StepId>(next(2) ? id : 1000000 - id);
+      ++id;
+      const double t = next(20) == 0 ? 0.25 * next(40) : now + 0.25 * next(12);
+      if (!sorted.empty() && ready_queue::before(nvls::Ready::Item{t, i}, sorted.v.back())) ++moved;
+      sorted.push({t, i});
+      heap.push({t, i});
+    } else {
+      ASSERT_FALSE(heap.empty());
+      ASSERT_EQ(sorted.front(), heap.front()) << step;
+      const auto a = sorted.pop(), b = heap.pop();
+      ASSERT_EQ(a, b) << step;
+      now = std::max(now, a.first);
+      ++pops;
+      if (sorted.empty()) ++emptied;
+    }
+    ASSERT_EQ(sorted.size(), heap.size()) << step;
+    ASSERT_EQ(sorted.empty(), heap.empty()) << step;
+    most = std::max(most, sorted.size());
+  }
+  EXPECT_GT(pops, 20000u);
+  EXPECT_GT(most, 200u);     // compacted along the way
+  EXPECT_GT(emptied, 5u);    // and emptied
+  EXPECT_GT(moved, 10000u);  // pushes moved down past later items
 }
 
 // nvls::DivBy (the fast path's rank from a chunk step's index) against the

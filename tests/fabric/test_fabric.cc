@@ -1052,48 +1052,61 @@ TEST(NvlsAlike, BookIsSearchThenInsert) {
 
 // nvls::Ready as a sorted array against it as ready_queue.h's heap: the same
 // pops, over random pushes (times on a coarse grid: ties broken by the id;
-// never before the last pop, as the engine's, or anywhere now and then) and
-// pops, the queue growing past 64 (its front compacted) and emptying.
+// mostly not before the last pop, as the engine's, and anywhere now and then)
+// and pops, the queue compacted and emptied. Up to 48 items queued the array
+// stays sorted; up to 400, a push moves more than kMoves items and the array
+// becomes a heap (and still pops the same).
 TEST(NvlsAlike, ReadySortedArrayPopsAsTheHeap) {
-  nvls::Ready sorted, heap;
-  sorted.reset(true);
-  heap.reset(false);
-  std::uint64_t rng = 99;
-  auto next = [&rng](int k) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
-  };
-  StepId id = 0;
-  double now = 0;
-  std::size_t pops = 0, most = 0, emptied = 0, moved = 0;
-  for (int step = 0; step < 60000; ++step) {
-    const int phase = (step / 3000) % 3;  // growing, steady, draining
-    const bool push = sorted.empty() || next(6) < (phase == 0 ? 4 : phase == 1 ? 3 : 1);
-    if (push) {
-      // Ids not in time order (a step's id is its place in the schedule).
-      const StepId i = static_cast<StepId>(next(2) ? id : 1000000 - id);
-      ++id;
-      const double t = next(20) == 0 ? 0.25 * next(40) : now + 0.25 * next(12);
-      if (!sorted.empty() && ready_queue::before(nvls::Ready::Item{t, i}, sorted.v.back())) ++moved;
-      sorted.push({t, i});
-      heap.push({t, i});
-    } else {
-      ASSERT_FALSE(heap.empty());
-      ASSERT_EQ(sorted.front(), heap.front()) << step;
-      const auto a = sorted.pop(), b = heap.pop();
-      ASSERT_EQ(a, b) << step;
-      now = std::max(now, a.first);
-      ++pops;
-      if (sorted.empty()) ++emptied;
+  for (const std::size_t cap : {std::size_t{48}, std::size_t{400}}) {
+    SCOPED_TRACE(fmt::format("up to {} queued", cap));
+    nvls::Ready sorted, heap;
+    sorted.reset(true);
+    heap.reset(false);
+    std::uint64_t rng = 99;
+    auto next = [&rng](int k) {
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
+    };
+    StepId id = 0;
+    double now = 0;
+    std::size_t pops = 0, most = 0, emptied = 0, moved = 0, pops_sorted = 0;
+    for (int step = 0; step < 60000; ++step) {
+      const bool drain = (step / 3000) % 3 == 2;
+      const bool push = sorted.empty() || (!drain && sorted.size() < cap && next(3) < 2) || (drain && next(6) == 0);
+      if (push) {
+        // Ids not in time order (a step's id is its place in the schedule).
+        const StepId i = static_cast<StepId>(next(2) ? id : 1000000 - id);
+        ++id;
+        const double t = next(20) == 0 ? 0.25 * next(40) : now + 0.25 * next(12);
+        if (!sorted.empty() && ready_queue::before(nvls::Ready::Item{t, i}, sorted.v.back())) ++moved;
+        sorted.push({t, i});
+        heap.push({t, i});
+      } else {
+        ASSERT_FALSE(heap.empty());
+        ASSERT_EQ(sorted.front(), heap.front()) << step;
+        pops_sorted += sorted.sorted ? 1 : 0;
+        const auto a = sorted.pop(), b = heap.pop();
+        ASSERT_EQ(a, b) << step;
+        now = std::max(now, a.first);
+        ++pops;
+        if (sorted.empty()) ++emptied;
+      }
+      ASSERT_EQ(sorted.size(), heap.size()) << step;
+      ASSERT_EQ(sorted.empty(), heap.empty()) << step;
+      most = std::max(most, sorted.size());
     }
-    ASSERT_EQ(sorted.size(), heap.size()) << step;
-    ASSERT_EQ(sorted.empty(), heap.empty()) << step;
-    most = std::max(most, sorted.size());
+    EXPECT_GT(pops, 20000u);
+    EXPECT_GT(emptied, 5u);    // emptied along the way
+    EXPECT_GT(moved, 10000u);  // pushes moved down past later items
+    if (cap < nvls::Ready::kMoves) {
+      EXPECT_TRUE(sorted.sorted);  // never more than kMoves moves
+      EXPECT_EQ(most, cap);
+    } else {
+      EXPECT_FALSE(sorted.sorted);  // became a heap
+      EXPECT_GT(pops_sorted, 0u);   // after popping as an array
+      EXPECT_GT(most, 300u);
+    }
   }
-  EXPECT_GT(pops, 20000u);
-  EXPECT_GT(most, 200u);     // compacted along the way
-  EXPECT_GT(emptied, 5u);    // and emptied
-  EXPECT_GT(moved, 10000u);  // pushes moved down past later items
 }
 
 // nvls::DivBy (the fast path's rank from a chunk step's index) against the

@@ -296,12 +296,12 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<std::uint32_t>& taken_at = work.taken_at;
   taken_at.resize(2 * pairs);
 
-  // The ready steps by (ready time, id), the engine's order: up to 16 GPUs
-  // (a few ready steps per rank) a sorted array, else ready_queue.h's heap
-  // (nvls_work.h, Ready: the same pops).
+  // The ready steps by (ready time, id), the engine's order: a sorted array
+  // while pushes move few items, else ready_queue.h's heap (nvls_work.h,
+  // Ready: the same pops).
   using Item = ready_queue::Item;
   Ready& heap = work.heap;
-  heap.reset(n <= 16);
+  heap.reset();
   // The step pushed last waits outside the heap (`held`) until another push or
   // the next pop: popped at once if it is before the heap's first (the order
   // is (ready time, id), ids distinct: the least of heap and held is the

@@ -107,18 +107,20 @@ struct Replay {
 
 // The ready steps by (ready time, id), least first (the engine's order; ids
 // are distinct and no time is NaN, so any correct queue pops the same
-// sequence): ready_queue.h's binary heap, or with `sorted` an array kept
-// sorted from `head` on (pop: the item at head; push: moved down from the
-// end past the larger items). At few GPUs only a few steps are ready at once
-// (at 8 GPUs about two per rank) and a pushed step, ready at a finish time,
-// is mostly among the latest: fewer moves than the heap's levels, without
-// its sift-down. With many ready steps a push may move many: heap there.
+// sequence): an array kept sorted from `head` on (pop: the item at head;
+// push: moved down from the end past the larger items), or ready_queue.h's
+// binary heap. A pushed step, ready at a finish time, is mostly among the
+// latest ready: fewer moves than the heap's levels, without its sift-down
+// (NVLS: the 1 GiB point -13% at 8 GPUs, -15% at 1024). A push that moves
+// more than kMoves items turns the array into the heap (a sorted array is a
+// heap), which bounds a push's cost on any order of times.
 struct Ready {
   using Item = ready_queue::Item;
-  bool sorted = false;
+  static constexpr std::size_t kMoves = 64;
+  bool sorted = true;
   std::vector<Item> v;
   std::size_t head = 0;
-  void reset(bool sorted_array) {
+  void reset(bool sorted_array = true) {
     sorted = sorted_array;
     v.clear();
     head = 0;
@@ -131,14 +133,16 @@ struct Ready {
       ready_queue::push(v, x.first, x.second);
       return;
     }
-    if (head >= 64 && 2 * head >= v.size()) {
-      v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
-      head = 0;
-    }
-    std::size_t k = v.size();
+    if (head >= 64 && 2 * head >= v.size()) compact();
+    const std::size_t end = v.size();
+    std::size_t k = end;
     v.push_back(x);
     for (; k > head && ready_queue::before(x, v[k - 1]); --k) v[k] = v[k - 1];
     v[k] = x;
+    if (end - k > kMoves) {  // a heap from here on
+      compact();
+      sorted = false;
+    }
   }
   Item pop() {
     if (!sorted) return ready_queue::pop(v);
@@ -148,6 +152,12 @@ struct Ready {
       head = 0;
     }
     return x;
+  }
+
+ private:
+  void compact() {
+    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+    head = 0;
   }
 };
 

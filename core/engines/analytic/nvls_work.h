@@ -111,9 +111,10 @@ struct Replay {
 // push: moved down from the end past the larger items), or ready_queue.h's
 // binary heap. A pushed step, ready at a finish time, is mostly among the
 // latest ready: fewer moves than the heap's levels, without its sift-down
-// (NVLS: the 1 GiB point -13% at 8 GPUs, -15% at 1024). A push that moves
-// more than kMoves items turns the array into the heap (a sorted array is a
-// heap), which bounds a push's cost on any order of times.
+// (NVLS at 8 GPUs, 1 GiB: -17%, docs/performance.md section 45). A push that
+// moves more than kMoves items turns the array into the heap (a sorted array
+// is a heap) for the rest of the run, which bounds the pushes' cost on any
+// order of times.
 struct Ready {
   using Item = ready_queue::Item;
   static constexpr std::size_t kMoves = 64;

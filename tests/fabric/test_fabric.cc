@@ -14,6 +14,7 @@
 #include "base/cancel.h"
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/nvls_groups.h"
+#include "engines/analytic/nvls_work.h"
 #include "engines/analytic/ring_alike.h"
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
@@ -940,6 +941,61 @@ TEST(NvlsAlike, MemberGroupsEqualOneQueuePerMember) {
   }
 }
 
+// Members alone (nvls_groups.h) keep a member's queue of at most one block in
+// one array and move it into its Slots otherwise: against one Queue per
+// member (search then insert), every shared use's latest end and first member
+// with it and every own use's end, to the last bit, with the ready front
+// moving slowly (one long block per member: booked in place) and fast (gaps,
+// blocks ending by the front, queues of several blocks: in Slots and back),
+// uses of no length too.
+TEST(NvlsAlike, MembersAloneEqualOneQueuePerMember) {
+  for (const bool zero : {false, true})
+  for (int n : {1, 3, 8, 16}) {
+    SCOPED_TRACE(fmt::format("{} members{}", n, zero ? ", uses of no length too" : ""));
+    nvls::Members alone(n, false, true);
+    std::vector<nvls::Queue> per(static_cast<std::size_t>(n));
+    std::uint64_t rng = 4242 + static_cast<std::uint64_t>(n);
+    auto next = [&rng](int k) {
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
+    };
+    double r = 0;
+    std::size_t several = 0;
+    for (int step = 0; step < 30000; ++step) {
+      const int regime = (step / 1500) % 3;  // slow, fast, a jump of the front now and then
+      r += regime == 0 ? 0.25 * next(2) : regime == 1 ? 0.25 * next(16) : (next(50) == 0 ? 40.0 : 0.25 * next(4));
+      const double t = r + 0.5 * next(regime == 0 ? 4 : 64), d = 0.5 * (zero ? next(4) : 1 + next(3));
+      StepId h = kNoStep;
+      auto book_one = [&](int m) {
+        nvls::Queue& q = per[static_cast<std::size_t>(m)];
+        q.prune(r);
+        const double st = q.search(t, d, h);
+        q.insert(st, st + d, static_cast<StepId>(step));
+        several += q.v.size() - q.head > 2 ? 1 : 0;
+        return st + d;
+      };
+      if (next(2) == 0) {
+        double best = -1;
+        int who = -1;
+        for (int m = 0; m < n; ++m) {
+          const double e = book_one(m);
+          if (e > best) best = e, who = m;
+        }
+        const auto [e, m] = alone.shared(r, t, d);
+        ASSERT_EQ(e, best) << step;
+        ASSERT_EQ(m, who) << step;
+      } else {
+        const int m = next(n);
+        const double e = book_one(m);
+        ASSERT_EQ(alone.own(r, m, t, d), e) << step;
+      }
+    }
+    EXPECT_GT(alone.in_place(), 15000u);  // booked in the array (in place or an empty queue)
+    EXPECT_GT(alone.in_slots(), 2500u);   // and in Slots (the queue then gone back to the array)
+    EXPECT_GT(several, 2500u);            // with several blocks queued
+  }
+}
+
 // Queue::book and Slots::book (one pass) leave the queue as search() then
 // insert() leave it, with the same start and holder: uses on a time grid
 // (ties, touching and nested gaps), also of no length (where book() falls
@@ -991,6 +1047,65 @@ TEST(NvlsAlike, BookIsSearchThenInsert) {
     EXPECT_LT(one_block, 15000u);  // and often not
     
     EXPECT_GT(most, 8u);      // and uses queued in gaps between several blocks
+  }
+}
+
+// nvls::Ready as a sorted array against it as ready_queue.h's heap: the same
+// pops, over random pushes (times on a coarse grid: ties broken by the id;
+// mostly not before the last pop, as the engine's, and anywhere now and then)
+// and pops, the queue compacted and emptied. Up to 48 items queued the array
+// stays sorted; up to 400, a push moves more than kMoves items and the array
+// becomes a heap (and still pops the same).
+TEST(NvlsAlike, ReadySortedArrayPopsAsTheHeap) {
+  for (const std::size_t cap : {std::size_t{48}, std::size_t{400}}) {
+    SCOPED_TRACE(fmt::format("up to {} queued", cap));
+    nvls::Ready sorted, heap;
+    sorted.reset(true);
+    heap.reset(false);
+    std::uint64_t rng = 99;
+    auto next = [&rng](int k) {
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
+    };
+    StepId id = 0;
+    double now = 0;
+    std::size_t pops = 0, most = 0, emptied = 0, moved = 0, pops_sorted = 0;
+    for (int step = 0; step < 60000; ++step) {
+      const bool drain = (step / 3000) % 3 == 2;
+      const bool push = sorted.empty() || (!drain && sorted.size() < cap && next(3) < 2) || (drain && next(6) == 0);
+      if (push) {
+        // Ids not in time order (a step's id is its place in the schedule).
+        const StepId i = static_cast<StepId>(next(2) ? id : 1000000 - id);
+        ++id;
+        const double t = next(20) == 0 ? 0.25 * next(40) : now + 0.25 * next(12);
+        if (!sorted.empty() && ready_queue::before(nvls::Ready::Item{t, i}, sorted.v.back())) ++moved;
+        sorted.push({t, i});
+        heap.push({t, i});
+      } else {
+        ASSERT_FALSE(heap.empty());
+        ASSERT_EQ(sorted.front(), heap.front()) << step;
+        pops_sorted += sorted.sorted ? 1 : 0;
+        const auto a = sorted.pop(), b = heap.pop();
+        ASSERT_EQ(a, b) << step;
+        now = std::max(now, a.first);
+        ++pops;
+        if (sorted.empty()) ++emptied;
+      }
+      ASSERT_EQ(sorted.size(), heap.size()) << step;
+      ASSERT_EQ(sorted.empty(), heap.empty()) << step;
+      most = std::max(most, sorted.size());
+    }
+    EXPECT_GT(pops, 20000u);
+    EXPECT_GT(emptied, 5u);    // emptied along the way
+    EXPECT_GT(moved, 10000u);  // pushes moved down past later items
+    if (cap < nvls::Ready::kMoves) {
+      EXPECT_TRUE(sorted.sorted);  // never more than kMoves moves
+      EXPECT_EQ(most, cap);
+    } else {
+      EXPECT_FALSE(sorted.sorted);  // became a heap
+      EXPECT_GT(pops_sorted, 0u);   // after popping as an array
+      EXPECT_GT(most, 300u);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "engines/analytic/nvls_groups.h"
 #include "engines/analytic/nvls_work.h"
+#include "engines/analytic/ready_queue.h"
 #include "schedule/builder.h"
 
 namespace scin {
@@ -14,6 +15,15 @@ namespace scin {
 namespace {
 
 using namespace nvls;
+
+// The loop's small lambdas inlined: called out of line, decode() returned its
+// Id through the stack (a byte and two ints stored, read back as one word: a
+// store-forwarding stall per step, ~10% of the 1 GiB point at 8 GPUs).
+#if defined(__GNUC__)
+#define SCIN_NVLS_INLINE __attribute__((always_inline))
+#else
+#define SCIN_NVLS_INLINE
+#endif
 
 // run_analytic_nvls; with `steps_only`, its conditions alone (everything up
 // to booking: the steps' costs and their shape): *steps_only = the step count
@@ -187,7 +197,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     int c;  // chunk (loads and stores)
   };
   const nvls::DivBy over_c(C);
-  auto decode = [&](StepId id) -> Id {
+  auto decode = [&](StepId id) SCIN_NVLS_INLINE -> Id {
     if (id < arrive0) return {K::Launch, static_cast<int>(id), 0};
     if (id < wait0) return {K::Arrive0, static_cast<int>(id - arrive0), 0};
     if (id < first_chunk) return {K::Wait0, static_cast<int>(id - wait0), 0};
@@ -210,7 +220,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     load_l[q] = loads[q].c.latency_total_ns();
     store_l[q] = stores[q].c.latency_total_ns();
   }
-  auto latency_of = [&](const Id& d) -> double {
+  auto latency_of = [&](const Id& d) SCIN_NVLS_INLINE -> double {
     const auto ur = static_cast<std::size_t>(d.r);
     switch (d.k) {
       case K::Launch: return launch_l[ur];
@@ -222,7 +232,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       default: return store_l[size_of[ur * uc + static_cast<std::size_t>(d.c)]];
     }
   };
-  auto cost_of = [&](const Id& d) -> const StepCost& {
+  auto cost_of = [&](const Id& d) SCIN_NVLS_INLINE -> const StepCost& {
     const auto ur = static_cast<std::size_t>(d.r);
     switch (d.k) {
       case K::Launch: return launch_c[ur];
@@ -286,10 +296,12 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<std::uint32_t>& taken_at = work.taken_at;
   taken_at.resize(2 * pairs);
 
-  using Item = std::pair<double, StepId>;
-  std::vector<Item>& heap = work.heap;
-  heap.clear();
-  const auto later = std::greater<Item>{};
+  // The ready steps by (ready time, id), the engine's order: a sorted array
+  // while pushes move few items, else ready_queue.h's heap (nvls_work.h,
+  // Ready: the same pops).
+  using Item = ready_queue::Item;
+  Ready& heap = work.heap;
+  heap.reset();
   // The step pushed last waits outside the heap (`held`) until another push or
   // the next pop: popped at once if it is before the heap's first (the order
   // is (ready time, id), ids distinct: the least of heap and held is the
@@ -297,16 +309,13 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // load is booked, is often the next step taken.
   Item held{};
   bool holding = false;
-  auto push = [&](double t, StepId i) {
-    if (holding) {
-      heap.push_back(held);
-      std::push_heap(heap.begin(), heap.end(), later);
-    }
+  auto push = [&](double t, StepId i) SCIN_NVLS_INLINE {
+    if (holding) heap.push(held);
     held = Item{t, i};
     holding = true;
   };
   for (int r = 0; r < n; ++r) push(0.0, static_cast<StepId>(r));
-  auto release = [&](StepId nx, double f) {
+  auto release = [&](StepId nx, double f) SCIN_NVLS_INLINE {
     ready[nx] = std::max(ready[nx], f);
     if (--pending[nx] == 0) push(ready[nx], nx);
   };
@@ -325,16 +334,11 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::size_t done = 0;
   while (holding || !heap.empty()) {
     Item top;
-    if (holding && (heap.empty() || later(heap.front(), held))) {
+    if (holding && (heap.empty() || ready_queue::before(held, heap.front()))) {
       top = held;
     } else {
-      if (holding) {
-        heap.push_back(held);
-        std::push_heap(heap.begin(), heap.end(), later);
-      }
-      std::pop_heap(heap.begin(), heap.end(), later);
-      top = heap.back();
-      heap.pop_back();
+      if (holding) heap.push(held);
+      top = heap.pop();
     }
     holding = false;
     const auto [r, id] = top;
@@ -355,7 +359,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
       // Uses in step_cost's order (the first of the latest ends is the bound one):
       // a load's E members, its I member, the unit; a store's E member, its I members.
-      auto ended = [&](double e, std::uint8_t code, int member) {
+      auto ended = [&](double e, std::uint8_t code, int member) SCIN_NVLS_INLINE {
         if (e > end) end = e, bound[x] = code, bound_member[x] = member;
       };
       if (d.k == K::Load) {

@@ -172,6 +172,9 @@ void Members::reset(int n, bool merge, bool alone) {
       q.head = 0;
     }
     per_.resize(static_cast<std::size_t>(n));
+    one_.resize(static_cast<std::size_t>(n));
+    state_.assign(static_cast<std::size_t>(n), 0);
+    in_place_ = in_slots_ = 0;
     return;
   }
   words_ = (n + 63) / 64;
@@ -265,14 +268,34 @@ void Members::merge_equal(double r) {
   }
 }
 
+// Member m's queue in its Slots (moved there from one_ if it was one block),
+// pruned and booked; back in one_ if it is then one block or none.
+double Members::book_slots(int m, double r, double t, double d) {
+  const auto um = static_cast<std::size_t>(m);
+  Slots& q = per_[um];
+  if (state_[um] != 2) {
+    q.v.clear();
+    q.head = 0;
+    if (state_[um] == 1) q.v.emplace_back(one_[um].s, one_[um].e);
+    state_[um] = 2;
+  }
+  ++in_slots_;
+  q.prune(r);
+  const double start = q.book(t, d);
+  const std::size_t left = q.v.size() - q.head;
+  if (left <= 1) {
+    if (left == 1) one_[um] = Block{q.v[q.head].first, q.v[q.head].second};
+    state_[um] = left == 1 ? 1 : 0;
+  }
+  return start;
+}
+
 std::pair<double, int> Members::shared(double r, double t, double d) {
   if (alone_) {  // the latest end, its first member (member order)
     double best = 0;
     int who = n_;
     for (int m = 0; m < n_; ++m) {
-      Slots& q = per_[static_cast<std::size_t>(m)];
-      q.prune(r);
-      const double e = q.book(t, d) + d;
+      const double e = book_alone(m, r, t, d) + d;
       if (m == 0 || e > best) best = e, who = m;
     }
     return {best, who};
@@ -297,11 +320,7 @@ std::pair<double, int> Members::shared(double r, double t, double d) {
 }
 
 double Members::own(double r, int m, double t, double d) {
-  if (alone_) {
-    Slots& q = per_[static_cast<std::size_t>(m)];
-    q.prune(r);
-    return q.book(t, d) + d;
-  }
+  if (alone_) return book_alone(m, r, t, d) + d;
   int id = of_[static_cast<std::size_t>(m)];
   Group* g = &g_[static_cast<std::size_t>(id)];
   g->q.prune(r);

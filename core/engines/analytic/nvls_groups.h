@@ -145,8 +145,54 @@ class Members {
   double own(double r, int m, double t, double d);
   std::size_t groups() const { return alone_ ? per_.size() : live_.size(); }
   std::size_t most_groups() const { return alone_ ? per_.size() : most_; }
+  // With `alone`: how many bookings found a member's queue of at most one
+  // block and booked it in place (`one_`), and how many used its Slots (tests).
+  std::size_t in_place() const { return in_place_; }
+  std::size_t in_slots() const { return in_slots_; }
 
  private:
+  // With alone_, member m's queue from the front on is kept in one array of
+  // all members (one or two cache lines at 8 members) while it has at most
+  // one block: state_[m] 0 (no block), 1 (the block one_[m]), else 2 (its
+  // blocks in per_[m] from its head on). A Slots of at most one block from
+  // its head on behaves as that block: prune drops it if it ends by r; book
+  // finds it or nothing. Both cases are booked here as Slots books them (an
+  // empty queue takes [t, t + d); one block takes Slots::book's shortcut);
+  // any other moves the block into per_[m], booked there by Slots itself,
+  // and back here once it is one block or none again.
+  struct Block {
+    double s, e;
+  };
+  std::vector<Block> one_;
+  std::vector<std::uint8_t> state_;
+  std::size_t in_place_ = 0, in_slots_ = 0;
+  // prune(r), then book(t, d) on member m's queue (alone_): the start.
+  double book_alone(int m, double r, double t, double d) {
+    const auto um = static_cast<std::size_t>(m);
+    std::uint8_t& st = state_[um];
+    if (st == 1) {
+      Block& b = one_[um];
+      if (b.e > r) {
+        if (b.e > t && b.s < t + d && b.s < b.e) {  // Slots::book's shortcut
+          ++in_place_;
+          const double start = b.e;
+          b.e = start + d;
+          return start;
+        }
+        return book_slots(m, r, t, d);
+      }
+      st = 0;  // pruned
+    }
+    if (st == 0) {  // an empty queue: [t, t + d), no join
+      ++in_place_;
+      one_[um] = Block{t, t + d};
+      st = 1;
+      return t;
+    }
+    return book_slots(m, r, t, d);
+  }
+  double book_slots(int m, double r, double t, double d);
+
   struct Group {
     Slots q;
     int count = 0;

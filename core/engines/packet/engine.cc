@@ -63,6 +63,7 @@ void Engine::build_links() {
 void Engine::setup() {
   packet_entries_ = testing::packet_entries.load(std::memory_order_relaxed);
   group_log_ = packet_entries_ && testing::group_log.load(std::memory_order_relaxed);
+  fast_paths_ = testing::fast_paths.load(std::memory_order_relaxed);
   validate(cfg_);
   check_schedule(s_);
   if (s_.gpus != cfg_.fabric.gpus || s_.topology != cfg_.fabric.topology ||

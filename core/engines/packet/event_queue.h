@@ -190,12 +190,16 @@ class TimeGroups {
   /// Appends `e` (its key above every pending key of its time); false, and
   /// nothing done, if that needs a new time beyond kMaxGroups.
   bool push(const EventItem& e) {
-    if (e.t == last_t_) {
-      fifos_[last_f_].keys.push_back(e.key);
-      ++size_;
-      return true;
-    }
+    if (push_same_time(e)) return true;
     return push_new_time(e);
+  }
+  /// push() when `e` is at the time of the previous push (its FIFO still
+  /// pending): false, and nothing done, otherwise. Inline: it is most pushes.
+  bool push_same_time(const EventItem& e) {
+    if (e.t != last_t_) return false;
+    fifos_[last_f_].keys.push_back(e.key);
+    ++size_;
+    return true;
   }
 
   /// The least pending (time, key); the queue must not be empty.
@@ -234,7 +238,7 @@ class TimeGroups {
     std::size_t head = 0;
   };
 
-  bool push_new_time(const EventItem& e) {
+  [[gnu::noinline]] bool push_new_time(const EventItem& e) {
     // Where e.t belongs among the pending times [lo_, hi): usually at or near the back.
     const std::size_t hi = order_.size();
     std::size_t at = hi;
@@ -280,7 +284,7 @@ class TimeGroups {
   }
 
   // The front time's FIFO is empty: free it and move on to the next time.
-  void drop_front() {
+  [[gnu::noinline]] void drop_front() {
     const std::uint32_t fi = order_[lo_].f;
     Fifo& f = fifos_[fi];
     f.keys.clear();
@@ -320,40 +324,27 @@ class EventQueue {
   static constexpr std::size_t kToRadix = 1024, kToHeap = 256, kToGroups = 64;
   enum class Mode : std::uint8_t { Groups, Heap, Radix };
 
-  bool empty() const { return size() == 0; }
-  std::size_t size() const {
-    return mode_ == Mode::Groups ? groups_.size() : mode_ == Mode::Heap ? heap_.size() : radix_.size();
-  }
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
   /// Which structure holds the pending events (for tests).
   Mode mode() const { return mode_; }
 
   /// Schedules `target` at `t` (>= the time of the last event popped); returns the event's insertion number.
-  std::uint64_t push(Ps t, std::uint32_t target) {
+  /// Inline: a push at the previous push's time (most of them) is a compare and
+  /// an append; the rest is push_slow.
+  [[gnu::always_inline]] std::uint64_t push(Ps t, std::uint32_t target) {
     const std::uint64_t seq = seq_++;
     const detail::EventItem e{static_cast<std::uint64_t>(t), (seq << 24) | target};
-    if (mode_ == Mode::Groups) [[likely]] {
-      if (groups_.push(e)) [[likely]]
-        return seq;
-      // Too many distinct times: the groups, in order, are a valid heap as they stand.
-      groups_.drain_to(heap_.items());
-      mode_ = Mode::Heap;
-    }
-    if (mode_ == Mode::Radix) {
-      radix_.push(e);
-    } else {
-      heap_.push(e);
-      if (heap_.size() > kToRadix) {
-        radix_.set_last(last_);
-        for (const auto& x : heap_.items()) radix_.push(x);
-        heap_.items().clear();
-        mode_ = Mode::Radix;
-      }
-    }
+    ++size_;
+    if (mode_ == Mode::Groups && groups_.push_same_time(e)) [[likely]]
+      return seq;
+    push_slow(e);
     return seq;
   }
 
   /// The least pending event (the queue must not be empty).
   Event pop() {
+    --size_;
     if (mode_ == Mode::Groups) [[likely]] {
       last_ = groups_.pop();
     } else if (mode_ == Mode::Radix) {
@@ -377,12 +368,33 @@ class EventQueue {
   }
 
  private:
+  [[gnu::noinline]] void push_slow(const detail::EventItem& e) {
+    if (mode_ == Mode::Groups) {
+      if (groups_.push(e)) return;
+      // Too many distinct times: the groups, in order, are a valid heap as they stand.
+      groups_.drain_to(heap_.items());
+      mode_ = Mode::Heap;
+    }
+    if (mode_ == Mode::Radix) {
+      radix_.push(e);
+    } else {
+      heap_.push(e);
+      if (heap_.size() > kToRadix) {
+        radix_.set_last(last_);
+        for (const auto& x : heap_.items()) radix_.push(x);
+        heap_.items().clear();
+        mode_ = Mode::Radix;
+      }
+    }
+  }
+
   detail::TimeGroups groups_;
   detail::Heap4 heap_;
   detail::RadixQueue radix_;
   Mode mode_ = Mode::Groups;
   detail::EventItem last_{0, 0};
   std::uint64_t seq_ = 0;
+  std::size_t size_ = 0;  // pending events, whichever structure holds them
 };
 
 /// FIFO ring buffer with power-of-two capacity (amortised O(1), no per-item
@@ -402,8 +414,9 @@ class Ring {
     head_ = (head_ + 1) & mask_;
     --size_;
   }
-  void push_back(const T& v) {
-    if (size_ == capacity()) grow();
+  [[gnu::always_inline]] void push_back(const T& v) {
+    if (size_ == capacity()) [[unlikely]]
+      grow();
     buf_[(head_ + size_) & mask_] = v;
     ++size_;
   }
@@ -411,7 +424,7 @@ class Ring {
 
  private:
   std::size_t capacity() const { return buf_ ? static_cast<std::size_t>(mask_) + 1 : 0; }
-  void grow() {
+  [[gnu::noinline]] void grow() {
     const std::size_t cap = buf_ ? capacity() * 2 : 16;
     std::unique_ptr<T[]> nb(new T[cap]);
     for (std::size_t i = 0; i < size_; ++i) nb[i] = std::move(buf_[(head_ + i) & mask_]);

@@ -469,7 +469,7 @@ void Engine::flow_start(FlowId i) {
 
 void Engine::finish_flow(FlowId i, Ps t) { schedule(std::max(t, flows_[i].extra_end), EvStepDone, flows_[i].step); }
 
-void Engine::deliver(const Pkt& p, Ps t) {
+inline void Engine::deliver(const Pkt& p, Ps t) {
   Flow& f = flows_[p.flow];
   delivered_bytes_ += p.bytes;
   if (f.kind == FlowKind::GpuRead && g_.star) schedule(t, EvReadReturn, static_cast<std::uint32_t>(f.initiator));

@@ -74,7 +74,7 @@ class Engine {
   void flow_start(FlowId i);
   void start_reads(FlowId i);
   void finish_flow(FlowId i, Ps t);
-  void deliver(const Pkt& p, Ps t);
+  [[gnu::always_inline]] inline void deliver(const Pkt& p, Ps t);
   std::uint32_t add_source(const Source& src);
   void add_link_source(int link, const Source& src);
   void dispatch(const Event& e);
@@ -92,7 +92,7 @@ class Engine {
   }
 
   // ---- sender.cc: an accelerator's link
-  void wake_link(int id, Ps t) {
+  [[gnu::always_inline]] void wake_link(int id, Ps t) {
     Sender& tx = links_[static_cast<std::size_t>(id)].tx;
     if (t < tx.next_wake) {
       tx.next_wake = t;

@@ -225,6 +225,7 @@ class TimeGroups {
     lo_ = 0;
     size_ = 0;
     last_t_ = kNoTime;
+    for (Cached& c : cache_) c.t = kNoTime;
   }
 
  private:
@@ -239,6 +240,16 @@ class TimeGroups {
   };
 
   [[gnu::noinline]] bool push_new_time(const EventItem& e) {
+    // A pending time other than the previous push's (NVLS keeps a hundred or
+    // more pending: its read returns): its FIFO from the cache, no search.
+    Cached& c = cache_[slot(e.t)];
+    if (c.t == e.t) {
+      fifos_[c.f].keys.push_back(e.key);
+      last_t_ = e.t;
+      last_f_ = c.f;
+      ++size_;
+      return true;
+    }
     // Where e.t belongs among the pending times [lo_, hi): usually at or near the back.
     const std::size_t hi = order_.size();
     std::size_t at = hi;
@@ -258,6 +269,7 @@ class TimeGroups {
     std::uint32_t fi;
     if (at > lo_ && order_[at - 1].t == e.t) {
       fi = order_[at - 1].f;
+      c = Cached{e.t, fi};  // (in place of its slot's previous time)
     } else {
       if (hi - lo_ >= kMaxGroups) return false;
       if (free_.empty()) {
@@ -268,6 +280,7 @@ class TimeGroups {
         free_.pop_back();
       }
       const Group g{e.t, fi};
+      c = Cached{e.t, fi};  // (in place of its slot's previous time, which the search still finds)
       if (at == hi) {
         order_.push_back(g);
       } else if (at == lo_ && lo_ > 0) {
@@ -290,6 +303,7 @@ class TimeGroups {
     f.keys.clear();
     f.head = 0;
     free_.push_back(fi);
+    if (Cached& c = cache_[slot(order_[lo_].t)]; c.t == order_[lo_].t) c.t = kNoTime;  // no longer pending
     if (fi == last_f_) last_t_ = kNoTime;
     if (++lo_ == order_.size()) {
       order_.clear();
@@ -299,6 +313,17 @@ class TimeGroups {
       lo_ = 0;
     }
   }
+
+  // Pending times by a hash of the time (direct-mapped, one per slot): a hit
+  // is a pending time and its FIFO; an entry goes when its time's FIFO is
+  // freed (drop_front, drain_to).
+  static constexpr std::size_t kCacheSlots = 64;
+  struct Cached {
+    std::uint64_t t = kNoTime;
+    std::uint32_t f = 0;
+  };
+  static std::size_t slot(std::uint64_t t) { return static_cast<std::size_t>((t * 0x9E3779B97F4A7C15ull) >> 58); }
+  Cached cache_[kCacheSlots];
 
   std::vector<Group> order_;  // pending times, ascending, from lo_
   std::size_t lo_ = 0;

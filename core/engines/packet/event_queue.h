@@ -190,17 +190,28 @@ class TimeGroups {
   /// Appends `e` (its key above every pending key of its time); false, and
   /// nothing done, if that needs a new time beyond kMaxGroups.
   bool push(const EventItem& e) {
-    if (push_same_time(e)) return true;
+    if (push_pending_time(e)) return true;
     return push_new_time(e);
   }
-  /// push() when `e` is at the time of the previous push (its FIFO still
-  /// pending): false, and nothing done, otherwise. Inline: it is most pushes.
-  bool push_same_time(const EventItem& e) {
-    if (e.t != last_t_) return false;
-    fifos_[last_f_].keys.push_back(e.key);
+  /// push() when `e` is at a pending time that needs no search: the previous
+  /// push's (its FIFO still pending) or one the cache holds (cache_). False,
+  /// and nothing done, otherwise. Inline: it is most pushes.
+  [[gnu::always_inline]] bool push_pending_time(const EventItem& e) {
+    std::uint32_t fi = last_f_;
+    if (e.t != last_t_) [[unlikely]] {
+      const Cached& c = cache_[slot(e.t)];
+      if (c.t != e.t) return false;
+      fi = c.f;
+      last_t_ = e.t;
+      last_f_ = fi;
+    }
+    fifos_[fi].keys.push_back(e.key);
     ++size_;
     return true;
   }
+  /// push() when push_pending_time() refused: a pending time the cache does
+  /// not hold, or a new time (beyond kMaxGroups: false, nothing done).
+  [[gnu::noinline]] inline bool push_new_time(const EventItem& e);
 
   /// The least pending (time, key); the queue must not be empty.
   EventItem pop() {
@@ -238,63 +249,6 @@ class TimeGroups {
     std::vector<std::uint64_t> keys;  // keys[head..] pending, in key order
     std::size_t head = 0;
   };
-
-  [[gnu::noinline]] bool push_new_time(const EventItem& e) {
-    // A pending time other than the previous push's (NVLS keeps a hundred or
-    // more pending: its read returns): its FIFO from the cache, no search.
-    Cached& c = cache_[slot(e.t)];
-    if (c.t == e.t) {
-      fifos_[c.f].keys.push_back(e.key);
-      last_t_ = e.t;
-      last_f_ = c.f;
-      ++size_;
-      return true;
-    }
-    // Where e.t belongs among the pending times [lo_, hi): usually at or near the back.
-    const std::size_t hi = order_.size();
-    std::size_t at = hi;
-    while (at > lo_ && order_[at - 1].t > e.t) {
-      if (at - lo_ > 8) {  // far from the back: binary search
-        std::size_t a = lo_, b = at - 1;  // order_[b].t > e.t
-        while (a < b) {
-          const std::size_t m = a + (b - a) / 2;
-          if (order_[m].t > e.t) b = m;
-          else a = m + 1;
-        }
-        at = a;
-        break;
-      }
-      --at;
-    }
-    std::uint32_t fi;
-    if (at > lo_ && order_[at - 1].t == e.t) {
-      fi = order_[at - 1].f;
-      c = Cached{e.t, fi};  // (in place of its slot's previous time)
-    } else {
-      if (hi - lo_ >= kMaxGroups) return false;
-      if (free_.empty()) {
-        fi = static_cast<std::uint32_t>(fifos_.size());
-        fifos_.emplace_back();
-      } else {
-        fi = free_.back();
-        free_.pop_back();
-      }
-      const Group g{e.t, fi};
-      c = Cached{e.t, fi};  // (in place of its slot's previous time, which the search still finds)
-      if (at == hi) {
-        order_.push_back(g);
-      } else if (at == lo_ && lo_ > 0) {
-        order_[--lo_] = g;
-      } else {
-        order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(at), g);
-      }
-    }
-    fifos_[fi].keys.push_back(e.key);
-    last_t_ = e.t;
-    last_f_ = fi;
-    ++size_;
-    return true;
-  }
 
   // The front time's FIFO is empty: free it and move on to the next time.
   [[gnu::noinline]] void drop_front() {
@@ -334,6 +288,54 @@ class TimeGroups {
   std::size_t size_ = 0;
 };
 
+bool TimeGroups::push_new_time(const EventItem& e) {  // (inline: declared so)
+  Cached& c = cache_[slot(e.t)];
+  // Where e.t belongs among the pending times [lo_, hi): usually at or near the back.
+  const std::size_t hi = order_.size();
+  std::size_t at = hi;
+  while (at > lo_ && order_[at - 1].t > e.t) {
+    if (at - lo_ > 8) {  // far from the back: binary search
+      std::size_t a = lo_, b = at - 1;  // order_[b].t > e.t
+      while (a < b) {
+        const std::size_t m = a + (b - a) / 2;
+        if (order_[m].t > e.t) b = m;
+        else a = m + 1;
+      }
+      at = a;
+      break;
+    }
+    --at;
+  }
+  std::uint32_t fi;
+  if (at > lo_ && order_[at - 1].t == e.t) {
+    fi = order_[at - 1].f;
+    c = Cached{e.t, fi};  // (in place of its slot's previous time)
+  } else {
+    if (hi - lo_ >= kMaxGroups) return false;
+    if (free_.empty()) {
+      fi = static_cast<std::uint32_t>(fifos_.size());
+      fifos_.emplace_back();
+    } else {
+      fi = free_.back();
+      free_.pop_back();
+    }
+    const Group g{e.t, fi};
+    c = Cached{e.t, fi};  // (in place of its slot's previous time, which the search still finds)
+    if (at == hi) {
+      order_.push_back(g);
+    } else if (at == lo_ && lo_ > 0) {
+      order_[--lo_] = g;
+    } else {
+      order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(at), g);
+    }
+  }
+  fifos_[fi].keys.push_back(e.key);
+  last_t_ = e.t;
+  last_f_ = fi;
+  ++size_;
+  return true;
+}
+
 }  // namespace detail
 
 /// The engine's event queue, ordered by (time, insertion counter): one FIFO
@@ -361,7 +363,7 @@ class EventQueue {
     const std::uint64_t seq = seq_++;
     const detail::EventItem e{static_cast<std::uint64_t>(t), (seq << 24) | target};
     ++size_;
-    if (mode_ == Mode::Groups && groups_.push_same_time(e)) [[likely]]
+    if (mode_ == Mode::Groups && groups_.push_pending_time(e)) [[likely]]
       return seq;
     push_slow(e);
     return seq;
@@ -395,7 +397,7 @@ class EventQueue {
  private:
   [[gnu::noinline]] void push_slow(const detail::EventItem& e) {
     if (mode_ == Mode::Groups) {
-      if (groups_.push(e)) return;
+      if (groups_.push_new_time(e)) return;
       // Too many distinct times: the groups, in order, are a valid heap as they stand.
       groups_.drain_to(heap_.items());
       mode_ = Mode::Heap;

@@ -160,6 +160,74 @@ TEST(PacketEventQueue, TimeGroupsPopInTimeThenInsertionOrder) {
   EXPECT_GT(peak, 50u);
 }
 
+// NVLS's load: a hundred or more distinct times pending, pushes at any of
+// them (not the previous push's: TimeGroups' cache of pending times by a hash,
+// colliding slots and all), at the present after its FIFO has drained (a time
+// no longer pending whose FIFO is reused by another), and at new times all
+// over. The queue stays in its per-time FIFOs and pops in (time, insertion
+// order), as a sorted reference says.
+TEST(PacketEventQueue, TimeGroupsFindPendingTimesByCacheInOrder) {
+  packet::EventQueue q;
+  std::vector<std::tuple<Ps, std::uint64_t, std::uint32_t>> pending;  // reference: (t, seq, target)
+  std::uint64_t rng = 4242;
+  auto next = [&rng] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 33;
+  };
+  Ps now = 0, last_popped = -1;
+  std::size_t popped = 0, peak = 0, peak_times = 0, at_present_after_drain = 0, at_pending = 0;
+  const int n = 60000;
+  for (int i = 0; i < n; ++i) {
+    const std::uint64_t r = next() % 8;
+    Ps t;
+    if (r < 3 && !pending.empty()) {
+      t = std::get<0>(pending[next() % pending.size()]);  // a pending time, any of them
+      ++at_pending;
+    } else if (r == 3) {
+      t = now;  // the present: after its FIFO drained, a time the cache may still name
+      if (t == last_popped && std::none_of(pending.begin(), pending.end(), [&](const auto& x) { return std::get<0>(x) == t; }))
+        ++at_present_after_drain;
+    } else {
+      t = now + static_cast<Ps>(next() % 400000);  // new times, not on a grid: hundreds pending
+    }
+    const auto target = static_cast<std::uint32_t>(next() & 0xffff);
+    pending.emplace_back(t, q.push(t, target), target);
+    peak = std::max(peak, pending.size());
+    if (i % 64 == 0) {
+      std::vector<Ps> ts;
+      for (const auto& x : pending) ts.push_back(std::get<0>(x));
+      std::sort(ts.begin(), ts.end());
+      peak_times = std::max<std::size_t>(peak_times, static_cast<std::size_t>(std::unique(ts.begin(), ts.end()) - ts.begin()));
+    }
+    ASSERT_EQ(q.mode(), packet::EventQueue::Mode::Groups);
+    ASSERT_EQ(q.size(), pending.size());
+    const std::uint64_t pops = pending.size() > 400 ? 2 : next() % 2;  // up to ~400 pending
+    for (std::uint64_t k = 0; k < pops && !pending.empty(); ++k) {
+      const auto it = std::min_element(pending.begin(), pending.end());
+      const packet::Event e = q.pop();
+      ASSERT_EQ(e.t, std::get<0>(*it)) << i;
+      ASSERT_EQ(e.seq(), std::get<1>(*it)) << i;
+      ASSERT_EQ(e.target(), std::get<2>(*it)) << i;
+      now = last_popped = e.t;
+      pending.erase(it);
+      ++popped;
+    }
+  }
+  while (!pending.empty()) {
+    const auto it = std::min_element(pending.begin(), pending.end());
+    const packet::Event e = q.pop();
+    ASSERT_EQ(e.t, std::get<0>(*it));
+    ASSERT_EQ(e.seq(), std::get<1>(*it));
+    pending.erase(it);
+    ++popped;
+  }
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(popped, static_cast<std::size_t>(n));
+  EXPECT_GT(peak_times, 150u);  // distinct times pending: more than the 64 cache slots
+  EXPECT_GT(at_pending, 10000u);
+  EXPECT_GT(at_present_after_drain, 100u);
+}
+
 // More distinct times than the per-time FIFOs take (TimeGroups::kMaxGroups):
 // the queue moves to the heap, then the radix heap, and back to the FIFOs when
 // few are pending, without changing the order.

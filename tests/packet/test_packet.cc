@@ -545,6 +545,63 @@ TEST(PacketResults, GroupLogGivesTheSameRunAsPacketEntriesPerUplink) {
   }
 }
 
+// try_send's paths for an uplink with requested responses only
+// (send_requested) or writes only (send_write), and forward_in's branch for a
+// write to one destination, take the general code's decisions in fewer steps;
+// with testing::fast_paths off every link and write takes the general code.
+// Same bits either way: the result, its breakdown, every step's start and
+// finish, every statistic (credit stalls, queue peaks, ISA high-water mark).
+// The cases cover ISA reads paced and unregulated (buffer full, responses
+// waiting in input ports), quantised reads (no ISA fast path), store and
+// forward, switch ports small enough to block senders on credits, NVLS (log,
+// packet entries, Sources), rings, one- and two-shot, a mesh and two tiers
+// (general code only), at 8 and 64 accelerators.
+TEST(PacketResults, FastPathsGiveTheSameRunAsTheGeneralCode) {
+  struct Case {
+    const char* preset;
+    std::vector<const char*> sets;
+    const char* algo;
+    std::uint64_t bytes;
+  };
+  const std::vector<Case> cases = {
+      {"hgx-h200-8", {}, "scin", 1u << 20},
+      {"hgx-h200-8", {"switch.isa.regulation=none", "switch.isa.buffer_bytes=256K", "switch.isa.reduce_GBps=1500"}, "scin", 4u << 20},
+      {"hgx-h200-8", {"fabric.planes=1", "switch.isa.regulation=none", "switch.isa.buffer_bytes=1M", "switch.isa.reduce_GBps=1500", "switch.isa.waves=4"}, "scin", 4u << 20},
+      {"hgx-h200-8", {"switch.isa.max_outstanding_bytes=8K"}, "scin", 1u << 20},
+      {"hgx-h200-8", {"packet.forwarding=store-and-forward"}, "scin", 1u << 20},
+      {"hgx-h200-8", {"packet.port_buffer_bytes=2048"}, "scin", 1u << 20},
+      {"hgx-h200-8", {"packet.port_buffer_bytes=2048", "ring.protocol=simple"}, "ring", 1u << 20},
+      {"hgx-h200-8", {"packet.port_buffer_bytes=2048"}, "nvls", 1u << 20},
+      {"hgx-h200-8", {"packet.port_buffer_bytes=1024", "packet.payload_bytes=1000"}, "one-shot", 1u << 20},
+      {"hgx-h200-8", {"switch.isa.inq=true"}, "scin-inq", 1u << 20},
+      {"hgx-h200-8", {"ring.protocol=simple"}, "ring", 3000002},
+      {"hgx-h200-8", {"ring.protocol=ll"}, "ring", 8},
+      {"hgx-h200-8", {"ring.protocol=ll128"}, "ring", 1u << 20},
+      {"hgx-h200-8", {}, "nvls", 3u << 20},
+      {"hgx-h200-8", {}, "nvls", 12000},
+      {"hgx-h200-8", {}, "one-shot", 65536},
+      {"hgx-h200-8", {}, "two-shot", 1u << 20},
+      {"hgx-b200-8", {}, "scin", 100000},
+      {"hgx-h200-8", {"fabric.gpus=64"}, "scin", 262144},
+      {"hgx-h200-8", {"fabric.gpus=64", "ring.protocol=simple"}, "ring", 262144},
+      {"hgx-h200-8", {"fabric.gpus=64"}, "nvls", 262144},
+      {"mesh-8", {"ring.protocol=simple"}, "ring", 1u << 20},
+      {"nvl36x2", {}, "scin", 262144},
+  };
+  for (const Case& k : cases) {
+    Config c = preset(k.preset);
+    for (const char* a : k.sets) apply_assignment(c, a);
+    const Schedule s = sched(c, k.algo, k.bytes);
+    const std::string what = fmt::format("{} {} {} B", k.preset, k.algo, k.bytes);
+    const packet::Run on = packet::run(c, s);
+    packet::testing::fast_paths = false;
+    const packet::Run off = packet::run(c, s);
+    packet::testing::fast_paths = true;
+    expect_same_run(on, off, what);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 // ---------------------------------------------------------------- bad input
 
 void expect_error(const Config& c, const Schedule& s, const std::string& names) {

@@ -63,6 +63,7 @@ void Engine::build_links() {
 void Engine::setup() {
   packet_entries_ = testing::packet_entries.load(std::memory_order_relaxed);
   group_log_ = packet_entries_ && testing::group_log.load(std::memory_order_relaxed);
+  fast_paths_ = testing::fast_paths.load(std::memory_order_relaxed);
   validate(cfg_);
   check_schedule(s_);
   if (s_.gpus != cfg_.fabric.gpus || s_.topology != cfg_.fabric.topology ||
@@ -468,7 +469,7 @@ void Engine::flow_start(FlowId i) {
 
 void Engine::finish_flow(FlowId i, Ps t) { schedule(std::max(t, flows_[i].extra_end), EvStepDone, flows_[i].step); }
 
-void Engine::deliver(const Pkt& p, Ps t) {
+inline void Engine::deliver(const Pkt& p, Ps t) {
   Flow& f = flows_[p.flow];
   delivered_bytes_ += p.bytes;
   if (f.kind == FlowKind::GpuRead && g_.star) schedule(t, EvReadReturn, static_cast<std::uint32_t>(f.initiator));

@@ -41,6 +41,11 @@ inline std::atomic<std::uint64_t> packet_entries_made{0};
 inline std::atomic<bool> group_log{true};
 inline std::atomic<std::uint64_t> group_log_entries{0};
 inline std::atomic<std::uint64_t> group_log_taken{0};  // of which moved into an uplink's FIFO by a request (LogCursor::take)
+// Tests only: with `fast_paths` false, try_send takes its general code for
+// every link (not send_requested / send_write) and forward_in its multicast
+// code for every write (not the one-destination branch); the results must be
+// the same bits. Read once per run.
+inline std::atomic<bool> fast_paths{true};
 }  // namespace testing
 
 class Engine {
@@ -55,7 +60,9 @@ class Engine {
   void build_links();
   /// Accelerator g's up and down links to plane p (star and two-tier alike).
   void init_port_links(int g, int p);
-  std::uint64_t schedule(Ps t, EvType type, std::uint32_t id) { return q_.push(t, target_of(type, id)); }
+  [[gnu::always_inline]] std::uint64_t schedule(Ps t, EvType type, std::uint32_t id) {
+    return q_.push(t, target_of(type, id));
+  }
   bool is_network(const Step& st) const;
   void start_step(StepId i, Ps t);
   void step_done(StepId i);
@@ -67,7 +74,7 @@ class Engine {
   void flow_start(FlowId i);
   void start_reads(FlowId i);
   void finish_flow(FlowId i, Ps t);
-  void deliver(const Pkt& p, Ps t);
+  [[gnu::always_inline]] inline void deliver(const Pkt& p, Ps t);
   std::uint32_t add_source(const Source& src);
   void add_link_source(int link, const Source& src);
   void dispatch(const Event& e);
@@ -85,7 +92,7 @@ class Engine {
   }
 
   // ---- sender.cc: an accelerator's link
-  void wake_link(int id, Ps t) {
+  [[gnu::always_inline]] void wake_link(int id, Ps t) {
     Sender& tx = links_[static_cast<std::size_t>(id)].tx;
     if (t < tx.next_wake) {
       tx.next_wake = t;
@@ -94,6 +101,8 @@ class Engine {
   }
   void link_event(int id, std::uint64_t gen);
   void try_send(int id);
+  [[gnu::always_inline]] inline void send_requested(Link& l, int id);
+  [[gnu::always_inline]] inline void send_write(Link& l, int id);
   [[gnu::noinline]] void send_packet_entry(Link& l, int id, std::uint32_t bytes);
   void pipe_event(int id);
   Ps transmit(Link& l, std::size_t id, Ps ready, Fine dur, const Pkt& p, Ps& ser) {
@@ -112,7 +121,8 @@ class Engine {
     return d.out.has_room(now_, wire, g_.port_cap);
   }
   bool enqueue_out(int down_id, const Queued& qd, const Feeder& who);
-  [[gnu::always_inline]] inline Ps push_out(int down_id, Ps ready, const Flow& f, const Pkt& p);
+  /// `dur`: g_.ser_fine(flow, p.bytes), computed once per packet by the caller (a multicast pushes it N times).
+  [[gnu::always_inline]] inline Ps push_out(int down_id, Ps ready, Fine dur, const Pkt& p);
   void wait_on(int down_id, const Feeder& who);
   void arm_room(int down_id);
   void room_event(int down_id, std::uint64_t gen);
@@ -123,7 +133,9 @@ class Engine {
   void pump_result_out(std::uint32_t id);
 
   // ---- reads.cc: ISA, NVLS, accelerator reads
-  bool isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now);
+  [[gnu::always_inline]] inline bool isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now);
+  // isa_admit out of line, for the paths where it is rare (inlined into send_requested only).
+  [[gnu::noinline]] bool isa_admit_out(int plane, int gpu, const Pkt& p, Ps t_header, Ps now);
   void group_complete(FlowId fi, std::uint32_t i, int plane, Ps now);
   void issue_requests(int plane, int gpu, Ps now);
   void issue_gpu_reads(int gpu);
@@ -158,6 +170,7 @@ class Engine {
   Ps lsw_ = 0;                    // switch.latency_ns
   bool tiers_ = false;            // a two-tier fabric: every link is a routed hop (tiers.cc)
   bool logs_on_ = false;          // some plane's group log has had an entry (cursors_; read per packet, so here)
+  bool fast_paths_ = true;        // testing::fast_paths, as the run started (read per packet)
   Ps now_ = 0;
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)

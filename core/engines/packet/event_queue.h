@@ -190,13 +190,28 @@ class TimeGroups {
   /// Appends `e` (its key above every pending key of its time); false, and
   /// nothing done, if that needs a new time beyond kMaxGroups.
   bool push(const EventItem& e) {
-    if (e.t == last_t_) {
-      fifos_[last_f_].keys.push_back(e.key);
-      ++size_;
-      return true;
-    }
+    if (push_pending_time(e)) return true;
     return push_new_time(e);
   }
+  /// push() when `e` is at a pending time that needs no search: the previous
+  /// push's (its FIFO still pending) or one the cache holds (cache_). False,
+  /// and nothing done, otherwise. Inline: it is most pushes.
+  [[gnu::always_inline]] bool push_pending_time(const EventItem& e) {
+    std::uint32_t fi = last_f_;
+    if (e.t != last_t_) [[unlikely]] {
+      const Cached& c = cache_[slot(e.t)];
+      if (c.t != e.t) return false;
+      fi = c.f;
+      last_t_ = e.t;
+      last_f_ = fi;
+    }
+    fifos_[fi].keys.push_back(e.key);
+    ++size_;
+    return true;
+  }
+  /// push() when push_pending_time() refused: a pending time the cache does
+  /// not hold, or a new time (beyond kMaxGroups: false, nothing done).
+  [[gnu::noinline]] inline bool push_new_time(const EventItem& e);
 
   /// The least pending (time, key); the queue must not be empty.
   EventItem pop() {
@@ -221,6 +236,7 @@ class TimeGroups {
     lo_ = 0;
     size_ = 0;
     last_t_ = kNoTime;
+    for (Cached& c : cache_) c.t = kNoTime;
   }
 
  private:
@@ -234,58 +250,14 @@ class TimeGroups {
     std::size_t head = 0;
   };
 
-  bool push_new_time(const EventItem& e) {
-    // Where e.t belongs among the pending times [lo_, hi): usually at or near the back.
-    const std::size_t hi = order_.size();
-    std::size_t at = hi;
-    while (at > lo_ && order_[at - 1].t > e.t) {
-      if (at - lo_ > 8) {  // far from the back: binary search
-        std::size_t a = lo_, b = at - 1;  // order_[b].t > e.t
-        while (a < b) {
-          const std::size_t m = a + (b - a) / 2;
-          if (order_[m].t > e.t) b = m;
-          else a = m + 1;
-        }
-        at = a;
-        break;
-      }
-      --at;
-    }
-    std::uint32_t fi;
-    if (at > lo_ && order_[at - 1].t == e.t) {
-      fi = order_[at - 1].f;
-    } else {
-      if (hi - lo_ >= kMaxGroups) return false;
-      if (free_.empty()) {
-        fi = static_cast<std::uint32_t>(fifos_.size());
-        fifos_.emplace_back();
-      } else {
-        fi = free_.back();
-        free_.pop_back();
-      }
-      const Group g{e.t, fi};
-      if (at == hi) {
-        order_.push_back(g);
-      } else if (at == lo_ && lo_ > 0) {
-        order_[--lo_] = g;
-      } else {
-        order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(at), g);
-      }
-    }
-    fifos_[fi].keys.push_back(e.key);
-    last_t_ = e.t;
-    last_f_ = fi;
-    ++size_;
-    return true;
-  }
-
   // The front time's FIFO is empty: free it and move on to the next time.
-  void drop_front() {
+  [[gnu::noinline]] void drop_front() {
     const std::uint32_t fi = order_[lo_].f;
     Fifo& f = fifos_[fi];
     f.keys.clear();
     f.head = 0;
     free_.push_back(fi);
+    if (Cached& c = cache_[slot(order_[lo_].t)]; c.t == order_[lo_].t) c.t = kNoTime;  // no longer pending
     if (fi == last_f_) last_t_ = kNoTime;
     if (++lo_ == order_.size()) {
       order_.clear();
@@ -296,6 +268,17 @@ class TimeGroups {
     }
   }
 
+  // Pending times by a hash of the time (direct-mapped, one per slot): a hit
+  // is a pending time and its FIFO; an entry goes when its time's FIFO is
+  // freed (drop_front, drain_to).
+  static constexpr std::size_t kCacheSlots = 64;
+  struct Cached {
+    std::uint64_t t = kNoTime;
+    std::uint32_t f = 0;
+  };
+  static std::size_t slot(std::uint64_t t) { return static_cast<std::size_t>((t * 0x9E3779B97F4A7C15ull) >> 58); }
+  Cached cache_[kCacheSlots];
+
   std::vector<Group> order_;  // pending times, ascending, from lo_
   std::size_t lo_ = 0;
   std::vector<Fifo> fifos_;   // pool; free_ lists the unused ones
@@ -304,6 +287,54 @@ class TimeGroups {
   std::uint32_t last_f_ = 0;
   std::size_t size_ = 0;
 };
+
+bool TimeGroups::push_new_time(const EventItem& e) {  // (inline: declared so)
+  Cached& c = cache_[slot(e.t)];
+  // Where e.t belongs among the pending times [lo_, hi): usually at or near the back.
+  const std::size_t hi = order_.size();
+  std::size_t at = hi;
+  while (at > lo_ && order_[at - 1].t > e.t) {
+    if (at - lo_ > 8) {  // far from the back: binary search
+      std::size_t a = lo_, b = at - 1;  // order_[b].t > e.t
+      while (a < b) {
+        const std::size_t m = a + (b - a) / 2;
+        if (order_[m].t > e.t) b = m;
+        else a = m + 1;
+      }
+      at = a;
+      break;
+    }
+    --at;
+  }
+  std::uint32_t fi;
+  if (at > lo_ && order_[at - 1].t == e.t) {
+    fi = order_[at - 1].f;
+    c = Cached{e.t, fi};  // (in place of its slot's previous time)
+  } else {
+    if (hi - lo_ >= kMaxGroups) return false;
+    if (free_.empty()) {
+      fi = static_cast<std::uint32_t>(fifos_.size());
+      fifos_.emplace_back();
+    } else {
+      fi = free_.back();
+      free_.pop_back();
+    }
+    const Group g{e.t, fi};
+    c = Cached{e.t, fi};  // (in place of its slot's previous time, which the search still finds)
+    if (at == hi) {
+      order_.push_back(g);
+    } else if (at == lo_ && lo_ > 0) {
+      order_[--lo_] = g;
+    } else {
+      order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(at), g);
+    }
+  }
+  fifos_[fi].keys.push_back(e.key);
+  last_t_ = e.t;
+  last_f_ = fi;
+  ++size_;
+  return true;
+}
 
 }  // namespace detail
 
@@ -320,40 +351,27 @@ class EventQueue {
   static constexpr std::size_t kToRadix = 1024, kToHeap = 256, kToGroups = 64;
   enum class Mode : std::uint8_t { Groups, Heap, Radix };
 
-  bool empty() const { return size() == 0; }
-  std::size_t size() const {
-    return mode_ == Mode::Groups ? groups_.size() : mode_ == Mode::Heap ? heap_.size() : radix_.size();
-  }
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
   /// Which structure holds the pending events (for tests).
   Mode mode() const { return mode_; }
 
   /// Schedules `target` at `t` (>= the time of the last event popped); returns the event's insertion number.
-  std::uint64_t push(Ps t, std::uint32_t target) {
+  /// Inline: a push at the previous push's time (most of them) is a compare and
+  /// an append; the rest is push_slow.
+  [[gnu::always_inline]] std::uint64_t push(Ps t, std::uint32_t target) {
     const std::uint64_t seq = seq_++;
     const detail::EventItem e{static_cast<std::uint64_t>(t), (seq << 24) | target};
-    if (mode_ == Mode::Groups) [[likely]] {
-      if (groups_.push(e)) [[likely]]
-        return seq;
-      // Too many distinct times: the groups, in order, are a valid heap as they stand.
-      groups_.drain_to(heap_.items());
-      mode_ = Mode::Heap;
-    }
-    if (mode_ == Mode::Radix) {
-      radix_.push(e);
-    } else {
-      heap_.push(e);
-      if (heap_.size() > kToRadix) {
-        radix_.set_last(last_);
-        for (const auto& x : heap_.items()) radix_.push(x);
-        heap_.items().clear();
-        mode_ = Mode::Radix;
-      }
-    }
+    ++size_;
+    if (mode_ == Mode::Groups && groups_.push_pending_time(e)) [[likely]]
+      return seq;
+    push_slow(e);
     return seq;
   }
 
   /// The least pending event (the queue must not be empty).
   Event pop() {
+    --size_;
     if (mode_ == Mode::Groups) [[likely]] {
       last_ = groups_.pop();
     } else if (mode_ == Mode::Radix) {
@@ -377,12 +395,33 @@ class EventQueue {
   }
 
  private:
+  [[gnu::noinline]] void push_slow(const detail::EventItem& e) {
+    if (mode_ == Mode::Groups) {
+      if (groups_.push_new_time(e)) return;
+      // Too many distinct times: the groups, in order, are a valid heap as they stand.
+      groups_.drain_to(heap_.items());
+      mode_ = Mode::Heap;
+    }
+    if (mode_ == Mode::Radix) {
+      radix_.push(e);
+    } else {
+      heap_.push(e);
+      if (heap_.size() > kToRadix) {
+        radix_.set_last(last_);
+        for (const auto& x : heap_.items()) radix_.push(x);
+        heap_.items().clear();
+        mode_ = Mode::Radix;
+      }
+    }
+  }
+
   detail::TimeGroups groups_;
   detail::Heap4 heap_;
   detail::RadixQueue radix_;
   Mode mode_ = Mode::Groups;
   detail::EventItem last_{0, 0};
   std::uint64_t seq_ = 0;
+  std::size_t size_ = 0;  // pending events, whichever structure holds them
 };
 
 /// FIFO ring buffer with power-of-two capacity (amortised O(1), no per-item
@@ -402,8 +441,9 @@ class Ring {
     head_ = (head_ + 1) & mask_;
     --size_;
   }
-  void push_back(const T& v) {
-    if (size_ == capacity()) grow();
+  [[gnu::always_inline]] void push_back(const T& v) {
+    if (size_ == capacity()) [[unlikely]]
+      grow();
     buf_[(head_ + size_) & mask_] = v;
     ++size_;
   }
@@ -411,7 +451,7 @@ class Ring {
 
  private:
   std::size_t capacity() const { return buf_ ? static_cast<std::size_t>(mask_) + 1 : 0; }
-  void grow() {
+  [[gnu::noinline]] void grow() {
     const std::size_t cap = buf_ ? capacity() * 2 : 16;
     std::unique_ptr<T[]> nb(new T[cap]);
     for (std::size_t i = 0; i < size_; ++i) nb[i] = std::move(buf_[(head_ + i) & mask_]);

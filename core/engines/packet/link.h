@@ -146,6 +146,10 @@ struct Sender {
         if (n - 1 <= nwin) nwin = 0;  // the window held it (n - 1 >= 1 here, as n == 1 is the head)
         return;
       }
+      if (last.ready <= ready) {  // in order (the usual case): insert() would move nothing
+        requested.push_back(Requested{ready, source, 1});
+        return;
+      }
     }
     insert(Requested{ready, source, 1});
   }

@@ -28,22 +28,30 @@ class OutputQueue {
   /// order (departures first at equal times), tracking depth and its peak.
   void drain(Ps t) {
     // ta_next_ / td_next_ cache the two candidates, so the usual call (nothing
-    // to replay) touches no entry.
+    // to replay) touches no entry. The replay works on local copies (the
+    // entries' loads cannot then make the compiler reload the members) and
+    // writes them back once.
+    Ps ta = ta_next_, td = td_next_;
+    if (std::min(ta, td) > t || (ta == kNever && td == kNever)) return;
+    std::size_t arrived = arrived_;
+    std::uint64_t bytes = bytes_, peak = peak_;
     for (;;) {
-      const Ps ta = ta_next_, td = td_next_;
-      if (std::min(ta, td) > t || (ta == kNever && td == kNever)) break;
       if (td <= ta) {
-        bytes_ -= out_.front().wire;
+        bytes -= out_.front().wire;
         out_.pop_front();
-        --arrived_;
+        --arrived;
       } else {
-        bytes_ += out_[arrived_].wire;
-        peak_ = std::max(peak_, bytes_);
-        ++arrived_;
-        ta_next_ = arrived_ < out_.size() ? out_[arrived_].ready : kNever;
+        bytes += out_[arrived].wire;
+        peak = std::max(peak, bytes);
+        ++arrived;
+        ta = arrived < out_.size() ? out_[arrived].ready : kNever;
       }
-      td_next_ = arrived_ > 0 ? out_.front().start : kNever;
+      td = arrived > 0 ? out_.front().start : kNever;
+      if (std::min(ta, td) > t || (ta == kNever && td == kNever)) break;
     }
+    ta_next_ = ta, td_next_ = td;
+    arrived_ = arrived;
+    bytes_ = bytes, peak_ = peak;
   }
 
   /// Room for `wire` more bytes at `now` (after draining to it) under `cap`.

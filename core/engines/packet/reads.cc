@@ -60,7 +60,7 @@ void Engine::start_reads(FlowId i) {
 // A read response reaches the ISA (header at t_header; `now` is that arrival,
 // or the present when it waited in the input port). Returns false, changing
 // nothing but the lazily applied frees, if the buffer has no room for it.
-bool Engine::isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now) {
+inline bool Engine::isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now) {
   Flow& f = flows_[p.flow];
   Isa& isa = isas_[static_cast<std::size_t>(plane)];
   if (!isa.buffer.admit(now, p.bytes, p.index == f.next_group)) return false;
@@ -70,6 +70,10 @@ bool Engine::isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now) {
   if (f.arrive(p.index, whole)) group_complete(p.flow, p.index, plane, now);
   issue_requests(plane, gpu, now);
   return true;
+}
+
+bool Engine::isa_admit_out(int plane, int gpu, const Pkt& p, Ps t_header, Ps now) {
+  return isa_admit(plane, gpu, p, t_header, now);
 }
 
 // Group i of read flow fi is complete at the switch: the ISA reduces it (and

@@ -31,6 +31,20 @@ void Engine::try_send(int id) {
   // next request of all, joins the FIFO as its head (a packet entry), so
   // what follows serves it as any other (LogCursor::pull).
   if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(id)].pull(tx);
+  // An uplink with requested responses only (an ISA's reads, NVLS ld_reduce
+  // sources: most SCIN and NVLS events) takes the same decisions below with
+  // fewer branches (send_requested).
+  // Likewise an uplink with writes only (a ring's, most of NVLS's multicasts): send_write.
+  if (tx.responses.empty() && l.kind == Link::Up && fast_paths_) {
+    if (tx.writes.empty()) {
+      send_requested(l, id);
+      return;
+    }
+    if (tx.requested.empty()) {
+      send_write(l, id);
+      return;
+    }
+  }
   if (tx.idle()) return;
   Ps earliest = kNever, best = kNever;
   // A response ready at r: the oldest ready one wins; one not ready yet sets the next wake-up.
@@ -143,11 +157,140 @@ void Engine::try_send(int id) {
     Isa& isa = isas_[static_cast<std::size_t>(l.other)];
     if (src.isa_fast && l.pipe.empty() && l.in.empty(InputPort::kResponses) && isa.blocked.empty() &&
         isa.normal_inflight == 0) {
-      if (isa_admit(l.other, l.gpu, p, arrive, arrive)) return;  // never occupied the input port
+      if (isa_admit_out(l.other, l.gpu, p, arrive, arrive)) return;  // never occupied the input port
     }
     ++isa.normal_inflight;
   }
   l.in.take_credit(use_read ? InputPort::kResponses : InputPort::kWrites, wire);
+  const bool was_empty = l.pipe.empty();
+  l.pipe.push_back(Queued{p, arrive});
+  if (was_empty) schedule(arrive, EvPipe, static_cast<std::uint32_t>(id));
+}
+
+// try_send's decisions on an uplink whose only packets are requested responses
+// (writes and mesh responses empty): the head of the request FIFO goes if it
+// is ready and its class has credit; otherwise the link waits for the head's
+// ready time (no other candidate) or for credit. The same steps, in the same
+// order, as try_send's general code takes for such a link.
+inline void Engine::send_requested(Link& l, int id) {
+  Sender& tx = l.tx;
+  if (tx.requested.empty()) return;  // idle
+  const Ps ready = tx.head.ready;
+  if (ready > now_) {
+    if (ready < kNever) wake_link(id, ready);
+    return;
+  }
+  const std::uint64_t H = g_.H;
+  const bool packet = tx.head.packet();
+  Source* src = nullptr;
+  std::uint32_t bytes;
+  if (packet) {
+    bytes = g_.pkt_bytes(flows_[tx.head.source].src_bytes[tx.head.slot()], tx.head.index());
+  } else {
+    src = &sources_[tx.head.source];
+    bytes = g_.pkt_bytes(src->total, src->next);
+  }
+  if (!l.in.has_credit(InputPort::kResponses, bytes + H, g_.port_cap)) {  // no credit: the switch input port is full
+    if (!tx.credit_blocked) {
+      tx.credit_blocked = true;
+      tx.blocked_since = now_;
+    }
+    return;
+  }
+  if (tx.credit_blocked) {
+    tx.credit_blocked = false;
+    l.wire.stats.credit_stall_ps += now_ - tx.blocked_since;
+  }
+  if (packet) {
+    send_packet_entry(l, id, bytes);
+    return;
+  }
+  Pkt p;
+  p.flow = src->flow;
+  p.index = src->next;
+  p.slot = src->slot;
+  p.bytes = bytes;
+  p.cls = InputPort::kResponses;
+  const std::uint64_t wire = p.bytes + H;
+  tx.last_read = true;
+  src->next += src->stride;
+  tx.pop_request();
+  ++stats_.packets;
+  Ps ser = 0;
+  const Fine dur = p.bytes == g_.P ? src->ser_full : g_.ser_fine(flows_[p.flow], p.bytes);
+  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
+  wake_link(id, l.wire.busy_until);
+  const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
+  if (src->isa_read) {
+    // The ISA fast path, as in try_send.
+    Isa& isa = isas_[static_cast<std::size_t>(l.other)];
+    if (src->isa_fast && l.pipe.empty() && l.in.empty(InputPort::kResponses) && isa.blocked.empty() &&
+        isa.normal_inflight == 0) {
+      if (isa_admit(l.other, l.gpu, p, arrive, arrive)) return;  // never occupied the input port
+    }
+    ++isa.normal_inflight;
+  }
+  l.in.take_credit(InputPort::kResponses, wire);
+  const bool was_empty = l.pipe.empty();
+  l.pipe.push_back(Queued{p, arrive});
+  if (was_empty) schedule(arrive, EvPipe, static_cast<std::uint32_t>(id));
+}
+
+// try_send's decisions on an uplink whose only packets are its own writes
+// (responses and requested responses empty): the write at the round-robin
+// pointer goes if it is ready and its class has credit; otherwise the link
+// waits for it (no other candidate) or for credit. The same steps, in the same
+// order, as try_send's general code takes for such a link.
+inline void Engine::send_write(Link& l, int id) {
+  Sender& tx = l.tx;
+  Source& src = sources_[tx.writes[tx.rr]];
+  if (src.ready > now_) {
+    if (src.ready < kNever) wake_link(id, src.ready);
+    return;
+  }
+  const std::uint64_t H = g_.H;
+  const std::uint32_t bytes = g_.pkt_bytes(src.total, src.next);
+  if (!l.in.has_credit(InputPort::kWrites, bytes + H, g_.port_cap)) {  // no credit: the switch input port is full
+    if (!tx.credit_blocked) {
+      tx.credit_blocked = true;
+      tx.blocked_since = now_;
+    }
+    return;
+  }
+  if (tx.credit_blocked) {
+    tx.credit_blocked = false;
+    l.wire.stats.credit_stall_ps += now_ - tx.blocked_since;
+  }
+  Pkt p;
+  p.flow = src.flow;
+  p.index = src.next;
+  p.slot = src.slot;
+  p.bytes = bytes;
+  p.cls = InputPort::kWrites;
+  const std::uint64_t wire = p.bytes + H;
+  tx.last_read = false;
+  src.next += src.stride;
+  if (src.next >= src.end) {
+    tx.writes.erase(tx.writes.begin() + static_cast<std::ptrdiff_t>(tx.rr));
+    if (tx.rr >= tx.writes.size()) tx.rr = 0;
+  } else if (++tx.rr == tx.writes.size()) {
+    tx.rr = 0;
+  }
+  ++stats_.packets;
+  Ps ser = 0;
+  const Fine dur = p.bytes == g_.P ? src.ser_full : g_.ser_fine(flows_[p.flow], p.bytes);
+  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
+  wake_link(id, l.wire.busy_until);
+  const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
+  if (src.isa_read) [[unlikely]] {  // (never for a write's Source; as in try_send)
+    Isa& isa = isas_[static_cast<std::size_t>(l.other)];
+    if (src.isa_fast && l.pipe.empty() && l.in.empty(InputPort::kResponses) && isa.blocked.empty() &&
+        isa.normal_inflight == 0) {
+      if (isa_admit_out(l.other, l.gpu, p, arrive, arrive)) return;
+    }
+    ++isa.normal_inflight;
+  }
+  l.in.take_credit(InputPort::kWrites, wire);
   const bool was_empty = l.pipe.empty();
   l.pipe.push_back(Queued{p, arrive});
   if (was_empty) schedule(arrive, EvPipe, static_cast<std::uint32_t>(id));

@@ -194,7 +194,9 @@ struct Geometry {
   }
   /// The same in fixed point (full packets precomputed).
   Fine ser_fine(const Flow& f, std::uint32_t bytes) const {
-    return bytes == P ? f.ser_full : to_fine(ser_ns(f, bytes));
+    if (bytes == P) [[likely]]
+      return f.ser_full;  // (a branch: the compiler otherwise computed both sides for every packet)
+    return to_fine(ser_ns(f, bytes));
   }
 };
 

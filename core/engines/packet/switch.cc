@@ -24,15 +24,15 @@ bool Engine::enqueue_out(int down_id, const Queued& qd, const Feeder& who) {
     wait_on(down_id, who);
     return false;
   }
-  deliver(qd.p, push_out(down_id, qd.t, flows_[qd.p.flow], qd.p));
+  deliver(qd.p, push_out(down_id, qd.t, g_.ser_fine(flows_[qd.p.flow], qd.p.bytes), qd.p));
   return true;
 }
 
 // Enqueues a packet whose room has been checked; returns when it lands at the accelerator.
-inline Ps Engine::push_out(int down_id, Ps ready, const Flow& f, const Pkt& p) {
+inline Ps Engine::push_out(int down_id, Ps ready, Fine dur, const Pkt& p) {
   Link& d = links_[static_cast<std::size_t>(down_id)];
   Ps ser = 0;
-  const Ps start = transmit(d, static_cast<std::size_t>(down_id), ready, g_.ser_fine(f, p.bytes), p, ser);
+  const Ps start = transmit(d, static_cast<std::size_t>(down_id), ready, dur, p, ser);
   d.out.push(ready, start, static_cast<std::uint32_t>(p.bytes + g_.H));
   return start + ser + d.wire.latency;
 }
@@ -101,16 +101,21 @@ void Engine::retry(const Feeder& w) {
 // waits on it and this returns 0.
 inline std::uint64_t Engine::multicast_room(const Flow& f, std::size_t lo, std::size_t hi, int plane, std::uint64_t wire,
                                      const Feeder& who) {
-  std::uint64_t room = g_.port_cap;
+  // (The run's constants in locals: the queues' stores would make the compiler reload them per destination.)
+  const std::uint64_t cap = g_.port_cap;
+  const NodeId gpus = s_.gpus;
+  const int np = g_.planes, down0 = g_.down(0, plane);  // g_.down(d, plane) == down0 + d * np
+  const NodeId* dsts = f.dsts.data();
+  std::uint64_t room = cap;
   for (std::size_t k = lo; k < hi; ++k) {
-    const NodeId d = f.dsts[k];
-    if (s_.is_switch(d)) continue;
-    const int q = g_.down(d, plane);
+    const NodeId d = dsts[k];
+    if (d >= gpus) continue;  // s_.is_switch(d)
+    const int q = down0 + d * np;
     if (!room_in(q, wire)) {
       wait_on(q, who);
       return 0;
     }
-    room = std::min(room, g_.port_cap - links_[static_cast<std::size_t>(q)].out.bytes());
+    room = std::min(room, cap - links_[static_cast<std::size_t>(q)].out.bytes());
   }
   return std::max<std::uint64_t>(room / (g_.P + g_.H), 1);
 }
@@ -127,6 +132,23 @@ bool Engine::forward_in(int id, int cls) {
   const Feeder me{FeederKind::InPort, static_cast<std::uint32_t>(2 * id + cls)};
   switch (f.kind) {
     case FlowKind::GpuWrite: {
+      if (p.slot != kAllDsts && fast_paths_) [[likely]] {
+        // One destination (a ring's, a mesh-less unicast): what the multicast
+        // code below does for a single destination, without its loops.
+        const NodeId d = f.dsts[p.slot];
+        if (s_.is_switch(d)) {
+          deliver(p, now_);
+          break;
+        }
+        const int q = g_.down(d, plane);
+        if (!room_in(q, wire)) {
+          wait_on(q, me);
+          l.in.blocked[cls] = true;
+          return false;
+        }
+        deliver(p, push_out(q, now_ + lsw, g_.ser_fine(f, p.bytes), p));
+        break;
+      }
       // All destination queues must have room (a multicast waits for its fullest port).
       const std::size_t lo = p.slot == kAllDsts ? 0 : p.slot;
       const std::size_t hi = p.slot == kAllDsts ? f.dsts.size() : p.slot + 1u;
@@ -134,9 +156,10 @@ bool Engine::forward_in(int id, int cls) {
         l.in.blocked[cls] = true;
         return false;
       }
+      const Fine dur = g_.ser_fine(f, p.bytes);  // (the same for every destination)
       for (std::size_t k = lo; k < hi; ++k) {
         const NodeId d = f.dsts[k];
-        deliver(p, s_.is_switch(d) ? now_ : push_out(g_.down(d, plane), now_ + lsw, f, p));
+        deliver(p, s_.is_switch(d) ? now_ : push_out(g_.down(d, plane), now_ + lsw, dur, p));
       }
       break;
     }
@@ -155,7 +178,7 @@ bool Engine::forward_in(int id, int cls) {
     }
     case FlowKind::IsaRead: {
       Isa& isa = isas_[static_cast<std::size_t>(plane)];
-      if (!isa_admit(plane, l.gpu, p, h.t, now_)) {
+      if (!isa_admit_out(plane, l.gpu, p, h.t, now_)) {
         l.in.blocked[cls] = true;
         isa.blocked.push_back(static_cast<std::uint32_t>(id));
         arm_isa_wake(plane, isa.buffer.next_free());
@@ -205,7 +228,10 @@ void Engine::pump_isa_write(FlowId fi) {
     --fit;
     ++stats_.packets;
     Ps last = 0;
-    for (NodeId d : f.dsts) last = std::max(last, push_out(g_.down(d, plane), now_, f, p));
+    const Fine dur = g_.ser_fine(f, p.bytes);  // (the same for every destination)
+    const Ps now = now_;
+    const int np = g_.planes, down0 = g_.down(0, plane);  // g_.down(d, plane) == down0 + d * np
+    for (NodeId d : f.dsts) last = std::max(last, push_out(down0 + d * np, now, dur, p));
     f.last = std::max(f.last, last);
     f.delivered += f.dsts.size();
     if (f.delivered == f.expected) finish_flow(fi, f.last);

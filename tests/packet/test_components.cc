@@ -70,34 +70,47 @@ TEST(PacketEventQueue, OrdersByTimeThenInsertionAndNumbersEachPush) {
   EXPECT_TRUE(q.empty());
 }
 
+// An event queue beside a reference of what it holds, (time, seq, target):
+// every pop must be the reference's earliest (time, then insertion order).
+struct CheckedQueue {
+  packet::EventQueue q;
+  std::vector<std::tuple<Ps, std::uint64_t, std::uint32_t>> pending;
+  std::size_t popped = 0;
+  std::uint64_t rng;
+  explicit CheckedQueue(std::uint64_t seed) : rng(seed) {}
+  std::uint64_t next() {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 33;
+  }
+  void push(Ps t, std::uint32_t target) { pending.emplace_back(t, q.push(t, target), target); }
+  /// Pops one event, checked against the reference; its time.
+  Ps pop() {
+    const auto it = std::min_element(pending.begin(), pending.end());
+    const packet::Event e = q.pop();
+    EXPECT_EQ(e.t, std::get<0>(*it));
+    EXPECT_EQ(e.seq(), std::get<1>(*it));
+    EXPECT_EQ(e.target(), std::get<2>(*it));
+    pending.erase(it);
+    ++popped;
+    return e.t;
+  }
+};
+
 // Through the switch to the radix heap (> 1024 pending) and back (< 256): the
 // pops follow (time, insertion order) exactly, as a sorted reference says, with
 // pushes at the present and in the future interleaved with pops (monotone keys).
 TEST(PacketEventQueue, RadixModeKeepsTheExactOrderAcrossTheSwitch) {
-  packet::EventQueue q;
-  std::vector<std::tuple<Ps, std::uint64_t, std::uint32_t>> pending;  // reference: (t, seq, target)
-  std::uint64_t rng = 12345;
-  auto next = [&rng] {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return rng >> 33;
-  };
+  CheckedQueue c(12345);
+  auto& q = c.q;
+  auto& pending = c.pending;
+  auto next = [&c] { return c.next(); };
   Ps now = 0;
-  std::size_t popped = 0, peak = 0;
-  auto pop_check = [&] {
-    const auto it = std::min_element(pending.begin(), pending.end());
-    const packet::Event e = q.pop();
-    ASSERT_EQ(e.t, std::get<0>(*it));
-    ASSERT_EQ(e.seq(), std::get<1>(*it));
-    ASSERT_EQ(e.target(), std::get<2>(*it));
-    now = e.t;
-    pending.erase(it);
-    ++popped;
-  };
+  std::size_t peak = 0;
+  auto pop_check = [&] { now = c.pop(); };
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 3000; ++i) {  // grow past 1024 with some pops: radix mode
       const Ps t = now + static_cast<Ps>(next() % 4 == 0 ? 0 : next() % 200000);
-      const auto target = static_cast<std::uint32_t>(next() & 0xffff);
-      pending.emplace_back(t, q.push(t, target), target);
+      c.push(t, static_cast<std::uint32_t>(next() & 0xffff));
       if (i % 3 == 0) pop_check();
       peak = std::max(peak, pending.size());
     }
@@ -106,7 +119,7 @@ TEST(PacketEventQueue, RadixModeKeepsTheExactOrderAcrossTheSwitch) {
   while (!pending.empty()) pop_check();
   EXPECT_TRUE(q.empty());
   EXPECT_GT(peak, 1024u);
-  EXPECT_EQ(popped, 9000u);
+  EXPECT_EQ(c.popped, 9000u);
 }
 
 // The usual load: a few distinct times pending (links and pipes in lock step),
@@ -114,49 +127,30 @@ TEST(PacketEventQueue, RadixModeKeepsTheExactOrderAcrossTheSwitch) {
 // times before, between and after the pending ones. The queue stays in its
 // per-time FIFOs and pops in (time, insertion order), as a sorted reference says.
 TEST(PacketEventQueue, TimeGroupsPopInTimeThenInsertionOrder) {
-  packet::EventQueue q;
-  std::vector<std::tuple<Ps, std::uint64_t, std::uint32_t>> pending;  // reference: (t, seq, target)
-  std::uint64_t rng = 777;
-  auto next = [&rng] {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return rng >> 33;
-  };
+  CheckedQueue c(777);
+  auto& q = c.q;
+  auto& pending = c.pending;
+  auto next = [&c] { return c.next(); };
   Ps now = 0;
-  std::size_t popped = 0, peak = 0;
+  std::size_t peak = 0;
   std::vector<Ps> times_seen;
   for (int i = 0; i < 20000; ++i) {
     // Times on a coarse grid (ties are the rule), up to 12 grid steps ahead;
     // a quarter at the present.
     const std::uint64_t r = next();
     const Ps t = r % 4 == 0 ? now : now + static_cast<Ps>((next() % 12) * 2417);
-    const auto target = static_cast<std::uint32_t>(next() & 0xffff);
-    pending.emplace_back(t, q.push(t, target), target);
+    c.push(t, static_cast<std::uint32_t>(next() & 0xffff));
     peak = std::max(peak, pending.size());
     ASSERT_EQ(q.mode(), packet::EventQueue::Mode::Groups);
     ASSERT_EQ(q.size(), pending.size());
     // Pop about as often as push, in bursts, sometimes down to empty.
     const std::uint64_t pops = next() % 3;
-    for (std::uint64_t k = 0; k < pops && !pending.empty(); ++k) {
-      const auto it = std::min_element(pending.begin(), pending.end());
-      const packet::Event e = q.pop();
-      ASSERT_EQ(e.t, std::get<0>(*it));
-      ASSERT_EQ(e.seq(), std::get<1>(*it));
-      ASSERT_EQ(e.target(), std::get<2>(*it));
-      now = e.t;
-      pending.erase(it);
-      ++popped;
-    }
+    for (std::uint64_t k = 0; k < pops && !pending.empty(); ++k) now = c.pop();
+    if (::testing::Test::HasFailure()) FAIL() << "at push " << i;
   }
-  while (!pending.empty()) {
-    const auto it = std::min_element(pending.begin(), pending.end());
-    const packet::Event e = q.pop();
-    ASSERT_EQ(e.t, std::get<0>(*it));
-    ASSERT_EQ(e.seq(), std::get<1>(*it));
-    pending.erase(it);
-    ++popped;
-  }
+  while (!pending.empty()) c.pop();
   EXPECT_TRUE(q.empty());
-  EXPECT_EQ(popped, 20000u);
+  EXPECT_EQ(c.popped, 20000u);
   EXPECT_GT(peak, 50u);
 }
 
@@ -167,15 +161,12 @@ TEST(PacketEventQueue, TimeGroupsPopInTimeThenInsertionOrder) {
 // over. The queue stays in its per-time FIFOs and pops in (time, insertion
 // order), as a sorted reference says.
 TEST(PacketEventQueue, TimeGroupsFindPendingTimesByCacheInOrder) {
-  packet::EventQueue q;
-  std::vector<std::tuple<Ps, std::uint64_t, std::uint32_t>> pending;  // reference: (t, seq, target)
-  std::uint64_t rng = 4242;
-  auto next = [&rng] {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return rng >> 33;
-  };
+  CheckedQueue c(4242);
+  auto& q = c.q;
+  auto& pending = c.pending;
+  auto next = [&c] { return c.next(); };
   Ps now = 0, last_popped = -1;
-  std::size_t popped = 0, peak = 0, peak_times = 0, at_present_after_drain = 0, at_pending = 0;
+  std::size_t peak = 0, peak_times = 0, at_present_after_drain = 0, at_pending = 0;
   const int n = 60000;
   for (int i = 0; i < n; ++i) {
     const std::uint64_t r = next() % 8;
@@ -190,8 +181,7 @@ TEST(PacketEventQueue, TimeGroupsFindPendingTimesByCacheInOrder) {
     } else {
       t = now + static_cast<Ps>(next() % 400000);  // new times, not on a grid: hundreds pending
     }
-    const auto target = static_cast<std::uint32_t>(next() & 0xffff);
-    pending.emplace_back(t, q.push(t, target), target);
+    c.push(t, static_cast<std::uint32_t>(next() & 0xffff));
     peak = std::max(peak, pending.size());
     if (i % 64 == 0) {
       std::vector<Ps> ts;
@@ -202,27 +192,12 @@ TEST(PacketEventQueue, TimeGroupsFindPendingTimesByCacheInOrder) {
     ASSERT_EQ(q.mode(), packet::EventQueue::Mode::Groups);
     ASSERT_EQ(q.size(), pending.size());
     const std::uint64_t pops = pending.size() > 400 ? 2 : next() % 2;  // up to ~400 pending
-    for (std::uint64_t k = 0; k < pops && !pending.empty(); ++k) {
-      const auto it = std::min_element(pending.begin(), pending.end());
-      const packet::Event e = q.pop();
-      ASSERT_EQ(e.t, std::get<0>(*it)) << i;
-      ASSERT_EQ(e.seq(), std::get<1>(*it)) << i;
-      ASSERT_EQ(e.target(), std::get<2>(*it)) << i;
-      now = last_popped = e.t;
-      pending.erase(it);
-      ++popped;
-    }
+    for (std::uint64_t k = 0; k < pops && !pending.empty(); ++k) now = last_popped = c.pop();
+    if (::testing::Test::HasFailure()) FAIL() << "at push " << i;
   }
-  while (!pending.empty()) {
-    const auto it = std::min_element(pending.begin(), pending.end());
-    const packet::Event e = q.pop();
-    ASSERT_EQ(e.t, std::get<0>(*it));
-    ASSERT_EQ(e.seq(), std::get<1>(*it));
-    pending.erase(it);
-    ++popped;
-  }
+  while (!pending.empty()) c.pop();
   EXPECT_TRUE(q.empty());
-  EXPECT_EQ(popped, static_cast<std::size_t>(n));
+  EXPECT_EQ(c.popped, static_cast<std::size_t>(n));
   EXPECT_GT(peak_times, 150u);  // distinct times pending: more than the 64 cache slots
   EXPECT_GT(at_pending, 10000u);
   EXPECT_GT(at_present_after_drain, 100u);

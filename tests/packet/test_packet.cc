@@ -435,6 +435,27 @@ void expect_same_run(const packet::Run& on, const packet::Run& off, const std::s
   EXPECT_GT(on.stats.events, 0u) << what;
 }
 
+// One case of the comparisons below: a preset with its assignments, the
+// schedule of `algo` at `bytes`, and its name for messages.
+struct RunCase {
+  Config c;
+  Schedule s;
+  std::string what;
+};
+RunCase run_case(const char* name, const std::vector<const char*>& sets, const char* algo, std::uint64_t bytes) {
+  Config c = preset(name);
+  for (const char* a : sets) apply_assignment(c, a);
+  Schedule s = sched(c, algo, bytes);
+  return {std::move(c), std::move(s), fmt::format("{} {} {} B", name, algo, bytes)};
+}
+// The case run with a testing switch (packet::testing) off, then on again.
+packet::Run run_with_off(const RunCase& r, std::atomic<bool>& on) {
+  on = false;
+  packet::Run run = packet::run(r.c, r.s);
+  on = true;
+  return run;
+}
+
 // A one-packet response requested from a source is a packet entry in the
 // source link's request FIFO (no Source); with packet entries off every
 // response names a Source, as before. Same bits either way: the result, its
@@ -464,16 +485,12 @@ TEST(PacketResults, PacketEntriesGiveTheSameRunAsASourcePerResponse) {
       {"hgx-h200-8", {}, "one-shot", 65536, false},
   };
   for (const Case& k : cases) {
-    Config c = preset(k.preset);
-    for (const char* a : k.sets) apply_assignment(c, a);
-    const Schedule s = sched(c, k.algo, k.bytes);
-    const std::string what = fmt::format("{} {} {} B", k.preset, k.algo, k.bytes);
+    const RunCase r = run_case(k.preset, k.sets, k.algo, k.bytes);
+    const std::string& what = r.what;
     const std::uint64_t made0 = packet::testing::packet_entries_made.load();
-    const packet::Run on = packet::run(c, s);
+    const packet::Run on = packet::run(r.c, r.s);
     const std::uint64_t made = packet::testing::packet_entries_made.load() - made0;
-    packet::testing::packet_entries = false;
-    const packet::Run off = packet::run(c, s);
-    packet::testing::packet_entries = true;
+    const packet::Run off = run_with_off(r, packet::testing::packet_entries);
     EXPECT_EQ(packet::testing::packet_entries_made.load() - made0, made) << what;  // none made while off
     if (k.entries) EXPECT_GT(made, 0u) << what;
     else EXPECT_EQ(made, 0u) << what;
@@ -519,20 +536,16 @@ TEST(PacketResults, GroupLogGivesTheSameRunAsPacketEntriesPerUplink) {
       {"hgx-h200-8", {}, "one-shot", 65536, false, false},
   };
   for (const Case& k : cases) {
-    Config c = preset(k.preset);
-    for (const char* a : k.sets) apply_assignment(c, a);
-    const Schedule s = sched(c, k.algo, k.bytes);
-    const std::string what = fmt::format("{} {} {} B", k.preset, k.algo, k.bytes);
+    const RunCase r = run_case(k.preset, k.sets, k.algo, k.bytes);
+    const std::string& what = r.what;
     const std::uint64_t logged0 = packet::testing::group_log_entries.load();
     const std::uint64_t taken0 = packet::testing::group_log_taken.load();
     const std::uint64_t made0 = packet::testing::packet_entries_made.load();
-    const packet::Run on = packet::run(c, s);
+    const packet::Run on = packet::run(r.c, r.s);
     const std::uint64_t logged = packet::testing::group_log_entries.load() - logged0;
     const std::uint64_t taken = packet::testing::group_log_taken.load() - taken0;
     const std::uint64_t made = packet::testing::packet_entries_made.load() - made0;
-    packet::testing::group_log = false;
-    const packet::Run off = packet::run(c, s);
-    packet::testing::group_log = true;
+    const packet::Run off = run_with_off(r, packet::testing::group_log);
     EXPECT_EQ(packet::testing::group_log_entries.load() - logged0, logged) << what;  // none made while off
     EXPECT_EQ(packet::testing::packet_entries_made.load() - made0, 2 * made) << what;  // as many packet entries
     if (k.log) EXPECT_GT(logged, 0u) << what;
@@ -589,15 +602,9 @@ TEST(PacketResults, FastPathsGiveTheSameRunAsTheGeneralCode) {
       {"nvl36x2", {}, "scin", 262144},
   };
   for (const Case& k : cases) {
-    Config c = preset(k.preset);
-    for (const char* a : k.sets) apply_assignment(c, a);
-    const Schedule s = sched(c, k.algo, k.bytes);
-    const std::string what = fmt::format("{} {} {} B", k.preset, k.algo, k.bytes);
-    const packet::Run on = packet::run(c, s);
-    packet::testing::fast_paths = false;
-    const packet::Run off = packet::run(c, s);
-    packet::testing::fast_paths = true;
-    expect_same_run(on, off, what);
+    const RunCase r = run_case(k.preset, k.sets, k.algo, k.bytes);
+    const std::string& what = r.what;
+    expect_same_run(packet::run(r.c, r.s), run_with_off(r, packet::testing::fast_paths), what);
     if (::testing::Test::HasFailure()) return;
   }
 }

@@ -104,6 +104,9 @@ class Engine {
   [[gnu::always_inline]] inline void send_requested(Link& l, int id);
   [[gnu::always_inline]] inline void send_write(Link& l, int id);
   [[gnu::noinline]] void send_packet_entry(Link& l, int id, std::uint32_t bytes);
+  // An accelerator link sends `p` now (a full packet takes `ser_full`): counted,
+  // serialised, the link woken when its wire is free; returns the serialisation.
+  [[gnu::always_inline]] inline Ps send_now(Link& l, int id, Fine ser_full, const Pkt& p);
   void pipe_event(int id);
   Ps transmit(Link& l, std::size_t id, Ps ready, Fine dur, const Pkt& p, Ps& ser) {
     const Ps start = l.wire.send(ready, dur, p.bytes, p.bytes + g_.H, ser);

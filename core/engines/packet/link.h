@@ -135,6 +135,30 @@ struct Sender {
   std::uint64_t wake_gen = 0;
 
   bool idle() const { return writes.empty() && responses.empty() && requested.empty(); }
+  /// The write at the round-robin pointer has sent a packet (`done`: its last):
+  /// it leaves the list, or the pointer moves on.
+  void next_write(bool done) {
+    if (done) {
+      writes.erase(writes.begin() + static_cast<std::ptrdiff_t>(rr));
+      if (rr >= writes.size()) rr = 0;
+    } else if (++rr == writes.size()) {
+      rr = 0;
+    }
+  }
+  /// No credit at the switch input port: the stall starts now (if it had not).
+  void credit_stalled(Ps now) {
+    if (!credit_blocked) {
+      credit_blocked = true;
+      blocked_since = now;
+    }
+  }
+  /// Credit again: a stall in progress ends now and is added to `stall_ps`.
+  void credit_resumed(Ps now, Ps& stall_ps) {
+    if (credit_blocked) {
+      credit_blocked = false;
+      stall_ps += now - blocked_since;
+    }
+  }
   /// A memory answers requests in the order they reach it: keep the FIFO
   /// ordered by ready time (stable; requests almost always arrive in order).
   void request(Ps ready, std::uint32_t source) {

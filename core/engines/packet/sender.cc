@@ -5,6 +5,15 @@
 
 namespace scin::packet {
 
+inline Ps Engine::send_now(Link& l, int id, Fine ser_full, const Pkt& p) {
+  ++stats_.packets;
+  Ps ser = 0;
+  const Fine dur = p.bytes == g_.P ? ser_full : g_.ser_fine(flows_[p.flow], p.bytes);
+  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
+  wake_link(id, l.wire.busy_until);
+  return ser;
+}
+
 void Engine::link_event(int id, std::uint64_t gen) {
   Sender& tx = links_[static_cast<std::size_t>(id)].tx;
   if (gen != tx.wake_gen) {  // superseded by an earlier wake-up that already ran
@@ -99,17 +108,11 @@ void Engine::try_send(int id) {
     read_ok = read_ok && l.in.has_credit(InputPort::kResponses, read_bytes + H, g_.port_cap);
     write_ok = write_ok && l.in.has_credit(InputPort::kWrites, write_bytes + H, g_.port_cap);
     if (!read_ok && !write_ok) {  // no credit: the switch input port is full
-      if (!tx.credit_blocked) {
-        tx.credit_blocked = true;
-        tx.blocked_since = now_;
-      }
+      tx.credit_stalled(now_);
       if (earliest < kNever) wake_link(id, earliest);
       return;
     }
-    if (tx.credit_blocked) {
-      tx.credit_blocked = false;
-      l.wire.stats.credit_stall_ps += now_ - tx.blocked_since;
-    }
+    tx.credit_resumed(now_, l.wire.stats.credit_stall_ps);
   }
   const bool use_read = read_ok && (!write_ok || !tx.last_read);
   const bool from_ring = use_read && ring_read;
@@ -132,17 +135,10 @@ void Engine::try_send(int id) {
     tx.pop_request();
   } else if (use_read) {
     if (src.next >= src.end) tx.responses.erase(tx.responses.begin() + static_cast<std::ptrdiff_t>(pick_read));
-  } else if (src.next >= src.end) {
-    tx.writes.erase(tx.writes.begin() + static_cast<std::ptrdiff_t>(tx.rr));
-    if (tx.rr >= tx.writes.size()) tx.rr = 0;
-  } else if (++tx.rr == tx.writes.size()) {
-    tx.rr = 0;
+  } else {
+    tx.next_write(src.next >= src.end);
   }
-  ++stats_.packets;
-  Ps ser = 0;
-  const Fine dur = p.bytes == g_.P ? src.ser_full : g_.ser_fine(flows_[p.flow], p.bytes);
-  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
-  wake_link(id, l.wire.busy_until);
+  const Ps ser = send_now(l, id, src.ser_full, p);
   if (l.kind != Link::Up) {
     deliver(p, now_ + ser + l.wire.latency);  // mesh: straight into the peer's memory
     return;
@@ -191,16 +187,10 @@ inline void Engine::send_requested(Link& l, int id) {
     bytes = g_.pkt_bytes(src->total, src->next);
   }
   if (!l.in.has_credit(InputPort::kResponses, bytes + H, g_.port_cap)) {  // no credit: the switch input port is full
-    if (!tx.credit_blocked) {
-      tx.credit_blocked = true;
-      tx.blocked_since = now_;
-    }
+    tx.credit_stalled(now_);
     return;
   }
-  if (tx.credit_blocked) {
-    tx.credit_blocked = false;
-    l.wire.stats.credit_stall_ps += now_ - tx.blocked_since;
-  }
+  tx.credit_resumed(now_, l.wire.stats.credit_stall_ps);
   if (packet) {
     send_packet_entry(l, id, bytes);
     return;
@@ -215,11 +205,7 @@ inline void Engine::send_requested(Link& l, int id) {
   tx.last_read = true;
   src->next += src->stride;
   tx.pop_request();
-  ++stats_.packets;
-  Ps ser = 0;
-  const Fine dur = p.bytes == g_.P ? src->ser_full : g_.ser_fine(flows_[p.flow], p.bytes);
-  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
-  wake_link(id, l.wire.busy_until);
+  const Ps ser = send_now(l, id, src->ser_full, p);
   const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
   if (src->isa_read) {
     // The ISA fast path, as in try_send.
@@ -251,16 +237,10 @@ inline void Engine::send_write(Link& l, int id) {
   const std::uint64_t H = g_.H;
   const std::uint32_t bytes = g_.pkt_bytes(src.total, src.next);
   if (!l.in.has_credit(InputPort::kWrites, bytes + H, g_.port_cap)) {  // no credit: the switch input port is full
-    if (!tx.credit_blocked) {
-      tx.credit_blocked = true;
-      tx.blocked_since = now_;
-    }
+    tx.credit_stalled(now_);
     return;
   }
-  if (tx.credit_blocked) {
-    tx.credit_blocked = false;
-    l.wire.stats.credit_stall_ps += now_ - tx.blocked_since;
-  }
+  tx.credit_resumed(now_, l.wire.stats.credit_stall_ps);
   Pkt p;
   p.flow = src.flow;
   p.index = src.next;
@@ -270,17 +250,8 @@ inline void Engine::send_write(Link& l, int id) {
   const std::uint64_t wire = p.bytes + H;
   tx.last_read = false;
   src.next += src.stride;
-  if (src.next >= src.end) {
-    tx.writes.erase(tx.writes.begin() + static_cast<std::ptrdiff_t>(tx.rr));
-    if (tx.rr >= tx.writes.size()) tx.rr = 0;
-  } else if (++tx.rr == tx.writes.size()) {
-    tx.rr = 0;
-  }
-  ++stats_.packets;
-  Ps ser = 0;
-  const Fine dur = p.bytes == g_.P ? src.ser_full : g_.ser_fine(flows_[p.flow], p.bytes);
-  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
-  wake_link(id, l.wire.busy_until);
+  tx.next_write(src.next >= src.end);
+  const Ps ser = send_now(l, id, src.ser_full, p);
   const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
   if (src.isa_read) [[unlikely]] {  // (never for a write's Source; as in try_send)
     Isa& isa = isas_[static_cast<std::size_t>(l.other)];
@@ -322,12 +293,7 @@ void Engine::send_packet_entry(Link& l, int id, std::uint32_t bytes) {
   const std::uint64_t wire = p.bytes + g_.H;
   tx.last_read = true;
   tx.pop_request();
-  ++stats_.packets;
-  Ps ser = 0;
-  const Flow& f = flows_[p.flow];
-  const Fine dur = p.bytes == g_.P ? f.ser_full : g_.ser_fine(f, p.bytes);
-  transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
-  wake_link(id, l.wire.busy_until);
+  const Ps ser = send_now(l, id, flows_[p.flow].ser_full, p);
   const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
   l.in.take_credit(InputPort::kResponses, wire);
   const bool was_empty = l.pipe.empty();

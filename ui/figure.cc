@@ -212,6 +212,13 @@ QFont pointFont(double pt, QPaintDevice* device, bool bold) {
   return f;
 }
 
+// `f`, smaller (down to 70%) if `text` is wider than `room`.
+static QFont fittedFont(QFont f, QPaintDevice* dev, const QString& text, double room) {
+  const double need = textWidth(f, dev, text);
+  if (need > room) f.setPointSizeF(f.pointSizeF() * std::max(0.7, room / need));
+  return f;
+}
+
 QString axisTitle(const Column& c, bool log) {
   QString t = QString::fromStdString(c.label);
   QString unit = QString::fromStdString(c.unit);
@@ -612,9 +619,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     // Too long for the grid (a long panel key): a smaller font, down to 70%, then an ellipsis in
     // the panel key, never in the axis's own title (its unit; the panels are titled anyway).
     const double w = gridRight - gridLeft;
-    QFont f = fLabel;
-    const double need = textWidth(f, dev, xBase + xPanels);
-    if (need > w) f.setPointSizeF(f.pointSizeF() * std::max(0.7, w / need));
+    const QFont f = fittedFont(fLabel, dev, xBase + xPanels, w);
     p->setFont(f);
     const QFontMetricsF fm(f, dev);
     const QString xTitle = fm.horizontalAdvance(xBase) >= w
@@ -624,12 +629,27 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
                 xTitle);
     p->setFont(fLabel);
   }
-  p->save();
-  p->translate(m, gridArea.center().y());
-  p->rotate(-90);
-  const double yLen = gridArea.height();
-  p->drawText(QRectF(-yLen / 2, 0, yLen, yTitleW), Qt::AlignHCenter | Qt::AlignVCenter, axisTitle(yShown, L.log_y));
-  p->restore();
+  {
+    // Centred on the grid. Longer than the grid is high (a long name with its
+    // unit, a short figure): centred on the whole left margin, from the top to
+    // the legend (nothing else is drawn left of the y tick labels); a smaller
+    // font there, down to 70%; an ellipsis in the middle only beyond that.
+    const QString yTitle = axisTitle(yShown, L.log_y);
+    const bool fits = textWidth(fLabel, dev, yTitle) <= gridArea.height();
+    const double lo = fits ? gridArea.top() : m, hi = fits ? gridArea.bottom() : H - m - legendH;
+    const double yLen = hi - lo;
+    const QFont f = fittedFont(fLabel, dev, yTitle, yLen);
+    const QFontMetricsF fm(f, dev);
+    L.y_title = fm.elidedText(yTitle, Qt::ElideMiddle, yLen);
+    L.y_title_width = fm.horizontalAdvance(L.y_title);
+    L.y_title_room = yLen;
+    p->save();
+    p->setFont(f);
+    p->translate(m, (lo + hi) / 2);
+    p->rotate(-90);
+    p->drawText(QRectF(-yLen / 2, 0, yLen, yTitleW), Qt::AlignHCenter | Qt::AlignVCenter, L.y_title);
+    p->restore();
+  }
 
   // Legend.
   const double legendTop = H - m - legendH + m * 0.3;

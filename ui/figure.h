@@ -76,6 +76,8 @@ struct FigureLayout {
   ViewRange range;         // what is shown (after padding)
   bool log_x = false, log_y = false;
   double line_width = 1, marker_size = 4;  // in points, as drawn
+  QString y_title;                          // the y axis title as drawn
+  double y_title_width = 0, y_title_room = 0;  // its length and the length it may take, in points
   /// With FigureOptions::decimate: per panel, per series of its facet (in
   /// order), the points drawn (a hidden series: none, total = its size).
   std::vector<std::vector<analysis::Decimation>> drawn;

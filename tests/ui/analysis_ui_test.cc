@@ -274,6 +274,29 @@ class AnalysisUiTest : public QObject {
     QVERIFY2(xTitle.startsWith(QStringLiteral("Message size per rank (bytes, log); panels: ")), qPrintable(xTitle));
   }
 
+  // A single-column figure of the inference run: its y title (a long name and
+  // its unit) is drawn whole within the grid's height (it ran past both ends).
+  void longYTitleFitsTheGrid() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    show(w, runs_.at("inference-tp"));
+    const auto plot = w.analysisView()->plot();
+    QVERIFY(plot);
+    const FigureSize size = FigureSize::singleColumn();
+    QImage img(size.size_pt.toSize(), QImage::Format_ARGB32_Premultiplied);
+    img.setDotsPerMeterX(static_cast<int>(72 / 0.0254));
+    img.setDotsPerMeterY(static_cast<int>(72 / 0.0254));
+    QPainter p(&img);
+    FigureOptions o = w.analysisView()->canvas()->options();
+    o.font_pt = size.font_pt;
+    const FigureLayout L = paintFigure(&p, size.size_pt, *plot, o);
+    p.end();
+    QCOMPARE(L.y_title, QStringLiteral("Time to first token (TTFT) (ms, log)"));
+    QVERIFY2(L.y_title_width <= L.y_title_room, qPrintable(QStringLiteral("%1 > %2").arg(L.y_title_width).arg(L.y_title_room)));
+  }
+
   void trackerSnapsToNearestPointWithUnits() {
     MainWindow w;
     w.resize(1300, 760);

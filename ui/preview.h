@@ -125,6 +125,11 @@ inline constexpr double kPreviewQuickPointS = 1e-3;
 /// size in between, ascending. Indices into the sizes.
 std::vector<std::size_t> previewRefinementOrder(std::size_t n, std::size_t* coarse_count);
 
+/// Threads the preview has started so far in this process. Its computations
+/// run on a pool of threads kept from edit to edit (a point's working memory
+/// is per thread); a thread is started only when none is idle.
+std::size_t previewThreadsStarted();
+
 /// The computation behind the preview, callable without Qt's event loop
 /// (tests, the benchmark): computes `req` on `cfg` with the analytic engine in
 /// refinement order, calling `emit` with the curves so far after the coarse

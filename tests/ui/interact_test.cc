@@ -185,6 +185,31 @@ class InteractTest : public QObject {
     }
   }
 
+  // The preview's threads are kept from computation to computation (their
+  // working memory stays warm): twenty computations on three threads start
+  // no thread per computation (the caller's is one of the three; a new thread
+  // only when none is idle, which a finished one may briefly not be yet).
+  void previewReusesItsThreads() {
+    const Config cfg = load_preset("hgx-h200-8");
+    SweepRequest req;
+    req.algorithms = {"ring", "two-shot"};
+    auto run = [&] {
+      bool complete = false;
+      computePreview(cfg, req, false, 1e9, {}, 1e9,
+                     [&](const ResultSet&, const PreviewStatus& st) { complete |= st.complete; }, 3);
+      QVERIFY(complete);
+    };
+    run();
+    const std::size_t warm = previewThreadsStarted();
+    QVERIFY(warm >= 1);
+    for (int k = 0; k < 20; ++k) run();
+    // Per computation, three parallel stages of up to two pool threads each: up to 120
+    // threads if none were kept.
+    qInfo("%zu threads started after the first computation", previewThreadsStarted() - warm);
+    QVERIFY2(previewThreadsStarted() - warm <= 4,
+             qPrintable(QStringLiteral("%1 threads started by 20 computations").arg(previewThreadsStarted() - warm)));
+  }
+
   // A stop request ends the computation without a complete result.
   void previewStopsOnItsToken() {
     const Config cfg = load_preset("hgx-h200-8");

@@ -426,6 +426,15 @@ struct Preview::Shared {
 Preview::Preview(QObject* parent) : QObject(parent), shared_(std::make_shared<Shared>()) {
   qRegisterMetaType<scin::ui::PreviewStatus>();
   shared_->owner = this;
+  hold_timer_ = new QTimer(this);
+  hold_timer_->setSingleShot(true);
+  hold_timer_->setTimerType(Qt::PreciseTimer);
+  connect(hold_timer_, &QTimer::timeout, this, [this] {
+    if (!held_) return;
+    Held h = std::move(*held_);
+    held_.reset();
+    if (h.generation == generation_) show(h.results, h.status);
+  });
 }
 
 Preview::~Preview() {
@@ -472,6 +481,8 @@ void Preview::cancel() {
   pending_.reset();
   stop_.request_stop();
   ++generation_;  // whatever is in flight is dropped
+  held_.reset();
+  hold_timer_->stop();
   if (running_) {
     running_ = false;
     status_.cancelled = true;
@@ -489,6 +500,8 @@ void Preview::start() {
   pending_.reset();
   running_ = true;
   first_seen_ = false;
+  held_.reset();
+  hold_timer_->stop();
   status_ = PreviewStatus{};
   status_.generation = gen;
   const Job job = *current_;
@@ -518,6 +531,20 @@ void Preview::start() {
 
 void Preview::deliver(quint64 gen, const ResultSet& rs, const PreviewStatus& st) {
   if (gen != generation_) return;  // superseded
+  const double ms = static_cast<double>(since_request_.nsecsElapsed()) / 1e6;
+  if (!st.complete && !first_seen_ && ms < partial_hold_ms_) {
+    // Too early to be worth a repaint of its own: the complete result may
+    // follow within the frame. Shown at partial_hold_ms_ if it does not.
+    held_ = Held{gen, rs, st};
+    hold_timer_->start(std::max(0, static_cast<int>(partial_hold_ms_ - ms)));
+    return;
+  }
+  hold_timer_->stop();
+  held_.reset();  // (older than this result)
+  show(rs, st);
+}
+
+void Preview::show(const ResultSet& rs, const PreviewStatus& st) {
   status_ = st;
   const double ms = static_cast<double>(since_request_.nsecsElapsed()) / 1e6;
   if (!first_seen_) {

@@ -13,7 +13,11 @@
 //     curves' shape; those estimated under kPreviewQuickPointS each, so that
 //     one long point, NVLS at 1 GiB, does not hold back the first frame), then
 //     the slow coarse points and the sizes in between; partial results are
-//     shown as they come (at most every `partial_interval_ms`).
+//     shown as they come (at most every `partial_interval_ms`), except that
+//     one arriving within partialHoldMs() of the request is held back until
+//     then: if the complete result comes first (the default 8-GPU preview),
+//     the chart is painted once, not twice, and the GUI thread takes no core
+//     from the workers while they finish.
 //   - Work budget: before computing, core's estimate() (engines/engine.h) says
 //     what each algorithm costs at the largest size; points beyond the per-point
 //     cap are not previewed (the status says which and how long they would take)
@@ -32,6 +36,7 @@
 
 #include <QElapsedTimer>
 #include <QObject>
+#include <QTimer>
 #include <QString>
 
 #include "ui/experiment.h"
@@ -79,6 +84,12 @@ class Preview : public QObject {
   /// Minimum time between partial results shown while refining (the first may
   /// come after a fifth of it).
   static constexpr int partial_interval_ms = 50;
+  /// A partial result arriving sooner than this after the request waits until
+  /// then, and is dropped if the complete one comes first (a frame is 16.7 ms;
+  /// a repaint of the default chart takes 2 ms of GUI CPU).
+  static constexpr int default_partial_hold_ms = 11;
+  void setPartialHoldMs(int ms) { partial_hold_ms_ = ms; }
+  int partialHoldMs() const { return partial_hold_ms_; }
 
   /// Worker computations still running in this process, including stopped ones
   /// not yet returned from their engine call (tests: a cancelled worker ends).
@@ -96,6 +107,7 @@ class Preview : public QObject {
   void schedule();
   void start();
   void deliver(quint64 generation, const ResultSet& rs, const PreviewStatus& st);
+  void show(const ResultSet& rs, const PreviewStatus& st);
 
   struct Job {
     Config cfg;
@@ -113,6 +125,14 @@ class Preview : public QObject {
   QElapsedTimer since_request_;
   double first_ms_ = 0, last_ms_ = 0;
   bool first_seen_ = false;
+  struct Held {
+    quint64 generation;
+    ResultSet results;
+    PreviewStatus status;
+  };
+  std::optional<Held> held_;      // a partial result waiting for partial_hold_ms
+  QTimer* hold_timer_ = nullptr;
+  int partial_hold_ms_ = default_partial_hold_ms;
   double point_cap_s_ = 0.5;
 };
 

@@ -296,6 +296,44 @@ class InteractTest : public QObject {
     Q_UNUSED(slowRing);
   }
 
+  // A partial result is never shown sooner than Preview::partialHoldMs()
+  // after the request: one that comes sooner waits, and is dropped when the
+  // complete result follows within that time (the chart is painted once).
+  // The default preview of hgx-h200-8 always hands over its quick coarse
+  // points before the rest; holds of 0 and 10 s make the timing certain.
+  void previewHoldsEarlyPartialResults() {
+    const Config cfg = load_preset("hgx-h200-8");
+    auto shownWith = [&](const Config& c, int hold_ms) {
+      Preview p;
+      p.setPartialHoldMs(hold_ms);
+      QElapsedTimer since;
+      std::vector<std::pair<double, bool>> shown;  // (ms after the request, complete)
+      connect(&p, &Preview::ready, this, [&](const ResultSet&) {
+        shown.emplace_back(static_cast<double>(since.nsecsElapsed()) / 1e6, p.status().complete);
+      });
+      since.start();
+      p.request(c, SweepRequest{});
+      [&] { QTRY_VERIFY_WITH_TIMEOUT(!p.busy(), 120000); }();
+      return shown;
+    };
+    QCOMPARE(Preview{}.partialHoldMs(), Preview::default_partial_hold_ms);
+    const auto at_once = shownWith(cfg, 0);
+    QVERIFY(at_once.size() >= 2);  // the coarse points, then the rest
+    QVERIFY(!at_once.front().second);
+    QVERIFY(at_once.back().second);
+    const auto held = shownWith(cfg, 10000);
+    QCOMPARE(held.size(), std::size_t(1));  // the partial waited, then the complete result replaced it
+    QVERIFY(held.front().second);
+    // A slow preview (64 GPUs) shows its first partial result at the hold, not before.
+    Config big = cfg;
+    set_param(big, "fabric.gpus", 64);
+    const auto slow = shownWith(big, 100);
+    QVERIFY(slow.size() >= 2);
+    QVERIFY(!slow.front().second);
+    QVERIFY2(slow.front().first >= 100, qPrintable(QStringLiteral("first shown at %1 ms").arg(slow.front().first)));
+    QVERIFY(slow.back().second);
+  }
+
   // The hang guard of issue 13: a 1024-GPU x 64-plane fabric keeps the
   // preview busy for minutes; closing the window returns at once, and the
   // worker is cancelled (it ends at its engine's next poll).

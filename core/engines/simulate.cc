@@ -297,6 +297,16 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       const double n = gpus, planes = std::max(1, cfg.fabric.planes), b = static_cast<double>(booked);
       return {static_cast<double>(total), "steps", b * 1e-7 + n * planes * 1e-6, b * 128 + n * planes * 64};
     }
+  if (engine_id == EngineId::Analytic)
+    if (const std::size_t steps = shot_alike_steps(run_cfg, algo); steps > 0) {
+      // Two-shot, two-shot-q8 and ring-q8 from their builders' structure
+      // (run_analytic_shot, as resolve() runs it): no schedule; its records
+      // and their booking take 0.1-0.5 us and about 100 bytes per step
+      // (two-shot at load 4-5: 26 us at 8 GPUs, 18 ms at 128, 0.39-0.54 s
+      // and 110 MB of peak memory at 512).
+      const double n = gpus, k = static_cast<double>(steps);
+      return {k, "steps", k * 4e-7 + n * 1e-6, k * 112 + n * 1024};
+    }
   if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;
   const double n[3] = {16, 32, 64};

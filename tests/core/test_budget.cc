@@ -15,6 +15,7 @@
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/nvls_alike.h"
 #include "engines/analytic/scin_alike.h"
+#include "engines/analytic/shot_alike.h"
 #include "engines/data/data_engine.h"
 #include "engines/simulate.h"
 #include "fabric/params.h"
@@ -72,6 +73,12 @@ TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
       EXPECT_EQ(static_cast<double>(scin_alike_steps(c, coll, a == Algorithm::ScinInq)), direct.amount);
       EXPECT_LT(x.seconds, direct.seconds);
       EXPECT_LT(x.memory_bytes, direct.memory_bytes);
+    } else if (a == Algorithm::TwoShot) {
+      // Two-shot from its builder's structure (run_analytic_shot): timed without compiling; its steps are
+      // the schedule's, and it costs less than compiling them would add (1 us and a Step per step).
+      EXPECT_EQ(static_cast<double>(shot_alike_steps(c, a)), direct.amount);
+      EXPECT_LT(x.seconds, direct.seconds + direct.amount * 1e-6);
+      EXPECT_LT(x.memory_bytes, direct.memory_bytes + direct.amount * static_cast<double>(sizeof(Step)));
     } else {
       EXPECT_GE(x.seconds, direct.seconds * (1 - 1e-9));            // + compiling the schedule
       EXPECT_GT(x.memory_bytes, direct.memory_bytes);               // + holding the schedule

@@ -34,10 +34,14 @@ bool expect_shot_alike_exact(const Config& c, Algorithm a, std::uint64_t bytes, 
   SCOPED_TRACE(fmt::format("{} {} GPUs, {} planes, {} B", to_string(a), c.fabric.gpus, c.fabric.planes, bytes));
   const Collective coll{bytes, dtype};
   const std::optional<AnalyticResult> fast = run_analytic_shot(c, coll, a);
-  if (!fast) return false;
+  if (!fast) {
+    EXPECT_EQ(shot_alike_steps(c, a), 0u);  // (the estimate compiles then)
+    return false;
+  }
   const Schedule s = compile(c, a, coll);
   const AnalyticResult full = run_analytic(c, s);
   EXPECT_EQ(fast->steps.size(), s.steps.size());
+  EXPECT_EQ(shot_alike_steps(c, a), s.steps.size());  // what estimate() counts, without compiling
   expect_same_booking(*fast, full, s.steps.size());
   EXPECT_GT(full.critical_path.size(), 3u);
   EXPECT_GT(full.time_ns, 0.0);
@@ -119,9 +123,13 @@ TEST(ShotAlike, OnlyTheStarIsCandidate) {
     EXPECT_FALSE(run_analytic_shot(load_preset("nvl36x2"), coll, a).has_value());  // two tiers
     EXPECT_FALSE(run_analytic_shot(load_preset("mesh-8"), coll, a).has_value());   // no switch
     EXPECT_TRUE(run_analytic_shot(load_preset("hgx-h200-8"), coll, a).has_value());
+    EXPECT_EQ(shot_alike_steps(load_preset("nvl36x2"), a), 0u);
+    EXPECT_EQ(shot_alike_steps(load_preset("mesh-8"), a), 0u);
   }
-  for (Algorithm a : {Algorithm::Ring, Algorithm::OneShot, Algorithm::Nvls, Algorithm::Scin, Algorithm::ScinInq})
+  for (Algorithm a : {Algorithm::Ring, Algorithm::OneShot, Algorithm::Nvls, Algorithm::Scin, Algorithm::ScinInq}) {
     EXPECT_FALSE(run_analytic_shot(load_preset("hgx-h200-8"), coll, a).has_value());
+    EXPECT_EQ(shot_alike_steps(load_preset("hgx-h200-8"), a), 0u);
+  }
 }
 
 // simulate() takes the shortcut for the analytic engine and gives what

@@ -472,14 +472,32 @@ struct StepsView {
 
 }  // namespace
 
+namespace {
+
+// Whether run_analytic_shot() answers for `cfg` and `algo` (its booking then always does).
+bool shot_alike_answers(const Config& cfg, Algorithm algo) {
+  if (algo != Algorithm::TwoShot && algo != Algorithm::TwoShotQ8 && algo != Algorithm::RingQ8) return false;
+  if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return false;
+  if (cfg.fabric.gpus < 2 || !unsupported_reason(cfg, algo).empty()) return false;
+  // More steps than a StepId counts: compile() (which fails there too).
+  return 3 * static_cast<double>(cfg.fabric.gpus) * cfg.fabric.gpus + 2 * static_cast<double>(cfg.fabric.gpus) < 4e9;
+}
+
+}  // namespace
+
+std::size_t shot_alike_steps(const Config& cfg, Algorithm algo) {
+  if (!shot_alike_answers(cfg, algo)) return 0;
+  const auto n = static_cast<std::size_t>(cfg.fabric.gpus);
+  switch (algo) {
+    case Algorithm::RingQ8: return 3 * n * n;         // launches, N-1 rounds of (quantise, send), sums, N-1 rounds of sends, dequantise
+    case Algorithm::TwoShot: return 4 * n * n;        // launches, N(N-1) pushes and signals each way, waits, reduces
+    default: return 4 * n * n + 2 * n;                // two-shot-q8: and a quantise and a dequantise per rank
+  }
+}
+
 std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collective& coll, Algorithm algo,
                                                 const RunContext& ctx) {
-  if (algo != Algorithm::TwoShot && algo != Algorithm::TwoShotQ8 && algo != Algorithm::RingQ8) return std::nullopt;
-  if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
-  if (cfg.fabric.gpus < 2 || !unsupported_reason(cfg, algo).empty()) return std::nullopt;
-  // More steps than a StepId counts: compile() (which fails there too).
-  if (3 * static_cast<double>(cfg.fabric.gpus) * cfg.fabric.gpus + 2 * static_cast<double>(cfg.fabric.gpus) >= 4e9)
-    return std::nullopt;
+  if (!shot_alike_answers(cfg, algo)) return std::nullopt;
   // The head's lists, the records and the engine's working memory: per
   // thread, kept for the next point unless the point had more than 2^16
   // steps (a large point's memory is released, as simulate()'s spare schedule).

@@ -34,4 +34,10 @@ namespace scin {
 std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collective& c, Algorithm algo,
                                                 const RunContext& ctx = {});
 
+/// For estimates (simulate.cc's estimate()): the number of steps
+/// run_analytic_shot() books for `cfg` and `algo` (the compiled schedule's:
+/// two-shot 4N^2, two-shot-q8 4N^2 + 2N, ring-q8 3N^2, at any size) if it
+/// answers, else 0 (then the schedule is compiled and booked). O(1).
+std::size_t shot_alike_steps(const Config& cfg, Algorithm algo);
+
 }  // namespace scin

@@ -241,7 +241,20 @@ void Engine::pump_isa_write(FlowId fi) {
     const Fine dur = g_.ser_fine(f, p.bytes);  // (the same for every destination)
     const Ps now = now_;
     const int np = g_.planes, down0 = g_.down(0, plane);  // g_.down(d, plane) == down0 + d * np
-    for (NodeId d : f.dsts) last = std::max(last, push_out(down0 + d * np, now, dur, p));
+    // push_out per destination, with what it reads of the Engine in locals (the
+    // queues' stores would otherwise make the compiler reload them per destination).
+    Link* const links = links_.data();
+    const auto wire = static_cast<std::uint32_t>(p.bytes + g_.H);
+    const bool tl = timeline_on_;
+    for (NodeId d : f.dsts) {
+      const int q = down0 + d * np;
+      Link& dl = links[q];
+      Ps ser = 0;
+      const Ps start = dl.wire.send(now, dur, p.bytes, wire, ser);
+      if (tl) [[unlikely]] timeline_.add(static_cast<std::size_t>(q), start, ser);
+      dl.out.push(now, start, wire);
+      last = std::max(last, start + ser + dl.wire.latency);
+    }
     f.last = std::max(f.last, last);
     f.delivered += f.dsts.size();
     if (f.delivered == f.expected) finish_flow(fi, f.last);

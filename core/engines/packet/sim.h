@@ -120,17 +120,14 @@ struct Flow {
     keep(sources, so), keep(staged, st), keep(count, c), keep(complete, cp), keep(hops, h);
   }
   /// Responses group i waits for (sources may differ in length).
-  [[gnu::always_inline]] std::uint16_t expected_in_group(std::uint32_t i) const {
-    if (i < n_min) [[likely]] return static_cast<std::uint16_t>(srcs.size());
-    return expected_in_group_slow(i);
-  }
-  [[gnu::noinline]] std::uint16_t expected_in_group_slow(std::uint32_t i) const {
+  std::uint16_t expected_in_group(std::uint32_t i) const {
+    if (i < n_min) return static_cast<std::uint16_t>(srcs.size());
     std::uint16_t k = 0;
     for (auto m : src_n) k += m > i ? 1 : 0;
     return k;
   }
   /// Counts a response of group i that is whole at `t`; true when the group is complete.
-  [[gnu::always_inline]] bool arrive(std::uint32_t i, Ps t) {
+  bool arrive(std::uint32_t i, Ps t) {
     complete[i] = std::max(complete[i], t);
     return ++count[i] == expected_in_group(i);
   }

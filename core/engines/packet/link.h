@@ -284,11 +284,6 @@ struct Link {
   NodeId to = kNoNode;
   double scale = 1;        // wire time relative to an accelerator port (trunks differ)
   Ring<Queued> transit;    // forwarded packets, by ready time
-  // Not read: keeps the size off 512 bytes (520). With a Link of 512 bytes a
-  // field of every link falls in the same few cache sets, and at 1024
-  // accelerators (4096 links) SCIN ran ~10% slower per event.
-  std::uint64_t spacer = 0;
 };
-static_assert(sizeof(Link) == 520, "a Link of a power-of-two size makes its fields collide in the cache sets");
 
 }  // namespace scin::packet

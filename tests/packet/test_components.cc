@@ -562,6 +562,90 @@ TEST(PacketOutputQueue, ReplaysDepthInTimeOrderDeparturesFirst) {
   EXPECT_EQ(q.pushes(), 3u);
 }
 
+// The replay the output queue did before its running counters (a deque of
+// entries and an arrived count), as the reference: arrivals in push order at
+// their ready times, departures at their starts, departures first at equal
+// times, the depth's peak after each arrival.
+struct ReferenceOutputQueue {
+  struct E {
+    Ps ready, start;
+    std::uint64_t wire;
+  };
+  std::vector<E> out;
+  std::size_t front = 0, arrived = 0;  // out[front, front + arrived) in the buffer
+  std::uint64_t bytes = 0, peak = 0;
+  void drain(Ps t) {
+    for (;;) {
+      const Ps ta = front + arrived < out.size() ? out[front + arrived].ready : packet::kNever;
+      const Ps td = arrived > 0 ? out[front].start : packet::kNever;
+      if (std::min(ta, td) > t || (ta == packet::kNever && td == packet::kNever)) return;
+      if (td <= ta) {
+        bytes -= out[front].wire;
+        ++front;
+        --arrived;
+      } else {
+        bytes += out[front + arrived].wire;
+        peak = std::max(peak, bytes);
+        ++arrived;
+      }
+    }
+  }
+  Ps next_departure(Ps now) const { return arrived > 0 ? out[front].start : now; }
+};
+
+// Random pushes onto one queue, as the engine makes them: starts strictly
+// increasing (a FIFO link), ready times mostly the present plus the switch
+// latency but some later (ISA results whose reduction ends later) and so out
+// of order; drains at non-decreasing times, some that replay nothing, some
+// many entries, and the final one at kNever. Depth, peak and next departure
+// match the reference after every step; the queue's storage grows from
+// empty and wraps around.
+TEST(PacketOutputQueue, RunningCountersReplayAsTheEntryDequeDid) {
+  std::uint64_t seed = 12345;
+  auto rnd = [&](std::uint64_t n) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % n;
+  };
+  packet::OutputQueue q;
+  ReferenceOutputQueue r;
+  Ps now = 0, busy = 0;
+  int checks = 0, out_of_order = 0, deep = 0;
+  for (int i = 0; i < 60000; ++i) {
+    now += static_cast<Ps>(rnd(4) == 0 ? rnd(20000) : rnd(3000));
+    const int burst = static_cast<int>(rnd(6));
+    for (int k = 0; k < burst; ++k) {
+      Ps ready = now + 100000;
+      if (rnd(10) == 0) ready += static_cast<Ps>(rnd(50000));  // a late result
+      if (!r.out.empty() && ready < r.out.back().ready) ++out_of_order;
+      const Ps start = std::max(ready, busy);
+      busy = start + 2418 + static_cast<Ps>(rnd(3));
+      const auto wire = static_cast<std::uint32_t>(16 + rnd(257));
+      q.push(ready, start, wire);
+      r.out.push_back({ready, start, wire});
+    }
+    const Ps t = now + (rnd(3) == 0 ? static_cast<Ps>(rnd(200000)) : 0);
+    r.drain(t);
+    const bool room = q.has_room(t, 300, 2000);
+    ASSERT_EQ(q.bytes(), r.bytes) << "step " << i;
+    ASSERT_EQ(room, r.bytes + 300 <= 2000) << "step " << i;
+    ASSERT_EQ(q.peak_bytes(), r.peak) << "step " << i;
+    ASSERT_EQ(q.next_departure(t), r.next_departure(t)) << "step " << i;
+    ASSERT_EQ(q.room(t, 2000), r.bytes >= 2000 ? 0u : 2000 - r.bytes) << "step " << i;
+    deep += r.arrived > 4 ? 1 : 0;
+    now = std::max(now, t);
+    ++checks;
+  }
+  q.drain(packet::kNever);
+  r.drain(packet::kNever - 1);
+  EXPECT_EQ(q.bytes(), 0u);
+  EXPECT_EQ(r.bytes, 0u);
+  EXPECT_EQ(q.peak_bytes(), r.peak);
+  EXPECT_EQ(q.pushes(), r.out.size());
+  EXPECT_EQ(checks, 60000);
+  EXPECT_GT(out_of_order, 1000);  // ready times out of push order were replayed
+  EXPECT_GT(deep, 1000);          // and queues several entries deep
+}
+
 TEST(PacketIsaBuffer, AdmitsUntilFullFreesWhenReducedAndEscapesADeadlock) {
   packet::IsaBuffer b(512);
   EXPECT_TRUE(b.admit(0, 256, false));

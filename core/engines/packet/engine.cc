@@ -58,6 +58,7 @@ void Engine::build_links() {
   }
   for (auto& l : links_) l.wire.latency = to_ps(cfg_.links.latency_ns);
   timeline_.init(cfg_.packet.timeline_samples, links_.size());
+  timeline_on_ = timeline_.on();
 }
 
 void Engine::setup() {
@@ -489,7 +490,7 @@ double thread_cpu_s() {
 
 }  // namespace
 
-void Engine::dispatch(const Event& e) {
+inline void Engine::dispatch(const Event& e) {
   const std::uint32_t tgt = e.target();
   const std::uint32_t id = tgt & kIdMask;
   switch (static_cast<EvType>(tgt >> kTypeShift)) {
@@ -528,20 +529,25 @@ Run Engine::run() {
   for (std::size_t i = 0; i < n; ++i)
     if (steps_[i].pending == 0) start_step(static_cast<StepId>(i), 0);
 
+  // Guard against a livelock (events that keep rescheduling at one instant):
+  // never hang. Checked where poll() is (every 4096 events), not per event:
+  // the time at the previous check and the events since it was last new.
+  Ps same_t = -1;
   std::uint64_t same_time = 0;
   while (!q_.empty()) {
     stats_.peak_pending = std::max<std::uint64_t>(stats_.peak_pending, q_.size());
     const Event e = q_.pop();
-    // Guard against a livelock (events that keep rescheduling at one instant): never hang.
-    if (e.t == now_) {
-      if (++same_time > 100'000'000)
+    now_ = e.t;
+    if ((++stats_.events & 0xfff) == 0) [[unlikely]] {
+      if (now_ != same_t) {
+        same_t = now_;
+        same_time = 0;
+      } else if ((same_time += 0x1000) > 100'000'000) {
         throw Error(fmt::format("packet engine: no progress at t = {} ns after 10^8 events; please report this",
                                 to_ns(now_)));
-    } else {
-      same_time = 0;
+      }
+      poll();
     }
-    now_ = e.t;
-    if ((++stats_.events & 0xfff) == 0) poll();
     dispatch(e);
   }
   if (steps_done_ != n) {
@@ -551,8 +557,11 @@ Run Engine::run() {
                             "the schedule or the fabric deadlocked", n - steps_done_, n, first,
                             first < n ? s_.steps[first].label : ""));
   }
-  for (auto& l : links_)
+  stats_.packet_hops = 0;
+  for (auto& l : links_) {
     if (l.kind == Link::Down) l.out.drain(kNever - 1);  // settle the output queues' peaks
+    stats_.packet_hops += l.wire.stats.packets;
+  }
   Run out;
   Ps total = 0;
   out.steps.resize(n);

@@ -77,7 +77,7 @@ class Engine {
   [[gnu::always_inline]] inline void deliver(const Pkt& p, Ps t);
   std::uint32_t add_source(const Source& src);
   void add_link_source(int link, const Source& src);
-  void dispatch(const Event& e);
+  [[gnu::always_inline]] inline void dispatch(const Event& e);
   double payload_to_deliver() const;
   // Every 4096 events (well under a millisecond): stop if asked, report progress now and then.
   void poll() {
@@ -86,7 +86,8 @@ class Engine {
     // payload delivered: whichever is further, below 1 until the run ends.
     if ((stats_.events & 0xffff) == 0 && ctx_.progress) {
       if (progress_bytes_ < 0) progress_bytes_ = payload_to_deliver();
-      const double bytes = progress_bytes_ > 0 ? std::min(0.99, delivered_bytes_ / progress_bytes_) : 0.0;
+      const double bytes =
+          progress_bytes_ > 0 ? std::min(0.99, static_cast<double>(delivered_bytes_) / progress_bytes_) : 0.0;
       ctx_.report(std::max(static_cast<double>(steps_done_) / static_cast<double>(s_.steps.size()), bytes));
     }
   }
@@ -99,25 +100,29 @@ class Engine {
       tx.wake_gen = schedule(t, EvLink, static_cast<std::uint32_t>(id));
     }
   }
-  void link_event(int id, std::uint64_t gen);
+  [[gnu::always_inline]] inline void link_event(int id, std::uint64_t gen);
   void try_send(int id);
+  // try_send's body: the busy test and the choice of a fast path (inlined into the event loop's link events).
+  [[gnu::always_inline]] inline void send_next(int id);
+  [[gnu::noinline]] void send_general(Link& l, int id);
   [[gnu::always_inline]] inline void send_requested(Link& l, int id);
   [[gnu::always_inline]] inline void send_write(Link& l, int id);
   [[gnu::noinline]] void send_packet_entry(Link& l, int id, std::uint32_t bytes);
   // An accelerator link sends `p` now (a full packet takes `ser_full`): counted,
   // serialised, the link woken when its wire is free; returns the serialisation.
   [[gnu::always_inline]] inline Ps send_now(Link& l, int id, Fine ser_full, const Pkt& p);
-  void pipe_event(int id);
-  Ps transmit(Link& l, std::size_t id, Ps ready, Fine dur, const Pkt& p, Ps& ser) {
+  [[gnu::always_inline]] inline void pipe_event(int id);
+  [[gnu::always_inline]] Ps transmit(Link& l, std::size_t id, Ps ready, Fine dur, const Pkt& p, Ps& ser) {
     const Ps start = l.wire.send(ready, dur, p.bytes, p.bytes + g_.H, ser);
-    ++stats_.packet_hops;
-    if (timeline_.on()) timeline_.add(id, start, ser);
+    // (Stats::packet_hops is the links' packets added up when the run ends: each is one send.)
+    if (timeline_on_) [[unlikely]] timeline_.add(id, start, ser);
     return start;
   }
 
   // ---- switch.cc: ports and queues
   void pump_in(int id);
-  bool forward_in(int id, int cls);
+  bool forward_in(int id, int cls, const Queued& h);
+  [[gnu::always_inline]] inline bool forward_write1(Link& l, int cls, const Pkt& p, Flow& f);
   bool room_in(int down_id, std::uint64_t wire) {
     Link& d = links_[static_cast<std::size_t>(down_id)];
     if (!d.out.waiters.empty() && down_id != serving_) return false;
@@ -174,6 +179,7 @@ class Engine {
   bool tiers_ = false;            // a two-tier fabric: every link is a routed hop (tiers.cc)
   bool logs_on_ = false;          // some plane's group log has had an entry (cursors_; read per packet, so here)
   bool fast_paths_ = true;        // testing::fast_paths, as the run started (read per packet)
+  bool timeline_on_ = false;      // timeline_.on() (read per packet hop, so here)
   Ps now_ = 0;
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)
@@ -211,7 +217,8 @@ class Engine {
   std::vector<StepState> steps_;  // one per step and one past the last (its succ ends the list)
   std::vector<StepId> succ_;      // successors, one flat array (not a vector per step)
   std::vector<Server> res_;  // the analytic ResourceMap's resources (ports unused, units, HBM)
-  double progress_bytes_ = -1, delivered_bytes_ = 0;  // progress (poll): payload to deliver (-1: not added up yet), delivered
+  double progress_bytes_ = -1;        // progress (poll): payload to deliver (-1: not added up yet)
+  std::uint64_t delivered_bytes_ = 0; // ... and delivered (a whole number: the same as a double's sum below 2^53)
   std::vector<Ps> dur_;      // start_step: the rounded duration of each use (scratch)
   // setup_flow: the last transfer factor seen and the packet wire times that follow from it.
   struct Rate {

@@ -245,8 +245,28 @@ class TimeGroups {
     std::uint64_t t;
     std::uint32_t f;  // index in fifos_
   };
+  // A time's keys: keys[head..] pending, in key order. (Its own array, not a
+  // std::vector: push_back stays a compare and a store where it is inlined.)
+  struct Keys {
+    std::unique_ptr<std::uint64_t[]> buf;
+    std::size_t n = 0, cap = 0;
+    std::size_t size() const { return n; }
+    std::uint64_t operator[](std::size_t i) const { return buf[i]; }
+    void clear() { n = 0; }
+    [[gnu::always_inline]] void push_back(std::uint64_t k) {
+      if (n == cap) [[unlikely]]
+        grow();
+      buf[n++] = k;
+    }
+    [[gnu::noinline]] void grow() {
+      cap = cap ? 2 * cap : 16;
+      std::unique_ptr<std::uint64_t[]> nb(new std::uint64_t[cap]);
+      for (std::size_t i = 0; i < n; ++i) nb[i] = buf[i];
+      buf = std::move(nb);
+    }
+  };
   struct Fifo {
-    std::vector<std::uint64_t> keys;  // keys[head..] pending, in key order
+    Keys keys;  // keys[head..] pending, in key order
     std::size_t head = 0;
   };
 
@@ -442,7 +462,7 @@ class Ring {
     --size_;
   }
   [[gnu::always_inline]] void push_back(const T& v) {
-    if (size_ == capacity()) [[unlikely]]
+    if (size_ == mask_ + 1u) [[unlikely]]  // full (or no storage yet: mask_ + 1 wraps to 0)
       grow();
     buf_[(head_ + size_) & mask_] = v;
     ++size_;
@@ -460,7 +480,7 @@ class Ring {
     mask_ = static_cast<std::uint32_t>(cap - 1);
   }
   std::unique_ptr<T[]> buf_;
-  std::uint32_t head_ = 0, size_ = 0, mask_ = 0;
+  std::uint32_t head_ = 0, size_ = 0, mask_ = ~std::uint32_t{0};  // capacity - 1 (no storage: capacity 0)
 };
 
 }  // namespace scin::packet

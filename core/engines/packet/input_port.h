@@ -29,6 +29,19 @@ class InputPort {
     bytes_ += wire;
     peak_ = std::max(peak_, bytes_);
   }
+  /// A packet of class `cls` arrives while the class is empty and not blocked
+  /// and is forwarded at once (Engine::pipe_event): arrive() without the FIFO.
+  /// Then either passed() (it went: leave() without the FIFO) or wait() (it
+  /// must wait: it enters the FIFO, whose bytes already count it).
+  void pass(int /*cls*/, std::uint64_t wire) {
+    bytes_ += wire;
+    peak_ = std::max(peak_, bytes_);
+  }
+  void passed(int cls, std::uint64_t wire) {
+    bytes_ -= wire;
+    used_[cls] -= wire;
+  }
+  void wait(int cls, const Queued& q) { fifo_[cls].push_back(q); }
   bool empty(int cls) const { return fifo_[cls].empty(); }
   const Queued& front(int cls) const { return fifo_[cls].front(); }
   /// The head of class `cls` moves on: its buffer space and credits return.

@@ -14,14 +14,14 @@ inline Ps Engine::send_now(Link& l, int id, Fine ser_full, const Pkt& p) {
   return ser;
 }
 
-void Engine::link_event(int id, std::uint64_t gen) {
+inline void Engine::link_event(int id, std::uint64_t gen) {
   Sender& tx = links_[static_cast<std::size_t>(id)].tx;
   if (gen != tx.wake_gen) {  // superseded by an earlier wake-up that already ran
     ++stats_.stale_events;
     return;
   }
   tx.next_wake = kNever;
-  try_send(id);  // output ports (Down) have no events: see push_out
+  send_next(id);  // output ports (Down) have no events: see push_out
 }
 
 // Two traffic classes share the link round-robin (as virtual channels do): read
@@ -29,7 +29,9 @@ void Engine::link_event(int id, std::uint64_t gen) {
 // between the steps that write. Writes are ready when their step starts, so the
 // write pick is the source at the round-robin pointer (no scan); the scan is
 // over the few mesh read responses only.
-void Engine::try_send(int id) {
+void Engine::try_send(int id) { send_next(id); }
+
+inline void Engine::send_next(int id) {
   Link& l = links_[static_cast<std::size_t>(id)];
   Sender& tx = l.tx;
   if (l.wire.busy_until > now_) {
@@ -54,6 +56,12 @@ void Engine::try_send(int id) {
       return;
     }
   }
+  send_general(l, id);
+}
+
+// try_send's general code: any link, any mix of sources.
+void Engine::send_general(Link& l, int id) {
+  Sender& tx = l.tx;
   if (tx.idle()) return;
   Ps earliest = kNever, best = kNever;
   // A response ready at r: the oldest ready one wins; one not ready yet sets the next wake-up.
@@ -267,14 +275,30 @@ inline void Engine::send_write(Link& l, int id) {
   if (was_empty) schedule(arrive, EvPipe, static_cast<std::uint32_t>(id));
 }
 
-void Engine::pipe_event(int id) {
+inline void Engine::pipe_event(int id) {
   Link& l = links_[static_cast<std::size_t>(id)];
   const Queued h = l.pipe.front();
   l.pipe.pop_front();
   if (!l.pipe.empty()) schedule(l.pipe.front().t, EvPipe, static_cast<std::uint32_t>(id));
   const int c = h.p.cls;
-  l.in.arrive(c, h, h.p.bytes + g_.H);
-  if (!l.in.blocked[c]) pump_in(id);
+  const std::uint64_t wire = h.p.bytes + g_.H;
+  if (l.in.blocked[c] || !fast_paths_) [[unlikely]] {
+    l.in.arrive(c, h, wire);
+    if (!l.in.blocked[c]) pump_in(id);
+    return;
+  }
+  // The class is not blocked, so its FIFO is empty (pump_in leaves each class
+  // empty or blocked) and pump_in would forward this packet alone: it goes
+  // straight on, counted in the port as it passes (bytes and peak as if it had
+  // entered and left), and enters the FIFO only if it must wait.
+  l.in.pass(c, wire);
+  Flow& f = flows_[h.p.flow];
+  if (f.kind == FlowKind::GpuWrite && h.p.slot != kAllDsts ? !forward_write1(l, c, h.p, f) : !forward_in(id, c, h)) {
+    l.in.wait(c, h);
+    return;
+  }
+  l.in.passed(c, wire);
+  if (l.tx.credit_blocked) try_send(id);
 }
 
 // try_send's read for a packet entry at the head of the request FIFO (a

@@ -11,7 +11,10 @@ void Engine::pump_in(int id) {
   bool moved = false;
   for (int c = 0; c < 2; ++c)
     while (!l.in.blocked[c] && !l.in.empty(c)) {
-      if (!forward_in(id, c)) break;
+      const Queued& h = l.in.front(c);
+      const std::uint64_t wire = h.p.bytes + g_.H;
+      if (!forward_in(id, c, h)) break;
+      l.in.leave(c, wire);
       moved = true;
     }
   if (moved && l.tx.credit_blocked) try_send(id);
@@ -120,10 +123,33 @@ inline std::uint64_t Engine::multicast_room(const Flow& f, std::size_t lo, std::
   return std::max<std::uint64_t>(room / (g_.P + g_.H), 1);
 }
 
-// The head packet of a switch input port goes where its flow says. Returns false if it must wait.
-bool Engine::forward_in(int id, int cls) {
+// A write to one destination (a ring's, a mesh-less unicast) at the head of
+// class `cls` of uplink l's input port: what forward_in's multicast code does
+// for a single destination, without its loops.
+inline bool Engine::forward_write1(Link& l, int cls, const Pkt& p, Flow& f) {
+  const NodeId d = f.dsts[p.slot];
+  if (s_.is_switch(d)) {
+    deliver(p, now_);
+    return true;
+  }
+  const int q = g_.down(d, l.other);
+  if (!room_in(q, p.bytes + g_.H)) {
+    const auto id = static_cast<std::uint32_t>(&l - links_.data());
+    wait_on(q, Feeder{FeederKind::InPort, 2 * id + static_cast<std::uint32_t>(cls)});
+    l.in.blocked[cls] = true;
+    return false;
+  }
+  deliver(p, push_out(q, now_ + lsw_, g_.ser_fine(f, p.bytes), p));
+  return true;
+}
+
+// The head packet `hq` of class `cls` of a switch input port goes where its
+// flow says. Returns false if it must wait (the class is then blocked). The
+// caller takes it off the port (InputPort::leave) when it went; `hq` may be
+// the port's front or (pipe_event) a packet that arrives at an empty class.
+bool Engine::forward_in(int id, int cls, const Queued& hq) {
   Link& l = links_[static_cast<std::size_t>(id)];
-  const Queued h = l.in.front(cls);
+  const Queued h = hq;
   const Pkt& p = h.p;
   Flow& f = flows_[p.flow];
   const int plane = l.other;
@@ -132,23 +158,8 @@ bool Engine::forward_in(int id, int cls) {
   const Feeder me{FeederKind::InPort, static_cast<std::uint32_t>(2 * id + cls)};
   switch (f.kind) {
     case FlowKind::GpuWrite: {
-      if (p.slot != kAllDsts && fast_paths_) [[likely]] {
-        // One destination (a ring's, a mesh-less unicast): what the multicast
-        // code below does for a single destination, without its loops.
-        const NodeId d = f.dsts[p.slot];
-        if (s_.is_switch(d)) {
-          deliver(p, now_);
-          break;
-        }
-        const int q = g_.down(d, plane);
-        if (!room_in(q, wire)) {
-          wait_on(q, me);
-          l.in.blocked[cls] = true;
-          return false;
-        }
-        deliver(p, push_out(q, now_ + lsw, g_.ser_fine(f, p.bytes), p));
-        break;
-      }
+      if (p.slot != kAllDsts && fast_paths_) [[likely]]
+        return forward_write1(l, cls, p, f);
       // All destination queues must have room (a multicast waits for its fullest port).
       const std::size_t lo = p.slot == kAllDsts ? 0 : p.slot;
       const std::size_t hi = p.slot == kAllDsts ? f.dsts.size() : p.slot + 1u;
@@ -190,7 +201,6 @@ bool Engine::forward_in(int id, int cls) {
     case FlowKind::IsaWrite:
       break;  // never on an input port
   }
-  l.in.leave(cls, wire);
   return true;
 }
 
@@ -231,7 +241,20 @@ void Engine::pump_isa_write(FlowId fi) {
     const Fine dur = g_.ser_fine(f, p.bytes);  // (the same for every destination)
     const Ps now = now_;
     const int np = g_.planes, down0 = g_.down(0, plane);  // g_.down(d, plane) == down0 + d * np
-    for (NodeId d : f.dsts) last = std::max(last, push_out(down0 + d * np, now, dur, p));
+    // push_out per destination, with what it reads of the Engine in locals (the
+    // queues' stores would otherwise make the compiler reload them per destination).
+    Link* const links = links_.data();
+    const auto wire = static_cast<std::uint32_t>(p.bytes + g_.H);
+    const bool tl = timeline_on_;
+    for (NodeId d : f.dsts) {
+      const int q = down0 + d * np;
+      Link& dl = links[q];
+      Ps ser = 0;
+      const Ps start = dl.wire.send(now, dur, p.bytes, wire, ser);
+      if (tl) [[unlikely]] timeline_.add(static_cast<std::size_t>(q), start, ser);
+      dl.out.push(now, start, wire);
+      last = std::max(last, start + ser + dl.wire.latency);
+    }
     f.last = std::max(f.last, last);
     f.delivered += f.dsts.size();
     if (f.delivered == f.expected) finish_flow(fi, f.last);

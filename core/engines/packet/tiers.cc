@@ -71,6 +71,7 @@ void Engine::build_tier_links() {
   }
   for (auto& l : links_) l.wire.latency = lat;
   timeline_.init(cfg_.packet.timeline_samples, links_.size());
+  timeline_on_ = timeline_.on();
 }
 
 // Adds the links of the route a -> b in `plane` to f's hops of `slot` (once each).

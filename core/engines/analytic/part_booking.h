@@ -76,6 +76,9 @@ struct Part {
   // After run(): the latest finish and the first step with it (-1: none), the latest record's end.
   double latest = -1, latest_rec_end = 0;
   long long latest_at = -1;
+  // After run_waves(): the multicasts' latest finish and the first wave with it (-1: none).
+  double latest_write = -1;
+  long long latest_write_at = -1;
 
   void resize(std::size_t m) {
     cost.assign(m, nullptr);
@@ -215,6 +218,8 @@ struct Part {
     };
     // Each stream's keys must not decrease (indices grow with the wave).
     double last_read = -kNever, last_req = -kNever, last_write = -kNever;
+    double late_write = -1;  // (the multicasts' latest finish, its first wave)
+    long long late_write_at = -1;
     auto read_key = [&](std::size_t a) SCIN_INLINE {
       const std::size_t i = upw * a;
       return a >= uF ? std::max(ready[i], finish[upw * (a - uF) + upw - 1]) : ready[i];
@@ -240,7 +245,9 @@ struct Part {
       }
       if (r < last_write) return false;
       last_write = r;
-      keep(i, take(i, r, res, rec_end));
+      const double f = take(i, r, res, rec_end);
+      keep(i, f);
+      if (f > late_write) late_write = f, late_write_at = static_cast<long long>(b);
       return ok;
     };
     std::size_t a = 0, b = 0;  // the next read, the next requantise (or multicast)
@@ -273,6 +280,8 @@ struct Part {
     latest = late;
     latest_at = late_at;
     latest_rec_end = rec_end;
+    latest_write = late_write;
+    latest_write_at = late_write_at;
     return true;
   }
 

@@ -265,6 +265,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
         pt.ready[i] = ready;
       }
       if (!pt.run_waves(pw, x.F, ctx)) {
+        pt.latest_write_at = -1;
         // Successors: a read's requantise or multicast, a requantise's
         // multicast, a multicast's read F waves on (-1: none).
         auto& next = wave_next;
@@ -279,8 +280,13 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     }
     const Part& pt = sims[static_cast<std::size_t>(sim_of[pp])];
     double best = -1;
-    for (int w = 0; w < Wp; ++w)
-      if (const double f = pt.finish[static_cast<std::size_t>(pw * w + pw - 1)]; f > best) best = f, wfirst[pp] = w;
+    if (pt.latest_write_at >= 0) {  // (run_waves kept it)
+      best = pt.latest_write;
+      wfirst[pp] = static_cast<int>(pt.latest_write_at);
+    } else {
+      for (int w = 0; w < Wp; ++w)
+        if (const double f = pt.finish[static_cast<std::size_t>(pw * w + pw - 1)]; f > best) best = f, wfirst[pp] = w;
+    }
     wmax[pp] = std::max(0.0, best);
     double acked = 0;
     for (int r = 0; r < n; ++r) {

@@ -362,15 +362,28 @@ struct Part {
 
   // Books step i, ready at r, through `res` (a queue's reserve); keeps its
   // start, finish, bound use and records. Returns its finish.
+  // (with the number of uses known when it compiles, for SCIN's costs of 1-3 uses)
   template <class Res>
   [[gnu::always_inline]] double take(std::size_t i, double r, Res& res, double& rec_end) {
+    switch (cost[i]->n) {
+      case 1: return take_n<1>(i, r, res, rec_end);
+      case 2: return take_n<2>(i, r, res, rec_end);
+      case 3: return take_n<3>(i, r, res, rec_end);
+      default: return take_n<0>(i, r, res, rec_end);
+    }
+  }
+  // N > 0: the cost has N uses; 0: any number.
+  template <std::size_t N, class Res>
+  [[gnu::always_inline]] double take_n(std::size_t i, double r, Res& res, double& rec_end) {
     const Cost& k = *cost[i];
     const double t0 = r + k.c.fixed_ns;
     double end = t0, fed_end = t0;
     int fed_by = -1;
     int last_use = -1;
     Rec* const rec = recs.data() + first[i];
-    for (std::size_t u = 0; u < k.n; ++u) {
+    const std::size_t n = N > 0 ? N : k.n;
+#pragma GCC unroll 4
+    for (std::size_t u = 0; u < n; ++u) {
       if (!k.held[u]) {
         rec[u] = Rec{t0, t0, -1, -1};
         rec_end = std::max(rec_end, t0);

@@ -516,3 +516,5 @@ struct Part {
 };
 
 }  // namespace scin::part
+
+#undef SCIN_INLINE

@@ -307,3 +307,158 @@ TEST(ScinAlike, SplitAppendIsSplit) {
   check(~std::uint64_t{0} / 3, 4096, 1);  // P U wraps: build::split itself
   EXPECT_GT(checked, 100000u);
 }
+
+// ---------------------------------------------------------------- the waves and chains booked in order (part_booking.h)
+
+namespace {
+
+// `fast` (run_waves or run_chains, answered true) against run() of the same part, use for use.
+void expect_same_part(const part::Part& fast, const part::Part& full) {
+  const std::size_t m = full.cost.size();
+  ASSERT_EQ(fast.finish.size(), m);
+  for (std::size_t i = 0; i < m; ++i) {
+    SCOPED_TRACE(fmt::format("step {} of {}", i, m));
+    ASSERT_EQ(fast.start[i], full.start[i]);
+    ASSERT_EQ(fast.finish[i], full.finish[i]);
+    ASSERT_EQ(fast.bound[i], full.bound[i]);
+    ASSERT_EQ(fast.first[i], full.first[i]);
+    for (std::size_t u = 0; u < full.cost[i]->n; ++u) {
+      const part::Rec& a = fast.recs[fast.first[i] + u];
+      const part::Rec& b = full.recs[full.first[i] + u];
+      ASSERT_EQ(a.start, b.start);
+      ASSERT_EQ(a.end, b.end);
+      ASSERT_EQ(a.holder, b.holder);
+      ASSERT_EQ(a.holder_use, b.holder_use);
+    }
+  }
+  ASSERT_EQ(fast.latest, full.latest);
+  ASSERT_EQ(fast.latest_at, full.latest_at);
+  ASSERT_EQ(fast.latest_rec_end, full.latest_rec_end);
+}
+
+// A random cost on `queues` (in order; uses after the first fed with `fed`),
+// amounts on a coarse grid (some 0: not held), rates of a few kinds.
+part::Cost random_cost(std::mt19937_64& rng, std::initializer_list<int> queues, bool fed) {
+  std::uniform_int_distribution<int> small(0, 7);
+  StepCost c;
+  c.fixed_ns = small(rng) % 3 == 0 ? 0.0 : 0.5 * small(rng);
+  c.latency_ns[0] = small(rng) % 2 ? 0.0 : 0.25 * small(rng);
+  c.latency_ns[2] = 1.0 / 3.0 * (small(rng) % 3);
+  for (std::size_t u = 0; u < queues.size(); ++u) {
+    ResourceUse us;
+    us.amount_bytes = small(rng) == 0 ? 0.0 : 1.0 + small(rng);
+    us.rate_GBps = small(rng) % 2 ? 1.0 : 0.5 + 0.25 * small(rng);
+    us.fed_by_transfers = fed && u > 0;
+    c.uses.push_back(us);
+  }
+  part::Cost out;
+  out.set(c);
+  std::size_t u = 0;
+  for (int q : queues) out.q[u++] = q;
+  return out;
+}
+
+// A plane's waves as scin_alike.cc lays them out (pw steps per wave, a
+// multicast releasing the read F waves on), costs of one or two wave sizes,
+// reads ready at a start (`spread`: and later with the wave, now and then
+// out of order). Returns whether run_waves answered (then it equals run()).
+bool waves_book_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, bool two_sizes, int spread) {
+  std::uniform_int_distribution<int> small(0, 7);
+  std::vector<part::Cost> kinds;
+  for (int z = 0; z < (two_sizes ? 2 : 1); ++z) {
+    kinds.push_back(pw == 3 ? random_cost(rng, {0, 2, 3}, true) : random_cost(rng, {0, 2}, true));
+    if (pw == 3) kinds.push_back(random_cost(rng, {3}, false));
+    kinds.push_back(random_cost(rng, {1}, false));
+  }
+  const auto upw = static_cast<std::size_t>(pw);
+  part::Part fast, full;
+  for (part::Part* pt : {&fast, &full}) pt->resize(upw * W);
+  std::mt19937_64 same = rng;  // (the same ready times for both)
+  for (part::Part* pt : {&fast, &full}) {
+    std::mt19937_64 r = same;
+    double t = 0.5 * static_cast<double>(small(r));
+    for (std::size_t w = 0; w < W; ++w) {
+      const std::size_t z = two_sizes && (w % 5 == 3 || w + 1 == W) ? 1 : 0;
+      for (std::size_t sub = 0; sub < upw; ++sub) {
+        pt->cost[upw * w + sub] = &kinds[z * upw + sub];
+        pt->pending[upw * w + sub] = sub > 0 || w >= static_cast<std::size_t>(F) ? 1 : 0;
+      }
+      if (spread == 1) t += 0.25 * small(r);
+      if (spread == 2 && small(r) == 0) t -= 1.0;
+      pt->ready[upw * w] = t;
+    }
+  }
+  rng.discard(64);
+  if (!fast.run_waves(pw, F, {})) return false;
+  std::vector<long long> next(upw * W);
+  for (std::size_t w = 0; w < W; ++w) {
+    for (std::size_t sub = 0; sub + 1 < upw; ++sub) next[upw * w + sub] = static_cast<long long>(upw * w + sub + 1);
+    next[upw * w + upw - 1] = w + static_cast<std::size_t>(F) < W ? static_cast<long long>(upw * (w + static_cast<std::size_t>(F))) : -1;
+  }
+  full.run(4, [&](std::size_t i) { return next[i]; }, {});
+  expect_same_part(fast, full);
+  return true;
+}
+
+}  // namespace
+
+// run_waves (a plane's waves taken wave after wave, reads and requantises
+// merged by key, queues booked at their ends) books as run() wherever it
+// answers, and answers for the pipelines it is for: SCIN and SCIN+INQ, 1-64
+// waves in flight, 1-600 waves of one or two sizes, reads ready together, in
+// order, or out of order (then it may decline).
+TEST(ScinAlike, WavesBookAsRun) {
+  std::mt19937_64 rng(51);
+  int answered = 0, tried = 0;
+  for (int pw : {2, 3})
+    for (int F : {1, 2, 3, 16, 64})
+      for (std::size_t W : {1, 2, 5, 17, 100, 600})
+        for (bool two : {false, true})
+          for (int spread : {0, 1, 2})
+            for (int rep = 0; rep < 3; ++rep) {
+              SCOPED_TRACE(fmt::format("pw {} F {} W {} two sizes {} spread {}", pw, F, W, two, spread));
+              ++tried;
+              if (waves_book_as_run(rng, pw, F, W, two, spread)) ++answered;
+              if (HasFatalFailure()) return;
+            }
+  EXPECT_GT(answered, tried / 2) << answered << " of " << tried;
+}
+
+// run_chains (up to 8 chains on one queue, heads by a scan) books as run()
+// wherever it answers: 1-8 chains of 1-300 steps, costs of a few kinds, some
+// without uses, chains ready together or apart.
+TEST(ScinAlike, ChainsBookAsRun) {
+  std::mt19937_64 rng(52);
+  std::uniform_int_distribution<int> small(0, 7);
+  int answered = 0, tried = 0;
+  for (std::size_t chains : {1, 2, 3, 4, 8, 9})
+    for (std::size_t len : {1, 3, 40, 300})
+      for (int rep = 0; rep < 6; ++rep) {
+        std::vector<part::Cost> kinds;
+        for (int k = 0; k < 3; ++k) kinds.push_back(random_cost(rng, {0}, false));
+        kinds.push_back(random_cost(rng, {}, false));
+        const std::size_t m = chains * len;
+        std::vector<std::uint8_t> head(m, 0);
+        part::Part fast, full;
+        const double l = 0.5 * small(rng);
+        for (part::Part* pt : {&fast, &full}) pt->resize(m);
+        for (std::size_t k = 0; k < m; ++k) {
+          head[k] = k % len == 0;
+          const part::Cost* c = &kinds[rep % 2 ? static_cast<std::size_t>(small(rng)) % kinds.size() : (k % len) % 5 == 4 ? 1 : 0];
+          const double ready = head[k] ? (rep % 3 == 0 ? l : 0.25 * small(rng)) : 0.0;
+          for (part::Part* pt : {&fast, &full}) {
+            pt->cost[k] = c;
+            pt->ready[k] = ready;
+            pt->pending[k] = head[k] ? 0 : 1;
+          }
+        }
+        ++tried;
+        if (!fast.run_chains(head.data(), {})) continue;
+        ++answered;
+        full.run(1, [&](std::size_t k) { return k + 1 < m && !head[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, {});
+        SCOPED_TRACE(fmt::format("{} chains of {}, rep {}", chains, len, rep));
+        expect_same_part(fast, full);
+        if (HasFatalFailure()) return;
+      }
+  EXPECT_GT(answered, tried / 2) << answered << " of " << tried;
+}

@@ -20,6 +20,9 @@
 
 namespace scin::part {
 
+// (a lambda inlined where it is called)
+#define SCIN_INLINE __attribute__((always_inline))
+
 /// A use's record as book() keeps it; holder: a local step (-1: none).
 struct Rec {
   double start = 0, end = 0;
@@ -73,6 +76,9 @@ struct Part {
   // After run(): the latest finish and the first step with it (-1: none), the latest record's end.
   double latest = -1, latest_rec_end = 0;
   long long latest_at = -1;
+  // After run_waves(): the multicasts' latest finish and the first wave with it (-1: none).
+  double latest_write = -1;
+  long long latest_write_at = -1;
 
   void resize(std::size_t m) {
     cost.assign(m, nullptr);
@@ -113,49 +119,17 @@ struct Part {
     std::size_t taken = 0;
     double late = -1, rec_end = 0;
     long long late_at = -1;
+    auto res = [&qs](int q, double r, double& st, double d, int& holder, int& holder_use, int step, int use) {
+      reserve(qs[static_cast<std::size_t>(q)], r, st, d, holder, holder_use, step, use);
+      return true;
+    };
     for (;;) {
       const Key top = key_[win];
       if (top.id == kNoStep) break;
       const double r = top.t;
       const auto i = static_cast<std::size_t>(top.id);
       if ((++taken & 0x3ff) == 0) ctx.check();
-      const Cost& k = *cost[i];
-      const double t0 = r + k.c.fixed_ns;
-      double end = t0, fed_end = t0;
-      int fed_by = -1;
-      int last_use = -1;
-      Rec* const rec = recs.data() + first[i];
-      for (std::size_t u = 0; u < k.n; ++u) {
-        if (!k.held[u]) {
-          rec[u] = Rec{t0, t0, -1, -1};
-          rec_end = std::max(rec_end, t0);
-          continue;
-        }
-        const double d = k.d[u];
-        double st = t0;
-        int holder = -1, holder_use = -1;
-        if (k.fed[u] && fed_end - d > st) {
-          st = fed_end - d;
-          holder = static_cast<int>(i);
-          holder_use = fed_by;
-        }
-        reserve(qs[static_cast<std::size_t>(k.q[u])], r, st, d, holder, holder_use, static_cast<int>(i),
-                static_cast<int>(u));
-        const double e = st + d;
-        rec[u] = Rec{st, e, holder, holder_use};
-        rec_end = std::max(rec_end, e);
-        if (!k.fed[u] && e > fed_end) {
-          fed_end = e;
-          fed_by = static_cast<int>(u);
-        }
-        if (e > end) {
-          end = e;
-          last_use = static_cast<int>(u);
-        }
-      }
-      bound[i] = static_cast<std::int8_t>(last_use);
-      start[i] = r;
-      const double f = finish[i] = end + k.l;
+      const double f = take(i, r, res, rec_end);
       if (f > late || (f == late && static_cast<long long>(i) < late_at)) late = f, late_at = static_cast<long long>(i);
       // The slot passes to the step this one releases, or empties.
       Key next{kNever, kNoStep};
@@ -172,7 +146,275 @@ struct Part {
     latest_rec_end = rec_end;
   }
 
+  /// The waves of one SCIN plane (scin_alike.cc), booked as run() books
+  /// them without the slots: local step pw w + sub is wave w's read (sub 0),
+  /// requantise (pw = 3: sub 1) and multicast (sub pw - 1); each releases the
+  /// next, a multicast the read F waves on (`ready` and `pending` as for run(),
+  /// left as they are). Queues: 0 and 1 (the egress and ingress classes) and
+  /// 2 (the reduce unit) are used by one kind of step each; 3 (the INQ unit,
+  /// pw = 3) by reads and requantises.
+  ///
+  /// Only a queue's own users' order matters to its reservations, and run()
+  /// takes steps by increasing (ready time, index). So when the reads' keys
+  /// increase with the wave, and so do the requantises' and the multicasts',
+  /// reads and multicasts can be taken wave after wave, and reads and
+  /// requantises merged by key (queue 3): each queue then sees its users in
+  /// run()'s order. And a queue whose requested starts do not decrease books
+  /// every use at its end (a gap before its last block would end at a request
+  /// made earlier, so at or before this one): its last block is all the state
+  /// it needs. Both are checked as the waves are booked; false (nothing kept)
+  /// when either fails: then run().
+  bool run_waves(int pw, int F, const RunContext& ctx) {
+    const std::size_t m = cost.size();
+    if (pw < 2 || pw > 3 || F < 1 || m % static_cast<std::size_t>(pw) != 0) return false;
+    const std::size_t W = m / static_cast<std::size_t>(pw), uF = static_cast<std::size_t>(F);
+    const auto upw = static_cast<std::size_t>(pw);
+    const Cost* checked[3] = {nullptr, nullptr, nullptr};  // (a wave's costs repeat: checked when they change)
+    for (std::size_t w = 0, i = 0; w < W; ++w)
+      for (std::size_t sub = 0; sub < upw; ++sub, ++i) {
+        const Cost& k = *cost[i];
+        if (pending[i] != ((sub > 0 || w >= uF) ? 1 : 0)) return false;
+        if (checked[sub] == &k) continue;
+        checked[sub] = &k;
+        // (queues: a read's 0, 2, 3; a requantise's 3; a multicast's 1)
+        for (std::size_t u = 0; u < k.n; ++u)
+          if (sub == 0 ? !(k.q[u] == 0 || k.q[u] == 2 || (k.q[u] == 3 && pw == 3)) : k.q[u] != (sub + 1 == upw ? 1 : 3))
+            return false;
+      }
+    auto& qs = qs_;
+    qs.resize(4);
+    qs[3].v.clear();
+    qs[3].head = 0;
+    Fifo fifo[3];
+    start.resize(m);
+    finish.resize(m);
+    bound.resize(m);
+    first.resize(m);
+    std::size_t all = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      first[i] = static_cast<std::uint32_t>(all);
+      all += cost[i]->n;
+    }
+    recs.resize(all);
+    bool ok = true;
+    auto res = [&](int q, double r, double& st, double d, int& holder, int& holder_use, int step, int use) SCIN_INLINE {
+      if (q == 3) {
+        reserve(qs[3], r, st, d, holder, holder_use, step, use);
+        return true;
+      }
+      Fifo& fq = fifo[q];
+      if (st < fq.from) return ok = false;  // (a request before an earlier one: it might fill a gap)
+      fq.from = st;
+      if (fq.step >= 0 && fq.end > st) st = fq.end, holder = fq.step, holder_use = fq.use;
+      fq.end = st + d;
+      fq.step = step;
+      fq.use = use;
+      return true;
+    };
+    double late = -1, rec_end = 0;
+    long long late_at = -1;
+    auto keep = [&](std::size_t i, double f) SCIN_INLINE {
+      if (f > late || (f == late && static_cast<long long>(i) < late_at)) late = f, late_at = static_cast<long long>(i);
+    };
+    // Each stream's keys must not decrease (indices grow with the wave).
+    double last_read = -kNever, last_req = -kNever, last_write = -kNever;
+    double late_write = -1;  // (the multicasts' latest finish, its first wave)
+    long long late_write_at = -1;
+    auto read_key = [&](std::size_t a) SCIN_INLINE {
+      const std::size_t i = upw * a;
+      return a >= uF ? std::max(ready[i], finish[upw * (a - uF) + upw - 1]) : ready[i];
+    };
+    auto take_read = [&](std::size_t a, double r) SCIN_INLINE {
+      if (r < last_read) return false;
+      last_read = r;
+      keep(upw * a, take(upw * a, r, res, rec_end));
+      return ok;
+    };
+    // A requantise (pw = 3) and the multicast it releases, or a read's multicast.
+    auto take_rest = [&](std::size_t b) SCIN_INLINE {
+      std::size_t i = upw * b + 1;
+      double r = std::max(ready[i], finish[i - 1]);
+      if (pw == 3) {
+        if (r < last_req) return false;
+        last_req = r;
+        const double f = take(i, r, res, rec_end);
+        keep(i, f);
+        if (!ok) return false;
+        ++i;
+        r = std::max(ready[i], f);
+      }
+      if (r < last_write) return false;
+      last_write = r;
+      const double f = take(i, r, res, rec_end);
+      keep(i, f);
+      if (f > late_write) late_write = f, late_write_at = static_cast<long long>(b);
+      return ok;
+    };
+    std::size_t a = 0, b = 0;  // the next read, the next requantise (or multicast)
+    while (b < W) {
+      if (((a + b) & 0x3ff) == 0) ctx.check();
+      if (pw == 2) {
+        if (!take_read(b, read_key(b)) || !take_rest(b)) return false;
+        ++b;
+        continue;
+      }
+      // The read's multicast F waves back is done once requantise a - F (and its multicast) is.
+      const bool read_ready = a < W && (a < uF || a - uF < b);
+      if (read_ready && b < a) {
+        const double ra = read_key(a), rb = std::max(ready[upw * b + 1], finish[upw * b]);
+        if (ra < rb) {  // (equal: the requantise first, its index is the smaller)
+          if (!take_read(a, ra)) return false;
+          ++a;
+        } else {
+          if (!take_rest(b)) return false;
+          ++b;
+        }
+      } else if (read_ready) {
+        if (!take_read(a, read_key(a))) return false;
+        ++a;
+      } else {
+        if (!take_rest(b)) return false;
+        ++b;
+      }
+    }
+    latest = late;
+    latest_at = late_at;
+    latest_rec_end = rec_end;
+    latest_write = late_write;
+    latest_write_at = late_write_at;
+    return true;
+  }
+
+  /// INQ's quantise chains of one class of ranks (scin_alike.cc): local
+  /// step k releases k + 1 unless `head[k + 1]`; steps with `head[k]` are
+  /// ready at `ready[k]`, the others pending one step; every use on queue 0
+  /// (the HBM). Booked as run() books them: the chains' heads taken by
+  /// (ready time, index) by a scan over up to 8 chains, queue 0 at its end
+  /// while its requested starts do not decrease (checked; run_waves). False
+  /// (nothing kept) where that fails or there are more chains: then run().
+  bool run_chains(const std::uint8_t* head, const RunContext& ctx) {
+    const std::size_t m = cost.size();
+    std::size_t at[8], nc = 0;  // each chain's next step (m: done)
+    for (std::size_t k = 0; k < m; ++k) {
+      if (head[k]) {
+        if (nc == 8 || pending[k] != 0) return false;
+        at[nc++] = k;
+      } else if (pending[k] != 1) {
+        return false;
+      }
+      for (std::size_t u = 0; u < cost[k]->n; ++u)
+        if (cost[k]->q[u] != 0) return false;
+    }
+    start.resize(m);
+    finish.resize(m);
+    bound.resize(m);
+    first.resize(m);
+    std::size_t all = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      first[i] = static_cast<std::uint32_t>(all);
+      all += cost[i]->n;
+    }
+    recs.resize(all);
+    double key[8];
+    for (std::size_t c = 0; c < nc; ++c) key[c] = ready[at[c]];
+    Fifo fq;
+    bool ok = true;
+    auto res = [&](int, double, double& st, double d, int& holder, int& holder_use, int step, int use) SCIN_INLINE {
+      if (st < fq.from) return ok = false;
+      fq.from = st;
+      if (fq.step >= 0 && fq.end > st) st = fq.end, holder = fq.step, holder_use = fq.use;
+      fq.end = st + d;
+      fq.step = step;
+      fq.use = use;
+      return true;
+    };
+    double late = -1, rec_end = 0;
+    long long late_at = -1;
+    for (std::size_t taken = 1;; ++taken) {
+      std::size_t c = nc;
+      for (std::size_t o = 0; o < nc; ++o)
+        if (at[o] < m && (c == nc || key[o] < key[c] || (key[o] == key[c] && at[o] < at[c]))) c = o;
+      if (c == nc) break;
+      if ((taken & 0x3ff) == 0) ctx.check();
+      const std::size_t i = at[c];
+      const double f = take(i, key[c], res, rec_end);
+      if (!ok) return false;
+      if (f > late || (f == late && static_cast<long long>(i) < late_at)) late = f, late_at = static_cast<long long>(i);
+      if (i + 1 < m && !head[i + 1]) {
+        at[c] = i + 1;
+        key[c] = std::max(ready[i + 1], f);
+      } else {
+        at[c] = m;
+      }
+    }
+    latest = late;
+    latest_at = late_at;
+    latest_rec_end = rec_end;
+    return true;
+  }
+
  private:
+  // A queue booked at its end only (run_waves): its last block's end and holder, the last request.
+  struct Fifo {
+    double from = -std::numeric_limits<double>::infinity(), end = 0;
+    int step = -1, use = -1;
+  };
+
+  // Books step i, ready at r, through `res` (a queue's reserve); keeps its
+  // start, finish, bound use and records. Returns its finish.
+  // (with the number of uses known when it compiles, for SCIN's costs of 1-3 uses)
+  template <class Res>
+  [[gnu::always_inline]] double take(std::size_t i, double r, Res& res, double& rec_end) {
+    switch (cost[i]->n) {
+      case 1: return take_n<1>(i, r, res, rec_end);
+      case 2: return take_n<2>(i, r, res, rec_end);
+      case 3: return take_n<3>(i, r, res, rec_end);
+      default: return take_n<0>(i, r, res, rec_end);
+    }
+  }
+  // N > 0: the cost has N uses; 0: any number.
+  template <std::size_t N, class Res>
+  [[gnu::always_inline]] double take_n(std::size_t i, double r, Res& res, double& rec_end) {
+    const Cost& k = *cost[i];
+    const double t0 = r + k.c.fixed_ns;
+    double end = t0, fed_end = t0;
+    int fed_by = -1;
+    int last_use = -1;
+    Rec* const rec = recs.data() + first[i];
+    const std::size_t n = N > 0 ? N : k.n;
+#pragma GCC unroll 4
+    for (std::size_t u = 0; u < n; ++u) {
+      if (!k.held[u]) {
+        rec[u] = Rec{t0, t0, -1, -1};
+        rec_end = std::max(rec_end, t0);
+        continue;
+      }
+      const double d = k.d[u];
+      double st = t0;
+      int holder = -1, holder_use = -1;
+      if (k.fed[u] && fed_end - d > st) {
+        st = fed_end - d;
+        holder = static_cast<int>(i);
+        holder_use = fed_by;
+      }
+      res(k.q[u], r, st, d, holder, holder_use, static_cast<int>(i), static_cast<int>(u));
+      const double e = st + d;
+      rec[u] = Rec{st, e, holder, holder_use};
+      rec_end = std::max(rec_end, e);
+      if (!k.fed[u] && e > fed_end) {
+        fed_end = e;
+        fed_by = static_cast<int>(u);
+      }
+      if (e > end) {
+        end = e;
+        last_use = static_cast<int>(u);
+      }
+    }
+    bound[i] = static_cast<std::int8_t>(last_use);
+    start[i] = r;
+    return finish[i] = end + k.l;
+  }
+
   static constexpr double kNever = std::numeric_limits<double>::infinity();
   struct Key {
     double t;
@@ -274,3 +516,5 @@ struct Part {
 };
 
 }  // namespace scin::part
+
+#undef SCIN_INLINE

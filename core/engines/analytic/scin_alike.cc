@@ -203,7 +203,8 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       if (chain_start[k]) pt.ready[k] = std::max(0.0, l);
       else pt.pending[k] = 1;
     }
-    pt.run(1, [&](std::size_t k) { return k + 1 < uw && !chain_start[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, ctx);
+    if (!pt.run_chains(chain_start.data(), ctx))
+      pt.run(1, [&](std::size_t k) { return k + 1 < uw && !chain_start[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, ctx);
   }
   auto quant_fin = [&](int r, std::size_t k) { return chains[static_cast<std::size_t>(class_of[static_cast<std::size_t>(r)])].finish[k]; };
 
@@ -263,21 +264,29 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
           for (int cl : class_first) ready = std::max(ready, quant_fin(cl, x.plane_start[pp] + static_cast<std::size_t>(w)));
         pt.ready[i] = ready;
       }
-      // Successors: a read's requantise or multicast, a requantise's
-      // multicast, a multicast's read F waves on (-1: none).
-      auto& next = wave_next;
-      next.resize(m);
-      for (int w = 0; w < Wp; ++w) {
-        const std::size_t i = static_cast<std::size_t>(pw * w);
-        for (int sub = 0; sub + 1 < pw; ++sub) next[i + static_cast<std::size_t>(sub)] = static_cast<int>(i) + sub + 1;
-        next[i + static_cast<std::size_t>(pw - 1)] = w + x.F < Wp ? pw * (w + x.F) : -1;
+      if (!pt.run_waves(pw, x.F, ctx)) {
+        pt.latest_write_at = -1;
+        // Successors: a read's requantise or multicast, a requantise's
+        // multicast, a multicast's read F waves on (-1: none).
+        auto& next = wave_next;
+        next.resize(m);
+        for (int w = 0; w < Wp; ++w) {
+          const std::size_t i = static_cast<std::size_t>(pw * w);
+          for (int sub = 0; sub + 1 < pw; ++sub) next[i + static_cast<std::size_t>(sub)] = static_cast<int>(i) + sub + 1;
+          next[i + static_cast<std::size_t>(pw - 1)] = w + x.F < Wp ? pw * (w + x.F) : -1;
+        }
+        pt.run(4, [&](std::size_t i) { return next[i]; }, ctx);
       }
-      pt.run(4, [&](std::size_t i) { return next[i]; }, ctx);
     }
     const Part& pt = sims[static_cast<std::size_t>(sim_of[pp])];
     double best = -1;
-    for (int w = 0; w < Wp; ++w)
-      if (const double f = pt.finish[static_cast<std::size_t>(pw * w + pw - 1)]; f > best) best = f, wfirst[pp] = w;
+    if (pt.latest_write_at >= 0) {  // (run_waves kept it)
+      best = pt.latest_write;
+      wfirst[pp] = static_cast<int>(pt.latest_write_at);
+    } else {
+      for (int w = 0; w < Wp; ++w)
+        if (const double f = pt.finish[static_cast<std::size_t>(pw * w + pw - 1)]; f > best) best = f, wfirst[pp] = w;
+    }
     wmax[pp] = std::max(0.0, best);
     double acked = 0;
     for (int r = 0; r < n; ++r) {

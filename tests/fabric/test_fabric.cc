@@ -960,7 +960,7 @@ TEST(NvlsAlike, MembersAloneEqualOneQueuePerMember) {
       return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
     };
     double r = 0;
-    std::size_t several = 0;
+    std::size_t several = 0, shared_uses = 0;
     for (int step = 0; step < 30000; ++step) {
       const int regime = (step / 1500) % 3;  // slow, fast, a jump of the front now and then
       r += regime == 0 ? 0.25 * next(2) : regime == 1 ? 0.25 * next(16) : (next(50) == 0 ? 40.0 : 0.25 * next(4));
@@ -982,6 +982,7 @@ TEST(NvlsAlike, MembersAloneEqualOneQueuePerMember) {
           if (e > best) best = e, who = m;
         }
         const auto [e, m] = alone.shared(r, t, d);
+        ++shared_uses;
         ASSERT_EQ(e, best) << step;
         ASSERT_EQ(m, who) << step;
       } else {
@@ -993,6 +994,10 @@ TEST(NvlsAlike, MembersAloneEqualOneQueuePerMember) {
     EXPECT_GT(alone.in_place(), 15000u);  // booked in the array (in place or an empty queue)
     EXPECT_GT(alone.in_slots(), 2500u);   // and in Slots (the queue then gone back to the array)
     EXPECT_GT(several, 2500u);            // with several blocks queued
+    // shared()'s inline case (every member one block taking the shortcut)
+    // and its other case (any member not: booked by shared_slow) both came up
+    EXPECT_GT(alone.shared_in_line(), 4000u);
+    EXPECT_GT(shared_uses - alone.shared_in_line(), 1000u);
   }
 }
 

@@ -174,7 +174,7 @@ void Members::reset(int n, bool merge, bool alone) {
     per_.resize(static_cast<std::size_t>(n));
     one_.resize(static_cast<std::size_t>(n));
     state_.assign(static_cast<std::size_t>(n), 0);
-    in_place_ = in_slots_ = 0;
+    in_place_ = in_slots_ = in_line_ = 0;
     return;
   }
   words_ = (n + 63) / 64;
@@ -290,7 +290,7 @@ double Members::book_slots(int m, double r, double t, double d) {
   return start;
 }
 
-std::pair<double, int> Members::shared(double r, double t, double d) {
+std::pair<double, int> Members::shared_slow(double r, double t, double d) {
   if (alone_) {  // the latest end, its first member (member order)
     double best = 0;
     int who = n_;
@@ -319,8 +319,7 @@ std::pair<double, int> Members::shared(double r, double t, double d) {
   return {best, who};
 }
 
-double Members::own(double r, int m, double t, double d) {
-  if (alone_) return book_alone(m, r, t, d) + d;
+double Members::own_groups(double r, int m, double t, double d) {
   int id = of_[static_cast<std::size_t>(m)];
   Group* g = &g_[static_cast<std::size_t>(id)];
   g->q.prune(r);

@@ -140,15 +140,51 @@ class Members {
   // Every member books [t, t + d) at its earliest free start >= t (t >= r,
   // the ready front, which never decreases). Returns the latest end and the
   // first member with that end.
-  std::pair<double, int> shared(double r, double t, double d);
+  std::pair<double, int> shared(double r, double t, double d) {
+    // Members alone whose queues are each one block that takes Slots::book's
+    // shortcut (book_alone's first case; every shared use at 8 GPUs): each
+    // block is extended in place here, inline in the caller's loop, with the
+    // same start (the block's end) and end (start + d) as book_alone; any
+    // other case goes through shared_slow, before any member is booked.
+    if (alone_) {
+      Block* const one = one_.data();
+      const std::uint8_t* const state = state_.data();
+      const double td = t + d;
+      int m = 0;
+      for (; m < n_; ++m) {
+        const Block& b = one[m];
+        if (!(state[m] == 1 && b.e > r && b.e > t && b.s < td && b.s < b.e)) break;
+      }
+      if (m == n_ && n_ > 0) {
+        double best = one[0].e + d;
+        one[0].e = best;
+        int who = 0;
+        for (int k = 1; k < n_; ++k) {
+          const double e = one[k].e + d;
+          one[k].e = e;
+          if (e > best) best = e, who = k;
+        }
+        in_place_ += static_cast<std::size_t>(n_);
+        ++in_line_;
+        return {best, who};
+      }
+    }
+    return shared_slow(r, t, d);
+  }
   // Member m alone books [t, t + d); returns its end.
-  double own(double r, int m, double t, double d);
+  double own(double r, int m, double t, double d) {
+    if (alone_) return book_alone(m, r, t, d) + d;  // (inline: book_alone's shortcut in the caller's loop)
+    return own_groups(r, m, t, d);
+  }
   std::size_t groups() const { return alone_ ? per_.size() : live_.size(); }
   std::size_t most_groups() const { return alone_ ? per_.size() : most_; }
   // With `alone`: how many bookings found a member's queue of at most one
   // block and booked it in place (`one_`), and how many used its Slots (tests).
   std::size_t in_place() const { return in_place_; }
   std::size_t in_slots() const { return in_slots_; }
+  // With `alone`: how many shared uses were booked by shared()'s inline
+  // case (every member one block taking the shortcut; tests).
+  std::size_t shared_in_line() const { return in_line_; }
 
  private:
   // With alone_, member m's queue from the front on is kept in one array of
@@ -165,7 +201,7 @@ class Members {
   };
   std::vector<Block> one_;
   std::vector<std::uint8_t> state_;
-  std::size_t in_place_ = 0, in_slots_ = 0;
+  std::size_t in_place_ = 0, in_slots_ = 0, in_line_ = 0;
   // prune(r), then book(t, d) on member m's queue (alone_): the start.
   double book_alone(int m, double r, double t, double d) {
     const auto um = static_cast<std::size_t>(m);
@@ -192,6 +228,8 @@ class Members {
     return book_slots(m, r, t, d);
   }
   double book_slots(int m, double r, double t, double d);
+  std::pair<double, int> shared_slow(double r, double t, double d);
+  double own_groups(double r, int m, double t, double d);
 
   struct Group {
     Slots q;

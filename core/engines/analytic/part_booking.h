@@ -85,6 +85,12 @@ struct Part {
     ready.assign(m, 0.0);
     pending.assign(m, 0);
   }
+  // m steps whose cost, ready and pending the caller writes, every one.
+  void size_to(std::size_t m) {
+    cost.resize(m);
+    ready.resize(m);
+    pending.resize(m);
+  }
 
   /// Books the part; `succ(i)`: the step i releases (< 0: none).
   template <class Succ>

@@ -251,18 +251,27 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       sim_of[pp] = static_cast<int>(nsims);
       Part& pt = sims[nsims++];
       const std::size_t m = static_cast<std::size_t>(pw) * static_cast<std::size_t>(Wp);
-      pt.resize(m);
+      pt.size_to(m);  // (every entry written below)
+      const std::uint8_t* const zs = x.lsize.data() + x.lwave(p, 0);
+      const Cost* const wcp = wave_cost.data() + pp * ns * static_cast<std::size_t>(pw);
+      const Cost** const cst = pt.cost.data();
+      double* const rd = pt.ready.data();
+      int* const pd = pt.pending.data();
+      const double ready0 = std::max(0.0, go_fin[pp]);
       for (int w = 0; w < Wp; ++w) {
         const std::size_t i = static_cast<std::size_t>(pw * w);
-        const Cost* wc = &wave_cost[(pp * ns + x.size_of(p, static_cast<std::size_t>(w))) * static_cast<std::size_t>(pw)];
-        for (int sub = 0; sub < pw; ++sub) {
-          pt.cost[i + static_cast<std::size_t>(sub)] = wc + sub;
-          pt.pending[i + static_cast<std::size_t>(sub)] = sub > 0 || w >= x.F ? 1 : 0;
-        }
-        double ready = std::max(0.0, go_fin[pp]);
+        const Cost* wc = wcp + static_cast<std::size_t>(zs[w]) * static_cast<std::size_t>(pw);
+        double ready = ready0;
         if (inq)
           for (int cl : class_first) ready = std::max(ready, quant_fin(cl, x.plane_start[pp] + static_cast<std::size_t>(w)));
-        pt.ready[i] = ready;
+        cst[i] = wc;
+        pd[i] = w >= x.F ? 1 : 0;
+        rd[i] = ready;
+        for (int sub = 1; sub < pw; ++sub) {
+          cst[i + static_cast<std::size_t>(sub)] = wc + sub;
+          pd[i + static_cast<std::size_t>(sub)] = 1;
+          rd[i + static_cast<std::size_t>(sub)] = 0.0;
+        }
       }
       if (!pt.run_waves(pw, x.F, ctx)) {
         pt.latest_write_at = -1;
@@ -338,10 +347,29 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   }
   ctx.check();
 
+  // What a step is (x.decode), the waves of the plane decoded last told
+  // without the search over the planes (the critical path walks through them).
+  StepId wlo = 1, whi = 0;  // that plane's waves [wlo, whi)
+  int wplane = 0;
+  auto decode = [&](StepId id) -> Id {
+    if (id >= wlo && id < whi) {
+      const StepId off = id - wlo;
+      const auto upw = static_cast<StepId>(pw);
+      const int w = static_cast<int>(off / upw), sub = static_cast<int>(off % upw);
+      return {sub == 0 ? K::Read : sub == pw - 1 ? K::Write : K::Requant, wplane, 0, w};
+    }
+    const Id d = x.decode(id);
+    if (d.k == K::Read || d.k == K::Requant || d.k == K::Write) {
+      wplane = d.p;
+      wlo = x.wave_id(d.p, 0, 0);
+      whi = wlo + static_cast<StepId>(pw * x.W[static_cast<std::size_t>(d.p)]);
+    }
+    return d;
+  };
   // Every step's start (its ready time) and finish, from its index.
   auto wave_part = [&](const Id& d) -> const Part& { return sims[static_cast<std::size_t>(sim_of[static_cast<std::size_t>(d.p)])]; };
   auto times = [&](StepId id) -> std::pair<double, double> {
-    const Id d = x.decode(id);
+    const Id d = decode(id);
     const auto pr = static_cast<std::size_t>(d.p) * un + static_cast<std::size_t>(d.r);
     const auto pp = static_cast<std::size_t>(d.p), ur = static_cast<std::size_t>(d.r);
     switch (d.k) {
@@ -422,7 +450,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     if (f > top) top = f, bound = id;
   };
   auto bound_dep = [&](StepId i) -> StepId {
-    const Id d = x.decode(i);
+    const Id d = decode(i);
     const auto pp = static_cast<std::size_t>(d.p), ur = static_cast<std::size_t>(d.r);
     StepId b = kNoStep;
     double top = -1;
@@ -453,13 +481,18 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       default: return i - 1;
     }
   };
-  std::vector<StepId> path;
+  // The path walked (latest first), in a buffer kept per thread; copied out reversed.
+  thread_local std::vector<StepId> path;
+  std::size_t np = 0;
   StepId cur = last;
   int use = -2;  // -2: the whole step (latency and last use); >= 0: only that use
   StepCost own;
   while (cur != kNoStep) {
-    if (path.empty() || path.back() != cur) path.push_back(cur);
-    const Id d = x.decode(cur);
+    if (np == 0 || path[np - 1] != cur) {
+      if (np == path.size()) path.resize(std::max<std::size_t>(1024, 2 * np));
+      path[np++] = cur;
+    }
+    const Id d = decode(cur);
     // The step's cost, and for steps with uses their records (holders as indices).
     const StepCost* sc = &own;
     const Rec* recs = nullptr;
@@ -510,8 +543,8 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     cur = bound_dep(cur);
     use = -2;
   }
-  std::reverse(path.begin(), path.end());
-  res.critical_path = std::move(path);
+  res.critical_path.assign(path.rend() - static_cast<std::ptrdiff_t>(np), path.rend());
+  if (path.size() > (std::size_t{1} << 16)) path = {};  // (a long walk's buffer not kept)
   return res;
 }
 

@@ -242,12 +242,15 @@ inline void split_append(const build::Span& outer, int parts, std::uint64_t alig
   }
   const std::uint64_t a = units / p, c = units % p;
   std::uint64_t q = 0, rem = 0, b = 0;  // q = floor(i U / P), rem = i U mod P, b = min(elems, q align)
+  const std::size_t at = out.size();
+  out.resize(at + static_cast<std::size_t>(p));  // (one growth, then plain stores)
+  build::Span* const o = out.data() + at;
   for (std::uint64_t i = 0; i < p; ++i) {
     q += a;
     rem += c;
     if (rem >= p) rem -= p, ++q;
     const std::uint64_t e = std::min(elems, q * align);
-    out.push_back({outer.offset + b, e - b});
+    o[i] = {outer.offset + b, e - b};
     b = e;
   }
 }

@@ -176,10 +176,19 @@ struct Part {
     const std::size_t W = m / static_cast<std::size_t>(pw), uF = static_cast<std::size_t>(F);
     const auto upw = static_cast<std::size_t>(pw);
     const Cost* checked[3] = {nullptr, nullptr, nullptr};  // (a wave's costs repeat: checked when they change)
+    // The layout checked and each step's first record, in one pass (locals:
+    // the pending and cost arrays are read through pointers that stay).
+    first.resize(m);
+    std::uint32_t* const fst = first.data();
+    const int* const pend = pending.data();
+    const Cost* const* const cs = cost.data();
+    std::size_t all = 0;
     for (std::size_t w = 0, i = 0; w < W; ++w)
       for (std::size_t sub = 0; sub < upw; ++sub, ++i) {
-        const Cost& k = *cost[i];
-        if (pending[i] != ((sub > 0 || w >= uF) ? 1 : 0)) return false;
+        const Cost& k = *cs[i];
+        fst[i] = static_cast<std::uint32_t>(all);
+        all += k.n;
+        if (pend[i] != ((sub > 0 || w >= uF) ? 1 : 0)) return false;
         if (checked[sub] == &k) continue;
         checked[sub] = &k;
         // (queues: a read's 0, 2, 3; a requantise's 3; a multicast's 1)
@@ -195,12 +204,6 @@ struct Part {
     start.resize(m);
     finish.resize(m);
     bound.resize(m);
-    first.resize(m);
-    std::size_t all = 0;
-    for (std::size_t i = 0; i < m; ++i) {
-      first[i] = static_cast<std::uint32_t>(all);
-      all += cost[i]->n;
-    }
     recs.resize(all);
     bool ok = true;
     auto res = [&](int q, double r, double& st, double d, int& holder, int& holder_use, int step, int use) SCIN_INLINE {

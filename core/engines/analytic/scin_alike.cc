@@ -77,8 +77,9 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   // multicast costed once per size.
   {
     std::uint64_t last = 0;
-    for (std::size_t k = 0; k < x.lwaves.size(); ++k) {
-      const std::uint64_t z = x.lwaves[k].count;
+    const build::Span* const lw = x.lwaves.data();
+    for (std::size_t k = 0, nw = x.lwaves.size(); k < nw; ++k) {
+      const std::uint64_t z = lw[k].count;
       if ((k > 0 && z == last) || std::find(x.sizes.begin(), x.sizes.end(), z) != x.sizes.end()) {
         last = z;
         continue;
@@ -93,12 +94,18 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   x.lsize.resize(x.lwaves.size());
   std::vector<std::size_t> lfirst(nl * ns, 0), lwaves_of(nl * ns, 0);  // [layout][size]
   for (std::size_t L = 0; L < nl; ++L) {
+    // (locals: the stores to lsize, bytes, would otherwise reload every vector's fields)
     std::uint8_t z = 0;
-    for (std::size_t k = x.lstart[L]; k < (L + 1 < nl ? x.lstart[L + 1] : x.lwaves.size()); ++k) {
-      if (x.sizes[z] != x.lwaves[k].count)
-        z = static_cast<std::uint8_t>(std::lower_bound(x.sizes.begin(), x.sizes.end(), x.lwaves[k].count) - x.sizes.begin());
-      x.lsize[k] = z;
-      if (lwaves_of[L * ns + z]++ == 0) lfirst[L * ns + z] = k - x.lstart[L];
+    const build::Span* const lw = x.lwaves.data();
+    const std::uint64_t* const sz = x.sizes.data();
+    std::uint8_t* const ls = x.lsize.data();
+    std::size_t* const of = lwaves_of.data() + L * ns;
+    std::size_t* const fi = lfirst.data() + L * ns;
+    const std::size_t k0 = x.lstart[L], k1 = L + 1 < nl ? x.lstart[L + 1] : x.lwaves.size();
+    for (std::size_t k = k0; k < k1; ++k) {
+      if (sz[z] != lw[k].count) z = static_cast<std::uint8_t>(std::lower_bound(sz, sz + ns, lw[k].count) - sz);
+      ls[k] = z;
+      if (of[z]++ == 0) fi[z] = k - k0;
     }
   }
   std::vector<std::size_t> first_wave(up * ns, 0), waves_of(up * ns, 0);  // [plane][size]
@@ -258,19 +265,33 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       double* const rd = pt.ready.data();
       int* const pd = pt.pending.data();
       const double ready0 = std::max(0.0, go_fin[pp]);
-      for (int w = 0; w < Wp; ++w) {
-        const std::size_t i = static_cast<std::size_t>(pw * w);
-        const Cost* wc = wcp + static_cast<std::size_t>(zs[w]) * static_cast<std::size_t>(pw);
-        double ready = ready0;
-        if (inq)
-          for (int cl : class_first) ready = std::max(ready, quant_fin(cl, x.plane_start[pp] + static_cast<std::size_t>(w)));
-        cst[i] = wc;
-        pd[i] = w >= x.F ? 1 : 0;
-        rd[i] = ready;
-        for (int sub = 1; sub < pw; ++sub) {
-          cst[i + static_cast<std::size_t>(sub)] = wc + sub;
-          pd[i + static_cast<std::size_t>(sub)] = 1;
-          rd[i + static_cast<std::size_t>(sub)] = 0.0;
+      const int F = x.F;
+      if (pw == 2 && !inq) {  // (SCIN: a read and a multicast per wave)
+        for (int w = 0; w < Wp; ++w) {
+          const std::size_t i = static_cast<std::size_t>(2 * w);
+          const Cost* wc = wcp + 2 * static_cast<std::size_t>(zs[w]);
+          cst[i] = wc;
+          cst[i + 1] = wc + 1;
+          pd[i] = w >= F ? 1 : 0;
+          pd[i + 1] = 1;
+          rd[i] = ready0;
+          rd[i + 1] = 0.0;
+        }
+      } else {
+        for (int w = 0; w < Wp; ++w) {
+          const std::size_t i = static_cast<std::size_t>(pw * w);
+          const Cost* wc = wcp + static_cast<std::size_t>(zs[w]) * static_cast<std::size_t>(pw);
+          double ready = ready0;
+          if (inq)
+            for (int cl : class_first) ready = std::max(ready, quant_fin(cl, x.plane_start[pp] + static_cast<std::size_t>(w)));
+          cst[i] = wc;
+          pd[i] = w >= x.F ? 1 : 0;
+          rd[i] = ready;
+          for (int sub = 1; sub < pw; ++sub) {
+            cst[i + static_cast<std::size_t>(sub)] = wc + sub;
+            pd[i + static_cast<std::size_t>(sub)] = 1;
+            rd[i + static_cast<std::size_t>(sub)] = 0.0;
+          }
         }
       }
       if (!pt.run_waves(pw, x.F, ctx)) {

@@ -71,7 +71,8 @@ struct Part {
   std::vector<double> ready, start, finish;
   std::vector<int> pending;
   std::vector<std::uint32_t> first;  // step i's records from first[i]
-  std::vector<std::int8_t> bound;    // the use that ended last (-1: none)
+  std::vector<std::int16_t> bound;   // the use that ended last (-1: none; not bytes: stores of bytes would make
+                                     // the compiler reload every vector's fields in the booking loop)
   std::vector<Rec> recs;
   // After run(): the latest finish and the first step with it (-1: none), the latest record's end.
   double latest = -1, latest_rec_end = 0;
@@ -419,7 +420,7 @@ struct Part {
         last_use = static_cast<int>(u);
       }
     }
-    bound[i] = static_cast<std::int8_t>(last_use);
+    bound[i] = static_cast<std::int16_t>(last_use);
     start[i] = r;
     return finish[i] = end + k.l;
   }

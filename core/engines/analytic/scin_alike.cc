@@ -40,7 +40,18 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     if (L < 0) {
       L = static_cast<int>(x.lstart.size());
       x.lstart.push_back(x.lwaves.size());
-      split_append({0, count}, build::scin_chunks(cfg, count), align, x.lwaves);
+      // (a stripe's waves depend on its count, chunks and alignment only: the
+      // last layout split per thread is kept and copied when asked again)
+      thread_local std::uint64_t memo_count = 0, memo_align = 0;
+      thread_local int memo_parts = -1;
+      thread_local std::vector<build::Span> memo_waves;
+      const int parts = build::scin_chunks(cfg, count);
+      if (parts != memo_parts || count != memo_count || align != memo_align) {
+        memo_waves.clear();
+        split_append({0, count}, parts, align, memo_waves);
+        memo_parts = parts, memo_count = count, memo_align = align;
+      }
+      x.lwaves.insert(x.lwaves.end(), memo_waves.begin(), memo_waves.end());
     }
     x.layout.push_back(L);
     const std::size_t Wp = (static_cast<std::size_t>(L) + 1 < x.lstart.size() ? x.lstart[static_cast<std::size_t>(L) + 1] : x.lwaves.size()) -
@@ -372,7 +383,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   // without the search over the planes (the critical path walks through them).
   StepId wlo = 1, whi = 0;  // that plane's waves [wlo, whi)
   int wplane = 0;
-  auto decode = [&](StepId id) -> Id {
+  auto decode = [&](StepId id) __attribute__((always_inline)) -> Id {
     if (id >= wlo && id < whi) {
       const StepId off = id - wlo;
       const auto upw = static_cast<StepId>(pw);

@@ -18,6 +18,7 @@
 #include "fabric/preset.h"
 #include "shortcut_tests.h"
 #include "schedule/algorithms.h"
+#include "schedule/builder.h"
 
 using namespace scin;
 
@@ -97,6 +98,33 @@ TEST(ScinAlike, EqualsTheFullBookingWithOtherOptions) {
       for (std::uint64_t bytes : {std::uint64_t{4096}, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26})
         EXPECT_TRUE(expect_scin_alike_exact(c, inq, bytes)) << path << "=" << value << " " << inq << " " << bytes;
   }
+}
+
+// The last stripe's waves are kept per thread (scin_alike.cc) and split
+// again when the count, the chunks or the alignment differ: calls in a row
+// whose stripes have one count but other chunks (a smaller ISA buffer) or
+// another alignment (SCIN's 1 element, SCIN+INQ's quantisation block of 32),
+// each exact. (256,256 B: 4 stripes of 32,032 elements, 1,001 blocks.)
+TEST(ScinAlike, KeptWavesFollowCountChunksAndAlignment) {
+  const Config base = load_preset("hgx-h200-8");
+  ASSERT_EQ(base.fabric.planes, 4);
+  ASSERT_EQ(base.quant.block_elems, 32);
+  Config small_buffer = base;
+  set_param(small_buffer, "switch.isa.buffer_bytes", 65536);
+  validate(small_buffer);
+  ASSERT_NE(build::scin_chunks(base, 32032), build::scin_chunks(small_buffer, 32032));
+  struct Call {
+    const Config* c;
+    bool inq;
+    std::uint64_t bytes;
+  };
+  const std::uint64_t odd = 256256, other = (std::uint64_t{1} << 20) + 6;
+  const Call calls[] = {
+      {&base, false, odd}, {&small_buffer, false, odd}, {&base, false, odd},  // chunks
+      {&base, true, odd},  {&small_buffer, true, odd},  {&base, true, odd},   // chunks
+      {&base, false, odd}, {&base, true, odd},          {&base, false, odd},  // alignment
+      {&base, false, other}, {&base, false, odd},       {&base, false, other}};  // count
+  for (const Call& k : calls) EXPECT_TRUE(expect_scin_alike_exact(*k.c, k.inq, k.bytes)) << k.inq << " " << k.bytes;
 }
 
 // Not a one-switch star, or no ISA (or no INQ): declined, the caller compiles.

@@ -172,8 +172,15 @@ struct Part {
   /// it needs. Both are checked as the waves are booked; false (nothing kept)
   /// when either fails: then run().
   bool run_waves(int pw, int F, const RunContext& ctx) {
+    if (pw == 2) return run_waves_<2>(F, ctx);  // (SCIN: queue 3 unused, known when it compiles)
+    if (pw == 3) return run_waves_<3>(F, ctx);
+    return false;
+  }
+  template <int PW>
+  bool run_waves_(int F, const RunContext& ctx) {
+    constexpr int pw = PW;
     const std::size_t m = cost.size();
-    if (pw < 2 || pw > 3 || F < 1 || m % static_cast<std::size_t>(pw) != 0) return false;
+    if (F < 1 || m % static_cast<std::size_t>(pw) != 0) return false;
     const std::size_t W = m / static_cast<std::size_t>(pw), uF = static_cast<std::size_t>(F);
     const auto upw = static_cast<std::size_t>(pw);
     const Cost* checked[3] = {nullptr, nullptr, nullptr};  // (a wave's costs repeat: checked when they change)
@@ -208,7 +215,7 @@ struct Part {
     recs.resize(all);
     bool ok = true;
     auto res = [&](int q, double r, double& st, double d, int& holder, int& holder_use, int step, int use) SCIN_INLINE {
-      if (q == 3) {
+      if (PW == 3 && q == 3) {  // (pw = 2: no use on queue 3, checked above)
         reserve(qs[3], r, st, d, holder, holder_use, step, use);
         return true;
       }

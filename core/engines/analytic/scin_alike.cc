@@ -32,6 +32,19 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   const std::uint64_t align = inq ? x.b.align() : 1;
   x.stripes = build::split(s.elems, planes, align);
   std::size_t wtot = 0;
+  // A stripe's waves depend on its count, chunks and alignment only: the last
+  // layout split per thread is kept and copied when asked again, and where
+  // every plane has that layout, its sizes below too.
+  struct Memo {
+    std::uint64_t count = 0, align = 0;
+    int parts = -1;
+    std::vector<build::Span> waves;
+    bool sized = false;  // (sizes, lsize, of, fi: those of `waves` as the only layout)
+    std::vector<std::uint64_t> sizes;
+    std::vector<std::uint8_t> lsize;
+    std::vector<std::size_t> of, fi;
+  };
+  thread_local Memo memo;
   for (int p = 0; p < planes; ++p) {
     const std::uint64_t count = x.stripes[static_cast<std::size_t>(p)].count;
     int L = -1;
@@ -40,18 +53,14 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     if (L < 0) {
       L = static_cast<int>(x.lstart.size());
       x.lstart.push_back(x.lwaves.size());
-      // (a stripe's waves depend on its count, chunks and alignment only: the
-      // last layout split per thread is kept and copied when asked again)
-      thread_local std::uint64_t memo_count = 0, memo_align = 0;
-      thread_local int memo_parts = -1;
-      thread_local std::vector<build::Span> memo_waves;
       const int parts = build::scin_chunks(cfg, count);
-      if (parts != memo_parts || count != memo_count || align != memo_align) {
-        memo_waves.clear();
-        split_append({0, count}, parts, align, memo_waves);
-        memo_parts = parts, memo_count = count, memo_align = align;
+      if (parts != memo.parts || count != memo.count || align != memo.align) {
+        memo.waves.clear();
+        split_append({0, count}, parts, align, memo.waves);
+        memo.parts = parts, memo.count = count, memo.align = align;
+        memo.sized = false;
       }
-      x.lwaves.insert(x.lwaves.end(), memo_waves.begin(), memo_waves.end());
+      x.lwaves.insert(x.lwaves.end(), memo.waves.begin(), memo.waves.end());
     }
     x.layout.push_back(L);
     const std::size_t Wp = (static_cast<std::size_t>(L) + 1 < x.lstart.size() ? x.lstart[static_cast<std::size_t>(L) + 1] : x.lwaves.size()) -
@@ -86,7 +95,10 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   // The waves' distinct sizes (sorted), each wave's among them, and per plane
   // and size its first wave and how many; each plane's read, requantise and
   // multicast costed once per size.
-  {
+  const bool kept = x.lstart.size() == 1 && memo.sized;  // (one layout: memo.waves)
+  if (kept) {
+    x.sizes = memo.sizes;
+  } else {
     std::uint64_t last = 0;
     const build::Span* const lw = x.lwaves.data();
     for (std::size_t k = 0, nw = x.lwaves.size(); k < nw; ++k) {
@@ -104,7 +116,12 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   const std::size_t ns = x.sizes.size(), nl = x.lstart.size();
   x.lsize.resize(x.lwaves.size());
   std::vector<std::size_t> lfirst(nl * ns, 0), lwaves_of(nl * ns, 0);  // [layout][size]
-  for (std::size_t L = 0; L < nl; ++L) {
+  if (kept) {
+    x.lsize = memo.lsize;
+    lwaves_of = memo.of;
+    lfirst = memo.fi;
+  }
+  for (std::size_t L = 0; L < nl && !kept; ++L) {
     // (locals: the stores to lsize, bytes, would otherwise reload every vector's fields)
     std::uint8_t z = 0;
     const build::Span* const lw = x.lwaves.data();
@@ -118,6 +135,13 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       ls[k] = z;
       if (of[z]++ == 0) fi[z] = k - k0;
     }
+  }
+  if (nl == 1 && !kept) {
+    memo.sizes = x.sizes;
+    memo.lsize = x.lsize;
+    memo.of = lwaves_of;
+    memo.fi = lfirst;
+    memo.sized = true;
   }
   std::vector<std::size_t> first_wave(up * ns, 0), waves_of(up * ns, 0);  // [plane][size]
   for (std::size_t pp = 0; pp < up; ++pp)

@@ -31,46 +31,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   const Format q = codec_format(cfg.quant.codec);
   const std::uint64_t align = inq ? x.b.align() : 1;
   x.stripes = build::split(s.elems, planes, align);
-  std::size_t wtot = 0;
-  // A stripe's waves depend on its count, chunks and alignment only: the last
-  // layout split per thread is kept and copied when asked again, and where
-  // every plane has that layout, its sizes below too.
-  struct Memo {
-    std::uint64_t count = 0, align = 0;
-    int parts = -1;
-    std::vector<build::Span> waves;
-    bool sized = false;  // (sizes, lsize, of, fi: those of `waves` as the only layout)
-    std::vector<std::uint64_t> sizes;
-    std::vector<std::uint8_t> lsize;
-    std::vector<std::size_t> of, fi;
-  };
-  thread_local Memo memo;
-  for (int p = 0; p < planes; ++p) {
-    const std::uint64_t count = x.stripes[static_cast<std::size_t>(p)].count;
-    int L = -1;
-    for (int o = 0; o < p && L < 0; ++o)
-      if (x.stripes[static_cast<std::size_t>(o)].count == count) L = x.layout[static_cast<std::size_t>(o)];
-    if (L < 0) {
-      L = static_cast<int>(x.lstart.size());
-      x.lstart.push_back(x.lwaves.size());
-      const int parts = build::scin_chunks(cfg, count);
-      if (parts != memo.parts || count != memo.count || align != memo.align) {
-        memo.waves.clear();
-        split_append({0, count}, parts, align, memo.waves);
-        memo.parts = parts, memo.count = count, memo.align = align;
-        memo.sized = false;
-      }
-      x.lwaves.insert(x.lwaves.end(), memo.waves.begin(), memo.waves.end());
-    }
-    x.layout.push_back(L);
-    const std::size_t Wp = (static_cast<std::size_t>(L) + 1 < x.lstart.size() ? x.lstart[static_cast<std::size_t>(L) + 1] : x.lwaves.size()) -
-                           x.lstart[static_cast<std::size_t>(L)];
-    x.plane_start.push_back(wtot);
-    x.W.push_back(static_cast<int>(Wp));
-    wtot += Wp;
-  }
-  x.plane_start.push_back(wtot);
-  x.wtot = wtot;
+  x.split_layouts(align);
   // Buffers in build_scin's order (quantise_inputs, then each plane's ISA buffers).
   if (inq)
     for (int r = 0; r < n; ++r) {
@@ -95,54 +56,9 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   // The waves' distinct sizes (sorted), each wave's among them, and per plane
   // and size its first wave and how many; each plane's read, requantise and
   // multicast costed once per size.
-  const bool kept = x.lstart.size() == 1 && memo.sized;  // (one layout: memo.waves)
-  if (kept) {
-    x.sizes = memo.sizes;
-  } else {
-    std::uint64_t last = 0;
-    const build::Span* const lw = x.lwaves.data();
-    for (std::size_t k = 0, nw = x.lwaves.size(); k < nw; ++k) {
-      const std::uint64_t z = lw[k].count;
-      if ((k > 0 && z == last) || std::find(x.sizes.begin(), x.sizes.end(), z) != x.sizes.end()) {
-        last = z;
-        continue;
-      }
-      last = z;
-      x.sizes.push_back(z);
-      if (x.sizes.size() > 255) return std::nullopt;
-    }
-    std::sort(x.sizes.begin(), x.sizes.end());
-  }
-  const std::size_t ns = x.sizes.size(), nl = x.lstart.size();
-  x.lsize.resize(x.lwaves.size());
-  std::vector<std::size_t> lfirst(nl * ns, 0), lwaves_of(nl * ns, 0);  // [layout][size]
-  if (kept) {
-    x.lsize = memo.lsize;
-    lwaves_of = memo.of;
-    lfirst = memo.fi;
-  }
-  for (std::size_t L = 0; L < nl && !kept; ++L) {
-    // (locals: the stores to lsize, bytes, would otherwise reload every vector's fields)
-    std::uint8_t z = 0;
-    const build::Span* const lw = x.lwaves.data();
-    const std::uint64_t* const sz = x.sizes.data();
-    std::uint8_t* const ls = x.lsize.data();
-    std::size_t* const of = lwaves_of.data() + L * ns;
-    std::size_t* const fi = lfirst.data() + L * ns;
-    const std::size_t k0 = x.lstart[L], k1 = L + 1 < nl ? x.lstart[L + 1] : x.lwaves.size();
-    for (std::size_t k = k0; k < k1; ++k) {
-      if (sz[z] != lw[k].count) z = static_cast<std::uint8_t>(std::lower_bound(sz, sz + ns, lw[k].count) - sz);
-      ls[k] = z;
-      if (of[z]++ == 0) fi[z] = k - k0;
-    }
-  }
-  if (nl == 1 && !kept) {
-    memo.sizes = x.sizes;
-    memo.lsize = x.lsize;
-    memo.of = lwaves_of;
-    memo.fi = lfirst;
-    memo.sized = true;
-  }
+  std::vector<std::size_t> lfirst, lwaves_of;  // [layout][size]
+  if (!x.size_layouts(lfirst, lwaves_of)) return std::nullopt;
+  const std::size_t ns = x.sizes.size();
   std::vector<std::size_t> first_wave(up * ns, 0), waves_of(up * ns, 0);  // [plane][size]
   for (std::size_t pp = 0; pp < up; ++pp)
     for (std::size_t z = 0; z < ns; ++z) {

@@ -37,6 +37,52 @@ inline bool same_cost(const StepCost& a, const StepCost& b) {
   return true;
 }
 
+// build::split(outer.count, parts, align), each span moved into `outer`
+// (build::sub), appended to `out`: the same spans without two 64-bit
+// divisions per span. Piece i starts at floor(i U / P) units (U units of
+// `align` elements, P parts), kept as a quotient and a remainder that grow by
+// U = aP + c per piece. Where P U does not fit in 64 bits (build::split's
+// products would wrap), build::split itself.
+inline void split_append(const build::Span& outer, int parts, std::uint64_t align, std::vector<build::Span>& out) {
+  const std::uint64_t elems = outer.count;
+  const std::uint64_t units = (elems + align - 1) / align;
+  const auto p = static_cast<std::uint64_t>(parts);
+  if (parts <= 0 || (units != 0 && p > UINT64_MAX / units)) {
+    for (const build::Span& w : build::split(elems, parts, align)) out.push_back(build::sub(outer, w));
+    return;
+  }
+  const std::uint64_t a = units / p, c = units % p;
+  std::uint64_t q = 0, rem = 0, b = 0;  // q = floor(i U / P), rem = i U mod P, b = min(elems, q align)
+  const std::size_t at = out.size();
+  out.resize(at + static_cast<std::size_t>(p));  // (one growth, then plain stores)
+  build::Span* const o = out.data() + at;
+  for (std::uint64_t i = 0; i < p; ++i) {
+    q += a;
+    rem += c;
+    if (rem >= p) rem -= p, ++q;
+    const std::uint64_t e = std::min(elems, q * align);
+    o[i] = {outer.offset + b, e - b};
+    b = e;
+  }
+}
+
+// A stripe's waves depend on its count, chunks and alignment only: the last
+// layout split per thread is kept (Scin::split_layouts) and copied when asked
+// again, and where every plane has that layout, its sizes too (size_layouts).
+struct LayoutMemo {
+  std::uint64_t count = 0, align = 0;
+  int parts = -1;
+  std::vector<build::Span> waves;
+  bool sized = false;  // (sizes, lsize, of, fi: those of `waves` as the only layout)
+  std::vector<std::uint64_t> sizes;
+  std::vector<std::uint8_t> lsize;
+  std::vector<std::size_t> of, fi;
+};
+inline LayoutMemo& layout_memo() {
+  thread_local LayoutMemo memo;
+  return memo;
+}
+
 // What a step is, from its index in build_scin's order.
 enum class K : std::uint8_t { Launch, Quant, Arrive, Go, Read, Requant, Write, Ack, Acked, Flag, Wait, Dequant };
 struct Id {
@@ -108,6 +154,93 @@ struct Scin {
       default: wait(sw, Unit::IsaReduce); break;  // Go, Acked
     }
   }
+  // Each plane's layout and waves (plane_start, W, wtot), each distinct stripe count split once.
+  void split_layouts(std::uint64_t align) {
+    std::size_t tot = 0;
+    LayoutMemo& memo = layout_memo();
+    for (int p = 0; p < planes; ++p) {
+      const std::uint64_t count = stripes[static_cast<std::size_t>(p)].count;
+      int L = -1;
+      for (int o = 0; o < p && L < 0; ++o)
+        if (stripes[static_cast<std::size_t>(o)].count == count) L = layout[static_cast<std::size_t>(o)];
+      if (L < 0) {
+        L = static_cast<int>(lstart.size());
+        lstart.push_back(lwaves.size());
+        const int parts = build::scin_chunks(cfg, count);
+        if (parts != memo.parts || count != memo.count || align != memo.align) {
+          memo.waves.clear();
+          split_append({0, count}, parts, align, memo.waves);
+          memo.parts = parts, memo.count = count, memo.align = align;
+          memo.sized = false;
+        }
+        lwaves.insert(lwaves.end(), memo.waves.begin(), memo.waves.end());
+      }
+      layout.push_back(L);
+      const std::size_t Wp = (static_cast<std::size_t>(L) + 1 < lstart.size() ? lstart[static_cast<std::size_t>(L) + 1] : lwaves.size()) -
+                             lstart[static_cast<std::size_t>(L)];
+      plane_start.push_back(tot);
+      W.push_back(static_cast<int>(Wp));
+      tot += Wp;
+    }
+    plane_start.push_back(tot);
+    wtot = tot;
+  }
+  // The waves' distinct sizes (sorted; false past 255), each wave's among
+  // them, and per layout and size its first wave and how many ([layout][size]).
+  bool size_layouts(std::vector<std::size_t>& lfirst, std::vector<std::size_t>& lwaves_of) {
+    LayoutMemo& memo = layout_memo();
+    const bool kept = lstart.size() == 1 && memo.sized;  // (one layout: memo.waves)
+    if (kept) {
+      sizes = memo.sizes;
+    } else {
+      std::uint64_t last = 0;
+      const build::Span* const lw = lwaves.data();
+      for (std::size_t k = 0, nw = lwaves.size(); k < nw; ++k) {
+        const std::uint64_t z = lw[k].count;
+        if ((k > 0 && z == last) || std::find(sizes.begin(), sizes.end(), z) != sizes.end()) {
+          last = z;
+          continue;
+        }
+        last = z;
+        sizes.push_back(z);
+        if (sizes.size() > 255) return false;
+      }
+      std::sort(sizes.begin(), sizes.end());
+    }
+    const std::size_t ns = sizes.size(), nl = lstart.size();
+    lsize.resize(lwaves.size());
+    lfirst.assign(nl * ns, 0);
+    lwaves_of.assign(nl * ns, 0);
+    if (kept) {
+      lsize = memo.lsize;
+      lwaves_of = memo.of;
+      lfirst = memo.fi;
+    }
+    for (std::size_t L = 0; L < nl && !kept; ++L) {
+      // (locals: the stores to lsize, bytes, would otherwise reload every vector's fields)
+      std::uint8_t z = 0;
+      const build::Span* const lw = lwaves.data();
+      const std::uint64_t* const sz = sizes.data();
+      std::uint8_t* const ls = lsize.data();
+      std::size_t* const of = lwaves_of.data() + L * ns;
+      std::size_t* const fi = lfirst.data() + L * ns;
+      const std::size_t k0 = lstart[L], k1 = L + 1 < nl ? lstart[L + 1] : lwaves.size();
+      for (std::size_t k = k0; k < k1; ++k) {
+        if (sz[z] != lw[k].count) z = static_cast<std::uint8_t>(std::lower_bound(sz, sz + ns, lw[k].count) - sz);
+        ls[k] = z;
+        if (of[z]++ == 0) fi[z] = k - k0;
+      }
+    }
+    if (nl == 1 && !kept) {
+      memo.sizes = sizes;
+      memo.lsize = lsize;
+      memo.of = lwaves_of;
+      memo.fi = lfirst;
+      memo.sized = true;
+    }
+    return true;
+  }
+
   std::size_t lwave(int p, std::size_t w) const { return lstart[static_cast<std::size_t>(layout[static_cast<std::size_t>(p)])] + w; }
   std::uint8_t size_of(int p, std::size_t w) const { return lsize[lwave(p, w)]; }
   // Wave k of all planes' waves (in plane order), in the message.
@@ -225,35 +358,6 @@ struct Scin {
 
   bool cost(const Step& st, StepCost& c) const { return step_cost(cfg, s, rm, st, c, false, true) && nonnegative(c); }
 };
-
-// build::split(outer.count, parts, align), each span moved into `outer`
-// (build::sub), appended to `out`: the same spans without two 64-bit
-// divisions per span. Piece i starts at floor(i U / P) units (U units of
-// `align` elements, P parts), kept as a quotient and a remainder that grow by
-// U = aP + c per piece. Where P U does not fit in 64 bits (build::split's
-// products would wrap), build::split itself.
-inline void split_append(const build::Span& outer, int parts, std::uint64_t align, std::vector<build::Span>& out) {
-  const std::uint64_t elems = outer.count;
-  const std::uint64_t units = (elems + align - 1) / align;
-  const auto p = static_cast<std::uint64_t>(parts);
-  if (parts <= 0 || (units != 0 && p > UINT64_MAX / units)) {
-    for (const build::Span& w : build::split(elems, parts, align)) out.push_back(build::sub(outer, w));
-    return;
-  }
-  const std::uint64_t a = units / p, c = units % p;
-  std::uint64_t q = 0, rem = 0, b = 0;  // q = floor(i U / P), rem = i U mod P, b = min(elems, q align)
-  const std::size_t at = out.size();
-  out.resize(at + static_cast<std::size_t>(p));  // (one growth, then plain stores)
-  build::Span* const o = out.data() + at;
-  for (std::uint64_t i = 0; i < p; ++i) {
-    q += a;
-    rem += c;
-    if (rem >= p) rem -= p, ++q;
-    const std::uint64_t e = std::min(elems, q * align);
-    o[i] = {outer.offset + b, e - b};
-    b = e;
-  }
-}
 
 // A part's cost with its uses mapped to local queues: `expect` lists the
 // resource each use must be on, in order; false if the uses differ.

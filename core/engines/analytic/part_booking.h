@@ -93,6 +93,19 @@ struct Part {
     pending.resize(m);
   }
 
+  /// Records by step index: step i's uses from first[i] (book() appends them
+  /// in the order taken; only where they are differs, not what they hold).
+  void place_records() {
+    const std::size_t m = cost.size();
+    first.resize(m);
+    std::size_t all = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      first[i] = static_cast<std::uint32_t>(all);
+      all += cost[i]->n;
+    }
+    recs.resize(all);
+  }
+
   /// Books the part; `succ(i)`: the step i releases (< 0: none).
   template <class Succ>
   void run(int queues, Succ succ, const RunContext& ctx) {
@@ -106,15 +119,7 @@ struct Part {
     start.assign(m, 0.0);
     finish.assign(m, 0.0);
     bound.assign(m, -1);
-    // Records by step index (book() appends them in the order taken; only
-    // where they are differs, not what they hold).
-    first.resize(m);
-    std::size_t all = 0;
-    for (std::size_t i = 0; i < m; ++i) {
-      first[i] = static_cast<std::uint32_t>(all);
-      all += cost[i]->n;
-    }
-    recs.resize(all);
+    place_records();
     // One slot per chain head.
     key_.clear();
     for (std::size_t i = 0; i < m; ++i)
@@ -219,13 +224,7 @@ struct Part {
         reserve(qs[3], r, st, d, holder, holder_use, step, use);
         return true;
       }
-      Fifo& fq = fifo[q];
-      if (st < fq.from) return ok = false;  // (a request before an earlier one: it might fill a gap)
-      fq.from = st;
-      if (fq.step >= 0 && fq.end > st) st = fq.end, holder = fq.step, holder_use = fq.use;
-      fq.end = st + d;
-      fq.step = step;
-      fq.use = use;
+      if (!fifo[q].book(st, d, holder, holder_use, step, use)) return ok = false;
       return true;
     };
     double late = -1, rec_end = 0;
@@ -325,24 +324,13 @@ struct Part {
     start.resize(m);
     finish.resize(m);
     bound.resize(m);
-    first.resize(m);
-    std::size_t all = 0;
-    for (std::size_t i = 0; i < m; ++i) {
-      first[i] = static_cast<std::uint32_t>(all);
-      all += cost[i]->n;
-    }
-    recs.resize(all);
+    place_records();
     double key[8];
     for (std::size_t c = 0; c < nc; ++c) key[c] = ready[at[c]];
     Fifo fq;
     bool ok = true;
     auto res = [&](int, double, double& st, double d, int& holder, int& holder_use, int step, int use) SCIN_INLINE {
-      if (st < fq.from) return ok = false;
-      fq.from = st;
-      if (fq.step >= 0 && fq.end > st) st = fq.end, holder = fq.step, holder_use = fq.use;
-      fq.end = st + d;
-      fq.step = step;
-      fq.use = use;
+      if (!fq.book(st, d, holder, holder_use, step, use)) return ok = false;
       return true;
     };
     double late = -1, rec_end = 0;
@@ -375,6 +363,19 @@ struct Part {
   struct Fifo {
     double from = -std::numeric_limits<double>::infinity(), end = 0;
     int step = -1, use = -1;
+    /// A queue that is only ever asked in order of start: the use starts at
+    /// `st` or at the last one's end, whichever is later (that one's holder).
+    /// False for a request before an earlier one (it might fill a gap: the
+    /// caller books the part the general way).
+    [[gnu::always_inline]] bool book(double& st, double d, int& holder, int& holder_use, int s, int u) {
+      if (st < from) return false;
+      from = st;
+      if (step >= 0 && end > st) st = end, holder = step, holder_use = use;
+      end = st + d;
+      step = s;
+      use = u;
+      return true;
+    }
   };
 
   // Books step i, ready at r, through `res` (a queue's reserve); keeps its

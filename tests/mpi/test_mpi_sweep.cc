@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -19,6 +21,16 @@
 
 namespace scin {
 namespace {
+
+// Whether `pid` names a process that has not exited (a zombie has).
+bool process_alive(std::int64_t pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || (line[close + 2] != 'Z' && line[close + 2] != 'X');
+}
 
 using test::TempDir;
 
@@ -103,6 +115,12 @@ TEST_F(MpiSweep, AKilledWorkerRankLeavesAnInterruptedRunThatResumeCompletes) {
   CliResult r = mpirun(3, "sweep " + spec() + " --db " + db("killed") + " -q --threads 1",
                        "SCIN_MPI_TEST_KILL_RANK_AFTER=2:10");
   EXPECT_NE(r.status, 0) << r.output;
+  // mpirun may return while rank 0 is still exiting (in its SIGTERM handler,
+  // or not yet reaped): wait, up to 30 s, until the run's writer is gone.
+  {
+    const std::int64_t pid = Store::open(db("killed"), Access::ReadOnly).get_run(1).pid;
+    for (int k = 0; k < 600 && pid > 0 && process_alive(pid); ++k) ::usleep(50000);
+  }
   std::vector<PointRecord> before;
   {
     // A read-write open marks a running run whose rank 0 is gone as interrupted

@@ -448,7 +448,10 @@ class InteractTest : public QObject {
     MainWindow w;
     QVERIFY(w.createDatabase(db(QStringLiteral("resume.scindb"))));
     SweepRequest r;
-    r.axes = {ExtraAxis{"links.latency_ns", "1..60 step 1", false}};
+    // 200 x 224 points: long enough that the cancel below, after the first
+    // points are stored, always comes before the end (60 x 224 once finished
+    // first on a fast day, ctest -j2).
+    r.axes = {ExtraAxis{"links.latency_ns", "1..200 step 1", false}};
     w.sweepEditor()->setRequest(r);
     QSignalSpy done(&w, &MainWindow::runFinished);
     QSignalSpy progress(w.runner(), &RunController::progress);

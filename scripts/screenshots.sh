@@ -40,9 +40,9 @@ done
 # A two-tier fabric in the Fabric and Topology docks (tiers drawn at 72 GPUs).
 "$app" "$db" --preset nvl36x2 --tab latency --size $size --screenshot "$out/topology-nvl36x2.png" --quit
 
-# The example sweeps, stored as `scin sweep` stores them (runs 1, 2, 3, 4).
+# The example sweeps, stored as `scin sweep` stores them (runs 1, 2, 3, 4, 5).
 examples=$tmp/examples.scindb
-for spec in isa-waves quant-blocks inference-tp scin-scale; do
+for spec in isa-waves quant-blocks inference-tp scin-scale link-scaling; do
   "$cli" sweep "$spec" --db "$examples" --quiet
 done
 shot() {  # NAME RUN ANALYSIS-FLAGS...
@@ -56,6 +56,7 @@ shot isa-waves 1 --x switch.isa.waves --y time_us --facet switch.isa.regulation
 shot quant-blocks 2 --x quant.block_elems --y sqnr_dB --facet input.dist
 shot inference-tp 3 --x inference.batch --y ttft_speedup --baseline ring
 shot scin-scale 4 --x fabric.gpus --y busbw_GBps --facet collective.bytes
+shot link-scaling 5 --x collective.bytes --y time_us --facet links.bandwidth_GBps
 # Measured vs simulated: runs 1 seed-comparison, 2 link-scaling, 3 the measurements,
 # 4 the seed comparison on hgx-b200-8 (to select with run 1 in the Analysis tab).
 measured=$tmp/measured.scindb

@@ -145,6 +145,35 @@ QString legendText(const analysis::PlotData& plot, const analysis::Series& s) {
                     : QStringLiteral("%1 (= %2 in some panels)").arg(text, otherLabel);
 }
 
+std::vector<LegendItem> factoredLegend(const PlotData& plot, const std::vector<const Series*>& entries) {
+  // Colour and marker must each follow one thing: the colour field alone picks
+  // colour and dash, the style fields alone the marker (seriesLook: true while
+  // fewer than five colours are in use; past them markers turn open).
+  if (plot.color_field.empty() || plot.style_field.empty() || entries.empty()) return {};
+  const QString sep = QStringLiteral(" · ");
+  std::map<int, LegendItem> colours, styles;
+  for (const Series* s : entries) {
+    if (s->color >= 5 || s->style >= 14) return {};
+    const QString label = QString::fromStdString(s->label);
+    const auto cut = label.indexOf(sep);
+    if (cut < 0) return {};
+    const SeriesLook look = seriesLook(plot, *s);
+    const LegendItem colour{label.left(cut), look.color, look.dash, -1, false};
+    const LegendItem style{label.mid(cut + sep.size()), QColor(0x44, 0x44, 0x44), Qt::SolidLine, look.marker, false};
+    // One colour index must always come with one name (and a style index with one), or this is no factoring.
+    auto [c, cnew] = colours.emplace(s->color, colour);
+    if (!cnew && c->second.text != colour.text) return {};
+    auto [t, tnew] = styles.emplace(s->style, style);
+    if (!tnew && t->second.text != style.text) return {};
+  }
+  if (colours.size() < 2 || styles.size() < 2) return {};
+  std::vector<LegendItem> out;
+  for (auto& [k, v] : colours) out.push_back(v);
+  for (auto& [k, v] : styles) out.push_back(v);
+  out[colours.size()].starts_row = true;  // the markers on a row of their own
+  return out;
+}
+
 Qt::PenStyle dashStyle(int i) {
   static const Qt::PenStyle s[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
   return s[((i % 5) + 5) % 5];
@@ -384,36 +413,56 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   const int rows = static_cast<int>((n + static_cast<std::size_t>(cols) - 1) / static_cast<std::size_t>(cols));
   const bool facetTitles = n > 1 || !plot.facets.front().title.empty();
   const double yTitleW = th * 1.2, xTitleH = th * 1.3, tickLen = fs * 0.35, xTickH = th + tickLen + fs * 0.2;
-  const double facetH = facetTitles ? th * 1.25 : 0, gap = fs * 1.2;
+  const double facetLineH = th * 1.25, gap = fs * 1.2;
+  double facetH = facetTitles ? facetLineH : 0;
 
-  // Legend layout (bottom, wrapping rows, full text).
+  // Legend layout (bottom, wrapping rows, full text): one entry per curve, or,
+  // when those do not fit and colour and marker encode separate fields, one
+  // entry per colour (its line and dash) and one per marker (grey): "ring",
+  // "nvls", ..., then "gpus=2", "gpus=4", ... -- a factored legend.
   std::vector<const Series*> entries;
   for (const Series* s : plot.legend())
     if (!o.hidden.count(s->key)) entries.push_back(s);
   const double sampleW = fs * 2.6, entryGap = fs * 1.2;
+  using Item = LegendItem;
   struct Entry {
     QRectF box;
     QRectF text;
-    const Series* s;
+    Item item;
   };
   std::vector<Entry> legend;
   double legendH = 0;
-  std::size_t legendMore = 0;  // curves drawn but left out of a full legend
+  std::size_t legendMore = 0;  // items drawn but left out of a full legend
   double legendMoreY = 0;
-  if (o.legend && entries.size() > 1) {
+  bool factored = false;
+  auto layoutLegend = [&](const std::vector<Item>& items) {
+    legend.clear();
+    legendMore = 0;
+    legendMoreY = 0;
     // Equal columns as wide as the longest entry (as many as fit); an entry
-    // wider than the figure wraps its text, nothing is elided.
+    // wider than the figure wraps its text, nothing is elided. A group of
+    // entries that starts a row of its own (a factored legend's markers) has
+    // its own columns.
     QFontMetricsF fm(fLabel, dev);
     const double maxText = W - 2 * m - sampleW - fs * 0.4;
-    double colW = 0;
     std::vector<QRectF> sizes;
-    for (const Series* s : entries) {
-      QRectF tr = fm.boundingRect(QRectF(0, 0, maxText, H), Qt::TextWordWrap, legendText(plot, *s));
-      sizes.push_back(tr);
-      colW = std::max(colW, sampleW + fs * 0.4 + tr.width());
+    for (const Item& it : items) sizes.push_back(fm.boundingRect(QRectF(0, 0, maxText, H), Qt::TextWordWrap, it.text));
+    std::vector<int> ncolsOf(items.size()), groupEnd(items.size());
+    std::vector<double> stepOf(items.size());
+    for (std::size_t b = 0; b < items.size();) {
+      std::size_t e = b + 1;
+      while (e < items.size() && !items[e].starts_row) ++e;
+      double colW = 0;
+      for (std::size_t i = b; i < e; ++i) colW = std::max(colW, sampleW + fs * 0.4 + sizes[i].width());
+      const int ncols = std::max(1, static_cast<int>((W - 2 * m + entryGap) / (colW + entryGap)));
+      const double pitch = ncols > 1 ? (W - 2 * m - colW) / (ncols - 1) : 0;
+      for (std::size_t i = b; i < e; ++i) {
+        ncolsOf[i] = ncols;
+        groupEnd[i] = static_cast<int>(e);
+        stepOf[i] = std::min(pitch, colW + entryGap * 2);
+      }
+      b = e;
     }
-    const int ncols = std::max(1, static_cast<int>((W - 2 * m + entryGap) / (colW + entryGap)));
-    const double pitch = ncols > 1 ? (W - 2 * m - colW) / (ncols - 1) : 0;
     // The legend may take at most ~40% of the figure, and no more than leaves
     // every panel a plot at least three tick labels high (a 2 x 2 grid at
     // 3.5 x 2.5 in otherwise kept panels one tick high): a figure with more
@@ -422,78 +471,162 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     const double minGridH = rows * (facetH + xTickH + 3 * th) + (rows - 1) * gap + xTitleH;
     const double maxLegendH = std::max(3 * fm.height(), std::min(H * 0.4, H - 2 * m - top - minGridH));
     double y = 0, rowH = 0;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const int c = static_cast<int>(i) % ncols;
+    int c = -1;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      c = (c + 1 < ncolsOf[i] && !(items[i].starts_row && c >= 0)) ? c + 1 : 0;
       if (c == 0 && i > 0) {
         y += rowH + fs * 0.3;
         rowH = 0;
-        if (y + 2 * fm.height() > maxLegendH) {
-          legendMore = entries.size() - i;
+        // Room for this row, and for the "+ N more" line unless this row is the last.
+        const bool lastRow = static_cast<std::size_t>(groupEnd[i]) == items.size() &&
+                             items.size() - i <= static_cast<std::size_t>(ncolsOf[i]);
+        if (y + (lastRow ? 1 : 2) * fm.height() > maxLegendH) {
+          legendMore = items.size() - i;
           legendMoreY = y;
           y += fm.height();
           break;
         }
       }
-      const double x = m + c * std::min(pitch, colW + entryGap * 2);
+      const double x = m + c * stepOf[i];
       const QRectF& tr = sizes[i];
       legend.push_back({QRectF(x, y, sampleW + fs * 0.4 + tr.width(), tr.height()),
-                        QRectF(x + sampleW + fs * 0.4, y, tr.width() + 1, tr.height()), entries[i]});
+                        QRectF(x + sampleW + fs * 0.4, y, tr.width() + 1, tr.height()), items[i]});
       rowH = std::max(rowH, tr.height());
     }
     legendH = y + rowH + m;
+  };
+  if (o.legend && entries.size() > 1) {
+    std::vector<Item> items;
+    for (const Series* s : entries) {
+      const SeriesLook look = seriesLook(plot, *s);
+      items.push_back({legendText(plot, *s), look.color, look.dash, look.marker,
+                       !s->same_as.empty() && !o.hidden.count(s->same_as)});
+    }
+    layoutLegend(items);
+    const std::vector<Item> split = factoredLegend(plot, entries);
+    if (legendMore > 0 && !split.empty() && split.size() < entries.size()) {
+      const double fullH = legendH;
+      const std::size_t fullMore = legendMore;
+      layoutLegend(split);
+      factored = legendMore < fullMore || (legendMore == fullMore && legendH <= fullH);
+      if (!factored) layoutLegend(items);
+    }
   }
 
-  const double gridTop = top, gridBottom = H - m - legendH - xTitleH;
-  const double plotH = std::max(10.0, (gridBottom - gridTop - rows * (facetH + xTickH) - (rows - 1) * gap) / rows);
-  // Times shown in ms or s when the values are large (the title says which).
+  // The grid's layout for an x title of `xTitleH` (one line, or two when the
+  // panels' key does not fit beside the axis title).
+  const double gridTop = top;
+  double gridBottom = 0, plotH = 0, yScale = 1, yTickW = 0, gridLeft = 0, plotW = 0;
   Column yShown = plot.y;
-  double yScale = 1;
-  if (plot.y.unit == "µs" || plot.y.unit == "ns") {
-    static const char* units[] = {"ns", "µs", "ms", "s"};
-    int u = plot.y.unit == "ns" ? 0 : 1;
-    const double top = std::max(std::fabs(L.range.y0), std::fabs(L.range.y1));
-    while (top / yScale >= 1e4 && u < 3) {
-      yScale *= 1e3;
-      ++u;
-    }
-    yShown.unit = units[u];
-  }
-  const auto yTicks = axisTicks(yShown, L.range.y0, L.range.y1, L.log_y, plotH, false, fTick, dev, {}, false, yScale);
-  double yTickW = 0;
-  for (const Tick& t : yTicks) yTickW = std::max(yTickW, textWidth(fTick, dev, t.label));
-  yTickW += tickLen + fs * 0.3;
-  const double gridLeft = m + yTitleW + yTickW;
-  const double plotW = std::max(10.0, (W - m - gridLeft - (cols - 1) * (gap + yTickW * 0.0)) / cols - fs * 0.6);
-  // x values that are all powers of two (waves, GPUs, block sizes) get ticks on powers of two.
-  bool pow2 = !plot.x_categorical;
-  for (const auto& f : plot.facets)
-    for (const auto& s : f.series)
-      for (const auto& pt : s.points)
-        pow2 = pow2 && pt.x >= 1 && std::exp2(std::round(std::log2(pt.x))) == pt.x;
-  const auto xTicks = axisTicks(plot.x, L.range.x0, L.range.x1, L.log_x, plotW, true, fTick, dev, plot.x_categories, pow2);
-
-  for (std::size_t k = 0; k < n; ++k) {
-    const int c = static_cast<int>(k) % cols, r = static_cast<int>(k) / cols;
-    FigureLayout::Panel pan;
-    pan.facet = static_cast<int>(k);
-    const double x0 = gridLeft + c * (plotW + gap + fs * 0.6);
-    const double y0 = gridTop + r * (facetH + plotH + xTickH + gap) + facetH;
-    pan.plot = QRectF(x0, y0, plotW, plotH);
-    L.panels.push_back(pan);
-  }
-
-  // Panel titles "key = value": when one does not fit its panel, every panel
-  // shows its value alone and the x-axis title names the key once.
+  std::vector<Tick> yTicks, xTicks;
   std::string facetKey;
-  if (facetTitles) {
-    const QFontMetricsF fm(fLabel, dev);
-    for (const auto& pan : L.panels) {
-      const analysis::Facet& f = plot.facets[static_cast<std::size_t>(pan.facet)];
-      const auto eq = f.title.find(" = ");
-      if (eq != std::string::npos && fm.horizontalAdvance(QString::fromStdString(f.title)) > pan.plot.width())
-        facetKey = f.title.substr(0, eq);
+  auto layoutGrid = [&](double titleH) {
+    gridBottom = H - m - legendH - titleH;
+    plotH = std::max(10.0, (gridBottom - gridTop - rows * (facetH + xTickH) - (rows - 1) * gap) / rows);
+    // Times shown in ms or s when the values are large (the title says which).
+    yShown = plot.y;
+    yScale = 1;
+    if (plot.y.unit == "µs" || plot.y.unit == "ns") {
+      static const char* units[] = {"ns", "µs", "ms", "s"};
+      int u = plot.y.unit == "ns" ? 0 : 1;
+      const double top = std::max(std::fabs(L.range.y0), std::fabs(L.range.y1));
+      while (top / yScale >= 1e4 && u < 3) {
+        yScale *= 1e3;
+        ++u;
+      }
+      yShown.unit = units[u];
     }
+    yTicks = axisTicks(yShown, L.range.y0, L.range.y1, L.log_y, plotH, false, fTick, dev, {}, false, yScale);
+    yTickW = 0;
+    for (const Tick& t : yTicks) yTickW = std::max(yTickW, textWidth(fTick, dev, t.label));
+    yTickW += tickLen + fs * 0.3;
+    gridLeft = m + yTitleW + yTickW;
+    plotW = std::max(10.0, (W - m - gridLeft - (cols - 1) * (gap + yTickW * 0.0)) / cols - fs * 0.6);
+    // x values that are all powers of two (waves, GPUs, block sizes) get ticks on powers of two.
+    bool pow2 = !plot.x_categorical;
+    for (const auto& f : plot.facets)
+      for (const auto& s : f.series)
+        for (const auto& pt : s.points)
+          pow2 = pow2 && pt.x >= 1 && std::exp2(std::round(std::log2(pt.x))) == pt.x;
+    xTicks = axisTicks(plot.x, L.range.x0, L.range.x1, L.log_x, plotW, true, fTick, dev, plot.x_categories, pow2);
+
+    L.panels.clear();
+    for (std::size_t k = 0; k < n; ++k) {
+      const int c = static_cast<int>(k) % cols, r = static_cast<int>(k) / cols;
+      FigureLayout::Panel pan;
+      pan.facet = static_cast<int>(k);
+      const double x0 = gridLeft + c * (plotW + gap + fs * 0.6);
+      const double y0 = gridTop + r * (facetH + plotH + xTickH + gap) + facetH;
+      pan.plot = QRectF(x0, y0, plotW, plotH);
+      L.panels.push_back(pan);
+    }
+
+    // Panel titles "key = value": when one does not fit its panel, every panel
+    // shows its value alone and the x-axis title names the key once (with the
+    // axes zipped with it: "bandwidth_GBps · latency_ns").
+    facetKey.clear();
+    if (facetTitles) {
+      const QFontMetricsF fm(fLabel, dev);
+      for (const auto& pan : L.panels) {
+        const analysis::Facet& f = plot.facets[static_cast<std::size_t>(pan.facet)];
+        const auto eq = f.title.find(" = ");
+        if (eq != std::string::npos && fm.horizontalAdvance(QString::fromStdString(f.title)) > pan.plot.width())
+          facetKey = plot.facet_label.empty() ? f.title.substr(0, eq) : plot.facet_label;
+      }
+    }
+  };
+  // Panel titles: one font for all (smaller down to 70% when one is too wide);
+  // a value with the axes zipped with it ("300 GB/s · 150 ns") still too wide
+  // takes two lines ("300 GB/s" over "150 ns"); beyond that it is cut in the middle.
+  QFont facetFont = fLabel;
+  bool facetTwoLines = false;
+  auto facetText = [&](const analysis::Facet& f) { return QString::fromStdString(facetKey.empty() ? f.title : f.shown); };
+  // The lines of a panel's title: one, or the facet's value over its riders' values.
+  auto facetLines = [&](const analysis::Facet& f) {
+    const QString full = facetText(f);
+    const auto cut = full.indexOf(QStringLiteral(" · "));
+    if (!facetTwoLines || cut < 0) return QStringList{full};
+    return QStringList{full.left(cut), full.mid(cut + 3)};
+  };
+  auto fitFacetTitles = [&] {
+    facetFont = fLabel;
+    if (!facetTitles) return;
+    for (const auto& pan : L.panels)
+      for (const QString& line : facetLines(plot.facets[static_cast<std::size_t>(pan.facet)])) {
+        const QFont f = fittedFont(fLabel, dev, line, pan.plot.width());
+        if (f.pointSizeF() < facetFont.pointSizeF()) facetFont = f;
+      }
+  };
+  const QString xBase = axisTitle(plot.x, L.log_x);
+  auto gridWidth = [&] {
+    return std::max(L.panels.back().plot.right(),
+                    L.panels[std::min<std::size_t>(L.panels.size(), static_cast<std::size_t>(cols)) - 1].plot.right()) -
+           gridLeft;
+  };
+  // The x title with the panels' key on one line down to 70% of the font; if
+  // that is too long, the key goes on a second line (never elided: a figure
+  // must say what its panels are). Each choice only goes from one line to two,
+  // and a choice changes the panels' size, so lay out again until neither changes.
+  bool xTwoLines = false;
+  for (int pass = 0; pass < 3; ++pass) {
+    layoutGrid(xTwoLines ? 2 * xTitleH : xTitleH);
+    fitFacetTitles();
+    bool facet2 = facetTwoLines, x2 = xTwoLines;
+    if (facetTitles && !facetKey.empty())
+      for (const auto& pan : L.panels) {
+        const auto& f = plot.facets[static_cast<std::size_t>(pan.facet)];
+        if (!f.riders.empty() && textWidth(facetFont, dev, facetText(f)) > pan.plot.width()) facet2 = true;
+      }
+    if (!facetKey.empty()) {
+      const QString oneLine = xBase + QStringLiteral("; panels: %1").arg(QString::fromStdString(facetKey));
+      if (textWidth(fittedFont(fLabel, dev, oneLine, gridWidth()), dev, oneLine) > gridWidth()) x2 = true;
+    }
+    if (facet2 == facetTwoLines && x2 == xTwoLines) break;
+    facetTwoLines = facet2;
+    xTwoLines = x2;
+    facetH = facetTwoLines ? 2 * facetLineH : facetLineH;
   }
+  xTwoLines = xTwoLines && !facetKey.empty();
 
   const double lineW = std::max(0.6, fs / 9.0 * 1.1), markerSize = std::max(2.5, fs * 0.5);
   for (const auto& pan : L.panels) {
@@ -526,12 +659,15 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     p->setBrush(Qt::NoBrush);
     p->drawRect(pr);
     if (facetTitles) {
-      p->setFont(fLabel);
-      p->setPen(Qt::black);
       // A value still too long (a measured system's name) is cut in the middle, not clipped at both ends.
-      const QString title = QFontMetricsF(fLabel, dev).elidedText(
-          QString::fromStdString(facetKey.empty() ? facet.title : facet.shown), Qt::ElideMiddle, pr.width());
-      p->drawText(QRectF(pr.left(), pr.top() - facetH, pr.width(), facetH), Qt::AlignCenter, title);
+      p->setFont(facetFont);
+      p->setPen(Qt::black);
+      const QFontMetricsF fm(facetFont, dev);
+      const QStringList lines = facetLines(facet);
+      const double lineH = facetH / lines.size();
+      for (int i = 0; i < lines.size(); ++i)
+        p->drawText(QRectF(pr.left(), pr.top() - facetH + i * lineH, pr.width(), lineH), Qt::AlignCenter,
+                    fm.elidedText(lines[i], Qt::ElideMiddle, pr.width()));
     }
     // series
     p->save();
@@ -611,22 +747,29 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   p->setPen(Qt::black);
   const QRectF gridArea(gridLeft, gridTop, L.panels.back().plot.right() - gridLeft, gridBottom - gridTop);
   const double xTitleY = L.panels.back().plot.bottom() + xTickH;
-  const double gridRight = std::max(L.panels.back().plot.right(), L.panels[std::min<std::size_t>(L.panels.size(), static_cast<std::size_t>(cols)) - 1].plot.right());
-  const QString xBase = axisTitle(plot.x, L.log_x);
-  const QString xPanels =
-      facetKey.empty() ? QString() : QStringLiteral("; panels: %1").arg(QString::fromStdString(facetKey));
+  const double gridRight = gridLeft + gridWidth();
   {
-    // Too long for the grid (a long panel key): a smaller font, down to 70%, then an ellipsis in
-    // the panel key, never in the axis's own title (its unit; the panels are titled anyway).
     const double w = gridRight - gridLeft;
-    const QFont f = fittedFont(fLabel, dev, xBase + xPanels, w);
-    p->setFont(f);
-    const QFontMetricsF fm(f, dev);
-    const QString xTitle = fm.horizontalAdvance(xBase) >= w
-                               ? fm.elidedText(xBase, Qt::ElideMiddle, w)
-                               : xBase + fm.elidedText(xPanels, Qt::ElideRight, w - fm.horizontalAdvance(xBase));
-    p->drawText(QRectF(gridLeft, std::max(xTitleY, gridBottom - xTitleH * 0.0), w, xTitleH), Qt::AlignHCenter | Qt::AlignVCenter,
-                xTitle);
+    if (xTwoLines) {
+      // The axis title, and the panels' key under it (each smaller down to 70%, then cut in the middle).
+      const QString key = QStringLiteral("panels: %1").arg(QString::fromStdString(facetKey));
+      int line = 0;
+      for (const QString& text : {xBase, key}) {
+        const QFont f = fittedFont(fLabel, dev, text, w);
+        p->setFont(f);
+        p->drawText(QRectF(gridLeft, xTitleY + line * xTitleH, w, xTitleH), Qt::AlignHCenter | Qt::AlignVCenter,
+                    QFontMetricsF(f, dev).elidedText(text, Qt::ElideMiddle, w));
+        ++line;
+      }
+    } else {
+      const QString xPanels =
+          facetKey.empty() ? QString() : QStringLiteral("; panels: %1").arg(QString::fromStdString(facetKey));
+      const QFont f = fittedFont(fLabel, dev, xBase + xPanels, w);
+      p->setFont(f);
+      const QFontMetricsF fm(f, dev);
+      const QString xTitle = fm.horizontalAdvance(xBase + xPanels) <= w ? xBase + xPanels : fm.elidedText(xBase + xPanels, Qt::ElideMiddle, w);
+      p->drawText(QRectF(gridLeft, xTitleY, w, xTitleH), Qt::AlignHCenter | Qt::AlignVCenter, xTitle);
+    }
     p->setFont(fLabel);
   }
   {
@@ -654,23 +797,23 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   // Legend.
   const double legendTop = H - m - legendH + m * 0.3;
   for (const Entry& e : legend) {
-    const SeriesLook look = seriesLook(plot, *e.s);
     const double y = legendTop + e.box.top() + QFontMetricsF(fLabel, dev).height() / 2;
-    QPen pen(look.color, lineW);
-    pen.setStyle(look.dash);
-    if (!e.s->same_as.empty() && !o.hidden.count(e.s->same_as)) setCoveringDash(pen);
+    QPen pen(e.item.color, lineW);
+    pen.setStyle(e.item.dash);
+    if (e.item.covering) setCoveringDash(pen);
     p->setPen(pen);
     p->drawLine(QPointF(e.box.left(), y), QPointF(e.box.left() + sampleW, y));
-    drawMarker(p, look.marker, QPointF(e.box.left() + sampleW / 2, y), markerSize, look.color);
+    if (e.item.marker >= 0) drawMarker(p, e.item.marker, QPointF(e.box.left() + sampleW / 2, y), markerSize, e.item.color);
     p->setPen(Qt::black);
     p->setFont(fLabel);
-    p->drawText(e.text.translated(0, legendTop), Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, legendText(plot, *e.s));
+    p->drawText(e.text.translated(0, legendTop), Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, e.item.text);
   }
   if (legendMore > 0) {
     p->setPen(Qt::black);
     p->setFont(fLabel);
     p->drawText(QRectF(m, legendTop + legendMoreY, W - 2 * m, H), Qt::AlignLeft | Qt::AlignTop,
-                QStringLiteral("+ %1 more curves (narrow: --filter, --series)")
+                (factored ? QStringLiteral("+ %1 more legend entries (narrow: --filter, --series)")
+                          : QStringLiteral("+ %1 more curves (narrow: --filter, --series)"))
                     .arg(legendMore));
   }
   p->restore();

@@ -45,6 +45,22 @@ void setCoveringDash(QPen& pen, int rank = 1, int group = 2);
 /// values as another series ("(= other in some panels)" when not in all).
 QString legendText(const analysis::PlotData& plot, const analysis::Series& s);
 
+/// One legend line: a sample (line in a colour and dash, a marker or none) and its text.
+struct LegendItem {
+  QString text;
+  QColor color;
+  Qt::PenStyle dash = Qt::SolidLine;
+  int marker = -1;        // -1: a line without a marker
+  bool covering = false;  // drawn over a curve with the same values (setCoveringDash)
+  bool starts_row = false;  // the legend starts a new row with this item
+};
+/// A factored legend for `entries` (curves of `plot`): one item per colour
+/// (named by the colour field's value, drawn with its colour and dash, no
+/// marker) then one per marker (named by the other fields, grey). Empty when
+/// colour and marker do not each follow their own fields (one field, five or
+/// more colours, a colour named two ways) -- then only a legend per curve is right.
+std::vector<LegendItem> factoredLegend(const analysis::PlotData& plot, const std::vector<const analysis::Series*>& entries);
+
 /// The visible data range (in data units) shared by every panel.
 struct ViewRange {
   double x0 = 0, x1 = 1, y0 = 0, y1 = 1;

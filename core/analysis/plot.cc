@@ -284,11 +284,41 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
       p.notes.push_back(fmt::format("{} moves with {} (zipped)", t.axes[a].key, t.axes[static_cast<std::size_t>(xi)].key));
     }
   }
+  // An axis that moves with the facet (zipped with it: one value per panel, not
+  // the same in every panel) rides along too: its value joins the panel's title.
+  std::vector<bool> follows_facet(nax, false);
+  std::vector<int> riders;
+  if (fi >= 0)
+    for (std::size_t a = 0; a < nax; ++a) {
+      if (static_cast<int>(a) == xi || static_cast<int>(a) == fi || follows_x[a]) continue;
+      std::map<std::string, std::string> of_facet;
+      std::set<std::string> values;
+      bool function = true;
+      for (std::size_t r : rows) {
+        const auto& av = t.rows[r].axes[a].text;
+        values.insert(av);
+        auto [it, fresh] = of_facet.emplace(t.rows[r].axes[static_cast<std::size_t>(fi)].text, av);
+        if (!fresh && it->second != av) function = false;
+      }
+      if (function && values.size() > 1) {
+        follows_facet[a] = true;
+        riders.push_back(static_cast<int>(a));
+        p.facet_riders.push_back(t.axes[a].key);
+        p.notes.push_back(fmt::format("{} moves with {} (zipped): named in the panel titles", t.axes[a].key,
+                                      t.axes[static_cast<std::size_t>(fi)].key));
+      }
+    }
+  if (fi >= 0) {
+    std::vector<std::string> names{t.axes[static_cast<std::size_t>(fi)].short_name};
+    for (int a : riders) names.push_back(t.axes[static_cast<std::size_t>(a)].short_name);
+    p.facet_label = join(names, " · ");
+  }
   // Fields that split series; the other varying axes are held at one value.
   std::vector<int> split;
   if (q.series.empty()) {
     for (std::size_t a = 0; a < nax; ++a)
-      if (static_cast<int>(a) != xi && static_cast<int>(a) != fi && !follows_x[a]) split.push_back(static_cast<int>(a));
+      if (static_cast<int>(a) != xi && static_cast<int>(a) != fi && !follows_x[a] && !follows_facet[a])
+        split.push_back(static_cast<int>(a));
     // An axis fixed by x and the other splitting axes (a zip member such as
     // fabric.leaves beside preset, with fabric.gpus on x) rides along too:
     // splitting by it would cut each curve into one-point pieces.
@@ -321,12 +351,14 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
         p.empty_reason = fmt::format("No axis '{}' to split series by; the axes are: {}", k, axis_keys(t));
         return p;
       }
-      if (a != xi && a != fi && !follows_x[static_cast<std::size_t>(a)] && std::find(split.begin(), split.end(), a) == split.end())
+      if (a != xi && a != fi && !follows_x[static_cast<std::size_t>(a)] && !follows_facet[static_cast<std::size_t>(a)] &&
+          std::find(split.begin(), split.end(), a) == split.end())
         split.push_back(a);
     }
     for (std::size_t a = 0; a < nax; ++a) {
       const int ai = static_cast<int>(a);
-      if (ai == xi || ai == fi || follows_x[a] || std::find(split.begin(), split.end(), ai) != split.end()) continue;
+      if (ai == xi || ai == fi || follows_x[a] || follows_facet[a] || std::find(split.begin(), split.end(), ai) != split.end())
+        continue;
       std::set<std::string> shown;
       for (std::size_t r : rows) shown.insert(t.rows[r].axes[a].text);
       if (shown.size() < 2) continue;
@@ -416,12 +448,27 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
     Facet f;
     f.value = fv;
     if (fi >= 0) {
-      const Column& fc = t.axes[static_cast<std::size_t>(fi)];
       // A panel titled by its value alone still says its unit ("100 ns", not "100").
-      const bool add_unit = fc.numeric && !fc.bytes && !fc.unit.empty() && !fv.empty() &&
-                            fv.find(fc.unit) == std::string::npos;
-      f.shown = add_unit ? fv + (fc.unit == "×" ? "" : " ") + fc.unit : fv;
+      auto with_unit = [](const Column& c, const std::string& v) {
+        const bool add_unit = c.numeric && !c.bytes && !c.unit.empty() && !v.empty() && v.find(c.unit) == std::string::npos;
+        return add_unit ? v + (c.unit == "×" ? "" : " ") + c.unit : v;
+      };
+      const Column& fc = t.axes[static_cast<std::size_t>(fi)];
+      f.shown = with_unit(fc, fv);
       f.title = fc.short_name + " = " + f.shown;
+      // The axes zipped with the facet: "300 GB/s · 150 ns", "bandwidth = 300 GB/s · latency = 150 ns".
+      for (int a : riders) {
+        const Column& rc = t.axes[static_cast<std::size_t>(a)];
+        std::string v;
+        for (std::size_t r : rows)
+          if (t.rows[r].axes[static_cast<std::size_t>(fi)].text == fv) {
+            v = t.rows[r].axes[static_cast<std::size_t>(a)].text;
+            break;
+          }
+        f.riders.emplace_back(rc.key, v);
+        f.shown += " · " + with_unit(rc, v);
+        f.title += " · " + rc.short_name + " = " + with_unit(rc, v);
+      }
     }
     std::map<std::string, std::size_t> index;
     for (std::size_t r : rows) {
@@ -533,6 +580,7 @@ std::string plot_csv(const AnalysisTable& t, const PlotData& p) {
   const Series* first = p.facets.front().series.empty() ? nullptr : &p.facets.front().series.front();
   std::vector<std::string> head{"point_index"};
   if (!p.facets.front().value.empty()) head.push_back("facet");
+  for (const auto& k : p.facet_riders) head.push_back(k);
   head.push_back("series");
   if (first)
     for (const auto& f : first->fields) head.push_back(f.first);
@@ -545,6 +593,7 @@ std::string plot_csv(const AnalysisTable& t, const PlotData& p) {
       for (const SeriesPoint& pt : s.points) {
         std::vector<std::string> rec{std::to_string(t.rows[pt.row].point_index)};
         if (!f.value.empty()) rec.push_back(f.value);
+        for (const auto& rv : f.riders) rec.push_back(rv.second);
         rec.push_back(s.label);
         for (const auto& fld : s.fields) rec.push_back(fld.second);
         const AxisValue& xv = t.rows[pt.row].axes[static_cast<std::size_t>(xi)];

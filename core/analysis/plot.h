@@ -67,6 +67,9 @@ struct Facet {
   std::string value;     // the facet axis value ("" without a facet)
   std::string shown;     // the value with its axis's unit: "100 ns", "paced", "64 KiB"
   std::string title;     // "regulation = paced", "latency_ns = 100 ns"
+  /// Axes zipped with the facet axis (one value per panel) and their values in
+  /// this panel, in PlotData::facet_riders order; `shown` and `title` name them too.
+  std::vector<std::pair<std::string, std::string>> riders;
   std::vector<Series> series;
 };
 
@@ -76,6 +79,11 @@ struct PlotData {
   std::vector<std::string> x_categories; // labels of those positions
   std::vector<Facet> facets;
   std::string color_field, style_field;  // axis keys encoded by colour / style ("" if none)
+  /// Keys of the axes that move with the facet axis (zipped with it): they split
+  /// no series and are named in each panel's title (Facet::riders).
+  std::vector<std::string> facet_riders;
+  /// Short names of the facet axis and its riders, "bandwidth_GBps · latency_ns" ("" without panels).
+  std::string facet_label;
   std::string title;                     // "Latency vs waves — #3 isa-waves"
   std::vector<std::string> notes;        // fields held fixed, points left out, baseline
   /// Why nothing can be drawn ("" when there is something): shown in the chart area.

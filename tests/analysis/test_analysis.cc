@@ -543,6 +543,55 @@ TEST(AnalysisZip, ZippedAxesRideAlongWithX) {
             p.notes.end());
 }
 
+// Panels by bandwidth, size on x: latency moves with the panel, so it splits no
+// curve (4 algorithms x 3 GPU counts per panel, not x 3 latencies across them)
+// and each panel's title names it; the CSV keeps it beside the facet.
+TEST(AnalysisZip, ZippedAxesRideAlongWithTheFacet) {
+  test::TempDir dir;
+  Stored s = run_example(dir / "z.scindb", "link-scaling");
+  AnalysisTable t = build_table(s.run, s.points);
+  PlotQuery q = query_of("collective.bytes", "time_us", "links.bandwidth_GBps");
+  PlotData p = make_plot(t, q);
+  ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
+  ASSERT_EQ(p.facets.size(), 3u);
+  EXPECT_EQ(p.facet_riders, std::vector<std::string>{"links.latency_ns"});
+  EXPECT_EQ(p.facet_label, "bandwidth_GBps · latency_ns");
+  EXPECT_EQ(p.legend().size(), 12u);
+  const char* latency[] = {"150", "125", "100"};
+  for (std::size_t k = 0; k < 3; ++k) {
+    const Facet& f = p.facets[k];
+    ASSERT_EQ(f.riders.size(), 1u);
+    EXPECT_EQ(f.riders[0], (std::pair<std::string, std::string>{"links.latency_ns", latency[k]}));
+    EXPECT_EQ(f.shown, f.value + " GB/s · " + latency[k] + " ns");
+    EXPECT_NE(f.title.find("latency_ns = " + std::string(latency[k]) + " ns"), std::string::npos) << f.title;
+    ASSERT_EQ(f.series.size(), 12u) << f.title;
+    for (const Series& c : f.series) {
+      EXPECT_EQ(c.label.find("latency"), std::string::npos) << c.label;
+      for (const SeriesPoint& pt : c.points)
+        EXPECT_EQ(t.rows[pt.row].axes[static_cast<std::size_t>(t.axis_index("links.latency_ns"))].text, latency[k]);
+    }
+  }
+  EXPECT_NE(std::find(p.notes.begin(), p.notes.end(),
+                      "links.latency_ns moves with links.bandwidth_GBps (zipped): named in the panel titles"),
+            p.notes.end());
+  std::istringstream in(plot_csv(t, p));
+  std::string line;
+  std::vector<std::vector<std::string>> recs;
+  while (std::getline(in, line))
+    if (line.rfind("# ", 0) != 0) recs.push_back(csv_parse_record(line));
+  ASSERT_EQ(recs.size(), 1 + t.rows.size());
+  EXPECT_EQ(recs[0][1], "facet");
+  EXPECT_EQ(recs[0][2], "links.latency_ns");
+  for (std::size_t i = 1; i < recs.size(); ++i) {
+    const PointRecord& pr = s.points.at(std::stoull(recs[i][0]));
+    EXPECT_EQ(std::stod(recs[i][2]), pr.axes.at("links.latency_ns").get<double>());
+  }
+  // An axis that is not zipped with the facet still splits curves.
+  PlotData g = make_plot(t, query_of("collective.bytes", "time_us", "fabric.gpus"));
+  ASSERT_TRUE(g.empty_reason.empty()) << g.empty_reason;
+  EXPECT_TRUE(g.facet_riders.empty());
+}
+
 // scin-scale's zip (preset x fabric.gpus x fabric.leaves) with fabric.gpus on x:
 // 72 GPUs appear on both presets, so preset splits curves, but leaves is fixed by
 // gpus and preset and must ride along (not cut each curve into one-point pieces).

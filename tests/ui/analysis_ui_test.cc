@@ -250,8 +250,10 @@ class AnalysisUiTest : public QObject {
     QVERIFY(svgTexts(svg).contains(QStringLiteral("size=4 MiB")));
   }
 
-  // A single-column figure whose x title and panel key do not fit: the ellipsis
-  // goes into the panel key, never into the axis's own title and unit.
+  // A single-column figure of link-scaling faceted by bandwidth, whose latency
+  // is zipped with it: the latency rides with its panel (named in each panel's
+  // title, splitting no curve), and the x title and the panels' key, too long
+  // for one line, take two -- nothing of either is cut.
   void longPanelKeyKeepsTheXUnit() {
     MainWindow w;
     w.show();
@@ -268,10 +270,47 @@ class AnalysisUiTest : public QObject {
     const QString svg = dir_.filePath(QStringLiteral("links.svg"));
     QString err;
     QVERIFY2(av->exportFigure(svg, FigureSize::singleColumn(), false, &err), qPrintable(err));
-    QString xTitle;
-    for (const QString& t : svgTexts(svg))
-      if (t.startsWith(QStringLiteral("Message size"))) xTitle = t;
-    QVERIFY2(xTitle.startsWith(QStringLiteral("Message size per rank (bytes, log); panels: ")), qPrintable(xTitle));
+    const QStringList texts = svgTexts(svg);
+    QVERIFY2(texts.contains(QStringLiteral("Message size per rank (bytes, log)")), qPrintable(texts.join(QLatin1Char('|'))));
+    QVERIFY2(texts.contains(QStringLiteral("panels: bandwidth_GBps · latency_ns")), qPrintable(texts.join(QLatin1Char('|'))));
+    for (const char* panel : {"300 GB/s", "150 ns", "450 GB/s", "125 ns", "900 GB/s", "100 ns"})
+      QVERIFY2(texts.contains(QString::fromUtf8(panel)), panel);
+    for (const QString& t : texts) {
+      QVERIFY2(!t.contains(QChar(0x2026)), qPrintable(t));
+      QVERIFY2(!t.contains(QStringLiteral("latency_ns=")), qPrintable(t));
+      QVERIFY2(!t.contains(QStringLiteral("more curves")), qPrintable(t));
+    }
+    // 12 curves do not fit a single column's legend one per line; colour
+    // (algorithm) and marker (GPUs) each follow one field, so the legend names
+    // each once: 4 colours, then 3 markers on a row of their own.
+    const auto plot = av->plot();
+    QVERIFY(plot);
+    const auto curves = plot->legend();
+    QCOMPARE(curves.size(), std::size_t{12});
+    const std::vector<LegendItem> items = factoredLegend(*plot, curves);
+    QStringList names;
+    for (const LegendItem& it : items) names << it.text;
+    QCOMPARE(names, (QStringList{QStringLiteral("ring"), QStringLiteral("nvls"), QStringLiteral("scin"), QStringLiteral("scin-inq"),
+                                 QStringLiteral("gpus=2"), QStringLiteral("gpus=4"), QStringLiteral("gpus=8")}));
+    for (std::size_t i = 0; i < items.size(); ++i) QCOMPARE(items[i].starts_row, i == 4);
+    for (const analysis::Series* c : curves) {
+      const SeriesLook look = seriesLook(*plot, *c);
+      const QString label = QString::fromStdString(c->label);
+      const LegendItem& colour = items[static_cast<std::size_t>(names.indexOf(label.section(QStringLiteral(" · "), 0, 0)))];
+      const LegendItem& marker = items[static_cast<std::size_t>(names.indexOf(label.section(QStringLiteral(" · "), 1)))];
+      QCOMPARE(colour.color, look.color);
+      QCOMPARE(colour.dash, look.dash);
+      QCOMPARE(colour.marker, -1);
+      QCOMPARE(marker.marker, look.marker);
+    }
+    for (const QString& n : names) QVERIFY2(texts.contains(n), qPrintable(n));
+    // One field splitting the curves: nothing to factor.
+    analysis::PlotQuery one = q;
+    one.filters["fabric.gpus"] = {"8"};
+    av->setQuery(one);
+    settle(w);
+    QVERIFY(av->plot());
+    QVERIFY(factoredLegend(*av->plot(), av->plot()->legend()).empty());
   }
 
   // A single-column figure of the inference run: its y title (a long name and

@@ -296,7 +296,7 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
       bool function = true;
       for (std::size_t r : rows) {
         const auto& av = t.rows[r].axes[a].text;
-        values.insert(av);
+        if (av != "–") values.insert(av);  // (a run of a combined table without the axis: no value of it)
         auto [it, fresh] = of_facet.emplace(t.rows[r].axes[static_cast<std::size_t>(fi)].text, av);
         if (!fresh && it->second != av) function = false;
       }
@@ -304,7 +304,7 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
         follows_facet[a] = true;
         riders.push_back(static_cast<int>(a));
         p.facet_riders.push_back(t.axes[a].key);
-        p.notes.push_back(fmt::format("{} moves with {} (zipped): named in the panel titles", t.axes[a].key,
+        p.notes.push_back(fmt::format("{} moves with {}: named in the panel titles", t.axes[a].key,
                                       t.axes[static_cast<std::size_t>(fi)].key));
       }
     }
@@ -448,27 +448,38 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
     Facet f;
     f.value = fv;
     if (fi >= 0) {
-      // A panel titled by its value alone still says its unit ("100 ns", not "100").
-      auto with_unit = [](const Column& c, const std::string& v) {
-        const bool add_unit = c.numeric && !c.bytes && !c.unit.empty() && !v.empty() && v.find(c.unit) == std::string::npos;
-        return add_unit ? v + (c.unit == "×" ? "" : " ") + c.unit : v;
+      // A panel titled by its value alone still says its unit ("100 ns", not "100"),
+      // also where a combined table's column is not numeric in every run.
+      auto with_unit = [](const Column& c, const AxisValue& v) {
+        const bool add_unit = (c.numeric || std::isfinite(v.number)) && !c.bytes && !c.unit.empty() && !v.text.empty() &&
+                              v.text.find(c.unit) == std::string::npos;
+        return add_unit ? v.text + (c.unit == "×" ? "" : " ") + c.unit : v.text;
+      };
+      // The parts of the title: the facet's value, then the axes zipped with it
+      // ("300 GB/s · 150 ns", "bandwidth_GBps = 300 GB/s · latency_ns = 150 ns"),
+      // leaving out the values a run of a combined table does not have ("–").
+      std::vector<std::string> shown, titled;
+      auto add_part = [&](const Column& c, const AxisValue& v) {
+        if (v.text == "–") return;
+        shown.push_back(with_unit(c, v));
+        titled.push_back(c.short_name + " = " + shown.back());
       };
       const Column& fc = t.axes[static_cast<std::size_t>(fi)];
-      f.shown = with_unit(fc, fv);
-      f.title = fc.short_name + " = " + f.shown;
-      // The axes zipped with the facet: "300 GB/s · 150 ns", "bandwidth = 300 GB/s · latency = 150 ns".
+      for (const AxisValue& v : distinct[static_cast<std::size_t>(fi)])
+        if (v.text == fv) add_part(fc, v);
       for (int a : riders) {
         const Column& rc = t.axes[static_cast<std::size_t>(a)];
-        std::string v;
+        AxisValue v;
         for (std::size_t r : rows)
           if (t.rows[r].axes[static_cast<std::size_t>(fi)].text == fv) {
-            v = t.rows[r].axes[static_cast<std::size_t>(a)].text;
+            v = t.rows[r].axes[static_cast<std::size_t>(a)];
             break;
           }
-        f.riders.emplace_back(rc.key, v);
-        f.shown += " · " + with_unit(rc, v);
-        f.title += " · " + rc.short_name + " = " + with_unit(rc, v);
+        f.riders.emplace_back(rc.key, v.text);
+        add_part(rc, v);
       }
+      f.shown = shown.empty() ? fv : join(shown, " · ");
+      f.title = titled.empty() ? fc.short_name + " = " + fv : join(titled, " · ");
     }
     std::map<std::string, std::size_t> index;
     for (std::size_t r : rows) {
@@ -552,6 +563,9 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
       std::vector<std::string> parts;
       for (std::size_t k : differing) {
         const Column& c = t.axes[static_cast<std::size_t>(split[k])];
+        // A field the series' run does not have ("–", a combined table) is left out of its name:
+        // "ring" beside "ring · gpus=2" (the names stay distinct, the keys keep the field).
+        if (s.fields[k].second == "–") continue;
         parts.push_back(c.key == "collective.algorithm" ? s.fields[k].second : c.short_name + "=" + s.fields[k].second);
       }
       s.label = parts.empty() ? (s.algorithm.empty() ? p.y.label : s.algorithm) : join(parts, " · ");

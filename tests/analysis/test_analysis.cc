@@ -252,6 +252,28 @@ TEST_F(AnalysisTest, CombinedRunsKeepEveryRowAndNameTheRun) {
   std::set<std::string> labels;
   for (const Series* s : p.legend()) labels.insert(s->label);
   EXPECT_TRUE(labels.count("run=" + name_b)) << *labels.begin();
+  // Panels by waves: the plain run has no waves ("–"), so each panel holds one
+  // run, which rides with the panel; a title leaves "–" out ("#2 plain", not
+  // "– · #2 plain"), numeric values keep their units although the combined
+  // column is not numeric, and no curve name says "=–".
+  PlotQuery byWaves;
+  byWaves.facet = "switch.isa.waves";
+  byWaves.filters["switch.isa.regulation"] = {"none", "–"};
+  const PlotData pw = make_plot(t, byWaves);
+  ASSERT_TRUE(pw.empty_reason.empty()) << pw.empty_reason;
+  EXPECT_EQ(pw.facet_riders, std::vector<std::string>{kRunAxis});
+  bool plainPanel = false;
+  for (const Facet& f : pw.facets) {
+    EXPECT_EQ(f.title.find("–"), std::string::npos) << f.title;
+    if (f.value == "–") {
+      plainPanel = true;
+      EXPECT_EQ(f.shown, name_b);
+    } else {
+      EXPECT_EQ(f.shown, f.value + " · " + name_a) << f.shown;
+    }
+    for (const Series& c : f.series) EXPECT_EQ(c.label.find("=–"), std::string::npos) << c.label;
+  }
+  EXPECT_TRUE(plainPanel);
   // Runs of different kinds do not combine.
   EXPECT_THROW(combine_tables({a, build_table(quant_->run, quant_->points)}), Error);
 }
@@ -572,7 +594,7 @@ TEST(AnalysisZip, ZippedAxesRideAlongWithTheFacet) {
     }
   }
   EXPECT_NE(std::find(p.notes.begin(), p.notes.end(),
-                      "links.latency_ns moves with links.bandwidth_GBps (zipped): named in the panel titles"),
+                      "links.latency_ns moves with links.bandwidth_GBps: named in the panel titles"),
             p.notes.end());
   std::istringstream in(plot_csv(t, p));
   std::string line;

@@ -83,6 +83,8 @@ void Engine::setup() {
   g_.saf = cfg_.packet.forwarding == StoreMode::StoreAndForward;
   isa_lat_ = to_ps(cfg_.links.latency_ns);
   isa_mem_ = to_ps(cfg_.accelerator.mem_latency_ns);
+  isa_lat_mem_ = isa_lat_ + isa_mem_;
+  isa_cap_ = cfg_.sw.isa.max_outstanding_bytes;
   lsw_ = to_ps(cfg_.sw.latency_ns);
   if (tiers_) build_tier_links();
   else build_links();

@@ -60,15 +60,21 @@ void Engine::start_reads(FlowId i) {
 // A read response reaches the ISA (header at t_header; `now` is that arrival,
 // or the present when it waited in the input port). Returns false, changing
 // nothing but the lazily applied frees, if the buffer has no room for it.
+// Out of line as one function with its parts inlined (the buffer's admission,
+// the group count, the next request): one call per response, and the event
+// loop that sends the responses stays small.
 inline bool Engine::isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now) {
   Flow& f = flows_[p.flow];
   Isa& isa = isas_[static_cast<std::size_t>(plane)];
   if (!isa.buffer.admit(now, p.bytes, p.index == f.next_group)) return false;
   isa.ports[static_cast<std::size_t>(gpu)].outstanding -= p.bytes;
   const Ps whole = t_header + (g_.saf ? 0 : to_ps(g_.ser_fine(f, p.bytes)));
-  f.staged[p.index] += p.bytes;
-  if (f.arrive(p.index, whole)) group_complete(p.flow, p.index, plane, now);
-  issue_requests(plane, gpu, now);
+  const std::uint32_t i = p.index;
+  f.staged[i] += p.bytes;
+  // f.arrive(i, whole), inlined
+  f.complete[i] = std::max(f.complete[i], whole);
+  if (++f.count[i] == f.expected_in_group(i)) group_complete(p.flow, i, plane, now);
+  isa_issue(plane, gpu, now);
   return true;
 }
 
@@ -148,6 +154,37 @@ void Engine::issue_requests(int plane, int gpu, Ps now) {
     ++op.next;
   }
   if (first_ready < kNever) wake_link(link, first_ready);
+}
+
+// issue_requests after a response freed room at the port, with its usual case
+// inline: the oldest read issues one request and its next does not fit (one
+// request per response while the window is full). The same steps as the loop
+// above; anything else (nothing fits, a read spent, more than one fits) goes
+// on in the loop, from the same state. Requests' ready times never decrease
+// (pacing only adds), so the loop's wake-up for a later request adds no event
+// to the one made here.
+inline void Engine::isa_issue(int plane, int gpu, Ps now) {
+  IsaPort& port = isas_[static_cast<std::size_t>(plane)].ports[static_cast<std::size_t>(gpu)];
+  if (port.ops.empty()) return;
+  IsaPort::Op& op = port.ops.front();
+  if (op.next < op.n) {
+    const std::uint64_t cap = isa_cap_;
+    if (port.outstanding > 0 && port.outstanding + g_.pkt_bytes(op.total, op.next) > cap) return;
+    Ps t = now;
+    if (op.pace > 0 && port.issued) t = std::max(now, port.last_issue + port.pace.add(op.pace));
+    port.last_issue = t;
+    port.issued = true;
+    const int link = g_.up(gpu, plane);
+    Sender& tx = links_[static_cast<std::size_t>(link)].tx;
+    if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
+    const Ps ready = t + isa_lat_mem_;
+    tx.request(ready, op.src_id);
+    port.outstanding += g_.pkt_bytes(op.total, op.next);
+    ++op.next;
+    wake_link(link, ready);
+    if (op.next < op.n && port.outstanding + g_.pkt_bytes(op.total, op.next) > cap) return;  // the loop would stop here
+  }
+  issue_requests(plane, gpu, now);
 }
 
 void Engine::arm_isa_wake(int plane, Ps t) {

@@ -92,9 +92,12 @@ void Engine::setup() {
   readers_.resize(static_cast<std::size_t>(g_.gpus));
   if (g_.star) {
     isas_.resize(static_cast<std::size_t>(g_.planes));
-    for (auto& isa : isas_) {
+    for (int p = 0; p < g_.planes; ++p) {
+      Isa& isa = isas_[static_cast<std::size_t>(p)];
       isa.buffer = IsaBuffer(cfg_.sw.isa.buffer_bytes);
       isa.ports.resize(static_cast<std::size_t>(g_.gpus));
+      isa.reduce_res = rm_.isa_reduce(p);
+      isa.inq_res = rm_.isa_inq(p);
     }
     outs_.resize(static_cast<std::size_t>(g_.planes * g_.gpus));
   }

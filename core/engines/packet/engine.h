@@ -43,7 +43,9 @@ inline std::atomic<std::uint64_t> group_log_entries{0};
 inline std::atomic<std::uint64_t> group_log_taken{0};  // of which moved into an uplink's FIFO by a request (LogCursor::take)
 // Tests only: with `fast_paths` false, try_send takes its general code for
 // every link (not send_requested / send_write) and forward_in its multicast
-// code for every write (not the one-destination branch); the results must be
+// code for every write (not the one-destination branch), and the ISA's next
+// requests go by issue_requests' loop alone, through Sender::request (not
+// isa_issue's one request, nor request_isa's append); the results must be
 // the same bits. Read once per run.
 inline std::atomic<bool> fast_paths{true};
 }  // namespace testing

@@ -82,6 +82,7 @@ struct Isa {
   std::vector<std::uint32_t> blocked;   // uplinks whose response heads wait for buffer room
   std::uint64_t normal_inflight = 0;    // responses on the wire / in input ports (event path)
   std::vector<IsaPort> ports;           // per accelerator
+  int reduce_res = 0, inq_res = 0;      // the plane's reduction and INQ units in res_ (ResourceMap::isa_reduce, isa_inq)
 };
 
 }  // namespace scin::packet

@@ -600,6 +600,17 @@ TEST(PacketResults, FastPathsGiveTheSameRunAsTheGeneralCode) {
       {"hgx-h200-8", {"fabric.gpus=64"}, "nvls", 262144},
       {"mesh-8", {"ring.protocol=simple"}, "ring", 1u << 20},
       {"nvl36x2", {}, "scin", 262144},
+      // The ISA's next request (isa_issue, request_isa; off: issue_requests' loop and
+      // Sender::request): windows that are not a whole number of packets, one below a
+      // packet (one request at a time), last packets shorter than the payload, several
+      // reads per port (waves in flight), unpaced requests merging into one FIFO entry,
+      // 1000-byte packets and 16 accelerators.
+      {"hgx-h200-8", {"switch.isa.max_outstanding_bytes=1000"}, "scin", 1000006},
+      {"hgx-h200-8", {"switch.isa.max_outstanding_bytes=100"}, "scin", 16512},  // every read of 2 packets, the last 2 B
+      {"hgx-h200-8", {"switch.isa.max_outstanding_bytes=3000", "switch.isa.waves=4", "switch.isa.buffer_bytes=64K"}, "scin", 777778},
+      {"hgx-h200-8", {"switch.isa.regulation=none", "switch.isa.max_outstanding_bytes=5000"}, "scin", 2000002},
+      {"hgx-h200-8", {"packet.payload_bytes=1000", "packet.port_buffer_bytes=8192", "switch.isa.max_outstanding_bytes=2500"}, "scin", 1234566},
+      {"hgx-h200-8", {"fabric.gpus=16", "switch.isa.max_outstanding_bytes=4K"}, "scin", 3u << 20},
   };
   for (const Case& k : cases) {
     const RunCase r = run_case(k.preset, k.sets, k.algo, k.bytes);

@@ -83,6 +83,8 @@ void Engine::setup() {
   g_.saf = cfg_.packet.forwarding == StoreMode::StoreAndForward;
   isa_lat_ = to_ps(cfg_.links.latency_ns);
   isa_mem_ = to_ps(cfg_.accelerator.mem_latency_ns);
+  isa_lat_mem_ = isa_lat_ + isa_mem_;
+  isa_cap_ = cfg_.sw.isa.max_outstanding_bytes;
   lsw_ = to_ps(cfg_.sw.latency_ns);
   if (tiers_) build_tier_links();
   else build_links();
@@ -90,9 +92,12 @@ void Engine::setup() {
   readers_.resize(static_cast<std::size_t>(g_.gpus));
   if (g_.star) {
     isas_.resize(static_cast<std::size_t>(g_.planes));
-    for (auto& isa : isas_) {
+    for (int p = 0; p < g_.planes; ++p) {
+      Isa& isa = isas_[static_cast<std::size_t>(p)];
       isa.buffer = IsaBuffer(cfg_.sw.isa.buffer_bytes);
       isa.ports.resize(static_cast<std::size_t>(g_.gpus));
+      isa.reduce_res = rm_.isa_reduce(p);
+      isa.inq_res = rm_.isa_inq(p);
     }
     outs_.resize(static_cast<std::size_t>(g_.planes * g_.gpus));
   }

@@ -43,7 +43,9 @@ inline std::atomic<std::uint64_t> group_log_entries{0};
 inline std::atomic<std::uint64_t> group_log_taken{0};  // of which moved into an uplink's FIFO by a request (LogCursor::take)
 // Tests only: with `fast_paths` false, try_send takes its general code for
 // every link (not send_requested / send_write) and forward_in its multicast
-// code for every write (not the one-destination branch); the results must be
+// code for every write (not the one-destination branch), and the ISA's next
+// requests go by issue_requests' loop alone, through Sender::request (not
+// isa_issue's one request, nor request_isa's append); the results must be
 // the same bits. Read once per run.
 inline std::atomic<bool> fast_paths{true};
 }  // namespace testing
@@ -142,10 +144,11 @@ class Engine {
 
   // ---- reads.cc: ISA, NVLS, accelerator reads
   [[gnu::always_inline]] inline bool isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now);
-  // isa_admit out of line, for the paths where it is rare (inlined into send_requested only).
+  // isa_admit out of line: one call per response (send_requested, and the rare paths).
   [[gnu::noinline]] bool isa_admit_out(int plane, int gpu, const Pkt& p, Ps t_header, Ps now);
   void group_complete(FlowId fi, std::uint32_t i, int plane, Ps now);
   void issue_requests(int plane, int gpu, Ps now);
+  [[gnu::always_inline]] inline void isa_issue(int plane, int gpu, Ps now);
   void issue_gpu_reads(int gpu);
   [[gnu::noinline]] void log_group(FlowId fi, std::uint32_t grp, int plane, Ps ready);
   void read_return(int gpu) {
@@ -175,6 +178,8 @@ class Engine {
   const ResourceMap rm_;
   Geometry g_;
   Ps isa_lat_ = 0, isa_mem_ = 0;  // links.latency_ns, accelerator.mem_latency_ns
+  Ps isa_lat_mem_ = 0;            // their sum: an ISA request's ready time after it leaves
+  std::uint64_t isa_cap_ = 0;     // switch.isa.max_outstanding_bytes
   Ps lsw_ = 0;                    // switch.latency_ns
   bool tiers_ = false;            // a two-tier fabric: every link is a routed hop (tiers.cc)
   bool logs_on_ = false;          // some plane's group log has had an entry (cursors_; read per packet, so here)

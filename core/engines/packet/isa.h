@@ -23,7 +23,7 @@ class IsaBuffer {
   explicit IsaBuffer(std::uint64_t capacity = 0) : capacity_(capacity) {}
 
   /// Applies the frees of reductions done by `t`.
-  void apply_frees(Ps t) {
+  [[gnu::always_inline]] void apply_frees(Ps t) {
     while (!frees_.empty() && frees_.front().first <= t) {
       staged_ -= frees_.front().second;
       frees_.pop_front();
@@ -35,7 +35,7 @@ class IsaBuffer {
   /// ever be freed (every staged byte belongs to an incomplete group), the group
   /// the reducer waits for gets in anyway, so a full buffer of partial groups
   /// cannot deadlock.
-  bool admit(Ps t, std::uint32_t bytes, bool next_group) {
+  [[gnu::always_inline]] bool admit(Ps t, std::uint32_t bytes, bool next_group) {
     apply_frees(t);
     const bool escape = frees_.empty() && next_group;
     if (staged_ > 0 && staged_ + bytes > capacity_ && !escape) return false;
@@ -82,6 +82,7 @@ struct Isa {
   std::vector<std::uint32_t> blocked;   // uplinks whose response heads wait for buffer room
   std::uint64_t normal_inflight = 0;    // responses on the wire / in input ports (event path)
   std::vector<IsaPort> ports;           // per accelerator
+  int reduce_res = 0, inq_res = 0;      // the plane's reduction and INQ units in res_ (ResourceMap::isa_reduce, isa_inq)
 };
 
 }  // namespace scin::packet

@@ -60,15 +60,21 @@ void Engine::start_reads(FlowId i) {
 // A read response reaches the ISA (header at t_header; `now` is that arrival,
 // or the present when it waited in the input port). Returns false, changing
 // nothing but the lazily applied frees, if the buffer has no room for it.
+// Out of line as one function with its parts inlined (the buffer's admission,
+// the group count, the next request): one call per response, and the event
+// loop that sends the responses stays small.
 inline bool Engine::isa_admit(int plane, int gpu, const Pkt& p, Ps t_header, Ps now) {
   Flow& f = flows_[p.flow];
   Isa& isa = isas_[static_cast<std::size_t>(plane)];
   if (!isa.buffer.admit(now, p.bytes, p.index == f.next_group)) return false;
   isa.ports[static_cast<std::size_t>(gpu)].outstanding -= p.bytes;
   const Ps whole = t_header + (g_.saf ? 0 : to_ps(g_.ser_fine(f, p.bytes)));
-  f.staged[p.index] += p.bytes;
-  if (f.arrive(p.index, whole)) group_complete(p.flow, p.index, plane, now);
-  issue_requests(plane, gpu, now);
+  const std::uint32_t i = p.index;
+  f.staged[i] += p.bytes;
+  // f.arrive(i, whole), inlined
+  f.complete[i] = std::max(f.complete[i], whole);
+  if (++f.count[i] == f.expected_in_group(i)) group_complete(p.flow, i, plane, now);
+  isa_issue(plane, gpu, now);
   return true;
 }
 
@@ -92,8 +98,8 @@ void Engine::group_complete(FlowId fi, std::uint32_t i, int plane, Ps now) {
     // The reduction (and, for quantised data, the INQ) unit is one FIFO server per
     // plane, shared with the ISA's Compute steps (requantise) through res_.
     const double plain = static_cast<double>(f.staged[i]) * f.plain_per_byte / static_cast<double>(f.srcs.size());
-    Server& red = res_[static_cast<std::size_t>(rm_.isa_reduce(plane))];
-    Server& inq = res_[static_cast<std::size_t>(rm_.isa_inq(plane))];
+    Server& red = res_[static_cast<std::size_t>(isa.reduce_res)];  // (rm_.isa_reduce(plane))
+    Server& inq = res_[static_cast<std::size_t>(isa.inq_res)];     // (rm_.isa_inq(plane))
     Ps start = std::max({now, red.free, f.complete[i]});
     if (f.codec) start = std::max(start, inq.free);
     Ps done = start;
@@ -120,34 +126,107 @@ void Engine::group_complete(FlowId fi, std::uint32_t i, int plane, Ps now) {
   pump_result_out(oid);
 }
 
+// Sender::request for an ISA request, its usual case inline: the FIFO's last
+// entry (not its head) is ready sooner, so the request is a new entry at the
+// back (what request() does then: no merge, nothing moves).
+[[gnu::always_inline]] inline void request_isa(Sender& tx, Ps ready, std::uint32_t source) {
+  if (tx.requested.size() >= 2 && tx.requested.back().ready < ready)
+    tx.requested.push_back(Sender::Requested{ready, source, 1});
+  else
+    tx.request(ready, source);
+}
+
 // Requests leave the ISA while the port's outstanding bytes stay under the cap
 // (Little's Law); paced regulation also spaces them at the reduction drain rate.
 void Engine::issue_requests(int plane, int gpu, Ps now) {
   IsaPort& port = isas_[static_cast<std::size_t>(plane)].ports[static_cast<std::size_t>(gpu)];
-  const std::uint64_t cap = cfg_.sw.isa.max_outstanding_bytes;
-  const Ps lat_mem = isa_lat_ + isa_mem_;
+  const std::uint64_t cap = isa_cap_;
+  const Ps lat_mem = isa_lat_mem_;
+  const auto P = static_cast<std::uint32_t>(g_.P);
   Ps first_ready = kNever;
   const int link = g_.up(gpu, plane);
   Sender& tx = links_[static_cast<std::size_t>(link)].tx;
+  // The port's state and each read's on locals while its requests go (a flow
+  // starting issues up to the cap at once: 4096 requests per port at 1 MiB).
+  std::uint64_t outstanding = port.outstanding;
+  const bool fast = fast_paths_;  // (off: every request through Sender::request, sizes by pkt_bytes)
   while (!port.ops.empty()) {
     IsaPort::Op& op = port.ops.front();
     if (op.next >= op.n) {
       port.ops.pop_front();
       continue;
     }
-    const std::uint32_t b = g_.pkt_bytes(op.total, op.next);
-    if (port.outstanding > 0 && port.outstanding + b > cap) break;
+    const std::uint32_t n = op.n, src = op.src_id;
+    const std::uint64_t total = op.total;
+    const Fine op_pace = op.pace;
+    std::uint32_t next = op.next;
+    Ps last_issue = port.last_issue;
+    bool issued = port.issued, full = false;
+    Carry pace = port.pace;
+    while (next < n) {
+      const std::uint32_t b = next + 1 < n && fast ? P : g_.pkt_bytes(total, next);  // (g_.pkt_bytes(total, next))
+      if (outstanding > 0 && outstanding + b > cap) {
+        full = true;
+        break;
+      }
+      Ps t = now;
+      if (op_pace > 0 && issued) t = std::max(now, last_issue + pace.add(op_pace));
+      last_issue = t;
+      issued = true;
+      if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
+      if (fast) request_isa(tx, t + lat_mem, src);
+      else tx.request(t + lat_mem, src);
+      first_ready = std::min(first_ready, t + lat_mem);
+      outstanding += b;
+      ++next;
+    }
+    op.next = next;
+    port.last_issue = last_issue;
+    port.issued = issued;
+    port.pace = pace;
+    if (full) break;
+  }
+  port.outstanding = outstanding;
+  if (first_ready < kNever) wake_link(link, first_ready);
+}
+
+// issue_requests after a response freed room at the port, with its usual case
+// inline: the oldest read issues one request and its next does not fit (one
+// request per response while the window is full). The same steps as the loop
+// above; anything else (nothing fits, a read spent, more than one fits) goes
+// on in the loop, from the same state. Requests' ready times never decrease
+// (pacing only adds), so the loop's wake-up for a later request adds no event
+// to the one made here.
+inline void Engine::isa_issue(int plane, int gpu, Ps now) {
+  if (!fast_paths_) [[unlikely]] {  // (tests: the loop alone)
+    issue_requests(plane, gpu, now);
+    return;
+  }
+  IsaPort& port = isas_[static_cast<std::size_t>(plane)].ports[static_cast<std::size_t>(gpu)];
+  if (port.ops.empty()) return;
+  IsaPort::Op& op = port.ops.front();
+  if (op.next < op.n) {
+    const std::uint64_t cap = isa_cap_;
+    // g_.pkt_bytes(op.total, k): P for every packet but the last (k + 1 < n), without its multiply
+    const std::uint32_t P = static_cast<std::uint32_t>(g_.P);
+    const std::uint32_t b = op.next + 1 < op.n ? P : g_.pkt_bytes(op.total, op.next);
+    if (port.outstanding > 0 && port.outstanding + b > cap) return;
     Ps t = now;
     if (op.pace > 0 && port.issued) t = std::max(now, port.last_issue + port.pace.add(op.pace));
     port.last_issue = t;
     port.issued = true;
+    const int link = g_.up(gpu, plane);
+    Sender& tx = links_[static_cast<std::size_t>(link)].tx;
     if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
-    tx.request(t + lat_mem, op.src_id);
-    first_ready = std::min(first_ready, t + lat_mem);
+    const Ps ready = t + isa_lat_mem_;
+    request_isa(tx, ready, op.src_id);
     port.outstanding += b;
     ++op.next;
+    wake_link(link, ready);
+    if (op.next < op.n && port.outstanding + (op.next + 1 < op.n ? P : g_.pkt_bytes(op.total, op.next)) > cap)
+      return;  // the loop would stop here
   }
-  if (first_ready < kNever) wake_link(link, first_ready);
+  issue_requests(plane, gpu, now);
 }
 
 void Engine::arm_isa_wake(int plane, Ps t) {

@@ -192,7 +192,8 @@ inline void Engine::send_requested(Link& l, int id) {
     bytes = g_.pkt_bytes(flows_[tx.head.source].src_bytes[tx.head.slot()], tx.head.index());
   } else {
     src = &sources_[tx.head.source];
-    bytes = g_.pkt_bytes(src->total, src->next);
+    // g_.pkt_bytes(total, next): P for every packet but the source's last (end is its packet count)
+    bytes = src->next + 1 < src->end ? static_cast<std::uint32_t>(g_.P) : g_.pkt_bytes(src->total, src->next);
   }
   if (!l.in.has_credit(InputPort::kResponses, bytes + H, g_.port_cap)) {  // no credit: the switch input port is full
     tx.credit_stalled(now_);

@@ -520,7 +520,8 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   }
   DataWorkspace::Storage& store = ws.storage();
   store.reserve(DataWorkspace::bytes_for(s));
-  const std::vector<Step> planned = opt.share_work ? plan_steps(s) : std::vector<Step>{};
+  std::vector<char> same_as_rank0;   // outputs known to equal rank 0's (shared work only)
+  const std::vector<Step> planned = opt.share_work ? plan_steps(s, &same_as_rank0) : std::vector<Step>{};
   Engine e(s, opt.share_work ? planned : s.steps, opt, store.data, alias);
   if (opt.input_codes && opt.input_codes->state().inputs == &checked)
     e.share_input_codes(&opt.input_codes->state(), inputs_per_rank, alias);
@@ -551,8 +552,9 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   run.outputs.resize(static_cast<std::size_t>(s.gpus));
   for (int r = 0; r < s.gpus; ++r) {
     // A rank whose output storage equals rank 0's bit for bit (an All-Reduce's
-    // usual result) shares rank 0's decoded view.
-    if (r > 0 && e.same_output(0, r)) {
+    // usual result: known from the plan, else compared) shares rank 0's decoded view.
+    const bool known = r > 0 && !same_as_rank0.empty() && same_as_rank0[static_cast<std::size_t>(r)];
+    if (known || (r > 0 && e.same_output(0, r))) {
       run.outputs[static_cast<std::size_t>(r)] = run.outputs[0];
       continue;
     }

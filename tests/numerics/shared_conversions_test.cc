@@ -146,8 +146,12 @@ TEST(SharedConversions, CopiedOnlyWhileTheContentAndTheResultAreUnchanged) {
 TEST(SharedConversions, RanksKnownToHoldRankZerosOutputShareItOnlyWhenTheyDo) {
   // A ring-like gather: rank 0's codes are forwarded chunk by chunk to rank 1
   // (rank 1's own last chunk differs in one variant), then both dequantise.
+  // With `read_after`, rank 1's output is copied back into rank 0's afterwards:
+  // then its write is read and must be executed.
   const auto x = inputs(2);
-  for (bool equal : {true, false}) {
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool equal = variant != 1;
+    const bool read_after = variant == 2;
     Schedule s;
     s.algorithm = "test";
     s.gpus = 2;
@@ -164,16 +168,20 @@ TEST(SharedConversions, RanksKnownToHoldRankZerosOutputShareItOnlyWhenTheyDo) {
       s.add(copy_step(s, {(equal || c < 2) ? q0 : s.input[1], 32 * c, 32}, {q1, 32 * c, 32}));
     s.add(copy_step(s, {q0, 0, kElems}, {s.output[0], 0, kElems}));
     s.add(copy_step(s, {q1, 0, kElems}, {s.output[1], 0, kElems}));
+    const std::size_t last = s.steps.size() - 1;
+    if (read_after) s.add(copy_step(s, {s.output[1], 0, kElems}, {s.output[0], 0, kElems}));
     std::vector<char> same;
     const std::vector<Step> plan = plan_steps(s, &same);
     EXPECT_EQ(same, (std::vector<char>{0, static_cast<char>(equal)}));
-    EXPECT_EQ(plan.back().srcs.front().buffer, equal ? s.output[0] : q1);   // decoded once when the codes are equal
+    EXPECT_EQ(plan[last].srcs.front().buffer, equal ? s.output[0] : q1);   // decoded once when the codes are equal
+    // Rank 1's output is rank 0's view: its write is skipped unless read later.
+    EXPECT_EQ(plan[last].dsts.size(), equal && !read_after ? 0u : 1u);
     DataWorkspace ws;
     const DataRun got = run_data(s, x, ws);
     const DataResult listed = run(s, x, false, false);
     for (int r = 0; r < 2; ++r)
       EXPECT_EQ(std::vector<float>(got.outputs[r].begin(), got.outputs[r].end()), listed.outputs[static_cast<std::size_t>(r)])
-          << equal << " rank " << r;
+          << variant << " rank " << r;
     EXPECT_EQ(got.outputs[1].data() == got.outputs[0].data(), equal);   // one view when equal
     EXPECT_NE(listed.outputs[0][70] == listed.outputs[1][70], !equal);
   }

@@ -332,6 +332,36 @@ std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_a
     if (!s.output.empty() && prov.get(s.output.front(), 0, s.elems, first) && !first.empty())
       for (std::size_t r = 1; r < s.output.size(); ++r)
         (*same_output_as_rank0)[r] = prov.get(s.output[r], 0, s.elems, other) && other == first;
+    // Such a rank's output is returned as rank 0's: a write into it that no
+    // later step reads is not executed (a buffer that is also rank 0's output,
+    // or an input, is always written).
+    // What the plan reads (sources rewritten and forwarded: the storage read).
+    std::vector<std::vector<Interval>> plan_reads(nb);
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      const Step& st = plan[i];
+      if (st.op == DataOp::None || st.srcs.size() == 0) continue;
+      const std::uint64_t n = st.srcs.front().count;
+      for (const Region& r : st.srcs) plan_reads[r.buffer].push_back({i, r.offset, r.offset + n});
+      if (st.op == DataOp::Reduce && st.accumulate)
+        for (const Region& r : st.dsts) plan_reads[r.buffer].push_back({i, r.offset, r.offset + n});
+    }
+    std::vector<char> skip(nb, 0);
+    for (std::size_t r = 1; r < s.output.size(); ++r) skip[s.output[r]] = (*same_output_as_rank0)[r];
+    skip[s.output.front()] = 0;
+    for (BufferId b : s.input) skip[b] = 0;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      Step& st = plan[i];
+      if (st.op == DataOp::None || st.srcs.size() == 0 || st.dsts.size() == 0) continue;
+      const std::uint64_t n = st.srcs.front().count;
+      DstList kept;
+      for (const Region& d : st.dsts) {
+        bool dead = skip[d.buffer] != 0;
+        for (const Interval& r : plan_reads[d.buffer])
+          dead = dead && !(r.step > i && overlaps(r.lo, r.hi, d.offset, d.offset + n));
+        if (!dead) kept.push_back(d);
+      }
+      st.dsts = kept;
+    }
   }
   return plan;
 }

@@ -144,9 +144,9 @@ inline bool use_avx2() { return kCpuAvx2 && !g_portable.load(std::memory_order_r
 
 }  // namespace
 
-void force_portable_codec_kernels(bool on) { g_portable.store(on, std::memory_order_relaxed); }
+void force_portable_kernels(bool on) { g_portable.store(on, std::memory_order_relaxed); }
 
-bool codec_kernels_use_avx2() { return use_avx2(); }
+bool kernels_use_avx2() { return use_avx2(); }
 
 float quantise_block(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes) {
 #ifdef SCIN_CODEC_AVX2

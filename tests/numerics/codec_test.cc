@@ -166,7 +166,7 @@ TEST(Codec, Avx2KernelsGiveThePortableKernelsBits) {
   // bit for bit: random blocks of 1 to 100 values with zeros of both signs,
   // subnormals, infinities, NaN and values near the codes' rounding points,
   // every codec and scale format.
-  if (!codec_kernels_use_avx2()) GTEST_SKIP() << "this CPU has no AVX2: one build only";
+  if (!kernels_use_avx2()) GTEST_SKIP() << "this CPU has no AVX2: one build only";
   const float specials[] = {0.0f, -0.0f, 1e-40f, -3e-39f, INFINITY, -INFINITY, NAN, 7.5f, -7.5f, 65504.0f, 1e30f, 0.5f};
   std::uint64_t h = 777;
   auto next = [&] {
@@ -198,7 +198,7 @@ TEST(Codec, Avx2KernelsGiveThePortableKernelsBits) {
         std::vector<float> out[2], acc[2];
         float scale[2];
         for (int portable = 0; portable < 2; ++portable) {
-          force_portable_codec_kernels(portable == 1);
+          force_portable_kernels(portable == 1);
           codes[portable].assign(n, 0);
           out[portable].assign(n, 0.0f);
           acc[portable] = acc0;
@@ -206,7 +206,7 @@ TEST(Codec, Avx2KernelsGiveThePortableKernelsBits) {
           dequantise_block(codes[portable].data(), n, scale[portable], f, out[portable].data());
           dequantise_add_block(codes[portable].data(), n, scale[portable], f, acc[portable].data());
         }
-        force_portable_codec_kernels(false);
+        force_portable_kernels(false);
         ASSERT_EQ(std::bit_cast<std::uint32_t>(scale[0]), std::bit_cast<std::uint32_t>(scale[1])) << trial;
         ASSERT_EQ(codes[0], codes[1]) << trial << " " << to_string(f);
         ASSERT_EQ(bits(out[0]), bits(out[1])) << trial << " " << to_string(f);

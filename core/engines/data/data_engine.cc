@@ -202,7 +202,7 @@ class Engine {
 
  private:
   // Decodes elements [lo, lo+len) of region r into out.
-  void read(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* out) const {
+  __attribute__((always_inline)) void read(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* out) const {
     const std::uint64_t first = r.offset + lo;
     if (b.vals) {
       std::memcpy(out, b.vals + first, len * sizeof(float));
@@ -224,7 +224,7 @@ class Engine {
   }
 
   // Adds elements [lo, lo+len) of region r into acc in FP32.
-  void read_add(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* acc) const {
+  __attribute__((always_inline)) void read_add(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* acc) const {
     const std::uint64_t first = r.offset + lo;
     if (b.vals) {
       const float* v = b.vals + first;
@@ -248,7 +248,7 @@ class Engine {
 
   // Stores len values (FP32) at element `first` of b, converting to b's format.
   // For codecs `first` is block aligned; blocks are cut at first + len.
-  static void write_plain(Buf& b, std::uint64_t first, const float* x, std::uint64_t len) {
+  __attribute__((always_inline)) static void write_plain(Buf& b, std::uint64_t first, const float* x, std::uint64_t len) {
     if (b.half) {
       std::uint16_t* h = b.half + first;
       if (b.format == Format::Bf16)
@@ -365,7 +365,7 @@ class Engine {
 
   // tmp = +0 + elements [lo, lo+len) of region r: the first addition of a
   // running sum from +0 (fill and add in one pass; a codec is filled, then added).
-  void read_first(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* tmp) const {
+  __attribute__((always_inline)) void read_first(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* tmp) const {
     const std::uint64_t first = r.offset + lo;
     if (b.vals) {
       const float* v = b.vals + first;
@@ -384,7 +384,25 @@ class Engine {
     read_add(b, r, lo, len, tmp);
   }
 
+  // Reductions run in an AVX2 build where the CPU has it (num::kernels_use_avx2):
+  // the same FP32 additions and BF16/FP16 roundings element by element, wider.
   void reduce_chunk(const Step& st, std::uint64_t lo, std::uint64_t len, float* tmp) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (num::kernels_use_avx2()) {
+      reduce_chunk_avx2(st, lo, len, tmp);
+      return;
+    }
+#endif
+    reduce_chunk_impl(st, lo, len, tmp);
+  }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __attribute__((target("avx2"))) void reduce_chunk_avx2(const Step& st, std::uint64_t lo, std::uint64_t len,
+                                                         float* tmp) {
+    reduce_chunk_impl(st, lo, len, tmp);
+  }
+#endif
+
+  __attribute__((always_inline)) void reduce_chunk_impl(const Step& st, std::uint64_t lo, std::uint64_t len, float* tmp) {
     if (st.accum == Format::Fp32) {
       // FP32 running sum: every addition is one IEEE FP32 add.
       if (st.accumulate) {
@@ -410,7 +428,7 @@ class Engine {
     // innocuous), which is what a BF16/FP16 add instruction returns.
     const Format f = st.accum;
     float* const src = scratch(len, 1);
-    auto sum_into_tmp = [&](const Region* dr) {
+    auto sum_into_tmp = [&](const Region* dr) __attribute__((always_inline)) {
       if (dr) {
         read(bufs_[dr->buffer], *dr, lo, len, tmp);
         for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(tmp[i], f);

@@ -11,7 +11,6 @@
 #include <numeric>
 #include <unordered_map>
 
-
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -63,12 +62,15 @@ class Engine {
   // `alias[i]`: buffer i is rank-input storage read in place (never written by
   // a step, already exact in its format, exactly as long as the input).
   Engine(const Schedule& s, const std::vector<Step>& steps, const DataOptions& opt, std::byte* storage,
-         const std::vector<const float*>& alias)
+         const std::vector<const float*>& alias, const std::vector<char>& touched)
       : s_(s), steps_(&steps) {
     bufs_.resize(s.buffers.size());
     const float fill = opt.poison_unwritten ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     std::uint64_t at = 0;
+    // Buffers the run touches first (runs in one workspace then fault the same pages), then the rest.
+    for (int pass = 0; pass < 2; ++pass)
     for (std::size_t i = 0; i < s.buffers.size(); ++i) {
+      if ((touched[i] != 0) != (pass == 0)) continue;
       const BufferDecl& d = s.buffers[i];
       Buf& b = bufs_[i];
       b.format = d.format;
@@ -468,7 +470,6 @@ class Engine {
 
 }  // namespace
 
-
 namespace {
 
 // The checks of a run that do not read input values: schedule, sizes, formats.
@@ -540,7 +541,8 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   store.reserve(DataWorkspace::bytes_for(s));
   std::vector<char> same_as_rank0;   // outputs known to equal rank 0's (shared work only)
   const std::vector<Step> planned = opt.share_work ? plan_steps(s, &same_as_rank0) : std::vector<Step>{};
-  Engine e(s, opt.share_work ? planned : s.steps, opt, store.data, alias);
+  const std::vector<Step>& steps = opt.share_work ? planned : s.steps;
+  Engine e(s, steps, opt, store.data, alias, touched_buffers(s, steps, same_as_rank0));
   if (opt.input_codes && opt.input_codes->state().inputs == &checked)
     e.share_input_codes(&opt.input_codes->state(), inputs_per_rank, alias);
   // Ranks' input buffers are distinct (check_schedule does not demand it, so guard).

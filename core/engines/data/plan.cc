@@ -366,4 +366,18 @@ std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_a
   return plan;
 }
 
+std::vector<char> touched_buffers(const Schedule& s, const std::vector<Step>& steps,
+                                  const std::vector<char>& same_output_as_rank0) {
+  std::vector<char> t(s.buffers.size(), 0);
+  for (const Step& st : steps) {
+    if (st.op == DataOp::None) continue;
+    for (const Region& r : st.srcs) t[r.buffer] = 1;
+    for (const Region& r : st.dsts) t[r.buffer] = 1;
+  }
+  for (BufferId b : s.input) t[b] = 1;
+  for (std::size_t r = 0; r < s.output.size(); ++r)
+    if (r == 0 || r >= same_output_as_rank0.size() || !same_output_as_rank0[r]) t[s.output[r]] = 1;
+  return t;
+}
+
 }  // namespace scin

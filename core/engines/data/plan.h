@@ -37,4 +37,9 @@ namespace scin {
 // same bits; never set for rank 0, and false where not known).
 std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_as_rank0 = nullptr);
 
+// Buffers a run of `steps` reads or writes (inputs, and outputs not known to
+// equal rank 0's, included): the workspace lays them out first.
+std::vector<char> touched_buffers(const Schedule& s, const std::vector<Step>& steps,
+                                  const std::vector<char>& same_output_as_rank0);
+
 }  // namespace scin

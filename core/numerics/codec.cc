@@ -1,6 +1,7 @@
 #include "numerics/codec.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <vector>
@@ -37,7 +38,8 @@ namespace {
 inline Fp8Kind fp8_kind(Format f) { return f == Format::Fp8E4M3Block ? Fp8Kind::E4M3 : Fp8Kind::E5M2; }
 
 // Integer codes: RNE of x / s, clamped. Branch-free so the loop vectorises.
-void quantise_int(const float* x, std::size_t n, float scale, float qmax, std::uint8_t* codes) {
+inline __attribute__((always_inline)) void quantise_int(const float* x, std::size_t n, float scale, float qmax,
+                                                     std::uint8_t* codes) {
   if (scale == 0.0f) {
     std::fill(codes, codes + n, std::uint8_t{0});
     return;
@@ -51,7 +53,18 @@ void quantise_int(const float* x, std::size_t n, float scale, float qmax, std::u
 
 }  // namespace
 
-float quantise_block(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes) {
+// The block kernels are written once (the *_impl templates, always inlined) and
+// compiled twice: for the baseline x86-64 target and, on x86-64 with GCC or
+// Clang, for AVX2, chosen at run time when the CPU has it. Both execute the
+// same IEEE operations element by element (divisions, additions, products,
+// min/max, conversions; "avx2" does not enable FMA, so no product and sum is
+// fused), only more elements per instruction: the same bits
+// (Codec.Avx2KernelsGiveThePortableKernelsBits).
+#define SCIN_KERNEL inline __attribute__((always_inline))
+
+namespace {
+
+SCIN_KERNEL float quantise_block_impl(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes) {
   // amax = max(amax, |x_i|) in order from +0 (std::max keeps amax when |x_i|
   // is NaN): the largest non-NaN |x_i|, or +0. Taken on the bit patterns, which
   // order non-negative non-NaN floats as their values, with no dependence on
@@ -78,7 +91,7 @@ float quantise_block(const float* x, std::size_t n, const CodecSpec& c, std::uin
   return scale;
 }
 
-void dequantise_block(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* out) {
+SCIN_KERNEL void dequantise_block_impl(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* out) {
   if (f == Format::Int8Block || f == Format::Int4Block) {
     for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<std::int8_t>(codes[i])) * scale;
   } else {
@@ -87,13 +100,73 @@ void dequantise_block(const std::uint8_t* codes, std::size_t n, float scale, For
   }
 }
 
-void dequantise_add_block(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* acc) {
+SCIN_KERNEL void dequantise_add_block_impl(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* acc) {
   if (f == Format::Int8Block || f == Format::Int4Block) {
     for (std::size_t i = 0; i < n; ++i) acc[i] += static_cast<float>(static_cast<std::int8_t>(codes[i])) * scale;
   } else {
     const float* table = fp8_table(fp8_kind(f));
     for (std::size_t i = 0; i < n; ++i) acc[i] += table[codes[i]] * scale;
   }
+}
+
+float quantise_block_portable(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes) {
+  return quantise_block_impl(x, n, c, codes);
+}
+void dequantise_block_portable(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* out) {
+  dequantise_block_impl(codes, n, scale, f, out);
+}
+void dequantise_add_block_portable(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* acc) {
+  dequantise_add_block_impl(codes, n, scale, f, acc);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SCIN_CODEC_AVX2 1
+__attribute__((target("avx2"))) float quantise_block_avx2(const float* x, std::size_t n, const CodecSpec& c,
+                                                          std::uint8_t* codes) {
+  return quantise_block_impl(x, n, c, codes);
+}
+__attribute__((target("avx2"))) void dequantise_block_avx2(const std::uint8_t* codes, std::size_t n, float scale,
+                                                           Format f, float* out) {
+  dequantise_block_impl(codes, n, scale, f, out);
+}
+__attribute__((target("avx2"))) void dequantise_add_block_avx2(const std::uint8_t* codes, std::size_t n, float scale,
+                                                               Format f, float* acc) {
+  dequantise_add_block_impl(codes, n, scale, f, acc);
+}
+const bool kCpuAvx2 = __builtin_cpu_supports("avx2");
+#else
+const bool kCpuAvx2 = false;
+#endif
+
+std::atomic<bool> g_portable{false};
+
+inline bool use_avx2() { return kCpuAvx2 && !g_portable.load(std::memory_order_relaxed); }
+
+}  // namespace
+
+void force_portable_kernels(bool on) { g_portable.store(on, std::memory_order_relaxed); }
+
+bool kernels_use_avx2() { return use_avx2(); }
+
+float quantise_block(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes) {
+#ifdef SCIN_CODEC_AVX2
+  if (use_avx2()) return quantise_block_avx2(x, n, c, codes);
+#endif
+  return quantise_block_portable(x, n, c, codes);
+}
+
+void dequantise_block(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* out) {
+#ifdef SCIN_CODEC_AVX2
+  if (use_avx2()) return dequantise_block_avx2(codes, n, scale, f, out);
+#endif
+  dequantise_block_portable(codes, n, scale, f, out);
+}
+
+void dequantise_add_block(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* acc) {
+#ifdef SCIN_CODEC_AVX2
+  if (use_avx2()) return dequantise_add_block_avx2(codes, n, scale, f, acc);
+#endif
+  dequantise_add_block_portable(codes, n, scale, f, acc);
 }
 
 void fake_quantise(const float* x, std::size_t n, const CodecSpec& c, float* out) {

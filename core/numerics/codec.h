@@ -45,6 +45,12 @@ void dequantise_block(const std::uint8_t* codes, std::size_t n, float scale, For
 /// Adds one block's decoded values into acc (acc[i] += value(codes[i]) * scale), FP32.
 void dequantise_add_block(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* acc);
 
+/// Tests: run the block kernels above and the data engine's reductions in their
+/// portable build even where the CPU has AVX2 (they give the same bits; default false).
+void force_portable_kernels(bool on);
+/// Whether those kernels run their AVX2 build now.
+bool kernels_use_avx2();
+
 /// Quantise-then-dequantise `n` values block by block (blocks start at x[0]);
 /// the result is what a receiver of the quantised payload would hold.
 void fake_quantise(const float* x, std::size_t n, const CodecSpec& c, float* out);

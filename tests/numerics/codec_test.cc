@@ -159,3 +159,60 @@ TEST(Codec, BlockScaleIsTheSequentialMaxAbs) {
     }
   }
 }
+
+TEST(Codec, Avx2KernelsGiveThePortableKernelsBits) {
+  // The AVX2 build of quantise_block, dequantise_block and dequantise_add_block
+  // (chosen at run time) must give the portable build's codes, scales and sums
+  // bit for bit: random blocks of 1 to 100 values with zeros of both signs,
+  // subnormals, infinities, NaN and values near the codes' rounding points,
+  // every codec and scale format.
+  if (!kernels_use_avx2()) GTEST_SKIP() << "this CPU has no AVX2: one build only";
+  const float specials[] = {0.0f, -0.0f, 1e-40f, -3e-39f, INFINITY, -INFINITY, NAN, 7.5f, -7.5f, 65504.0f, 1e30f, 0.5f};
+  std::uint64_t h = 777;
+  auto next = [&] {
+    h = h * 6364136223846793005ull + 1442695040888963407ull;
+    return h >> 33;
+  };
+  const Format formats[] = {Format::Int8Block, Format::Int4Block, Format::Fp8E4M3Block, Format::Fp8E5M2Block};
+  const ScaleFormat scales[] = {ScaleFormat::Fp16, ScaleFormat::Bf16, ScaleFormat::Fp32};
+  auto bits = [](const std::vector<float>& v) {
+    std::vector<std::uint32_t> b(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) b[i] = std::bit_cast<std::uint32_t>(v[i]);
+    return b;
+  };
+  int compared = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::size_t n = 1 + next() % 100;
+    std::vector<float> x(n), acc0(n);
+    const bool with_specials = next() % 3 == 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = with_specials && next() % 5 == 0
+                 ? specials[next() % std::size(specials)]
+                 : std::ldexp(static_cast<float>(static_cast<int>(next() % 200001) - 100000), static_cast<int>(next() % 20) - 22);
+      acc0[i] = std::ldexp(static_cast<float>(static_cast<int>(next() % 2001) - 1000), -7);
+    }
+    for (const Format f : formats)
+      for (const ScaleFormat sf : scales) {
+        const CodecSpec c{f, static_cast<int>(n), sf};
+        std::vector<std::uint8_t> codes[2];
+        std::vector<float> out[2], acc[2];
+        float scale[2];
+        for (int portable = 0; portable < 2; ++portable) {
+          force_portable_kernels(portable == 1);
+          codes[portable].assign(n, 0);
+          out[portable].assign(n, 0.0f);
+          acc[portable] = acc0;
+          scale[portable] = quantise_block(x.data(), n, c, codes[portable].data());
+          dequantise_block(codes[portable].data(), n, scale[portable], f, out[portable].data());
+          dequantise_add_block(codes[portable].data(), n, scale[portable], f, acc[portable].data());
+        }
+        force_portable_kernels(false);
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(scale[0]), std::bit_cast<std::uint32_t>(scale[1])) << trial;
+        ASSERT_EQ(codes[0], codes[1]) << trial << " " << to_string(f);
+        ASSERT_EQ(bits(out[0]), bits(out[1])) << trial << " " << to_string(f);
+        ASSERT_EQ(bits(acc[0]), bits(acc[1])) << trial << " " << to_string(f);
+        ++compared;
+      }
+  }
+  EXPECT_EQ(compared, 3000 * 12);
+}

@@ -640,3 +640,41 @@ TEST(AllAlgorithms, SharedWorkIsBitIdenticalToEveryStepAsListed) {
     }
   }
 }
+
+TEST(AllAlgorithms, Avx2KernelsGiveThePortableKernelsBits) {
+  // The data engine's reductions and the codec kernels in their AVX2 build
+  // (chosen at run time) against their portable build: every algorithm's
+  // outputs bit for bit, every element type and codec, partial blocks.
+  if (!num::kernels_use_avx2()) GTEST_SKIP() << "this CPU has no AVX2: one build only";
+  struct Case {
+    int gpus;
+    std::uint64_t elems;
+    DType dtype;
+    Codec codec;
+    int block;
+  };
+  const std::vector<Case> cases = {{8, 5000, DType::Bf16, Codec::Int8, 32},   {8, 4099, DType::Fp16, Codec::Int4, 16},
+                                   {4, 20000, DType::Fp32, Codec::Fp8E4M3, 64}, {16, 777, DType::Bf16, Codec::Fp8E5M2, 100},
+                                   {3, 3001, DType::Fp16, Codec::Int8, 48}};
+  for (const Case& c : cases) {
+    Config cfg = preset_with_ring_simple("hgx-h200-8");
+    cfg.fabric.gpus = c.gpus;
+    cfg.sw.isa.enabled = true;
+    cfg.sw.isa.inq = true;
+    cfg.quant.codec = c.codec;
+    cfg.quant.block_elems = c.block;
+    InputSpec spec;
+    spec.seed = c.elems;
+    spec.dist = Distribution::Outliers;
+    auto x = generate_inputs(spec, c.gpus, c.elems);
+    for (auto& v : x) round_to_format(v, format_of(c.dtype));
+    for (const std::string& algo : supported_algorithms(cfg)) {
+      const Schedule s = compile(cfg, algo, {c.elems * static_cast<std::uint64_t>(dtype_bytes(c.dtype)), c.dtype});
+      num::force_portable_kernels(true);
+      const DataResult portable = run_data(s, x);
+      num::force_portable_kernels(false);
+      const DataResult avx2 = run_data(s, x);
+      EXPECT_TRUE(same_bits(avx2.outputs, portable.outputs)) << c.gpus << " " << c.elems << " " << algo;
+    }
+  }
+}

@@ -11,7 +11,6 @@
 #include <numeric>
 #include <unordered_map>
 
-
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -63,12 +62,15 @@ class Engine {
   // `alias[i]`: buffer i is rank-input storage read in place (never written by
   // a step, already exact in its format, exactly as long as the input).
   Engine(const Schedule& s, const std::vector<Step>& steps, const DataOptions& opt, std::byte* storage,
-         const std::vector<const float*>& alias)
+         const std::vector<const float*>& alias, const std::vector<char>& touched)
       : s_(s), steps_(&steps) {
     bufs_.resize(s.buffers.size());
     const float fill = opt.poison_unwritten ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     std::uint64_t at = 0;
+    // Buffers the run touches first (runs in one workspace then fault the same pages), then the rest.
+    for (int pass = 0; pass < 2; ++pass)
     for (std::size_t i = 0; i < s.buffers.size(); ++i) {
+      if ((touched[i] != 0) != (pass == 0)) continue;
       const BufferDecl& d = s.buffers[i];
       Buf& b = bufs_[i];
       b.format = d.format;
@@ -202,7 +204,7 @@ class Engine {
 
  private:
   // Decodes elements [lo, lo+len) of region r into out.
-  void read(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* out) const {
+  __attribute__((always_inline)) void read(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* out) const {
     const std::uint64_t first = r.offset + lo;
     if (b.vals) {
       std::memcpy(out, b.vals + first, len * sizeof(float));
@@ -224,7 +226,7 @@ class Engine {
   }
 
   // Adds elements [lo, lo+len) of region r into acc in FP32.
-  void read_add(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* acc) const {
+  __attribute__((always_inline)) void read_add(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* acc) const {
     const std::uint64_t first = r.offset + lo;
     if (b.vals) {
       const float* v = b.vals + first;
@@ -248,7 +250,7 @@ class Engine {
 
   // Stores len values (FP32) at element `first` of b, converting to b's format.
   // For codecs `first` is block aligned; blocks are cut at first + len.
-  static void write_plain(Buf& b, std::uint64_t first, const float* x, std::uint64_t len) {
+  __attribute__((always_inline)) static void write_plain(Buf& b, std::uint64_t first, const float* x, std::uint64_t len) {
     if (b.half) {
       std::uint16_t* h = b.half + first;
       if (b.format == Format::Bf16)
@@ -365,7 +367,7 @@ class Engine {
 
   // tmp = +0 + elements [lo, lo+len) of region r: the first addition of a
   // running sum from +0 (fill and add in one pass; a codec is filled, then added).
-  void read_first(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* tmp) const {
+  __attribute__((always_inline)) void read_first(const Buf& b, const Region& r, std::uint64_t lo, std::uint64_t len, float* tmp) const {
     const std::uint64_t first = r.offset + lo;
     if (b.vals) {
       const float* v = b.vals + first;
@@ -384,7 +386,25 @@ class Engine {
     read_add(b, r, lo, len, tmp);
   }
 
+  // Reductions run in an AVX2 build where the CPU has it (num::kernels_use_avx2):
+  // the same FP32 additions and BF16/FP16 roundings element by element, wider.
   void reduce_chunk(const Step& st, std::uint64_t lo, std::uint64_t len, float* tmp) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (num::kernels_use_avx2()) {
+      reduce_chunk_avx2(st, lo, len, tmp);
+      return;
+    }
+#endif
+    reduce_chunk_impl(st, lo, len, tmp);
+  }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __attribute__((target("avx2"))) void reduce_chunk_avx2(const Step& st, std::uint64_t lo, std::uint64_t len,
+                                                         float* tmp) {
+    reduce_chunk_impl(st, lo, len, tmp);
+  }
+#endif
+
+  __attribute__((always_inline)) void reduce_chunk_impl(const Step& st, std::uint64_t lo, std::uint64_t len, float* tmp) {
     if (st.accum == Format::Fp32) {
       // FP32 running sum: every addition is one IEEE FP32 add.
       if (st.accumulate) {
@@ -410,7 +430,7 @@ class Engine {
     // innocuous), which is what a BF16/FP16 add instruction returns.
     const Format f = st.accum;
     float* const src = scratch(len, 1);
-    auto sum_into_tmp = [&](const Region* dr) {
+    auto sum_into_tmp = [&](const Region* dr) __attribute__((always_inline)) {
       if (dr) {
         read(bufs_[dr->buffer], *dr, lo, len, tmp);
         for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(tmp[i], f);
@@ -449,7 +469,6 @@ class Engine {
 };
 
 }  // namespace
-
 
 namespace {
 
@@ -520,8 +539,10 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   }
   DataWorkspace::Storage& store = ws.storage();
   store.reserve(DataWorkspace::bytes_for(s));
-  const std::vector<Step> planned = opt.share_work ? plan_steps(s) : std::vector<Step>{};
-  Engine e(s, opt.share_work ? planned : s.steps, opt, store.data, alias);
+  std::vector<char> same_as_rank0;   // outputs known to equal rank 0's (shared work only)
+  const std::vector<Step> planned = opt.share_work ? plan_steps(s, &same_as_rank0) : std::vector<Step>{};
+  const std::vector<Step>& steps = opt.share_work ? planned : s.steps;
+  Engine e(s, steps, opt, store.data, alias, touched_buffers(s, steps, same_as_rank0));
   if (opt.input_codes && opt.input_codes->state().inputs == &checked)
     e.share_input_codes(&opt.input_codes->state(), inputs_per_rank, alias);
   // Ranks' input buffers are distinct (check_schedule does not demand it, so guard).
@@ -551,8 +572,9 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   run.outputs.resize(static_cast<std::size_t>(s.gpus));
   for (int r = 0; r < s.gpus; ++r) {
     // A rank whose output storage equals rank 0's bit for bit (an All-Reduce's
-    // usual result) shares rank 0's decoded view.
-    if (r > 0 && e.same_output(0, r)) {
+    // usual result: known from the plan, else compared) shares rank 0's decoded view.
+    const bool known = r > 0 && !same_as_rank0.empty() && same_as_rank0[static_cast<std::size_t>(r)];
+    if (known || (r > 0 && e.same_output(0, r))) {
       run.outputs[static_cast<std::size_t>(r)] = run.outputs[0];
       continue;
     }

@@ -24,7 +24,22 @@ namespace scin {
 //    becomes a copy of the earlier result (identical arithmetic gives identical
 //    bits), provided that result is unchanged and in the same representation
 //    (a reduction that writes over one of its own sources is never reused).
+//  - A copy into another representation (a dequantisation, a rounding, a
+//    quantisation) of content that an earlier such copy already converted into
+//    the same representation becomes a copy of that earlier result, provided it
+//    is still held. Content is followed through copies element by element
+//    (codec content on the block grid only): the 8 ranks' dequantise steps of
+//    a quantised All-Reduce decode the same gathered codes, so one decodes and
+//    7 copy.
 // One-shot's slot copies and its N identical reductions are the main case.
-std::vector<Step> plan_steps(const Schedule& s);
+// `same_output_as_rank0` (optional): per rank, whether its output buffer ends
+// holding the same content as rank 0's over the schedule's elements (then the
+// same bits; never set for rank 0, and false where not known).
+std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_as_rank0 = nullptr);
+
+// Buffers a run of `steps` reads or writes (inputs, and outputs not known to
+// equal rank 0's, included): the workspace lays them out first.
+std::vector<char> touched_buffers(const Schedule& s, const std::vector<Step>& steps,
+                                  const std::vector<char>& same_output_as_rank0);
 
 }  // namespace scin

@@ -8,6 +8,7 @@
 #include "engines/analytic/nvls_groups.h"
 #include "engines/analytic/nvls_work.h"
 #include "engines/analytic/ready_queue.h"
+#include "model/cost_grid.h"
 #include "schedule/builder.h"
 
 namespace scin {
@@ -123,9 +124,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
         const bool first = costed[q] == 0, again = costed[q] == 1 && i == n - 1;
         if (!first && !again) continue;
         Rep l, st;
-        step_cost(cfg, s, rm, load_step(i, c_), c, one_plane);
+        analytic_step_cost(cfg, s, rm, load_step(i, c_), c, one_plane);
         if (!read_rep(c, rm, n, i, l)) return std::nullopt;
-        step_cost(cfg, s, rm, store_step(i, c_), c, one_plane);
+        analytic_step_cost(cfg, s, rm, store_step(i, c_), c, one_plane);
         if (!store_rep(c, rm, n, i, st)) return std::nullopt;
         if (first) {
           loads[q] = std::move(l);
@@ -156,19 +157,19 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<StepCost> launch_c(un), arrive_c(un), wait_c(un);
   for (int r = 0; r < n; ++r) {
     const auto ur = static_cast<std::size_t>(r);
-    step_cost(cfg, s, rm, build::launch_step(r, false, RingProtocol::Simple, false), launch_c[ur], one_plane);
+    analytic_step_cost(cfg, s, rm, build::launch_step(r, false, RingProtocol::Simple, false), launch_c[ur], one_plane);
     Step sig;
     sig.kind = StepKind::Signal;
     sig.initiator = r;
     sig.target = sw0;
     sig.unit = Unit::NvlsReduce;
     sig.via = sw0;
-    step_cost(cfg, s, rm, sig, arrive_c[ur], one_plane);
+    analytic_step_cost(cfg, s, rm, sig, arrive_c[ur], one_plane);
     Step w;
     w.kind = StepKind::Wait;
     w.initiator = r;
     w.unit = Unit::NvlsReduce;
-    step_cost(cfg, s, rm, w, wait_c[ur], one_plane);
+    analytic_step_cost(cfg, s, rm, w, wait_c[ur], one_plane);
     if (!launch_c[ur].uses.empty() || !arrive_c[ur].uses.empty() || !wait_c[ur].uses.empty()) return std::nullopt;
   }
   // No cost is negative: a step is then ready no earlier than the one taken

@@ -65,11 +65,15 @@ class Jump {
   Jump(Booking b, Work& w, bool on) : b_(b), w_(w), on_(on) {
     if (!on_) return;
     const auto uc = static_cast<std::size_t>(b_.chunks), un = static_cast<std::size_t>(b_.n);
+    // (One size everywhere, the common case: every period fits, found in one pass.)
+    const std::uint8_t* z = b_.size_of.data();
+    const bool one_size = std::all_of(z, z + un * uc, [z](std::uint8_t q) { return q == z[0]; });
     bool any = false;
     for (int p = 1; p < kPeriods; ++p) {
       bool ok = true;
-      for (std::size_t k = 0; ok && k < un * uc; ++k)
-        if (k % uc >= static_cast<std::size_t>(p) && b_.size_of[k] != b_.size_of[k - static_cast<std::size_t>(p)]) ok = false;
+      for (std::size_t r = 0; !one_size && ok && r < un; ++r)
+        for (std::size_t c = static_cast<std::size_t>(p); ok && c < uc; ++c)
+          ok = z[r * uc + c] == z[r * uc + c - static_cast<std::size_t>(p)];
       periodic_[p] = ok;
       any = any || ok;
     }

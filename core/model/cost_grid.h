@@ -22,9 +22,14 @@ inline constexpr double cost_grid_ns = 0x1p-20;
 
 /// `ns` rounded to the nearest multiple of cost_grid_ns (halves to even, the
 /// default rounding mode); a positive value never becomes 0 (it takes one
-/// grid step). Scaling by 2^20 is exact, so this is one rounding.
+/// grid step). Scaling by 2^20 is exact, so this is one rounding: below 2^51
+/// grid steps (2^31 ns), adding and taking away 1.5 x 2^52 rounds to an
+/// integer as std::nearbyint does (the sum lies where the ulp is 1), without
+/// its library call (every cost of every step goes through here).
 inline double on_cost_grid_ns(double ns) {
-  const double g = std::nearbyint(ns * 0x1p20) * cost_grid_ns;
+  const double y = ns * 0x1p20;
+  const double r = std::fabs(y) < 0x1p51 ? (y + 0x1.8p52) - 0x1.8p52 : std::nearbyint(y);
+  const double g = r * cost_grid_ns;
   return g == 0 && ns > 0 ? cost_grid_ns : g;
 }
 
@@ -36,7 +41,8 @@ inline double on_cost_grid_ns(double ns) {
 /// engine reads a use's amount only through that ratio and its sign.)
 inline void put_on_cost_grid(StepCost& c) {
   c.fixed_ns = on_cost_grid_ns(c.fixed_ns);
-  for (double& l : c.latency_ns) l = on_cost_grid_ns(l);
+  for (double& l : c.latency_ns)
+    if (l != 0) l = on_cost_grid_ns(l);  // (most terms of most steps are 0, on the grid already)
   for (ResourceUse& u : c.uses)
     if (u.amount_bytes > 0) {
       u.amount_bytes = on_cost_grid_ns(u.amount_bytes / u.rate_GBps);

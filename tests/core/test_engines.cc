@@ -2,6 +2,8 @@
 // added from outside the core runs on every engine), and the analytic engine's
 // booking rules in closed form: backfilling, breakdown attribution, ISA
 // units fed by the reads, and ties decided by schedule order.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -199,6 +201,18 @@ TEST(AnalyticBooking, IsaReducerFedByReadsIsChargedOnlyWhenItIsTheBottleneck) {
 TEST(AnalyticBooking, EqualReadyTimesAreOrderedBySchedule) {
   ASSERT_NE(0.1 + 0.2, 0.3);
   ASSERT_EQ(on_cost_grid_ns(0.1) + on_cost_grid_ns(0.2), on_cost_grid_ns(0.3));
+  // The rounding is std::nearbyint's on the scaled value (its fast form included).
+  std::uint64_t seed = 1;
+  for (int k = 0; k < 100000; ++k) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    const double x = std::ldexp(static_cast<double>(seed >> 11), -53) * std::ldexp(1.0, static_cast<int>(k % 70) - 30);
+    const double want = std::nearbyint(x * 0x1p20) * cost_grid_ns;
+    ASSERT_EQ(on_cost_grid_ns(x), want == 0 && x > 0 ? cost_grid_ns : want) << x;
+    ASSERT_EQ(on_cost_grid_ns(-x), -std::nearbyint(x * 0x1p20) * cost_grid_ns) << x;
+  }
+  EXPECT_EQ(on_cost_grid_ns(0.5 * cost_grid_ns), cost_grid_ns);  // positive: at least one step
+  EXPECT_EQ(on_cost_grid_ns(2.5 * cost_grid_ns), 2 * cost_grid_ns);  // halves to even
+  EXPECT_EQ(on_cost_grid_ns(3.5 * cost_grid_ns), 4 * cost_grid_ns);
   for (bool x_first : {true, false}) {
     Config c = testing_util::ideal(3);
     c.accelerator.hbm_bandwidth_GBps = 40;  // a pass over e bf16 elements (read and write): 4e / 40 ns

@@ -194,34 +194,53 @@ class Jump {
 
   // m periods of p chunks and P ns, copied from the reference period (taken[from, taken_n)).
   void apply(int m, int p, double P, double T, std::size_t from) {
+    // The order taken: the reference period's, m times, each p chunks on.
     const std::size_t to = b_.taken_n;
     for (int j = 1; j <= m; ++j) {
-      const double dt = static_cast<double>(j) * P;  // (exact: a multiple of the grid below 2^33 ns)
       const auto did = static_cast<StepId>(2 * p * j);
       const auto dk = static_cast<std::uint32_t>(p * j);
       for (std::size_t e = from; e < to; ++e) {
         const Taken tk = b_.taken[e];
-        const StepId nid = tk.id + did;
         const std::uint32_t nk = tk.k + dk;
-        const std::size_t x = 2 * static_cast<std::size_t>(tk.k) + (tk.load ? 0 : 1);
-        const std::size_t nx = 2 * static_cast<std::size_t>(nk) + (tk.load ? 0 : 1);
-        b_.start[nid] = b_.start[tk.id] + dt;
-        b_.finish[nid] = b_.finish[tk.id] + dt;
-        b_.bound[nx] = b_.bound[x];
-        b_.bound_member[nx] = b_.bound_member[x];
-        if (tk.load) {
-          const Rep& lp = b_.loads[b_.size_of[tk.k]];
-          if (lp.has_u && lp.u_amount > 0) {
-            const Rec& u = b_.rec_u[tk.k];
-            b_.rec_u[nk] = {u.start + dt, u.end + dt, u.holder == kNoStep ? kNoStep : u.holder + did};
-          }
-        }
-        w_.took[nx] = 1;
-        b_.taken_at[nx] = static_cast<std::uint32_t>(b_.taken_n);
-        b_.taken[b_.taken_n++] = {nid, nk, tk.rank, tk.load};
+        b_.taken_at[2 * static_cast<std::size_t>(nk) + (tk.load ? 0 : 1)] = static_cast<std::uint32_t>(b_.taken_n);
+        b_.taken[b_.taken_n++] = {tk.id + did, nk, tk.rank, tk.load};
       }
     }
+    // The records, rank by rank and in chunk order: each load or store the
+    // copies take is the translate of the same rank's p chunks before (taken
+    // in the reference period or an earlier copy: the copies tile the chunks),
+    // by P (so the j-th copy's is the reference's + j P, exact on the grid).
+    // A chunk is taken in the copies if it is taken by the boundary m periods
+    // on (below lo + D, or its window flag D chunks back) and was not by this one.
     const int D = m * p;
+    const auto dp = static_cast<StepId>(2 * p);
+    const auto uc = static_cast<std::size_t>(b_.chunks);
+    for (int rk = 0; rk < b_.n; ++rk) {
+      const int lo = w_.lo[static_cast<std::size_t>(rk)], stop = w_.stop[static_cast<std::size_t>(rk)];
+      for (int st = 0; st < 2; ++st) {
+        auto taken_now = [&](int c) {
+          return c < lo || (c < stop && w_.took[2 * (static_cast<std::size_t>(rk) * uc + static_cast<std::size_t>(c)) +
+                                                static_cast<std::size_t>(st)] != 0);
+        };
+        for (int c = lo; c < stop + D; ++c) {
+          if (taken_now(c) || !(c < lo + D || taken_now(c - D))) continue;
+          const StepId i = chunk_id(rk, c, st != 0);
+          const std::size_t x = i - b_.first_chunk, xs = x - dp;
+          b_.start[i] = b_.start[i - dp] + P;
+          b_.finish[i] = b_.finish[i - dp] + P;
+          b_.bound[x] = b_.bound[xs];
+          b_.bound_member[x] = b_.bound_member[xs];
+          if (st == 0) {
+            const std::size_t k = x / 2;
+            const Rep& lp = b_.loads[b_.size_of[k]];
+            if (lp.has_u && lp.u_amount > 0) {
+              const Rec& u = b_.rec_u[k - static_cast<std::size_t>(p)];
+              b_.rec_u[k] = {u.start + P, u.end + P, u.holder == kNoStep ? kNoStep : u.holder + dp};
+            }
+          }
+        }
+      }
+    }
     const double DT = static_cast<double>(m) * P;
     const auto DID = static_cast<StepId>(2 * D);
     // The window's steps moved D chunks on (from the last chunk down: where D
@@ -232,9 +251,6 @@ class Jump {
           const StepId i = chunk_id(rk, c, st), ni = i + DID;
           b_.pending[ni] = b_.pending[i];
           if (b_.pending[i] == 0) b_.ready[ni] = b_.ready[i] + DT;
-          const std::size_t x = 2 * (static_cast<std::size_t>(rk) * static_cast<std::size_t>(b_.chunks) +
-                                     static_cast<std::size_t>(c)) + (st ? 1 : 0);
-          w_.took[x + 2 * static_cast<std::size_t>(D)] = w_.took[x];
         }
     // The ready set (snapshot() left it sorted in w_.items, the popped step with it).
     b_.heap.reset();

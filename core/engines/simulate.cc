@@ -12,6 +12,7 @@
 #include "engines/analytic/scin_alike.h"
 #include "engines/analytic/shot_alike.h"
 #include "fabric/params.h"
+#include "model/cost_grid.h"
 #include "schedule/compile_options.h"
 #include "schedule/nvls_policy.h"
 
@@ -54,7 +55,7 @@ double ring_chain_lower_bound_ns(const Config& cfg, const Schedule& s) {
   for (const Step& st : s.steps) {
     if (st.initiator != 0) continue;
     if (st.kind != StepKind::Launch && !(st.kind == StepKind::Write && st.ring_step)) continue;
-    step_cost(cfg, s, rm, st, c);
+    analytic_step_cost(cfg, s, rm, st, c);  // (the costs the engine books: a bound on its time)
     double d = 0;
     for (const ResourceUse& u : c.uses)
       if (u.amount_bytes > 0) d = std::max(d, u.amount_bytes / u.rate_GBps);

@@ -1,7 +1,9 @@
 // The engine registry, work estimates, the AlgorithmInfo table (a toy algorithm
 // added from outside the core runs on every engine), and the analytic engine's
-// booking rules in closed form: backfilling, breakdown attribution, and ISA
-// units fed by the reads.
+// booking rules in closed form: backfilling, breakdown attribution, ISA
+// units fed by the reads, and ties decided by schedule order.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -9,6 +11,7 @@
 #include "engines/packet/packet_engine.h"
 #include "engines/simulate.h"
 #include "fabric/preset.h"
+#include "model/cost_grid.h"
 #include "schedule/builder.h"
 #include "core_test_util.h"
 
@@ -185,6 +188,61 @@ TEST(AnalyticBooking, IsaReducerFedByReadsIsChargedOnlyWhenItIsTheBottleneck) {
     EXPECT_NEAR(r.breakdown[Term::Reduction], reduce > reads ? reduce : 0, 1e-6) << reduce_GBps;
     EXPECT_NEAR(r.breakdown[Term::Serialisation], reduce > reads ? 0 : reads, 1e-6) << reduce_GBps;
     EXPECT_NEAR(r.breakdown.total_ns(), r.time_ns, 1e-9 * r.time_ns);
+  }
+}
+
+// The tie rule (docs/model.md section 3): every cost the engine books is on
+// the cost grid (model/cost_grid.h), so ready times are exact sums and two
+// ready times equal in exact arithmetic are equal, and schedule order decides.
+// Rank 0 runs two HBM passes of 0.1 and 0.2 ns, rank 1 one of 0.3 ns (in
+// floating point 0.1 + 0.2 > 0.3); then rank 2 runs two 1 ns passes on its
+// HBM, X after rank 0's and Y after rank 1's: both are ready at 0.3 ns, and
+// the one the schedule lists first goes first.
+TEST(AnalyticBooking, EqualReadyTimesAreOrderedBySchedule) {
+  ASSERT_NE(0.1 + 0.2, 0.3);
+  ASSERT_EQ(on_cost_grid_ns(0.1) + on_cost_grid_ns(0.2), on_cost_grid_ns(0.3));
+  // The rounding is std::nearbyint's on the scaled value (its fast form included).
+  std::uint64_t seed = 1;
+  for (int k = 0; k < 100000; ++k) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    const double x = std::ldexp(static_cast<double>(seed >> 11), -53) * std::ldexp(1.0, static_cast<int>(k % 70) - 30);
+    const double want = std::nearbyint(x * 0x1p20) * cost_grid_ns;
+    ASSERT_EQ(on_cost_grid_ns(x), want == 0 && x > 0 ? cost_grid_ns : want) << x;
+    ASSERT_EQ(on_cost_grid_ns(-x), -std::nearbyint(x * 0x1p20) * cost_grid_ns) << x;
+  }
+  EXPECT_EQ(on_cost_grid_ns(0.5 * cost_grid_ns), cost_grid_ns);  // positive: at least one step
+  EXPECT_EQ(on_cost_grid_ns(2.5 * cost_grid_ns), 2 * cost_grid_ns);  // halves to even
+  EXPECT_EQ(on_cost_grid_ns(3.5 * cost_grid_ns), 4 * cost_grid_ns);
+  for (bool x_first : {true, false}) {
+    Config c = testing_util::ideal(3);
+    c.accelerator.hbm_bandwidth_GBps = 40;  // a pass over e bf16 elements (read and write): 4e / 40 ns
+    c.accelerator.hbm_efficiency = 1;
+    build::Builder b(c, "toy", {64, DType::Bf16});
+    Schedule& s = b.s;
+    auto pass = [&](int rank, std::uint64_t elems, DepList deps, const char* label) {
+      return b.compute(rank, DataOp::Copy, {Region{s.input[rank], 0, elems}}, Region{s.output[rank], 0, elems},
+                       Unit::AccelSm, deps, label);
+    };
+    const StepId a1 = pass(0, 1, {}, "0.1 ns");
+    const StepId a2 = pass(0, 2, {a1}, "0.2 ns");
+    const StepId b1 = pass(1, 3, {}, "0.3 ns");
+    StepId x, y;
+    if (x_first) {
+      x = pass(2, 10, {a2}, "X");
+      y = pass(2, 10, {b1}, "Y");
+    } else {
+      y = pass(2, 10, {b1}, "Y");
+      x = pass(2, 10, {a2}, "X");
+    }
+    const AnalyticResult r = run_analytic(c, s);
+    const double ready = on_cost_grid_ns(0.3);
+    EXPECT_EQ(r.steps[x].start_ns, ready) << x_first;
+    EXPECT_EQ(r.steps[y].start_ns, ready) << x_first;
+    const StepId first = x_first ? x : y, second = x_first ? y : x;
+    EXPECT_EQ(r.steps[first].finish_ns, ready + 1) << x_first;
+    EXPECT_EQ(r.steps[second].finish_ns, ready + 2) << x_first;  // queued behind the first
+    EXPECT_EQ(r.time_ns, ready + 2);
+    EXPECT_EQ(r.breakdown.total_ns(), r.time_ns);  // every term on the grid: an exact sum
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "base/cancel.h"
 #include "engines/analytic/analytic.h"
+#include "engines/analytic/nvls_alike.h"
 #include "engines/analytic/nvls_groups.h"
 #include "engines/analytic/nvls_work.h"
 #include "engines/analytic/ring_alike.h"
@@ -1209,6 +1210,87 @@ TEST(NvlsAlike, SimulateAgreesWithBookingTheCompiledSchedule) {
       for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(r.breakdown.ns[t], full.breakdown.ns[t]) << "term " << t;
       EXPECT_EQ(r.max_link_bytes, full.max_link_bytes);
     }
+}
+
+// The periodic jump (nvls_alike.cc; docs/model.md section 3): with it, the
+// result is the booking's without it, to the last bit (time, every breakdown
+// term, the critical path, max_link_bytes, every step's start and finish), on
+// random NVLS points: 2-16 GPUs (members alone), 4 MiB - 1 GiB and odd sizes,
+// four presets, slow and fast NVLS units, serialised launches, fp32.
+TEST(NvlsAlike, PeriodicJumpEqualsBookingEverything) {
+  std::uint64_t seed = 0x243f6a8885a308d3ull;
+  auto next = [&seed](std::uint64_t m) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % m;
+  };
+  const char* presets[] = {"hgx-h200-8", "hgx-b200-8", "hgx-h100-8", "gb200-nvl72"};
+  int jumped_points = 0, points = 0;
+  for (int k = 0; k < 48; ++k) {
+    // Mostly 2, 4, 8 or 16 GPUs and whole powers of two (chunks of one size: where the jump applies).
+    const int gpus = next(4) != 0 ? 2 << next(4) : 2 + static_cast<int>(next(15));
+    Config c = star_of(presets[next(4)], gpus);
+    switch (next(5)) {
+      case 0: c.tuning.nvls_reduce_GBps = 150 + static_cast<double>(next(300)); break;  // the unit about a port's rate
+      case 1:
+        set_param(c, "accelerator.gpus_per_process", 4);
+        set_param(c, "accelerator.launch_serial_ns", 700);
+        break;
+      case 2: set_param(c, "switch.nvls.efficiency", 0.7); break;
+      default: break;
+    }
+    validate(c);
+    const std::uint64_t bytes = (std::uint64_t{1} << (22 + next(9))) + (next(4) != 0 ? 0 : 4 * next(100000));
+    const Collective coll{bytes, next(4) == 0 ? DType::Fp32 : DType::Bf16};
+    int jumped = -1, none = -1;
+    const auto a = run_analytic_nvls_jump(c, coll, true, true, &jumped);
+    const auto b = run_analytic_nvls_jump(c, coll, true, false, &none);
+    ASSERT_TRUE(a && b) << gpus << " GPUs, " << bytes << " B";
+    ASSERT_EQ(none, 0);
+    ASSERT_EQ(a->time_ns, b->time_ns) << gpus << " GPUs, " << bytes << " B, jumped " << jumped;
+    for (int t = 0; t < kTermCount; ++t) ASSERT_EQ(a->breakdown.ns[t], b->breakdown.ns[t]) << "term " << t;
+    ASSERT_EQ(a->critical_path, b->critical_path);
+    ASSERT_EQ(a->max_link_bytes, b->max_link_bytes);
+    ASSERT_EQ(a->steps.size(), b->steps.size());
+    for (std::size_t i = 0; i < a->steps.size(); ++i) {
+      ASSERT_EQ(a->steps[i].start_ns, b->steps[i].start_ns) << "step " << i;
+      ASSERT_EQ(a->steps[i].finish_ns, b->steps[i].finish_ns) << "step " << i;
+    }
+    ++points;
+    jumped_points += jumped > 0;
+  }
+  EXPECT_EQ(points, 48);
+  EXPECT_GE(jumped_points, 15);  // (the draw: 22 of 48 jump)
+}
+
+// Where the pipeline repeats (section 52 of docs/performance.md: every 2
+// chunks from chunk ~27-34 at 8 GPUs, ~99 at 16), the jump is taken and skips
+// all but the transient and the last chunks; the result is the booking's
+// without it. At 64 GPUs (member groups) it does not apply.
+TEST(NvlsAlike, PeriodicJumpTakenWhereThePipelineRepeats) {
+  struct Case {
+    const char* preset;
+    int gpus;
+    std::uint64_t bytes;
+    int at_least;  // chunks per rank jumped
+  };
+  for (const Case& k : {Case{"hgx-h200-8", 8, std::uint64_t{1} << 30, 950}, Case{"hgx-h200-8", 8, std::uint64_t{1} << 26, 20},
+                        Case{"hgx-b200-8", 8, std::uint64_t{1} << 30, 950}, Case{"hgx-h100-8", 16, std::uint64_t{1} << 30, 380},
+                        Case{"hgx-h200-8", 64, std::uint64_t{1} << 28, 0}}) {
+    const Config c = star_of(k.preset, k.gpus);
+    const Collective coll{k.bytes, DType::Bf16};
+    int jumped = -1;
+    const auto a = run_analytic_nvls_jump(c, coll, false, true, &jumped);
+    const auto b = run_analytic_nvls_jump(c, coll, false, false);
+    ASSERT_TRUE(a && b);
+    if (k.at_least > 0) {
+      EXPECT_GE(jumped, k.at_least) << k.preset << " " << k.gpus << " " << k.bytes;
+    } else {
+      EXPECT_EQ(jumped, 0) << k.preset << " " << k.gpus;
+    }
+    EXPECT_EQ(a->time_ns, b->time_ns) << k.preset << " " << k.gpus << " " << k.bytes;
+    for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(a->breakdown.ns[t], b->breakdown.ns[t]) << "term " << t;
+    EXPECT_EQ(a->critical_path, b->critical_path);
+  }
 }
 
 // It polls the stop token every 1024 steps.

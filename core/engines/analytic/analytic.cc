@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "engines/analytic/book.h"
 #include "engines/analytic/planes.h"
+#include "model/cost_grid.h"
 
 namespace scin {
 
@@ -43,7 +44,7 @@ struct ScheduleView {
   std::size_t size() const { return s.steps.size(); }
   const DepList& deps(std::size_t i) const { return s.steps[i].deps; }
   StepKind kind(std::size_t i) const { return s.steps[i].kind; }
-  bool cost(StepId i, StepCost& c) const { return step_cost(cfg, s, rm, s.steps[i], c, one_plane, port_classes); }
+  bool cost(StepId i, StepCost& c) const { return analytic_step_cost(cfg, s, rm, s.steps[i], c, one_plane, port_classes); }
   int resources() const { return rm.count(); }
   const std::string& name() const { return s.algorithm; }
 };

@@ -4,10 +4,13 @@
 #include "engines/analytic/nvls_alike.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "engines/analytic/nvls_groups.h"
+#include "engines/analytic/nvls_jump.h"
 #include "engines/analytic/nvls_work.h"
 #include "engines/analytic/ready_queue.h"
+#include "model/cost_grid.h"
 #include "schedule/builder.h"
 
 namespace scin {
@@ -28,8 +31,12 @@ using namespace nvls;
 // run_analytic_nvls; with `steps_only`, its conditions alone (everything up
 // to booking: the steps' costs and their shape): *steps_only = the step count
 // and an empty result if they hold (booking then always answers).
+// `jump`: the periodic jump (below) where it applies; `jumped_chunks`
+// (optional): the chunks per rank it skipped (0 if it did not apply).
 std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& coll, const RunContext& ctx,
-                                         bool with_steps, std::size_t* steps_only) {
+                                         bool with_steps, std::size_t* steps_only, bool jump = true,
+                                         int* jumped_chunks = nullptr) {
+  if (jumped_chunks) *jumped_chunks = 0;
   if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
   if (!unsupported_reason(cfg, Algorithm::Nvls).empty()) return std::nullopt;
   // The schedule's head as compile() declares it (in and out per rank), then
@@ -123,9 +130,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
         const bool first = costed[q] == 0, again = costed[q] == 1 && i == n - 1;
         if (!first && !again) continue;
         Rep l, st;
-        step_cost(cfg, s, rm, load_step(i, c_), c, one_plane);
+        analytic_step_cost(cfg, s, rm, load_step(i, c_), c, one_plane);
         if (!read_rep(c, rm, n, i, l)) return std::nullopt;
-        step_cost(cfg, s, rm, store_step(i, c_), c, one_plane);
+        analytic_step_cost(cfg, s, rm, store_step(i, c_), c, one_plane);
         if (!store_rep(c, rm, n, i, st)) return std::nullopt;
         if (first) {
           loads[q] = std::move(l);
@@ -156,19 +163,19 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<StepCost> launch_c(un), arrive_c(un), wait_c(un);
   for (int r = 0; r < n; ++r) {
     const auto ur = static_cast<std::size_t>(r);
-    step_cost(cfg, s, rm, build::launch_step(r, false, RingProtocol::Simple, false), launch_c[ur], one_plane);
+    analytic_step_cost(cfg, s, rm, build::launch_step(r, false, RingProtocol::Simple, false), launch_c[ur], one_plane);
     Step sig;
     sig.kind = StepKind::Signal;
     sig.initiator = r;
     sig.target = sw0;
     sig.unit = Unit::NvlsReduce;
     sig.via = sw0;
-    step_cost(cfg, s, rm, sig, arrive_c[ur], one_plane);
+    analytic_step_cost(cfg, s, rm, sig, arrive_c[ur], one_plane);
     Step w;
     w.kind = StepKind::Wait;
     w.initiator = r;
     w.unit = Unit::NvlsReduce;
-    step_cost(cfg, s, rm, w, wait_c[ur], one_plane);
+    analytic_step_cost(cfg, s, rm, w, wait_c[ur], one_plane);
     if (!launch_c[ur].uses.empty() || !arrive_c[ur].uses.empty() || !wait_c[ur].uses.empty()) return std::nullopt;
   }
   // No cost is negative: a step is then ready no earlier than the one taken
@@ -332,6 +339,13 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
 
   std::size_t done = 0;
+
+  // The periodic jump (nvls_jump.h; docs/model.md section 3).
+  Jump jump_at({n, chunks, first_chunk, arrive1, ready, start, finish, pending, bound, bound_member, rec_u, taken,
+                taken_at, taken_n, done, heap, members_e, members_i, unit, size_of, loads},
+               work, jump && alone && chunks >= 16);
+  bool jump_on = jump_at.on();
+
   while (holding || !heap.empty()) {
     Item top;
     if (holding && (heap.empty() || ready_queue::before(held, heap.front()))) {
@@ -341,6 +355,11 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       top = heap.pop();
     }
     holding = false;
+    if (jump_on) {
+      const bool jumped = jump_at.popped(top);
+      jump_on = jump_at.on();
+      if (jumped) continue;
+    }
     const auto [r, id] = top;
     if ((++done & 0x3ff) == 0) {
       ctx.check();
@@ -387,6 +406,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       }
       taken_at[x] = static_cast<std::uint32_t>(taken_n);
       taken[taken_n++] = {id, static_cast<std::uint32_t>(k), static_cast<std::uint16_t>(d.r), d.k == K::Load};
+      if (jump_on) jump_at.took(x);
     }
     start[id] = r;
     finish[id] = end + latency;
@@ -407,6 +427,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     }
   }
   if (done != total) return std::nullopt;
+  if (jumped_chunks) *jumped_chunks = jump_at.jumped();
   AnalyticResult res;
   StepId last = 0;
   for (std::size_t i = 0; i < total; ++i)
@@ -546,6 +567,11 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
 std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collective& c, const RunContext& ctx,
                                                 bool with_steps) {
   return nvls_alike(cfg, c, ctx, with_steps, nullptr);
+}
+
+std::optional<AnalyticResult> run_analytic_nvls_jump(const Config& cfg, const Collective& c, bool with_steps, bool jump,
+                                                     int* jumped_chunks) {
+  return nvls_alike(cfg, c, {}, with_steps, nullptr, jump, jumped_chunks);
 }
 
 std::size_t nvls_alike_steps(const Config& cfg, const Collective& c) {

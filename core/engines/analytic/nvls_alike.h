@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 
+#include "engines/analytic/analytic.h"
 #include "fabric/config.h"
 #include "schedule/algorithms.h"
 
@@ -15,5 +17,12 @@ namespace scin {
 /// before booking (the fabric, the steps' costs and their shape; its booking
 /// then always answers): O(N) step costs per chunk size, no booking.
 std::size_t nvls_alike_steps(const Config& cfg, const Collective& c);
+
+/// run_analytic_nvls() (analytic.h) with its periodic jump on or off (tests:
+/// with it, the result must be the booking's without it, bit for bit).
+/// `jumped_chunks` (optional): the chunks per rank the jump did not book
+/// (0 where it did not apply).
+std::optional<AnalyticResult> run_analytic_nvls_jump(const Config& cfg, const Collective& c, bool with_steps, bool jump,
+                                                     int* jumped_chunks = nullptr);
 
 }  // namespace scin

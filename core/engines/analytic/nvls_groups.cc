@@ -268,6 +268,40 @@ void Members::merge_equal(double r) {
   }
 }
 
+bool Members::busy_from(double r, std::vector<double>& out) const {
+  if (!alone_) return false;
+  for (int m = 0; m < n_; ++m) {
+    const auto um = static_cast<std::size_t>(m);
+    if (state_[um] == 1) {
+      const Block& b = one_[um];
+      if (b.e > r) {
+        out.push_back(1);
+        out.push_back(std::max(b.s, r) - r);
+        out.push_back(b.e - r);
+      } else {
+        out.push_back(0);
+      }
+    } else if (state_[um] == 0) {
+      out.push_back(0);
+    } else {
+      const Slots& q = per_[um];
+      const std::size_t a = first_after(q.v, q.head, r);
+      out.push_back(static_cast<double>(q.v.size() - a));
+      for (std::size_t k = a; k < q.v.size(); ++k) {
+        out.push_back(std::max(q.v[k].first, r) - r);
+        out.push_back(q.v[k].second - r);
+      }
+    }
+  }
+  return true;
+}
+
+void Members::translate(double dt) {
+  for (Block& b : one_) b.s += dt, b.e += dt;
+  for (Slots& q : per_)
+    for (auto& b : q.v) b.first += dt, b.second += dt;
+}
+
 // Member m's queue in its Slots (moved there from one_ if it was one block),
 // pruned and booked; back in one_ if it is then one block or none.
 double Members::book_slots(int m, double r, double t, double d) {

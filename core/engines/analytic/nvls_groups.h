@@ -176,6 +176,14 @@ class Members {
     if (alone_) return book_alone(m, r, t, d) + d;  // (inline: book_alone's shortcut in the caller's loop)
     return own_groups(r, m, t, d);
   }
+  // With `alone` (nvls_alike.cc's periodic jump): appends, member by member,
+  // the busy time from r on relative to r: the count of blocks ending after r,
+  // then each one's max(start, r) - r and end - r (what every search from r
+  // on sees; on the cost grid, the differences are exact). False without `alone`.
+  bool busy_from(double r, std::vector<double>& out) const;
+  // Adds dt to every block's start and end (`alone`): the queues translated in
+  // time (exact on the cost grid).
+  void translate(double dt);
   std::size_t groups() const { return alone_ ? per_.size() : live_.size(); }
   std::size_t most_groups() const { return alone_ ? per_.size() : most_; }
   // With `alone`: how many bookings found a member's queue of at most one

@@ -175,6 +175,19 @@ struct Work {
   Ready heap;
   std::vector<Replay> replays;
   std::size_t live_replays = 0;
+  // The periodic jump (nvls_alike.cc): per load and store (by x) whether it
+  // was taken; per rank the first chunk whose store was not, and the window's
+  // end; the states at the last boundaries; the ready set at a boundary.
+  std::vector<std::uint8_t> took;
+  std::vector<int> lo, stop;
+  struct Snap {
+    std::vector<double> v;
+    double t = 0;
+    std::size_t taken_n = 0;
+    int cb = -1, stop = 0;
+  };
+  std::vector<Snap> snaps;
+  std::vector<ready_queue::Item> items;
 };
 
 // Drops a large run's memory when the run ends: a thread keeps at most a

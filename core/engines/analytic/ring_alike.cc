@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engines/analytic/planes.h"
+#include "model/cost_grid.h"
 #include "schedule/builder.h"
 
 namespace scin {
@@ -114,7 +115,7 @@ bool ring_costs(const Config& cfg, RingShape& sh, RingProtocol p, RingCosts& out
   for (std::size_t i = 0; i < sh.rep_steps.size(); ++i) {
     if (!sh.has_rep[i]) continue;
     const Step& st = sh.rep_steps[i];
-    step_cost(cfg, s, rm, st, c, sh.one_plane);
+    analytic_step_cost(cfg, s, rm, st, c, sh.one_plane);
     RingCosts::Rep& rep = out.reps[i];
     rep.fixed = c.fixed_ns;
     rep.latency = c.latency_total_ns();
@@ -133,7 +134,7 @@ bool ring_costs(const Config& cfg, RingShape& sh, RingProtocol p, RingCosts& out
   // Launches: no resource, so each finishes at its fixed cost plus latency.
   out.launch_finish.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    step_cost(cfg, s, rm, sh.launches[static_cast<std::size_t>(r)], c, sh.one_plane);
+    analytic_step_cost(cfg, s, rm, sh.launches[static_cast<std::size_t>(r)], c, sh.one_plane);
     if (!c.uses.empty() || !(c.fixed_ns >= 0) || !(c.latency_total_ns() >= 0)) return false;
     const double t0 = 0.0 + c.fixed_ns;
     out.launch_finish[static_cast<std::size_t>(r)] = t0 + c.latency_total_ns();
@@ -224,7 +225,7 @@ void ring_walk(const Config& cfg, const RingShape& sh, const RingCosts& k, const
     const bool is_launch = cur < sn;
     const int r = static_cast<int>(is_launch ? cur : (cur - sn) % sn);
     const int t = is_launch ? -1 : static_cast<int>((cur - sn) / sn);
-    step_cost(cfg, s, sh.rm, is_launch ? sh.launches[static_cast<std::size_t>(r)] : f.send(r, t), c, sh.one_plane);
+    analytic_step_cost(cfg, s, sh.rm, is_launch ? sh.launches[static_cast<std::size_t>(r)] : f.send(r, t), c, sh.one_plane);
     StepId bound = kNoStep;
     double ready = 0, best = -1;
     if (!is_launch)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engines/analytic/part_booking.h"
+#include "model/cost_grid.h"
 #include "schedule/builder.h"
 
 namespace scin::scin_steps {
@@ -356,7 +357,7 @@ struct Scin {
     return st;
   }
 
-  bool cost(const Step& st, StepCost& c) const { return step_cost(cfg, s, rm, st, c, false, true) && nonnegative(c); }
+  bool cost(const Step& st, StepCost& c) const { return analytic_step_cost(cfg, s, rm, st, c, false, true) && nonnegative(c); }
 };
 
 // A part's cost with its uses mapped to local queues: `expect` lists the

@@ -10,6 +10,7 @@
 
 #include "engines/analytic/book.h"
 #include "engines/analytic/planes.h"
+#include "model/cost_grid.h"
 #include "schedule/builder.h"
 
 namespace scin {
@@ -462,7 +463,7 @@ struct StepsView {
   StepKind kind(std::size_t i) const { return kind_of(st.rec[i].what); }
   bool cost(StepId i, StepCost& c) const {
     const Rec& r = st.rec[i];
-    auto full = [&](StepCost& to) { return step_cost(cfg, s, rm, x.fill(r), to, one_plane, false); };
+    auto full = [&](StepCost& to) { return analytic_step_cost(cfg, s, rm, x.fill(r), to, one_plane, false); };
     if (r.what == What::Launch) return full(c);
     return classes.cost(r, x.count_of(r), rm, c, full);
   }

@@ -19,11 +19,13 @@
 #include <chrono>
 #include <ctime>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "base/error.h"
 #include "fabric/params.h"
+#include "schedule/check_step.h"
 
 namespace scin::packet {
 
@@ -66,7 +68,8 @@ void Engine::setup() {
   group_log_ = packet_entries_ && testing::group_log.load(std::memory_order_relaxed);
   fast_paths_ = testing::fast_paths.load(std::memory_order_relaxed);
   validate(cfg_);
-  check_schedule(s_);
+  // The steps are checked in the pass over them below (check_step), each before it is read.
+  check_schedule_nodes(s_);
   if (s_.gpus != cfg_.fabric.gpus || s_.topology != cfg_.fabric.topology ||
       (s_.topology == Topology::Star && s_.planes != cfg_.fabric.planes))
     throw Error(fmt::format("packet engine: schedule for {} accelerators / {} planes does not match the fabric "
@@ -98,24 +101,40 @@ void Engine::setup() {
   }
   const std::size_t n = s_.steps.size();
   // Per step: one pass over the steps (a ring at 1024 accelerators has 2 M, each
-  // a cache miss or more: its deps, sources and destinations live apart) counts
-  // predecessors and successors and the payload to deliver, and records the
-  // edges in a flat array that the successor lists are then built from.
-  steps_.assign(n + 1, StepState{});
+  // a cache miss or more: its deps, sources and destinations live apart) checks
+  // each (check_schedule's checks), counts predecessors and successors, finds
+  // its shape and records the edges in a flat array that the successor lists
+  // are then built from. Each record is written whole here (not filled first).
+  {
+    StepMemory& m = spare();  // (this thread's last run's storage, if any)
+    steps_ = std::move(m.steps), succ_ = std::move(m.succ), edges_ = std::move(m.edges);
+    steps_cap_ = std::exchange(m.steps_cap, 0), succ_cap_ = std::exchange(m.succ_cap, 0);
+    m.edges.clear();
+  }
+  if (steps_cap_ < n + 1) {
+    steps_.reset();  // (before the new one: not both at once)
+    steps_.reset(new StepState[n + 1]);
+    steps_cap_ = n + 1;
+  }
   res_.assign(static_cast<std::size_t>(rm_.count()), Server{});
-  std::vector<StepId> edges;  // every step's dependencies, in step order (step i's: its `pending` many)
+  std::vector<StepId>& edges = edges_;  // every step's dependencies, in step order (step i's: its `pending` many)
+  edges.clear();
   edges.reserve(2 * n);       // most steps have one or two (pages untouched are free)
   progress_bytes_ = -1;  // not known yet (poll() adds it up when it first reports)
   delivered_bytes_ = 0;
   for (std::size_t i = 0; i < n; ++i) {
+    check_step(s_, i);
     const Step& st = s_.steps[i];
-    steps_[i].pending = static_cast<int>(st.deps.size());
-    steps_[i].shape = costs_.shape(st);
-    for (StepId d : st.deps) {
-      ++steps_[d + 1].succ;
-      edges.push_back(d);
+    // (steps_[i].succ counts the successors of step i - 1, which are steps i and on: none counted yet)
+    const std::size_t nd = st.deps.size();
+    steps_[i] = StepState{0, 0, static_cast<int>(nd), kNoFlow, 0, costs_.shape(st)};
+    const StepId* dep = st.deps.data();
+    for (std::size_t m = 0; m < nd; ++m) {
+      ++steps_[dep[m] + 1].succ;
+      edges.push_back(dep[m]);
     }
   }
+  steps_[n] = StepState{0, 0, 0, kNoFlow, 0, StepCosts::kNone};
   if (edges.size() > std::numeric_limits<std::uint32_t>::max())
     throw Error(fmt::format("packet engine: {} dependencies exceed the limit of 2^32", edges.size()));
   // steps_[d].succ: one past the end of d's list (the prefix sums shifted by one);
@@ -125,11 +144,28 @@ void Engine::setup() {
   std::uint32_t end = 0;
   for (std::size_t i = 0; i < n; ++i) steps_[i].succ = end += steps_[i + 1].succ;  // (steps_[i + 1].succ: i's count)
   steps_[n].succ = end;
-  succ_.resize(edges.size());
+  if (succ_cap_ < edges.size()) {
+    succ_.reset();
+    succ_.reset(new StepId[edges.size()]);
+    succ_cap_ = edges.size();
+  }
   std::size_t k = edges.size();
   for (std::size_t i = n; i-- > 0;)
     for (int m = steps_[i].pending; m > 0; --m) succ_[--steps_[edges[--k]].succ] = static_cast<StepId>(i);
   shapes_.resize(costs_.shapes());
+}
+
+Engine::StepMemory& Engine::spare() {
+  thread_local StepMemory m;
+  return m;
+}
+
+Engine::~Engine() {
+  const std::size_t bytes = steps_cap_ * sizeof(StepState) + succ_cap_ * sizeof(StepId) + edges_.capacity() * sizeof(StepId);
+  if (!steps_ || bytes > kSpareBytes) return;  // (never taken: the thread's spare stays)
+  StepMemory& m = spare();
+  m.steps = std::move(steps_), m.succ = std::move(succ_), m.edges = std::move(edges_);
+  m.steps_cap = steps_cap_, m.succ_cap = succ_cap_;
 }
 
 // Progress: the bytes the network steps deliver (a write's to each destination,
@@ -435,7 +471,10 @@ void Engine::flow_start(FlowId i) {
         if (f.plane >= 0) {
           add_link_source(g_.up(g, f.plane), Source{i, slot, 0, f.n, 1, now_, false, 0});
         } else {
-          for (int p = 0; p < g_.planes; ++p)
+          // (Planes p >= n get no packet: no Source made. A ring step of one packet at 1024
+          // accelerators spread over 4 planes made four, three dropped at once.)
+          const int np = static_cast<int>(std::min<std::uint32_t>(f.n, static_cast<std::uint32_t>(g_.planes)));
+          for (int p = 0; p < np; ++p)
             add_link_source(g_.up(g, p), Source{i, slot, static_cast<std::uint32_t>(p), f.n,
                                                 static_cast<std::uint32_t>(g_.planes), now_, false, 0});
         }

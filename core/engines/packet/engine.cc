@@ -295,7 +295,11 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     f.kind = from_switch ? FlowKind::IsaWrite : FlowKind::GpuWrite;
     f.bytes = region_bytes(s_, st.srcs[0]);
     f.n = g_.npkts(f.bytes);
-    for (const auto& d : st.dsts) f.dsts.push_back(s_.buffers[d.buffer].node);
+    const std::size_t nd = st.dsts.size();  // (a multicast's 1024: through the data pointers, as the sources below)
+    f.dsts.resize(nd);
+    NodeId* dsts = f.dsts.data();
+    const Region* reg = st.dsts.data();
+    for (std::size_t k = 0; k < nd; ++k) dsts[k] = s_.buffers[reg[k].buffer].node;
   } else {
     f.kind = from_switch ? FlowKind::IsaRead : FlowKind::GpuRead;
     const Region& dst = st.dsts[0];
@@ -308,19 +312,30 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     // 1024 sources and is costed per step, not per shape. The same sums as
     // region_bytes(), plain_bytes() and is_codec() per source gave.)
     const double elem_bytes = dtype_bytes_of(s_.dtype);
-    for (const auto& r : st.srcs) {
-      const BufferDecl& buf = s_.buffers[r.buffer];
+    // (Sized first and written through their data pointers: InlineVec's
+    // push_back tests inline or heap and the capacity per value, 1024 sources.)
+    const std::size_t ns = st.srcs.size();
+    f.srcs.resize(ns), f.src_bytes.resize(ns), f.src_n.resize(ns);
+    NodeId* srcs = f.srcs.data();
+    std::uint64_t* src_bytes = f.src_bytes.data();
+    std::uint32_t* src_n = f.src_n.data();
+    const Region* reg = st.srcs.data();
+    const BufferDecl* bufs = s_.buffers.data();
+    for (std::size_t k = 0; k < ns; ++k) {
+      const Region& r = reg[k];
+      const BufferDecl& buf = bufs[r.buffer];
       const bool rc = is_codec(buf.format);
-      f.srcs.push_back(buf.node);
+      srcs[k] = buf.node;
       const std::uint64_t b = region_bytes(buf, r.count);
-      f.src_bytes.push_back(b);
-      f.src_n.push_back(g_.npkts(b));
-      f.n = std::max(f.n, f.src_n.back());
-      f.n_min = std::min(f.n_min, f.src_n.back());
+      src_bytes[k] = b;
+      const std::uint32_t m = g_.npkts(b);
+      src_n[k] = m;
+      f.n = std::max(f.n, m);
+      f.n_min = std::min(f.n_min, m);
       plain += rc ? static_cast<double>(r.count) * elem_bytes : static_cast<double>(b);
       wire += static_cast<double>(b);
       codec |= rc;
-      if (s_.is_switch(f.srcs.back()) && !tiers_)
+      if (s_.is_switch(buf.node) && !tiers_)
         throw Error(fmt::format("packet engine: step {} ({}) reads a switch-resident buffer; not modelled",
                                 i, st.label));
     }
@@ -369,11 +384,12 @@ void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
   f.plain_per_byte = x.plain_per_byte;
   f.reduce_inv_GBps = x.reduce_inv_GBps;
   f.codec = x.codec;
-  // (reset() left them empty with their storage; a few entries each, mostly)
-  for (NodeId d : x.dsts) f.dsts.push_back(d);
-  for (NodeId r : x.srcs) f.srcs.push_back(r);
-  for (std::uint64_t b : x.src_bytes) f.src_bytes.push_back(b);
-  for (std::uint32_t m : x.src_n) f.src_n.push_back(m);
+  // (reset() left them empty with their storage; a few entries each, mostly,
+  // an NVLS ld_reduce's 1024: assigned as ranges, not pushed one by one)
+  f.dsts.assign(x.dsts.begin(), x.dsts.end());
+  f.srcs.assign(x.srcs.begin(), x.srcs.end());
+  f.src_bytes.assign(x.src_bytes.begin(), x.src_bytes.end());
+  f.src_n.assign(x.src_n.begin(), x.src_n.end());
 }
 
 void Engine::setup_flow(StepId i, Ps t, const FlowShape& x) {

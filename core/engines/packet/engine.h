@@ -1,6 +1,7 @@
 // The packet engine's wiring (internal): it owns the components and the event
 // loop, and routes packets between them. Its methods live by component:
-//   engine.cc  set-up, steps and flows, the event loop
+//   setup.cc   set-up: links, step records and successor lists, the per-thread arrays
+//   engine.cc  steps and flows, the event loop
 //   sender.cc  an accelerator's link: arbitration, credits, the pipe to the switch
 //   switch.cc  input ports, output queues and their waiters, multicast, results out
 //   reads.cc   reads: the ISA (admission, reduction, requests), NVLS, accelerator reads
@@ -60,11 +61,12 @@ class Engine {
   Run run();
 
  private:
-  // ---- engine.cc: set-up, steps, flows, events
+  // ---- setup.cc: set-up
   void setup();
   void build_links();
   /// Accelerator g's up and down links to plane p (star and two-tier alike).
   void init_port_links(int g, int p);
+  // ---- engine.cc: steps, flows, events
   [[gnu::always_inline]] std::uint64_t schedule(Ps t, EvType type, std::uint32_t id) {
     return q_.push(t, target_of(type, id));
   }

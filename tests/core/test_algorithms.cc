@@ -1,7 +1,11 @@
 // Schedules: structure, the bytes each accelerator moves, and errors.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+
 #include "schedule/algorithms.h"
+#include "schedule/check_step.h"
 #include "schedule/compile_options.h"
 #include "base/error.h"
 #include "fabric/preset.h"
@@ -207,4 +211,143 @@ TEST(Algorithms, UnlabelledCompileEqualsCompileButForLabels) {
       }
   }
   EXPECT_GT(compared, 50000u);
+}
+
+// check_step (schedule/check_step.h) is check_schedule's loop body, with a
+// quick test of all its conditions first (step_ok): a step that breaks any one
+// condition must still throw check_schedule's error, and only at that step.
+// Each case breaks one step of a compiled schedule in one way.
+TEST(Algorithms, CheckStepThrowsWhatCheckScheduleThrowsAtTheBrokenStep) {
+  Config cfg = star(8, 4);
+  struct Case {
+    const char* algo;
+    const char* what;  // check_schedule's error contains this
+    // Breaks a step of the kind it wants; returns its index (or -1: none found).
+    std::function<long(Schedule&)> brk;
+  };
+  auto find = [](Schedule& s, auto pred) -> long {
+    for (std::size_t i = 0; i < s.steps.size(); ++i)
+      if (pred(s.steps[i], i)) return static_cast<long>(i);
+    return -1;
+  };
+  auto other_node_buffer = [](const Schedule& s, BufferId b) {  // a buffer of the same size on another node
+    for (BufferId k = 0; k < s.buffers.size(); ++k)
+      if (s.buffers[k].node != s.buffers[b].node && s.buffers[k].elems == s.buffers[b].elems) return k;
+    return b;
+  };
+  auto write2 = [](const Step& st, std::size_t) { return st.kind == StepKind::Write && st.srcs.size() == 2; };
+  const std::vector<Case> cases = {
+      {"ring", "does not come earlier", [&](Schedule& s) {
+         const long i = find(s, [](const Step& st, std::size_t) { return st.deps.size() >= 2; });
+         if (i < 0) return i;
+         s.steps[i].deps.back() = static_cast<StepId>(i + 1);
+         return i; }},
+      {"ring", "initiator is not a node", [&](Schedule& s) { s.steps[5].initiator = -1; return 5L; }},
+      {"ring", "initiator is not a node", [&](Schedule& s) { s.steps[7].initiator = s.node_count(); return 7L; }},
+      {"ring", "missing buffer", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].srcs[1].buffer = static_cast<BufferId>(s.buffers.size());
+         return i; }},
+      {"ring", "missing buffer", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].dsts[0].buffer = static_cast<BufferId>(s.buffers.size() + 3);
+         return i; }},
+      {"ring", "exceeds buffer", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].srcs[0].offset = s.buffers[s.steps[i].srcs[0].buffer].elems;
+         return i; }},
+      {"ring", "exceeds buffer", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].dsts[0].offset = s.buffers[s.steps[i].dsts[0].buffer].elems - s.steps[i].dsts[0].count + 1;
+         return i; }},
+      {"ring", "sources differ", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].srcs[1].count -= 1;
+         return i; }},
+      {"ring", "destinations differ", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].dsts[0].count -= 1;
+         return i; }},
+      {"ring", "needs sources and destinations", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].srcs.clear();
+         return i; }},
+      {"ring", "first source is not on its initiator", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].srcs[0].buffer = other_node_buffer(s, s.steps[i].srcs[0].buffer);
+         return i; }},
+      {"ring", "must reduce into one destination", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].op = DataOp::Copy;
+         return i; }},
+      {"ring", "must reduce into one destination", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].dsts.push_back(s.steps[i].dsts[0]);
+         return i; }},
+      {"ring", "extra sources must be on the destination node", [&](Schedule& s) {
+         const long i = find(s, write2);
+         if (i < 0) return i;
+         s.steps[i].srcs[1].buffer = other_node_buffer(s, s.steps[i].srcs[1].buffer);
+         return i; }},
+      {"nvls", "a read has exactly one destination", [&](Schedule& s) {
+         const long i = find(s, [](const Step& st, std::size_t) { return st.kind == StepKind::Read; });
+         if (i < 0) return i;
+         s.steps[i].dsts.push_back(s.steps[i].dsts[0]);
+         return i; }},
+      {"scin", "signal target is not a node", [&](Schedule& s) {
+         const long i = find(s, [](const Step& st, std::size_t) { return st.kind == StepKind::Signal; });
+         if (i < 0) return i;
+         s.steps[i].target = s.node_count();
+         return i; }},
+      {"scin-inq", "compute reads a buffer on another node", [&](Schedule& s) {
+         const long i = find(s, [](const Step& st, std::size_t) { return st.kind == StepKind::Compute && !st.srcs.empty(); });
+         if (i < 0) return i;
+         s.steps[i].srcs[0].buffer = other_node_buffer(s, s.steps[i].srcs[0].buffer);
+         return i; }},
+      {"scin-inq", "compute writes a buffer on another node", [&](Schedule& s) {
+         const long i = find(s, [](const Step& st, std::size_t) { return st.kind == StepKind::Compute && !st.dsts.empty(); });
+         if (i < 0) return i;
+         s.steps[i].dsts[0].buffer = other_node_buffer(s, s.steps[i].dsts[0].buffer);
+         return i; }},
+  };
+  int broken = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.algo) + ": " + c.what + " (case " + std::to_string(broken) + ")");
+    Schedule s = compile(cfg, c.algo, {1 << 16, DType::Bf16});
+    check_schedule_nodes(s);
+    for (std::size_t i = 0; i < s.steps.size(); ++i) EXPECT_NO_THROW(check_step(s, i));  // as compiled: good
+    const long bad = c.brk(s);
+    ASSERT_GE(bad, 0) << "no step of the kind this case breaks";
+    ++broken;
+    try {
+      check_schedule(s);
+      ADD_FAILURE() << "check_schedule passed a broken schedule";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("step " + std::to_string(bad) + " "), std::string::npos) << e.what();
+    }
+    for (std::size_t i = 0; i < s.steps.size(); ++i) {
+      if (static_cast<long>(i) == bad) {
+        try {
+          check_step(s, i);
+          ADD_FAILURE() << "check_step passed broken step " << i;
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find(c.what), std::string::npos) << e.what();
+        }
+      } else {
+        EXPECT_NO_THROW(check_step(s, i)) << "step " << i;
+      }
+    }
+  }
+  EXPECT_EQ(broken, static_cast<int>(cases.size()));
 }

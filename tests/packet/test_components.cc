@@ -240,6 +240,54 @@ TEST(PacketEventQueue, ManyDistinctTimesMoveToTheHeapAndBackInOrder) {
   EXPECT_EQ(q.mode(), Mode::Groups);
 }
 
+// Flow::reset() empties a reused flow field by field (sim.h): every field
+// back to a default Flow's, the vectors empty with their storage kept.
+TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
+  using packet::Flow, packet::FlowKind;
+  Flow f;
+  f.step = 7, f.kind = FlowKind::IsaRead, f.active = true, f.plane = 3, f.initiator = 5;
+  f.dsts = {1, 2}, f.srcs = {3}, f.src_bytes = {4}, f.src_n = {5}, f.src_id = {6}, f.sources = {7};
+  f.bytes = 8, f.n = 9, f.n_min = 10, f.inv_raw = 11, f.gap_ns = 12, f.ser_full = 13, f.extra_end = 14;
+  f.expected = 15, f.delivered = 16, f.last = 17, f.to_switch = true, f.every_gpu = true;
+  f.count = {1}, f.complete = {2}, f.staged = {3};
+  f.next_group = 18, f.plain_per_byte = 19, f.reduce_inv_GBps = 20, f.codec = true, f.pace_ns = 21;
+  f.next_send = 22, f.waiting = true;
+  f.hops = {Flow::Hop{1, 2, 3}}, f.red = {4}, f.sink = 23, f.switch_dsts = true;
+  const std::size_t cap = f.dsts.capacity();
+  f.reset();
+  const Flow d;
+  EXPECT_EQ(f.step, d.step);
+  EXPECT_EQ(f.kind, d.kind);
+  EXPECT_EQ(f.active, d.active);
+  EXPECT_EQ(f.plane, d.plane);
+  EXPECT_EQ(f.initiator, d.initiator);
+  EXPECT_TRUE(f.dsts.empty() && f.srcs.empty() && f.src_bytes.empty() && f.src_n.empty() && f.src_id.empty() &&
+              f.sources.empty() && f.count.empty() && f.complete.empty() && f.staged.empty() && f.hops.empty() &&
+              f.red.empty());
+  EXPECT_EQ(f.dsts.capacity(), cap);
+  EXPECT_EQ(f.bytes, d.bytes);
+  EXPECT_EQ(f.n, d.n);
+  EXPECT_EQ(f.n_min, d.n_min);
+  EXPECT_EQ(f.inv_raw, d.inv_raw);
+  EXPECT_EQ(f.gap_ns, d.gap_ns);
+  EXPECT_EQ(f.ser_full, d.ser_full);
+  EXPECT_EQ(f.extra_end, d.extra_end);
+  EXPECT_EQ(f.expected, d.expected);
+  EXPECT_EQ(f.delivered, d.delivered);
+  EXPECT_EQ(f.last, d.last);
+  EXPECT_EQ(f.to_switch, d.to_switch);
+  EXPECT_EQ(f.every_gpu, d.every_gpu);
+  EXPECT_EQ(f.next_group, d.next_group);
+  EXPECT_EQ(f.plain_per_byte, d.plain_per_byte);
+  EXPECT_EQ(f.reduce_inv_GBps, d.reduce_inv_GBps);
+  EXPECT_EQ(f.codec, d.codec);
+  EXPECT_EQ(f.pace_ns, d.pace_ns);
+  EXPECT_EQ(f.next_send, d.next_send);
+  EXPECT_EQ(f.waiting, d.waiting);
+  EXPECT_EQ(f.sink, d.sink);
+  EXPECT_EQ(f.switch_dsts, d.switch_dsts);
+}
+
 TEST(PacketWire, SerialisesBackToBackAndKeepsStatistics) {
   packet::Wire w;
   w.latency = 125000;

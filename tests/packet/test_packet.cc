@@ -456,6 +456,29 @@ packet::Run run_with_off(const RunCase& r, std::atomic<bool>& on) {
   return run;
 }
 
+// The engine keeps its per-step arrays (step records, successor lists, the
+// edges set-up lists) for the thread's next run (Engine::spare): a run on a
+// thread that ran others, larger and smaller, before it is the same, bit for
+// bit, as the same run on a new thread (whose arrays are new).
+TEST(PacketResults, StepArraysKeptForTheThreadsNextRunGiveTheSameRun) {
+  std::vector<RunCase> cases;
+  cases.push_back(run_case("hgx-h200-8", {"fabric.gpus=16", "ring.protocol=simple"}, "ring", 64 << 10));
+  cases.push_back(run_case("hgx-h200-8", {}, "nvls", 100000));
+  cases.push_back(run_case("hgx-h200-8", {"ring.protocol=ll"}, "ring", 3000));
+  cases.push_back(run_case("hgx-h200-8", {"fabric.gpus=16"}, "one-shot", 1 << 20));
+  cases.push_back(run_case("hgx-h200-8", {}, "scin", 1 << 20));
+  cases.push_back(run_case("hgx-h200-8", {}, "two-shot", 8200));
+  cases.push_back(run_case("nvl36x2", {"ring.protocol=ll128"}, "ring", 64 << 10));
+  std::vector<packet::Run> fresh(cases.size());
+  for (std::size_t k = 0; k < cases.size(); ++k)  // each on a new thread: nothing kept from an earlier run
+    std::thread([&] { fresh[k] = packet::run(cases[k].c, cases[k].s); }).join();
+  for (int round = 0; round < 2; ++round)  // in order, then in reverse: after larger and after smaller runs
+    for (std::size_t j = 0; j < cases.size(); ++j) {
+      const std::size_t k = round == 0 ? j : cases.size() - 1 - j;
+      expect_same_run(packet::run(cases[k].c, cases[k].s), fresh[k], cases[k].what + " (after other runs on this thread)");
+    }
+}
+
 // A one-packet response requested from a source is a packet entry in the
 // source link's request FIFO (no Source); with packet entries off every
 // response names a Source, as before. Same bits either way: the result, its

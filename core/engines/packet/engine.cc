@@ -1,5 +1,6 @@
-// The packet engine's wiring: set-up, steps and flows, the event loop. See
-// engine.h for where the other parts live and packet_engine.h for the model.
+// The packet engine's wiring: steps and flows, the event loop (set-up:
+// setup.cc). See engine.h for where the other parts live and packet_engine.h
+// for the model.
 //
 // Speed notes. Events carry no payload: a link, a pipe or a step is the target,
 // and each keeps its own FIFO (htsim's trick), so the heap holds a few entries
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <ctime>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -26,134 +28,6 @@
 #include "fabric/params.h"
 
 namespace scin::packet {
-
-// ------------------------------------------------------------------ set-up
-
-void Engine::init_port_links(int g, int p) {
-  Link& u = links_[static_cast<std::size_t>(g_.up(g, p))];
-  u.kind = Link::Up;
-  u.gpu = g;
-  u.other = p;
-  Link& d = links_[static_cast<std::size_t>(g_.down(g, p))];
-  d.kind = Link::Down;
-  d.gpu = g;
-  d.other = p;
-}
-
-void Engine::build_links() {
-  if (g_.star) {
-    links_.resize(static_cast<std::size_t>(2 * g_.gpus * g_.planes));
-    logs_ = std::vector<GroupLog>(static_cast<std::size_t>(g_.planes));
-    for (int g = 0; g < g_.gpus; ++g)
-      for (int p = 0; p < g_.planes; ++p) init_port_links(g, p);
-  } else {
-    links_.resize(static_cast<std::size_t>(g_.gpus * g_.gpus));
-    for (int a = 0; a < g_.gpus; ++a)
-      for (int b = 0; b < g_.gpus; ++b) {
-        Link& l = links_[static_cast<std::size_t>(g_.direct(a, b))];
-        l.kind = Link::Direct;
-        l.gpu = a;
-        l.other = b;
-      }
-  }
-  for (auto& l : links_) l.wire.latency = to_ps(cfg_.links.latency_ns);
-  timeline_.init(cfg_.packet.timeline_samples, links_.size());
-  timeline_on_ = timeline_.on();
-}
-
-void Engine::setup() {
-  packet_entries_ = testing::packet_entries.load(std::memory_order_relaxed);
-  group_log_ = packet_entries_ && testing::group_log.load(std::memory_order_relaxed);
-  fast_paths_ = testing::fast_paths.load(std::memory_order_relaxed);
-  validate(cfg_);
-  check_schedule(s_);
-  if (s_.gpus != cfg_.fabric.gpus || s_.topology != cfg_.fabric.topology ||
-      (s_.topology == Topology::Star && s_.planes != cfg_.fabric.planes))
-    throw Error(fmt::format("packet engine: schedule for {} accelerators / {} planes does not match the fabric "
-                            "({} accelerators / {} planes)", s_.gpus, s_.planes, cfg_.fabric.gpus, cfg_.fabric.planes));
-  if (s_.steps.size() > kIdMask)
-    throw Error(fmt::format("packet engine: {} steps exceed the limit of {}", s_.steps.size(), kIdMask));
-  g_.gpus = s_.gpus;
-  g_.star = s_.topology == Topology::Star;
-  tiers_ = s_.two_tier();
-  g_.planes = g_.star || tiers_ ? std::max(1, s_.planes) : 1;
-  g_.P = cfg_.packet.payload_bytes;
-  g_.H = cfg_.packet.header_bytes;
-  g_.port_cap = cfg_.packet.port_buffer_bytes;
-  g_.saf = cfg_.packet.forwarding == StoreMode::StoreAndForward;
-  isa_lat_ = to_ps(cfg_.links.latency_ns);
-  isa_mem_ = to_ps(cfg_.accelerator.mem_latency_ns);
-  isa_lat_mem_ = isa_lat_ + isa_mem_;
-  isa_cap_ = cfg_.sw.isa.max_outstanding_bytes;
-  lsw_ = to_ps(cfg_.sw.latency_ns);
-  if (tiers_) build_tier_links();
-  else build_links();
-  read_issue_.assign(static_cast<std::size_t>(g_.gpus), 0);
-  readers_.resize(static_cast<std::size_t>(g_.gpus));
-  if (g_.star) {
-    isas_.resize(static_cast<std::size_t>(g_.planes));
-    for (int p = 0; p < g_.planes; ++p) {
-      Isa& isa = isas_[static_cast<std::size_t>(p)];
-      isa.buffer = IsaBuffer(cfg_.sw.isa.buffer_bytes);
-      isa.ports.resize(static_cast<std::size_t>(g_.gpus));
-      isa.reduce_res = rm_.isa_reduce(p);
-      isa.inq_res = rm_.isa_inq(p);
-    }
-    outs_.resize(static_cast<std::size_t>(g_.planes * g_.gpus));
-  }
-  const std::size_t n = s_.steps.size();
-  // Per step: one pass over the steps (a ring at 1024 accelerators has 2 M, each
-  // a cache miss or more: its deps, sources and destinations live apart) counts
-  // predecessors and successors and the payload to deliver, and records the
-  // edges in a flat array that the successor lists are then built from.
-  steps_.assign(n + 1, StepState{});
-  res_.assign(static_cast<std::size_t>(rm_.count()), Server{});
-  std::vector<StepId> edges;  // every step's dependencies, in step order (step i's: its `pending` many)
-  edges.reserve(2 * n);       // most steps have one or two (pages untouched are free)
-  progress_bytes_ = -1;  // not known yet (poll() adds it up when it first reports)
-  delivered_bytes_ = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Step& st = s_.steps[i];
-    steps_[i].pending = static_cast<int>(st.deps.size());
-    steps_[i].shape = costs_.shape(st);
-    for (StepId d : st.deps) {
-      ++steps_[d + 1].succ;
-      edges.push_back(d);
-    }
-  }
-  if (edges.size() > std::numeric_limits<std::uint32_t>::max())
-    throw Error(fmt::format("packet engine: {} dependencies exceed the limit of 2^32", edges.size()));
-  // steps_[d].succ: one past the end of d's list (the prefix sums shifted by one);
-  // filled from the back (the last step's dependencies first), each list ends
-  // in step order, as before, and each steps_[d].succ back at its list's start
-  // (no cursor array).
-  std::uint32_t end = 0;
-  for (std::size_t i = 0; i < n; ++i) steps_[i].succ = end += steps_[i + 1].succ;  // (steps_[i + 1].succ: i's count)
-  steps_[n].succ = end;
-  succ_.resize(edges.size());
-  std::size_t k = edges.size();
-  for (std::size_t i = n; i-- > 0;)
-    for (int m = steps_[i].pending; m > 0; --m) succ_[--steps_[edges[--k]].succ] = static_cast<StepId>(i);
-  shapes_.resize(costs_.shapes());
-}
-
-// Progress: the bytes the network steps deliver (a write's to each destination,
-// a read's result). Only progress reports need it, so it is added up when the
-// first one is due (a run without a progress callback never reads every step
-// for it).
-double Engine::payload_to_deliver() const {
-  double bytes = 0;
-  for (const Step& st : s_.steps) {
-    if (!is_network(st)) continue;
-    if (st.kind == StepKind::Read) {
-      bytes += static_cast<double>(region_bytes(s_, st.dsts[0]));
-      continue;
-    }
-    for (const auto& d : st.dsts)
-      if (s_.buffers[d.buffer].node != st.initiator) bytes += static_cast<double>(region_bytes(s_, st.srcs[0]));
-  }
-  return bytes;
-}
 
 // ------------------------------------------------------------------ steps
 
@@ -264,7 +138,11 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     f.kind = from_switch ? FlowKind::IsaWrite : FlowKind::GpuWrite;
     f.bytes = region_bytes(s_, st.srcs[0]);
     f.n = g_.npkts(f.bytes);
-    for (const auto& d : st.dsts) f.dsts.push_back(s_.buffers[d.buffer].node);
+    const std::size_t nd = st.dsts.size();  // (a multicast's 1024: through the data pointers, as the sources below)
+    f.dsts.resize(nd);
+    NodeId* dsts = f.dsts.data();
+    const Region* reg = st.dsts.data();
+    for (std::size_t k = 0; k < nd; ++k) dsts[k] = s_.buffers[reg[k].buffer].node;
   } else {
     f.kind = from_switch ? FlowKind::IsaRead : FlowKind::GpuRead;
     const Region& dst = st.dsts[0];
@@ -277,19 +155,30 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     // 1024 sources and is costed per step, not per shape. The same sums as
     // region_bytes(), plain_bytes() and is_codec() per source gave.)
     const double elem_bytes = dtype_bytes_of(s_.dtype);
-    for (const auto& r : st.srcs) {
-      const BufferDecl& buf = s_.buffers[r.buffer];
+    // (Sized first and written through their data pointers: InlineVec's
+    // push_back tests inline or heap and the capacity per value, 1024 sources.)
+    const std::size_t ns = st.srcs.size();
+    f.srcs.resize(ns), f.src_bytes.resize(ns), f.src_n.resize(ns);
+    NodeId* srcs = f.srcs.data();
+    std::uint64_t* src_bytes = f.src_bytes.data();
+    std::uint32_t* src_n = f.src_n.data();
+    const Region* reg = st.srcs.data();
+    const BufferDecl* bufs = s_.buffers.data();
+    for (std::size_t k = 0; k < ns; ++k) {
+      const Region& r = reg[k];
+      const BufferDecl& buf = bufs[r.buffer];
       const bool rc = is_codec(buf.format);
-      f.srcs.push_back(buf.node);
+      srcs[k] = buf.node;
       const std::uint64_t b = region_bytes(buf, r.count);
-      f.src_bytes.push_back(b);
-      f.src_n.push_back(g_.npkts(b));
-      f.n = std::max(f.n, f.src_n.back());
-      f.n_min = std::min(f.n_min, f.src_n.back());
+      src_bytes[k] = b;
+      const std::uint32_t m = g_.npkts(b);
+      src_n[k] = m;
+      f.n = std::max(f.n, m);
+      f.n_min = std::min(f.n_min, m);
       plain += rc ? static_cast<double>(r.count) * elem_bytes : static_cast<double>(b);
       wire += static_cast<double>(b);
       codec |= rc;
-      if (s_.is_switch(f.srcs.back()) && !tiers_)
+      if (s_.is_switch(buf.node) && !tiers_)
         throw Error(fmt::format("packet engine: step {} ({}) reads a switch-resident buffer; not modelled",
                                 i, st.label));
     }
@@ -338,11 +227,17 @@ void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
   f.plain_per_byte = x.plain_per_byte;
   f.reduce_inv_GBps = x.reduce_inv_GBps;
   f.codec = x.codec;
-  // (reset() left them empty with their storage; a few entries each, mostly)
-  for (NodeId d : x.dsts) f.dsts.push_back(d);
-  for (NodeId r : x.srcs) f.srcs.push_back(r);
-  for (std::uint64_t b : x.src_bytes) f.src_bytes.push_back(b);
-  for (std::uint32_t m : x.src_n) f.src_n.push_back(m);
+  // (reset() left them empty with their storage; a few entries each, mostly,
+  // pushed one by one; an NVLS ld_reduce's 1024 assigned as a range: a ring's
+  // one destination took ~4x the instructions as a range)
+  auto copy = [](auto& to, const auto& from) {
+    if (from.size() <= StepCosts::kMaxRegions) {
+      for (const auto& v : from) to.push_back(v);
+    } else {
+      to.assign(from.begin(), from.end());
+    }
+  };
+  copy(f.dsts, x.dsts), copy(f.srcs, x.srcs), copy(f.src_bytes, x.src_bytes), copy(f.src_n, x.src_n);
 }
 
 void Engine::setup_flow(StepId i, Ps t, const FlowShape& x) {
@@ -440,7 +335,10 @@ void Engine::flow_start(FlowId i) {
         if (f.plane >= 0) {
           add_link_source(g_.up(g, f.plane), Source{i, slot, 0, f.n, 1, now_, false, 0});
         } else {
-          for (int p = 0; p < g_.planes; ++p)
+          // (Planes p >= n get no packet: no Source made. A ring step of one packet at 1024
+          // accelerators spread over 4 planes made four, three dropped at once.)
+          const int np = static_cast<int>(std::min<std::uint32_t>(f.n, static_cast<std::uint32_t>(g_.planes)));
+          for (int p = 0; p < np; ++p)
             add_link_source(g_.up(g, p), Source{i, slot, static_cast<std::uint32_t>(p), f.n,
                                                 static_cast<std::uint32_t>(g_.planes), now_, false, 0});
         }

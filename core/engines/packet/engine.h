@@ -1,6 +1,7 @@
 // The packet engine's wiring (internal): it owns the components and the event
 // loop, and routes packets between them. Its methods live by component:
-//   engine.cc  set-up, steps and flows, the event loop
+//   setup.cc   set-up: links, step records and successor lists, the per-thread arrays
+//   engine.cc  steps and flows, the event loop
 //   sender.cc  an accelerator's link: arbitration, credits, the pipe to the switch
 //   switch.cc  input ports, output queues and their waiters, multicast, results out
 //   reads.cc   reads: the ISA (admission, reduction, requests), NVLS, accelerator reads
@@ -11,6 +12,8 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "base/run_context.h"
@@ -54,14 +57,18 @@ class Engine {
  public:
   Engine(const Config& cfg, const Schedule& s, const RunContext& ctx)
       : cfg_(cfg), s_(s), ctx_(ctx), rm_(resource_map(s)) {}
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
   Run run();
 
  private:
-  // ---- engine.cc: set-up, steps, flows, events
+  // ---- setup.cc: set-up
   void setup();
   void build_links();
   /// Accelerator g's up and down links to plane p (star and two-tier alike).
   void init_port_links(int g, int p);
+  // ---- engine.cc: steps, flows, events
   [[gnu::always_inline]] std::uint64_t schedule(Ps t, EvType type, std::uint32_t id) {
     return q_.push(t, target_of(type, id));
   }
@@ -210,17 +217,37 @@ class Engine {
   // steps: what the run keeps per step, in one record (32 bytes), not one array
   // per field: a ring at 1024 accelerators has 2 M steps, and a step that
   // starts or ends touched five arrays, each a cache miss of its own.
+  //
+  // No default member values, so the arrays are allocated without being
+  // filled: set-up writes each record once, in its one pass over the steps
+  // (at 1024 accelerators, filling the 64 MB first was a pass of its own).
   struct StepState {
-    Ps start = 0;             // the step's ready time (its deps' last finish) until it starts
-    Ps finish = 0;
-    int pending = 0;          // dependencies not done yet; -1 once the step is done
-    FlowId flow = kNoFlow;    // its flow while in flight
-    std::uint32_t succ = 0;   // its successors: succ_[succ .. steps_[i + 1].succ)
-    std::uint32_t shape = StepCosts::kNone;  // costs_.shape() of the step (set-up)
+    Ps start;             // the step's ready time (its deps' last finish) until it starts
+    Ps finish;
+    int pending;          // dependencies not done yet; -1 once the step is done
+    FlowId flow;          // its flow while in flight (kNoFlow)
+    std::uint32_t succ;   // its successors: succ_[succ .. steps_[i + 1].succ)
+    std::uint32_t shape;  // costs_.shape() of the step (set-up)
   };
-  static_assert(sizeof(StepState) == 32);
-  std::vector<StepState> steps_;  // one per step and one past the last (its succ ends the list)
-  std::vector<StepId> succ_;      // successors, one flat array (not a vector per step)
+  static_assert(sizeof(StepState) == 32 && std::is_trivially_default_constructible_v<StepState>);
+  std::unique_ptr<StepState[]> steps_;  // one per step and one past the last (its succ ends the list)
+  std::unique_ptr<StepId[]> succ_;      // successors, one flat array (not a vector per step)
+  std::vector<StepId> edges_;           // set-up: every step's dependencies, in step order
+  std::size_t steps_cap_ = 0, succ_cap_ = 0;
+  // The storage of the three above, kept per thread for its next run (working
+  // memory: set-up writes every entry before it is read, so nothing a result
+  // depends on). A ring at 1024 accelerators needs ~90 MB of them, and the
+  // first touch of fresh pages was a tenth of its run; a sweep's or a bench's
+  // next run on the thread reuses them. Taken in setup(), given back by ~Engine
+  // (up to kSpareBytes; a run inside a run's progress callback finds none).
+  struct StepMemory {
+    std::unique_ptr<StepState[]> steps;
+    std::unique_ptr<StepId[]> succ;
+    std::vector<StepId> edges;
+    std::size_t steps_cap = 0, succ_cap = 0;
+  };
+  static constexpr std::size_t kSpareBytes = std::size_t{256} << 20;
+  static StepMemory& spare();
   std::vector<Server> res_;  // the analytic ResourceMap's resources (ports unused, units, HBM)
   double progress_bytes_ = -1;        // progress (poll): payload to deliver (-1: not added up yet)
   std::uint64_t delivered_bytes_ = 0; // ... and delivered (a whole number: the same as a double's sum below 2^53)

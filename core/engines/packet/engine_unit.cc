@@ -3,6 +3,7 @@
 // calls inline only within one unit. (core/CMakeLists.txt lists this file, not
 // the parts.)
 #include "engines/packet/engine.cc"
+#include "engines/packet/setup.cc"
 #include "engines/packet/reads.cc"
 #include "engines/packet/sender.cc"
 #include "engines/packet/switch.cc"

@@ -120,15 +120,12 @@ class StepCosts {
              static_cast<std::uint64_t>(ns) << 32 | static_cast<std::uint64_t>(nd) << 48;
     k.w[2] = u(st.initiator) | u(st.target) << 32;
     k.w[3] = u(st.via);
+    // (On the lists' data pointers: each InlineVec access tests inline or heap.)
     std::size_t j = 4;
-    for (const Region& r : st.srcs) {
-      k.w[j++] = r.buffer;
-      k.w[j++] = r.count;
-    }
-    for (const Region& r : st.dsts) {
-      k.w[j++] = r.buffer;
-      k.w[j++] = r.count;
-    }
+    const Region* r = st.srcs.data();
+    for (std::size_t m = 0; m < ns; ++m, j += 2) k.w[j] = r[m].buffer, k.w[j + 1] = r[m].count;
+    r = st.dsts.data();
+    for (std::size_t m = 0; m < nd; ++m, j += 2) k.w[j] = r[m].buffer, k.w[j + 1] = r[m].count;
     k.n = static_cast<std::uint32_t>(j);
     return true;
   }

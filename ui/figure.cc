@@ -154,6 +154,9 @@ std::vector<LegendItem> factoredLegend(const PlotData& plot, const std::vector<c
   std::map<int, LegendItem> colours, styles;
   for (const Series* s : entries) {
     if (s->color >= 5 || s->style >= 14) return {};
+    // A field a combined run lacks ("–") is left out of the label: its parts are then not colour, then style.
+    for (const auto& field : s->fields)
+      if (field.second == "–") return {};
     const QString label = QString::fromStdString(s->label);
     const auto cut = label.indexOf(sep);
     if (cut < 0) return {};
@@ -598,6 +601,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       }
   };
   const QString xBase = axisTitle(plot.x, L.log_x);
+  auto panelsKey = [&] { return QStringLiteral("panels: %1").arg(QString::fromStdString(facetKey)); };
   auto gridWidth = [&] {
     return std::max(L.panels.back().plot.right(),
                     L.panels[std::min<std::size_t>(L.panels.size(), static_cast<std::size_t>(cols)) - 1].plot.right()) -
@@ -618,7 +622,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
         if (!f.riders.empty() && textWidth(facetFont, dev, facetText(f)) > pan.plot.width()) facet2 = true;
       }
     if (!facetKey.empty()) {
-      const QString oneLine = xBase + QStringLiteral("; panels: %1").arg(QString::fromStdString(facetKey));
+      const QString oneLine = xBase + QStringLiteral("; ") + panelsKey();
       if (textWidth(fittedFont(fLabel, dev, oneLine, gridWidth()), dev, oneLine) > gridWidth()) x2 = true;
     }
     if (facet2 == facetTwoLines && x2 == xTwoLines) break;
@@ -752,9 +756,8 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     const double w = gridRight - gridLeft;
     if (xTwoLines) {
       // The axis title, and the panels' key under it (each smaller down to 70%, then cut in the middle).
-      const QString key = QStringLiteral("panels: %1").arg(QString::fromStdString(facetKey));
       int line = 0;
-      for (const QString& text : {xBase, key}) {
+      for (const QString& text : {xBase, panelsKey()}) {
         const QFont f = fittedFont(fLabel, dev, text, w);
         p->setFont(f);
         p->drawText(QRectF(gridLeft, xTitleY + line * xTitleH, w, xTitleH), Qt::AlignHCenter | Qt::AlignVCenter,
@@ -762,13 +765,12 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
         ++line;
       }
     } else {
-      const QString xPanels =
-          facetKey.empty() ? QString() : QStringLiteral("; panels: %1").arg(QString::fromStdString(facetKey));
-      const QFont f = fittedFont(fLabel, dev, xBase + xPanels, w);
+      // (With a panels' key it fits: otherwise it took two lines. An axis title alone too long is cut in the middle.)
+      const QString xTitle = facetKey.empty() ? xBase : xBase + QStringLiteral("; ") + panelsKey();
+      const QFont f = fittedFont(fLabel, dev, xTitle, w);
       p->setFont(f);
-      const QFontMetricsF fm(f, dev);
-      const QString xTitle = fm.horizontalAdvance(xBase + xPanels) <= w ? xBase + xPanels : fm.elidedText(xBase + xPanels, Qt::ElideMiddle, w);
-      p->drawText(QRectF(gridLeft, xTitleY, w, xTitleH), Qt::AlignHCenter | Qt::AlignVCenter, xTitle);
+      p->drawText(QRectF(gridLeft, xTitleY, w, xTitleH), Qt::AlignHCenter | Qt::AlignVCenter,
+                  QFontMetricsF(f, dev).elidedText(xTitle, Qt::ElideMiddle, w));
     }
     p->setFont(fLabel);
   }

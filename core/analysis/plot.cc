@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-
 namespace scin::analysis {
 namespace {
 
@@ -262,49 +261,44 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
     return p;
   }
 
-  // An axis that moves with x (zipped with it: one value per x value) neither
-  // splits series nor is held fixed: it rides along.
+  // Whether axis a moves with axis `by` (zipped with it): one value of a per
+  // value of `by` over the shown rows, and more than one in all (a row's "–",
+  // a combined table's run without the axis, counts as a value only where
+  // `missing_counts`). `first_row` gets each value of `by`'s first row.
+  std::map<std::string, std::size_t> first_row;
+  auto moves_with = [&](std::size_t a, int by, bool missing_counts) {
+    first_row.clear();
+    std::set<std::string> values;
+    for (std::size_t r : rows) {
+      const auto& av = t.rows[r].axes[a].text;
+      if (missing_counts || av != "–") values.insert(av);
+      auto [it, fresh] = first_row.emplace(t.rows[r].axes[static_cast<std::size_t>(by)].text, r);
+      if (!fresh && t.rows[it->second].axes[a].text != av) return false;
+    }
+    return values.size() > 1;
+  };
+  // An axis that moves with x neither splits series nor is held fixed: it rides along.
   std::vector<bool> follows_x(nax, false);
   for (std::size_t a = 0; a < nax; ++a) {
-    if (static_cast<int>(a) == xi) continue;
-    std::map<std::string, std::string> of_x;
-    std::set<std::string> values;
-    bool function = true;
-    for (std::size_t r : rows) {
-      const auto& xv = t.rows[r].axes[static_cast<std::size_t>(xi)].text;
-      const auto& av = t.rows[r].axes[a].text;
-      values.insert(av);
-      auto [it, fresh] = of_x.emplace(xv, av);
-      if (!fresh && it->second != av) function = false;
-    }
-    if (function && values.size() > 1) {
-      follows_x[a] = true;
-      p.notes.push_back(fmt::format("{} moves with {} (zipped)", t.axes[a].key, t.axes[static_cast<std::size_t>(xi)].key));
-    }
+    if (static_cast<int>(a) == xi || !moves_with(a, xi, true)) continue;
+    follows_x[a] = true;
+    p.notes.push_back(fmt::format("{} moves with {} (zipped)", t.axes[a].key, t.axes[static_cast<std::size_t>(xi)].key));
   }
-  // An axis that moves with the facet (zipped with it: one value per panel, not
-  // the same in every panel) rides along too: its value joins the panel's title.
+  // An axis that moves with the facet (one value per panel, not the same in
+  // every panel) rides along too: its value joins the panel's title. `rider_row`:
+  // a row of each panel, for the riders' values there.
   std::vector<bool> follows_facet(nax, false);
   std::vector<int> riders;
+  std::map<std::string, std::size_t> rider_row;
   if (fi >= 0)
     for (std::size_t a = 0; a < nax; ++a) {
-      if (static_cast<int>(a) == xi || static_cast<int>(a) == fi || follows_x[a]) continue;
-      std::map<std::string, std::string> of_facet;
-      std::set<std::string> values;
-      bool function = true;
-      for (std::size_t r : rows) {
-        const auto& av = t.rows[r].axes[a].text;
-        if (av != "–") values.insert(av);  // (a run of a combined table without the axis: no value of it)
-        auto [it, fresh] = of_facet.emplace(t.rows[r].axes[static_cast<std::size_t>(fi)].text, av);
-        if (!fresh && it->second != av) function = false;
-      }
-      if (function && values.size() > 1) {
-        follows_facet[a] = true;
-        riders.push_back(static_cast<int>(a));
-        p.facet_riders.push_back(t.axes[a].key);
-        p.notes.push_back(fmt::format("{} moves with {}: named in the panel titles", t.axes[a].key,
-                                      t.axes[static_cast<std::size_t>(fi)].key));
-      }
+      if (static_cast<int>(a) == xi || static_cast<int>(a) == fi || follows_x[a] || !moves_with(a, fi, false)) continue;
+      follows_facet[a] = true;
+      riders.push_back(static_cast<int>(a));
+      rider_row = first_row;
+      p.facet_riders.push_back(t.axes[a].key);
+      p.notes.push_back(fmt::format("{} moves with {}: named in the panel titles", t.axes[a].key,
+                                    t.axes[static_cast<std::size_t>(fi)].key));
     }
   if (fi >= 0) {
     std::vector<std::string> names{t.axes[static_cast<std::size_t>(fi)].short_name};
@@ -467,12 +461,7 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
         if (v.text == fv) add_part(fc, v);
       for (int a : riders) {
         const Column& rc = t.axes[static_cast<std::size_t>(a)];
-        AxisValue v;
-        for (std::size_t r : rows)
-          if (t.rows[r].axes[static_cast<std::size_t>(fi)].text == fv) {
-            v = t.rows[r].axes[static_cast<std::size_t>(a)];
-            break;
-          }
+        const AxisValue& v = t.rows[rider_row.at(fv)].axes[static_cast<std::size_t>(a)];
         f.riders.emplace_back(rc.key, v.text);
         add_part(rc, v);
       }

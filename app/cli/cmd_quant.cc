@@ -119,9 +119,7 @@ void add_quant_command(CLI::App& app) {
     if (!opt->codec.empty()) fabric.sets.push_back("quant.codec=" + opt->codec);
     std::uint64_t n = 1;
     if (opt->npy.empty()) {
-      n = parse_size_bytes(opt->elements, "--elements");
-      if (n < 1 || n > kMaxQuantElemsPerRank)
-        throw Error(fmt::format("--elements: {} is outside [1, {}] per rank", n, kMaxQuantElemsPerRank));
+      n = parse_count(opt->elements, "--elements", "elements", 1, kMaxQuantElemsPerRank);   // per rank
     }
     parse_distribution(opt->dist);   // names --dist in its error
     std::vector<std::string> algos = split_list(opt->algos);

@@ -15,11 +15,20 @@ const char* const kSizeGrammar =
     "a size is a whole number of bytes or a decimal with a suffix K, M, G or T (powers of two: 1K = 1024), "
     "optionally followed by B or iB: 8, 4096, 64K, 1.5M, 8MB, 8MiB, 1G";
 
-std::uint64_t parse_size_bytes(const std::string& text, const std::string& field, std::uint64_t min,
-                               std::uint64_t max) {
+const char* const kCountGrammar =
+    "a count is a whole number or a decimal with a suffix K, M, G or T (powers of two: 1K = 1024): "
+    "1000, 4096, 64K, 1.5M, 16M";
+
+namespace {
+
+// The size grammar for bytes (a B or iB may follow the suffix) and for counts
+// of `noun` (no B): one parser, so "1.5M" means the same in both.
+std::uint64_t parse_scaled(const std::string& text, const std::string& field, std::uint64_t min, std::uint64_t max,
+                           const char* noun, bool bytes) {
   auto bad = [&](const std::string& why) {
     std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
-    return Error(fmt::format("{}: '{}' is not a valid size ({}); {}", field, shown, why, kSizeGrammar));
+    return Error(fmt::format("{}: '{}' is not a valid {} ({}); {}", field, shown, bytes ? "size" : "count", why,
+                             bytes ? kSizeGrammar : kCountGrammar));
   };
   std::size_t i = 0, n = text.size();
   auto space = [&](std::size_t k) { return std::isspace(static_cast<unsigned char>(text[k])) != 0; };
@@ -52,25 +61,40 @@ std::uint64_t parse_size_bytes(const std::string& text, const std::string& field
     suffix += static_cast<char>(std::toupper(static_cast<unsigned char>(text[i])));
   }
   int shift = 0;
-  if (suffix.empty() || suffix == "B") shift = 0;
-  else if (suffix == "K" || suffix == "KB" || suffix == "KIB") shift = 10;
-  else if (suffix == "M" || suffix == "MB" || suffix == "MIB") shift = 20;
-  else if (suffix == "G" || suffix == "GB" || suffix == "GIB") shift = 30;
-  else if (suffix == "T" || suffix == "TB" || suffix == "TIB") shift = 40;
-  else throw bad(fmt::format("unknown suffix '{}'", suffix.size() > 10 ? suffix.substr(0, 10) + "..." : suffix));
+  const std::string written = suffix;   // errors show what was written
+  if (bytes && suffix.size() == 3 && suffix.compare(1, 2, "IB") == 0) suffix.resize(1);   // "KIB"
+  else if (bytes && !suffix.empty() && suffix.back() == 'B') suffix.pop_back();          // "B", "KB"
+  if (suffix.empty()) shift = 0;
+  else if (suffix == "K") shift = 10;
+  else if (suffix == "M") shift = 20;
+  else if (suffix == "G") shift = 30;
+  else if (suffix == "T") shift = 40;
+  else throw bad(fmt::format("unknown suffix '{}'", written.size() > 10 ? written.substr(0, 10) + "..." : written));
   // mant < 10^32 < 2^107; shifting by up to 40 could overflow 128 bits, so check first.
   if (mant > (~static_cast<u128>(0) >> shift)) throw bad("too large");
   u128 scaled = mant << shift;
   u128 pow10 = 1;
   for (int k = 0; k < frac_digits; ++k) pow10 *= 10;
-  if (scaled % pow10 != 0) throw bad("not a whole number of bytes");
+  if (scaled % pow10 != 0) throw bad(fmt::format("not a whole number of {}", noun));
   scaled /= pow10;
   if (scaled > std::numeric_limits<std::uint64_t>::max()) throw bad("too large");
-  const auto bytes = static_cast<std::uint64_t>(scaled);
-  if (bytes < min || bytes > max)
-    throw Error(fmt::format("{}: {} is out of range {}..{} bytes", field, text.size() > 40 ? text.substr(0, 40) : text,
-                            min, max));
-  return bytes;
+  const auto value = static_cast<std::uint64_t>(scaled);
+  if (value < min || value > max)
+    throw Error(fmt::format("{}: {} is out of range {}..{} {}", field, text.size() > 40 ? text.substr(0, 40) : text,
+                            min, max, noun));
+  return value;
+}
+
+}  // namespace
+
+std::uint64_t parse_size_bytes(const std::string& text, const std::string& field, std::uint64_t min,
+                               std::uint64_t max) {
+  return parse_scaled(text, field, min, max, "bytes", true);
+}
+
+std::uint64_t parse_count(const std::string& text, const std::string& field, const char* noun, std::uint64_t min,
+                          std::uint64_t max) {
+  return parse_scaled(text, field, min, max, noun, false);
 }
 
 std::string format_size_bytes(std::uint64_t bytes) {

@@ -28,8 +28,15 @@ constexpr double bandwidth_GBps(double bytes, double ns) { return ns > 0 ? bytes
 std::uint64_t parse_size_bytes(const std::string& text, const std::string& field, std::uint64_t min = 1,
                                std::uint64_t max = std::uint64_t{1} << 62);
 
+/// A count of `noun` ("elements") in the same grammar without the B: "1000",
+/// "64K", "1.5M". Errors say "count" and name the noun, never bytes.
+std::uint64_t parse_count(const std::string& text, const std::string& field, const char* noun,
+                          std::uint64_t min = 1, std::uint64_t max = std::uint64_t{1} << 62);
+
 /// One sentence describing the size grammar, for help texts and errors.
 extern const char* const kSizeGrammar;
+/// The same for counts.
+extern const char* const kCountGrammar;
 
 /// Human-readable size in binary units: 8 B, 1 KiB, 1.5 MiB, 1 GiB.
 std::string format_size_bytes(std::uint64_t bytes);

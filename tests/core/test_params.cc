@@ -148,6 +148,28 @@ TEST(Presets, BadFilesGiveClearErrors) {
   fs::remove_all(dir);
 }
 
+// A count (scin quant --elements) takes the size grammar without the B, and its
+// errors speak of the counted thing, never of bytes.
+TEST(Units, CountsParseLikeSizesButSayWhatTheyCount) {
+  EXPECT_EQ(parse_count("1M", "--elements", "elements"), 1048576u);
+  EXPECT_EQ(parse_count("1.5K", "--elements", "elements"), 1536u);
+  EXPECT_EQ(parse_count(" 1000 ", "--elements", "elements"), 1000u);
+  auto e = error_of([] { parse_count("2.5", "--elements", "elements"); });
+  EXPECT_NE(e.find("--elements: '2.5' is not a valid count (not a whole number of elements)"), std::string::npos) << e;
+  EXPECT_EQ(e.find("bytes"), std::string::npos) << e;
+  e = error_of([] { parse_count("1MB", "--elements", "elements"); });
+  EXPECT_NE(e.find("unknown suffix 'MB'"), std::string::npos) << e;
+  e = error_of([] { parse_count("32M", "--elements", "elements", 1, 16u << 20); });
+  EXPECT_NE(e.find("--elements: 32M is out of range 1..16777216 elements"), std::string::npos) << e;
+  // Sizes keep every B form they had, and no bare "iB".
+  EXPECT_EQ(parse_size_bytes("8B", "b"), 8u);
+  EXPECT_EQ(parse_size_bytes("8kib", "b"), 8192u);
+  EXPECT_NE(error_of([] { parse_size_bytes("8iB", "-b"); }).find("unknown suffix"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_size_bytes("8BB", "-b"); }).find("unknown suffix"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_size_bytes("0", "-b"); }).find("out of range 1..4611686018427387904 bytes"),
+            std::string::npos);
+}
+
 // ---- the one size grammar (issue 12: -b 8MB and --set ...=8MB accept the same forms)
 
 TEST(Units, OneSizeGrammarForFlagsAndParameters) {

@@ -305,8 +305,8 @@ void ValidationView::fillStats() {
   for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
     const auto& [label, s] = lines[static_cast<std::size_t>(i)];
     stats_->setVerticalHeaderItem(i, new QTableWidgetItem(label));
-    const QString cells[] = {QString::number(s.rows), QString::number(s.mape_pct, 'f', 1),
-                             QString::number(s.bias_pct, 'f', 1), QString::number(s.max_abs_pct, 'f', 1)};
+    auto pct = [&s](double v) { return s.rows > 0 ? QString::number(v, 'f', 1) : QStringLiteral("–"); };   // no rows: no figure
+    const QString cells[] = {QString::number(s.rows), pct(s.mape_pct), pct(s.bias_pct), pct(s.max_abs_pct)};
     for (int k = 0; k < 4; ++k) {
       auto* it = new QTableWidgetItem(cells[k]);
       it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

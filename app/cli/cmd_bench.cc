@@ -64,7 +64,7 @@ void add_bench_command(CLI::App& app) {
     if (opt->runs < 1 || opt->runs > 1000) throw Error(fmt::format("runs: {} is outside 1..1000", opt->runs));
     Config cfg = build_config(opt->fabric);
     const DType dtype = parse_dtype(opt->dtype);
-    const std::uint64_t bytes = parse_size_bytes(opt->bytes, "bytes");
+    const std::uint64_t bytes = parse_size_bytes(opt->bytes, "--bytes");
     if (opt->algo == "ring" && cfg.ring.protocol == RingProtocol::Auto) {
       // Time the protocol simulate() would pick (its analytic choice is not part of the timing).
       std::string v = simulate(cfg, opt->algo, Collective{bytes, dtype}, "analytic").variant;

@@ -61,8 +61,14 @@ std::string fmt_num(double v) {
   return fmt::format("{:.4g}", v);
 }
 
+// A statistic of no rows is not 0%: the table shows "-", CSV an empty field.
+std::string stat_text(const ErrorStats& s, double v, const char* spec = "{:.1f}") {
+  return s.rows > 0 ? fmt::format(fmt::runtime(spec), v) : "-";
+}
+
 void print_stats_line(const std::string& label, const ErrorStats& s) {
-  fmt::print("  {:<44} {:>5} {:>9.1f} {:>9.1f} {:>9.1f}\n", label, s.rows, s.mape_pct, s.bias_pct, s.max_abs_pct);
+  fmt::print("  {:<44} {:>5} {:>9} {:>9} {:>9}\n", label, s.rows, stat_text(s, s.mape_pct), stat_text(s, s.bias_pct),
+             stat_text(s, s.max_abs_pct));
 }
 
 void print_rows(const ValidationReport& rep) {
@@ -91,6 +97,8 @@ void print_summary(const ValidationReport& rep) {
   for (const auto& [k, v] : rep.by_algorithm) print_stats_line("algorithm " + k, v);
   for (const auto& [k, v] : rep.by_system) print_stats_line(k.size() > 40 ? k.substr(0, 37) + "..." : k, v);
   print_stats_line("overall", rep.overall);
+  if (rep.overall.rows == 0 && !rep.rows.empty())
+    fmt::print("  no row was modelled: each row above says why it was skipped\n");
 }
 
 nlohmann::json inputs_json(const Inputs& in) {
@@ -239,8 +247,8 @@ void print_regimes_before_after(const ValidationReport& before, const Validation
   fmt::print("  {:<20} {:>5} {:>12} {:>12} {:>12} {:>12}\n", "regime", "rows", "MAPE% before", "bias% before",
              "MAPE% after", "bias% after");
   auto line = [&](const std::string& label, const ErrorStats& b, const ErrorStats& a) {
-    fmt::print("  {:<20} {:>5} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f}\n", label, a.rows, b.mape_pct, b.bias_pct,
-               a.mape_pct, a.bias_pct);
+    fmt::print("  {:<20} {:>5} {:>12} {:>12} {:>12} {:>12}\n", label, a.rows, stat_text(b, b.mape_pct),
+               stat_text(b, b.bias_pct), stat_text(a, a.mape_pct), stat_text(a, a.bias_pct));
   };
   for (const char* r : {"small", "mid", "large"})
     if (auto it = after.by_regime.find(r); it != after.by_regime.end())
@@ -381,8 +389,10 @@ void run_validate(const ValidateOptions& o) {
                                      e.modelled ? fmt::format("{}", e.model_us) : "",
                                      e.modelled ? fmt::format("{}", e.error * 100) : "", "", "", ""}));
     auto stat = [](const std::string& kind, const std::string& key, const ErrorStats& s) {
+      const std::string none;   // no rows: empty fields, not 0
       fmt::print("{}\n", csv_record({kind, key, "", "", "", "", "", "", "", "", "", std::to_string(s.rows),
-                                     fmt::format("{}", s.mape_pct), fmt::format("{}", s.bias_pct)}));
+                                     s.rows > 0 ? fmt::format("{}", s.mape_pct) : none,
+                                     s.rows > 0 ? fmt::format("{}", s.bias_pct) : none}));
     };
     for (const auto& [k, v] : rep.by_regime) stat("regime", k, v);
     for (const auto& [k, v] : rep.by_algorithm) stat("algorithm", k, v);

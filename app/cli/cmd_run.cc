@@ -152,8 +152,12 @@ void add_run_command(CLI::App& app) {
     if (!opt->bytes.empty()) {
       sizes = {parse_size_bytes(opt->bytes, "--bytes")};
     } else {
-      sizes = size_range(parse_size_bytes(opt->min_bytes, "-b/--minbytes"),
-                         parse_size_bytes(opt->max_bytes, "-e/--maxbytes"),
+      const std::uint64_t min_bytes = parse_size_bytes(opt->min_bytes, "-b/--minbytes");
+      const std::uint64_t max_bytes = parse_size_bytes(opt->max_bytes, "-e/--maxbytes");
+      if (max_bytes < min_bytes)
+        throw Error(fmt::format("-e/--maxbytes: {} ({}) is below -b/--minbytes {} ({})", opt->max_bytes,
+                                format_size_bytes(max_bytes), opt->min_bytes, format_size_bytes(min_bytes)));
+      sizes = size_range(min_bytes, max_bytes,
                          static_cast<std::uint64_t>(parse_integer(opt->factor, "-f/--stepfactor", 2, 1024)));
     }
     std::vector<std::string> algos = split_list(opt->algos, "--algo");

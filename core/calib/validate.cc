@@ -136,6 +136,8 @@ void summarise(ValidationReport& rep) {
 }
 
 nlohmann::json to_json(const ErrorStats& s) {
+  if (s.rows == 0)   // no rows: no error statistics (null), not 0%
+    return {{"rows", 0}, {"mape_pct", nullptr}, {"bias_pct", nullptr}, {"max_abs_pct", nullptr}};
   return {{"rows", s.rows}, {"mape_pct", s.mape_pct}, {"bias_pct", s.bias_pct}, {"max_abs_pct", s.max_abs_pct}};
 }
 

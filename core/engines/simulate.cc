@@ -22,7 +22,8 @@ std::vector<std::uint64_t> size_range(std::uint64_t min_bytes, std::uint64_t max
                                       std::uint64_t factor) {
   if (min_bytes == 0) throw Error("minbytes: must be at least 1 byte");
   if (max_bytes < min_bytes)
-    throw Error(fmt::format("maxbytes: {} is below minbytes {}", max_bytes, min_bytes));
+    throw Error(fmt::format("maxbytes: {} ({} bytes) is below minbytes {} ({} bytes)", format_size_bytes(max_bytes),
+                            max_bytes, format_size_bytes(min_bytes), min_bytes));
   if (factor < 2) throw Error(fmt::format("stepfactor: {} must be at least 2", factor));
   std::vector<std::uint64_t> out;
   for (std::uint64_t s = min_bytes; s <= max_bytes; s *= factor) {

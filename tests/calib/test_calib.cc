@@ -394,6 +394,28 @@ TEST(CalibCli, ValidateReadsALogAndCalibrateRejectsAMalformedOne) {
 }
 
 
+// Rows the model cannot time are listed with why; statistics of no rows are
+// "-" (table), empty (CSV) and null (JSON), never a MAPE of 0%.
+TEST(CalibCli, ValidateWithNoModelledRowGivesNoErrorFigures) {
+  const fs::path f = fs::temp_directory_path() / "scin-calib-unmodelled.csv";
+  {
+    std::ofstream out(f);
+    out << "system,gpus,algorithm,bytes,measured_us\nX,8,tree,1024,3\n";
+  }
+  const std::string cmd = "validate '" + f.string() + "' --preset hgx-h200-8 --all-systems";
+  auto t = run_cli(cmd);
+  ASSERT_EQ(t.status, 0) << t.output;
+  EXPECT_NE(t.output.find("skipped: algorithm 'tree' is not modelled"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("no row was modelled"), std::string::npos) << t.output;
+  EXPECT_EQ(t.output.find("0.0"), std::string::npos) << t.output;
+  auto j = nlohmann::json::parse(run_cli(cmd + " --format json").output);
+  EXPECT_EQ(j["overall"]["rows"].get<int>(), 0);
+  EXPECT_TRUE(j["overall"]["mape_pct"].is_null()) << j["overall"].dump();
+  auto c = run_cli(cmd + " --format csv");
+  EXPECT_NE(c.output.find("\noverall,,,,,,,,,,,0,,"), std::string::npos) << c.output;
+  fs::remove(f);
+}
+
 TEST(CalibCli, ImportRoundTripsARealFormatLogIntoTheDatabase) {
   const fs::path db = fs::temp_directory_path() / "scin-calib-import.scindb";
   fs::remove(db);

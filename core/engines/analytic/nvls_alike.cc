@@ -32,11 +32,14 @@ using namespace nvls;
 // to booking: the steps' costs and their shape): *steps_only = the step count
 // and an empty result if they hold (booking then always answers).
 // `jump`: the periodic jump (below) where it applies; `jumped_chunks`
-// (optional): the chunks per rank it skipped (0 if it did not apply).
+// (optional): the chunks per rank it skipped (0 if it did not apply);
+// `repeats` (optional, 2): the periods the critical path's walk repeated and
+// the member replays that skipped the copies (nvls_walk.h).
 std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& coll, const RunContext& ctx,
                                          bool with_steps, std::size_t* steps_only, bool jump = true,
-                                         int* jumped_chunks = nullptr) {
+                                         int* jumped_chunks = nullptr, int* repeats = nullptr) {
   if (jumped_chunks) *jumped_chunks = 0;
+  if (repeats) repeats[0] = repeats[1] = 0;
   if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
   if (!unsupported_reason(cfg, Algorithm::Nvls).empty()) return std::nullopt;
   // The schedule's head as compile() declares it (in and out per rank), then
@@ -467,37 +470,12 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // before it) and goes on from there if a later question needs more: the
   // walk goes back in time, so each member is mostly booked once, up to the
   // first use the walk visits on it.
-  work.live_replays = 0;
-  auto member_use = [&](int cls, int m, std::size_t x) -> const Rec& {
-    const int key = cls * n + m;
-    Replay* rp = nullptr;
-    for (std::size_t j = 0; j < work.live_replays; ++j)
-      if (work.replays[j].key == key) rp = &work.replays[j];
-    if (!rp) {
-      if (work.live_replays == work.replays.size()) work.replays.emplace_back();
-      rp = &work.replays[work.live_replays++];
-      rp->key = key;
-      rp->upto = 0;
-      rp->q.v.clear();
-      rp->q.head = 0;
-      rp->recs.resize(2 * pairs);
-    }
-    const std::size_t need = static_cast<std::size_t>(taken_at[x]) + 1;
-    for (; rp->upto < need; ++rp->upto) {
-      const Taken& tk = taken[rp->upto];
-      const bool mine = static_cast<int>(tk.rank) == m;
-      if (!mine && tk.load == (cls == 2)) continue;  // another member's store on E, ld_reduce on I
-      const Rep& p = tk.load ? loads[size_of[tk.k]] : stores[size_of[tk.k]];
-      const double amount = cls == 1 ? p.e_amount : p.i_amount;
-      if (!(amount > 0)) continue;
-      const double t0 = start[tk.id] + p.c.fixed_ns, du = cls == 1 ? p.e_d : p.i_d;
-      rp->q.prune(start[tk.id]);
-      StepId h = kNoStep;
-      const double st = rp->q.book(t0, du, tk.id, h);
-      rp->recs[2 * tk.k + (tk.load ? 0 : 1)] = {st, st + du, h};
-    }
-    return rp->recs[x];
-  };
+  // With the jump, the replays skip the copies and the walk repeats its
+  // stretch through them where both translate (nvls_walk.h).
+  const Period& per = jump_at.period();
+  Replays replays(work, {n, taken, taken_at, start, loads, stores, size_of, pairs, per});
+  thread_local std::vector<WalkRepeat::Entry> walk_log;
+  WalkRepeat rep(per, walk_log);
   auto bound_dep = [&](StepId i) {
     const Id d = decode(i);
     auto latest = [&](StepId from, int count) {
@@ -517,6 +495,14 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       case K::Load: {
         StepId b = wait0 + static_cast<StepId>(d.r);
         if (d.c >= 2 && finish[chunk_id(d.r, d.c - 2, true)] > finish[b]) b = chunk_id(d.r, d.c - 2, true);
+        if (rep.on()) {  // (a repeat needs the store to decide in every translate)
+          if (b == wait0 + static_cast<StepId>(d.r)) {
+            rep.not_periodic();
+          } else {
+            rep.read_chunk(d.c - 2);
+            rep.margin(finish[b] - finish[wait0 + static_cast<StepId>(d.r)]);
+          }
+        }
         return b;
       }
       case K::Store: return i - 1;  // its ld_reduce
@@ -529,10 +515,15 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   int cls = -1;  // -1: the whole step (latency and the use that ended last); 1 E, 2 I, 3 the NVLS unit
   int member = 0;  // for E and I: which member's queue
   while (cur != kNoStep) {
-    if (path.empty() || path.back() != cur) path.push_back(cur);
+    const bool push = path.empty() || path.back() != cur;
     const Id d = decode(cur);
-    const StepCost& c = cost_of(d);
     const bool xfer = d.k == K::Load || d.k == K::Store;
+    if (rep.on()) {  // (member: meaningful for E and I only)
+      rep.enter(cur, cls, cls == 1 || cls == 2 ? member : 0, xfer ? d.c : -1, path.size(), push, res.breakdown);
+      if (rep.repeat(cur, path, res.breakdown)) continue;
+    }
+    if (push) path.push_back(cur);
+    const StepCost& c = cost_of(d);
     const std::size_t k = xfer ? static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c) : 0;
     const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
     if (cls < 0) {
@@ -547,7 +538,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       }
     }
     const Rep& p = d.k == K::Load ? loads[size_of[k]] : stores[size_of[k]];
-    const Rec& rec = cls == 3 ? rec_u[k] : member_use(cls, member, x);
+    bool periodic = true;
+    const Rec rec = cls == 3 ? rec_u[k] : replays.use(cls, member, x, periodic);
+    if (rep.on() && !periodic) rep.not_periodic();
     res.breakdown[cls == 1 ? p.e_term : cls == 2 ? p.i_term : p.u_term] += rec.end - rec.start;
     if (rec.holder != kNoStep) {  // queued behind the previous user of this member
       cur = rec.holder;
@@ -557,6 +550,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     cur = bound_dep(cur);
     cls = -1;
   }
+  if (repeats) repeats[0] = rep.repeated(), repeats[1] = replays.skipped();
   std::reverse(path.begin(), path.end());
   res.critical_path = std::move(path);
   return res;
@@ -570,8 +564,8 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
 }
 
 std::optional<AnalyticResult> run_analytic_nvls_jump(const Config& cfg, const Collective& c, bool with_steps, bool jump,
-                                                     int* jumped_chunks) {
-  return nvls_alike(cfg, c, {}, with_steps, nullptr, jump, jumped_chunks);
+                                                     int* jumped_chunks, int* repeats) {
+  return nvls_alike(cfg, c, {}, with_steps, nullptr, jump, jumped_chunks, repeats);
 }
 
 std::size_t nvls_alike_steps(const Config& cfg, const Collective& c) {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "engines/analytic/nvls_groups.h"
+#include "engines/analytic/nvls_walk.h"
 #include "engines/analytic/nvls_work.h"
 #include "engines/analytic/ready_queue.h"
 
@@ -89,6 +90,8 @@ class Jump {
   bool on() const { return on_; }
   // The chunks per rank jumped (0: none).
   int jumped() const { return jumped_; }
+  // What the jump copied (for the critical path's walk, nvls_walk.h).
+  const Period& period() const { return per_; }
 
   // Each step popped from the ready set, before it is booked. True if it
   // jumped: `top` is then back in the ready set (translated), and the caller
@@ -112,6 +115,7 @@ class Jump {
   bool periodic_[kPeriods] = {};
   std::size_t pre_taken_ = 0;  // launches, first barrier's signals and waits taken
   int jumped_ = 0;
+  Period per_;
 
   StepId chunk_id(int rank, int c, bool store) const {
     return b_.first_chunk + 2 * (static_cast<StepId>(rank) * static_cast<StepId>(b_.chunks) + static_cast<StepId>(c)) +
@@ -270,6 +274,12 @@ class Jump {
     }
     b_.done += static_cast<std::size_t>(m) * (to - from);
     jumped_ = D;
+    // Chunks [max stop, min lo + D) of every rank were all written above.
+    per_ = {true, p, m, 0, b_.chunks, P, from, to};
+    for (int rk = 0; rk < b_.n; ++rk) {
+      per_.lo = std::max(per_.lo, w_.stop[static_cast<std::size_t>(rk)]);
+      per_.hi = std::min(per_.hi, w_.lo[static_cast<std::size_t>(rk)] + D);
+    }
   }
 };
 

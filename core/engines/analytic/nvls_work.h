@@ -98,11 +98,16 @@ struct Taken {
 
 // A member's queue booked again alone for the critical path: its uses up to
 // taken[upto - 1], each use's start, end and holder by x (2 * chunk + store).
+// With the jump (nvls_walk.h, Replays): `jump` 0 before the reference
+// period's end, 1 the copies skipped (their uses the reference's translated),
+// 2 booked; `at_from` the queue at the reference period's start.
 struct Replay {
   int key = -1;  // class * n + member
+  int cls = 0, member = 0, jump = 0;
   std::size_t upto = 0;
   Queue q;
   std::vector<Rec> recs;
+  std::vector<Queue::Busy> at_from;
 };
 
 // The ready steps by (ready time, id), least first (the engine's order; ids

@@ -8,6 +8,7 @@
 
 #include "engines/analytic/nvls_groups.h"
 #include "engines/analytic/nvls_jump.h"
+#include "engines/analytic/nvls_walk.h"
 #include "engines/analytic/nvls_work.h"
 #include "engines/analytic/ready_queue.h"
 #include "model/cost_grid.h"
@@ -261,8 +262,10 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<double>& finish = work.finish;
   std::vector<int>& pending = work.pending;
   ready.assign(total, 0.0);
-  start.assign(total, 0.0);
-  finish.assign(total, 0.0);
+  // (start, finish and the uses' records: written as each step is booked, or
+  // for the jump's copies by materialise(); not cleared.)
+  start.resize(total);
+  finish.resize(total);
   pending.assign(total, 0);
   for (int r = 0; r < n; ++r) {
     pending[arrive0 + static_cast<StepId>(r)] = 1;
@@ -281,9 +284,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<Rec>& rec_u = work.rec_u;
   std::vector<std::uint8_t>& bound = work.bound;
   std::vector<int>& bound_member = work.bound_member;
-  rec_u.assign(pairs, Rec{});
-  bound.assign(2 * pairs, 0);
-  bound_member.assign(2 * pairs, 0);
+  rec_u.resize(pairs);
+  bound.resize(2 * pairs);
+  bound_member.resize(2 * pairs);
   // (Per thread, reset per run: their storage is reused; small points allocate nothing for them.)
   thread_local Members members_e, members_i;
   // Up to 64 members, groups that never merge are cheaper than looking for
@@ -379,6 +382,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     double end = t0;
     if (xfer) {
       const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
+      bound[x] = 0;
       // Uses in step_cost's order (the first of the latest ends is the bound one):
       // a load's E members, its I member, the unit; a store's E member, its I members.
       auto ended = [&](double e, std::uint8_t code, int member) SCIN_NVLS_INLINE {
@@ -432,10 +436,49 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   if (done != total) return std::nullopt;
   if (jumped_chunks) *jumped_chunks = jump_at.jumped();
   AnalyticResult res;
+  // The copies' records (nvls_jump.h) are not written unless every step's
+  // timing is asked for: a copy's is read as the translate of the record
+  // back() periods before it (`fin`: a step's finish).
+  if (with_steps) jump_at.materialise();
+  const Period& per = jump_at.period();
+  auto fin = [&](StepId i) {
+    const int j = jump_at.back(i);
+    return j == 0 ? finish[i] : finish[i - static_cast<StepId>(2 * per.p * j)] + static_cast<double>(j) * per.P;
+  };
   StepId last = 0;
-  for (std::size_t i = 0; i < total; ++i)
-    if (finish[i] > finish[last]) last = static_cast<StepId>(i);
-  res.time_ns = finish[last];
+  if (!per.on || jump_at.written()) {
+    for (std::size_t i = 0; i < total; ++i)
+      if (finish[i] > finish[last]) last = static_cast<StepId>(i);
+  } else {
+    // The first of the latest finishes: along a copies' chain (chunks p
+    // apart) each finish is the one before + P, so only a chain's last may
+    // be (chunks [stop, lo + D - p) of a rank are passed at once).
+    double best = finish[0];
+    auto consider = [&](StepId id, double f) {
+      if (f > best) best = f, last = id;
+    };
+    for (StepId i = 0; i < first_chunk; ++i) consider(i, finish[i]);
+    const int D = per.m * per.p;
+    for (int rk = 0; rk < n; ++rk) {
+      const int lo = jump_at.lo_of(rk), stop = jump_at.stop_of(rk);
+      for (int c = 0; c < chunks; ++c) {
+        if (c >= stop && c + per.p < lo + D) {
+          c = lo + D - per.p - 1;
+          continue;
+        }
+        for (int st = 0; st < 2; ++st) {
+          const StepId id = chunk_id(rk, c, st != 0);
+          if (!jump_at.copied(rk, st, c)) {
+            consider(id, finish[id]);
+          } else if (!(c + per.p < chunks && jump_at.copied(rk, st, c + per.p))) {
+            consider(id, fin(id));
+          }
+        }
+      }
+    }
+    for (auto i = static_cast<std::size_t>(arrive1); i < total; ++i) consider(static_cast<StepId>(i), finish[i]);
+  }
+  res.time_ns = fin(last);
   if (with_steps) {
     res.steps.resize(total);
     for (std::size_t i = 0; i < total; ++i) res.steps[i] = StepTiming{start[i], finish[i]};
@@ -472,8 +515,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // first use the walk visits on it.
   // With the jump, the replays skip the copies and the walk repeats its
   // stretch through them where both translate (nvls_walk.h).
-  const Period& per = jump_at.period();
-  Replays replays(work, {n, taken, taken_at, start, loads, stores, size_of, pairs, per});
+  Replays replays(work, {n, taken, taken_at, start, loads, stores, size_of, pairs, first_chunk, jump_at});
   thread_local std::vector<WalkRepeat::Entry> walk_log;
   WalkRepeat rep(per, walk_log);
   auto bound_dep = [&](StepId i) {
@@ -494,13 +536,13 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       case K::Wait0: return latest(arrive0, n);
       case K::Load: {
         StepId b = wait0 + static_cast<StepId>(d.r);
-        if (d.c >= 2 && finish[chunk_id(d.r, d.c - 2, true)] > finish[b]) b = chunk_id(d.r, d.c - 2, true);
+        if (d.c >= 2 && fin(chunk_id(d.r, d.c - 2, true)) > finish[b]) b = chunk_id(d.r, d.c - 2, true);
         if (rep.on()) {  // (a repeat needs the store to decide in every translate)
           if (b == wait0 + static_cast<StepId>(d.r)) {
             rep.not_periodic();
           } else {
             rep.read_chunk(d.c - 2);
-            rep.margin(finish[b] - finish[wait0 + static_cast<StepId>(d.r)]);
+            rep.margin(fin(b) - finish[wait0 + static_cast<StepId>(d.r)]);
           }
         }
         return b;
@@ -526,10 +568,12 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     const StepCost& c = cost_of(d);
     const std::size_t k = xfer ? static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c) : 0;
     const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
+    const int jb = xfer ? jump_at.back(cur) : 0;  // (a copy's record: the one jb periods back's)
+    const std::size_t xb = x - 2 * static_cast<std::size_t>(per.p * jb);
     if (cls < 0) {
       for (int t = 0; t < kTermCount; ++t) res.breakdown.ns[t] += c.latency_ns[t];
-      cls = xfer ? bound[x] : 0;
-      member = xfer ? bound_member[x] : 0;
+      cls = xfer ? bound[xb] : 0;
+      member = xfer ? bound_member[xb] : 0;
       if (cls == 0) {  // no resource: fixed cost, then the latest dep
         res.breakdown[c.fixed_term] += c.fixed_ns;
         cur = bound_dep(cur);
@@ -539,7 +583,15 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     }
     const Rep& p = d.k == K::Load ? loads[size_of[k]] : stores[size_of[k]];
     bool periodic = true;
-    const Rec rec = cls == 3 ? rec_u[k] : replays.use(cls, member, x, periodic);
+    Rec rec;
+    if (cls == 3) {
+      const Rec& u = rec_u[xb / 2];
+      const double dt = static_cast<double>(jb) * per.P;
+      const auto did = static_cast<StepId>(2 * per.p * jb);
+      rec = {u.start + dt, u.end + dt, u.holder == kNoStep ? kNoStep : u.holder + did};
+    } else {
+      rec = replays.use(cls, member, x, periodic);
+    }
     if (rep.on() && !periodic) rep.not_periodic();
     res.breakdown[cls == 1 ? p.e_term : cls == 2 ? p.i_term : p.u_term] += rec.end - rec.start;
     if (rec.holder != kNoStep) {  // queued behind the previous user of this member

@@ -30,20 +30,11 @@
 #include <vector>
 
 #include "engines/analytic/nvls_groups.h"
+#include "engines/analytic/nvls_jump.h"
 #include "engines/analytic/nvls_work.h"
 #include "model/result.h"
 
 namespace scin::nvls {
-
-// What the jump copied (Jump::apply): m periods of p chunks and P ns after
-// the reference period, taken[from, to); in chunks [lo, hi) of every rank
-// each record is the translate of the one p chunks before.
-struct Period {
-  bool on = false;
-  int p = 0, m = 0, lo = 0, hi = 0;
-  double P = 0;
-  std::size_t from = 0, to = 0;
-};
 
 // The members' replays (one per class and member the walk visits).
 class Replays {
@@ -57,9 +48,10 @@ class Replays {
     const std::vector<Rep>& stores;
     const std::vector<std::uint8_t>& size_of;
     std::size_t pairs;
-    const Period& per;
+    StepId first_chunk;
+    Jump& jump;  // (the copies' records: back(), materialise())
   };
-  Replays(Work& w, In in) : w_(w), in_(in) { w_.live_replays = 0; }
+  Replays(Work& w, In in) : w_(w), in_(in), per_(in.jump.period()) { w_.live_replays = 0; }
   // Replays skipping the copies (0: none).
   int skipped() const { return skipped_; }
 
@@ -68,9 +60,12 @@ class Replays {
   // skipped the copies), as the walk's repeat needs.
   Rec use(int cls, int m, std::size_t x, bool& periodic) {
     Replay& rp = replay(cls * in_.n + m, cls, m);
-    const std::size_t e = in_.taken_at[x];
-    const Period& per = in_.per;
+    const Period& per = per_;
     const std::size_t L = per.to - per.from;
+    // Its place in the order taken (a copy's: the reference's + j periods).
+    const int jb = in_.jump.back(in_.first_chunk + static_cast<StepId>(x));
+    const std::size_t e = jb == 0 ? in_.taken_at[x]
+                                  : in_.taken_at[x - 2 * static_cast<std::size_t>(per.p * jb)] + static_cast<std::size_t>(jb) * L;
     periodic = false;
     if (per.on && e >= per.to && e < per.to + static_cast<std::size_t>(per.m) * L) {
       advance(rp, per.to);
@@ -92,6 +87,7 @@ class Replays {
  private:
   Work& w_;
   In in_;
+  const Period& per_;
   int skipped_ = 0;
 
   Replay& replay(int key, int cls, int m) {
@@ -111,10 +107,10 @@ class Replays {
   }
 
   // The ready time the reference period's uses start from.
-  double r_from() const { return in_.start[in_.taken[in_.per.from].id]; }
+  double r_from() const { return in_.start[in_.taken[per_.from].id]; }
 
   void advance(Replay& rp, std::size_t need) {
-    const Period& per = in_.per;
+    const Period& per = per_;
     while (rp.upto < need) {
       if (per.on && rp.jump == 0) {
         if (rp.upto == per.from) {
@@ -157,7 +153,7 @@ class Replays {
   // At the reference period's end: skip the copies if the queue is the one
   // at its start translated (rp.jump = 1), else book them (2).
   void settle(Replay& rp) {
-    const Period& per = in_.per;
+    const Period& per = per_;
     const double r = r_from() + per.P;
     rp.q.prune(r);
     const auto dp = static_cast<StepId>(2 * per.p);
@@ -168,7 +164,10 @@ class Replays {
       same = std::max(b.start, r) == f.start + per.P && b.end == f.end + per.P && b.step == f.step + dp;
     }
     rp.jump = same ? 1 : 2;
-    if (!same) return;
+    if (!same) {  // the copies booked: their uses as taken
+      in_.jump.materialise();
+      return;
+    }
     const double dt = static_cast<double>(per.m) * per.P;
     const auto did = static_cast<StepId>(2 * per.p * per.m);
     for (std::size_t a = rp.q.head; a < rp.q.v.size(); ++a) {

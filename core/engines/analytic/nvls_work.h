@@ -167,6 +167,16 @@ struct Ready {
   }
 };
 
+// What the jump copied (Jump::apply): m periods of p chunks and P ns after
+// the reference period, taken[from, to); in chunks [lo, hi) of every rank
+// each record is the translate of the one p chunks before.
+struct Period {
+  bool on = false;
+  int p = 0, m = 0, lo = 0, hi = 0;
+  double P = 0;
+  std::size_t from = 0, to = 0;
+};
+
 // A run's working memory, one per thread, kept for its next run (a 1 GiB
 // point at 8 GPUs allocated ~3 MB per run: every run paid its page faults).
 struct Work {

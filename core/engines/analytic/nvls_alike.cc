@@ -79,10 +79,13 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<build::Span> pieces;
   for (int i = 0; i < n; ++i) {
     nvls::split_into(shards[static_cast<std::size_t>(i)].count, chunks, pieces);
+    std::uint64_t last_z = ~std::uint64_t{0};  // (the size looked up last)
     for (int c = 0; c < chunks; ++c) {
       spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)] =
           build::sub(shards[static_cast<std::size_t>(i)], pieces[static_cast<std::size_t>(c)]);
       const std::uint64_t z = pieces[static_cast<std::size_t>(c)].count;
+      if (z == last_z) continue;
+      last_z = z;
       const auto at = std::lower_bound(sizes.begin(), sizes.end(), z);
       if (at == sizes.end() || *at != z) {
         sizes.insert(at, z);
@@ -124,10 +127,15 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   {
     std::vector<int> costed(sizes.size(), 0);
     StepCost c;
+    std::uint64_t last_z = ~std::uint64_t{0};
+    std::size_t q = 0;  // (last_z's index)
     for (int i = 0; i < n; ++i)
       for (int c_ = 0; c_ < chunks; ++c_) {
         const std::size_t k = static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c_);
-        const auto q = static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), spans[k].count) - sizes.begin());
+        if (spans[k].count != last_z) {
+          last_z = spans[k].count;
+          q = static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), last_z) - sizes.begin());
+        }
         size_of[k] = static_cast<std::uint8_t>(q);
         // Each size costed at its first chunk, and checked again at its last
         // rank's (the cost of a transfer depends on its bytes, not its rank).
@@ -266,17 +274,11 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // for the jump's copies by materialise(); not cleared.)
   start.resize(total);
   finish.resize(total);
-  pending.assign(total, 0);
-  for (int r = 0; r < n; ++r) {
-    pending[arrive0 + static_cast<StepId>(r)] = 1;
-    pending[wait0 + static_cast<StepId>(r)] = 1;  // (the barrier, below)
-    pending[arrive1 + static_cast<StepId>(r)] = 1;
-    pending[wait1 + static_cast<StepId>(r)] = 1;
-    for (int c = 0; c < chunks; ++c) {
-      pending[chunk_id(r, c, false)] = c >= 2 ? 2 : 1;
-      pending[chunk_id(r, c, true)] = 1;
-    }
-  }
+  // Every load and store waits for one step: a store for its load, a load
+  // for the first barrier's wait (chunks 0 and 1) or the store 2 chunks
+  // before (whose release carries the wait's finish too: the same max).
+  pending.assign(total, 1);
+  for (StepId i = 0; i < N; ++i) pending[i] = 0;  // (launches; barriers: below)
   // Per load and store: which use ended last (0 none, 1 E, 2 I, 3 the NVLS
   // unit: the use the critical path follows) and, for E and I, on which
   // member (the first with that end); the unit's uses as booked.
@@ -422,11 +424,11 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       case K::Launch: release(arrive0 + id, f); break;
       case K::Arrive0: barrier(0, wait0, f); break;
       case K::Wait0:
-        for (int c2 = 0; c2 < chunks; ++c2) release(chunk_id(d.r, c2, false), f);
+        for (int c2 = 0; c2 < std::min(chunks, 2); ++c2) release(chunk_id(d.r, c2, false), f);
         break;
       case K::Load: release(id + 1, f); break;
       case K::Store:
-        if (d.c + 2 < chunks) release(chunk_id(d.r, d.c + 2, false), f);
+        if (d.c + 2 < chunks) release(chunk_id(d.r, d.c + 2, false), std::max(f, finish[wait0 + static_cast<StepId>(d.r)]));
         if (d.c == chunks - 1) release(arrive1 + static_cast<StepId>(d.r), f);
         break;
       case K::Arrive1: barrier(1, wait1, f); break;
@@ -441,66 +443,16 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // back() periods before it (`fin`: a step's finish).
   if (with_steps) jump_at.materialise();
   const Period& per = jump_at.period();
-  auto fin = [&](StepId i) {
-    const int j = jump_at.back(i);
-    return j == 0 ? finish[i] : finish[i - static_cast<StepId>(2 * per.p * j)] + static_cast<double>(j) * per.P;
-  };
-  StepId last = 0;
-  if (!per.on || jump_at.written()) {
-    for (std::size_t i = 0; i < total; ++i)
-      if (finish[i] > finish[last]) last = static_cast<StepId>(i);
-  } else {
-    // The first of the latest finishes: along a copies' chain (chunks p
-    // apart) each finish is the one before + P, so only a chain's last may
-    // be (chunks [stop, lo + D - p) of a rank are passed at once).
-    double best = finish[0];
-    auto consider = [&](StepId id, double f) {
-      if (f > best) best = f, last = id;
-    };
-    for (StepId i = 0; i < first_chunk; ++i) consider(i, finish[i]);
-    const int D = per.m * per.p;
-    for (int rk = 0; rk < n; ++rk) {
-      const int lo = jump_at.lo_of(rk), stop = jump_at.stop_of(rk);
-      for (int c = 0; c < chunks; ++c) {
-        if (c >= stop && c + per.p < lo + D) {
-          c = lo + D - per.p - 1;
-          continue;
-        }
-        for (int st = 0; st < 2; ++st) {
-          const StepId id = chunk_id(rk, c, st != 0);
-          if (!jump_at.copied(rk, st, c)) {
-            consider(id, finish[id]);
-          } else if (!(c + per.p < chunks && jump_at.copied(rk, st, c + per.p))) {
-            consider(id, fin(id));
-          }
-        }
-      }
-    }
-    for (auto i = static_cast<std::size_t>(arrive1); i < total; ++i) consider(static_cast<StepId>(i), finish[i]);
-  }
+  auto fin = [&](StepId i) { return jump_at.finish_of(i); };
+  const StepId last = jump_at.latest(total);
   res.time_ns = fin(last);
   if (with_steps) {
     res.steps.resize(total);
     for (std::size_t i = 0; i < total; ++i) res.steps[i] = StepTiming{start[i], finish[i]};
   }
-  // max_link_bytes: accelerator j's egress carries every ld_reduce's chunk and
-  // its own stores, its ingress its own ld_reduces' chunks and every store:
-  // sums of whole byte counts below 2^53, so exact in any order.
-  {
-    double all = 0, own_max = 0;
-    for (int i = 0; i < n; ++i) {
-      double own = 0;
-      for (int c = 0; c < chunks; ++c) {
-        const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
-        const auto bytes = static_cast<double>(region_bytes(s.buffers[s.input[static_cast<std::size_t>(i)]], sp.count));
-        all += bytes;
-        own += bytes;
-      }
-      own_max = std::max(own_max, own);
-    }
-    if (!(all + own_max < 9007199254740992.0)) return std::nullopt;
-    res.max_link_bytes = all + own_max;
-  }
+  // max_link_bytes (nvls_work.h).
+  res.max_link_bytes = link_bytes(s, size_of, sizes, n, uc);
+  if (!(res.max_link_bytes >= 0)) return std::nullopt;
 
   // The critical path, walked back as run_analytic walks it. A use on a
   // member of E or I queued behind the reservation that ends where it starts

@@ -313,6 +313,49 @@ public:
   // whose store was not taken, and where every later chunk is untouched.
   int lo_of(int rk) const { return w_.lo[static_cast<std::size_t>(rk)]; }
   int stop_of(int rk) const { return w_.stop[static_cast<std::size_t>(rk)]; }
+  // A step's finish (a copy's: the translate of the one back() periods before).
+  double finish_of(StepId i) const {
+    const int j = back(i);
+    return j == 0 ? b_.finish[i] : b_.finish[i - static_cast<StepId>(2 * per_.p * j)] + static_cast<double>(j) * per_.P;
+  }
+
+  // The first step of the latest finish (of `total`). Along a copies' chain
+  // (chunks p apart) each finish is the one before + P, so only a chain's
+  // last may be it (chunks [stop, lo + D - p) of a rank are passed at once).
+  StepId latest(std::size_t total) const {
+    const std::vector<double>& finish = b_.finish;
+    StepId last = 0;
+    if (!per_.on || written_) {
+      for (std::size_t i = 0; i < total; ++i)
+        if (finish[i] > finish[last]) last = static_cast<StepId>(i);
+      return last;
+    }
+    double best = finish[0];
+    auto consider = [&](StepId id, double f) {
+      if (f > best) best = f, last = id;
+    };
+    for (StepId i = 0; i < b_.first_chunk; ++i) consider(i, finish[i]);
+    const int D = per_.m * per_.p, p = per_.p;
+    for (int rk = 0; rk < b_.n; ++rk) {
+      const int lo = lo_of(rk), stop = stop_of(rk);
+      for (int c = 0; c < b_.chunks; ++c) {
+        if (c >= stop && c + p < lo + D) {
+          c = lo + D - p - 1;
+          continue;
+        }
+        for (int st = 0; st < 2; ++st) {
+          const StepId id = chunk_id(rk, c, st != 0);
+          if (!copied(rk, st, c))
+            consider(id, finish[id]);
+          else if (!(c + p < b_.chunks && copied(rk, st, c + p)))
+            consider(id, finish_of(id));
+        }
+      }
+    }
+    for (auto i = static_cast<std::size_t>(b_.arrive1); i < total; ++i) consider(static_cast<StepId>(i), finish[i]);
+    return last;
+  }
+
   // Whether the copies' records are written.
   bool written() const { return written_; }
 

@@ -2,6 +2,7 @@
 // run_analytic_nvls). Internal to the analytic engine.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -214,6 +215,34 @@ struct WorkTrim {
     if (steps > (std::size_t{1} << 16)) w = Work{};
   }
 };
+
+// max_link_bytes of NVLS by classes (nvls_alike.cc): accelerator j's egress
+// carries every ld_reduce's chunk and its own stores, its ingress its own
+// ld_reduces' chunks and every store: sums of whole byte counts below 2^53,
+// so exact in any order (a rank's chunks of one size summed as their count x
+// their bytes). -1 if not below 2^53. `size_of`: per chunk (rank * uc +
+// chunk) its index in `sizes` (elements per chunk).
+inline double link_bytes(const Schedule& s, const std::vector<std::uint8_t>& size_of,
+                         const std::vector<std::uint64_t>& sizes, int n, std::size_t uc) {
+  double all = 0, own_max = 0;
+  std::vector<std::uint64_t> count(sizes.size());
+  for (int i = 0; i < n; ++i) {
+    const std::uint8_t* z = size_of.data() + static_cast<std::size_t>(i) * uc;
+    std::fill(count.begin(), count.end(), 0);
+    std::uint64_t first = 0;  // (the rank's first size, counted without a histogram's store chain)
+    for (std::size_t c = 0; c < uc; ++c) first += z[c] == z[0];
+    count[z[0]] = first;
+    if (first != uc)
+      for (std::size_t c = 0; c < uc; ++c) count[z[c]] += z[c] != z[0];
+    double own = 0;
+    for (std::size_t q = 0; q < sizes.size(); ++q)
+      own += static_cast<double>(count[q]) *
+             static_cast<double>(region_bytes(s.buffers[s.input[static_cast<std::size_t>(i)]], sizes[q]));
+    all += own;
+    own_max = std::max(own_max, own);
+  }
+  return all + own_max < 9007199254740992.0 ? all + own_max : -1;
+}
 
 inline bool same_cost(const StepCost& a, const StepCost& b) {
   if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term) return false;

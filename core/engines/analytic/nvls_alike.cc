@@ -73,28 +73,17 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // The chunks' spans, and one costed ld_reduce and multimem.st per chunk size.
   thread_local Work work;
   const WorkTrim trim{work, total};
+  // Each shard's chunks (chunk_shards, nvls_groups.h): rows of `spans`.
   std::vector<build::Span>& spans = work.spans;
-  spans.resize(un * uc);
-  std::vector<std::uint64_t> sizes;  // sorted, distinct (kept so as chunks come: a shard has at most two)
-  std::vector<build::Span> pieces;
-  for (int i = 0; i < n; ++i) {
-    nvls::split_into(shards[static_cast<std::size_t>(i)].count, chunks, pieces);
-    std::uint64_t last_z = ~std::uint64_t{0};  // (the size looked up last)
-    for (int c = 0; c < chunks; ++c) {
-      spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)] =
-          build::sub(shards[static_cast<std::size_t>(i)], pieces[static_cast<std::size_t>(c)]);
-      const std::uint64_t z = pieces[static_cast<std::size_t>(c)].count;
-      if (z == last_z) continue;
-      last_z = z;
-      const auto at = std::lower_bound(sizes.begin(), sizes.end(), z);
-      if (at == sizes.end() || *at != z) {
-        sizes.insert(at, z);
-        if (sizes.size() > 255) return std::nullopt;
-      }
-    }
-  }
+  std::vector<std::uint64_t> shard_sizes, sizes;  // sizes: of the chunks, sorted, distinct
+  std::vector<std::size_t> row;
+  if (!nvls::chunk_shards(shards, chunks, spans, shard_sizes, row, sizes)) return std::nullopt;
+  auto span_of = [&](int i, int c) {
+    const auto ui = static_cast<std::size_t>(i);
+    return build::sub(shards[ui], spans[row[ui] * uc + static_cast<std::size_t>(c)]);
+  };
   auto load_step = [&](int i, int c) {
-    const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
+    const build::Span sp = span_of(i, c);
     Step st;
     st.kind = StepKind::Read;
     st.initiator = i;
@@ -108,7 +97,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     return st;
   };
   auto store_step = [&](int i, int c) {
-    const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
+    const build::Span sp = span_of(i, c);
     Step st;
     st.kind = StepKind::Write;
     st.initiator = i;
@@ -125,22 +114,32 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<std::uint8_t>& size_of = work.size_of;  // per chunk: its index in `sizes`
   size_of.resize(un * uc);
   {
+    // Per chunk its size's index (a row per shard size, copied per rank).
+    std::vector<std::uint8_t> by_row(shard_sizes.size() * uc);
+    for (std::size_t k = 0, last_z = ~std::uint64_t{0}, q = 0; k < by_row.size(); ++k) {
+      if (spans[k].count != last_z) {
+        last_z = spans[k].count;
+        q = static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), last_z) - sizes.begin());
+      }
+      by_row[k] = static_cast<std::uint8_t>(q);
+    }
+    for (std::size_t i = 0; i < un; ++i)
+      std::copy_n(by_row.begin() + static_cast<std::ptrdiff_t>(row[i] * uc), uc,
+                  size_of.begin() + static_cast<std::ptrdiff_t>(i * uc));
     std::vector<int> costed(sizes.size(), 0);
+    std::size_t uncosted = sizes.size();
     StepCost c;
-    std::uint64_t last_z = ~std::uint64_t{0};
-    std::size_t q = 0;  // (last_z's index)
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
+      // (a rank before the last with every size costed has nothing to cost)
+      if (i < n - 1 && uncosted == 0) continue;
       for (int c_ = 0; c_ < chunks; ++c_) {
         const std::size_t k = static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c_);
-        if (spans[k].count != last_z) {
-          last_z = spans[k].count;
-          q = static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), last_z) - sizes.begin());
-        }
-        size_of[k] = static_cast<std::uint8_t>(q);
+        const std::size_t q = size_of[k];
         // Each size costed at its first chunk, and checked again at its last
         // rank's (the cost of a transfer depends on its bytes, not its rank).
         const bool first = costed[q] == 0, again = costed[q] == 1 && i == n - 1;
         if (!first && !again) continue;
+        uncosted -= first ? 1 : 0;
         Rep l, st;
         analytic_step_cost(cfg, s, rm, load_step(i, c_), c, one_plane);
         if (!read_rep(c, rm, n, i, l)) return std::nullopt;
@@ -160,6 +159,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
         }
         ++costed[q];
       }
+    }
   }
   // A use of positive amount must take positive time (joins and the holder
   // argument assume reservations of positive length).

@@ -113,9 +113,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<Rep> loads(sizes.size()), stores(sizes.size());
   std::vector<std::uint8_t>& size_of = work.size_of;  // per chunk: its index in `sizes`
   size_of.resize(un * uc);
+  // Per chunk its size's index (a row per shard size, copied per rank).
+  std::vector<std::uint8_t> by_row(shard_sizes.size() * uc);
   {
-    // Per chunk its size's index (a row per shard size, copied per rank).
-    std::vector<std::uint8_t> by_row(shard_sizes.size() * uc);
     for (std::size_t k = 0, last_z = ~std::uint64_t{0}, q = 0; k < by_row.size(); ++k) {
       if (spans[k].count != last_z) {
         last_z = spans[k].count;
@@ -269,7 +269,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<double>& start = work.start;
   std::vector<double>& finish = work.finish;
   std::vector<int>& pending = work.pending;
-  ready.assign(total, 0.0);
+  // (Every step but the launches is released once, by one step or a
+  // barrier: its ready time is that finish; not cleared.)
+  ready.resize(total);
   // (start, finish and the uses' records: written as each step is booked, or
   // for the jump's copies by materialise(); not cleared.)
   start.resize(total);
@@ -331,8 +333,8 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
   for (int r = 0; r < n; ++r) push(0.0, static_cast<StepId>(r));
   auto release = [&](StepId nx, double f) SCIN_NVLS_INLINE {
-    ready[nx] = std::max(ready[nx], f);
-    if (--pending[nx] == 0) push(ready[nx], nx);
+    ready[nx] = f;
+    if (--pending[nx] == 0) push(f, nx);
   };
 
   // A barrier's waits each depend on all n signals: each wait is ready at the
@@ -451,7 +453,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     for (std::size_t i = 0; i < total; ++i) res.steps[i] = StepTiming{start[i], finish[i]};
   }
   // max_link_bytes (nvls_work.h).
-  res.max_link_bytes = link_bytes(s, size_of, sizes, n, uc);
+  res.max_link_bytes = link_bytes(s, by_row, row, sizes, uc);
   if (!(res.max_link_bytes >= 0)) return std::nullopt;
 
   // The critical path, walked back as run_analytic walks it. A use on a

@@ -250,10 +250,13 @@ class WalkRepeat {
     std::array<double, kTermCount> d{};
     for (int t = 0; t < kTermCount; ++t)
       d[static_cast<std::size_t>(t)] = bd.ns[t] - was.bd[static_cast<std::size_t>(t)];
-    path.reserve(path.size() + static_cast<std::size_t>(K) * (p1 - p0));
-    for (long k = 1; k <= K; ++k) {
+    const std::size_t base = path.size(), len = p1 - p0;
+    path.resize(base + static_cast<std::size_t>(K) * len);
+    StepId* out = path.data() + base;
+    const StepId* from = path.data() + p0;
+    for (long k = 1; k <= K; ++k, out += len) {
       const auto did = static_cast<StepId>(2 * per_.p * k);
-      for (std::size_t i = p0; i < p1; ++i) path.push_back(path[i] - did);
+      for (std::size_t i = 0; i < len; ++i) out[i] = from[i] - did;
     }
     for (int t = 0; t < kTermCount; ++t) bd.ns[t] += static_cast<double>(K) * d[static_cast<std::size_t>(t)];
     cur = now.cur - static_cast<StepId>(2 * per_.p * K);

@@ -220,24 +220,21 @@ struct WorkTrim {
 // carries every ld_reduce's chunk and its own stores, its ingress its own
 // ld_reduces' chunks and every store: sums of whole byte counts below 2^53,
 // so exact in any order (a rank's chunks of one size summed as their count x
-// their bytes). -1 if not below 2^53. `size_of`: per chunk (rank * uc +
-// chunk) its index in `sizes` (elements per chunk).
-inline double link_bytes(const Schedule& s, const std::vector<std::uint8_t>& size_of,
-                         const std::vector<std::uint64_t>& sizes, int n, std::size_t uc) {
+// their bytes). -1 if not below 2^53. `rows`: per shard size (uc chunks
+// each) each chunk's index in `sizes` (elements per chunk); `row[i]`: rank
+// i's row.
+inline double link_bytes(const Schedule& s, const std::vector<std::uint8_t>& rows, const std::vector<std::size_t>& row,
+                         const std::vector<std::uint64_t>& sizes, std::size_t uc) {
+  const std::size_t nq = sizes.size(), nrows = rows.size() / uc;
+  std::vector<std::uint64_t> count(nrows * nq, 0);
+  for (std::size_t r = 0; r < nrows; ++r)
+    for (std::size_t c = 0; c < uc; ++c) ++count[r * nq + rows[r * uc + c]];
   double all = 0, own_max = 0;
-  std::vector<std::uint64_t> count(sizes.size());
-  for (int i = 0; i < n; ++i) {
-    const std::uint8_t* z = size_of.data() + static_cast<std::size_t>(i) * uc;
-    std::fill(count.begin(), count.end(), 0);
-    std::uint64_t first = 0;  // (the rank's first size, counted without a histogram's store chain)
-    for (std::size_t c = 0; c < uc; ++c) first += z[c] == z[0];
-    count[z[0]] = first;
-    if (first != uc)
-      for (std::size_t c = 0; c < uc; ++c) count[z[c]] += z[c] != z[0];
+  for (std::size_t i = 0; i < row.size(); ++i) {
     double own = 0;
-    for (std::size_t q = 0; q < sizes.size(); ++q)
-      own += static_cast<double>(count[q]) *
-             static_cast<double>(region_bytes(s.buffers[s.input[static_cast<std::size_t>(i)]], sizes[q]));
+    for (std::size_t q = 0; q < nq; ++q)
+      own += static_cast<double>(count[row[i] * nq + q]) *
+             static_cast<double>(region_bytes(s.buffers[s.input[i]], sizes[q]));
     all += own;
     own_max = std::max(own_max, own);
   }

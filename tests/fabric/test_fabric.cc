@@ -1341,6 +1341,33 @@ TEST(NvlsAlike, WalkRepeatEqualsWalkingEverything) {
   EXPECT_GE(skipped_points, 15);
 }
 
+// Where a member's queue does not repeat over the reference period (it has
+// repeated wherever the jump was taken so far, docs/performance.md section
+// 61), its replay books the copies: their records are written on demand and
+// the walk goes through them step by step. Forced here: the same result.
+TEST(NvlsAlike, ReplaysBookingTheCopiesEqualWalkingEverything) {
+  struct Case {
+    const char* preset;
+    int gpus;
+    std::uint64_t bytes;
+  };
+  for (const Case& k : {Case{"hgx-h200-8", 8, std::uint64_t{1} << 30}, Case{"hgx-b200-8", 8, std::uint64_t{1} << 28},
+                        Case{"hgx-h200-8", 4, std::uint64_t{1} << 26}, Case{"hgx-h100-8", 16, std::uint64_t{1} << 30},
+                        Case{"gb200-nvl72", 2, std::uint64_t{1} << 28}}) {
+    const Config c = star_of(k.preset, k.gpus);
+    const Collective coll{k.bytes, DType::Bf16};
+    int jumped = -1, repeats[2] = {-1, -1};
+    const auto a = run_analytic_nvls_jump(c, coll, false, true, &jumped, repeats, false);
+    const auto b = run_analytic_nvls_jump(c, coll, false, false);
+    ASSERT_TRUE(a && b);
+    EXPECT_GT(jumped, 0) << k.preset << " " << k.gpus;
+    EXPECT_EQ(repeats[1], 0);  // no replay skipped
+    EXPECT_EQ(a->time_ns, b->time_ns) << k.preset << " " << k.gpus;
+    for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(a->breakdown.ns[t], b->breakdown.ns[t]) << "term " << t;
+    EXPECT_EQ(a->critical_path, b->critical_path) << k.preset << " " << k.gpus;
+  }
+}
+
 // At 8 GPUs and 1 GiB the walk repeats through nearly all the jumped chunks.
 TEST(NvlsAlike, WalkRepeatTakenAtOneGiB) {
   for (const char* preset : {"hgx-h200-8", "hgx-b200-8"}) {

@@ -35,10 +35,12 @@ using namespace nvls;
 // `jump`: the periodic jump (below) where it applies; `jumped_chunks`
 // (optional): the chunks per rank it skipped (0 if it did not apply);
 // `repeats` (optional, 2): the periods the critical path's walk repeated and
-// the member replays that skipped the copies (nvls_walk.h).
+// the member replays that skipped the copies (nvls_walk.h); `skip_copies`
+// false: the replays book the copies (the records then written) as where
+// their queues do not repeat (tests).
 std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& coll, const RunContext& ctx,
                                          bool with_steps, std::size_t* steps_only, bool jump = true,
-                                         int* jumped_chunks = nullptr, int* repeats = nullptr) {
+                                         int* jumped_chunks = nullptr, int* repeats = nullptr, bool skip_copies = true) {
   if (jumped_chunks) *jumped_chunks = 0;
   if (repeats) repeats[0] = repeats[1] = 0;
   if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
@@ -469,7 +471,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // first use the walk visits on it.
   // With the jump, the replays skip the copies and the walk repeats its
   // stretch through them where both translate (nvls_walk.h).
-  Replays replays(work, {n, taken, taken_at, start, loads, stores, size_of, pairs, first_chunk, jump_at});
+  Replays replays(work, {n, taken, taken_at, start, loads, stores, size_of, pairs, first_chunk, jump_at, skip_copies});
   thread_local std::vector<WalkRepeat::Entry> walk_log;
   WalkRepeat rep(per, walk_log);
   auto bound_dep = [&](StepId i) {
@@ -570,8 +572,8 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
 }
 
 std::optional<AnalyticResult> run_analytic_nvls_jump(const Config& cfg, const Collective& c, bool with_steps, bool jump,
-                                                     int* jumped_chunks, int* repeats) {
-  return nvls_alike(cfg, c, {}, with_steps, nullptr, jump, jumped_chunks, repeats);
+                                                     int* jumped_chunks, int* repeats, bool skip_copies) {
+  return nvls_alike(cfg, c, {}, with_steps, nullptr, jump, jumped_chunks, repeats, skip_copies);
 }
 
 std::size_t nvls_alike_steps(const Config& cfg, const Collective& c) {

@@ -50,6 +50,7 @@ class Replays {
     std::size_t pairs;
     StepId first_chunk;
     Jump& jump;  // (the copies' records: back(), materialise())
+    bool skip;   // false: never skip the copies (tests: the fallback)
   };
   Replays(Work& w, In in) : w_(w), in_(in), per_(in.jump.period()) { w_.live_replays = 0; }
   // Replays skipping the copies (0: none).
@@ -157,7 +158,7 @@ class Replays {
     const double r = r_from() + per.P;
     rp.q.prune(r);
     const auto dp = static_cast<StepId>(2 * per.p);
-    bool same = rp.q.v.size() - rp.q.head == rp.at_from.size();
+    bool same = in_.skip && rp.q.v.size() - rp.q.head == rp.at_from.size();
     for (std::size_t a = 0; same && a < rp.at_from.size(); ++a) {
       const Queue::Busy& b = rp.q.v[rp.q.head + a];
       const Queue::Busy& f = rp.at_from[a];

@@ -203,6 +203,10 @@ class WalkRepeat {
 
   // A state at the loop's head (chunk c of a load or store, or -1).
   void enter(StepId cur, int cls, int member, int c, std::size_t path_n, bool pushed, const Breakdown& bd) {
+    if (log_.size() >= kMaxLog) {  // (no repeat found: the log's memory bounded, the walk goes on)
+      done_ = true;
+      return;
+    }
     Entry en{cur, cls, member, path_n, pushed, c >= 0, c, c, 1e300, {}};
     for (int t = 0; t < kTermCount; ++t) en.bd[static_cast<std::size_t>(t)] = bd.ns[t];
     log_.push_back(en);
@@ -220,6 +224,7 @@ class WalkRepeat {
   // ids, the stretch between is repeated as far as it translates: the path
   // and breakdown extended, the state moved back (cur). True if it did.
   bool repeat(StepId& cur, std::vector<StepId>& path, Breakdown& bd) {
+    if (done_ || log_.empty()) return false;
     const std::size_t b = log_.size() - 1;
     const Entry& now = log_[b];
     if (!now.ok) return false;
@@ -267,7 +272,7 @@ class WalkRepeat {
   }
 
  private:
-  static constexpr std::size_t kLook = 1024;
+  static constexpr std::size_t kLook = 1024, kMaxLog = 16384;
   const Period& per_;
   std::vector<Entry>& log_;
   bool done_ = false;

@@ -1293,6 +1293,99 @@ TEST(NvlsAlike, PeriodicJumpTakenWhereThePipelineRepeats) {
   }
 }
 
+// The critical path through the jumped chunks (nvls_walk.h): the member
+// replays skip the copies where their queues repeat, and the walk repeats its
+// stretch through one period as far as every record it reads translates. The
+// result is the walk's through everything booked, bit for bit: the time,
+// every term, the critical path (every step on it), every step's timing.
+TEST(NvlsAlike, WalkRepeatEqualsWalkingEverything) {
+  std::uint64_t seed = 0x13198a2e03707344ull;
+  auto next = [&seed](std::uint64_t m) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % m;
+  };
+  const char* presets[] = {"hgx-h200-8", "hgx-b200-8", "hgx-h100-8", "gb200-nvl72"};
+  int repeated_points = 0, skipped_points = 0;
+  for (int k = 0; k < 40; ++k) {
+    const int gpus = 2 << next(4);  // 2, 4, 8, 16: chunks of one size
+    Config c = star_of(presets[next(4)], gpus);
+    switch (next(5)) {
+      case 0: c.tuning.nvls_reduce_GBps = 150 + static_cast<double>(next(300)); break;
+      case 1:
+        set_param(c, "accelerator.gpus_per_process", 4);
+        set_param(c, "accelerator.launch_serial_ns", 700);
+        break;
+      case 2: set_param(c, "switch.nvls.efficiency", 0.7); break;
+      default: break;
+    }
+    validate(c);
+    const std::uint64_t bytes = std::uint64_t{1} << (25 + next(6));  // 32 MiB - 1 GiB
+    const Collective coll{bytes, next(4) == 0 ? DType::Fp32 : DType::Bf16};
+    int jumped = -1, repeats[2] = {-1, -1};
+    const auto a = run_analytic_nvls_jump(c, coll, k % 2 == 0, true, &jumped, repeats);
+    const auto b = run_analytic_nvls_jump(c, coll, k % 2 == 0, false);
+    ASSERT_TRUE(a && b) << gpus << " GPUs, " << bytes << " B";
+    ASSERT_EQ(a->time_ns, b->time_ns) << gpus << " GPUs, " << bytes << " B";
+    for (int t = 0; t < kTermCount; ++t) ASSERT_EQ(a->breakdown.ns[t], b->breakdown.ns[t]) << "term " << t;
+    ASSERT_EQ(a->critical_path, b->critical_path) << gpus << " GPUs, " << bytes << " B, repeated " << repeats[0];
+    ASSERT_EQ(a->steps.size(), b->steps.size());
+    for (std::size_t i = 0; i < a->steps.size(); ++i) {
+      ASSERT_EQ(a->steps[i].start_ns, b->steps[i].start_ns) << "step " << i;
+      ASSERT_EQ(a->steps[i].finish_ns, b->steps[i].finish_ns) << "step " << i;
+    }
+    if (jumped == 0) EXPECT_EQ(repeats[0] + repeats[1], 0);
+    repeated_points += repeats[0] > 0;
+    skipped_points += repeats[1] > 0;
+  }
+  EXPECT_GE(repeated_points, 15);
+  EXPECT_GE(skipped_points, 15);
+}
+
+// Where a member's queue does not repeat over the reference period (it has
+// repeated wherever the jump was taken so far, docs/performance.md section
+// 61), its replay books the copies: their records are written on demand and
+// the walk goes through them step by step. Forced here: the same result.
+TEST(NvlsAlike, ReplaysBookingTheCopiesEqualWalkingEverything) {
+  struct Case {
+    const char* preset;
+    int gpus;
+    std::uint64_t bytes;
+  };
+  for (const Case& k : {Case{"hgx-h200-8", 8, std::uint64_t{1} << 30}, Case{"hgx-b200-8", 8, std::uint64_t{1} << 28},
+                        Case{"hgx-h200-8", 4, std::uint64_t{1} << 26}, Case{"hgx-h100-8", 16, std::uint64_t{1} << 30},
+                        Case{"gb200-nvl72", 2, std::uint64_t{1} << 28}}) {
+    const Config c = star_of(k.preset, k.gpus);
+    const Collective coll{k.bytes, DType::Bf16};
+    int jumped = -1, repeats[2] = {-1, -1};
+    const auto a = run_analytic_nvls_jump(c, coll, false, true, &jumped, repeats, false);
+    const auto b = run_analytic_nvls_jump(c, coll, false, false);
+    ASSERT_TRUE(a && b);
+    EXPECT_GT(jumped, 0) << k.preset << " " << k.gpus;
+    EXPECT_EQ(repeats[1], 0);  // no replay skipped
+    EXPECT_EQ(a->time_ns, b->time_ns) << k.preset << " " << k.gpus;
+    for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(a->breakdown.ns[t], b->breakdown.ns[t]) << "term " << t;
+    EXPECT_EQ(a->critical_path, b->critical_path) << k.preset << " " << k.gpus;
+  }
+}
+
+// At 8 GPUs and 1 GiB the walk repeats through nearly all the jumped chunks.
+TEST(NvlsAlike, WalkRepeatTakenAtOneGiB) {
+  for (const char* preset : {"hgx-h200-8", "hgx-b200-8"}) {
+    const Config c = star_of(preset, 8);
+    const Collective coll{std::uint64_t{1} << 30, DType::Bf16};
+    int jumped = -1, repeats[2] = {-1, -1};
+    const auto a = run_analytic_nvls_jump(c, coll, false, true, &jumped, repeats);
+    const auto b = run_analytic_nvls_jump(c, coll, false, false);
+    ASSERT_TRUE(a && b);
+    EXPECT_GE(jumped, 950);
+    EXPECT_GE(repeats[0] * 2, 900) << preset;  // periods of 2 chunks
+    EXPECT_GE(repeats[1], 1) << preset;
+    EXPECT_EQ(a->time_ns, b->time_ns);
+    for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(a->breakdown.ns[t], b->breakdown.ns[t]) << "term " << t;
+    EXPECT_EQ(a->critical_path, b->critical_path);
+  }
+}
+
 // It polls the stop token every 1024 steps.
 TEST(NvlsAlike, StopsWithCancelled) {
   std::stop_source src;

@@ -8,6 +8,7 @@
 
 #include "engines/analytic/nvls_groups.h"
 #include "engines/analytic/nvls_jump.h"
+#include "engines/analytic/nvls_walk.h"
 #include "engines/analytic/nvls_work.h"
 #include "engines/analytic/ready_queue.h"
 #include "model/cost_grid.h"
@@ -32,11 +33,16 @@ using namespace nvls;
 // to booking: the steps' costs and their shape): *steps_only = the step count
 // and an empty result if they hold (booking then always answers).
 // `jump`: the periodic jump (below) where it applies; `jumped_chunks`
-// (optional): the chunks per rank it skipped (0 if it did not apply).
+// (optional): the chunks per rank it skipped (0 if it did not apply);
+// `repeats` (optional, 2): the periods the critical path's walk repeated and
+// the member replays that skipped the copies (nvls_walk.h); `skip_copies`
+// false: the replays book the copies (the records then written) as where
+// their queues do not repeat (tests).
 std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& coll, const RunContext& ctx,
                                          bool with_steps, std::size_t* steps_only, bool jump = true,
-                                         int* jumped_chunks = nullptr) {
+                                         int* jumped_chunks = nullptr, int* repeats = nullptr, bool skip_copies = true) {
   if (jumped_chunks) *jumped_chunks = 0;
+  if (repeats) repeats[0] = repeats[1] = 0;
   if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return std::nullopt;
   if (!unsupported_reason(cfg, Algorithm::Nvls).empty()) return std::nullopt;
   // The schedule's head as compile() declares it (in and out per rank), then
@@ -69,25 +75,17 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // The chunks' spans, and one costed ld_reduce and multimem.st per chunk size.
   thread_local Work work;
   const WorkTrim trim{work, total};
+  // Each shard's chunks (chunk_shards, nvls_groups.h): rows of `spans`.
   std::vector<build::Span>& spans = work.spans;
-  spans.resize(un * uc);
-  std::vector<std::uint64_t> sizes;  // sorted, distinct (kept so as chunks come: a shard has at most two)
-  std::vector<build::Span> pieces;
-  for (int i = 0; i < n; ++i) {
-    nvls::split_into(shards[static_cast<std::size_t>(i)].count, chunks, pieces);
-    for (int c = 0; c < chunks; ++c) {
-      spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)] =
-          build::sub(shards[static_cast<std::size_t>(i)], pieces[static_cast<std::size_t>(c)]);
-      const std::uint64_t z = pieces[static_cast<std::size_t>(c)].count;
-      const auto at = std::lower_bound(sizes.begin(), sizes.end(), z);
-      if (at == sizes.end() || *at != z) {
-        sizes.insert(at, z);
-        if (sizes.size() > 255) return std::nullopt;
-      }
-    }
-  }
+  std::vector<std::uint64_t> shard_sizes, sizes;  // sizes: of the chunks, sorted, distinct
+  std::vector<std::size_t> row;
+  if (!nvls::chunk_shards(shards, chunks, spans, shard_sizes, row, sizes)) return std::nullopt;
+  auto span_of = [&](int i, int c) {
+    const auto ui = static_cast<std::size_t>(i);
+    return build::sub(shards[ui], spans[row[ui] * uc + static_cast<std::size_t>(c)]);
+  };
   auto load_step = [&](int i, int c) {
-    const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
+    const build::Span sp = span_of(i, c);
     Step st;
     st.kind = StepKind::Read;
     st.initiator = i;
@@ -101,7 +99,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     return st;
   };
   auto store_step = [&](int i, int c) {
-    const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
+    const build::Span sp = span_of(i, c);
     Step st;
     st.kind = StepKind::Write;
     st.initiator = i;
@@ -117,18 +115,33 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<Rep> loads(sizes.size()), stores(sizes.size());
   std::vector<std::uint8_t>& size_of = work.size_of;  // per chunk: its index in `sizes`
   size_of.resize(un * uc);
+  // Per chunk its size's index (a row per shard size, copied per rank).
+  std::vector<std::uint8_t> by_row(shard_sizes.size() * uc);
   {
+    for (std::size_t k = 0, last_z = ~std::uint64_t{0}, q = 0; k < by_row.size(); ++k) {
+      if (spans[k].count != last_z) {
+        last_z = spans[k].count;
+        q = static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), last_z) - sizes.begin());
+      }
+      by_row[k] = static_cast<std::uint8_t>(q);
+    }
+    for (std::size_t i = 0; i < un; ++i)
+      std::copy_n(by_row.begin() + static_cast<std::ptrdiff_t>(row[i] * uc), uc,
+                  size_of.begin() + static_cast<std::ptrdiff_t>(i * uc));
     std::vector<int> costed(sizes.size(), 0);
+    std::size_t uncosted = sizes.size();
     StepCost c;
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
+      // (a rank before the last with every size costed has nothing to cost)
+      if (i < n - 1 && uncosted == 0) continue;
       for (int c_ = 0; c_ < chunks; ++c_) {
         const std::size_t k = static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c_);
-        const auto q = static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), spans[k].count) - sizes.begin());
-        size_of[k] = static_cast<std::uint8_t>(q);
+        const std::size_t q = size_of[k];
         // Each size costed at its first chunk, and checked again at its last
         // rank's (the cost of a transfer depends on its bytes, not its rank).
         const bool first = costed[q] == 0, again = costed[q] == 1 && i == n - 1;
         if (!first && !again) continue;
+        uncosted -= first ? 1 : 0;
         Rep l, st;
         analytic_step_cost(cfg, s, rm, load_step(i, c_), c, one_plane);
         if (!read_rep(c, rm, n, i, l)) return std::nullopt;
@@ -148,6 +161,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
         }
         ++costed[q];
       }
+    }
   }
   // A use of positive amount must take positive time (joins and the holder
   // argument assume reservations of positive length).
@@ -257,20 +271,18 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<double>& start = work.start;
   std::vector<double>& finish = work.finish;
   std::vector<int>& pending = work.pending;
-  ready.assign(total, 0.0);
-  start.assign(total, 0.0);
-  finish.assign(total, 0.0);
-  pending.assign(total, 0);
-  for (int r = 0; r < n; ++r) {
-    pending[arrive0 + static_cast<StepId>(r)] = 1;
-    pending[wait0 + static_cast<StepId>(r)] = 1;  // (the barrier, below)
-    pending[arrive1 + static_cast<StepId>(r)] = 1;
-    pending[wait1 + static_cast<StepId>(r)] = 1;
-    for (int c = 0; c < chunks; ++c) {
-      pending[chunk_id(r, c, false)] = c >= 2 ? 2 : 1;
-      pending[chunk_id(r, c, true)] = 1;
-    }
-  }
+  // (Every step but the launches is released once, by one step or a
+  // barrier: its ready time is that finish; not cleared.)
+  ready.resize(total);
+  // (start, finish and the uses' records: written as each step is booked, or
+  // for the jump's copies by materialise(); not cleared.)
+  start.resize(total);
+  finish.resize(total);
+  // Every load and store waits for one step: a store for its load, a load
+  // for the first barrier's wait (chunks 0 and 1) or the store 2 chunks
+  // before (whose release carries the wait's finish too: the same max).
+  pending.assign(total, 1);
+  for (StepId i = 0; i < N; ++i) pending[i] = 0;  // (launches; barriers: below)
   // Per load and store: which use ended last (0 none, 1 E, 2 I, 3 the NVLS
   // unit: the use the critical path follows) and, for E and I, on which
   // member (the first with that end); the unit's uses as booked.
@@ -278,9 +290,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<Rec>& rec_u = work.rec_u;
   std::vector<std::uint8_t>& bound = work.bound;
   std::vector<int>& bound_member = work.bound_member;
-  rec_u.assign(pairs, Rec{});
-  bound.assign(2 * pairs, 0);
-  bound_member.assign(2 * pairs, 0);
+  rec_u.resize(pairs);
+  bound.resize(2 * pairs);
+  bound_member.resize(2 * pairs);
   // (Per thread, reset per run: their storage is reused; small points allocate nothing for them.)
   thread_local Members members_e, members_i;
   // Up to 64 members, groups that never merge are cheaper than looking for
@@ -323,8 +335,8 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   };
   for (int r = 0; r < n; ++r) push(0.0, static_cast<StepId>(r));
   auto release = [&](StepId nx, double f) SCIN_NVLS_INLINE {
-    ready[nx] = std::max(ready[nx], f);
-    if (--pending[nx] == 0) push(ready[nx], nx);
+    ready[nx] = f;
+    if (--pending[nx] == 0) push(f, nx);
   };
 
   // A barrier's waits each depend on all n signals: each wait is ready at the
@@ -376,6 +388,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     double end = t0;
     if (xfer) {
       const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
+      bound[x] = 0;
       // Uses in step_cost's order (the first of the latest ends is the bound one):
       // a load's E members, its I member, the unit; a store's E member, its I members.
       auto ended = [&](double e, std::uint8_t code, int member) SCIN_NVLS_INLINE {
@@ -415,11 +428,11 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       case K::Launch: release(arrive0 + id, f); break;
       case K::Arrive0: barrier(0, wait0, f); break;
       case K::Wait0:
-        for (int c2 = 0; c2 < chunks; ++c2) release(chunk_id(d.r, c2, false), f);
+        for (int c2 = 0; c2 < std::min(chunks, 2); ++c2) release(chunk_id(d.r, c2, false), f);
         break;
       case K::Load: release(id + 1, f); break;
       case K::Store:
-        if (d.c + 2 < chunks) release(chunk_id(d.r, d.c + 2, false), f);
+        if (d.c + 2 < chunks) release(chunk_id(d.r, d.c + 2, false), std::max(f, finish[wait0 + static_cast<StepId>(d.r)]));
         if (d.c == chunks - 1) release(arrive1 + static_cast<StepId>(d.r), f);
         break;
       case K::Arrive1: barrier(1, wait1, f); break;
@@ -429,32 +442,21 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   if (done != total) return std::nullopt;
   if (jumped_chunks) *jumped_chunks = jump_at.jumped();
   AnalyticResult res;
-  StepId last = 0;
-  for (std::size_t i = 0; i < total; ++i)
-    if (finish[i] > finish[last]) last = static_cast<StepId>(i);
-  res.time_ns = finish[last];
+  // The copies' records (nvls_jump.h) are not written unless every step's
+  // timing is asked for: a copy's is read as the translate of the record
+  // back() periods before it (`fin`: a step's finish).
+  if (with_steps) jump_at.materialise();
+  const Period& per = jump_at.period();
+  auto fin = [&](StepId i) { return jump_at.finish_of(i); };
+  const StepId last = jump_at.latest(total);
+  res.time_ns = fin(last);
   if (with_steps) {
     res.steps.resize(total);
     for (std::size_t i = 0; i < total; ++i) res.steps[i] = StepTiming{start[i], finish[i]};
   }
-  // max_link_bytes: accelerator j's egress carries every ld_reduce's chunk and
-  // its own stores, its ingress its own ld_reduces' chunks and every store:
-  // sums of whole byte counts below 2^53, so exact in any order.
-  {
-    double all = 0, own_max = 0;
-    for (int i = 0; i < n; ++i) {
-      double own = 0;
-      for (int c = 0; c < chunks; ++c) {
-        const build::Span sp = spans[static_cast<std::size_t>(i) * uc + static_cast<std::size_t>(c)];
-        const auto bytes = static_cast<double>(region_bytes(s.buffers[s.input[static_cast<std::size_t>(i)]], sp.count));
-        all += bytes;
-        own += bytes;
-      }
-      own_max = std::max(own_max, own);
-    }
-    if (!(all + own_max < 9007199254740992.0)) return std::nullopt;
-    res.max_link_bytes = all + own_max;
-  }
+  // max_link_bytes (nvls_work.h).
+  res.max_link_bytes = link_bytes(s, by_row, row, sizes, uc);
+  if (!(res.max_link_bytes >= 0)) return std::nullopt;
 
   // The critical path, walked back as run_analytic walks it. A use on a
   // member of E or I queued behind the reservation that ends where it starts
@@ -467,37 +469,11 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // before it) and goes on from there if a later question needs more: the
   // walk goes back in time, so each member is mostly booked once, up to the
   // first use the walk visits on it.
-  work.live_replays = 0;
-  auto member_use = [&](int cls, int m, std::size_t x) -> const Rec& {
-    const int key = cls * n + m;
-    Replay* rp = nullptr;
-    for (std::size_t j = 0; j < work.live_replays; ++j)
-      if (work.replays[j].key == key) rp = &work.replays[j];
-    if (!rp) {
-      if (work.live_replays == work.replays.size()) work.replays.emplace_back();
-      rp = &work.replays[work.live_replays++];
-      rp->key = key;
-      rp->upto = 0;
-      rp->q.v.clear();
-      rp->q.head = 0;
-      rp->recs.resize(2 * pairs);
-    }
-    const std::size_t need = static_cast<std::size_t>(taken_at[x]) + 1;
-    for (; rp->upto < need; ++rp->upto) {
-      const Taken& tk = taken[rp->upto];
-      const bool mine = static_cast<int>(tk.rank) == m;
-      if (!mine && tk.load == (cls == 2)) continue;  // another member's store on E, ld_reduce on I
-      const Rep& p = tk.load ? loads[size_of[tk.k]] : stores[size_of[tk.k]];
-      const double amount = cls == 1 ? p.e_amount : p.i_amount;
-      if (!(amount > 0)) continue;
-      const double t0 = start[tk.id] + p.c.fixed_ns, du = cls == 1 ? p.e_d : p.i_d;
-      rp->q.prune(start[tk.id]);
-      StepId h = kNoStep;
-      const double st = rp->q.book(t0, du, tk.id, h);
-      rp->recs[2 * tk.k + (tk.load ? 0 : 1)] = {st, st + du, h};
-    }
-    return rp->recs[x];
-  };
+  // With the jump, the replays skip the copies and the walk repeats its
+  // stretch through them where both translate (nvls_walk.h).
+  Replays replays(work, {n, taken, taken_at, start, loads, stores, size_of, pairs, first_chunk, jump_at, skip_copies});
+  thread_local std::vector<WalkRepeat::Entry> walk_log;
+  WalkRepeat rep(per, walk_log);
   auto bound_dep = [&](StepId i) {
     const Id d = decode(i);
     auto latest = [&](StepId from, int count) {
@@ -516,7 +492,15 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       case K::Wait0: return latest(arrive0, n);
       case K::Load: {
         StepId b = wait0 + static_cast<StepId>(d.r);
-        if (d.c >= 2 && finish[chunk_id(d.r, d.c - 2, true)] > finish[b]) b = chunk_id(d.r, d.c - 2, true);
+        if (d.c >= 2 && fin(chunk_id(d.r, d.c - 2, true)) > finish[b]) b = chunk_id(d.r, d.c - 2, true);
+        if (rep.on()) {  // (a repeat needs the store to decide in every translate)
+          if (b == wait0 + static_cast<StepId>(d.r)) {
+            rep.not_periodic();
+          } else {
+            rep.read_chunk(d.c - 2);
+            rep.margin(fin(b) - finish[wait0 + static_cast<StepId>(d.r)]);
+          }
+        }
         return b;
       }
       case K::Store: return i - 1;  // its ld_reduce
@@ -529,16 +513,23 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   int cls = -1;  // -1: the whole step (latency and the use that ended last); 1 E, 2 I, 3 the NVLS unit
   int member = 0;  // for E and I: which member's queue
   while (cur != kNoStep) {
-    if (path.empty() || path.back() != cur) path.push_back(cur);
+    const bool push = path.empty() || path.back() != cur;
     const Id d = decode(cur);
-    const StepCost& c = cost_of(d);
     const bool xfer = d.k == K::Load || d.k == K::Store;
+    if (rep.on()) {  // (member: meaningful for E and I only)
+      rep.enter(cur, cls, cls == 1 || cls == 2 ? member : 0, xfer ? d.c : -1, path.size(), push, res.breakdown);
+      if (rep.repeat(cur, path, res.breakdown)) continue;
+    }
+    if (push) path.push_back(cur);
+    const StepCost& c = cost_of(d);
     const std::size_t k = xfer ? static_cast<std::size_t>(d.r) * uc + static_cast<std::size_t>(d.c) : 0;
     const std::size_t x = 2 * k + (d.k == K::Store ? 1 : 0);
+    const int jb = xfer ? jump_at.back(cur) : 0;  // (a copy's record: the one jb periods back's)
+    const std::size_t xb = x - 2 * static_cast<std::size_t>(per.p * jb);
     if (cls < 0) {
       for (int t = 0; t < kTermCount; ++t) res.breakdown.ns[t] += c.latency_ns[t];
-      cls = xfer ? bound[x] : 0;
-      member = xfer ? bound_member[x] : 0;
+      cls = xfer ? bound[xb] : 0;
+      member = xfer ? bound_member[xb] : 0;
       if (cls == 0) {  // no resource: fixed cost, then the latest dep
         res.breakdown[c.fixed_term] += c.fixed_ns;
         cur = bound_dep(cur);
@@ -547,7 +538,17 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       }
     }
     const Rep& p = d.k == K::Load ? loads[size_of[k]] : stores[size_of[k]];
-    const Rec& rec = cls == 3 ? rec_u[k] : member_use(cls, member, x);
+    bool periodic = true;
+    Rec rec;
+    if (cls == 3) {
+      const Rec& u = rec_u[xb / 2];
+      const double dt = static_cast<double>(jb) * per.P;
+      const auto did = static_cast<StepId>(2 * per.p * jb);
+      rec = {u.start + dt, u.end + dt, u.holder == kNoStep ? kNoStep : u.holder + did};
+    } else {
+      rec = replays.use(cls, member, x, periodic);
+    }
+    if (rep.on() && !periodic) rep.not_periodic();
     res.breakdown[cls == 1 ? p.e_term : cls == 2 ? p.i_term : p.u_term] += rec.end - rec.start;
     if (rec.holder != kNoStep) {  // queued behind the previous user of this member
       cur = rec.holder;
@@ -557,6 +558,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     cur = bound_dep(cur);
     cls = -1;
   }
+  if (repeats) repeats[0] = rep.repeated(), repeats[1] = replays.skipped();
   std::reverse(path.begin(), path.end());
   res.critical_path = std::move(path);
   return res;
@@ -570,8 +572,8 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
 }
 
 std::optional<AnalyticResult> run_analytic_nvls_jump(const Config& cfg, const Collective& c, bool with_steps, bool jump,
-                                                     int* jumped_chunks) {
-  return nvls_alike(cfg, c, {}, with_steps, nullptr, jump, jumped_chunks);
+                                                     int* jumped_chunks, int* repeats, bool skip_copies) {
+  return nvls_alike(cfg, c, {}, with_steps, nullptr, jump, jumped_chunks, repeats, skip_copies);
 }
 
 std::size_t nvls_alike_steps(const Config& cfg, const Collective& c) {

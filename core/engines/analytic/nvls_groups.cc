@@ -413,4 +413,36 @@ void split_into(std::uint64_t elems, int parts, std::vector<build::Span>& out) {
   }
 }
 
+bool chunk_shards(const std::vector<build::Span>& shards, int chunks, std::vector<build::Span>& spans,
+                  std::vector<std::uint64_t>& shard_sizes, std::vector<std::size_t>& row, std::vector<std::uint64_t>& sizes) {
+  const auto uc = static_cast<std::size_t>(chunks);
+  shard_sizes.clear();
+  sizes.clear();
+  row.assign(shards.size(), 0);
+  std::vector<build::Span> pieces;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const std::uint64_t cnt = shards[i].count;
+    std::size_t j = 0;
+    while (j < shard_sizes.size() && shard_sizes[j] != cnt) ++j;
+    row[i] = j;
+    if (j < shard_sizes.size()) continue;
+    shard_sizes.push_back(cnt);
+    split_into(cnt, chunks, pieces);
+    spans.resize(shard_sizes.size() * uc);
+    std::copy(pieces.begin(), pieces.end(), spans.begin() + static_cast<std::ptrdiff_t>(j * uc));
+  }
+  std::uint64_t last_z = ~std::uint64_t{0};
+  for (std::size_t k = 0; k < shard_sizes.size() * uc; ++k) {
+    const std::uint64_t z = spans[k].count;
+    if (z == last_z) continue;
+    last_z = z;
+    const auto at = std::lower_bound(sizes.begin(), sizes.end(), z);
+    if (at == sizes.end() || *at != z) {
+      sizes.insert(at, z);
+      if (sizes.size() > 255) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace scin::nvls

@@ -30,6 +30,12 @@ class DivBy {
 // build::split(elems, parts) with align 1, into `out`, without a division
 // per piece (the NVLS chunks of each rank's shard).
 void split_into(std::uint64_t elems, int parts, std::vector<build::Span>& out);
+// A shard's chunks depend on its size alone: split_into once per shard size
+// (a split has at most two), into rows of `spans` (uc = chunks spans each;
+// `row[i]`: shard i's); `sizes` the chunks' sizes, sorted, distinct. False if
+// more than 255.
+bool chunk_shards(const std::vector<build::Span>& shards, int chunks, std::vector<build::Span>& spans,
+                  std::vector<std::uint64_t>& shard_sizes, std::vector<std::size_t>& row, std::vector<std::uint64_t>& sizes);
 
 // One FCFS queue as run_analytic books it: reservations sorted and disjoint,
 // touching ones joined into a block whose holder is its last user (the one

@@ -87,8 +87,12 @@ class Jump {
   }
 
   bool on() const { return on_; }
+  // The first load's id.
+  StepId first_chunk() const { return b_.first_chunk; }
   // The chunks per rank jumped (0: none).
   int jumped() const { return jumped_; }
+  // What the jump copied (for the critical path's walk, nvls_walk.h).
+  const Period& period() const { return per_; }
 
   // Each step popped from the ready set, before it is booked. True if it
   // jumped: `top` is then back in the ready set (translated), and the caller
@@ -112,6 +116,8 @@ class Jump {
   bool periodic_[kPeriods] = {};
   std::size_t pre_taken_ = 0;  // launches, first barrier's signals and waits taken
   int jumped_ = 0;
+  Period per_;
+  bool written_ = false;
 
   StepId chunk_id(int rank, int c, bool store) const {
     return b_.first_chunk + 2 * (static_cast<StepId>(rank) * static_cast<StepId>(b_.chunks) + static_cast<StepId>(c)) +
@@ -192,55 +198,19 @@ class Jump {
     return false;
   }
 
-  // m periods of p chunks and P ns, copied from the reference period (taken[from, taken_n)).
+  // m periods of p chunks and P ns, copied from the reference period
+  // (taken[from, taken_n)): the state moved on; the copies' records are
+  // written by materialise() (else read through back()).
   void apply(int m, int p, double P, double T, std::size_t from) {
-    // The order taken: the reference period's, m times, each p chunks on.
     const std::size_t to = b_.taken_n;
-    for (int j = 1; j <= m; ++j) {
-      const auto did = static_cast<StepId>(2 * p * j);
-      const auto dk = static_cast<std::uint32_t>(p * j);
-      for (std::size_t e = from; e < to; ++e) {
-        const Taken tk = b_.taken[e];
-        const std::uint32_t nk = tk.k + dk;
-        b_.taken_at[2 * static_cast<std::size_t>(nk) + (tk.load ? 0 : 1)] = static_cast<std::uint32_t>(b_.taken_n);
-        b_.taken[b_.taken_n++] = {tk.id + did, nk, tk.rank, tk.load};
-      }
-    }
-    // The records, rank by rank and in chunk order: each load or store the
-    // copies take is the translate of the same rank's p chunks before (taken
-    // in the reference period or an earlier copy: the copies tile the chunks),
-    // by P (so the j-th copy's is the reference's + j P, exact on the grid).
-    // A chunk is taken in the copies if it is taken by the boundary m periods
-    // on (below lo + D, or its window flag D chunks back) and was not by this one.
     const int D = m * p;
-    const auto dp = static_cast<StepId>(2 * p);
-    const auto uc = static_cast<std::size_t>(b_.chunks);
+    // Chunks [max stop, min lo + D) of every rank are all copies.
+    per_ = {true, p, m, 0, b_.chunks, P, from, to};
     for (int rk = 0; rk < b_.n; ++rk) {
-      const int lo = w_.lo[static_cast<std::size_t>(rk)], stop = w_.stop[static_cast<std::size_t>(rk)];
-      for (int st = 0; st < 2; ++st) {
-        auto taken_now = [&](int c) {
-          return c < lo || (c < stop && w_.took[2 * (static_cast<std::size_t>(rk) * uc + static_cast<std::size_t>(c)) +
-                                                static_cast<std::size_t>(st)] != 0);
-        };
-        for (int c = lo; c < stop + D; ++c) {
-          if (taken_now(c) || !(c < lo + D || taken_now(c - D))) continue;
-          const StepId i = chunk_id(rk, c, st != 0);
-          const std::size_t x = i - b_.first_chunk, xs = x - dp;
-          b_.start[i] = b_.start[i - dp] + P;
-          b_.finish[i] = b_.finish[i - dp] + P;
-          b_.bound[x] = b_.bound[xs];
-          b_.bound_member[x] = b_.bound_member[xs];
-          if (st == 0) {
-            const std::size_t k = x / 2;
-            const Rep& lp = b_.loads[b_.size_of[k]];
-            if (lp.has_u && lp.u_amount > 0) {
-              const Rec& u = b_.rec_u[k - static_cast<std::size_t>(p)];
-              b_.rec_u[k] = {u.start + P, u.end + P, u.holder == kNoStep ? kNoStep : u.holder + dp};
-            }
-          }
-        }
-      }
+      per_.lo = std::max(per_.lo, w_.stop[static_cast<std::size_t>(rk)]);
+      per_.hi = std::min(per_.hi, w_.lo[static_cast<std::size_t>(rk)] + D);
     }
+    b_.taken_n = to + static_cast<std::size_t>(m) * (to - from);
     const double DT = static_cast<double>(m) * P;
     const auto DID = static_cast<StepId>(2 * D);
     // The window's steps moved D chunks on (from the last chunk down: where D
@@ -270,6 +240,137 @@ class Jump {
     }
     b_.done += static_cast<std::size_t>(m) * (to - from);
     jumped_ = D;
+  }
+
+public:
+  // The copies' records written (as booking everything would have), once.
+  void materialise() {
+    if (!per_.on || written_) return;
+    written_ = true;
+    const int m = per_.m, p = per_.p;
+    const double P = per_.P;
+    // The order taken: the reference period's, m times, each p chunks on.
+    std::size_t out = per_.to;
+    for (int j = 1; j <= m; ++j) {
+      const auto did = static_cast<StepId>(2 * p * j);
+      const auto dk = static_cast<std::uint32_t>(p * j);
+      for (std::size_t e = per_.from; e < per_.to; ++e) {
+        const Taken tk = b_.taken[e];
+        const std::uint32_t nk = tk.k + dk;
+        b_.taken_at[2 * static_cast<std::size_t>(nk) + (tk.load ? 0 : 1)] = static_cast<std::uint32_t>(out);
+        b_.taken[out++] = {tk.id + did, nk, tk.rank, tk.load};
+      }
+    }
+    // The records, rank by rank and in chunk order: each load or store the
+    // copies take is the translate of the same rank's p chunks before (taken
+    // in the reference period or an earlier copy: the copies tile the chunks),
+    // by P (so the j-th copy's is the reference's + j P, exact on the grid).
+    const int D = m * p;
+    const auto dp = static_cast<StepId>(2 * p);
+    for (int rk = 0; rk < b_.n; ++rk) {
+      const int lo = w_.lo[static_cast<std::size_t>(rk)], stop = w_.stop[static_cast<std::size_t>(rk)];
+      for (int st = 0; st < 2; ++st)
+        for (int c = lo; c < stop + D; ++c) {
+          if (!copied(rk, st, c)) continue;
+          const StepId i = chunk_id(rk, c, st != 0);
+          const std::size_t x = i - b_.first_chunk, xs = x - dp;
+          b_.start[i] = b_.start[i - dp] + P;
+          b_.finish[i] = b_.finish[i - dp] + P;
+          b_.bound[x] = b_.bound[xs];
+          b_.bound_member[x] = b_.bound_member[xs];
+          if (st == 0) {
+            const std::size_t k = x / 2;
+            const Rep& lp = b_.loads[b_.size_of[k]];
+            if (lp.has_u && lp.u_amount > 0) {
+              const Rec& u = b_.rec_u[k - static_cast<std::size_t>(p)];
+              b_.rec_u[k] = {u.start + P, u.end + P, u.holder == kNoStep ? kNoStep : u.holder + dp};
+            }
+          }
+        }
+    }
+  }
+
+  // For a load or store (its id): the periods back to a record booked (its
+  // own: 0), i.e. its record is the one 2 p j ids before, + j P, the holder
+  // + 2 p j ids. (Chunks [stop, lo + D) are all copies: passed at once.)
+  int back(StepId i) const {
+    if (!per_.on || i < b_.first_chunk || i >= b_.arrive1) return 0;
+    const StepId x = i - b_.first_chunk;
+    const int st = static_cast<int>(x % 2);
+    const auto k = static_cast<int>(x / 2);
+    const int rk = k / b_.chunks;
+    int c = k - rk * b_.chunks, j = 0;
+    const int lo = w_.lo[static_cast<std::size_t>(rk)], stop = w_.stop[static_cast<std::size_t>(rk)];
+    const int D = per_.m * per_.p;
+    while (copied(rk, st, c)) {
+      const int s = c >= stop && c < lo + D ? (c - stop) / per_.p + 1 : 1;
+      j += s;
+      c -= s * per_.p;
+    }
+    return j;
+  }
+  // Rank rk's window at the boundary the jump was taken at: its first chunk
+  // whose store was not taken, and where every later chunk is untouched.
+  int lo_of(int rk) const { return w_.lo[static_cast<std::size_t>(rk)]; }
+  int stop_of(int rk) const { return w_.stop[static_cast<std::size_t>(rk)]; }
+  // A step's finish (a copy's: the translate of the one back() periods before).
+  double finish_of(StepId i) const {
+    const int j = back(i);
+    return j == 0 ? b_.finish[i] : b_.finish[i - static_cast<StepId>(2 * per_.p * j)] + static_cast<double>(j) * per_.P;
+  }
+
+  // The first step of the latest finish (of `total`). Along a copies' chain
+  // (chunks p apart) each finish is the one before + P, so only a chain's
+  // last may be it (chunks [stop, lo + D - p) of a rank are passed at once).
+  StepId latest(std::size_t total) const {
+    const std::vector<double>& finish = b_.finish;
+    StepId last = 0;
+    if (!per_.on || written_) {
+      for (std::size_t i = 0; i < total; ++i)
+        if (finish[i] > finish[last]) last = static_cast<StepId>(i);
+      return last;
+    }
+    double best = finish[0];
+    auto consider = [&](StepId id, double f) {
+      if (f > best) best = f, last = id;
+    };
+    for (StepId i = 0; i < b_.first_chunk; ++i) consider(i, finish[i]);
+    const int D = per_.m * per_.p, p = per_.p;
+    for (int rk = 0; rk < b_.n; ++rk) {
+      const int lo = lo_of(rk), stop = stop_of(rk);
+      for (int c = 0; c < b_.chunks; ++c) {
+        if (c >= stop && c + p < lo + D) {
+          c = lo + D - p - 1;
+          continue;
+        }
+        for (int st = 0; st < 2; ++st) {
+          const StepId id = chunk_id(rk, c, st != 0);
+          if (!copied(rk, st, c))
+            consider(id, finish[id]);
+          else if (!(c + p < b_.chunks && copied(rk, st, c + p)))
+            consider(id, finish_of(id));
+        }
+      }
+    }
+    for (auto i = static_cast<std::size_t>(b_.arrive1); i < total; ++i) consider(static_cast<StepId>(i), finish[i]);
+    return last;
+  }
+
+  // Whether the copies' records are written.
+  bool written() const { return written_; }
+
+  // Whether chunk c of rank rk (st: its store) is the copies' (a load or
+  // store taken by the boundary m periods on, below lo + D or by its window
+  // flag D chunks back, and not by this one).
+  bool copied(int rk, int st, int c) const {
+    const int lo = w_.lo[static_cast<std::size_t>(rk)], stop = w_.stop[static_cast<std::size_t>(rk)];
+    const int D = per_.m * per_.p;
+    auto taken_now = [&](int c2) {
+      return c2 < lo || (c2 < stop && w_.took[2 * (static_cast<std::size_t>(rk) * static_cast<std::size_t>(b_.chunks) +
+                                                   static_cast<std::size_t>(c2)) +
+                                              static_cast<std::size_t>(st)] != 0);
+    };
+    return c >= lo && c < stop + D && !taken_now(c) && (c < lo + D || taken_now(c - D));
   }
 };
 

@@ -2,6 +2,7 @@
 // run_analytic_nvls). Internal to the analytic engine.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -98,11 +99,16 @@ struct Taken {
 
 // A member's queue booked again alone for the critical path: its uses up to
 // taken[upto - 1], each use's start, end and holder by x (2 * chunk + store).
+// With the jump (nvls_walk.h, Replays): `jump` 0 before the reference
+// period's end, 1 the copies skipped (their uses the reference's translated),
+// 2 booked; `at_from` the queue at the reference period's start.
 struct Replay {
   int key = -1;  // class * n + member
+  int cls = 0, member = 0, jump = 0;
   std::size_t upto = 0;
   Queue q;
   std::vector<Rec> recs;
+  std::vector<Queue::Busy> at_from;
 };
 
 // The ready steps by (ready time, id), least first (the engine's order; ids
@@ -162,6 +168,16 @@ struct Ready {
   }
 };
 
+// What the jump copied (Jump::apply): m periods of p chunks and P ns after
+// the reference period, taken[from, to); in chunks [lo, hi) of every rank
+// each record is the translate of the one p chunks before.
+struct Period {
+  bool on = false;
+  int p = 0, m = 0, lo = 0, hi = 0;
+  double P = 0;
+  std::size_t from = 0, to = 0;
+};
+
 // A run's working memory, one per thread, kept for its next run (a 1 GiB
 // point at 8 GPUs allocated ~3 MB per run: every run paid its page faults).
 struct Work {
@@ -199,6 +215,31 @@ struct WorkTrim {
     if (steps > (std::size_t{1} << 16)) w = Work{};
   }
 };
+
+// max_link_bytes of NVLS by classes (nvls_alike.cc): accelerator j's egress
+// carries every ld_reduce's chunk and its own stores, its ingress its own
+// ld_reduces' chunks and every store: sums of whole byte counts below 2^53,
+// so exact in any order (a rank's chunks of one size summed as their count x
+// their bytes). -1 if not below 2^53. `rows`: per shard size (uc chunks
+// each) each chunk's index in `sizes` (elements per chunk); `row[i]`: rank
+// i's row.
+inline double link_bytes(const Schedule& s, const std::vector<std::uint8_t>& rows, const std::vector<std::size_t>& row,
+                         const std::vector<std::uint64_t>& sizes, std::size_t uc) {
+  const std::size_t nq = sizes.size(), nrows = rows.size() / uc;
+  std::vector<std::uint64_t> count(nrows * nq, 0);
+  for (std::size_t r = 0; r < nrows; ++r)
+    for (std::size_t c = 0; c < uc; ++c) ++count[r * nq + rows[r * uc + c]];
+  double all = 0, own_max = 0;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    double own = 0;
+    for (std::size_t q = 0; q < nq; ++q)
+      own += static_cast<double>(count[row[i] * nq + q]) *
+             static_cast<double>(region_bytes(s.buffers[s.input[i]], sizes[q]));
+    all += own;
+    own_max = std::max(own_max, own);
+  }
+  return all + own_max < 9007199254740992.0 ? all + own_max : -1;
+}
 
 inline bool same_cost(const StepCost& a, const StepCost& b) {
   if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term) return false;

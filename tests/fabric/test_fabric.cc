@@ -1333,7 +1333,9 @@ TEST(NvlsAlike, WalkRepeatEqualsWalkingEverything) {
       ASSERT_EQ(a->steps[i].start_ns, b->steps[i].start_ns) << "step " << i;
       ASSERT_EQ(a->steps[i].finish_ns, b->steps[i].finish_ns) << "step " << i;
     }
-    if (jumped == 0) EXPECT_EQ(repeats[0] + repeats[1], 0);
+    if (jumped == 0) {
+      EXPECT_EQ(repeats[0] + repeats[1], 0);
+    }
     repeated_points += repeats[0] > 0;
     skipped_points += repeats[1] > 0;
   }

@@ -81,11 +81,11 @@ long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, 
   EXPECT_EQ(fast.finish.size(), m);
   for (std::size_t i = 0; i < m; ++i) {
     SCOPED_TRACE(fmt::format("step {} of {}", i, m));
-    EXPECT_EQ(fast.start[i], full.start[i]);
-    EXPECT_EQ(fast.finish[i], full.finish[i]);
-    EXPECT_EQ(fast.bound[i], full.bound[i]);
+    EXPECT_EQ(part::step_start(fast, i), full.start[i]);
+    EXPECT_EQ(part::step_finish(fast, i), full.finish[i]);
+    EXPECT_EQ(part::step_bound(fast, i), full.bound[i]);
     for (std::size_t u = 0; u < full.cost[i]->n; ++u) {
-      const part::Rec& a = fast.recs[fast.first[i] + u];
+      const part::Rec a = part::step_rec(fast, i, u);
       const part::Rec& b = full.recs[full.first[i] + u];
       EXPECT_EQ(a.start, b.start);
       EXPECT_EQ(a.end, b.end);

@@ -124,6 +124,7 @@ struct Part {
       qu.head = 0;
     }
     const std::size_t m = cost.size();
+    lazy.clear();
     start.assign(m, 0.0);
     finish.assign(m, 0.0);
     bound.assign(m, -1);
@@ -191,12 +192,15 @@ struct Part {
   }
   // Waves (steps of chains) written as translates of earlier ones by the last run_waves (run_chains; wave_jump.h).
   std::size_t jumped_waves = 0, jumped_chain_steps = 0;
+  // Steps not written (translates of earlier ones: read them with wave_jump.h's step_start etc.).
+  std::vector<Lazy> lazy;
 
   template <int PW>
   bool run_waves_(int F, const RunContext& ctx) {
     constexpr int pw = PW;
     const std::size_t m = cost.size();
     jumped_waves = 0;
+    lazy.clear();
     if (F < 1 || m % static_cast<std::size_t>(pw) != 0) return false;
     const std::size_t W = m / static_cast<std::size_t>(pw), uF = static_cast<std::size_t>(F);
     const auto upw = static_cast<std::size_t>(pw);
@@ -356,6 +360,7 @@ struct Part {
     }
     if (nc > 0) C.end[nc - 1] = m;
     jumped_chain_steps = 0;
+    lazy.clear();
     start.resize(m);
     finish.resize(m);
     bound.resize(m);

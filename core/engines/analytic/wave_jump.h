@@ -106,34 +106,90 @@ inline std::size_t& jumped_waves_total() {
   return n;
 }
 
-/// Steps [i0, i1) of `pt` written as the translates of the steps sh before
-/// (times + Pt, holders + sh), up to the first whose cost differs from that
-/// one's or whose finish would reach 2^32 ns; returns that step (i1: none).
+/// Steps [lo, hi) of a part that were not written: step i is the translate
+/// of step i - k sh (k = (i - lo) / sh + 1, in [lo - sh, lo), written or
+/// booked) by k Pt in time and k sh in steps.
+struct Lazy {
+  std::size_t lo, hi, sh;
+  double Pt;
+};
+/// Where step i's values are: a step written or booked, and the time and
+/// steps to add.
+struct Real {
+  std::size_t i;
+  double dt;
+  int ds;
+};
 template <class P>
-std::size_t copy_steps(P& pt, std::size_t i0, std::size_t i1, std::size_t sh, double Pt) {
-  const auto* const cost = pt.cost.data();
-  auto* const start = pt.start.data();
-  auto* const finish = pt.finish.data();
-  auto* const bound = pt.bound.data();
-  std::size_t k = i0;
-  while (k < i1 && cost[k] == cost[k - sh] && finish[k - sh] + Pt < 0x1p32) ++k;
-  for (std::size_t i = i0; i < k; ++i) {
-    start[i] = start[i - sh] + Pt;
-    finish[i] = finish[i - sh] + Pt;
-    bound[i] = bound[i - sh];
+[[gnu::always_inline]] inline Real real_step(const P& pt, std::size_t i) {
+  for (const Lazy& z : pt.lazy)
+    if (i >= z.lo && i < z.hi) {
+      const std::size_t k = (i - z.lo) / z.sh + 1;
+      return {i - k * z.sh, static_cast<double>(k) * z.Pt, static_cast<int>(k * z.sh)};
+    }
+  return {i, 0.0, 0};
+}
+/// A part's step i: its start and finish (always written: the jumps write
+/// them for every step they translate), bound use and record of use u
+/// (translated where not written).
+template <class P>
+double step_start(const P& pt, std::size_t i) {
+  return pt.start[i];
+}
+template <class P>
+double step_finish(const P& pt, std::size_t i) {
+  return pt.finish[i];
+}
+template <class P>
+int step_bound(const P& pt, std::size_t i) {
+  return pt.bound[real_step(pt, i).i];
+}
+template <class P>
+Rec step_rec(const P& pt, std::size_t i, std::size_t u) {
+  const Real r = real_step(pt, i);
+  const Rec& x = pt.recs[pt.first[r.i] + u];
+  return {x.start + r.dt, x.end + r.dt, x.holder < 0 ? -1 : x.holder + r.ds, x.holder_use};
+}
+/// Step i's records: where they are, or (not written) translated into `buf`
+/// (at least its uses long); and its bound use.
+template <class P>
+const Rec* step_recs(const P& pt, std::size_t i, Rec* buf, int& bound) {
+  if (pt.lazy.empty()) {
+    bound = pt.bound[i];
+    return &pt.recs[pt.first[i]];
   }
-  // (the records of consecutive steps are consecutive, as many as the costs' uses)
-  const std::size_t r0 = pt.first[i0], r1 = k < pt.first.size() ? pt.first[k] : pt.recs.size();
-  auto* const d = pt.recs.data() + r0;
-  const auto* const o = pt.recs.data() + pt.first[i0 - sh];
-  const int ish = static_cast<int>(sh);
-  for (std::size_t r = 0; r < r1 - r0; ++r) {
-    const auto& x = o[r];
-    d[r] = {x.start + Pt, x.end + Pt, x.holder < 0 ? -1 : x.holder + ish, x.holder_use};
-  }
-  return k;
+  const Real r = real_step(pt, i);
+  bound = pt.bound[r.i];
+  const Rec* const x = &pt.recs[pt.first[r.i]];
+  if (r.ds == 0) return x;
+  for (std::size_t u = 0, n = pt.cost[i]->n; u < n; ++u)
+    buf[u] = {x[u].start + r.dt, x[u].end + r.dt, x[u].holder < 0 ? -1 : x[u].holder + r.ds, x[u].holder_use};
+  return buf;
 }
 
+/// Step i of `pt` written as the translate of step o by dt in time, ds in steps.
+template <class P>
+void put_translate(P& pt, std::size_t i, std::size_t o, double dt, int ds) {
+  pt.start[i] = pt.start[o] + dt;
+  pt.finish[i] = pt.finish[o] + dt;
+  pt.bound[i] = pt.bound[o];
+  Rec* const d = pt.recs.data() + pt.first[i];
+  const Rec* const x = pt.recs.data() + pt.first[o];
+  for (std::size_t u = 0, n = pt.cost[i]->n; u < n; ++u)
+    d[u] = {x[u].start + dt, x[u].end + dt, x[u].holder < 0 ? -1 : x[u].holder + ds, x[u].holder_use};
+}
+
+/// Wave w's place in a stream of translates that starts at wave `base`
+/// (period p waves): the wave it translates (in [base - p, base)) and how
+/// many periods on it is; next() moves to wave w + 1.
+struct Period {
+  std::size_t ref, k, base, p;
+  double dt, P;  // k P (sums of grid values: exact)
+  Period(std::size_t b, std::size_t per, double Pt) : ref(b - per), k(1), base(b), p(per), dt(Pt), P(Pt) {}
+  void next() {
+    if (++ref == base) ref = base - p, ++k, dt += P;
+  }
+};
 /// The jump at read a of `pt` (PW steps per wave, F waves in flight, W
 /// waves), key T, state L: a snapshot; if a period is found and at least one
 /// copy holds, the copies written, L moved to the read after them, true.
@@ -189,10 +245,8 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
   if (p == 0 || a + p >= W) return false;
   const double Pt = T - J.ring[(a - p) % 5].T;  // (exact: both on the grid)
   const std::size_t sh = pw * p;                // steps per period
-  auto* const start = pt.start.data();
-  auto* const finish = pt.finish.data();
-  auto* const recs = pt.recs.data();
-  const auto* const first = pt.first.data();
+  const double* const start = pt.start.data();
+  const double* const finish = pt.finish.data();
   const auto* const cost = pt.cost.data();
   const double* const ready = pt.ready.data();
   // (the last period's keys on the grid: then so is every time it booked)
@@ -203,46 +257,84 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
       if (!on_grid(start[pw * w + sub])) return false;
   // Period j (= 1 .. mmax) takes the requantises (multicasts) of waves
   // b + (j-1)p .. b + jp - 1 and the reads of waves a + (j-1)p .. a + jp - 1,
-  // and decides on the key of read a + jp too. The waves are written in order
-  // (each step from the one sh before, written or booked already): from wave
-  // b its requantise and multicast (rests), from wave a its read. A step is a
-  // translate if its cost is the one sh before and its key, max(ready, the
-  // dep's finish), its translated start; period j holds if its steps and
-  // read a + jp are. The first read that does not: rr (from a), the first
-  // rest: rs (from b); then m = min((rr - 1) / p, rs / p) periods hold.
-  const std::size_t mmax = (W - 1 - a) / p;
-  auto read_ok = [&](std::size_t w) { return std::max(ready[pw * w], finish[pw * (w - F) + pw - 1]) == start[pw * w]; };
-  auto rest_ok = [&](std::size_t w) {
-    bool ok = true;
-    for (std::size_t sub = 1; sub < pw; ++sub) ok = ok && std::max(ready[pw * w + sub], finish[pw * w + sub - 1]) == start[pw * w + sub];
-    return ok;
-  };
+  // and decides on the key of read a + jp too. A read of wave w >= a is the
+  // translate of the read of wave a - p + (w - a) mod p by (w - a) / p + 1
+  // periods, a rest of wave w >= b likewise from b. A step holds if its cost
+  // is that one's and its key, max(ready, its dep's finish), the translate of
+  // that one's start; period j holds if its steps and read a + jp do. Checked
+  // wave by wave without writing: the first read that does not hold rr (from
+  // a), the first rest rs (from b); then m = min((rr - 1) / p, rs / p).
+  const std::size_t mmax = (W - 1 - a) / p, wend = a + mmax * p;
   std::size_t rr = mmax * p + 1, rs = mmax * p;  // (none failed)
-  const std::size_t wend = a + mmax * p;
+  // (each translate's start and finish written as it is checked: the later
+  // checks read them, as the booking would; the records are written below)
+  double* const wstart = pt.start.data();
+  double* const wfinish = pt.finish.data();
+  Period pr(a, p, Pt), ps(b, p, Pt);  // reads, rests
   for (std::size_t w = b; w < wend; ++w) {
     const bool rest = w - b < rs, read = w >= a && w - a < rr;
     if (!rest && !read) break;
-    if (rest && read) {  // (the whole wave)
-      const std::size_t k = copy_steps(pt, pw * w, pw * w + pw, sh, Pt);
-      if (k == pw * w || !read_ok(w)) rr = w - a;
-      if (k < pw * w + pw || !rest_ok(w)) rs = w - b;
-    } else if (rest) {
-      if (copy_steps(pt, pw * w + 1, pw * w + pw, sh, Pt) < pw * w + pw || !rest_ok(w)) rs = w - b;
-    } else if (copy_steps(pt, pw * w, pw * w + 1, sh, Pt) == pw * w || !read_ok(w)) {
-      rr = w - a;
+    const std::size_t i = pw * w;
+    if (read) {
+      const std::size_t o = pw * pr.ref;
+      const double st = start[o] + pr.dt;
+      if (cost[i] != cost[o] || std::max(ready[i], finish[pw * (w - F) + pw - 1]) != st) rr = w - a;
+      wstart[i] = st;
+      wfinish[i] = finish[o] + pr.dt;
+      pr.next();
     }
+    if (rest) {
+      const std::size_t o = pw * ps.ref;
+      for (std::size_t sub = 1; sub < pw; ++sub) {
+        const double st = start[o + sub] + ps.dt;
+        if (cost[i + sub] != cost[o + sub] || std::max(ready[i + sub], finish[i + sub - 1]) != st) {
+          rs = w - b;
+          break;
+        }
+        wstart[i + sub] = st;
+        wfinish[i + sub] = finish[o + sub] + ps.dt;
+      }
+    }
+    ps.next();
   }
   // Read a + mmax p: only its key (the decisions of period mmax compare it), against T + mmax P.
-  if (rr > mmax * p && std::max(ready[pw * wend], finish[pw * (wend - F) + pw - 1]) != T + static_cast<double>(mmax) * Pt)
-    rr = mmax * p;
+  if (rr > mmax * p) {
+    if (std::max(ready[pw * wend], finish[pw * (wend - F) + pw - 1]) != T + static_cast<double>(mmax) * Pt) rr = mmax * p;
+  }
   const std::size_t m = std::min(rr == 0 ? 0 : (rr - 1) / p, rs / p);
+  // (every translate below 2^32 ns: the last period's are the largest)
+  const double Pm = static_cast<double>(m) * Pt;
+  for (std::size_t i = pw * (a - p); i < pw * a && m > 0; ++i)
+    if (!(finish[i] + Pm < 0x1p32) || !(finish[pw * (b - p) + i - pw * (a - p)] + Pm < 0x1p32)) return false;
   if (m == 0) {
     ++J.fails;
     return false;
   }
+  // Written: the rests of waves b .. min(a, b') - 1 (from b), then every step
+  // of the last F' = max(F, 4) waves before b' = b + mp (those the booking
+  // reads on from a' = a + mp and b', the last period, and any later jump's)
+  // and the reads of
+  // waves b' .. a' - 1 (from a, as steps from pw a: the same translates).
+  // The steps between (from pw a) are left as lazy translates.
+  const std::size_t b2 = b + m * p, a2 = a + m * p, F2 = std::max<std::size_t>(F, 4);
+  const std::size_t lo = pw * a, hi = b2 > a + F2 ? pw * (b2 - F2) : lo;
+  const int ish = static_cast<int>(sh);
+  {
+    Period q(b, p, Pt);
+    for (std::size_t w = b; w < std::min(a, b2); ++w, q.next())
+      for (std::size_t sub = 1; sub < pw; ++sub)
+        put_translate(pt, pw * w + sub, pw * q.ref + sub, q.dt, static_cast<int>(q.k) * ish);
+  }
+  for (std::size_t i = std::max(hi, lo); i < pw * a2; ++i) {
+    if (i >= pw * b2 && i % pw != 0) continue;  // (waves b' .. a' - 1: their reads only)
+    const std::size_t k = (i - lo) / sh + 1;
+    put_translate(pt, i, i - k * sh, static_cast<double>(k) * Pt, static_cast<int>(k) * ish);
+  }
+  if (hi > lo) pt.lazy.push_back({lo, hi, sh, Pt});
   // What the booking keeps, over the last period (every earlier one's times are smaller by P or more).
-  const double Pm = static_cast<double>(m) * Pt;
   const std::size_t lo_r = a + (m - 1) * p, lo_b = b + (m - 1) * p;
+  const Rec* const recs = pt.recs.data();
+  const auto* const first = pt.first.data();
   auto keep = [&](std::size_t i) {
     const double f = finish[i];
     if (f > L.late || (f == L.late && static_cast<long long>(i) < L.late_at)) L.late = f, L.late_at = static_cast<long long>(i);
@@ -321,41 +413,56 @@ bool jump_chains(P& pt, ChainLoop& C) {
   }
   if (q == 0) return false;
   const double Pt = T - J.ring[(pos - q) % 5].T;
-  auto* const start = pt.start.data();
-  auto* const finish = pt.finish.data();
-  auto* const recs = pt.recs.data();
-  const auto* const first = pt.first.data();
+  double* const wstart = pt.start.data();
+  double* const wfinish = pt.finish.data();
+  const double* const start = pt.start.data();
+  const double* const finish = pt.finish.data();
   const auto* const cost = pt.cost.data();
   const double* const ready = pt.ready.data();
   for (std::size_t o = 0; o < nc; ++o)  // (the last period's keys on the grid: then so is every time it booked)
     for (std::size_t k = C.at[o] - q; k < C.at[o]; ++k)
       if (!on_grid(start[k])) return false;
-  // Each chain's steps from its next one on, written in order as the
-  // translates of the steps q before, up to the first that is not (its cost
-  // differs, or its key max(ready, the step before's finish) is not its
-  // translated start): r steps hold, so (r - 1) / q periods do (a period's q
-  // steps and the key of the next period's first, which must be there).
+  // Each chain's step k >= at is the translate of step at - q + (k - at) mod q
+  // by (k - at) / q + 1 periods; it holds if its cost is that one's and its
+  // key, max(ready, the step before's finish), that one's translated start.
+  // Checked without writing, up to the first that does not: r steps hold, so
+  // (r - 1) / q periods do (a period's q steps and the key of the next
+  // period's first, which must be there).
   std::size_t mj = SIZE_MAX;
   for (std::size_t o = 0; o < nc && mj > 0; ++o) {
     const std::size_t k0 = C.at[o], lim = mj == SIZE_MAX ? C.end[o] : std::min(C.end[o], k0 + mj * q + 1);
-    if (lim <= k0) {
-      mj = 0;
-      break;
+    Period pc(k0, q, Pt);
+    std::size_t k = k0;
+    for (; k < lim; ++k, pc.next()) {  // (each translate's start and finish written as it is checked)
+      const double st = start[pc.ref] + pc.dt;
+      if (cost[k] != cost[pc.ref] || std::max(ready[k], finish[k - 1]) != st) break;
+      wstart[k] = st;
+      wfinish[k] = finish[pc.ref] + pc.dt;
     }
-    std::size_t k = copy_steps(pt, k0, lim, q, Pt);
-    for (std::size_t i = k0; i < k; ++i)
-      if (std::max(ready[i], finish[i - 1]) != start[i]) {
-        k = i;
-        break;
-      }
     const std::size_t r = k - k0;
     mj = std::min(mj, r == 0 ? 0 : (r - 1) / q);
   }
   if (mj == SIZE_MAX) mj = 0;
+  for (std::size_t o = 0; o < nc && mj > 0; ++o)  // (every translate below 2^32 ns: the last period's are the largest)
+    for (std::size_t k = C.at[o] - q; k < C.at[o]; ++k)
+      if (!(finish[k] + static_cast<double>(mj) * Pt < 0x1p32)) return false;
   if (mj == 0) {
     ++J.fails;
     return false;
   }
+  // Each chain's last 4 steps before its next one written (the booking reads
+  // the last; a later jump's last period is within them), the others lazy.
+  const std::size_t sm0 = mj * q;
+  for (std::size_t o = 0; o < nc; ++o) {
+    const std::size_t k0 = C.at[o], hi = sm0 > 4 ? k0 + sm0 - 4 : k0;
+    for (std::size_t k = hi; k < k0 + sm0; ++k) {
+      const std::size_t kk = (k - k0) / q + 1;
+      put_translate(pt, k, k - kk * q, static_cast<double>(kk) * Pt, static_cast<int>(kk * q));
+    }
+    if (hi > k0) pt.lazy.push_back({k0, hi, q, Pt});
+  }
+  const Rec* const recs = pt.recs.data();
+  const auto* const first = pt.first.data();
   const double Pm = static_cast<double>(mj) * Pt;
   const std::size_t sm = mj * q;
   for (std::size_t o = 0; o < nc; ++o) {  // what the booking keeps, over the last period

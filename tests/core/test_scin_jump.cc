@@ -192,3 +192,57 @@ TEST(ScinJump, TakenAtOneGibibyte) {
   EXPECT_GT(expect_jump_exact(c, false, std::uint64_t{1} << 30), 900u);  // (SCIN books one plane of 1024 waves)
   EXPECT_GT(expect_jump_exact(c, true, std::uint64_t{1} << 30), 3600u);  // (SCIN+INQ four)
 }
+
+// INQ's quantise chains (run_chains, 1-8 chains on one HBM queue, heads
+// ready together or apart, grid costs, now and then another cost near the
+// end): wherever run_chains answers (jumped or not), every step equals
+// run()'s; most jump.
+TEST(ScinJump, ChainsJumpAsRun) {
+  std::mt19937_64 rng(621);
+  std::uniform_int_distribution<int> small(0, 7);
+  int tried = 0, jumped = 0;
+  for (std::size_t chains : {1, 2, 3, 4, 8})
+    for (std::size_t len : {40, 150, 500})
+      for (int rep = 0; rep < 4; ++rep) {
+        const part::Cost kinds[2] = {grid_cost(rng, {0}, false), grid_cost(rng, {0}, false)};
+        const std::size_t m = chains * len;
+        std::vector<std::uint8_t> head(m, 0);
+        part::Part fast, full;
+        for (part::Part* pt : {&fast, &full}) pt->resize(m);
+        std::vector<double> start_of(chains);
+        for (double& t : start_of) t = rep % 2 ? 0.5 * small(rng) : 1.0;
+        for (std::size_t k = 0; k < m; ++k) {
+          head[k] = k % len == 0;
+          const part::Cost* c = &kinds[rep == 3 && k % len == len - 3 ? 1 : 0];
+          for (part::Part* pt : {&fast, &full}) {
+            pt->cost[k] = c;
+            pt->ready[k] = head[k] ? start_of[k / len] : 0.0;
+            pt->pending[k] = head[k] ? 0 : 1;
+          }
+        }
+        SCOPED_TRACE(fmt::format("{} chains of {}, rep {}", chains, len, rep));
+        ++tried;
+        if (!fast.run_chains(head.data(), {})) continue;  // (declined: HBM requests out of order; Part::run books it)
+        full.run(1, [&](std::size_t k) { return k + 1 < m && !head[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, {});
+        for (std::size_t i = 0; i < m; ++i) {
+          SCOPED_TRACE(fmt::format("step {} of {}", i, m));
+          ASSERT_EQ(part::step_start(fast, i), full.start[i]);
+          ASSERT_EQ(part::step_finish(fast, i), full.finish[i]);
+          ASSERT_EQ(part::step_bound(fast, i), full.bound[i]);
+          for (std::size_t u = 0; u < full.cost[i]->n; ++u) {
+            const part::Rec a = part::step_rec(fast, i, u);
+            const part::Rec& b = full.recs[full.first[i] + u];
+            ASSERT_EQ(a.start, b.start);
+            ASSERT_EQ(a.end, b.end);
+            ASSERT_EQ(a.holder, b.holder);
+            ASSERT_EQ(a.holder_use, b.holder_use);
+          }
+        }
+        ASSERT_EQ(fast.latest, full.latest);
+        ASSERT_EQ(fast.latest_at, full.latest_at);
+        ASSERT_EQ(fast.latest_rec_end, full.latest_rec_end);
+        if (fast.jumped_chain_steps > 0) ++jumped;
+      }
+  EXPECT_GT(jumped, tried / 2) << jumped << " of " << tried;
+  std::printf("chains jumped in %d of %d\n", jumped, tried);
+}

@@ -45,10 +45,11 @@ part::Cost grid_cost(std::mt19937_64& rng, std::initializer_list<int> queues, bo
 
 // A plane's waves as scin_alike.cc lays them out (pw steps per wave, a
 // multicast releasing the read F waves on), reads ready as INQ's quantise
-// chains make them (from a start, `gap` ns apart; 0: together), the last
-// wave now and then of another size. run_waves (with the jump) against run();
+// chains make them (from a start, `gap` ns apart; 0: together; from two
+// thirds of the waves on `bump` ns later), the last wave now and then of
+// another size. run_waves (with the jump) against run();
 // returns the waves it jumped (-1: run_waves declined).
-long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, double gap, bool last_other) {
+long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, double gap, bool last_other, double bump) {
   std::uniform_int_distribution<int> small(0, 7);
   std::vector<part::Cost> kinds;
   for (int z = 0; z < 2; ++z) {
@@ -67,7 +68,7 @@ long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, 
         pt->cost[upw * w + sub] = &kinds[z * upw + sub];
         pt->pending[upw * w + sub] = sub > 0 || w >= static_cast<std::size_t>(F) ? 1 : 0;
       }
-      pt->ready[upw * w] = t0 + gap * static_cast<double>(w);
+      pt->ready[upw * w] = t0 + gap * static_cast<double>(w) + (3 * w >= 2 * W ? bump : 0.0);  // (bump: later from 2/3 on)
     }
   }
   if (!fast.run_waves(pw, F, {})) return -1;
@@ -111,7 +112,8 @@ long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, 
 }  // namespace
 
 // Random planes (SCIN and SCIN+INQ, 1-16 waves in flight, 40-700 waves, the
-// reads bound by their inputs or by the pipeline, grid costs): where run_waves
+// reads bound by their inputs or by the pipeline, the inputs later from two
+// thirds on (a jump must stop there), grid costs): where run_waves
 // jumps, every step's start, finish, bound use and record and the latest
 // finishes equal run()'s; and it jumps in most of them.
 TEST(ScinJump, WavesJumpAsRun) {
@@ -122,8 +124,9 @@ TEST(ScinJump, WavesJumpAsRun) {
       for (std::size_t W : {40, 101, 700})
         for (double gap : {0.0, 0.5, 2.0, 7.25, 40.0})
           for (bool last_other : {false, true}) {
-            SCOPED_TRACE(fmt::format("pw {} F {} W {} gap {} last other {}", pw, F, W, gap, last_other));
-            const long long j = jump_books_as_run(rng, pw, F, W, gap, last_other);
+            const double bump = last_other ? 0.0 : 100.0 + 0.25 * static_cast<double>(rng() % 8);
+            SCOPED_TRACE(fmt::format("pw {} F {} W {} gap {} last other {} bump {}", pw, F, W, gap, last_other, bump));
+            const long long j = jump_books_as_run(rng, pw, F, W, gap, last_other, bump);
             if (HasFailure()) return;
             ++tried;
             if (j > 0) ++jumped;
@@ -214,9 +217,11 @@ TEST(ScinJump, ChainsJumpAsRun) {
         for (std::size_t k = 0; k < m; ++k) {
           head[k] = k % len == 0;
           const part::Cost* c = &kinds[rep == 3 && k % len == len - 3 ? 1 : 0];
+          // (rep 2: chain 0's step at 3/5 of it ready late, after its dep: the chains' period breaks there)
+          const double late = rep == 2 && k == 3 * len / 5 ? 60.0 * static_cast<double>(len) : 0.0;
           for (part::Part* pt : {&fast, &full}) {
             pt->cost[k] = c;
-            pt->ready[k] = head[k] ? start_of[k / len] : 0.0;
+            pt->ready[k] = head[k] ? start_of[k / len] : late;
             pt->pending[k] = head[k] ? 0 : 1;
           }
         }

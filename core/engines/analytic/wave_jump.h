@@ -311,9 +311,8 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
     return false;
   }
   // Written: the rests of waves b .. min(a, b') - 1 (from b), then every step
-  // of the last F' = max(F, 4) waves before b' = b + mp (those the booking
-  // reads on from a' = a + mp and b', the last period, and any later jump's)
-  // and the reads of
+  // of the last F' = max(F, 4) waves before b' = b + mp (the last period,
+  // whose records the booking keeps, with room to spare) and the reads of
   // waves b' .. a' - 1 (from a, as steps from pw a: the same translates).
   // The steps between (from pw a) are left as lazy translates.
   const std::size_t b2 = b + m * p, a2 = a + m * p, F2 = std::max<std::size_t>(F, 4);

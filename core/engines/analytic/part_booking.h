@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -28,6 +30,12 @@ struct Rec {
   double start = 0, end = 0;
   int holder = -1, holder_use = -1;
 };
+
+}  // namespace scin::part
+
+#include "engines/analytic/wave_jump.h"
+
+namespace scin::part {
 
 /// A step's cost, with each use's resource as a local queue. set() also keeps
 /// what the booking reads per use (its duration amount / rate, the same
@@ -116,6 +124,7 @@ struct Part {
       qu.head = 0;
     }
     const std::size_t m = cost.size();
+    lazy.clear();
     start.assign(m, 0.0);
     finish.assign(m, 0.0);
     bound.assign(m, -1);
@@ -181,14 +190,22 @@ struct Part {
     if (pw == 3) return run_waves_<3>(F, ctx);
     return false;
   }
+  // Waves (steps of chains) written as translates of earlier ones by the last run_waves (run_chains; wave_jump.h).
+  std::size_t jumped_waves = 0, jumped_chain_steps = 0;
+  // Steps not written (translates of earlier ones: read them with wave_jump.h's step_start etc.).
+  std::vector<Lazy> lazy;
+
   template <int PW>
   bool run_waves_(int F, const RunContext& ctx) {
     constexpr int pw = PW;
     const std::size_t m = cost.size();
+    jumped_waves = 0;
+    lazy.clear();
     if (F < 1 || m % static_cast<std::size_t>(pw) != 0) return false;
     const std::size_t W = m / static_cast<std::size_t>(pw), uF = static_cast<std::size_t>(F);
     const auto upw = static_cast<std::size_t>(pw);
     const Cost* checked[3] = {nullptr, nullptr, nullptr};  // (a wave's costs repeat: checked when they change)
+    bool grid = true;  // every cost on the cost grid (the jump's translates exact)
     // The layout checked and each step's first record, in one pass (locals:
     // the pending and cost arrays are read through pointers that stay).
     first.resize(m);
@@ -204,6 +221,7 @@ struct Part {
         if (pend[i] != ((sub > 0 || w >= uF) ? 1 : 0)) return false;
         if (checked[sub] == &k) continue;
         checked[sub] = &k;
+        grid = grid && on_grid_cost(k);
         // (queues: a read's 0, 2, 3; a requantise's 3; a multicast's 1)
         for (std::size_t u = 0; u < k.n; ++u)
           if (sub == 0 ? !(k.q[u] == 0 || k.q[u] == 2 || (k.q[u] == 3 && pw == 3)) : k.q[u] != (sub + 1 == upw ? 1 : 3))
@@ -213,7 +231,7 @@ struct Part {
     qs.resize(4);
     qs[3].v.clear();
     qs[3].head = 0;
-    Fifo fifo[3];
+    WaveLoop L;
     start.resize(m);
     finish.resize(m);
     bound.resize(m);
@@ -224,26 +242,21 @@ struct Part {
         reserve(qs[3], r, st, d, holder, holder_use, step, use);
         return true;
       }
-      if (!fifo[q].book(st, d, holder, holder_use, step, use)) return ok = false;
+      if (!L.fifo[q].book(st, d, holder, holder_use, step, use)) return ok = false;
       return true;
     };
-    double late = -1, rec_end = 0;
-    long long late_at = -1;
     auto keep = [&](std::size_t i, double f) SCIN_INLINE {
-      if (f > late || (f == late && static_cast<long long>(i) < late_at)) late = f, late_at = static_cast<long long>(i);
+      if (f > L.late || (f == L.late && static_cast<long long>(i) < L.late_at)) L.late = f, L.late_at = static_cast<long long>(i);
     };
     // Each stream's keys must not decrease (indices grow with the wave).
-    double last_read = -kNever, last_req = -kNever, last_write = -kNever;
-    double late_write = -1;  // (the multicasts' latest finish, its first wave)
-    long long late_write_at = -1;
     auto read_key = [&](std::size_t a) SCIN_INLINE {
       const std::size_t i = upw * a;
       return a >= uF ? std::max(ready[i], finish[upw * (a - uF) + upw - 1]) : ready[i];
     };
     auto take_read = [&](std::size_t a, double r) SCIN_INLINE {
-      if (r < last_read) return false;
-      last_read = r;
-      keep(upw * a, take(upw * a, r, res, rec_end));
+      if (r < L.last_read) return false;
+      L.last_read = r;
+      keep(upw * a, take(upw * a, r, res, L.rec_end));
       return ok;
     };
     // A requantise (pw = 3) and the multicast it releases, or a read's multicast.
@@ -251,26 +264,40 @@ struct Part {
       std::size_t i = upw * b + 1;
       double r = std::max(ready[i], finish[i - 1]);
       if (pw == 3) {
-        if (r < last_req) return false;
-        last_req = r;
-        const double f = take(i, r, res, rec_end);
+        if (r < L.last_req) return false;
+        L.last_req = r;
+        const double f = take(i, r, res, L.rec_end);
         keep(i, f);
         if (!ok) return false;
         ++i;
         r = std::max(ready[i], f);
       }
-      if (r < last_write) return false;
-      last_write = r;
-      const double f = take(i, r, res, rec_end);
+      if (r < L.last_write) return false;
+      L.last_write = r;
+      const double f = take(i, r, res, L.rec_end);
       keep(i, f);
-      if (f > late_write) late_write = f, late_write_at = static_cast<long long>(b);
+      if (f > L.late_write) L.late_write = f, L.late_write_at = static_cast<long long>(b);
       return ok;
     };
-    std::size_t a = 0, b = 0;  // the next read, the next requantise (or multicast)
-    while (b < W) {
+    // The periodic jump (wave_jump.h): snapshots at reads from F + 4 on, while
+    // they may still find a period and save something.
+    WaveJump& J = jump_;
+    J.reset(W);
+    bool jump_on = grid && W >= 2 * uF + 16;
+    auto jump = [&](std::size_t a, double T) SCIN_INLINE {
+      if (!jump_on || a < uF + 4 || a + 1 >= W) return false;
+      if (!J.wanted()) return jump_on = false;
+      return jump_waves<PW>(*this, L, a, T, uF, W);
+    };
+    while (L.b < W) {
+      std::size_t& a = L.a;
+      std::size_t& b = L.b;
       if (((a + b) & 0x3ff) == 0) ctx.check();
       if (pw == 2) {
-        if (!take_read(b, read_key(b)) || !take_rest(b)) return false;
+        a = b;
+        const double r = read_key(b);
+        if (jump(b, r)) continue;
+        if (!take_read(b, r) || !take_rest(b)) return false;
         ++b;
         continue;
       }
@@ -279,6 +306,7 @@ struct Part {
       if (read_ready && b < a) {
         const double ra = read_key(a), rb = std::max(ready[upw * b + 1], finish[upw * b]);
         if (ra < rb) {  // (equal: the requantise first, its index is the smaller)
+          if (jump(a, ra)) continue;
           if (!take_read(a, ra)) return false;
           ++a;
         } else {
@@ -286,21 +314,22 @@ struct Part {
           ++b;
         }
       } else if (read_ready) {
-        if (!take_read(a, read_key(a))) return false;
+        const double ra = read_key(a);
+        if (jump(a, ra)) continue;
+        if (!take_read(a, ra)) return false;
         ++a;
       } else {
         if (!take_rest(b)) return false;
         ++b;
       }
     }
-    latest = late;
-    latest_at = late_at;
-    latest_rec_end = rec_end;
-    latest_write = late_write;
-    latest_write_at = late_write_at;
+    latest = L.late;
+    latest_at = L.late_at;
+    latest_rec_end = L.rec_end;
+    latest_write = L.late_write;
+    latest_write_at = L.late_write_at;
     return true;
   }
-
   /// INQ's quantise chains of one class of ranks (scin_alike.cc): local
   /// step k releases k + 1 unless `head[k + 1]`; steps with `head[k]` are
   /// ready at `ready[k]`, the others pending one step; every use on queue 0
@@ -310,41 +339,56 @@ struct Part {
   /// (nothing kept) where that fails or there are more chains: then run().
   bool run_chains(const std::uint8_t* head, const RunContext& ctx) {
     const std::size_t m = cost.size();
-    std::size_t at[8], nc = 0;  // each chain's next step (m: done)
+    ChainLoop C;
+    std::size_t* const at = C.at;  // each chain's next step (m: done)
+    std::size_t& nc = C.nc;
+    bool grid = true;
+    const Cost* checked = nullptr;
     for (std::size_t k = 0; k < m; ++k) {
       if (head[k]) {
         if (nc == 8 || pending[k] != 0) return false;
+        if (nc > 0) C.end[nc - 1] = k;
         at[nc++] = k;
       } else if (pending[k] != 1) {
         return false;
       }
+      if (cost[k] == checked) continue;
+      checked = cost[k];
+      grid = grid && on_grid_cost(*checked);
       for (std::size_t u = 0; u < cost[k]->n; ++u)
         if (cost[k]->q[u] != 0) return false;
     }
+    if (nc > 0) C.end[nc - 1] = m;
+    jumped_chain_steps = 0;
+    lazy.clear();
     start.resize(m);
     finish.resize(m);
     bound.resize(m);
     place_records();
-    double key[8];
-    for (std::size_t c = 0; c < nc; ++c) key[c] = ready[at[c]];
-    Fifo fq;
+    double* const key = C.key;
+    for (std::size_t c = 0; c < nc; ++c) C.head[c] = at[c], key[c] = ready[at[c]];
     bool ok = true;
     auto res = [&](int, double, double& st, double d, int& holder, int& holder_use, int step, int use) SCIN_INLINE {
-      if (!fq.book(st, d, holder, holder_use, step, use)) return ok = false;
+      if (!C.fq.book(st, d, holder, holder_use, step, use)) return ok = false;
       return true;
     };
-    double late = -1, rec_end = 0;
-    long long late_at = -1;
+    WaveJump& J = chain_jump_;
+    J.reset(m / std::max<std::size_t>(nc, 1));
+    bool jump_on = grid && nc > 0 && m >= 32 * nc;  // (the jump: wave_jump.h)
     for (std::size_t taken = 1;; ++taken) {
       std::size_t c = nc;
       for (std::size_t o = 0; o < nc; ++o)
         if (at[o] < m && (c == nc || key[o] < key[c] || (key[o] == key[c] && at[o] < at[c]))) c = o;
       if (c == nc) break;
       if ((taken & 0x3ff) == 0) ctx.check();
+      if (c == 0 && jump_on && at[0] >= C.head[0] + 8) {
+        if (!J.wanted()) jump_on = false;
+        else if (jump_chains(*this, C)) continue;
+      }
       const std::size_t i = at[c];
-      const double f = take(i, key[c], res, rec_end);
+      const double f = take(i, key[c], res, C.rec_end);
       if (!ok) return false;
-      if (f > late || (f == late && static_cast<long long>(i) < late_at)) late = f, late_at = static_cast<long long>(i);
+      if (f > C.late || (f == C.late && static_cast<long long>(i) < C.late_at)) C.late = f, C.late_at = static_cast<long long>(i);
       if (i + 1 < m && !head[i + 1]) {
         at[c] = i + 1;
         key[c] = std::max(ready[i + 1], f);
@@ -352,32 +396,13 @@ struct Part {
         at[c] = m;
       }
     }
-    latest = late;
-    latest_at = late_at;
-    latest_rec_end = rec_end;
+    latest = C.late;
+    latest_at = C.late_at;
+    latest_rec_end = C.rec_end;
     return true;
   }
 
  private:
-  // A queue booked at its end only (run_waves): its last block's end and holder, the last request.
-  struct Fifo {
-    double from = -std::numeric_limits<double>::infinity(), end = 0;
-    int step = -1, use = -1;
-    /// A queue that is only ever asked in order of start: the use starts at
-    /// `st` or at the last one's end, whichever is later (that one's holder).
-    /// False for a request before an earlier one (it might fill a gap: the
-    /// caller books the part the general way).
-    [[gnu::always_inline]] bool book(double& st, double d, int& holder, int& holder_use, int s, int u) {
-      if (st < from) return false;
-      from = st;
-      if (step >= 0 && end > st) st = end, holder = step, holder_use = use;
-      end = st + d;
-      step = s;
-      use = u;
-      return true;
-    }
-  };
-
   // Books step i, ready at r, through `res` (a queue's reserve); keeps its
   // start, finish, bound use and records. Returns its finish.
   // (with the number of uses known when it compiles, for SCIN's costs of 1-3 uses)
@@ -529,6 +554,11 @@ struct Part {
   }
 
   std::vector<Queue> qs_;  // (kept with the slots for the next run)
+  WaveJump jump_, chain_jump_;
+  template <class P>
+  friend bool jump_chains(P& pt, ChainLoop& C);
+  template <int PW, class P>
+  friend bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std::size_t W);
   std::vector<Key> key_;
   std::vector<std::uint32_t> loser_, wins_;
 };

@@ -150,7 +150,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   thread_local std::vector<int> wave_next;
   for (std::size_t cl = 0; cl < class_first.size(); ++cl) {
     Part& pt = chains[cl];
-    pt.resize(uw);
+    pt.size_to(uw);  // (every entry written below)
     const double l = launch_fin[static_cast<std::size_t>(class_first[cl])];
     for (int p = 0; p < planes; ++p) {
       const std::size_t k0 = x.plane_start[static_cast<std::size_t>(p)];
@@ -158,13 +158,13 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       for (std::size_t w = 0; w < static_cast<std::size_t>(x.W[static_cast<std::size_t>(p)]); ++w) pt.cost[k0 + w] = &quant_cost[zs[w]];
     }
     for (std::size_t k = 0; k < uw; ++k) {
-      if (chain_start[k]) pt.ready[k] = std::max(0.0, l);
-      else pt.pending[k] = 1;
+      pt.ready[k] = chain_start[k] ? std::max(0.0, l) : 0.0;
+      pt.pending[k] = chain_start[k] ? 0 : 1;
     }
     if (!pt.run_chains(chain_start.data(), ctx))
       pt.run(1, [&](std::size_t k) { return k + 1 < uw && !chain_start[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, ctx);
   }
-  auto quant_fin = [&](int r, std::size_t k) { return chains[static_cast<std::size_t>(class_of[static_cast<std::size_t>(r)])].finish[k]; };
+  auto quant_fin = [&](int r, std::size_t k) { return part::step_finish(chains[static_cast<std::size_t>(class_of[static_cast<std::size_t>(r)])], k); };
 
   // Per plane: arrives, the counter wait, the waves (booked once per plane
   // alike: the same stripe, costs and start), acks, their wait, flags.
@@ -348,7 +348,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       case K::Launch: return {0.0, launch_fin[ur]};
       case K::Quant: {
         const Part& pt = chains[static_cast<std::size_t>(class_of[ur])];
-        return {pt.start[static_cast<std::size_t>(d.w)], pt.finish[static_cast<std::size_t>(d.w)]};
+        return {part::step_start(pt, static_cast<std::size_t>(d.w)), part::step_finish(pt, static_cast<std::size_t>(d.w))};
       }
       case K::Arrive: return {inq ? std::max(0.0, quant_fin(d.r, x.plane_start[pp])) : 0.0, arr_fin[pr]};
       case K::Go: return {go_ready[pp], go_fin[pp]};
@@ -357,7 +357,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       case K::Write: {
         const Part& pt = wave_part(d);
         const std::size_t i = static_cast<std::size_t>(pw * d.w) + (d.k == K::Read ? 0 : d.k == K::Write ? static_cast<std::size_t>(pw - 1) : 1);
-        return {pt.start[i], pt.finish[i]};
+        return {part::step_start(pt, i), part::step_finish(pt, i)};
       }
       case K::Ack: return {wmax[pp], ack_fin[pr]};
       case K::Acked: return {acked_ready[pp], acked_fin[pp]};
@@ -375,8 +375,8 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     if (f > best || (f == best && id < last)) best = f, last = id;
   };
   for (int r = 0; r < n && inq; ++r) consider(x.run_of(r), launch_fin[static_cast<std::size_t>(r)]);
-  for (std::size_t cl = 0; cl < class_first.size(); ++cl)
-    for (std::size_t k = 0; k < uw; ++k) consider(x.run_of(class_first[cl]) + 1 + static_cast<StepId>(k), chains[cl].finish[k]);
+  for (std::size_t cl = 0; cl < class_first.size(); ++cl)  // (a chain part's latest finish, the first one)
+    if (chains[cl].latest_at >= 0) consider(x.run_of(class_first[cl]) + 1 + static_cast<StepId>(chains[cl].latest_at), chains[cl].latest);
   for (int p = 0; p < planes; ++p) {
     const auto pp = static_cast<std::size_t>(p);
     for (int r = 0; r < n; ++r) consider(x.base[pp] + static_cast<StepId>(r), arr_fin[pp * un + static_cast<std::size_t>(r)]);
@@ -459,6 +459,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   StepId cur = last;
   int use = -2;  // -2: the whole step (latency and last use); >= 0: only that use
   StepCost own;
+  Rec lazy_recs[4];  // (a step the jump did not write: its records, translated)
   while (cur != kNoStep) {
     if (np == 0 || path[np - 1] != cur) {
       if (np == path.size()) path.resize(std::max<std::size_t>(1024, 2 * np));
@@ -474,15 +475,13 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       const Part& pt = wave_part(d);
       const std::size_t i = static_cast<std::size_t>(cur - x.wave_id(d.p, 0, 0));
       sc = &pt.cost[i]->c;
-      recs = &pt.recs[pt.first[i]];
-      bound = pt.bound[i];
+      recs = part::step_recs(pt, i, lazy_recs, bound);
       offset = x.wave_id(d.p, 0, 0);
     } else if (d.k == K::Quant) {
       const Part& pt = chains[static_cast<std::size_t>(class_of[static_cast<std::size_t>(d.r)])];
       const auto k = static_cast<std::size_t>(d.w);
       sc = &pt.cost[k]->c;
-      recs = &pt.recs[pt.first[k]];
-      bound = pt.bound[k];
+      recs = part::step_recs(pt, k, lazy_recs, bound);
       offset = x.run_of(d.r) + 1;
     } else {
       x.cost(x.make(d), own);

@@ -1,0 +1,483 @@
+// The periodic jump over a SCIN plane's waves (part_booking.h's run_waves,
+// docs/performance.md section 62). Internal to the analytic engine.
+//
+// Every cost is on the cost grid (cost_grid.h) and every time below 2^32 ns,
+// so each sum, max and comparison the booking makes is exact, and booking from
+// a state translated by P (times) and s (steps) gives the same booking
+// translated by P and s. At each read a (about to be taken, its key T) the
+// booking's state is written relative to (T, a); when it equals, word for
+// word, the state p = 1-4 reads back (and P = T - T' > 0), the waves from
+// there repeat the last p waves' booking translated by P per period while
+// (checked step by step as they are written) each step's cost is the one p
+// waves back and its key, max(ready, the dep's finish), is the translate of
+// that one's: then the records of those periods are the translates, written
+// without booking, and the state is translated to the end of the last one.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace scin::part {
+
+/// On the cost grid (a multiple of 2^-20 ns) and below 2^32 ns in size, or
+/// infinite (a queue never asked): sums of two such stay exact.
+inline bool on_grid(double v) {
+  if (std::isinf(v)) return true;
+  const double y = v * 0x1p20;
+  return std::fabs(v) < 0x1p32 && y == std::trunc(y);
+}
+// A cost's fixed cost, latency and use durations on the grid.
+template <class C>
+bool on_grid_cost(const C& k) {
+  bool ok = on_grid(k.c.fixed_ns) && on_grid(k.l);
+  for (std::size_t u = 0; u < k.n && u < k.d.size(); ++u) ok = ok && on_grid(k.d[u]);
+  return ok;
+}
+
+/// A queue booked at its end only (run_waves): its last block's end and holder, the last request.
+struct Fifo {
+  double from = -std::numeric_limits<double>::infinity(), end = 0;
+  int step = -1, use = -1;
+  /// A queue that is only ever asked in order of start: the use starts at
+  /// `st` or at the last one's end, whichever is later (that one's holder).
+  /// False for a request before an earlier one (it might fill a gap: the
+  /// caller books the part the general way).
+  [[gnu::always_inline]] bool book(double& st, double d, int& holder, int& holder_use, int s, int u) {
+    if (st < from) return false;
+    from = st;
+    if (step >= 0 && end > st) st = end, holder = step, holder_use = use;
+    end = st + d;
+    step = s;
+    use = u;
+    return true;
+  }
+};
+
+/// run_waves' state between steps: the next read a and requantise (or
+/// multicast) b, the single-user queues, each stream's last key, and what the
+/// booking keeps (the latest finishes, the latest record end).
+struct WaveLoop {
+  std::size_t a = 0, b = 0;
+  Fifo fifo[3];
+  double last_read = -std::numeric_limits<double>::infinity(), last_req = last_read, last_write = last_read;
+  double late = -1, rec_end = 0, late_write = -1;
+  long long late_at = -1, late_write_at = -1;
+};
+
+/// run_chains' state between steps: up to 8 chains, each's first step, end
+/// (one past its last), next step (done: the part's size) and that one's key;
+/// the HBM queue; the latest finish (its step) and record end.
+struct ChainLoop {
+  std::size_t nc = 0, head[8] = {}, end[8] = {}, at[8] = {};
+  double key[8] = {};
+  Fifo fq;
+  double late = -1, rec_end = 0;
+  long long late_at = -1;
+};
+
+/// run_waves' snapshots: the last five, by read index mod 5.
+struct WaveJump {
+  struct Snap {
+    std::size_t a = SIZE_MAX;      // the read it was taken at (SIZE_MAX: none)
+    double T = 0;                  // that read's key
+    bool grid = false;             // every time in it on the grid
+    std::vector<std::uint64_t> w;  // the state relative to (T, a), word by word
+  };
+  Snap ring[5];
+  std::size_t snaps = 0, fails = 0, budget = 0;
+  void reset(std::size_t W) {
+    for (Snap& s : ring) s.a = SIZE_MAX;
+    snaps = fails = 0;
+    budget = std::max<std::size_t>(64, W / 4);
+  }
+  // Whether to go on snapshotting: not past the first quarter of the waves
+  // (at least 64) without a period, nor after copies failed twice.
+  bool wanted() { return ++snaps <= budget && fails < 2; }
+};
+
+/// Waves written as translates on this thread, over every run (for tests).
+inline std::size_t& jumped_waves_total() {
+  thread_local std::size_t n = 0;
+  return n;
+}
+
+/// Steps [lo, hi) of a part that were not written: step i is the translate
+/// of step i - k sh (k = (i - lo) / sh + 1, in [lo - sh, lo), written or
+/// booked) by k Pt in time and k sh in steps.
+struct Lazy {
+  std::size_t lo, hi, sh;
+  double Pt;
+};
+/// Where step i's values are: a step written or booked, and the time and
+/// steps to add.
+struct Real {
+  std::size_t i;
+  double dt;
+  int ds;
+};
+template <class P>
+[[gnu::always_inline]] inline Real real_step(const P& pt, std::size_t i) {
+  for (const Lazy& z : pt.lazy)
+    if (i >= z.lo && i < z.hi) {
+      const std::size_t k = (i - z.lo) / z.sh + 1;
+      return {i - k * z.sh, static_cast<double>(k) * z.Pt, static_cast<int>(k * z.sh)};
+    }
+  return {i, 0.0, 0};
+}
+/// A part's step i: its start and finish (always written: the jumps write
+/// them for every step they translate), bound use and record of use u
+/// (translated where not written).
+template <class P>
+double step_start(const P& pt, std::size_t i) {
+  return pt.start[i];
+}
+template <class P>
+double step_finish(const P& pt, std::size_t i) {
+  return pt.finish[i];
+}
+template <class P>
+int step_bound(const P& pt, std::size_t i) {
+  return pt.bound[real_step(pt, i).i];
+}
+template <class P>
+Rec step_rec(const P& pt, std::size_t i, std::size_t u) {
+  const Real r = real_step(pt, i);
+  const Rec& x = pt.recs[pt.first[r.i] + u];
+  return {x.start + r.dt, x.end + r.dt, x.holder < 0 ? -1 : x.holder + r.ds, x.holder_use};
+}
+/// Step i's records: where they are, or (not written) translated into `buf`
+/// (at least its uses long); and its bound use.
+template <class P>
+const Rec* step_recs(const P& pt, std::size_t i, Rec* buf, int& bound) {
+  if (pt.lazy.empty()) {
+    bound = pt.bound[i];
+    return &pt.recs[pt.first[i]];
+  }
+  const Real r = real_step(pt, i);
+  bound = pt.bound[r.i];
+  const Rec* const x = &pt.recs[pt.first[r.i]];
+  if (r.ds == 0) return x;
+  for (std::size_t u = 0, n = pt.cost[i]->n; u < n; ++u)
+    buf[u] = {x[u].start + r.dt, x[u].end + r.dt, x[u].holder < 0 ? -1 : x[u].holder + r.ds, x[u].holder_use};
+  return buf;
+}
+
+/// Step i of `pt` written as the translate of step o by dt in time, ds in steps.
+template <class P>
+void put_translate(P& pt, std::size_t i, std::size_t o, double dt, int ds) {
+  pt.start[i] = pt.start[o] + dt;
+  pt.finish[i] = pt.finish[o] + dt;
+  pt.bound[i] = pt.bound[o];
+  Rec* const d = pt.recs.data() + pt.first[i];
+  const Rec* const x = pt.recs.data() + pt.first[o];
+  for (std::size_t u = 0, n = pt.cost[i]->n; u < n; ++u)
+    d[u] = {x[u].start + dt, x[u].end + dt, x[u].holder < 0 ? -1 : x[u].holder + ds, x[u].holder_use};
+}
+
+/// Wave w's place in a stream of translates that starts at wave `base`
+/// (period p waves): the wave it translates (in [base - p, base)) and how
+/// many periods on it is; next() moves to wave w + 1.
+struct Period {
+  std::size_t ref, k, base, p;
+  double dt, P;  // k P (sums of grid values: exact)
+  Period(std::size_t b, std::size_t per, double Pt) : ref(b - per), k(1), base(b), p(per), dt(Pt), P(Pt) {}
+  void next() {
+    if (++ref == base) ref = base - p, ++k, dt += P;
+  }
+};
+/// The jump at read a of `pt` (PW steps per wave, F waves in flight, W
+/// waves), key T, state L: a snapshot; if a period is found and at least one
+/// copy holds, the copies written, L moved to the read after them, true.
+template <int PW, class P>
+bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std::size_t W) {
+  constexpr std::size_t pw = PW;
+  WaveJump& J = pt.jump_;
+  const std::size_t b = L.b;
+  WaveJump::Snap& s = J.ring[a % 5];
+  s.a = a;
+  s.T = T;
+  s.w.clear();
+  bool grid = on_grid(T);
+  const double* const fin = pt.finish.data();
+  auto put = [&](double v) {
+    grid = grid && on_grid(v);
+    s.w.push_back(std::bit_cast<std::uint64_t>(v - T));
+  };
+  const long long base = static_cast<long long>(pw * a);
+  auto put_step = [&](int step) { s.w.push_back(step < 0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(step - base)); };
+  s.w.push_back(a - b);
+  for (std::size_t w = b; w < a; ++w) put(fin[pw * w]);                 // reads taken, their requantise (multicast) not
+  for (std::size_t w = a - F; w < b; ++w) put(fin[pw * w + pw - 1]);     // multicasts whose read F waves on is not taken
+  for (const Fifo& q : L.fifo) {
+    put(q.from);
+    put(q.end);
+    put_step(q.step);
+    s.w.push_back(static_cast<std::uint64_t>(q.use));
+  }
+  if (PW == 3) {  // the INQ unit's blocks that end after T (the others are never looked at again); a start
+                  // before T compares as T does with every later use's start and end (both after T)
+    const auto& q3 = pt.qs_[3];
+    for (std::size_t k = q3.head; k < q3.v.size(); ++k)
+      if (const auto& bl = q3.v[k]; bl.end > T) {
+        grid = grid && on_grid(bl.start);
+        put(std::max(bl.start, T));
+        put(bl.end);
+        put_step(bl.step);
+        s.w.push_back(static_cast<std::uint64_t>(bl.use));
+      }
+  }
+  put(L.last_read);
+  put(L.last_req);
+  put(L.last_write);
+  s.grid = grid;
+  if (!grid) return false;
+  // The period: the nearest earlier snapshot equal to this one.
+  std::size_t p = 0;
+  for (std::size_t q = 1; q <= 4 && p == 0 && q <= a; ++q) {
+    const WaveJump::Snap& o = J.ring[(a - q) % 5];
+    if (o.a == a - q && o.grid && o.T < T && o.w == s.w) p = q;
+  }
+  if (p == 0 || a + p >= W) return false;
+  const double Pt = T - J.ring[(a - p) % 5].T;  // (exact: both on the grid)
+  const std::size_t sh = pw * p;                // steps per period
+  const double* const start = pt.start.data();
+  const double* const finish = pt.finish.data();
+  const auto* const cost = pt.cost.data();
+  const double* const ready = pt.ready.data();
+  // (the last period's keys on the grid: then so is every time it booked)
+  for (std::size_t w = a - p; w < a; ++w)
+    if (!on_grid(start[pw * w])) return false;
+  for (std::size_t w = b - p; w < b; ++w)
+    for (std::size_t sub = 1; sub < pw; ++sub)
+      if (!on_grid(start[pw * w + sub])) return false;
+  // Period j (= 1 .. mmax) takes the requantises (multicasts) of waves
+  // b + (j-1)p .. b + jp - 1 and the reads of waves a + (j-1)p .. a + jp - 1,
+  // and decides on the key of read a + jp too. A read of wave w >= a is the
+  // translate of the read of wave a - p + (w - a) mod p by (w - a) / p + 1
+  // periods, a rest of wave w >= b likewise from b. A step holds if its cost
+  // is that one's and its key, max(ready, its dep's finish), the translate of
+  // that one's start; period j holds if its steps and read a + jp do. Checked
+  // wave by wave without writing: the first read that does not hold rr (from
+  // a), the first rest rs (from b); then m = min((rr - 1) / p, rs / p).
+  const std::size_t mmax = (W - 1 - a) / p, wend = a + mmax * p;
+  std::size_t rr = mmax * p + 1, rs = mmax * p;  // (none failed)
+  // (each translate's start and finish written as it is checked: the later
+  // checks read them, as the booking would; the records are written below)
+  double* const wstart = pt.start.data();
+  double* const wfinish = pt.finish.data();
+  Period pr(a, p, Pt), ps(b, p, Pt);  // reads, rests
+  for (std::size_t w = b; w < wend; ++w) {
+    const bool rest = w - b < rs, read = w >= a && w - a < rr;
+    if (!rest && !read) break;
+    const std::size_t i = pw * w;
+    if (read) {
+      const std::size_t o = pw * pr.ref;
+      const double st = start[o] + pr.dt;
+      if (cost[i] != cost[o] || std::max(ready[i], finish[pw * (w - F) + pw - 1]) != st) rr = w - a;
+      wstart[i] = st;
+      wfinish[i] = finish[o] + pr.dt;
+      pr.next();
+    }
+    if (rest) {
+      const std::size_t o = pw * ps.ref;
+      for (std::size_t sub = 1; sub < pw; ++sub) {
+        const double st = start[o + sub] + ps.dt;
+        if (cost[i + sub] != cost[o + sub] || std::max(ready[i + sub], finish[i + sub - 1]) != st) {
+          rs = w - b;
+          break;
+        }
+        wstart[i + sub] = st;
+        wfinish[i + sub] = finish[o + sub] + ps.dt;
+      }
+    }
+    ps.next();
+  }
+  // Read a + mmax p: only its key (the decisions of period mmax compare it), against T + mmax P.
+  if (rr > mmax * p) {
+    if (std::max(ready[pw * wend], finish[pw * (wend - F) + pw - 1]) != T + static_cast<double>(mmax) * Pt) rr = mmax * p;
+  }
+  const std::size_t m = std::min(rr == 0 ? 0 : (rr - 1) / p, rs / p);
+  // (every translate below 2^32 ns: the last period's are the largest)
+  const double Pm = static_cast<double>(m) * Pt;
+  for (std::size_t i = pw * (a - p); i < pw * a && m > 0; ++i)
+    if (!(finish[i] + Pm < 0x1p32) || !(finish[pw * (b - p) + i - pw * (a - p)] + Pm < 0x1p32)) return false;
+  if (m == 0) {
+    ++J.fails;
+    return false;
+  }
+  // Written: the rests of waves b .. min(a, b') - 1 (from b), then every step
+  // of the last F' = max(F, 4) waves before b' = b + mp (the last period,
+  // whose records the booking keeps, with room to spare) and the reads of
+  // waves b' .. a' - 1 (from a, as steps from pw a: the same translates).
+  // The steps between (from pw a) are left as lazy translates.
+  const std::size_t b2 = b + m * p, a2 = a + m * p, F2 = std::max<std::size_t>(F, 4);
+  const std::size_t lo = pw * a, hi = b2 > a + F2 ? pw * (b2 - F2) : lo;
+  const int ish = static_cast<int>(sh);
+  {
+    Period q(b, p, Pt);
+    for (std::size_t w = b; w < std::min(a, b2); ++w, q.next())
+      for (std::size_t sub = 1; sub < pw; ++sub)
+        put_translate(pt, pw * w + sub, pw * q.ref + sub, q.dt, static_cast<int>(q.k) * ish);
+  }
+  for (std::size_t i = std::max(hi, lo); i < pw * a2; ++i) {
+    if (i >= pw * b2 && i % pw != 0) continue;  // (waves b' .. a' - 1: their reads only)
+    const std::size_t k = (i - lo) / sh + 1;
+    put_translate(pt, i, i - k * sh, static_cast<double>(k) * Pt, static_cast<int>(k) * ish);
+  }
+  if (hi > lo) pt.lazy.push_back({lo, hi, sh, Pt});
+  // What the booking keeps, over the last period (every earlier one's times are smaller by P or more).
+  const std::size_t lo_r = a + (m - 1) * p, lo_b = b + (m - 1) * p;
+  const Rec* const recs = pt.recs.data();
+  const auto* const first = pt.first.data();
+  auto keep = [&](std::size_t i) {
+    const double f = finish[i];
+    if (f > L.late || (f == L.late && static_cast<long long>(i) < L.late_at)) L.late = f, L.late_at = static_cast<long long>(i);
+    for (std::size_t u = 0, n = cost[i]->n; u < n; ++u) L.rec_end = std::max(L.rec_end, recs[first[i] + u].end);
+  };
+  for (std::size_t w = lo_r; w < lo_r + p; ++w) keep(pw * w);
+  for (std::size_t w = lo_b; w < lo_b + p; ++w) {
+    for (std::size_t sub = 1; sub < pw; ++sub) keep(pw * w + sub);
+    if (const double f = finish[pw * w + pw - 1]; f > L.late_write) L.late_write = f, L.late_write_at = static_cast<long long>(w);
+  }
+  // The state, m periods on.
+  const int ms = static_cast<int>(m * sh);
+  for (Fifo& q : L.fifo) {
+    q.from += Pm;
+    q.end += Pm;
+    if (q.step >= 0) q.step += ms;
+  }
+  if (PW == 3)
+    for (auto& bl : pt.qs_[3].v) {
+      bl.start += Pm;
+      bl.end += Pm;
+      bl.step += ms;
+    }
+  L.last_read += Pm;
+  L.last_req += Pm;
+  L.last_write += Pm;
+  L.a = a + m * p;
+  L.b = b + m * p;
+  pt.jumped_waves += m * p;
+  jumped_waves_total() += m * p;
+  return true;
+}
+
+/// The jump over INQ's quantise chains (run_chains), at chain 0's next step
+/// (about to be taken, key T): the state relative to (T, that step's place in
+/// its chain) is each chain's place and key, and the HBM queue; when it equals
+/// the state q = 1-4 of chain 0's steps back, each chain's steps from there
+/// are its last q steps' translates while (checked step by step) the costs are
+/// the ones q steps back and the keys the translates, and no chain ends.
+template <class P>
+bool jump_chains(P& pt, ChainLoop& C) {
+  WaveJump& J = pt.chain_jump_;
+  const std::size_t nc = C.nc, m = pt.cost.size(), pos = C.at[0] - C.head[0];
+  const double T = C.key[0];
+  WaveJump::Snap& s = J.ring[pos % 5];
+  s.a = pos;
+  s.T = T;
+  s.w.clear();
+  bool grid = on_grid(T);
+  auto put = [&](double v) {
+    grid = grid && on_grid(v);
+    s.w.push_back(std::bit_cast<std::uint64_t>(v - T));
+  };
+  for (std::size_t o = 0; o < nc; ++o) {
+    if (C.at[o] >= m) return false;  // (every chain going on)
+    s.w.push_back(C.at[o] - C.head[o] - pos);
+    put(C.key[o]);
+  }
+  put(C.fq.from);
+  put(C.fq.end);
+  std::size_t hc = 0;  // the queue's holder: its chain and place relative to pos
+  if (C.fq.step >= 0) {
+    while (hc + 1 < nc && C.head[hc + 1] <= static_cast<std::size_t>(C.fq.step)) ++hc;
+    s.w.push_back(hc);
+    s.w.push_back(static_cast<std::size_t>(C.fq.step) - C.head[hc] - pos);
+  } else {
+    s.w.push_back(~std::uint64_t{0});
+  }
+  s.w.push_back(static_cast<std::uint64_t>(C.fq.use));
+  s.grid = grid;
+  if (!grid) return false;
+  std::size_t q = 0;
+  for (std::size_t k = 1; k <= 4 && q == 0 && k <= pos; ++k) {
+    const WaveJump::Snap& o = J.ring[(pos - k) % 5];
+    if (o.a == pos - k && o.grid && o.T < T && o.w == s.w) q = k;
+  }
+  if (q == 0) return false;
+  const double Pt = T - J.ring[(pos - q) % 5].T;
+  double* const wstart = pt.start.data();
+  double* const wfinish = pt.finish.data();
+  const double* const start = pt.start.data();
+  const double* const finish = pt.finish.data();
+  const auto* const cost = pt.cost.data();
+  const double* const ready = pt.ready.data();
+  for (std::size_t o = 0; o < nc; ++o)  // (the last period's keys on the grid: then so is every time it booked)
+    for (std::size_t k = C.at[o] - q; k < C.at[o]; ++k)
+      if (!on_grid(start[k])) return false;
+  // Each chain's step k >= at is the translate of step at - q + (k - at) mod q
+  // by (k - at) / q + 1 periods; it holds if its cost is that one's and its
+  // key, max(ready, the step before's finish), that one's translated start.
+  // Checked without writing, up to the first that does not: r steps hold, so
+  // (r - 1) / q periods do (a period's q steps and the key of the next
+  // period's first, which must be there).
+  std::size_t mj = SIZE_MAX;
+  for (std::size_t o = 0; o < nc && mj > 0; ++o) {
+    const std::size_t k0 = C.at[o], lim = mj == SIZE_MAX ? C.end[o] : std::min(C.end[o], k0 + mj * q + 1);
+    Period pc(k0, q, Pt);
+    std::size_t k = k0;
+    for (; k < lim; ++k, pc.next()) {  // (each translate's start and finish written as it is checked)
+      const double st = start[pc.ref] + pc.dt;
+      if (cost[k] != cost[pc.ref] || std::max(ready[k], finish[k - 1]) != st) break;
+      wstart[k] = st;
+      wfinish[k] = finish[pc.ref] + pc.dt;
+    }
+    const std::size_t r = k - k0;
+    mj = std::min(mj, r == 0 ? 0 : (r - 1) / q);
+  }
+  if (mj == SIZE_MAX) mj = 0;
+  for (std::size_t o = 0; o < nc && mj > 0; ++o)  // (every translate below 2^32 ns: the last period's are the largest)
+    for (std::size_t k = C.at[o] - q; k < C.at[o]; ++k)
+      if (!(finish[k] + static_cast<double>(mj) * Pt < 0x1p32)) return false;
+  if (mj == 0) {
+    ++J.fails;
+    return false;
+  }
+  // Each chain's last 4 steps before its next one written (the booking reads
+  // the last; a later jump's last period is within them), the others lazy.
+  const std::size_t sm0 = mj * q;
+  for (std::size_t o = 0; o < nc; ++o) {
+    const std::size_t k0 = C.at[o], hi = sm0 > 4 ? k0 + sm0 - 4 : k0;
+    for (std::size_t k = hi; k < k0 + sm0; ++k) {
+      const std::size_t kk = (k - k0) / q + 1;
+      put_translate(pt, k, k - kk * q, static_cast<double>(kk) * Pt, static_cast<int>(kk * q));
+    }
+    if (hi > k0) pt.lazy.push_back({k0, hi, q, Pt});
+  }
+  const Rec* const recs = pt.recs.data();
+  const auto* const first = pt.first.data();
+  const double Pm = static_cast<double>(mj) * Pt;
+  const std::size_t sm = mj * q;
+  for (std::size_t o = 0; o < nc; ++o) {  // what the booking keeps, over the last period
+    for (std::size_t k = C.at[o] + sm - q; k < C.at[o] + sm; ++k) {
+      const double f = finish[k];
+      if (f > C.late || (f == C.late && static_cast<long long>(k) < C.late_at)) C.late = f, C.late_at = static_cast<long long>(k);
+      for (std::size_t u = 0, n = cost[k]->n; u < n; ++u) C.rec_end = std::max(C.rec_end, recs[first[k] + u].end);
+    }
+    C.at[o] += sm;
+    C.key[o] += Pm;
+  }
+  C.fq.from += Pm;
+  C.fq.end += Pm;
+  if (C.fq.step >= 0) C.fq.step += static_cast<int>(sm);
+  pt.jumped_chain_steps += sm * nc;
+  return true;
+}
+
+}  // namespace scin::part

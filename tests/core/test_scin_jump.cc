@@ -1,0 +1,253 @@
+// The periodic jump over SCIN's waves (engines/analytic/wave_jump.h,
+// docs/performance.md section 62): where it is taken, the booking equals
+// booking every step (Part::run, and the compiled schedule for whole points).
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <random>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "engines/analytic/analytic.h"
+#include "engines/analytic/part_booking.h"
+#include "engines/analytic/scin_alike.h"
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "schedule/algorithms.h"
+#include "shortcut_tests.h"
+
+using namespace scin;
+
+namespace {
+
+// A cost on `queues` (uses after the first fed with `fed`) whose times are on
+// the cost grid: fixed costs, latencies and durations multiples of 1/8 ns.
+part::Cost grid_cost(std::mt19937_64& rng, std::initializer_list<int> queues, bool fed) {
+  std::uniform_int_distribution<int> small(0, 7);
+  StepCost c;
+  c.fixed_ns = small(rng) % 3 == 0 ? 0.0 : 0.5 * small(rng);
+  c.latency_ns[0] = small(rng) % 2 ? 0.0 : 0.25 * small(rng);
+  c.latency_ns[2] = 0.125 * (small(rng) % 3);
+  for (std::size_t u = 0; u < queues.size(); ++u) {
+    ResourceUse us;
+    us.amount_bytes = small(rng) == 0 ? 0.0 : 1.0 + 0.5 * small(rng);
+    us.rate_GBps = small(rng) % 2 ? 1.0 : 0.5;
+    us.fed_by_transfers = fed && u > 0;
+    c.uses.push_back(us);
+  }
+  part::Cost out;
+  out.set(c);
+  std::size_t u = 0;
+  for (int q : queues) out.q[u++] = q;
+  return out;
+}
+
+// A plane's waves as scin_alike.cc lays them out (pw steps per wave, a
+// multicast releasing the read F waves on), reads ready as INQ's quantise
+// chains make them (from a start, `gap` ns apart; 0: together; from two
+// thirds of the waves on `bump` ns later), the last wave now and then of
+// another size. run_waves (with the jump) against run();
+// returns the waves it jumped (-1: run_waves declined).
+long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, double gap, bool last_other, double bump) {
+  std::uniform_int_distribution<int> small(0, 7);
+  std::vector<part::Cost> kinds;
+  for (int z = 0; z < 2; ++z) {
+    kinds.push_back(pw == 3 ? grid_cost(rng, {0, 2, 3}, true) : grid_cost(rng, {0, 2}, true));
+    if (pw == 3) kinds.push_back(grid_cost(rng, {3}, false));
+    kinds.push_back(grid_cost(rng, {1}, false));
+  }
+  const auto upw = static_cast<std::size_t>(pw);
+  part::Part fast, full;
+  const double t0 = 0.5 * small(rng);
+  for (part::Part* pt : {&fast, &full}) {
+    pt->resize(upw * W);
+    for (std::size_t w = 0; w < W; ++w) {
+      const std::size_t z = last_other && w + 1 == W ? 1 : 0;
+      for (std::size_t sub = 0; sub < upw; ++sub) {
+        pt->cost[upw * w + sub] = &kinds[z * upw + sub];
+        pt->pending[upw * w + sub] = sub > 0 || w >= static_cast<std::size_t>(F) ? 1 : 0;
+      }
+      pt->ready[upw * w] = t0 + gap * static_cast<double>(w) + (3 * w >= 2 * W ? bump : 0.0);  // (bump: later from 2/3 on)
+    }
+  }
+  if (!fast.run_waves(pw, F, {})) return -1;
+  std::vector<long long> next(upw * W);
+  for (std::size_t w = 0; w < W; ++w) {
+    for (std::size_t sub = 0; sub + 1 < upw; ++sub) next[upw * w + sub] = static_cast<long long>(upw * w + sub + 1);
+    next[upw * w + upw - 1] = w + static_cast<std::size_t>(F) < W ? static_cast<long long>(upw * (w + static_cast<std::size_t>(F))) : -1;
+  }
+  full.run(4, [&](std::size_t i) { return next[i]; }, {});
+  const std::size_t m = full.cost.size();
+  EXPECT_EQ(fast.finish.size(), m);
+  for (std::size_t i = 0; i < m; ++i) {
+    SCOPED_TRACE(fmt::format("step {} of {}", i, m));
+    EXPECT_EQ(part::step_start(fast, i), full.start[i]);
+    EXPECT_EQ(part::step_finish(fast, i), full.finish[i]);
+    EXPECT_EQ(part::step_bound(fast, i), full.bound[i]);
+    for (std::size_t u = 0; u < full.cost[i]->n; ++u) {
+      const part::Rec a = part::step_rec(fast, i, u);
+      const part::Rec& b = full.recs[full.first[i] + u];
+      EXPECT_EQ(a.start, b.start);
+      EXPECT_EQ(a.end, b.end);
+      EXPECT_EQ(a.holder, b.holder);
+      EXPECT_EQ(a.holder_use, b.holder_use);
+    }
+    if (::testing::Test::HasFailure()) return 0;
+  }
+  EXPECT_EQ(fast.latest, full.latest);
+  EXPECT_EQ(fast.latest_at, full.latest_at);
+  EXPECT_EQ(fast.latest_rec_end, full.latest_rec_end);
+  if (fast.latest_write_at >= 0) {  // the multicasts' latest, the first wave with it
+    double best = -1;
+    long long at = -1;
+    for (std::size_t w = 0; w < W; ++w)
+      if (const double f = full.finish[upw * w + upw - 1]; f > best) best = f, at = static_cast<long long>(w);
+    EXPECT_EQ(fast.latest_write, best);
+    EXPECT_EQ(fast.latest_write_at, at);
+  }
+  return static_cast<long long>(fast.jumped_waves);
+}
+
+}  // namespace
+
+// Random planes (SCIN and SCIN+INQ, 1-16 waves in flight, 40-700 waves, the
+// reads bound by their inputs or by the pipeline, the inputs later from two
+// thirds on (a jump must stop there), grid costs): where run_waves
+// jumps, every step's start, finish, bound use and record and the latest
+// finishes equal run()'s; and it jumps in most of them.
+TEST(ScinJump, WavesJumpAsRun) {
+  std::mt19937_64 rng(62);
+  int tried = 0, jumped = 0;
+  for (int pw : {2, 3})
+    for (int F : {1, 2, 3, 16})
+      for (std::size_t W : {40, 101, 700})
+        for (double gap : {0.0, 0.5, 2.0, 7.25, 40.0})
+          for (bool last_other : {false, true}) {
+            const double bump = last_other ? 0.0 : 100.0 + 0.25 * static_cast<double>(rng() % 8);
+            SCOPED_TRACE(fmt::format("pw {} F {} W {} gap {} last other {} bump {}", pw, F, W, gap, last_other, bump));
+            const long long j = jump_books_as_run(rng, pw, F, W, gap, last_other, bump);
+            if (HasFailure()) return;
+            ++tried;
+            if (j > 0) ++jumped;
+          }
+  EXPECT_GT(jumped, tried / 2) << jumped << " of " << tried;
+  std::printf("jumped in %d of %d\n", jumped, tried);
+}
+
+namespace {
+
+// run_analytic_scin against booking the compiled schedule; the waves jumped.
+std::size_t expect_jump_exact(const Config& c, bool inq, std::uint64_t bytes) {
+  SCOPED_TRACE(fmt::format("{} {} GPUs, {} B", inq ? "scin-inq" : "scin", c.fabric.gpus, bytes));
+  const Collective coll{bytes, DType::Bf16};
+  const std::size_t before = part::jumped_waves_total();
+  const std::optional<AnalyticResult> fast = run_analytic_scin(c, coll, inq, {}, true);
+  EXPECT_TRUE(fast.has_value());
+  if (!fast) return 0;
+  const std::size_t jumped = part::jumped_waves_total() - before;
+  const Schedule s = compile(c, inq ? Algorithm::ScinInq : Algorithm::Scin, coll);
+  const AnalyticResult full = run_analytic(c, s);
+  EXPECT_EQ(fast->steps.size(), s.steps.size());
+  expect_same_booking(*fast, full, s.steps.size());
+  return jumped;
+}
+
+}  // namespace
+
+// Whole points drawn at random (2-16 GPUs, 16-300 MiB, a few presets and
+// options), SCIN and SCIN+INQ: each equals booking the compiled schedule, and
+// many of them jump (most of those of whole MiB).
+TEST(ScinJump, RandomPointsEqualTheFullBooking) {
+  std::mt19937_64 rng(620);
+  const char* presets[] = {"hgx-h200-8", "hgx-b200-8", "hgx-h100-8", "scin-fpga-4"};
+  const std::pair<const char*, double> options[] = {{"", 0},
+                                                    {"switch.isa.waves", 4},
+                                                    {"switch.isa.buffer_bytes", 1 << 20},
+                                                    {"accelerator.hbm_bandwidth_GBps", 400},
+                                                    {"switch.isa.inq_GBps", 60},
+                                                    {"switch.isa.reduce_GBps", 100}};
+  const int gpus[] = {2, 3, 4, 8, 16};
+  int tried = 0, jumped = 0;
+  for (int k = 0; k < 24; ++k) {
+    Config c = star_of(presets[rng() % 4], gpus[rng() % 5]);
+    const auto& [path, value] = options[rng() % 6];
+    if (*path) set_param(c, path, value);
+    validate(c);
+    // (whole MiB, or any whole number of bf16 elements: then the waves are mostly of two sizes, seldom periodic)
+    const std::uint64_t bytes = k % 2 ? (std::uint64_t{16} << 20) + 2 * (rng() % (std::uint64_t{142} << 20))
+                                      : (std::uint64_t{1} << 20) * (16 + rng() % 284);
+    for (bool inq : {false, true}) {
+      SCOPED_TRACE(fmt::format("{} {}={} {} B", k, path, value, bytes));
+      const std::size_t j = expect_jump_exact(c, inq, bytes);
+      if (HasFailure()) return;
+      ++tried;
+      if (j > 0) ++jumped;
+    }
+  }
+  EXPECT_GT(jumped, tried / 3) << jumped << " of " << tried;
+  std::printf("jumped in %d of %d\n", jumped, tried);
+}
+
+// The 1 GiB points of the benchmark jump over most of their waves.
+TEST(ScinJump, TakenAtOneGibibyte) {
+  const Config c = load_preset("hgx-h200-8");
+  EXPECT_GT(expect_jump_exact(c, false, std::uint64_t{1} << 30), 900u);  // (SCIN books one plane of 1024 waves)
+  EXPECT_GT(expect_jump_exact(c, true, std::uint64_t{1} << 30), 3600u);  // (SCIN+INQ four)
+}
+
+// INQ's quantise chains (run_chains, 1-8 chains on one HBM queue, heads
+// ready together or apart, grid costs, now and then another cost near the
+// end): wherever run_chains answers (jumped or not), every step equals
+// run()'s; most jump.
+TEST(ScinJump, ChainsJumpAsRun) {
+  std::mt19937_64 rng(621);
+  std::uniform_int_distribution<int> small(0, 7);
+  int tried = 0, jumped = 0;
+  for (std::size_t chains : {1, 2, 3, 4, 8})
+    for (std::size_t len : {40, 150, 500})
+      for (int rep = 0; rep < 4; ++rep) {
+        const part::Cost kinds[2] = {grid_cost(rng, {0}, false), grid_cost(rng, {0}, false)};
+        const std::size_t m = chains * len;
+        std::vector<std::uint8_t> head(m, 0);
+        part::Part fast, full;
+        for (part::Part* pt : {&fast, &full}) pt->resize(m);
+        std::vector<double> start_of(chains);
+        for (double& t : start_of) t = rep % 2 ? 0.5 * small(rng) : 1.0;
+        for (std::size_t k = 0; k < m; ++k) {
+          head[k] = k % len == 0;
+          const part::Cost* c = &kinds[rep == 3 && k % len == len - 3 ? 1 : 0];
+          // (rep 2: chain 0's step at 3/5 of it ready late, after its dep: the chains' period breaks there)
+          const double late = rep == 2 && k == 3 * len / 5 ? 60.0 * static_cast<double>(len) : 0.0;
+          for (part::Part* pt : {&fast, &full}) {
+            pt->cost[k] = c;
+            pt->ready[k] = head[k] ? start_of[k / len] : late;
+            pt->pending[k] = head[k] ? 0 : 1;
+          }
+        }
+        SCOPED_TRACE(fmt::format("{} chains of {}, rep {}", chains, len, rep));
+        ++tried;
+        if (!fast.run_chains(head.data(), {})) continue;  // (declined: HBM requests out of order; Part::run books it)
+        full.run(1, [&](std::size_t k) { return k + 1 < m && !head[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, {});
+        for (std::size_t i = 0; i < m; ++i) {
+          SCOPED_TRACE(fmt::format("step {} of {}", i, m));
+          ASSERT_EQ(part::step_start(fast, i), full.start[i]);
+          ASSERT_EQ(part::step_finish(fast, i), full.finish[i]);
+          ASSERT_EQ(part::step_bound(fast, i), full.bound[i]);
+          for (std::size_t u = 0; u < full.cost[i]->n; ++u) {
+            const part::Rec a = part::step_rec(fast, i, u);
+            const part::Rec& b = full.recs[full.first[i] + u];
+            ASSERT_EQ(a.start, b.start);
+            ASSERT_EQ(a.end, b.end);
+            ASSERT_EQ(a.holder, b.holder);
+            ASSERT_EQ(a.holder_use, b.holder_use);
+          }
+        }
+        ASSERT_EQ(fast.latest, full.latest);
+        ASSERT_EQ(fast.latest_at, full.latest_at);
+        ASSERT_EQ(fast.latest_rec_end, full.latest_rec_end);
+        if (fast.jumped_chain_steps > 0) ++jumped;
+      }
+  EXPECT_GT(jumped, tried / 2) << jumped << " of " << tried;
+  std::printf("chains jumped in %d of %d\n", jumped, tried);
+}

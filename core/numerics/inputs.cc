@@ -67,13 +67,9 @@ __attribute__((target("avx2"))) void fast_batch_avx2(const double* in, double* o
   }
   for (; k < n; ++k) out[k] = F == Fn::Log ? std::log(in[k]) : std::cos(in[k]);
 }
-#endif
-
-#ifdef SCIN_HAVE_LIBMVEC
 // The same with the AVX-512 variants, eight per call (AVX-512 code: only run when the CPU has it).
 template <Fn F>
-__attribute__((target("avx512f,avx512dq,avx512vl"))) void fast_batch_avx512(const double* in, double* out,
-                                                                             std::uint64_t n) {
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void fast_batch_avx512(const double* in, double* out, std::uint64_t n) {
   std::uint64_t k = 0;
   for (; k + 8 <= n; k += 8) {
     const __m512d x = _mm512_loadu_pd(in + k);
@@ -99,8 +95,7 @@ __attribute__((target("avx2"))) void sqrt_batch_avx2(const double* in, double* o
   for (; k + 4 <= n; k += 4) _mm256_storeu_pd(out + k, _mm256_sqrt_pd(_mm256_loadu_pd(in + k)));
   sqrt_batch(in + k, out + k, n - k);
 }
-__attribute__((target("avx512f,avx512dq,avx512vl"))) void sqrt_batch_avx512(const double* in, double* out,
-                                                                             std::uint64_t n) {
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void sqrt_batch_avx512(const double* in, double* out, std::uint64_t n) {
   std::uint64_t k = 0;
   for (; k + 8 <= n; k += 8) {
     const __m512d x = _mm512_loadu_pd(in + k);
@@ -269,6 +264,11 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) void batch_avx512(const B& 
 }
 
 static std::atomic<int> g_forced_isa{-1};   // force_generator_isa: -1 = the CPU's best
+static int best_isa() {
+  static const int best = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                                  __builtin_cpu_supports("avx512vl") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+  return best;
+}
 #endif
 
 std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
@@ -307,12 +307,8 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
   Batcher<decltype(exact_value)> gen{sigma, two_pi, laplace_b, laplace, is_outlier.empty() ? nullptr : is_outlier.data(), spec.channels,
               spec.outlier_scale, exact_value};
 #ifdef SCIN_HAVE_LIBMVEC
-  static const int best = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                                  __builtin_cpu_supports("avx512vl")
-                              ? 2
-                              : __builtin_cpu_supports("avx2") ? 1 : 0;
   const int forced = g_forced_isa.load(std::memory_order_relaxed);
-  const int isa = forced >= 0 ? std::min(forced, best) : best;
+  const int isa = forced >= 0 ? std::min(forced, best_isa()) : best_isa();
 #else
   constexpr int isa = 0;
 #endif
@@ -343,12 +339,7 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
 int force_generator_isa(int isa) {
 #ifdef SCIN_HAVE_LIBMVEC
   g_forced_isa.store(isa, std::memory_order_relaxed);
-  if (isa < 0) isa = 2;
-  const int best = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                           __builtin_cpu_supports("avx512vl")
-                       ? 2
-                       : __builtin_cpu_supports("avx2") ? 1 : 0;
-  return std::min(isa, best);
+  return isa < 0 ? best_isa() : std::min(isa, best_isa());
 #else
   (void)isa;
   return 0;

@@ -222,6 +222,10 @@ class Engine {
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
+    if (first % g == 0) {   // on the grid: the blocks' scales are consecutive
+      num::dequantise_blocks(b.codes + first, len, b.scales + first / g, b.codec, out);
+      return;
+    }
     for (std::uint64_t k = 0; k < len; k += g) {
       const std::uint64_t m = std::min(g, len - k);
       num::dequantise_block(b.codes + first + k, m, b.scale_at(first + k), b.format, out + k);
@@ -245,6 +249,10 @@ class Engine {
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
+    if (first % g == 0) {
+      num::dequantise_add_blocks(b.codes + first, len, b.scales + first / g, b.codec, acc);
+      return;
+    }
     for (std::uint64_t k = 0; k < len; k += g) {
       const std::uint64_t m = std::min(g, len - k);
       num::dequantise_add_block(b.codes + first + k, m, b.scale_at(first + k), b.format, acc + k);
@@ -268,6 +276,10 @@ class Engine {
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
+    if (first % g == 0) {
+      num::quantise_blocks(x, len, b.codec, b.codes + first, b.scales + first / g);
+      return;
+    }
     for (std::uint64_t k = 0; k < len; k += g) {
       const std::uint64_t m = std::min(g, len - k);
       b.set_scale(first + k, num::quantise_block(x + k, m, b.codec, b.codes + first + k));
@@ -331,7 +343,7 @@ class Engine {
         float* cs = codes_->scales[r].data() + (sr.offset + lo) / g;
         if (!cached) {
           const float* v = src.vals + sr.offset + lo;   // an input read in place
-          for (std::uint64_t i = 0; i < len; i += g) cs[i / g] = num::quantise_block(v + i, std::min(g, len - i), c, cc + i);
+          num::quantise_blocks(v, len, c, cc, cs);
           cached = true;
         }
         std::memcpy(dst.codes + dr.offset + lo, cc, len);
@@ -475,31 +487,6 @@ class Engine {
 }  // namespace
 
 namespace {
-
-// The checks of a run that do not read input values: schedule, sizes, formats.
-void check_run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank) {
-  check_schedule(s);
-  if (inputs_per_rank.size() != static_cast<std::size_t>(s.gpus))
-    throw Error(fmt::format("data engine: {} input arrays for {} ranks", inputs_per_rank.size(), s.gpus));
-  if (s.input.size() != static_cast<std::size_t>(s.gpus) || s.output.size() != static_cast<std::size_t>(s.gpus))
-    throw Error(fmt::format("data engine: schedule {} declares {} inputs and {} outputs for {} ranks", s.algorithm,
-                            s.input.size(), s.output.size(), s.gpus));
-  for (const BufferDecl& d : s.buffers)
-    if (is_codec(d.format) && d.block_elems < 1)
-      throw Error(fmt::format("data engine: buffer {} ({}) has block_elems {}; must be >= 1", d.name,
-                              to_string(d.format), d.block_elems));
-  for (int r = 0; r < s.gpus; ++r) {
-    const auto& x = inputs_per_rank[static_cast<std::size_t>(r)];
-    if (x.size() != s.elems)
-      throw Error(fmt::format("data engine: rank {} input has {} elements; the schedule has {} per rank", r,
-                              x.size(), s.elems));
-    if (s.buffers.at(s.input[static_cast<std::size_t>(r)]).elems < s.elems)
-      throw Error(fmt::format("data engine: input buffer of rank {} holds {} elements, input has {}", r,
-                              s.buffers.at(s.input[static_cast<std::size_t>(r)]).elems, s.elems));
-    if (s.buffers.at(s.output[static_cast<std::size_t>(r)]).elems < s.elems)
-      throw Error(fmt::format("data engine: output buffer of rank {} is smaller than {} elements", r, s.elems));
-  }
-}
 
 DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspace& ws, const DataOptions& opt,
                     const RunContext& ctx);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <list>
 #include <span>
+#include <tuple>
 
 
 #include <fmt/format.h>
@@ -115,8 +116,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
     num::fake_quantise(once.data(), elems, spec, q.data());
     round_to_format(once, dfmt);
     round_to_format(q, dfmt);
-    st.dtype_round = measure_one(once, exact);
-    st.single_quant = measure_one(q, exact);
+    std::tie(st.dtype_round, st.single_quant) = measure_two(once, q, exact);
   }
   MeasureCache metrics(exact, dfmt);
   metrics.hold(once, st.dtype_round);

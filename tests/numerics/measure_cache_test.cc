@@ -1,16 +1,18 @@
-// The quant study's metrics cache (numerics/measure_cache.h): outputs kept as
+// The quant study's metrics cache (numerics/measure_cache.h), and measure_two: outputs kept as
 // BF16 patterns are found only when every bit matches, the last element too;
 // values not exact in BF16 (or another study type) are kept as floats.
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "numerics/formats.h"
 #include "numerics/measure_cache.h"
+#include "base/error.h"
 #include "numerics/metrics.h"
 
 using namespace scin;
@@ -83,4 +85,22 @@ TEST(MeasureCache, ValuesNotExactInBf16AreKeptAsFloats) {
   EXPECT_EQ(fp16.kept_as_bf16(), 0u);
   expect_same(fp16.measure_one(h), measure_one(h, e));
   EXPECT_EQ(fp16.measured(), 1u);
+}
+
+TEST(Metrics, MeasureTwoGivesMeasureOnesBits) {
+  // Two arrays measured side by side in one pass: each one's figures equal
+  // measure_one's bit for bit (the same additions in the same order), for
+  // arrays near the reference and far from it, with a NaN, and of other sizes.
+  const std::vector<double> e = reference();
+  std::vector<float> a = bf16_near(e, 17, 3), b(kElems);
+  for (std::size_t i = 0; i < kElems; ++i) b[i] = static_cast<float>(e[i] * 1.001 + 1e-3 * static_cast<double>(i % 7));
+  auto [ma, mb] = measure_two(a, b, e);
+  expect_same(ma, measure_one(a, e));
+  expect_same(mb, measure_one(b, e));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(mb.sqnr_dB), std::bit_cast<std::uint64_t>(measure_one(b, e).sqnr_dB));
+  b[100] = NAN;
+  std::tie(ma, mb) = measure_two(b, a, e);
+  expect_same(ma, measure_one(b, e));
+  expect_same(mb, measure_one(a, e));
+  EXPECT_THROW(measure_two(a, std::span<const float>(b.data(), kElems - 1), e), Error);
 }

@@ -13,6 +13,27 @@ namespace scin::num {
 
 Format codec_format(Codec c) { return scin::codec_format(c); }
 
+namespace {
+// codec_qmax and round_scale, inlined into the block kernels.
+inline __attribute__((always_inline)) float qmax_of(Format f) {
+  switch (f) {
+    case Format::Int8Block: return 127.0f;
+    case Format::Int4Block: return 7.0f;
+    case Format::Fp8E4M3Block: return 448.0f;
+    case Format::Fp8E5M2Block: return 57344.0f;
+    default: return codec_qmax(f);   // not a block codec: throws
+  }
+}
+inline __attribute__((always_inline)) float round_scale_to(float s, ScaleFormat f) {
+  switch (f) {
+    case ScaleFormat::Fp32: return s;
+    case ScaleFormat::Fp16: return std::min(round_fp16(s), 65504.0f);
+    case ScaleFormat::Bf16: return std::min(round_bf16(s), 0x1.fep127f);
+  }
+  return s;
+}
+}  // namespace
+
 float codec_qmax(Format f) {
   switch (f) {
     case Format::Int8Block: return 127.0f;
@@ -76,8 +97,8 @@ SCIN_KERNEL float quantise_block_impl(const float* x, std::size_t n, const Codec
     top = std::max(top, a);
   }
   const float amax = std::bit_cast<float>(static_cast<std::uint32_t>(top));
-  const float qmax = codec_qmax(c.format);
-  const float scale = round_scale(amax / qmax, c.scale_format);
+  const float qmax = qmax_of(c.format);
+  const float scale = round_scale_to(amax / qmax, c.scale_format);
   if (c.format == Format::Int8Block || c.format == Format::Int4Block) {
     quantise_int(x, n, scale, qmax, codes);
   } else {
@@ -109,6 +130,23 @@ SCIN_KERNEL void dequantise_add_block_impl(const std::uint8_t* codes, std::size_
   }
 }
 
+SCIN_KERNEL void quantise_blocks_impl(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes,
+                                      float* scales) {
+  const auto g = static_cast<std::size_t>(c.block_elems);
+  for (std::size_t k = 0; k < n; k += g) scales[k / g] = quantise_block_impl(x + k, std::min(g, n - k), c, codes + k);
+}
+SCIN_KERNEL void dequantise_blocks_impl(const std::uint8_t* codes, std::size_t n, const float* scales,
+                                        const CodecSpec& c, float* out) {
+  const auto g = static_cast<std::size_t>(c.block_elems);
+  for (std::size_t k = 0; k < n; k += g) dequantise_block_impl(codes + k, std::min(g, n - k), scales[k / g], c.format, out + k);
+}
+SCIN_KERNEL void dequantise_add_blocks_impl(const std::uint8_t* codes, std::size_t n, const float* scales,
+                                            const CodecSpec& c, float* acc) {
+  const auto g = static_cast<std::size_t>(c.block_elems);
+  for (std::size_t k = 0; k < n; k += g)
+    dequantise_add_block_impl(codes + k, std::min(g, n - k), scales[k / g], c.format, acc + k);
+}
+
 float quantise_block_portable(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes) {
   return quantise_block_impl(x, n, c, codes);
 }
@@ -132,6 +170,18 @@ __attribute__((target("avx2"))) void dequantise_block_avx2(const std::uint8_t* c
 __attribute__((target("avx2"))) void dequantise_add_block_avx2(const std::uint8_t* codes, std::size_t n, float scale,
                                                                Format f, float* acc) {
   dequantise_add_block_impl(codes, n, scale, f, acc);
+}
+__attribute__((target("avx2"))) void quantise_blocks_avx2(const float* x, std::size_t n, const CodecSpec& c,
+                                                          std::uint8_t* codes, float* scales) {
+  quantise_blocks_impl(x, n, c, codes, scales);
+}
+__attribute__((target("avx2"))) void dequantise_blocks_avx2(const std::uint8_t* codes, std::size_t n,
+                                                            const float* scales, const CodecSpec& c, float* out) {
+  dequantise_blocks_impl(codes, n, scales, c, out);
+}
+__attribute__((target("avx2"))) void dequantise_add_blocks_avx2(const std::uint8_t* codes, std::size_t n,
+                                                                const float* scales, const CodecSpec& c, float* acc) {
+  dequantise_add_blocks_impl(codes, n, scales, c, acc);
 }
 const bool kCpuAvx2 = __builtin_cpu_supports("avx2");
 #else
@@ -167,6 +217,28 @@ void dequantise_add_block(const std::uint8_t* codes, std::size_t n, float scale,
   if (use_avx2()) return dequantise_add_block_avx2(codes, n, scale, f, acc);
 #endif
   dequantise_add_block_portable(codes, n, scale, f, acc);
+}
+
+void quantise_blocks(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes, float* scales) {
+#ifdef SCIN_CODEC_AVX2
+  if (use_avx2()) return quantise_blocks_avx2(x, n, c, codes, scales);
+#endif
+  quantise_blocks_impl(x, n, c, codes, scales);
+}
+
+void dequantise_blocks(const std::uint8_t* codes, std::size_t n, const float* scales, const CodecSpec& c, float* out) {
+#ifdef SCIN_CODEC_AVX2
+  if (use_avx2()) return dequantise_blocks_avx2(codes, n, scales, c, out);
+#endif
+  dequantise_blocks_impl(codes, n, scales, c, out);
+}
+
+void dequantise_add_blocks(const std::uint8_t* codes, std::size_t n, const float* scales, const CodecSpec& c,
+                           float* acc) {
+#ifdef SCIN_CODEC_AVX2
+  if (use_avx2()) return dequantise_add_blocks_avx2(codes, n, scales, c, acc);
+#endif
+  dequantise_add_blocks_impl(codes, n, scales, c, acc);
 }
 
 void fake_quantise(const float* x, std::size_t n, const CodecSpec& c, float* out) {

@@ -45,6 +45,14 @@ void dequantise_block(const std::uint8_t* codes, std::size_t n, float scale, For
 /// Adds one block's decoded values into acc (acc[i] += value(codes[i]) * scale), FP32.
 void dequantise_add_block(const std::uint8_t* codes, std::size_t n, float scale, Format f, float* acc);
 
+/// The same over a run of consecutive blocks of c.block_elems values (the last
+/// cut at n): block k is [kG, min((k+1)G, n)) with scale scales[k]. The same
+/// bits as calling the one-block kernels block by block.
+void quantise_blocks(const float* x, std::size_t n, const CodecSpec& c, std::uint8_t* codes, float* scales);
+void dequantise_blocks(const std::uint8_t* codes, std::size_t n, const float* scales, const CodecSpec& c, float* out);
+void dequantise_add_blocks(const std::uint8_t* codes, std::size_t n, const float* scales, const CodecSpec& c,
+                           float* acc);
+
 /// Tests: run the block kernels above and the data engine's reductions in their
 /// portable build even where the CPU has AVX2 (they give the same bits; default false).
 void force_portable_kernels(bool on);

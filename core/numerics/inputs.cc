@@ -3,6 +3,7 @@
 #include "base/run_context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cctype>
 #include <cmath>
@@ -30,6 +31,9 @@ extern "C" __m128d _ZGVbN2v_cos(__m128d);
 // The AVX2 variants, four doubles per call (called only from AVX2 code, when the CPU has it).
 extern "C" __m256d _ZGVdN4v_log(__m256d);
 extern "C" __m256d _ZGVdN4v_cos(__m256d);
+// The AVX-512 variants, eight doubles per call (called only from AVX-512 code, when the CPU has it).
+extern "C" __m512d _ZGVeN8v_log(__m512d);
+extern "C" __m512d _ZGVeN8v_cos(__m512d);
 #define SCIN_HAVE_LIBMVEC 1
 #endif
 
@@ -63,17 +67,73 @@ __attribute__((target("avx2"))) void fast_batch_avx2(const double* in, double* o
   }
   for (; k < n; ++k) out[k] = F == Fn::Log ? std::log(in[k]) : std::cos(in[k]);
 }
+// The same with the AVX-512 variants, eight per call (AVX-512 code: only run when the CPU has it).
+template <Fn F>
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void fast_batch_avx512(const double* in, double* out, std::uint64_t n) {
+  std::uint64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    const __m512d x = _mm512_loadu_pd(in + k);
+    _mm512_storeu_pd(out + k, F == Fn::Log ? _ZGVeN8v_log(x) : _ZGVeN8v_cos(x));
+  }
+  for (; k < n; ++k) out[k] = F == Fn::Log ? std::log(in[k]) : std::cos(in[k]);
+}
 #endif
 
-template <Fn F, bool Avx2>
+// out[k] = std::sqrt(in[k]), k < n, in vector instructions: IEEE square roots
+// are correctly rounded, so the same bits (std::sqrt's errno path for a
+// negative argument keeps the compiler from vectorising it; none is negative here).
+inline void sqrt_batch(const double* in, double* out, std::uint64_t n) {
+  std::uint64_t k = 0;
+#ifdef SCIN_HAVE_LIBMVEC
+  for (; k + 2 <= n; k += 2) _mm_storeu_pd(out + k, _mm_sqrt_pd(_mm_loadu_pd(in + k)));
+#endif
+  for (; k < n; ++k) out[k] = std::sqrt(in[k]);
+}
+#ifdef SCIN_HAVE_LIBMVEC
+__attribute__((target("avx2"))) void sqrt_batch_avx2(const double* in, double* out, std::uint64_t n) {
+  std::uint64_t k = 0;
+  for (; k + 4 <= n; k += 4) _mm256_storeu_pd(out + k, _mm256_sqrt_pd(_mm256_loadu_pd(in + k)));
+  sqrt_batch(in + k, out + k, n - k);
+}
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void sqrt_batch_avx512(const double* in, double* out, std::uint64_t n) {
+  std::uint64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    const __m512d x = _mm512_loadu_pd(in + k);
+    _mm512_storeu_pd(out + k, _mm512_mask_sqrt_pd(x, 0xff, x));   // all lanes (not _mm512_sqrt_pd: GCC 12 warns)
+  }
+  sqrt_batch(in + k, out + k, n - k);
+}
+#endif
+
+// Instruction sets of the generator's batches: 0 portable, 1 AVX2, 2 AVX-512.
+template <Fn F, int Isa>
 [[gnu::always_inline]] inline void fast_batch_for(const double* in, double* out, std::uint64_t n) {
 #ifdef SCIN_HAVE_LIBMVEC
-  if constexpr (Avx2) {
+  if constexpr (Isa == 2) {
+    fast_batch_avx512<F>(in, out, n);
+    return;
+  }
+  if constexpr (Isa == 1) {
     fast_batch_avx2<F>(in, out, n);
     return;
   }
 #endif
   fast_batch<F>(in, out, n);
+}
+
+template <int Isa>
+[[gnu::always_inline]] inline void sqrt_batch_for(const double* in, double* out, std::uint64_t n) {
+#ifdef SCIN_HAVE_LIBMVEC
+  if constexpr (Isa == 2) {
+    sqrt_batch_avx512(in, out, n);
+    return;
+  }
+  if constexpr (Isa == 1) {
+    sqrt_batch_avx2(in, out, n);
+    return;
+  }
+#endif
+  sqrt_batch(in, out, n);
 }
 
 inline std::uint64_t splitmix64(std::uint64_t x) {
@@ -137,7 +197,7 @@ struct Batcher {
   double outlier_scale;
   const Exact& exact;
 
-  template <bool Avx2>
+  template <int Isa>
   [[gnu::always_inline]] inline void run(std::uint64_t key, std::uint64_t lo, std::uint64_t n, float* x) const {
     double arg[kBatch], lg[kBatch], cs[kBatch];
     std::uint64_t hs[kBatch];
@@ -147,18 +207,20 @@ struct Batcher {
         const double u = unit_open0(hs[k]) - 0.5;
         arg[k] = std::max(1.0 - 2.0 * std::fabs(u), 0x1p-53);
       }
-      fast_batch_for<Fn::Log, Avx2>(arg, lg, n);
+      fast_batch_for<Fn::Log, Isa>(arg, lg, n);
       for (std::uint64_t k = 0; k < n; ++k) {
         const double u = unit_open0(hs[k]) - 0.5;
         cs[k] = -laplace_b * std::copysign(lg[k], u);
       }
     } else {
       for (std::uint64_t k = 0; k < n; ++k) arg[k] = (u32_to_double(hs[k] >> 32) + 1.0) * 0x1p-32;
-      fast_batch_for<Fn::Log, Avx2>(arg, lg, n);
+      fast_batch_for<Fn::Log, Isa>(arg, lg, n);
       for (std::uint64_t k = 0; k < n; ++k) arg[k] = two_pi * (u32_to_double(hs[k] & 0xffffffffull) * 0x1p-32);
-      fast_batch_for<Fn::Cos, Avx2>(arg, cs, n);
+      fast_batch_for<Fn::Cos, Isa>(arg, cs, n);
+      for (std::uint64_t k = 0; k < n; ++k) arg[k] = -2.0 * lg[k];
+      sqrt_batch_for<Isa>(arg, lg, n);   // lg[k] = std::sqrt(-2 log u1), the same bits
       for (std::uint64_t k = 0; k < n; ++k) {
-        double v = sigma * std::sqrt(-2.0 * lg[k]) * cs[k];
+        double v = sigma * lg[k] * cs[k];
         if (is_outlier && is_outlier[(lo + k) % channels]) v *= outlier_scale;
         cs[k] = v;
       }
@@ -187,7 +249,25 @@ struct Batcher {
 template <class B>
 __attribute__((target("avx2"))) void batch_avx2(const B& gen, std::uint64_t key, std::uint64_t lo, std::uint64_t n,
                                                 float* x) {
-  gen.template run<true>(key, lo, n, x);
+  gen.template run<1>(key, lo, n, x);
+}
+// The batch with AVX-512 code (64-bit multiplies for the hash) and libmvec's
+// 8-wide log/cos. AVX-512F has fused multiply-adds; where the compiler may
+// contract a product and a sum here, the product is exact (a power-of-two
+// scaling: 2|u|, |v| 2^-32, the 2^-53 of a 53-bit integer), so the sums are
+// the default build's; and every float is still checked against the 2^-32
+// margin, the scalar formula deciding within it.
+template <class B>
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void batch_avx512(const B& gen, std::uint64_t key,
+                                                                        std::uint64_t lo, std::uint64_t n, float* x) {
+  gen.template run<2>(key, lo, n, x);
+}
+
+static std::atomic<int> g_forced_isa{-1};   // force_generator_isa: -1 = the CPU's best
+static int best_isa() {
+  static const int best = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                                  __builtin_cpu_supports("avx512vl") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+  return best;
 }
 #endif
 
@@ -227,9 +307,10 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
   Batcher<decltype(exact_value)> gen{sigma, two_pi, laplace_b, laplace, is_outlier.empty() ? nullptr : is_outlier.data(), spec.channels,
               spec.outlier_scale, exact_value};
 #ifdef SCIN_HAVE_LIBMVEC
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  const int forced = g_forced_isa.load(std::memory_order_relaxed);
+  const int isa = forced >= 0 ? std::min(forced, best_isa()) : best_isa();
 #else
-  constexpr bool avx2 = false;
+  constexpr int isa = 0;
 #endif
   for (int r = 0; r < ranks; ++r) {
     if (ctx) ctx->check();
@@ -239,16 +320,30 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
       for (std::uint64_t lo = rg.begin(); lo < rg.end(); lo += decltype(gen)::kBatch) {
         const std::uint64_t n = std::min(decltype(gen)::kBatch, rg.end() - lo);
 #ifdef SCIN_HAVE_LIBMVEC
-        if (avx2) {
+        if (isa == 2) {
+          batch_avx512(gen, key, lo, n, x);
+          continue;
+        }
+        if (isa == 1) {
           batch_avx2(gen, key, lo, n, x);
           continue;
         }
 #endif
-        gen.run<false>(key, lo, n, x);
+        gen.run<0>(key, lo, n, x);
       }
     });
   }
   return out;
+}
+
+int force_generator_isa(int isa) {
+#ifdef SCIN_HAVE_LIBMVEC
+  g_forced_isa.store(isa, std::memory_order_relaxed);
+  return isa < 0 ? best_isa() : std::min(isa, best_isa());
+#else
+  (void)isa;
+  return 0;
+#endif
 }
 
 // ---------------------------------------------------------------- .npy

@@ -25,6 +25,11 @@ struct RunContext;  // base/run_context.h
 std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
                                                 const RunContext* ctx = nullptr);
 
+/// Tests: the instruction set generate_inputs uses for its batches, 0 portable,
+/// 1 AVX2, 2 AVX-512 (each only where the CPU has it; -1: the CPU's best, the
+/// default). Returns the one that will be used. Every choice gives the same values.
+int force_generator_isa(int isa);
+
 /// The outlier channels `spec` selects (sorted), for tests and reports.
 std::vector<std::uint64_t> outlier_channels(const InputSpec& spec);
 

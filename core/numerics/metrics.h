@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -24,6 +25,11 @@ ErrorMetrics measure_one(std::span<const float> out, const std::vector<double>& 
 inline ErrorMetrics measure_one(const std::vector<float>& out, const std::vector<double>& exact) {
   return measure_one(std::span<const float>(out), exact);
 }
+
+/// measure_one of two arrays in one pass: the same figures, bit for bit (each
+/// array's sums are added in the same order; the two run side by side).
+std::pair<ErrorMetrics, ErrorMetrics> measure_two(std::span<const float> a, std::span<const float> b,
+                                                  const std::vector<double>& exact);
 
 /// Metrics over all ranks: the figures of the worst rank (largest squared
 /// error), max_abs over all ranks, and whether all ranks are bit-identical.

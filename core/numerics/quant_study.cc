@@ -6,6 +6,7 @@
 #include <limits>
 #include <list>
 #include <span>
+#include <tuple>
 
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "numerics/codec.h"
 #include "engines/data/data_engine.h"
 #include "numerics/inputs.h"
+#include "numerics/measure_cache.h"
 
 namespace scin {
 
@@ -47,45 +49,6 @@ double total_link_bytes(const LinkBytes& lb) {
   return t;
 }
 
-// Metrics of arrays already measured in this study, by content: an algorithm
-// whose output equals, bit for bit, the rounded exact sum, the quantised
-// reference or an earlier algorithm's output has the same metrics without
-// measuring it again (measure_one is a function of the array's bits).
-class MeasureCache {
- public:
-  explicit MeasureCache(const std::vector<double>& exact) : exact_(exact) {}
-  // Remembers `values` (held by the caller for the cache's lifetime) and its metrics.
-  void hold(const std::vector<float>& values, const ErrorMetrics& m) { held_.push_back({&values, m}); }
-  ErrorMetrics measure_one(std::span<const float> out) {
-    for (const Entry& e : held_)
-      if (same(*e.values, out)) return e.m;
-    for (const Entry& e : kept_)
-      if (same(*e.values, out)) return e.m;
-    const ErrorMetrics m = scin::measure_one(out, exact_);
-    if (kept_.size() < kKept) {
-      store_.emplace_back(out.begin(), out.end());
-      kept_.push_back({&store_.back(), m});
-    }
-    return m;
-  }
-  // measure(outputs, exact) (metrics.cc) with measure_one looked up first.
-  ErrorMetrics measure(const std::vector<std::span<const float>>& outputs) {
-    return measure_ranks(outputs, [this](std::span<const float> out) { return measure_one(out); });
-  }
-
- private:
-  static constexpr std::size_t kKept = 3;   // copies of measured outputs kept (the study's few distinct results)
-  struct Entry {
-    const std::vector<float>* values;
-    ErrorMetrics m;
-  };
-  static bool same(const std::vector<float>& a, std::span<const float> b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-  }
-  const std::vector<double>& exact_;
-  std::vector<Entry> held_, kept_;
-  std::list<std::vector<float>> store_;
-};
 
 }  // namespace
 
@@ -153,10 +116,9 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
     num::fake_quantise(once.data(), elems, spec, q.data());
     round_to_format(once, dfmt);
     round_to_format(q, dfmt);
-    st.dtype_round = measure_one(once, exact);
-    st.single_quant = measure_one(q, exact);
+    std::tie(st.dtype_round, st.single_quant) = measure_two(once, q, exact);
   }
-  MeasureCache metrics(exact);
+  MeasureCache metrics(exact, dfmt);
   metrics.hold(once, st.dtype_round);
   metrics.hold(q, st.single_quant);
 

@@ -1,5 +1,5 @@
 // Inputs checked once for several data-engine runs, and their codes shared
-// between runs (CheckedInputs, InputCodes: data_engine.h).
+// between runs (CheckedInputs, InputCodes: data_engine.h); check_run (input_codes.h).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -85,6 +85,30 @@ std::uint64_t InputCodes::held_elements() const {
   std::uint64_t t = 0;
   for (const Coverage& c : st_->held) t += c.total();
   return t;
+}
+
+void check_run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank) {
+  check_schedule(s);
+  if (inputs_per_rank.size() != static_cast<std::size_t>(s.gpus))
+    throw Error(fmt::format("data engine: {} input arrays for {} ranks", inputs_per_rank.size(), s.gpus));
+  if (s.input.size() != static_cast<std::size_t>(s.gpus) || s.output.size() != static_cast<std::size_t>(s.gpus))
+    throw Error(fmt::format("data engine: schedule {} declares {} inputs and {} outputs for {} ranks", s.algorithm,
+                            s.input.size(), s.output.size(), s.gpus));
+  for (const BufferDecl& d : s.buffers)
+    if (is_codec(d.format) && d.block_elems < 1)
+      throw Error(fmt::format("data engine: buffer {} ({}) has block_elems {}; must be >= 1", d.name,
+                              to_string(d.format), d.block_elems));
+  for (int r = 0; r < s.gpus; ++r) {
+    const auto& x = inputs_per_rank[static_cast<std::size_t>(r)];
+    if (x.size() != s.elems)
+      throw Error(fmt::format("data engine: rank {} input has {} elements; the schedule has {} per rank", r,
+                              x.size(), s.elems));
+    if (s.buffers.at(s.input[static_cast<std::size_t>(r)]).elems < s.elems)
+      throw Error(fmt::format("data engine: input buffer of rank {} holds {} elements, input has {}", r,
+                              s.buffers.at(s.input[static_cast<std::size_t>(r)]).elems, s.elems));
+    if (s.buffers.at(s.output[static_cast<std::size_t>(r)]).elems < s.elems)
+      throw Error(fmt::format("data engine: output buffer of rank {} is smaller than {} elements", r, s.elems));
+  }
 }
 
 }  // namespace scin

@@ -20,6 +20,7 @@
 #include "engines/data/coverage.h"
 #include "engines/data/input_codes.h"
 #include "engines/data/plan.h"
+#include "engines/data/slots.h"
 #include "numerics/codec.h"
 #include "numerics/formats.h"
 
@@ -59,24 +60,26 @@ struct CacheUse {
 
 class Engine {
  public:
+  // `decls`: the buffers as laid out (the schedule's, and slots: slots.h);
   // `alias[i]`: buffer i is rank-input storage read in place (never written by
   // a step, already exact in its format, exactly as long as the input).
-  Engine(const Schedule& s, const std::vector<Step>& steps, const DataOptions& opt, std::byte* storage,
-         const std::vector<const float*>& alias, const std::vector<char>& touched)
-      : s_(s), steps_(&steps) {
-    bufs_.resize(s.buffers.size());
+  Engine(const Schedule& s, const std::vector<BufferDecl>& decls, const std::vector<Step>& steps,
+         const DataOptions& opt, std::byte* storage, const std::vector<const float*>& alias,
+         const std::vector<char>& touched)
+      : s_(s), decls_(decls), steps_(&steps) {
+    bufs_.resize(decls.size());
     const float fill = opt.poison_unwritten ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     std::uint64_t at = 0;
     // Buffers the run touches first (runs in one workspace then fault the same pages), then the rest.
     for (int pass = 0; pass < 2; ++pass)
-    for (std::size_t i = 0; i < s.buffers.size(); ++i) {
+    for (std::size_t i = 0; i < decls.size(); ++i) {
       if ((touched[i] != 0) != (pass == 0)) continue;
-      const BufferDecl& d = s.buffers[i];
+      const BufferDecl& d = decls[i];
       Buf& b = bufs_[i];
       b.format = d.format;
       b.fill = fill;
       b.elems = d.elems;
-      if (alias[i]) {
+      if (i < alias.size() && alias[i]) {
         b.vals = const_cast<float*>(alias[i]);   // read only: no step writes buffer i
         b.elem_cov.reset(d.elems);
         continue;
@@ -101,7 +104,7 @@ class Engine {
   void share_input_codes(InputCodes::State* codes, const std::vector<std::vector<float>>& inputs,
                          const std::vector<const float*>& alias) {
     codes_ = codes;
-    input_rank_.assign(s_.buffers.size(), -1);
+    input_rank_.assign(decls_.size(), -1);
     for (int r = 0; r < s_.gpus; ++r) {
       const BufferId id = s_.input.at(static_cast<std::size_t>(r));
       if (alias[id] && alias[id] == inputs.at(static_cast<std::size_t>(r)).data()) input_rank_[id] = r;
@@ -164,7 +167,7 @@ class Engine {
     std::uint64_t align = 1;
     bool serial = false;
     auto visit = [&](const Region& r) {
-      const BufferDecl& d = s_.buffers[r.buffer];
+      const BufferDecl& d = decls_[r.buffer];
       if (!is_codec(d.format)) return;
       const auto g = static_cast<std::uint64_t>(d.block_elems);
       if (r.offset % g != 0) serial = true;
@@ -219,6 +222,10 @@ class Engine {
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
+    if (first % g == 0) {   // on the grid: the blocks' scales are consecutive
+      num::dequantise_blocks(b.codes + first, len, b.scales + first / g, b.codec, out);
+      return;
+    }
     for (std::uint64_t k = 0; k < len; k += g) {
       const std::uint64_t m = std::min(g, len - k);
       num::dequantise_block(b.codes + first + k, m, b.scale_at(first + k), b.format, out + k);
@@ -242,6 +249,10 @@ class Engine {
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
+    if (first % g == 0) {
+      num::dequantise_add_blocks(b.codes + first, len, b.scales + first / g, b.codec, acc);
+      return;
+    }
     for (std::uint64_t k = 0; k < len; k += g) {
       const std::uint64_t m = std::min(g, len - k);
       num::dequantise_add_block(b.codes + first + k, m, b.scale_at(first + k), b.format, acc + k);
@@ -265,6 +276,10 @@ class Engine {
       return;
     }
     const auto g = static_cast<std::uint64_t>(b.codec.block_elems);
+    if (first % g == 0) {
+      num::quantise_blocks(x, len, b.codec, b.codes + first, b.scales + first / g);
+      return;
+    }
     for (std::uint64_t k = 0; k < len; k += g) {
       const std::uint64_t m = std::min(g, len - k);
       b.set_scale(first + k, num::quantise_block(x + k, m, b.codec, b.codes + first + k));
@@ -284,7 +299,7 @@ class Engine {
     bool any = false;
     for (std::size_t k = 0; k < st.dsts.size(); ++k) {
       const Region& dr = st.dsts[k];
-      const BufferDecl& d = s_.buffers[dr.buffer];
+      const BufferDecl& d = decls_[dr.buffer];
       if (!is_codec(d.format)) continue;
       const CodecSpec c{d.format, d.block_elems, d.scale_format};
       if (codes_->has_spec && !(c == codes_->spec)) continue;
@@ -328,7 +343,7 @@ class Engine {
         float* cs = codes_->scales[r].data() + (sr.offset + lo) / g;
         if (!cached) {
           const float* v = src.vals + sr.offset + lo;   // an input read in place
-          for (std::uint64_t i = 0; i < len; i += g) cs[i / g] = num::quantise_block(v + i, std::min(g, len - i), c, cc + i);
+          num::quantise_blocks(v, len, c, cc, cs);
           cached = true;
         }
         std::memcpy(dst.codes + dr.offset + lo, cc, len);
@@ -462,6 +477,7 @@ class Engine {
   }
 
   const Schedule& s_;
+  const std::vector<BufferDecl>& decls_;
   const std::vector<Step>* steps_;   // what runs: s_.steps or their plan
   std::vector<Buf> bufs_;
   InputCodes::State* codes_ = nullptr;   // shared input codes, or null
@@ -471,31 +487,6 @@ class Engine {
 }  // namespace
 
 namespace {
-
-// The checks of a run that do not read input values: schedule, sizes, formats.
-void check_run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank) {
-  check_schedule(s);
-  if (inputs_per_rank.size() != static_cast<std::size_t>(s.gpus))
-    throw Error(fmt::format("data engine: {} input arrays for {} ranks", inputs_per_rank.size(), s.gpus));
-  if (s.input.size() != static_cast<std::size_t>(s.gpus) || s.output.size() != static_cast<std::size_t>(s.gpus))
-    throw Error(fmt::format("data engine: schedule {} declares {} inputs and {} outputs for {} ranks", s.algorithm,
-                            s.input.size(), s.output.size(), s.gpus));
-  for (const BufferDecl& d : s.buffers)
-    if (is_codec(d.format) && d.block_elems < 1)
-      throw Error(fmt::format("data engine: buffer {} ({}) has block_elems {}; must be >= 1", d.name,
-                              to_string(d.format), d.block_elems));
-  for (int r = 0; r < s.gpus; ++r) {
-    const auto& x = inputs_per_rank[static_cast<std::size_t>(r)];
-    if (x.size() != s.elems)
-      throw Error(fmt::format("data engine: rank {} input has {} elements; the schedule has {} per rank", r,
-                              x.size(), s.elems));
-    if (s.buffers.at(s.input[static_cast<std::size_t>(r)]).elems < s.elems)
-      throw Error(fmt::format("data engine: input buffer of rank {} holds {} elements, input has {}", r,
-                              s.buffers.at(s.input[static_cast<std::size_t>(r)]).elems, s.elems));
-    if (s.buffers.at(s.output[static_cast<std::size_t>(r)]).elems < s.elems)
-      throw Error(fmt::format("data engine: output buffer of rank {} is smaller than {} elements", r, s.elems));
-  }
-}
 
 DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspace& ws, const DataOptions& opt,
                     const RunContext& ctx);
@@ -540,9 +531,12 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   DataWorkspace::Storage& store = ws.storage();
   store.reserve(DataWorkspace::bytes_for(s));
   std::vector<char> same_as_rank0;   // outputs known to equal rank 0's (shared work only)
-  const std::vector<Step> planned = opt.share_work ? plan_steps(s, &same_as_rank0) : std::vector<Step>{};
+  std::vector<Step> planned = opt.share_work ? plan_steps(s, &same_as_rank0) : std::vector<Step>{};
+  std::vector<BufferDecl> decls;     // with slots for short-lived regions (shared work only)
+  const bool slots = opt.share_work && slot_storage(s, planned, decls);
   const std::vector<Step>& steps = opt.share_work ? planned : s.steps;
-  Engine e(s, steps, opt, store.data, alias, touched_buffers(s, steps, same_as_rank0));
+  const std::vector<BufferDecl>& laid = slots ? decls : s.buffers;
+  Engine e(s, laid, steps, opt, store.data, alias, touched_buffers(s, laid.size(), steps, same_as_rank0));
   if (opt.input_codes && opt.input_codes->state().inputs == &checked)
     e.share_input_codes(&opt.input_codes->state(), inputs_per_rank, alias);
   // Ranks' input buffers are distinct (check_schedule does not demand it, so guard).
@@ -584,17 +578,5 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
 }
 
 }  // namespace
-
-DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
-                    const DataOptions& opt, const RunContext& ctx) {
-  DataWorkspace ws;
-  const DataRun run = run_data(s, inputs_per_rank, ws, opt, ctx);
-  DataResult res;
-  res.data_steps = run.data_steps;
-  res.elements_processed = run.elements_processed;
-  res.outputs.reserve(run.outputs.size());
-  for (const auto& o : run.outputs) res.outputs.emplace_back(o.begin(), o.end());
-  return res;
-}
 
 }  // namespace scin

@@ -1,5 +1,5 @@
 // The state of InputCodes (data_engine.h): the ranks' inputs quantised once
-// for several data-engine runs. Internal to the data engine.
+// for several data-engine runs; and the checks of a run's inputs. Internal to the data engine.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +19,9 @@ struct InputCodes::State {
   std::vector<std::vector<float>> scales;             // per rank: one scale per block of the input's grid
   std::vector<Coverage> held;                         // per rank: elements whose codes and block scales are held
 };
+
+// The checks of a run that do not read input values: schedule, sizes, formats
+// (throws Error; checked_inputs.cc).
+void check_run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank);
 
 }  // namespace scin

@@ -366,9 +366,9 @@ std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_a
   return plan;
 }
 
-std::vector<char> touched_buffers(const Schedule& s, const std::vector<Step>& steps,
+std::vector<char> touched_buffers(const Schedule& s, std::size_t buffers, const std::vector<Step>& steps,
                                   const std::vector<char>& same_output_as_rank0) {
-  std::vector<char> t(s.buffers.size(), 0);
+  std::vector<char> t(std::max(buffers, s.buffers.size()), 0);
   for (const Step& st : steps) {
     if (st.op == DataOp::None) continue;
     for (const Region& r : st.srcs) t[r.buffer] = 1;

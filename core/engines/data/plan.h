@@ -37,9 +37,10 @@ namespace scin {
 // same bits; never set for rank 0, and false where not known).
 std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_as_rank0 = nullptr);
 
-// Buffers a run of `steps` reads or writes (inputs, and outputs not known to
-// equal rank 0's, included): the workspace lays them out first.
-std::vector<char> touched_buffers(const Schedule& s, const std::vector<Step>& steps,
+// Buffers (of `buffers`: the schedule's and any slots) a run of `steps` reads
+// or writes (inputs, and outputs not known to equal rank 0's, included): the
+// workspace lays them out first.
+std::vector<char> touched_buffers(const Schedule& s, std::size_t buffers, const std::vector<Step>& steps,
                                   const std::vector<char>& same_output_as_rank0);
 
 }  // namespace scin

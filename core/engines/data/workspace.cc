@@ -1,4 +1,4 @@
-// The data engine's workspace (DataWorkspace) and round_to_format (data_engine.h).
+// The data engine's workspace (DataWorkspace), run_data without one, and round_to_format (data_engine.h).
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -35,5 +35,17 @@ std::uint64_t DataWorkspace::bytes_for(const Schedule& s) {
 void DataWorkspace::reserve(std::uint64_t bytes) { st_->reserve(bytes); }
 
 std::uint64_t DataWorkspace::capacity_bytes() const { return st_->capacity; }
+
+DataResult run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank,
+                    const DataOptions& opt, const RunContext& ctx) {
+  DataWorkspace ws;
+  const DataRun run = run_data(s, inputs_per_rank, ws, opt, ctx);
+  DataResult res;
+  res.data_steps = run.data_steps;
+  res.elements_processed = run.elements_processed;
+  res.outputs.reserve(run.outputs.size());
+  for (const auto& o : run.outputs) res.outputs.emplace_back(o.begin(), o.end());
+  return res;
+}
 
 }  // namespace scin

@@ -1,0 +1,33 @@
+// Storage of short-lived regions (internal to the data engine).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "schedule/schedule.h"
+
+namespace scin {
+
+// A schedule declares every buffer whole for the whole run, but many are used
+// in a few pieces, each alive for a few steps: a ring's partial sums and
+// quantised payloads (each hop writes one chunk that the next hop reads once).
+// slot_storage() gives such pieces storage of their own ("slots") that pieces
+// alive at other times reuse, so a run touches less memory (fewer page faults)
+// with the same arithmetic on the same values.
+//
+// A buffer's pieces take slots when the buffer is no rank's input or output,
+// the steps that run (`steps`, as run_step executes them: the listed step's op
+// is not None and its count not 0, and the step keeps a destination) access it
+// only in regions that are pairwise equal or disjoint, each region's first
+// access writes it whole (a copy's or a non-accumulating reduction's
+// destination, not also read by that step), and, for a codec, every region
+// starts on the block grid. A region is alive from its first access to its
+// last (both inclusive); regions alive at a common step never share a slot.
+// Slots are new buffers (the same format, codec and node as the buffer, the
+// largest region's length) appended to `decls`, a copy of the schedule's
+// buffers in which the buffers moved to slots have 0 elements; `steps` is
+// rewritten to address the slots at offset 0. Nothing changes (returns false)
+// when the slots would not take fewer bytes than the buffers they replace.
+bool slot_storage(const Schedule& s, std::vector<Step>& steps, std::vector<BufferDecl>& decls);
+
+}  // namespace scin

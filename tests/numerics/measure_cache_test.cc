@@ -1,0 +1,106 @@
+// The quant study's metrics cache (numerics/measure_cache.h), and measure_two: outputs kept as
+// BF16 patterns are found only when every bit matches, the last element too;
+// values not exact in BF16 (or another study type) are kept as floats.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "numerics/formats.h"
+#include "numerics/measure_cache.h"
+#include "base/error.h"
+#include "numerics/metrics.h"
+
+using namespace scin;
+
+namespace {
+
+constexpr std::size_t kElems = 5000;   // not a whole number of the cache's runs of 512
+
+std::vector<double> reference() {
+  std::vector<double> e(kElems);
+  for (std::size_t i = 0; i < kElems; ++i) e[i] = std::sin(0.01 * static_cast<double>(i)) * 3.0;
+  return e;
+}
+
+// The reference rounded to BF16, plus `ulps` BF16 steps at element `at`.
+std::vector<float> bf16_near(const std::vector<double>& e, std::size_t at, int ulps) {
+  std::vector<float> v(e.size());
+  for (std::size_t i = 0; i < e.size(); ++i) v[i] = num::round_bf16(static_cast<float>(e[i]));
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(v[at]);
+  v[at] = std::bit_cast<float>(bits + (static_cast<std::uint32_t>(ulps) << 16));
+  return v;
+}
+
+void expect_same(const ErrorMetrics& a, const ErrorMetrics& b) {
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(a.rel_l2), std::bit_cast<std::uint64_t>(b.rel_l2));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(a.max_abs), std::bit_cast<std::uint64_t>(b.max_abs));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(a.cosine), std::bit_cast<std::uint64_t>(b.cosine));
+}
+
+}  // namespace
+
+TEST(MeasureCache, KeptBf16OutputsAreFoundOnlyWhenEveryBitMatches) {
+  const std::vector<double> e = reference();
+  MeasureCache cache(e, Format::Bf16);
+  const std::vector<float> a = bf16_near(e, 0, 0);
+  expect_same(cache.measure_one(a), measure_one(a, e));
+  EXPECT_EQ(cache.measured(), 1u);
+  EXPECT_EQ(cache.kept_as_bf16(), 1u);
+  // The same values elsewhere: found.
+  const std::vector<float> a2 = a;
+  expect_same(cache.measure_one(a2), measure_one(a, e));
+  EXPECT_EQ(cache.measured(), 1u);
+  // One BF16 step apart at the last element, then in the middle: measured anew.
+  for (std::size_t at : {kElems - 1, kElems / 2, std::size_t{0}}) {
+    const std::vector<float> b = bf16_near(e, at, 1);
+    const std::size_t before = cache.measured();
+    expect_same(cache.measure_one(b), measure_one(b, e));
+    EXPECT_EQ(cache.measured(), before + 1) << at;
+  }
+}
+
+TEST(MeasureCache, ValuesNotExactInBf16AreKeptAsFloats) {
+  const std::vector<double> e = reference();
+  MeasureCache cache(e, Format::Bf16);
+  std::vector<float> a(kElems);
+  for (std::size_t i = 0; i < kElems; ++i) a[i] = static_cast<float>(e[i]);   // FP32, not BF16
+  expect_same(cache.measure_one(a), measure_one(a, e));
+  EXPECT_EQ(cache.kept_as_bf16(), 0u);
+  // Differs from a in the low half of one element only: not a's metrics.
+  std::vector<float> b = a;
+  b[kElems - 1] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(b[kElems - 1]) ^ 1u);
+  expect_same(cache.measure_one(b), measure_one(b, e));
+  EXPECT_EQ(cache.measured(), 2u);
+  expect_same(cache.measure_one(a), measure_one(a, e));
+  EXPECT_EQ(cache.measured(), 2u);
+  // Another study type keeps floats too.
+  MeasureCache fp16(e, Format::Fp16);
+  const std::vector<float> h = bf16_near(e, 0, 0);
+  fp16.measure_one(h);
+  EXPECT_EQ(fp16.kept_as_bf16(), 0u);
+  expect_same(fp16.measure_one(h), measure_one(h, e));
+  EXPECT_EQ(fp16.measured(), 1u);
+}
+
+TEST(Metrics, MeasureTwoGivesMeasureOnesBits) {
+  // Two arrays measured side by side in one pass: each one's figures equal
+  // measure_one's bit for bit (the same additions in the same order), for
+  // arrays near the reference and far from it, with a NaN, and of other sizes.
+  const std::vector<double> e = reference();
+  std::vector<float> a = bf16_near(e, 17, 3), b(kElems);
+  for (std::size_t i = 0; i < kElems; ++i) b[i] = static_cast<float>(e[i] * 1.001 + 1e-3 * static_cast<double>(i % 7));
+  auto [ma, mb] = measure_two(a, b, e);
+  expect_same(ma, measure_one(a, e));
+  expect_same(mb, measure_one(b, e));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(mb.sqnr_dB), std::bit_cast<std::uint64_t>(measure_one(b, e).sqnr_dB));
+  b[100] = NAN;
+  std::tie(ma, mb) = measure_two(b, a, e);
+  expect_same(ma, measure_one(b, e));
+  expect_same(mb, measure_one(a, e));
+  EXPECT_THROW(measure_two(a, std::span<const float>(b.data(), kElems - 1), e), Error);
+}

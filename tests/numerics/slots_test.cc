@@ -1,0 +1,232 @@
+// Slots (engines/data/slots.h): short-lived regions of a buffer take storage
+// that regions alive at other times reuse. Hand-built schedules where a slot
+// taken wrongly changes a value, and every algorithm in one workspace; each
+// case is compared with executing every step as listed in buffers of their own.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engines/data/buffers.h"
+#include "engines/data/data_engine.h"
+#include "engines/data/plan.h"
+#include "engines/data/slots.h"
+#include "fabric/preset.h"
+#include "numerics/inputs.h"
+#include "schedule/algorithms.h"
+#include "schedule/schedule.h"
+
+using namespace scin;
+
+namespace {
+
+Schedule two_ranks(std::uint64_t elems) {
+  Schedule s;
+  s.algorithm = "test";
+  s.gpus = 2;
+  s.planes = 1;
+  s.elems = elems;
+  for (int r = 0; r < 2; ++r) {
+    s.input.push_back(s.add_buffer({"in", r, elems, Format::Fp32}));
+    s.output.push_back(s.add_buffer({"out", r, elems, r == 0 ? Format::Fp32 : Format::Bf16}));
+  }
+  return s;
+}
+
+// A step computed by rank 0 (every buffer it touches is rank 0's).
+Step step(DataOp op, std::vector<Region> srcs, std::vector<Region> dsts, bool accumulate = false) {
+  Step st;
+  st.kind = StepKind::Compute;
+  st.initiator = 0;
+  st.op = op;
+  st.accumulate = accumulate;
+  st.srcs = std::move(srcs);
+  st.dsts = std::move(dsts);
+  return st;
+}
+
+// Rank 1's output: a copy of its input.
+Step rank1_output(const Schedule& s) {
+  Step st = step(DataOp::Copy, {{s.input[1], 0, s.elems}}, {{s.output[1], 0, s.elems}});
+  st.initiator = 1;
+  return st;
+}
+
+// Values with fractions, so that sums in other orders or from other storage differ.
+std::vector<std::vector<float>> inputs(std::uint64_t n) {
+  std::vector<std::vector<float>> x(2, std::vector<float>(n));
+  for (int r = 0; r < 2; ++r)
+    for (std::uint64_t i = 0; i < n; ++i)
+      x[static_cast<std::size_t>(r)][i] = static_cast<float>(std::sin(0.7 * static_cast<double>(i) + 3 * r) * 5.0);
+  return x;
+}
+
+bool same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t r = 0; r < a.size(); ++r)
+    if (a[r].size() != b[r].size() || std::memcmp(a[r].data(), b[r].data(), a[r].size() * sizeof(float)) != 0)
+      return false;
+  return true;
+}
+
+DataResult run_listed(const Schedule& s, const std::vector<std::vector<float>>& x, bool poison) {
+  DataOptions o;
+  o.poison_unwritten = poison;
+  o.share_work = false;
+  return run_data(s, x, o);
+}
+
+// slot_storage on the planned steps of `s`: the buffers as laid out (s.buffers when no slot is taken).
+std::vector<BufferDecl> laid_out(const Schedule& s) {
+  std::vector<Step> steps = plan_steps(s);
+  std::vector<BufferDecl> decls;
+  if (!slot_storage(s, steps, decls)) return s.buffers;
+  return decls;
+}
+
+std::uint64_t bytes_of(const std::vector<BufferDecl>& decls) {
+  std::uint64_t n = 0;
+  for (const BufferDecl& d : decls) n += data_internal::storage_bytes(d);
+  return n;
+}
+
+}  // namespace
+
+TEST(Slots, PiecesAliveAtOtherTimesShareOneSlot) {
+  // A chain of pieces, each written by a reduction and read by the next steps
+  // only: an FP32 buffer's pieces share one slot, a codec buffer's (INT8, G = 8,
+  // the last piece a partial block) another; the values are those of every step as listed.
+  const std::uint64_t n = 94, piece = 24;
+  Schedule s = two_ranks(n);
+  const BufferId t = s.add_buffer({"t", 0, n, Format::Fp32});
+  const BufferId q = s.add_buffer({"q", 0, n, Format::Int8Block, 8, ScaleFormat::Fp16});
+  const BufferId in0 = s.input[0];
+  const BufferId o16 = s.add_buffer({"o16", 0, n, Format::Bf16});
+  for (std::uint64_t lo = 0; lo < n; lo += piece) {
+    const std::uint64_t c = std::min(piece, n - lo);
+    s.add(step(DataOp::Reduce, {{in0, lo, c}, {in0, lo, c}}, {{t, lo, c}}));
+    s.add(step(DataOp::Reduce, {{t, lo, c}, {in0, lo, c}}, {{s.output[0], lo, c}}));
+    s.add(step(DataOp::Copy, {{t, lo, c}}, {{q, lo, c}}));
+    s.add(step(DataOp::Reduce, {{q, lo, c}, {in0, lo, c}}, {{o16, lo, c}}));
+  }
+  s.add(step(DataOp::Reduce, {{o16, 0, n}, {s.output[0], 0, n}}, {{s.output[0], 0, n}}));
+  s.add(rank1_output(s));
+  const std::vector<BufferDecl> decls = laid_out(s);
+  ASSERT_EQ(decls.size(), s.buffers.size() + 2);   // o16 is read whole: it keeps its storage
+  EXPECT_EQ(decls[t].elems, 0u);
+  EXPECT_EQ(decls[q].elems, 0u);
+  EXPECT_EQ(decls[s.buffers.size()].elems, piece);
+  EXPECT_EQ(decls[s.buffers.size() + 1].elems, piece);
+  EXPECT_EQ(decls[s.buffers.size() + 1].format, Format::Int8Block);
+  EXPECT_LT(bytes_of(decls), bytes_of(s.buffers));
+  const auto x = inputs(n);
+  for (bool poison : {false, true}) {
+    const DataResult slots = run_data(s, x, {poison});
+    const DataResult listed = run_listed(s, x, poison);
+    EXPECT_TRUE(same_bits(slots.outputs, listed.outputs)) << poison;
+    for (std::uint64_t i = 0; i < n; ++i) EXPECT_TRUE(std::isfinite(slots.outputs[0][i])) << i;
+  }
+}
+
+TEST(Slots, APieceReadBeforeItIsWrittenKeepsItsOwnStorage) {
+  // t[0,32) is written and read, then t[32,64) is accumulated into before
+  // anything wrote it (it reads the fill value, NaN with poison): in the first
+  // piece's slot it would read that piece's sum instead.
+  const std::uint64_t n = 64, h = 32;
+  Schedule s = two_ranks(n);
+  const BufferId t = s.add_buffer({"t", 0, n, Format::Fp32});
+  const BufferId in0 = s.input[0];
+  s.add(step(DataOp::Reduce, {{in0, 0, h}, {in0, 0, h}}, {{t, 0, h}}));
+  s.add(step(DataOp::Reduce, {{t, 0, h}, {in0, 0, h}}, {{s.output[0], 0, h}}));
+  s.add(step(DataOp::Reduce, {{in0, h, h}}, {{t, h, h}}, true));
+  s.add(step(DataOp::Copy, {{t, h, h}}, {{s.output[0], h, h}}));
+  s.add(rank1_output(s));
+  EXPECT_EQ(laid_out(s)[t].elems, n);
+  const auto x = inputs(n);
+  for (bool poison : {false, true}) {
+    const DataResult slots = run_data(s, x, {poison});
+    const DataResult listed = run_listed(s, x, poison);
+    EXPECT_TRUE(same_bits(slots.outputs, listed.outputs)) << poison;
+    for (std::uint64_t i = h; i < n; ++i) {
+      if (poison) EXPECT_TRUE(std::isnan(slots.outputs[0][i])) << i;
+      else EXPECT_EQ(slots.outputs[0][i], 0.0f + x[0][i]) << i;
+    }
+  }
+}
+
+TEST(Slots, OverlappingRegionsKeepTheirStorage) {
+  // t[0,64) is written, t[32,96) written over its second half, then t[0,64)
+  // read: it must see the second write, which separate slots would hide (t
+  // is larger than the two regions, so that slots would take fewer bytes).
+  const std::uint64_t n = 96;
+  Schedule s = two_ranks(n);
+  const BufferId t = s.add_buffer({"t", 0, 4 * n, Format::Fp32});
+  const BufferId in0 = s.input[0];
+  s.add(step(DataOp::Reduce, {{in0, 0, 64}, {in0, 0, 64}}, {{t, 0, 64}}));
+  s.add(step(DataOp::Reduce, {{in0, 32, 64}, {in0, 0, 64}}, {{t, 32, 64}}));
+  s.add(step(DataOp::Reduce, {{t, 0, 64}, {in0, 0, 64}}, {{s.output[0], 0, 64}}));
+  s.add(rank1_output(s));
+  EXPECT_EQ(laid_out(s)[t].elems, 4 * n);
+  const auto x = inputs(n);
+  for (bool poison : {false, true}) {
+    const DataResult slots = run_data(s, x, {poison});
+    const DataResult listed = run_listed(s, x, poison);
+    EXPECT_TRUE(same_bits(slots.outputs, listed.outputs)) << poison;
+    for (std::uint64_t i = 32; i < 64; ++i) EXPECT_EQ(slots.outputs[0][i], (0.0f + x[0][i] + x[0][i - 32]) + x[0][i]) << i;
+  }
+}
+
+TEST(Slots, EveryAlgorithmInOneWorkspaceGivesTheListedBits) {
+  // The study's way: every algorithm of hgx-h200-8 (ISA and INQ) in one
+  // workspace, so slots hold the previous algorithm's values; element counts
+  // that do and do not fill whole blocks and chunks, every element type and
+  // several codecs. ring-q8 and two-shot-q8 must take slots (partial sums and
+  // payloads), in fewer bytes than the schedule's buffers.
+  struct Case {
+    int gpus;
+    std::uint64_t elems;
+    DType dtype;
+    Codec codec;
+    int block;
+  };
+  const std::vector<Case> cases = {{8, 37, DType::Bf16, Codec::Int8, 32},     {8, 4099, DType::Fp16, Codec::Int4, 16},
+                                   {3, 20001, DType::Fp32, Codec::Fp8E4M3, 64}, {16, 777, DType::Bf16, Codec::Int8, 100},
+                                   {4, 65536 + 48, DType::Bf16, Codec::Int8, 48}};
+  for (const Case& c : cases) {
+    Config cfg = load_preset("hgx-h200-8");
+    cfg.ring.protocol = RingProtocol::Simple;
+    cfg.fabric.gpus = c.gpus;
+    cfg.sw.isa.enabled = true;
+    cfg.sw.isa.inq = true;
+    cfg.quant.codec = c.codec;
+    cfg.quant.block_elems = c.block;
+    InputSpec spec;
+    spec.seed = c.elems;
+    spec.dist = Distribution::Outliers;
+    auto x = generate_inputs(spec, c.gpus, c.elems);
+    for (auto& v : x) round_to_format(v, format_of(c.dtype));
+    DataWorkspace ws;
+    for (bool poison : {false, true}) {
+      for (const std::string& algo : supported_algorithms(cfg)) {
+        const Schedule s = compile(cfg, algo, {c.elems * static_cast<std::uint64_t>(dtype_bytes(c.dtype)), c.dtype});
+        if (algo == "ring-q8" || algo == "two-shot-q8") {
+          const std::vector<BufferDecl> decls = laid_out(s);
+          EXPECT_GT(decls.size(), s.buffers.size()) << algo << " " << c.gpus << " " << c.elems;
+          EXPECT_LT(bytes_of(decls), bytes_of(s.buffers)) << algo;
+        }
+        DataOptions o;
+        o.poison_unwritten = poison;
+        const DataRun run = run_data(s, x, ws, o);
+        const DataResult listed = run_listed(s, x, poison);
+        std::vector<std::vector<float>> got;
+        for (const auto& v : run.outputs) got.emplace_back(v.begin(), v.end());
+        EXPECT_TRUE(same_bits(got, listed.outputs)) << c.gpus << " " << c.elems << " " << algo << " " << poison;
+        EXPECT_EQ(run.data_steps, listed.data_steps) << algo;
+        EXPECT_EQ(run.elements_processed, listed.elements_processed) << algo;
+      }
+    }
+  }
+}

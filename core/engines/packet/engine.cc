@@ -399,12 +399,12 @@ inline void Engine::dispatch(const Event& e) {
   switch (static_cast<EvType>(tgt >> kTypeShift)) {
     case EvLink:
       if (tiers_) {
-        Sender& tx = links_[id].tx;
-        if (e.seq() != tx.wake_gen) {
+        Wake& w = wakes_[id];
+        if (e.seq() != w.gen) {
           ++stats_.stale_events;
           break;
         }
-        tx.next_wake = kNever;
+        w.at = kNever;
         hop_send(static_cast<int>(id));
         break;
       }

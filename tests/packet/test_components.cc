@@ -343,7 +343,7 @@ TEST(PacketLink, HotFieldsInTheirCacheLines) {
   lines(up, l.wire), lines(up, l.kind), lines(up, l.gpu), lines(up, l.other), lines(up, l.pipe), lines(up, l.in);
   const packet::Sender& tx = l.tx;
   lines(up, tx.writes), lines(up, tx.rr), lines(up, tx.responses), lines(up, tx.requested), lines(up, tx.head);
-  lines(up, tx.wpos), lines(up, tx.nwin), lines(up, tx.last_read);
+  lines(up, tx.next_wake), lines(up, tx.wake_gen), lines(up, tx.wpos), lines(up, tx.nwin), lines(up, tx.last_read);
   lines(up, tx.credit_blocked), lines(up, tx.blocked_since);
   EXPECT_EQ(up, (std::set<std::size_t>{0, 1, 2, 3, 4}));
   lines(down, l.wire), lines(down, l.out);

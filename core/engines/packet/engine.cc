@@ -399,12 +399,12 @@ inline void Engine::dispatch(const Event& e) {
   switch (static_cast<EvType>(tgt >> kTypeShift)) {
     case EvLink:
       if (tiers_) {
-        Wake& w = wakes_[id];
-        if (e.seq() != w.gen) {
+        Sender& tx = links_[id].tx;
+        if (e.seq() != tx.wake_gen) {
           ++stats_.stale_events;
           break;
         }
-        w.at = kNever;
+        tx.next_wake = kNever;
         hop_send(static_cast<int>(id));
         break;
       }

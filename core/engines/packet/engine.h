@@ -103,10 +103,10 @@ class Engine {
 
   // ---- sender.cc: an accelerator's link
   [[gnu::always_inline]] void wake_link(int id, Ps t) {
-    Wake& w = wakes_[static_cast<std::size_t>(id)];
-    if (t < w.at) {
-      w.at = t;
-      w.gen = schedule(t, EvLink, static_cast<std::uint32_t>(id));
+    Sender& tx = links_[static_cast<std::size_t>(id)].tx;
+    if (t < tx.next_wake) {
+      tx.next_wake = t;
+      tx.wake_gen = schedule(t, EvLink, static_cast<std::uint32_t>(id));
     }
   }
   [[gnu::always_inline]] inline void link_event(int id, std::uint64_t gen);
@@ -196,16 +196,6 @@ class Engine {
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)
   std::vector<Link> links_;
-  // Per link: its pending wake-up (EvLink) and that event's generation
-  // (EventQueue::push's number), apart from the Link records: 16 bytes a link,
-  // so the 8192 links of 1024 accelerators on 4 planes keep them in 128 KB (the
-  // L2 cache), where an NVLS group (log_group) that wakes a plane's 1024
-  // uplinks reads them, not one Link line (a cache miss) per uplink.
-  struct Wake {
-    Ps at = kNever;
-    std::uint64_t gen = 0;
-  };
-  std::vector<Wake> wakes_;
   std::vector<Source> sources_;      // pool, like flows_: a flow's sources are freed with it
   std::vector<std::uint32_t> free_sources_;
   std::vector<Flow> flows_;          // pool: grows only while steps are set up (no Flow& is held then)

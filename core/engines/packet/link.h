@@ -119,13 +119,15 @@ struct Sender {
   Requested head{kNever, 0, 0};          // requested's front while not empty, and the only up-to-date copy of
                                          // it: read with the link's own lines (the FIFO's storage is a cache
                                          // miss of its own at scale)
+  Ps next_wake = kNever;                 // pending wake-up and its generation (EventQueue::push's number)
+  std::uint64_t wake_gen = 0;
   std::uint8_t wpos = 0, nwin = 0;       // the window below
   bool last_read = false;                // class served last
   bool credit_blocked = false;
   Ps blocked_since = 0;
-  // (The fields above are the per-packet ones, in Sender's first 100 bytes
+  // (The fields above are the per-packet ones, in Sender's first 116 bytes
   // (Link's layout counts on it); the window below is read once per kWin + 1
-  // requested responses. The link's pending wake-up is not here: Engine::wakes_.)
+  // requested responses.)
   // The entries after the head, copied with it from the ring when the head
   // moves on and the window is spent: win[wpos, wpos + nwin) are requested[1 ..
   // nwin]. One load of the ring's storage (a miss once the FIFO is long: an NVLS

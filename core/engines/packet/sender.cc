@@ -15,12 +15,12 @@ inline Ps Engine::send_now(Link& l, int id, Fine ser_full, const Pkt& p) {
 }
 
 inline void Engine::link_event(int id, std::uint64_t gen) {
-  Wake& w = wakes_[static_cast<std::size_t>(id)];
-  if (gen != w.gen) {  // superseded by an earlier wake-up that already ran
+  Sender& tx = links_[static_cast<std::size_t>(id)].tx;
+  if (gen != tx.wake_gen) {  // superseded by an earlier wake-up that already ran
     ++stats_.stale_events;
     return;
   }
-  w.at = kNever;
+  tx.next_wake = kNever;
   send_next(id);  // output ports (Down) have no events: see push_out
 }
 

@@ -45,7 +45,6 @@ void Engine::build_links() {
       }
   }
   for (auto& l : links_) l.wire.latency = to_ps(cfg_.links.latency_ns);
-  wakes_.assign(links_.size(), Wake{});
   timeline_.init(cfg_.packet.timeline_samples, links_.size());
   timeline_on_ = timeline_.on();
 }

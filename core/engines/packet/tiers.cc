@@ -70,7 +70,6 @@ void Engine::build_tier_links() {
       }
   }
   for (auto& l : links_) l.wire.latency = lat;
-  wakes_.assign(links_.size(), Wake{});
   timeline_.init(cfg_.packet.timeline_samples, links_.size());
   timeline_on_ = timeline_.on();
 }

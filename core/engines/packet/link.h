@@ -119,6 +119,15 @@ struct Sender {
   Requested head{kNever, 0, 0};          // requested's front while not empty, and the only up-to-date copy of
                                          // it: read with the link's own lines (the FIFO's storage is a cache
                                          // miss of its own at scale)
+  Ps next_wake = kNever;                 // pending wake-up and its generation (EventQueue::push's number)
+  std::uint64_t wake_gen = 0;
+  std::uint8_t wpos = 0, nwin = 0;       // the window below
+  bool last_read = false;                // class served last
+  bool credit_blocked = false;
+  Ps blocked_since = 0;
+  // (The fields above are the per-packet ones, in Sender's first 116 bytes
+  // (Link's layout counts on it); the window below is read once per kWin + 1
+  // requested responses.)
   // The entries after the head, copied with it from the ring when the head
   // moves on and the window is spent: win[wpos, wpos + nwin) are requested[1 ..
   // nwin]. One load of the ring's storage (a miss once the FIFO is long: an NVLS
@@ -127,12 +136,6 @@ struct Sender {
   // window when it writes an entry the window holds.
   static constexpr std::uint32_t kWin = 3;
   Requested win[kWin];
-  std::uint8_t wpos = 0, nwin = 0;
-  bool last_read = false;                // class served last
-  bool credit_blocked = false;
-  Ps blocked_since = 0;
-  Ps next_wake = kNever;                 // pending wake-up and its generation (EventQueue::push's number)
-  std::uint64_t wake_gen = 0;
 
   bool idle() const { return writes.empty() && responses.empty() && requested.empty(); }
   /// The write at the round-robin pointer has sent a packet (`done`: its last):
@@ -269,21 +272,27 @@ struct LogCursor {
   }
 };
 
-// Laid out by use: the uplink's per-packet state (its Wire, Sender, pipe and
-// input port) first, together; then the downlink's output queue; the two-tier
-// fields last.
-struct Link {
+// Laid out by use, from a cache line's start: an uplink's per-packet state
+// (its Wire, pipe, input port and Sender's per-packet fields) in lines 0-4,
+// together; the two-tier fields after it; a downlink's output queue last
+// (lines 6-7), so a star downlink, which reads and writes its Wire and output
+// queue only, touches 3 lines (line 0 and the last two) and an uplink 5. With
+// 1024 accelerators the links do not fit in the L2 cache and each line touched
+// per packet is a likely miss (this order, against wire, Sender, pipe, input
+// port, output queue: 6 lines an uplink, 5 a downlink). Test:
+// PacketLink.HotFieldsInTheirCacheLines.
+struct alignas(64) Link {
+  Wire wire;
   enum Kind : std::uint8_t { Up, Down, Direct, Trunk } kind = Up;
   int gpu = 0, other = 0;  // other: plane (Up/Down) or peer (Direct); Trunk: from and to switch nodes
-  Wire wire;
-  Sender tx;               // Up / Direct
   Ring<Queued> pipe;       // Up: packets on the wire (header arrival times)
   InputPort in;            // Up: the switch input port at the far end
-  OutputQueue out;         // Down: the switch output queue feeding it
+  Sender tx;               // Up / Direct
   // Two-tier fabrics (tiers.cc): every link is a hop; packets it forwards wait in `transit`.
   NodeId to = kNoNode;
   double scale = 1;        // wire time relative to an accelerator port (trunks differ)
   Ring<Queued> transit;    // forwarded packets, by ready time
+  OutputQueue out;         // Down: the switch output queue feeding it
 };
 
 }  // namespace scin::packet

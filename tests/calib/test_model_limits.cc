@@ -152,3 +152,31 @@ TEST(HalfPeak, H200NvlsModelWithinAFactorOf1p3OfFittedData) {
 }
 
 }  // namespace
+
+// docs/model.md section 9, "Two-shot's fixed cost is one-shot's": every preset with
+// a one-shot kernel cost gives two-shot the same, so one-shot (one barrier) is the
+// faster of the two for small messages and two-shot (a quarter of the bytes per link
+// at 8 GPUs) for large ones, crossing between 64 and 128 KiB on hgx-h200-8.
+TEST(ShotKernels, TwoShotPaysOneShotsFixedCostAndOvertakesItAboveTheCrossing) {
+  for (const auto& info : list_presets()) {
+    const Config c = load_preset(info.name);
+    if (c.tuning.one_shot_base_ns == 0) continue;
+    EXPECT_EQ(c.tuning.two_shot_base_ns, c.tuning.one_shot_base_ns) << info.name;
+  }
+  const Config h200 = load_preset("hgx-h200-8");
+  auto t_us = [&](const char* algo, std::uint64_t bytes) {
+    return simulate(h200, algo, Collective{bytes, DType::Bf16}, "analytic").time_ns / 1e3;
+  };
+  for (std::uint64_t bytes : {8ull, 4096ull, 65536ull})
+    EXPECT_LT(t_us("one-shot", bytes), t_us("two-shot", bytes)) << bytes;
+  for (std::uint64_t bytes : {131072ull, 1ull << 20, 16ull << 20})
+    EXPECT_GT(t_us("one-shot", bytes), t_us("two-shot", bytes)) << bytes;
+  // The fixed cost is the whole difference to a preset without it, at any size.
+  Config zero = h200;
+  set_param(zero, "two_shot.base_ns", 0.0);
+  for (std::uint64_t bytes : {8ull, 1ull << 20})
+    EXPECT_NEAR(t_us("two-shot", bytes) -
+                    simulate(zero, "two-shot", Collective{bytes, DType::Bf16}, "analytic").time_ns / 1e3,
+                h200.tuning.two_shot_base_ns / 1e3, 1e-6)
+        << bytes;
+}

@@ -166,6 +166,7 @@ TEST(ScinAlike, StopsWithCancelled) {
 #include "engines/analytic/ready_queue.h"
 #include "engines/analytic/reserve.h"
 #include "engines/analytic/scin_steps.h"
+#include "part_compare.h"
 
 namespace {
 
@@ -340,29 +341,7 @@ TEST(ScinAlike, SplitAppendIsSplit) {
 
 namespace {
 
-// `fast` (run_waves or run_chains, answered true) against run() of the same part, use for use.
-void expect_same_part(const part::Part& fast, const part::Part& full) {
-  const std::size_t m = full.cost.size();
-  ASSERT_EQ(fast.finish.size(), m);
-  for (std::size_t i = 0; i < m; ++i) {
-    SCOPED_TRACE(fmt::format("step {} of {}", i, m));
-    ASSERT_EQ(part::step_start(fast, i), full.start[i]);  // (through the accessors: steps the jump left lazy, wave_jump.h)
-    ASSERT_EQ(part::step_finish(fast, i), full.finish[i]);
-    ASSERT_EQ(part::step_bound(fast, i), full.bound[i]);
-    ASSERT_EQ(fast.first[i], full.first[i]);
-    for (std::size_t u = 0; u < full.cost[i]->n; ++u) {
-      const part::Rec a = part::step_rec(fast, i, u);
-      const part::Rec& b = full.recs[full.first[i] + u];
-      ASSERT_EQ(a.start, b.start);
-      ASSERT_EQ(a.end, b.end);
-      ASSERT_EQ(a.holder, b.holder);
-      ASSERT_EQ(a.holder_use, b.holder_use);
-    }
-  }
-  ASSERT_EQ(fast.latest, full.latest);
-  ASSERT_EQ(fast.latest_at, full.latest_at);
-  ASSERT_EQ(fast.latest_rec_end, full.latest_rec_end);
-}
+using part_test::expect_same_part;
 
 // A random cost on `queues` (in order; uses after the first fed with `fed`),
 // amounts on a coarse grid (some 0: not held), rates of a few kinds.

@@ -15,6 +15,7 @@
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "schedule/algorithms.h"
+#include "part_compare.h"
 #include "shortcut_tests.h"
 
 using namespace scin;
@@ -78,26 +79,8 @@ long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, 
     next[upw * w + upw - 1] = w + static_cast<std::size_t>(F) < W ? static_cast<long long>(upw * (w + static_cast<std::size_t>(F))) : -1;
   }
   full.run(4, [&](std::size_t i) { return next[i]; }, {});
-  const std::size_t m = full.cost.size();
-  EXPECT_EQ(fast.finish.size(), m);
-  for (std::size_t i = 0; i < m; ++i) {
-    SCOPED_TRACE(fmt::format("step {} of {}", i, m));
-    EXPECT_EQ(part::step_start(fast, i), full.start[i]);
-    EXPECT_EQ(part::step_finish(fast, i), full.finish[i]);
-    EXPECT_EQ(part::step_bound(fast, i), full.bound[i]);
-    for (std::size_t u = 0; u < full.cost[i]->n; ++u) {
-      const part::Rec a = part::step_rec(fast, i, u);
-      const part::Rec& b = full.recs[full.first[i] + u];
-      EXPECT_EQ(a.start, b.start);
-      EXPECT_EQ(a.end, b.end);
-      EXPECT_EQ(a.holder, b.holder);
-      EXPECT_EQ(a.holder_use, b.holder_use);
-    }
-    if (::testing::Test::HasFailure()) return 0;
-  }
-  EXPECT_EQ(fast.latest, full.latest);
-  EXPECT_EQ(fast.latest_at, full.latest_at);
-  EXPECT_EQ(fast.latest_rec_end, full.latest_rec_end);
+  part_test::expect_same_part(fast, full, false);
+  if (::testing::Test::HasFailure()) return 0;
   if (fast.latest_write_at >= 0) {  // the multicasts' latest, the first wave with it
     double best = -1;
     long long at = -1;
@@ -229,23 +212,7 @@ TEST(ScinJump, ChainsJumpAsRun) {
         ++tried;
         if (!fast.run_chains(head.data(), {})) continue;  // (declined: HBM requests out of order; Part::run books it)
         full.run(1, [&](std::size_t k) { return k + 1 < m && !head[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, {});
-        for (std::size_t i = 0; i < m; ++i) {
-          SCOPED_TRACE(fmt::format("step {} of {}", i, m));
-          ASSERT_EQ(part::step_start(fast, i), full.start[i]);
-          ASSERT_EQ(part::step_finish(fast, i), full.finish[i]);
-          ASSERT_EQ(part::step_bound(fast, i), full.bound[i]);
-          for (std::size_t u = 0; u < full.cost[i]->n; ++u) {
-            const part::Rec a = part::step_rec(fast, i, u);
-            const part::Rec& b = full.recs[full.first[i] + u];
-            ASSERT_EQ(a.start, b.start);
-            ASSERT_EQ(a.end, b.end);
-            ASSERT_EQ(a.holder, b.holder);
-            ASSERT_EQ(a.holder_use, b.holder_use);
-          }
-        }
-        ASSERT_EQ(fast.latest, full.latest);
-        ASSERT_EQ(fast.latest_at, full.latest_at);
-        ASSERT_EQ(fast.latest_rec_end, full.latest_rec_end);
+        ASSERT_NO_FATAL_FAILURE(part_test::expect_same_part(fast, full, false));
         if (fast.jumped_chain_steps > 0) ++jumped;
       }
   EXPECT_GT(jumped, tried / 2) << jumped << " of " << tried;

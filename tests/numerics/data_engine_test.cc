@@ -19,6 +19,7 @@
 #include "numerics/formats.h"
 #include "numerics/inputs.h"
 #include "numerics/metrics.h"
+#include "same_bits.h"
 
 using namespace scin;
 
@@ -519,13 +520,7 @@ TEST(DataWorkspace, CoverageFillsOnlyWhatWasNeverWritten) {
 
 namespace {
 
-bool same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t r = 0; r < a.size(); ++r)
-    if (a[r].size() != b[r].size() || std::memcmp(a[r].data(), b[r].data(), a[r].size() * sizeof(float)) != 0)
-      return false;
-  return true;
-}
+using numerics_test::same_bits;
 
 DataResult run_listed(const Schedule& s, const std::vector<std::vector<float>>& x, bool poison = false) {
   DataOptions o;

@@ -17,18 +17,13 @@
 #include "numerics/codec.h"
 #include "numerics/inputs.h"
 #include "schedule/algorithms.h"
+#include "same_bits.h"
 
 using namespace scin;
 
 namespace {
 
-bool same_bits(const std::vector<std::span<const float>>& a, const std::vector<std::vector<float>>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t r = 0; r < a.size(); ++r)
-    if (a[r].size() != b[r].size() || std::memcmp(a[r].data(), b[r].data(), a[r].size() * sizeof(float)) != 0)
-      return false;
-  return true;
-}
+using numerics_test::same_bits;
 
 Step copy_step(NodeId who, Region src, Region dst) {
   Step st;

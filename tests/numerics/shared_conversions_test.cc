@@ -14,6 +14,7 @@
 #include "engines/data/data_engine.h"
 #include "engines/data/plan.h"
 #include "schedule/schedule.h"
+#include "same_bits.h"
 
 using namespace scin;
 
@@ -44,13 +45,7 @@ std::vector<std::vector<float>> inputs(int ranks) {
   return x;
 }
 
-bool same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t r = 0; r < a.size(); ++r)
-    if (a[r].size() != b[r].size() || std::memcmp(a[r].data(), b[r].data(), a[r].size() * sizeof(float)) != 0)
-      return false;
-  return true;
-}
+using numerics_test::same_bits;
 
 struct Hand {
   Schedule s;

@@ -18,6 +18,7 @@
 #include "numerics/inputs.h"
 #include "schedule/algorithms.h"
 #include "schedule/schedule.h"
+#include "same_bits.h"
 
 using namespace scin;
 
@@ -64,13 +65,7 @@ std::vector<std::vector<float>> inputs(std::uint64_t n) {
   return x;
 }
 
-bool same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t r = 0; r < a.size(); ++r)
-    if (a[r].size() != b[r].size() || std::memcmp(a[r].data(), b[r].data(), a[r].size() * sizeof(float)) != 0)
-      return false;
-  return true;
-}
+using numerics_test::same_bits;
 
 DataResult run_listed(const Schedule& s, const std::vector<std::vector<float>>& x, bool poison) {
   DataOptions o;

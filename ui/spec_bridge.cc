@@ -1,9 +1,13 @@
 #include "ui/spec_bridge.h"
 
 #include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include <QStringList>
 
+#include "analysis/table.h"
 #include "base/error.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
@@ -13,16 +17,25 @@
 namespace scin::ui {
 namespace {
 
+// A curve's axes other than size and algorithm, by their short names (as the
+// Analysis view names them: "gpus=8 bandwidth_GBps=900") unless two of them
+// would read alike ("links.latency_ns" and "switch.latency_ns"): then by path.
 QString axisKey(const nlohmann::json& axes) {
-  QString key;
+  std::vector<std::pair<std::string, QString>> kv;
+  std::set<std::string> short_names;
+  bool distinct = true;
   for (auto it = axes.begin(); it != axes.end(); ++it) {
     if (it.key() == "collective.bytes" || it.key() == "collective.algorithm") continue;
     const auto& val = it.value();
     QString v = val.is_string()   ? QString::fromStdString(val.get<std::string>())
                 : val.is_number() ? QString::number(val.get<double>(), 'g', 10)  // 900, not 900.0
                                   : QString::fromStdString(val.dump());
-    key += QStringLiteral(" %1=%2").arg(QString::fromStdString(it.key()), v);
+    kv.emplace_back(it.key(), v);
+    distinct = short_names.insert(analysis::short_axis_name(it.key())).second && distinct;
   }
+  QString key;
+  for (const auto& [path, v] : kv)
+    key += QStringLiteral(" %1=%2").arg(QString::fromStdString(distinct ? analysis::short_axis_name(path) : path), v);
   return key.trimmed();
 }
 

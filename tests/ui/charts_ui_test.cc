@@ -35,6 +35,7 @@
 #include "ui/exporter.h"
 #include "ui/main_window.h"
 #include "ui/preview.h"
+#include "ui/spec_bridge.h"
 #include "ui/run_browser.h"
 #include "ui/size_chart.h"
 #include "ui/sweep_editor.h"
@@ -299,6 +300,31 @@ class ChartsUiTest : public QObject {
   // a sweep of 36 bars in a 600 px tab showed every label so. The chart asks
   // for a row per bar; the tab scrolls, an exported figure grows, and every
   // label reads whole.
+  // A stored run's curves name their axes as the Analysis view does ("gpus",
+  // "bandwidth_GBps"), by path only where two short names would read alike.
+  void curvesOfAStoredRunNameTheirAxesByShortNames() {
+    auto point = [](const std::string& algo, nlohmann::json axes) {
+      PointRecord p;
+      p.algorithm = algo;
+      p.bytes = 4096;
+      p.gpus = 8;
+      p.time_us = 10;
+      axes["collective.bytes"] = 4096;
+      axes["collective.algorithm"] = algo;
+      p.axes = std::move(axes);
+      return p;
+    };
+    ResultSet rs = toResultSet({point("ring", {{"fabric.gpus", 8}, {"links.bandwidth_GBps", 900}}),
+                                point("nvls", {{"fabric.gpus", 4}, {"links.bandwidth_GBps", 450.0}})});
+    QCOMPARE(rs.curves.size(), std::size_t(2));
+    QCOMPARE(rs.curves[0].label, QStringLiteral("ring (gpus=8 bandwidth_GBps=900)"));
+    QCOMPARE(rs.curves[1].label, QStringLiteral("nvls (gpus=4 bandwidth_GBps=450)"));
+    rs = toResultSet({point("scin", {{"links.latency_ns", 100}, {"switch.latency_ns", 250}})});
+    QCOMPARE(rs.curves[0].label, QStringLiteral("scin (links.latency_ns=100 switch.latency_ns=250)"));
+    rs = toResultSet({point("scin", {})}, QStringLiteral("#2 run"));
+    QCOMPARE(rs.curves[0].label, QStringLiteral("scin (#2 run)"));
+  }
+
   void breakdownWithManyBarsKeepsEveryLabelWhole() {
     // 36 bars named as a three-axis sweep names them.
     const int n = 36;

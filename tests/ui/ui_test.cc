@@ -389,7 +389,7 @@ class UiTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!w.ioBusy(), 10000);
     QTest::qWait(100);
     auto* lat = qobject_cast<LatencyChart*>(w.chart(QStringLiteral("latency")));
-    const QString name = QStringLiteral("scin (links.bandwidth_GBps=900)");
+    const QString name = QStringLiteral("scin (bandwidth_GBps=900)");   // axes by their short names
     QVERIFY2(lat->seriesNames().contains(name), qPrintable(lat->seriesNames().join(QLatin1Char('|'))));
     Config c = w.fabric()->config();
     c.links.bandwidth_GBps = 900;

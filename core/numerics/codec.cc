@@ -14,14 +14,17 @@ namespace scin::num {
 Format codec_format(Codec c) { return scin::codec_format(c); }
 
 namespace {
-// codec_qmax and round_scale, inlined into the block kernels.
+// codec_qmax and round_scale, defined here so that the block kernels inline them.
+[[noreturn]] void not_a_block_codec(Format f) {
+  throw Error(std::string("codec: format ") + to_string(f) + " is not a block codec");
+}
 inline __attribute__((always_inline)) float qmax_of(Format f) {
   switch (f) {
     case Format::Int8Block: return 127.0f;
     case Format::Int4Block: return 7.0f;
     case Format::Fp8E4M3Block: return 448.0f;
     case Format::Fp8E5M2Block: return 57344.0f;
-    default: return codec_qmax(f);   // not a block codec: throws
+    default: not_a_block_codec(f);
   }
 }
 inline __attribute__((always_inline)) float round_scale_to(float s, ScaleFormat f) {
@@ -34,25 +37,9 @@ inline __attribute__((always_inline)) float round_scale_to(float s, ScaleFormat 
 }
 }  // namespace
 
-float codec_qmax(Format f) {
-  switch (f) {
-    case Format::Int8Block: return 127.0f;
-    case Format::Int4Block: return 7.0f;
-    case Format::Fp8E4M3Block: return 448.0f;
-    case Format::Fp8E5M2Block: return 57344.0f;
-    default: break;
-  }
-  throw Error(std::string("codec: format ") + to_string(f) + " is not a block codec");
-}
+float codec_qmax(Format f) { return qmax_of(f); }
 
-float round_scale(float s, ScaleFormat f) {
-  switch (f) {
-    case ScaleFormat::Fp32: return s;
-    case ScaleFormat::Fp16: return std::min(round_fp16(s), 65504.0f);
-    case ScaleFormat::Bf16: return std::min(round_bf16(s), 0x1.fep127f);
-  }
-  return s;
-}
+float round_scale(float s, ScaleFormat f) { return round_scale_to(s, f); }
 
 namespace {
 

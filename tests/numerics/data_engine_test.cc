@@ -19,7 +19,7 @@
 #include "numerics/formats.h"
 #include "numerics/inputs.h"
 #include "numerics/metrics.h"
-#include "same_bits.h"
+#include "numerics_test_util.h"
 
 using namespace scin;
 
@@ -641,28 +641,13 @@ TEST(AllAlgorithms, Avx2KernelsGiveThePortableKernelsBits) {
   // (chosen at run time) against their portable build: every algorithm's
   // outputs bit for bit, every element type and codec, partial blocks.
   if (!num::kernels_use_avx2()) GTEST_SKIP() << "this CPU has no AVX2: one build only";
-  struct Case {
-    int gpus;
-    std::uint64_t elems;
-    DType dtype;
-    Codec codec;
-    int block;
-  };
-  const std::vector<Case> cases = {{8, 5000, DType::Bf16, Codec::Int8, 32},   {8, 4099, DType::Fp16, Codec::Int4, 16},
-                                   {4, 20000, DType::Fp32, Codec::Fp8E4M3, 64}, {16, 777, DType::Bf16, Codec::Fp8E5M2, 100},
-                                   {3, 3001, DType::Fp16, Codec::Int8, 48}};
-  for (const Case& c : cases) {
-    Config cfg = preset_with_ring_simple("hgx-h200-8");
-    cfg.fabric.gpus = c.gpus;
-    cfg.sw.isa.enabled = true;
-    cfg.sw.isa.inq = true;
-    cfg.quant.codec = c.codec;
-    cfg.quant.block_elems = c.block;
-    InputSpec spec;
-    spec.seed = c.elems;
-    spec.dist = Distribution::Outliers;
-    auto x = generate_inputs(spec, c.gpus, c.elems);
-    for (auto& v : x) round_to_format(v, format_of(c.dtype));
+  const std::vector<numerics_test::DataCase> cases = {
+      {8, 5000, DType::Bf16, Codec::Int8, 32},   {8, 4099, DType::Fp16, Codec::Int4, 16},
+      {4, 20000, DType::Fp32, Codec::Fp8E4M3, 64}, {16, 777, DType::Bf16, Codec::Fp8E5M2, 100},
+      {3, 3001, DType::Fp16, Codec::Int8, 48}};
+  for (const auto& c : cases) {
+    const Config cfg = numerics_test::data_case_config(c);
+    const auto x = numerics_test::data_case_inputs(c, c.elems, Distribution::Outliers);
     for (const std::string& algo : supported_algorithms(cfg)) {
       const Schedule s = compile(cfg, algo, {c.elems * static_cast<std::uint64_t>(dtype_bytes(c.dtype)), c.dtype});
       num::force_portable_kernels(true);

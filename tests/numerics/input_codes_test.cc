@@ -17,7 +17,7 @@
 #include "numerics/codec.h"
 #include "numerics/inputs.h"
 #include "schedule/algorithms.h"
-#include "same_bits.h"
+#include "numerics_test_util.h"
 
 using namespace scin;
 
@@ -162,15 +162,7 @@ TEST(AllAlgorithms, InputCodesSharedByAStudyAreBitIdentical) {
   // and reversed (so that each quantised algorithm is once the one that
   // quantises and once one that copies): outputs equal to runs that quantise
   // for themselves. Sizes and block sizes that do and do not fill whole blocks.
-  struct Case {
-    int gpus;
-    std::uint64_t elems;
-    DType dtype;
-    Codec codec;
-    int block;
-    ScaleFormat scale;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<numerics_test::DataCase> cases = {
       {8, 37, DType::Bf16, Codec::Int8, 32, ScaleFormat::Fp16},
       {8, 1000, DType::Fp16, Codec::Int4, 16, ScaleFormat::Bf16},
       {8, 65536 + 100, DType::Bf16, Codec::Fp8E4M3, 64, ScaleFormat::Fp32},
@@ -178,19 +170,9 @@ TEST(AllAlgorithms, InputCodesSharedByAStudyAreBitIdentical) {
       {16, 5000, DType::Bf16, Codec::Int8, 100, ScaleFormat::Fp16},
       {3, 10007, DType::Bf16, Codec::Int8, 48, ScaleFormat::Fp16},
   };
-  for (const Case& c : cases) {
-    Config cfg = load_preset("hgx-h200-8");
-    cfg.ring.protocol = RingProtocol::Simple;
-    cfg.fabric.gpus = c.gpus;
-    cfg.sw.isa.enabled = true;
-    cfg.sw.isa.inq = true;
-    cfg.quant.codec = c.codec;
-    cfg.quant.block_elems = c.block;
-    cfg.quant.scale_format = c.scale;
-    InputSpec spec;
-    spec.seed = c.elems + 5;
-    auto x = generate_inputs(spec, c.gpus, c.elems);
-    for (auto& v : x) round_to_format(v, format_of(c.dtype));
+  for (const auto& c : cases) {
+    const Config cfg = numerics_test::data_case_config(c);
+    const auto x = numerics_test::data_case_inputs(c, c.elems + 5, Distribution::Gaussian);
     std::vector<std::string> algos = supported_algorithms(cfg);
     for (bool reversed : {false, true}) {
       if (reversed) std::reverse(algos.begin(), algos.end());

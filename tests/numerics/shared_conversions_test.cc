@@ -14,7 +14,7 @@
 #include "engines/data/data_engine.h"
 #include "engines/data/plan.h"
 #include "schedule/schedule.h"
-#include "same_bits.h"
+#include "numerics_test_util.h"
 
 using namespace scin;
 

@@ -18,7 +18,7 @@
 #include "numerics/inputs.h"
 #include "schedule/algorithms.h"
 #include "schedule/schedule.h"
-#include "same_bits.h"
+#include "numerics_test_util.h"
 
 using namespace scin;
 
@@ -180,29 +180,13 @@ TEST(Slots, EveryAlgorithmInOneWorkspaceGivesTheListedBits) {
   // that do and do not fill whole blocks and chunks, every element type and
   // several codecs. ring-q8 and two-shot-q8 must take slots (partial sums and
   // payloads), in fewer bytes than the schedule's buffers.
-  struct Case {
-    int gpus;
-    std::uint64_t elems;
-    DType dtype;
-    Codec codec;
-    int block;
-  };
-  const std::vector<Case> cases = {{8, 37, DType::Bf16, Codec::Int8, 32},     {8, 4099, DType::Fp16, Codec::Int4, 16},
-                                   {3, 20001, DType::Fp32, Codec::Fp8E4M3, 64}, {16, 777, DType::Bf16, Codec::Int8, 100},
-                                   {4, 65536 + 48, DType::Bf16, Codec::Int8, 48}};
-  for (const Case& c : cases) {
-    Config cfg = load_preset("hgx-h200-8");
-    cfg.ring.protocol = RingProtocol::Simple;
-    cfg.fabric.gpus = c.gpus;
-    cfg.sw.isa.enabled = true;
-    cfg.sw.isa.inq = true;
-    cfg.quant.codec = c.codec;
-    cfg.quant.block_elems = c.block;
-    InputSpec spec;
-    spec.seed = c.elems;
-    spec.dist = Distribution::Outliers;
-    auto x = generate_inputs(spec, c.gpus, c.elems);
-    for (auto& v : x) round_to_format(v, format_of(c.dtype));
+  const std::vector<numerics_test::DataCase> cases = {
+      {8, 37, DType::Bf16, Codec::Int8, 32},     {8, 4099, DType::Fp16, Codec::Int4, 16},
+      {3, 20001, DType::Fp32, Codec::Fp8E4M3, 64}, {16, 777, DType::Bf16, Codec::Int8, 100},
+      {4, 65536 + 48, DType::Bf16, Codec::Int8, 48}};
+  for (const auto& c : cases) {
+    const Config cfg = numerics_test::data_case_config(c);
+    const auto x = numerics_test::data_case_inputs(c, c.elems, Distribution::Outliers);
     DataWorkspace ws;
     for (bool poison : {false, true}) {
       for (const std::string& algo : supported_algorithms(cfg)) {

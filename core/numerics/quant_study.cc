@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <list>
 #include <span>
 #include <tuple>
 

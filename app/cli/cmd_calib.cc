@@ -1,6 +1,7 @@
 // `scin calibrate`, `scin validate` and `scin import`: fit a preset to measured All-Reduce
 // timings (nccl-tests logs or the simple CSV) and report the model's error per
 // row, per regime (<= 64 KiB, 64 KiB - 64 MiB, >= 64 MiB) and per algorithm.
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -33,20 +34,40 @@ struct Inputs {
   std::vector<std::string> filter;  // system substrings used
 };
 
+// `system` names the product `name` as a word of its own: "HGX B200" and "B200-SXM" name
+// B200, "GB200 NVL72" does not (nor does "GH200" name H200).
+bool names_product(const std::string& system, const std::string& name) {
+  for (auto pos = system.find(name); pos != std::string::npos; pos = system.find(name, pos + 1))
+    if (pos == 0 || !std::isalnum(static_cast<unsigned char>(system[pos - 1]))) return true;
+  return false;
+}
+
+// Lines of a log that were no row (MPI or shell messages pasted with it): said, not fatal.
+void print_ignored(const MeasuredFile& m) {
+  if (m.ignored.empty()) return;
+  fmt::print(stderr, "scin: note: {} line{} of {} that are not nccl-tests rows were skipped:\n", m.ignored.size(),
+             m.ignored.size() == 1 ? "" : "s", m.path.filename().string());
+  for (std::size_t k = 0; k < m.ignored.size() && k < 5; ++k) fmt::print(stderr, "scin: note:   {}\n", m.ignored[k]);
+  if (m.ignored.size() > 5) fmt::print(stderr, "scin: note:   ... and {} more\n", m.ignored.size() - 5);
+}
+
 // Loads the files and keeps the rows whose system names one of `systems`
 // (default: the preset's accelerator, e.g. "H200"), unless `all`.
 Inputs load_inputs(const std::vector<std::string>& files, const Config& cfg, std::vector<std::string> systems,
                    bool all) {
   if (files.empty()) throw Error("MEASURED: give at least one nccl-tests log or CSV file");
   Inputs in;
-  if (systems.empty() && !all) systems.push_back(cfg.accelerator.name);
+  const bool by_accelerator = systems.empty() && !all;
+  if (by_accelerator) systems.push_back(cfg.accelerator.name);
   in.filter = all ? std::vector<std::string>{} : systems;
   for (const auto& f : files) {
     in.files.push_back(load_measured(f));
+    print_ignored(in.files.back());
     for (const auto& r : in.files.back().rows) {
       // nccl-tests logs name their device; a log without one is taken as the preset's system.
       bool keep = all || (in.files.back().format == "nccl-tests" && r.system.find('(') == std::string::npos);
-      for (const auto& s : systems) keep |= r.system.find(s) != std::string::npos;
+      for (const auto& s : systems)
+        keep |= by_accelerator ? names_product(r.system, s) : r.system.find(s) != std::string::npos;
       (keep ? in.selected : in.other).push_back(r);
     }
   }
@@ -72,15 +93,15 @@ void print_stats_line(const std::string& label, const ErrorStats& s) {
 }
 
 void print_rows(const ValidationReport& rep) {
-  fmt::print("  {:<28} {:>4} {:<10} {:>12} {:>12} {:>12} {:>8} {:>6}\n", "source", "gpus", "algorithm", "bytes",
+  fmt::print("  {:<28} {:>4} {:<13} {:>12} {:>12} {:>12} {:>8} {:>6}\n", "source", "gpus", "algorithm", "bytes",
              "measured_us", "model_us", "error%", "regime");
   for (const auto& e : rep.rows) {
     if (!e.modelled) {
-      fmt::print("  {:<28} {:>4} {:<10} {:>12} {:>12.4g}   skipped: {}\n", e.row.source, e.row.gpus, e.row.algorithm,
+      fmt::print("  {:<28} {:>4} {:<13} {:>12} {:>12.4g}   skipped: {}\n", e.row.source, e.row.gpus, e.row.algorithm,
                  e.row.bytes, e.row.measured_us, e.why);
       continue;
     }
-    fmt::print("  {:<28} {:>4} {:<10} {:>12} {:>12.4g} {:>12.4g} {:>+8.1f} {:>6}{}\n", e.row.source, e.row.gpus,
+    fmt::print("  {:<28} {:>4} {:<13} {:>12} {:>12.4g} {:>12.4g} {:>+8.1f} {:>6}{}\n", e.row.source, e.row.gpus,
                e.row.algorithm, e.row.bytes, e.row.measured_us, e.model_us, e.error * 100, to_string(e.regime),
                e.offset_us != 0 ? fmt::format("  (incl. harness offset {:.2f} us)", e.offset_us) : "");
     if (!e.note.empty()) fmt::print("      note: {}\n", e.note);
@@ -457,7 +478,10 @@ void run_import(const ImportOptions& o) {
   if (std::filesystem::path(db).extension().empty()) db += kDbExtension;
   // Parse everything first: a malformed file writes nothing.
   std::vector<MeasuredFile> files;
-  for (const auto& f : o.files) files.push_back(load_measured(f));
+  for (const auto& f : o.files) {
+    files.push_back(load_measured(f));
+    print_ignored(files.back());
+  }
   Store store = Store::open(db, Access::Create);
   for (const auto& m : files) {
     RunStart st;
@@ -474,6 +498,7 @@ void run_import(const ImportOptions& o) {
                                 {"threads", t.threads}, {"gpus_per_thread", t.gpus_per_thread},
                                 {"device", t.device}, {"nccl_version", t.nccl_version}, {"env", t.env},
                                 {"rows", t.rows.size()}});
+    if (!m.ignored.empty()) spec["ignored_lines"] = m.ignored;
     st.spec = spec;
     st.points_total = m.rows.size();
     st.threads = 1;

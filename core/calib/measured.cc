@@ -79,14 +79,38 @@ bool nccl_type(const std::string& t, int& size, std::string& dtype) {
   return true;
 }
 
+std::string lower(std::string_view s) {
+  std::string out;
+  for (char c : s) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// NCCL_ALGO as NCCL reads it: a comma-separated list of algorithms, or "^" and the
+// algorithms to leave out (NCCL >= 2.19). Within one node NCCL chooses among ring and
+// NVLS (tree and CollNet only matter across nodes), so the row is ring or NVLS when
+// only one of them is allowed, and nccl-auto (the faster of our two) when both are.
 std::string algorithm_from_env(const std::map<std::string, std::string>& env) {
   auto it = env.find("NCCL_ALGO");
   if (it == env.end()) return "nccl-auto";
-  std::string a;
-  for (char c : it->second) a += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (a == "ring") return "ring";
-  if (a == "nvls") return "nvls";
-  return "nccl-" + a;  // tree, nvlstree, collnet...: not modelled; validate reports them as skipped
+  std::string v = lower(it->second);
+  const bool exclude = !v.empty() && v[0] == '^';
+  if (exclude) v.erase(0, 1);
+  std::set<std::string> listed;
+  std::string first;
+  std::istringstream in(v);
+  for (std::string a; std::getline(in, a, ',');) {
+    a = trim(a);
+    if (a.empty()) continue;
+    listed.insert(a);
+    if (first.empty()) first = a;
+  }
+  const bool ring = exclude != (listed.count("ring") > 0);
+  const bool nvls = exclude != (listed.count("nvls") > 0);
+  if (ring && nvls) return "nccl-auto";
+  if (ring) return "ring";
+  if (nvls) return "nvls";
+  // Only algorithms we do not model are left (tree, nvlstree, collnet, pat): validate says so.
+  return exclude || first.empty() ? std::string("nccl-tree") : canonical_algorithm("nccl-" + first);
 }
 
 // "NCCL_ALGO=NVLS" (shell-style) or "... NCCL_ALGO set by environment to NVLS" (NCCL_DEBUG=INFO).
@@ -114,9 +138,40 @@ void scan_env(const std::string& line, std::map<std::string, std::string>& env) 
 
 }  // namespace
 
+// ------------------------------------------------------------------ names
+
+std::string canonical_algorithm(std::string_view name) {
+  std::string a;
+  for (char c : trim(name)) a += c == '_' || c == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::map<std::string, std::string> alias = {
+      {"auto", "nccl-auto"},         {"default", "nccl-auto"},       {"nccl", "nccl-auto"},
+      {"nccl-default", "nccl-auto"}, {"allreduce", "nccl-auto"},     {"all-reduce", "nccl-auto"},
+      {"nccl-ring", "ring"},         {"nccl-nvls", "nvls"},          {"nvlink-sharp", "nvls"},
+      {"nvlinksharp", "nvls"},       {"oneshot", "one-shot"},        {"1-shot", "one-shot"},
+      {"1shot", "one-shot"},         {"twoshot", "two-shot"},        {"2-shot", "two-shot"},
+      {"2shot", "two-shot"},         {"tree", "nccl-tree"},          {"nvlstree", "nccl-nvlstree"},
+      {"nvls-tree", "nccl-nvlstree"}, {"nccl-nvls-tree", "nccl-nvlstree"}, {"collnet", "nccl-collnet"},
+      {"collnetdirect", "nccl-collnetdirect"}, {"collnetchain", "nccl-collnetchain"}, {"pat", "nccl-pat"},
+  };
+  if (auto it = alias.find(a); it != alias.end()) return it->second;
+  for (const char* p : {"ll", "ll128", "simple"})  // "nccl-ring-ll128", "ring/ll128"
+    for (const char* pre : {"nccl-ring-", "ring/", "nccl-ring/"})
+      if (a == std::string(pre) + p) return std::string("ring-") + p;
+  return a;
+}
+
+std::string canonical_dtype(std::string_view name) {
+  const std::string d = lower(trim(name));
+  if (d == "float" || d == "float32" || d == "fp32" || d == "f32") return "fp32";
+  if (d == "half" || d == "float16" || d == "fp16" || d == "f16") return "fp16";
+  if (d == "bfloat16" || d == "bf16") return "bf16";
+  return d;
+}
+
 // ------------------------------------------------------------------ nccl-tests
 
-std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std::string& origin) {
+std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std::string& origin,
+                                             std::vector<std::string>* ignored) {
   std::vector<NcclTestsTable> tables;
   const auto lines = lines_of(text);
   NcclTestsTable cur;
@@ -193,13 +248,15 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
     }
     const auto w = words(line);
     if (w.empty()) continue;  // only white space trim() keeps (a vertical tab, a form feed)
-    std::uint64_t size = 0;
-    if (!parse_u64(w[0], size)) {
+    std::uint64_t size = 0, count_field = 0;
+    if (!parse_u64(w[0], size) || w.size() < 2 || !parse_u64(w[1], count_field)) {
       if (line.find('=') != std::string::npos && line.find("NCCL_") != std::string::npos) {
         if (open) cur.env = env;
         continue;  // "NCCL_ALGO=NVLS" on its own line
       }
-      fail(origin, ln, fmt::format("not an nccl-tests data row (expected a size in bytes, got '{}')", w[0]));
+      // Not a row (an MPI or shell message pasted with the log): skipped, and said.
+      if (ignored) ignored->push_back(fmt::format("{}:{}: {}", origin, ln, line.size() > 100 ? line.substr(0, 100) + "..." : line));
+      continue;
     }
     if (!open) fail(origin, ln, "data row before any '# nThread ... nGpus ...' header: the rank count is unknown");
     if (!header_seen) have_root = w.size() == 13 || w.size() == 9;
@@ -264,6 +321,43 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
 
 namespace {
 
+// CSV column names (lower case) and the other names files give them.
+const std::vector<std::pair<const char*, std::vector<const char*>>>& csv_column_aliases() {
+  static const std::vector<std::pair<const char*, std::vector<const char*>>> aliases = {
+      {"system", {"platform", "machine", "hardware", "cluster"}},
+      {"gpus", {"num_gpus", "n_gpus", "ngpus", "nranks", "ranks", "world_size"}},
+      {"algorithm", {"algo"}},
+      {"bytes", {"message_bytes", "size_bytes", "size", "msg_bytes", "message_size_bytes", "nbytes"}},
+      {"measured_us", {"time_us", "latency_us", "avg_time_us", "avg_us", "measured_time_us"}},
+      {"dtype", {"type", "datatype", "data_type"}}};
+  return aliases;
+}
+
+// A CSV header names a GPU count and a size (under any of their names).
+bool looks_like_csv_header(const std::string& line) {
+  if (line.empty() || line[0] == '#') return false;
+  std::set<std::string> fields;
+  std::istringstream in(lower(line));
+  for (std::string f; std::getline(in, f, ',');) fields.insert(trim(f));
+  auto has = [&](const char* name) {
+    if (fields.count(name)) return true;
+    for (const auto& [n, aliases] : csv_column_aliases())
+      if (std::string(n) == name)
+        for (const char* a : aliases)
+          if (fields.count(a)) return true;
+    return false;
+  };
+  return has("gpus") && has("bytes");
+}
+
+// The All-Reduce time a bandwidth implies (GB/s = 10^9 bytes/s): algbw = bytes / time,
+// busbw = algbw x 2(n-1)/n (nccl-tests' definition).
+double time_from_bandwidth_us(std::uint64_t bytes, int gpus, const std::string& metric, double GBps) {
+  const double n = gpus;
+  const double algbw = metric == "algbw" ? GBps : GBps * n / (2 * (n - 1));
+  return static_cast<double>(bytes) / (algbw * 1e3);
+}
+
 // A row of the long layout as a time: a time or latency in its unit, or a bandwidth
 // turned into the time it implies (algbw = bytes / time; busbw = algbw x 2(n-1)/n,
 // nccl-tests' definition for All-Reduce). Bandwidths are in 10^9 bytes/s.
@@ -282,10 +376,8 @@ void long_layout_time(MeasuredRow& r, const std::string& metric, const std::stri
   if (metric == "busbw" || metric == "algbw") {
     if (unit != "GB/s" && unit != "GBps")
       fail(origin, ln, fmt::format("unit: '{}' is not a bandwidth unit for metric '{}' (GB/s = 10^9 bytes/s)", unit, metric));
-    const double n = r.gpus;
-    const double algbw = metric == "algbw" ? v : v * n / (2 * (n - 1));
     if (metric == "busbw") r.busbw_GBps = v;
-    r.measured_us = static_cast<double>(r.bytes) / (algbw * 1e3);
+    r.measured_us = time_from_bandwidth_us(r.bytes, r.gpus, metric, v);
     return;
   }
   fail(origin, ln, fmt::format("metric: '{}' is not one of time, latency, busbw, algbw", metric));
@@ -304,16 +396,15 @@ std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::
   } catch (const Error& e) {
     fail(origin, static_cast<int>(first) + 1, e.what());
   }
+  // Column names are matched without case; the first of a name's aliases present is used.
   std::map<std::string, std::size_t> col;
-  for (std::size_t k = 0; k < header.size(); ++k) col[trim(header[k])] = k;
+  for (std::size_t k = 0; k < header.size(); ++k) col.emplace(lower(trim(header[k])), k);
   auto opt = [&](std::initializer_list<const char*> names) -> long {
     for (const char* n : names)
       if (auto it = col.find(n); it != col.end()) return static_cast<long>(it->second);
     return -1;
   };
-  // Column aliases: `message_bytes` / `size_bytes` for bytes, `time_us` for measured_us.
-  for (const auto& [name, aliases] : std::vector<std::pair<const char*, std::vector<const char*>>>{
-           {"bytes", {"message_bytes", "size_bytes"}}, {"measured_us", {"time_us"}}})
+  for (const auto& [name, aliases] : csv_column_aliases())
     if (!col.count(name))
       for (const char* a : aliases)
         if (col.count(a)) {
@@ -327,10 +418,12 @@ std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::
       fail(origin, static_cast<int>(first) + 1,
            fmt::format("header lacks column '{}' (need system,gpus,algorithm,bytes,measured_us[,busbw]; or "
                        "system,gpus,algorithm,bytes,metric,value,unit)", need));
-  if (!long_layout && !col.count("measured_us"))
+  const long busbw = opt({"busbw", "busbw_gbps", "measured_busbw_gbps", "bus_bw_gbps"});
+  const long algbw = opt({"algbw", "algbw_gbps", "measured_algbw_gbps", "alg_bw_gbps"});
+  if (!long_layout && !col.count("measured_us") && busbw < 0 && algbw < 0)
     fail(origin, static_cast<int>(first) + 1,
-         "header lacks column 'measured_us' (or the columns metric,value,unit of the long layout)");
-  const long busbw = opt({"busbw", "busbw_GBps", "measured_busbw_GBps"});
+         "header lacks column 'measured_us' (or busbw / algbw in GB/s to derive it from, or the columns "
+         "metric,value,unit of the long layout)");
   const long dtype = opt({"dtype"});
   const long notes = opt({"notes"});
   const long url = opt({"source_url", "source"});
@@ -355,19 +448,30 @@ std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::
     if (!parse_u64(trim(f[col["gpus"]]), v) || v < 2 || v > 1024)
       fail(origin, ln, fmt::format("gpus: '{}' is not a whole number from 2 to 1024", f[col["gpus"]]));
     r.gpus = static_cast<int>(v);
-    r.algorithm = trim(f[col["algorithm"]]);
+    r.algorithm = canonical_algorithm(f[col["algorithm"]]);
     if (r.algorithm.empty()) fail(origin, ln, "algorithm: empty");
     if (!parse_u64(trim(f[col["bytes"]]), r.bytes) || r.bytes == 0)
       fail(origin, ln, fmt::format("bytes: '{}' is not a positive whole number", f[col["bytes"]]));
+    auto cell = [&](long k) { return k >= 0 ? trim(f[static_cast<std::size_t>(k)]) : std::string(); };
+    if (busbw >= 0 && !cell(busbw).empty() && (!parse_double(cell(busbw), r.busbw_GBps) || r.busbw_GBps < 0))
+      fail(origin, ln, fmt::format("busbw: '{}' is not a non-negative number", cell(busbw)));
+    const long time_col = col.count("measured_us") ? static_cast<long>(col["measured_us"]) : -1;
     if (long_layout) {
       long_layout_time(r, trim(f[col["metric"]]), trim(f[col["value"]]), trim(f[col["unit"]]), origin, ln);
-    } else if (!parse_double(trim(f[col["measured_us"]]), r.measured_us) || r.measured_us <= 0) {
-      fail(origin, ln, fmt::format("measured_us: '{}' is not a positive number", f[col["measured_us"]]));
+    } else if (!cell(time_col).empty() || (cell(busbw).empty() && cell(algbw).empty())) {
+      if (!parse_double(cell(time_col), r.measured_us) || r.measured_us <= 0)
+        fail(origin, ln, fmt::format("measured_us: '{}' is not a positive number{}", cell(time_col),
+                                     time_col < 0 || cell(time_col).empty() ? " (and no busbw or algbw to derive it from)" : ""));
+    } else if (!cell(busbw).empty()) {  // no time: the one the reported busbw implies
+      if (!(r.busbw_GBps > 0)) fail(origin, ln, fmt::format("busbw: '{}' must be positive to give a time", cell(busbw)));
+      r.measured_us = time_from_bandwidth_us(r.bytes, r.gpus, "busbw", r.busbw_GBps);
+    } else {
+      double v = 0;
+      if (!parse_double(cell(algbw), v) || !(v > 0))
+        fail(origin, ln, fmt::format("algbw: '{}' is not a positive number", cell(algbw)));
+      r.measured_us = time_from_bandwidth_us(r.bytes, r.gpus, "algbw", v);
     }
-    if (busbw >= 0 && !trim(f[static_cast<std::size_t>(busbw)]).empty() &&
-        (!parse_double(trim(f[static_cast<std::size_t>(busbw)]), r.busbw_GBps) || r.busbw_GBps < 0))
-      fail(origin, ln, fmt::format("busbw: '{}' is not a non-negative number", f[static_cast<std::size_t>(busbw)]));
-    if (dtype >= 0 && !trim(f[static_cast<std::size_t>(dtype)]).empty()) r.dtype = trim(f[static_cast<std::size_t>(dtype)]);
+    if (!cell(dtype).empty()) r.dtype = canonical_dtype(cell(dtype));
     if (gpp >= 0 && !trim(f[static_cast<std::size_t>(gpp)]).empty()) {
       if (!parse_u64(trim(f[static_cast<std::size_t>(gpp)]), v) || v < 1 || v > static_cast<std::uint64_t>(r.gpus))
         fail(origin, ln, fmt::format("gpus_per_process: '{}' is not a whole number from 1 to gpus",
@@ -411,15 +515,15 @@ MeasuredFile load_measured(const std::filesystem::path& file) {
       break;
     }
   if (first.empty()) throw Error(fmt::format("{}: empty file", file.string()));
-  const bool csv = first[0] != '#' && (first.find("measured_us") != std::string::npos ||
+  const bool csv = looks_like_csv_header(first) || (first[0] != '#' && (first.find("measured_us") != std::string::npos ||
                                         first.find("time_us") != std::string::npos ||
-                                        (first.find("metric") != std::string::npos && first.find("value") != std::string::npos));
+                                        (first.find("metric") != std::string::npos && first.find("value") != std::string::npos)));
   if (csv) {
     m.format = "csv";
     m.rows = parse_measured_csv(text, origin);
   } else {
     m.format = "nccl-tests";
-    m.tables = parse_nccl_tests(text, origin);
+    m.tables = parse_nccl_tests(text, origin, &m.ignored);
     for (const auto& t : m.tables) m.rows.insert(m.rows.end(), t.rows.begin(), t.rows.end());
   }
   return m;

@@ -8,10 +8,14 @@
 //    version and NCCL_* environment lines, and the data table with out-of-place
 //    and in-place columns (with or without the `root` column of newer versions;
 //    `#wrong` may be N/A). Several tables in one file are separate runs.
-//  - CSV with a header naming at least system,gpus,algorithm,bytes,measured_us
-//    (optional: measured_busbw_GBps or busbw, dtype, source_url, notes,
-//    gpus_per_process); extra columns are ignored. `message_bytes` or
-//    `size_bytes` may name the bytes column and `time_us` the time. The long
+//  - CSV with a header naming at least system,gpus,algorithm,bytes and a time
+//    (measured_us) or a bandwidth to derive it from (busbw / algbw, GB/s)
+//    (optional: dtype, source_url, notes, gpus_per_process); extra columns are
+//    ignored. Column names are matched without case and under other names files
+//    use (`message_bytes`, `size_bytes` or `size` for bytes, `time_us` or
+//    `latency_us` for the time, `world_size` or `num_gpus` for gpus, `algo`,
+//    `type`...: csv_column_aliases() in measured.cc). Algorithm and element-type
+//    spellings are normalised (canonical_algorithm, canonical_dtype). The long
 //    layout of ../shared/reference/hopper-allreduce-anchors.csv is read too:
 //    system,gpus,algorithm,message_bytes,metric,value,unit with metric time or
 //    latency (unit ns/us/ms/s) or busbw / algbw (GB/s), a bandwidth being turned
@@ -23,6 +27,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace scin {
@@ -63,10 +68,26 @@ struct MeasuredFile {
   std::string sha256;          // of the file's bytes
   std::vector<NcclTestsTable> tables;   // nccl-tests only
   std::vector<MeasuredRow> rows;        // all rows, in file order
+  std::vector<std::string> ignored;     // nccl-tests: "FILE:LINE: text" of lines that are no row
 };
 
+/// An algorithm name as measurement files write it ("Ring", "NVLS", "auto", "one_shot",
+/// "NCCL_ALGO=Tree" rows...) -> the name the model uses: ring, ring-ll, ring-ll128,
+/// ring-simple, nvls, one-shot, two-shot, nccl-auto (NCCL chose), any other scin algorithm
+/// in lower case, or "nccl-tree" / "nccl-nvlstree" / "nccl-collnet..." (not modelled).
+std::string canonical_algorithm(std::string_view name);
+
+/// An element type as files write it (float, float32, half, bfloat16, ...) -> fp32, fp16,
+/// bf16, or the name in lower case.
+std::string canonical_dtype(std::string_view name);
+
 /// Parses nccl-tests output; `origin` names the input in errors and row sources.
-std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std::string& origin);
+/// Lines that are neither comments, NCCL log lines nor data rows (MPI or shell messages
+/// pasted with the log: "8 more processes have sent help message ...", a prompt) are
+/// skipped and, when `ignored` is given, listed there as "ORIGIN:LINE: text". A line whose
+/// first two fields are whole numbers is a data row and must be a well-formed one.
+std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std::string& origin,
+                                             std::vector<std::string>* ignored = nullptr);
 
 /// Parses the simple CSV format.
 std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::string& origin);

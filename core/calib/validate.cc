@@ -29,9 +29,9 @@ const char* to_string(Regime r) {
 namespace {
 
 DType dtype_for(const MeasuredRow& row) {
-  const std::string& d = row.dtype;
-  if (d == "fp32" || d == "float" || d == "float32") return row.bytes % 4 == 0 ? DType::Fp32 : DType::Bf16;
-  if (d == "bf16" || d == "fp16" || d == "half" || d == "bfloat16") return DType::Bf16;
+  const std::string d = canonical_dtype(row.dtype);
+  if (d == "bf16") return DType::Bf16;
+  if (d == "fp16") return DType::Fp16;
   return row.bytes % 4 == 0 ? DType::Fp32 : DType::Bf16;
 }
 
@@ -44,6 +44,15 @@ double simulate_us(const Config& c, const std::string& algo, const Collective& c
 std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
                                     const std::string& engine, std::string* note) {
   try {
+    if (row.gpus > cfg.fabric.gpus) {
+      // A larger run spans several NVLink domains joined by a scale-out network, which the
+      // fabric does not describe: modelling it as one bigger domain would be silent nonsense.
+      if (why)
+        *why = fmt::format("{} GPUs exceed the fabric's {} ({}): the network between NVLink domains is not "
+                           "modelled (--gpus {} models one domain of {})",
+                           row.gpus, cfg.fabric.gpus, cfg.name, row.gpus, row.gpus);
+      return std::nullopt;
+    }
     Config c = cfg;
     if (row.gpus != c.fabric.gpus) set_param(c, "fabric.gpus", static_cast<double>(row.gpus));
     if (find_param("nccl.gpus_per_process"))
@@ -71,7 +80,9 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
         return simulate_us(c, "ring", coll, engine);
       }
     if (!find_algorithm(a)) {
-      if (why) *why = fmt::format("algorithm '{}' is not modelled", a);
+      if (why)
+        *why = fmt::format("algorithm '{}' is not modelled (modelled: nccl-auto, ring, ring-ll, ring-ll128, "
+                           "ring-simple and the algorithms of `scin run --algo`)", a);
       return std::nullopt;
     }
     return simulate_us(c, a, coll, engine);

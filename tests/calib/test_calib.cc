@@ -132,15 +132,128 @@ TEST(NcclTestsLog, MalformedLogsNameTheLine) {
   EXPECT_NE(error_of([&] { parse_nccl_tests(replace_line(24, "        2048           512     float     sum      -1    fast    0.06    0.11      0    31.92    0.06    0.11      0"), "x.log"); })
                 .find("x.log:24: out-of-place time: 'fast'"),
             std::string::npos);
-  // Stray text among the rows.
-  EXPECT_NE(error_of([&] { parse_nccl_tests(replace_line(25, "Segmentation fault (core dumped)"), "x.log"); })
-                .find("x.log:25: not an nccl-tests data row"),
+  // Stray text among the rows is no row: skipped and listed with its line, the rows around it kept.
+  std::vector<std::string> ignored;
+  const auto tables = parse_nccl_tests(replace_line(25, "Segmentation fault (core dumped)"), "x.log", &ignored);
+  ASSERT_EQ(ignored.size(), 1u);
+  EXPECT_EQ(ignored[0], "x.log:25: Segmentation fault (core dumped)");
+  EXPECT_EQ(tables.at(0).rows.size(), 12u);  // 13 rows, one replaced
+  // A line whose first two fields are numbers is a row, and a malformed one is an error.
+  EXPECT_NE(error_of([&] { parse_nccl_tests(replace_line(25, "  4096  1024  float  sum  -1  12.0  0.3"), "x.log"); })
+                .find("x.log:25: expected 9 or 13 columns"),
             std::string::npos);
   // Rows without the header that gives the rank count.
   EXPECT_NE(error_of([&] { parse_nccl_tests("           8             2     float     sum      -1    31.52    0.00    0.00      0\n", "y.log"); })
                 .find("y.log:1: data row before any '# nThread"),
             std::string::npos);
   EXPECT_NE(error_of([&] { parse_nccl_tests("# nothing here\n", "z.log"); }).find("no nccl-tests data rows"),
+            std::string::npos);
+}
+
+// The layout of `mpirun` runs of older nccl-tests (no `root` column, `error` for `#wrong`,
+// "# Rank" without "Group") with Open MPI's messages among the rows and NCCL_ALGO=^NVLS.
+TEST(NcclTestsLog, MpirunMessagesAmongTheRowsAreSkippedAndListed) {
+  const MeasuredFile m = load_measured(kFixtures / "allreduce-mpirun-older-format.log");
+  EXPECT_EQ(m.format, "nccl-tests");
+  ASSERT_EQ(m.tables.size(), 1u);
+  EXPECT_EQ(m.tables[0].ranks, 4);
+  EXPECT_EQ(m.tables[0].processes, 4);
+  EXPECT_EQ(m.tables[0].device, "NVIDIA A100-SXM4-80GB");
+  ASSERT_EQ(m.rows.size(), 3u);
+  EXPECT_EQ(m.rows[0].gpus, 4);
+  EXPECT_EQ(m.rows[0].gpus_per_process, 1);
+  EXPECT_EQ(m.rows[0].algorithm, "ring");  // ^NVLS: every algorithm but NVLS; within a node, ring
+  EXPECT_DOUBLE_EQ(m.rows[0].measured_us, 41.37);
+  EXPECT_DOUBLE_EQ(m.rows[2].in_place_us, 82.77);
+  EXPECT_EQ(m.rows[2].source, "allreduce-mpirun-older-format.log:20");
+  ASSERT_EQ(m.ignored.size(), 3u);
+  EXPECT_EQ(m.ignored[0], "allreduce-mpirun-older-format.log:15: 4 more processes have sent help message "
+                          "help-mtl-ofi.txt / OFI call fail");
+  EXPECT_EQ(m.ignored[2].rfind("allreduce-mpirun-older-format.log:19: 1 more process", 0), 0u) << m.ignored[2];
+}
+
+// NCCL_ALGO as NCCL reads it: a list, or "^" and the algorithms left out.
+TEST(NcclTestsLog, NcclAlgoListsAndExclusionsNameTheAlgorithmRun) {
+  auto algo_of = [](const std::string& value) {
+    const std::string log = "NCCL_ALGO=" + value +
+                            "\n# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor)\n"
+                            "           8             2     float     sum      -1    31.52    0.00    0.00      0\n";
+    return parse_nccl_tests(log, "a.log").at(0).rows.at(0).algorithm;
+  };
+  EXPECT_EQ(algo_of("NVLS"), "nvls");
+  EXPECT_EQ(algo_of("Ring"), "ring");
+  EXPECT_EQ(algo_of("Ring,NVLS"), "nccl-auto");
+  EXPECT_EQ(algo_of("ring,tree"), "ring");
+  EXPECT_EQ(algo_of("^NVLS"), "ring");
+  EXPECT_EQ(algo_of("^Ring,Tree"), "nvls");
+  EXPECT_EQ(algo_of("^ring,nvls"), "nccl-tree");
+  EXPECT_EQ(algo_of("Tree"), "nccl-tree");
+  EXPECT_EQ(algo_of("NVLSTree"), "nccl-nvlstree");
+  EXPECT_EQ(algo_of("CollNetDirect"), "nccl-collnetdirect");
+}
+
+// Names as other files write them: headers in any case and under other names, algorithm
+// and element-type spellings of NCCL, nccl-tests and PyTorch users.
+TEST(MeasuredCsv, HeadersAlgorithmsAndTypesAsOtherFilesWriteThem) {
+  const std::string csv =
+      "Platform,World_Size,Algo,Size,Latency_us,Type\n"
+      "DGX H100,8,Ring,1024,20.5,float\n"
+      "DGX H100,8,NVLS,4194304,60,bfloat16\n"
+      "DGX H100,8,auto,8,15,half\n"
+      "DGX H100,4,one_shot,1024,9,Float32\n"
+      "DGX H100,8,Two Shot,1024,9,fp16\n"
+      "DGX H100,8,NCCL_RING_LL128,1048576,40,BF16\n"
+      "DGX H100,8,Tree,1048576,40,float\n"
+      "DGX H100,8,scin-inq,1048576,40,float\n";
+  const auto rows = parse_measured_csv(csv, "o.csv");
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[0].system, "DGX H100");
+  EXPECT_EQ(rows[0].gpus, 8);
+  EXPECT_EQ(rows[3].gpus, 4);
+  EXPECT_EQ(rows[1].bytes, 4194304u);
+  EXPECT_DOUBLE_EQ(rows[1].measured_us, 60);
+  const std::vector<std::string> algos = {"ring", "nvls", "nccl-auto", "one-shot", "two-shot", "ring-ll128", "nccl-tree", "scin-inq"};
+  const std::vector<std::string> types = {"fp32", "bf16", "fp16", "fp32", "fp16", "bf16", "fp32", "fp32"};
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    EXPECT_EQ(rows[k].algorithm, algos[k]) << k;
+    EXPECT_EQ(rows[k].dtype, types[k]) << k;
+  }
+  // Such a file is recognised as CSV by its header alone.
+  const fs::path f = fs::temp_directory_path() / "scin-other-names.csv";
+  {
+    std::ofstream out(f);
+    out << csv;
+  }
+  EXPECT_EQ(load_measured(f).format, "csv");
+  fs::remove(f);
+}
+
+// A row that gives a bandwidth and no time takes the time the bandwidth implies; a row with
+// neither is an error that says so.
+TEST(MeasuredCsv, ATimeIsDerivedFromBusbwOrAlgbwWhenTheRowHasNone) {
+  const std::string csv =
+      "system,gpus,algorithm,bytes,measured_us,busbw_GBps,algbw_GBps\n"
+      "h,8,nvls,4294967296,,480,\n"
+      "h,8,nvls,4294967296,,,274\n"
+      "h,8,ring,1024,12.5,0.1,\n";
+  const auto rows = parse_measured_csv(csv, "b.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  // busbw = algbw x 2(n-1)/n: 480 GB/s at 8 GPUs is algbw 274.29 GB/s, so 4 GiB take 15,658.73 us.
+  EXPECT_NEAR(rows[0].measured_us, 15658.73, 0.01);
+  EXPECT_DOUBLE_EQ(rows[0].busbw_GBps, 480);
+  EXPECT_NEAR(rows[1].measured_us, 4294967296.0 / 274e3, 1e-6);
+  EXPECT_DOUBLE_EQ(rows[2].measured_us, 12.5);  // a time given wins over the bandwidths
+  // Without a time column at all, busbw alone will do.
+  const auto only = parse_measured_csv("system,gpus,algorithm,bytes,busbw\nh,2,ring,1000000,50\n", "c.csv");
+  EXPECT_NEAR(only.at(0).measured_us, 1000000.0 / (50.0 * 2 / 2 * 1e3), 1e-9);
+  EXPECT_NE(error_of([&] { parse_measured_csv("system,gpus,algorithm,bytes,measured_us,busbw\nh,8,ring,8,,\n", "d.csv"); })
+                .find("d.csv:2: measured_us: '' is not a positive number (and no busbw or algbw to derive it from)"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { parse_measured_csv("system,gpus,algorithm,bytes,busbw\nh,8,ring,8,0\n", "e.csv"); })
+                .find("e.csv:2: busbw: '0' must be positive to give a time"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { parse_measured_csv("system,gpus,algorithm,bytes\nh,8,ring,8\n", "f.csv"); })
+                .find("f.csv:1: header lacks column 'measured_us' (or busbw / algbw"),
             std::string::npos);
 }
 
@@ -274,6 +387,23 @@ TEST(Validate, MapeOfAHandComputedCase) {
   EXPECT_NEAR(off.rows[0].error, 0.0, 1e-6);
 }
 
+// A run larger than the fabric spans NVLink domains joined by a network the fabric does not
+// describe: it is skipped with the reason, not modelled as one bigger domain.
+TEST(Validate, RowsLargerThanTheFabricAreSkippedWithTheReason) {
+  const Config c = closed_form_fabric();  // 8 GPUs
+  MeasuredRow r = hand_row(12.5);
+  r.gpus = 16;
+  std::string why;
+  EXPECT_FALSE(model_time_us(c, r, &why).has_value());
+  EXPECT_NE(why.find("16 GPUs exceed the fabric's 8"), std::string::npos) << why;
+  EXPECT_NE(why.find("--gpus 16"), std::string::npos) << why;
+  Config big = c;
+  set_param(big, "fabric.gpus", 16.0);
+  EXPECT_TRUE(model_time_us(big, r, &why).has_value());
+  r.gpus = 4;  // a part of the domain is modelled
+  EXPECT_TRUE(model_time_us(c, r, &why).has_value());
+}
+
 TEST(Validate, RegimeBoundaries) {
   EXPECT_EQ(regime_of(64 << 10), Regime::Small);
   EXPECT_EQ(regime_of((64 << 10) + 4), Regime::Mid);
@@ -405,7 +535,7 @@ TEST(CalibCli, ValidateWithNoModelledRowGivesNoErrorFigures) {
   const std::string cmd = "validate '" + f.string() + "' --preset hgx-h200-8 --all-systems";
   auto t = run_cli(cmd);
   ASSERT_EQ(t.status, 0) << t.output;
-  EXPECT_NE(t.output.find("skipped: algorithm 'tree' is not modelled"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("skipped: algorithm 'nccl-tree' is not modelled"), std::string::npos) << t.output;
   EXPECT_NE(t.output.find("no row was modelled"), std::string::npos) << t.output;
   EXPECT_EQ(t.output.find("0.0"), std::string::npos) << t.output;
   auto j = nlohmann::json::parse(run_cli(cmd + " --format json").output);
@@ -414,6 +544,40 @@ TEST(CalibCli, ValidateWithNoModelledRowGivesNoErrorFigures) {
   auto c = run_cli(cmd + " --format csv");
   EXPECT_NE(c.output.find("\noverall,,,,,,,,,,,0,,"), std::string::npos) << c.output;
   fs::remove(f);
+}
+
+// By default validate takes the rows whose system names the preset's accelerator as a word:
+// "HGX B200" for hgx-b200-8, not "GB200 NVL72".
+TEST(CalibCli, ValidateByDefaultTakesTheAcceleratorAsAWordNotInsideAnother) {
+  const fs::path f = fs::temp_directory_path() / "scin-calib-b200-gb200.csv";
+  {
+    std::ofstream out(f);
+    out << "system,gpus,algorithm,bytes,measured_us\n"
+           "HGX B200,8,ring,8,23.5\n"
+           "GB200 NVL72,8,ring,8,20\n"
+           "DGX-B200,4,ring,8,20\n";
+  }
+  auto v = run_cli("validate '" + f.string() + "' --preset hgx-b200-8 --format json");
+  ASSERT_EQ(v.status, 0) << v.output;
+  const auto j = nlohmann::json::parse(v.output);
+  ASSERT_EQ(j["rows"].size(), 2u) << v.output;
+  EXPECT_EQ(j["rows"][0]["system"], "HGX B200");
+  EXPECT_EQ(j["rows"][1]["system"], "DGX-B200");
+  fs::remove(f);
+}
+
+// Lines of a pasted mpirun log that are no row are said on stderr, and the rows are imported.
+TEST(CalibCli, ImportSaysWhichLinesOfALogItSkipped) {
+  const fs::path db = fs::temp_directory_path() / "scin-calib-import-noise.scindb";
+  fs::remove(db);
+  auto r = run_cli("import '" + (kFixtures / "allreduce-mpirun-older-format.log").string() + "' --db '" + db.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("3 measured points"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("scin: note: 3 lines of allreduce-mpirun-older-format.log that are not nccl-tests rows were skipped"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("allreduce-mpirun-older-format.log:16: Set MCA parameter"), std::string::npos) << r.output;
+  fs::remove(db);
 }
 
 TEST(CalibCli, ImportRoundTripsARealFormatLogIntoTheDatabase) {

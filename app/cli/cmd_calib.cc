@@ -5,6 +5,8 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -33,14 +35,6 @@ struct Inputs {
   std::vector<MeasuredRow> selected, other;
   std::vector<std::string> filter;  // system substrings used
 };
-
-// `system` names the product `name` as a word of its own: "HGX B200" and "B200-SXM" name
-// B200, "GB200 NVL72" does not (nor does "GH200" name H200).
-bool names_product(const std::string& system, const std::string& name) {
-  for (auto pos = system.find(name); pos != std::string::npos; pos = system.find(name, pos + 1))
-    if (pos == 0 || !std::isalnum(static_cast<unsigned char>(system[pos - 1]))) return true;
-  return false;
-}
 
 // Lines of a log that were no row (MPI or shell messages pasted with it): said, not fatal.
 void print_ignored(const MeasuredFile& m) {
@@ -364,16 +358,12 @@ std::string size_text(double b) {
   return fmt::format("{:.0f} B", b);
 }
 
-void run_validate(const ValidateOptions& o) {
-  check_format(o.format, {"table", "csv", "json"});
-  Config cfg = build_config(o.fabric);
-  Inputs in = load_inputs(o.files, cfg, o.systems, o.all);
-  if (!o.holdout.empty()) return run_holdout(o, cfg, in);
-  // Harness offsets: those the preset's calibration recorded, then --harness-offset SYSTEM=US.
+// Harness offsets: those the preset's calibration recorded, then --harness-offset SYSTEM=US.
+std::map<std::string, double> harness_offsets(const std::string& preset, const std::vector<std::string>& given) {
   std::map<std::string, double> offsets;
-  if (const nlohmann::json cal = preset_calibration(o.fabric.preset); cal.is_object() && cal.contains("harness_offsets_us"))
+  if (const nlohmann::json cal = preset_calibration(preset); cal.is_object() && cal.contains("harness_offsets_us"))
     for (const auto& [k, v] : cal["harness_offsets_us"].items()) offsets[k] = v.at("value").template get<double>();
-  for (const auto& a : o.offsets) {
+  for (const auto& a : given) {
     const auto eq = a.rfind('=');
     double v = 0;
     if (eq == std::string::npos || eq == 0) throw Error(fmt::format("--harness-offset: '{}' is not SYSTEM=US", a));
@@ -385,14 +375,94 @@ void run_validate(const ValidateOptions& o) {
     if (!(v >= 0)) throw Error(fmt::format("--harness-offset: {} us must be >= 0", v));
     offsets[a.substr(0, eq)] = v;
   }
-  const ValidationReport rep = validate_rows(cfg, in.selected, offsets);
+  return offsets;
+}
+
+// One validation: the report, the preset of each row (one, or per row with --preset auto),
+// the harness offsets used and the half-bandwidth groups.
+struct Validation {
+  ValidationReport rep;
+  std::vector<std::string> preset_of_row;
+  std::map<std::string, double> offsets;
+  std::vector<HalfPeak> half;
+};
+
+// --preset auto: each row on the shipped preset of the accelerator its system names.
+Validation validate_auto(const ValidateOptions& o, const Inputs& in) {
+  std::vector<std::pair<std::string, Config>> presets;
+  for (const auto& info : list_presets()) {
+    if (info.user) continue;
+    FabricOptions f = o.fabric;
+    f.preset = info.name;
+    presets.emplace_back(info.name, build_config(f));
+  }
+  std::map<int, std::vector<std::size_t>> groups;  // preset -> row indices
+  Validation v;
+  v.rep.rows.resize(in.selected.size());
+  v.preset_of_row.resize(in.selected.size());
+  std::set<std::string> accelerators;
+  for (const auto& [n, c] : presets) accelerators.insert(c.accelerator.name);
+  for (std::size_t i = 0; i < in.selected.size(); ++i) {
+    const int k = preset_for_row(presets, in.selected[i]);
+    if (k >= 0) {
+      groups[k].push_back(i);
+      continue;
+    }
+    RowError& e = v.rep.rows[i];
+    e.row = in.selected[i];
+    e.regime = regime_of(e.row.bytes);
+    e.why = fmt::format("--preset auto: the system names none of the shipped presets' accelerators ({}); give --preset",
+                        fmt::join(accelerators, ", "));
+  }
+  for (const auto& [k, idx] : groups) {
+    const auto& [name, cfg] = presets[static_cast<std::size_t>(k)];
+    std::vector<MeasuredRow> rows;
+    for (auto i : idx) rows.push_back(in.selected[i]);
+    const auto offsets = harness_offsets(name, o.offsets);
+    ValidationReport r = validate_rows(cfg, rows, offsets);
+    for (std::size_t j = 0; j < idx.size(); ++j) {
+      v.rep.rows[idx[j]] = std::move(r.rows[j]);
+      v.preset_of_row[idx[j]] = name;
+    }
+    for (const auto& [sys, off] : offsets)
+      for (const auto& row : rows)
+        if (row.system == sys) v.offsets[sys] = off;
+    for (auto& h : half_peaks(cfg, rows, offsets)) v.half.push_back(std::move(h));
+  }
+  summarise(v.rep);
+  return v;
+}
+
+void run_validate(const ValidateOptions& o) {
+  check_format(o.format, {"table", "csv", "json"});
+  const bool auto_preset = o.fabric.preset == "auto";
+  if (auto_preset && !o.holdout.empty())
+    throw Error("--holdout: give one --preset, not auto (each fold refits one preset)");
+  Config cfg;
+  if (!auto_preset) cfg = build_config(o.fabric);
+  Inputs in = auto_preset ? load_inputs(o.files, cfg, o.systems, o.systems.empty()) : load_inputs(o.files, cfg, o.systems, o.all);
+  if (!o.holdout.empty()) return run_holdout(o, cfg, in);
+  Validation v;
+  if (auto_preset) {
+    v = validate_auto(o, in);
+  } else {
+    v.offsets = harness_offsets(o.fabric.preset, o.offsets);
+    v.rep = validate_rows(cfg, in.selected, v.offsets);
+    v.preset_of_row.assign(in.selected.size(), o.fabric.preset);
+    v.half = half_peaks(cfg, in.selected, v.offsets);
+  }
+  const ValidationReport& rep = v.rep;
+  const auto& offsets = v.offsets;
   if (o.format == "json") {
     nlohmann::json j = to_json(rep, true);
     j["preset"] = o.fabric.preset;
+    if (auto_preset)
+      for (std::size_t i = 0; i < rep.rows.size(); ++i)
+        j["rows"][i]["preset"] = v.preset_of_row[i].empty() ? nlohmann::json(nullptr) : nlohmann::json(v.preset_of_row[i]);
     j["inputs"] = inputs_json(in);
-    for (const auto& [k, v] : offsets) j["harness_offsets_us"][k] = v;
-    for (const auto& h : half_peaks(cfg, in.selected, offsets)) {
-      auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    for (const auto& [k, val] : offsets) j["harness_offsets_us"][k] = val;
+    for (const auto& h : v.half) {
+      auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
       j["half_peak"].push_back({{"system", h.system}, {"algorithm", h.algorithm}, {"gpus", h.gpus},
                                 {"smallest_bytes", h.smallest}, {"largest_bytes", h.largest},
                                 {"harness_offset_us", h.offset_us}, {"measured_bytes", num(h.measured_bytes)},
@@ -402,40 +472,57 @@ void run_validate(const ValidateOptions& o) {
     return;
   }
   if (o.format == "csv") {
-    fmt::print("{}\n", csv_record({"kind", "key", "source", "system", "gpus", "algorithm", "bytes", "regime",
-                                   "measured_us", "model_us", "error_pct", "rows", "mape_pct", "bias_pct"}));
-    for (const auto& e : rep.rows)
-      fmt::print("{}\n", csv_record({"row", "", e.row.source, e.row.system, std::to_string(e.row.gpus), e.row.algorithm,
-                                     std::to_string(e.row.bytes), to_string(e.regime), fmt::format("{}", e.row.measured_us),
-                                     e.modelled ? fmt::format("{}", e.model_us) : "",
-                                     e.modelled ? fmt::format("{}", e.error * 100) : "", "", "", ""}));
-    auto stat = [](const std::string& kind, const std::string& key, const ErrorStats& s) {
+    std::vector<std::string> head = {"kind", "key", "source", "system", "gpus", "algorithm", "bytes", "regime",
+                                     "measured_us", "model_us", "error_pct", "rows", "mape_pct", "bias_pct"};
+    if (auto_preset) head.push_back("preset");
+    fmt::print("{}\n", csv_record(head));
+    for (std::size_t i = 0; i < rep.rows.size(); ++i) {
+      const auto& e = rep.rows[i];
+      std::vector<std::string> f = {"row", "", e.row.source, e.row.system, std::to_string(e.row.gpus), e.row.algorithm,
+                                    std::to_string(e.row.bytes), to_string(e.regime), fmt::format("{}", e.row.measured_us),
+                                    e.modelled ? fmt::format("{}", e.model_us) : "",
+                                    e.modelled ? fmt::format("{}", e.error * 100) : "", "", "", ""};
+      if (auto_preset) f.push_back(v.preset_of_row[i]);
+      fmt::print("{}\n", csv_record(f));
+    }
+    auto stat = [&](const std::string& kind, const std::string& key, const ErrorStats& s) {
       const std::string none;   // no rows: empty fields, not 0
-      fmt::print("{}\n", csv_record({kind, key, "", "", "", "", "", "", "", "", "", std::to_string(s.rows),
-                                     s.rows > 0 ? fmt::format("{}", s.mape_pct) : none,
-                                     s.rows > 0 ? fmt::format("{}", s.bias_pct) : none}));
+      std::vector<std::string> f = {kind, key, "", "", "", "", "", "", "", "", "", std::to_string(s.rows),
+                                    s.rows > 0 ? fmt::format("{}", s.mape_pct) : none,
+                                    s.rows > 0 ? fmt::format("{}", s.bias_pct) : none};
+      if (auto_preset) f.push_back("");
+      fmt::print("{}\n", csv_record(f));
     };
-    for (const auto& [k, v] : rep.by_regime) stat("regime", k, v);
-    for (const auto& [k, v] : rep.by_algorithm) stat("algorithm", k, v);
-    for (const auto& [k, v] : rep.by_system) stat("system", k, v);
+    for (const auto& [k, val] : rep.by_regime) stat("regime", k, val);
+    for (const auto& [k, val] : rep.by_algorithm) stat("algorithm", k, val);
+    for (const auto& [k, val] : rep.by_system) stat("system", k, val);
     stat("overall", "", rep.overall);
     return;
   }
-  fmt::print("# scin validate: preset {} ({}), {} rows{}\n", o.fabric.preset, cfg.accelerator.name, rep.rows.size(),
-             in.filter.empty() ? "" : fmt::format(" whose system mentions {}", fmt::join(in.filter, " or ")));
+  if (auto_preset) {
+    fmt::print("# scin validate: --preset auto, {} rows{}: each on the shipped preset of the accelerator its system names\n",
+               rep.rows.size(), in.filter.empty() ? "" : fmt::format(" whose system mentions {}", fmt::join(in.filter, " or ")));
+    std::map<std::string, std::map<std::string, int>> systems_of;  // preset -> system -> rows
+    for (std::size_t i = 0; i < rep.rows.size(); ++i) ++systems_of[v.preset_of_row[i]][rep.rows[i].row.system];
+    for (const auto& [p, sys] : systems_of)
+      for (const auto& [name, n] : sys)
+        fmt::print("#   {:<14} {} ({} row{})\n", p.empty() ? "(none)" : p, name, n, n == 1 ? "" : "s");
+  } else {
+    fmt::print("# scin validate: preset {} ({}), {} rows{}\n", o.fabric.preset, cfg.accelerator.name, rep.rows.size(),
+               in.filter.empty() ? "" : fmt::format(" whose system mentions {}", fmt::join(in.filter, " or ")));
+  }
   for (const auto& f : in.files) fmt::print("#   {} ({}, sha256 {})\n", f.path.string(), f.format, f.sha256);
-  for (const auto& [k, v] : offsets) fmt::print("# harness offset {:.2f} us for '{}'\n", v, k);
+  for (const auto& [k, val] : offsets) fmt::print("# harness offset {:.2f} us for '{}'\n", val, k);
   fmt::print("# error = model / measured - 1 (negative: the model is too fast)\n\n");
   print_rows(rep);
   fmt::print("\n");
   print_summary(rep);
-  const auto hp = half_peaks(cfg, in.selected, offsets);
-  if (!hp.empty()) {
+  if (!v.half.empty()) {
     fmt::print("\nhalf bandwidth: the size where busbw reaches half of its value at the group's largest size\n"
                "(measured less the system's harness offset; 'none': no two rows bracket it)\n");
     fmt::print("  {:<40} {:<9} {:>4} {:>21} {:>12} {:>12}\n", "system", "algorithm", "gpus", "rows", "measured",
                "model");
-    for (const auto& h : hp)
+    for (const auto& h : v.half)
       fmt::print("  {:<40} {:<9} {:>4} {:>21} {:>12} {:>12}\n", h.system.size() > 40 ? h.system.substr(0, 37) + "..." : h.system,
                  h.algorithm, h.gpus, fmt::format("{} - {}", size_text(double(h.smallest)), size_text(double(h.largest))),
                  size_text(h.measured_bytes), size_text(h.model_bytes));
@@ -543,7 +630,11 @@ void add_calib_commands(CLI::App& app) {
   auto* val = app.add_subcommand("validate", "model error per measured row, with MAPE per regime and algorithm");
   val->add_option("MEASURED", v->files, "nccl-tests all_reduce_perf logs or CSV files")->required();
   add_fabric_options(*val, v->fabric);
-  val->add_option("--system", v->systems, "use rows whose system contains TEXT (default: the preset's accelerator name)");
+  val->get_option("--preset")->description(
+      "fabric preset name or path to a preset .json (see `scin presets`), or auto: each row on the shipped preset "
+      "whose accelerator its system names (H100 -> hgx-h100-8, GB200 -> gb200-nvl72, ...)");
+  val->add_option("--system", v->systems, "use rows whose system contains TEXT (default: the preset's accelerator name; "
+                                          "with --preset auto, every row)");
   val->add_flag("--all-systems", v->all, "use every row");
   val->add_option("--harness-offset", v->offsets, "SYSTEM=US: add US microseconds to the model for that system");
   val->add_option("--holdout", v->holdout, "system: leave-one-system-out cross-validation within the rows (fit the "

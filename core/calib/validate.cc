@@ -1,6 +1,7 @@
 #include "calib/validate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -106,6 +107,29 @@ ErrorStats error_stats(const std::vector<const RowError*>& rows) {
     s.bias_pct /= s.rows;
   }
   return s;
+}
+
+bool names_product(const std::string& system, const std::string& name) {
+  if (name.empty()) return false;
+  for (auto pos = system.find(name); pos != std::string::npos; pos = system.find(name, pos + 1))
+    if (pos == 0 || !std::isalnum(static_cast<unsigned char>(system[pos - 1]))) return true;
+  return false;
+}
+
+int preset_for_row(const std::vector<std::pair<std::string, Config>>& presets, const MeasuredRow& row) {
+  int best = -1;
+  for (int k = 0; k < static_cast<int>(presets.size()); ++k) {
+    const Config& c = presets[static_cast<std::size_t>(k)].second;
+    if (!names_product(row.system, c.accelerator.name)) continue;
+    if (best < 0) {
+      best = k;
+      continue;
+    }
+    const int g = c.fabric.gpus, b = presets[static_cast<std::size_t>(best)].second.fabric.gpus;
+    const bool holds = g >= row.gpus, best_holds = b >= row.gpus;
+    if ((holds && !best_holds) || (holds && best_holds && g < b) || (!holds && !best_holds && g > b)) best = k;
+  }
+  return best;
 }
 
 ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>& rows,

@@ -58,6 +58,16 @@ struct ValidationReport {
 ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>& rows,
                                const std::map<std::string, double>& offsets_us = {});
 ErrorStats error_stats(const std::vector<const RowError*>& rows);
+
+/// `system` names the product `name` as a word of its own: "HGX B200" and "DGX-B200"
+/// name B200, "GB200 NVL72" does not (nor does "GH200" name H200).
+bool names_product(const std::string& system, const std::string& name);
+
+/// `scin validate --preset auto`: the preset for a row among `presets` (name, Config):
+/// of those whose accelerator the row's system names (names_product), the smallest
+/// fabric that holds the row's GPUs, else the largest (ties: the first listed); -1
+/// when the system names no preset's accelerator.
+int preset_for_row(const std::vector<std::pair<std::string, Config>>& presets, const MeasuredRow& row);
 /// Recomputes the overall, per-regime, per-algorithm and per-system statistics of `rep.rows`.
 void summarise(ValidationReport& rep);
 

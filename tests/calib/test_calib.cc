@@ -580,6 +580,64 @@ TEST(CalibCli, ImportSaysWhichLinesOfALogItSkipped) {
   fs::remove(db);
 }
 
+// --preset auto: a row goes to the shipped preset of the accelerator its system names, the
+// smallest fabric that holds its GPUs; a row naming none is skipped with the reason.
+TEST(Validate, PresetForRowIsTheSmallestFabricOfTheNamedAccelerator) {
+  std::vector<std::pair<std::string, Config>> presets;
+  for (const char* n : {"gb200-nvl72", "hgx-a100-8", "hgx-b200-8", "hgx-h100-8", "hgx-h200-8", "nvl36x2", "nvl576-style"})
+    presets.emplace_back(n, load_preset(n));
+  auto pick = [&](const std::string& system, int gpus) {
+    MeasuredRow r;
+    r.system = system;
+    r.gpus = gpus;
+    const int k = preset_for_row(presets, r);
+    return k < 0 ? std::string("none") : presets[static_cast<std::size_t>(k)].first;
+  };
+  EXPECT_EQ(pick("DGX H100 (nccl-tests)", 8), "hgx-h100-8");
+  EXPECT_EQ(pick("HGX A100", 4), "hgx-a100-8");
+  EXPECT_EQ(pick("HGX B200", 8), "hgx-b200-8");
+  EXPECT_EQ(pick("GB200 NVL72", 72), "gb200-nvl72");      // nvl36x2 also holds 72: the first listed
+  EXPECT_EQ(pick("GB200 NVL72", 8), "gb200-nvl72");
+  EXPECT_EQ(pick("GB200 NVL576", 144), "nvl576-style");   // the smallest fabric that holds 144
+  EXPECT_EQ(pick("GB200 NVL576", 1000), "nvl576-style");  // none holds it: the largest (skipped there)
+  EXPECT_EQ(pick("GH200 superchip", 8), "none");          // GH200 names neither H200 nor H100
+  EXPECT_EQ(pick("Gaudi 3", 8), "none");
+}
+
+TEST(CalibCli, ValidatePresetAutoModelsEachRowOnThePresetOfItsSystem) {
+  const fs::path f = fs::temp_directory_path() / "scin-calib-auto.csv";
+  {
+    std::ofstream out(f);
+    out << "system,gpus,algorithm,bytes,measured_us\n"
+           "DGX H100,8,ring,1048576,30\n"
+           "HGX A100,8,ring,67108864,700\n"
+           "GB200 NVL72,72,nvls,67108864,300\n"
+           "Gaudi box,8,ring,8,30\n";
+  }
+  auto a = run_cli("validate '" + f.string() + "' --preset auto --format json");
+  ASSERT_EQ(a.status, 0) << a.output;
+  const auto j = nlohmann::json::parse(a.output);
+  ASSERT_EQ(j["rows"].size(), 4u);
+  EXPECT_EQ(j["rows"][0]["preset"], "hgx-h100-8");
+  EXPECT_EQ(j["rows"][1]["preset"], "hgx-a100-8");
+  EXPECT_EQ(j["rows"][2]["preset"], "gb200-nvl72");
+  EXPECT_TRUE(j["rows"][3]["preset"].is_null());
+  EXPECT_NE(j["rows"][3]["skipped"].get<std::string>().find("names none of the shipped presets' accelerators"), std::string::npos);
+  EXPECT_EQ(j["overall"]["rows"].get<int>(), 3);
+  // Each row's model time is the one its preset gives when named.
+  const std::vector<std::string> named = {"hgx-h100-8", "hgx-a100-8", "gb200-nvl72"};
+  for (std::size_t k = 0; k < named.size(); ++k) {
+    auto one = run_cli("validate '" + f.string() + "' --preset " + named[k] + " --all-systems --format json");
+    ASSERT_EQ(one.status, 0) << one.output;
+    const auto jn = nlohmann::json::parse(one.output);
+    EXPECT_DOUBLE_EQ(j["rows"][k]["model_us"].get<double>(), jn["rows"][k]["model_us"].get<double>()) << named[k];
+  }
+  auto h = run_cli("validate '" + f.string() + "' --preset auto --holdout system");
+  EXPECT_EQ(h.status, 2);
+  EXPECT_NE(h.output.find("--holdout: give one --preset, not auto"), std::string::npos) << h.output;
+  fs::remove(f);
+}
+
 TEST(CalibCli, ImportRoundTripsARealFormatLogIntoTheDatabase) {
   const fs::path db = fs::temp_directory_path() / "scin-calib-import.scindb";
   fs::remove(db);

@@ -32,6 +32,20 @@ std::string read(const fs::path& p) {
   return s.str();
 }
 
+// A file of `text` in the temporary directory (the caller removes it).
+fs::path temp_file(const std::string& name, const std::string& text) {
+  const fs::path f = fs::temp_directory_path() / name;
+  std::ofstream(f, std::ios::binary) << text;
+  return f;
+}
+
+// `scin validate FILE ARGS --format json`, parsed; the test fails on a non-zero exit.
+nlohmann::json validate_json(const fs::path& f, const std::string& args) {
+  auto r = run_cli("validate '" + f.string() + "' " + args + " --format json");
+  EXPECT_EQ(r.status, 0) << r.output;
+  return r.status == 0 ? nlohmann::json::parse(r.output) : nlohmann::json();
+}
+
 TEST(NcclTestsLog, SingleProcessEightGpusParsesEveryColumn) {
   const MeasuredFile m = load_measured(kFixtures / "allreduce-g8-single-process.log");
   EXPECT_EQ(m.format, "nccl-tests");
@@ -219,11 +233,7 @@ TEST(MeasuredCsv, HeadersAlgorithmsAndTypesAsOtherFilesWriteThem) {
     EXPECT_EQ(rows[k].dtype, types[k]) << k;
   }
   // Such a file is recognised as CSV by its header alone.
-  const fs::path f = fs::temp_directory_path() / "scin-other-names.csv";
-  {
-    std::ofstream out(f);
-    out << csv;
-  }
+  const fs::path f = temp_file("scin-other-names.csv", csv);
   EXPECT_EQ(load_measured(f).format, "csv");
   fs::remove(f);
 }
@@ -549,18 +559,13 @@ TEST(CalibCli, ValidateWithNoModelledRowGivesNoErrorFigures) {
 // By default validate takes the rows whose system names the preset's accelerator as a word:
 // "HGX B200" for hgx-b200-8, not "GB200 NVL72".
 TEST(CalibCli, ValidateByDefaultTakesTheAcceleratorAsAWordNotInsideAnother) {
-  const fs::path f = fs::temp_directory_path() / "scin-calib-b200-gb200.csv";
-  {
-    std::ofstream out(f);
-    out << "system,gpus,algorithm,bytes,measured_us\n"
-           "HGX B200,8,ring,8,23.5\n"
-           "GB200 NVL72,8,ring,8,20\n"
-           "DGX-B200,4,ring,8,20\n";
-  }
-  auto v = run_cli("validate '" + f.string() + "' --preset hgx-b200-8 --format json");
-  ASSERT_EQ(v.status, 0) << v.output;
-  const auto j = nlohmann::json::parse(v.output);
-  ASSERT_EQ(j["rows"].size(), 2u) << v.output;
+  const fs::path f = temp_file("scin-calib-b200-gb200.csv",
+                                "system,gpus,algorithm,bytes,measured_us\n"
+                                "HGX B200,8,ring,8,23.5\n"
+                                "GB200 NVL72,8,ring,8,20\n"
+                                "DGX-B200,4,ring,8,20\n");
+  const auto j = validate_json(f, "--preset hgx-b200-8");
+  ASSERT_EQ(j["rows"].size(), 2u) << j.dump();
   EXPECT_EQ(j["rows"][0]["system"], "HGX B200");
   EXPECT_EQ(j["rows"][1]["system"], "DGX-B200");
   fs::remove(f);
@@ -605,18 +610,13 @@ TEST(Validate, PresetForRowIsTheSmallestFabricOfTheNamedAccelerator) {
 }
 
 TEST(CalibCli, ValidatePresetAutoModelsEachRowOnThePresetOfItsSystem) {
-  const fs::path f = fs::temp_directory_path() / "scin-calib-auto.csv";
-  {
-    std::ofstream out(f);
-    out << "system,gpus,algorithm,bytes,measured_us\n"
-           "DGX H100,8,ring,1048576,30\n"
-           "HGX A100,8,ring,67108864,700\n"
-           "GB200 NVL72,72,nvls,67108864,300\n"
-           "Gaudi box,8,ring,8,30\n";
-  }
-  auto a = run_cli("validate '" + f.string() + "' --preset auto --format json");
-  ASSERT_EQ(a.status, 0) << a.output;
-  const auto j = nlohmann::json::parse(a.output);
+  const fs::path f = temp_file("scin-calib-auto.csv",
+                                "system,gpus,algorithm,bytes,measured_us\n"
+                                "DGX H100,8,ring,1048576,30\n"
+                                "HGX A100,8,ring,67108864,700\n"
+                                "GB200 NVL72,72,nvls,67108864,300\n"
+                                "Gaudi box,8,ring,8,30\n");
+  const auto j = validate_json(f, "--preset auto");
   ASSERT_EQ(j["rows"].size(), 4u);
   EXPECT_EQ(j["rows"][0]["preset"], "hgx-h100-8");
   EXPECT_EQ(j["rows"][1]["preset"], "hgx-a100-8");
@@ -627,9 +627,7 @@ TEST(CalibCli, ValidatePresetAutoModelsEachRowOnThePresetOfItsSystem) {
   // Each row's model time is the one its preset gives when named.
   const std::vector<std::string> named = {"hgx-h100-8", "hgx-a100-8", "gb200-nvl72"};
   for (std::size_t k = 0; k < named.size(); ++k) {
-    auto one = run_cli("validate '" + f.string() + "' --preset " + named[k] + " --all-systems --format json");
-    ASSERT_EQ(one.status, 0) << one.output;
-    const auto jn = nlohmann::json::parse(one.output);
+    const auto jn = validate_json(f, "--preset " + named[k] + " --all-systems");
     EXPECT_DOUBLE_EQ(j["rows"][k]["model_us"].get<double>(), jn["rows"][k]["model_us"].get<double>()) << named[k];
   }
   auto h = run_cli("validate '" + f.string() + "' --preset auto --holdout system");

@@ -1,53 +1,11 @@
 #include "ui/charts_measured.h"
 
-#include <algorithm>
-#include <set>
-
 #include <QtConcurrent/QtConcurrent>
 
-#include "base/error.h"
 #include "calib/compare.h"
-#include "base/json_input.h"
-#include "fabric/preset.h"
-#include "fabric/params.h"
 #include "store/store.h"
-#include "sweep/sweep.h"
 
 namespace scin::ui {
-namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-bool mentions(const std::string& text, const std::vector<std::string>& names) {
-  const std::string t = lower(text);
-  for (const auto& n : names)
-    if (!n.empty() && t.find(n) != std::string::npos) return true;
-  return false;
-}
-
-// Harness offsets (µs per measured system) the preset's calibration recorded,
-// as `scin validate --preset NAME` applies them: a Python timing loop adds a
-// fixed cost to every row of its system that the fabric model must not carry.
-// TODO(calib merge): one core function for this and the CLI's copy.
-std::map<std::string, double> presetOffsets(const std::string& preset) {
-  std::map<std::string, double> out;
-  try {
-    for (const auto& info : list_presets()) {
-      if (info.name != preset) continue;
-      const auto pj = read_json_document(info.file);
-      if (pj.contains("calibration") && pj["calibration"].contains("harness_offsets_us"))
-        for (const auto& [k, v] : pj["calibration"]["harness_offsets_us"].items()) out[k] = v.at("value").get<double>();
-    }
-  } catch (const std::exception&) {
-    // No recorded offsets: the model alone.
-  }
-  return out;
-}
-
-}  // namespace
 
 QString MeasuredChoice::label() const {
   const int n = systems.isEmpty() ? 0 : static_cast<int>(systems.count(QStringLiteral("; "))) + 1;
@@ -60,55 +18,21 @@ MeasuredMatch matchMeasured(const std::filesystem::path& db, std::int64_t run_id
   m.run_id = run_id;
   try {
     Store s = Store::open(db, Access::ReadOnly);
-    const RunInfo run = s.get_run(run_id);
-    if (run.kind != PointKind::Collective) {
-      m.error = QStringLiteral("run #%1 is a %2 run, not a timing run").arg(run_id).arg(QString::fromLatin1(to_string(run.kind)));
-      return m;
-    }
-    if (!run.config_recorded()) {
-      m.error = QStringLiteral("run #%1 did not record its configuration (an older database): no model to compare").arg(run_id);
-      return m;
-    }
-    const Config cfg = run_base_config(run);
-    const SweepSpec spec = sweep_spec_from_run(run);
-    m.gpus = cfg.fabric.gpus;
+    MeasuredRunMatches found = match_measured_runs(s, run_id);
+    m.gpus = found.config.fabric.gpus;
     m.fabric = QStringLiteral("%1 (%2, %3 GPUs)")
-                   .arg(QString::fromStdString(spec.base.preset.empty() ? cfg.name : spec.base.preset),
-                        QString::fromStdString(cfg.accelerator.name))
+                   .arg(QString::fromStdString(found.preset.empty() ? found.config.name : found.preset),
+                        QString::fromStdString(found.config.accelerator.name))
                    .arg(m.gpus);
-    const std::map<std::string, double> offsets = presetOffsets(spec.base.preset);
-    const std::vector<std::string> names{lower(cfg.accelerator.name), lower(spec.base.preset), lower(cfg.name)};
-    for (const RunInfo& r : s.list_runs()) {
-      if (r.kind != PointKind::Measured || !r.problem.empty()) continue;
-      // nccl-tests tables name their device; a table without one is taken as the run's system.
-      bool tableMatches = false;
-      if (r.spec.is_object() && r.spec.value("format", std::string()) == "nccl-tests") {
-        tableMatches = true;
-        if (auto t = r.spec.find("tables"); t != r.spec.end() && t->is_array())
-          for (const auto& tab : *t) {
-            const std::string dev = tab.value("device", std::string());
-            if (!dev.empty() && !mentions(dev, names)) tableMatches = false;
-          }
-      }
-      std::vector<PointRecord> same;
-      std::set<std::string> systems;
-      for (PointRecord& p : s.points(r.id)) {
-        if (p.kind != PointKind::Measured || p.status != PointStatus::Ok || p.gpus != m.gpus) continue;
-        if (!tableMatches && !mentions(p.system, names)) continue;
-        systems.insert(p.system);
-        same.push_back(std::move(p));
-      }
-      const std::vector<MeasuredRow> rows = measured_rows(same);
-      if (rows.empty()) continue;
+    for (MeasuredRunMatch& r : found.runs) {
       MeasuredChoice c;
-      c.run_id = r.id;
+      c.run_id = r.run_id;
       c.name = QString::fromStdString(r.name);
       QStringList sys;
-      for (const auto& x : systems) sys << QString::fromStdString(x);
+      for (const auto& x : r.systems) sys << QString::fromStdString(x);
       c.systems = sys.join(QStringLiteral("; "));
-      // What `scin validate --preset P` reports on these rows (analytic engine, the preset's offsets).
-      c.report = validate_rows(cfg, rows, offsets);
-      c.offsets = offsets;
+      c.report = std::move(r.report);
+      c.offsets = std::move(r.offsets);
       m.choices.push_back(std::move(c));
     }
   } catch (const std::exception& e) {

@@ -244,20 +244,6 @@ struct ValidateOptions {
   std::string format = "table", holdout;
 };
 
-// The `calibration` object of a preset file (null: none, or not a file we can read).
-nlohmann::json preset_calibration(const std::string& preset) {
-  try {
-    std::filesystem::path file(preset);
-    if (file.extension() != ".json" && preset.find('/') == std::string::npos)
-      for (const auto& info : list_presets())
-        if (info.name == preset) file = info.file;
-    const auto pj = read_json_document(file);
-    if (pj.contains("calibration")) return pj["calibration"];
-  } catch (const Error&) {
-  }
-  return nullptr;
-}
-
 void print_regimes_before_after(const ValidationReport& before, const ValidationReport& after) {
   fmt::print("  {:<20} {:>5} {:>12} {:>12} {:>12} {:>12}\n", "regime", "rows", "MAPE% before", "bias% before",
              "MAPE% after", "bias% after");
@@ -360,9 +346,7 @@ std::string size_text(double b) {
 
 // Harness offsets: those the preset's calibration recorded, then --harness-offset SYSTEM=US.
 std::map<std::string, double> harness_offsets(const std::string& preset, const std::vector<std::string>& given) {
-  std::map<std::string, double> offsets;
-  if (const nlohmann::json cal = preset_calibration(preset); cal.is_object() && cal.contains("harness_offsets_us"))
-    for (const auto& [k, v] : cal["harness_offsets_us"].items()) offsets[k] = v.at("value").template get<double>();
+  std::map<std::string, double> offsets = preset_harness_offsets(preset);
   for (const auto& a : given) {
     const auto eq = a.rfind('=');
     double v = 0;

@@ -1,14 +1,18 @@
 #include "calib/compare.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "base/error.h"
 #include "engines/simulate.h"
 #include "fabric/params.h"
+#include "fabric/preset.h"
+#include "base/json_input.h"
 #include "model/result.h"
 #include "store/store.h"
 #include "sweep/sweep.h"
@@ -137,6 +141,86 @@ std::vector<ModelComparison> compare_runs(Store& store, std::int64_t simulated_r
   const Config cfg = run_base_config(sim);
   const std::string engine = sweep_spec_from_run(sim).base.engine;
   return compare_with_model(cfg, measured_rows(store.points(measured_run_id)), engine);
+}
+
+nlohmann::json preset_calibration(const std::string& preset) {
+  try {
+    std::filesystem::path file(preset);
+    if (file.extension() != ".json" && preset.find('/') == std::string::npos)
+      for (const auto& info : list_presets())
+        if (info.name == preset) file = info.file;
+    const auto pj = read_json_document(file);
+    if (pj.contains("calibration")) return pj["calibration"];
+  } catch (const std::exception&) {
+    // Not a preset we can read: no calibration.
+  }
+  return nullptr;
+}
+
+std::map<std::string, double> preset_harness_offsets(const std::string& preset) {
+  std::map<std::string, double> out;
+  const nlohmann::json cal = preset_calibration(preset);
+  if (cal.is_object() && cal.contains("harness_offsets_us") && cal["harness_offsets_us"].is_object())
+    for (const auto& [k, v] : cal["harness_offsets_us"].items())
+      if (v.is_object() && v.contains("value") && v["value"].is_number()) out[k] = v["value"].get<double>();
+  return out;
+}
+
+namespace {
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+}  // namespace
+
+MeasuredRunMatches match_measured_runs(Store& store, std::int64_t run_id) {
+  const RunInfo run = store.get_run(run_id);
+  if (run.kind != PointKind::Collective)
+    throw Error(fmt::format("run #{} is a {} run, not a timing run", run_id, to_string(run.kind)));
+  if (!run.config_recorded())
+    throw Error(fmt::format("run #{} did not record its configuration (an older database): no model to compare", run_id));
+  MeasuredRunMatches m;
+  m.config = run_base_config(run);
+  m.preset = sweep_spec_from_run(run).base.preset;
+  const std::map<std::string, double> offsets = preset_harness_offsets(m.preset);
+  std::vector<std::string> names;
+  for (const std::string& n : {m.config.accelerator.name, m.preset, m.config.name})
+    if (!n.empty()) names.push_back(lower(n));
+  auto named = [&](const std::string& text) {
+    const std::string t = lower(text);
+    return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return names_product(t, n); });
+  };
+  const int gpus = m.config.fabric.gpus;
+  for (const RunInfo& r : store.list_runs()) {
+    if (r.kind != PointKind::Measured || !r.problem.empty()) continue;
+    bool table_matches = false;
+    if (r.spec.is_object() && r.spec.value("format", std::string()) == "nccl-tests") {
+      table_matches = true;
+      if (auto t = r.spec.find("tables"); t != r.spec.end() && t->is_array())
+        for (const auto& tab : *t) {
+          const std::string dev = tab.value("device", std::string());
+          if (!dev.empty() && !named(dev)) table_matches = false;
+        }
+    }
+    std::vector<PointRecord> same;
+    std::set<std::string> systems;
+    for (PointRecord& p : store.points(r.id)) {
+      if (p.kind != PointKind::Measured || p.status != PointStatus::Ok || p.gpus != gpus) continue;
+      if (!table_matches && !named(p.system)) continue;
+      systems.insert(p.system);
+      same.push_back(std::move(p));
+    }
+    const std::vector<MeasuredRow> rows = measured_rows(same);
+    if (rows.empty()) continue;
+    MeasuredRunMatch c;
+    c.run_id = r.id;
+    c.name = r.name;
+    c.systems.assign(systems.begin(), systems.end());
+    c.report = validate_rows(m.config, rows, offsets);
+    c.offsets = offsets;
+    m.runs.push_back(std::move(c));
+  }
+  return m;
 }
 
 }  // namespace scin

@@ -10,12 +10,14 @@
 // (its preset plus base.set, as recorded in the store; sweep axes are not
 // applied) with fabric.gpus set to the row's GPU count, on the run's engine
 // (model_time_us in calib/validate.h: "nccl-auto" rows take the faster of ring and
-// NVLS, "ring-ll" etc. fix the protocol). Rows whose GPU count differs from
-// the run's are still compared (at their own count); filter on `gpus` to
+// NVLS, "ring-ll" etc. fix the protocol). Rows with fewer GPUs than the run's
+// are compared at their own count; rows with more are skipped with the reason
+// (they span NVLink domains the fabric does not join); filter on `gpus` to
 // overlay only the simulated fabric's size. Nothing is fitted here.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -77,5 +79,37 @@ Config run_base_config(const RunInfo& run);
 /// not a collective timing run with a recorded configuration or the second is
 /// not a measured run.
 std::vector<ModelComparison> compare_runs(Store& store, std::int64_t simulated_run_id, std::int64_t measured_run_id);
+
+/// The `calibration` object of a preset (a shipped or user preset's name, or a path to
+/// its .json file); null when it records none or cannot be read.
+nlohmann::json preset_calibration(const std::string& preset);
+
+/// The harness offsets (us per measured system) the preset's calibration recorded, as
+/// `scin validate --preset P` applies them; empty when there are none.
+std::map<std::string, double> preset_harness_offsets(const std::string& preset);
+
+/// A stored measured run that matches a simulated run, with the model next to its rows.
+struct MeasuredRunMatch {
+  std::int64_t run_id = 0;
+  std::string name;                          // the run's name (usually the imported file)
+  std::vector<std::string> systems;          // the systems of the matching rows, sorted
+  ValidationReport report;                   // validate_rows(base config, the matching rows, offsets)
+  std::map<std::string, double> offsets;     // the simulated run's preset's harness offsets
+};
+
+struct MeasuredRunMatches {
+  std::string preset;                        // the simulated run's base preset
+  Config config;                             // its base configuration
+  std::vector<MeasuredRunMatch> runs;        // in the store's run order
+};
+
+/// The measured runs of `store` that match collective run `run_id`: their measured points
+/// of the run's GPU count whose system names (as a word, without case: names_product) the
+/// run's accelerator, preset or configuration name, or, for an imported nccl-tests log
+/// whose tables name devices that all do (a table without a device counts as the run's
+/// system, as `scin validate` takes it), every point of that GPU count. Each match
+/// carries what `scin validate --preset P` reports on its rows (analytic engine). Error
+/// naming the run when it is no collective timing run or did not record its configuration.
+MeasuredRunMatches match_measured_runs(Store& store, std::int64_t run_id);
 
 }  // namespace scin

@@ -749,6 +749,38 @@ TEST(Compare, StoredSimulatedRunAgainstAnImportedLog) {
 
 
 
+// The measured runs shown next to a simulated run: those whose rows of its GPU count name its
+// accelerator as a word (a B200 run is not compared with GB200 rows), with what `scin
+// validate --preset P` reports on them.
+TEST(Compare, MeasuredRunsMatchTheSimulatedRunsAcceleratorAsAWord) {
+  const fs::path dir = fs::temp_directory_path() / "scin-calib-match";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path db = dir / "m.scindb";
+  std::ofstream(dir / "spec.json") << R"({"name": "b200", "base": {"preset": "hgx-b200-8"},
+      "axes": [{"path": "collective.algorithm", "values": ["ring"]}, {"path": "collective.bytes", "values": ["8", "1K"]}]})";
+  auto r = run_cli("sweep '" + (dir / "spec.json").string() + "' --db '" + db.string() + "' --threads 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const fs::path hgx = temp_file("scin-match-hgx.csv", "system,gpus,algorithm,bytes,measured_us\n"
+                                                      "HGX B200,8,ring,8,23.5\nHGX B200,4,ring,8,20\n");
+  const fs::path gb = temp_file("scin-match-gb.csv", "system,gpus,algorithm,bytes,measured_us\nGB200 NVL72,8,ring,8,20\n");
+  r = run_cli("import '" + hgx.string() + "' '" + gb.string() + "' --db '" + db.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  Store s = Store::open(db, Access::ReadOnly);
+  const MeasuredRunMatches m = match_measured_runs(s, 1);
+  EXPECT_EQ(m.preset, "hgx-b200-8");
+  ASSERT_EQ(m.runs.size(), 1u);  // run 3 (GB200) names no B200
+  EXPECT_EQ(m.runs[0].run_id, 2);
+  EXPECT_EQ(m.runs[0].systems, std::vector<std::string>{"HGX B200"});
+  ASSERT_EQ(m.runs[0].report.rows.size(), 1u);  // the 8-GPU row only
+  const ValidationReport direct = validate_rows(load_preset("hgx-b200-8"), {parse_measured_csv(read(hgx), "x").at(0)});
+  EXPECT_DOUBLE_EQ(m.runs[0].report.rows[0].model_us, direct.rows[0].model_us);
+  EXPECT_THROW(match_measured_runs(s, 2), Error);  // a measured run is no timing run
+  fs::remove(hgx);
+  fs::remove(gb);
+  fs::remove_all(dir);
+}
+
 TEST(Holdout, LeaveOneSystemOutNeverSeesTheHeldOutRows) {
   const Config truth = load_preset("hgx-h100-8");
   Config start = truth;

@@ -248,6 +248,9 @@ void MainWindow::buildActions() {
   file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
   recentMenu_ = file->addMenu(tr("Open &recent"));
   file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, &MainWindow::saveAsDialog);
+  file->addAction(tr("&Import measurements (nccl-tests, CSV)…"), this, &MainWindow::importMeasurementsDialog)
+      ->setToolTip(tr("Store nccl-tests all_reduce_perf logs or measurement CSV files as measured runs of this "
+                      "database, as scin import does; they are overlaid on simulated runs of the same fabric"));
   file->addSeparator();
   file->addAction(tr("&Export chart (PNG, SVG, PDF)…"), QKeySequence(Qt::CTRL | Qt::Key_E), this,
                   &MainWindow::exportCurrentChart);

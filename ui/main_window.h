@@ -60,6 +60,13 @@ class MainWindow : public QMainWindow {
   bool saveDatabaseAs(const QString& path);
   QString databasePath() const;
   Store* store() const { return store_.get(); }
+  /// File > Import measurements without the dialog: reads nccl-tests logs or CSV files
+  /// (core's load_measured) and stores each as a measured run in the open database, on
+  /// a worker; a malformed file imports nothing and is shown as an error. Returns the new
+  /// runs' ids (empty on failure or a read-only database).
+  std::vector<std::int64_t> importMeasurements(const QStringList& files);
+  /// A dropped or opened file that is a measurement (.log, .csv, .txt, .out), not a database.
+  static bool isMeasurementFile(const QString& path);
   /// The default database (AppDataLocation/experiments.scindb), created on demand.
   static QString defaultDatabasePath();
 
@@ -171,6 +178,7 @@ class MainWindow : public QMainWindow {
   void newDatabase();
   void openDialog();
   void saveAsDialog();
+  void importMeasurementsDialog();
   /// Runs `work` (SQLite I/O) on a worker thread with the window disabled and a
   /// busy cursor, processing events until it is done. `work` must not touch
   /// widgets; it returns an error message or "".

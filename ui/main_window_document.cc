@@ -37,6 +37,7 @@
 #include "ui/charts.h"
 #include "ui/exporter.h"
 #include "ui/fabric_doc.h"
+#include "calib/import.h"
 #include "ui/fabric_editor.h"
 #include "ui/format.h"
 #include "ui/preview.h"
@@ -251,6 +252,65 @@ void MainWindow::saveAsDialog() {
   saveDatabaseAs(path);
 }
 
+bool MainWindow::isMeasurementFile(const QString& path) {
+  const QString ext = QFileInfo(path).suffix().toLower();
+  return ext == QLatin1String("log") || ext == QLatin1String("csv") || ext == QLatin1String("txt") ||
+         ext == QLatin1String("out");
+}
+
+std::vector<std::int64_t> MainWindow::importMeasurements(const QStringList& files) {
+  std::vector<std::int64_t> ids;
+  if (files.isEmpty()) return ids;
+  if (!store_) {
+    showError(tr("Import measurements"), tr("Open or create an experiment database first."));
+    return ids;
+  }
+  if (store_->read_only()) {
+    showError(tr("Import measurements"), tr("%1 is open read-only: save a copy (File > Save As) to import into it.")
+                                             .arg(QFileInfo(databasePath()).fileName()));
+    return ids;
+  }
+  const std::filesystem::path db = store_->path();
+  std::vector<std::filesystem::path> paths;
+  for (const QString& f : files) paths.emplace_back(f.toStdString());
+  auto out = std::make_shared<std::pair<std::vector<std::int64_t>, std::size_t>>();  // ids, lines skipped
+  const QString err = runOffGui(tr("Importing %n measurement file(s)…", nullptr, static_cast<int>(files.size())),
+                                [db, paths, out] {
+                                  // Parse everything first: a malformed file writes nothing.
+                                  std::vector<MeasuredFile> parsed;
+                                  for (const auto& p : paths) parsed.push_back(load_measured(p));
+                                  Store s = Store::open(db, Access::ReadWrite);
+                                  for (const auto& m : parsed) {
+                                    out->first.push_back(import_measured(s, m));
+                                    out->second += m.ignored.size();
+                                  }
+                                  return QString();
+                                });
+  if (!err.isEmpty()) {
+    showError(tr("Import measurements"), err);
+    return ids;
+  }
+  ids = out->first;
+  std::size_t points = 0;
+  for (const auto id : ids) points += static_cast<std::size_t>(store_->get_run(id).points_total);
+  statusBar()->showMessage(
+      tr("Imported %1 measured run(s), %2 points%3: select a simulated run of the same fabric to compare (Validation tab)")
+          .arg(ids.size())
+          .arg(points)
+          .arg(out->second ? tr("; %1 log line(s) that are no row skipped (listed in the run's spec)").arg(out->second)
+                           : QString()),
+      15000);
+  runBrowser_->reload();
+  return ids;
+}
+
+void MainWindow::importMeasurementsDialog() {
+  const QStringList files = QFileDialog::getOpenFileNames(
+      this, tr("Import measurements"), QString(),
+      tr("nccl-tests logs and measurement CSV (*.log *.txt *.out *.csv);;All files (*)"));
+  importMeasurements(files);
+}
+
 void MainWindow::updateTitle() {
   QString name = store_ ? QFileInfo(databasePath()).fileName() : tr("(no database)");
   if (store_ && store_->read_only()) name += tr(" (read-only)");
@@ -300,6 +360,15 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
 }
 
 void MainWindow::dropEvent(QDropEvent* e) {
+  // Measurement files are imported into the open database; anything else is opened as one.
+  QStringList measurements;
+  for (const QUrl& u : e->mimeData()->urls())
+    if (u.isLocalFile() && isMeasurementFile(u.toLocalFile())) measurements << u.toLocalFile();
+  if (!measurements.isEmpty()) {
+    e->acceptProposedAction();
+    importMeasurements(measurements);
+    return;
+  }
   for (const QUrl& u : e->mimeData()->urls())
     if (u.isLocalFile()) {
       openDatabase(u.toLocalFile());

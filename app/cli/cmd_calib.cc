@@ -20,6 +20,7 @@
 #include "calib/compare.h"
 #include "calib/fit.h"
 #include "calib/holdout.h"
+#include "calib/import.h"
 #include "calib/measured.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -520,29 +521,6 @@ struct ImportOptions {
   std::string db, experiment = "measured", name, notes;
 };
 
-/// The measured rows of a file as store points (kind measured).
-std::vector<PointRecord> measured_points(const MeasuredFile& m) {
-  std::vector<PointRecord> pts;
-  for (const auto& r : m.rows) {
-    PointRecord p;
-    p.index = pts.size();
-    p.kind = PointKind::Measured;
-    p.algorithm = r.algorithm;
-    p.dtype = r.dtype;
-    p.bytes = r.bytes;
-    p.gpus = r.gpus;
-    p.system = r.system;
-    p.measured_us = r.measured_us;
-    p.busbw_GBps = r.busbw_GBps < 0 ? 0 : r.busbw_GBps;
-    p.source = r.source;
-    p.extra = {{"gpus_per_process", r.gpus_per_process}, {"notes", r.notes}, {"regime", to_string(regime_of(r.bytes))}};
-    if (r.in_place_us >= 0) p.extra["in_place_us"] = r.in_place_us;
-    if (r.busbw_GBps < 0) p.extra["busbw_reported"] = false;
-    pts.push_back(std::move(p));
-  }
-  return pts;
-}
-
 void run_import(const ImportOptions& o) {
   if (o.files.empty()) throw Error("LOG: give at least one nccl-tests log or CSV file");
   std::string db = o.db;
@@ -554,29 +532,14 @@ void run_import(const ImportOptions& o) {
     print_ignored(files.back());
   }
   Store store = Store::open(db, Access::Create);
+  MeasuredRunMeta meta;
+  meta.experiment = o.experiment;
+  meta.notes = o.notes;
+  meta.tags = o.tags;
   for (const auto& m : files) {
-    RunStart st;
-    st.experiment = o.experiment;
-    st.name = o.name.empty() ? m.path.filename().string() : o.name;
-    st.notes = o.notes;
-    st.tags = o.tags;
-    st.kind = PointKind::Measured;
-    st.engine = "measured";
-    nlohmann::json spec = {{"kind", "measured"}, {"file", m.path.filename().string()}, {"format", m.format},
-                           {"sha256", m.sha256}, {"rows", m.rows.size()}};
-    for (const auto& t : m.tables)
-      spec["tables"].push_back({{"first_line", t.first_line}, {"ranks", t.ranks}, {"processes", t.processes},
-                                {"threads", t.threads}, {"gpus_per_thread", t.gpus_per_thread},
-                                {"device", t.device}, {"nccl_version", t.nccl_version}, {"env", t.env},
-                                {"rows", t.rows.size()}});
-    if (!m.ignored.empty()) spec["ignored_lines"] = m.ignored;
-    st.spec = spec;
-    st.points_total = m.rows.size();
-    st.threads = 1;
-    const std::int64_t id = store.begin_run(st);
-    store.append_points(id, measured_points(m));
-    store.finish_run(id, RunStatus::Done);
-    fmt::print("run {} '{}': {} measured points from {} ({}, sha256 {})\n", id, st.name, m.rows.size(),
+    meta.name = o.name.empty() ? m.path.filename().string() : o.name;
+    const std::int64_t id = import_measured(store, m, meta);
+    fmt::print("run {} '{}': {} measured points from {} ({}, sha256 {})\n", id, meta.name, m.rows.size(),
                m.path.string(), m.format, m.sha256.substr(0, 12));
   }
 }

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <memory>
 
+#include <QFile>
 #include <QLabel>
+#include <QMimeData>
+#include <QStatusBar>
 #include <QCategoryAxis>
 #include <QComboBox>
 #include <QFontMetricsF>
@@ -451,6 +454,57 @@ class ChartsUiTest : public QObject {
     expectShows(bw, a, [](const SimResult& r) { return r.busbw_GBps; });
     bw.setMetric(BandwidthChart::AlgBw);
     expectShows(bw, a, [](const SimResult& r) { return r.algbw_GBps; });
+  }
+
+  // File > Import measurements (and dropping a log or CSV on the window): each file becomes
+  // a measured run of the open database, as `scin import` stores it; a malformed file
+  // imports nothing and is shown with its line.
+  void importingMeasurementFilesAddsMeasuredRuns() {
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    QVERIFY(w.createDatabase(dir_.filePath(QStringLiteral("import.scindb"))));
+    settle(w);
+    const QString log = QStringLiteral(SCIN_CALIB_FIXTURES "/allreduce-mpirun-older-format.log");
+    const auto ids = w.importMeasurements({log});
+    QCOMPARE(ids.size(), std::size_t(1));
+    const RunInfo run = w.store()->get_run(ids[0]);
+    QCOMPARE(run.kind, PointKind::Measured);
+    QCOMPARE(run.name, std::string("allreduce-mpirun-older-format.log"));
+    const auto pts = w.store()->points(ids[0]);
+    QCOMPARE(pts.size(), std::size_t(3));
+    QCOMPARE(pts[0].bytes, std::uint64_t(1048576));
+    QCOMPARE(pts[0].measured_us, 41.37);
+    QCOMPARE(run.spec["ignored_lines"].size(), std::size_t(3));
+    QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("3 points")));
+    // A malformed file: nothing stored, the error names the line.
+    const QString bad = dir_.filePath(QStringLiteral("bad.csv"));
+    {
+      QFile f(bad);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("system,gpus,algorithm,bytes,measured_us\nH200,8,ring,8,fast\n");
+    }
+    QVERIFY(w.importMeasurements({log, bad}).empty());
+    QVERIFY2(w.lastError().contains(QStringLiteral("bad.csv:2: measured_us")), qPrintable(w.lastError()));
+    QCOMPARE(w.store()->list_runs().size(), std::size_t(1));
+    // Dropping a CSV imports it (a database would be opened instead).
+    const QString good = dir_.filePath(QStringLiteral("good.csv"));
+    {
+      QFile f(good);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("system,gpus,algorithm,bytes,measured_us\nH200 lab,8,ring,8,14.9\n");
+    }
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(good)});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &drop);
+    QVERIFY(drop.isAccepted());
+    QCOMPARE(w.databasePath(), dir_.filePath(QStringLiteral("import.scindb")));
+    QCOMPARE(w.store()->list_runs().size(), std::size_t(2));
+    settle(w);
   }
 
   void measuredPointsOverlayTheSimulatedRun() {

@@ -63,7 +63,7 @@ ValidationView::ValidationView(MeasuredOverlay* overlay, QWidget* parent)
   model_->setStyleSheet(QStringLiteral("color:#555"));
 
   errorChart_ = new QChart;
-  errorChart_->setTitle(tr("Model error vs message size"));
+  errorChart_->setTitle(tr("Model error (below 0: model too fast)"));
   errorChart_->legend()->setAlignment(Qt::AlignBottom);
   errorChart_->setAnimationOptions(QChart::NoAnimation);
   errorView_ = new QChartView(errorChart_);
@@ -88,6 +88,16 @@ ValidationView::ValidationView(MeasuredOverlay* overlay, QWidget* parent)
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(stack);
   split->addWidget(errorView_);
+  // Both charts as wide: the error chart's size labels and axis title must not be clipped.
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  split->setSizes({1000, 1000});
+  // Room right of the plots for the last size label ("128 MiB"), centred on the axis' end.
+  for (QChart* c : {chart(), errorChart_}) {
+    QMargins m = c->margins();
+    m.setRight(std::max(m.right(), 28));
+    c->setMargins(m);
+  }
   lay->insertWidget(at, split, 1);
   stats_->setMaximumHeight(190);
   stats_->setMinimumHeight(60);  // scrolls in a short window
@@ -249,10 +259,18 @@ void ValidationView::redraw() {
     s->attachAxis(y);
   }
   QCategoryAxis* ex = makeSizeAxis(min_b, max_b, 10);
-  x->setTitleText(tr("Message size per rank (log scale)"));
+  // Half-width charts: the size label at the axis' end has only the room to the label
+  // before it; closer than 8 octaves (1 MiB .. 128 MiB) Qt elides it ("128 ..."), so the
+  // end is left unlabelled there (the grid line stays).
+  for (QCategoryAxis* a : {x, ex}) {
+    const QStringList labels = a->categoriesLabels();
+    if (labels.size() >= 3 && a->endValue(labels.back()) - a->endValue(labels[labels.size() - 2]) < 8)
+      a->remove(labels.back());
+  }
+  x->setTitleText(tr("Message size (log scale)"));
   ex->setTitleText(x->titleText());
   auto* ey = new QValueAxis;
-  ey->setTitleText(tr("Model error (%, negative: model too fast)"));
+  ey->setTitleText(tr("Model ÷ measured − 1 (%)"));
   const double span = std::max(5.0, std::max(-e_lo, e_hi) * 1.1);
   ey->setRange(std::min(-5.0, e_lo * 1.1), std::max(5.0, e_hi < 0 ? span * 0.1 : e_hi * 1.1));
   ey->applyNiceNumbers();

@@ -188,6 +188,10 @@ struct Work {
   std::vector<Rec> rec_u;
   std::vector<Taken> taken;
   std::vector<std::uint32_t> taken_at;  // by x: its index in `taken`
+  // Members alone: each load's and store's member uses as booked, n + 1 per
+  // x (its shared use's n members, then its own use): start and holder.
+  std::vector<double> mstart;
+  std::vector<StepId> mhold;
   Ready heap;
   std::vector<Replay> replays;
   std::size_t live_replays = 0;
@@ -197,10 +201,11 @@ struct Work {
   std::vector<std::uint8_t> took;
   std::vector<int> lo, stop;
   struct Snap {
-    std::vector<double> v;
+    std::vector<double> ready, v;  // the ready set's part; the rest (if `full`)
     double t = 0;
     std::size_t taken_n = 0;
     int cb = -1, stop = 0;
+    bool full = false;
   };
   std::vector<Snap> snaps;
   std::vector<ready_queue::Item> items;

@@ -270,7 +270,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<double>& ready = work.ready;
   std::vector<double>& start = work.start;
   std::vector<double>& finish = work.finish;
-  std::vector<int>& pending = work.pending;
+  std::vector<std::uint8_t>& pending = work.pending;
   // (Every step but the launches is released once, by one step or a
   // barrier: its ready time is that finish; not cleared.)
   ready.resize(total);

@@ -47,7 +47,7 @@ class Jump {
     int n, chunks;
     StepId first_chunk, arrive1;  // the first load's id; the first id after the chunks
     std::vector<double>&ready, &start, &finish;
-    std::vector<int>& pending;
+    std::vector<std::uint8_t>& pending;
     std::vector<std::uint8_t>& bound;
     std::vector<int>& bound_member;
     std::vector<Rec>& rec_u;

@@ -184,7 +184,8 @@ struct Work {
   std::vector<build::Span> spans;
   std::vector<std::uint8_t> size_of, bound;
   std::vector<double> ready, start, finish;
-  std::vector<int> pending, bound_member;
+  std::vector<std::uint8_t> pending;  // (each step waits for at most one release: 0 or 1)
+  std::vector<int> bound_member;
   std::vector<Rec> rec_u;
   std::vector<Taken> taken;
   std::vector<std::uint32_t> taken_at;  // by x: its index in `taken`

@@ -311,9 +311,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // Members alone: every member use's start and holder as booked (Members::
   // shared and own), read by the critical path's walk; n + 1 per x, by x.
   const std::size_t stride = un + 1;
-  if (alone) work.mstart.resize(2 * pairs * stride), work.mhold.resize(2 * pairs * stride);
-  double* const mstart = alone ? work.mstart.data() : nullptr;
-  StepId* const mhold = alone ? work.mhold.data() : nullptr;
+  if (alone) work.member_records(2 * pairs * stride);
+  double* const mstart = alone ? work.mstart.get() : nullptr;
+  StepId* const mhold = alone ? work.mhold.get() : nullptr;
   // The loads and stores as taken (the critical path replays members' queues in this order).
   std::vector<Taken>& taken = work.taken;
   taken.resize(2 * pairs);

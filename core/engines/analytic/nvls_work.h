@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -190,9 +191,18 @@ struct Work {
   std::vector<Taken> taken;
   std::vector<std::uint32_t> taken_at;  // by x: its index in `taken`
   // Members alone: each load's and store's member uses as booked, n + 1 per
-  // x (its shared use's n members, then its own use): start and holder.
-  std::vector<double> mstart;
-  std::vector<StepId> mhold;
+  // x (its shared use's n members, then its own use): start and holder. Not
+  // initialised (only booked uses' are written, and only they are read): a
+  // large point touches the pages of its booked chunks only.
+  std::unique_ptr<double[]> mstart;
+  std::unique_ptr<StepId[]> mhold;
+  std::size_t mcap = 0;
+  void member_records(std::size_t need) {
+    if (need <= mcap) return;
+    mstart.reset(new double[need]);
+    mhold.reset(new StepId[need]);
+    mcap = need;
+  }
   Ready heap;
   std::vector<Replay> replays;
   std::size_t live_replays = 0;

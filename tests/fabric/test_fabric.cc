@@ -943,9 +943,10 @@ TEST(NvlsAlike, MemberGroupsEqualOneQueuePerMember) {
 }
 
 // Members alone (nvls_groups.h) keep a member's queue of at most one block in
-// one array and move it into its Slots otherwise: against one Queue per
+// one array and move it into its Queue otherwise: against one Queue per
 // member (search then insert), every shared use's latest end and first member
-// with it and every own use's end, to the last bit, with the ready front
+// with it and every own use's end, to the last bit, and each member's start
+// and holder as recorded for the critical path (nvls_alike.cc), with the ready front
 // moving slowly (one long block per member: booked in place) and fast (gaps,
 // blocks ending by the front, queues of several blocks: in Slots and back),
 // uses of no length too.
@@ -961,20 +962,28 @@ TEST(NvlsAlike, MembersAloneEqualOneQueuePerMember) {
       return static_cast<int>((rng >> 33) % static_cast<std::uint64_t>(k));
     };
     double r = 0;
-    std::size_t several = 0, shared_uses = 0;
+    std::size_t several = 0, shared_uses = 0, held = 0;
     for (int step = 0; step < 30000; ++step) {
       const int regime = (step / 1500) % 3;  // slow, fast, a jump of the front now and then
       r += regime == 0 ? 0.25 * next(2) : regime == 1 ? 0.25 * next(16) : (next(50) == 0 ? 40.0 : 0.25 * next(4));
       const double t = r + 0.5 * next(regime == 0 ? 4 : 64), d = 0.5 * (zero ? next(4) : 1 + next(3));
-      StepId h = kNoStep;
+      // (each member's start and holder as the engine's queue keeps them)
+      std::vector<double> start_of(static_cast<std::size_t>(n));
+      std::vector<StepId> holder_of(static_cast<std::size_t>(n));
       auto book_one = [&](int m) {
         nvls::Queue& q = per[static_cast<std::size_t>(m)];
         q.prune(r);
+        StepId h = kNoStep;
         const double st = q.search(t, d, h);
         q.insert(st, st + d, static_cast<StepId>(step));
         several += q.v.size() - q.head > 2 ? 1 : 0;
+        start_of[static_cast<std::size_t>(m)] = st;
+        holder_of[static_cast<std::size_t>(m)] = h;
+        held += h != kNoStep ? 1 : 0;
         return st + d;
       };
+      std::vector<double> starts(static_cast<std::size_t>(n), -1);
+      std::vector<StepId> holds(static_cast<std::size_t>(n), 12345);
       if (next(2) == 0) {
         double best = -1;
         int who = -1;
@@ -982,14 +991,20 @@ TEST(NvlsAlike, MembersAloneEqualOneQueuePerMember) {
           const double e = book_one(m);
           if (e > best) best = e, who = m;
         }
-        const auto [e, m] = alone.shared(r, t, d);
+        const auto [e, m] = alone.shared(r, t, d, static_cast<StepId>(step), starts.data(), holds.data());
         ++shared_uses;
         ASSERT_EQ(e, best) << step;
         ASSERT_EQ(m, who) << step;
+        for (std::size_t k = 0; k < starts.size(); ++k) {
+          ASSERT_EQ(starts[k], start_of[k]) << step << " member " << k;
+          ASSERT_EQ(holds[k], holder_of[k]) << step << " member " << k;
+        }
       } else {
         const int m = next(n);
         const double e = book_one(m);
-        ASSERT_EQ(alone.own(r, m, t, d), e) << step;
+        ASSERT_EQ(alone.own(r, m, t, d, static_cast<StepId>(step), starts.data(), holds.data()), e) << step;
+        ASSERT_EQ(starts[0], start_of[static_cast<std::size_t>(m)]) << step;
+        ASSERT_EQ(holds[0], holder_of[static_cast<std::size_t>(m)]) << step;
       }
     }
     EXPECT_GT(alone.in_place(), 15000u);  // booked in the array (in place or an empty queue)
@@ -999,6 +1014,7 @@ TEST(NvlsAlike, MembersAloneEqualOneQueuePerMember) {
     // and its other case (any member not: booked by shared_slow) both came up
     EXPECT_GT(alone.shared_in_line(), 4000u);
     EXPECT_GT(shared_uses - alone.shared_in_line(), 1000u);
+    EXPECT_GT(held, 15000u);  // uses that queued behind another (a holder recorded)
   }
 }
 

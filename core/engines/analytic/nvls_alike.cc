@@ -270,7 +270,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   std::vector<double>& ready = work.ready;
   std::vector<double>& start = work.start;
   std::vector<double>& finish = work.finish;
-  std::vector<int>& pending = work.pending;
+  std::vector<std::uint8_t>& pending = work.pending;
   // (Every step but the launches is released once, by one step or a
   // barrier: its ready time is that finish; not cleared.)
   ready.resize(total);
@@ -308,6 +308,12 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   members_e.reset(n, merge, alone);
   members_i.reset(n, merge, alone);
   Queue unit;
+  // Members alone: every member use's start and holder as booked (Members::
+  // shared and own), read by the critical path's walk; n + 1 per x, by x.
+  const std::size_t stride = un + 1;
+  if (alone) work.member_records(2 * pairs * stride);
+  double* const mstart = alone ? work.mstart.get() : nullptr;
+  StepId* const mhold = alone ? work.mhold.get() : nullptr;
   // The loads and stores as taken (the critical path replays members' queues in this order).
   std::vector<Taken>& taken = work.taken;
   taken.resize(2 * pairs);
@@ -394,13 +400,15 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       auto ended = [&](double e, std::uint8_t code, int member) SCIN_NVLS_INLINE {
         if (e > end) end = e, bound[x] = code, bound_member[x] = member;
       };
+      double* const ms = alone ? mstart + x * stride : nullptr;  // (members alone: x's row)
+      StepId* const mh = alone ? mhold + x * stride : nullptr;
       if (d.k == K::Load) {
         const Rep& p = loads[z];
         if (p.e_amount > 0) {
-          const auto [e, m] = members_e.shared(r, t0, p.e_d);
+          const auto [e, m] = members_e.shared(r, t0, p.e_d, id, ms, mh);
           ended(e, 1, m);
         }
-        if (p.i_amount > 0) ended(members_i.own(r, d.r, t0, p.i_d), 2, d.r);
+        if (p.i_amount > 0) ended(members_i.own(r, d.r, t0, p.i_d, id, alone ? ms + un : nullptr, alone ? mh + un : nullptr), 2, d.r);
         if (p.has_u && p.u_amount > 0) {
           const double du = p.u_d;
           unit.prune(r);
@@ -411,9 +419,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
         }
       } else {
         const Rep& p = stores[z];
-        if (p.e_amount > 0) ended(members_e.own(r, d.r, t0, p.e_d), 1, d.r);
+        if (p.e_amount > 0) ended(members_e.own(r, d.r, t0, p.e_d, id, alone ? ms + un : nullptr, alone ? mh + un : nullptr), 1, d.r);
         if (p.i_amount > 0) {
-          const auto [e, m] = members_i.shared(r, t0, p.i_d);
+          const auto [e, m] = members_i.shared(r, t0, p.i_d, id, ms, mh);
           ended(e, 2, m);
         }
       }
@@ -461,16 +469,14 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // The critical path, walked back as run_analytic walks it. A use on a
   // member of E or I queued behind the reservation that ends where it starts
   // on that member, its holder: the same class and member's use of the holder
-  // step. The members' queues were booked by groups without holders; the
-  // members the path visits are booked again alone (their uses in the order
-  // the steps were taken, with the same ready times: the same reservations),
-  // keeping each use's start, end and holder. A replay stops at the use the
-  // walk asks for (a use's own booking depends only on the uses taken
-  // before it) and goes on from there if a later question needs more: the
-  // walk goes back in time, so each member is mostly booked once, up to the
-  // first use the walk visits on it.
-  // With the jump, the replays skip the copies and the walk repeats its
-  // stretch through them where both translate (nvls_walk.h).
+  // step. Members alone recorded each use's start and holder as booked (a
+  // copy's: the translate of the reference period's). Groups keep no holders:
+  // the members the path visits are booked again alone (their uses in the
+  // order taken, with the same ready times: the same reservations), keeping
+  // each use's start, end and holder; a replay stops at the use the walk asks
+  // for and goes on from there if a later question needs more (each member
+  // mostly booked once). The walk repeats its stretch through the copies
+  // where it translates (nvls_walk.h).
   Replays replays(work, {n, taken, taken_at, start, loads, stores, size_of, pairs, first_chunk, jump_at, skip_copies});
   thread_local std::vector<WalkRepeat::Entry> walk_log;
   WalkRepeat rep(per, walk_log);
@@ -508,6 +514,9 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       default: return latest(arrive1, n);
     }
   };
+  // Members alone: the member uses as booked (replays for groups, and where `skip_copies` is off: tests).
+  const bool recorded = alone && skip_copies;
+  int translated = 0;  // member uses of the copies read (recorded)
   std::vector<StepId> path;
   StepId cur = last;
   int cls = -1;  // -1: the whole step (latency and the use that ended last); 1 E, 2 I, 3 the NVLS unit
@@ -545,6 +554,11 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
       const double dt = static_cast<double>(jb) * per.P;
       const auto did = static_cast<StepId>(2 * per.p * jb);
       rec = {u.start + dt, u.end + dt, u.holder == kNoStep ? kNoStep : u.holder + did};
+    } else if (recorded) {  // as booked (the shared use's member's, else the own use's)
+      const bool sh = (d.k == K::Load) == (cls == 1);
+      rec = recorded_use(mstart, mhold, xb * stride + (sh ? static_cast<std::size_t>(member) : un),
+                         cls == 1 ? p.e_d : p.i_d, jb, per);
+      translated += jb > 0 ? 1 : 0;
     } else {
       rec = replays.use(cls, member, x, periodic);
     }
@@ -558,7 +572,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     cur = bound_dep(cur);
     cls = -1;
   }
-  if (repeats) repeats[0] = rep.repeated(), repeats[1] = replays.skipped();
+  if (repeats) repeats[0] = rep.repeated(), repeats[1] = recorded ? translated : replays.skipped();
   std::reverse(path.begin(), path.end());
   res.critical_path = std::move(path);
   return res;

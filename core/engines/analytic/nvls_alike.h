@@ -23,9 +23,12 @@ std::size_t nvls_alike_steps(const Config& cfg, const Collective& c);
 /// `jumped_chunks` (optional): the chunks per rank the jump did not book
 /// (0 where it did not apply). `repeats` (optional, two ints): the periods the
 /// critical path's walk repeated through the jumped chunks, and the member
-/// replays that skipped them (nvls_walk.h). `skip_copies` false: the replays
-/// book the copies as they do where their queues do not repeat (the copies'
-/// records are then written and the walk does not repeat).
+/// uses of the copies it read as translates (members alone: the records the
+/// booking kept; with `skip_copies` false, the member replays that skipped
+/// the copies, nvls_walk.h). `skip_copies` false: the members the walk visits
+/// are replayed (as for member groups), booking the copies as they do where
+/// their queues do not repeat (the copies' records are then written and the
+/// walk does not repeat).
 std::optional<AnalyticResult> run_analytic_nvls_jump(const Config& cfg, const Collective& c, bool with_steps, bool jump,
                                                      int* jumped_chunks = nullptr, int* repeats = nullptr,
                                                      bool skip_copies = true);

@@ -167,12 +167,14 @@ void Members::reset(int n, bool merge, bool alone) {
   merge_ = merge;
   alone_ = alone;
   if (alone) {
-    for (Slots& q : per_) {
+    for (Queue& q : per_) {
       q.v.clear();
       q.head = 0;
     }
     per_.resize(static_cast<std::size_t>(n));
     one_.resize(static_cast<std::size_t>(n));
+    scratch_s_.resize(static_cast<std::size_t>(n));
+    scratch_h_.resize(static_cast<std::size_t>(n));
     state_.assign(static_cast<std::size_t>(n), 0);
     in_place_ = in_slots_ = in_line_ = 0;
     return;
@@ -268,7 +270,7 @@ void Members::merge_equal(double r) {
   }
 }
 
-bool Members::busy_from(double r, std::vector<double>& out) const {
+bool Members::busy_from(double r, double id_shift, std::vector<double>& out) const {
   if (!alone_) return false;
   for (int m = 0; m < n_; ++m) {
     const auto um = static_cast<std::size_t>(m);
@@ -278,58 +280,67 @@ bool Members::busy_from(double r, std::vector<double>& out) const {
         out.push_back(1);
         out.push_back(std::max(b.s, r) - r);
         out.push_back(b.e - r);
+        out.push_back(static_cast<double>(b.step) - id_shift);
       } else {
         out.push_back(0);
       }
     } else if (state_[um] == 0) {
       out.push_back(0);
     } else {
-      const Slots& q = per_[um];
-      const std::size_t a = first_after(q.v, q.head, r);
+      const Queue& q = per_[um];
+      std::size_t a = q.head;
+      while (a < q.v.size() && q.v[a].end <= r) ++a;
       out.push_back(static_cast<double>(q.v.size() - a));
       for (std::size_t k = a; k < q.v.size(); ++k) {
-        out.push_back(std::max(q.v[k].first, r) - r);
-        out.push_back(q.v[k].second - r);
+        out.push_back(std::max(q.v[k].start, r) - r);
+        out.push_back(q.v[k].end - r);
+        out.push_back(static_cast<double>(q.v[k].step) - id_shift);
       }
     }
   }
   return true;
 }
 
-void Members::translate(double dt) {
-  for (Block& b : one_) b.s += dt, b.e += dt;
-  for (Slots& q : per_)
-    for (auto& b : q.v) b.first += dt, b.second += dt;
+void Members::translate(double dt, StepId did) {
+  for (std::size_t m = 0; m < one_.size(); ++m)
+    if (state_[m] == 1) one_[m].s += dt, one_[m].e += dt, one_[m].step += did;
+  for (Queue& q : per_)
+    for (Queue::Busy& b : q.v) b.start += dt, b.end += dt, b.step += did;
 }
 
-// Member m's queue in its Slots (moved there from one_ if it was one block),
+// Member m's queue in its Queue (moved there from one_ if it was one block),
 // pruned and booked; back in one_ if it is then one block or none.
-double Members::book_slots(int m, double r, double t, double d) {
+double Members::book_slots(int m, double r, double t, double d, StepId step, StepId& holder) {
   const auto um = static_cast<std::size_t>(m);
-  Slots& q = per_[um];
+  Queue& q = per_[um];
   if (state_[um] != 2) {
     q.v.clear();
     q.head = 0;
-    if (state_[um] == 1) q.v.emplace_back(one_[um].s, one_[um].e);
+    if (state_[um] == 1) q.v.push_back(Queue::Busy{one_[um].s, one_[um].e, one_[um].step});
     state_[um] = 2;
   }
   ++in_slots_;
   q.prune(r);
-  const double start = q.book(t, d);
+  const double start = q.book(t, d, step, holder);
   const std::size_t left = q.v.size() - q.head;
   if (left <= 1) {
-    if (left == 1) one_[um] = Block{q.v[q.head].first, q.v[q.head].second};
+    if (left == 1) one_[um] = Block{q.v[q.head].start, q.v[q.head].end, q.v[q.head].step};
     state_[um] = left == 1 ? 1 : 0;
   }
   return start;
 }
 
-std::pair<double, int> Members::shared_slow(double r, double t, double d) {
+std::pair<double, int> Members::shared_slow(double r, double t, double d, StepId step, double* starts,
+                                            StepId* holds) {
   if (alone_) {  // the latest end, its first member (member order)
     double best = 0;
     int who = n_;
     for (int m = 0; m < n_; ++m) {
-      const double e = book_alone(m, r, t, d) + d;
+      StepId h = kNoStep;
+      const double st = book_alone(m, r, t, d, step, h);
+      starts[m] = st;
+      holds[m] = h;
+      const double e = st + d;
       if (m == 0 || e > best) best = e, who = m;
     }
     return {best, who};

@@ -146,50 +146,88 @@ class Members {
   // Every member books [t, t + d) at its earliest free start >= t (t >= r,
   // the ready front, which never decreases). Returns the latest end and the
   // first member with that end.
-  std::pair<double, int> shared(double r, double t, double d) {
+  // With `alone`, each member's use is recorded as the engine's queue would
+  // keep it (nvls_alike.cc's critical path reads it instead of booking the
+  // member again): starts[m] its start, holds[m] the reservation it queued
+  // behind (Queue::book's holder: the last user of the block ending at its
+  // start; kNoStep if it queued behind none), `step` the use's step (the
+  // holder of later uses). Null arrays: not recorded (tests).
+  std::pair<double, int> shared(double r, double t, double d, StepId step = kNoStep, double* starts = nullptr,
+                                StepId* holds = nullptr) {
     // Members alone whose queues are each one block that takes Slots::book's
-    // shortcut (book_alone's first case; every shared use at 8 GPUs): each
-    // block is extended in place here, inline in the caller's loop, with the
-    // same start (the block's end) and end (start + d) as book_alone; any
+    // shortcut (book_alone's first case; every shared use at 8 GPUs) or are
+    // empty from r on (no block, or its block ended by r: book_alone's second
+    // case, [t, t + d), no holder): each is booked here, inline in the
+    // caller's loop, with the same start, end and holder as book_alone; any
     // other case goes through shared_slow, before any member is booked.
     if (alone_) {
+      if (!starts) starts = scratch_s_.data(), holds = scratch_h_.data();
       Block* const one = one_.data();
-      const std::uint8_t* const state = state_.data();
+      std::uint8_t* const state = state_.data();
       const double td = t + d;
+      std::uint64_t fresh = 0;  // the members empty from r on
       int m = 0;
-      for (; m < n_; ++m) {
+      for (; m < n_ && m < 64; ++m) {
         const Block& b = one[m];
-        if (!(state[m] == 1 && b.e > r && b.e > t && b.s < td && b.s < b.e)) break;
+        if (state[m] == 1 && b.e > r) {
+          if (!(b.e > t && b.s < td && b.s < b.e)) break;
+        } else if (state[m] <= 1) {
+          fresh |= std::uint64_t{1} << m;
+        } else {
+          break;
+        }
       }
       if (m == n_ && n_ > 0) {
-        double best = one[0].e + d;
-        one[0].e = best;
+        // (each member's start: its block's end, its holder the block's last
+        // user; or an empty queue's t, no holder)
+        double best = 0;
         int who = 0;
-        for (int k = 1; k < n_; ++k) {
-          const double e = one[k].e + d;
-          one[k].e = e;
-          if (e > best) best = e, who = k;
+        for (int k = 0; k < n_; ++k) {
+          Block& b = one[k];
+          double st;
+          if ((fresh >> k) & 1) {
+            st = t;
+            b.s = t;
+            holds[k] = kNoStep;
+            state[k] = 1;
+          } else {
+            st = b.e;
+            holds[k] = b.step;
+          }
+          starts[k] = st;
+          b.step = step;
+          const double e = st + d;
+          b.e = e;
+          if (k == 0 || e > best) best = e, who = k;
         }
         in_place_ += static_cast<std::size_t>(n_);
         ++in_line_;
         return {best, who};
       }
     }
-    return shared_slow(r, t, d);
+    return shared_slow(r, t, d, step, starts, holds);
   }
-  // Member m alone books [t, t + d); returns its end.
-  double own(double r, int m, double t, double d) {
-    if (alone_) return book_alone(m, r, t, d) + d;  // (inline: book_alone's shortcut in the caller's loop)
+  // Member m alone books [t, t + d); returns its end. With `alone`, *start
+  // and *hold as shared()'s (if not null).
+  double own(double r, int m, double t, double d, StepId step = kNoStep, double* start = nullptr,
+             StepId* hold = nullptr) {
+    if (alone_) {  // (inline: book_alone's shortcut in the caller's loop)
+      StepId h = kNoStep;
+      const double st = book_alone(m, r, t, d, step, h);
+      if (start) *start = st, *hold = h;
+      return st + d;
+    }
     return own_groups(r, m, t, d);
   }
   // With `alone` (nvls_alike.cc's periodic jump): appends, member by member,
   // the busy time from r on relative to r: the count of blocks ending after r,
-  // then each one's max(start, r) - r and end - r (what every search from r
-  // on sees; on the cost grid, the differences are exact). False without `alone`.
-  bool busy_from(double r, std::vector<double>& out) const;
-  // Adds dt to every block's start and end (`alone`): the queues translated in
-  // time (exact on the cost grid).
-  void translate(double dt);
+  // then each one's max(start, r) - r, end - r and last user - id_shift (what
+  // every search from r on sees, and the holder it records; on the cost grid,
+  // the differences are exact). False without `alone`.
+  bool busy_from(double r, double id_shift, std::vector<double>& out) const;
+  // Adds dt to every block's start and end and did to its last user
+  // (`alone`): the queues translated in time and steps (exact on the cost grid).
+  void translate(double dt, StepId did);
   std::size_t groups() const { return alone_ ? per_.size() : live_.size(); }
   std::size_t most_groups() const { return alone_ ? per_.size() : most_; }
   // With `alone`: how many bookings found a member's queue of at most one
@@ -212,12 +250,14 @@ class Members {
   // and back here once it is one block or none again.
   struct Block {
     double s, e;
+    StepId step;  // its last user (Queue::Busy's step)
   };
   std::vector<Block> one_;
   std::vector<std::uint8_t> state_;
   std::size_t in_place_ = 0, in_slots_ = 0, in_line_ = 0;
-  // prune(r), then book(t, d) on member m's queue (alone_): the start.
-  double book_alone(int m, double r, double t, double d) {
+  // prune(r), then book(t, d) by `step` on member m's queue (alone_): the
+  // start; `holder` as Queue::book sets it (left as it is if none).
+  double book_alone(int m, double r, double t, double d, StepId step, StepId& holder) {
     const auto um = static_cast<std::size_t>(m);
     std::uint8_t& st = state_[um];
     if (st == 1) {
@@ -227,22 +267,26 @@ class Members {
           ++in_place_;
           const double start = b.e;
           b.e = start + d;
+          holder = b.step;
+          b.step = step;
           return start;
         }
-        return book_slots(m, r, t, d);
+        return book_slots(m, r, t, d, step, holder);
       }
       st = 0;  // pruned
     }
     if (st == 0) {  // an empty queue: [t, t + d), no join
       ++in_place_;
-      one_[um] = Block{t, t + d};
+      one_[um] = Block{t, t + d, step};
       st = 1;
       return t;
     }
-    return book_slots(m, r, t, d);
+    return book_slots(m, r, t, d, step, holder);
   }
-  double book_slots(int m, double r, double t, double d);
-  std::pair<double, int> shared_slow(double r, double t, double d);
+  double book_slots(int m, double r, double t, double d, StepId step, StepId& holder);
+  std::pair<double, int> shared_slow(double r, double t, double d, StepId step, double* starts, StepId* holds);
+  std::vector<double> scratch_s_;
+  std::vector<StepId> scratch_h_;
   double own_groups(double r, int m, double t, double d);
 
   struct Group {
@@ -252,7 +296,7 @@ class Members {
   };
   int n_ = 0, words_ = 0, used_ = 0;
   bool merge_ = true, alone_ = false;
-  std::vector<Slots> per_;  // with alone_: member m's queue
+  std::vector<Queue> per_;  // with alone_: member m's queue (with its blocks' last users)
   std::vector<Group> g_;  // by id
   std::vector<std::uint64_t> bits_;  // group id's members: words_ words from id * words_
   std::uint64_t* bits(int id) { return bits_.data() + static_cast<std::size_t>(id) * static_cast<std::size_t>(words_); }

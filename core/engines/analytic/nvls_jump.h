@@ -10,8 +10,10 @@
 // ids - 2 cb), per rank which of its loads and stores were taken (from the
 // first chunk whose store was not, to where every later chunk is untouched:
 // neither of the two stores before it taken), each member's busy time from T
-// on (classes E and I) and the NVLS unit's blocks from T on with their
-// holders. A step not released is untouched or waits for a store (its ready
+// on (classes E and I) with its blocks' last users (the holders the booking
+// records for the critical path) and the NVLS unit's blocks from T on with
+// their holders. The ready set is compared first; the rest is taken only at
+// a boundary whose ready set equals one 1..kPeriods - 1 chunks before. A step not released is untouched or waits for a store (its ready
 // time, the first barrier's, is <= T and never decides again). If the state
 // equals, bit for bit, the state p chunks earlier (p = 1..kPeriods - 1), and
 // every rank's chunk sizes repeat with period p, the booking from here on is
@@ -45,7 +47,7 @@ class Jump {
     int n, chunks;
     StepId first_chunk, arrive1;  // the first load's id; the first id after the chunks
     std::vector<double>&ready, &start, &finish;
-    std::vector<int>& pending;
+    std::vector<std::uint8_t>& pending;
     std::vector<std::uint8_t>& bound;
     std::vector<int>& bound_member;
     std::vector<Rec>& rec_u;
@@ -124,10 +126,12 @@ class Jump {
            (store ? 1 : 0);
   }
 
-  // The state at boundary cb, time T (`top` not yet booked), into sn; false if not comparable.
-  bool snapshot(double T, const Item& top, int cb, Work::Snap& sn) {
-    std::vector<double>& out = sn.v;
+  // The state at boundary cb, time T (`top` not yet booked), into sn: its
+  // ready set's part (ready_part) and the rest (rest_part); false if not comparable.
+  bool ready_part(double T, const Item& top, int cb, Work::Snap& sn) {
+    std::vector<double>& out = sn.ready;
     out.clear();
+    sn.full = false;
     if (pre_taken_ != 3 * static_cast<std::size_t>(b_.n)) return false;  // the first barrier not passed by all
     std::vector<Item>& items = w_.items;
     items.clear();
@@ -142,6 +146,15 @@ class Jump {
       out.push_back(it.first - T);
       out.push_back(static_cast<double>(it.second) - shift);
     }
+    sn.t = T;
+    sn.taken_n = b_.taken_n;
+    sn.cb = cb;
+    return true;
+  }
+  bool rest_part(double T, int cb, Work::Snap& sn) {
+    std::vector<double>& out = sn.v;
+    out.clear();
+    const double shift = 2.0 * static_cast<double>(cb);
     const auto uc = static_cast<std::size_t>(b_.chunks);
     const std::vector<std::uint8_t>& took = w_.took;
     int stop_max = 0;
@@ -161,7 +174,7 @@ class Jump {
       w_.stop[static_cast<std::size_t>(rk)] = c;
       stop_max = std::max(stop_max, c);
     }
-    if (!b_.members_e.busy_from(T, out) || !b_.members_i.busy_from(T, out)) return false;
+    if (!b_.members_e.busy_from(T, shift, out) || !b_.members_i.busy_from(T, shift, out)) return false;
     const Queue& unit = b_.unit;
     std::size_t a = unit.head;
     while (a < unit.v.size() && unit.v[a].end <= T) ++a;
@@ -171,23 +184,36 @@ class Jump {
       out.push_back(unit.v[a].end - T);
       out.push_back(static_cast<double>(unit.v[a].step) - shift);
     }
-    sn.t = T;
-    sn.taken_n = b_.taken_n;
-    sn.cb = cb;
     sn.stop = stop_max;
+    sn.full = true;
     return true;
   }
 
+  // At each boundary: the ready set's part first (cheap); the rest only where
+  // it equals the ready part of a boundary 1..kPeriods - 1 chunks before (so
+  // the rest is there to compare with at the next boundary: where the state
+  // repeats, the jump is found a period after the first repeat). The jump is
+  // taken where the whole state equals a full state p chunks before.
   bool boundary(const Item& top, int cb) {
     const double T = top.first;
     Work::Snap& sn = w_.snaps[static_cast<std::size_t>(cb % kPeriods)];
-    if (!snapshot(T, top, cb, sn)) {
+    if (!ready_part(T, top, cb, sn)) {
+      sn.cb = -1;
+      return false;
+    }
+    bool any = false;
+    for (int p = 1; p < kPeriods && p <= cb && !any; ++p) {
+      const Work::Snap& ref = w_.snaps[static_cast<std::size_t>((cb - p) % kPeriods)];
+      any = periodic_[p] && ref.cb == cb - p && ref.ready == sn.ready;
+    }
+    if (!any) return false;
+    if (!rest_part(T, cb, sn)) {
       sn.cb = -1;
       return false;
     }
     for (int p = 1; p < kPeriods && p <= cb; ++p) {
       const Work::Snap& ref = w_.snaps[static_cast<std::size_t>((cb - p) % kPeriods)];
-      if (!periodic_[p] || ref.cb != cb - p || ref.v != sn.v) continue;
+      if (!periodic_[p] || ref.cb != cb - p || !ref.full || ref.ready != sn.ready || ref.v != sn.v) continue;
       const double P = T - ref.t;
       const int m = (b_.chunks - 3 - sn.stop) / p;  // the copies' stores stay below chunks - 2
       if (!(P > 0) || m < 1 || !(T + static_cast<double>(m + 1) * P < 0x1p32)) return false;
@@ -230,8 +256,8 @@ class Jump {
       b_.pending[ni.second] = 0;
       b_.heap.push(ni);
     }
-    b_.members_e.translate(DT);
-    b_.members_i.translate(DT);
+    b_.members_e.translate(DT, DID);
+    b_.members_i.translate(DT, DID);
     b_.unit.prune(T);
     for (std::size_t a = b_.unit.head; a < b_.unit.v.size(); ++a) {
       b_.unit.v[a].start += DT;

@@ -36,6 +36,20 @@
 
 namespace scin::nvls {
 
+// A member use as booked (members alone, nvls_alike.cc: the start and holder
+// Members::shared and own recorded at `at`, du its duration): its start, end
+// and holder, as a replay gives them; where it is a copy's, jb periods after
+// the record booked, the translate (+ jb P, the holder + 2 p jb ids), as a
+// replay that skipped the copies gives it.
+inline Rec recorded_use(const double* mstart, const StepId* mhold, std::size_t at, double du, int jb, const Period& per) {
+  const double s0 = mstart[at];
+  const Rec rec{s0, s0 + du, mhold[at]};
+  if (jb == 0) return rec;
+  const double dt = static_cast<double>(jb) * per.P;
+  const auto did = static_cast<StepId>(2 * per.p * jb);
+  return {rec.start + dt, rec.end + dt, rec.holder == kNoStep ? kNoStep : rec.holder + did};
+}
+
 // The members' replays (one per class and member the walk visits).
 class Replays {
  public:

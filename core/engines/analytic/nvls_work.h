@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -184,10 +185,24 @@ struct Work {
   std::vector<build::Span> spans;
   std::vector<std::uint8_t> size_of, bound;
   std::vector<double> ready, start, finish;
-  std::vector<int> pending, bound_member;
+  std::vector<std::uint8_t> pending;  // (each step waits for at most one release: 0 or 1)
+  std::vector<int> bound_member;
   std::vector<Rec> rec_u;
   std::vector<Taken> taken;
   std::vector<std::uint32_t> taken_at;  // by x: its index in `taken`
+  // Members alone: each load's and store's member uses as booked, n + 1 per
+  // x (its shared use's n members, then its own use): start and holder. Not
+  // initialised (only booked uses' are written, and only they are read): a
+  // large point touches the pages of its booked chunks only.
+  std::unique_ptr<double[]> mstart;
+  std::unique_ptr<StepId[]> mhold;
+  std::size_t mcap = 0;
+  void member_records(std::size_t need) {
+    if (need <= mcap) return;
+    mstart.reset(new double[need]);
+    mhold.reset(new StepId[need]);
+    mcap = need;
+  }
   Ready heap;
   std::vector<Replay> replays;
   std::size_t live_replays = 0;
@@ -197,10 +212,11 @@ struct Work {
   std::vector<std::uint8_t> took;
   std::vector<int> lo, stop;
   struct Snap {
-    std::vector<double> v;
+    std::vector<double> ready, v;  // the ready set's part; the rest (if `full`)
     double t = 0;
     std::size_t taken_n = 0;
     int cb = -1, stop = 0;
+    bool full = false;
   };
   std::vector<Snap> snaps;
   std::vector<ready_queue::Item> items;

@@ -109,13 +109,28 @@ DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& input
 class CheckedInputs {
  public:
   explicit CheckedInputs(const std::vector<std::vector<float>>& inputs);
+  /// Inputs held as BF16 patterns, one array per rank (a BF16 study's inputs,
+  /// without FP32 arrays): runs on them give the results and errors, bit for
+  /// bit, of runs on their values as floats. The constructor throws the same
+  /// Error for a non-finite value; values() is then empty.
+  explicit CheckedInputs(const std::vector<std::vector<std::uint16_t>>& bf16);
+  /// The inputs as floats (empty when held as BF16 patterns).
   const std::vector<std::vector<float>>& values() const { return *values_; }
+  /// The inputs as BF16 patterns, or null when held as floats.
+  const std::vector<std::vector<std::uint16_t>>* bf16_patterns() const { return bf16_values_; }
+  std::size_t ranks() const { return sizes_.size(); }
+  /// Elements per rank.
+  const std::vector<std::uint64_t>& sizes() const { return sizes_; }
+  /// Element i of rank `rank`'s input.
+  float value(int rank, std::uint64_t i) const;
   /// Whether rank `rank`'s input is exact in element format `f` (FP32: always;
   /// a codec format: never, a codec buffer is always encoded).
   bool exact(int rank, Format f) const;
 
  private:
   const std::vector<std::vector<float>>* values_;
+  const std::vector<std::vector<std::uint16_t>>* bf16_values_ = nullptr;
+  std::vector<std::uint64_t> sizes_;
   std::vector<char> bf16_;
   // Per rank: 0 = not yet known, 1 = not exact in FP16, 2 = exact.
   std::unique_ptr<std::atomic<unsigned char>[]> fp16_;

@@ -20,8 +20,24 @@ struct InputCodes::State {
   std::vector<Coverage> held;                         // per rank: elements whose codes and block scales are held
 };
 
-// The checks of a run that do not read input values: schedule, sizes, formats
-// (throws Error; checked_inputs.cc).
-void check_run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank);
+// A buffer read in place from rank `rank`'s input (-1: not): its FP32 values,
+// or (a BF16 buffer, inputs held as BF16 patterns) its patterns.
+struct InputAlias {
+  int rank = -1;
+  const float* vals = nullptr;
+  const std::uint16_t* half = nullptr;
+};
+
+// Per buffer of `s`: whether it reads a rank's input in place (a buffer no step
+// writes, one rank's input only, of the input's length, the input exact in its
+// format; inputs held as BF16 patterns are read in place by BF16 buffers only).
+std::vector<InputAlias> input_aliases(const Schedule& s, const CheckedInputs& checked);
+
+// Rank `rank`'s input as floats: the values held, or the BF16 patterns decoded into `scratch`.
+const float* input_floats(const CheckedInputs& checked, int rank, std::vector<float>& scratch);
+
+// The checks of a run that do not read input values: schedule, the ranks'
+// input sizes, formats (throws Error; checked_inputs.cc).
+void check_run(const Schedule& s, const std::vector<std::uint64_t>& sizes);
 
 }  // namespace scin

@@ -126,6 +126,26 @@ InputCodes::InputCodes(const CheckedInputs& inputs) : st_(std::make_unique<State
 
 InputCodes::~InputCodes() = default;
 
+SumUse sum_use(InputCodes::State& codes, const Step& st, std::uint64_t n, const std::vector<int>& input_rank,
+               int gpus, std::uint64_t elems) {
+  if (st.accum != Format::Fp32 || st.accumulate || st.srcs.size() != static_cast<std::size_t>(gpus)) return {};
+  const std::uint64_t off = st.srcs.front().offset;
+  std::vector<int> ranks;
+  for (const Region& r : st.srcs) {
+    if (input_rank[r.buffer] < 0 || r.offset != off) return {};
+    ranks.push_back(input_rank[r.buffer]);
+  }
+  std::vector<int> sorted = ranks;   // every rank's input once
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return {};
+  if (codes.sum_ranks.empty()) codes.sum_ranks = ranks;
+  if (ranks != codes.sum_ranks) return {};
+  if (codes.sums.empty()) codes.sums.resize(elems);
+  return SumUse{true, codes.summed.covers(off, off + n)};
+}
+
+std::uint64_t InputCodes::summed_elements() const { return st_->summed.total(); }
+
 std::uint64_t InputCodes::held_elements() const {
   std::uint64_t t = 0;
   for (const Coverage& c : st_->held) t += c.total();

@@ -191,6 +191,7 @@ class Engine {
       for (const auto& r : st.dsts) bufs_[r.buffer].prepare_read(r.offset, n);
     for (const auto& r : st.dsts) bufs_[r.buffer].mark_written(r.offset, n);
     const CacheUse cu = codes_ && st.op == DataOp::Copy ? cache_use(st, n) : CacheUse{};
+    sum_ = codes_ && st.op == DataOp::Reduce ? sum_use(*codes_, st, n, input_rank_, s_.gpus, s_.elems) : SumUse{};
     const std::uint64_t chunks = (n + chunk - 1) / chunk;
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, chunks), [&](const tbb::blocked_range<std::uint64_t>& rg) {
       float* tmp = scratch(chunk, 0);
@@ -203,6 +204,7 @@ class Engine {
           reduce_chunk(st, lo, len, tmp);
       }
     });
+    if (sum_.on && !sum_.held) codes_->summed.cover(st.srcs.front().offset, st.srcs.front().offset + n);
     if (cu.rank >= 0 && !cu.held)
       codes_->held[static_cast<std::size_t>(cu.rank)].cover(st.srcs.front().offset, st.srcs.front().offset + n);
   }
@@ -441,8 +443,14 @@ class Engine {
         }
         return;
       }
+      float* held = sum_.on ? codes_->sums.data() + st.srcs.front().offset + lo : nullptr;
+      if (held && sum_.held) {   // the same additions of the same values, done by an earlier run
+        for (const Region& dr : st.dsts) write_plain(bufs_[dr.buffer], dr.offset + lo, held, len);
+        return;
+      }
       read_first(bufs_[st.srcs.front().buffer], st.srcs.front(), lo, len, tmp);
       for (std::size_t k = 1; k < st.srcs.size(); ++k) read_add(bufs_[st.srcs[k].buffer], st.srcs[k], lo, len, tmp);
+      if (held) std::memcpy(held, tmp, len * sizeof(float));
       for (const Region& dr : st.dsts) write_plain(bufs_[dr.buffer], dr.offset + lo, tmp, len);
       return;
     }
@@ -490,7 +498,8 @@ class Engine {
   const std::vector<BufferDecl>& decls_;
   const std::vector<Step>* steps_;   // what runs: s_.steps or their plan
   std::vector<Buf> bufs_;
-  InputCodes::State* codes_ = nullptr;   // shared input codes, or null
+  InputCodes::State* codes_ = nullptr;   // shared input codes and sums, or null
+  SumUse sum_;                           // the running step's use of the shared sums
   std::vector<int> input_rank_;          // per buffer: the rank whose input it reads in place, or -1
 };
 

@@ -148,7 +148,13 @@ class CheckedInputs {
 /// of the input (the last cut at its end) in every run, and its codes and scale
 /// are a function of those values alone: the same bits as quantising again.
 /// The first codec used is the cache's; runs with another codec quantise as
-/// before. One run at a time may use an InputCodes.
+/// before. It also holds the FP32 sums of the inputs: a reduction that adds
+/// every rank's input read in place, each once, all at the same offset, from +0 in FP32 (not
+/// accumulating into its destination) in the rank order of the first such
+/// reduction keeps its running sums; a later one of a region already held (a
+/// study's one-shot, two-shot, NVLS and SCIN each add the 8 inputs in rank
+/// order) writes them instead of adding again: the same additions of the same
+/// values, the same bits. One run at a time may use an InputCodes.
 class InputCodes {
  public:
   explicit InputCodes(const CheckedInputs& inputs);
@@ -157,6 +163,8 @@ class InputCodes {
   InputCodes& operator=(const InputCodes&) = delete;
   /// Elements whose codes are held, over all ranks (tests).
   std::uint64_t held_elements() const;
+  /// Elements whose shared input sums are held (tests; see below).
+  std::uint64_t summed_elements() const;
 
   struct State;   // opaque: the data engine's own
   State& state() { return *st_; }

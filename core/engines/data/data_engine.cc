@@ -366,8 +366,13 @@ class Engine {
         // A forwarded payload: codes and scales travel unchanged.
         const auto g = static_cast<std::uint64_t>(src.codec.block_elems);
         std::memmove(dst.codes + dr.offset + lo, src.codes + sr.offset + lo, len);
-        for (std::uint64_t k = 0; k < len; k += g)
-          dst.set_scale(dr.offset + lo + k, src.scale_at(sr.offset + lo + k));
+        const std::uint64_t from = sr.offset + lo, to = dr.offset + lo, blocks = (len + g - 1) / g;
+        if (from % g == 0 && to % g == 0 && (&src != &dst || to / g >= from / g + blocks || from / g >= to / g + blocks)) {
+          // Both on the grid, not overlapping: the blocks' scales are consecutive (the same values as below).
+          std::memcpy(dst.scales + to / g, src.scales + from / g, blocks * sizeof(float));
+          continue;
+        }
+        for (std::uint64_t k = 0; k < len; k += g) dst.set_scale(to + k, src.scale_at(from + k));
         continue;
       }
       if (!is_codec(src.format) && src.format == dst.format) {

@@ -9,15 +9,14 @@
 #include <cmath>
 #include <limits>
 #include <cstring>
-#include <fstream>
 #include <numbers>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include "base/error.h"
-#include "base/json_input.h"
 #include "numerics/formats.h"
 #include "engines/data/data_engine.h"
 
@@ -95,11 +94,24 @@ __attribute__((target("avx2"))) void sqrt_batch_avx2(const double* in, double* o
   for (; k + 4 <= n; k += 4) _mm256_storeu_pd(out + k, _mm256_sqrt_pd(_mm256_loadu_pd(in + k)));
   sqrt_batch(in + k, out + k, n - k);
 }
-__attribute__((target("avx512f,avx512dq,avx512vl"))) void sqrt_batch_avx512(const double* in, double* out, std::uint64_t n) {
+// The AVX-512 batch's roots are not correctly rounded: an estimate to 2^-14
+// (vrsqrt14pd) of 1/sqrt(x), two Newton steps (relative error ~2^-49, rounding
+// included), times x: cheaper than vsqrtpd, and far inside the 2^-32 margin
+// within which the scalar formula decides (Batcher). x = 0 gives NaN there
+// (0 x inf), which the scalar formula decides too. Arguments are -2 log u1 in
+// [0, 45]: never negative, subnormal or infinite.
+// (`in` not const: GCC 12 takes a const pointer argument for a read of every
+// element and warns that the caller's batch may be uninitialised.)
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void sqrt_batch_avx512(double* in, double* out, std::uint64_t n) {
   std::uint64_t k = 0;
+  const __m512d half = _mm512_set1_pd(0.5), three_halves = _mm512_set1_pd(1.5);
   for (; k + 8 <= n; k += 8) {
     const __m512d x = _mm512_loadu_pd(in + k);
-    _mm512_storeu_pd(out + k, _mm512_mask_sqrt_pd(x, 0xff, x));   // all lanes (not _mm512_sqrt_pd: GCC 12 warns)
+    const __m512d h = _mm512_mul_pd(half, x);
+    __m512d y = _mm512_mask_rsqrt14_pd(x, 0xff, x);   // all lanes (the unmasked form warns in GCC 12)
+    y = _mm512_mul_pd(y, _mm512_sub_pd(three_halves, _mm512_mul_pd(h, _mm512_mul_pd(y, y))));
+    y = _mm512_mul_pd(y, _mm512_sub_pd(three_halves, _mm512_mul_pd(h, _mm512_mul_pd(y, y))));
+    _mm512_storeu_pd(out + k, _mm512_mul_pd(x, y));
   }
   sqrt_batch(in + k, out + k, n - k);
 }
@@ -122,7 +134,7 @@ template <Fn F, int Isa>
 }
 
 template <int Isa>
-[[gnu::always_inline]] inline void sqrt_batch_for(const double* in, double* out, std::uint64_t n) {
+[[gnu::always_inline]] inline void sqrt_batch_for(double* in, double* out, std::uint64_t n) {
 #ifdef SCIN_HAVE_LIBMVEC
   if constexpr (Isa == 2) {
     sqrt_batch_avx512(in, out, n);
@@ -198,7 +210,8 @@ struct Batcher {
   const Exact& exact;
 
   template <int Isa>
-  [[gnu::always_inline]] inline void run(std::uint64_t key, std::uint64_t lo, std::uint64_t n, float* x) const {
+  // out[k] = the value of element lo + k, k < n.
+  [[gnu::always_inline]] inline void run(std::uint64_t key, std::uint64_t lo, std::uint64_t n, float* out) const {
     double arg[kBatch], lg[kBatch], cs[kBatch];
     std::uint64_t hs[kBatch];
     for (std::uint64_t k = 0; k < n; ++k) hs[k] = splitmix64(key ^ (lo + k));
@@ -218,7 +231,7 @@ struct Batcher {
       for (std::uint64_t k = 0; k < n; ++k) arg[k] = two_pi * (u32_to_double(hs[k] & 0xffffffffull) * 0x1p-32);
       fast_batch_for<Fn::Cos, Isa>(arg, cs, n);
       for (std::uint64_t k = 0; k < n; ++k) arg[k] = -2.0 * lg[k];
-      sqrt_batch_for<Isa>(arg, lg, n);   // lg[k] = std::sqrt(-2 log u1), the same bits
+      sqrt_batch_for<Isa>(arg, lg, n);   // lg[k] = std::sqrt(-2 log u1) (AVX-512: to ~2^-49)
       for (std::uint64_t k = 0; k < n; ++k) {
         double v = sigma * lg[k] * cs[k];
         if (is_outlier && is_outlier[(lo + k) % channels]) v *= outlier_scale;
@@ -234,12 +247,44 @@ struct Batcher {
       const double m = std::fabs(v) * 0x1p-32;
       const float f = static_cast<float>(v);
       const bool sure = (m > 0) & (static_cast<float>(v - m) == f) & (static_cast<float>(v + m) == f);
-      x[lo + k] = f;
+      out[k] = f;
       unsure[k] = !sure;
       any |= !sure;
     }
-    for (std::uint64_t k = 0; any && k < n; ++k)
-      if (unsure[k]) x[lo + k] = exact(hs[k], lo + k);
+    // The few unsure values (about 1 in 300), found 8 flags at a time.
+    for (std::uint64_t w = 0; any && w < n; w += 8) {
+      std::uint64_t flags = 0;
+      std::memcpy(&flags, unsure + w, std::min<std::uint64_t>(8, n - w));
+      for (std::uint64_t k = w; flags != 0; ++k, flags >>= 8)
+        if (flags & 0xffu) out[k] = exact(hs[k], lo + k);
+    }
+  }
+
+  // The same batch for every rank (keys[r], r < ranks), rounded to BF16 as
+  // round_inputs rounds: bits[r][lo + k] = the pattern, and the exact sum
+  // d[k] = +0.0 + rank 0's value + rank 1's + ... (exact_sum's additions, in
+  // order). `over` is or-ed with 1 for a value not finite or beyond `big`.
+  template <int Isa>
+  [[gnu::always_inline]] inline void run_bf16(const std::uint64_t* keys, std::size_t ranks, std::uint64_t lo,
+                                              std::uint64_t n, std::vector<std::vector<std::uint16_t>>& bits,
+                                              double* d, float big, std::uint32_t& over) const {
+    float f[kBatch];
+    for (std::size_t r = 0; r < ranks; ++r) {
+      run<Isa>(keys[r], lo, n, f);
+      std::uint16_t* h = bits[r].data() + lo;
+      std::uint32_t o = 0;
+      for (std::uint64_t k = 0; k < n; ++k) {
+        o |= static_cast<std::uint32_t>(!(std::fabs(f[k]) <= big));
+        const std::uint32_t u = std::bit_cast<std::uint32_t>(num::round_bf16_fast(f[k]));
+        h[k] = static_cast<std::uint16_t>(u >> 16);
+        f[k] = std::bit_cast<float>(u);
+      }
+      over |= o;
+      if (r == 0)
+        for (std::uint64_t k = 0; k < n; ++k) d[k] = 0.0 + static_cast<double>(f[k]);
+      else
+        for (std::uint64_t k = 0; k < n; ++k) d[k] += static_cast<double>(f[k]);
+    }
   }
 };
 
@@ -250,6 +295,13 @@ template <class B>
 __attribute__((target("avx2"))) void batch_avx2(const B& gen, std::uint64_t key, std::uint64_t lo, std::uint64_t n,
                                                 float* x) {
   gen.template run<1>(key, lo, n, x);
+}
+template <class B>
+__attribute__((target("avx2"))) void batch_bf16_avx2(const B& gen, const std::uint64_t* keys, std::size_t ranks,
+                                                     std::uint64_t lo, std::uint64_t n,
+                                                     std::vector<std::vector<std::uint16_t>>& bits, double* d,
+                                                     float big, std::uint32_t& over) {
+  gen.template run_bf16<1>(keys, ranks, lo, n, bits, d, big, over);
 }
 // The batch with AVX-512 code (64-bit multiplies for the hash) and libmvec's
 // 8-wide log/cos. AVX-512F has fused multiply-adds; where the compiler may
@@ -262,6 +314,12 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) void batch_avx512(const B& 
                                                                         std::uint64_t lo, std::uint64_t n, float* x) {
   gen.template run<2>(key, lo, n, x);
 }
+template <class B>
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void batch_bf16_avx512(
+    const B& gen, const std::uint64_t* keys, std::size_t ranks, std::uint64_t lo, std::uint64_t n,
+    std::vector<std::vector<std::uint16_t>>& bits, double* d, float big, std::uint32_t& over) {
+  gen.template run_bf16<2>(keys, ranks, lo, n, bits, d, big, over);
+}
 
 static std::atomic<int> g_forced_isa{-1};   // force_generator_isa: -1 = the CPU's best
 static int best_isa() {
@@ -271,19 +329,18 @@ static int best_isa() {
 }
 #endif
 
-std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
-                                                const RunContext* ctx) {
+namespace {
+
+// Calls body(gen, isa): the generator of `spec`'s values (a Batcher) and the
+// instruction set of its batches (run_batch).
+template <class Body>
+void with_generator(const InputSpec& spec, Body&& body) {
   check_spec(spec);
-  if (ranks < 1) throw Error(fmt::format("ranks: {} must be >= 1", ranks));
   std::vector<char> is_outlier;
   if (spec.dist == Distribution::Outliers) {
     is_outlier.assign(spec.channels, 0);
     for (auto c : outlier_channels(spec)) is_outlier[c] = 1;
   }
-  // Each rank's array zero-filled in place (not copied from a zeroed template:
-  // half the memory traffic), then generated.
-  std::vector<std::vector<float>> out(static_cast<std::size_t>(ranks));
-  for (auto& v : out) v.resize(elems);
   const double sigma = spec.stddev;
   const double two_pi = 2.0 * std::numbers::pi;
   const double laplace_b = sigma / std::numbers::sqrt2;
@@ -312,28 +369,102 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
 #else
   constexpr int isa = 0;
 #endif
-  for (int r = 0; r < ranks; ++r) {
-    if (ctx) ctx->check();
-    float* x = out[static_cast<std::size_t>(r)].data();
-    const std::uint64_t key = splitmix64(splitmix64(spec.seed) ^ (static_cast<std::uint64_t>(r) + 1));
-    tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, elems, 8192), [&](const tbb::blocked_range<std::uint64_t>& rg) {
-      for (std::uint64_t lo = rg.begin(); lo < rg.end(); lo += decltype(gen)::kBatch) {
-        const std::uint64_t n = std::min(decltype(gen)::kBatch, rg.end() - lo);
+  body(gen, isa);
+}
+
+// out[k] = element lo + k of the values with `key` (rank_key), k < n <= kBatch.
+template <class B>
+inline void run_batch(const B& gen, int isa, std::uint64_t key, std::uint64_t lo, std::uint64_t n, float* out) {
 #ifdef SCIN_HAVE_LIBMVEC
-        if (isa == 2) {
-          batch_avx512(gen, key, lo, n, x);
-          continue;
-        }
-        if (isa == 1) {
-          batch_avx2(gen, key, lo, n, x);
-          continue;
-        }
-#endif
-        gen.run<0>(key, lo, n, x);
-      }
-    });
+  if (isa == 2) {
+    batch_avx512(gen, key, lo, n, out);
+    return;
   }
+  if (isa == 1) {
+    batch_avx2(gen, key, lo, n, out);
+    return;
+  }
+#else
+  (void)isa;
+#endif
+  gen.template run<0>(key, lo, n, out);
+}
+
+inline std::uint64_t rank_key(const InputSpec& spec, int r) {
+  return splitmix64(splitmix64(spec.seed) ^ (static_cast<std::uint64_t>(r) + 1));
+}
+
+}  // namespace
+
+std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
+                                                const RunContext* ctx) {
+  std::vector<std::vector<float>> out;
+  with_generator(spec, [&](const auto& gen, int isa) {
+    if (ranks < 1) throw Error(fmt::format("ranks: {} must be >= 1", ranks));
+    // Each rank's array zero-filled in place (not copied from a zeroed template:
+    // half the memory traffic), then generated.
+    out.resize(static_cast<std::size_t>(ranks));
+    for (auto& v : out) v.resize(elems);
+    constexpr std::uint64_t kBatch = std::remove_cvref_t<decltype(gen)>::kBatch;
+    for (int r = 0; r < ranks; ++r) {
+      if (ctx) ctx->check();
+      float* x = out[static_cast<std::size_t>(r)].data();
+      const std::uint64_t key = rank_key(spec, r);
+      tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, elems, 8192), [&](const tbb::blocked_range<std::uint64_t>& rg) {
+        for (std::uint64_t lo = rg.begin(); lo < rg.end(); lo += kBatch)
+          run_batch(gen, isa, key, lo, std::min(kBatch, rg.end() - lo), x + lo);
+      });
+    }
+  });
   return out;
+}
+
+bool generate_bf16_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
+                          std::vector<std::vector<std::uint16_t>>& bits, std::vector<double>& exact,
+                          const RunContext* ctx) {
+  bool ok = true;
+  with_generator(spec, [&](const auto& gen, int isa) {
+    if (ranks < 1) throw Error(fmt::format("ranks: {} must be >= 1", ranks));
+    bits.assign(static_cast<std::size_t>(ranks), {});
+    for (auto& v : bits) v.resize(elems);
+    exact.resize(elems);
+    std::vector<std::uint64_t> keys(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) keys[static_cast<std::size_t>(r)] = rank_key(spec, r);
+    constexpr std::uint64_t kBatch = std::remove_cvref_t<decltype(gen)>::kBatch;
+    const float big = num::bf16_to_float(0x7f7f);   // BF16's largest finite value
+    std::atomic<bool> beyond{false};
+    // Parts of the elements, each generated in parallel; for every batch of
+    // elements all ranks' values, while the batch is in cache: rounded to BF16
+    // (round_inputs' rounding), stored as patterns, and added to the exact sum
+    // rank 0, 1, ... in order from +0.0 (exact_sum's additions).
+    constexpr std::uint64_t kPart = 1u << 18;
+    for (std::uint64_t part = 0; part < elems; part += kPart) {
+      if (ctx) ctx->check();
+      const std::uint64_t end = std::min(elems, part + kPart);
+      tbb::parallel_for(tbb::blocked_range<std::uint64_t>(part, end, 8192), [&](const tbb::blocked_range<std::uint64_t>& rg) {
+        std::uint32_t over = 0;   // a value not finite or beyond `big`: the caller takes the FP32 path
+        const std::size_t nr = keys.size();
+        for (std::uint64_t lo = rg.begin(); lo < rg.end(); lo += kBatch) {
+          const std::uint64_t n = std::min(kBatch, rg.end() - lo);
+          double* d = exact.data() + lo;
+#ifdef SCIN_HAVE_LIBMVEC
+          if (isa == 2) {
+            batch_bf16_avx512(gen, keys.data(), nr, lo, n, bits, d, big, over);
+            continue;
+          }
+          if (isa == 1) {
+            batch_bf16_avx2(gen, keys.data(), nr, lo, n, bits, d, big, over);
+            continue;
+          }
+#endif
+          gen.template run_bf16<0>(keys.data(), nr, lo, n, bits, d, big, over);
+        }
+        if (over) beyond.store(true, std::memory_order_relaxed);
+      });
+    }
+    ok = !beyond.load(std::memory_order_relaxed);
+  });
+  return ok;
 }
 
 int force_generator_isa(int isa) {
@@ -346,191 +477,6 @@ int force_generator_isa(int isa) {
 #endif
 }
 
-// ---------------------------------------------------------------- .npy
-
-namespace {
-
-// The .npy header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }.
-// It is rewritten to JSON (quotes, tuples, booleans, trailing commas) and read by
-// the one JSON reader, so its nesting and values are checked like any document.
-nlohmann::json header_as_json(const std::string& header, const std::string& path) {
-  std::string j;
-  j.reserve(header.size() + 16);
-  for (std::size_t i = 0; i < header.size(); ++i) {
-    const char c = header[i];
-    if (c == '\'' || c == '"') {   // a Python string literal
-      std::size_t end = header.find(c, i + 1);
-      if (end == std::string::npos) throw Error(fmt::format("{}: .npy header has an unterminated string", path));
-      j += '"';
-      for (std::size_t k = i + 1; k < end; ++k) {
-        if (header[k] == '"' || header[k] == '\\') j += '\\';
-        j += header[k];
-      }
-      j += '"';
-      i = end;
-    } else if (c == '(') {
-      j += '[';
-    } else if (c == ')' || c == ']' || c == '}') {
-      while (!j.empty() && (j.back() == ' ' || j.back() == ',')) j.pop_back();   // trailing comma
-      j += c == ')' ? ']' : c;
-    } else if (header.compare(i, 4, "True") == 0) {
-      j += "true";
-      i += 3;
-    } else if (header.compare(i, 5, "False") == 0) {
-      j += "false";
-      i += 4;
-    } else if (header.compare(i, 4, "None") == 0) {
-      j += "null";
-      i += 3;
-    } else {
-      j += c;
-    }
-  }
-  nlohmann::json h = parse_json_text(j, path + ": .npy header", {false, 8});
-  if (!h.is_object()) throw Error(fmt::format("{}: .npy header is not a dictionary", path));
-  return h;
-}
-
-const nlohmann::json& header_entry(const nlohmann::json& h, const char* key, const std::string& path) {
-  auto it = h.find(key);
-  if (it == h.end()) throw Error(fmt::format("{}: .npy header has no '{}' entry", path, key));
-  return *it;
-}
-
-}  // namespace
-
-NpyArray read_npy(const std::string& path, std::uint64_t max_elements) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open .npy file", path));
-  unsigned char pre[10];
-  in.read(reinterpret_cast<char*>(pre), 8);
-  if (in.gcount() != 8 || std::memcmp(pre, "\x93NUMPY", 6) != 0)
-    throw Error(fmt::format("{}: not a .npy file (bad magic; expected \\x93NUMPY)", path));
-  const int major = pre[6];
-  std::uint64_t hlen = 0;
-  if (major == 1) {
-    in.read(reinterpret_cast<char*>(pre), 2);
-    if (in.gcount() != 2) throw Error(fmt::format("{}: .npy header is truncated", path));
-    hlen = pre[0] | (static_cast<std::uint64_t>(pre[1]) << 8);
-  } else if (major == 2 || major == 3) {
-    in.read(reinterpret_cast<char*>(pre), 4);
-    if (in.gcount() != 4) throw Error(fmt::format("{}: .npy header is truncated", path));
-    hlen = pre[0] | (static_cast<std::uint64_t>(pre[1]) << 8) | (static_cast<std::uint64_t>(pre[2]) << 16) |
-           (static_cast<std::uint64_t>(pre[3]) << 24);
-  } else {
-    throw Error(fmt::format("{}: .npy format version {} is not supported (1, 2 or 3)", path, major));
-  }
-  if (hlen > (1u << 20)) throw Error(fmt::format("{}: .npy header length {} is implausible", path, hlen));
-  std::string header(hlen, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(hlen));
-  if (static_cast<std::uint64_t>(in.gcount()) != hlen) throw Error(fmt::format("{}: .npy header is truncated", path));
-  if (header.find('{') == std::string::npos || header.find('}') == std::string::npos)
-    throw Error(fmt::format("{}: .npy header is not a dictionary", path));
-
-  NpyArray a;
-  const nlohmann::json h = header_as_json(header, path);
-  a.descr = json_string(header_entry(h, "descr", path), path + ": .npy descr");
-  if (json_bool(header_entry(h, "fortran_order", path), path + ": .npy fortran_order"))
-    throw Error(fmt::format("{}: Fortran-order arrays are not supported; save in C order", path));
-  const nlohmann::json& dims = header_entry(h, "shape", path);
-  if (!dims.is_array()) throw Error(fmt::format("{}: .npy shape must be a tuple of integers", path));
-  std::uint64_t count = 1;
-  std::string shape;
-  for (const auto& d : dims) {
-    const std::uint64_t n = json_uint(d, path + ": .npy shape", 0, 1ull << 40);
-    a.shape.push_back(n);
-    shape += (shape.empty() ? "" : ", ") + std::to_string(n);
-    if (n != 0 && count > (1ull << 40) / n) throw Error(fmt::format("{}: .npy shape ({}) is too large", path, shape));
-    count *= n;
-  }
-  if (count > max_elements)
-    throw Error(fmt::format("{}: shape ({}) holds {} elements; at most {} are accepted", path, shape, count,
-                            max_elements));
-  int elem_bytes;
-  std::string kind = a.descr;
-  if (kind.size() == 3 && (kind[0] == '>' )) {
-    throw Error(fmt::format("{}: big-endian dtype '{}' is not supported; use little-endian", path, a.descr));
-  }
-  if (kind.size() == 3 && (kind[0] == '<' || kind[0] == '|' || kind[0] == '=')) kind = kind.substr(1);
-  if (kind == "f2" || kind == "u2" || kind == "V2") elem_bytes = 2;
-  else if (kind == "f4") elem_bytes = 4;
-  else if (kind == "f8") elem_bytes = 8;
-  else
-    throw Error(fmt::format("{}: dtype '{}' is not supported; use float16 '<f2', float32 '<f4', float64 '<f8' or "
-                            "bfloat16 as uint16 '<u2'", path, a.descr));
-  const std::uint64_t need = count * static_cast<std::uint64_t>(elem_bytes);
-  const auto data_pos = in.tellg();
-  in.seekg(0, std::ios::end);
-  const auto avail = static_cast<std::uint64_t>(in.tellg() - data_pos);
-  in.seekg(data_pos);
-  if (avail < need)
-    throw Error(fmt::format("{}: data is truncated: shape ({}) of '{}' needs {} bytes, file has {}", path, shape,
-                            a.descr, need, avail));
-  std::vector<unsigned char> raw(need);
-  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-  if (static_cast<std::uint64_t>(in.gcount()) != raw.size())
-    throw Error(fmt::format("{}: data is truncated", path));
-  a.data.resize(count);
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const unsigned char* p = raw.data() + i * static_cast<std::uint64_t>(elem_bytes);
-    float v;
-    if (elem_bytes == 2) {
-      const auto bits = static_cast<std::uint16_t>(p[0] | (p[1] << 8));
-      v = kind == "f2" ? num::fp16_to_float(bits) : num::bf16_to_float(bits);
-    } else if (elem_bytes == 4) {
-      std::memcpy(&v, p, 4);
-    } else {
-      double d;
-      std::memcpy(&d, p, 8);
-      v = static_cast<float>(d);
-    }
-    if (!std::isfinite(v)) {
-      if (elem_bytes == 8) {
-        double d;
-        std::memcpy(&d, p, 8);
-        if (std::isfinite(d))
-          throw Error(fmt::format("{}: element {} = {:g} overflows float32 (largest finite {:g})", path, i, d,
-                                  std::numeric_limits<float>::max()));
-      }
-      throw Error(fmt::format("{}: element {} is not finite ({})", path, i, v));
-    }
-    a.data[i] = v;
-  }
-  return a;
-}
-
-void write_npy(const std::string& path, const std::vector<float>& data, const std::string& descr,
-               const std::vector<std::uint64_t>& shape) {
-  if (descr != "<f4" && descr != "<f2" && descr != "<u2")
-    throw Error(fmt::format("write_npy: descr '{}' is not one of <f4, <f2, <u2", descr));
-  std::string shp;
-  if (shape.empty()) {
-    shp = fmt::format("({},)", data.size());
-  } else {
-    shp = "(";
-    for (std::size_t i = 0; i < shape.size(); ++i) shp += fmt::format("{}{}", i ? ", " : "", shape[i]);
-    shp += shape.size() == 1 ? ",)" : ")";
-  }
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shp);
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(fmt::format("{}: cannot write .npy file", path));
-  out.write("\x93NUMPY\x01\x00", 8);
-  const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
-  out.write(len, 2);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  for (float v : data) {
-    if (descr == "<f4") {
-      out.write(reinterpret_cast<const char*>(&v), 4);
-    } else {
-      const std::uint16_t b = descr == "<f2" ? num::fp16_bits(v) : num::bf16_bits(v);
-      const char c[2] = {static_cast<char>(b & 0xff), static_cast<char>(b >> 8)};
-      out.write(c, 2);
-    }
-  }
-  if (!out) throw Error(fmt::format("{}: write failed", path));
-}
 
 void round_inputs(std::vector<std::vector<float>>& inputs, DType dtype, const std::string& origin) {
   if (dtype == DType::Fp32) return;
@@ -563,35 +509,6 @@ void round_inputs(std::vector<std::vector<float>>& inputs, DType dtype, const st
         for (std::size_t i = lo; i < hi; ++i) x[i] = num::round_fp16(x[i]);
     }
   }
-}
-
-std::vector<std::vector<float>> load_npy_inputs(const std::vector<std::string>& files, int ranks) {
-  if (files.empty()) throw Error("--npy: no files given");
-  std::vector<std::vector<float>> out;
-  if (files.size() == 1) {
-    NpyArray a = read_npy(files[0], kMaxQuantElemsTotal);
-    const std::uint64_t n = a.data.size();
-    if (n == 0 || n % static_cast<std::uint64_t>(ranks) != 0)
-      throw Error(fmt::format("--npy: {} holds {} elements, not a positive multiple of the {} ranks it is split across",
-                              files[0], n, ranks));
-    const std::uint64_t per = n / static_cast<std::uint64_t>(ranks);
-    for (int r = 0; r < ranks; ++r) {
-      auto first = a.data.begin() + static_cast<std::ptrdiff_t>(per * static_cast<std::uint64_t>(r));
-      out.emplace_back(first, first + static_cast<std::ptrdiff_t>(per));
-    }
-    return out;
-  }
-  if (files.size() != static_cast<std::size_t>(ranks))
-    throw Error(fmt::format("--npy: give one file per rank ({}) or one file to split; got {}", ranks, files.size()));
-  for (const auto& f : files) {
-    NpyArray a = read_npy(f, kMaxQuantElemsPerRank);
-    if (a.data.empty()) throw Error(fmt::format("--npy: {} holds no elements", f));
-    if (!out.empty() && a.data.size() != out.front().size())
-      throw Error(fmt::format("--npy: {} holds {} elements but {} holds {}; every rank needs the same count", f,
-                              a.data.size(), files.front(), out.front().size()));
-    out.push_back(std::move(a.data));
-  }
-  return out;
 }
 
 }  // namespace scin

@@ -25,6 +25,17 @@ struct RunContext;  // base/run_context.h
 std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
                                                 const RunContext* ctx = nullptr);
 
+/// The inputs of a BF16 study without FP32 arrays, in one pass: generate_inputs'
+/// values rounded to BF16 as round_inputs rounds them, each rank's held as its
+/// BF16 patterns in `bits`, and `exact` = exact_sum of the rounded values (the
+/// same additions in the same order: the same bits). Returns false, `bits` and
+/// `exact` then unspecified, when a value is not finite or beyond BF16's largest
+/// finite value: the caller takes generate_inputs and round_inputs, which report
+/// it. Throws what generate_inputs throws; `ctx` is polled between parts.
+bool generate_bf16_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
+                          std::vector<std::vector<std::uint16_t>>& bits, std::vector<double>& exact,
+                          const RunContext* ctx = nullptr);
+
 /// Tests: the instruction set generate_inputs uses for its batches, 0 portable,
 /// 1 AVX2, 2 AVX-512 (each only where the CPU has it; -1: the CPU's best, the
 /// default). Returns the one that will be used. Every choice gives the same values.

@@ -98,12 +98,25 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
     throw Error(fmt::format("--npy: {} elements per rank exceeds the limit of {}", elems, kMaxQuantElemsPerRank));
   check_quant_memory(gpus, elems, available_memory_bytes());
   ctx.check();
-  if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems, &ctx);
+  // A BF16 study's generated inputs are held as BF16 patterns only (no FP32
+  // arrays), generated, rounded and summed exactly in one pass: the same values
+  // and sums. A value that is not finite or overflows BF16 takes the path below,
+  // which reports it.
+  std::vector<std::vector<std::uint16_t>> patterns;
+  std::vector<double> exact;
+  const bool held_bf16 = req.npy_files.empty() && req.dtype == DType::Bf16 &&
+                         generate_bf16_inputs(req.input, gpus, elems, patterns, exact, &ctx);
+  if (!held_bf16) {
+    patterns = {};
+    if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems, &ctx);
+  }
   st.elements = elems;
   const Format dfmt = format_of(req.dtype);
   ctx.check();
-  round_inputs(inputs, req.dtype, req.npy_files.empty() ? "input" : "--npy");
-  const std::vector<double> exact = exact_sum(inputs);
+  if (!held_bf16) {
+    round_inputs(inputs, req.dtype, req.npy_files.empty() ? "input" : "--npy");
+    exact = exact_sum(inputs);
+  }
   ctx.check();
 
   // References: the exact sum rounded once to dtype, and quantised once then rounded.
@@ -137,7 +150,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   ws.reserve(most);
   // The inputs are checked (finite; exact in BF16 / FP16 or not) once for
   // every algorithm, not once per run: the same errors and results.
-  const CheckedInputs checked(inputs);
+  const CheckedInputs checked = held_bf16 ? CheckedInputs(patterns) : CheckedInputs(inputs);
   // scin-inq, ring-q8 and two-shot-q8 each quantise every rank's input with
   // the study's codec: the codes are computed once and shared (the same bits).
   InputCodes codes(checked);

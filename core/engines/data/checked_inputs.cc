@@ -23,6 +23,7 @@ CheckedInputs::CheckedInputs(const std::vector<std::vector<float>>& inputs)
   // One pass over every rank's input: the first non-finite element (checked in
   // parallel, reported deterministically), and whether the input is exact in BF16.
   const std::size_t n = inputs.size();
+  for (const auto& x : inputs) sizes_.push_back(x.size());
   std::vector<std::size_t> bad(n, SIZE_MAX);
   tbb::parallel_for(std::size_t{0}, n, [&](std::size_t r) {
     const auto& x = inputs[r];
@@ -55,6 +56,48 @@ CheckedInputs::CheckedInputs(const std::vector<std::vector<float>>& inputs)
       throw Error(fmt::format("data engine: rank {} input element {} is not finite ({})", r, i, inputs[r][i]));
 }
 
+namespace {
+const std::vector<std::vector<float>> kNoFloats;
+}  // namespace
+
+CheckedInputs::CheckedInputs(const std::vector<std::vector<std::uint16_t>>& bf16)
+    : values_(&kNoFloats),
+      bf16_values_(&bf16),
+      bf16_(bf16.size(), 1),
+      fp16_(std::make_unique<std::atomic<unsigned char>[]>(bf16.size())) {
+  // Every BF16 value is exact in BF16 (and in FP32); only finiteness is checked:
+  // exponent all ones, branch-free over runs (vectorises), reported as for floats.
+  const std::size_t n = bf16.size();
+  for (const auto& x : bf16) sizes_.push_back(x.size());
+  std::vector<std::size_t> bad(n, SIZE_MAX);
+  tbb::parallel_for(std::size_t{0}, n, [&](std::size_t r) {
+    const auto& x = bf16[r];
+    constexpr std::size_t kStride = 4096;
+    for (std::size_t lo = 0; lo < x.size(); lo += kStride) {
+      const std::size_t hi = std::min(x.size(), lo + kStride);
+      std::uint32_t nonfinite = 0;
+      for (std::size_t i = lo; i < hi; ++i) nonfinite |= static_cast<std::uint32_t>((x[i] & 0x7f80u) == 0x7f80u);
+      if (nonfinite) {
+        for (std::size_t i = lo; i < hi; ++i)
+          if ((x[i] & 0x7f80u) == 0x7f80u) {
+            bad[r] = i;
+            break;
+          }
+        break;
+      }
+    }
+  });
+  for (std::size_t r = 0; r < n; ++r)
+    if (const std::size_t i = bad[r]; i != SIZE_MAX)
+      throw Error(fmt::format("data engine: rank {} input element {} is not finite ({})", r, i,
+                              num::bf16_to_float(bf16[r][i])));
+}
+
+float CheckedInputs::value(int rank, std::uint64_t i) const {
+  const auto r = static_cast<std::size_t>(rank);
+  return bf16_values_ ? num::bf16_to_float((*bf16_values_)[r][i]) : (*values_)[r][i];
+}
+
 bool CheckedInputs::exact(int rank, Format f) const {
   const auto r = static_cast<std::size_t>(rank);
   if (is_codec(f)) return false;
@@ -62,9 +105,11 @@ bool CheckedInputs::exact(int rank, Format f) const {
   if (f != Format::Fp16) return true;
   unsigned char known = fp16_[r].load(std::memory_order_relaxed);
   if (known == 0) {
-    const auto& x = values_->at(r);
     bool same = true;
-    for (std::size_t i = 0; i < x.size() && same; ++i) same = num::round_fp16(x[i]) == x[i];
+    for (std::uint64_t i = 0; i < sizes_.at(r) && same; ++i) {
+      const float x = value(rank, i);
+      same = num::round_fp16(x) == x;
+    }
     known = same ? 2 : 1;
     fp16_[r].store(known, std::memory_order_relaxed);
   }
@@ -72,7 +117,7 @@ bool CheckedInputs::exact(int rank, Format f) const {
 }
 
 InputCodes::InputCodes(const CheckedInputs& inputs) : st_(std::make_unique<State>()) {
-  const std::size_t n = inputs.values().size();
+  const std::size_t n = inputs.ranks();
   st_->inputs = &inputs;
   st_->codes.resize(n);
   st_->scales.resize(n);
@@ -81,16 +126,72 @@ InputCodes::InputCodes(const CheckedInputs& inputs) : st_(std::make_unique<State
 
 InputCodes::~InputCodes() = default;
 
+SumUse sum_use(InputCodes::State& codes, const Step& st, std::uint64_t n, const std::vector<int>& input_rank,
+               int gpus, std::uint64_t elems) {
+  if (st.accum != Format::Fp32 || st.accumulate || st.srcs.size() != static_cast<std::size_t>(gpus)) return {};
+  const std::uint64_t off = st.srcs.front().offset;
+  std::vector<int> ranks;
+  for (const Region& r : st.srcs) {
+    if (input_rank[r.buffer] < 0 || r.offset != off) return {};
+    ranks.push_back(input_rank[r.buffer]);
+  }
+  std::vector<int> sorted = ranks;   // every rank's input once
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return {};
+  if (codes.sum_ranks.empty()) codes.sum_ranks = ranks;
+  if (ranks != codes.sum_ranks) return {};
+  if (codes.sums.empty()) codes.sums.resize(elems);
+  return SumUse{true, codes.summed.covers(off, off + n)};
+}
+
+std::uint64_t InputCodes::summed_elements() const { return st_->summed.total(); }
+
 std::uint64_t InputCodes::held_elements() const {
   std::uint64_t t = 0;
   for (const Coverage& c : st_->held) t += c.total();
   return t;
 }
 
-void check_run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank) {
+std::vector<InputAlias> input_aliases(const Schedule& s, const CheckedInputs& checked) {
+  const auto* patterns = checked.bf16_patterns();
+  // Whether each rank's input is exact in its buffer's format (then the buffer may read it in place).
+  std::vector<char> exact(static_cast<std::size_t>(s.gpus), 0);
+  tbb::parallel_for(0, s.gpus, [&](int r) {
+    const Format f = s.buffers[s.input[static_cast<std::size_t>(r)]].format;
+    exact[static_cast<std::size_t>(r)] = patterns ? f == Format::Bf16 : checked.exact(r, f);
+  });
+  std::vector<int> writes(s.buffers.size(), 0), owners(s.buffers.size(), 0);
+  for (const Step& st : s.steps)
+    if (st.op != DataOp::None)
+      for (const Region& r : st.dsts) ++writes[r.buffer];
+  for (BufferId id : s.input) ++owners[id];
+  std::vector<InputAlias> alias(s.buffers.size());
+  for (int r = 0; r < s.gpus; ++r) {
+    const auto k = static_cast<std::size_t>(r);
+    const BufferId id = s.input[k];
+    if (!exact[k] || writes[id] != 0 || owners[id] != 1 || s.buffers[id].elems != s.elems) continue;
+    if (!patterns)
+      alias[id] = InputAlias{r, checked.values()[k].data(), nullptr};
+    else if (s.buffers[id].format == Format::Bf16)
+      alias[id] = InputAlias{r, nullptr, (*patterns)[k].data()};
+  }
+  return alias;
+}
+
+const float* input_floats(const CheckedInputs& checked, int rank, std::vector<float>& scratch) {
+  const auto k = static_cast<std::size_t>(rank);
+  const auto* patterns = checked.bf16_patterns();
+  if (!patterns) return checked.values()[k].data();
+  const std::vector<std::uint16_t>& h = (*patterns)[k];
+  scratch.resize(h.size());
+  for (std::size_t i = 0; i < h.size(); ++i) scratch[i] = num::bf16_to_float(h[i]);
+  return scratch.data();
+}
+
+void check_run(const Schedule& s, const std::vector<std::uint64_t>& sizes) {
   check_schedule(s);
-  if (inputs_per_rank.size() != static_cast<std::size_t>(s.gpus))
-    throw Error(fmt::format("data engine: {} input arrays for {} ranks", inputs_per_rank.size(), s.gpus));
+  if (sizes.size() != static_cast<std::size_t>(s.gpus))
+    throw Error(fmt::format("data engine: {} input arrays for {} ranks", sizes.size(), s.gpus));
   if (s.input.size() != static_cast<std::size_t>(s.gpus) || s.output.size() != static_cast<std::size_t>(s.gpus))
     throw Error(fmt::format("data engine: schedule {} declares {} inputs and {} outputs for {} ranks", s.algorithm,
                             s.input.size(), s.output.size(), s.gpus));
@@ -99,10 +200,10 @@ void check_run(const Schedule& s, const std::vector<std::vector<float>>& inputs_
       throw Error(fmt::format("data engine: buffer {} ({}) has block_elems {}; must be >= 1", d.name,
                               to_string(d.format), d.block_elems));
   for (int r = 0; r < s.gpus; ++r) {
-    const auto& x = inputs_per_rank[static_cast<std::size_t>(r)];
-    if (x.size() != s.elems)
+    const std::uint64_t size = sizes[static_cast<std::size_t>(r)];
+    if (size != s.elems)
       throw Error(fmt::format("data engine: rank {} input has {} elements; the schedule has {} per rank", r,
-                              x.size(), s.elems));
+                              size, s.elems));
     if (s.buffers.at(s.input[static_cast<std::size_t>(r)]).elems < s.elems)
       throw Error(fmt::format("data engine: input buffer of rank {} holds {} elements, input has {}", r,
                               s.buffers.at(s.input[static_cast<std::size_t>(r)]).elems, s.elems));

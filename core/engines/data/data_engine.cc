@@ -62,9 +62,10 @@ class Engine {
  public:
   // `decls`: the buffers as laid out (the schedule's, and slots: slots.h);
   // `alias[i]`: buffer i is rank-input storage read in place (never written by
-  // a step, already exact in its format, exactly as long as the input).
+  // a step, already exact in its format, exactly as long as the input): FP32
+  // values (`vals`) or, for a BF16 buffer, BF16 patterns (`half`).
   Engine(const Schedule& s, const std::vector<BufferDecl>& decls, const std::vector<Step>& steps,
-         const DataOptions& opt, std::byte* storage, const std::vector<const float*>& alias,
+         const DataOptions& opt, std::byte* storage, const std::vector<InputAlias>& alias,
          const std::vector<char>& touched)
       : s_(s), decls_(decls), steps_(&steps) {
     bufs_.resize(decls.size());
@@ -79,8 +80,10 @@ class Engine {
       b.format = d.format;
       b.fill = fill;
       b.elems = d.elems;
-      if (i < alias.size() && alias[i]) {
-        b.vals = const_cast<float*>(alias[i]);   // read only: no step writes buffer i
+      if (i < alias.size() && alias[i].rank >= 0) {
+        // Read only: no step writes buffer i.
+        b.vals = const_cast<float*>(alias[i].vals);
+        b.half = const_cast<std::uint16_t*>(alias[i].half);
         b.elem_cov.reset(d.elems);
         continue;
       }
@@ -99,15 +102,14 @@ class Engine {
     }
   }
 
-  // Shares quantised inputs through `codes` (bound to `inputs`): buffers read
-  // in place from a rank's input are that rank's (alias: as in the constructor).
-  void share_input_codes(InputCodes::State* codes, const std::vector<std::vector<float>>& inputs,
-                         const std::vector<const float*>& alias) {
+  // Shares quantised inputs through `codes` (bound to the run's inputs):
+  // buffers read in place from a rank's input are that rank's (alias: as in the constructor).
+  void share_input_codes(InputCodes::State* codes, const std::vector<InputAlias>& alias) {
     codes_ = codes;
     input_rank_.assign(decls_.size(), -1);
     for (int r = 0; r < s_.gpus; ++r) {
       const BufferId id = s_.input.at(static_cast<std::size_t>(r));
-      if (alias[id] && alias[id] == inputs.at(static_cast<std::size_t>(r)).data()) input_rank_[id] = r;
+      if (alias[id].rank == r) input_rank_[id] = r;
     }
   }
 
@@ -116,13 +118,13 @@ class Engine {
     bufs_.at(s_.input.at(static_cast<std::size_t>(rank))).mark_written(0, n);
   }
 
-  void load_input(int rank, const std::vector<float>& x) {
+  void load_input(int rank, const float* x, std::uint64_t n) {
     const BufferId id = s_.input.at(static_cast<std::size_t>(rank));
     Buf& b = bufs_.at(id);
-    if (s_.buffers[id].elems < x.size())
+    if (s_.buffers[id].elems < n)
       throw Error(fmt::format("data engine: input buffer of rank {} holds {} elements, input has {}", rank,
-                              s_.buffers[id].elems, x.size()));
-    write_plain(b, 0, x.data(), x.size());
+                              s_.buffers[id].elems, n));
+    write_plain(b, 0, x, n);
   }
 
   // Whether ranks a and b hold the same output bits, read as stored (16-bit
@@ -189,6 +191,7 @@ class Engine {
       for (const auto& r : st.dsts) bufs_[r.buffer].prepare_read(r.offset, n);
     for (const auto& r : st.dsts) bufs_[r.buffer].mark_written(r.offset, n);
     const CacheUse cu = codes_ && st.op == DataOp::Copy ? cache_use(st, n) : CacheUse{};
+    sum_ = codes_ && st.op == DataOp::Reduce ? sum_use(*codes_, st, n, input_rank_, s_.gpus, s_.elems) : SumUse{};
     const std::uint64_t chunks = (n + chunk - 1) / chunk;
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, chunks), [&](const tbb::blocked_range<std::uint64_t>& rg) {
       float* tmp = scratch(chunk, 0);
@@ -201,6 +204,7 @@ class Engine {
           reduce_chunk(st, lo, len, tmp);
       }
     });
+    if (sum_.on && !sum_.held) codes_->summed.cover(st.srcs.front().offset, st.srcs.front().offset + n);
     if (cu.rank >= 0 && !cu.held)
       codes_->held[static_cast<std::size_t>(cu.rank)].cover(st.srcs.front().offset, st.srcs.front().offset + n);
   }
@@ -342,8 +346,16 @@ class Engine {
         std::uint8_t* cc = codes_->codes[r].data() + sr.offset + lo;
         float* cs = codes_->scales[r].data() + (sr.offset + lo) / g;
         if (!cached) {
-          const float* v = src.vals + sr.offset + lo;   // an input read in place
-          num::quantise_blocks(v, len, c, cc, cs);
+          // An input read in place: its FP32 values, or its BF16 patterns decoded.
+          if (!x) {
+            if (src.vals) {
+              x = src.vals + sr.offset + lo;
+            } else {
+              read(src, sr, lo, len, tmp);
+              x = tmp;
+            }
+          }
+          num::quantise_blocks(x, len, c, cc, cs);
           cached = true;
         }
         std::memcpy(dst.codes + dr.offset + lo, cc, len);
@@ -354,8 +366,13 @@ class Engine {
         // A forwarded payload: codes and scales travel unchanged.
         const auto g = static_cast<std::uint64_t>(src.codec.block_elems);
         std::memmove(dst.codes + dr.offset + lo, src.codes + sr.offset + lo, len);
-        for (std::uint64_t k = 0; k < len; k += g)
-          dst.set_scale(dr.offset + lo + k, src.scale_at(sr.offset + lo + k));
+        const std::uint64_t from = sr.offset + lo, to = dr.offset + lo, blocks = (len + g - 1) / g;
+        if (from % g == 0 && to % g == 0 && (&src != &dst || to / g >= from / g + blocks || from / g >= to / g + blocks)) {
+          // Both on the grid, not overlapping: the blocks' scales are consecutive (the same values as below).
+          std::memcpy(dst.scales + to / g, src.scales + from / g, blocks * sizeof(float));
+          continue;
+        }
+        for (std::uint64_t k = 0; k < len; k += g) dst.set_scale(to + k, src.scale_at(from + k));
         continue;
       }
       if (!is_codec(src.format) && src.format == dst.format) {
@@ -431,8 +448,14 @@ class Engine {
         }
         return;
       }
+      float* held = sum_.on ? codes_->sums.data() + st.srcs.front().offset + lo : nullptr;
+      if (held && sum_.held) {   // the same additions of the same values, done by an earlier run
+        for (const Region& dr : st.dsts) write_plain(bufs_[dr.buffer], dr.offset + lo, held, len);
+        return;
+      }
       read_first(bufs_[st.srcs.front().buffer], st.srcs.front(), lo, len, tmp);
       for (std::size_t k = 1; k < st.srcs.size(); ++k) read_add(bufs_[st.srcs[k].buffer], st.srcs[k], lo, len, tmp);
+      if (held) std::memcpy(held, tmp, len * sizeof(float));
       for (const Region& dr : st.dsts) write_plain(bufs_[dr.buffer], dr.offset + lo, tmp, len);
       return;
     }
@@ -480,7 +503,8 @@ class Engine {
   const std::vector<BufferDecl>& decls_;
   const std::vector<Step>* steps_;   // what runs: s_.steps or their plan
   std::vector<Buf> bufs_;
-  InputCodes::State* codes_ = nullptr;   // shared input codes, or null
+  InputCodes::State* codes_ = nullptr;   // shared input codes and sums, or null
+  SumUse sum_;                           // the running step's use of the shared sums
   std::vector<int> input_rank_;          // per buffer: the rank whose input it reads in place, or -1
 };
 
@@ -495,14 +519,16 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
 
 DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank, DataWorkspace& ws,
                  const DataOptions& opt, const RunContext& ctx) {
-  check_run(s, inputs_per_rank);
+  std::vector<std::uint64_t> sizes;
+  for (const auto& x : inputs_per_rank) sizes.push_back(x.size());
+  check_run(s, sizes);
   const CheckedInputs checked(inputs_per_rank);
   return run_checked(s, checked, ws, opt, ctx);
 }
 
 DataRun run_data(const Schedule& s, const CheckedInputs& inputs, DataWorkspace& ws, const DataOptions& opt,
                  const RunContext& ctx) {
-  check_run(s, inputs.values());
+  check_run(s, inputs.sizes());
   return run_checked(s, inputs, ws, opt, ctx);
 }
 
@@ -510,24 +536,9 @@ namespace {
 
 DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspace& ws, const DataOptions& opt,
                     const RunContext& ctx) {
-  const std::vector<std::vector<float>>& inputs_per_rank = checked.values();
-  // Whether each rank's input is exact in its buffer's format (then the buffer reads it in place).
-  std::vector<char> exact(static_cast<std::size_t>(s.gpus), 0);
-  tbb::parallel_for(0, s.gpus, [&](int r) {
-    exact[static_cast<std::size_t>(r)] = checked.exact(r, s.buffers[s.input[static_cast<std::size_t>(r)]].format);
-  });
-  // Inputs read in place: buffers no step writes, one rank each, of the input's length.
-  std::vector<int> writes(s.buffers.size(), 0), owners(s.buffers.size(), 0);
-  for (const Step& st : s.steps)
-    if (st.op != DataOp::None)
-      for (const Region& r : st.dsts) ++writes[r.buffer];
+  const std::vector<InputAlias> alias = input_aliases(s, checked);
+  std::vector<int> owners(s.buffers.size(), 0);
   for (BufferId id : s.input) ++owners[id];
-  std::vector<const float*> alias(s.buffers.size(), nullptr);
-  for (int r = 0; r < s.gpus; ++r) {
-    const BufferId id = s.input[static_cast<std::size_t>(r)];
-    if (exact[static_cast<std::size_t>(r)] && writes[id] == 0 && owners[id] == 1 && s.buffers[id].elems == s.elems)
-      alias[id] = inputs_per_rank[static_cast<std::size_t>(r)].data();
-  }
   DataWorkspace::Storage& store = ws.storage();
   store.reserve(DataWorkspace::bytes_for(s));
   std::vector<char> same_as_rank0;   // outputs known to equal rank 0's (shared work only)
@@ -538,21 +549,25 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   const std::vector<BufferDecl>& laid = slots ? decls : s.buffers;
   Engine e(s, laid, steps, opt, store.data, alias, touched_buffers(s, laid.size(), steps, same_as_rank0));
   if (opt.input_codes && opt.input_codes->state().inputs == &checked)
-    e.share_input_codes(&opt.input_codes->state(), inputs_per_rank, alias);
+    e.share_input_codes(&opt.input_codes->state(), alias);
   // Ranks' input buffers are distinct (check_schedule does not demand it, so guard).
   std::vector<int> loads;
   for (int r = 0; r < s.gpus; ++r)
-    if (!alias[s.input[static_cast<std::size_t>(r)]]) {
+    if (alias[s.input[static_cast<std::size_t>(r)]].rank < 0) {
       e.mark_input(r, s.elems);
       loads.push_back(r);
     }
   const bool distinct = std::all_of(loads.begin(), loads.end(),
                                     [&](int r) { return owners[s.input[static_cast<std::size_t>(r)]] == 1; });
+  auto load = [&](int r) {
+    std::vector<float> decoded;
+    const float* x = input_floats(checked, r, decoded);
+    e.load_input(r, x, checked.sizes()[static_cast<std::size_t>(r)]);
+  };
   if (distinct)
-    tbb::parallel_for(std::size_t{0}, loads.size(),
-                      [&](std::size_t k) { e.load_input(loads[k], inputs_per_rank[static_cast<std::size_t>(loads[k])]); });
+    tbb::parallel_for(std::size_t{0}, loads.size(), [&](std::size_t k) { load(loads[k]); });
   else
-    for (int r : loads) e.load_input(r, inputs_per_rank[static_cast<std::size_t>(r)]);
+    for (int r : loads) load(r);
   DataResult counts;
   for (std::size_t i = 0; i < s.steps.size(); ++i) {
     ctx.check();

@@ -109,13 +109,28 @@ DataRun run_data(const Schedule& s, const std::vector<std::vector<float>>& input
 class CheckedInputs {
  public:
   explicit CheckedInputs(const std::vector<std::vector<float>>& inputs);
+  /// Inputs held as BF16 patterns, one array per rank (a BF16 study's inputs,
+  /// without FP32 arrays): runs on them give the results and errors, bit for
+  /// bit, of runs on their values as floats. The constructor throws the same
+  /// Error for a non-finite value; values() is then empty.
+  explicit CheckedInputs(const std::vector<std::vector<std::uint16_t>>& bf16);
+  /// The inputs as floats (empty when held as BF16 patterns).
   const std::vector<std::vector<float>>& values() const { return *values_; }
+  /// The inputs as BF16 patterns, or null when held as floats.
+  const std::vector<std::vector<std::uint16_t>>* bf16_patterns() const { return bf16_values_; }
+  std::size_t ranks() const { return sizes_.size(); }
+  /// Elements per rank.
+  const std::vector<std::uint64_t>& sizes() const { return sizes_; }
+  /// Element i of rank `rank`'s input.
+  float value(int rank, std::uint64_t i) const;
   /// Whether rank `rank`'s input is exact in element format `f` (FP32: always;
   /// a codec format: never, a codec buffer is always encoded).
   bool exact(int rank, Format f) const;
 
  private:
   const std::vector<std::vector<float>>* values_;
+  const std::vector<std::vector<std::uint16_t>>* bf16_values_ = nullptr;
+  std::vector<std::uint64_t> sizes_;
   std::vector<char> bf16_;
   // Per rank: 0 = not yet known, 1 = not exact in FP16, 2 = exact.
   std::unique_ptr<std::atomic<unsigned char>[]> fp16_;
@@ -133,7 +148,13 @@ class CheckedInputs {
 /// of the input (the last cut at its end) in every run, and its codes and scale
 /// are a function of those values alone: the same bits as quantising again.
 /// The first codec used is the cache's; runs with another codec quantise as
-/// before. One run at a time may use an InputCodes.
+/// before. It also holds the FP32 sums of the inputs: a reduction that adds
+/// every rank's input read in place, each once, all at the same offset, from +0 in FP32 (not
+/// accumulating into its destination) in the rank order of the first such
+/// reduction keeps its running sums; a later one of a region already held (a
+/// study's one-shot, two-shot, NVLS and SCIN each add the 8 inputs in rank
+/// order) writes them instead of adding again: the same additions of the same
+/// values, the same bits. One run at a time may use an InputCodes.
 class InputCodes {
  public:
   explicit InputCodes(const CheckedInputs& inputs);
@@ -142,6 +163,8 @@ class InputCodes {
   InputCodes& operator=(const InputCodes&) = delete;
   /// Elements whose codes are held, over all ranks (tests).
   std::uint64_t held_elements() const;
+  /// Elements whose shared input sums are held (tests; see below).
+  std::uint64_t summed_elements() const;
 
   struct State;   // opaque: the data engine's own
   State& state() { return *st_; }

@@ -18,10 +18,45 @@ struct InputCodes::State {
   std::vector<std::vector<std::uint8_t>> codes;       // per rank: one code per input element (allocated on first use)
   std::vector<std::vector<float>> scales;             // per rank: one scale per block of the input's grid
   std::vector<Coverage> held;                         // per rank: elements whose codes and block scales are held
+  // FP32 sums of the inputs read in place, added from +0 in the rank order
+  // `sum_ranks` (the first order a run used), per element; `summed`: elements held.
+  std::vector<int> sum_ranks;
+  std::vector<float> sums;
+  Coverage summed;
 };
 
-// The checks of a run that do not read input values: schedule, sizes, formats
-// (throws Error; checked_inputs.cc).
-void check_run(const Schedule& s, const std::vector<std::vector<float>>& inputs_per_rank);
+// Whether a reduction takes or leaves the shared input sums (sum_use).
+struct SumUse {
+  bool on = false;
+  bool held = false;   // the sums of its region are held: written, not added again
+};
+
+// For reduction `st` of n elements (input_rank: per buffer, the rank whose
+// input it reads in place, or -1): an FP32 running sum from +0 (not
+// accumulating) of every rank's input read in place, each once, all at the same
+// offset, in the rank order of the sums held (the first order used: set here,
+// and the sums allocated, `elems` per rank) takes or leaves them.
+SumUse sum_use(InputCodes::State& codes, const Step& st, std::uint64_t n, const std::vector<int>& input_rank,
+               int gpus, std::uint64_t elems);
+
+// A buffer read in place from rank `rank`'s input (-1: not): its FP32 values,
+// or (a BF16 buffer, inputs held as BF16 patterns) its patterns.
+struct InputAlias {
+  int rank = -1;
+  const float* vals = nullptr;
+  const std::uint16_t* half = nullptr;
+};
+
+// Per buffer of `s`: whether it reads a rank's input in place (a buffer no step
+// writes, one rank's input only, of the input's length, the input exact in its
+// format; inputs held as BF16 patterns are read in place by BF16 buffers only).
+std::vector<InputAlias> input_aliases(const Schedule& s, const CheckedInputs& checked);
+
+// Rank `rank`'s input as floats: the values held, or the BF16 patterns decoded into `scratch`.
+const float* input_floats(const CheckedInputs& checked, int rank, std::vector<float>& scratch);
+
+// The checks of a run that do not read input values: schedule, the ranks'
+// input sizes, formats (throws Error; checked_inputs.cc).
+void check_run(const Schedule& s, const std::vector<std::uint64_t>& sizes);
 
 }  // namespace scin

@@ -1,0 +1,228 @@
+// A BF16 study's inputs held as BF16 patterns only (generate_bf16_inputs,
+// CheckedInputs over patterns) and the FP32 sums of the inputs shared between
+// runs (InputCodes): each must give the bits of the FP32 path it replaces.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "engines/data/data_engine.h"
+#include "fabric/preset.h"
+#include "numerics/formats.h"
+#include "numerics/inputs.h"
+#include "numerics/metrics.h"
+#include "numerics/quant_study.h"
+#include "schedule/algorithms.h"
+#include "numerics_test_util.h"
+
+using namespace scin;
+
+namespace {
+
+using numerics_test::same_bits;
+
+std::vector<std::vector<std::uint16_t>> patterns_of(const std::vector<std::vector<float>>& x) {
+  std::vector<std::vector<std::uint16_t>> p(x.size());
+  for (std::size_t r = 0; r < x.size(); ++r)
+    for (float v : x[r]) p[r].push_back(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16));
+  return p;
+}
+
+std::string error_of(const auto& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Step reduce_step(std::vector<Region> srcs, Region dst, bool accumulate = false) {
+  Step st;
+  st.kind = StepKind::Read;   // rank 0 reads every rank's input
+  st.initiator = 0;
+  st.op = DataOp::Reduce;
+  st.accum = Format::Fp32;
+  st.accumulate = accumulate;
+  for (const Region& r : srcs) st.srcs.push_back(r);
+  st.dsts = {dst};
+  return st;
+}
+
+}  // namespace
+
+TEST(Bf16Inputs, PatternsAndExactSumAreTheFp32PathsBits) {
+  // Sizes around the batch (256) and the part (2^18), every distribution and
+  // every generator ISA the CPU has: the patterns are round_inputs' floats'
+  // high halves (their low halves zero) and the sums exact_sum's, bit for bit.
+  struct Case {
+    int ranks;
+    std::uint64_t elems;
+  };
+  const std::vector<Case> cases = {{1, 1}, {8, 255}, {3, 257}, {3, (1u << 18) + 3}, {16, 1000}};
+  for (int isa = 0; isa <= 2; ++isa) {
+    if (force_generator_isa(isa) != isa) continue;
+    for (Distribution d : {Distribution::Gaussian, Distribution::Laplace, Distribution::Outliers}) {
+      for (const Case& c : cases) {
+        InputSpec spec;
+        spec.dist = d;
+        spec.seed = c.elems + static_cast<std::uint64_t>(isa);
+        auto x = generate_inputs(spec, c.ranks, c.elems);
+        round_inputs(x, DType::Bf16, "input");
+        const std::vector<double> want = exact_sum(x);
+        std::vector<std::vector<std::uint16_t>> bits;
+        std::vector<double> exact;
+        ASSERT_TRUE(generate_bf16_inputs(spec, c.ranks, c.elems, bits, exact));
+        const std::string what = std::string(to_string(d)) + " isa " + std::to_string(isa) + " " +
+                                 std::to_string(c.ranks) + " x " + std::to_string(c.elems);
+        ASSERT_EQ(bits.size(), x.size()) << what;
+        for (std::size_t r = 0; r < x.size(); ++r) {
+          ASSERT_EQ(bits[r].size(), c.elems) << what;
+          std::size_t differ = 0;
+          for (std::uint64_t i = 0; i < c.elems; ++i)
+            differ += (static_cast<std::uint32_t>(bits[r][i]) << 16) != std::bit_cast<std::uint32_t>(x[r][i]);
+          EXPECT_EQ(differ, 0u) << what << " rank " << r;
+        }
+        ASSERT_EQ(exact.size(), want.size()) << what;
+        EXPECT_EQ(std::memcmp(exact.data(), want.data(), want.size() * sizeof(double)), 0) << what;
+      }
+    }
+  }
+  force_generator_isa(-1);
+}
+
+TEST(Bf16Inputs, ValuesBeyondBf16TakeThePathThatReportsThem) {
+  // A standard deviation of 2e38 puts finite values beyond BF16's largest
+  // finite value (and others beyond FP32's): the one-pass generator declines,
+  // and run_quant reports what round_inputs reports on the FP32 values.
+  InputSpec spec;
+  spec.stddev = 2e38;
+  std::vector<std::vector<std::uint16_t>> bits;
+  std::vector<double> exact;
+  EXPECT_FALSE(generate_bf16_inputs(spec, 4, 10000, bits, exact));
+  auto x = generate_inputs(spec, 4, 10000);
+  const std::string want = error_of([&] { round_inputs(x, DType::Bf16, "input"); });
+  ASSERT_NE(want.find("overflows BF16"), std::string::npos) << want;
+  Config cfg = load_preset("hgx-h200-8");
+  cfg.fabric.gpus = 4;
+  QuantRequest req;
+  req.elements = 10000;
+  req.input = spec;
+  req.algorithms = {"one-shot"};
+  EXPECT_EQ(error_of([&] { run_quant(cfg, req); }), want);
+  // 1e30 stays inside BF16's range: taken, and the study runs.
+  spec.stddev = 1e30;
+  EXPECT_TRUE(generate_bf16_inputs(spec, 4, 10000, bits, exact));
+  req.input = spec;
+  EXPECT_EQ(run_quant(cfg, req).rows.size(), 1u);
+}
+
+TEST(AllAlgorithms, InputsHeldAsBf16PatternsGiveTheFloatsBits) {
+  // Every algorithm, in one workspace with shared codes and sums as a study
+  // runs them, on the same BF16 values held as floats and as patterns: BF16
+  // input buffers read the patterns in place, FP16 / FP32 ones load them.
+  const std::vector<numerics_test::DataCase> cases = {
+      {8, 1000, DType::Bf16, Codec::Int8, 32, ScaleFormat::Fp16},
+      {3, 10007, DType::Bf16, Codec::Int4, 16, ScaleFormat::Bf16},
+      {16, 777, DType::Bf16, Codec::Fp8E4M3, 100, ScaleFormat::Fp32},
+      {4, 4096, DType::Fp16, Codec::Int8, 32, ScaleFormat::Fp16},
+      {8, 3000, DType::Fp32, Codec::Int8, 48, ScaleFormat::Fp16},
+  };
+  for (const auto& c : cases) {
+    for (bool poison : {false, true}) {
+      const Config cfg = numerics_test::data_case_config(c);
+      numerics_test::DataCase b = c;
+      b.dtype = DType::Bf16;   // BF16 values, whatever the collective's type
+      const auto x = numerics_test::data_case_inputs(b, c.elems + 11, Distribution::Outliers);
+      const auto p = patterns_of(x);
+      const CheckedInputs as_floats(x), as_bf16(p);
+      InputCodes codes_f(as_floats), codes_b(as_bf16);
+      DataOptions opt_f, opt_b;
+      opt_f.input_codes = &codes_f;
+      opt_b.input_codes = &codes_b;
+      opt_f.poison_unwritten = opt_b.poison_unwritten = poison;
+      DataWorkspace ws_f, ws_b;
+      for (const std::string& algo : supported_algorithms(cfg)) {
+        const Schedule s = compile(cfg, algo, {c.elems * static_cast<std::uint64_t>(dtype_bytes(c.dtype)), c.dtype});
+        const DataRun want = run_data(s, as_floats, ws_f, opt_f);
+        std::vector<std::vector<float>> want_out;
+        for (const auto& o : want.outputs) want_out.emplace_back(o.begin(), o.end());
+        const DataRun got = run_data(s, as_bf16, ws_b, opt_b);
+        EXPECT_TRUE(same_bits(got.outputs, want_out)) << c.gpus << " " << c.elems << " " << to_string(c.dtype) << " "
+                                                      << algo << (poison ? " poison" : "");
+        EXPECT_EQ(got.data_steps, want.data_steps) << algo;
+        EXPECT_EQ(got.elements_processed, want.elements_processed) << algo;
+      }
+      if (c.dtype == DType::Bf16) {   // the same inputs read in place: the same codes and sums shared
+        EXPECT_EQ(codes_b.held_elements(), codes_f.held_elements());
+        EXPECT_EQ(codes_b.summed_elements(), codes_f.summed_elements());
+        EXPECT_GT(codes_b.summed_elements(), 0u);
+      }
+    }
+  }
+  // A non-finite value: the same error as for floats.
+  std::vector<std::vector<float>> x(2, std::vector<float>(10, 1.0f));
+  x[1][5] = -INFINITY;
+  const auto p = patterns_of(x);
+  const std::string want = error_of([&] { CheckedInputs c(x); });
+  EXPECT_NE(want, "");
+  EXPECT_EQ(error_of([&] { CheckedInputs c(p); }), want);
+}
+
+TEST(InputCodes, SumsAreSharedOnlyInTheirOrder) {
+  // Three ranks whose FP32 sum depends on the order: (1e8 + 1) - 1e8 = 0 but
+  // (1e8 - 1e8) + 1 = 1. A reduction of every input in order 0, 1, 2 fills the
+  // shared sums; a later one in order 2, 0, 1, one accumulating into its
+  // destination and one of two inputs only must add for themselves; one of a
+  // region already held, in the same order, takes the sums. Each equal to a
+  // run with nothing shared.
+  const std::uint64_t n = 64;
+  std::vector<std::vector<float>> x(3, std::vector<float>(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    x[0][i] = 1e8f;
+    x[1][i] = 1.0f + static_cast<float>(i % 3);
+    x[2][i] = -1e8f;
+  }
+  auto three_ranks = [&] {
+    Schedule s;
+    s.algorithm = "test";
+    s.gpus = 3;
+    s.planes = 1;
+    s.elems = n;
+    for (int r = 0; r < 3; ++r) {
+      s.input.push_back(s.add_buffer({"in", r, n, Format::Fp32}));
+      s.output.push_back(s.add_buffer({"out", r, n, Format::Fp32}));
+    }
+    return s;
+  };
+  Schedule fill = three_ranks();
+  fill.add(reduce_step({{fill.input[0], 0, n}, {fill.input[1], 0, n}, {fill.input[2], 0, n}}, {fill.output[0], 0, n}));
+  Schedule other = three_ranks();
+  other.add(reduce_step({{other.input[2], 0, n}, {other.input[0], 0, n}, {other.input[1], 0, n}}, {other.output[0], 0, n}));
+  other.add(reduce_step({{other.input[0], 0, n}, {other.input[1], 0, n}, {other.input[2], 0, n}}, {other.output[1], 0, n},
+                        true));
+  other.add(reduce_step({{other.input[0], 0, n}, {other.input[1], 0, n}}, {other.output[2], 0, n}));
+  Schedule again = three_ranks();
+  again.add(reduce_step({{again.input[0], 16, 32}, {again.input[1], 16, 32}, {again.input[2], 16, 32}},
+                        {again.output[1], 0, 32}));
+  const CheckedInputs checked(x);
+  InputCodes codes(checked);
+  DataOptions opt;
+  opt.input_codes = &codes;
+  DataWorkspace ws;
+  for (const Schedule* s : {&fill, &other, &again}) {
+    const DataResult want = run_data(*s, x);
+    const DataRun got = run_data(*s, checked, ws, opt);
+    EXPECT_TRUE(same_bits(got.outputs, want.outputs)) << (s == &fill ? "fill" : s == &other ? "other" : "again");
+  }
+  EXPECT_EQ(codes.summed_elements(), n);
+  // The orders do differ here: the test can fail.
+  EXPECT_EQ((1e8f + 1.0f) + -1e8f, 0.0f);
+  EXPECT_EQ((-1e8f + 1e8f) + 1.0f, 1.0f);
+}

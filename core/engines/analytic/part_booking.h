@@ -92,6 +92,7 @@ struct Part {
   void resize(std::size_t m) {
     uni_pw_ = 0;
     rests_unwritten_ = unwritten_chains_ = false;
+    rr_mode_ = 0;
     cost.assign(m, nullptr);
     ready.assign(m, 0.0);
     pending.assign(m, 0);
@@ -100,6 +101,7 @@ struct Part {
   void size_to(std::size_t m) {
     uni_pw_ = 0;
     rests_unwritten_ = unwritten_chains_ = false;
+    rr_mode_ = 0;
     cost.resize(m);
     ready.resize(m);
     pending.resize(m);
@@ -130,6 +132,7 @@ struct Part {
     lay_all();
     const std::size_t m = cost.size();
     lazy.clear();
+    lazy_times_ = false;
     laid_ = false;
     start.assign(m, 0.0);
     finish.assign(m, 0.0);
@@ -205,8 +208,21 @@ struct Part {
   /// (`laid_`). Only the reads' `ready` is written: the rests' (0) and
   /// `pending` are not, nor, with one size, `cost` and `first` (cost_at and
   /// first_at tell them); lay_all() writes them all (for run()).
+  /// `told` (one size only): the reads' readiness is max(base, qf[w]) (qf
+  /// null: base), told by read_ready_at and not written (the booking reads it there).
+  struct ReadsTold {
+    double base = 0;
+    const double* qf = nullptr;
+  };
   template <int PW, class ReadyOf>
-  void lay_waves(std::size_t W, int F, const Cost* wc, std::size_t ns, const std::uint8_t* zs, ReadyOf read_ready);
+  void lay_waves(std::size_t W, int F, const Cost* wc, std::size_t ns, const std::uint8_t* zs, ReadyOf read_ready,
+                 const ReadsTold* told = nullptr);
+  /// Wave w's read's readiness (after lay_waves; its pw steps a wave).
+  [[gnu::always_inline]] double read_ready_at(std::size_t w, std::size_t pw) const {
+    if (rr_mode_ == 1) return rr_base_;
+    if (rr_mode_ == 2) return std::max(rr_base_, rr_qf_[w]);
+    return ready[pw * w];
+  }
   /// After lay_waves: every step's cost, first record, pending and ready written (as run() reads them).
   void lay_all();
   /// Step i's cost and the index of its first record (lay_waves of one size: not in `cost` and `first`).
@@ -237,6 +253,7 @@ struct Part {
   std::size_t jumped_waves = 0, jumped_chain_steps = 0;
   // Steps not written (translates of earlier ones: read them with wave_jump.h's step_start etc.).
   std::vector<Lazy> lazy;
+  bool lazy_times_ = false;  // (a jump left the lazy steps' start and finish unwritten too)
 
   template <int PW>
   bool run_waves_(int F, const RunContext& ctx) {
@@ -244,6 +261,7 @@ struct Part {
     const std::size_t m = cost.size();
     jumped_waves = 0;
     lazy.clear();
+    lazy_times_ = false;
     const bool was_laid = laid_ && !laid_chains_ && laid_pw_ == PW;  // (lay_waves wrote the layout)
     const bool laid = was_laid && laid_ok_;                          // (and it is run_waves')
     laid_ = laid_chains_ = false;
@@ -298,8 +316,7 @@ struct Part {
     };
     // Each stream's keys must not decrease (indices grow with the wave).
     auto read_key = [&](std::size_t a) SCIN_INLINE {
-      const std::size_t i = upw * a;
-      return a >= uF ? std::max(ready[i], finish[upw * (a - uF) + upw - 1]) : ready[i];
+      return a >= uF ? std::max(read_ready_at(a, upw), finish[upw * (a - uF) + upw - 1]) : read_ready_at(a, upw);
     };
     auto take_read = [&](std::size_t a, double r) SCIN_INLINE {
       if (r < L.last_read) return false;
@@ -546,6 +563,9 @@ struct Part {
   // (lay_chains: laid as chains, and the chains' first steps)
   bool laid_chains_ = false;
   int laid_pw_ = 0;
+  int rr_mode_ = 0;  // (lay_waves told: 0 the reads' ready written, 1 all at rr_base_, 2 max(rr_base_, rr_qf_[w]))
+  double rr_base_ = 0;
+  const double* rr_qf_ = nullptr;
   bool unwritten_chains_ = false;            // (lay_chains with one cost: ready, pending, cost, first not written)
   const std::uint8_t* lay_head_ = nullptr;  // (lay_chains: its heads and their readiness, for lay_all)
   double lay_r0_ = 0;

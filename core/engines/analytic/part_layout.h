@@ -7,7 +7,8 @@
 namespace scin::part {
 
 template <int PW, class ReadyOf>
-void Part::lay_waves(std::size_t W, int F, const Cost* wc, std::size_t ns, const std::uint8_t* zs, ReadyOf read_ready) {
+void Part::lay_waves(std::size_t W, int F, const Cost* wc, std::size_t ns, const std::uint8_t* zs, ReadyOf read_ready,
+                     const ReadsTold* told) {
   constexpr std::size_t pw = PW;
   const std::size_t m = pw * W;
   size_to(m);
@@ -32,8 +33,15 @@ void Part::lay_waves(std::size_t W, int F, const Cost* wc, std::size_t ns, const
   double* const rd = ready.data();
   double low = 0;  // (the earliest read's readiness, or 0)
   std::uint32_t all = 0;
+  rr_mode_ = 0;
+  if (ns == 1 && told) {  // (the reads' readiness told by read_ready_at, not written)
+    rr_mode_ = told->qf ? 2 : 1;
+    rr_base_ = told->base;
+    rr_qf_ = told->qf;
+    low = std::min(low, told->base);  // (each is max(base, ...))
+  }
   if (ns == 1) {  // (one size: the same costs and records per wave, told by cost_at and first_at)
-    for (std::size_t w = 0; w < W; ++w) {
+    for (std::size_t w = 0; w < W && !rr_mode_; ++w) {
       const double r = read_ready(w);
       low = std::min(low, r);
       rd[pw * w] = r;
@@ -83,6 +91,8 @@ inline void Part::lay_all() {
     return;
   }
   const std::size_t pw = static_cast<std::size_t>(laid_pw_), uF = static_cast<std::size_t>(std::max(lay_F_, 0));
+  for (std::size_t w = 0; w < lay_W_ && rr_mode_; ++w) ready[pw * w] = read_ready_at(w, pw);
+  rr_mode_ = 0;
   std::uint32_t all = 0;
   for (std::size_t w = 0, i = 0; w < lay_W_; ++w, i += pw) {
     const Cost* const k = lay_wc_ + static_cast<std::size_t>(lay_zs_[w]) * pw;
@@ -105,6 +115,7 @@ inline void Part::lay_chains(const std::uint8_t* head, double r0, const Cost* on
   first.resize(m);
   uni_pw_ = 0;
   rests_unwritten_ = unwritten_chains_ = false;
+  rr_mode_ = 0;
   laid_ok_ = true;
   laid_grid_ = true;
   laid_nonneg_ = r0 >= 0;
@@ -202,6 +213,7 @@ inline bool Part::run_chains(const std::uint8_t* head, const RunContext& ctx) {
   if (nc > 0) C.end[nc - 1] = m;
   jumped_chain_steps = 0;
   lazy.clear();
+  lazy_times_ = false;
   start.resize(m);
   finish.resize(m);
   bound.resize(m);

@@ -211,10 +211,12 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       const double ready0 = std::max(0.0, go_fin[pp]);
       const auto uW = static_cast<std::size_t>(Wp);
       if (!inq) {  // (SCIN: a read and a multicast per wave, reads ready at the go)
-        pt.lay_waves<2>(uW, x.F, wcp, ns, zs, [ready0](std::size_t) { return ready0; });
+        const Part::ReadsTold told{ready0, nullptr};
+        pt.lay_waves<2>(uW, x.F, wcp, ns, zs, [ready0](std::size_t) { return ready0; }, &told);
       } else if (class_first.size() == 1) {  // (one launch class: its chains' finishes)
         const double* const qf = chains[0].finish.data() + x.plane_start[pp];
-        pt.lay_waves<3>(uW, x.F, wcp, ns, zs, [ready0, qf](std::size_t w) { return std::max(ready0, qf[w]); });
+        const Part::ReadsTold told{ready0, qf};
+        pt.lay_waves<3>(uW, x.F, wcp, ns, zs, [ready0, qf](std::size_t w) { return std::max(ready0, qf[w]); }, &told);
       } else {
         pt.lay_waves<3>(uW, x.F, wcp, ns, zs, [&](std::size_t w) {
           double ready = ready0;

@@ -144,16 +144,20 @@ template <class P>
     }
   return {i, 0.0, 0};
 }
-/// A part's step i: its start and finish (always written: the jumps write
-/// them for every step they translate), bound use and record of use u
+/// A part's step i: its start and finish (written, or translated where a
+/// jump left them unwritten: lazy_times_), bound use and record of use u
 /// (translated where not written).
 template <class P>
 double step_start(const P& pt, std::size_t i) {
-  return pt.start[i];
+  if (!pt.lazy_times_) return pt.start[i];
+  const Real r = real_step(pt, i);
+  return pt.start[r.i] + r.dt;
 }
 template <class P>
 double step_finish(const P& pt, std::size_t i) {
-  return pt.finish[i];
+  if (!pt.lazy_times_) return pt.finish[i];
+  const Real r = real_step(pt, i);
+  return pt.finish[r.i] + r.dt;
 }
 template <class P>
 int step_bound(const P& pt, std::size_t i) {
@@ -268,7 +272,6 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
   const double* const start = pt.start.data();
   const double* const finish = pt.finish.data();
   const auto* const cost = pt.cost.data();
-  const double* const ready = pt.ready.data();
   // (the last period's keys on the grid: then so is every time it booked)
   for (std::size_t w = a - p; w < a; ++w)
     if (!on_grid(start[pw * w])) return false;
@@ -314,43 +317,46 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
   // as m (below) may need: reads up to a + rs (the key of read a + mp, mp <=
   // rs), rests up to b + rr - 1 (mp <= rr - 1).
   const bool rests_follow = pt.rests_at_zero_;
-  std::size_t w2 = a;
-  if (rests_follow && !any_cost && rs == mmax * p) {
-    // (the same as the loop below while no read has failed: every rest taken
-    // unchecked, the read checked; at the first read that fails, its rests
-    // too, then the loop below goes on)
-    // (each wave written from its wave in the period before a, a - p .. a - 1,
-    // booked or checked, by j P: no store read back from one wave to the next)
-    const std::size_t lim = std::min(wend, b + rs);
-    bool failed = false;
-    for (std::size_t j = 1; !failed && w2 < lim; ++j) {
+  // Where lay_waves laid the part with one size and no rest of waves b .. a - 1
+  // failed: the rests are the translates (above) and so are the reads up to
+  // the first whose key is not; their times are not written (the part's
+  // times are then lazy: step_start and step_finish translate them). A wave
+  // u >= a is the translate of wave a - p + (u - a) mod p by (u - a) / p + 1
+  // periods: its read's start and its multicast's finish (the key of read u + F) so.
+  const bool unwritten = rests_follow && !any_cost && rs == mmax * p;
+  auto mcast_finish = [&](std::size_t u) {  // (wave u's multicast's finish, as written or translated)
+    if (!unwritten || u < a) return finish[pw * u + pw - 1];
+    const std::size_t j = (u - a) / p;
+    return finish[pw * (a - p + (u - a - j * p)) + pw - 1] + static_cast<double>(j + 1) * Pt;
+  };
+  if (unwritten) {
+    std::size_t w = a, u = a - F, tu = 0, ju = 1;  // (u = w - F; from a on, tu and ju its place)
+    double du = Pt;
+    for (std::size_t j = 1; w < wend; ++j) {
       const double dt = static_cast<double>(j) * Pt;
-      for (std::size_t t = 0; t < p && w2 < lim; ++t, ++w2) {
-        const std::size_t i = pw * w2, o = pw * (a - p + t);
-        const double st = start[o] + dt;
-        wstart[i] = st;
-        wfinish[i] = finish[o] + dt;
-#pragma GCC unroll 2
-        for (std::size_t sub = 1; sub < pw; ++sub) {
-          wstart[i + sub] = start[o + sub] + dt;
-          wfinish[i + sub] = finish[o + sub] + dt;
+      for (std::size_t t = 0; t < p && w < wend; ++t, ++w, ++u) {
+        double fu;
+        if (u < a) {
+          fu = finish[pw * u + pw - 1];
+        } else {
+          fu = finish[pw * (a - p + tu) + pw - 1] + du;
+          if (++tu == p) tu = 0, ++ju, du = static_cast<double>(ju) * Pt;
         }
-        if (std::max(ready[i], finish[pw * (w2 - F) + pw - 1]) != st) {
-          rr = w2 - a;
-          ++w2;
-          failed = true;
+        if (std::max(pt.read_ready_at(w, pw), fu) != start[pw * (a - p + t)] + dt) {
+          rr = w - a;
+          w = wend;
           break;
         }
       }
     }
   }
-  for (std::size_t w = w2; w < wend; ++w) {
+  for (std::size_t w = a; w < wend && !unwritten; ++w) {
     const bool read = w - a < rr && w - a <= rs, rest = w - b < rs && w - b < rr;
     if (!read && !rest) break;
     const std::size_t i = pw * w;
     if (read) {
       const double st = start[i - sh] + Pt;
-      if ((any_cost && cost[i] != cost[i - sh]) || std::max(ready[i], finish[pw * (w - F) + pw - 1]) != st) rr = w - a;
+      if ((any_cost && cost[i] != cost[i - sh]) || std::max(pt.read_ready_at(w, pw), finish[pw * (w - F) + pw - 1]) != st) rr = w - a;
       wstart[i] = st;
       wfinish[i] = finish[i - sh] + Pt;
     }
@@ -368,7 +374,7 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
   }
   // Read a + mmax p: only its key (the decisions of period mmax compare it), against T + mmax P.
   if (rr > mmax * p) {
-    if (std::max(ready[pw * wend], finish[pw * (wend - F) + pw - 1]) != T + static_cast<double>(mmax) * Pt) rr = mmax * p;
+    if (std::max(pt.read_ready_at(wend, pw), mcast_finish(wend - F)) != T + static_cast<double>(mmax) * Pt) rr = mmax * p;
   }
   const std::size_t m = std::min(rr == 0 ? 0 : (rr - 1) / p, rs / p);
   // (every translate below 2^32 ns: the last period's are the largest)
@@ -399,6 +405,7 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
     put_translate(pt, i, i - k * sh, static_cast<double>(k) * Pt, static_cast<int>(k) * ish);
   }
   if (hi > lo) pt.lazy.push_back({lo, hi, sh, Pt});
+  pt.lazy_times_ = pt.lazy_times_ || unwritten;
   // What the booking keeps, over the last period (every earlier one's times are smaller by P or more).
   const std::size_t lo_r = a + (m - 1) * p, lo_b = b + (m - 1) * p;
   const Rec* const recs = pt.recs.data();

@@ -89,6 +89,11 @@ long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, 
     }
   }
   if (!fast.run_waves(pw, F, {})) return -1;
+  if (laid) {  // (laid, the jump checks less and writes less: it must jump over the same waves as unlaid)
+    part::Part plain = full;
+    EXPECT_TRUE(plain.run_waves(pw, F, {}));
+    EXPECT_EQ(fast.jumped_waves, plain.jumped_waves);
+  }
   std::vector<long long> next(upw * W);
   for (std::size_t w = 0; w < W; ++w) {
     for (std::size_t sub = 0; sub + 1 < upw; ++sub) next[upw * w + sub] = static_cast<long long>(upw * w + sub + 1);

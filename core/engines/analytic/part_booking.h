@@ -219,9 +219,7 @@ struct Part {
                  const ReadsTold* told = nullptr);
   /// Wave w's read's readiness (after lay_waves; its pw steps a wave).
   [[gnu::always_inline]] double read_ready_at(std::size_t w, std::size_t pw) const {
-    if (rr_mode_ == 1) return rr_base_;
-    if (rr_mode_ == 2) return std::max(rr_base_, rr_qf_[w]);
-    return ready[pw * w];
+    return rr_mode_ == 1 ? rr_base_ : rr_mode_ == 2 ? std::max(rr_base_, rr_qf_[w]) : ready[pw * w];
   }
   /// After lay_waves: every step's cost, first record, pending and ready written (as run() reads them).
   void lay_all();

@@ -1,6 +1,7 @@
 // The periodic jump over SCIN's waves (engines/analytic/wave_jump.h,
 // docs/performance.md section 62): where it is taken, the booking equals
 // booking every step (Part::run, and the compiled schedule for whole points).
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -50,7 +51,9 @@ part::Cost grid_cost(std::mt19937_64& rng, std::initializer_list<int> queues, bo
 // thirds of the waves on `bump` ns later), the last wave now and then of
 // another size. run_waves (with the jump) against run();
 // returns the waves it jumped (-1: run_waves declined).
-long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, double gap, bool last_other, double bump) {
+// `laid`: `fast` written by Part::lay_waves (as scin_alike.cc writes its planes).
+long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, double gap, bool last_other, double bump,
+                            bool laid = false) {
   std::uniform_int_distribution<int> small(0, 7);
   std::vector<part::Cost> kinds;
   for (int z = 0; z < 2; ++z) {
@@ -72,7 +75,25 @@ long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, 
       pt->ready[upw * w] = t0 + gap * static_cast<double>(w) + (3 * w >= 2 * W ? bump : 0.0);  // (bump: later from 2/3 on)
     }
   }
+  if (laid) {  // (the same part, by lay_waves: kinds[z * pw + sub] are its costs of size z)
+    std::vector<std::uint8_t> zs(W, 0);
+    if (last_other) zs[W - 1] = 1;
+    auto ready_of = [&](std::size_t w) { return full.ready[upw * w]; };
+    if (pw == 3)
+      fast.lay_waves<3>(W, F, kinds.data(), last_other ? 2 : 1, zs.data(), ready_of);
+    else
+      fast.lay_waves<2>(W, F, kinds.data(), last_other ? 2 : 1, zs.data(), ready_of);
+    for (std::size_t i = 0; i < upw * W; ++i) {  // (what it laid is what the test wrote)
+      EXPECT_EQ(fast.cost_at(i), full.cost[i]);
+      EXPECT_EQ(i % upw ? fast.ready_at(i, true) : fast.read_ready_at(i / upw, upw), full.ready[i]);
+    }
+  }
   if (!fast.run_waves(pw, F, {})) return -1;
+  if (laid) {  // (laid, the jump checks less and writes less: it must jump over the same waves as unlaid)
+    part::Part plain = full;
+    EXPECT_TRUE(plain.run_waves(pw, F, {}));
+    EXPECT_EQ(fast.jumped_waves, plain.jumped_waves);
+  }
   std::vector<long long> next(upw * W);
   for (std::size_t w = 0; w < W; ++w) {
     for (std::size_t sub = 0; sub + 1 < upw; ++sub) next[upw * w + sub] = static_cast<long long>(upw * w + sub + 1);
@@ -102,14 +123,15 @@ long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, 
 TEST(ScinJump, WavesJumpAsRun) {
   std::mt19937_64 rng(62);
   int tried = 0, jumped = 0;
+  for (bool laid : {false, true})
   for (int pw : {2, 3})
     for (int F : {1, 2, 3, 16})
       for (std::size_t W : {40, 101, 700})
         for (double gap : {0.0, 0.5, 2.0, 7.25, 40.0})
           for (bool last_other : {false, true}) {
             const double bump = last_other ? 0.0 : 100.0 + 0.25 * static_cast<double>(rng() % 8);
-            SCOPED_TRACE(fmt::format("pw {} F {} W {} gap {} last other {} bump {}", pw, F, W, gap, last_other, bump));
-            const long long j = jump_books_as_run(rng, pw, F, W, gap, last_other, bump);
+            SCOPED_TRACE(fmt::format("pw {} F {} W {} gap {} last other {} bump {} laid {}", pw, F, W, gap, last_other, bump, laid));
+            const long long j = jump_books_as_run(rng, pw, F, W, gap, last_other, bump, laid);
             if (HasFailure()) return;
             ++tried;
             if (j > 0) ++jumped;
@@ -187,9 +209,11 @@ TEST(ScinJump, ChainsJumpAsRun) {
   std::mt19937_64 rng(621);
   std::uniform_int_distribution<int> small(0, 7);
   int tried = 0, jumped = 0;
+  for (bool laid : {false, true})  // (laid: `fast` written by Part::lay_chains, as scin_alike.cc writes it)
   for (std::size_t chains : {1, 2, 3, 4, 8})
     for (std::size_t len : {40, 150, 500})
       for (int rep = 0; rep < 4; ++rep) {
+        if (laid && rep == 2) continue;  // (lay_chains: the steps after a head ready at 0)
         const part::Cost kinds[2] = {grid_cost(rng, {0}, false), grid_cost(rng, {0}, false)};
         const std::size_t m = chains * len;
         std::vector<std::uint8_t> head(m, 0);
@@ -197,6 +221,7 @@ TEST(ScinJump, ChainsJumpAsRun) {
         for (part::Part* pt : {&fast, &full}) pt->resize(m);
         std::vector<double> start_of(chains);
         for (double& t : start_of) t = rep % 2 ? 0.5 * small(rng) : 1.0;
+        if (laid) std::fill(start_of.begin(), start_of.end(), start_of[0]);  // (one readiness for every head)
         for (std::size_t k = 0; k < m; ++k) {
           head[k] = k % len == 0;
           const part::Cost* c = &kinds[rep == 3 && k % len == len - 3 ? 1 : 0];
@@ -208,7 +233,14 @@ TEST(ScinJump, ChainsJumpAsRun) {
             pt->pending[k] = head[k] ? 0 : 1;
           }
         }
-        SCOPED_TRACE(fmt::format("{} chains of {}, rep {}", chains, len, rep));
+        SCOPED_TRACE(fmt::format("{} chains of {}, rep {}, laid {}", chains, len, rep, laid));
+        if (laid) {
+          fast.lay_chains(head.data(), start_of[0]);
+          for (std::size_t k = 0; k < m; ++k) {  // (what it wrote is what the test wrote)
+            ASSERT_EQ(fast.ready[k], full.ready[k]);
+            ASSERT_EQ(fast.pending[k], full.pending[k]);
+          }
+        }
         ++tried;
         if (!fast.run_chains(head.data(), {})) continue;  // (declined: HBM requests out of order; Part::run books it)
         full.run(1, [&](std::size_t k) { return k + 1 < m && !head[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, {});

@@ -90,12 +90,18 @@ struct Part {
   long long latest_write_at = -1;
 
   void resize(std::size_t m) {
+    uni_pw_ = 0;
+    rests_unwritten_ = unwritten_chains_ = false;
+    rr_mode_ = 0;
     cost.assign(m, nullptr);
     ready.assign(m, 0.0);
     pending.assign(m, 0);
   }
   // m steps whose cost, ready and pending the caller writes, every one.
   void size_to(std::size_t m) {
+    uni_pw_ = 0;
+    rests_unwritten_ = unwritten_chains_ = false;
+    rr_mode_ = 0;
     cost.resize(m);
     ready.resize(m);
     pending.resize(m);
@@ -123,8 +129,11 @@ struct Part {
       qu.v.clear();
       qu.head = 0;
     }
+    lay_all();
     const std::size_t m = cost.size();
     lazy.clear();
+    lazy_times_ = false;
+    laid_ = false;
     start.assign(m, 0.0);
     finish.assign(m, 0.0);
     bound.assign(m, -1);
@@ -190,10 +199,59 @@ struct Part {
     if (pw == 3) return run_waves_<3>(F, ctx);
     return false;
   }
+  /// A plane's W waves laid out as run_waves reads them, by a caller that
+  /// knows their shape (scin_alike.cc): wave w's steps cost `wc[zs[w] PW +
+  /// sub]` (`ns` sizes), its read is ready at `read_ready(w)`, the other
+  /// steps at 0, pending as run() reads it. Each of the ns PW costs is checked
+  /// once (its queues as run_waves' layout check has them, whether it is on
+  /// the grid); the next run_waves then skips its step-by-step layout check
+  /// (`laid_`). Only the reads' `ready` is written: the rests' (0) and
+  /// `pending` are not, nor, with one size, `cost` and `first` (cost_at and
+  /// first_at tell them); lay_all() writes them all (for run()).
+  /// `told` (one size only): the reads' readiness is max(base, qf[w]) (qf
+  /// null: base), told by read_ready_at and not written (the booking reads it there).
+  struct ReadsTold {
+    double base = 0;
+    const double* qf = nullptr;
+  };
+  template <int PW, class ReadyOf>
+  void lay_waves(std::size_t W, int F, const Cost* wc, std::size_t ns, const std::uint8_t* zs, ReadyOf read_ready,
+                 const ReadsTold* told = nullptr);
+  /// Wave w's read's readiness (after lay_waves; its pw steps a wave).
+  [[gnu::always_inline]] double read_ready_at(std::size_t w, std::size_t pw) const {
+    return rr_mode_ == 1 ? rr_base_ : rr_mode_ == 2 ? std::max(rr_base_, rr_qf_[w]) : ready[pw * w];
+  }
+  /// After lay_waves: every step's cost, first record, pending and ready written (as run() reads them).
+  void lay_all();
+  /// Step i's cost and the index of its first record (lay_waves of one size: not in `cost` and `first`).
+  [[gnu::always_inline]] const Cost* cost_at(std::size_t i) const {
+    if (!uni_pw_) return cost[i];
+    return uni_[i - uni_pw_ * div_small(i, uni_pw_)];
+  }
+  [[gnu::always_inline]] std::uint32_t first_at(std::size_t i) const {
+    if (!uni_pw_) return first[i];
+    const std::size_t w = div_small(i, uni_pw_);
+    return static_cast<std::uint32_t>(w) * uni_per_ + uni_pre_[i - uni_pw_ * w];
+  }
+  /// A step's ready time where lay_waves left the rests' unwritten (at 0).
+  double ready_at(std::size_t i, bool rest) const { return rest && rests_unwritten_ ? 0.0 : ready[i]; }
+
+  /// INQ's quantise chains laid out as run_chains reads them, by a caller
+  /// that knows their shape (scin_alike.cc) and wrote every step's cost: a
+  /// chain starts at each k with `head[k]` (ready at `r0`, pending none), the
+  /// other steps ready at 0, pending one. Ready, pending and each step's first
+  /// record written and the costs checked (queue 0, on the grid) where they
+  /// change, in one pass; the next run_chains then skips its layout check.
+  ///
+  /// `one`: every step costs *one, and the caller wrote no `cost`: then only
+  /// the heads' ready is written (the others' is 0; `cost` and `first` are
+  /// told by cost_at and first_at, pending is not written; lay_all() writes them).
+  void lay_chains(const std::uint8_t* head, double r0, const Cost* one = nullptr);
   // Waves (steps of chains) written as translates of earlier ones by the last run_waves (run_chains; wave_jump.h).
   std::size_t jumped_waves = 0, jumped_chain_steps = 0;
   // Steps not written (translates of earlier ones: read them with wave_jump.h's step_start etc.).
   std::vector<Lazy> lazy;
+  bool lazy_times_ = false;  // (a jump left the lazy steps' start and finish unwritten too)
 
   template <int PW>
   bool run_waves_(int F, const RunContext& ctx) {
@@ -201,19 +259,25 @@ struct Part {
     const std::size_t m = cost.size();
     jumped_waves = 0;
     lazy.clear();
-    if (F < 1 || m % static_cast<std::size_t>(pw) != 0) return false;
+    lazy_times_ = false;
+    const bool was_laid = laid_ && !laid_chains_ && laid_pw_ == PW;  // (lay_waves wrote the layout)
+    const bool laid = was_laid && laid_ok_;                          // (and it is run_waves')
+    laid_ = laid_chains_ = false;
+    uniform_ = laid && laid_uniform_;
+    rests_at_zero_ = laid && laid_nonneg_;
+    if (F < 1 || m % static_cast<std::size_t>(pw) != 0 || (was_laid && !laid_ok_)) return false;
     const std::size_t W = m / static_cast<std::size_t>(pw), uF = static_cast<std::size_t>(F);
     const auto upw = static_cast<std::size_t>(pw);
     const Cost* checked[3] = {nullptr, nullptr, nullptr};  // (a wave's costs repeat: checked when they change)
-    bool grid = true;  // every cost on the cost grid (the jump's translates exact)
+    bool grid = !laid || laid_grid_;  // every cost on the cost grid (the jump's translates exact)
     // The layout checked and each step's first record, in one pass (locals:
     // the pending and cost arrays are read through pointers that stay).
     first.resize(m);
     std::uint32_t* const fst = first.data();
     const int* const pend = pending.data();
     const Cost* const* const cs = cost.data();
-    std::size_t all = 0;
-    for (std::size_t w = 0, i = 0; w < W; ++w)
+    std::size_t all = laid ? laid_recs_ : 0;
+    for (std::size_t w = 0, i = 0; w < W && !laid; ++w)
       for (std::size_t sub = 0; sub < upw; ++sub, ++i) {
         const Cost& k = *cs[i];
         fst[i] = static_cast<std::uint32_t>(all);
@@ -250,8 +314,7 @@ struct Part {
     };
     // Each stream's keys must not decrease (indices grow with the wave).
     auto read_key = [&](std::size_t a) SCIN_INLINE {
-      const std::size_t i = upw * a;
-      return a >= uF ? std::max(ready[i], finish[upw * (a - uF) + upw - 1]) : ready[i];
+      return a >= uF ? std::max(read_ready_at(a, upw), finish[upw * (a - uF) + upw - 1]) : read_ready_at(a, upw);
     };
     auto take_read = [&](std::size_t a, double r) SCIN_INLINE {
       if (r < L.last_read) return false;
@@ -262,7 +325,7 @@ struct Part {
     // A requantise (pw = 3) and the multicast it releases, or a read's multicast.
     auto take_rest = [&](std::size_t b) SCIN_INLINE {
       std::size_t i = upw * b + 1;
-      double r = std::max(ready[i], finish[i - 1]);
+      double r = std::max(ready_at(i, true), finish[i - 1]);
       if (pw == 3) {
         if (r < L.last_req) return false;
         L.last_req = r;
@@ -270,7 +333,7 @@ struct Part {
         keep(i, f);
         if (!ok) return false;
         ++i;
-        r = std::max(ready[i], f);
+        r = std::max(ready_at(i, true), f);
       }
       if (r < L.last_write) return false;
       L.last_write = r;
@@ -304,7 +367,7 @@ struct Part {
       // The read's multicast F waves back is done once requantise a - F (and its multicast) is.
       const bool read_ready = a < W && (a < uF || a - uF < b);
       if (read_ready && b < a) {
-        const double ra = read_key(a), rb = std::max(ready[upw * b + 1], finish[upw * b]);
+        const double ra = read_key(a), rb = std::max(ready_at(upw * b + 1, true), finish[upw * b]);
         if (ra < rb) {  // (equal: the requantise first, its index is the smaller)
           if (jump(a, ra)) continue;
           if (!take_read(a, ra)) return false;
@@ -337,70 +400,7 @@ struct Part {
   /// (ready time, index) by a scan over up to 8 chains, queue 0 at its end
   /// while its requested starts do not decrease (checked; run_waves). False
   /// (nothing kept) where that fails or there are more chains: then run().
-  bool run_chains(const std::uint8_t* head, const RunContext& ctx) {
-    const std::size_t m = cost.size();
-    ChainLoop C;
-    std::size_t* const at = C.at;  // each chain's next step (m: done)
-    std::size_t& nc = C.nc;
-    bool grid = true;
-    const Cost* checked = nullptr;
-    for (std::size_t k = 0; k < m; ++k) {
-      if (head[k]) {
-        if (nc == 8 || pending[k] != 0) return false;
-        if (nc > 0) C.end[nc - 1] = k;
-        at[nc++] = k;
-      } else if (pending[k] != 1) {
-        return false;
-      }
-      if (cost[k] == checked) continue;
-      checked = cost[k];
-      grid = grid && on_grid_cost(*checked);
-      for (std::size_t u = 0; u < cost[k]->n; ++u)
-        if (cost[k]->q[u] != 0) return false;
-    }
-    if (nc > 0) C.end[nc - 1] = m;
-    jumped_chain_steps = 0;
-    lazy.clear();
-    start.resize(m);
-    finish.resize(m);
-    bound.resize(m);
-    place_records();
-    double* const key = C.key;
-    for (std::size_t c = 0; c < nc; ++c) C.head[c] = at[c], key[c] = ready[at[c]];
-    bool ok = true;
-    auto res = [&](int, double, double& st, double d, int& holder, int& holder_use, int step, int use) SCIN_INLINE {
-      if (!C.fq.book(st, d, holder, holder_use, step, use)) return ok = false;
-      return true;
-    };
-    WaveJump& J = chain_jump_;
-    J.reset(m / std::max<std::size_t>(nc, 1));
-    bool jump_on = grid && nc > 0 && m >= 32 * nc;  // (the jump: wave_jump.h)
-    for (std::size_t taken = 1;; ++taken) {
-      std::size_t c = nc;
-      for (std::size_t o = 0; o < nc; ++o)
-        if (at[o] < m && (c == nc || key[o] < key[c] || (key[o] == key[c] && at[o] < at[c]))) c = o;
-      if (c == nc) break;
-      if ((taken & 0x3ff) == 0) ctx.check();
-      if (c == 0 && jump_on && at[0] >= C.head[0] + 8) {
-        if (!J.wanted()) jump_on = false;
-        else if (jump_chains(*this, C)) continue;
-      }
-      const std::size_t i = at[c];
-      const double f = take(i, key[c], res, C.rec_end);
-      if (!ok) return false;
-      if (f > C.late || (f == C.late && static_cast<long long>(i) < C.late_at)) C.late = f, C.late_at = static_cast<long long>(i);
-      if (i + 1 < m && !head[i + 1]) {
-        at[c] = i + 1;
-        key[c] = std::max(ready[i + 1], f);
-      } else {
-        at[c] = m;
-      }
-    }
-    latest = C.late;
-    latest_at = C.late_at;
-    latest_rec_end = C.rec_end;
-    return true;
-  }
+  bool run_chains(const std::uint8_t* head, const RunContext& ctx);
 
  private:
   // Books step i, ready at r, through `res` (a queue's reserve); keeps its
@@ -408,7 +408,7 @@ struct Part {
   // (with the number of uses known when it compiles, for SCIN's costs of 1-3 uses)
   template <class Res>
   [[gnu::always_inline]] double take(std::size_t i, double r, Res& res, double& rec_end) {
-    switch (cost[i]->n) {
+    switch (cost_at(i)->n) {
       case 1: return take_n<1>(i, r, res, rec_end);
       case 2: return take_n<2>(i, r, res, rec_end);
       case 3: return take_n<3>(i, r, res, rec_end);
@@ -418,12 +418,12 @@ struct Part {
   // N > 0: the cost has N uses; 0: any number.
   template <std::size_t N, class Res>
   [[gnu::always_inline]] double take_n(std::size_t i, double r, Res& res, double& rec_end) {
-    const Cost& k = *cost[i];
+    const Cost& k = *cost_at(i);
     const double t0 = r + k.c.fixed_ns;
     double end = t0, fed_end = t0;
     int fed_by = -1;
     int last_use = -1;
-    Rec* const rec = recs.data() + first[i];
+    Rec* const rec = recs.data() + first_at(i);
     const std::size_t n = N > 0 ? N : k.n;
 #pragma GCC unroll 4
     for (std::size_t u = 0; u < n; ++u) {
@@ -553,6 +553,35 @@ struct Part {
     }
   }
 
+  // lay_waves' layout (read and cleared by the next run_waves): written, its
+  // costs' queues as run_waves has them, on the grid, of one size; its records.
+  // And every time it books is >= 0 (reads ready at >= 0, costs >= 0).
+  bool laid_ = false, laid_ok_ = false, laid_grid_ = false, laid_uniform_ = false, laid_nonneg_ = false;
+  std::size_t laid_recs_ = 0;
+  // (lay_chains: laid as chains, and the chains' first steps)
+  bool laid_chains_ = false;
+  int laid_pw_ = 0;
+  int rr_mode_ = 0;  // (lay_waves told: 0 the reads' ready written, 1 all at rr_base_, 2 max(rr_base_, rr_qf_[w]))
+  double rr_base_ = 0;
+  const double* rr_qf_ = nullptr;
+  bool unwritten_chains_ = false;            // (lay_chains with one cost: ready, pending, cost, first not written)
+  const std::uint8_t* lay_head_ = nullptr;  // (lay_chains: its heads and their readiness, for lay_all)
+  double lay_r0_ = 0;
+  // lay_waves' plane (for lay_all); of one size: the costs of a wave's steps,
+  // their records' offsets in a wave and a wave's records (uni_pw_ 0: `cost`
+  // and `first` written); the rests' ready and pending not written.
+  std::size_t lay_W_ = 0;
+  int lay_F_ = 0;
+  const Cost* lay_wc_ = nullptr;
+  const std::uint8_t* lay_zs_ = nullptr;
+  std::size_t uni_pw_ = 0;
+  const Cost* uni_[3] = {};
+  std::uint32_t uni_pre_[3] = {}, uni_per_ = 0;
+  bool rests_unwritten_ = false;
+  std::size_t laid_nc_ = 0, laid_head_[8] = {};
+  // (run_waves, for the jump: every wave's costs are the first wave's, step
+  // by step; rests ready at 0 and every time >= 0, so a rest's key is its dep's finish)
+  bool uniform_ = false, rests_at_zero_ = false;
   std::vector<Queue> qs_;  // (kept with the slots for the next run)
   WaveJump jump_, chain_jump_;
   template <class P>
@@ -564,5 +593,7 @@ struct Part {
 };
 
 }  // namespace scin::part
+
+#include "engines/analytic/part_layout.h"
 
 #undef SCIN_INLINE

@@ -150,17 +150,14 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   thread_local std::vector<int> wave_next;
   for (std::size_t cl = 0; cl < class_first.size(); ++cl) {
     Part& pt = chains[cl];
-    pt.size_to(uw);  // (every entry written below)
+    pt.cost.resize(uw);  // (every entry written below, or, of one size, none: lay_chains)
     const double l = launch_fin[static_cast<std::size_t>(class_first[cl])];
-    for (int p = 0; p < planes; ++p) {
+    for (int p = 0; p < planes && ns != 1; ++p) {
       const std::size_t k0 = x.plane_start[static_cast<std::size_t>(p)];
       const std::uint8_t* const zs = &x.lsize[x.lwave(p, 0)];
       for (std::size_t w = 0; w < static_cast<std::size_t>(x.W[static_cast<std::size_t>(p)]); ++w) pt.cost[k0 + w] = &quant_cost[zs[w]];
     }
-    for (std::size_t k = 0; k < uw; ++k) {
-      pt.ready[k] = chain_start[k] ? std::max(0.0, l) : 0.0;
-      pt.pending[k] = chain_start[k] ? 0 : 1;
-    }
+    pt.lay_chains(chain_start.data(), std::max(0.0, l), ns == 1 ? &quant_cost[0] : nullptr);  // (ready, pending, records; checked)
     if (!pt.run_chains(chain_start.data(), ctx))
       pt.run(1, [&](std::size_t k) { return k + 1 < uw && !chain_start[k + 1] ? static_cast<long long>(k + 1) : -1LL; }, ctx);
   }
@@ -209,44 +206,27 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       sim_of[pp] = static_cast<int>(nsims);
       Part& pt = sims[nsims++];
       const std::size_t m = static_cast<std::size_t>(pw) * static_cast<std::size_t>(Wp);
-      pt.size_to(m);  // (every entry written below)
       const std::uint8_t* const zs = x.lsize.data() + x.lwave(p, 0);
       const Cost* const wcp = wave_cost.data() + pp * ns * static_cast<std::size_t>(pw);
-      const Cost** const cst = pt.cost.data();
-      double* const rd = pt.ready.data();
-      int* const pd = pt.pending.data();
       const double ready0 = std::max(0.0, go_fin[pp]);
-      const int F = x.F;
-      if (pw == 2 && !inq) {  // (SCIN: a read and a multicast per wave)
-        for (int w = 0; w < Wp; ++w) {
-          const std::size_t i = static_cast<std::size_t>(2 * w);
-          const Cost* wc = wcp + 2 * static_cast<std::size_t>(zs[w]);
-          cst[i] = wc;
-          cst[i + 1] = wc + 1;
-          pd[i] = w >= F ? 1 : 0;
-          pd[i + 1] = 1;
-          rd[i] = ready0;
-          rd[i + 1] = 0.0;
-        }
+      const auto uW = static_cast<std::size_t>(Wp);
+      if (!inq) {  // (SCIN: a read and a multicast per wave, reads ready at the go)
+        const Part::ReadsTold told{ready0, nullptr};
+        pt.lay_waves<2>(uW, x.F, wcp, ns, zs, [ready0](std::size_t) { return ready0; }, &told);
+      } else if (class_first.size() == 1) {  // (one launch class: its chains' finishes)
+        const double* const qf = chains[0].finish.data() + x.plane_start[pp];
+        const Part::ReadsTold told{ready0, qf};
+        pt.lay_waves<3>(uW, x.F, wcp, ns, zs, [ready0, qf](std::size_t w) { return std::max(ready0, qf[w]); }, &told);
       } else {
-        for (int w = 0; w < Wp; ++w) {
-          const std::size_t i = static_cast<std::size_t>(pw * w);
-          const Cost* wc = wcp + static_cast<std::size_t>(zs[w]) * static_cast<std::size_t>(pw);
+        pt.lay_waves<3>(uW, x.F, wcp, ns, zs, [&](std::size_t w) {
           double ready = ready0;
-          if (inq)
-            for (int cl : class_first) ready = std::max(ready, quant_fin(cl, x.plane_start[pp] + static_cast<std::size_t>(w)));
-          cst[i] = wc;
-          pd[i] = w >= x.F ? 1 : 0;
-          rd[i] = ready;
-          for (int sub = 1; sub < pw; ++sub) {
-            cst[i + static_cast<std::size_t>(sub)] = wc + sub;
-            pd[i + static_cast<std::size_t>(sub)] = 1;
-            rd[i + static_cast<std::size_t>(sub)] = 0.0;
-          }
-        }
+          for (int cl : class_first) ready = std::max(ready, quant_fin(cl, x.plane_start[pp] + w));
+          return ready;
+        });
       }
       if (!pt.run_waves(pw, x.F, ctx)) {
         pt.latest_write_at = -1;
+        pt.lay_all();  // (run() reads every step's cost, pending and ready)
         // Successors: a read's requantise or multicast, a requantise's
         // multicast, a multicast's read F waves on (-1: none).
         auto& next = wave_next;
@@ -327,7 +307,8 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     if (id >= wlo && id < whi) {
       const StepId off = id - wlo;
       const auto upw = static_cast<StepId>(pw);
-      const int w = static_cast<int>(off / upw), sub = static_cast<int>(off % upw);
+      const auto wq = static_cast<StepId>(part::div_small(off, upw));  // (pw: 2 or 3)
+      const int w = static_cast<int>(wq), sub = static_cast<int>(off - wq * upw);
       return {sub == 0 ? K::Read : sub == pw - 1 ? K::Write : K::Requant, wplane, 0, w};
     }
     const Id d = x.decode(id);
@@ -459,7 +440,6 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   StepId cur = last;
   int use = -2;  // -2: the whole step (latency and last use); >= 0: only that use
   StepCost own;
-  Rec lazy_recs[4];  // (a step the jump did not write: its records, translated)
   while (cur != kNoStep) {
     if (np == 0 || path[np - 1] != cur) {
       if (np == path.size()) path.resize(std::max<std::size_t>(1024, 2 * np));
@@ -468,25 +448,25 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     const Id d = decode(cur);
     // The step's cost, and for steps with uses their records (holders as indices).
     const StepCost* sc = &own;
-    const Rec* recs = nullptr;
+    part::RecView recs;  // (a step the jump did not write: its records translated where read)
     int bound = -1;
     StepId offset = 0;  // local holder -> index
     if (d.k == K::Read || d.k == K::Requant || d.k == K::Write) {
       const Part& pt = wave_part(d);
       const std::size_t i = static_cast<std::size_t>(cur - x.wave_id(d.p, 0, 0));
-      sc = &pt.cost[i]->c;
-      recs = part::step_recs(pt, i, lazy_recs, bound);
+      sc = &pt.cost_at(i)->c;
+      recs = part::step_view(pt, i, bound);
       offset = x.wave_id(d.p, 0, 0);
     } else if (d.k == K::Quant) {
       const Part& pt = chains[static_cast<std::size_t>(class_of[static_cast<std::size_t>(d.r)])];
       const auto k = static_cast<std::size_t>(d.w);
-      sc = &pt.cost[k]->c;
-      recs = part::step_recs(pt, k, lazy_recs, bound);
+      sc = &pt.cost_at(k)->c;
+      recs = part::step_view(pt, k, bound);
       offset = x.run_of(d.r) + 1;
     } else {
       x.cost(x.make(d), own);
       if (d.k == K::Dequant) {
-        recs = &deq_rec[static_cast<std::size_t>(d.r)];
+        recs.x = &deq_rec[static_cast<std::size_t>(d.r)];
         bound = deq_bound[static_cast<std::size_t>(d.r)];
       }
     }
@@ -501,9 +481,9 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
         continue;
       }
     }
-    const Rec& rec = recs[use];
+    const Rec rec = recs[static_cast<std::size_t>(use)];
     const StepId holder = rec.holder < 0 ? kNoStep : offset + static_cast<StepId>(rec.holder);
-    const double from = holder == cur ? std::min(rec.end, recs[rec.holder_use].end) : rec.start;
+    const double from = holder == cur ? std::min(rec.end, recs[static_cast<std::size_t>(rec.holder_use)].end) : rec.start;
     res.breakdown[sc_.uses[static_cast<std::size_t>(use)].term] += rec.end - from;
     if (holder != kNoStep) {
       cur = holder;

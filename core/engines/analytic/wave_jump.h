@@ -106,6 +106,21 @@ inline std::size_t& jumped_waves_total() {
   return n;
 }
 
+/// x / d for the small divisors of the walk and the parts (a wave's 2 or 3
+/// steps, a period's 1-12), without a division instruction where d is one of them.
+[[gnu::always_inline]] inline std::size_t div_small(std::size_t x, std::size_t d) {
+  switch (d) {
+    case 1: return x;
+    case 2: return x / 2;
+    case 3: return x / 3;
+    case 4: return x / 4;
+    case 6: return x / 6;
+    case 9: return x / 9;
+    case 12: return x / 12;
+    default: return x / d;
+  }
+}
+
 /// Steps [lo, hi) of a part that were not written: step i is the translate
 /// of step i - k sh (k = (i - lo) / sh + 1, in [lo - sh, lo), written or
 /// booked) by k Pt in time and k sh in steps.
@@ -124,21 +139,25 @@ template <class P>
 [[gnu::always_inline]] inline Real real_step(const P& pt, std::size_t i) {
   for (const Lazy& z : pt.lazy)
     if (i >= z.lo && i < z.hi) {
-      const std::size_t k = (i - z.lo) / z.sh + 1;
+      const std::size_t k = div_small(i - z.lo, z.sh) + 1;
       return {i - k * z.sh, static_cast<double>(k) * z.Pt, static_cast<int>(k * z.sh)};
     }
   return {i, 0.0, 0};
 }
-/// A part's step i: its start and finish (always written: the jumps write
-/// them for every step they translate), bound use and record of use u
+/// A part's step i: its start and finish (written, or translated where a
+/// jump left them unwritten: lazy_times_), bound use and record of use u
 /// (translated where not written).
 template <class P>
 double step_start(const P& pt, std::size_t i) {
-  return pt.start[i];
+  if (!pt.lazy_times_) return pt.start[i];
+  const Real r = real_step(pt, i);
+  return pt.start[r.i] + r.dt;
 }
 template <class P>
 double step_finish(const P& pt, std::size_t i) {
-  return pt.finish[i];
+  if (!pt.lazy_times_) return pt.finish[i];
+  const Real r = real_step(pt, i);
+  return pt.finish[r.i] + r.dt;
 }
 template <class P>
 int step_bound(const P& pt, std::size_t i) {
@@ -147,24 +166,29 @@ int step_bound(const P& pt, std::size_t i) {
 template <class P>
 Rec step_rec(const P& pt, std::size_t i, std::size_t u) {
   const Real r = real_step(pt, i);
-  const Rec& x = pt.recs[pt.first[r.i] + u];
+  const Rec& x = pt.recs[pt.first_at(r.i) + u];
   return {x.start + r.dt, x.end + r.dt, x.holder < 0 ? -1 : x.holder + r.ds, x.holder_use};
 }
-/// Step i's records: where they are, or (not written) translated into `buf`
-/// (at least its uses long); and its bound use.
+/// A step's records as written, or translated where read (a step the jump did not write).
+struct RecView {
+  const Rec* x = nullptr;
+  double dt = 0;
+  int ds = 0;  // (0: as written)
+  [[gnu::always_inline]] Rec operator[](std::size_t u) const {
+    if (ds == 0) return x[u];
+    return {x[u].start + dt, x[u].end + dt, x[u].holder < 0 ? -1 : x[u].holder + ds, x[u].holder_use};
+  }
+};
+/// Step i's records (where written: read them translated) and its bound use.
 template <class P>
-const Rec* step_recs(const P& pt, std::size_t i, Rec* buf, int& bound) {
+[[gnu::always_inline]] inline RecView step_view(const P& pt, std::size_t i, int& bound) {
   if (pt.lazy.empty()) {
     bound = pt.bound[i];
-    return &pt.recs[pt.first[i]];
+    return {&pt.recs[pt.first_at(i)], 0.0, 0};
   }
   const Real r = real_step(pt, i);
   bound = pt.bound[r.i];
-  const Rec* const x = &pt.recs[pt.first[r.i]];
-  if (r.ds == 0) return x;
-  for (std::size_t u = 0, n = pt.cost[i]->n; u < n; ++u)
-    buf[u] = {x[u].start + r.dt, x[u].end + r.dt, x[u].holder < 0 ? -1 : x[u].holder + r.ds, x[u].holder_use};
-  return buf;
+  return {&pt.recs[pt.first_at(r.i)], r.dt, r.ds};
 }
 
 /// Step i of `pt` written as the translate of step o by dt in time, ds in steps.
@@ -173,9 +197,9 @@ void put_translate(P& pt, std::size_t i, std::size_t o, double dt, int ds) {
   pt.start[i] = pt.start[o] + dt;
   pt.finish[i] = pt.finish[o] + dt;
   pt.bound[i] = pt.bound[o];
-  Rec* const d = pt.recs.data() + pt.first[i];
-  const Rec* const x = pt.recs.data() + pt.first[o];
-  for (std::size_t u = 0, n = pt.cost[i]->n; u < n; ++u)
+  Rec* const d = pt.recs.data() + pt.first_at(i);
+  const Rec* const x = pt.recs.data() + pt.first_at(o);
+  for (std::size_t u = 0, n = pt.cost_at(i)->n; u < n; ++u)
     d[u] = {x[u].start + dt, x[u].end + dt, x[u].holder < 0 ? -1 : x[u].holder + ds, x[u].holder_use};
 }
 
@@ -248,7 +272,6 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
   const double* const start = pt.start.data();
   const double* const finish = pt.finish.data();
   const auto* const cost = pt.cost.data();
-  const double* const ready = pt.ready.data();
   // (the last period's keys on the grid: then so is every time it booked)
   for (std::size_t w = a - p; w < a; ++w)
     if (!on_grid(start[pw * w])) return false;
@@ -267,39 +290,91 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
   const std::size_t mmax = (W - 1 - a) / p, wend = a + mmax * p;
   std::size_t rr = mmax * p + 1, rs = mmax * p;  // (none failed)
   // (each translate's start and finish written as it is checked: the later
-  // checks read them, as the booking would; the records are written below)
+  // checks read them, as the booking would; the records are written below.
+  // A translate by k periods is written as the one a period back translated
+  // by P: the same value, every time on the grid and below 2^32 ns where it
+  // counts, i.e. in the periods that hold, see below.)
   double* const wstart = pt.start.data();
   double* const wfinish = pt.finish.data();
-  Period pr(a, p, Pt), ps(b, p, Pt);  // reads, rests
-  for (std::size_t w = b; w < wend; ++w) {
-    const bool rest = w - b < rs, read = w >= a && w - a < rr;
-    if (!rest && !read) break;
+  const bool any_cost = !pt.uniform_;  // (uniform: every wave's costs are the same, nothing to compare)
+  // Rests of waves b .. a - 1 (their reads booked): each checked.
+  const std::size_t w1 = std::min(a, wend);
+  for (std::size_t w = b; w < w1 && w - b < rs; ++w) {
     const std::size_t i = pw * w;
-    if (read) {
-      const std::size_t o = pw * pr.ref;
-      const double st = start[o] + pr.dt;
-      if (cost[i] != cost[o] || std::max(ready[i], finish[pw * (w - F) + pw - 1]) != st) rr = w - a;
-      wstart[i] = st;
-      wfinish[i] = finish[o] + pr.dt;
-      pr.next();
+    for (std::size_t sub = 1; sub < pw; ++sub) {
+      const double st = start[i + sub - sh] + Pt;
+      if ((any_cost && cost[i + sub] != cost[i + sub - sh]) || std::max(pt.ready_at(i + sub, true), finish[i + sub - 1]) != st) {
+        rs = w - b;
+        break;
+      }
+      wstart[i + sub] = st;
+      wfinish[i + sub] = finish[i + sub - sh] + Pt;
     }
-    if (rest) {
-      const std::size_t o = pw * ps.ref;
-      for (std::size_t sub = 1; sub < pw; ++sub) {
-        const double st = start[o + sub] + ps.dt;
-        if (cost[i + sub] != cost[o + sub] || std::max(ready[i + sub], finish[i + sub - 1]) != st) {
-          rs = w - b;
+  }
+  // Waves a on: the read, then its rests. Where lay_waves laid the part
+  // (rests ready at 0, finishes >= 0), a rest's key is its dep's finish, so
+  // a rest of a translated read is the translate: not checked. Only as far
+  // as m (below) may need: reads up to a + rs (the key of read a + mp, mp <=
+  // rs), rests up to b + rr - 1 (mp <= rr - 1).
+  const bool rests_follow = pt.rests_at_zero_;
+  // Where lay_waves laid the part with one size and no rest of waves b .. a - 1
+  // failed: the rests are the translates (above) and so are the reads up to
+  // the first whose key is not; their times are not written (the part's
+  // times are then lazy: step_start and step_finish translate them). A wave
+  // u >= a is the translate of wave a - p + (u - a) mod p by (u - a) / p + 1
+  // periods: its read's start and its multicast's finish (the key of read u + F) so.
+  const bool unwritten = rests_follow && !any_cost && rs == mmax * p;
+  auto mcast_finish = [&](std::size_t u) {  // (wave u's multicast's finish, as written or translated)
+    if (!unwritten || u < a) return finish[pw * u + pw - 1];
+    const std::size_t j = (u - a) / p;
+    return finish[pw * (a - p + (u - a - j * p)) + pw - 1] + static_cast<double>(j + 1) * Pt;
+  };
+  if (unwritten) {
+    std::size_t w = a, u = a - F, tu = 0, ju = 1;  // (u = w - F; from a on, tu and ju its place)
+    double du = Pt;
+    for (std::size_t j = 1; w < wend; ++j) {
+      const double dt = static_cast<double>(j) * Pt;
+      for (std::size_t t = 0; t < p && w < wend; ++t, ++w, ++u) {
+        double fu;
+        if (u < a) {
+          fu = finish[pw * u + pw - 1];
+        } else {
+          fu = finish[pw * (a - p + tu) + pw - 1] + du;
+          if (++tu == p) tu = 0, ++ju, du = static_cast<double>(ju) * Pt;
+        }
+        if (std::max(pt.read_ready_at(w, pw), fu) != start[pw * (a - p + t)] + dt) {
+          rr = w - a;
+          w = wend;
           break;
         }
-        wstart[i + sub] = st;
-        wfinish[i + sub] = finish[o + sub] + ps.dt;
       }
     }
-    ps.next();
+  }
+  for (std::size_t w = a; w < wend && !unwritten; ++w) {
+    const bool read = w - a < rr && w - a <= rs, rest = w - b < rs && w - b < rr;
+    if (!read && !rest) break;
+    const std::size_t i = pw * w;
+    if (read) {
+      const double st = start[i - sh] + Pt;
+      if ((any_cost && cost[i] != cost[i - sh]) || std::max(pt.read_ready_at(w, pw), finish[pw * (w - F) + pw - 1]) != st) rr = w - a;
+      wstart[i] = st;
+      wfinish[i] = finish[i - sh] + Pt;
+    }
+    if (!rest) continue;
+    for (std::size_t sub = 1; sub < pw; ++sub) {
+      const double st = start[i + sub - sh] + Pt;
+      if (!rests_follow &&
+          ((any_cost && cost[i + sub] != cost[i + sub - sh]) || std::max(pt.ready_at(i + sub, true), finish[i + sub - 1]) != st)) {
+        rs = w - b;
+        break;
+      }
+      wstart[i + sub] = st;
+      wfinish[i + sub] = finish[i + sub - sh] + Pt;
+    }
   }
   // Read a + mmax p: only its key (the decisions of period mmax compare it), against T + mmax P.
   if (rr > mmax * p) {
-    if (std::max(ready[pw * wend], finish[pw * (wend - F) + pw - 1]) != T + static_cast<double>(mmax) * Pt) rr = mmax * p;
+    if (std::max(pt.read_ready_at(wend, pw), mcast_finish(wend - F)) != T + static_cast<double>(mmax) * Pt) rr = mmax * p;
   }
   const std::size_t m = std::min(rr == 0 ? 0 : (rr - 1) / p, rs / p);
   // (every translate below 2^32 ns: the last period's are the largest)
@@ -330,14 +405,14 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
     put_translate(pt, i, i - k * sh, static_cast<double>(k) * Pt, static_cast<int>(k) * ish);
   }
   if (hi > lo) pt.lazy.push_back({lo, hi, sh, Pt});
+  pt.lazy_times_ = pt.lazy_times_ || unwritten;
   // What the booking keeps, over the last period (every earlier one's times are smaller by P or more).
   const std::size_t lo_r = a + (m - 1) * p, lo_b = b + (m - 1) * p;
   const Rec* const recs = pt.recs.data();
-  const auto* const first = pt.first.data();
   auto keep = [&](std::size_t i) {
     const double f = finish[i];
     if (f > L.late || (f == L.late && static_cast<long long>(i) < L.late_at)) L.late = f, L.late_at = static_cast<long long>(i);
-    for (std::size_t u = 0, n = cost[i]->n; u < n; ++u) L.rec_end = std::max(L.rec_end, recs[first[i] + u].end);
+    for (std::size_t u = 0, n = pt.cost_at(i)->n, r0 = pt.first_at(i); u < n; ++u) L.rec_end = std::max(L.rec_end, recs[r0 + u].end);
   };
   for (std::size_t w = lo_r; w < lo_r + p; ++w) keep(pw * w);
   for (std::size_t w = lo_b; w < lo_b + p; ++w) {
@@ -417,7 +492,6 @@ bool jump_chains(P& pt, ChainLoop& C) {
   const double* const start = pt.start.data();
   const double* const finish = pt.finish.data();
   const auto* const cost = pt.cost.data();
-  const double* const ready = pt.ready.data();
   for (std::size_t o = 0; o < nc; ++o)  // (the last period's keys on the grid: then so is every time it booked)
     for (std::size_t k = C.at[o] - q; k < C.at[o]; ++k)
       if (!on_grid(start[k])) return false;
@@ -427,16 +501,43 @@ bool jump_chains(P& pt, ChainLoop& C) {
   // Checked without writing, up to the first that does not: r steps hold, so
   // (r - 1) / q periods do (a period's q steps and the key of the next
   // period's first, which must be there).
+  // (A translate by j periods is written as the one a period back translated
+  // by P: the same value where it counts, as in jump_waves. Where lay_chains
+  // laid the part (steps after a chain's first ready at 0, every time >= 0),
+  // a step's key is the finish of the step before; past the first step
+  // checked and the first q after the chain's head, that is the translate of
+  // the key q steps back: not checked.)
+  const bool any_cost = !pt.uniform_, follow = pt.rests_at_zero_;
   std::size_t mj = SIZE_MAX;
   for (std::size_t o = 0; o < nc && mj > 0; ++o) {
     const std::size_t k0 = C.at[o], lim = mj == SIZE_MAX ? C.end[o] : std::min(C.end[o], k0 + mj * q + 1);
-    Period pc(k0, q, Pt);
+    const std::size_t checked_to = std::min(lim, follow ? std::max(k0 + 1, C.head[o] + q + 1) : lim);  // (keys checked below it)
     std::size_t k = k0;
-    for (; k < lim; ++k, pc.next()) {  // (each translate's start and finish written as it is checked)
-      const double st = start[pc.ref] + pc.dt;
-      if (cost[k] != cost[pc.ref] || std::max(ready[k], finish[k - 1]) != st) break;
+    for (; k < checked_to; ++k) {  // (each translate's start and finish written as it is checked)
+      const double st = start[k - q] + Pt;
+      if ((any_cost && cost[k] != cost[k - q]) || std::max(pt.ready_at(k, k != C.head[o]), finish[k - 1]) != st) break;
       wstart[k] = st;
-      wfinish[k] = finish[pc.ref] + pc.dt;
+      wfinish[k] = finish[k - q] + Pt;
+    }
+    if (k == checked_to && k < lim) {
+      // (from here each step written from its step in the period before k0,
+      // k0 - q .. k0 - 1, by j P: no store read back from one step to the next;
+      // a cost that differs from that one's is the first that differs from the one q back)
+      const std::size_t j0 = (k - k0) / q;
+      std::size_t t = k - k0 - j0 * q;
+      bool differs = false;
+      for (std::size_t j = j0 + 1; k < lim && !differs; ++j, t = 0) {
+        const double dt = static_cast<double>(j) * Pt;
+        for (; t < q && k < lim; ++t, ++k) {
+          const std::size_t ref = k0 - q + t;
+          if (any_cost && cost[k] != cost[ref]) {
+            differs = true;
+            break;
+          }
+          wstart[k] = start[ref] + dt;
+          wfinish[k] = finish[ref] + dt;
+        }
+      }
     }
     const std::size_t r = k - k0;
     mj = std::min(mj, r == 0 ? 0 : (r - 1) / q);
@@ -461,14 +562,13 @@ bool jump_chains(P& pt, ChainLoop& C) {
     if (hi > k0) pt.lazy.push_back({k0, hi, q, Pt});
   }
   const Rec* const recs = pt.recs.data();
-  const auto* const first = pt.first.data();
   const double Pm = static_cast<double>(mj) * Pt;
   const std::size_t sm = mj * q;
   for (std::size_t o = 0; o < nc; ++o) {  // what the booking keeps, over the last period
     for (std::size_t k = C.at[o] + sm - q; k < C.at[o] + sm; ++k) {
       const double f = finish[k];
       if (f > C.late || (f == C.late && static_cast<long long>(k) < C.late_at)) C.late = f, C.late_at = static_cast<long long>(k);
-      for (std::size_t u = 0, n = cost[k]->n; u < n; ++u) C.rec_end = std::max(C.rec_end, recs[first[k] + u].end);
+      for (std::size_t u = 0, n = pt.cost_at(k)->n, r0 = pt.first_at(k); u < n; ++u) C.rec_end = std::max(C.rec_end, recs[r0 + u].end);
     }
     C.at[o] += sm;
     C.key[o] += Pm;

@@ -55,7 +55,7 @@ void Engine::start_step(StepId i, Ps t) {
   const std::uint32_t id = steps_[i].shape;
   Shape* shape = id == StepCosts::kNone ? nullptr : &shapes_[id];
   if (shape && shape->network > 0) {
-    setup_flow(i, t, shape->flow);
+    setup_flow(i, t, shape->flow, shape);
     return;
   }
   const Step& st = s_.steps[i];
@@ -93,7 +93,7 @@ void Engine::start_step(StepId i, Ps t) {
   FlowShape& x = shape ? shape->flow : flow_shape_;
   make_flow_shape(x, i, c, sc.factor);
   if (shape) shape->network = 1;  // (not before: make_flow_shape may refuse the step)
-  setup_flow(i, t, x);
+  setup_flow(i, t, x, shape);
 }
 
 void Engine::step_done(StepId i) {
@@ -105,14 +105,21 @@ void Engine::step_done(StepId i) {
   if (const FlowId fid = me.flow; fid != kNoFlow) {
     Flow& f = flows_[fid];
     f.active = false;
-    f.count = {};
-    f.complete = {};
-    f.staged = {};
+    // (clear(), as `= {}` did: the initializer-list assignment, which kept the storage too)
+    f.count.clear();
+    f.complete.clear();
+    f.staged.clear();
     // Every packet has been sent: no link, request FIFO or ISA port still uses these.
-    free_sources_.insert(free_sources_.end(), f.sources.begin(), f.sources.end());
+    // (One by one: a ring step's one Source took the range insert's general code.)
+    for (const std::uint32_t sid : f.sources) free_sources_.push_back(sid);
     f.sources.clear();
     me.flow = kNoFlow;
-    free_flows_.push_back(fid);
+    // A flow with its shape's fields waits for that shape's next step, if none
+    // does yet (a ring rank's next step of this shape, mostly: the pool's last
+    // flow was often another rank's, of another shape).
+    Shape* const sh = f.shape != nullptr && fast_paths_ ? &shapes_[me.shape] : nullptr;  // (f.shape: &sh->flow)
+    if (sh != nullptr && sh->parked == kNoFlow) sh->parked = fid;
+    else free_flows_.push_back(fid);
   }
   const std::uint32_t end = steps_[i + 1].succ;
   for (std::uint32_t k = me.succ; k < end; ++k) {  // (start_step does not resize steps_: `me` stays valid)
@@ -212,9 +219,21 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
   }
 }
 
-// A flow starts as a default Flow with its shape's fields.
-void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
+// A flow starts as a default Flow with its shape's fields. One that holds this
+// shape's fields already (Flow::shape: the pool gives back the flow freed last,
+// and a ring rank's next step is mostly of its last step's shape) keeps them:
+// only the others are reset. (A shape's FlowShape is made once and never
+// changes; flow_shape_, the scratch of steps without a shape, is never kept.)
+inline void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
+  if (f.shape == &x && fast_paths_) {
+    f.reset_run();
+    f.step = i;
+    f.active = true;
+    ++shapes_kept_;
+    return;
+  }
   f.reset();
+  f.shape = &x == &flow_shape_ ? nullptr : &x;
   f.step = i;
   f.active = true;
   f.initiator = x.initiator;
@@ -240,9 +259,12 @@ void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
   copy(f.dsts, x.dsts), copy(f.srcs, x.srcs), copy(f.src_bytes, x.src_bytes), copy(f.src_n, x.src_n);
 }
 
-void Engine::setup_flow(StepId i, Ps t, const FlowShape& x) {
+void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, Shape* shape) {
   FlowId fid;
-  if (free_flows_.empty()) {
+  if (shape != nullptr && shape->parked != kNoFlow) {
+    fid = shape->parked;
+    shape->parked = kNoFlow;
+  } else if (free_flows_.empty()) {
     fid = static_cast<FlowId>(flows_.size());
     flows_.emplace_back();
   } else {
@@ -311,7 +333,7 @@ std::uint32_t Engine::add_source(const Source& src) {
   return id;
 }
 
-void Engine::add_link_source(int link, const Source& src) {
+inline void Engine::add_link_source(int link, const Source& src) {
   if (src.next >= src.end) return;
   const bool response = src.response;
   const std::uint32_t id = add_source(src);
@@ -476,6 +498,7 @@ Run Engine::run() {
   stats_.cpu_s = thread_cpu_s() - cpu0;
   testing::packet_entries_made.fetch_add(packet_entries_made_, std::memory_order_relaxed);
   testing::group_log_entries.fetch_add(group_log_entries_, std::memory_order_relaxed);
+  testing::flow_shapes_kept.fetch_add(shapes_kept_, std::memory_order_relaxed);
   for (const GroupLog& log : logs_) testing::group_log_taken.fetch_add(log.taken, std::memory_order_relaxed);
   report(out, total);
   return out;

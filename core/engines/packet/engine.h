@@ -51,6 +51,9 @@ inline std::atomic<std::uint64_t> group_log_taken{0};  // of which moved into an
 // isa_issue's one request, nor request_isa's append); the results must be
 // the same bits. Read once per run.
 inline std::atomic<bool> fast_paths{true};
+// Flows started with the shape's fields they held kept (Engine::apply_flow_shape;
+// off with fast_paths: every flow is reset whole and filled from its shape).
+inline std::atomic<std::uint64_t> flow_shapes_kept{0};
 }  // namespace testing
 
 class Engine {
@@ -77,15 +80,16 @@ class Engine {
   void step_done(StepId i);
   struct Shape;
   struct FlowShape;
-  void setup_flow(StepId i, Ps t, const FlowShape& x);
+  void setup_flow(StepId i, Ps t, const FlowShape& x, Shape* shape);
   void make_flow_shape(FlowShape& x, StepId i, const StepCost& c, double factor);
-  static void apply_flow_shape(Flow& f, const FlowShape& x, StepId i);
+  [[gnu::always_inline]] inline void apply_flow_shape(Flow& f, const FlowShape& x, StepId i);
   void flow_start(FlowId i);
   void start_reads(FlowId i);
   void finish_flow(FlowId i, Ps t);
   [[gnu::always_inline]] inline void deliver(const Pkt& p, Ps t);
   std::uint32_t add_source(const Source& src);
-  void add_link_source(int link, const Source& src);
+  // (Inlined: flow_start's call per network step; add_source is not, being called from more places.)
+  [[gnu::always_inline]] inline void add_link_source(int link, const Source& src);
   [[gnu::always_inline]] inline void dispatch(const Event& e);
   double payload_to_deliver() const;
   // Every 4096 events (well under a millisecond): stop if asked, report progress now and then.
@@ -293,6 +297,10 @@ class Engine {
   };
   struct Shape {
     std::int8_t network = -1;  // 1: a network step whose `flow` is made; 0: not a network step; -1: not known
+    // A flow of a step of this shape, done, that holds the shape's fields
+    // (Flow::shape), kept for the shape's next step (apply_flow_shape then
+    // resets the others only); at most one, the others go to the pool.
+    FlowId parked = kNoFlow;
     FlowShape flow;
   };
   std::vector<Shape> shapes_;  // by costs_.shape()
@@ -301,6 +309,7 @@ class Engine {
   std::uint64_t packet_entries_made_ = 0;
   bool group_log_ = true;            // testing::group_log (and packet_entries_), as the run started
   std::uint64_t group_log_entries_ = 0;
+  std::uint64_t shapes_kept_ = 0;    // flows that kept their shape's fields (testing::flow_shapes_kept)
   std::vector<GroupLog> logs_;       // star: per plane (LogCursor::log points here; never resized once set)
   std::vector<LogCursor> cursors_;   // per link, once logs_on_
 };

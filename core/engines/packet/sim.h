@@ -100,6 +100,12 @@ struct Flow {
   std::vector<NodeId> red;               // read, per plane: where the sources meet (reduced)
   NodeId sink = kNoNode;                 // read: where the result lands
   bool switch_dsts = false;              // write: some destination is a switch buffer
+  // The step shape whose fields (kind, plane, initiator, dsts, srcs, src_bytes,
+  // src_n, bytes, n, n_min, to_switch, plain_per_byte, reduce_inv_GBps, codec:
+  // "the shape's fields", never written while the flow runs) this flow holds,
+  // or null (Engine::apply_flow_shape: a flow reused for a step of the same
+  // shape keeps them and resets the others only).
+  const void* shape = nullptr;
 
   /// Back to a default Flow, keeping the vectors' storage: flows are reused step
   /// after step (a ring at 1024 accelerators runs 2 M steps of one packet each),
@@ -108,12 +114,22 @@ struct Flow {
   /// them back was ~100 instructions a step): every field above and below is
   /// here; the static_assert after the struct asks whoever adds one to add it.
   void reset() {
-    step = 0, kind = FlowKind::GpuWrite, active = false, plane = -1, initiator = kNoNode;
-    dsts.clear(), srcs.clear(), src_bytes.clear(), src_n.clear(), src_id.clear(), sources.clear();
-    bytes = 0, n = 0, n_min = 0, inv_raw = 0, gap_ns = 0, ser_full = 0, extra_end = 0;
-    expected = 0, delivered = 0, last = 0, to_switch = false, every_gpu = false;
+    kind = FlowKind::GpuWrite, plane = -1, initiator = kNoNode;
+    dsts.clear(), srcs.clear(), src_bytes.clear(), src_n.clear();
+    bytes = 0, n = 0, n_min = 0, to_switch = false;
+    plain_per_byte = 0, reduce_inv_GBps = 0, codec = false, shape = nullptr;
+    reset_run();
+  }
+  /// The same for every field but the shape's (see `shape`): a flow reused for
+  /// a step of the shape it holds (a ring at 1024 accelerators: a rank's next
+  /// step, mostly) keeps them, vectors and all.
+  void reset_run() {
+    step = 0, active = false;
+    src_id.clear(), sources.clear();
+    inv_raw = 0, gap_ns = 0, ser_full = 0, extra_end = 0;
+    expected = 0, delivered = 0, last = 0, every_gpu = false;
     count.clear(), complete.clear(), staged.clear();
-    next_group = 0, plain_per_byte = 0, reduce_inv_GBps = 0, codec = false, pace_ns = 0;
+    next_group = 0, pace_ns = 0;
     next_send = 0, waiting = false;
     hops.clear(), red.clear(), sink = kNoNode, switch_dsts = false;
   }
@@ -135,7 +151,7 @@ struct Flow {
   }
 };
 
-static_assert(sizeof(Flow) == 416, "Flow changed: add the new field to Flow::reset() (and fix this size)");
+static_assert(sizeof(Flow) == 424, "Flow changed: add the new field to Flow::reset() (and fix this size)");
 
 // Packets a sending accelerator offers to a link, lazily (no packet exists before it is sent).
 // 48 bytes, widest fields first (an NVLS ld_reduce at 1024 accelerators keeps a million live).

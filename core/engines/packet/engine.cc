@@ -171,14 +171,29 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     std::uint32_t* src_n = f.src_n.data();
     const Region* reg = st.srcs.data();
     const BufferDecl* bufs = s_.buffers.data();
+    // (A source of the same count and buffer format as the one before, as every
+    // source of an NVLS ld_reduce, has its bytes, packets and codec test: those
+    // depend on nothing else. Two calls and a division less per source.)
+    bool have = false;
+    std::uint64_t prev_count = 0, b = 0;
+    Format prev_format{};
+    int prev_block = 0;
+    ScaleFormat prev_scale{};
+    std::uint32_t m = 0;
+    bool rc = false;
     for (std::size_t k = 0; k < ns; ++k) {
       const Region& r = reg[k];
       const BufferDecl& buf = bufs[r.buffer];
-      const bool rc = is_codec(buf.format);
+      if (!have || r.count != prev_count || buf.format != prev_format || buf.block_elems != prev_block ||
+          buf.scale_format != prev_scale || !fast_paths_) {
+        rc = is_codec(buf.format);
+        b = region_bytes(buf, r.count);
+        m = g_.npkts(b);
+        have = true, prev_count = r.count, prev_format = buf.format, prev_block = buf.block_elems,
+        prev_scale = buf.scale_format;
+      }
       srcs[k] = buf.node;
-      const std::uint64_t b = region_bytes(buf, r.count);
       src_bytes[k] = b;
-      const std::uint32_t m = g_.npkts(b);
       src_n[k] = m;
       f.n = std::max(f.n, m);
       f.n_min = std::min(f.n_min, m);
@@ -313,7 +328,7 @@ void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, Shape* shape) {
   schedule(start, EvFlowStart, fid);
 }
 
-std::uint32_t Engine::add_source(const Source& src) {
+inline std::uint32_t Engine::add_source(const Source& src) {
   std::uint32_t id;
   if (free_sources_.empty()) {
     id = static_cast<std::uint32_t>(sources_.size());

@@ -87,8 +87,8 @@ class Engine {
   void start_reads(FlowId i);
   void finish_flow(FlowId i, Ps t);
   [[gnu::always_inline]] inline void deliver(const Pkt& p, Ps t);
-  std::uint32_t add_source(const Source& src);
-  // (Inlined: flow_start's call per network step; add_source is not, being called from more places.)
+  // (Both inlined: flow_start calls them per network step, a ring at 1024 accelerators 2 M times.)
+  [[gnu::always_inline]] inline std::uint32_t add_source(const Source& src);
   [[gnu::always_inline]] inline void add_link_source(int link, const Source& src);
   [[gnu::always_inline]] inline void dispatch(const Event& e);
   double payload_to_deliver() const;

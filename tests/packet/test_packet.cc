@@ -696,6 +696,39 @@ TEST(PacketResults, FlowsThatKeepTheirShapeGiveTheSameRunAsFlowsResetWhole) {
   EXPECT_GT(kept_all, 1000u);
 }
 
+// make_flow_shape computes a read source's bytes and packets again only when
+// its count or its buffer's format (format, block, scale format) differs from
+// the source before (an NVLS ld_reduce's 1024 sources are all alike); with
+// testing::fast_paths off, for every source. Sources that differ from their
+// neighbour here: NVLS whose rank 1 and rank 2 inputs are block-quantised (of
+// two block sizes) and rank 5's in fp32, so the sources of each ld_reduce
+// change format between neighbours and back. Same bits either way.
+TEST(PacketResults, ReadSourcesOfMixedFormatsGiveTheSameRunAsEachCostedAlone) {
+  for (const char* algo : {"nvls", "scin"}) {
+    RunCase r = run_case("hgx-h200-8", {}, algo, 65536);
+    ASSERT_GE(r.s.input.size(), 6u);
+    auto set = [&](std::size_t rank, Format f, int block) {
+      BufferDecl& b = r.s.buffers[r.s.input[rank]];
+      b.format = f, b.block_elems = block;
+    };
+    set(1, Format::Int8Block, 32);
+    set(2, Format::Int8Block, 64);
+    set(5, Format::Fp32, 0);
+    std::size_t mixed = 0;  // read steps whose sources are not all of one format
+    for (const Step& st : r.s.steps) {
+      if (st.kind != StepKind::Read || st.srcs.size() < 2) continue;
+      bool differ = false;
+      for (const Region& x : st.srcs) differ |= r.s.buffers[x.buffer].format != r.s.buffers[st.srcs[0].buffer].format;
+      mixed += differ ? 1 : 0;
+    }
+    EXPECT_GT(mixed, 0u) << algo;
+    const packet::Run on = packet::run(r.c, r.s);
+    const packet::Run off = run_with_off(r, packet::testing::fast_paths);
+    expect_same_run(on, off, r.what);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 // ---------------------------------------------------------------- bad input
 
 void expect_error(const Config& c, const Schedule& s, const std::string& names) {

@@ -255,12 +255,11 @@ TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
   f.next_group = 18, f.plain_per_byte = 19, f.reduce_inv_GBps = 20, f.codec = true, f.pace_ns = 21;
   f.next_send = 22, f.waiting = true;
   f.hops = {Flow::Hop{1, 2, 3}}, f.red = {4}, f.sink = 23, f.switch_dsts = true;
-  const int shape_of = 0;
-  f.shape = &shape_of;
+  f.shape = 24;
   const std::size_t cap = f.dsts.capacity();
   f.reset();
   const Flow d;
-  EXPECT_EQ(f.shape, nullptr);
+  EXPECT_EQ(f.shape, packet::kNoShape);
   EXPECT_EQ(f.step, d.step);
   EXPECT_EQ(f.kind, d.kind);
   EXPECT_EQ(f.active, d.active);
@@ -306,8 +305,7 @@ TEST(PacketFlow, ResetRunKeepsTheShapesFieldsOnly) {
   f.next_group = 18, f.plain_per_byte = 19, f.reduce_inv_GBps = 20, f.codec = true, f.pace_ns = 21;
   f.next_send = 22, f.waiting = true;
   f.hops = {Flow::Hop{1, 2, 3}}, f.red = {4}, f.sink = 23, f.switch_dsts = true;
-  const int shape_of = 0;
-  f.shape = &shape_of;
+  f.shape = 24;
   f.reset_run();
   // kept: the shape's
   EXPECT_EQ(f.kind, FlowKind::IsaRead);
@@ -324,7 +322,7 @@ TEST(PacketFlow, ResetRunKeepsTheShapesFieldsOnly) {
   EXPECT_EQ(f.plain_per_byte, 19);
   EXPECT_EQ(f.reduce_inv_GBps, 20);
   EXPECT_TRUE(f.codec);
-  EXPECT_EQ(f.shape, &shape_of);
+  EXPECT_EQ(f.shape, 24u);
   // reset: the others
   const Flow d;
   EXPECT_EQ(f.step, d.step);

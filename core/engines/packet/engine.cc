@@ -55,7 +55,7 @@ void Engine::start_step(StepId i, Ps t) {
   const std::uint32_t id = steps_[i].shape;
   Shape* shape = id == StepCosts::kNone ? nullptr : &shapes_[id];
   if (shape && shape->network > 0) {
-    setup_flow(i, t, shape->flow, shape);
+    setup_flow(i, t, shape->flow, id);
     return;
   }
   const Step& st = s_.steps[i];
@@ -93,7 +93,7 @@ void Engine::start_step(StepId i, Ps t) {
   FlowShape& x = shape ? shape->flow : flow_shape_;
   make_flow_shape(x, i, c, sc.factor);
   if (shape) shape->network = 1;  // (not before: make_flow_shape may refuse the step)
-  setup_flow(i, t, x, shape);
+  setup_flow(i, t, x, shape ? id : StepCosts::kNone);
 }
 
 void Engine::step_done(StepId i) {
@@ -117,7 +117,7 @@ void Engine::step_done(StepId i) {
     // A flow with its shape's fields waits for that shape's next step, if none
     // does yet (a ring rank's next step of this shape, mostly: the pool's last
     // flow was often another rank's, of another shape).
-    Shape* const sh = f.shape != nullptr && fast_paths_ ? &shapes_[me.shape] : nullptr;  // (f.shape: &sh->flow)
+    Shape* const sh = f.shape != kNoShape && fast_paths_ ? &shapes_[f.shape] : nullptr;
     if (sh != nullptr && sh->parked == kNoFlow) sh->parked = fid;
     else free_flows_.push_back(fid);
   }
@@ -238,9 +238,10 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
 // shape's fields already (Flow::shape: the pool gives back the flow freed last,
 // and a ring rank's next step is mostly of its last step's shape) keeps them:
 // only the others are reset. (A shape's FlowShape is made once and never
-// changes; flow_shape_, the scratch of steps without a shape, is never kept.)
-inline void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
-  if (f.shape == &x && fast_paths_) {
+// changes; flow_shape_, the scratch of steps without a shape, is never kept:
+// its flows get kNoShape.)
+inline void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i, std::uint32_t shape_id) {
+  if (f.shape == shape_id && shape_id != kNoShape && fast_paths_) {
     f.reset_run();
     f.step = i;
     f.active = true;
@@ -248,7 +249,7 @@ inline void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
     return;
   }
   f.reset();
-  f.shape = &x == &flow_shape_ ? nullptr : &x;
+  f.shape = shape_id;
   f.step = i;
   f.active = true;
   f.initiator = x.initiator;
@@ -274,7 +275,8 @@ inline void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
   copy(f.dsts, x.dsts), copy(f.srcs, x.srcs), copy(f.src_bytes, x.src_bytes), copy(f.src_n, x.src_n);
 }
 
-void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, Shape* shape) {
+void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, std::uint32_t shape_id) {
+  Shape* const shape = shape_id != StepCosts::kNone ? &shapes_[shape_id] : nullptr;
   FlowId fid;
   if (shape != nullptr && shape->parked != kNoFlow) {
     fid = shape->parked;
@@ -288,7 +290,7 @@ void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, Shape* shape) {
   }
   steps_[i].flow = fid;
   Flow& f = flows_[fid];
-  apply_flow_shape(f, x, i);
+  apply_flow_shape(f, x, i, shape_id);
   const double factor = x.factor;
   // The wire time of a packet is a function of the transfer factor alone (the
   // rest is the run's): computed again only when the factor differs from the

@@ -80,9 +80,10 @@ class Engine {
   void step_done(StepId i);
   struct Shape;
   struct FlowShape;
-  void setup_flow(StepId i, Ps t, const FlowShape& x, Shape* shape);
+  /// `shape_id`: the step's shape (x is its FlowShape), or StepCosts::kNone (x is flow_shape_).
+  void setup_flow(StepId i, Ps t, const FlowShape& x, std::uint32_t shape_id);
   void make_flow_shape(FlowShape& x, StepId i, const StepCost& c, double factor);
-  [[gnu::always_inline]] inline void apply_flow_shape(Flow& f, const FlowShape& x, StepId i);
+  [[gnu::always_inline]] inline void apply_flow_shape(Flow& f, const FlowShape& x, StepId i, std::uint32_t shape_id);
   void flow_start(FlowId i);
   void start_reads(FlowId i);
   void finish_flow(FlowId i, Ps t);
@@ -233,6 +234,7 @@ class Engine {
     std::uint32_t succ;   // its successors: succ_[succ .. steps_[i + 1].succ)
     std::uint32_t shape;  // costs_.shape() of the step (set-up)
   };
+  static_assert(StepCosts::kNone == kNoShape);
   static_assert(sizeof(StepState) == 32 && std::is_trivially_default_constructible_v<StepState>);
   std::unique_ptr<StepState[]> steps_;  // one per step and one past the last (its succ ends the list)
   std::unique_ptr<StepId[]> succ_;      // successors, one flat array (not a vector per step)

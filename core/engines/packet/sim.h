@@ -54,6 +54,7 @@ enum class FlowKind : std::uint8_t { GpuWrite, IsaWrite, IsaRead, GpuRead };
 // flight, not the schedule.
 using FlowId = std::uint32_t;
 constexpr FlowId kNoFlow = ~FlowId{0};
+constexpr std::uint32_t kNoShape = ~std::uint32_t{0};  // Flow::shape: none
 struct Flow {
   StepId step = 0;
   FlowKind kind = FlowKind::GpuWrite;
@@ -81,6 +82,13 @@ struct Flow {
   std::vector<Ps> complete;              // when the group's last response was whole
   std::vector<std::uint32_t> staged;     // ISA: bytes staged per group
   std::uint32_t next_group = 0;          // lowest group not yet complete (escape admission)
+  // The step shape (its number) whose fields this flow holds, or kNoShape: kind,
+  // plane, initiator, dsts, srcs, src_bytes, src_n, bytes, n, n_min, to_switch,
+  // plain_per_byte, reduce_inv_GBps, codec ("the shape's fields", never written
+  // while the flow runs). A flow reused for a step of that shape keeps them and
+  // resets the others only (Engine::apply_flow_shape). (Here, in the 4 bytes
+  // after next_group that were padding: Flow stays 416 bytes.)
+  std::uint32_t shape = kNoShape;
   double plain_per_byte = 0;             // plain (unquantised) bytes reduced per wire byte, all sources
   double reduce_inv_GBps = 0;            // ns per plain byte of the reducing unit(s); 0 = free
   bool codec = false;                    // quantised data: the INQ unit works too
@@ -100,12 +108,6 @@ struct Flow {
   std::vector<NodeId> red;               // read, per plane: where the sources meet (reduced)
   NodeId sink = kNoNode;                 // read: where the result lands
   bool switch_dsts = false;              // write: some destination is a switch buffer
-  // The step shape whose fields (kind, plane, initiator, dsts, srcs, src_bytes,
-  // src_n, bytes, n, n_min, to_switch, plain_per_byte, reduce_inv_GBps, codec:
-  // "the shape's fields", never written while the flow runs) this flow holds,
-  // or null (Engine::apply_flow_shape: a flow reused for a step of the same
-  // shape keeps them and resets the others only).
-  const void* shape = nullptr;
 
   /// Back to a default Flow, keeping the vectors' storage: flows are reused step
   /// after step (a ring at 1024 accelerators runs 2 M steps of one packet each),
@@ -117,7 +119,7 @@ struct Flow {
     kind = FlowKind::GpuWrite, plane = -1, initiator = kNoNode;
     dsts.clear(), srcs.clear(), src_bytes.clear(), src_n.clear();
     bytes = 0, n = 0, n_min = 0, to_switch = false;
-    plain_per_byte = 0, reduce_inv_GBps = 0, codec = false, shape = nullptr;
+    plain_per_byte = 0, reduce_inv_GBps = 0, codec = false, shape = kNoShape;
     reset_run();
   }
   /// The same for every field but the shape's (see `shape`): a flow reused for
@@ -151,7 +153,7 @@ struct Flow {
   }
 };
 
-static_assert(sizeof(Flow) == 424, "Flow changed: add the new field to Flow::reset() (and fix this size)");
+static_assert(sizeof(Flow) == 416, "Flow changed: add the new field to Flow::reset() (and fix this size)");
 
 // Packets a sending accelerator offers to a link, lazily (no packet exists before it is sent).
 // 48 bytes, widest fields first (an NVLS ld_reduce at 1024 accelerators keeps a million live).

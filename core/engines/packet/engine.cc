@@ -330,7 +330,9 @@ void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, std::uint32_t shape_
   schedule(start, EvFlowStart, fid);
 }
 
-inline std::uint32_t Engine::add_source(const Source& src) {
+std::uint32_t Engine::add_source(const Source& src) { return add_source_inline(src); }
+
+inline std::uint32_t Engine::add_source_inline(const Source& src) {
   std::uint32_t id;
   if (free_sources_.empty()) {
     id = static_cast<std::uint32_t>(sources_.size());
@@ -353,7 +355,7 @@ inline std::uint32_t Engine::add_source(const Source& src) {
 inline void Engine::add_link_source(int link, const Source& src) {
   if (src.next >= src.end) return;
   const bool response = src.response;
-  const std::uint32_t id = add_source(src);
+  const std::uint32_t id = add_source_inline(src);
   Sender& tx = links_[static_cast<std::size_t>(link)].tx;
   (response ? tx.responses : tx.writes).push_back(id);
   wake_link(link, now_);
@@ -515,7 +517,6 @@ Run Engine::run() {
   stats_.cpu_s = thread_cpu_s() - cpu0;
   testing::packet_entries_made.fetch_add(packet_entries_made_, std::memory_order_relaxed);
   testing::group_log_entries.fetch_add(group_log_entries_, std::memory_order_relaxed);
-  testing::flow_shapes_kept.fetch_add(shapes_kept_, std::memory_order_relaxed);
   for (const GroupLog& log : logs_) testing::group_log_taken.fetch_add(log.taken, std::memory_order_relaxed);
   report(out, total);
   return out;

@@ -88,8 +88,11 @@ class Engine {
   void start_reads(FlowId i);
   void finish_flow(FlowId i, Ps t);
   [[gnu::always_inline]] inline void deliver(const Pkt& p, Ps t);
-  // (Both inlined: flow_start calls them per network step, a ring at 1024 accelerators 2 M times.)
-  [[gnu::always_inline]] inline std::uint32_t add_source(const Source& src);
+  std::uint32_t add_source(const Source& src);
+  // add_source's body, inlined into add_link_source (flow_start's per network step, a ring at
+  // 1024 accelerators 2 M times); add_source's other callers (the reads' Sources, per request
+  // at times) call it out of line, as before.
+  [[gnu::always_inline]] inline std::uint32_t add_source_inline(const Source& src);
   [[gnu::always_inline]] inline void add_link_source(int link, const Source& src);
   [[gnu::always_inline]] inline void dispatch(const Event& e);
   double payload_to_deliver() const;
@@ -311,9 +314,11 @@ class Engine {
   std::uint64_t packet_entries_made_ = 0;
   bool group_log_ = true;            // testing::group_log (and packet_entries_), as the run started
   std::uint64_t group_log_entries_ = 0;
-  std::uint64_t shapes_kept_ = 0;    // flows that kept their shape's fields (testing::flow_shapes_kept)
   std::vector<GroupLog> logs_;       // star: per plane (LogCursor::log points here; never resized once set)
   std::vector<LogCursor> cursors_;   // per link, once logs_on_
+  // Flows that kept their shape's fields (testing::flow_shapes_kept). Last: the
+  // fields above keep their offsets (the event loop's code is unchanged).
+  std::uint64_t shapes_kept_ = 0;
 };
 
 }  // namespace scin::packet

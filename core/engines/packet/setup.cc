@@ -153,6 +153,8 @@ Engine::StepMemory& Engine::spare() {
 }
 
 Engine::~Engine() {
+  // (Here, not in run(): the event loop's code stays as it was.)
+  testing::flow_shapes_kept.fetch_add(shapes_kept_, std::memory_order_relaxed);
   const std::size_t bytes = steps_cap_ * sizeof(StepState) + succ_cap_ * sizeof(StepId) + edges_.capacity() * sizeof(StepId);
   if (!steps_ || bytes > kSpareBytes) return;  // (never taken: the thread's spare stays)
   StepMemory& m = spare();

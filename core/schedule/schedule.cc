@@ -119,10 +119,10 @@ void check_schedule_nodes(const Schedule& s) {
       throw Error(fmt::format("schedule {}: buffer {} on missing node {}", s.algorithm, b.name, b.node));
 }
 
-namespace {
+// One step's checks, throwing the error (check_schedule's loop body; check_step.h's step_ok first).
+namespace detail {
 
-// One step's checks, throwing the error (check_schedule's loop body; step_ok below first).
-[[gnu::noinline]] void check_one_step(const Schedule& s, std::size_t i, int nodes) {
+void check_one_step(const Schedule& s, std::size_t i, int nodes) {
   auto fail = [&](std::size_t at, const std::string& why) {
     throw Error(fmt::format("schedule {}: step {} ({}): {}", s.algorithm, at,
                             at < s.steps.size() ? s.steps[at].label : "", why));
@@ -169,61 +169,8 @@ namespace {
   }
 }
 
-// check_one_step's conditions as one test, on raw pointers: true only if
-// check_one_step would throw nothing (it may say false for a good step: the
-// caller then runs check_one_step, which throws or not). A ring at 1024
-// accelerators checks 2 M steps; check_one_step's region lambda and list
-// accessors took ~250 instructions a step.
-[[gnu::always_inline]] inline bool step_ok(const Schedule& s, std::size_t i, int nodes) {
-  const Step& st = s.steps[i];
-  const BufferDecl* const buf = s.buffers.data();
-  const std::size_t nb = s.buffers.size();
-  const StepId* dep = st.deps.data();
-  for (std::size_t k = 0, n = st.deps.size(); k < n; ++k)
-    if (dep[k] >= i) return false;
-  if (st.initiator < 0 || st.initiator >= nodes) return false;
-  const Region* src = st.srcs.data();
-  const Region* dst = st.dsts.data();
-  const std::size_t ns = st.srcs.size(), nd = st.dsts.size();
-  bool ok = true;
-  for (std::size_t k = 0; k < ns; ++k) ok &= src[k].buffer < nb && src[k].offset + src[k].count <= buf[src[k].buffer].elems;
-  for (std::size_t k = 0; k < nd; ++k) ok &= dst[k].buffer < nb && dst[k].offset + dst[k].count <= buf[dst[k].buffer].elems;
-  if (!ok) return false;
-  if (st.op != DataOp::None) {
-    if (ns == 0 || nd == 0) return false;
-    const std::uint64_t n = src[0].count;
-    for (std::size_t k = 1; k < ns; ++k) ok &= src[k].count == n;
-    for (std::size_t k = 0; k < nd; ++k) ok &= dst[k].count == n;
-    if (!ok) return false;
-  }
-  switch (st.kind) {
-    case StepKind::Write:
-      if (ns == 0 || buf[src[0].buffer].node != st.initiator) return false;
-      if (ns > 1) {
-        if (nd != 1 || st.op != DataOp::Reduce) return false;
-        const NodeId to = buf[dst[0].buffer].node;
-        for (std::size_t k = 1; k < ns; ++k) ok &= buf[src[k].buffer].node == to;
-      }
-      return ok;
-    case StepKind::Read: return nd == 1;
-    case StepKind::Signal: return st.target >= 0 && st.target < nodes;
-    case StepKind::Compute:
-      for (std::size_t k = 0; k < ns; ++k) ok &= buf[src[k].buffer].node == st.initiator;
-      for (std::size_t k = 0; k < nd; ++k) ok &= buf[dst[k].buffer].node == st.initiator;
-      return ok;
-    default: return true;
-  }
-}
+}  // namespace detail
 
-// step_ok first; check_one_step (which throws the error) only if it says no.
-[[gnu::always_inline]] inline void check_one_step_fast(const Schedule& s, std::size_t i, int nodes) {
-  if (!step_ok(s, i, nodes)) [[unlikely]]
-    check_one_step(s, i, nodes);
-}
-
-}  // namespace
-
-void check_step(const Schedule& s, std::size_t i) { check_one_step_fast(s, i, s.node_count()); }
 
 void check_schedule(const Schedule& s, const RunContext* ctx) {
   check_schedule_nodes(s);
@@ -236,7 +183,7 @@ void check_schedule(const Schedule& s, const RunContext* ctx) {
       ctx->check();
       next_poll = work + (1u << 16);
     }
-    check_one_step_fast(s, i, nodes);
+    check_step(s, i, nodes);
   }
 }
 

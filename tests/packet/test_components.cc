@@ -255,9 +255,11 @@ TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
   f.next_group = 18, f.plain_per_byte = 19, f.reduce_inv_GBps = 20, f.codec = true, f.pace_ns = 21;
   f.next_send = 22, f.waiting = true;
   f.hops = {Flow::Hop{1, 2, 3}}, f.red = {4}, f.sink = 23, f.switch_dsts = true;
+  f.shape = 24;
   const std::size_t cap = f.dsts.capacity();
   f.reset();
   const Flow d;
+  EXPECT_EQ(f.shape, packet::kNoShape);
   EXPECT_EQ(f.step, d.step);
   EXPECT_EQ(f.kind, d.kind);
   EXPECT_EQ(f.active, d.active);
@@ -283,6 +285,59 @@ TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
   EXPECT_EQ(f.plain_per_byte, d.plain_per_byte);
   EXPECT_EQ(f.reduce_inv_GBps, d.reduce_inv_GBps);
   EXPECT_EQ(f.codec, d.codec);
+  EXPECT_EQ(f.pace_ns, d.pace_ns);
+  EXPECT_EQ(f.next_send, d.next_send);
+  EXPECT_EQ(f.waiting, d.waiting);
+  EXPECT_EQ(f.sink, d.sink);
+  EXPECT_EQ(f.switch_dsts, d.switch_dsts);
+}
+
+// Flow::reset_run() (a flow reused for a step of the shape it holds) keeps the
+// shape's fields and resets every other one as reset() does.
+TEST(PacketFlow, ResetRunKeepsTheShapesFieldsOnly) {
+  using packet::Flow, packet::FlowKind;
+  Flow f;
+  f.step = 7, f.kind = FlowKind::IsaRead, f.active = true, f.plane = 3, f.initiator = 5;
+  f.dsts = {1, 2}, f.srcs = {3}, f.src_bytes = {4}, f.src_n = {5}, f.src_id = {6}, f.sources = {7};
+  f.bytes = 8, f.n = 9, f.n_min = 10, f.inv_raw = 11, f.gap_ns = 12, f.ser_full = 13, f.extra_end = 14;
+  f.expected = 15, f.delivered = 16, f.last = 17, f.to_switch = true, f.every_gpu = true;
+  f.count = {1}, f.complete = {2}, f.staged = {3};
+  f.next_group = 18, f.plain_per_byte = 19, f.reduce_inv_GBps = 20, f.codec = true, f.pace_ns = 21;
+  f.next_send = 22, f.waiting = true;
+  f.hops = {Flow::Hop{1, 2, 3}}, f.red = {4}, f.sink = 23, f.switch_dsts = true;
+  f.shape = 24;
+  f.reset_run();
+  // kept: the shape's
+  EXPECT_EQ(f.kind, FlowKind::IsaRead);
+  EXPECT_EQ(f.plane, 3);
+  EXPECT_EQ(f.initiator, 5);
+  EXPECT_EQ(f.dsts, (std::vector<NodeId>{1, 2}));
+  EXPECT_EQ(f.srcs, (std::vector<NodeId>{3}));
+  EXPECT_EQ(f.src_bytes, (std::vector<std::uint64_t>{4}));
+  EXPECT_EQ(f.src_n, (std::vector<std::uint32_t>{5}));
+  EXPECT_EQ(f.bytes, 8u);
+  EXPECT_EQ(f.n, 9u);
+  EXPECT_EQ(f.n_min, 10u);
+  EXPECT_TRUE(f.to_switch);
+  EXPECT_EQ(f.plain_per_byte, 19);
+  EXPECT_EQ(f.reduce_inv_GBps, 20);
+  EXPECT_TRUE(f.codec);
+  EXPECT_EQ(f.shape, 24u);
+  // reset: the others
+  const Flow d;
+  EXPECT_EQ(f.step, d.step);
+  EXPECT_EQ(f.active, d.active);
+  EXPECT_TRUE(f.src_id.empty() && f.sources.empty() && f.count.empty() && f.complete.empty() && f.staged.empty() &&
+              f.hops.empty() && f.red.empty());
+  EXPECT_EQ(f.inv_raw, d.inv_raw);
+  EXPECT_EQ(f.gap_ns, d.gap_ns);
+  EXPECT_EQ(f.ser_full, d.ser_full);
+  EXPECT_EQ(f.extra_end, d.extra_end);
+  EXPECT_EQ(f.expected, d.expected);
+  EXPECT_EQ(f.delivered, d.delivered);
+  EXPECT_EQ(f.last, d.last);
+  EXPECT_EQ(f.every_gpu, d.every_gpu);
+  EXPECT_EQ(f.next_group, d.next_group);
   EXPECT_EQ(f.pace_ns, d.pace_ns);
   EXPECT_EQ(f.next_send, d.next_send);
   EXPECT_EQ(f.waiting, d.waiting);

@@ -643,6 +643,92 @@ TEST(PacketResults, FastPathsGiveTheSameRunAsTheGeneralCode) {
   }
 }
 
+// A flow reused for a step of the shape whose fields it holds keeps them (its
+// destinations, sources, bytes, packet counts...) and resets the rest
+// (Flow::reset_run), and a done flow with its shape's fields waits for that
+// shape's next step (Shape::parked); with testing::fast_paths off every flow
+// is reset whole and filled from its shape, and flows come from the pool
+// only. Same bits either way: the result, its breakdown, every step's start
+// and finish, every statistic. The cases keep flows of writes (rings, one-
+// and two-shot, quantised, a mesh, two tiers: their hops made afresh) and of
+// ISA reads (SCIN at 2 and 4 accelerators: 4 regions or fewer, so a shape;
+// their groups' counts made afresh), and mix kept and reset flows.
+TEST(PacketResults, FlowsThatKeepTheirShapeGiveTheSameRunAsFlowsResetWhole) {
+  struct Case {
+    const char* preset;
+    std::vector<const char*> sets;
+    const char* algo;
+    std::uint64_t bytes;
+  };
+  const std::vector<Case> cases = {
+      {"hgx-h200-8", {"fabric.gpus=16", "ring.protocol=simple"}, "ring", 262144},
+      {"hgx-h200-8", {"fabric.gpus=16", "ring.protocol=simple"}, "ring", 100002},
+      {"hgx-h200-8", {"ring.protocol=ll"}, "ring", 65536},
+      {"hgx-h200-8", {"fabric.gpus=12", "ring.protocol=ll128", "packet.port_buffer_bytes=2048"}, "ring", 300000},
+      {"hgx-h200-8", {"ring.protocol=ll128"}, "ring-q8", 1u << 20},
+      {"hgx-h200-8", {}, "two-shot", 65536},
+      {"hgx-h200-8", {}, "two-shot-q8", 1u << 20},
+      {"hgx-h200-8", {"fabric.gpus=16"}, "one-shot", 65536},
+      {"hgx-h200-8", {"fabric.gpus=2"}, "scin", 1u << 20},
+      {"hgx-h200-8", {"fabric.gpus=4", "switch.isa.max_outstanding_bytes=4K"}, "scin", 3000000},
+      {"hgx-h200-8", {"fabric.gpus=4"}, "scin-inq", 1u << 20},
+      {"hgx-h200-8", {"fabric.gpus=4"}, "nvls", 1u << 20},
+      {"mesh-8", {"ring.protocol=simple"}, "ring", 1u << 20},
+      {"nvl36x2", {"fabric.gpus=16", "ring.protocol=simple"}, "ring", 262144},
+      {"nvl36x2", {"fabric.gpus=8"}, "two-shot", 262144},
+  };
+  std::uint64_t kept_all = 0;
+  for (const Case& k : cases) {
+    const RunCase r = run_case(k.preset, k.sets, k.algo, k.bytes);
+    const std::string& what = r.what;
+    const std::uint64_t kept0 = packet::testing::flow_shapes_kept.load();
+    const packet::Run on = packet::run(r.c, r.s);
+    const std::uint64_t kept = packet::testing::flow_shapes_kept.load() - kept0;
+    const packet::Run off = run_with_off(r, packet::testing::fast_paths);
+    EXPECT_EQ(packet::testing::flow_shapes_kept.load() - kept0, kept) << what;  // none kept while off
+    kept_all += kept;
+    if (std::string(k.algo).rfind("ring", 0) == 0) {
+      EXPECT_GT(kept, 0u) << what;
+    }
+    expect_same_run(on, off, what);
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(kept_all, 1000u);
+}
+
+// make_flow_shape computes a read source's bytes and packets again only when
+// its count or its buffer's format (format, block, scale format) differs from
+// the source before (an NVLS ld_reduce's 1024 sources are all alike); with
+// testing::fast_paths off, for every source. Sources that differ from their
+// neighbour here: NVLS whose rank 1 and rank 2 inputs are block-quantised (of
+// two block sizes) and rank 5's in fp32, so the sources of each ld_reduce
+// change format between neighbours and back. Same bits either way.
+TEST(PacketResults, ReadSourcesOfMixedFormatsGiveTheSameRunAsEachCostedAlone) {
+  for (const char* algo : {"nvls", "scin"}) {
+    RunCase r = run_case("hgx-h200-8", {}, algo, 65536);
+    ASSERT_GE(r.s.input.size(), 6u);
+    auto set = [&](std::size_t rank, Format f, int block) {
+      BufferDecl& b = r.s.buffers[r.s.input[rank]];
+      b.format = f, b.block_elems = block;
+    };
+    set(1, Format::Int8Block, 32);
+    set(2, Format::Int8Block, 64);
+    set(5, Format::Fp32, 0);
+    std::size_t mixed = 0;  // read steps whose sources are not all of one format
+    for (const Step& st : r.s.steps) {
+      if (st.kind != StepKind::Read || st.srcs.size() < 2) continue;
+      bool differ = false;
+      for (const Region& x : st.srcs) differ |= r.s.buffers[x.buffer].format != r.s.buffers[st.srcs[0].buffer].format;
+      mixed += differ ? 1 : 0;
+    }
+    EXPECT_GT(mixed, 0u) << algo;
+    const packet::Run on = packet::run(r.c, r.s);
+    const packet::Run off = run_with_off(r, packet::testing::fast_paths);
+    expect_same_run(on, off, r.what);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 // ---------------------------------------------------------------- bad input
 
 void expect_error(const Config& c, const Schedule& s, const std::string& names) {

@@ -55,7 +55,7 @@ void Engine::start_step(StepId i, Ps t) {
   const std::uint32_t id = steps_[i].shape;
   Shape* shape = id == StepCosts::kNone ? nullptr : &shapes_[id];
   if (shape && shape->network > 0) {
-    setup_flow(i, t, shape->flow);
+    setup_flow(i, t, shape->flow, id);
     return;
   }
   const Step& st = s_.steps[i];
@@ -93,7 +93,7 @@ void Engine::start_step(StepId i, Ps t) {
   FlowShape& x = shape ? shape->flow : flow_shape_;
   make_flow_shape(x, i, c, sc.factor);
   if (shape) shape->network = 1;  // (not before: make_flow_shape may refuse the step)
-  setup_flow(i, t, x);
+  setup_flow(i, t, x, shape ? id : StepCosts::kNone);
 }
 
 void Engine::step_done(StepId i) {
@@ -105,14 +105,21 @@ void Engine::step_done(StepId i) {
   if (const FlowId fid = me.flow; fid != kNoFlow) {
     Flow& f = flows_[fid];
     f.active = false;
-    f.count = {};
-    f.complete = {};
-    f.staged = {};
+    // (clear(), as `= {}` did: the initializer-list assignment, which kept the storage too)
+    f.count.clear();
+    f.complete.clear();
+    f.staged.clear();
     // Every packet has been sent: no link, request FIFO or ISA port still uses these.
-    free_sources_.insert(free_sources_.end(), f.sources.begin(), f.sources.end());
+    // (One by one: a ring step's one Source took the range insert's general code.)
+    for (const std::uint32_t sid : f.sources) free_sources_.push_back(sid);
     f.sources.clear();
     me.flow = kNoFlow;
-    free_flows_.push_back(fid);
+    // A flow with its shape's fields waits for that shape's next step, if none
+    // does yet (a ring rank's next step of this shape, mostly: the pool's last
+    // flow was often another rank's, of another shape).
+    Shape* const sh = f.shape != kNoShape && fast_paths_ ? &shapes_[f.shape] : nullptr;
+    if (sh != nullptr && sh->parked == kNoFlow) sh->parked = fid;
+    else free_flows_.push_back(fid);
   }
   const std::uint32_t end = steps_[i + 1].succ;
   for (std::uint32_t k = me.succ; k < end; ++k) {  // (start_step does not resize steps_: `me` stays valid)
@@ -164,14 +171,29 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     std::uint32_t* src_n = f.src_n.data();
     const Region* reg = st.srcs.data();
     const BufferDecl* bufs = s_.buffers.data();
+    // (A source of the same count and buffer format as the one before, as every
+    // source of an NVLS ld_reduce, has its bytes, packets and codec test: those
+    // depend on nothing else. Two calls and a division less per source.)
+    bool have = false;
+    std::uint64_t prev_count = 0, b = 0;
+    Format prev_format{};
+    int prev_block = 0;
+    ScaleFormat prev_scale{};
+    std::uint32_t m = 0;
+    bool rc = false;
     for (std::size_t k = 0; k < ns; ++k) {
       const Region& r = reg[k];
       const BufferDecl& buf = bufs[r.buffer];
-      const bool rc = is_codec(buf.format);
+      if (!have || r.count != prev_count || buf.format != prev_format || buf.block_elems != prev_block ||
+          buf.scale_format != prev_scale || !fast_paths_) {
+        rc = is_codec(buf.format);
+        b = region_bytes(buf, r.count);
+        m = g_.npkts(b);
+        have = true, prev_count = r.count, prev_format = buf.format, prev_block = buf.block_elems,
+        prev_scale = buf.scale_format;
+      }
       srcs[k] = buf.node;
-      const std::uint64_t b = region_bytes(buf, r.count);
       src_bytes[k] = b;
-      const std::uint32_t m = g_.npkts(b);
       src_n[k] = m;
       f.n = std::max(f.n, m);
       f.n_min = std::min(f.n_min, m);
@@ -212,9 +234,22 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
   }
 }
 
-// A flow starts as a default Flow with its shape's fields.
-void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
+// A flow starts as a default Flow with its shape's fields. One that holds this
+// shape's fields already (Flow::shape: the pool gives back the flow freed last,
+// and a ring rank's next step is mostly of its last step's shape) keeps them:
+// only the others are reset. (A shape's FlowShape is made once and never
+// changes; flow_shape_, the scratch of steps without a shape, is never kept:
+// its flows get kNoShape.)
+inline void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i, std::uint32_t shape_id) {
+  if (f.shape == shape_id && shape_id != kNoShape && fast_paths_) {
+    f.reset_run();
+    f.step = i;
+    f.active = true;
+    ++shapes_kept_;
+    return;
+  }
   f.reset();
+  f.shape = shape_id;
   f.step = i;
   f.active = true;
   f.initiator = x.initiator;
@@ -240,9 +275,13 @@ void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i) {
   copy(f.dsts, x.dsts), copy(f.srcs, x.srcs), copy(f.src_bytes, x.src_bytes), copy(f.src_n, x.src_n);
 }
 
-void Engine::setup_flow(StepId i, Ps t, const FlowShape& x) {
+void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, std::uint32_t shape_id) {
+  Shape* const shape = shape_id != StepCosts::kNone ? &shapes_[shape_id] : nullptr;
   FlowId fid;
-  if (free_flows_.empty()) {
+  if (shape != nullptr && shape->parked != kNoFlow) {
+    fid = shape->parked;
+    shape->parked = kNoFlow;
+  } else if (free_flows_.empty()) {
     fid = static_cast<FlowId>(flows_.size());
     flows_.emplace_back();
   } else {
@@ -251,7 +290,7 @@ void Engine::setup_flow(StepId i, Ps t, const FlowShape& x) {
   }
   steps_[i].flow = fid;
   Flow& f = flows_[fid];
-  apply_flow_shape(f, x, i);
+  apply_flow_shape(f, x, i, shape_id);
   const double factor = x.factor;
   // The wire time of a packet is a function of the transfer factor alone (the
   // rest is the run's): computed again only when the factor differs from the
@@ -291,7 +330,9 @@ void Engine::setup_flow(StepId i, Ps t, const FlowShape& x) {
   schedule(start, EvFlowStart, fid);
 }
 
-std::uint32_t Engine::add_source(const Source& src) {
+std::uint32_t Engine::add_source(const Source& src) { return add_source_inline(src); }
+
+inline std::uint32_t Engine::add_source_inline(const Source& src) {
   std::uint32_t id;
   if (free_sources_.empty()) {
     id = static_cast<std::uint32_t>(sources_.size());
@@ -311,10 +352,10 @@ std::uint32_t Engine::add_source(const Source& src) {
   return id;
 }
 
-void Engine::add_link_source(int link, const Source& src) {
+inline void Engine::add_link_source(int link, const Source& src) {
   if (src.next >= src.end) return;
   const bool response = src.response;
-  const std::uint32_t id = add_source(src);
+  const std::uint32_t id = add_source_inline(src);
   Sender& tx = links_[static_cast<std::size_t>(link)].tx;
   (response ? tx.responses : tx.writes).push_back(id);
   wake_link(link, now_);

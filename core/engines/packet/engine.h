@@ -51,6 +51,9 @@ inline std::atomic<std::uint64_t> group_log_taken{0};  // of which moved into an
 // isa_issue's one request, nor request_isa's append); the results must be
 // the same bits. Read once per run.
 inline std::atomic<bool> fast_paths{true};
+// Flows started with the shape's fields they held kept (Engine::apply_flow_shape;
+// off with fast_paths: every flow is reset whole and filled from its shape).
+inline std::atomic<std::uint64_t> flow_shapes_kept{0};
 }  // namespace testing
 
 class Engine {
@@ -77,15 +80,20 @@ class Engine {
   void step_done(StepId i);
   struct Shape;
   struct FlowShape;
-  void setup_flow(StepId i, Ps t, const FlowShape& x);
+  /// `shape_id`: the step's shape (x is its FlowShape), or StepCosts::kNone (x is flow_shape_).
+  void setup_flow(StepId i, Ps t, const FlowShape& x, std::uint32_t shape_id);
   void make_flow_shape(FlowShape& x, StepId i, const StepCost& c, double factor);
-  static void apply_flow_shape(Flow& f, const FlowShape& x, StepId i);
+  [[gnu::always_inline]] inline void apply_flow_shape(Flow& f, const FlowShape& x, StepId i, std::uint32_t shape_id);
   void flow_start(FlowId i);
   void start_reads(FlowId i);
   void finish_flow(FlowId i, Ps t);
   [[gnu::always_inline]] inline void deliver(const Pkt& p, Ps t);
   std::uint32_t add_source(const Source& src);
-  void add_link_source(int link, const Source& src);
+  // add_source's body, inlined into add_link_source (flow_start's per network step, a ring at
+  // 1024 accelerators 2 M times); add_source's other callers (the reads' Sources, per request
+  // at times) call it out of line, as before.
+  [[gnu::always_inline]] inline std::uint32_t add_source_inline(const Source& src);
+  [[gnu::always_inline]] inline void add_link_source(int link, const Source& src);
   [[gnu::always_inline]] inline void dispatch(const Event& e);
   double payload_to_deliver() const;
   // Every 4096 events (well under a millisecond): stop if asked, report progress now and then.
@@ -229,6 +237,7 @@ class Engine {
     std::uint32_t succ;   // its successors: succ_[succ .. steps_[i + 1].succ)
     std::uint32_t shape;  // costs_.shape() of the step (set-up)
   };
+  static_assert(StepCosts::kNone == kNoShape);
   static_assert(sizeof(StepState) == 32 && std::is_trivially_default_constructible_v<StepState>);
   std::unique_ptr<StepState[]> steps_;  // one per step and one past the last (its succ ends the list)
   std::unique_ptr<StepId[]> succ_;      // successors, one flat array (not a vector per step)
@@ -293,6 +302,10 @@ class Engine {
   };
   struct Shape {
     std::int8_t network = -1;  // 1: a network step whose `flow` is made; 0: not a network step; -1: not known
+    // A flow of a step of this shape, done, that holds the shape's fields
+    // (Flow::shape), kept for the shape's next step (apply_flow_shape then
+    // resets the others only); at most one, the others go to the pool.
+    FlowId parked = kNoFlow;
     FlowShape flow;
   };
   std::vector<Shape> shapes_;  // by costs_.shape()
@@ -303,6 +316,9 @@ class Engine {
   std::uint64_t group_log_entries_ = 0;
   std::vector<GroupLog> logs_;       // star: per plane (LogCursor::log points here; never resized once set)
   std::vector<LogCursor> cursors_;   // per link, once logs_on_
+  // Flows that kept their shape's fields (testing::flow_shapes_kept). Last: the
+  // fields above keep their offsets (the event loop's code is unchanged).
+  std::uint64_t shapes_kept_ = 0;
 };
 
 }  // namespace scin::packet

@@ -113,8 +113,9 @@ void Engine::setup() {
   edges.reserve(2 * n);       // most steps have one or two (pages untouched are free)
   progress_bytes_ = -1;  // not known yet (poll() adds it up when it first reports)
   delivered_bytes_ = 0;
+  const int nodes = s_.node_count();
   for (std::size_t i = 0; i < n; ++i) {
-    check_step(s_, i);
+    check_step(s_, i, nodes);
     const Step& st = s_.steps[i];
     // (steps_[i].succ counts the successors of step i - 1, which are steps i and on: none counted yet)
     const std::size_t nd = st.deps.size();
@@ -152,6 +153,8 @@ Engine::StepMemory& Engine::spare() {
 }
 
 Engine::~Engine() {
+  // (Here, not in run(): the event loop's code stays as it was.)
+  testing::flow_shapes_kept.fetch_add(shapes_kept_, std::memory_order_relaxed);
   const std::size_t bytes = steps_cap_ * sizeof(StepState) + succ_cap_ * sizeof(StepId) + edges_.capacity() * sizeof(StepId);
   if (!steps_ || bytes > kSpareBytes) return;  // (never taken: the thread's spare stays)
   StepMemory& m = spare();

@@ -54,6 +54,7 @@ enum class FlowKind : std::uint8_t { GpuWrite, IsaWrite, IsaRead, GpuRead };
 // flight, not the schedule.
 using FlowId = std::uint32_t;
 constexpr FlowId kNoFlow = ~FlowId{0};
+constexpr std::uint32_t kNoShape = ~std::uint32_t{0};  // Flow::shape: none
 struct Flow {
   StepId step = 0;
   FlowKind kind = FlowKind::GpuWrite;
@@ -81,6 +82,13 @@ struct Flow {
   std::vector<Ps> complete;              // when the group's last response was whole
   std::vector<std::uint32_t> staged;     // ISA: bytes staged per group
   std::uint32_t next_group = 0;          // lowest group not yet complete (escape admission)
+  // The step shape (its number) whose fields this flow holds, or kNoShape: kind,
+  // plane, initiator, dsts, srcs, src_bytes, src_n, bytes, n, n_min, to_switch,
+  // plain_per_byte, reduce_inv_GBps, codec ("the shape's fields", never written
+  // while the flow runs). A flow reused for a step of that shape keeps them and
+  // resets the others only (Engine::apply_flow_shape). (Here, in the 4 bytes
+  // after next_group that were padding: Flow stays 416 bytes.)
+  std::uint32_t shape = kNoShape;
   double plain_per_byte = 0;             // plain (unquantised) bytes reduced per wire byte, all sources
   double reduce_inv_GBps = 0;            // ns per plain byte of the reducing unit(s); 0 = free
   bool codec = false;                    // quantised data: the INQ unit works too
@@ -108,12 +116,22 @@ struct Flow {
   /// them back was ~100 instructions a step): every field above and below is
   /// here; the static_assert after the struct asks whoever adds one to add it.
   void reset() {
-    step = 0, kind = FlowKind::GpuWrite, active = false, plane = -1, initiator = kNoNode;
-    dsts.clear(), srcs.clear(), src_bytes.clear(), src_n.clear(), src_id.clear(), sources.clear();
-    bytes = 0, n = 0, n_min = 0, inv_raw = 0, gap_ns = 0, ser_full = 0, extra_end = 0;
-    expected = 0, delivered = 0, last = 0, to_switch = false, every_gpu = false;
+    kind = FlowKind::GpuWrite, plane = -1, initiator = kNoNode;
+    dsts.clear(), srcs.clear(), src_bytes.clear(), src_n.clear();
+    bytes = 0, n = 0, n_min = 0, to_switch = false;
+    plain_per_byte = 0, reduce_inv_GBps = 0, codec = false, shape = kNoShape;
+    reset_run();
+  }
+  /// The same for every field but the shape's (see `shape`): a flow reused for
+  /// a step of the shape it holds (a ring at 1024 accelerators: a rank's next
+  /// step, mostly) keeps them, vectors and all.
+  void reset_run() {
+    step = 0, active = false;
+    src_id.clear(), sources.clear();
+    inv_raw = 0, gap_ns = 0, ser_full = 0, extra_end = 0;
+    expected = 0, delivered = 0, last = 0, every_gpu = false;
     count.clear(), complete.clear(), staged.clear();
-    next_group = 0, plain_per_byte = 0, reduce_inv_GBps = 0, codec = false, pace_ns = 0;
+    next_group = 0, pace_ns = 0;
     next_send = 0, waiting = false;
     hops.clear(), red.clear(), sink = kNoNode, switch_dsts = false;
   }

@@ -242,9 +242,8 @@ TEST(PacketEventQueue, ManyDistinctTimesMoveToTheHeapAndBackInOrder) {
   EXPECT_EQ(q.mode(), Mode::Groups);
 }
 
-// Flow::reset() empties a reused flow field by field (sim.h): every field
-// back to a default Flow's, the vectors empty with their storage kept.
-TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
+// A flow with every field set to a value no default Flow has.
+packet::Flow filled_flow() {
   using packet::Flow, packet::FlowKind;
   Flow f;
   f.step = 7, f.kind = FlowKind::IsaRead, f.active = true, f.plane = 3, f.initiator = 5;
@@ -256,6 +255,14 @@ TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
   f.next_send = 22, f.waiting = true;
   f.hops = {Flow::Hop{1, 2, 3}}, f.red = {4}, f.sink = 23, f.switch_dsts = true;
   f.shape = 24;
+  return f;
+}
+
+// Flow::reset() empties a reused flow field by field (sim.h): every field
+// back to a default Flow's, the vectors empty with their storage kept.
+TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
+  using packet::Flow, packet::FlowKind;
+  Flow f = filled_flow();
   const std::size_t cap = f.dsts.capacity();
   f.reset();
   const Flow d;
@@ -296,16 +303,7 @@ TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
 // shape's fields and resets every other one as reset() does.
 TEST(PacketFlow, ResetRunKeepsTheShapesFieldsOnly) {
   using packet::Flow, packet::FlowKind;
-  Flow f;
-  f.step = 7, f.kind = FlowKind::IsaRead, f.active = true, f.plane = 3, f.initiator = 5;
-  f.dsts = {1, 2}, f.srcs = {3}, f.src_bytes = {4}, f.src_n = {5}, f.src_id = {6}, f.sources = {7};
-  f.bytes = 8, f.n = 9, f.n_min = 10, f.inv_raw = 11, f.gap_ns = 12, f.ser_full = 13, f.extra_end = 14;
-  f.expected = 15, f.delivered = 16, f.last = 17, f.to_switch = true, f.every_gpu = true;
-  f.count = {1}, f.complete = {2}, f.staged = {3};
-  f.next_group = 18, f.plain_per_byte = 19, f.reduce_inv_GBps = 20, f.codec = true, f.pace_ns = 21;
-  f.next_send = 22, f.waiting = true;
-  f.hops = {Flow::Hop{1, 2, 3}}, f.red = {4}, f.sink = 23, f.switch_dsts = true;
-  f.shape = 24;
+  Flow f = filled_flow();
   f.reset_run();
   // kept: the shape's
   EXPECT_EQ(f.kind, FlowKind::IsaRead);

@@ -437,6 +437,14 @@ void expect_same_run(const packet::Run& on, const packet::Run& off, const std::s
 
 // One case of the comparisons below: a preset with its assignments, the
 // schedule of `algo` at `bytes`, and its name for messages.
+// A packet run to compare with itself under a switch: preset, --set assignments, algorithm, size.
+struct PacketCase {
+  const char* preset;
+  std::vector<const char*> sets;
+  const char* algo;
+  std::uint64_t bytes;
+};
+
 struct RunCase {
   Config c;
   Schedule s;
@@ -593,12 +601,7 @@ TEST(PacketResults, GroupLogGivesTheSameRunAsPacketEntriesPerUplink) {
 // packet entries, Sources), rings, one- and two-shot, a mesh and two tiers
 // (general code only), at 8 and 64 accelerators.
 TEST(PacketResults, FastPathsGiveTheSameRunAsTheGeneralCode) {
-  struct Case {
-    const char* preset;
-    std::vector<const char*> sets;
-    const char* algo;
-    std::uint64_t bytes;
-  };
+  using Case = PacketCase;
   const std::vector<Case> cases = {
       {"hgx-h200-8", {}, "scin", 1u << 20},
       {"hgx-h200-8", {"switch.isa.regulation=none", "switch.isa.buffer_bytes=256K", "switch.isa.reduce_GBps=1500"}, "scin", 4u << 20},
@@ -654,12 +657,7 @@ TEST(PacketResults, FastPathsGiveTheSameRunAsTheGeneralCode) {
 // ISA reads (SCIN at 2 and 4 accelerators: 4 regions or fewer, so a shape;
 // their groups' counts made afresh), and mix kept and reset flows.
 TEST(PacketResults, FlowsThatKeepTheirShapeGiveTheSameRunAsFlowsResetWhole) {
-  struct Case {
-    const char* preset;
-    std::vector<const char*> sets;
-    const char* algo;
-    std::uint64_t bytes;
-  };
+  using Case = PacketCase;
   const std::vector<Case> cases = {
       {"hgx-h200-8", {"fabric.gpus=16", "ring.protocol=simple"}, "ring", 262144},
       {"hgx-h200-8", {"fabric.gpus=16", "ring.protocol=simple"}, "ring", 100002},

@@ -388,7 +388,12 @@ void long_layout_time(MeasuredRow& r, const std::string& metric, const std::stri
 std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::string& origin) {
   const auto lines = lines_of(text);
   std::size_t first = 0;
-  while (first < lines.size() && trim(lines[first]).empty()) ++first;
+  // Blank lines and '#' comment lines (a source or a note above the header) are skipped.
+  auto skipped = [&](std::size_t i) {
+    const std::string t = trim(lines[i]);
+    return t.empty() || t[0] == '#';
+  };
+  while (first < lines.size() && skipped(first)) ++first;
   if (first == lines.size()) throw Error(fmt::format("{}: empty file", origin));
   std::vector<std::string> header;
   try {
@@ -432,7 +437,7 @@ std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::
   std::vector<MeasuredRow> rows;
   for (std::size_t i = first + 1; i < lines.size(); ++i) {
     const int ln = static_cast<int>(i) + 1;
-    if (trim(lines[i]).empty()) continue;
+    if (skipped(i)) continue;
     std::vector<std::string> f;
     try {
       f = csv_parse_record(lines[i]);
@@ -508,14 +513,18 @@ MeasuredFile load_measured(const std::filesystem::path& file) {
   m.path = file;
   m.sha256 = sha256_hex(text);
   const std::string origin = file.filename().string();
-  std::string first;
-  for (const auto& l : lines_of(text))
-    if (!trim(l).empty()) {
-      first = trim(l);
+  std::string first, first_row;  // the first non-blank line; the first that is no '#' comment
+  for (const auto& l : lines_of(text)) {
+    const std::string t = trim(l);
+    if (t.empty()) continue;
+    if (first.empty()) first = t;
+    if (t[0] != '#') {
+      first_row = t;
       break;
     }
+  }
   if (first.empty()) throw Error(fmt::format("{}: empty file", file.string()));
-  const bool csv = looks_like_csv_header(first) || (first[0] != '#' && (first.find("measured_us") != std::string::npos ||
+  const bool csv = looks_like_csv_header(first_row) || (first[0] != '#' && (first.find("measured_us") != std::string::npos ||
                                         first.find("time_us") != std::string::npos ||
                                         (first.find("metric") != std::string::npos && first.find("value") != std::string::npos)));
   if (csv) {

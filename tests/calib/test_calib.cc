@@ -238,6 +238,27 @@ TEST(MeasuredCsv, HeadersAlgorithmsAndTypesAsOtherFilesWriteThem) {
   fs::remove(f);
 }
 
+// '#' lines above the header (a source, a note) and among the rows are comments; such a file is
+// still recognised as CSV, and rows keep their own line numbers.
+TEST(MeasuredCsv, CommentLinesAreSkippedAndTheFileIsStillCsv) {
+  const std::string csv =
+      "# measured on a DGX H100, NCCL 2.21, nccl-tests -g 8\n"
+      "\n"
+      "system,gpus,algorithm,bytes,measured_us\n"
+      "DGX H100,8,ring,1024,20.5\n"
+      "# the next size was run twice\n"
+      "DGX H100,8,ring,2048,21.0\n";
+  const fs::path f = temp_file("scin-commented.csv", csv);
+  const MeasuredFile m = load_measured(f);
+  EXPECT_EQ(m.format, "csv");
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.rows[0].source, "scin-commented.csv:4");
+  EXPECT_EQ(m.rows[1].source, "scin-commented.csv:6");
+  EXPECT_DOUBLE_EQ(m.rows[1].measured_us, 21.0);
+  fs::remove(f);
+  EXPECT_NE(error_of([] { parse_measured_csv("# only a comment\n", "c.csv"); }).find("c.csv: empty file"), std::string::npos);
+}
+
 // A row that gives a bandwidth and no time takes the time the bandwidth implies; a row with
 // neither is an error that says so.
 TEST(MeasuredCsv, ATimeIsDerivedFromBusbwOrAlgbwWhenTheRowHasNone) {

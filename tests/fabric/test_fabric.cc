@@ -1228,17 +1228,22 @@ TEST(NvlsAlike, SimulateAgreesWithBookingTheCompiledSchedule) {
     }
 }
 
+// Whole numbers below m from a seeded 64-bit LCG: the random points of the NVLS tests below.
+struct Draw {
+  std::uint64_t seed;
+  std::uint64_t operator()(std::uint64_t m) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % m;
+  }
+};
+
 // The periodic jump (nvls_alike.cc; docs/model.md section 3): with it, the
 // result is the booking's without it, to the last bit (time, every breakdown
 // term, the critical path, max_link_bytes, every step's start and finish), on
 // random NVLS points: 2-16 GPUs (members alone), 4 MiB - 1 GiB and odd sizes,
 // four presets, slow and fast NVLS units, serialised launches, fp32.
 TEST(NvlsAlike, PeriodicJumpEqualsBookingEverything) {
-  std::uint64_t seed = 0x243f6a8885a308d3ull;
-  auto next = [&seed](std::uint64_t m) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    return (seed >> 33) % m;
-  };
+  Draw next{0x243f6a8885a308d3ull};
   const char* presets[] = {"hgx-h200-8", "hgx-b200-8", "hgx-h100-8", "gb200-nvl72"};
   int jumped_points = 0, points = 0;
   for (int k = 0; k < 48; ++k) {
@@ -1315,11 +1320,7 @@ TEST(NvlsAlike, PeriodicJumpTakenWhereThePipelineRepeats) {
 // result is the walk's through everything booked, bit for bit: the time,
 // every term, the critical path (every step on it), every step's timing.
 TEST(NvlsAlike, WalkRepeatEqualsWalkingEverything) {
-  std::uint64_t seed = 0x13198a2e03707344ull;
-  auto next = [&seed](std::uint64_t m) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    return (seed >> 33) % m;
-  };
+  Draw next{0x13198a2e03707344ull};
   const char* presets[] = {"hgx-h200-8", "hgx-b200-8", "hgx-h100-8", "gb200-nvl72"};
   int repeated_points = 0, skipped_points = 0;
   for (int k = 0; k < 40; ++k) {

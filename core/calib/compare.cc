@@ -1,7 +1,6 @@
 #include "calib/compare.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -13,6 +12,7 @@
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "base/json_input.h"
+#include "base/text.h"
 #include "model/result.h"
 #include "store/store.h"
 #include "sweep/sweep.h"
@@ -166,13 +166,6 @@ std::map<std::string, double> preset_harness_offsets(const std::string& preset) 
   return out;
 }
 
-namespace {
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-}  // namespace
-
 MeasuredRunMatches match_measured_runs(Store& store, std::int64_t run_id) {
   const RunInfo run = store.get_run(run_id);
   if (run.kind != PointKind::Collective)
@@ -185,9 +178,9 @@ MeasuredRunMatches match_measured_runs(Store& store, std::int64_t run_id) {
   const std::map<std::string, double> offsets = preset_harness_offsets(m.preset);
   std::vector<std::string> names;
   for (const std::string& n : {m.config.accelerator.name, m.preset, m.config.name})
-    if (!n.empty()) names.push_back(lower(n));
+    if (!n.empty()) names.push_back(ascii_lower(n));
   auto named = [&](const std::string& text) {
-    const std::string t = lower(text);
+    const std::string t = ascii_lower(text);
     return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return names_product(t, n); });
   };
   const int gpus = m.config.fabric.gpus;

@@ -12,6 +12,7 @@
 
 #include "base/csv.h"
 #include "base/error.h"
+#include "base/text.h"
 
 namespace scin {
 namespace {
@@ -79,12 +80,6 @@ bool nccl_type(const std::string& t, int& size, std::string& dtype) {
   return true;
 }
 
-std::string lower(std::string_view s) {
-  std::string out;
-  for (char c : s) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // NCCL_ALGO as NCCL reads it: a comma-separated list of algorithms, or "^" and the
 // algorithms to leave out (NCCL >= 2.19). Within one node NCCL chooses among ring and
 // NVLS (tree and CollNet only matter across nodes), so the row is ring or NVLS when
@@ -92,7 +87,7 @@ std::string lower(std::string_view s) {
 std::string algorithm_from_env(const std::map<std::string, std::string>& env) {
   auto it = env.find("NCCL_ALGO");
   if (it == env.end()) return "nccl-auto";
-  std::string v = lower(it->second);
+  std::string v = ascii_lower(it->second);
   const bool exclude = !v.empty() && v[0] == '^';
   if (exclude) v.erase(0, 1);
   std::set<std::string> listed;
@@ -161,7 +156,7 @@ std::string canonical_algorithm(std::string_view name) {
 }
 
 std::string canonical_dtype(std::string_view name) {
-  const std::string d = lower(trim(name));
+  const std::string d = ascii_lower(trim(name));
   if (d == "float" || d == "float32" || d == "fp32" || d == "f32") return "fp32";
   if (d == "half" || d == "float16" || d == "fp16" || d == "f16") return "fp16";
   if (d == "bfloat16" || d == "bf16") return "bf16";
@@ -337,7 +332,7 @@ const std::vector<std::pair<const char*, std::vector<const char*>>>& csv_column_
 bool looks_like_csv_header(const std::string& line) {
   if (line.empty() || line[0] == '#') return false;
   std::set<std::string> fields;
-  std::istringstream in(lower(line));
+  std::istringstream in(ascii_lower(line));
   for (std::string f; std::getline(in, f, ',');) fields.insert(trim(f));
   auto has = [&](const char* name) {
     if (fields.count(name)) return true;
@@ -403,7 +398,7 @@ std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::
   }
   // Column names are matched without case; the first of a name's aliases present is used.
   std::map<std::string, std::size_t> col;
-  for (std::size_t k = 0; k < header.size(); ++k) col.emplace(lower(trim(header[k])), k);
+  for (std::size_t k = 0; k < header.size(); ++k) col.emplace(ascii_lower(trim(header[k])), k);
   auto opt = [&](std::initializer_list<const char*> names) -> long {
     for (const char* n : names)
       if (auto it = col.find(n); it != col.end()) return static_cast<long>(it->second);

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/json_input.h"
 #include "base/units.h"
+#include "base/text.h"
 #include "fabric/graph.h"
 
 namespace scin {
@@ -328,11 +329,6 @@ std::vector<ParamInfo> build_registry() {
   return r;
 }
 
-std::string lower(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
@@ -437,14 +433,14 @@ void set_param(Config& cfg, std::string_view path, const std::string& raw) {
   std::string t = trim(raw);
   switch (p.type) {
     case ParamType::Bool: {
-      std::string l = lower(t);
+      std::string l = ascii_lower(t);
       if (l == "true" || l == "1" || l == "yes" || l == "on") p.set(cfg, true);
       else if (l == "false" || l == "0" || l == "no" || l == "off") p.set(cfg, false);
       else throw Error(fmt::format("{}: '{}' is not a boolean; allowed true or false", p.path, raw));
       return;
     }
     case ParamType::Enum: {
-      std::string l = lower(t);
+      std::string l = ascii_lower(t);
       for (const auto& c : p.choices)
         if (c == l) {
           p.set(cfg, c);

@@ -14,6 +14,7 @@
 #include "schedule/algorithms.h"
 #include "base/error.h"
 #include "base/json_input.h"
+#include "base/text.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "engines/simulate.h"
@@ -22,11 +23,6 @@ namespace scin {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 struct Entry {
   std::string name, description;
@@ -64,7 +60,7 @@ fs::path resolve(const std::string& kind, const std::string& sub, const std::str
   }
   auto entries = list_dir(sub);
   for (const auto& e : entries)
-    if (lower(e.name) == lower(name_or_path)) return e.file;
+    if (ascii_lower(e.name) == ascii_lower(name_or_path)) return e.file;
   std::vector<std::string> names;
   for (const auto& e : entries) names.push_back(e.name);
   throw Error(fmt::format("{}: unknown {} '{}'; known: {}", kind, kind, name_or_path,
@@ -141,7 +137,7 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& origin) {
   if (j.contains("bytes_per_element")) m.bytes_per_element = member_int(j, "bytes_per_element", origin);
   if (j.contains("ffn_type")) {
     if (!j["ffn_type"].is_string()) throw Error(fmt::format("{}: ffn_type: expected a string", origin));
-    std::string t = lower(j["ffn_type"].get<std::string>());
+    std::string t = ascii_lower(j["ffn_type"].get<std::string>());
     if (t == "swiglu") m.ffn_type = FfnType::SwiGlu;
     else if (t == "gelu") m.ffn_type = FfnType::Gelu;
     else throw Error(fmt::format("{}: ffn_type: '{}' is not allowed; allowed swiglu, gelu", origin, t));

@@ -273,7 +273,11 @@ std::vector<std::int64_t> MainWindow::importMeasurements(const QStringList& file
   const std::filesystem::path db = store_->path();
   std::vector<std::filesystem::path> paths;
   for (const QString& f : files) paths.emplace_back(f.toStdString());
-  auto out = std::make_shared<std::pair<std::vector<std::int64_t>, std::size_t>>();  // ids, lines skipped
+  struct Imported {
+    std::vector<std::int64_t> ids;
+    std::size_t points = 0, skipped_lines = 0;
+  };
+  auto out = std::make_shared<Imported>();
   const QString err = runOffGui(tr("Importing %n measurement file(s)…", nullptr, static_cast<int>(files.size())),
                                 [db, paths, out] {
                                   // Parse everything first: a malformed file writes nothing.
@@ -281,8 +285,9 @@ std::vector<std::int64_t> MainWindow::importMeasurements(const QStringList& file
                                   for (const auto& p : paths) parsed.push_back(load_measured(p));
                                   Store s = Store::open(db, Access::ReadWrite);
                                   for (const auto& m : parsed) {
-                                    out->first.push_back(import_measured(s, m));
-                                    out->second += m.ignored.size();
+                                    out->ids.push_back(import_measured(s, m));
+                                    out->points += m.rows.size();
+                                    out->skipped_lines += m.ignored.size();
                                   }
                                   return QString();
                                 });
@@ -290,14 +295,12 @@ std::vector<std::int64_t> MainWindow::importMeasurements(const QStringList& file
     showError(tr("Import measurements"), err);
     return ids;
   }
-  ids = out->first;
-  std::size_t points = 0;
-  for (const auto id : ids) points += static_cast<std::size_t>(store_->get_run(id).points_total);
+  ids = out->ids;
   statusBar()->showMessage(
       tr("Imported %1 measured run(s), %2 points%3: select a simulated run of the same fabric to compare (Validation tab)")
           .arg(ids.size())
-          .arg(points)
-          .arg(out->second ? tr("; %1 log line(s) that are no row skipped (listed in the run's spec)").arg(out->second)
+          .arg(out->points)
+          .arg(out->skipped_lines ? tr("; %1 log line(s) that are no row skipped (listed in the run's spec)").arg(out->skipped_lines)
                            : QString()),
       15000);
   runBrowser_->reload();

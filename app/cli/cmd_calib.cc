@@ -324,7 +324,7 @@ std::vector<HalfPeak> half_peaks(const Config& cfg, const std::vector<MeasuredRo
       h.smallest = std::min(h.smallest, r.bytes);
       h.largest = std::max(h.largest, r.bytes);
     }
-    if (auto it = offsets.find(h.system); it != offsets.end()) h.offset_us = it->second;
+    h.offset_us = harness_offset_for(offsets, h.system);
     h.measured_bytes = measured_half_peak_bytes(g, h.offset_us);
     const DType dt = g[0].dtype == "fp32" || g[0].dtype == "float" ? DType::Fp32 : DType::Bf16;
     try {
@@ -361,6 +361,17 @@ std::map<std::string, double> harness_offsets(const std::string& preset, const s
     offsets[a.substr(0, eq)] = v;
   }
   return offsets;
+}
+
+// The harness offsets that `rows` take (harness_offset_for), by the system they were fitted to.
+std::map<std::string, double> offsets_used(const std::vector<MeasuredRow>& rows, const std::map<std::string, double>& offsets) {
+  std::map<std::string, double> used;
+  for (const auto& row : rows) {
+    std::string from;
+    const double off = harness_offset_for(offsets, row.system, &from);
+    if (!from.empty()) used[from] = off;
+  }
+  return used;
 }
 
 // One validation: the report, the preset of each row (one, or per row with --preset auto),
@@ -409,9 +420,7 @@ Validation validate_auto(const ValidateOptions& o, const Inputs& in) {
       v.rep.rows[idx[j]] = std::move(r.rows[j]);
       v.preset_of_row[idx[j]] = name;
     }
-    for (const auto& [sys, off] : offsets)
-      for (const auto& row : rows)
-        if (row.system == sys) v.offsets[sys] = off;
+    for (const auto& [sys, off] : offsets_used(rows, offsets)) v.offsets[sys] = off;
     for (auto& h : half_peaks(cfg, rows, offsets)) v.half.push_back(std::move(h));
   }
   summarise(v.rep);
@@ -431,10 +440,11 @@ void run_validate(const ValidateOptions& o) {
   if (auto_preset) {
     v = validate_auto(o, in);
   } else {
-    v.offsets = harness_offsets(o.fabric.preset, o.offsets);
-    v.rep = validate_rows(cfg, in.selected, v.offsets);
+    const auto offsets = harness_offsets(o.fabric.preset, o.offsets);
+    v.rep = validate_rows(cfg, in.selected, offsets);
     v.preset_of_row.assign(in.selected.size(), o.fabric.preset);
-    v.half = half_peaks(cfg, in.selected, v.offsets);
+    v.half = half_peaks(cfg, in.selected, offsets);
+    v.offsets = offsets_used(in.selected, offsets);
   }
   const ValidationReport& rep = v.rep;
   const auto& offsets = v.offsets;

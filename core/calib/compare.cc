@@ -157,12 +157,25 @@ nlohmann::json preset_calibration(const std::string& preset) {
   return nullptr;
 }
 
-std::map<std::string, double> preset_harness_offsets(const std::string& preset) {
-  std::map<std::string, double> out;
+namespace {
+
+// The harness offsets one preset's calibration recorded; an entry already in `out` stays.
+void recorded_harness_offsets(const std::string& preset, std::map<std::string, double>& out) {
   const nlohmann::json cal = preset_calibration(preset);
   if (cal.is_object() && cal.contains("harness_offsets_us") && cal["harness_offsets_us"].is_object())
     for (const auto& [k, v] : cal["harness_offsets_us"].items())
-      if (v.is_object() && v.contains("value") && v["value"].is_number()) out[k] = v["value"].get<double>();
+      if (v.is_object() && v.contains("value") && v["value"].is_number()) out.emplace(k, v["value"].get<double>());
+}
+
+}  // namespace
+
+std::map<std::string, double> preset_harness_offsets(const std::string& preset) {
+  std::map<std::string, double> out;
+  recorded_harness_offsets(preset, out);
+  // A harness's fixed cost belongs to the harness, not to the fabric: those fitted with the
+  // other shipped presets apply too, to rows of the same harness (harness_offset_for).
+  for (const auto& info : list_presets())
+    if (!info.user && info.name != preset) recorded_harness_offsets(info.name, out);
   return out;
 }
 

@@ -84,8 +84,10 @@ std::vector<ModelComparison> compare_runs(Store& store, std::int64_t simulated_r
 /// its .json file); null when it records none or cannot be read.
 nlohmann::json preset_calibration(const std::string& preset);
 
-/// The harness offsets (us per measured system) the preset's calibration recorded, as
-/// `scin validate --preset P` applies them; empty when there are none.
+/// The harness offsets (us per measured system) the preset's calibration recorded, then
+/// those the other shipped presets' calibrations recorded (a harness's fixed cost is the
+/// harness's, whatever fabric it times), as `scin validate --preset P` applies them to the
+/// rows of the same system or harness (harness_offset_for); empty when there are none.
 std::map<std::string, double> preset_harness_offsets(const std::string& preset);
 
 /// A stored measured run that matches a simulated run, with the model next to its rows.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "engines/simulate.h"
 #include "fabric/params.h"
 #include "schedule/nvls_policy.h"
@@ -109,11 +110,44 @@ ErrorStats error_stats(const std::vector<const RowError*>& rows) {
   return s;
 }
 
-bool names_product(const std::string& system, const std::string& name) {
-  if (name.empty()) return false;
-  for (auto pos = system.find(name); pos != std::string::npos; pos = system.find(name, pos + 1))
-    if (pos == 0 || !std::isalnum(static_cast<unsigned char>(system[pos - 1]))) return true;
+bool names_product(const std::string& system_as_written, const std::string& name_as_written) {
+  if (name_as_written.empty()) return false;
+  const std::string system = ascii_lower(system_as_written), name = ascii_lower(name_as_written);
+  // A word of its own: no letter or digit before it, no digit after it ("H100SXM" names H100,
+  // "GH200" does not name H200, "H1000" does not name H100).
+  for (auto pos = system.find(name); pos != std::string::npos; pos = system.find(name, pos + 1)) {
+    const std::size_t end = pos + name.size();
+    if ((pos == 0 || !std::isalnum(static_cast<unsigned char>(system[pos - 1]))) &&
+        (end == system.size() || !std::isdigit(static_cast<unsigned char>(system[end]))))
+      return true;
+  }
   return false;
+}
+
+std::string harness_label(const std::string& system) {
+  const auto close = system.rfind(')');
+  if (close == std::string::npos) return "";
+  const auto open = system.rfind('(', close);
+  if (open == std::string::npos) return "";
+  std::string label = ascii_lower(system.substr(open + 1, close - open - 1));
+  const auto b = label.find_first_not_of(' '), e = label.find_last_not_of(' ');
+  return b == std::string::npos ? "" : label.substr(b, e - b + 1);
+}
+
+double harness_offset_for(const std::map<std::string, double>& offsets_us, const std::string& system,
+                          std::string* from) {
+  if (auto it = offsets_us.find(system); it != offsets_us.end()) {
+    if (from) *from = it->first;
+    return it->second;
+  }
+  const std::string label = harness_label(system);
+  if (label.empty()) return 0;
+  for (const auto& [k, v] : offsets_us)
+    if (harness_label(k) == label) {
+      if (from) *from = k;
+      return v;
+    }
+  return 0;
 }
 
 int preset_for_row(const std::vector<std::pair<std::string, Config>>& presets, const MeasuredRow& row) {
@@ -140,8 +174,10 @@ ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>
     e.row = row;
     e.regime = regime_of(row.bytes);
     if (auto t = model_time_us(cfg, row, &e.why, "analytic", &e.note)) {
-      auto it = offsets_us.find(row.system);
-      e.offset_us = it == offsets_us.end() ? 0.0 : it->second;
+      std::string from;
+      e.offset_us = harness_offset_for(offsets_us, row.system, &from);
+      if (!from.empty() && from != row.system)
+        e.note += std::string(e.note.empty() ? "" : "; ") + "harness offset of '" + from + "' (the same harness)";
       e.model_us = *t + e.offset_us;
       e.error = e.model_us / row.measured_us - 1;
       e.modelled = true;

@@ -54,13 +54,25 @@ struct ValidationReport {
   std::map<std::string, ErrorStats> by_system;
 };
 
-/// Errors of `cfg` on `rows`; `offsets_us` maps a system name to its harness offset.
+/// The harness of a system as measurement files name it: the text of its last brackets, in
+/// lower case ("HGX H200 (stas00 all_reduce_bench)" -> "stas00 all_reduce_bench"); "" if none.
+std::string harness_label(const std::string& system);
+
+/// The harness offset of a row's `system`: its own entry in `offsets_us`, else that of a
+/// system with the same harness label (a harness's fixed cost is the harness's, whatever GPUs
+/// it times), else 0. `from` receives the entry's system name.
+double harness_offset_for(const std::map<std::string, double>& offsets_us, const std::string& system,
+                          std::string* from = nullptr);
+
+/// Errors of `cfg` on `rows`; `offsets_us` maps a system name to its harness offset
+/// (harness_offset_for: a system of the same harness label takes it too).
 ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>& rows,
                                const std::map<std::string, double>& offsets_us = {});
 ErrorStats error_stats(const std::vector<const RowError*>& rows);
 
-/// `system` names the product `name` as a word of its own: "HGX B200" and "DGX-B200"
-/// name B200, "GB200 NVL72" does not (nor does "GH200" name H200).
+/// `system` names the product `name` as a word of its own, without case: "HGX B200",
+/// "DGX-B200" and "dgx b200" name B200, "GB200 NVL72" does not (nor does "GH200" name H200,
+/// or "H1000" H100).
 bool names_product(const std::string& system, const std::string& name);
 
 /// `scin validate --preset auto`: the preset for a row among `presets` (name, Config):

@@ -13,6 +13,7 @@
 #include "calib/fit.h"
 #include "calib/holdout.h"
 #include "calib/measured.h"
+#include "calib/validate.h"
 #include "cli_util.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
@@ -284,8 +285,121 @@ TEST(MeasuredCsv, ATimeIsDerivedFromBusbwOrAlgbwWhenTheRowHasNone) {
                 .find("e.csv:2: busbw: '0' must be positive to give a time"),
             std::string::npos);
   EXPECT_NE(error_of([&] { parse_measured_csv("system,gpus,algorithm,bytes\nh,8,ring,8\n", "f.csv"); })
-                .find("f.csv:1: header lacks column 'measured_us' (or busbw / algbw"),
+                .find("f.csv:1: header lacks column 'measured_us' (or another time column with its unit, e.g. 'time_us'"),
             std::string::npos);
+}
+
+// Column names with their units, as spreadsheets and scripts write them: the unit in brackets
+// or as the last word, times in any unit, sizes in the CLI's size grammar (K = 1024), bandwidths
+// in GB/s or MB/s; a file without an algorithm column is NCCL's choice. Units we cannot read are
+// errors that name the column: gigabits, a time without a unit, a size in an unknown unit.
+TEST(MeasuredCsv, ColumnUnitsAreReadFromTheHeader) {
+  const std::string csv =
+      "System,#GPUs,Size (B),Time (us),busbw (GB/s)\n"
+      "DGX-A100,8,1048576,40,\n"
+      "DGX-A100,8,1G,,230\n";
+  const auto rows = parse_measured_csv(csv, "u.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].gpus, 8);
+  EXPECT_EQ(rows[0].algorithm, "nccl-auto");
+  EXPECT_NE(rows[0].notes.find("no algorithm column"), std::string::npos);
+  EXPECT_DOUBLE_EQ(rows[0].measured_us, 40);
+  EXPECT_EQ(rows[1].bytes, 1073741824u);
+  // busbw 230 GB/s at 8 GPUs: algbw 230 x 8 / 14, so 1 GiB takes 1073741824 / (131.43 x 10^3) us.
+  EXPECT_NEAR(rows[1].measured_us, 1073741824.0 / (230.0 * 8 / 14 * 1e3), 1e-9);
+  EXPECT_DOUBLE_EQ(rows[1].busbw_GBps, 230);
+
+  // Milliseconds and nanoseconds, a size column in KiB, bandwidth in MB/s, brackets.
+  const auto ms = parse_measured_csv(
+      "gpu_type,GPU Count,Algo,Message Size [KiB],Latency [ms],algbw [MB/s]\n"
+      "H100,8,NVLS,64,0.025,\n"
+      "H100,8,NVLS,1024,,200000\n",
+      "ms.csv");
+  ASSERT_EQ(ms.size(), 2u);
+  EXPECT_EQ(ms[0].system, "H100");
+  EXPECT_EQ(ms[0].bytes, 65536u);
+  EXPECT_DOUBLE_EQ(ms[0].measured_us, 25);
+  EXPECT_EQ(ms[1].bytes, 1048576u);
+  EXPECT_NEAR(ms[1].measured_us, 1048576.0 / (200.0 * 1e3), 1e-9);  // 200,000 MB/s = 200 GB/s algbw
+  const auto ns = parse_measured_csv("system,gpus,algorithm,size_KiB,latency_ns\nh,4,ring,2,12500\n", "ns.csv");
+  EXPECT_EQ(ns.at(0).bytes, 2048u);
+  EXPECT_DOUBLE_EQ(ns.at(0).measured_us, 12.5);
+
+  // What cannot be read is an error naming the column.
+  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,bytes,busbw (Gb/s)\nh,8,8,1\n", "g.csv"); })
+                .find("g.csv:1: column 'busbw (Gb/s)': Gb/s is gigabits per second; give GB/s"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,bytes,time\nh,8,8,1\n", "t.csv"); })
+                .find("t.csv:1: column 'time' gives no time unit: name it like 'time_us' or 'time (us)'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,bytes,Time (hours)\nh,8,8,1\n", "h.csv"); })
+                .find("h.csv:1: column 'Time (hours)': 'hours' is not a time unit"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,Size (pages),time_us\nh,8,8,1\n", "p.csv"); })
+                .find("p.csv:1: column 'Size (pages)': 'pages' is not a size unit"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,size,time_us\nh,8,8X,1\n", "x.csv"); })
+                .find("x.csv:2: bytes: '8X' is not a valid size"),
+            std::string::npos);
+
+  // Such files are recognised as CSV by their header; a header naming our columns without a GPU
+  // count is still read as CSV, so the error says which column is missing (not "no nccl-tests rows").
+  const fs::path f = temp_file("scin-units.csv", csv);
+  EXPECT_EQ(load_measured(f).format, "csv");
+  fs::remove(f);
+  const fs::path g = temp_file("scin-no-gpus.csv", "System,Algo,Size (B),Time (us)\nH100,ring,8,10\n");
+  EXPECT_NE(error_of([&] { load_measured(g); }).find("scin-no-gpus.csv:1: header lacks column 'gpus'"), std::string::npos);
+  fs::remove(g);
+}
+
+// A system names an accelerator as a word of its own, in any case.
+TEST(Validate, NamesProductAsAWordWithoutCase) {
+  EXPECT_TRUE(names_product("HGX B200", "B200"));
+  EXPECT_TRUE(names_product("DGX-B200", "B200"));
+  EXPECT_TRUE(names_product("dgx b200", "B200"));
+  EXPECT_TRUE(names_product("h100", "H100"));
+  EXPECT_TRUE(names_product("Dell XE9680 (H100 SXM5)", "H100"));
+  EXPECT_TRUE(names_product("H100SXM", "H100"));
+  EXPECT_FALSE(names_product("GB200 NVL72", "B200"));
+  EXPECT_FALSE(names_product("GH200", "H200"));
+  EXPECT_FALSE(names_product("H1000", "H100"));
+  EXPECT_FALSE(names_product("H100", ""));
+}
+
+// A harness offset belongs to the harness: a row of another system timed by the same harness
+// (the same label in brackets) takes it, from any shipped preset's calibration; others do not.
+TEST(Validate, AHarnessOffsetGoesWithItsHarness) {
+  EXPECT_EQ(harness_label("HGX H200 (stas00 all_reduce_bench)"), "stas00 all_reduce_bench");
+  EXPECT_EQ(harness_label("8x B200 ( Stas00 ALL_REDUCE_BENCH )"), "stas00 all_reduce_bench");
+  EXPECT_EQ(harness_label("DGX H100"), "");
+  const std::map<std::string, double> offsets = {{"HGX H200 (stas00 all_reduce_bench)", 19.5}, {"box (other)", 3}};
+  std::string from;
+  EXPECT_DOUBLE_EQ(harness_offset_for(offsets, "HGX H200 (stas00 all_reduce_bench)", &from), 19.5);
+  EXPECT_DOUBLE_EQ(harness_offset_for(offsets, "HGX B200 (stas00 all_reduce_bench)", &from), 19.5);
+  EXPECT_EQ(from, "HGX H200 (stas00 all_reduce_bench)");
+  from.clear();
+  EXPECT_DOUBLE_EQ(harness_offset_for(offsets, "HGX B200 (stas00 sym-mem latency)", &from), 0);
+  EXPECT_EQ(from, "");
+  EXPECT_DOUBLE_EQ(harness_offset_for(offsets, "HGX B200", &from), 0);
+
+  // Through the CLI: the H200 harness offset (hgx-h200-8's calibration) applies to an H100 row of
+  // that harness on hgx-h100-8, whose own calibration records none; a row of another harness
+  // takes none. The model time is the fabric's plus exactly that offset.
+  const double h200_offset = preset_harness_offsets("hgx-h200-8").at("HGX H200 (stas00 all_reduce_bench)");
+  EXPECT_GT(h200_offset, 10);
+  const fs::path f = temp_file("scin-harness.csv",
+                               "system,gpus,algorithm,bytes,measured_us\n"
+                               "HGX H100 (stas00 all_reduce_bench),8,ring,32768,40\n"
+                               "HGX H100 (another harness),8,ring,32768,40\n");
+  const auto j = validate_json(f, "--preset hgx-h100-8");
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["rows"][0]["harness_offset_us"].get<double>(), h200_offset);
+  EXPECT_NE(j["rows"][0]["note"].get<std::string>().find("harness offset of 'HGX H200 (stas00 all_reduce_bench)'"),
+            std::string::npos);
+  EXPECT_FALSE(j["rows"][1].contains("harness_offset_us"));
+  EXPECT_NEAR(j["rows"][0]["model_us"].get<double>() - j["rows"][1]["model_us"].get<double>(), h200_offset, 1e-9);
+  EXPECT_DOUBLE_EQ(j["harness_offsets_us"]["HGX H200 (stas00 all_reduce_bench)"].get<double>(), h200_offset);
+  fs::remove(f);
 }
 
 TEST(MeasuredCsv, ParsesTheReferenceLayoutAndRejectsBadRows) {
@@ -300,7 +414,8 @@ TEST(MeasuredCsv, ParsesTheReferenceLayoutAndRejectsBadRows) {
   EXPECT_EQ(rows[0].notes, "quoted, with comma; https://example.org");
   EXPECT_DOUBLE_EQ(rows[1].busbw_GBps, -1);
   EXPECT_EQ(rows[1].source, "m.csv:3");
-  EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,bytes\nx,8,8\n", "h.csv"); }).find("h.csv:1: header lacks column 'algorithm'"),
+  EXPECT_NE(error_of([] { parse_measured_csv("system,algorithm,bytes,measured_us\nx,ring,8,1\n", "h.csv"); })
+                .find("h.csv:1: header lacks column 'gpus'"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_measured_csv("system,gpus,algorithm,bytes,measured_us\nx,8,ring,8,1\nx,1,ring,8,1\n", "g.csv"); })
                 .find("g.csv:3: gpus: '1' is not a whole number from 2 to 1024"),

@@ -401,7 +401,42 @@ TEST(PacketLink, HotFieldsInTheirCacheLines) {
   EXPECT_EQ(up, (std::set<std::size_t>{0, 1, 2, 3, 4}));
   lines(down, l.wire), lines(down, l.out);
   EXPECT_EQ(down, (std::set<std::size_t>{0, 6, 7}));
-  EXPECT_EQ(sizeof(packet::Link), 512u);
+  EXPECT_EQ(sizeof(packet::Link), 576u);  // 9 lines: the 9th unused (see the next test)
+}
+
+// The links of one plane are `planes` records apart (Geometry::up, down), and
+// an NVLS ld_reduce's responses or a multicast touch each of a plane's 1024
+// uplinks or downlinks in turn. Where one line of each (say the Wire) falls in
+// a set-associative cache must then spread over the sets: with 512-byte
+// records and 4 planes they were 2048 bytes apart and 1024 such lines shared
+// 32 sets of a 1 MiB 16-way cache (room for 512). Checked for the usual plane
+// counts on L2 caches of 1 MiB 16-way (valgrind's model in docs/performance.md),
+// 1 MiB 8-way (this AMD EPYC's) and 512 KiB 8-way: the 1024 lines fit (no set
+// is asked for more lines than it has ways).
+TEST(PacketLink, APlanesLinksSpreadOverTheCacheSets) {
+  constexpr std::size_t kLine = 64;
+  struct Cache {
+    std::size_t bytes, ways;
+  };
+  const Cache caches[] = {{std::size_t{1} << 20, 16}, {std::size_t{1} << 20, 8}, {std::size_t{512} << 10, 8}};
+  for (const int planes : {1, 2, 4, 6, 18}) {
+    const std::size_t gpus = 1024;
+    std::vector<packet::Link> links(gpus * static_cast<std::size_t>(planes));
+    const auto base = reinterpret_cast<std::uintptr_t>(links.data());
+    for (const Cache& c : caches) {
+      const std::size_t sets = c.bytes / kLine / c.ways;
+      for (const std::size_t line : {std::size_t{0}, std::size_t{4}, std::size_t{7}}) {
+        std::vector<std::size_t> per_set(sets, 0);
+        for (std::size_t g = 0; g < gpus; ++g) {
+          const auto a = reinterpret_cast<std::uintptr_t>(&links[g * static_cast<std::size_t>(planes)]) - base;
+          ++per_set[(a / kLine + line) % sets];
+        }
+        std::size_t kept = 0;  // of the 1024 lines, those the cache can hold at once
+        for (const std::size_t n : per_set) kept += std::min(n, c.ways);
+        EXPECT_EQ(kept, gpus) << planes << " planes, cache of " << c.bytes << " bytes, line " << line;
+      }
+    }
+  }
 }
 
 // A link's request FIFO keeps runs of equal requests as one entry and its

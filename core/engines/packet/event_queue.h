@@ -467,6 +467,18 @@ class Ring {
     buf_[(head_ + size_) & mask_] = v;
     ++size_;
   }
+  /// push_back for a FIFO that keeps its front's only up-to-date copy outside
+  /// the ring (Sender::head) and appends `v` to an empty ring: the ring only
+  /// counts it (`v` is never read from here), so its slot is not written (at
+  /// scale a store to a line long evicted). Fresh storage is written once, so a
+  /// later grow() copies defined values.
+  [[gnu::always_inline]] void push_back_front(const T& v) {
+    if (size_ == mask_ + 1u) [[unlikely]] {  // full (or no storage yet: mask_ + 1 wraps to 0)
+      grow();
+      buf_[(head_ + size_) & mask_] = v;
+    }
+    ++size_;
+  }
   void clear() { head_ = size_ = 0; }
 
  private:

@@ -188,6 +188,14 @@ struct Sender {
   /// Appends r and moves it ahead of the entries ready later (stable).
   void insert(const Requested r) {
     const std::size_t n = requested.size();
+    if (n == 0) {  // (an NVLS group log's entry, mostly: LogCursor::pull, one per response at 1024 accelerators)
+      // The head alone: its slot in the ring is never read (`head` is the front's
+      // only copy; every reader takes index 0 from `head`), so it is not written.
+      requested.push_back_front(r);
+      head = r;
+      nwin = 0;
+      return;
+    }
     const Ps ready = r.ready;
     requested.push_back(r);
     std::size_t k = n;
@@ -293,6 +301,17 @@ struct alignas(64) Link {
   double scale = 1;        // wire time relative to an accelerator port (trunks differ)
   Ring<Queued> transit;    // forwarded packets, by ready time
   OutputQueue out;         // Down: the switch output queue feeding it
+  // A ninth line, unused, so that a record is 576 bytes, not 512: the links of
+  // one plane are `planes` records apart (Geometry::up, down), and at 512 bytes
+  // x 4 planes that is 2048 bytes, a power of two, so the same line of each of
+  // a plane's 1024 uplinks (or downlinks) fell into 1/32 of the cache's sets
+  // (a 1 MiB 16-way cache: 32 sets, 512 lines, for 1024 links): an NVLS
+  // ld_reduce's responses or multimem.st's multicast, which touch every link
+  // of a plane in turn, missed on each. 9 lines x 4 planes = 36 lines apart
+  // spreads them over 256 sets (a 2^k-line stride with k >= 2 has the same
+  // problem; Link's layout test checks the record is an odd number of lines).
+  char pad_[64];
 };
+static_assert(sizeof(Link) % 128 == 64, "Link: keep the record an odd number of cache lines (see pad_)");
 
 }  // namespace scin::packet

@@ -1,12 +1,39 @@
 #include "base/memory.h"
+#include "base/big_alloc.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <string>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 namespace scin {
+
+namespace {
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+}  // namespace
+
+void advise_huge_pages(void* p, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t lo = (at + kHugePage - 1) / kHugePage * kHugePage, hi = (at + bytes) / kHugePage * kHugePage;
+  if (p && hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);   // advice: failure is harmless
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+void* big_alloc(std::size_t bytes) {
+  if (bytes < kHugePage) return std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
+  const std::size_t n = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, n);
+  advise_huge_pages(p, n);
+  return p;
+}
 
 std::uint64_t available_memory_bytes() {
   std::uint64_t avail = 0;

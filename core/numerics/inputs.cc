@@ -266,7 +266,7 @@ struct Batcher {
   // order). `over` is or-ed with 1 for a value not finite or beyond `big`.
   template <int Isa>
   [[gnu::always_inline]] inline void run_bf16(const std::uint64_t* keys, std::size_t ranks, std::uint64_t lo,
-                                              std::uint64_t n, std::vector<std::vector<std::uint16_t>>& bits,
+                                              std::uint64_t n, std::vector<BigVector<std::uint16_t>>& bits,
                                               double* d, float big, std::uint32_t& over) const {
     float f[kBatch];
     for (std::size_t r = 0; r < ranks; ++r) {
@@ -299,7 +299,7 @@ __attribute__((target("avx2"))) void batch_avx2(const B& gen, std::uint64_t key,
 template <class B>
 __attribute__((target("avx2"))) void batch_bf16_avx2(const B& gen, const std::uint64_t* keys, std::size_t ranks,
                                                      std::uint64_t lo, std::uint64_t n,
-                                                     std::vector<std::vector<std::uint16_t>>& bits, double* d,
+                                                     std::vector<BigVector<std::uint16_t>>& bits, double* d,
                                                      float big, std::uint32_t& over) {
   gen.template run_bf16<1>(keys, ranks, lo, n, bits, d, big, over);
 }
@@ -317,7 +317,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) void batch_avx512(const B& 
 template <class B>
 __attribute__((target("avx512f,avx512dq,avx512vl"))) void batch_bf16_avx512(
     const B& gen, const std::uint64_t* keys, std::size_t ranks, std::uint64_t lo, std::uint64_t n,
-    std::vector<std::vector<std::uint16_t>>& bits, double* d, float big, std::uint32_t& over) {
+    std::vector<BigVector<std::uint16_t>>& bits, double* d, float big, std::uint32_t& over) {
   gen.template run_bf16<2>(keys, ranks, lo, n, bits, d, big, over);
 }
 
@@ -420,13 +420,14 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
 }
 
 bool generate_bf16_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
-                          std::vector<std::vector<std::uint16_t>>& bits, std::vector<double>& exact,
+                          std::vector<BigVector<std::uint16_t>>& bits, std::vector<double>& exact,
                           const RunContext* ctx) {
   bool ok = true;
   with_generator(spec, [&](const auto& gen, int isa) {
     if (ranks < 1) throw Error(fmt::format("ranks: {} must be >= 1", ranks));
     bits.assign(static_cast<std::size_t>(ranks), {});
     for (auto& v : bits) v.resize(elems);
+    reserve_big(exact, elems);   // huge pages where the kernel gives them
     exact.resize(elems);
     std::vector<std::uint64_t> keys(static_cast<std::size_t>(ranks));
     for (int r = 0; r < ranks; ++r) keys[static_cast<std::size_t>(r)] = rank_key(spec, r);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/big_alloc.h"
+
 #include "numerics/quant_study.h"
 
 namespace scin {
@@ -33,7 +35,7 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
 /// finite value: the caller takes generate_inputs and round_inputs, which report
 /// it. Throws what generate_inputs throws; `ctx` is polled between parts.
 bool generate_bf16_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
-                          std::vector<std::vector<std::uint16_t>>& bits, std::vector<double>& exact,
+                          std::vector<BigVector<std::uint16_t>>& bits, std::vector<double>& exact,
                           const RunContext* ctx = nullptr);
 
 /// Tests: the instruction set generate_inputs uses for its batches, 0 portable,

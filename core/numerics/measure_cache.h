@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "base/big_alloc.h"
 #include "numerics/metrics.h"
 #include "schedule/schedule.h"
 
@@ -24,12 +25,20 @@ namespace scin {
 class MeasureCache {
  public:
   MeasureCache(const std::vector<double>& exact, Format f) : exact_(exact), format_(f) {}
-  // Remembers `values` (held by the caller for the cache's lifetime) and its metrics.
-  void hold(const std::vector<float>& values, const ErrorMetrics& m) { held_.push_back({&values, m}); }
+  // Remembers an array of `size` values and its metrics: their BF16 patterns
+  // (`half`, the values' high halves; every value exact in BF16) or, when
+  // `half` is empty, the floats `vals`.
+  void hold(BigVector<std::uint16_t> half, BigVector<float> vals, std::size_t size, const ErrorMetrics& m) {
+    KeptArray k;
+    k.half = std::move(half);
+    k.vals = std::move(vals);
+    k.size = size;
+    k.m = m;
+    held_.push_back(std::move(k));
+  }
   ErrorMetrics measure_one(std::span<const float> out) {
-    for (const Held& e : held_)
-      if (e.values->size() == out.size() && std::memcmp(e.values->data(), out.data(), out.size() * sizeof(float)) == 0)
-        return e.m;
+    for (const KeptArray& k : held_)
+      if (same(k, out)) return k.m;
     for (const KeptArray& k : kept_)
       if (same(k, out)) return k.m;
     const ErrorMetrics m = scin::measure_one(out, exact_);
@@ -51,13 +60,9 @@ class MeasureCache {
 
  private:
   static constexpr std::size_t kKept = 3;   // copies of measured outputs kept (the study's few distinct results)
-  struct Held {
-    const std::vector<float>* values;
-    ErrorMetrics m;
-  };
   struct KeptArray {
-    std::vector<float> vals;            // when not every value is exact in BF16
-    std::vector<std::uint16_t> half;    // else the values' BF16 patterns (the high halves)
+    BigVector<float> vals;              // when not every value is exact in BF16
+    BigVector<std::uint16_t> half;      // else the values' BF16 patterns (the high halves)
     std::size_t size = 0;
     ErrorMetrics m;
   };
@@ -94,7 +99,7 @@ class MeasureCache {
   }
   const std::vector<double>& exact_;
   const Format format_;
-  std::vector<Held> held_;
+  std::list<KeptArray> held_;   // the study's references
   std::list<KeptArray> kept_;
   std::size_t measured_ = 0;
 };

@@ -12,28 +12,16 @@
 
 namespace scin {
 
-namespace {
+ErrorMetrics ErrorSums::metrics() const {
+  ErrorMetrics m;
+  m.max_abs = max_abs;
+  m.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  m.sqnr_dB = err2 > 0 ? 10.0 * std::log10(ref2 / err2) : std::numeric_limits<double>::infinity();
+  m.cosine = (out2 > 0 && ref2 > 0) ? dot / std::sqrt(out2 * ref2) : (out2 == ref2 ? 1.0 : 0.0);
+  return m;
+}
 
-// The running sums of measure_one, added element by element in order.
-struct Sums {
-  double err2 = 0, ref2 = 0, out2 = 0, dot = 0, max_abs = 0;
-  inline __attribute__((always_inline)) void add(double o, double e) {
-    const double d = o - e;
-    err2 += d * d;
-    ref2 += e * e;
-    out2 += o * o;
-    dot += o * e;
-    if (!(std::fabs(d) <= max_abs)) max_abs = std::fabs(d);   // NaN propagates
-  }
-  ErrorMetrics metrics() const {
-    ErrorMetrics m;
-    m.max_abs = max_abs;
-    m.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
-    m.sqnr_dB = err2 > 0 ? 10.0 * std::log10(ref2 / err2) : std::numeric_limits<double>::infinity();
-    m.cosine = (out2 > 0 && ref2 > 0) ? dot / std::sqrt(out2 * ref2) : (out2 == ref2 ? 1.0 : 0.0);
-    return m;
-  }
-};
+namespace {
 
 void check_size(std::span<const float> out, const std::vector<double>& exact) {
   if (out.size() != exact.size())
@@ -44,7 +32,7 @@ void check_size(std::span<const float> out, const std::vector<double>& exact) {
 
 ErrorMetrics measure_one(std::span<const float> out, const std::vector<double>& exact) {
   check_size(out, exact);
-  Sums s;
+  ErrorSums s;
   for (std::size_t i = 0; i < out.size(); ++i) s.add(out[i], exact[i]);
   return s.metrics();
 }
@@ -53,7 +41,7 @@ std::pair<ErrorMetrics, ErrorMetrics> measure_two(std::span<const float> a, std:
                                                   const std::vector<double>& exact) {
   check_size(a, exact);
   check_size(b, exact);
-  Sums sa, sb;   // two independent chains of additions: they overlap in time
+  ErrorSums sa, sb;   // two independent chains of additions: they overlap in time
   for (std::size_t i = 0; i < exact.size(); ++i) {
     sa.add(a[i], exact[i]);
     sb.add(b[i], exact[i]);

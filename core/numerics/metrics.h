@@ -1,6 +1,7 @@
 // Error metrics of a collective's outputs against an exact reference.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -18,6 +19,22 @@ struct ErrorMetrics {
   double cosine = 1;          // <out, exact> / (||out|| ||exact||)
   bool ranks_identical = true;  // every rank's output is bit-identical
   int worst_rank = 0;         // the rank the first four figures describe
+};
+
+/// The running sums of measure_one, added element by element in order: the
+/// figures of an array whose elements are added in index order, over parts
+/// or whole, are measure_one's, bit for bit.
+struct ErrorSums {
+  double err2 = 0, ref2 = 0, out2 = 0, dot = 0, max_abs = 0;
+  inline __attribute__((always_inline)) void add(double o, double e) {
+    const double d = o - e;
+    err2 += d * d;
+    ref2 += e * e;
+    out2 += o * o;
+    dot += o * e;
+    if (!(std::fabs(d) <= max_abs)) max_abs = std::fabs(d);   // NaN propagates
+  }
+  ErrorMetrics metrics() const;
 };
 
 /// Metrics of one array against `exact` (same length; throws Error otherwise).

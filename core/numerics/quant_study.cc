@@ -1,6 +1,7 @@
 #include "numerics/quant_study.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -16,6 +17,7 @@
 #include "base/memory.h"
 #include "fabric/params.h"
 #include "numerics/codec.h"
+#include "numerics/formats.h"
 #include "engines/data/data_engine.h"
 #include "numerics/inputs.h"
 #include "numerics/measure_cache.h"
@@ -48,6 +50,14 @@ double total_link_bytes(const LinkBytes& lb) {
   return t;
 }
 
+
+// Rounds x[0, n) to the element format `f` as round_to_format does.
+void round_values(float* x, std::uint64_t n, Format f) {
+  if (f == Format::Bf16)
+    for (std::uint64_t i = 0; i < n; ++i) x[i] = num::round_bf16_fast(x[i]);
+  else if (f == Format::Fp16)
+    for (std::uint64_t i = 0; i < n; ++i) x[i] = num::round_fp16(x[i]);
+}
 
 }  // namespace
 
@@ -102,7 +112,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   // arrays), generated, rounded and summed exactly in one pass: the same values
   // and sums. A value that is not finite or overflows BF16 takes the path below,
   // which reports it.
-  std::vector<std::vector<std::uint16_t>> patterns;
+  std::vector<BigVector<std::uint16_t>> patterns;
   std::vector<double> exact;
   const bool held_bf16 = req.npy_files.empty() && req.dtype == DType::Bf16 &&
                          generate_bf16_inputs(req.input, gpus, elems, patterns, exact, &ctx);
@@ -119,20 +129,47 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   }
   ctx.check();
 
-  // References: the exact sum rounded once to dtype, and quantised once then rounded.
-  std::vector<float> once(elems);
-  for (std::uint64_t i = 0; i < elems; ++i) once[i] = static_cast<float>(exact[i]);
-  std::vector<float> q(elems);
+  // References: the exact sum rounded once to dtype, and quantised once then
+  // rounded; built and measured part by part (parts of whole codec blocks, so
+  // the blocks are those of the whole array; each array's sums added in element
+  // order, as measure_two adds them), and held as BF16 patterns in a BF16 study.
+  MeasureCache metrics(exact, dfmt);
   {
     const num::CodecSpec spec{num::codec_format(cfg.quant.codec), cfg.quant.block_elems, cfg.quant.scale_format};
-    num::fake_quantise(once.data(), elems, spec, q.data());
-    round_to_format(once, dfmt);
-    round_to_format(q, dfmt);
-    std::tie(st.dtype_round, st.single_quant) = measure_two(once, q, exact);
+    const auto g = static_cast<std::uint64_t>(std::max(1, spec.block_elems));
+    const std::uint64_t part = std::max<std::uint64_t>(1, 8192 / g) * g;
+    const bool bf16 = dfmt == Format::Bf16;
+    BigVector<float> once(bf16 ? std::min(part, elems) : elems), q(once.size());
+    BigVector<std::uint16_t> once_half(bf16 ? elems : 0), q_half(once_half.size());
+    ErrorSums so, sq;
+    for (std::uint64_t lo = 0; lo < elems; lo += part) {
+      const std::uint64_t len = std::min(part, elems - lo);
+      float* a = once.data() + (bf16 ? 0 : lo);
+      float* b = q.data() + (bf16 ? 0 : lo);
+      const double* e = exact.data() + lo;
+      for (std::uint64_t i = 0; i < len; ++i) a[i] = static_cast<float>(e[i]);
+      num::fake_quantise(a, len, spec, b);
+      round_values(a, len, dfmt);
+      round_values(b, len, dfmt);
+      for (std::uint64_t i = 0; i < len; ++i) {
+        so.add(a[i], e[i]);
+        sq.add(b[i], e[i]);
+      }
+      if (bf16)
+        for (std::uint64_t i = 0; i < len; ++i) {
+          once_half[lo + i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(a[i]) >> 16);
+          q_half[lo + i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(b[i]) >> 16);
+        }
+    }
+    st.dtype_round = so.metrics();
+    st.single_quant = sq.metrics();
+    if (bf16) {
+      once = {};
+      q = {};
+    }
+    metrics.hold(std::move(once_half), std::move(once), elems, st.dtype_round);
+    metrics.hold(std::move(q_half), std::move(q), elems, st.single_quant);
   }
-  MeasureCache metrics(exact, dfmt);
-  metrics.hold(once, st.dtype_round);
-  metrics.hold(q, st.single_quant);
 
   const Collective coll{elems * static_cast<std::uint64_t>(dtype_bytes(req.dtype)), req.dtype};
   RunContext step_ctx;   // the data engine polls the caller's stop; progress is per algorithm

@@ -27,8 +27,8 @@ namespace {
 
 using numerics_test::same_bits;
 
-std::vector<std::vector<std::uint16_t>> patterns_of(const std::vector<std::vector<float>>& x) {
-  std::vector<std::vector<std::uint16_t>> p(x.size());
+std::vector<BigVector<std::uint16_t>> patterns_of(const std::vector<std::vector<float>>& x) {
+  std::vector<BigVector<std::uint16_t>> p(x.size());
   for (std::size_t r = 0; r < x.size(); ++r)
     for (float v : x[r]) p[r].push_back(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16));
   return p;
@@ -76,7 +76,7 @@ TEST(Bf16Inputs, PatternsAndExactSumAreTheFp32PathsBits) {
         auto x = generate_inputs(spec, c.ranks, c.elems);
         round_inputs(x, DType::Bf16, "input");
         const std::vector<double> want = exact_sum(x);
-        std::vector<std::vector<std::uint16_t>> bits;
+        std::vector<BigVector<std::uint16_t>> bits;
         std::vector<double> exact;
         ASSERT_TRUE(generate_bf16_inputs(spec, c.ranks, c.elems, bits, exact));
         const std::string what = std::string(to_string(d)) + " isa " + std::to_string(isa) + " " +
@@ -103,7 +103,7 @@ TEST(Bf16Inputs, ValuesBeyondBf16TakeThePathThatReportsThem) {
   // and run_quant reports what round_inputs reports on the FP32 values.
   InputSpec spec;
   spec.stddev = 2e38;
-  std::vector<std::vector<std::uint16_t>> bits;
+  std::vector<BigVector<std::uint16_t>> bits;
   std::vector<double> exact;
   EXPECT_FALSE(generate_bf16_inputs(spec, 4, 10000, bits, exact));
   auto x = generate_inputs(spec, 4, 10000);

@@ -157,6 +157,94 @@ TEST(InputCodes, SharedOnlyOnTheInputsOwnBlockGrid) {
   EXPECT_TRUE(same_bits(got.outputs, want.outputs));
 }
 
+TEST(InputCodes, CodecBuffersReadTheCachedCodesOnlyWhenEveryWriteTakesThem) {
+  // A codec buffer written only by copies that take one rank's input codes at
+  // the input's own offsets, and read only where written before, reads the
+  // cache's arrays in place (no copy). Probes that break one condition each
+  // keep their own storage; every run, with and without poison, must equal a
+  // run that quantises for itself.
+  const std::uint64_t n = 96;
+  std::vector<std::vector<float>> x(2, std::vector<float>(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    x[0][i] = static_cast<float>(i + 1);
+    x[1][i] = -static_cast<float>(3 * i + 7);
+  }
+  Hand in_place = two_ranks_with_codec(n, Format::Int8Block, 32);
+  {
+    Schedule& s = in_place.s;
+    s.add(copy_step(0, {s.input[0], 0, 64}, {in_place.q0, 0, 64}));
+    s.add(copy_step(0, {s.input[0], 64, 32}, {in_place.q0, 64, 32}));
+    s.add(copy_step(0, {in_place.q0, 0, n}, {s.output[0], 0, n}));
+    s.add(copy_step(1, {s.input[1], 0, n}, {in_place.q1, 0, n}));
+    s.add(copy_step(1, {in_place.q1, 32, 64}, {s.output[1], 32, 64}));
+  }
+  std::vector<Hand> probes;
+  {
+    // q0 read before anything wrote it (the fill or NaN, not the cache's codes).
+    Hand h = two_ranks_with_codec(n, Format::Int8Block, 32);
+    h.s.add(copy_step(0, {h.q0, 0, 32}, {h.s.output[0], 0, 32}));
+    h.s.add(copy_step(0, {h.s.input[0], 0, n}, {h.q0, 0, n}));
+    h.s.add(copy_step(0, {h.q0, 32, 64}, {h.s.output[0], 32, 64}));
+    // q1 written at another offset than the input's: the cache takes it, shifted.
+    h.s.add(copy_step(1, {h.s.input[1], 0, 64}, {h.q1, 32, 64}));
+    h.s.add(copy_step(1, {h.q1, 32, 64}, {h.s.output[1], 32, 64}));
+    probes.push_back(std::move(h));
+  }
+  {
+    // q0 written from both ranks' inputs; q1 read beyond what was written.
+    Hand h = two_ranks_with_codec(n, Format::Int8Block, 32);
+    h.s.add(copy_step(0, {h.s.input[0], 0, 32}, {h.q0, 0, 32}));
+    Step w = copy_step(1, {h.s.input[1], 32, 64}, {h.q0, 32, 64});
+    w.kind = StepKind::Write;
+    h.s.add(w);
+    h.s.add(copy_step(0, {h.q0, 0, n}, {h.s.output[0], 0, n}));
+    h.s.add(copy_step(1, {h.s.input[1], 0, 32}, {h.q1, 0, 32}));
+    h.s.add(copy_step(1, {h.q1, 0, 64}, {h.s.output[1], 0, 64}));
+    probes.push_back(std::move(h));
+  }
+  {
+    // q1 also written by a forwarded payload (q0's codes), after the input's.
+    Hand h = two_ranks_with_codec(n, Format::Int8Block, 32);
+    h.s.add(copy_step(0, {h.s.input[0], 0, n}, {h.q0, 0, n}));
+    h.s.add(copy_step(1, {h.s.input[1], 0, n}, {h.q1, 0, n}));
+    Step w = copy_step(0, {h.q0, 0, 32}, {h.q1, 0, 32});
+    w.kind = StepKind::Write;
+    h.s.add(w);
+    h.s.add(copy_step(1, {h.q1, 0, n}, {h.s.output[1], 0, n}));
+    h.s.add(copy_step(0, {h.q0, 0, n}, {h.s.output[0], 0, n}));
+    probes.push_back(std::move(h));
+  }
+  for (bool poison : {false, true}) {
+    const CheckedInputs checked(x);
+    InputCodes codes(checked);
+    DataOptions plain;
+    plain.poison_unwritten = poison;
+    DataOptions opt = plain;
+    opt.input_codes = &codes;
+    DataWorkspace ws;
+    {
+      const DataResult want = run_data(in_place.s, x, plain);
+      const DataRun got = run_data(in_place.s, checked, ws, opt);
+      EXPECT_TRUE(same_bits(got.outputs, want.outputs)) << poison;
+    }
+    EXPECT_EQ(codes.buffers_read_in_place(), 2u);
+    for (std::size_t k = 0; k < probes.size(); ++k) {
+      const DataResult want = run_data(probes[k].s, x, plain);
+      const DataRun got = run_data(probes[k].s, checked, ws, opt);
+      EXPECT_TRUE(same_bits(got.outputs, want.outputs)) << "probe " << k << " poison " << poison;
+    }
+    // Only the forwarding probe's q0 qualifies.
+    EXPECT_EQ(codes.buffers_read_in_place(), 3u) << poison;
+    // Listed execution (no shared work) keeps every buffer's own storage.
+    DataOptions listed = opt;
+    listed.share_work = false;
+    const DataResult want = run_data(in_place.s, x, plain);
+    const DataRun got = run_data(in_place.s, checked, ws, listed);
+    EXPECT_TRUE(same_bits(got.outputs, want.outputs));
+    EXPECT_EQ(codes.buffers_read_in_place(), 3u);
+  }
+}
+
 TEST(AllAlgorithms, InputCodesSharedByAStudyAreBitIdentical) {
   // Every algorithm in one workspace with one InputCodes, in the study's order
   // and reversed (so that each quantised algorithm is once the one that
@@ -195,6 +283,8 @@ TEST(AllAlgorithms, InputCodesSharedByAStudyAreBitIdentical) {
       // scin-inq and two-shot-q8 quantise every rank's whole input: it is all held.
       EXPECT_GE(quantised, 3);
       EXPECT_EQ(codes.held_elements(), static_cast<std::uint64_t>(c.gpus) * c.elems) << c.gpus << " " << c.elems;
+      // scin-inq's and two-shot-q8's input codec buffers read the cache in place.
+      EXPECT_GE(codes.buffers_read_in_place(), 2u * static_cast<std::uint64_t>(c.gpus)) << c.gpus << " " << c.elems;
     }
   }
 }

@@ -104,3 +104,35 @@ TEST(Metrics, MeasureTwoGivesMeasureOnesBits) {
   expect_same(mb, measure_one(a, e));
   EXPECT_THROW(measure_two(a, std::span<const float>(b.data(), kElems - 1), e), Error);
 }
+
+TEST(MeasureCache, HeldReferencesAreFoundOnlyWhenEveryBitMatches) {
+  // A reference held as BF16 patterns (the study's rounded exact sum) gives
+  // its metrics to an equal output without measuring it; one step apart at
+  // the last element is measured.
+  const auto e = reference();
+  MeasureCache cache(e, Format::Bf16);
+  const std::vector<float> ref = bf16_near(e, 0, 0);
+  BigVector<std::uint16_t> half(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) half[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(ref[i]) >> 16);
+  ErrorMetrics marked;
+  marked.rel_l2 = 12345;   // not what measuring gives: shows where the figures came from
+  cache.hold(std::move(half), {}, ref.size(), marked);
+  EXPECT_EQ(cache.measure_one(ref).rel_l2, 12345);
+  EXPECT_EQ(cache.measured(), 0u);
+  const std::vector<float> last = bf16_near(e, kElems - 1, 1);
+  expect_same(cache.measure_one(last), measure_one(last, e));
+  EXPECT_EQ(cache.measured(), 1u);
+}
+
+TEST(MeasureCache, BigVectorsAreOnWholeHugePagesFromTwoMiB) {
+  // big_alloc: 64-byte aligned below 2 MiB; from 2 MiB up, 2 MiB aligned (the
+  // storage advised as huge pages starts on one). Values written read back.
+  BigVector<float> small(1000), big((std::size_t{3} << 20) / sizeof(float) + 7);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small.data()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % (std::size_t{2} << 20), 0u);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i);
+  for (std::size_t i = 0; i < big.size(); i += 4099) EXPECT_EQ(big[i], static_cast<float>(i));
+  BigVector<std::uint8_t> copy(big.size(), 7);   // a value given: every element has it
+  EXPECT_EQ(copy.front(), 7);
+  EXPECT_EQ(copy.back(), 7);
+}

@@ -19,6 +19,7 @@
 #include "base/memory.h"
 #include "engines/data/data_engine.h"
 #include "fabric/preset.h"
+#include "numerics/codec.h"
 #include "numerics/inputs.h"
 #include "numerics/metrics.h"
 #include "numerics/quant_study.h"
@@ -249,14 +250,19 @@ TEST(QuantStudy, RowsEqualEachAlgorithmRunAloneStepByStep) {
     DType dtype;
     Distribution dist;
     Codec codec;
+    int block;
   };
-  for (const Case& k : {Case{8, 70000, DType::Bf16, Distribution::Gaussian, Codec::Int8},
-                        Case{8, 1000, DType::Fp16, Distribution::Outliers, Codec::Fp8E4M3},
-                        Case{4, 4099, DType::Fp32, Distribution::Laplace, Codec::Int4},
-                        Case{16, 37, DType::Bf16, Distribution::Gaussian, Codec::Int8}}) {
+  // Block sizes that do and do not divide the references' parts (8192
+  // elements rounded down to whole blocks), and one larger than a part.
+  for (const Case& k : {Case{8, 70000, DType::Bf16, Distribution::Gaussian, Codec::Int8, 100},
+                        Case{8, 1000, DType::Fp16, Distribution::Outliers, Codec::Fp8E4M3, 32},
+                        Case{4, 4099, DType::Fp32, Distribution::Laplace, Codec::Int4, 16},
+                        Case{16, 37, DType::Bf16, Distribution::Gaussian, Codec::Int8, 32},
+                        Case{2, 30001, DType::Bf16, Distribution::Laplace, Codec::Int8, 10000}}) {
     Config c = h200();
     c.fabric.gpus = k.gpus;
     c.quant.codec = k.codec;
+    c.quant.block_elems = k.block;
     QuantRequest req;
     req.elements = k.elems;
     req.dtype = k.dtype;
@@ -268,8 +274,12 @@ TEST(QuantStudy, RowsEqualEachAlgorithmRunAloneStepByStep) {
     const std::vector<double> exact = exact_sum(x);
     std::vector<float> once(k.elems);
     for (std::uint64_t i = 0; i < k.elems; ++i) once[i] = static_cast<float>(exact[i]);
+    std::vector<float> q(k.elems);   // the exact sum quantised once (whole array), then rounded
+    num::fake_quantise(once.data(), k.elems, {num::codec_format(k.codec), k.block, c.quant.scale_format}, q.data());
     round_to_format(once, format_of(k.dtype));
-    EXPECT_TRUE(same(st.dtype_round, measure_one(once, exact)));
+    round_to_format(q, format_of(k.dtype));
+    EXPECT_TRUE(same(st.dtype_round, measure_one(once, exact))) << k.gpus << " " << k.elems;
+    EXPECT_TRUE(same(st.single_quant, measure_one(q, exact))) << k.gpus << " " << k.elems;
     Config cs = c;
     cs.ring.protocol = RingProtocol::Simple;
     ASSERT_EQ(st.rows.size(), supported_algorithms(c).size());

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "base/big_alloc.h"
 #include "base/error.h"
 #include "engines/data/coverage.h"
 #include "engines/data/data_engine.h"
@@ -45,6 +46,7 @@ struct Buf {
   // one task, so this map is never written concurrently.
   std::unordered_map<std::uint64_t, float> odd_scales;
   float fill = 0.0f;                  // value of never-written storage
+  bool in_cache = false;              // codes and scales are the shared input codes' (cached_code_buffers)
 
   float scale_at(std::uint64_t first) const {
     const auto g = static_cast<std::uint64_t>(codec.block_elems);
@@ -66,7 +68,10 @@ struct Buf {
       });
       return;
     }
-    elem_cov.ensure(off, off + n, [&](std::uint64_t lo, std::uint64_t hi) { std::memset(codes + lo, 0, hi - lo); });
+    elem_cov.ensure(off, off + n, [&](std::uint64_t lo, std::uint64_t hi) {
+      if (in_cache) throw Error("data engine: a cached-code buffer read before it was written");
+      std::memset(codes + lo, 0, hi - lo);
+    });
     const auto g = static_cast<std::uint64_t>(codec.block_elems);
     if (off % g == 0)
       scale_cov.ensure(off / g, (off + n + g - 1) / g,
@@ -111,7 +116,7 @@ namespace scin {
 struct DataWorkspace::Storage {
   std::byte* data = nullptr;
   std::uint64_t capacity = 0;
-  std::vector<std::vector<float>> decoded;   // outputs held in a codec format
+  std::vector<BigVector<float>> decoded;   // outputs decoded to floats (not held as FP32)
 
   ~Storage() { std::free(data); }
   void reserve(std::uint64_t bytes) {
@@ -120,7 +125,7 @@ struct DataWorkspace::Storage {
     data = nullptr;
     capacity = 0;
     const std::uint64_t n = (bytes + data_internal::kAlignBytes - 1) / data_internal::kAlignBytes * data_internal::kAlignBytes;
-    data = static_cast<std::byte*>(std::aligned_alloc(data_internal::kAlignBytes, n));
+    data = static_cast<std::byte*>(big_alloc(n));   // 64-byte aligned; huge pages from 2 MiB
     if (!data) throw Error(fmt::format("data engine: cannot allocate {} MiB of buffers", n >> 20));
     capacity = n;
   }

@@ -60,7 +60,7 @@ namespace {
 const std::vector<std::vector<float>> kNoFloats;
 }  // namespace
 
-CheckedInputs::CheckedInputs(const std::vector<std::vector<std::uint16_t>>& bf16)
+CheckedInputs::CheckedInputs(const std::vector<BigVector<std::uint16_t>>& bf16)
     : values_(&kNoFloats),
       bf16_values_(&bf16),
       bf16_(bf16.size(), 1),
@@ -146,10 +146,118 @@ SumUse sum_use(InputCodes::State& codes, const Step& st, std::uint64_t n, const 
 
 std::uint64_t InputCodes::summed_elements() const { return st_->summed.total(); }
 
+std::uint64_t InputCodes::buffers_read_in_place() const { return st_->buffers_in_place; }
+
 std::uint64_t InputCodes::held_elements() const {
   std::uint64_t t = 0;
   for (const Coverage& c : st_->held) t += c.total();
   return t;
+}
+
+CacheUse cache_use(InputCodes::State& codes, const Step& st, std::uint64_t n, const std::vector<int>& input_rank,
+                   const std::vector<BufferDecl>& decls, std::uint64_t elems) {
+  CacheUse cu;
+  const Region& sr = st.srcs.front();
+  const int rank = input_rank[sr.buffer];
+  if (rank < 0) return cu;
+  cu.use.assign(st.dsts.size(), 0);
+  bool any = false;
+  for (std::size_t k = 0; k < st.dsts.size(); ++k) {
+    const Region& dr = st.dsts[k];
+    const BufferDecl& d = decls[dr.buffer];
+    if (!is_codec(d.format)) continue;
+    const num::CodecSpec c{d.format, d.block_elems, d.scale_format};
+    if (codes.has_spec && !(c == codes.spec)) continue;
+    const auto g = static_cast<std::uint64_t>(d.block_elems);
+    const std::uint64_t end = sr.offset + n;
+    if (sr.offset % g != 0 || dr.offset % g != 0 || (end % g != 0 && end != elems)) continue;
+    if (!codes.has_spec) {
+      codes.spec = c;
+      codes.has_spec = true;
+    }
+    cu.use[k] = 1;
+    any = true;
+  }
+  if (!any) return cu;
+  const auto r = static_cast<std::size_t>(rank);
+  const auto g = static_cast<std::uint64_t>(codes.spec.block_elems);
+  if (codes.codes[r].empty()) {
+    codes.codes[r].resize(elems);
+    codes.scales[r].resize((elems + g - 1) / g);
+  }
+  cu.rank = rank;
+  cu.held = codes.held[r].covers(sr.offset, sr.offset + n);
+  return cu;
+}
+
+std::vector<int> cached_code_buffers(InputCodes::State& codes, const Schedule& s, const std::vector<Step>& steps,
+                                     const std::vector<InputAlias>& alias) {
+  const std::size_t nb = s.buffers.size();
+  std::vector<int> rank(nb, -1);
+  std::vector<char> ok(nb, 0);
+  for (std::size_t b = 0; b < nb; ++b) ok[b] = is_codec(s.buffers[b].format) && s.buffers[b].elems == s.elems;
+  for (BufferId b : s.input) ok[b] = 0;
+  for (BufferId b : s.output) ok[b] = 0;
+  // The copies the cache takes (Engine::cache_use): from rank r's input read in
+  // place, into a codec region on the block grid ending on it or at the end.
+  auto input_of = [&](const Region& r) {
+    const int k = r.buffer < alias.size() ? alias[r.buffer].rank : -1;
+    return k >= 0 && s.input[static_cast<std::size_t>(k)] == r.buffer ? k : -1;
+  };
+  auto takes = [&](const Region& sr, const Region& dr, std::uint64_t n) {
+    const BufferDecl& d = s.buffers[dr.buffer];
+    if (!is_codec(d.format) || d.block_elems < 1) return false;
+    const auto g = static_cast<std::uint64_t>(d.block_elems);
+    const std::uint64_t end = sr.offset + n;
+    return sr.offset % g == 0 && dr.offset % g == 0 && (end % g == 0 || end == s.elems);
+  };
+  auto running = [&](std::size_t i) {
+    const Step& listed = s.steps[i];
+    return listed.op != DataOp::None && !listed.srcs.empty() && listed.srcs.front().count != 0 &&
+           steps[i].op != DataOp::None && !steps[i].dsts.empty();
+  };
+  num::CodecSpec spec = codes.spec;   // the cache's codec, or the one its first use will take
+  bool has_spec = codes.has_spec;
+  std::vector<Coverage> written(nb);
+  for (std::size_t i = 0; i < steps.size() && i < s.steps.size(); ++i) {
+    if (!running(i)) continue;
+    const Step& st = steps[i];
+    const std::uint64_t n = s.steps[i].srcs.front().count;
+    const int from = st.op == DataOp::Copy ? input_of(st.srcs.front()) : -1;
+    for (const Region& r : st.srcs)
+      if (r.buffer < nb && ok[r.buffer] && !written[r.buffer].covers(r.offset, r.offset + n)) ok[r.buffer] = 0;
+    for (const Region& r : st.dsts) {
+      const bool taken = from >= 0 && takes(st.srcs.front(), r, n);
+      const BufferDecl& d = s.buffers[r.buffer];
+      if (taken && !has_spec) {
+        spec = num::CodecSpec{d.format, d.block_elems, d.scale_format};
+        has_spec = true;
+      }
+      if (r.buffer >= nb || !ok[r.buffer]) continue;
+      const bool same = taken && num::CodecSpec{d.format, d.block_elems, d.scale_format} == spec &&
+                        r.offset == st.srcs.front().offset && (rank[r.buffer] < 0 || rank[r.buffer] == from);
+      if (!same || (st.op == DataOp::Reduce && st.accumulate)) {
+        ok[r.buffer] = 0;
+        continue;
+      }
+      rank[r.buffer] = from;
+      written[r.buffer].cover(r.offset, r.offset + n);
+    }
+  }
+  for (std::size_t b = 0; b < nb; ++b) {
+    if (!ok[b] || rank[b] < 0) {
+      rank[b] = -1;
+      continue;
+    }
+    ++codes.buffers_in_place;
+    const auto r = static_cast<std::size_t>(rank[b]);
+    const auto g = static_cast<std::uint64_t>(spec.block_elems);
+    if (codes.codes[r].empty()) {
+      codes.codes[r].resize(s.elems);
+      codes.scales[r].resize((s.elems + g - 1) / g);
+    }
+  }
+  return rank;
 }
 
 std::vector<InputAlias> input_aliases(const Schedule& s, const CheckedInputs& checked) {
@@ -182,7 +290,7 @@ const float* input_floats(const CheckedInputs& checked, int rank, std::vector<fl
   const auto k = static_cast<std::size_t>(rank);
   const auto* patterns = checked.bf16_patterns();
   if (!patterns) return checked.values()[k].data();
-  const std::vector<std::uint16_t>& h = (*patterns)[k];
+  const BigVector<std::uint16_t>& h = (*patterns)[k];
   scratch.resize(h.size());
   for (std::size_t i = 0; i < h.size(); ++i) scratch[i] = num::bf16_to_float(h[i]);
   return scratch.data();

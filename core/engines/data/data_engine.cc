@@ -49,24 +49,17 @@ constexpr std::uint64_t kChunkElems = 16384;
 
 namespace {
 
-// How a copy step uses the shared input codes: `rank` -1 = not at all; else
-// the destinations with use[k] take the codes of rank `rank`'s input region
-// (already held when `held`, else quantised into the cache first).
-struct CacheUse {
-  int rank = -1;
-  bool held = false;
-  std::vector<char> use;
-};
-
 class Engine {
  public:
   // `decls`: the buffers as laid out (the schedule's, and slots: slots.h);
   // `alias[i]`: buffer i is rank-input storage read in place (never written by
   // a step, already exact in its format, exactly as long as the input): FP32
   // values (`vals`) or, for a BF16 buffer, BF16 patterns (`half`).
+  // `cached[i]` >= 0: buffer i reads that rank's shared input codes in place
+  // (cached_code_buffers; `codes` then holds them): no storage of its own.
   Engine(const Schedule& s, const std::vector<BufferDecl>& decls, const std::vector<Step>& steps,
          const DataOptions& opt, std::byte* storage, const std::vector<InputAlias>& alias,
-         const std::vector<char>& touched)
+         const std::vector<char>& touched, InputCodes::State* codes, const std::vector<int>& cached)
       : s_(s), decls_(decls), steps_(&steps) {
     bufs_.resize(decls.size());
     const float fill = opt.poison_unwritten ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
@@ -90,6 +83,12 @@ class Engine {
       if (is_codec(d.format)) {
         b.codec = CodecSpec{d.format, d.block_elems, d.scale_format};
         b.blocks = codec_blocks(d);
+        if (i < cached.size() && cached[i] >= 0) {   // written only by copies the cache takes
+          b.codes = codes->codes[static_cast<std::size_t>(cached[i])].data();
+          b.scales = codes->scales[static_cast<std::size_t>(cached[i])].data();
+          b.in_cache = true;
+          continue;
+        }
         b.codes = reinterpret_cast<std::uint8_t*>(storage + at);
         b.scales = reinterpret_cast<float*>(storage + at + align_up(d.elems));
       } else {
@@ -140,7 +139,7 @@ class Engine {
 
   // Rank `rank`'s output: a view of the buffer when it holds plain values,
   // else decoded into `scratch`.
-  std::span<const float> output(int rank, std::vector<float>& scratch) {
+  std::span<const float> output(int rank, BigVector<float>& scratch) {
     const BufferId id = s_.output.at(static_cast<std::size_t>(rank));
     Buf& b = bufs_.at(id);
     b.prepare_read(0, s_.elems);
@@ -190,7 +189,11 @@ class Engine {
     if (st.op == DataOp::Reduce && st.accumulate)
       for (const auto& r : st.dsts) bufs_[r.buffer].prepare_read(r.offset, n);
     for (const auto& r : st.dsts) bufs_[r.buffer].mark_written(r.offset, n);
-    const CacheUse cu = codes_ && st.op == DataOp::Copy ? cache_use(st, n) : CacheUse{};
+    const CacheUse cu =
+        codes_ && st.op == DataOp::Copy ? cache_use(*codes_, st, n, input_rank_, decls_, s_.elems) : CacheUse{};
+    for (std::size_t k = 0; k < st.dsts.size(); ++k)   // cached_code_buffers' promise, checked
+      if (bufs_[st.dsts[k].buffer].in_cache && (cu.rank < 0 || !cu.use[k]))
+        throw Error(fmt::format("data engine: step {}: a cached-code buffer written otherwise", st.label));
     sum_ = codes_ && st.op == DataOp::Reduce ? sum_use(*codes_, st, n, input_rank_, s_.gpus, s_.elems) : SumUse{};
     const std::uint64_t chunks = (n + chunk - 1) / chunk;
     tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, chunks), [&](const tbb::blocked_range<std::uint64_t>& rg) {
@@ -290,45 +293,6 @@ class Engine {
     }
   }
 
-  // Which destinations of copy `st` (n elements) take shared input codes: the
-  // source is a rank's input read in place, the destination a codec buffer
-  // with the cache's codec, both regions start on the block grid and the
-  // region ends on it or at the input's end (then its blocks are the input's).
-  CacheUse cache_use(const Step& st, std::uint64_t n) {
-    CacheUse cu;
-    const Region& sr = st.srcs.front();
-    const int rank = input_rank_[sr.buffer];
-    if (rank < 0) return cu;
-    cu.use.assign(st.dsts.size(), 0);
-    bool any = false;
-    for (std::size_t k = 0; k < st.dsts.size(); ++k) {
-      const Region& dr = st.dsts[k];
-      const BufferDecl& d = decls_[dr.buffer];
-      if (!is_codec(d.format)) continue;
-      const CodecSpec c{d.format, d.block_elems, d.scale_format};
-      if (codes_->has_spec && !(c == codes_->spec)) continue;
-      const auto g = static_cast<std::uint64_t>(d.block_elems);
-      const std::uint64_t end = sr.offset + n;
-      if (sr.offset % g != 0 || dr.offset % g != 0 || (end % g != 0 && end != s_.elems)) continue;
-      if (!codes_->has_spec) {
-        codes_->spec = c;
-        codes_->has_spec = true;
-      }
-      cu.use[k] = 1;
-      any = true;
-    }
-    if (!any) return cu;
-    const auto r = static_cast<std::size_t>(rank);
-    const auto g = static_cast<std::uint64_t>(codes_->spec.block_elems);
-    if (codes_->codes[r].empty()) {
-      codes_->codes[r].resize(s_.elems);
-      codes_->scales[r].resize((s_.elems + g - 1) / g);
-    }
-    cu.rank = rank;
-    cu.held = codes_->held[r].covers(sr.offset, sr.offset + n);
-    return cu;
-  }
-
   void copy_chunk(const Step& st, std::uint64_t lo, std::uint64_t len, float* tmp, const CacheUse& cu) {
     const Region& sr = st.srcs.front();
     const Buf& src = bufs_[sr.buffer];
@@ -358,6 +322,7 @@ class Engine {
           num::quantise_blocks(x, len, c, cc, cs);
           cached = true;
         }
+        if (dst.in_cache) continue;   // reads the cache itself (the same offset)
         std::memcpy(dst.codes + dr.offset + lo, cc, len);
         std::memcpy(dst.scales + (dr.offset + lo) / g, cs, (len + g - 1) / g * sizeof(float));
         continue;
@@ -543,13 +508,17 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   store.reserve(DataWorkspace::bytes_for(s));
   std::vector<char> same_as_rank0;   // outputs known to equal rank 0's (shared work only)
   std::vector<Step> planned = opt.share_work ? plan_steps(s, &same_as_rank0) : std::vector<Step>{};
+  InputCodes::State* codes =
+      opt.input_codes && opt.input_codes->state().inputs == &checked ? &opt.input_codes->state() : nullptr;
+  // Codec buffers that only hold shared input codes read them from the cache (shared work only).
+  const std::vector<int> cached = codes && opt.share_work ? cached_code_buffers(*codes, s, planned, alias) : std::vector<int>{};
   std::vector<BufferDecl> decls;     // with slots for short-lived regions (shared work only)
-  const bool slots = opt.share_work && slot_storage(s, planned, decls);
+  const bool slots = opt.share_work && slot_storage(s, planned, decls, &cached);
   const std::vector<Step>& steps = opt.share_work ? planned : s.steps;
   const std::vector<BufferDecl>& laid = slots ? decls : s.buffers;
-  Engine e(s, laid, steps, opt, store.data, alias, touched_buffers(s, laid.size(), steps, same_as_rank0));
-  if (opt.input_codes && opt.input_codes->state().inputs == &checked)
-    e.share_input_codes(&opt.input_codes->state(), alias);
+  Engine e(s, laid, steps, opt, store.data, alias, touched_buffers(s, laid.size(), steps, same_as_rank0), codes,
+           cached);
+  if (codes) e.share_input_codes(codes, alias);
   // Ranks' input buffers are distinct (check_schedule does not demand it, so guard).
   std::vector<int> loads;
   for (int r = 0; r < s.gpus; ++r)

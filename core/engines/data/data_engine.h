@@ -27,6 +27,7 @@
 #include <span>
 #include <vector>
 
+#include "base/big_alloc.h"
 #include "base/run_context.h"
 #include "schedule/schedule.h"
 
@@ -113,11 +114,11 @@ class CheckedInputs {
   /// without FP32 arrays): runs on them give the results and errors, bit for
   /// bit, of runs on their values as floats. The constructor throws the same
   /// Error for a non-finite value; values() is then empty.
-  explicit CheckedInputs(const std::vector<std::vector<std::uint16_t>>& bf16);
+  explicit CheckedInputs(const std::vector<BigVector<std::uint16_t>>& bf16);
   /// The inputs as floats (empty when held as BF16 patterns).
   const std::vector<std::vector<float>>& values() const { return *values_; }
   /// The inputs as BF16 patterns, or null when held as floats.
-  const std::vector<std::vector<std::uint16_t>>* bf16_patterns() const { return bf16_values_; }
+  const std::vector<BigVector<std::uint16_t>>* bf16_patterns() const { return bf16_values_; }
   std::size_t ranks() const { return sizes_.size(); }
   /// Elements per rank.
   const std::vector<std::uint64_t>& sizes() const { return sizes_; }
@@ -129,7 +130,7 @@ class CheckedInputs {
 
  private:
   const std::vector<std::vector<float>>* values_;
-  const std::vector<std::vector<std::uint16_t>>* bf16_values_ = nullptr;
+  const std::vector<BigVector<std::uint16_t>>* bf16_values_ = nullptr;
   std::vector<std::uint64_t> sizes_;
   std::vector<char> bf16_;
   // Per rank: 0 = not yet known, 1 = not exact in FP16, 2 = exact.
@@ -165,6 +166,11 @@ class InputCodes {
   std::uint64_t held_elements() const;
   /// Elements whose shared input sums are held (tests; see below).
   std::uint64_t summed_elements() const;
+  /// Codec buffers, over all runs, that read the held codes in place instead
+  /// of holding a copy (tests): a buffer written only by copies that take the
+  /// codes of one rank's input at the input's own offsets, and read only where
+  /// written before, is the cache's arrays themselves.
+  std::uint64_t buffers_read_in_place() const;
 
   struct State;   // opaque: the data engine's own
   State& state() { return *st_; }

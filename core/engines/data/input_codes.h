@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/big_alloc.h"
 #include "engines/data/coverage.h"
 #include "engines/data/data_engine.h"
 #include "numerics/codec.h"
@@ -15,13 +16,14 @@ struct InputCodes::State {
   const CheckedInputs* inputs = nullptr;              // the inputs these codes are of
   bool has_spec = false;
   num::CodecSpec spec;                                // the cache's codec (the first one used)
-  std::vector<std::vector<std::uint8_t>> codes;       // per rank: one code per input element (allocated on first use)
-  std::vector<std::vector<float>> scales;             // per rank: one scale per block of the input's grid
+  std::vector<BigVector<std::uint8_t>> codes;         // per rank: one code per input element (allocated on first use)
+  std::vector<BigVector<float>> scales;               // per rank: one scale per block of the input's grid
   std::vector<Coverage> held;                         // per rank: elements whose codes and block scales are held
+  std::uint64_t buffers_in_place = 0;                 // codec buffers that read the codes in place, over runs (tests)
   // FP32 sums of the inputs read in place, added from +0 in the rank order
   // `sum_ranks` (the first order a run used), per element; `summed`: elements held.
   std::vector<int> sum_ranks;
-  std::vector<float> sums;
+  BigVector<float> sums;
   Coverage summed;
 };
 
@@ -39,6 +41,24 @@ struct SumUse {
 SumUse sum_use(InputCodes::State& codes, const Step& st, std::uint64_t n, const std::vector<int>& input_rank,
                int gpus, std::uint64_t elems);
 
+// How a copy step uses the shared input codes: `rank` -1 = not at all; else
+// the destinations with use[k] take the codes of rank `rank`'s input region
+// (already held when `held`, else quantised into the cache first).
+struct CacheUse {
+  int rank = -1;
+  bool held = false;
+  std::vector<char> use;
+};
+
+// Which destinations of copy `st` (n elements; `decls`: the buffers as laid
+// out) take shared input codes: the source is a rank's input read in place
+// (input_rank: per buffer, that rank or -1), the destination a codec buffer
+// with the cache's codec (the first one used: set here), both regions start on
+// the block grid and the region ends on it or at the input's end `elems` (then
+// its blocks are the input's). Allocates the rank's cache arrays.
+CacheUse cache_use(InputCodes::State& codes, const Step& st, std::uint64_t n, const std::vector<int>& input_rank,
+                   const std::vector<BufferDecl>& decls, std::uint64_t elems);
+
 // A buffer read in place from rank `rank`'s input (-1: not): its FP32 values,
 // or (a BF16 buffer, inputs held as BF16 patterns) its patterns.
 struct InputAlias {
@@ -51,6 +71,19 @@ struct InputAlias {
 // writes, one rank's input only, of the input's length, the input exact in its
 // format; inputs held as BF16 patterns are read in place by BF16 buffers only).
 std::vector<InputAlias> input_aliases(const Schedule& s, const CheckedInputs& checked);
+
+// Per buffer of `s` (index < s.buffers.size()): the rank whose shared input
+// codes (`codes`) the buffer reads in place instead of holding a copy, or -1.
+// A codec buffer of s.elems elements with the cache's codec (the one the run's
+// first shared copy would choose), no rank's input or output, whose every
+// write among the running `steps` (planned, before slots) is a copy of the same
+// rank's input read in place (`alias`) into the same offset on the block grid,
+// the region ending on the grid or at the input's end (so the cache takes it:
+// Engine::cache_use), and whose every read lies in regions written before it.
+// Its codes and scales are then the cache's, element for element, whenever it
+// is read. Allocates the cache arrays of the ranks it names.
+std::vector<int> cached_code_buffers(InputCodes::State& codes, const Schedule& s, const std::vector<Step>& steps,
+                                     const std::vector<InputAlias>& alias);
 
 // Rank `rank`'s input as floats: the values held, or the BF16 patterns decoded into `scratch`.
 const float* input_floats(const CheckedInputs& checked, int rank, std::vector<float>& scratch);

@@ -90,9 +90,13 @@ bool runs(const Schedule& s, const std::vector<Step>& steps, std::size_t i) {
 
 }  // namespace
 
-bool slot_storage(const Schedule& s, std::vector<Step>& steps, std::vector<BufferDecl>& decls) {
+bool slot_storage(const Schedule& s, std::vector<Step>& steps, std::vector<BufferDecl>& decls,
+                  const std::vector<int>* pinned) {
   const std::size_t nb = s.buffers.size();
   std::vector<char> ok(nb, 1);
+  if (pinned)
+    for (std::size_t b = 0; b < nb && b < pinned->size(); ++b)
+      if ((*pinned)[b] >= 0) ok[b] = 0;
   for (BufferId b : s.input) ok[b] = 0;
   for (BufferId b : s.output) ok[b] = 0;
   Pieces pc(s, ok);

@@ -28,6 +28,9 @@ namespace scin {
 // buffers in which the buffers moved to slots have 0 elements; `steps` is
 // rewritten to address the slots at offset 0. Nothing changes (returns false)
 // when the slots would not take fewer bytes than the buffers they replace.
-bool slot_storage(const Schedule& s, std::vector<Step>& steps, std::vector<BufferDecl>& decls);
+// `pinned` (optional, per schedule buffer): buffers with pinned[b] >= 0 keep
+// their regions (buffers that read shared input codes in place).
+bool slot_storage(const Schedule& s, std::vector<Step>& steps, std::vector<BufferDecl>& decls,
+                  const std::vector<int>* pinned = nullptr);
 
 }  // namespace scin

@@ -1,0 +1,65 @@
+// Large arrays on transparent huge pages where the kernel gives them on
+// request (Linux THP in "madvise" mode): a study's arrays of megabytes are
+// first touched once per run, and each 4 KiB page's fault costs about as much
+// as filling it; a 2 MiB page takes one fault for 512 of them.
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+#include <utility>
+#include <vector>
+
+namespace scin {
+
+/// Storage of `bytes` (uninitialised, 64-byte aligned; std::free releases it).
+/// From 2 MiB up: 2 MiB aligned, rounded up to whole 2 MiB, and advised as
+/// huge pages before anything touches it. Null when out of memory.
+void* big_alloc(std::size_t bytes);
+
+/// Advises the whole 2 MiB pages inside [p, p + bytes) as huge pages (storage
+/// not touched yet takes them on first touch; nothing else changes).
+void advise_huge_pages(void* p, std::size_t bytes);
+
+/// An allocator of big_alloc storage for std::vector. Elements a vector makes
+/// without a value (resize(n), vector(n)) are default-initialised, as by
+/// `new T`: arithmetic values are left unset (the kernel's fresh pages are
+/// not filled a second time). Write them before reading them.
+template <class T>
+struct BigAllocator {
+  using value_type = T;
+  BigAllocator() noexcept = default;
+  template <class U>
+  BigAllocator(const BigAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    void* p = big_alloc(n * sizeof(T));
+    if (!p) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+  template <class U>
+  void construct(U* p) noexcept(noexcept(::new (static_cast<void*>(p)) U)) {
+    ::new (static_cast<void*>(p)) U;   // default-initialised
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <class U>
+  bool operator==(const BigAllocator<U>&) const noexcept { return true; }
+};
+
+template <class T>
+using BigVector = std::vector<T, BigAllocator<T>>;
+
+/// v.reserve(n) of a std::vector, its new storage advised as huge pages before
+/// the first touch (whole 2 MiB pages inside it only).
+template <class T>
+void reserve_big(std::vector<T>& v, std::size_t n) {
+  if (v.capacity() >= n) return;
+  v.reserve(n);
+  advise_huge_pages(v.data(), n * sizeof(T));
+}
+
+}  // namespace scin

@@ -517,7 +517,9 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     // (bound_dep: the step before in its chain for these, within the part)
     const bool dep_within = d.k == K::Requant || d.k == K::Write || (d.k == K::Quant && !chain_start[static_cast<std::size_t>(d.w)]);
     if (use == -2) {
-      for (int t = 0; t < kTermCount; ++t) add(static_cast<Term>(t), sc_.latency_ns[t]);
+      for (int t = 0; t < kTermCount; ++t) res.breakdown.ns[t] += sc_.latency_ns[t];
+      for (int t = 0; rep.pt && t < kTermCount; ++t)
+        if (sc_.latency_ns[t] != 0) rep.note(t, sc_.latency_ns[t]);
       use = bound;
       if (use < 0) {
         add(sc_.fixed_term, sc_.fixed_ns);

@@ -13,6 +13,7 @@
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/part_booking.h"
 #include "engines/analytic/scin_alike.h"
+#include "engines/analytic/walk_repeat.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "schedule/algorithms.h"
@@ -195,10 +196,22 @@ TEST(ScinJump, RandomPointsEqualTheFullBooking) {
 }
 
 // The 1 GiB points of the benchmark jump over most of their waves.
+// Their reads are checked a stretch at a time (SCIN: ready together; SCIN+INQ:
+// their chains' lazy finishes), and SCIN+INQ's critical path is walked over
+// its quantise chain a period at a time (part::WalkRepeat).
 TEST(ScinJump, TakenAtOneGibibyte) {
   const Config c = load_preset("hgx-h200-8");
+  std::size_t s0 = part::stretch_waves_total(), r0 = part::walked_repeats_total();
   EXPECT_GT(expect_jump_exact(c, false, std::uint64_t{1} << 30), 900u);  // (SCIN books one plane of 1024 waves)
+  const std::size_t scin_stretch = part::stretch_waves_total() - s0, scin_walk = part::walked_repeats_total() - r0;
+  s0 = part::stretch_waves_total(), r0 = part::walked_repeats_total();
   EXPECT_GT(expect_jump_exact(c, true, std::uint64_t{1} << 30), 3600u);  // (SCIN+INQ four)
+  const std::size_t inq_stretch = part::stretch_waves_total() - s0, inq_walk = part::walked_repeats_total() - r0;
+  std::printf("stretches: SCIN %zu, SCIN+INQ %zu waves; walk periods passed over: SCIN %zu, SCIN+INQ %zu\n", scin_stretch, inq_stretch,
+              scin_walk, inq_walk);
+  EXPECT_GT(scin_stretch, 900u);
+  EXPECT_GT(inq_stretch, 3600u);
+  EXPECT_GT(inq_walk, 900u);
 }
 
 // INQ's quantise chains (run_chains, 1-8 chains on one HBM queue, heads
@@ -249,4 +262,113 @@ TEST(ScinJump, ChainsJumpAsRun) {
       }
   EXPECT_GT(jumped, tried / 2) << jumped << " of " << tried;
   std::printf("chains jumped in %d of %d\n", jumped, tried);
+}
+
+namespace {
+
+// A cost on queue 0 (a quantise step): fixed f, one use of d ns (amount d at 1 GB/s).
+part::Cost hbm_cost(double f, double d) {
+  StepCost c;
+  c.fixed_ns = f;
+  c.latency_ns[1] = 0.5;
+  ResourceUse us;
+  us.amount_bytes = d;
+  us.rate_GBps = 1.0;
+  c.uses.push_back(us);
+  part::Cost out;
+  out.set(c);
+  out.q[0] = 0;
+  return out;
+}
+
+// INQ's planes as scin_alike.cc lays them with one launch class: nc quantise
+// chains of W steps (one cost, laid by lay_chains, booked by run_chains: its
+// jump leaves the chains' times lazy) and the plane of chain o, its reads ready
+// at max(base, the chain's finish), told (read_ready_at reads the chain through
+// step_finish; the plane's jump checks the reads a stretch at a time where the
+// chain repeats). Against the same plane with every read's readiness written
+// (run_waves checking wave by wave: the same waves jumped) and run().
+// `scin`: SCIN's plane instead (no chain: every read ready at base, told so).
+// Returns the waves the told plane jumped (-1: declined).
+long long told_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, std::size_t nc, std::size_t o, double quant_d,
+                            double base, bool scin) {
+  std::vector<part::Cost> kinds;
+  kinds.push_back(pw == 3 ? grid_cost(rng, {0, 2, 3}, true) : grid_cost(rng, {0, 2}, true));
+  if (pw == 3) kinds.push_back(grid_cost(rng, {3}, false));
+  kinds.push_back(grid_cost(rng, {1}, false));
+  const part::Cost quant = hbm_cost(0.25 * static_cast<double>(rng() % 4), quant_d);
+  const std::size_t m = nc * W;
+  std::vector<std::uint8_t> head(m, 0);
+  for (std::size_t k = 0; k < m; k += W) head[k] = 1;
+  part::Part ch;
+  if (!scin) {
+    ch.cost.resize(m);
+    ch.lay_chains(head.data(), 1.0, &quant);
+    EXPECT_TRUE(ch.run_chains(head.data(), {}));
+  }
+  const std::size_t off = o * W;
+  const auto upw = static_cast<std::size_t>(pw);
+  auto ready_of = [&](std::size_t w) { return scin ? base : std::max(base, part::step_finish(ch, off + w)); };
+  part::Part fast, plain;
+  plain.resize(upw * W);
+  for (std::size_t w = 0; w < W; ++w) {
+    for (std::size_t sub = 0; sub < upw; ++sub) {
+      plain.cost[upw * w + sub] = &kinds[sub];
+      plain.pending[upw * w + sub] = sub > 0 || w >= static_cast<std::size_t>(F) ? 1 : 0;
+    }
+    plain.ready[upw * w] = ready_of(w);
+  }
+  part::Part full = plain;
+  const std::vector<std::uint8_t> zs(W, 0);
+  const part::Part::ReadsTold told{base, scin ? nullptr : ch.finish.data() + off, scin ? nullptr : &ch, off};
+  if (pw == 3)
+    fast.lay_waves<3>(W, F, kinds.data(), 1, zs.data(), ready_of, &told);
+  else
+    fast.lay_waves<2>(W, F, kinds.data(), 1, zs.data(), ready_of, &told);
+  for (std::size_t w = 0; w < W; ++w) EXPECT_EQ(fast.read_ready_at(w, upw), plain.ready[upw * w]);
+  if (!fast.run_waves(pw, F, {})) return -1;
+  EXPECT_TRUE(plain.run_waves(pw, F, {}));
+  EXPECT_EQ(fast.jumped_waves, plain.jumped_waves);
+  std::vector<long long> next(upw * W);
+  for (std::size_t w = 0; w < W; ++w) {
+    for (std::size_t sub = 0; sub + 1 < upw; ++sub) next[upw * w + sub] = static_cast<long long>(upw * w + sub + 1);
+    next[upw * w + upw - 1] = w + static_cast<std::size_t>(F) < W ? static_cast<long long>(upw * (w + static_cast<std::size_t>(F))) : -1;
+  }
+  full.run(4, [&](std::size_t i) { return next[i]; }, {});
+  part_test::expect_same_part(fast, full, false);
+  return static_cast<long long>(fast.jumped_waves);
+}
+
+}  // namespace
+
+// SCIN+INQ's planes read their chains' lazy finishes, and the jump checks
+// their reads a stretch at a time where the chain repeats (quantise steps
+// slower than the plane's waves, so the reads wait for them, or faster; 1-4
+// chains on the HBM queue; reads ready at 0 or later than some quantise
+// steps); SCIN's likewise without a chain: every step as run() books it, the
+// same waves jumped as checking each read, and the stretches taken in most.
+TEST(ScinJump, ToldReadsJumpAsRun) {
+  std::mt19937_64 rng(73);
+  int tried = 0, jumped = 0, stretched = 0;
+  for (bool scin : {false, true})
+    for (int pw : {2, 3})
+      for (int F : {1, 2, 5, 16})
+        for (std::size_t W : {64, 300})
+          for (std::size_t nc : {1, 2, 4})
+            for (double quant_d : {0.5, 2.0, 6.0, 24.0}) {
+              if (scin && (nc > 1 || quant_d > 0.5)) continue;
+              const std::size_t o = rng() % nc;
+              const double base = rng() % 2 ? 0.0 : 0.5 * static_cast<double>(rng() % 200);
+              SCOPED_TRACE(fmt::format("scin {} pw {} F {} W {} chains {} (plane of {}) quantise {} ns base {}", scin, pw, F, W, nc, o,
+                                       quant_d, base));
+              const std::size_t before = part::stretch_waves_total();
+              const long long j = told_books_as_run(rng, pw, F, W, nc, o, quant_d, base, scin);
+              if (HasFailure()) return;
+              ++tried;
+              if (j > 0) ++jumped;
+              if (part::stretch_waves_total() > before) ++stretched;
+            }
+  EXPECT_GT(jumped, tried / 2) << jumped << " of " << tried;
+  EXPECT_GT(stretched, tried / 3) << stretched << " of " << tried;
+  std::printf("jumped in %d of %d, stretches in %d\n", jumped, tried, stretched);
 }

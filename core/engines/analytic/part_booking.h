@@ -210,17 +210,38 @@ struct Part {
   /// first_at tell them); lay_all() writes them all (for run()).
   /// `told` (one size only): the reads' readiness is max(base, qf[w]) (qf
   /// null: base), told by read_ready_at and not written (the booking reads it there).
+  /// (`chain`: the part whose finishes qf points into, from step `off`: where
+  /// a jump left its times lazy, they are read through step_finish, and the
+  /// jump over the plane's waves reads its repeats: reads_repeat.)
   struct ReadsTold {
     double base = 0;
     const double* qf = nullptr;
+    const Part* chain = nullptr;
+    std::size_t off = 0;
   };
   template <int PW, class ReadyOf>
   void lay_waves(std::size_t W, int F, const Cost* wc, std::size_t ns, const std::uint8_t* zs, ReadyOf read_ready,
                  const ReadsTold* told = nullptr);
   /// Wave w's read's readiness (after lay_waves; its pw steps a wave).
   [[gnu::always_inline]] double read_ready_at(std::size_t w, std::size_t pw) const {
-    return rr_mode_ == 1 ? rr_base_ : rr_mode_ == 2 ? std::max(rr_base_, rr_qf_[w]) : ready[pw * w];
+    return rr_mode_ == 0 ? ready[pw * w] : rr_mode_ == 1 ? rr_base_ : std::max(rr_base_, read_qf_at(w));
   }
+  /// The told readiness's qf[w] (its chain's finish; -inf without one).
+  [[gnu::always_inline]] double read_qf_at(std::size_t w) const {
+    if (rr_mode_ == 2) return rr_qf_[w];
+    if (rr_mode_ == 3) return step_finish(*rr_chain_, rr_off_ + w);
+    return -std::numeric_limits<double>::infinity();
+  }
+  /// Where the told reads' qf repeats with a period of p waves: for every
+  /// wave v in [w, end), qf[v] = qf[v - p] + Pr exactly (the chain's steps
+  /// lazy translates, their period dividing p; no qf: end unbounded, Pr
+  /// -inf). end <= w: none at w, and none before `next`.
+  struct Repeat {
+    std::size_t end, next;
+    double Pr;
+  };
+  Repeat reads_repeat(std::size_t w, std::size_t p) const;
+
   /// After lay_waves: every step's cost, first record, pending and ready written (as run() reads them).
   void lay_all();
   /// Step i's cost and the index of its first record (lay_waves of one size: not in `cost` and `first`).
@@ -506,52 +527,7 @@ struct Part {
   // the back first (ends grow along the queue; most uses land at its end or
   // next to it), by binary search beyond a few steps.
   [[gnu::always_inline]] static void reserve(Queue& qu, double ready, double& start, double d, int& holder, int& holder_use, int step,
-                      int use) {
-    auto& busy = qu.v;
-    std::size_t h = qu.head;
-    if (h < busy.size() && busy.back().end <= ready) h = busy.size();  // (ends grow: all ended)
-    while (h < busy.size() && busy[h].end <= ready) ++h;
-    if (h >= 64 && 2 * h >= busy.size()) {
-      busy.erase(busy.begin(), busy.begin() + static_cast<std::ptrdiff_t>(h));
-      h = 0;
-    }
-    qu.head = h;
-    const std::size_t n = busy.size();
-    const double from = start;
-    std::size_t k = n;
-    for (int tries = 0; k > h && busy[k - 1].end > from; --k)
-      if (++tries == 4) {
-        k = static_cast<std::size_t>(std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(h),
-                                                          busy.begin() + static_cast<std::ptrdiff_t>(k),
-                                                          [from](const Busy& b) { return b.end <= from; }) -
-                                     busy.begin());
-        break;
-      }
-    for (; k < n && busy[k].start < start + d; ++k) {
-      start = std::max(start, busy[k].end);
-      holder = busy[k].step;  // this use waits until that reservation ends
-      holder_use = busy[k].use;
-    }
-    const double end = start + d;
-    const bool join_prev = k != h && busy[k - 1].end == start;
-    const bool join_next = k != n && busy[k].start == end;
-    if (join_prev && join_next) {
-      busy[k - 1].end = busy[k].end;
-      busy[k - 1].step = busy[k].step;
-      busy[k - 1].use = busy[k].use;
-      busy.erase(busy.begin() + static_cast<std::ptrdiff_t>(k));
-    } else if (join_prev) {
-      busy[k - 1].end = end;
-      busy[k - 1].step = step;
-      busy[k - 1].use = use;
-    } else if (join_next) {
-      busy[k].start = start;
-    } else if (k == n) {
-      busy.push_back({start, end, step, use});
-    } else {
-      busy.insert(busy.begin() + static_cast<std::ptrdiff_t>(k), {start, end, step, use});
-    }
-  }
+                      int use);
 
   // lay_waves' layout (read and cleared by the next run_waves): written, its
   // costs' queues as run_waves has them, on the grid, of one size; its records.
@@ -561,9 +537,12 @@ struct Part {
   // (lay_chains: laid as chains, and the chains' first steps)
   bool laid_chains_ = false;
   int laid_pw_ = 0;
-  int rr_mode_ = 0;  // (lay_waves told: 0 the reads' ready written, 1 all at rr_base_, 2 max(rr_base_, rr_qf_[w]))
+  int rr_mode_ = 0;  // (lay_waves told: 0 the reads' ready written, 1 all at rr_base_, 2 max(rr_base_, rr_qf_[w]),
+                     // 3 max(rr_base_, the chain's step_finish(rr_off_ + w)))
   double rr_base_ = 0;
   const double* rr_qf_ = nullptr;
+  const Part* rr_chain_ = nullptr;
+  std::size_t rr_off_ = 0;
   bool unwritten_chains_ = false;            // (lay_chains with one cost: ready, pending, cost, first not written)
   const std::uint8_t* lay_head_ = nullptr;  // (lay_chains: its heads and their readiness, for lay_all)
   double lay_r0_ = 0;

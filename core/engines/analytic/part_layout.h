@@ -6,6 +6,76 @@
 
 namespace scin::part {
 
+inline Part::Repeat Part::reads_repeat(std::size_t w, std::size_t p) const {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (rr_mode_ == 1) return {SIZE_MAX, SIZE_MAX, -kInf};
+  Repeat r{0, SIZE_MAX, 0.0};
+  if (rr_mode_ != 3 || !rr_chain_->lazy_times_) return r;
+  // (step k of the chain is the translate of k - sh by Pt for k in [lo, hi):
+  // qf[v] - qf[v - p] = (p / sh) Pt where k - p + sh >= lo)
+  const std::size_t k = rr_off_ + w;
+  for (const Lazy& z : rr_chain_->lazy) {
+    if (z.sh == 0 || p % z.sh != 0 || z.hi <= rr_off_ || z.lo + p < z.sh) continue;
+    const std::size_t from = z.lo + p - z.sh;  // (the first k it holds for)
+    if (k >= z.hi) continue;
+    if (k < from) {
+      r.next = std::min(r.next, from - rr_off_);
+      continue;
+    }
+    const double Pr = static_cast<double>(p / z.sh) * z.Pt;
+    if (!on_grid(Pr)) continue;  // (then not exact)
+    return {z.hi - rr_off_, SIZE_MAX, Pr};
+  }
+  return r;
+}
+[[gnu::always_inline]] inline void Part::reserve(Queue& qu, double ready, double& start, double d, int& holder, int& holder_use, int step,
+                    int use) {
+  auto& busy = qu.v;
+  std::size_t h = qu.head;
+  if (h < busy.size() && busy.back().end <= ready) h = busy.size();  // (ends grow: all ended)
+  while (h < busy.size() && busy[h].end <= ready) ++h;
+  if (h >= 64 && 2 * h >= busy.size()) {
+    busy.erase(busy.begin(), busy.begin() + static_cast<std::ptrdiff_t>(h));
+    h = 0;
+  }
+  qu.head = h;
+  const std::size_t n = busy.size();
+  const double from = start;
+  std::size_t k = n;
+  for (int tries = 0; k > h && busy[k - 1].end > from; --k)
+    if (++tries == 4) {
+      k = static_cast<std::size_t>(std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(h),
+                                                        busy.begin() + static_cast<std::ptrdiff_t>(k),
+                                                        [from](const Busy& b) { return b.end <= from; }) -
+                                   busy.begin());
+      break;
+    }
+  for (; k < n && busy[k].start < start + d; ++k) {
+    start = std::max(start, busy[k].end);
+    holder = busy[k].step;  // this use waits until that reservation ends
+    holder_use = busy[k].use;
+  }
+  const double end = start + d;
+  const bool join_prev = k != h && busy[k - 1].end == start;
+  const bool join_next = k != n && busy[k].start == end;
+  if (join_prev && join_next) {
+    busy[k - 1].end = busy[k].end;
+    busy[k - 1].step = busy[k].step;
+    busy[k - 1].use = busy[k].use;
+    busy.erase(busy.begin() + static_cast<std::ptrdiff_t>(k));
+  } else if (join_prev) {
+    busy[k - 1].end = end;
+    busy[k - 1].step = step;
+    busy[k - 1].use = use;
+  } else if (join_next) {
+    busy[k].start = start;
+  } else if (k == n) {
+    busy.push_back({start, end, step, use});
+  } else {
+    busy.insert(busy.begin() + static_cast<std::ptrdiff_t>(k), {start, end, step, use});
+  }
+}
+
 template <int PW, class ReadyOf>
 void Part::lay_waves(std::size_t W, int F, const Cost* wc, std::size_t ns, const std::uint8_t* zs, ReadyOf read_ready,
                      const ReadsTold* told) {
@@ -35,9 +105,11 @@ void Part::lay_waves(std::size_t W, int F, const Cost* wc, std::size_t ns, const
   std::uint32_t all = 0;
   rr_mode_ = 0;
   if (ns == 1 && told) {  // (the reads' readiness told by read_ready_at, not written)
-    rr_mode_ = told->qf ? 2 : 1;
+    rr_mode_ = !told->qf ? 1 : told->chain && told->chain->lazy_times_ ? 3 : 2;
     rr_base_ = told->base;
     rr_qf_ = told->qf;
+    rr_chain_ = told->chain;
+    rr_off_ = told->off;
     low = std::min(low, told->base);  // (each is max(base, ...))
   }
   if (ns == 1) {  // (one size: the same costs and records per wave, told by cost_at and first_at)

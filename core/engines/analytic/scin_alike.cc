@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engines/analytic/scin_steps.h"
+#include "engines/analytic/walk_repeat.h"
 
 namespace scin {
 
@@ -13,6 +14,9 @@ namespace {
 using namespace scin_steps;
 using part::Part;
 using part::Rec;
+using part::WalkRepeat;
+
+#define SCIN_WALK_INLINE __attribute__((always_inline))
 
 std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& coll, bool inq, const RunContext& ctx,
                                          bool with_steps, std::size_t* steps_only) {  // (steps_only: total, booked)
@@ -213,10 +217,12 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       if (!inq) {  // (SCIN: a read and a multicast per wave, reads ready at the go)
         const Part::ReadsTold told{ready0, nullptr};
         pt.lay_waves<2>(uW, x.F, wcp, ns, zs, [ready0](std::size_t) { return ready0; }, &told);
-      } else if (class_first.size() == 1) {  // (one launch class: its chains' finishes)
-        const double* const qf = chains[0].finish.data() + x.plane_start[pp];
-        const Part::ReadsTold told{ready0, qf};
-        pt.lay_waves<3>(uW, x.F, wcp, ns, zs, [ready0, qf](std::size_t w) { return std::max(ready0, qf[w]); }, &told);
+      } else if (class_first.size() == 1) {  // (one launch class: its chains' finishes, lazy where they jumped)
+        const Part& ch = chains[0];
+        const std::size_t off = x.plane_start[pp];
+        const Part::ReadsTold told{ready0, ch.finish.data() + off, &ch, off};
+        pt.lay_waves<3>(uW, x.F, wcp, ns, zs, [ready0, &ch, off](std::size_t w) { return std::max(ready0, part::step_finish(ch, off + w)); },
+                        &told);
       } else {
         pt.lay_waves<3>(uW, x.F, wcp, ns, zs, [&](std::size_t w) {
           double ready = ready0;
@@ -417,8 +423,13 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       case K::Read:
         latest(b, top, x.base[pp] + static_cast<StepId>(n), go_fin[pp]);
         if (d.w >= x.F) latest(b, top, x.wave_id(d.p, d.w - x.F, pw - 1), times(x.wave_id(d.p, d.w - x.F, pw - 1)).second);
-        for (int j = 0; inq && j < n; ++j)
-          latest(b, top, x.quant_id(j, d.p, d.w), quant_fin(j, x.plane_start[pp] + static_cast<std::size_t>(d.w)));
+        // (every rank of a launch class has its class's quantise finishes, and
+        // classes are numbered in the order of their first ranks: the first
+        // rank with the latest is a class's first)
+        for (std::size_t cl = 0; inq && cl < class_first.size(); ++cl) {
+          const int j = class_first[cl];
+          latest(b, top, x.quant_id(j, d.p, d.w), part::step_finish(chains[cl], x.plane_start[pp] + static_cast<std::size_t>(d.w)));
+        }
         return b;
       case K::Requant:
       case K::Write: return i - 1;
@@ -440,10 +451,17 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   StepId cur = last;
   int use = -2;  // -2: the whole step (latency and last use); >= 0: only that use
   StepCost own;
+  WalkRepeat rep;  // (the walk over a part's lazy translates, a period at a time)
+  auto add = [&](Term t, double v) SCIN_WALK_INLINE {
+    res.breakdown[t] += v;
+    if (rep.pt && v != 0) rep.note(static_cast<int>(t), v);
+  };
   while (cur != kNoStep) {
+    bool pushed = false;
     if (np == 0 || path[np - 1] != cur) {
       if (np == path.size()) path.resize(std::max<std::size_t>(1024, 2 * np));
       path[np++] = cur;
+      pushed = true;
     }
     const Id d = decode(cur);
     // The step's cost, and for steps with uses their records (holders as indices).
@@ -451,18 +469,22 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     part::RecView recs;  // (a step the jump did not write: its records translated where read)
     int bound = -1;
     StepId offset = 0;  // local holder -> index
+    const Part* in = nullptr;  // (a part's step: the part and its local index)
+    std::size_t li = 0;
     if (d.k == K::Read || d.k == K::Requant || d.k == K::Write) {
       const Part& pt = wave_part(d);
       const std::size_t i = static_cast<std::size_t>(cur - x.wave_id(d.p, 0, 0));
       sc = &pt.cost_at(i)->c;
       recs = part::step_view(pt, i, bound);
       offset = x.wave_id(d.p, 0, 0);
+      in = &pt, li = i;
     } else if (d.k == K::Quant) {
       const Part& pt = chains[static_cast<std::size_t>(class_of[static_cast<std::size_t>(d.r)])];
       const auto k = static_cast<std::size_t>(d.w);
       sc = &pt.cost_at(k)->c;
       recs = part::step_view(pt, k, bound);
       offset = x.run_of(d.r) + 1;
+      in = &pt, li = k;
     } else {
       x.cost(x.make(d), own);
       if (d.k == K::Dequant) {
@@ -470,12 +492,38 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
         bound = deq_bound[static_cast<std::size_t>(d.r)];
       }
     }
+    if (rep.pt) {
+      if (pushed && rep.back_at(in, offset, li, use)) {  // (a period of the walk: the rest of the range at once)
+        const std::size_t R = rep.repeats(li);
+        if (R > 0) {
+          const auto D = static_cast<StepId>(rep.k0 - li);
+          const std::size_t L = np - rep.np0;  // (path[np0 - 1] the start, path[np - 1] here)
+          if (np + R * L > path.size()) path.resize(std::max<std::size_t>(2 * path.size(), np + R * L + 1024));
+          for (std::size_t r = 1; r <= R; ++r)
+            for (std::size_t j = 1; j <= L; ++j) path[np + (r - 1) * L + j - 1] = path[rep.np0 - 1 + j] - static_cast<StepId>(r) * D;
+          np += R * L;
+          rep.replay(res.breakdown, R);
+          rep.pt = nullptr;
+          cur = path[np - 1];
+          continue;  // (the same use, R periods back)
+        }
+        rep.pt = nullptr;
+      } else if (!rep.visit(in, offset, li)) {
+        rep.pt = nullptr;
+      }
+    }
+    if (!rep.pt && pushed && in && !in->lazy.empty()) rep.start(in, offset, li, use, np);
     const StepCost& sc_ = *sc;
+    // (bound_dep: the step before in its chain for these, within the part)
+    const bool dep_within = d.k == K::Requant || d.k == K::Write || (d.k == K::Quant && !chain_start[static_cast<std::size_t>(d.w)]);
     if (use == -2) {
       for (int t = 0; t < kTermCount; ++t) res.breakdown.ns[t] += sc_.latency_ns[t];
+      for (int t = 0; rep.pt && t < kTermCount; ++t)
+        if (sc_.latency_ns[t] != 0) rep.note(t, sc_.latency_ns[t]);
       use = bound;
       if (use < 0) {
-        res.breakdown[sc_.fixed_term] += sc_.fixed_ns;
+        add(sc_.fixed_term, sc_.fixed_ns);
+        if (!dep_within) rep.pt = nullptr;
         cur = bound_dep(cur);
         use = -2;
         continue;
@@ -484,13 +532,14 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     const Rec rec = recs[static_cast<std::size_t>(use)];
     const StepId holder = rec.holder < 0 ? kNoStep : offset + static_cast<StepId>(rec.holder);
     const double from = holder == cur ? std::min(rec.end, recs[static_cast<std::size_t>(rec.holder_use)].end) : rec.start;
-    res.breakdown[sc_.uses[static_cast<std::size_t>(use)].term] += rec.end - from;
+    add(sc_.uses[static_cast<std::size_t>(use)].term, rec.end - from);
     if (holder != kNoStep) {
       cur = holder;
       use = rec.holder_use;
       continue;
     }
-    res.breakdown[sc_.fixed_term] += sc_.fixed_ns;
+    add(sc_.fixed_term, sc_.fixed_ns);
+    if (!dep_within) rep.pt = nullptr;
     cur = bound_dep(cur);
     use = -2;
   }

@@ -22,6 +22,8 @@
 #include <limits>
 #include <vector>
 
+#include "engines/analytic/jump_counters.h"
+
 namespace scin::part {
 
 /// On the cost grid (a multiple of 2^-20 ns) and below 2^32 ns in size, or
@@ -99,12 +101,6 @@ struct WaveJump {
   // (at least 64) without a period, nor after copies failed twice.
   bool wanted() { return ++snaps <= budget && fails < 2; }
 };
-
-/// Waves written as translates on this thread, over every run (for tests).
-inline std::size_t& jumped_waves_total() {
-  thread_local std::size_t n = 0;
-  return n;
-}
 
 /// x / d for the small divisors of the walk and the parts (a wave's 2 or 3
 /// steps, a period's 1-12), without a division instruction where d is one of them.
@@ -329,25 +325,51 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
     const std::size_t j = (u - a) / p;
     return finish[pw * (a - p + (u - a - j * p)) + pw - 1] + static_cast<double>(j + 1) * Pt;
   };
+  // Over whole stretches where the reads' readiness repeats (Part::reads_repeat:
+  // qf[v] = qf[v - p] + Pr, Pr <= P; SCIN: no qf): wave v's key is
+  // max(base, qf[v], fu(v)), fu(v) the finish of multicast v - F, and its
+  // expected key E(v) = E(v - p) + P > base (E of a read before a: its start,
+  // >= base). From v - F >= a on, fu(v) = fu(v - p) + P. So if waves v - p
+  // (each) had the key E and, where Pr < P, qf <= fu, then max(qf[v], fu(v))
+  // is max(qf[v - p] + Pr, fu(v - p) + P): with Pr = P the one before plus P,
+  // and with Pr < P fu(v - p) + P (qf stays below): E(v) either way, and
+  // qf[v] <= fu(v) again (every sum exact on the grid). Once p waves in a row
+  // hold so, every wave to the stretch's end does: not checked one by one.
   if (unwritten) {
-    std::size_t w = a, u = a - F, tu = 0, ju = 1;  // (u = w - F; from a on, tu and ju its place)
-    double du = Pt;
-    for (std::size_t j = 1; w < wend; ++j) {
-      const double dt = static_cast<double>(j) * Pt;
-      for (std::size_t t = 0; t < p && w < wend; ++t, ++w, ++u) {
-        double fu;
-        if (u < a) {
-          fu = finish[pw * u + pw - 1];
-        } else {
-          fu = finish[pw * (a - p + tu) + pw - 1] + du;
-          if (++tu == p) tu = 0, ++ju, du = static_cast<double>(ju) * Pt;
-        }
-        if (std::max(pt.read_ready_at(w, pw), fu) != start[pw * (a - p + t)] + dt) {
-          rr = w - a;
-          w = wend;
-          break;
-        }
+    std::size_t w = a, u = a - F, t = 0, j = 1, tu = 0, ju = 1;  // (u = w - F; from a on, tu and ju its place)
+    double dt = Pt, du = Pt;
+    std::size_t all = 0, below = 0, next_try = a + F;  // (waves in a row that held; of them with qf <= fu)
+    while (w < wend) {
+      double fu;
+      if (u < a) {
+        fu = finish[pw * u + pw - 1];
+      } else {
+        fu = finish[pw * (a - p + tu) + pw - 1] + du;
+        if (++tu == p) tu = 0, ++ju, du = static_cast<double>(ju) * Pt;
       }
+      const double qf = pt.read_qf_at(w);
+      const double rk = pt.rr_mode_ == 0 ? pt.ready[pw * w] : std::max(pt.rr_base_, qf);
+      if (std::max(rk, fu) != start[pw * (a - p + t)] + dt) {
+        rr = w - a;
+        break;
+      }
+      ++all;
+      below = pt.rr_mode_ != 0 && qf <= fu ? below + 1 : 0;
+      ++w, ++u;
+      if (++t == p) t = 0, ++j, dt = static_cast<double>(j) * Pt;
+      if (w < next_try || w >= wend || all < p) continue;
+      const auto rep = pt.reads_repeat(w, p);
+      if (rep.end <= w || !(rep.Pr == Pt ? all >= p : rep.Pr < Pt && below >= p)) {
+        next_try = rep.end > w ? w + 1 : std::max(w + 1, rep.next);
+        continue;
+      }
+      // (waves w .. end - 1 hold: on from the stretch's end)
+      stretch_waves_total() += std::min(rep.end, wend) - w;
+      w = std::min(rep.end, wend);
+      j = (w - a) / p + 1, t = (w - a) % p, dt = static_cast<double>(j) * Pt;
+      u = w - F, ju = (u - a) / p + 1, tu = (u - a) % p, du = static_cast<double>(ju) * Pt;
+      all = below = 0;
+      next_try = w + p;
     }
   }
   for (std::size_t w = a; w < wend && !unwritten; ++w) {
@@ -520,23 +542,14 @@ bool jump_chains(P& pt, ChainLoop& C) {
       wfinish[k] = finish[k - q] + Pt;
     }
     if (k == checked_to && k < lim) {
-      // (from here each step written from its step in the period before k0,
-      // k0 - q .. k0 - 1, by j P: no store read back from one step to the next;
-      // a cost that differs from that one's is the first that differs from the one q back)
-      const std::size_t j0 = (k - k0) / q;
-      std::size_t t = k - k0 - j0 * q;
-      bool differs = false;
-      for (std::size_t j = j0 + 1; k < lim && !differs; ++j, t = 0) {
-        const double dt = static_cast<double>(j) * Pt;
-        for (; t < q && k < lim; ++t, ++k) {
-          const std::size_t ref = k0 - q + t;
-          if (any_cost && cost[k] != cost[ref]) {
-            differs = true;
-            break;
-          }
-          wstart[k] = start[ref] + dt;
-          wfinish[k] = finish[ref] + dt;
-        }
+      // (from here the steps are not written: lazy, below. Of one cost, every
+      // one holds; else up to the first whose cost differs from its step in
+      // the period before k0, k0 - q .. k0 - 1, the first that differs from the one q back)
+      if (!any_cost) {
+        k = lim;
+      } else {
+        for (std::size_t t = (k - k0) % q; k < lim && cost[k] == cost[k0 - q + t]; ++k)
+          if (++t == q) t = 0;
       }
     }
     const std::size_t r = k - k0;
@@ -551,7 +564,9 @@ bool jump_chains(P& pt, ChainLoop& C) {
     return false;
   }
   // Each chain's last 4 steps before its next one written (the booking reads
-  // the last; a later jump's last period is within them), the others lazy.
+  // the last; a later jump's last period is within them); every step jumped
+  // over is lazy (those 4 as well: their translates are what is written), its
+  // times too (step_start, step_finish; the planes' readiness reads them so).
   const std::size_t sm0 = mj * q;
   for (std::size_t o = 0; o < nc; ++o) {
     const std::size_t k0 = C.at[o], hi = sm0 > 4 ? k0 + sm0 - 4 : k0;
@@ -559,8 +574,9 @@ bool jump_chains(P& pt, ChainLoop& C) {
       const std::size_t kk = (k - k0) / q + 1;
       put_translate(pt, k, k - kk * q, static_cast<double>(kk) * Pt, static_cast<int>(kk * q));
     }
-    if (hi > k0) pt.lazy.push_back({k0, hi, q, Pt});
+    pt.lazy.push_back({k0, k0 + sm0, q, Pt});
   }
+  pt.lazy_times_ = true;
   const Rec* const recs = pt.recs.data();
   const double Pm = static_cast<double>(mj) * Pt;
   const std::size_t sm = mj * q;

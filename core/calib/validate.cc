@@ -113,11 +113,19 @@ ErrorStats error_stats(const std::vector<const RowError*>& rows) {
 bool names_product(const std::string& system_as_written, const std::string& name_as_written) {
   if (name_as_written.empty()) return false;
   const std::string system = ascii_lower(system_as_written), name = ascii_lower(name_as_written);
-  // A word of its own: no letter or digit before it, no digit after it ("H100SXM" names H100,
-  // "GH200" does not name H200, "H1000" does not name H100).
+  // A word of its own: no letter or digit before it, except a count "8x", and no digit after it
+  // ("H100SXM" and "8xH100" name H100, "GH200" does not name H200, "H1000" does not name H100).
+  auto alnum = [&](std::size_t k) { return std::isalnum(static_cast<unsigned char>(system[k])) != 0; };
+  auto digit = [&](std::size_t k) { return std::isdigit(static_cast<unsigned char>(system[k])) != 0; };
+  auto counted = [&](std::size_t pos) {  // "8x" or "16x" right before, itself a word's start
+    if (pos < 2 || system[pos - 1] != 'x' || !digit(pos - 2)) return false;
+    std::size_t k = pos - 2;
+    while (k > 0 && digit(k - 1)) --k;
+    return k == 0 || !alnum(k - 1);
+  };
   for (auto pos = system.find(name); pos != std::string::npos; pos = system.find(name, pos + 1)) {
     const std::size_t end = pos + name.size();
-    if ((pos == 0 || !std::isalnum(static_cast<unsigned char>(system[pos - 1]))) &&
+    if ((pos == 0 || !alnum(pos - 1) || counted(pos)) &&
         (end == system.size() || !std::isdigit(static_cast<unsigned char>(system[end]))))
       return true;
   }

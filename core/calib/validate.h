@@ -71,7 +71,7 @@ ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>
 ErrorStats error_stats(const std::vector<const RowError*>& rows);
 
 /// `system` names the product `name` as a word of its own, without case: "HGX B200",
-/// "DGX-B200" and "dgx b200" name B200, "GB200 NVL72" does not (nor does "GH200" name H200,
+/// "DGX-B200", "dgx b200" and "8xB200" name B200, "GB200 NVL72" does not (nor does "GH200" name H200,
 /// or "H1000" H100).
 bool names_product(const std::string& system, const std::string& name);
 

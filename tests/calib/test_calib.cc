@@ -360,6 +360,10 @@ TEST(Validate, NamesProductAsAWordWithoutCase) {
   EXPECT_TRUE(names_product("h100", "H100"));
   EXPECT_TRUE(names_product("Dell XE9680 (H100 SXM5)", "H100"));
   EXPECT_TRUE(names_product("H100SXM", "H100"));
+  EXPECT_TRUE(names_product("8xH100 SXM", "H100"));
+  EXPECT_TRUE(names_product("cluster 16XB200", "B200"));
+  EXPECT_FALSE(names_product("ax8xH100", "H100"));
+  EXPECT_FALSE(names_product("xH100", "H100"));
   EXPECT_FALSE(names_product("GB200 NVL72", "B200"));
   EXPECT_FALSE(names_product("GH200", "H200"));
   EXPECT_FALSE(names_product("H1000", "H100"));

@@ -218,14 +218,16 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     int c;  // chunk (loads and stores)
   };
   const nvls::DivBy over_c(C);
+  const StepId chunk_steps = arrive1 - first_chunk;
   auto decode = [&](StepId id) SCIN_NVLS_INLINE -> Id {
+    // (loads and stores first; ids below first_chunk wrap above chunk_steps)
+    if (const StepId y = id - first_chunk; y < chunk_steps) {
+      const StepId x = y / 2, rank = over_c(x);
+      return {y % 2 ? K::Store : K::Load, static_cast<int>(rank), static_cast<int>(x - rank * C)};
+    }
     if (id < arrive0) return {K::Launch, static_cast<int>(id), 0};
     if (id < wait0) return {K::Arrive0, static_cast<int>(id - arrive0), 0};
     if (id < first_chunk) return {K::Wait0, static_cast<int>(id - wait0), 0};
-    if (id < arrive1) {
-      const StepId x = (id - first_chunk) / 2, rank = over_c(x);
-      return {(id - first_chunk) % 2 ? K::Store : K::Load, static_cast<int>(rank), static_cast<int>(x - rank * C)};
-    }
     if (id < wait1) return {K::Arrive1, static_cast<int>(id - arrive1), 0};
     return {K::Wait1, static_cast<int>(id - wait1), 0};
   };

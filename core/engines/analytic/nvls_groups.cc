@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <limits>
 
 namespace scin::nvls {
 
@@ -172,10 +173,13 @@ void Members::reset(int n, bool merge, bool alone) {
       q.head = 0;
     }
     per_.resize(static_cast<std::size_t>(n));
-    one_.resize(static_cast<std::size_t>(n));
+    bs_.assign(static_cast<std::size_t>(n), -std::numeric_limits<double>::infinity());
+    be_.assign(static_cast<std::size_t>(n), -std::numeric_limits<double>::infinity());
+    bstep_.assign(static_cast<std::size_t>(n), kNoStep);
+    in_queue_.assign(static_cast<std::size_t>(n), 0);
+    queued_ = 0;
     scratch_s_.resize(static_cast<std::size_t>(n));
     scratch_h_.resize(static_cast<std::size_t>(n));
-    state_.assign(static_cast<std::size_t>(n), 0);
     in_place_ = in_slots_ = in_line_ = 0;
     return;
   }
@@ -274,18 +278,15 @@ bool Members::busy_from(double r, double id_shift, std::vector<double>& out) con
   if (!alone_) return false;
   for (int m = 0; m < n_; ++m) {
     const auto um = static_cast<std::size_t>(m);
-    if (state_[um] == 1) {
-      const Block& b = one_[um];
-      if (b.e > r) {
+    if (!in_queue_[um]) {
+      if (be_[um] > r) {
         out.push_back(1);
-        out.push_back(std::max(b.s, r) - r);
-        out.push_back(b.e - r);
-        out.push_back(static_cast<double>(b.step) - id_shift);
+        out.push_back(std::max(bs_[um], r) - r);
+        out.push_back(be_[um] - r);
+        out.push_back(static_cast<double>(bstep_[um]) - id_shift);
       } else {
         out.push_back(0);
       }
-    } else if (state_[um] == 0) {
-      out.push_back(0);
     } else {
       const Queue& q = per_[um];
       std::size_t a = q.head;
@@ -301,31 +302,40 @@ bool Members::busy_from(double r, double id_shift, std::vector<double>& out) con
   return true;
 }
 
+// (A member's block in the arrays that ended, or -inf, stays ended: the
+// front moves on by at least dt.)
 void Members::translate(double dt, StepId did) {
-  for (std::size_t m = 0; m < one_.size(); ++m)
-    if (state_[m] == 1) one_[m].s += dt, one_[m].e += dt, one_[m].step += did;
+  for (std::size_t m = 0; m < bs_.size(); ++m)
+    if (!in_queue_[m]) bs_[m] += dt, be_[m] += dt, bstep_[m] += did;
   for (Queue& q : per_)
     for (Queue::Busy& b : q.v) b.start += dt, b.end += dt, b.step += did;
 }
 
-// Member m's queue in its Queue (moved there from one_ if it was one block),
-// pruned and booked; back in one_ if it is then one block or none.
+// Member m's queue in its Queue (moved there from the arrays if it was one
+// block), pruned and booked; back in the arrays if it is then one block or none.
 double Members::book_slots(int m, double r, double t, double d, StepId step, StepId& holder) {
   const auto um = static_cast<std::size_t>(m);
   Queue& q = per_[um];
-  if (state_[um] != 2) {
+  if (!in_queue_[um]) {
     q.v.clear();
     q.head = 0;
-    if (state_[um] == 1) q.v.push_back(Queue::Busy{one_[um].s, one_[um].e, one_[um].step});
-    state_[um] = 2;
+    if (be_[um] > r) q.v.push_back(Queue::Busy{bs_[um], be_[um], bstep_[um]});
+    in_queue_[um] = 1;
+    ++queued_;
   }
   ++in_slots_;
   q.prune(r);
   const double start = q.book(t, d, step, holder);
   const std::size_t left = q.v.size() - q.head;
   if (left <= 1) {
-    if (left == 1) one_[um] = Block{q.v[q.head].start, q.v[q.head].end, q.v[q.head].step};
-    state_[um] = left == 1 ? 1 : 0;
+    if (left == 1) {
+      bs_[um] = q.v[q.head].start, be_[um] = q.v[q.head].end, bstep_[um] = q.v[q.head].step;
+    } else {
+      bs_[um] = be_[um] = -std::numeric_limits<double>::infinity();
+      bstep_[um] = kNoStep;
+    }
+    in_queue_[um] = 0;
+    --queued_;
   }
   return start;
 }

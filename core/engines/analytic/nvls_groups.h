@@ -2,12 +2,17 @@
 // run_analytic_nvls). Internal to the analytic engine.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "schedule/builder.h"
 #include "schedule/schedule.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace scin::nvls {
 
@@ -160,47 +165,77 @@ class Members {
     // case, [t, t + d), no holder): each is booked here, inline in the
     // caller's loop, with the same start, end and holder as book_alone; any
     // other case goes through shared_slow, before any member is booked.
-    if (alone_) {
-      if (!starts) starts = scratch_s_.data(), holds = scratch_h_.data();
-      Block* const one = one_.data();
-      std::uint8_t* const state = state_.data();
+    // (The blocks as arrays by member: every member checked, then booked,
+    // without a branch, two at once with SSE2.)
+    if (alone_ && !starts) starts = scratch_s_.data(), holds = scratch_h_.data();
+    if (alone_ && queued_ == 0) {
+      double* const bs = bs_.data();
+      double* const be = be_.data();
+      StepId* const bstep = bstep_.data();
       const double td = t + d;
-      std::uint64_t fresh = 0;  // the members empty from r on
+      const int n = n_;
       int m = 0;
-      for (; m < n_ && m < 64; ++m) {
-        const Block& b = one[m];
-        if (state[m] == 1 && b.e > r) {
-          if (!(b.e > t && b.s < td && b.s < b.e)) break;
-        } else if (state[m] <= 1) {
-          fresh |= std::uint64_t{1} << m;
-        } else {
-          break;
-        }
+      bool ok = n > 0;
+#if defined(__SSE2__)
+      // (two members at once: SSE2, the x86-64 baseline; the same
+      // comparisons, sums and max as the scalar loops below)
+      const __m128d vr = _mm_set1_pd(r), vt = _mm_set1_pd(t), vtd = _mm_set1_pd(td), vd = _mm_set1_pd(d);
+      __m128d bad = _mm_setzero_pd();
+      for (; m + 1 < n; m += 2) {
+        const __m128d s2 = _mm_loadu_pd(bs + m), e2 = _mm_loadu_pd(be + m);
+        const __m128d cut = _mm_and_pd(_mm_and_pd(_mm_cmpgt_pd(e2, vt), _mm_cmplt_pd(s2, vtd)), _mm_cmplt_pd(s2, e2));
+        bad = _mm_or_pd(bad, _mm_andnot_pd(cut, _mm_cmpgt_pd(e2, vr)));  // live, not the shortcut
       }
-      if (m == n_ && n_ > 0) {
+      ok = ok && _mm_movemask_pd(bad) == 0;
+#endif
+      for (; ok && m < n; ++m) {  // each member empty from r on, or taking the shortcut
+        const double s1 = bs[m], e1 = be[m];
+        const bool ended = !(e1 > r);
+        ok = ended | ((e1 > t) & (s1 < td) & (s1 < e1));
+      }
+      if (ok) {
         // (each member's start: its block's end, its holder the block's last
         // user; or an empty queue's t, no holder)
+        m = 0;
         double best = 0;
-        int who = 0;
-        for (int k = 0; k < n_; ++k) {
-          Block& b = one[k];
-          double st;
-          if ((fresh >> k) & 1) {
-            st = t;
-            b.s = t;
-            holds[k] = kNoStep;
-            state[k] = 1;
-          } else {
-            st = b.e;
-            holds[k] = b.step;
-          }
-          starts[k] = st;
-          b.step = step;
-          const double e = st + d;
-          b.e = e;
-          if (k == 0 || e > best) best = e, who = k;
+#if defined(__SSE2__)
+        __m128d best2 = _mm_setzero_pd();
+        static_assert(kNoStep == 0xffffffffu && sizeof(StepId) == 4);
+        const __m128i ones = _mm_set1_epi32(-1), vstep = _mm_set1_epi32(static_cast<int>(step));
+        for (; m + 1 < n; m += 2) {
+          const __m128d s2 = _mm_loadu_pd(bs + m), e2 = _mm_loadu_pd(be + m);
+          const __m128d live = _mm_cmpgt_pd(e2, vr);
+          const __m128d st = _mm_or_pd(_mm_and_pd(live, e2), _mm_andnot_pd(live, vt));
+          const __m128d ns = _mm_or_pd(_mm_and_pd(live, s2), _mm_andnot_pd(live, vt));
+          const __m128d ne = _mm_add_pd(st, vd);
+          _mm_storeu_pd(bs + m, ns);
+          _mm_storeu_pd(be + m, ne);
+          _mm_storeu_pd(starts + m, st);
+          // (holders: the last user where live, else kNoStep, all ones;
+          // the two lanes' masks as two 32-bit words)
+          const __m128i live32 = _mm_shuffle_epi32(_mm_castpd_si128(live), _MM_SHUFFLE(3, 3, 2, 0));
+          const __m128i last = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bstep + m));
+          _mm_storel_epi64(reinterpret_cast<__m128i*>(holds + m), _mm_or_si128(last, _mm_xor_si128(live32, ones)));
+          _mm_storel_epi64(reinterpret_cast<__m128i*>(bstep + m), vstep);
+          best2 = m == 0 ? ne : _mm_max_pd(ne, best2);
         }
-        in_place_ += static_cast<std::size_t>(n_);
+        if (m > 0) best = std::max(_mm_cvtsd_f64(best2), _mm_cvtsd_f64(_mm_unpackhi_pd(best2, best2)));
+#endif
+        for (; m < n; ++m) {
+          const double e1 = be[m];
+          const bool fresh = !(e1 > r);
+          const double st = fresh ? t : e1;
+          bs[m] = fresh ? t : bs[m];
+          holds[m] = fresh ? kNoStep : bstep[m];
+          starts[m] = st;
+          bstep[m] = step;
+          be[m] = st + d;
+          best = m == 0 || be[m] > best ? be[m] : best;
+        }
+        // The latest end, its first member.
+        int who = 0;
+        while (!(be[who] == best)) ++who;
+        in_place_ += static_cast<std::size_t>(n);
         ++in_line_;
         return {best, who};
       }
@@ -231,7 +266,7 @@ class Members {
   std::size_t groups() const { return alone_ ? per_.size() : live_.size(); }
   std::size_t most_groups() const { return alone_ ? per_.size() : most_; }
   // With `alone`: how many bookings found a member's queue of at most one
-  // block and booked it in place (`one_`), and how many used its Slots (tests).
+  // block and booked it in place (the arrays), and how many used its Slots (tests).
   std::size_t in_place() const { return in_place_; }
   std::size_t in_slots() const { return in_slots_; }
   // With `alone`: how many shared uses were booked by shared()'s inline
@@ -239,49 +274,45 @@ class Members {
   std::size_t shared_in_line() const { return in_line_; }
 
  private:
-  // With alone_, member m's queue from the front on is kept in one array of
-  // all members (one or two cache lines at 8 members) while it has at most
-  // one block: state_[m] 0 (no block), 1 (the block one_[m]), else 2 (its
-  // blocks in per_[m] from its head on). A Slots of at most one block from
-  // its head on behaves as that block: prune drops it if it ends by r; book
-  // finds it or nothing. Both cases are booked here as Slots books them (an
-  // empty queue takes [t, t + d); one block takes Slots::book's shortcut);
-  // any other moves the block into per_[m], booked there by Slots itself,
-  // and back here once it is one block or none again.
-  struct Block {
-    double s, e;
-    StepId step;  // its last user (Queue::Busy's step)
-  };
-  std::vector<Block> one_;
-  std::vector<std::uint8_t> state_;
+  // With alone_, member m's queue from the front on is kept in arrays by
+  // member (bs_, be_, bstep_: one or two cache lines each at 8 members) while
+  // it has at most one block: [bs_[m], be_[m]) and its last user bstep_[m]
+  // (none, or ended: be_[m] <= r, -inf where it never had one); else
+  // (in_queue_[m]) its blocks are in per_[m] from its head on. A Slots of at
+  // most one block from its head on behaves as that block: prune drops it if
+  // it ends by r; book finds it or nothing. Both cases are booked here as
+  // Slots books them (an empty queue takes [t, t + d); one block takes
+  // Slots::book's shortcut); any other moves the block into per_[m], booked
+  // there by Slots itself, and back here once it is one block or none again.
+  std::vector<double> bs_, be_;
+  std::vector<StepId> bstep_;
+  std::vector<std::uint8_t> in_queue_;
+  int queued_ = 0;  // members in per_
   std::size_t in_place_ = 0, in_slots_ = 0, in_line_ = 0;
   // prune(r), then book(t, d) by `step` on member m's queue (alone_): the
   // start; `holder` as Queue::book sets it (left as it is if none).
   double book_alone(int m, double r, double t, double d, StepId step, StepId& holder) {
     const auto um = static_cast<std::size_t>(m);
-    std::uint8_t& st = state_[um];
-    if (st == 1) {
-      Block& b = one_[um];
-      if (b.e > r) {
-        if (b.e > t && b.s < t + d && b.s < b.e) {  // Slots::book's shortcut
-          ++in_place_;
-          const double start = b.e;
-          b.e = start + d;
-          holder = b.step;
-          b.step = step;
-          return start;
-        }
-        return book_slots(m, r, t, d, step, holder);
+    if (in_queue_[um]) return book_slots(m, r, t, d, step, holder);
+    double& s = bs_[um];
+    double& e = be_[um];
+    ++in_place_;
+    if (e > r) {
+      if (e > t && s < t + d && s < e) {  // Slots::book's shortcut
+        const double start = e;
+        e = start + d;
+        holder = bstep_[um];
+        bstep_[um] = step;
+        return start;
       }
-      st = 0;  // pruned
+      --in_place_;
+      return book_slots(m, r, t, d, step, holder);
     }
-    if (st == 0) {  // an empty queue: [t, t + d), no join
-      ++in_place_;
-      one_[um] = Block{t, t + d, step};
-      st = 1;
-      return t;
-    }
-    return book_slots(m, r, t, d, step, holder);
+    // an empty queue: [t, t + d), no join
+    s = t;
+    e = t + d;
+    bstep_[um] = step;
+    return t;
   }
   double book_slots(int m, double r, double t, double d, StepId step, StepId& holder);
   std::pair<double, int> shared_slow(double r, double t, double d, StepId step, double* starts, StepId* holds);

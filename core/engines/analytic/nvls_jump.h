@@ -67,9 +67,10 @@ class Jump {
   Jump(Booking b, Work& w, bool on) : b_(b), w_(w), on_(on) {
     if (!on_) return;
     const auto uc = static_cast<std::size_t>(b_.chunks), un = static_cast<std::size_t>(b_.n);
-    // (One size everywhere, the common case: every period fits, found in one pass.)
+    // (One size everywhere, the common case: every period fits. `loads` has
+    // one entry per distinct size.)
     const std::uint8_t* z = b_.size_of.data();
-    const bool one_size = std::all_of(z, z + un * uc, [z](std::uint8_t q) { return q == z[0]; });
+    const bool one_size = b_.loads.size() == 1;
     bool any = false;
     for (int p = 1; p < kPeriods; ++p) {
       bool ok = true;

@@ -136,17 +136,22 @@ struct Ready {
   bool empty() const { return head == v.size(); }
   std::size_t size() const { return v.size() - head; }
   const Item& front() const { return v[head]; }
+  // (Inline in the booking loop; the array compacted only when it is full.)
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   void push(const Item& x) {
     if (!sorted) {
       ready_queue::push(v, x.first, x.second);
       return;
     }
-    if (head >= 64 && 2 * head >= v.size()) compact();
+    if (v.size() == v.capacity() && head >= 16 && 2 * head >= v.size()) compact();
     const std::size_t end = v.size();
-    std::size_t k = end;
     v.push_back(x);
-    for (; k > head && ready_queue::before(x, v[k - 1]); --k) v[k] = v[k - 1];
-    v[k] = x;
+    Item* const a = v.data();
+    std::size_t k = end;
+    for (; k > head && ready_queue::before(x, a[k - 1]); --k) a[k] = a[k - 1];
+    a[k] = x;
     if (end - k > kMoves) {  // a heap from here on
       compact();
       sorted = false;

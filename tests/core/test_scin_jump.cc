@@ -24,6 +24,17 @@ using namespace scin;
 
 namespace {
 
+// Runs `full` step by step in the waves' order: each wave's steps one after another, and a
+// wave's last step followed by the first step of the wave F later (the order run_waves keeps).
+void run_wave_by_wave(part::Part& full, std::size_t W, std::size_t upw, int F) {
+  std::vector<long long> next(upw * W);
+  for (std::size_t w = 0; w < W; ++w) {
+    for (std::size_t sub = 0; sub + 1 < upw; ++sub) next[upw * w + sub] = static_cast<long long>(upw * w + sub + 1);
+    next[upw * w + upw - 1] = w + static_cast<std::size_t>(F) < W ? static_cast<long long>(upw * (w + static_cast<std::size_t>(F))) : -1;
+  }
+  full.run(4, [&](std::size_t i) { return next[i]; }, {});
+}
+
 // A cost on `queues` (uses after the first fed with `fed`) whose times are on
 // the cost grid: fixed costs, latencies and durations multiples of 1/8 ns.
 part::Cost grid_cost(std::mt19937_64& rng, std::initializer_list<int> queues, bool fed) {
@@ -95,12 +106,7 @@ long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, 
     EXPECT_TRUE(plain.run_waves(pw, F, {}));
     EXPECT_EQ(fast.jumped_waves, plain.jumped_waves);
   }
-  std::vector<long long> next(upw * W);
-  for (std::size_t w = 0; w < W; ++w) {
-    for (std::size_t sub = 0; sub + 1 < upw; ++sub) next[upw * w + sub] = static_cast<long long>(upw * w + sub + 1);
-    next[upw * w + upw - 1] = w + static_cast<std::size_t>(F) < W ? static_cast<long long>(upw * (w + static_cast<std::size_t>(F))) : -1;
-  }
-  full.run(4, [&](std::size_t i) { return next[i]; }, {});
+  run_wave_by_wave(full, W, upw, F);
   part_test::expect_same_part(fast, full, false);
   if (::testing::Test::HasFailure()) return 0;
   if (fast.latest_write_at >= 0) {  // the multicasts' latest, the first wave with it
@@ -329,12 +335,7 @@ long long told_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, 
   if (!fast.run_waves(pw, F, {})) return -1;
   EXPECT_TRUE(plain.run_waves(pw, F, {}));
   EXPECT_EQ(fast.jumped_waves, plain.jumped_waves);
-  std::vector<long long> next(upw * W);
-  for (std::size_t w = 0; w < W; ++w) {
-    for (std::size_t sub = 0; sub + 1 < upw; ++sub) next[upw * w + sub] = static_cast<long long>(upw * w + sub + 1);
-    next[upw * w + upw - 1] = w + static_cast<std::size_t>(F) < W ? static_cast<long long>(upw * (w + static_cast<std::size_t>(F))) : -1;
-  }
-  full.run(4, [&](std::size_t i) { return next[i]; }, {});
+  run_wave_by_wave(full, W, upw, F);
   part_test::expect_same_part(fast, full, false);
   return static_cast<long long>(fast.jumped_waves);
 }

@@ -57,6 +57,16 @@ Hand two_ranks_with_codec(std::uint64_t elems, Format codec, int block) {
   return h;
 }
 
+// Two ranks of rising values (a block's scale depends on where it is cut).
+std::vector<std::vector<float>> rising_inputs(std::uint64_t n) {
+  std::vector<std::vector<float>> x(2, std::vector<float>(n));
+  for (std::uint64_t i = 0; i < n; ++i) {
+    x[0][i] = static_cast<float>(i + 1);
+    x[1][i] = -static_cast<float>(3 * i + 7);
+  }
+  return x;
+}
+
 }  // namespace
 
 TEST(InputCodes, SharedOnlyOnTheInputsOwnBlockGrid) {
@@ -65,11 +75,7 @@ TEST(InputCodes, SharedOnlyOnTheInputsOwnBlockGrid) {
   // `probe`, whose regions cut blocks elsewhere, start off the grid, use another
   // codec or read a written input: each must equal a run without shared codes.
   const std::uint64_t n = 96;
-  std::vector<std::vector<float>> x(2, std::vector<float>(n));
-  for (std::uint64_t i = 0; i < n; ++i) {
-    x[0][i] = static_cast<float>(i + 1);
-    x[1][i] = -static_cast<float>(3 * i + 7);
-  }
+  const std::vector<std::vector<float>> x = rising_inputs(n);
   const CheckedInputs checked(x);
 
   Hand warm = two_ranks_with_codec(n, Format::Int8Block, 32);
@@ -164,11 +170,7 @@ TEST(InputCodes, CodecBuffersReadTheCachedCodesOnlyWhenEveryWriteTakesThem) {
   // keep their own storage; every run, with and without poison, must equal a
   // run that quantises for itself.
   const std::uint64_t n = 96;
-  std::vector<std::vector<float>> x(2, std::vector<float>(n));
-  for (std::uint64_t i = 0; i < n; ++i) {
-    x[0][i] = static_cast<float>(i + 1);
-    x[1][i] = -static_cast<float>(3 * i + 7);
-  }
+  const std::vector<std::vector<float>> x = rising_inputs(n);
   Hand in_place = two_ranks_with_codec(n, Format::Int8Block, 32);
   {
     Schedule& s = in_place.s;

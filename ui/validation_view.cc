@@ -144,7 +144,7 @@ void ValidationView::redraw() {
   if (c && !c->offsets.empty()) {
     QStringList o;
     for (const auto& [sys, us] : c->offsets) o << tr("%1 µs for %2").arg(us, 0, 'f', 1).arg(QString::fromStdString(sys));
-    model += tr(", plus the preset's recorded harness offsets (%1)").arg(o.join(QStringLiteral("; ")));
+    model += tr(", plus the recorded harness offsets its rows take (%1)").arg(o.join(QStringLiteral("; ")));
   }
   model_->setText(model);
   model_->setWordWrap(true);

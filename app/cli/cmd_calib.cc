@@ -363,17 +363,6 @@ std::map<std::string, double> harness_offsets(const std::string& preset, const s
   return offsets;
 }
 
-// The harness offsets that `rows` take (harness_offset_for), by the system they were fitted to.
-std::map<std::string, double> offsets_used(const std::vector<MeasuredRow>& rows, const std::map<std::string, double>& offsets) {
-  std::map<std::string, double> used;
-  for (const auto& row : rows) {
-    std::string from;
-    const double off = harness_offset_for(offsets, row.system, &from);
-    if (!from.empty()) used[from] = off;
-  }
-  return used;
-}
-
 // One validation: the report, the preset of each row (one, or per row with --preset auto),
 // the harness offsets used and the half-bandwidth groups.
 struct Validation {
@@ -420,7 +409,7 @@ Validation validate_auto(const ValidateOptions& o, const Inputs& in) {
       v.rep.rows[idx[j]] = std::move(r.rows[j]);
       v.preset_of_row[idx[j]] = name;
     }
-    for (const auto& [sys, off] : offsets_used(rows, offsets)) v.offsets[sys] = off;
+    for (const auto& [sys, off] : harness_offsets_used(rows, offsets)) v.offsets[sys] = off;
     for (auto& h : half_peaks(cfg, rows, offsets)) v.half.push_back(std::move(h));
   }
   summarise(v.rep);
@@ -444,7 +433,7 @@ void run_validate(const ValidateOptions& o) {
     v.rep = validate_rows(cfg, in.selected, offsets);
     v.preset_of_row.assign(in.selected.size(), o.fabric.preset);
     v.half = half_peaks(cfg, in.selected, offsets);
-    v.offsets = offsets_used(in.selected, offsets);
+    v.offsets = harness_offsets_used(in.selected, offsets);
   }
   const ValidationReport& rep = v.rep;
   const auto& offsets = v.offsets;

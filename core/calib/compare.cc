@@ -223,7 +223,7 @@ MeasuredRunMatches match_measured_runs(Store& store, std::int64_t run_id) {
     c.name = r.name;
     c.systems.assign(systems.begin(), systems.end());
     c.report = validate_rows(m.config, rows, offsets);
-    c.offsets = offsets;
+    c.offsets = harness_offsets_used(rows, offsets);
     m.runs.push_back(std::move(c));
   }
   return m;

@@ -96,7 +96,7 @@ struct MeasuredRunMatch {
   std::string name;                          // the run's name (usually the imported file)
   std::vector<std::string> systems;          // the systems of the matching rows, sorted
   ValidationReport report;                   // validate_rows(base config, the matching rows, offsets)
-  std::map<std::string, double> offsets;     // the simulated run's preset's harness offsets
+  std::map<std::string, double> offsets;     // the harness offsets its rows take (harness_offsets_used)
 };
 
 struct MeasuredRunMatches {

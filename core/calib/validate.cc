@@ -158,6 +158,17 @@ double harness_offset_for(const std::map<std::string, double>& offsets_us, const
   return 0;
 }
 
+std::map<std::string, double> harness_offsets_used(const std::vector<MeasuredRow>& rows,
+                                                  const std::map<std::string, double>& offsets_us) {
+  std::map<std::string, double> used;
+  for (const auto& row : rows) {
+    std::string from;
+    const double off = harness_offset_for(offsets_us, row.system, &from);
+    if (!from.empty()) used[from] = off;
+  }
+  return used;
+}
+
 int preset_for_row(const std::vector<std::pair<std::string, Config>>& presets, const MeasuredRow& row) {
   int best = -1;
   for (int k = 0; k < static_cast<int>(presets.size()); ++k) {

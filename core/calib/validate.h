@@ -64,6 +64,11 @@ std::string harness_label(const std::string& system);
 double harness_offset_for(const std::map<std::string, double>& offsets_us, const std::string& system,
                           std::string* from = nullptr);
 
+/// The offsets of `offsets_us` that `rows` take (harness_offset_for), by the system they
+/// were fitted to: what a report lists as applied.
+std::map<std::string, double> harness_offsets_used(const std::vector<MeasuredRow>& rows,
+                                                  const std::map<std::string, double>& offsets_us);
+
 /// Errors of `cfg` on `rows`; `offsets_us` maps a system name to its harness offset
 /// (harness_offset_for: a system of the same harness label takes it too).
 ValidationReport validate_rows(const Config& cfg, const std::vector<MeasuredRow>& rows,

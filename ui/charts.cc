@@ -110,7 +110,9 @@ QAbstractAxis* LatencyChart::makeYAxis(double lo, double hi) const {
 
 QString LatencyChart::valueText(double v) const { return tr("latency %1").arg(timeText(v * 1e3)); }
 
-std::optional<double> LatencyChart::measuredValue(const RowError& row) const { return row.row.measured_us; }
+// The collective alone (less its harness's fixed cost), as the curves: the same comparison
+// as the Validation tab and scin validate; the series name says when an offset was taken.
+std::optional<double> LatencyChart::measuredValue(const RowError& row) const { return collective_us(row); }
 
 // --- bandwidth ----------------------------------------------------------
 
@@ -160,9 +162,10 @@ QAbstractAxis* BandwidthChart::makeYAxis(double lo, double hi) const {
 
 std::optional<double> BandwidthChart::measuredValue(const RowError& row) const {
   const MeasuredRow& r = row.row;
-  if (!(r.measured_us > 0)) return std::nullopt;
+  const double us = collective_us(row);  // less the harness's fixed cost, as the latency
+  if (!(us > 0)) return std::nullopt;
   // As the simulated points: algbw = size / time, busbw = algbw x 2(N-1)/N (nccl-tests).
-  const double algbw_GBps = static_cast<double>(r.bytes) / (r.measured_us * 1e3);
+  const double algbw_GBps = static_cast<double>(r.bytes) / (us * 1e3);
   switch (metric()) {
     case BusBw: return algbw_GBps * busbw_factor(r.gpus);
     case AlgBw: return algbw_GBps;

@@ -189,7 +189,7 @@ void SizeChart::redraw() {
       if (!s) {
         s = new QScatterSeries;
         s->setObjectName(QStringLiteral("measured"));
-        s->setName(tr("measured %1 (%2)").arg(QString::fromStdString(e.row.algorithm), QString::fromStdString(e.row.system)));
+        s->setName(measuredSeriesName(e));
         static const QScatterSeries::MarkerShape shapes[] = {QScatterSeries::MarkerShapeCircle,
                                                              QScatterSeries::MarkerShapeRectangle,
                                                              QScatterSeries::MarkerShapeTriangle,
@@ -220,6 +220,16 @@ void SizeChart::redraw() {
         ++rows[{e.row.algorithm, e.note}];
     for (const auto& [key, n] : rows)
       notes << tr("%n measured %1 row(s) %2", "", n).arg(QString::fromStdString(key.first), QString::fromStdString(key.second));
+  }
+  if (const MeasuredChoice* m = measured_ ? measured_->chosen() : nullptr) {
+    std::map<std::string, double> less;  // system -> harness offset its drawn points are less
+    for (const RowError& e : m->report.rows)
+      if (e.offset_us > 0 && measuredValue(e) && (run_hi == 0 || (e.row.bytes >= run_lo && e.row.bytes <= run_hi)))
+        less[e.row.system] = e.offset_us;
+    for (const auto& [sys, us] : less)
+      notes << tr("Measured points of %1 are drawn less its harness's fixed cost %2 (fitted; the same comparison "
+                  "as the Validation tab): the curves are the collective alone.")
+                   .arg(QString::fromStdString(sys), timeText(us * 1e3));
   }
   if (measured_ && outside > 0)
     notes << tr("%1 measured point(s) outside the run's sizes (%2 – %3) are not drawn.")
@@ -289,18 +299,30 @@ QString SizeChart::pointTip(const QString& name, std::uint64_t bytes) const {
   return {};
 }
 
+QString SizeChart::measuredSeriesName(const RowError& e) const {
+  const QString base = tr("measured %1 (%2)").arg(QString::fromStdString(e.row.algorithm), QString::fromStdString(e.row.system));
+  // A harness's fixed cost (torch's launch and synchronisation around the collective) is not
+  // the fabric's: its points are drawn less it, and the name says so.
+  return e.offset_us > 0 ? tr("%1 − %2 harness").arg(base, timeText(e.offset_us * 1e3)) : base;
+}
+
 QString SizeChart::measuredTip(const QString& name, std::uint64_t bytes) const {
   const MeasuredChoice* m = measured_ ? measured_->chosen() : nullptr;
   if (!m) return {};
   for (const RowError& r : m->report.rows) {
-    if (r.row.bytes != bytes ||
-        name != tr("measured %1 (%2)").arg(QString::fromStdString(r.row.algorithm), QString::fromStdString(r.row.system)))
-      continue;
+    if (r.row.bytes != bytes || name != measuredSeriesName(r)) continue;
     const std::optional<double> v = measuredValue(r);
     QString tip = QStringLiteral("<b>%1</b> at %2 (%3 B)").arg(name.toHtmlEscaped(), sizeText(r.row.bytes)).arg(r.row.bytes);
     if (v) tip += QStringLiteral("<br>") + valueText(*v);
     tip += tr("<br>measured %1").arg(timeText(r.row.measured_us * 1e3));
-    if (r.modelled)
+    if (r.offset_us > 0)
+      tip += tr(", drawn less its harness's fixed cost %1 (fitted, docs/model.md section 9)").arg(timeText(r.offset_us * 1e3));
+    if (r.modelled && r.offset_us > 0)
+      tip += tr("<br>model %1 + harness %2 = %3 (%4%5 %)")
+                 .arg(timeText((r.model_us - r.offset_us) * 1e3), timeText(r.offset_us * 1e3), timeText(r.model_us * 1e3),
+                      r.error >= 0 ? QStringLiteral("+") : QString())
+                 .arg(r.error * 100, 0, 'f', 1);
+    else if (r.modelled)
       tip += tr(" · model %1 (%2%3 %)")
                  .arg(timeText(r.model_us * 1e3), r.error >= 0 ? QStringLiteral("+") : QString())
                  .arg(r.error * 100, 0, 'f', 1);

@@ -46,6 +46,9 @@ class SizeChart : public ChartPanel {
   /// The tooltip of a measured marker of series `name` at `bytes`: measured and model
   /// times, the note of a row modelled as what NCCL runs instead, the source line.
   QString measuredTip(const QString& name, std::uint64_t bytes) const;
+  /// A measured series' name: "measured ALGO (SYSTEM)", and " − T harness" when its points are drawn
+  /// less the harness offset their system takes (collective_us).
+  QString measuredSeriesName(const RowError& e) const;
 
  protected:
   void redraw() override;

@@ -39,6 +39,12 @@ struct RowError {
   Regime regime = Regime::Small;
 };
 
+/// The collective's own time in a measured row: the measured time less the harness offset
+/// its system takes (`offset_us`), i.e. what the fabric model alone is compared with. Equal to
+/// `row.measured_us` for a row of a harness without a recorded fixed cost; may be <= 0 when the
+/// offset exceeds the measurement (nothing to draw then).
+inline double collective_us(const RowError& e) { return e.row.measured_us - e.offset_us; }
+
 struct ErrorStats {
   int rows = 0;
   double mape_pct = 0;       // mean |error| x 100

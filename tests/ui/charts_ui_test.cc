@@ -36,6 +36,7 @@
 #include "ui/charts.h"
 #include "ui/charts_measured.h"
 #include "ui/exporter.h"
+#include "ui/format.h"
 #include "ui/main_window.h"
 #include "ui/preview.h"
 #include "ui/spec_bridge.h"
@@ -566,6 +567,53 @@ class ChartsUiTest : public QObject {
     QCOMPARE(m->match().run_id, std::int64_t(0));
     QVERIFY(lat->measuredSeriesNames().isEmpty());
     QVERIFY(combo->isHidden());
+  }
+
+  void measuredPointsOfATimedHarnessAreDrawnLessItsFixedCost() {
+    // hgx-h200-8 records a fixed cost for the torch all_reduce_bench harness: its points are
+    // drawn less it (the comparison the Validation tab and scin validate make), named so.
+    const double offset_us = preset_harness_offsets("hgx-h200-8").at("HGX H200 (stas00 all_reduce_bench)");
+    QVERIFY(offset_us > 10 && offset_us < 30);
+    const QString path = dir_.filePath(QStringLiteral("harness.scindb"));
+    std::int64_t sim = 0;
+    {
+      Store store = Store::open(path.toStdString(), Access::Create);
+      sim = storeSweep(store, "h200 ring", {"ring"});
+      QVERIFY(sim > 0);
+      storeMeasured(store, "torch.csv",
+                    {{"HGX H200 (stas00 all_reduce_bench)", "ring", 8, 65536, 39.24},
+                     {"HGX H200 (stas00 all_reduce_bench)", "ring", 8, 1u << 20, 45.95},
+                     {"HGX H200 (bench)", "ring", 8, 1u << 20, 27.8}});  // another harness: no offset
+    }
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openDatabase(path));
+    settle(w);
+    w.runBrowser()->selectRun(sim);
+    settle(w);
+    QCOMPARE(w.measuredOverlay()->current(), 0);
+    auto* lat = qobject_cast<LatencyChart*>(w.chart(QStringLiteral("latency")));
+    auto* bw = qobject_cast<BandwidthChart*>(w.chart(QStringLiteral("bandwidth")));
+    const QString torch = QStringLiteral("measured ring (HGX H200 (stas00 all_reduce_bench)) − %1 harness")
+                              .arg(timeText(offset_us * 1e3));
+    const QString plain = QStringLiteral("measured ring (HGX H200 (bench))");
+    QCOMPARE(lat->measuredSeriesNames(), (QStringList{torch, plain}));
+    const auto t = lat->seriesData(torch);
+    QCOMPARE(t.size(), std::size_t(2));
+    QCOMPARE(t[0].second, 39.24 - offset_us);
+    QCOMPARE(t[1].second, 45.95 - offset_us);
+    QCOMPARE(lat->seriesData(plain).at(0).second, 27.8);
+    bw->setMetric(BandwidthChart::BusBw);
+    QCOMPARE(bw->seriesData(torch).at(1).second, double(1u << 20) / ((45.95 - offset_us) * 1e3) * busbw_factor(8));
+    const QString tip = lat->measuredTip(torch, 1u << 20);
+    QVERIFY2(tip.contains(QStringLiteral("harness's fixed cost")) && tip.contains(QStringLiteral("measured 46.0 µs")) &&
+                  tip.contains(QStringLiteral("+ harness 19.7 µs = ")), qPrintable(tip));
+    QVERIFY(!lat->measuredTip(plain, 1u << 20).contains(QStringLiteral("harness")));
+    const QString note = lat->note();
+    QVERIFY2(note.contains(QStringLiteral("HGX H200 (stas00 all_reduce_bench) are drawn less its harness's fixed cost ")) &&
+                 !note.contains(QStringLiteral("HGX H200 (bench) are drawn")),
+             qPrintable(note));
   }
 
   void validationTabShowsCoreNumbers() {

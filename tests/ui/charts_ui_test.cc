@@ -55,6 +55,17 @@ void settle(MainWindow& w) {
   QTest::qWait(80);
 }
 
+// Shows `w` at the tests' size with the database `db` open and its run `run` selected.
+[[nodiscard]] bool showRun(MainWindow& w, const QString& db, std::int64_t run) {
+  w.resize(1400, 900);
+  w.show();
+  if (!w.openDatabase(db)) return false;
+  settle(w);
+  w.runBrowser()->selectRun(run);
+  settle(w);
+  return true;
+}
+
 // A timing sweep of `algorithms` over 1 KiB..`max_bytes` (x4) on hgx-h200-8, stored.
 std::int64_t storeSweep(Store& store, const std::string& name, const std::vector<std::string>& algorithms,
                         const std::string& max_bytes = "4M", const nlohmann::json& set = nlohmann::json::object()) {
@@ -510,12 +521,7 @@ class ChartsUiTest : public QObject {
 
   void measuredPointsOverlayTheSimulatedRun() {
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    QVERIFY(w.openDatabase(db_));
-    settle(w);
-    w.runBrowser()->selectRun(simRun_);
-    settle(w);
+    QVERIFY(showRun(w, db_, simRun_));
     MeasuredOverlay* m = w.measuredOverlay();
     QCOMPARE(m->match().run_id, simRun_);
     QCOMPARE(m->match().gpus, 8);
@@ -586,12 +592,7 @@ class ChartsUiTest : public QObject {
                      {"HGX H200 (bench)", "ring", 8, 1u << 20, 27.8}});  // another harness: no offset
     }
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    QVERIFY(w.openDatabase(path));
-    settle(w);
-    w.runBrowser()->selectRun(sim);
-    settle(w);
+    QVERIFY(showRun(w, path, sim));
     QCOMPARE(w.measuredOverlay()->current(), 0);
     auto* lat = qobject_cast<LatencyChart*>(w.chart(QStringLiteral("latency")));
     auto* bw = qobject_cast<BandwidthChart*>(w.chart(QStringLiteral("bandwidth")));
@@ -719,12 +720,7 @@ class ChartsUiTest : public QObject {
     QVERIFY(rep.rows[2].note.empty());
 
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    QVERIFY(w.openDatabase(db));
-    settle(w);
-    w.runBrowser()->selectRun(sim);
-    settle(w);
+    QVERIFY(showRun(w, db, sim));
     MeasuredOverlay* m = w.measuredOverlay();
     QCOMPARE(m->match().gpus, 2);
     QCOMPARE(m->current(), 0);

@@ -38,7 +38,7 @@ using namespace nvls;
 // the member replays that skipped the copies (nvls_walk.h); `skip_copies`
 // false: the replays book the copies (the records then written) as where
 // their queues do not repeat (tests).
-std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& coll, const RunContext& ctx,
+SCIN_NVLS_CLONES std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& coll, const RunContext& ctx,
                                          bool with_steps, std::size_t* steps_only, bool jump = true,
                                          int* jumped_chunks = nullptr, int* repeats = nullptr, bool skip_copies = true) {
   if (jumped_chunks) *jumped_chunks = 0;

@@ -23,6 +23,15 @@
 #define SCIN_NVLS_GROUPS_INLINE inline
 #define SCIN_NVLS_UNROLL4
 #endif
+// nvls_alike (nvls_alike.cc) compiled twice, chosen once at load time by the
+// CPU: with AVX (the same SSE2 and scalar double operations in their VEX
+// three-operand forms: fewer register copies; no FMA, so no contraction:
+// the same operations, the same bits), and for the x86-64 baseline.
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && !defined(__clang__)
+#define SCIN_NVLS_CLONES __attribute__((target_clones("avx", "default")))
+#else
+#define SCIN_NVLS_CLONES
+#endif
 
 namespace scin::nvls {
 

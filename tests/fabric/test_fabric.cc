@@ -1018,6 +1018,72 @@ TEST(NvlsAlike, MembersAloneEqualOneQueuePerMember) {
   }
 }
 
+// Members::shared at 8 members (shared8: four pairs in registers): for each
+// member w, the latest end tied from w on (the members before w end earlier,
+// one of them with no block or one ended by the front), the first latest
+// member is w, and every member's start, holder and next booking are the
+// per-member queue's; then a use on ended and live blocks alike.
+TEST(NvlsAlike, SharedAtEightMembersFirstLatestMember) {
+  for (int w = 0; w < 8; ++w) {
+    SCOPED_TRACE(fmt::format("latest from member {}", w));
+    nvls::Members alone(8, false, true);
+    std::vector<nvls::Queue> per(8);
+    StepId step = 0;
+    auto own = [&](int m, double r, double t, double d) {
+      nvls::Queue& q = per[static_cast<std::size_t>(m)];
+      q.prune(r);
+      StepId h = kNoStep;
+      const double st = q.search(t, d, h);
+      q.insert(st, st + d, step);
+      double s1 = -1;
+      StepId h1 = 12345;
+      ASSERT_EQ(alone.own(r, m, t, d, step, &s1, &h1), st + d);
+      ASSERT_EQ(s1, st);
+      ASSERT_EQ(h1, h);
+      ++step;
+    };
+    // member m's block [0, e_m): e_m = 4 from w on, else 1 + m / 4 (member 1
+    // never used: no block)
+    for (int m = 0; m < 8; ++m)
+      if (m != 1 || w <= 1) own(m, 0.0, 0.0, m >= w ? 4.0 : 1.0 + 0.25 * m);
+    auto shared = [&](double r, double t, double d, int who_expected) {
+      double best = -1;
+      int who = -1;
+      std::vector<double> start_of(8);
+      std::vector<StepId> holder_of(8);
+      for (int m = 0; m < 8; ++m) {
+        nvls::Queue& q = per[static_cast<std::size_t>(m)];
+        q.prune(r);
+        StepId h = kNoStep;
+        const double st = q.search(t, d, h);
+        q.insert(st, st + d, step);
+        start_of[static_cast<std::size_t>(m)] = st;
+        holder_of[static_cast<std::size_t>(m)] = h;
+        if (st + d > best) best = st + d, who = m;
+      }
+      std::vector<double> starts(8, -1);
+      std::vector<StepId> holds(8, 12345);
+      const std::size_t in_line = alone.shared_in_line();
+      const auto [e, m] = alone.shared(r, t, d, step, starts.data(), holds.data());
+      ++step;
+      EXPECT_EQ(alone.shared_in_line(), in_line + 1);  // (the inline case)
+      ASSERT_EQ(e, best);
+      ASSERT_EQ(m, who);
+      ASSERT_EQ(m, who_expected);
+      for (std::size_t k = 0; k < 8; ++k) {
+        ASSERT_EQ(starts[k], start_of[k]) << "member " << k;
+        ASSERT_EQ(holds[k], holder_of[k]) << "member " << k;
+      }
+    };
+    // every live block ends after t and starts before t + d: the shortcut
+    shared(0.0, 0.5, 1.0, w);
+    // the front past the blocks before w (ending by 3.5: [t, t + d), no
+    // holder) but not those from w on (ending at 5): the latest is still w's
+    shared(3.75, 4.0, 1.0, w);
+    for (int m = 0; m < 8; ++m) own(m, 3.75, 4.0, 0.5);  // (each member's own use: their order checked again)
+  }
+}
+
 // Queue::book and Slots::book (one pass) leave the queue as search() then
 // insert() leave it, with the same start and holder: uses on a time grid
 // (ties, touching and nested gaps), also of no length (where book() falls

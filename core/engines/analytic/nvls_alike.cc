@@ -38,7 +38,7 @@ using namespace nvls;
 // the member replays that skipped the copies (nvls_walk.h); `skip_copies`
 // false: the replays book the copies (the records then written) as where
 // their queues do not repeat (tests).
-std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& coll, const RunContext& ctx,
+SCIN_NVLS_CLONES std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& coll, const RunContext& ctx,
                                          bool with_steps, std::size_t* steps_only, bool jump = true,
                                          int* jumped_chunks = nullptr, int* repeats = nullptr, bool skip_copies = true) {
   if (jumped_chunks) *jumped_chunks = 0;
@@ -519,7 +519,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
   // Members alone: the member uses as booked (replays for groups, and where `skip_copies` is off: tests).
   const bool recorded = alone && skip_copies;
   int translated = 0;  // member uses of the copies read (recorded)
-  std::vector<StepId> path;
+  Path path{work.path};
   StepId cur = last;
   int cls = -1;  // -1: the whole step (latency and the use that ended last); 1 E, 2 I, 3 the NVLS unit
   int member = 0;  // for E and I: which member's queue
@@ -575,8 +575,7 @@ std::optional<AnalyticResult> nvls_alike(const Config& cfg, const Collective& co
     cls = -1;
   }
   if (repeats) repeats[0] = rep.repeated(), repeats[1] = recorded ? translated : replays.skipped();
-  std::reverse(path.begin(), path.end());
-  res.critical_path = std::move(path);
+  path.out(res.critical_path);
   return res;
 }
 

@@ -417,12 +417,21 @@ double Members::own_groups(double r, int m, double t, double d) {
 // elems = a * parts + b per piece (no division per piece); where
 // parts * elems would not fit in 64 bits, split() itself.
 void split_into(std::uint64_t elems, int parts, std::vector<build::Span>& out) {
-  const auto p = static_cast<std::uint64_t>(parts);
-  if (parts < 1 || elems > ~std::uint64_t{0} / p) {
+  if (parts < 1) {
     out = build::split(elems, parts);
     return;
   }
   out.resize(static_cast<std::size_t>(parts));
+  split_into(elems, parts, out.data());
+}
+
+void split_into(std::uint64_t elems, int parts, build::Span* out) {
+  const auto p = static_cast<std::uint64_t>(parts);
+  if (elems > ~std::uint64_t{0} / p) {
+    const std::vector<build::Span> v = build::split(elems, parts);
+    std::copy(v.begin(), v.end(), out);
+    return;
+  }
   const std::uint64_t a = elems / p, b = elems % p;
   std::uint64_t q = 0, rem = 0;  // i * elems = q * p + rem, rem < p
   for (std::uint64_t i = 0; i < p; ++i) {
@@ -440,7 +449,6 @@ bool chunk_shards(const std::vector<build::Span>& shards, int chunks, std::vecto
   shard_sizes.clear();
   sizes.clear();
   row.assign(shards.size(), 0);
-  std::vector<build::Span> pieces;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const std::uint64_t cnt = shards[i].count;
     std::size_t j = 0;
@@ -448,9 +456,9 @@ bool chunk_shards(const std::vector<build::Span>& shards, int chunks, std::vecto
     row[i] = j;
     if (j < shard_sizes.size()) continue;
     shard_sizes.push_back(cnt);
-    split_into(cnt, chunks, pieces);
-    spans.resize(shard_sizes.size() * uc);
-    std::copy(pieces.begin(), pieces.end(), spans.begin() + static_cast<std::ptrdiff_t>(j * uc));
+    if (chunks < 1) return false;
+    spans.resize(shard_sizes.size() * uc);  // (its storage kept: filled once, on a thread's first run)
+    split_into(cnt, chunks, spans.data() + j * uc);  // (into its row: no copy)
   }
   std::uint64_t last_z = ~std::uint64_t{0};
   for (std::size_t k = 0; k < shard_sizes.size() * uc; ++k) {

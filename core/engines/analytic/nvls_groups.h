@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -12,6 +13,24 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+
+// Members::shared and own, inlined in the booking loop (nvls_alike.cc).
+#if defined(__GNUC__)
+#define SCIN_NVLS_GROUPS_INLINE __attribute__((always_inline)) inline
+#define SCIN_NVLS_UNROLL4 _Pragma("GCC unroll 4")
+#else
+#define SCIN_NVLS_GROUPS_INLINE inline
+#define SCIN_NVLS_UNROLL4
+#endif
+// nvls_alike (nvls_alike.cc) compiled twice, chosen once at load time by the
+// CPU: with AVX (the same SSE2 and scalar double operations in their VEX
+// three-operand forms: fewer register copies; no FMA, so no contraction:
+// the same operations, the same bits), and for the x86-64 baseline.
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && !defined(__clang__)
+#define SCIN_NVLS_CLONES __attribute__((target_clones("avx", "default")))
+#else
+#define SCIN_NVLS_CLONES
 #endif
 
 namespace scin::nvls {
@@ -35,6 +54,8 @@ class DivBy {
 // build::split(elems, parts) with align 1, into `out`, without a division
 // per piece (the NVLS chunks of each rank's shard).
 void split_into(std::uint64_t elems, int parts, std::vector<build::Span>& out);
+// The same into out[0, parts) (parts >= 1).
+void split_into(std::uint64_t elems, int parts, build::Span* out);
 // A shard's chunks depend on its size alone: split_into once per shard size
 // (a split has at most two), into rows of `spans` (uc = chunks spans each;
 // `row[i]`: shard i's); `sizes` the chunks' sizes, sorted, distinct. False if
@@ -157,8 +178,21 @@ class Members {
   // behind (Queue::book's holder: the last user of the block ending at its
   // start; kNoStep if it queued behind none), `step` the use's step (the
   // holder of later uses). Null arrays: not recorded (tests).
-  std::pair<double, int> shared(double r, double t, double d, StepId step = kNoStep, double* starts = nullptr,
-                                StepId* holds = nullptr) {
+  SCIN_NVLS_GROUPS_INLINE std::pair<double, int> shared(double r, double t, double d, StepId step = kNoStep,
+                                                         double* starts = nullptr, StepId* holds = nullptr) {
+    if (alone_ && !starts) starts = scratch_s_.data(), holds = scratch_h_.data();
+#if defined(__SSE2__)
+    // (8 members, every shared use at 8 GPUs: shared8, in the caller's loop)
+    if (alone_ && queued_ == 0 && n_ == 8) {
+      std::pair<double, int> out;
+      if (shared8(r, t, d, step, starts, holds, out)) return out;
+      return shared_slow(r, t, d, step, starts, holds);
+    }
+#endif
+    return shared_any(r, t, d, step, starts, holds);
+  }
+  // shared() at any count of members.
+  std::pair<double, int> shared_any(double r, double t, double d, StepId step, double* starts, StepId* holds) {
     // Members alone whose queues are each one block that takes Slots::book's
     // shortcut (book_alone's first case; every shared use at 8 GPUs) or are
     // empty from r on (no block, or its block ended by r: book_alone's second
@@ -167,7 +201,6 @@ class Members {
     // other case goes through shared_slow, before any member is booked.
     // (The blocks as arrays by member: every member checked, then booked,
     // without a branch, two at once with SSE2.)
-    if (alone_ && !starts) starts = scratch_s_.data(), holds = scratch_h_.data();
     if (alone_ && queued_ == 0) {
       double* const bs = bs_.data();
       double* const be = be_.data();
@@ -244,8 +277,8 @@ class Members {
   }
   // Member m alone books [t, t + d); returns its end. With `alone`, *start
   // and *hold as shared()'s (if not null).
-  double own(double r, int m, double t, double d, StepId step = kNoStep, double* start = nullptr,
-             StepId* hold = nullptr) {
+  SCIN_NVLS_GROUPS_INLINE double own(double r, int m, double t, double d, StepId step = kNoStep,
+                                     double* start = nullptr, StepId* hold = nullptr) {
     if (alone_) {  // (inline: book_alone's shortcut in the caller's loop)
       StepId h = kNoStep;
       const double st = book_alone(m, r, t, d, step, h);
@@ -291,7 +324,7 @@ class Members {
   std::size_t in_place_ = 0, in_slots_ = 0, in_line_ = 0;
   // prune(r), then book(t, d) by `step` on member m's queue (alone_): the
   // start; `holder` as Queue::book sets it (left as it is if none).
-  double book_alone(int m, double r, double t, double d, StepId step, StepId& holder) {
+  SCIN_NVLS_GROUPS_INLINE double book_alone(int m, double r, double t, double d, StepId step, StepId& holder) {
     const auto um = static_cast<std::size_t>(m);
     if (in_queue_[um]) return book_slots(m, r, t, d, step, holder);
     double& s = bs_[um];
@@ -315,6 +348,62 @@ class Members {
     return t;
   }
   double book_slots(int m, double r, double t, double d, StepId step, StepId& holder);
+#if defined(__SSE2__)
+  // shared()'s inline case at 8 members in one pass: the four pairs' blocks
+  // loaded once and kept in registers, checked (false: some member takes
+  // neither case, nothing booked), then booked; the holders four at once;
+  // the latest end's first member by one compare per pair. The same
+  // comparisons, sums and max as shared_any's loops: the same bits.
+  SCIN_NVLS_GROUPS_INLINE bool shared8(double r, double t, double d, StepId step, double* starts, StepId* holds,
+                                       std::pair<double, int>& out) {
+    double* const bs = bs_.data();
+    double* const be = be_.data();
+    StepId* const bstep = bstep_.data();
+    const __m128d vr = _mm_set1_pd(r), vt = _mm_set1_pd(t), vtd = _mm_set1_pd(t + d), vd = _mm_set1_pd(d);
+    __m128d s[4], e[4], live[4], ne[4];
+    __m128d bad = _mm_setzero_pd();
+    SCIN_NVLS_UNROLL4 for (int k = 0; k < 4; ++k) {
+      s[k] = _mm_loadu_pd(bs + 2 * k);
+      e[k] = _mm_loadu_pd(be + 2 * k);
+      live[k] = _mm_cmpgt_pd(e[k], vr);
+      const __m128d cut =
+          _mm_and_pd(_mm_and_pd(_mm_cmpgt_pd(e[k], vt), _mm_cmplt_pd(s[k], vtd)), _mm_cmplt_pd(s[k], e[k]));
+      bad = _mm_or_pd(bad, _mm_andnot_pd(cut, live[k]));  // live, not the shortcut
+    }
+    if (_mm_movemask_pd(bad) != 0) return false;
+    SCIN_NVLS_UNROLL4 for (int k = 0; k < 4; ++k) {
+      const __m128d st = _mm_or_pd(_mm_and_pd(live[k], e[k]), _mm_andnot_pd(live[k], vt));
+      const __m128d ns = _mm_or_pd(_mm_and_pd(live[k], s[k]), _mm_andnot_pd(live[k], vt));
+      ne[k] = _mm_add_pd(st, vd);
+      _mm_storeu_pd(bs + 2 * k, ns);
+      _mm_storeu_pd(be + 2 * k, ne[k]);
+      _mm_storeu_pd(starts + 2 * k, st);
+    }
+    // (holders: the last user where live, else kNoStep, all ones; four
+    // members' masks as four 32-bit words)
+    static_assert(kNoStep == 0xffffffffu && sizeof(StepId) == 4);
+    const __m128i ones = _mm_set1_epi32(-1), vstep = _mm_set1_epi32(static_cast<int>(step));
+    SCIN_NVLS_UNROLL4 for (int k = 0; k < 4; k += 2) {
+      const __m128i live32 = _mm_castps_si128(
+          _mm_shuffle_ps(_mm_castpd_ps(live[k]), _mm_castpd_ps(live[k + 1]), _MM_SHUFFLE(2, 0, 2, 0)));
+      const __m128i last = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bstep + 2 * k));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(holds + 2 * k), _mm_or_si128(last, _mm_xor_si128(live32, ones)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(bstep + 2 * k), vstep);
+    }
+    // The latest end (no NaN, no -0: any order of max is the same), its first member.
+    __m128d m2 = _mm_max_pd(_mm_max_pd(ne[0], ne[1]), _mm_max_pd(ne[2], ne[3]));
+    m2 = _mm_max_pd(m2, _mm_unpackhi_pd(m2, m2));
+    const __m128d vb = _mm_unpacklo_pd(m2, m2);
+    const unsigned eq = static_cast<unsigned>(_mm_movemask_pd(_mm_cmpeq_pd(ne[0], vb))) |
+                        static_cast<unsigned>(_mm_movemask_pd(_mm_cmpeq_pd(ne[1], vb))) << 2 |
+                        static_cast<unsigned>(_mm_movemask_pd(_mm_cmpeq_pd(ne[2], vb))) << 4 |
+                        static_cast<unsigned>(_mm_movemask_pd(_mm_cmpeq_pd(ne[3], vb))) << 6;
+    out = {_mm_cvtsd_f64(m2), std::countr_zero(eq)};
+    in_place_ += 8;
+    ++in_line_;
+    return true;
+  }
+#endif
   std::pair<double, int> shared_slow(double r, double t, double d, StepId step, double* starts, StepId* holds);
   std::vector<double> scratch_s_;
   std::vector<StepId> scratch_h_;

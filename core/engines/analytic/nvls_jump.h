@@ -134,18 +134,23 @@ class Jump {
     out.clear();
     sn.full = false;
     if (pre_taken_ != 3 * static_cast<std::size_t>(b_.n)) return false;  // the first barrier not passed by all
+    // (`top` was popped: it is before every item left. The sorted array
+    // keeps them in order from its head on, so only the heap is sorted.)
     std::vector<Item>& items = w_.items;
-    items.clear();
     const Ready& heap = b_.heap;
-    for (std::size_t j = heap.sorted ? heap.head : 0; j < heap.v.size(); ++j) items.push_back(heap.v[j]);
-    items.push_back(top);
-    std::sort(items.begin(), items.end(), ready_queue::before);
+    const std::size_t from = heap.sorted ? heap.head : 0, count = heap.v.size() - from;
+    items.resize(count + 1);
+    items[0] = top;
+    std::copy_n(heap.v.begin() + static_cast<std::ptrdiff_t>(from), count, items.begin() + 1);
+    if (!heap.sorted) std::sort(items.begin(), items.end(), ready_queue::before);
     const double shift = 2.0 * static_cast<double>(cb);
-    out.push_back(static_cast<double>(items.size()));
+    out.resize(1 + 2 * items.size());
+    double* o = out.data();
+    *o++ = static_cast<double>(items.size());
     for (const Item& it : items) {
       if (it.second < b_.first_chunk || it.second >= b_.arrive1) return false;
-      out.push_back(it.first - T);
-      out.push_back(static_cast<double>(it.second) - shift);
+      *o++ = it.first - T;
+      *o++ = static_cast<double>(it.second) - shift;
     }
     sn.t = T;
     sn.taken_n = b_.taken_n;
@@ -364,8 +369,11 @@ public:
     for (StepId i = 0; i < b_.first_chunk; ++i) consider(i, finish[i]);
     const int D = per_.m * per_.p, p = per_.p;
     for (int rk = 0; rk < b_.n; ++rk) {
-      const int lo = lo_of(rk), stop = stop_of(rk);
-      for (int c = 0; c < b_.chunks; ++c) {
+      const int lo = lo_of(rk), stop = stop_of(rk), hi = std::min(stop + D, b_.chunks);
+      // (chunks below lo and from stop + D on are no copies': their own
+      // finishes, in id order)
+      for (StepId id = chunk_id(rk, 0, false); id < chunk_id(rk, lo, false); ++id) consider(id, finish[id]);
+      for (int c = lo; c < hi; ++c) {
         if (c >= stop && c + p < lo + D) {
           c = lo + D - p - 1;
           continue;
@@ -378,6 +386,7 @@ public:
             consider(id, finish_of(id));
         }
       }
+      for (StepId id = chunk_id(rk, hi, false); id < chunk_id(rk, b_.chunks, false); ++id) consider(id, finish[id]);
     }
     for (auto i = static_cast<std::size_t>(b_.arrive1); i < total; ++i) consider(static_cast<StepId>(i), finish[i]);
     return last;

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "engines/analytic/nvls_groups.h"
@@ -196,6 +197,33 @@ class Replays {
   }
 };
 
+// The critical path as walked (its last step first), in the thread's
+// storage (Work::path): grown, never shrunk nor zero-filled per run.
+struct Path {
+  std::vector<StepId>& buf;
+  std::size_t n = 0;
+  bool empty() const { return n == 0; }
+  std::size_t size() const { return n; }
+  StepId back() const { return buf[n - 1]; }
+  // k more entries at the end (to be written): their first.
+  StepId* grow(std::size_t k) {
+    if (n + k > buf.size()) buf.resize(std::max(n + k, 2 * buf.size()));
+    StepId* const at = buf.data() + n;
+    n += k;
+    return at;
+  }
+  SCIN_NVLS_GROUPS_INLINE void push_back(StepId s) {
+    if (n < buf.size()) [[likely]]
+      buf[n++] = s;
+    else
+      *grow(1) = s;
+  }
+  // The path first step first (one allocation).
+  void out(std::vector<StepId>& v) const {
+    v.assign(std::make_reverse_iterator(buf.begin() + static_cast<std::ptrdiff_t>(n)), std::make_reverse_iterator(buf.begin()));
+  }
+};
+
 // The walk's states, for its repeat (above).
 class WalkRepeat {
  public:
@@ -208,6 +236,7 @@ class WalkRepeat {
     int lo, hi;           // the chunks read (lowest, highest)
     double margin;        // a load's store 2 chunks before: its finish - the first barrier's wait's
     std::array<double, kTermCount> bd;
+    std::uint32_t prev = 0;  // 1 + the entry before it in its step's bucket (0: none)
   };
 
   WalkRepeat(const Period& per, std::vector<Entry>& log) : per_(per), log_(log) { log_.clear(); }
@@ -223,6 +252,9 @@ class WalkRepeat {
     }
     Entry en{cur, cls, member, path_n, pushed, c >= 0, c, c, 1e300, {}};
     for (int t = 0; t < kTermCount; ++t) en.bd[static_cast<std::size_t>(t)] = bd.ns[t];
+    std::uint32_t& head = bucket_[cur % kBuckets];
+    en.prev = head;
+    head = static_cast<std::uint32_t>(log_.size() + 1);
     log_.push_back(en);
   }
   // What the current state read.
@@ -237,18 +269,23 @@ class WalkRepeat {
   // At a new state (entered last): if an earlier one is its translate by 2p
   // ids, the stretch between is repeated as far as it translates: the path
   // and breakdown extended, the state moved back (cur). True if it did.
-  bool repeat(StepId& cur, std::vector<StepId>& path, Breakdown& bd) {
+  bool repeat(StepId& cur, Path& path, Breakdown& bd) {
     if (done_ || log_.empty()) return false;
     const std::size_t b = log_.size() - 1;
     const Entry& now = log_[b];
     if (!now.ok) return false;
     const auto dp = static_cast<StepId>(2 * per_.p);
+    // The latest entry a < b, at most kLook back, in now's state moved 2p
+    // ids on: along the bucket of its step (the entries there, latest first).
+    const StepId want = now.cur + dp;
     std::size_t a = b;
     bool found = false;
-    for (std::size_t back = 0; !found && back < kLook && a > 0; ++back) {
-      --a;
+    for (std::uint32_t i = bucket_[want % kBuckets]; !found && i != 0; i = log_[i - 1].prev) {
+      if (i - 1 >= b) continue;  // (now itself)
+      if (b - (i - 1) > kLook) break;
+      a = i - 1;
       const Entry& e = log_[a];
-      found = e.cur == now.cur + dp && e.cls == now.cls && e.member == now.member && e.pushed == now.pushed;
+      found = e.cur == want && e.cls == now.cls && e.member == now.member && e.pushed == now.pushed;
     }
     if (!found) return false;
     const Entry& was = log_[a];
@@ -270,10 +307,9 @@ class WalkRepeat {
     std::array<double, kTermCount> d{};
     for (int t = 0; t < kTermCount; ++t)
       d[static_cast<std::size_t>(t)] = bd.ns[t] - was.bd[static_cast<std::size_t>(t)];
-    const std::size_t base = path.size(), len = p1 - p0;
-    path.resize(base + static_cast<std::size_t>(K) * len);
-    StepId* out = path.data() + base;
-    const StepId* from = path.data() + p0;
+    const std::size_t len = p1 - p0;
+    StepId* out = path.grow(static_cast<std::size_t>(K) * len);
+    const StepId* from = path.buf.data() + p0;
     for (long k = 1; k <= K; ++k, out += len) {
       const auto did = static_cast<StepId>(2 * per_.p * k);
       for (std::size_t i = 0; i < len; ++i) out[i] = from[i] - did;
@@ -287,6 +323,8 @@ class WalkRepeat {
 
  private:
   static constexpr std::size_t kLook = 1024, kMaxLog = 16384;
+  static constexpr StepId kBuckets = 256;
+  std::array<std::uint32_t, kBuckets> bucket_{};  // per bucket of steps: 1 + its latest entry (0: none)
   const Period& per_;
   std::vector<Entry>& log_;
   bool done_ = false;

@@ -136,9 +136,10 @@ struct Ready {
   bool empty() const { return head == v.size(); }
   std::size_t size() const { return v.size() - head; }
   const Item& front() const { return v[head]; }
-  // (Inline in the booking loop; the array compacted only when it is full.)
+  // (Inline in the booking loop, the vector's push_back too; the array
+  // compacted only when it is full.)
 #if defined(__GNUC__)
-  __attribute__((always_inline))
+  __attribute__((always_inline, flatten))
 #endif
   void push(const Item& x) {
     if (!sorted) {
@@ -157,6 +158,9 @@ struct Ready {
       sorted = false;
     }
   }
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   Item pop() {
     if (!sorted) return ready_queue::pop(v);
     const Item x = v[head++];
@@ -225,6 +229,7 @@ struct Work {
   };
   std::vector<Snap> snaps;
   std::vector<ready_queue::Item> items;
+  std::vector<StepId> path;  // the critical path's walk (nvls_walk.h, Path)
 };
 
 // Drops a large run's memory when the run ends: a thread keeps at most a

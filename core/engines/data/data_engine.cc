@@ -84,8 +84,8 @@ class Engine {
         b.codec = CodecSpec{d.format, d.block_elems, d.scale_format};
         b.blocks = codec_blocks(d);
         if (i < cached.size() && cached[i] >= 0) {   // written only by copies the cache takes
-          b.codes = codes->codes[static_cast<std::size_t>(cached[i])].data();
-          b.scales = codes->scales[static_cast<std::size_t>(cached[i])].data();
+          b.codes = codes->codes[static_cast<std::size_t>(cached[i])];
+          b.scales = codes->scales[static_cast<std::size_t>(cached[i])];
           b.in_cache = true;
           continue;
         }
@@ -307,8 +307,8 @@ class Engine {
         const CodecSpec& c = codes_->spec;
         const auto g = static_cast<std::uint64_t>(c.block_elems);
         const auto r = static_cast<std::size_t>(cu.rank);
-        std::uint8_t* cc = codes_->codes[r].data() + sr.offset + lo;
-        float* cs = codes_->scales[r].data() + (sr.offset + lo) / g;
+        std::uint8_t* cc = codes_->codes[r] + sr.offset + lo;
+        float* cs = codes_->scales[r] + (sr.offset + lo) / g;
         if (!cached) {
           // An input read in place: its FP32 values, or its BF16 patterns decoded.
           if (!x) {

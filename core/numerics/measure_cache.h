@@ -13,6 +13,7 @@
 
 #include "base/big_alloc.h"
 #include "base/error.h"
+#include <fmt/format.h>
 #include "numerics/metrics.h"
 #include "schedule/schedule.h"
 
@@ -26,7 +27,7 @@ namespace scin {
 // every value is exact in it (half the pages; compared bit for bit all the same).
 class MeasureCache {
  public:
-  MeasureCache(const std::vector<double>& exact, Format f) : exact_(exact), format_(f) {}
+  MeasureCache(std::span<const double> exact, Format f) : exact_(exact), format_(f) {}
   // Remembers an array of `size` values and its metrics: their BF16 patterns
   // (`half`, the values' high halves; every value exact in BF16) or, when
   // `half` is empty, the floats `vals`.
@@ -136,7 +137,8 @@ class MeasureCache {
   // The key of out's metrics: an equal array's held, kept or pending, else a
   // copy of out kept and measured at the next flush.
   std::size_t find_or_keep(std::span<const float> out) {
-    if (out.size() != exact_.size()) return static_cast<std::size_t>(scin::measure_one(out, exact_).worst_rank);   // throws
+    if (out.size() != exact_.size())   // measure_one's error
+      throw Error(fmt::format("metrics: output has {} elements, reference {}", out.size(), exact_.size()));
     for (const KeptArray& k : held_)
       if (same(k, out)) return k.id;
     for (const KeptArray& k : kept_)
@@ -177,7 +179,7 @@ class MeasureCache {
     }
     return true;
   }
-  const std::vector<double>& exact_;
+  const std::span<const double> exact_;
   const Format format_;
   std::list<KeptArray> held_;   // the study's references
   std::list<KeptArray> kept_;

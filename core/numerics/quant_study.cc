@@ -113,9 +113,10 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   // and sums. A value that is not finite or overflows BF16 takes the path below,
   // which reports it.
   std::vector<BigVector<std::uint16_t>> patterns;
-  std::vector<double> exact;
+  std::vector<double> exact_fp32;   // the FP32 path's exact sum
+  BigVector<double> exact_bf16;      // the one-pass generator's (not zero-filled first)
   const bool held_bf16 = req.npy_files.empty() && req.dtype == DType::Bf16 &&
-                         generate_bf16_inputs(req.input, gpus, elems, patterns, exact, &ctx);
+                         generate_bf16_inputs(req.input, gpus, elems, patterns, exact_bf16, &ctx);
   if (!held_bf16) {
     patterns = {};
     if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems, &ctx);
@@ -125,8 +126,10 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   ctx.check();
   if (!held_bf16) {
     round_inputs(inputs, req.dtype, req.npy_files.empty() ? "input" : "--npy");
-    exact = exact_sum(inputs);
+    exact_bf16 = {};
+    exact_fp32 = exact_sum(inputs);
   }
+  const std::span<const double> exact = held_bf16 ? std::span<const double>(exact_bf16) : std::span<const double>(exact_fp32);
   ctx.check();
 
   // References: the exact sum rounded once to dtype, and quantised once then

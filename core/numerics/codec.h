@@ -58,6 +58,9 @@ void dequantise_add_blocks(const std::uint8_t* codes, std::size_t n, const float
 void force_portable_kernels(bool on);
 /// Whether those kernels run their AVX2 build now.
 bool kernels_use_avx2();
+/// Whether quantise_blocks runs INT8/INT4 blocks of a multiple of 16 values
+/// in AVX-512 now (the CPU has it and the AVX2 build is on; the same bits).
+bool int_blocks_use_avx512();
 
 /// Quantise-then-dequantise `n` values block by block (blocks start at x[0]);
 /// the result is what a receiver of the quantised payload would hold.

@@ -37,6 +37,11 @@ std::vector<std::vector<float>> generate_inputs(const InputSpec& spec, int ranks
 bool generate_bf16_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
                           std::vector<BigVector<std::uint16_t>>& bits, std::vector<double>& exact,
                           const RunContext* ctx = nullptr);
+/// The same with the exact sum in big_alloc storage, not zero-filled before it
+/// is written (every element is).
+bool generate_bf16_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
+                          std::vector<BigVector<std::uint16_t>>& bits, BigVector<double>& exact,
+                          const RunContext* ctx = nullptr);
 
 /// Tests: the instruction set generate_inputs uses for its batches, 0 portable,
 /// 1 AVX2, 2 AVX-512 (each only where the CPU has it; -1: the CPU's best, the

@@ -8,9 +8,12 @@
 #include <cstring>
 #include <list>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "base/big_alloc.h"
+#include "base/error.h"
+#include <fmt/format.h>
 #include "numerics/metrics.h"
 #include "schedule/schedule.h"
 
@@ -24,31 +27,82 @@ namespace scin {
 // every value is exact in it (half the pages; compared bit for bit all the same).
 class MeasureCache {
  public:
-  MeasureCache(const std::vector<double>& exact, Format f) : exact_(exact), format_(f) {}
+  MeasureCache(std::span<const double> exact, Format f) : exact_(exact), format_(f) {}
   // Remembers an array of `size` values and its metrics: their BF16 patterns
   // (`half`, the values' high halves; every value exact in BF16) or, when
   // `half` is empty, the floats `vals`.
   void hold(BigVector<std::uint16_t> half, BigVector<float> vals, std::size_t size, const ErrorMetrics& m) {
-    KeptArray k;
-    k.half = std::move(half);
-    k.vals = std::move(vals);
-    k.size = size;
-    k.m = m;
-    held_.push_back(std::move(k));
+    held_.push_back(array(std::move(half), std::move(vals), size));
+    metrics_[held_.back().id] = m;
+  }
+  // The same, its metrics measured with the next arrays measured (flush):
+  // returns the key of held_metrics.
+  std::size_t hold(BigVector<std::uint16_t> half, BigVector<float> vals, std::size_t size) {
+    held_.push_back(array(std::move(half), std::move(vals), size));
+    pending_.push_back(&held_.back());
+    return held_.back().id;
+  }
+  const ErrorMetrics& held_metrics(std::size_t key) {
+    flush();
+    return metrics_[key];
   }
   ErrorMetrics measure_one(std::span<const float> out) {
-    for (const KeptArray& k : held_)
-      if (same(k, out)) return k.m;
-    for (const KeptArray& k : kept_)
-      if (same(k, out)) return k.m;
-    const ErrorMetrics m = scin::measure_one(out, exact_);
-    ++measured_;
-    if (kept_.size() < kKept) keep(out, m);
-    return m;
+    const std::size_t id = find_or_keep(out);
+    flush();
+    return metrics_[id];
   }
   // measure(outputs, exact) (metrics.cc) with measure_one looked up first.
-  ErrorMetrics measure(const std::vector<std::span<const float>>& outputs) {
-    return measure_ranks(outputs, [this](std::span<const float> out) { return measure_one(out); });
+  ErrorMetrics measure(const std::vector<std::span<const float>>& outputs) { return result(defer(outputs)); }
+  // measure(outputs), its arrays measured later, up to eight in one pass
+  // (measure_lanes): returns the key of result(). Outputs not found among the
+  // arrays held, kept or pending are copied (kept) until measured.
+  std::size_t defer(const std::vector<std::span<const float>>& outputs) {
+    if (outputs.empty()) throw Error("metrics: no outputs");
+    const std::size_t first = ranks_.size();
+    for (std::size_t r = 0; r < outputs.size(); ++r) {
+      // A rank whose output equals rank 0's bit for bit has rank 0's metrics (measure_ranks).
+      const bool same = r > 0 && outputs[r].size() == outputs[0].size() &&
+                        (outputs[r].data() == outputs[0].data() ||
+                         std::memcmp(outputs[r].data(), outputs[0].data(), outputs[0].size() * sizeof(float)) == 0);
+      ranks_.push_back({same ? ranks_[first].id : find_or_keep(outputs[r]), same});
+    }
+    rows_.push_back({first, outputs.size()});
+    return rows_.size() - 1;
+  }
+  // The figures of defer(outputs)'s key: measure(outputs)'s, bit for bit.
+  ErrorMetrics result(std::size_t key) {
+    flush();
+    const auto [first, count] = rows_[key];
+    std::vector<ErrorMetrics> per_rank(count);
+    std::vector<char> same(count);
+    for (std::size_t r = 0; r < count; ++r) {
+      per_rank[r] = metrics_[ranks_[first + r].id];
+      same[r] = ranks_[first + r].same;
+    }
+    return combine_ranks(per_rank, same);
+  }
+  // Room for `rows` rows of `ranks` ranks and their arrays' keys, made before
+  // the study's big arrays (small allocations among them can keep the heap's
+  // freed huge pages from being reused whole by the next study).
+  void reserve(std::size_t rows, std::size_t ranks) {
+    rows_.reserve(rows);
+    ranks_.reserve(rows * ranks);
+    metrics_.reserve(rows * ranks + 2);
+    pending_.reserve(kPending + 2);
+  }
+  // Measures every pending array (up to eight per pass).
+  void flush() {
+    if (pending_.empty()) return;
+    std::vector<LaneSource> src(pending_.size());
+    for (std::size_t k = 0; k < pending_.size(); ++k) {
+      src[k].half = pending_[k]->half.empty() ? nullptr : pending_[k]->half.data();
+      src[k].vals = pending_[k]->half.empty() ? pending_[k]->vals.data() : nullptr;
+    }
+    std::vector<ErrorMetrics> m(pending_.size());
+    measure_lanes(src.data(), src.size(), exact_.size(), exact_.data(), m.data());
+    for (std::size_t k = 0; k < pending_.size(); ++k) metrics_[pending_[k]->id] = m[k];
+    pending_.clear();
+    while (kept_.size() > kKept) kept_.pop_back();   // only the first kKept measured stay for look-ups
   }
   // Arrays measured (not found) so far, and kept ones held as BF16 patterns (tests).
   std::size_t measured() const { return measured_; }
@@ -59,17 +113,45 @@ class MeasureCache {
   }
 
  private:
-  static constexpr std::size_t kKept = 3;   // copies of measured outputs kept (the study's few distinct results)
+  static constexpr std::size_t kKept = 3;      // copies of measured outputs kept (the study's few distinct results)
+  static constexpr std::size_t kPending = 8;   // arrays measured in one pass
   struct KeptArray {
     BigVector<float> vals;              // when not every value is exact in BF16
     BigVector<std::uint16_t> half;      // else the values' BF16 patterns (the high halves)
     std::size_t size = 0;
-    ErrorMetrics m;
+    std::size_t id = 0;                 // its metrics: metrics_[id]
   };
-  void keep(std::span<const float> out, const ErrorMetrics& m) {
+  struct Rank {
+    std::size_t id;                     // its array's metrics: metrics_[id]
+    bool same;                          // equals rank 0's output bit for bit
+  };
+  KeptArray array(BigVector<std::uint16_t> half, BigVector<float> vals, std::size_t size) {
     KeptArray k;
-    k.size = out.size();
-    k.m = m;
+    k.half = std::move(half);
+    k.vals = std::move(vals);
+    k.size = size;
+    k.id = metrics_.size();
+    metrics_.emplace_back();
+    return k;
+  }
+  // The key of out's metrics: an equal array's held, kept or pending, else a
+  // copy of out kept and measured at the next flush.
+  std::size_t find_or_keep(std::span<const float> out) {
+    if (out.size() != exact_.size())   // measure_one's error
+      throw Error(fmt::format("metrics: output has {} elements, reference {}", out.size(), exact_.size()));
+    for (const KeptArray& k : held_)
+      if (same(k, out)) return k.id;
+    for (const KeptArray& k : kept_)
+      if (same(k, out)) return k.id;
+    ++measured_;
+    keep(out);
+    pending_.push_back(&kept_.back());
+    const std::size_t id = kept_.back().id;
+    if (pending_.size() >= kPending) flush();
+    return id;
+  }
+  void keep(std::span<const float> out) {
+    KeptArray k = array({}, {}, out.size());
     std::uint32_t low = 0;   // the low halves or-ed: 0 when every value is exact in BF16
     if (format_ == Format::Bf16) {
       k.half.resize(out.size());
@@ -97,10 +179,14 @@ class MeasureCache {
     }
     return true;
   }
-  const std::vector<double>& exact_;
+  const std::span<const double> exact_;
   const Format format_;
   std::list<KeptArray> held_;   // the study's references
   std::list<KeptArray> kept_;
+  std::vector<KeptArray*> pending_;   // held or kept arrays not measured yet
+  std::vector<ErrorMetrics> metrics_;
+  std::vector<std::pair<std::size_t, std::size_t>> rows_;   // each row's first rank in ranks_, and count
+  std::vector<Rank> ranks_;
   std::size_t measured_ = 0;
 };
 

@@ -1,6 +1,8 @@
 #include "numerics/metrics.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -9,6 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "numerics/codec.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 namespace scin {
 
@@ -49,6 +56,105 @@ std::pair<ErrorMetrics, ErrorMetrics> measure_two(std::span<const float> a, std:
   return {sa.metrics(), sb.metrics()};
 }
 
+namespace {
+
+// The value of element i of an array of measure_lanes.
+inline float lane_value(const LaneSource& a, std::size_t i) {
+  return a.half ? std::bit_cast<float>(static_cast<std::uint32_t>(a.half[i]) << 16) : a.vals[i];
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SCIN_METRICS_AVX2 1
+// ErrorSums::add of up to eight arrays (count 1 to 8) at once: two groups of
+// four 64-bit lanes, one array per lane (lanes beyond `count` repeat array 0
+// and are dropped). Per lane the operations are add's, in element order: the
+// difference, the four products and sums (AVX2 without FMA: nothing is fused),
+// and max_abs kept where |d| <= max_abs (ordered: NaN replaces it), else |d|.
+__attribute__((target("avx2"))) void sums_lanes_avx2(const LaneSource* arrays, std::size_t count, std::size_t n,
+                                                     const double* exact, ErrorSums* sums) {
+  constexpr std::size_t kRun = 256;
+  alignas(32) float t[8][kRun];   // a run of each lane's values as floats
+  const std::size_t groups = count > 4 ? 2 : 1;
+  __m256d err[2], ref[2], out[2], dot[2], top[2];
+  for (std::size_t g = 0; g < 2; ++g) err[g] = ref[g] = out[g] = dot[g] = top[g] = _mm256_setzero_pd();
+  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+#define SCIN_LANES_ADD(g, o_, ev)                                               \
+  do {                                                                           \
+    const __m256d o = (o_), e = _mm256_set1_pd(ev);                              \
+    const __m256d d = _mm256_sub_pd(o, e);                                       \
+    err[g] = _mm256_add_pd(err[g], _mm256_mul_pd(d, d));                         \
+    ref[g] = _mm256_add_pd(ref[g], _mm256_mul_pd(e, e));                         \
+    out[g] = _mm256_add_pd(out[g], _mm256_mul_pd(o, o));                         \
+    dot[g] = _mm256_add_pd(dot[g], _mm256_mul_pd(o, e));                         \
+    const __m256d a = _mm256_and_pd(d, abs_mask);                                \
+    top[g] = _mm256_blendv_pd(a, top[g], _mm256_cmp_pd(a, top[g], _CMP_LE_OQ)); \
+  } while (0)
+  for (std::size_t lo = 0; lo < n; lo += kRun) {
+    const std::size_t len = std::min(kRun, n - lo);
+    for (std::size_t l = 0; l < 4 * groups; ++l) {
+      const LaneSource& a = arrays[l < count ? l : 0];
+      if (a.half)
+        for (std::size_t i = 0; i < len; ++i) t[l][i] = std::bit_cast<float>(static_cast<std::uint32_t>(a.half[lo + i]) << 16);
+      else
+        std::memcpy(t[l], a.vals + lo, len * sizeof(float));
+    }
+    const double* ex = exact + lo;
+    std::size_t i = 0;
+    for (; i + 4 <= len; i += 4)
+      for (std::size_t g = 0; g < groups; ++g) {
+        // Four elements of four lanes, transposed: r[k] = element i + k of lanes 4g .. 4g + 3.
+        __m128 r0 = _mm_load_ps(t[4 * g] + i), r1 = _mm_load_ps(t[4 * g + 1] + i), r2 = _mm_load_ps(t[4 * g + 2] + i),
+               r3 = _mm_load_ps(t[4 * g + 3] + i);
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        SCIN_LANES_ADD(g, _mm256_cvtps_pd(r0), ex[i]);
+        SCIN_LANES_ADD(g, _mm256_cvtps_pd(r1), ex[i + 1]);
+        SCIN_LANES_ADD(g, _mm256_cvtps_pd(r2), ex[i + 2]);
+        SCIN_LANES_ADD(g, _mm256_cvtps_pd(r3), ex[i + 3]);
+      }
+    for (; i < len; ++i)
+      for (std::size_t g = 0; g < groups; ++g)
+        SCIN_LANES_ADD(g, _mm256_cvtps_pd(_mm_setr_ps(t[4 * g][i], t[4 * g + 1][i], t[4 * g + 2][i], t[4 * g + 3][i])), ex[i]);
+  }
+#undef SCIN_LANES_ADD
+  alignas(32) double v[5][4];
+  for (std::size_t g = 0; g < groups; ++g) {
+    _mm256_store_pd(v[0], err[g]);
+    _mm256_store_pd(v[1], ref[g]);
+    _mm256_store_pd(v[2], out[g]);
+    _mm256_store_pd(v[3], dot[g]);
+    _mm256_store_pd(v[4], top[g]);
+    for (std::size_t k = 0; k < 4 && 4 * g + k < count; ++k) {
+      ErrorSums& s = sums[4 * g + k];
+      s.err2 = v[0][k];
+      s.ref2 = v[1][k];
+      s.out2 = v[2][k];
+      s.dot = v[3][k];
+      s.max_abs = v[4][k];
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+void measure_lanes(const LaneSource* arrays, std::size_t count, std::size_t n, const double* exact, ErrorMetrics* out) {
+  for (std::size_t lo = 0; lo < count; lo += 8) {
+    const std::size_t m = std::min<std::size_t>(8, count - lo);
+    ErrorSums sums[8];
+#ifdef SCIN_METRICS_AVX2
+    if (num::kernels_use_avx2()) {
+      sums_lanes_avx2(arrays + lo, m, n, exact, sums);
+      for (std::size_t k = 0; k < m; ++k) out[lo + k] = sums[k].metrics();
+      continue;
+    }
+#endif
+    for (std::size_t k = 0; k < m; ++k) {
+      for (std::size_t i = 0; i < n; ++i) sums[k].add(lane_value(arrays[lo + k], i), exact[i]);
+      out[lo + k] = sums[k].metrics();
+    }
+  }
+}
+
 ErrorMetrics measure(const std::vector<std::span<const float>>& outputs, const std::vector<double>& exact) {
   return measure_ranks(outputs, [&exact](std::span<const float> out) { return measure_one(out, exact); });
 }
@@ -56,19 +162,28 @@ ErrorMetrics measure(const std::vector<std::span<const float>>& outputs, const s
 ErrorMetrics measure_ranks(const std::vector<std::span<const float>>& outputs,
                            const std::function<ErrorMetrics(std::span<const float>)>& one) {
   if (outputs.empty()) throw Error("metrics: no outputs");
+  std::vector<ErrorMetrics> per_rank(outputs.size());
+  std::vector<char> same(outputs.size(), 0);
+  for (std::size_t r = 0; r < outputs.size(); ++r) {
+    // A rank whose output equals rank 0's bit for bit has rank 0's metrics (the
+    // usual case: an All-Reduce leaves every rank the same sum); measure the others.
+    same[r] = r > 0 && outputs[r].size() == outputs[0].size() &&
+              (outputs[r].data() == outputs[0].data() ||
+               std::memcmp(outputs[r].data(), outputs[0].data(), outputs[0].size() * sizeof(float)) == 0);
+    per_rank[r] = same[r] ? per_rank[0] : one(outputs[r]);
+  }
+  return combine_ranks(per_rank, same);
+}
+
+ErrorMetrics combine_ranks(const std::vector<ErrorMetrics>& per_rank, const std::vector<char>& same_as_first) {
+  if (per_rank.empty()) throw Error("metrics: no outputs");
   ErrorMetrics worst;
   double worst_rel = -1;
   double max_abs = 0;
   bool identical = true;
-  ErrorMetrics first;
-  for (std::size_t r = 0; r < outputs.size(); ++r) {
-    // A rank whose output equals rank 0's bit for bit has rank 0's metrics (the
-    // usual case: an All-Reduce leaves every rank the same sum); measure the others.
-    const bool same = r > 0 && outputs[r].size() == outputs[0].size() &&
-                      (outputs[r].data() == outputs[0].data() ||
-                       std::memcmp(outputs[r].data(), outputs[0].data(), outputs[0].size() * sizeof(float)) == 0);
-    ErrorMetrics m = same ? first : one(outputs[r]);
-    if (r == 0) first = m;
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    const bool same = r > 0 && same_as_first[r];
+    const ErrorMetrics& m = same ? per_rank[0] : per_rank[r];
     if (!same && r > 0) identical = false;
     if (!(m.max_abs <= max_abs)) max_abs = m.max_abs;
     const double rel = std::isnan(m.rel_l2) ? std::numeric_limits<double>::infinity() : m.rel_l2;

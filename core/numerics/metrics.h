@@ -48,6 +48,22 @@ inline ErrorMetrics measure_one(const std::vector<float>& out, const std::vector
 std::pair<ErrorMetrics, ErrorMetrics> measure_two(std::span<const float> a, std::span<const float> b,
                                                   const std::vector<double>& exact);
 
+/// One array of measure_lanes: its values as floats, or as BF16 patterns (the
+/// floats' high halves) when `half` is set.
+struct LaneSource {
+  const float* vals = nullptr;
+  const std::uint16_t* half = nullptr;
+};
+
+/// measure_one of `count` arrays of `n` values against exact[0, n), in one
+/// pass: up to eight at a time, each array's sums in its own vector lane, added
+/// in element order as measure_one adds them (the same figures, bit for bit).
+void measure_lanes(const LaneSource* arrays, std::size_t count, std::size_t n, const double* exact, ErrorMetrics* out);
+
+/// measure_ranks' figures from each rank's own (`per_rank`), where same[r]
+/// says rank r's output equals rank 0's bit for bit (same[0] is ignored).
+ErrorMetrics combine_ranks(const std::vector<ErrorMetrics>& per_rank, const std::vector<char>& same);
+
 /// Metrics over all ranks: the figures of the worst rank (largest squared
 /// error), max_abs over all ranks, and whether all ranks are bit-identical.
 ErrorMetrics measure(const std::vector<std::vector<float>>& outputs, const std::vector<double>& exact);

@@ -113,9 +113,10 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   // and sums. A value that is not finite or overflows BF16 takes the path below,
   // which reports it.
   std::vector<BigVector<std::uint16_t>> patterns;
-  std::vector<double> exact;
+  std::vector<double> exact_fp32;   // the FP32 path's exact sum
+  BigVector<double> exact_bf16;      // the one-pass generator's (not zero-filled first)
   const bool held_bf16 = req.npy_files.empty() && req.dtype == DType::Bf16 &&
-                         generate_bf16_inputs(req.input, gpus, elems, patterns, exact, &ctx);
+                         generate_bf16_inputs(req.input, gpus, elems, patterns, exact_bf16, &ctx);
   if (!held_bf16) {
     patterns = {};
     if (req.npy_files.empty()) inputs = generate_inputs(req.input, gpus, elems, &ctx);
@@ -125,15 +126,22 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   ctx.check();
   if (!held_bf16) {
     round_inputs(inputs, req.dtype, req.npy_files.empty() ? "input" : "--npy");
-    exact = exact_sum(inputs);
+    exact_bf16 = {};
+    exact_fp32 = exact_sum(inputs);
   }
+  const std::span<const double> exact = held_bf16 ? std::span<const double>(exact_bf16) : std::span<const double>(exact_fp32);
   ctx.check();
 
   // References: the exact sum rounded once to dtype, and quantised once then
-  // rounded; built and measured part by part (parts of whole codec blocks, so
-  // the blocks are those of the whole array; each array's sums added in element
-  // order, as measure_two adds them), and held as BF16 patterns in a BF16 study.
+  // rounded; built part by part (parts of whole codec blocks, so the blocks
+  // are those of the whole array), held as BF16 patterns in a BF16 study, and
+  // measured with the algorithms' outputs (MeasureCache::flush, up to eight
+  // arrays in one pass, each array's sums added in element order).
   MeasureCache metrics(exact, dfmt);
+  metrics.reserve(algos.size(), static_cast<std::size_t>(gpus));
+  std::vector<std::size_t> measured;   // each row's key in `metrics`
+  measured.reserve(algos.size());
+  std::size_t ref_once = 0, ref_q = 0;
   {
     const num::CodecSpec spec{num::codec_format(cfg.quant.codec), cfg.quant.block_elems, cfg.quant.scale_format};
     const auto g = static_cast<std::uint64_t>(std::max(1, spec.block_elems));
@@ -141,7 +149,6 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
     const bool bf16 = dfmt == Format::Bf16;
     BigVector<float> once(bf16 ? std::min(part, elems) : elems), q(once.size());
     BigVector<std::uint16_t> once_half(bf16 ? elems : 0), q_half(once_half.size());
-    ErrorSums so, sq;
     for (std::uint64_t lo = 0; lo < elems; lo += part) {
       const std::uint64_t len = std::min(part, elems - lo);
       float* a = once.data() + (bf16 ? 0 : lo);
@@ -151,24 +158,18 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
       num::fake_quantise(a, len, spec, b);
       round_values(a, len, dfmt);
       round_values(b, len, dfmt);
-      for (std::uint64_t i = 0; i < len; ++i) {
-        so.add(a[i], e[i]);
-        sq.add(b[i], e[i]);
-      }
       if (bf16)
         for (std::uint64_t i = 0; i < len; ++i) {
           once_half[lo + i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(a[i]) >> 16);
           q_half[lo + i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(b[i]) >> 16);
         }
     }
-    st.dtype_round = so.metrics();
-    st.single_quant = sq.metrics();
     if (bf16) {
       once = {};
       q = {};
     }
-    metrics.hold(std::move(once_half), std::move(once), elems, st.dtype_round);
-    metrics.hold(std::move(q_half), std::move(q), elems, st.single_quant);
+    ref_once = metrics.hold(std::move(once_half), std::move(once), elems);
+    ref_q = metrics.hold(std::move(q_half), std::move(q), elems);
   }
 
   const Collective coll{elems * static_cast<std::uint64_t>(dtype_bytes(req.dtype)), req.dtype};
@@ -202,7 +203,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
     row.algorithm = a;
     row.variant = s.variant;
     row.quantised = find_algorithm(a)->quantised;
-    row.metrics = metrics.measure(res.outputs);
+    measured.push_back(metrics.defer(res.outputs));   // measured below
     const LinkBytes lb = link_bytes(s);
     row.max_link_bytes = lb.max_link_bytes();
     double wire = 0;
@@ -214,10 +215,16 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
       if (is_codec(b.format)) b.format = dfmt;
     const double plain_total = total_link_bytes(link_bytes(plain));
     row.payload_ratio = plain_total > 0 ? total_link_bytes(lb) / plain_total : 1.0;
-    const double ref = st.single_quant.rel_l2 * st.single_quant.rel_l2;
-    row.error_variance_ratio = ref > 0 ? row.metrics.rel_l2 * row.metrics.rel_l2 / ref : 0.0;
     st.rows.push_back(std::move(row));
     ctx.report(static_cast<double>(st.rows.size()) / static_cast<double>(algos.size()));
+  }
+  st.dtype_round = metrics.held_metrics(ref_once);
+  st.single_quant = metrics.held_metrics(ref_q);
+  const double ref = st.single_quant.rel_l2 * st.single_quant.rel_l2;
+  for (std::size_t k = 0; k < st.rows.size(); ++k) {
+    QuantRow& row = st.rows[k];
+    row.metrics = metrics.result(measured[k]);
+    row.error_variance_ratio = ref > 0 ? row.metrics.rel_l2 * row.metrics.rel_l2 / ref : 0.0;
   }
   return st;
 }

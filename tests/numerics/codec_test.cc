@@ -276,3 +276,51 @@ TEST(Codec, BlockRunsGiveTheBlockByBlockBits) {
   }
   EXPECT_EQ(compared, 300 * 24);
 }
+
+TEST(Codec, Avx512IntBlocksGiveThePortableBlocksBits) {
+  // quantise_blocks' AVX-512 INT8/INT4 kernel (G a multiple of 16) against the
+  // portable one-block kernel block by block: runs of whole blocks and with the
+  // last block cut, G = 16 to 4096, every scale format, values of all scales
+  // with zeros of both signs, subnormals, infinities and NaN (a NaN quotient
+  // gives code 0, as the scalar conversion does), and all-zero blocks.
+  if (!int_blocks_use_avx512()) GTEST_SKIP() << "this CPU has no AVX-512: quantise_blocks takes the AVX2 kernel";
+  const float specials[] = {0.0f, -0.0f, 1e-40f, -3e-39f, INFINITY, -INFINITY, NAN, 7.5f, -7.5f, 65504.0f, 1e30f, 0.5f};
+  std::uint64_t h = 9191;
+  auto next = [&] {
+    h = h * 6364136223846793005ull + 1442695040888963407ull;
+    return h >> 33;
+  };
+  const int gs[] = {16, 32, 48, 64, 96, 128, 4096};
+  std::size_t compared = 0, zero_blocks = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int g = gs[next() % std::size(gs)];
+    const std::size_t n = 1 + next() % (static_cast<std::size_t>(g) * 9);
+    const std::size_t blocks = (n + static_cast<std::size_t>(g) - 1) / static_cast<std::size_t>(g);
+    std::vector<float> x(n);
+    const int mode = static_cast<int>(next() % 4);   // 0: specials, 1: a zero block, 2-3: plain
+    for (std::size_t i = 0; i < n; ++i)
+      x[i] = mode == 0 && next() % 7 == 0 ? specials[next() % std::size(specials)]
+             : mode == 1 && i / static_cast<std::size_t>(g) == 0 ? (next() % 2 ? 0.0f : -0.0f)
+                         : std::ldexp(static_cast<float>(static_cast<int>(next() % 200001) - 100000),
+                                      static_cast<int>(next() % 30) - 30);
+    zero_blocks += mode == 1;
+    for (const Format f : {Format::Int8Block, Format::Int4Block})
+      for (const ScaleFormat sf : {ScaleFormat::Fp16, ScaleFormat::Bf16, ScaleFormat::Fp32}) {
+        const CodecSpec c{f, g, sf};
+        std::vector<std::uint8_t> codes_run(n, 0xAA), codes_one(n, 0x55);
+        std::vector<float> scales_run(blocks, -1.0f), scales_one(blocks, -2.0f);
+        quantise_blocks(x.data(), n, c, codes_run.data(), scales_run.data());
+        force_portable_kernels(true);
+        for (std::size_t k = 0, b = 0; k < n; k += static_cast<std::size_t>(g), ++b)
+          scales_one[b] = quantise_block(x.data() + k, std::min<std::size_t>(static_cast<std::size_t>(g), n - k), c,
+                                         codes_one.data() + k);
+        force_portable_kernels(false);
+        ASSERT_EQ(codes_run, codes_one) << trial << " G=" << g << " n=" << n;
+        for (std::size_t b = 0; b < blocks; ++b)
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(scales_run[b]), std::bit_cast<std::uint32_t>(scales_one[b])) << trial;
+        ++compared;
+      }
+  }
+  EXPECT_EQ(compared, 400u * 6);
+  EXPECT_GT(zero_blocks, 50u);
+}

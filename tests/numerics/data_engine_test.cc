@@ -1,5 +1,6 @@
 // The data engine: hand-built schedules pin the step semantics; every
 // algorithm on every preset must deliver the sum to every rank.
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -108,6 +109,46 @@ TEST(DataEngine, ReduceRoundsEveryAdditionInAccumFormat) {
   EXPECT_EQ(r.outputs[0][0], 1.0f);
   EXPECT_EQ(r.outputs[1][0], 1.0f + 0x1p-7f);
   EXPECT_EQ(r.outputs[1][1], 1.0f + 0x1p-6f);
+}
+
+TEST(DataEngine, SumsFromZeroStartAtPositiveZero) {
+  // A running sum with no destination value starts at +0 and adds its first
+  // source to it: negative zeros sum to +0 (BF16 running sums, and an FP32 one
+  // whose first source is an FP8 codec, where a -0 input decodes to -0); an
+  // accumulating sum starts at its destination's value, so -0 + -0 stays -0.
+  // Shared work and steps as listed alike.
+  for (const bool share : {true, false}) {
+    Schedule s = two_ranks(4, Format::Bf16);
+    const BufferId q = s.add_buffer({"q", 0, 4, Format::Fp8E4M3Block, 4});
+    const BufferId f32 = s.add_buffer({"f32", 0, 4, Format::Fp32});
+    const BufferId in0 = s.input[0], in1 = s.input[1];
+    Step bf = data_step(StepKind::Compute, 0, DataOp::Reduce, {{in0, 0, 1}, {in0, 1, 1}}, {{s.output[0], 0, 1}});
+    bf.accum = Format::Bf16;
+    s.add(bf);
+    s.add(data_step(StepKind::Write, 0, DataOp::Copy, {{in0, 0, 4}}, {{q, 0, 4}}));
+    Step fp = data_step(StepKind::Compute, 0, DataOp::Reduce, {{q, 0, 4}}, {{f32, 0, 4}});
+    fp.accum = Format::Fp32;
+    s.add(fp);
+    s.add(data_step(StepKind::Write, 0, DataOp::Copy, {{f32, 1, 2}}, {{s.output[0], 1, 2}}));
+    s.add(data_step(StepKind::Compute, 0, DataOp::Copy, {{in0, 3, 1}}, {{s.output[0], 3, 1}}));
+    s.add(data_step(StepKind::Compute, 1, DataOp::Copy, {{in1, 0, 4}}, {{s.output[1], 0, 4}}));
+    Step acc = data_step(StepKind::Compute, 1, DataOp::Reduce, {{in1, 0, 2}}, {{s.output[1], 0, 2}});
+    acc.accum = Format::Bf16;
+    acc.accumulate = true;
+    s.add(acc);
+    DataOptions opt;
+    opt.poison_unwritten = true;
+    opt.share_work = share;
+    const DataResult r = run_data(s, {{-0.0f, -0.0f, 2.0f, -1.0f}, {-0.0f, -0.0f, 1.0f, 3.0f}}, opt);
+    auto bits = [](float v) { return std::bit_cast<std::uint32_t>(v); };
+    EXPECT_EQ(bits(r.outputs[0][0]), 0u) << share;   // +0 + -0 + -0 (BF16)
+    EXPECT_EQ(bits(r.outputs[0][1]), 0u) << share;   // +0 + FP8 -0 (FP32)
+    EXPECT_EQ(r.outputs[0][2], 2.0f) << share;
+    EXPECT_EQ(r.outputs[0][3], -1.0f) << share;
+    EXPECT_EQ(bits(r.outputs[1][0]), 0x80000000u) << share;   // -0 + -0 (BF16, accumulating)
+    EXPECT_EQ(bits(r.outputs[1][1]), 0x80000000u) << share;
+    EXPECT_EQ(r.outputs[1][3], 3.0f) << share;
+  }
 }
 
 TEST(DataEngine, Bf16AccumulationMatchesCorrectlyRoundedSteps) {

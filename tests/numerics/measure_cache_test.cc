@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "numerics/codec.h"
 #include "numerics/formats.h"
 #include "numerics/measure_cache.h"
 #include "base/error.h"
@@ -135,4 +136,88 @@ TEST(MeasureCache, BigVectorsAreOnWholeHugePagesFromTwoMiB) {
   BigVector<std::uint8_t> copy(big.size(), 7);   // a value given: every element has it
   EXPECT_EQ(copy.front(), 7);
   EXPECT_EQ(copy.back(), 7);
+}
+
+TEST(Metrics, MeasureLanesGiveMeasureOnesBits) {
+  // Up to eight arrays measured in one pass, each in its own lane: every
+  // array's figures equal measure_one's bit for bit, for 1 to 11 arrays (more
+  // than one pass of eight), floats and BF16 patterns mixed, a NaN and an
+  // infinity in some, lengths not a multiple of 4 or of the runs of 256, and
+  // both kernel builds.
+  const std::vector<double> e0 = reference();
+  std::size_t compared = 0;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{4}, std::size_t{257}, kElems}) {
+    const std::vector<double> e(e0.begin(), e0.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<std::vector<float>> arrays;
+    for (int k = 0; k < 11; ++k) {
+      std::vector<float> a(n);
+      for (std::size_t i = 0; i < n; ++i)
+        a[i] = num::round_bf16(static_cast<float>(e[i] * (1.0 + 0.01 * k) + 1e-3 * static_cast<double>((i * (k + 3)) % 11)));
+      if (k % 2 == 1)
+        for (std::size_t i = 0; i < n; i += 3) a[i] = static_cast<float>(e[i]) * 1.0001f;   // not exact in BF16
+      if (k == 5) a[n / 2] = NAN;
+      if (k == 9) a[n - 1] = INFINITY;
+      arrays.push_back(std::move(a));
+    }
+    std::vector<std::vector<std::uint16_t>> halves(arrays.size());
+    std::vector<LaneSource> src(arrays.size());
+    for (std::size_t k = 0; k < arrays.size(); ++k) {
+      if (k % 2 == 0) {   // held as BF16 patterns
+        for (float v : arrays[k]) halves[k].push_back(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16));
+        src[k].half = halves[k].data();
+      } else {
+        src[k].vals = arrays[k].data();
+      }
+    }
+    for (const std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{4}, std::size_t{5}, std::size_t{8}, std::size_t{11}})
+      for (int portable = 0; portable < 2; ++portable) {
+        num::force_portable_kernels(portable == 1);
+        std::vector<ErrorMetrics> got(count);
+        measure_lanes(src.data(), count, n, e.data(), got.data());
+        num::force_portable_kernels(false);
+        for (std::size_t k = 0; k < count; ++k) {
+          const ErrorMetrics want = measure_one(arrays[k], e);
+          SCOPED_TRACE(testing::Message() << "n " << n << " count " << count << " array " << k << " portable " << portable);
+          expect_same(got[k], want);
+          EXPECT_EQ(std::bit_cast<std::uint64_t>(got[k].sqnr_dB), std::bit_cast<std::uint64_t>(want.sqnr_dB));
+          ++compared;
+        }
+      }
+  }
+  EXPECT_EQ(compared, 5u * 2 * (1 + 3 + 4 + 5 + 8 + 11));
+}
+
+TEST(MeasureCache, DeferredRowsGiveMeasuresFigures) {
+  // Rows deferred and measured later, up to eight arrays per pass: each row's
+  // figures equal measure(outputs, exact)'s bit for bit, with ranks that
+  // differ (worst rank, max_abs over ranks), rows equal to a held reference
+  // (measured with them) or to an earlier row, and more than eight distinct
+  // arrays (a pass in the middle).
+  const std::vector<double> e = reference();
+  MeasureCache cache(e, Format::Bf16);
+  const std::vector<float> ref = bf16_near(e, 0, 0);
+  BigVector<std::uint16_t> half(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) half[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(ref[i]) >> 16);
+  const std::size_t held = cache.hold(std::move(half), {}, ref.size());
+  std::vector<std::vector<std::vector<float>>> rows;
+  for (int k = 0; k < 6; ++k) {
+    std::vector<std::vector<float>> ranks;
+    for (int r = 0; r < 3; ++r) ranks.push_back(k % 3 == 0 && r > 0 ? ranks[0] : bf16_near(e, static_cast<std::size_t>(k * 300 + r * 7), k + 2 * r + 1));
+    rows.push_back(ranks);
+  }
+  rows.push_back({ref, ref});    // the held reference
+  rows.push_back(rows[1]);       // an earlier row
+  std::vector<std::size_t> keys;
+  for (const auto& ranks : rows) keys.push_back(cache.defer(std::vector<std::span<const float>>(ranks.begin(), ranks.end())));
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const ErrorMetrics got = cache.result(keys[k]), want = measure(rows[k], e);
+    SCOPED_TRACE(testing::Message() << "row " << k);
+    expect_same(got, want);
+    EXPECT_EQ(got.worst_rank, want.worst_rank);
+    EXPECT_EQ(got.ranks_identical, want.ranks_identical);
+  }
+  expect_same(cache.held_metrics(held), measure_one(ref, e));
+  // Rows 0 and 3: one array each, the other four rows three: 14; the last row
+  // repeats row 1, whose third array was past the three kept: measured again.
+  EXPECT_EQ(cache.measured(), 15u);
 }

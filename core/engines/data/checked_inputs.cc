@@ -119,8 +119,8 @@ bool CheckedInputs::exact(int rank, Format f) const {
 InputCodes::InputCodes(const CheckedInputs& inputs) : st_(std::make_unique<State>()) {
   const std::size_t n = inputs.ranks();
   st_->inputs = &inputs;
-  st_->codes.resize(n);
-  st_->scales.resize(n);
+  st_->codes.assign(n, nullptr);
+  st_->scales.assign(n, nullptr);
   st_->held.resize(n);
 }
 
@@ -181,10 +181,7 @@ CacheUse cache_use(InputCodes::State& codes, const Step& st, std::uint64_t n, co
   if (!any) return cu;
   const auto r = static_cast<std::size_t>(rank);
   const auto g = static_cast<std::uint64_t>(codes.spec.block_elems);
-  if (codes.codes[r].empty()) {
-    codes.codes[r].resize(elems);
-    codes.scales[r].resize((elems + g - 1) / g);
-  }
+  codes.allocate(r, elems, g);
   cu.rank = rank;
   cu.held = codes.held[r].covers(sr.offset, sr.offset + n);
   return cu;
@@ -252,10 +249,7 @@ std::vector<int> cached_code_buffers(InputCodes::State& codes, const Schedule& s
     ++codes.buffers_in_place;
     const auto r = static_cast<std::size_t>(rank[b]);
     const auto g = static_cast<std::uint64_t>(spec.block_elems);
-    if (codes.codes[r].empty()) {
-      codes.codes[r].resize(s.elems);
-      codes.scales[r].resize((s.elems + g - 1) / g);
-    }
+    codes.allocate(r, s.elems, g);
   }
   return rank;
 }

@@ -84,8 +84,8 @@ class Engine {
         b.codec = CodecSpec{d.format, d.block_elems, d.scale_format};
         b.blocks = codec_blocks(d);
         if (i < cached.size() && cached[i] >= 0) {   // written only by copies the cache takes
-          b.codes = codes->codes[static_cast<std::size_t>(cached[i])].data();
-          b.scales = codes->scales[static_cast<std::size_t>(cached[i])].data();
+          b.codes = codes->codes[static_cast<std::size_t>(cached[i])];
+          b.scales = codes->scales[static_cast<std::size_t>(cached[i])];
           b.in_cache = true;
           continue;
         }
@@ -307,8 +307,8 @@ class Engine {
         const CodecSpec& c = codes_->spec;
         const auto g = static_cast<std::uint64_t>(c.block_elems);
         const auto r = static_cast<std::size_t>(cu.rank);
-        std::uint8_t* cc = codes_->codes[r].data() + sr.offset + lo;
-        float* cs = codes_->scales[r].data() + (sr.offset + lo) / g;
+        std::uint8_t* cc = codes_->codes[r] + sr.offset + lo;
+        float* cs = codes_->scales[r] + (sr.offset + lo) / g;
         if (!cached) {
           // An input read in place: its FP32 values, or its BF16 patterns decoded.
           if (!x) {
@@ -379,8 +379,10 @@ class Engine {
         for (std::uint64_t i = 0; i < len; ++i) tmp[i] = 0.0f + num::fp16_to_float(h[i]);
       return;
     }
-    std::fill(tmp, tmp + len, 0.0f);
-    read_add(b, r, lo, len, tmp);
+    // A codec: its decoded values, then +0 + each (the product rounded first, as
+    // read_add adds it to a +0 fill: the same sums, without the fill).
+    read(b, r, lo, len, tmp);
+    for (std::uint64_t i = 0; i < len; ++i) tmp[i] = 0.0f + tmp[i];
   }
 
   // Reductions run in an AVX2 build where the CPU has it (num::kernels_use_avx2):
@@ -437,9 +439,11 @@ class Engine {
       if (dr) {
         read(bufs_[dr->buffer], *dr, lo, len, tmp);
         for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(tmp[i], f);
-      } else {
+      } else if (st.srcs.empty()) {
         std::fill(tmp, tmp + len, 0.0f);
       }
+      // From +0 (no destination): the first source is added to +0 directly, not to a fill of tmp.
+      bool from_zero = !dr;
       for (const Region& sr : st.srcs) {
         const Buf& b = bufs_[sr.buffer];
         const float* v = src;
@@ -447,7 +451,15 @@ class Engine {
           v = b.vals + sr.offset + lo;   // FP32 held (or an input read in place): no copy
         else
           read(b, sr, lo, len, src);
-        if (f == Format::Bf16)   // the loop for one format (vectorises)
+        if (from_zero) {
+          from_zero = false;
+          if (f == Format::Bf16)   // the loop for one format (vectorises)
+            for (std::uint64_t i = 0; i < len; ++i) tmp[i] = num::round_bf16_fast(0.0f + v[i]);
+          else
+            for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(0.0f + v[i], f);
+          continue;
+        }
+        if (f == Format::Bf16)
           for (std::uint64_t i = 0; i < len; ++i) tmp[i] = num::round_bf16_fast(tmp[i] + v[i]);
         else
           for (std::uint64_t i = 0; i < len; ++i) tmp[i] = round_plain(tmp[i] + v[i], f);

@@ -16,8 +16,25 @@ struct InputCodes::State {
   const CheckedInputs* inputs = nullptr;              // the inputs these codes are of
   bool has_spec = false;
   num::CodecSpec spec;                                // the cache's codec (the first one used)
-  std::vector<BigVector<std::uint8_t>> codes;         // per rank: one code per input element (allocated on first use)
-  std::vector<BigVector<float>> scales;               // per rank: one scale per block of the input's grid
+  std::vector<std::uint8_t*> codes;                  // per rank: one code per input element (null until first use)
+  std::vector<float*> scales;                         // per rank: one scale per block of the input's grid
+  // The storage of every rank's codes and scales, one array each (allocated at
+  // the first use of any rank, touched only where written): from 2 MiB up on
+  // huge pages, where per-rank arrays of one or a few MiB would take 4 KiB pages.
+  BigVector<std::uint8_t> code_store;
+  BigVector<float> scale_store;
+  // Makes rank r's codes and scales point into the storage (`elems` per rank, blocks of g).
+  void allocate(std::size_t r, std::uint64_t elems, std::uint64_t g) {
+    if (codes[r]) return;
+    const std::uint64_t code_stride = (elems + 63) / 64 * 64, blocks = (elems + g - 1) / g;
+    const std::uint64_t scale_stride = (blocks + 15) / 16 * 16;
+    if (code_store.empty()) {
+      code_store.resize(code_stride * codes.size());
+      scale_store.resize(scale_stride * codes.size());
+    }
+    codes[r] = code_store.data() + r * code_stride;
+    scales[r] = scale_store.data() + r * scale_stride;
+  }
   std::vector<Coverage> held;                         // per rank: elements whose codes and block scales are held
   std::uint64_t buffers_in_place = 0;                 // codec buffers that read the codes in place, over runs (tests)
   // FP32 sums of the inputs read in place, added from +0 in the rank order

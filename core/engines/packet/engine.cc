@@ -357,7 +357,7 @@ inline void Engine::add_link_source(int link, const Source& src) {
   const bool response = src.response;
   const std::uint32_t id = add_source_inline(src);
   Sender& tx = links_[static_cast<std::size_t>(link)].tx;
-  (response ? tx.responses : tx.writes).push_back(id);
+  tx.add(id, response);
   wake_link(link, now_);
 }
 

@@ -197,7 +197,7 @@ class Engine {
   std::uint64_t isa_cap_ = 0;     // switch.isa.max_outstanding_bytes
   Ps lsw_ = 0;                    // switch.latency_ns
   bool tiers_ = false;            // a two-tier fabric: every link is a routed hop (tiers.cc)
-  bool logs_on_ = false;          // some plane's group log has had an entry (cursors_; read per packet, so here)
+  bool logs_on_ = false;          // some plane's group log has had an entry (Link::cursor; read per packet, so here)
   bool fast_paths_ = true;        // testing::fast_paths, as the run started (read per packet)
   bool timeline_on_ = false;      // timeline_.on() (read per packet hop, so here)
   Ps now_ = 0;
@@ -315,7 +315,6 @@ class Engine {
   bool group_log_ = true;            // testing::group_log (and packet_entries_), as the run started
   std::uint64_t group_log_entries_ = 0;
   std::vector<GroupLog> logs_;       // star: per plane (LogCursor::log points here; never resized once set)
-  std::vector<LogCursor> cursors_;   // per link, once logs_on_
   // Flows that kept their shape's fields (testing::flow_shapes_kept). Last: the
   // fields above keep their offsets (the event loop's code is unchanged).
   std::uint64_t shapes_kept_ = 0;

@@ -173,7 +173,7 @@ void Engine::issue_requests(int plane, int gpu, Ps now) {
       if (op_pace > 0 && issued) t = std::max(now, last_issue + pace.add(op_pace));
       last_issue = t;
       issued = true;
-      if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
+      if (logs_on_) [[unlikely]] links_[static_cast<std::size_t>(link)].cursor.take(tx);  // (LogCursor)
       if (fast) request_isa(tx, t + lat_mem, src);
       else tx.request(t + lat_mem, src);
       first_ready = std::min(first_ready, t + lat_mem);
@@ -217,7 +217,7 @@ inline void Engine::isa_issue(int plane, int gpu, Ps now) {
     port.issued = true;
     const int link = g_.up(gpu, plane);
     Sender& tx = links_[static_cast<std::size_t>(link)].tx;
-    if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
+    if (logs_on_) [[unlikely]] links_[static_cast<std::size_t>(link)].cursor.take(tx);  // (LogCursor)
     const Ps ready = t + isa_lat_mem_;
     request_isa(tx, ready, op.src_id);
     port.outstanding += b;
@@ -259,10 +259,9 @@ void Engine::log_group(FlowId fi, std::uint32_t grp, int plane, Ps ready) {
   const auto gpus = static_cast<std::uint32_t>(g_.gpus);
   GroupLog& log = logs_[static_cast<std::size_t>(plane)];
   if (log.base == 0 && log.entries.empty()) {  // its first entry: the plane's uplinks follow the log from now
-    if (!logs_on_) cursors_.assign(links_.size(), LogCursor{});
     logs_on_ = true;
     for (int a = 0; a < g_.gpus; ++a) {
-      LogCursor& c = cursors_[static_cast<std::size_t>(g_.up(a, plane))];
+      LogCursor& c = links_[static_cast<std::size_t>(g_.up(a, plane))].cursor;
       c.log = &log;
       c.slot = static_cast<std::uint16_t>(a);
     }
@@ -312,7 +311,7 @@ void Engine::issue_gpu_reads(int gpu) {
       if (grp >= f.src_n[j]) continue;
       const int link = g_.up(f.srcs[j], plane);
       Sender& tx = links_[static_cast<std::size_t>(link)].tx;
-      if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
+      if (logs_on_) [[unlikely]] links_[static_cast<std::size_t>(link)].cursor.take(tx);  // (LogCursor)
       if (f.src_n[j] - static_cast<std::uint32_t>(pi) <= static_cast<std::uint32_t>(np) && packet_entries_) {
         ++packet_entries_made_;
         // Source j's only packet on this plane (packet grp == pi, < 64): the request carries it, no Source.

@@ -294,10 +294,13 @@ class Engine {
     InlineVec<std::uint64_t, StepCosts::kMaxRegions> src_bytes;
     InlineVec<std::uint32_t, StepCosts::kMaxRegions> src_n;
     InlineVec<ResourceUse, 1> uses;
-    void clear() {
+    // All but the lists of destinations and sources: make_flow_shape sizes the
+    // ones of its kind (resize() value-initialises only what it adds to the
+    // last step's, and every entry is then written) and clears the others.
+    void clear_but_lists() {
       kind = FlowKind::GpuWrite, to_switch = false, codec = false, initiator = kNoNode, plane = -1;
       n = 0, n_min = 0, bytes = 0, plain_per_byte = 0, reduce_inv_GBps = 0, fixed_ns = 0, factor = 1;
-      dsts.clear(), srcs.clear(), src_bytes.clear(), src_n.clear(), uses.clear();
+      uses.clear();
     }
   };
   struct Shape {

@@ -37,11 +37,14 @@ void Engine::start_reads(FlowId i) {
     // ld_reduce of one packet per source at 1024 accelerators and 4 planes would
     // otherwise make 4 M, three quarters of them never sending.
     const int np = f.plane >= 0 ? 1 : g_.planes;
-    f.src_id.assign(k * static_cast<std::size_t>(np), kNoSource);
     if (group_log_ && k == static_cast<std::size_t>(g_.gpus) && f.n_min == f.n) {
       f.every_gpu = true;
       for (std::size_t j = 0; j < k && f.every_gpu; ++j) f.every_gpu = f.srcs[j] == static_cast<NodeId>(j);
     }
+    // Each group of such a flow of at most one packet per source and plane
+    // goes to the plane's group log (issue_gpu_reads), none makes a Source: no
+    // slots to mark (at 1024 accelerators and 4 planes, 16 KB a step).
+    if (!(f.every_gpu && f.n <= static_cast<std::uint32_t>(np))) f.src_id.assign(k * static_cast<std::size_t>(np), kNoSource);
     readers_[static_cast<std::size_t>(f.initiator)].ops.push_back(i);
     issue_gpu_reads(f.initiator);
   } else {

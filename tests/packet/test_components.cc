@@ -392,16 +392,63 @@ TEST(PacketLink, HotFieldsInTheirCacheLines) {
     const auto a = reinterpret_cast<std::uintptr_t>(&field) - base;
     for (std::size_t b = a; b < a + sizeof(field); ++b) s.insert(b / 64);
   };
-  std::set<std::size_t> up, down;
-  lines(up, l.wire), lines(up, l.kind), lines(up, l.gpu), lines(up, l.other), lines(up, l.pipe), lines(up, l.in);
+  // An uplink's requested response (most events at scale: an NVLS ld_reduce's,
+  // an ISA read's) reads 4 lines; a write or a mesh response the Sender's second too.
+  std::set<std::size_t> resp, up, down;
+  lines(resp, l.wire), lines(resp, l.kind), lines(resp, l.gpu), lines(resp, l.other), lines(resp, l.pipe);
+  lines(resp, l.cursor);
+  // The input port's per-packet fields: from its responses' FIFO (the ISA fast
+  // path asks whether it is empty) to its end; its FIFO of writes is not read
+  // while the class is not blocked.
+  const auto in0 = reinterpret_cast<std::uintptr_t>(&l.in) - base;
+  for (std::size_t b = in0 + sizeof(packet::InputPort) - 64; b < in0 + sizeof(packet::InputPort); ++b) resp.insert(b / 64);
+  lines(resp, l.in.blocked);
   const packet::Sender& tx = l.tx;
-  lines(up, tx.writes), lines(up, tx.rr), lines(up, tx.responses), lines(up, tx.requested), lines(up, tx.head);
-  lines(up, tx.next_wake), lines(up, tx.wake_gen), lines(up, tx.wpos), lines(up, tx.nwin), lines(up, tx.last_read);
-  lines(up, tx.credit_blocked), lines(up, tx.blocked_since);
-  EXPECT_EQ(up, (std::set<std::size_t>{0, 1, 2, 3, 4}));
+  lines(resp, tx.requested), lines(resp, tx.head), lines(resp, tx.next_wake), lines(resp, tx.wake_gen);
+  lines(resp, tx.wpos), lines(resp, tx.nwin), lines(resp, tx.last_read), lines(resp, tx.credit_blocked), lines(resp, tx.own);
+  EXPECT_EQ(resp, (std::set<std::size_t>{0, 1, 3, 4}));
+  up = resp;
+  lines(up, tx.writes), lines(up, tx.responses), lines(up, tx.rr);
+  EXPECT_EQ(up, (std::set<std::size_t>{0, 1, 3, 4, 5}));
   lines(down, l.wire), lines(down, l.out);
-  EXPECT_EQ(down, (std::set<std::size_t>{0, 6, 7}));
-  EXPECT_EQ(sizeof(packet::Link), 576u);  // 9 lines: the 9th unused (see the next test)
+  EXPECT_EQ(down, (std::set<std::size_t>{0, 7, 8}));
+  EXPECT_EQ(sizeof(packet::Link), 576u);  // 9 lines (see the next test)
+  // Line 2 is what a star's packet does not touch (two-tier fields, the FIFO of writes).
+  std::set<std::size_t> cold;
+  lines(cold, l.to), lines(cold, l.scale), lines(cold, l.transit);
+  EXPECT_EQ(cold, (std::set<std::size_t>{2}));
+}
+
+// Sender::own counts the writes and mesh responses (send_next takes a requested
+// response's fast path on own == 0 without reading the lists' line): it must
+// follow every change to them.
+TEST(PacketSender, OwnCountsWritesAndResponses) {
+  packet::Sender tx;
+  std::uint64_t x = 11;
+  auto rnd = [&](std::uint64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % m;
+  };
+  int zeros = 0;
+  for (int step = 0; step < 5000; ++step) {
+    const auto r = rnd(10);
+    if (r < 3) {
+      tx.add(static_cast<std::uint32_t>(step), r == 0);
+    } else if (r < 7 && !tx.writes.empty()) {
+      const std::uint32_t before = tx.writes[tx.rr];
+      const bool done = rnd(2) == 0;
+      tx.next_write(done);
+      if (!done && tx.writes.size() > 1) {
+        EXPECT_NE(tx.writes[tx.rr], before);
+      }
+    } else if (!tx.responses.empty()) {
+      tx.drop_response(rnd(tx.responses.size()));
+    }
+    ASSERT_EQ(tx.own, tx.writes.size() + tx.responses.size()) << "step " << step;
+    if (tx.own == 0) ++zeros;
+  }
+  EXPECT_GT(zeros, 10);
+  EXPECT_GT(tx.writes.size() + tx.responses.size(), 0u);
 }
 
 // The links of one plane are `planes` records apart (Geometry::up, down), and
@@ -425,7 +472,7 @@ TEST(PacketLink, APlanesLinksSpreadOverTheCacheSets) {
     const auto base = reinterpret_cast<std::uintptr_t>(links.data());
     for (const Cache& c : caches) {
       const std::size_t sets = c.bytes / kLine / c.ways;
-      for (const std::size_t line : {std::size_t{0}, std::size_t{4}, std::size_t{7}}) {
+      for (const std::size_t line : {std::size_t{0}, std::size_t{4}, std::size_t{8}}) {
         std::vector<std::size_t> per_set(sets, 0);
         for (std::size_t g = 0; g < gpus; ++g) {
           const auto a = reinterpret_cast<std::uintptr_t>(&links[g * static_cast<std::size_t>(planes)]) - base;

@@ -136,7 +136,7 @@ void Engine::step_done(StepId i) {
 // this reads only what StepCosts keys a shape by, and the label for errors).
 void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double factor) {
   const Step& st = s_.steps[i];
-  f.clear();
+  f.clear_but_lists();
   f.factor = factor;
   f.fixed_ns = c.fixed_ns;
   f.initiator = st.initiator;
@@ -146,7 +146,8 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     f.bytes = region_bytes(s_, st.srcs[0]);
     f.n = g_.npkts(f.bytes);
     const std::size_t nd = st.dsts.size();  // (a multicast's 1024: through the data pointers, as the sources below)
-    f.dsts.resize(nd);
+    f.srcs.clear(), f.src_bytes.clear(), f.src_n.clear();
+    f.dsts.resize(nd);  // (every entry written below: not cleared first, so the last step's are not zeroed again)
     NodeId* dsts = f.dsts.data();
     const Region* reg = st.dsts.data();
     for (std::size_t k = 0; k < nd; ++k) dsts[k] = s_.buffers[reg[k].buffer].node;
@@ -165,6 +166,10 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     // (Sized first and written through their data pointers: InlineVec's
     // push_back tests inline or heap and the capacity per value, 1024 sources.)
     const std::size_t ns = st.srcs.size();
+    // (Not cleared first: each entry is written below, and an NVLS ld_reduce's
+    // steps at 1024 accelerators, costed one after another in the scratch
+    // shape, zeroed 16 KB each before writing them.)
+    f.dsts.clear();
     f.srcs.resize(ns), f.src_bytes.resize(ns), f.src_n.resize(ns);
     NodeId* srcs = f.srcs.data();
     std::uint64_t* src_bytes = f.src_bytes.data();
@@ -357,7 +362,7 @@ inline void Engine::add_link_source(int link, const Source& src) {
   const bool response = src.response;
   const std::uint32_t id = add_source_inline(src);
   Sender& tx = links_[static_cast<std::size_t>(link)].tx;
-  (response ? tx.responses : tx.writes).push_back(id);
+  tx.add(id, response);
   wake_link(link, now_);
 }
 

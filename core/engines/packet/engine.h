@@ -197,7 +197,7 @@ class Engine {
   std::uint64_t isa_cap_ = 0;     // switch.isa.max_outstanding_bytes
   Ps lsw_ = 0;                    // switch.latency_ns
   bool tiers_ = false;            // a two-tier fabric: every link is a routed hop (tiers.cc)
-  bool logs_on_ = false;          // some plane's group log has had an entry (cursors_; read per packet, so here)
+  bool logs_on_ = false;          // some plane's group log has had an entry (Link::cursor; read per packet, so here)
   bool fast_paths_ = true;        // testing::fast_paths, as the run started (read per packet)
   bool timeline_on_ = false;      // timeline_.on() (read per packet hop, so here)
   Ps now_ = 0;
@@ -294,10 +294,13 @@ class Engine {
     InlineVec<std::uint64_t, StepCosts::kMaxRegions> src_bytes;
     InlineVec<std::uint32_t, StepCosts::kMaxRegions> src_n;
     InlineVec<ResourceUse, 1> uses;
-    void clear() {
+    // All but the lists of destinations and sources: make_flow_shape sizes the
+    // ones of its kind (resize() value-initialises only what it adds to the
+    // last step's, and every entry is then written) and clears the others.
+    void clear_but_lists() {
       kind = FlowKind::GpuWrite, to_switch = false, codec = false, initiator = kNoNode, plane = -1;
       n = 0, n_min = 0, bytes = 0, plain_per_byte = 0, reduce_inv_GBps = 0, fixed_ns = 0, factor = 1;
-      dsts.clear(), srcs.clear(), src_bytes.clear(), src_n.clear(), uses.clear();
+      uses.clear();
     }
   };
   struct Shape {
@@ -315,7 +318,6 @@ class Engine {
   bool group_log_ = true;            // testing::group_log (and packet_entries_), as the run started
   std::uint64_t group_log_entries_ = 0;
   std::vector<GroupLog> logs_;       // star: per plane (LogCursor::log points here; never resized once set)
-  std::vector<LogCursor> cursors_;   // per link, once logs_on_
   // Flows that kept their shape's fields (testing::flow_shapes_kept). Last: the
   // fields above keep their offsets (the event loop's code is unchanged).
   std::uint64_t shapes_kept_ = 0;

@@ -54,10 +54,16 @@ class InputPort {
   std::uint64_t bytes() const { return bytes_; }
   std::uint64_t peak_bytes() const { return peak_; }
 
+  // Laid out for Link (link.h): the FIFOs first (a class's FIFO holds packets
+  // only while it is blocked; the responses' size is read by the ISA fast path),
+  // the per-packet fields after them, so that `fifo_[1]` and those share a line.
+ private:
+  Ring<Queued> fifo_[2];
+
+ public:
   bool blocked[2] = {false, false};  // the class's head waits (for an output queue or the ISA)
 
  private:
-  Ring<Queued> fifo_[2];
   std::uint64_t used_[2] = {0, 0};
   std::uint64_t bytes_ = 0, peak_ = 0;
 };

@@ -91,9 +91,6 @@ struct GroupLog {
 };
 
 struct Sender {
-  std::vector<std::uint32_t> writes;     // write sources, round-robin; all ready when added
-  std::size_t rr = 0;
-  std::vector<std::uint32_t> responses;  // mesh read responses, each ready from its own time (few)
   // Responses requested from this accelerator, in ready order, as runs of
   // equal requests: an ISA port asks for all its packets of a read at one
   // instant (up to max_outstanding_bytes), so one entry often stands for
@@ -124,10 +121,15 @@ struct Sender {
   std::uint8_t wpos = 0, nwin = 0;       // the window below
   bool last_read = false;                // class served last
   bool credit_blocked = false;
+  std::uint32_t own = 0;                 // writes.size() + responses.size() (add, drop_response, next_write)
+  // (The fields above are Sender's first 64 bytes, a cache line in Link (its
+  // layout counts on it): all that a requested response reads, `own` telling
+  // that there are no others. A write reads the next line too.)
+  std::vector<std::uint32_t> writes;     // write sources, round-robin; all ready when added
+  std::vector<std::uint32_t> responses;  // mesh read responses, each ready from its own time (few)
+  std::uint32_t rr = 0;                  // writes' round-robin pointer
+  // (Read on a credit stall, and once per kWin + 1 requested responses.)
   Ps blocked_since = 0;
-  // (The fields above are the per-packet ones, in Sender's first 116 bytes
-  // (Link's layout counts on it); the window below is read once per kWin + 1
-  // requested responses.)
   // The entries after the head, copied with it from the ring when the head
   // moves on and the window is spent: win[wpos, wpos + nwin) are requested[1 ..
   // nwin]. One load of the ring's storage (a miss once the FIFO is long: an NVLS
@@ -138,10 +140,21 @@ struct Sender {
   Requested win[kWin];
 
   bool idle() const { return writes.empty() && responses.empty() && requested.empty(); }
+  /// Source `sid` joins the writes or (`response`) the mesh read responses.
+  void add(std::uint32_t sid, bool response) {
+    (response ? responses : writes).push_back(sid);
+    ++own;
+  }
+  /// Mesh read response k has sent its last packet: it leaves the list.
+  void drop_response(std::size_t k) {
+    responses.erase(responses.begin() + static_cast<std::ptrdiff_t>(k));
+    --own;
+  }
   /// The write at the round-robin pointer has sent a packet (`done`: its last):
   /// it leaves the list, or the pointer moves on.
   void next_write(bool done) {
     if (done) {
+      --own;
       writes.erase(writes.begin() + static_cast<std::ptrdiff_t>(rr));
       if (rr >= writes.size()) rr = 0;
     } else if (++rr == writes.size()) {
@@ -232,10 +245,10 @@ struct Sender {
   }
 };
 
-// A star uplink's place in its plane's group log (apart from the Sender: a run
-// without a log, as any whose reads have several packets per source and plane,
-// never touches it): the log (null until
-// the plane's log has had an entry), the next of its entries this link sends,
+// A star uplink's place in its plane's group log (Link::cursor, apart from the
+// Sender; a run without a log, as any whose reads have several packets per
+// source and plane, never reads it): the log (null until the plane's log has
+// had an entry), the next of its entries this link sends,
 // and the link's source slot in them (its accelerator). The log's entries and
 // the FIFO's are served as the one FIFO in ready order of the Sender would
 // serve them: by ready time, then by arrival. The log's entries this link has
@@ -280,38 +293,43 @@ struct LogCursor {
   }
 };
 
-// Laid out by use, from a cache line's start: an uplink's per-packet state
-// (its Wire, pipe, input port and Sender's per-packet fields) in lines 0-4,
-// together; the two-tier fields after it; a downlink's output queue last
-// (lines 6-7), so a star downlink, which reads and writes its Wire and output
-// queue only, touches 3 lines (line 0 and the last two) and an uplink 5. With
-// 1024 accelerators the links do not fit in the L2 cache and each line touched
-// per packet is a likely miss (this order, against wire, Sender, pipe, input
-// port, output queue: 6 lines an uplink, 5 a downlink). Test:
-// PacketLink.HotFieldsInTheirCacheLines.
+// Laid out by use (offsets in PacketLink.HotFieldsInTheirCacheLines): an
+// uplink's per-packet state in lines 0, 1, 3, 4 and 5 (its Wire; kind, plane,
+// pipe and group-log cursor; the input port's per-packet fields with the
+// responses' FIFO; the Sender's per-packet fields), a downlink's in lines 0, 7
+// and 8 (its Wire and output queue); a requested response (an NVLS
+// ld_reduce's or an ISA read's, most events at scale) reads lines 0, 1, 3 and
+// 4 only (the Sender's first line). Line 2 holds the two-tier fields and the
+// input port's FIFO of writes, which a star's packet does not touch, line 6
+// the Sender's window (with line 5, after the per-packet fields: read once
+// per kWin + 1 requested responses). With 1024 accelerators the links do not
+// fit in the L2 cache and each line touched per packet is a likely miss. The
+// cursor was an array of its own (a line per response of an NVLS ld_reduce at
+// 1024 accelerators; section 78 of docs/performance.md).
+//
+// The record is 576 bytes, 9 lines, an odd number: the links of one plane are
+// `planes` records apart (Geometry::up, down), and at 512 bytes x 4 planes
+// that is 2048 bytes, a power of two, so the same line of each of a plane's
+// 1024 uplinks (or downlinks) fell into 1/32 of the cache's sets (a 1 MiB
+// 16-way cache: 32 sets, 512 lines, for 1024 links): an NVLS ld_reduce's
+// responses or multimem.st's multicast, which touch every link of a plane in
+// turn, missed on each. 9 lines x 4 planes = 36 lines apart spreads them over
+// 256 sets (a 2^k-line stride with k >= 2 has the same problem).
 struct alignas(64) Link {
-  Wire wire;
-  enum Kind : std::uint8_t { Up, Down, Direct, Trunk } kind = Up;
+  Wire wire;               // line 0
+  enum Kind : std::uint8_t { Up, Down, Direct, Trunk } kind = Up;  // line 1
   int gpu = 0, other = 0;  // other: plane (Up/Down) or peer (Direct); Trunk: from and to switch nodes
   Ring<Queued> pipe;       // Up: packets on the wire (header arrival times)
-  InputPort in;            // Up: the switch input port at the far end
-  Sender tx;               // Up / Direct
-  // Two-tier fabrics (tiers.cc): every link is a hop; packets it forwards wait in `transit`.
+  LogCursor cursor;        // Up, star: its place in its plane's group log (an NVLS ld_reduce's responses)
+  // Two-tier fabrics (tiers.cc): every link is a hop; packets it forwards wait in `transit`.  (line 2)
   NodeId to = kNoNode;
   double scale = 1;        // wire time relative to an accelerator port (trunks differ)
   Ring<Queued> transit;    // forwarded packets, by ready time
-  OutputQueue out;         // Down: the switch output queue feeding it
-  // A ninth line, unused, so that a record is 576 bytes, not 512: the links of
-  // one plane are `planes` records apart (Geometry::up, down), and at 512 bytes
-  // x 4 planes that is 2048 bytes, a power of two, so the same line of each of
-  // a plane's 1024 uplinks (or downlinks) fell into 1/32 of the cache's sets
-  // (a 1 MiB 16-way cache: 32 sets, 512 lines, for 1024 links): an NVLS
-  // ld_reduce's responses or multimem.st's multicast, which touch every link
-  // of a plane in turn, missed on each. 9 lines x 4 planes = 36 lines apart
-  // spreads them over 256 sets (a 2^k-line stride with k >= 2 has the same
-  // problem; Link's layout test checks the record is an odd number of lines).
-  char pad_[64];
+  InputPort in;            // Up: the switch input port at the far end (its FIFO of writes in line 2, the rest line 3)
+  Sender tx;               // Up / Direct (lines 4-5, its window into line 6)
+  alignas(64) OutputQueue out;  // Down: the switch output queue feeding it (lines 7-8)
 };
-static_assert(sizeof(Link) % 128 == 64, "Link: keep the record an odd number of cache lines (see pad_)");
+static_assert(sizeof(Link) == 576, "Link: 9 cache lines (see the layout above)");
+static_assert(sizeof(Link) % 128 == 64, "Link: keep the record an odd number of cache lines (see above)");
 
 }  // namespace scin::packet

@@ -37,11 +37,14 @@ void Engine::start_reads(FlowId i) {
     // ld_reduce of one packet per source at 1024 accelerators and 4 planes would
     // otherwise make 4 M, three quarters of them never sending.
     const int np = f.plane >= 0 ? 1 : g_.planes;
-    f.src_id.assign(k * static_cast<std::size_t>(np), kNoSource);
     if (group_log_ && k == static_cast<std::size_t>(g_.gpus) && f.n_min == f.n) {
       f.every_gpu = true;
       for (std::size_t j = 0; j < k && f.every_gpu; ++j) f.every_gpu = f.srcs[j] == static_cast<NodeId>(j);
     }
+    // Each group of such a flow of at most one packet per source and plane
+    // goes to the plane's group log (issue_gpu_reads), none makes a Source: no
+    // slots to mark (at 1024 accelerators and 4 planes, 16 KB a step).
+    if (!(f.every_gpu && f.n <= static_cast<std::uint32_t>(np))) f.src_id.assign(k * static_cast<std::size_t>(np), kNoSource);
     readers_[static_cast<std::size_t>(f.initiator)].ops.push_back(i);
     issue_gpu_reads(f.initiator);
   } else {
@@ -173,7 +176,7 @@ void Engine::issue_requests(int plane, int gpu, Ps now) {
       if (op_pace > 0 && issued) t = std::max(now, last_issue + pace.add(op_pace));
       last_issue = t;
       issued = true;
-      if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
+      if (logs_on_) [[unlikely]] links_[static_cast<std::size_t>(link)].cursor.take(tx);  // (LogCursor)
       if (fast) request_isa(tx, t + lat_mem, src);
       else tx.request(t + lat_mem, src);
       first_ready = std::min(first_ready, t + lat_mem);
@@ -217,7 +220,7 @@ inline void Engine::isa_issue(int plane, int gpu, Ps now) {
     port.issued = true;
     const int link = g_.up(gpu, plane);
     Sender& tx = links_[static_cast<std::size_t>(link)].tx;
-    if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
+    if (logs_on_) [[unlikely]] links_[static_cast<std::size_t>(link)].cursor.take(tx);  // (LogCursor)
     const Ps ready = t + isa_lat_mem_;
     request_isa(tx, ready, op.src_id);
     port.outstanding += b;
@@ -259,10 +262,9 @@ void Engine::log_group(FlowId fi, std::uint32_t grp, int plane, Ps ready) {
   const auto gpus = static_cast<std::uint32_t>(g_.gpus);
   GroupLog& log = logs_[static_cast<std::size_t>(plane)];
   if (log.base == 0 && log.entries.empty()) {  // its first entry: the plane's uplinks follow the log from now
-    if (!logs_on_) cursors_.assign(links_.size(), LogCursor{});
     logs_on_ = true;
     for (int a = 0; a < g_.gpus; ++a) {
-      LogCursor& c = cursors_[static_cast<std::size_t>(g_.up(a, plane))];
+      LogCursor& c = links_[static_cast<std::size_t>(g_.up(a, plane))].cursor;
       c.log = &log;
       c.slot = static_cast<std::uint16_t>(a);
     }
@@ -312,7 +314,7 @@ void Engine::issue_gpu_reads(int gpu) {
       if (grp >= f.src_n[j]) continue;
       const int link = g_.up(f.srcs[j], plane);
       Sender& tx = links_[static_cast<std::size_t>(link)].tx;
-      if (logs_on_) [[unlikely]] cursors_[static_cast<std::size_t>(link)].take(tx);  // (LogCursor)
+      if (logs_on_) [[unlikely]] links_[static_cast<std::size_t>(link)].cursor.take(tx);  // (LogCursor)
       if (f.src_n[j] - static_cast<std::uint32_t>(pi) <= static_cast<std::uint32_t>(np) && packet_entries_) {
         ++packet_entries_made_;
         // Source j's only packet on this plane (packet grp == pi, < 64): the request carries it, no Source.

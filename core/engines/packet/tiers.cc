@@ -204,8 +204,12 @@ void Engine::hop_send(int id) {
     p.bytes = g_.pkt_bytes(src.total, src.next);
     src.next += src.stride;
     ++stats_.packets;
-    if (src.next >= src.end) list->erase(list->begin() + static_cast<std::ptrdiff_t>(pick));
-    else if (list == &tx.writes) ++tx.rr;
+    if (src.next >= src.end) {
+      list->erase(list->begin() + static_cast<std::ptrdiff_t>(pick));
+      --tx.own;
+    } else if (list == &tx.writes) {
+      ++tx.rr;
+    }
   }
   const Flow& f = flows_[p.flow];
   Ps ser = 0;

@@ -4,8 +4,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -27,12 +31,80 @@ void advise_huge_pages(void* p, std::size_t bytes) {
 #endif
 }
 
+namespace {
+
+// Blocks of whole 2 MiB that big_free kept, by size. Never destroyed (a block
+// freed by a static's destructor at exit still finds it); the blocks stay
+// reachable from it.
+struct Kept {
+  std::mutex mutex;
+  std::vector<std::pair<std::size_t, void*>> blocks;   // (whole 2 MiB bytes, block)
+  std::size_t bytes = 0;
+  // Room for every block the bound allows (2 MiB each), so keeping one never allocates.
+  Kept() { blocks.reserve(big_alloc_kept_limit_bytes / kHugePage); }
+};
+
+Kept& kept() {
+  static Kept* k = new Kept;
+  return *k;
+}
+
+std::size_t whole_huge_pages(std::size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
+
+}  // namespace
+
 void* big_alloc(std::size_t bytes) {
   if (bytes < kHugePage) return std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
-  const std::size_t n = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  const std::size_t n = whole_huge_pages(bytes);
+  {
+    Kept& k = kept();
+    std::lock_guard lock(k.mutex);
+    for (std::size_t i = k.blocks.size(); i-- > 0;)   // the latest kept first: its pages are the warmest
+      if (k.blocks[i].first == n) {
+        void* p = k.blocks[i].second;
+        k.blocks.erase(k.blocks.begin() + static_cast<std::ptrdiff_t>(i));
+        k.bytes -= n;
+        return p;
+      }
+  }
   void* p = std::aligned_alloc(kHugePage, n);
   advise_huge_pages(p, n);
   return p;
+}
+
+void big_free(void* p, std::size_t bytes) noexcept {
+  if (!p) return;
+  if (bytes >= kHugePage) {
+    const std::size_t n = whole_huge_pages(bytes);
+    Kept& k = kept();
+    std::lock_guard lock(k.mutex);
+    if (k.bytes + n <= big_alloc_kept_limit_bytes && k.blocks.size() < k.blocks.capacity()) {
+      k.blocks.emplace_back(n, p);
+      k.bytes += n;
+      return;
+    }
+  }
+  std::free(p);
+}
+
+std::size_t big_alloc_kept_bytes() noexcept {
+  Kept& k = kept();
+  std::lock_guard lock(k.mutex);
+  return k.bytes;
+}
+
+void big_alloc_fill_kept(unsigned char byte) noexcept {
+  Kept& k = kept();
+  std::lock_guard lock(k.mutex);
+  for (auto& [n, p] : k.blocks) std::memset(p, byte, n);
+}
+
+void big_alloc_release_kept() noexcept {
+  Kept& k = kept();
+  std::lock_guard lock(k.mutex);
+  for (auto& [n, p] : k.blocks) std::free(p);
+  k.blocks.clear();
+  k.bytes = 0;
 }
 
 std::uint64_t available_memory_bytes() {

@@ -138,6 +138,31 @@ TEST(MeasureCache, BigVectorsAreOnWholeHugePagesFromTwoMiB) {
   EXPECT_EQ(copy.back(), 7);
 }
 
+TEST(MeasureCache, BigBlocksAreKeptForTheSameSizeWithinTheBound) {
+  big_alloc_release_kept();
+  void* a = big_alloc((std::size_t{3} << 20) + 5);   // 4 MiB of whole huge pages
+  ASSERT_NE(a, nullptr);
+  big_free(a, (std::size_t{3} << 20) + 5);
+  EXPECT_EQ(big_alloc_kept_bytes(), std::size_t{4} << 20);
+  void* other = big_alloc(std::size_t{6} << 20);     // another whole size: not that block
+  EXPECT_NE(other, a);
+  void* same = big_alloc(std::size_t{4} << 20);      // the same whole 2 MiB: handed out again
+  EXPECT_EQ(same, a);
+  EXPECT_EQ(big_alloc_kept_bytes(), 0u);
+  big_free(same, std::size_t{4} << 20);
+  big_free(other, std::size_t{6} << 20);
+  void* small = big_alloc(1000);                     // below 2 MiB: never kept
+  big_free(small, 1000);
+  EXPECT_EQ(big_alloc_kept_bytes(), std::size_t{10} << 20);
+  // The bound: 200 blocks of 2 MiB freed, at most 256 MiB kept (untouched storage: no RSS).
+  std::vector<void*> blocks;
+  for (int i = 0; i < 200; ++i) blocks.push_back(big_alloc(std::size_t{2} << 20));
+  for (void* p : blocks) big_free(p, std::size_t{2} << 20);
+  EXPECT_EQ(big_alloc_kept_bytes(), big_alloc_kept_limit_bytes);
+  big_alloc_release_kept();
+  EXPECT_EQ(big_alloc_kept_bytes(), 0u);
+}
+
 TEST(Metrics, MeasureLanesGiveMeasureOnesBits) {
   // Up to eight arrays measured in one pass, each in its own lane: every
   // array's figures equal measure_one's bit for bit, for 1 to 11 arrays (more

@@ -1,6 +1,7 @@
 // The quantisation-error study: error growth per scheme against the closed
 // forms of the model (docs/model.md, section 5), block-size effect on
 // outliers, payload ratios, references, errors, and the `scin quant` CLI.
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "cli_util.h"
 #include "schedule/algorithms.h"
 #include "base/error.h"
+#include "base/big_alloc.h"
 #include "base/memory.h"
 #include "engines/data/data_engine.h"
 #include "fabric/preset.h"
@@ -180,6 +182,40 @@ TEST(QuantStudy, DeterministicInTheSeed) {
   EXPECT_EQ(a, row(run_quant(c, req), "ring-q8").metrics.rel_l2);
   req.input.seed = 2;
   EXPECT_NE(a, row(run_quant(c, req), "ring-q8").metrics.rel_l2);
+}
+
+TEST(QuantStudy, StorageHandedOutAgainGivesAFreshStudysBits) {
+  // big_free keeps blocks from 2 MiB up and big_alloc hands them out again with
+  // their old contents: a study on kept blocks, poisoned with NaN bytes after
+  // another study dirtied them, must give a fresh process's figures bit for bit.
+  big_alloc_release_kept();
+  ASSERT_EQ(big_alloc_kept_bytes(), 0u);
+  QuantRequest req;
+  req.elements = 1 << 20;   // BF16 inputs of 2 MiB per rank, FP32 references of 4 MiB
+  const Config c = h200();
+  const QuantStudy fresh = run_quant(c, req);
+  ASSERT_GT(big_alloc_kept_bytes(), 0u);   // the study's big arrays were kept
+  QuantRequest other = req;
+  other.input.seed = 9;
+  (void)run_quant(c, other);
+  big_alloc_fill_kept(0xff);               // every float and BF16 a NaN
+  const QuantStudy again = run_quant(c, req);
+  ASSERT_EQ(again.rows.size(), fresh.rows.size());
+  ASSERT_GE(fresh.rows.size(), 4u);
+  auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  for (std::size_t i = 0; i < fresh.rows.size(); ++i) {
+    const ErrorMetrics &a = fresh.rows[i].metrics, &b = again.rows[i].metrics;
+    SCOPED_TRACE(fresh.rows[i].algorithm);
+    EXPECT_EQ(again.rows[i].algorithm, fresh.rows[i].algorithm);
+    EXPECT_EQ(bits(b.rel_l2), bits(a.rel_l2));
+    EXPECT_EQ(bits(b.sqnr_dB), bits(a.sqnr_dB));
+    EXPECT_EQ(bits(b.max_abs), bits(a.max_abs));
+    EXPECT_EQ(bits(b.cosine), bits(a.cosine));
+    EXPECT_EQ(b.ranks_identical, a.ranks_identical);
+    EXPECT_EQ(b.worst_rank, a.worst_rank);
+    EXPECT_TRUE(std::isfinite(a.rel_l2));
+  }
+  EXPECT_LE(big_alloc_kept_bytes(), big_alloc_kept_limit_bytes);
 }
 
 TEST(QuantStudy, GeneratedInputsAreTheDefiningFormulasBitForBit) {

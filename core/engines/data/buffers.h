@@ -118,10 +118,10 @@ struct DataWorkspace::Storage {
   std::uint64_t capacity = 0;
   std::vector<BigVector<float>> decoded;   // outputs decoded to floats (not held as FP32)
 
-  ~Storage() { std::free(data); }
+  ~Storage() { big_free(data, capacity); }   // kept for the next study's workspace
   void reserve(std::uint64_t bytes) {
     if (bytes <= capacity) return;
-    std::free(data);   // before the new block: the peak is the larger one alone
+    std::free(data);   // not kept, and before the new block: the peak is the larger one alone
     data = nullptr;
     capacity = 0;
     const std::uint64_t n = (bytes + data_internal::kAlignBytes - 1) / data_internal::kAlignBytes * data_internal::kAlignBytes;

@@ -211,21 +211,19 @@ void SizeChart::redraw() {
       y_hi = std::max(y_hi, *v);
     }
   }
-  // Notes: the results' own, then measured rows modelled as what NCCL runs instead.
+  // Notes: the results' own, then measured rows modelled as what NCCL runs instead and
+  // the harness offsets measured points are drawn less.
   QStringList notes = resultNotes(drawn);
   if (const MeasuredChoice* m = measured_ ? measured_->chosen() : nullptr) {
     std::map<std::pair<std::string, std::string>, int> rows;  // (algorithm, note) -> rows drawn
-    for (const RowError& e : m->report.rows)
-      if (e.modelled && !e.note.empty() && measuredValue(e) && (run_hi == 0 || (e.row.bytes >= run_lo && e.row.bytes <= run_hi)))
-        ++rows[{e.row.algorithm, e.note}];
+    std::map<std::string, double> less;  // system -> harness offset its drawn points are less
+    for (const RowError& e : m->report.rows) {
+      if (!measuredValue(e) || (run_hi > 0 && (e.row.bytes < run_lo || e.row.bytes > run_hi))) continue;
+      if (e.modelled && !e.note.empty()) ++rows[{e.row.algorithm, e.note}];
+      if (e.offset_us > 0) less[e.row.system] = e.offset_us;
+    }
     for (const auto& [key, n] : rows)
       notes << tr("%n measured %1 row(s) %2", "", n).arg(QString::fromStdString(key.first), QString::fromStdString(key.second));
-  }
-  if (const MeasuredChoice* m = measured_ ? measured_->chosen() : nullptr) {
-    std::map<std::string, double> less;  // system -> harness offset its drawn points are less
-    for (const RowError& e : m->report.rows)
-      if (e.offset_us > 0 && measuredValue(e) && (run_hi == 0 || (e.row.bytes >= run_lo && e.row.bytes <= run_hi)))
-        less[e.row.system] = e.offset_us;
     for (const auto& [sys, us] : less)
       notes << tr("Measured points of %1 are drawn less its harness's fixed cost %2 (fitted; the same comparison "
                   "as the Validation tab): the curves are the collective alone.")

@@ -77,13 +77,4 @@ struct BigAllocator {
 template <class T>
 using BigVector = std::vector<T, BigAllocator<T>>;
 
-/// v.reserve(n) of a std::vector, its new storage advised as huge pages before
-/// the first touch (whole 2 MiB pages inside it only).
-template <class T>
-void reserve_big(std::vector<T>& v, std::size_t n) {
-  if (v.capacity() >= n) return;
-  v.reserve(n);
-  advise_huge_pages(v.data(), n * sizeof(T));
-}
-
 }  // namespace scin

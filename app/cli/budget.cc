@@ -69,14 +69,6 @@ WorkEstimate total_work(const std::vector<WorkEstimate>& jobs, std::size_t concu
   return t;
 }
 
-WorkEstimate quant_work(const Config& cfg, const std::vector<std::string>& algos, const Collective& c) {
-  std::vector<WorkEstimate> w;
-  for (const auto& a : algos) w.push_back(estimate(cfg, parse_algorithm(a, "algo"), c, EngineId::Data));
-  // The study runs its algorithms one after another in one data-engine
-  // workspace: time adds up, memory is the largest algorithm's.
-  return total_work(w, 1);
-}
-
 WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency, std::vector<double>* point_seconds) {
   if (point_seconds) point_seconds->clear();
   const std::uint64_t total = point_count(spec);

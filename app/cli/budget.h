@@ -75,9 +75,6 @@ struct SweepSpec;
 }
 
 namespace scin::cli {
-/// The work of one quant study: the data engine on every algorithm.
-WorkEstimate quant_work(const Config& cfg, const std::vector<std::string>& algos, const Collective& c);
-
 /// The work of a sweep's collective and quant points, from an evenly spaced
 /// sample of at most 1000 points scaled to the whole sweep; inference points
 /// are not estimated. Points that do not resolve (skipped by the sweep) count nothing.

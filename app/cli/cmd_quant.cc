@@ -135,7 +135,7 @@ void add_quant_command(CLI::App& app) {
     QuantRequest req = quant_request(points.front());
     req.algorithms = algos;
     req.npy_files = opt->npy;
-    const WorkEstimate work = quant_work(cfg, algos, points.front().collective);
+    const WorkEstimate work = quant_study_work(cfg.fabric.gpus, req.elements, dtype, algos.size());
     const bool progress = enforce_budget(work, opt->budget, fmt::format("scin quant ({} algorithms)", algos.size()));
     QuantStudy s;
     run_jobs({work}, progress, /*parallel=*/false, [&](std::size_t, const RunContext& ctx) { s = run_quant(cfg, req, ctx); });

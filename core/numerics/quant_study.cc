@@ -61,18 +61,53 @@ void round_values(float* x, std::uint64_t n, Format f) {
 
 }  // namespace
 
-std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements) {
-  const auto g = static_cast<std::uint64_t>(std::max(gpus, 1));
-  return 4 * g * elements * (g + 2) + 24 * elements + (32ull << 20);
+namespace {
+
+// Bytes per rank and element a study holds at its peak: the input (BF16
+// patterns, else FP32 values), the data engine's workspace for the largest
+// schedule (a ring's: two arrays of the dtype per rank; DataWorkspace::bytes_for)
+// and the shared input codes (INT8 codes and block scales, 1.25 at most).
+double per_rank_element_bytes(DType dtype) {
+  const double held = dtype == DType::Bf16 ? 2.0 : 4.0;
+  return held + 2.0 * dtype_bytes(dtype) + 1.25;
 }
 
-void check_quant_memory(int gpus, std::uint64_t elements, std::uint64_t available) {
-  const std::uint64_t need = quant_memory_bytes(gpus, elements);
+}  // namespace
+
+std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements, DType dtype, std::size_t algorithms) {
+  const double g = std::max(gpus, 1), e = static_cast<double>(elements), n = static_cast<double>(algorithms);
+  return static_cast<std::uint64_t>(g * e * per_rank_element_bytes(dtype) + 48 * e + n * g * g * 1024) +
+         (32ull << 20);
+}
+
+void check_quant_memory(int gpus, std::uint64_t elements, DType dtype, std::size_t algorithms,
+                        std::uint64_t available) {
+  const std::uint64_t need = quant_memory_bytes(gpus, elements, dtype, algorithms);
   if (available == 0 || need <= available / 5 * 4) return;
-  throw Error(fmt::format("--elements: {} per rank x {} ranks needs about {} MiB (every rank's buffers are held in "
-                          "RAM: ~4 x ranks x elements x (ranks + 2) bytes), more than 80% of the {} MiB this "
-                          "machine has available; use fewer elements or ranks",
-                          elements, gpus, need >> 20, available >> 20));
+  throw Error(fmt::format("--elements: {} per rank x {} ranks ({}) needs about {} MiB (every rank's input and "
+                          "the data engine's buffers are held in RAM: ~{} bytes per rank and element), more than "
+                          "80% of the {} MiB this machine has available; use fewer elements or ranks",
+                          elements, gpus, to_string(dtype), need >> 20, per_rank_element_bytes(dtype),
+                          available >> 20));
+}
+
+WorkEstimate quant_study_work(int gpus, std::uint64_t elements, DType dtype, std::size_t algorithms) {
+  // One core (section 83 of docs/performance.md): per rank and element, the
+  // inputs generated (log, cos), rounded, checked and summed exactly, and the
+  // references, ~6 ns held as BF16 and ~16 ns as FP32 (the first touch of
+  // twice the bytes), then each algorithm's run and measurement ~0.8 / ~1.5 ns;
+  // per algorithm and rank^2, compiling, checking and planning its schedule
+  // (a ring's 2 N (N - 1) steps), ~5 us.
+  const double g = std::max(gpus, 1);
+  const double re = g * static_cast<double>(elements);
+  const bool bf16 = dtype == DType::Bf16;
+  const double n = static_cast<double>(algorithms);
+  WorkEstimate w;
+  w.amount = re * n;
+  w.unit = "elements";
+  w.seconds = re * ((bf16 ? 6e-9 : 16e-9) + n * (bf16 ? 0.8e-9 : 1.5e-9)) + n * g * g * 5e-6;
+  w.memory_bytes = static_cast<double>(quant_memory_bytes(gpus, elements, dtype, algorithms));
+  return w;
 }
 
 QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunContext& ctx) {
@@ -106,7 +141,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   const std::uint64_t elems = req.npy_files.empty() ? req.elements : inputs.front().size();
   if (elems > kMaxQuantElemsPerRank)
     throw Error(fmt::format("--npy: {} elements per rank exceeds the limit of {}", elems, kMaxQuantElemsPerRank));
-  check_quant_memory(gpus, elems, available_memory_bytes());
+  check_quant_memory(gpus, elems, req.dtype, algos.size(), available_memory_bytes());
   ctx.check();
   // A BF16 study's generated inputs are held as BF16 patterns only (no FP32
   // arrays), generated, rounded and summed exactly in one pass: the same values
@@ -175,17 +210,15 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   const Collective coll{elems * static_cast<std::uint64_t>(dtype_bytes(req.dtype)), req.dtype};
   RunContext step_ctx;   // the data engine polls the caller's stop; progress is per algorithm
   step_ctx.stop = ctx.stop;
-  // Every algorithm runs in one data-engine workspace sized for the largest
-  // schedule: its storage is mapped once per study, not once per algorithm.
+  // Every algorithm runs in one data-engine workspace sized up front for the
+  // largest (a ring's two arrays of the dtype per rank: DataWorkspace::bytes_for
+  // without planning every schedule twice): its storage is mapped once per
+  // study, not once per algorithm (a run needing more grows it).
   std::vector<Schedule> schedules;
   schedules.reserve(algos.size());
   DataWorkspace ws;
-  std::uint64_t most = 0;
-  for (const auto& a : algos) {
-    schedules.push_back(compile(cfg, a, coll));
-    most = std::max(most, DataWorkspace::bytes_for(schedules.back()));
-  }
-  ws.reserve(most);
+  for (const auto& a : algos) schedules.push_back(compile(cfg, a, coll));
+  ws.reserve(2 * static_cast<std::uint64_t>(gpus) * elems * static_cast<std::uint64_t>(dtype_bytes(req.dtype)));
   // The inputs are checked (finite; exact in BF16 / FP16 or not) once for
   // every algorithm, not once per run: the same errors and results.
   const CheckedInputs checked = held_bf16 ? CheckedInputs(patterns) : CheckedInputs(inputs);

@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/run_context.h"
+#include "engines/engine.h"
 #include "fabric/config.h"
 #include "schedule/schedule.h"
 #include "numerics/metrics.h"
@@ -88,18 +89,28 @@ QuantStudy run_quant(const Config& cfg, const QuantRequest& req, const RunContex
 constexpr std::uint64_t kMaxQuantElemsPerRank = 1ull << 24;
 constexpr std::uint64_t kMaxQuantElemsTotal = 1ull << 26;
 
-/// Peak memory of run_quant for `gpus` ranks of `elements` each, for any dtype:
-/// the inputs (FP32), the data engine's workspace for the largest schedule
-/// (one-shot: a scratch slot per rank on every rank; FP32 at most) and the
-/// decoded outputs, 4 x gpus x elements x (gpus + 2) bytes, plus 24 bytes per
-/// element (exact sum and references) and 32 MiB. Measured peak RSS with
-/// --dtype fp32 (the largest): 4 x 1M: 117 MB, 8 x 1M: 336 MB, 8 x 2M: 663 MB,
-/// 16 x 512K: 592 MB (BF16 8 x 1M: 229 MB).
-std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements);
+/// Peak memory of run_quant of `algorithms` algorithms for `gpus` ranks of
+/// `elements` each in `dtype`, linear in ranks x elements for every algorithm:
+/// per rank and element the input as held (BF16 patterns: 2 bytes, else FP32
+/// values: 4), the data engine's workspace for the largest schedule (a ring's:
+/// 2 x the dtype's bytes) and the shared input codes (1.25), i.e. 7.25 bytes
+/// for BF16, 9.25 for FP16, 13.25 for FP32; plus 48 bytes per element (exact
+/// sum, references), 1 KiB per algorithm and rank^2 (the compiled schedules,
+/// held together: a ring's 2 N (N - 1) steps) and 32 MiB. An upper bound on the
+/// peak RSS measured for `scin quant` (docs/performance.md, section 83).
+std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements, DType dtype, std::size_t algorithms);
 /// (What is available: available_memory_bytes() in base/memory.h.)
-/// Throws Error naming --elements when quant_memory_bytes(gpus, elements)
-/// exceeds 80% of `available` (0: unknown, no check).
-void check_quant_memory(int gpus, std::uint64_t elements, std::uint64_t available);
+/// Throws Error naming --elements when quant_memory_bytes(...) exceeds 80% of
+/// `available` (0: unknown, no check).
+void check_quant_memory(int gpus, std::uint64_t elements, DType dtype, std::size_t algorithms,
+                        std::uint64_t available);
+
+/// What run_quant of `algorithms` algorithms costs, for the CLI's and the
+/// sweeps' budgets: one core's seconds (the inputs, exact sum and references
+/// once, then each algorithm's run and measurement; per rank and element,
+/// measured as quant_memory_bytes is), quant_memory_bytes, and as amount the
+/// elements the algorithms read (ranks x elements each).
+WorkEstimate quant_study_work(int gpus, std::uint64_t elements, DType dtype, std::size_t algorithms);
 
 nlohmann::json to_json(const QuantRow& r);
 nlohmann::json to_json(const QuantStudy& s);

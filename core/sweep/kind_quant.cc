@@ -54,9 +54,10 @@ void evaluate_quant(PointRecord& p, const ResolvedPoint& r, const RunContext& ct
                  {"single_quant", to_json(st.single_quant)}};
 }
 
-// One algorithm per point (needs_algorithm): its data-engine run.
+// One algorithm per point (needs_algorithm): a study of it alone.
 WorkEstimate quant_work(const ResolvedPoint& r) {
-  return estimate(r.config, parse_algorithm(r.algorithm), r.collective, EngineId::Data);
+  return quant_study_work(r.config.fabric.gpus, element_count(r.collective.bytes, r.collective.dtype),
+                          r.collective.dtype, 1);
 }
 
 }  // namespace

@@ -441,9 +441,11 @@ TEST(DataWorkspace, ReusedAcrossSchedulesGivesFreshRunResults) {
   auto x = generate_inputs(spec, 8, elems);
   for (auto& v : x) round_to_format(v, Format::Bf16);
   DataWorkspace ws;
+  std::uint64_t most = 0;   // the workspace never holds more than the largest schedule run in it lays out
   for (const std::string algo : {"one-shot", "ring", "scin-inq", "ring-q8", "nvls", "two-shot-q8", "one-shot"}) {
     for (const bool poison : {true, false}) {
       const Schedule s = compile(cfg, algo, {elems * 2, DType::Bf16});
+      most = std::max(most, DataWorkspace::bytes_for(s));
       const DataResult fresh = run_data(s, x, {poison});
       const DataRun reused = run_data(s, x, ws, {poison});
       ASSERT_EQ(reused.outputs.size(), fresh.outputs.size());
@@ -452,7 +454,7 @@ TEST(DataWorkspace, ReusedAcrossSchedulesGivesFreshRunResults) {
             << algo << " rank " << r;
       EXPECT_EQ(reused.data_steps, fresh.data_steps);
       EXPECT_EQ(reused.elements_processed, fresh.elements_processed);
-      EXPECT_GE(ws.capacity_bytes(), DataWorkspace::bytes_for(s));
+      EXPECT_LE(ws.capacity_bytes(), most) << algo;
     }
   }
   // Storage written by the runs above reads as never written in the next schedule.

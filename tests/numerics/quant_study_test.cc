@@ -368,24 +368,96 @@ TEST(QuantStudy, NpyInputs) {
 }
 
 TEST(QuantStudy, MemoryCapFollowsTheAvailableMemory) {
-  // The estimate is linear in elements and grows as ranks x (ranks + 2).
-  EXPECT_EQ(quant_memory_bytes(8, 1u << 20), 4ull * 8 * (1u << 20) * 10 + 24ull * (1u << 20) + (32ull << 20));
-  EXPECT_EQ(quant_memory_bytes(16, 1u << 20), 4ull * 16 * (1u << 20) * 18 + 24ull * (1u << 20) + (32ull << 20));
-  // It bounds the measured peak RSS (--dtype fp32, the largest): 8 x 1M 336 MB, 16 x 512K 592 MB.
-  EXPECT_GT(quant_memory_bytes(8, 1u << 20), 336'000'000u);
-  EXPECT_GT(quant_memory_bytes(16, 1u << 19), 592'000'000u);
-  const std::uint64_t need = quant_memory_bytes(8, 1u << 24);
-  EXPECT_NO_THROW(check_quant_memory(8, 1u << 24, need * 2));
-  EXPECT_NO_THROW(check_quant_memory(8, 1u << 24, 0));  // unknown: no check
+  // Linear in ranks x elements: 7.25 (BF16), 9.25 (FP16), 13.25 (FP32) bytes
+  // per rank and element, 48 per element, 1 KiB per algorithm and rank^2, 32 MiB.
+  const std::uint64_t m = 1u << 20;
+  EXPECT_EQ(quant_memory_bytes(8, m, DType::Bf16, 1), 8 * m * 29 / 4 + 48 * m + 64 * 1024 + (32ull << 20));
+  EXPECT_EQ(quant_memory_bytes(16, m, DType::Fp16, 8), 16 * m * 37 / 4 + 48 * m + 8 * 256 * 1024 + (32ull << 20));
+  EXPECT_EQ(quant_memory_bytes(16, m, DType::Fp32, 8), 16 * m * 53 / 4 + 48 * m + 8 * 256 * 1024 + (32ull << 20));
+  EXPECT_EQ(quant_memory_bytes(256, m, DType::Bf16, 0) - quant_memory_bytes(128, m, DType::Bf16, 0),
+            2 * (quant_memory_bytes(128, m, DType::Bf16, 0) - quant_memory_bytes(64, m, DType::Bf16, 0)));
+  // It bounds the peak RSS measured for all 8 algorithms (docs/performance.md,
+  // section 83): BF16 8 x 16M 1.14 GB, 64 x 1M 0.42 GB, 128 x 1M 0.83 GB,
+  // 256 x 4K 0.39 GB (the schedules); FP32 64 x 1M 0.69 GB, 128 x 1M 1.37 GB.
+  EXPECT_GT(quant_memory_bytes(8, 16 * m, DType::Bf16, 8), 1'140'000'000u);
+  EXPECT_GT(quant_memory_bytes(64, m, DType::Bf16, 8), 420'000'000u);
+  EXPECT_GT(quant_memory_bytes(128, m, DType::Bf16, 8), 830'000'000u);
+  EXPECT_GT(quant_memory_bytes(256, 4096, DType::Bf16, 8), 390'000'000u);
+  EXPECT_GT(quant_memory_bytes(64, m, DType::Fp32, 8), 690'000'000u);
+  EXPECT_GT(quant_memory_bytes(128, m, DType::Fp32, 8), 1'370'000'000u);
+  const std::uint64_t need = quant_memory_bytes(8, 1u << 24, DType::Bf16, 8);
+  EXPECT_NO_THROW(check_quant_memory(8, 1u << 24, DType::Bf16, 8, need * 2));
+  EXPECT_NO_THROW(check_quant_memory(8, 1u << 24, DType::Bf16, 8, 0));  // unknown: no check
   try {
-    check_quant_memory(8, 1u << 24, need);  // needs more than 80% of what is available
+    check_quant_memory(8, 1u << 24, DType::Bf16, 8, need);  // needs more than 80% of what is available
     FAIL();
   } catch (const Error& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("--elements: 16777216 per rank x 8 ranks"), std::string::npos) << m;
-    EXPECT_NE(m.find(fmt::format("{} MiB", need >> 20)), std::string::npos) << m;
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("--elements: 16777216 per rank x 8 ranks (bf16)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(fmt::format("{} MiB", need >> 20)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("~7.25 bytes per rank and element"), std::string::npos) << msg;
   }
   EXPECT_GT(available_memory_bytes(), 0u);  // /proc/meminfo on Linux
+}
+
+TEST(QuantStudy, MemoryEstimateBoundsTheDataEnginesLayoutAtAnyRankCount) {
+  // Every algorithm's workspace (as run_data lays it out: 2.0-4.0 bytes per
+  // rank and element in BF16, up to 256 ranks), the inputs and the shared
+  // input codes fit in the estimate, at 8 and 64 ranks: a one-shot's N x N
+  // gather buffers (8 GiB at 64 ranks) are read through their sources, never
+  // laid out; and the study's up-front workspace (2 x the dtype's bytes per
+  // rank and element) holds the largest.
+  for (const int gpus : {8, 64}) {
+    Config cfg = h200();
+    cfg.fabric.gpus = gpus;
+    cfg.ring.protocol = RingProtocol::Simple;   // as run_quant compiles
+    const std::uint64_t elems = 1u << 20;
+    for (const std::string& algo : supported_algorithms(cfg)) {
+      const Schedule s = compile(cfg, algo, {elems * 2, DType::Bf16});
+      const std::uint64_t laid = DataWorkspace::bytes_for(s);
+      EXPECT_LE(laid + 2 * gpus * elems + gpus * elems * 5 / 4, quant_memory_bytes(gpus, elems, DType::Bf16, 1))
+          << algo << " " << gpus;
+      EXPECT_LE(laid, 2 * gpus * elems * 2) << algo << " " << gpus;
+      EXPECT_GE(laid, 2 * elems) << algo;   // at least one output
+    }
+  }
+}
+
+TEST(QuantStudy, WorkEstimateGrowsWithRanksElementsAndAlgorithms) {
+  const WorkEstimate one = quant_study_work(8, 1u << 20, DType::Bf16, 1);
+  const WorkEstimate all = quant_study_work(8, 1u << 20, DType::Bf16, 8);
+  EXPECT_STREQ(one.unit, "elements");
+  EXPECT_DOUBLE_EQ(all.amount, 8.0 * 8 * (1u << 20));
+  EXPECT_DOUBLE_EQ(one.seconds, 8.0 * (1u << 20) * (6e-9 + 0.8e-9) + 64 * 5e-6);
+  EXPECT_DOUBLE_EQ(all.seconds, 8.0 * (1u << 20) * (6e-9 + 8 * 0.8e-9) + 8 * 64 * 5e-6);
+  EXPECT_DOUBLE_EQ(quant_study_work(64, 1u << 20, DType::Fp32, 8).seconds,
+                   64.0 * (1u << 20) * (16e-9 + 8 * 1.5e-9) + 8 * 4096 * 5e-6);
+  EXPECT_DOUBLE_EQ(all.memory_bytes, static_cast<double>(quant_memory_bytes(8, 1u << 20, DType::Bf16, 8)));
+}
+
+TEST(DataWorkspace, OneShotAtSixtyFourRanksLaysOutStorageLinearInRanks) {
+  // 64 ranks of 4096 FP32 values: the schedule declares 64 x 64 x 4096 x 4 =
+  // 64 MiB of gather buffers; the run lays out what it touches, and every
+  // rank still ends with the exact sum (small integers: exact in FP32).
+  Config cfg = h200();
+  cfg.fabric.gpus = 64;
+  cfg.ring.protocol = RingProtocol::Simple;
+  const std::uint64_t elems = 4096;
+  const Schedule s = compile(cfg, "one-shot", {elems * 4, DType::Fp32});
+  std::vector<std::vector<float>> x(64, std::vector<float>(elems));
+  for (std::size_t r = 0; r < x.size(); ++r)
+    for (std::uint64_t i = 0; i < elems; ++i) x[r][i] = static_cast<float>((r * 7 + i) % 13);
+  DataWorkspace ws;
+  const DataRun run = run_data(s, x, ws);
+  EXPECT_LE(ws.capacity_bytes(), 8 * 64 * elems * sizeof(float));
+  EXPECT_LE(ws.capacity_bytes(), DataWorkspace::bytes_for(s));
+  ASSERT_EQ(run.outputs.size(), 64u);
+  for (std::size_t r = 0; r < 64; ++r)
+    for (std::uint64_t i = 0; i < elems; i += 97) {
+      double sum = 0;
+      for (const auto& v : x) sum += v[i];
+      ASSERT_EQ(run.outputs[r][i], static_cast<float>(sum)) << "rank " << r << " element " << i;
+    }
 }
 
 TEST(QuantStudy, RejectsBadRequests) {

@@ -209,3 +209,21 @@ TEST(Slots, EveryAlgorithmInOneWorkspaceGivesTheListedBits) {
     }
   }
 }
+
+TEST(Slots, OneShotReducesOnceForAllRanksAtManyRanks) {
+  // (Shared work, plan.h.) Every rank of a one-shot sums the same N inputs (its gathered copies read
+  // through their sources): the plan runs one reduction per chunk and copies
+  // its result to the other ranks, at 8 and at 128 ranks.
+  for (const int gpus : {8, 128}) {
+    Config cfg = load_preset("hgx-h200-8");
+    cfg.fabric.gpus = gpus;
+    const Schedule s = compile(cfg, "one-shot", {4096 * 2, DType::Bf16});
+    const std::vector<Step> plan = plan_steps(s);
+    std::size_t listed = 0, planned = 0;
+    for (const Step& st : s.steps) listed += st.op == DataOp::Reduce && !st.accumulate;
+    for (const Step& st : plan) planned += st.op == DataOp::Reduce && !st.accumulate;
+    EXPECT_EQ(listed % static_cast<std::size_t>(gpus), 0u) << gpus;
+    EXPECT_GT(listed, 0u) << gpus;
+    EXPECT_EQ(planned, listed / static_cast<std::size_t>(gpus)) << gpus;
+  }
+}

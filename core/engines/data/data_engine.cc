@@ -64,15 +64,16 @@ class Engine {
     bufs_.resize(decls.size());
     const float fill = opt.poison_unwritten ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     std::uint64_t at = 0;
-    // Buffers the run touches first (runs in one workspace then fault the same pages), then the rest.
-    for (int pass = 0; pass < 2; ++pass)
+    // Storage for the buffers the run touches (laid_bytes): the others are
+    // never read or written (copies not materialised, outputs known to equal
+    // rank 0's), and take none.
     for (std::size_t i = 0; i < decls.size(); ++i) {
-      if ((touched[i] != 0) != (pass == 0)) continue;
       const BufferDecl& d = decls[i];
       Buf& b = bufs_[i];
       b.format = d.format;
       b.fill = fill;
       b.elems = d.elems;
+      if (!touched[i]) continue;
       if (i < alias.size() && alias[i].rank >= 0) {
         // Read only: no step writes buffer i.
         b.vals = const_cast<float*>(alias[i].vals);
@@ -517,7 +518,6 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   std::vector<int> owners(s.buffers.size(), 0);
   for (BufferId id : s.input) ++owners[id];
   DataWorkspace::Storage& store = ws.storage();
-  store.reserve(DataWorkspace::bytes_for(s));
   std::vector<char> same_as_rank0;   // outputs known to equal rank 0's (shared work only)
   std::vector<Step> planned = opt.share_work ? plan_steps(s, &same_as_rank0) : std::vector<Step>{};
   InputCodes::State* codes =
@@ -528,8 +528,15 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   const bool slots = opt.share_work && slot_storage(s, planned, decls, &cached);
   const std::vector<Step>& steps = opt.share_work ? planned : s.steps;
   const std::vector<BufferDecl>& laid = slots ? decls : s.buffers;
-  Engine e(s, laid, steps, opt, store.data, alias, touched_buffers(s, laid.size(), steps, same_as_rank0), codes,
-           cached);
+  // Storage for what the engine lays out (not the schedule's every buffer: a
+  // one-shot's gather buffers are N x N x elements, and never materialised).
+  const std::vector<char> touched = touched_buffers(s, laid.size(), steps, same_as_rank0);
+  std::vector<char> in_place(laid.size(), 0);   // read in place: an input (alias) or shared input codes
+  for (std::size_t i = 0; i < laid.size(); ++i)
+    in_place[i] = (i < alias.size() && alias[i].rank >= 0) ||
+                  (is_codec(laid[i].format) && i < cached.size() && cached[i] >= 0);
+  store.reserve(laid_bytes(laid, touched, &in_place));
+  Engine e(s, laid, steps, opt, store.data, alias, touched, codes, cached);
   if (codes) e.share_input_codes(codes, alias);
   // Ranks' input buffers are distinct (check_schedule does not demand it, so guard).
   std::vector<int> loads;

@@ -75,7 +75,9 @@ class DataWorkspace {
   DataWorkspace(DataWorkspace&&) noexcept;
   DataWorkspace& operator=(DataWorkspace&&) noexcept;
 
-  /// Bytes of storage a run of `s` takes (at most; inputs read in place take none).
+  /// Bytes of storage a run of `s` with shared work takes: the buffers it
+  /// touches, as laid out (slots), linear in ranks for every algorithm (inputs
+  /// and shared input codes read in place take less).
   static std::uint64_t bytes_for(const Schedule& s);
   /// Makes room for `bytes` of storage now (a study reserves for its largest
   /// schedule first, so that the storage is mapped once).

@@ -180,4 +180,13 @@ bool slot_storage(const Schedule& s, std::vector<Step>& steps, std::vector<Buffe
   return true;
 }
 
+std::uint64_t laid_bytes(const std::vector<BufferDecl>& decls, const std::vector<char>& touched,
+                         const std::vector<char>* in_place) {
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < decls.size(); ++i)
+    if (i < touched.size() && touched[i] && !(in_place && i < in_place->size() && (*in_place)[i]))
+      n += storage_bytes(decls[i]);
+  return n;
+}
+
 }  // namespace scin

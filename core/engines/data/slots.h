@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "schedule/schedule.h"
@@ -32,5 +33,13 @@ namespace scin {
 // their regions (buffers that read shared input codes in place).
 bool slot_storage(const Schedule& s, std::vector<Step>& steps, std::vector<BufferDecl>& decls,
                   const std::vector<int>* pinned = nullptr);
+
+// Bytes of workspace storage a run lays out for `decls` (the schedule's buffers
+// or slot_storage's): buffers it touches (touched_buffers, plan.h) and does not
+// read in place (`in_place`, optional: an input read as it is, shared input
+// codes). Linear in ranks for every algorithm: a one-shot's N x N gather
+// buffers are read through their sources (plan_steps), never laid out.
+std::uint64_t laid_bytes(const std::vector<BufferDecl>& decls, const std::vector<char>& touched,
+                         const std::vector<char>* in_place = nullptr);
 
 }  // namespace scin

@@ -8,6 +8,8 @@
 #include "base/error.h"
 #include "engines/data/buffers.h"
 #include "engines/data/data_engine.h"
+#include "engines/data/plan.h"
+#include "engines/data/slots.h"
 
 namespace scin {
 
@@ -26,10 +28,14 @@ DataWorkspace::~DataWorkspace() = default;
 DataWorkspace::DataWorkspace(DataWorkspace&&) noexcept = default;
 DataWorkspace& DataWorkspace::operator=(DataWorkspace&&) noexcept = default;
 
+// As run_data lays it out with shared work (the default), less what inputs
+// and shared input codes read in place save (which depends on the inputs).
 std::uint64_t DataWorkspace::bytes_for(const Schedule& s) {
-  std::uint64_t n = 0;
-  for (const BufferDecl& d : s.buffers) n += storage_bytes(d);
-  return n;
+  std::vector<char> same_as_rank0;
+  std::vector<Step> steps = plan_steps(s, &same_as_rank0);
+  std::vector<BufferDecl> decls;
+  const std::vector<BufferDecl>& laid = slot_storage(s, steps, decls) ? decls : s.buffers;
+  return laid_bytes(laid, touched_buffers(s, laid.size(), steps, same_as_rank0));
 }
 
 void DataWorkspace::reserve(std::uint64_t bytes) { st_->reserve(bytes); }

@@ -97,7 +97,7 @@ WorkEstimate quant_study_work(int gpus, std::uint64_t elements, DType dtype, std
   // references, ~6 ns held as BF16 and ~16 ns as FP32 (the first touch of
   // twice the bytes), then each algorithm's run and measurement ~0.8 / ~1.5 ns;
   // per algorithm and rank^2, compiling, checking and planning its schedule
-  // (a ring's 2 N (N - 1) steps), ~5 us.
+  // (a ring's 2 N (N - 1) steps), ~8 us.
   const double g = std::max(gpus, 1);
   const double re = g * static_cast<double>(elements);
   const bool bf16 = dtype == DType::Bf16;
@@ -105,7 +105,7 @@ WorkEstimate quant_study_work(int gpus, std::uint64_t elements, DType dtype, std
   WorkEstimate w;
   w.amount = re * n;
   w.unit = "elements";
-  w.seconds = re * ((bf16 ? 6e-9 : 16e-9) + n * (bf16 ? 0.8e-9 : 1.5e-9)) + n * g * g * 5e-6;
+  w.seconds = re * ((bf16 ? 6e-9 : 16e-9) + n * (bf16 ? 0.8e-9 : 1.5e-9)) + n * g * g * 8e-6;
   w.memory_bytes = static_cast<double>(quant_memory_bytes(gpus, elements, dtype, algorithms));
   return w;
 }

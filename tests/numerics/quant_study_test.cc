@@ -428,10 +428,10 @@ TEST(QuantStudy, WorkEstimateGrowsWithRanksElementsAndAlgorithms) {
   const WorkEstimate all = quant_study_work(8, 1u << 20, DType::Bf16, 8);
   EXPECT_STREQ(one.unit, "elements");
   EXPECT_DOUBLE_EQ(all.amount, 8.0 * 8 * (1u << 20));
-  EXPECT_DOUBLE_EQ(one.seconds, 8.0 * (1u << 20) * (6e-9 + 0.8e-9) + 64 * 5e-6);
-  EXPECT_DOUBLE_EQ(all.seconds, 8.0 * (1u << 20) * (6e-9 + 8 * 0.8e-9) + 8 * 64 * 5e-6);
+  EXPECT_DOUBLE_EQ(one.seconds, 8.0 * (1u << 20) * (6e-9 + 0.8e-9) + 64 * 8e-6);
+  EXPECT_DOUBLE_EQ(all.seconds, 8.0 * (1u << 20) * (6e-9 + 8 * 0.8e-9) + 8 * 64 * 8e-6);
   EXPECT_DOUBLE_EQ(quant_study_work(64, 1u << 20, DType::Fp32, 8).seconds,
-                   64.0 * (1u << 20) * (16e-9 + 8 * 1.5e-9) + 8 * 4096 * 5e-6);
+                   64.0 * (1u << 20) * (16e-9 + 8 * 1.5e-9) + 8 * 4096 * 8e-6);
   EXPECT_DOUBLE_EQ(all.memory_bytes, static_cast<double>(quant_memory_bytes(8, 1u << 20, DType::Bf16, 8)));
 }
 

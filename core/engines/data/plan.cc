@@ -6,6 +6,7 @@
 #include <iterator>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace scin {
@@ -20,6 +21,31 @@ struct Interval {
 inline bool overlaps(std::uint64_t alo, std::uint64_t ahi, std::uint64_t blo, std::uint64_t bhi) {
   return alo < bhi && blo < ahi;
 }
+
+// One buffer's intervals by start, for "which of them overlap [lo, hi)": an
+// interval that does starts after lo - (the longest interval's length), so a
+// binary search skips the rest (a one-shot's gather buffer at N ranks holds N
+// regions, each written once and read once: scanning them all per copy was
+// N^3 at N ranks).
+class IntervalIndex {
+ public:
+  explicit IntervalIndex(std::vector<Interval> v) : v_(std::move(v)) {
+    std::stable_sort(v_.begin(), v_.end(), [](const Interval& a, const Interval& b) { return a.lo < b.lo; });
+    for (const Interval& x : v_) longest_ = std::max(longest_, x.hi - x.lo);
+  }
+  // Calls f(interval) for each interval overlapping [lo, hi) until f returns true.
+  template <class F>
+  void overlapping(std::uint64_t lo, std::uint64_t hi, F&& f) const {
+    const std::uint64_t from = lo > longest_ ? lo - longest_ : 0;
+    auto it = std::lower_bound(v_.begin(), v_.end(), from, [](const Interval& x, std::uint64_t at) { return x.lo < at; });
+    for (; it != v_.end() && it->lo < hi; ++it)
+      if (overlaps(it->lo, it->hi, lo, hi) && f(*it)) return;
+  }
+
+ private:
+  std::vector<Interval> v_;
+  std::uint64_t longest_ = 0;
+};
 
 // Where a buffer's elements come from: element x of a piece [lo, hi) holds the
 // same bits as element pos + (x - lo) of `content` (what one step wrote into
@@ -118,11 +144,18 @@ std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_a
   std::vector<char> pinned(nb, 0);   // rank inputs and outputs: always materialised
   for (BufferId b : s.input) pinned[b] = 1;
   for (BufferId b : s.output) pinned[b] = 1;
+  std::vector<IntervalIndex> writes_at, reads_at;
+  writes_at.reserve(nb);
+  reads_at.reserve(nb);
+  for (std::size_t b = 0; b < nb; ++b) {
+    writes_at.emplace_back(std::move(writes[b]));
+    reads_at.emplace_back(std::move(reads[b]));
+  }
   // Whether [lo, hi) of buffer b is written by a step in (a, z].
   auto written = [&](BufferId b, std::uint64_t lo, std::uint64_t hi, std::size_t a, std::size_t z) {
-    for (const Interval& w : writes[b])
-      if (w.step > a && w.step <= z && overlaps(w.lo, w.hi, lo, hi)) return true;
-    return false;
+    bool any = false;
+    writes_at[b].overlapping(lo, hi, [&](const Interval& w) { return any = w.step > a && w.step <= z; });
+    return any;
   };
   auto same_repr = [&](const Region& a, const Region& b) {
     const BufferDecl& x = s.buffers[a.buffer];
@@ -167,7 +200,16 @@ std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_a
   // ring at 256 ranks executes 65,280 reductions; comparing each with every
   // earlier one was 92% of a data-engine run).
   using DoneKey = std::tuple<int, std::size_t, BufferId, std::uint64_t, std::uint64_t>;
-  std::map<DoneKey, std::vector<std::size_t>> done_by;
+  struct DoneHash {
+    std::size_t operator()(const DoneKey& k) const {
+      std::uint64_t h = 0xcbf29ce484222325ull;
+      for (const std::uint64_t x : {static_cast<std::uint64_t>(std::get<0>(k)), static_cast<std::uint64_t>(std::get<1>(k)),
+                                    static_cast<std::uint64_t>(std::get<2>(k)), std::get<3>(k), std::get<4>(k)})
+        h = (h ^ x) * 0x100000001b3ull;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<DoneKey, std::vector<std::size_t>, DoneHash> done_by;
   auto done_key = [](Format accum, const std::vector<Region>& srcs) {
     const Region& f = srcs.front();
     return DoneKey{static_cast<int>(accum), srcs.size(), f.buffer, f.offset, f.count};
@@ -327,12 +369,14 @@ std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_a
       const auto g = is_codec(s.buffers[d.buffer].format)
                          ? static_cast<std::uint64_t>(std::max(s.buffers[d.buffer].block_elems, 1))
                          : std::uint64_t{1};
-      for (const Interval& r : reads[d.buffer]) {
-        if (!elide) break;
-        if (r.step <= i || !overlaps(r.lo, r.hi, d.offset, d.offset + n)) continue;
-        if (r.lo < d.offset || r.hi > d.offset + n || (r.lo - d.offset) % g != 0) elide = false;
-        last = std::max(last, r.step);
-      }
+      // Every later read of D lies inside it (on the block grid); `last`: the latest.
+      if (elide)
+        reads_at[d.buffer].overlapping(d.offset, d.offset + n, [&](const Interval& r) {
+          if (r.step <= i) return false;
+          if (r.lo < d.offset || r.hi > d.offset + n || (r.lo - d.offset) % g != 0) elide = false;
+          last = std::max(last, r.step);
+          return !elide;
+        });
       elide = elide && !written(src.buffer, src.offset, src.offset + n, i, last);
       if (elide)
         fwd[d.buffer].push_back({d.offset, d.offset + n, src.buffer, src.offset});
@@ -361,6 +405,9 @@ std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_a
       if (st.op == DataOp::Reduce && st.accumulate)
         for (const Region& r : st.dsts) plan_reads[r.buffer].push_back({i, r.offset, r.offset + n});
     }
+    std::vector<IntervalIndex> plan_reads_at;
+    plan_reads_at.reserve(nb);
+    for (std::size_t b = 0; b < nb; ++b) plan_reads_at.emplace_back(std::move(plan_reads[b]));
     std::vector<char> skip(nb, 0);
     for (std::size_t r = 1; r < s.output.size(); ++r) skip[s.output[r]] = (*same_output_as_rank0)[r];
     skip[s.output.front()] = 0;
@@ -372,8 +419,10 @@ std::vector<Step> plan_steps(const Schedule& s, std::vector<char>* same_output_a
       DstList kept;
       for (const Region& d : st.dsts) {
         bool dead = skip[d.buffer] != 0;
-        for (const Interval& r : plan_reads[d.buffer])
-          dead = dead && !(r.step > i && overlaps(r.lo, r.hi, d.offset, d.offset + n));
+        if (dead)
+          plan_reads_at[d.buffer].overlapping(d.offset, d.offset + n, [&](const Interval& r) {
+            return !(dead = r.step <= i);
+          });
         if (!dead) kept.push_back(d);
       }
       st.dsts = kept;

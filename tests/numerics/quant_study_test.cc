@@ -369,20 +369,20 @@ TEST(QuantStudy, NpyInputs) {
 
 TEST(QuantStudy, MemoryCapFollowsTheAvailableMemory) {
   // Linear in ranks x elements: 7.25 (BF16), 9.25 (FP16), 13.25 (FP32) bytes
-  // per rank and element, 48 per element, 1 KiB per algorithm and rank^2, 32 MiB.
+  // per rank and element, 48 per element, 3 KiB per rank^2 (the largest schedule), 32 MiB.
   const std::uint64_t m = 1u << 20;
-  EXPECT_EQ(quant_memory_bytes(8, m, DType::Bf16, 1), 8 * m * 29 / 4 + 48 * m + 64 * 1024 + (32ull << 20));
-  EXPECT_EQ(quant_memory_bytes(16, m, DType::Fp16, 8), 16 * m * 37 / 4 + 48 * m + 8 * 256 * 1024 + (32ull << 20));
-  EXPECT_EQ(quant_memory_bytes(16, m, DType::Fp32, 8), 16 * m * 53 / 4 + 48 * m + 8 * 256 * 1024 + (32ull << 20));
+  EXPECT_EQ(quant_memory_bytes(8, m, DType::Bf16, 1), 8 * m * 29 / 4 + 48 * m + 64 * 3072 + (32ull << 20));
+  EXPECT_EQ(quant_memory_bytes(16, m, DType::Fp16, 8), 16 * m * 37 / 4 + 48 * m + 256 * 3072 + (32ull << 20));
+  EXPECT_EQ(quant_memory_bytes(16, m, DType::Fp32, 8), 16 * m * 53 / 4 + 48 * m + 256 * 3072 + (32ull << 20));
   EXPECT_EQ(quant_memory_bytes(256, m, DType::Bf16, 0) - quant_memory_bytes(128, m, DType::Bf16, 0),
             2 * (quant_memory_bytes(128, m, DType::Bf16, 0) - quant_memory_bytes(64, m, DType::Bf16, 0)));
   // It bounds the peak RSS measured for all 8 algorithms (docs/performance.md,
   // section 83): BF16 8 x 16M 1.14 GB, 64 x 1M 0.42 GB, 128 x 1M 0.83 GB,
-  // 256 x 4K 0.39 GB (the schedules); FP32 64 x 1M 0.69 GB, 128 x 1M 1.37 GB.
+  // 1024 x 1K 2.47 GB (the schedule); FP32 64 x 1M 0.69 GB, 128 x 1M 1.37 GB.
   EXPECT_GT(quant_memory_bytes(8, 16 * m, DType::Bf16, 8), 1'140'000'000u);
   EXPECT_GT(quant_memory_bytes(64, m, DType::Bf16, 8), 420'000'000u);
   EXPECT_GT(quant_memory_bytes(128, m, DType::Bf16, 8), 830'000'000u);
-  EXPECT_GT(quant_memory_bytes(256, 4096, DType::Bf16, 8), 390'000'000u);
+  EXPECT_GT(quant_memory_bytes(1024, 1024, DType::Bf16, 8), 2'470'000'000u);
   EXPECT_GT(quant_memory_bytes(64, m, DType::Fp32, 8), 690'000'000u);
   EXPECT_GT(quant_memory_bytes(128, m, DType::Fp32, 8), 1'370'000'000u);
   const std::uint64_t need = quant_memory_bytes(8, 1u << 24, DType::Bf16, 8);
@@ -428,10 +428,10 @@ TEST(QuantStudy, WorkEstimateGrowsWithRanksElementsAndAlgorithms) {
   const WorkEstimate all = quant_study_work(8, 1u << 20, DType::Bf16, 8);
   EXPECT_STREQ(one.unit, "elements");
   EXPECT_DOUBLE_EQ(all.amount, 8.0 * 8 * (1u << 20));
-  EXPECT_DOUBLE_EQ(one.seconds, 8.0 * (1u << 20) * (6e-9 + 0.8e-9) + 64 * 8e-6);
-  EXPECT_DOUBLE_EQ(all.seconds, 8.0 * (1u << 20) * (6e-9 + 8 * 0.8e-9) + 8 * 64 * 8e-6);
+  EXPECT_DOUBLE_EQ(one.seconds, 8.0 * (1u << 20) * (6e-9 + 0.8e-9) + 64 * 5e-6);
+  EXPECT_DOUBLE_EQ(all.seconds, 8.0 * (1u << 20) * (6e-9 + 8 * 0.8e-9) + 8 * 64 * 5e-6);
   EXPECT_DOUBLE_EQ(quant_study_work(64, 1u << 20, DType::Fp32, 8).seconds,
-                   64.0 * (1u << 20) * (16e-9 + 8 * 1.5e-9) + 8 * 4096 * 8e-6);
+                   64.0 * (1u << 20) * (16e-9 + 8 * 1.5e-9) + 8 * 4096 * 5e-6);
   EXPECT_DOUBLE_EQ(all.memory_bytes, static_cast<double>(quant_memory_bytes(8, 1u << 20, DType::Bf16, 8)));
 }
 

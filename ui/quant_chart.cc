@@ -11,6 +11,7 @@
 #include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "base/cancel.h"
 #include "schedule/algorithms.h"
 #include "fabric/params.h"
 #include "ui/figure.h"
@@ -33,11 +34,13 @@ QuantChart::QuantChart(FabricDoc* doc, QWidget* parent)
   timer_.setSingleShot(true);
   timer_.setInterval(150);
   connect(&timer_, &QTimer::timeout, this, &QuantChart::recompute);
-  connect(&watcher_, &QFutureWatcher<std::vector<QuantStudy>>::finished, this, [this] {
+  connect(&watcher_, &QFutureWatcher<Outcome>::finished, this, [this] {
     computing_ = false;
-    studies_ = watcher_.result();
-    error_.clear();
-    if (studies_.empty()) error_ = tr("the data engine could not run this fabric");
+    Outcome out = watcher_.result();
+    if (!out.cancelled) {
+      studies_ = std::move(out.studies);
+      error_ = studies_.empty() ? out.error : QString();
+    }
     redraw();
     if (stale_ && isVisible()) timer_.start();
   });
@@ -48,11 +51,15 @@ QuantChart::QuantChart(FabricDoc* doc, QWidget* parent)
   connect(metric_, &QComboBox::activated, this, [this] { redraw(); });
   connect(doc_, &FabricDoc::changed, this, [this] {
     stale_ = true;
+    if (watcher_.isRunning()) stop_.request_stop();   // its result is stale: stop it, then start anew
     if (isVisible()) timer_.start();
   });
 }
 
-QuantChart::~QuantChart() { watcher_.waitForFinished(); }
+QuantChart::~QuantChart() {
+  stop_.request_stop();
+  watcher_.waitForFinished();
+}
 
 void QuantChart::showEvent(QShowEvent* e) {
   ChartPanel::showEvent(e);
@@ -65,8 +72,12 @@ void QuantChart::recompute() {
   computing_ = true;
   Config base = doc_->config();
   std::string codec = codec_->currentText().toStdString();
-  watcher_.setFuture(QtConcurrent::run([base, codec] {
-    std::vector<QuantStudy> out;
+  stop_ = std::stop_source();
+  RunContext ctx;
+  ctx.stop = stop_.get_token();
+  redraw();   // says it is computing
+  watcher_.setFuture(QtConcurrent::run([base, codec, ctx] {
+    Outcome out;
     for (int g : blockSizes()) {
       Config c = base;
       try {
@@ -74,9 +85,13 @@ void QuantChart::recompute() {
         set_param(c, "quant.block_elems", static_cast<double>(g));
         QuantRequest req;
         req.elements = kElementsPerRank;
-        out.push_back(run_quant(c, req));
-      } catch (const std::exception&) {
+        out.studies.push_back(run_quant(c, req, ctx));
+      } catch (const Cancelled&) {
+        out.cancelled = true;
+        return out;
+      } catch (const std::exception& e) {
         // An unsupported combination leaves that block size out.
+        if (out.error.isEmpty()) out.error = QString::fromStdString(e.what());
       }
     }
     return out;
@@ -123,7 +138,18 @@ void QuantChart::redraw() {
   chart()->setTitle(tr("All-Reduce error vs exact sum, %1 blocks, Gaussian inputs, %2 elements per rank, worst rank")
                         .arg(codec_->currentText())
                         .arg(kElementsPerRank));
-  if (studies_.empty()) return;
+  if (studies_.empty()) {
+    const int gpus = doc_->config().fabric.gpus;
+    setEmptyText(computing_ ? tr("Computing the quantisation error of %1 accelerators on %2 elements per rank, "
+                                 "for %3 block sizes…")
+                                  .arg(gpus)
+                                  .arg(kElementsPerRank)
+                                  .arg(blockSizes().size())
+                 : error_.isEmpty() ? QString()
+                                    : tr("The data engine cannot run this fabric: %1").arg(error_));
+    return;
+  }
+  setEmptyText(QString());
   auto metricOf = [sqnr](const ErrorMetrics& m) { return sqnr ? m.sqnr_dB : m.rel_l2; };
   std::map<std::string, QLineSeries*> series;
   double lo = 1e300, hi = -1e300;

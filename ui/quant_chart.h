@@ -2,10 +2,13 @@
 // algorithm's All-Reduce result against the exact sum, versus the block size G
 // of the codec, measured by the data engine (core/numerics/quant_study.h) on
 // generated Gaussian inputs. Computed on a worker thread whenever the fabric
-// changes while the tab is visible.
+// changes while the tab is visible; a change stops the computation under way
+// (at 1024 accelerators a study takes tens of seconds), and a study the data
+// engine refuses (e.g. more memory than the machine has) says why in the chart.
 #pragma once
 
 #include <map>
+#include <stop_token>
 #include <string>
 
 #include <QComboBox>
@@ -33,7 +36,16 @@ class QuantChart : public ChartPanel {
   /// running before its finished signal reaches this thread).
   bool busy() const { return computing_; }
   const std::vector<QuantStudy>& studies() const { return studies_; }
+  /// Why no study could run (the first block size's error), else empty.
+  QString error() const { return error_; }
   static constexpr std::uint64_t kElementsPerRank = 1u << 14;
+
+  /// One computation: a study per block size, and the first error.
+  struct Outcome {
+    std::vector<QuantStudy> studies;
+    QString error;
+    bool cancelled = false;
+  };
 
  protected:
   void redraw() override;
@@ -45,7 +57,8 @@ class QuantChart : public ChartPanel {
   QComboBox* codec_;
   QComboBox* metric_;
   QTimer timer_;
-  QFutureWatcher<std::vector<QuantStudy>> watcher_;
+  QFutureWatcher<Outcome> watcher_;
+  std::stop_source stop_;   // the running computation's: requested when the fabric changes or on close
   bool computing_ = false;  // see busy()
   std::vector<QuantStudy> studies_;   // one per block size
   QString error_;

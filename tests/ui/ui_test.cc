@@ -595,6 +595,34 @@ class UiTest : public QObject {
     QVERIFY(rp.read(5) == "%PDF-");
   }
 
+  void quantChartStopsAStaleComputationAndSaysWhatItDoes() {
+    // At 1024 accelerators the chart's six studies take minutes; while they
+    // run the chart says so, and a fabric edit stops them (the data engine
+    // polls the stop between steps): not busy again long before they could
+    // have finished, with no stale result shown.
+    FabricDoc doc;
+    Config big = load_preset("hgx-h200-8");
+    big.fabric.gpus = 1024;
+    doc.resetConfig(big);
+    QuantChart q(&doc);
+    q.recompute();
+    QVERIFY(q.busy());
+    QVERIFY2(q.emptyText().startsWith(QStringLiteral("Computing the quantisation error of 1024 accelerators on 16384 "
+                                                     "elements per rank, for 6 block sizes")),
+             qPrintable(q.emptyText()));
+    QTest::qWait(500);
+    big.fabric.gpus = 8;
+    doc.resetConfig(big);
+    QTRY_VERIFY_WITH_TIMEOUT(!q.busy(), 60000);
+    QVERIFY(q.studies().empty());
+    QVERIFY(q.error().isEmpty());
+    // Shown again, it computes the fabric as it is now.
+    q.recompute();
+    QTRY_VERIFY_WITH_TIMEOUT(!q.busy() && !q.studies().empty(), 30000);
+    QCOMPARE(q.studies().front().gpus, 8);
+    QVERIFY(q.emptyText().isEmpty());
+  }
+
   void quantAndTimelineChartsHoldCoreValues() {
     FabricDoc doc;
     doc.resetConfig(load_preset("hgx-h200-8"));

@@ -525,7 +525,7 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   // Codec buffers that only hold shared input codes read them from the cache (shared work only).
   const std::vector<int> cached = codes && opt.share_work ? cached_code_buffers(*codes, s, planned, alias) : std::vector<int>{};
   std::vector<BufferDecl> decls;     // with slots for short-lived regions (shared work only)
-  const bool slots = opt.share_work && slot_storage(s, planned, decls, &cached);
+  const bool slots = opt.share_work && slot_storage(s, planned, decls, &cached, &same_as_rank0);
   const std::vector<Step>& steps = opt.share_work ? planned : s.steps;
   const std::vector<BufferDecl>& laid = slots ? decls : s.buffers;
   Engine e(s, laid, steps, opt, store.data, alias, touched_buffers(s, laid.size(), steps, same_as_rank0), codes,

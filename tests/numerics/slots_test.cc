@@ -2,6 +2,8 @@
 // that regions alive at other times reuse. Hand-built schedules where a slot
 // taken wrongly changes a value, and every algorithm in one workspace; each
 // case is compared with executing every step as listed in buffers of their own.
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -279,4 +281,39 @@ TEST(Slots, ARingsPartialSumsInOutputsNeverReadTakeSlots) {
     for (const auto& v : run.outputs) got.emplace_back(v.begin(), v.end());
     EXPECT_TRUE(same_bits(got, ref.outputs)) << poison;
   }
+}
+
+TEST(Slots, Bf16OutputsAsPatternsAreTheDecodedOutputsBits) {
+  // DataOptions::bf16_outputs (the study's way): every algorithm of a BF16
+  // case in one workspace; each rank's output held as BF16 comes as its
+  // patterns (its float view empty), the high halves of the decoded floats a
+  // run without the option returns, rank for rank.
+  const numerics_test::DataCase c{8, 4099, DType::Bf16, Codec::Int8, 32};
+  const Config cfg = numerics_test::data_case_config(c);
+  const auto x = numerics_test::data_case_inputs(c, c.elems, Distribution::Outliers);
+  DataWorkspace ws, plain_ws;
+  std::size_t as_patterns = 0;
+  for (const std::string& algo : supported_algorithms(cfg)) {
+    const Schedule s = compile(cfg, algo, {c.elems * 2, c.dtype});
+    DataOptions o;
+    o.bf16_outputs = true;
+    const DataRun run = run_data(s, x, ws, o);
+    const DataRun plain = run_data(s, x, plain_ws, {});
+    ASSERT_EQ(run.bf16.size(), 8u) << algo;
+    EXPECT_TRUE(plain.bf16.empty()) << algo;
+    for (std::size_t r = 0; r < 8; ++r) {
+      ASSERT_EQ(plain.outputs[r].size(), c.elems) << algo;
+      if (run.bf16[r].empty()) {
+        EXPECT_TRUE(std::equal(run.outputs[r].begin(), run.outputs[r].end(), plain.outputs[r].begin())) << algo << r;
+        continue;
+      }
+      ++as_patterns;
+      EXPECT_TRUE(run.outputs[r].empty()) << algo << r;
+      ASSERT_EQ(run.bf16[r].size(), c.elems) << algo << r;
+      for (std::uint64_t i = 0; i < c.elems; ++i)
+        ASSERT_EQ(static_cast<std::uint32_t>(run.bf16[r][i]) << 16, std::bit_cast<std::uint32_t>(plain.outputs[r][i]))
+            << algo << " rank " << r << " element " << i;
+    }
+  }
+  EXPECT_EQ(as_patterns, 8 * supported_algorithms(cfg).size());
 }

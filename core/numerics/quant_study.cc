@@ -197,7 +197,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   opt.bf16_outputs = dfmt == Format::Bf16;   // outputs held as BF16 measured as such, not decoded
   for (std::size_t k = 0; k < algos.size(); ++k) {
     const std::string& a = algos[k];
-    const Schedule& s = schedules[k];
+    Schedule& s = schedules[k];
     ctx.check();
     const DataRun res = run_data(s, checked, ws, opt, step_ctx);
     QuantRow row;
@@ -210,11 +210,15 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
     double wire = 0;
     for (double b : lb.egress_bytes) wire += b;
     row.wire_bytes = wire;
-    // The same schedule with every codec buffer in dtype: the unquantised byte count.
-    Schedule plain = s;
-    for (auto& b : plain.buffers)
+    // The same schedule with every codec buffer in dtype: the unquantised byte
+    // count (its buffers changed in place and put back: the steps not copied).
+    std::vector<Format> formats;
+    for (auto& b : s.buffers) {
+      formats.push_back(b.format);
       if (is_codec(b.format)) b.format = dfmt;
-    const double plain_total = total_link_bytes(link_bytes(plain));
+    }
+    const double plain_total = total_link_bytes(link_bytes(s));
+    for (std::size_t b = 0; b < s.buffers.size(); ++b) s.buffers[b].format = formats[b];
     row.payload_ratio = plain_total > 0 ? total_link_bytes(lb) / plain_total : 1.0;
     st.rows.push_back(std::move(row));
     ctx.report(static_cast<double>(st.rows.size()) / static_cast<double>(algos.size()));

@@ -47,7 +47,7 @@ class MeasureCache {
     return metrics_[key];
   }
   ErrorMetrics measure_one(std::span<const float> out) {
-    const std::size_t id = find_or_keep(out);
+    const std::size_t id = find_or_keep(View{out.data(), nullptr, out.size()});
     flush();
     return metrics_[id];
   }
@@ -56,15 +56,23 @@ class MeasureCache {
   // measure(outputs), its arrays measured later, up to eight in one pass
   // (measure_lanes): returns the key of result(). Outputs not found among the
   // arrays held, kept or pending are copied (kept) until measured.
-  std::size_t defer(const std::vector<std::span<const float>>& outputs) {
+  std::size_t defer(const std::vector<std::span<const float>>& outputs) { return defer(outputs, {}); }
+  // The same, rank r given as its BF16 patterns where bf16[r] is not empty
+  // (DataRun::bf16; outputs[r] then unused): the figures of their floats.
+  std::size_t defer(const std::vector<std::span<const float>>& outputs,
+                    const std::vector<std::span<const std::uint16_t>>& bf16) {
     if (outputs.empty()) throw Error("metrics: no outputs");
+    auto view = [&](std::size_t r) {
+      if (r < bf16.size() && !bf16[r].empty()) return View{nullptr, bf16[r].data(), bf16[r].size()};
+      return View{outputs[r].data(), nullptr, outputs[r].size()};
+    };
     const std::size_t first = ranks_.size();
+    const View v0 = view(0);
     for (std::size_t r = 0; r < outputs.size(); ++r) {
       // A rank whose output equals rank 0's bit for bit has rank 0's metrics (measure_ranks).
-      const bool same = r > 0 && outputs[r].size() == outputs[0].size() &&
-                        (outputs[r].data() == outputs[0].data() ||
-                         std::memcmp(outputs[r].data(), outputs[0].data(), outputs[0].size() * sizeof(float)) == 0);
-      ranks_.push_back({same ? ranks_[first].id : find_or_keep(outputs[r]), same});
+      const View v = view(r);
+      const bool same = r > 0 && equal(v, v0);
+      ranks_.push_back({same ? ranks_[first].id : find_or_keep(v), same});
     }
     rows_.push_back({first, outputs.size()});
     return rows_.size() - 1;
@@ -121,6 +129,22 @@ class MeasureCache {
     std::size_t size = 0;
     std::size_t id = 0;                 // its metrics: metrics_[id]
   };
+  struct View {                         // an output: its floats, or its BF16 patterns
+    const float* f;
+    const std::uint16_t* h;
+    std::size_t n;
+    std::uint32_t bits(std::size_t i) const {
+      return f ? std::bit_cast<std::uint32_t>(f[i]) : static_cast<std::uint32_t>(h[i]) << 16;
+    }
+  };
+  static bool equal(const View& a, const View& b) {
+    if (a.n != b.n) return false;
+    if (a.f && b.f) return a.f == b.f || std::memcmp(a.f, b.f, a.n * sizeof(float)) == 0;
+    if (a.h && b.h) return a.h == b.h || std::memcmp(a.h, b.h, a.n * sizeof(std::uint16_t)) == 0;
+    for (std::size_t i = 0; i < a.n; ++i)
+      if (a.bits(i) != b.bits(i)) return false;
+    return true;
+  }
   struct Rank {
     std::size_t id;                     // its array's metrics: metrics_[id]
     bool same;                          // equals rank 0's output bit for bit
@@ -136,9 +160,9 @@ class MeasureCache {
   }
   // The key of out's metrics: an equal array's held, kept or pending, else a
   // copy of out kept and measured at the next flush.
-  std::size_t find_or_keep(std::span<const float> out) {
-    if (out.size() != exact_.size())   // measure_one's error
-      throw Error(fmt::format("metrics: output has {} elements, reference {}", out.size(), exact_.size()));
+  std::size_t find_or_keep(const View& out) {
+    if (out.n != exact_.size())   // measure_one's error
+      throw Error(fmt::format("metrics: output has {} elements, reference {}", out.n, exact_.size()));
     for (const KeptArray& k : held_)
       if (same(k, out)) return k.id;
     for (const KeptArray& k : kept_)
@@ -150,7 +174,16 @@ class MeasureCache {
     if (pending_.size() >= kPending) flush();
     return id;
   }
-  void keep(std::span<const float> out) {
+  void keep(const View& v) {
+    if (v.h) {   // BF16 patterns: held as such in a BF16 study, else as their floats
+      KeptArray k = array({}, {}, v.n);
+      if (format_ == Format::Bf16) k.half.assign(v.h, v.h + v.n);
+      else k.vals.resize(v.n);
+      for (std::size_t i = 0; format_ != Format::Bf16 && i < v.n; ++i) k.vals[i] = std::bit_cast<float>(v.bits(i));
+      kept_.push_back(std::move(k));
+      return;
+    }
+    const std::span<const float> out(v.f, v.n);
     KeptArray k = array({}, {}, out.size());
     std::uint32_t low = 0;   // the low halves or-ed: 0 when every value is exact in BF16
     if (format_ == Format::Bf16) {
@@ -167,8 +200,10 @@ class MeasureCache {
     }
     kept_.push_back(std::move(k));
   }
-  bool same(const KeptArray& k, std::span<const float> out) const {
-    if (k.size != out.size()) return false;
+  bool same(const KeptArray& k, const View& v) const {
+    if (k.size != v.n) return false;
+    if (v.h) return equal(k.half.empty() ? View{k.vals.data(), nullptr, k.size} : View{nullptr, k.half.data(), k.size}, v);
+    const std::span<const float> out(v.f, v.n);
     if (k.half.empty()) return std::memcmp(k.vals.data(), out.data(), out.size() * sizeof(float)) == 0;
     constexpr std::size_t kRun = 512;   // compared in runs, the loop branch-free within one
     for (std::size_t lo = 0; lo < out.size(); lo += kRun) {

@@ -225,6 +225,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   InputCodes codes(checked);
   DataOptions opt;
   opt.input_codes = &codes;
+  opt.bf16_outputs = dfmt == Format::Bf16;   // outputs held as BF16 measured as such, not decoded
   for (std::size_t k = 0; k < algos.size(); ++k) {
     const std::string& a = algos[k];
     ctx.check();
@@ -234,7 +235,7 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
     row.algorithm = a;
     row.variant = s.variant;
     row.quantised = find_algorithm(a)->quantised;
-    measured.push_back(metrics.defer(res.outputs));   // measured below
+    measured.push_back(metrics.defer(res.outputs, res.bf16));   // measured below
     const LinkBytes lb = link_bytes(s);
     row.max_link_bytes = lb.max_link_bytes();
     double wire = 0;

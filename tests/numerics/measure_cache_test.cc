@@ -246,3 +246,59 @@ TEST(MeasureCache, DeferredRowsGiveMeasuresFigures) {
   // repeats row 1, whose third array was past the three kept: measured again.
   EXPECT_EQ(cache.measured(), 15u);
 }
+
+TEST(MeasureCache, RanksGivenAsBf16PatternsGiveTheirFloatsFigures) {
+  // DataRun::bf16: ranks given as their BF16 patterns (every other rank, and
+  // every rank in some rows) in the rows of DeferredRowsGiveMeasuresFigures:
+  // each row's figures, the equal-to-rank-0 checks across the two forms, the
+  // look-ups of the held reference and of kept arrays, and the count measured
+  // are those of the floats; a study of another type keeps them as floats.
+  const std::vector<double> e = reference();
+  auto patterns = [](const std::vector<float>& v) {
+    std::vector<std::uint16_t> h(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) h[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v[i]) >> 16);
+    return h;
+  };
+  const std::vector<float> ref = bf16_near(e, 0, 0);
+  std::vector<std::vector<std::vector<float>>> rows;
+  for (int k = 0; k < 6; ++k) {
+    std::vector<std::vector<float>> ranks;
+    for (int r = 0; r < 3; ++r) ranks.push_back(k % 3 == 0 && r > 0 ? ranks[0] : bf16_near(e, static_cast<std::size_t>(k * 300 + r * 7), k + 2 * r + 1));
+    rows.push_back(ranks);
+  }
+  rows.push_back({ref, ref});
+  rows.push_back(rows[1]);
+  rows.push_back({rows[2][1], rows[2][1], rows[2][2]});   // rank 0 as patterns, rank 1 equal to it as floats
+  for (Format f : {Format::Bf16, Format::Fp32}) {
+    SCOPED_TRACE(testing::Message() << "format " << static_cast<int>(f));
+    MeasureCache cache(e, f);
+    const std::vector<std::uint16_t> ref_half = patterns(ref);
+    const std::size_t held = cache.hold(BigVector<std::uint16_t>(ref_half.begin(), ref_half.end()), {}, ref.size());
+    std::vector<std::vector<std::vector<std::uint16_t>>> halves(rows.size());
+    std::vector<std::size_t> keys;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      std::vector<std::span<const float>> out;
+      std::vector<std::span<const std::uint16_t>> bf16(rows[k].size());
+      for (std::size_t r = 0; r < rows[k].size(); ++r) halves[k].push_back(patterns(rows[k][r]));
+      for (std::size_t r = 0; r < rows[k].size(); ++r) {
+        const bool as_half = (k + r) % 2 == 0 || k == 4 || k == 6;
+        out.push_back(as_half ? std::span<const float>() : std::span<const float>(rows[k][r]));
+        if (as_half) bf16[r] = halves[k][r];
+      }
+      keys.push_back(cache.defer(out, bf16));
+    }
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const ErrorMetrics got = cache.result(keys[k]), want = measure(rows[k], e);
+      SCOPED_TRACE(testing::Message() << "row " << k);
+      expect_same(got, want);
+      EXPECT_EQ(got.worst_rank, want.worst_rank);
+      EXPECT_EQ(got.ranks_identical, want.ranks_identical);
+    }
+    expect_same(cache.held_metrics(held), measure_one(ref, e));
+    EXPECT_EQ(cache.measured(), 17u);   // DeferredRowsGiveMeasuresFigures' 15, and the last row's two arrays
+    EXPECT_EQ(cache.kept_as_bf16(), f == Format::Bf16 ? 3u : 0u);
+    // A size that is not the reference's: measure_one's error.
+    const std::vector<std::uint16_t> short_half(kElems - 1);
+    EXPECT_THROW(cache.defer({std::span<const float>()}, {std::span<const std::uint16_t>(short_half)}), Error);
+  }
+}

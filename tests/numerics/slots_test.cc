@@ -2,6 +2,8 @@
 // that regions alive at other times reuse. Hand-built schedules where a slot
 // taken wrongly changes a value, and every algorithm in one workspace; each
 // case is compared with executing every step as listed in buffers of their own.
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -226,4 +228,110 @@ TEST(Slots, OneShotReducesOnceForAllRanksAtManyRanks) {
     EXPECT_GT(listed, 0u) << gpus;
     EXPECT_EQ(planned, listed / static_cast<std::size_t>(gpus)) << gpus;
   }
+}
+
+TEST(Slots, ARegionWrittenWholeAgainIsAliveAnew) {
+  // t[0,32) is written and read (steps 0-1), u[0,32) written and read (2-3),
+  // then t[0,32) written whole again by a copy that does not read it and read
+  // (4-5): its two lives and u's take one slot; with t alive from 0 to 5, u
+  // would need a second. The values are those of every step as listed.
+  const std::uint64_t n = 32;
+  Schedule s = two_ranks(n);
+  const BufferId t = s.add_buffer({"t", 0, 4 * n, Format::Fp32});
+  const BufferId u = s.add_buffer({"u", 0, 4 * n, Format::Fp32});
+  const BufferId in0 = s.input[0], out0 = s.output[0];
+  s.add(step(DataOp::Reduce, {{in0, 0, n}, {in0, 0, n}}, {{t, 0, n}}));
+  s.add(step(DataOp::Reduce, {{t, 0, n}, {in0, 0, n}}, {{out0, 0, n}}));
+  s.add(step(DataOp::Reduce, {{out0, 0, n}, {in0, 0, n}}, {{u, 0, n}}));
+  s.add(step(DataOp::Reduce, {{u, 0, n}, {out0, 0, n}}, {{out0, 0, n}}));
+  s.add(step(DataOp::Copy, {{out0, 0, n}}, {{t, 0, n}}));
+  s.add(step(DataOp::Reduce, {{t, 0, n}, {in0, 0, n}}, {{out0, 0, n}}));
+  s.add(rank1_output(s));
+  const std::vector<BufferDecl> decls = laid_out(s);
+  ASSERT_EQ(decls.size(), s.buffers.size() + 1);
+  EXPECT_EQ(decls[t].elems, 0u);
+  EXPECT_EQ(decls[u].elems, 0u);
+  EXPECT_EQ(decls.back().elems, n);
+  const auto x = inputs(n);
+  for (bool poison : {false, true}) {
+    const DataResult slots = run_data(s, x, {poison});
+    const DataResult listed = run_listed(s, x, poison);
+    EXPECT_TRUE(same_bits(slots.outputs, listed.outputs)) << poison;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const float a = (0.0f + x[0][i] + x[0][i]) + x[0][i];            // out0 after step 1
+      const float b = (a + (0.0f + a + x[0][i])) ;                      // after step 3: u + out0
+      EXPECT_EQ(slots.outputs[0][i], 0.0f + b + x[0][i]) << i;          // step 5: t (= b) + in0
+    }
+  }
+}
+
+TEST(Slots, ARingsPartialSumsInOutputsNeverReadTakeSlots) {
+  // An 8-rank BF16 ring: ranks 1-7 return rank 0's output (plan_steps), so
+  // their output buffers hold only partial sums and forwarded chunks, each
+  // alive for a hop or two: they take slots. Rank 0's output and the inputs
+  // keep their storage.
+  const numerics_test::DataCase c{8, 8 * 1024, DType::Bf16, Codec::Int8, 32};
+  const Config cfg = numerics_test::data_case_config(c);
+  const Schedule s = compile(cfg, "ring", {c.elems * 2, c.dtype});
+  std::vector<char> same;
+  std::vector<Step> steps = plan_steps(s, &same);
+  ASSERT_EQ(same, std::vector<char>({0, 1, 1, 1, 1, 1, 1, 1}));
+  std::vector<BufferDecl> decls;
+  ASSERT_TRUE(slot_storage(s, steps, decls, nullptr, &same));
+  EXPECT_EQ(decls[s.output[0]].elems, c.elems);
+  for (int r = 1; r < 8; ++r) EXPECT_EQ(decls[s.output[static_cast<std::size_t>(r)]].elems, 0u) << r;
+  for (BufferId b : s.input) EXPECT_EQ(decls[b].elems, c.elems);
+  std::uint64_t slot_elems = 0;
+  for (std::size_t b = s.buffers.size(); b < decls.size(); ++b) slot_elems += decls[b].elems;
+  EXPECT_EQ(slot_elems, 9 * c.elems / 8);   // nine chunks' slots where ranks 1-7's outputs took 7 x elems
+  // Without the outputs never read nothing moves (every other buffer is an input or output).
+  std::vector<Step> listed = plan_steps(s);
+  std::vector<BufferDecl> none;
+  EXPECT_FALSE(slot_storage(s, listed, none));
+  const auto x = numerics_test::data_case_inputs(c, c.elems, Distribution::Outliers);
+  DataWorkspace ws;
+  for (bool poison : {false, true}) {
+    DataOptions o;
+    o.poison_unwritten = poison;
+    const DataRun run = run_data(s, x, ws, o);
+    const DataResult ref = run_listed(s, x, poison);
+    std::vector<std::vector<float>> got;
+    for (const auto& v : run.outputs) got.emplace_back(v.begin(), v.end());
+    EXPECT_TRUE(same_bits(got, ref.outputs)) << poison;
+  }
+}
+
+TEST(Slots, Bf16OutputsAsPatternsAreTheDecodedOutputsBits) {
+  // DataOptions::bf16_outputs (the study's way): every algorithm of a BF16
+  // case in one workspace; each rank's output held as BF16 comes as its
+  // patterns (its float view empty), the high halves of the decoded floats a
+  // run without the option returns, rank for rank.
+  const numerics_test::DataCase c{8, 4099, DType::Bf16, Codec::Int8, 32};
+  const Config cfg = numerics_test::data_case_config(c);
+  const auto x = numerics_test::data_case_inputs(c, c.elems, Distribution::Outliers);
+  DataWorkspace ws, plain_ws;
+  std::size_t as_patterns = 0;
+  for (const std::string& algo : supported_algorithms(cfg)) {
+    const Schedule s = compile(cfg, algo, {c.elems * 2, c.dtype});
+    DataOptions o;
+    o.bf16_outputs = true;
+    const DataRun run = run_data(s, x, ws, o);
+    const DataRun plain = run_data(s, x, plain_ws, {});
+    ASSERT_EQ(run.bf16.size(), 8u) << algo;
+    EXPECT_TRUE(plain.bf16.empty()) << algo;
+    for (std::size_t r = 0; r < 8; ++r) {
+      ASSERT_EQ(plain.outputs[r].size(), c.elems) << algo;
+      if (run.bf16[r].empty()) {
+        EXPECT_TRUE(std::equal(run.outputs[r].begin(), run.outputs[r].end(), plain.outputs[r].begin())) << algo << r;
+        continue;
+      }
+      ++as_patterns;
+      EXPECT_TRUE(run.outputs[r].empty()) << algo << r;
+      ASSERT_EQ(run.bf16[r].size(), c.elems) << algo << r;
+      for (std::uint64_t i = 0; i < c.elems; ++i)
+        ASSERT_EQ(static_cast<std::uint32_t>(run.bf16[r][i]) << 16, std::bit_cast<std::uint32_t>(plain.outputs[r][i]))
+            << algo << " rank " << r << " element " << i;
+    }
+  }
+  EXPECT_EQ(as_patterns, 8 * supported_algorithms(cfg).size());
 }

@@ -139,12 +139,16 @@ class Engine {
   }
 
   // Rank `rank`'s output: a view of the buffer when it holds plain values,
-  // else decoded into `scratch`.
-  std::span<const float> output(int rank, BigVector<float>& scratch) {
+  // else its BF16 patterns in `bf16` when asked and held so, else decoded into `scratch`.
+  std::span<const float> output(int rank, BigVector<float>& scratch, std::span<const std::uint16_t>* bf16) {
     const BufferId id = s_.output.at(static_cast<std::size_t>(rank));
     Buf& b = bufs_.at(id);
     b.prepare_read(0, s_.elems);
     if (b.vals) return {b.vals, s_.elems};
+    if (bf16 && b.half && b.format == Format::Bf16) {
+      *bf16 = {b.half, s_.elems};
+      return {};
+    }
     scratch.resize(s_.elems);
     read(b, Region{id, 0, s_.elems}, 0, s_.elems, scratch.data());
     return scratch;
@@ -525,7 +529,7 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   // Codec buffers that only hold shared input codes read them from the cache (shared work only).
   const std::vector<int> cached = codes && opt.share_work ? cached_code_buffers(*codes, s, planned, alias) : std::vector<int>{};
   std::vector<BufferDecl> decls;     // with slots for short-lived regions (shared work only)
-  const bool slots = opt.share_work && slot_storage(s, planned, decls, &cached);
+  const bool slots = opt.share_work && slot_storage(s, planned, decls, &cached, &same_as_rank0);
   const std::vector<Step>& steps = opt.share_work ? planned : s.steps;
   const std::vector<BufferDecl>& laid = slots ? decls : s.buffers;
   // Storage for what the engine lays out (not the schedule's every buffer: a
@@ -567,15 +571,17 @@ DataRun run_checked(const Schedule& s, const CheckedInputs& checked, DataWorkspa
   run.elements_processed = counts.elements_processed;
   store.decoded.resize(static_cast<std::size_t>(s.gpus));
   run.outputs.resize(static_cast<std::size_t>(s.gpus));
-  for (int r = 0; r < s.gpus; ++r) {
+  run.bf16.resize(opt.bf16_outputs ? static_cast<std::size_t>(s.gpus) : 0);
+  for (std::size_t r = 0; r < run.outputs.size(); ++r) {
     // A rank whose output storage equals rank 0's bit for bit (an All-Reduce's
-    // usual result: known from the plan, else compared) shares rank 0's decoded view.
-    const bool known = r > 0 && !same_as_rank0.empty() && same_as_rank0[static_cast<std::size_t>(r)];
-    if (known || (r > 0 && e.same_output(0, r))) {
-      run.outputs[static_cast<std::size_t>(r)] = run.outputs[0];
+    // usual result: known from the plan, else compared) shares rank 0's view.
+    const bool known = r > 0 && !same_as_rank0.empty() && same_as_rank0[r];
+    if (known || (r > 0 && e.same_output(0, static_cast<int>(r)))) {
+      run.outputs[r] = run.outputs[0];
+      if (opt.bf16_outputs) run.bf16[r] = run.bf16[0];
       continue;
     }
-    run.outputs[static_cast<std::size_t>(r)] = e.output(r, store.decoded[static_cast<std::size_t>(r)]);
+    run.outputs[r] = e.output(static_cast<int>(r), store.decoded[r], opt.bf16_outputs ? &run.bf16[r] : nullptr);
   }
   return run;
 }

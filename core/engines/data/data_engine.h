@@ -48,6 +48,9 @@ struct DataOptions {
   /// Quantised inputs shared between runs on the same CheckedInputs (see
   /// InputCodes); null, or bound to other inputs: every run quantises its own.
   InputCodes* input_codes = nullptr;
+  /// Workspace runs: outputs held as BF16 patterns are returned as those
+  /// patterns (DataRun::bf16), not decoded to floats (a study measures them as such).
+  bool bf16_outputs = false;
 };
 
 struct DataResult {
@@ -96,6 +99,9 @@ class DataWorkspace {
 /// and while the inputs live.
 struct DataRun {
   std::vector<std::span<const float>> outputs;   // per rank: the output buffer, decoded to float
+  // Per rank, with DataOptions::bf16_outputs: the output's BF16 patterns when
+  // the buffer holds them (outputs[r] is then empty), else empty.
+  std::vector<std::span<const std::uint16_t>> bf16;
   std::uint64_t data_steps = 0;
   std::uint64_t elements_processed = 0;
 };

@@ -48,6 +48,7 @@ class Pieces {
         return;
       }
       pieces_.push_back(Piece{b, r.offset, r.count, i, i});
+      by_access_[{i, b, r.offset}] = it->second;
       return;
     }
     Piece& p = pieces_[it->second];
@@ -55,7 +56,15 @@ class Pieces {
       ok_[b] = 0;
       return;
     }
-    p.last = i;
+    if (write && p.last < i) {
+      // Written whole again by a step that does not read it: the old values
+      // are dead from here, the new ones a piece of their own.
+      it->second = pieces_.size();
+      pieces_.push_back(Piece{b, r.offset, r.count, i, i});
+    } else {
+      p.last = i;
+    }
+    by_access_[{i, b, r.offset}] = it->second;
   }
 
   // Marks buffers whose regions overlap without being equal.
@@ -71,13 +80,14 @@ class Pieces {
   }
 
   std::vector<Piece>& pieces() { return pieces_; }
-  // Index of buffer b's piece at `offset`.
-  std::size_t index(BufferId b, std::uint64_t offset) const { return at_[b].at(offset); }
+  // Index of the piece step i accesses in buffer b at `offset`.
+  std::size_t index(std::size_t i, BufferId b, std::uint64_t offset) const { return by_access_.at({i, b, offset}); }
 
  private:
   const Schedule& s_;
   std::vector<char>& ok_;
-  std::vector<std::map<std::uint64_t, std::size_t>> at_;   // per buffer: offset -> piece
+  std::vector<std::map<std::uint64_t, std::size_t>> at_;   // per buffer: offset -> its latest piece
+  std::map<std::tuple<std::size_t, BufferId, std::uint64_t>, std::size_t> by_access_;   // (step, buffer, offset) -> piece
   std::vector<Piece> pieces_;
 };
 
@@ -91,14 +101,15 @@ bool runs(const Schedule& s, const std::vector<Step>& steps, std::size_t i) {
 }  // namespace
 
 bool slot_storage(const Schedule& s, std::vector<Step>& steps, std::vector<BufferDecl>& decls,
-                  const std::vector<int>* pinned) {
+                  const std::vector<int>* pinned, const std::vector<char>* unread_outputs) {
   const std::size_t nb = s.buffers.size();
   std::vector<char> ok(nb, 1);
   if (pinned)
     for (std::size_t b = 0; b < nb && b < pinned->size(); ++b)
       if ((*pinned)[b] >= 0) ok[b] = 0;
   for (BufferId b : s.input) ok[b] = 0;
-  for (BufferId b : s.output) ok[b] = 0;
+  for (std::size_t r = 0; r < s.output.size(); ++r)
+    if (r == 0 || !unread_outputs || r >= unread_outputs->size() || !(*unread_outputs)[r]) ok[s.output[r]] = 0;
   Pieces pc(s, ok);
   for (std::size_t i = 0; i < steps.size() && i < s.steps.size(); ++i) {
     if (!runs(s, steps, i)) continue;
@@ -167,15 +178,15 @@ bool slot_storage(const Schedule& s, std::vector<Step>& steps, std::vector<Buffe
   for (std::size_t b = 0; b < nb; ++b)
     if (ok[b]) decls[b].elems = 0;
   for (const Slot& sl : slots) decls.push_back(sl.decl);
-  auto move = [&](Region& r) {
+  auto move = [&](std::size_t i, Region& r) {
     if (!ok[r.buffer]) return;
-    const Piece& p = pieces[pc.index(r.buffer, r.offset)];
+    const Piece& p = pieces[pc.index(i, r.buffer, r.offset)];
     r = Region{static_cast<BufferId>(nb + static_cast<std::size_t>(p.slot)), 0, r.count};
   };
   for (std::size_t i = 0; i < steps.size() && i < s.steps.size(); ++i) {
     if (!runs(s, steps, i)) continue;
-    for (Region& r : steps[i].srcs) move(r);
-    for (Region& r : steps[i].dsts) move(r);
+    for (Region& r : steps[i].srcs) move(i, r);
+    for (Region& r : steps[i].dsts) move(i, r);
   }
   return true;
 }

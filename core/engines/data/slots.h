@@ -23,7 +23,10 @@ namespace scin {
 // access writes it whole (a copy's or a non-accumulating reduction's
 // destination, not also read by that step), and, for a codec, every region
 // starts on the block grid. A region is alive from its first access to its
-// last (both inclusive); regions alive at a common step never share a slot.
+// last (both inclusive), and written whole again by a step that does not read
+// it (a ring's all-gather over its reduce-scatter's partial sum), alive anew:
+// the values before are never read again. Regions alive at a common step never
+// share a slot.
 // Slots are new buffers (the same format, codec and node as the buffer, the
 // largest region's length) appended to `decls`, a copy of the schedule's
 // buffers in which the buffers moved to slots have 0 elements; `steps` is
@@ -31,8 +34,13 @@ namespace scin {
 // when the slots would not take fewer bytes than the buffers they replace.
 // `pinned` (optional, per schedule buffer): buffers with pinned[b] >= 0 keep
 // their regions (buffers that read shared input codes in place).
+// `unread_outputs` (optional, per rank, plan_steps' same_output_as_rank0):
+// ranks whose output buffer is never read after the run (the run returns rank
+// 0's output for them), so such a buffer takes slots like any other when it is
+// not also rank 0's output, a rank's input, or the output of a rank not marked
+// (a ring's partial sums in the other ranks' outputs: each lives for one hop).
 bool slot_storage(const Schedule& s, std::vector<Step>& steps, std::vector<BufferDecl>& decls,
-                  const std::vector<int>* pinned = nullptr);
+                  const std::vector<int>* pinned = nullptr, const std::vector<char>* unread_outputs = nullptr);
 
 // Bytes of workspace storage a run lays out for `decls` (the schedule's buffers
 // or slot_storage's): buffers it touches (touched_buffers, plan.h) and does not

@@ -1,0 +1,80 @@
+// Steps over every rank (an NVLS ld_reduce's sources, a multicast's
+// destinations), which the packet engine costs and shapes one by one, not by
+// shape (step_costs.h): the per-source work skipped or cached for sources
+// alike must give what each source costed alone gives.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "fabric/params.h"
+#include "fabric/preset.h"
+#include "model/cost_model.h"
+#include "model/step_cost_without_ports.h"
+#include "schedule/algorithms.h"
+
+namespace scin {
+namespace {
+
+Config preset(const std::string& name, std::initializer_list<const char*> sets = {}) {
+  Config c = load_preset(name);
+  for (const char* a : sets) apply_assignment(c, a);
+  return c;
+}
+
+Schedule nvls_schedule(const Config& c, std::uint64_t bytes) { return compile(c, "nvls", Collective{bytes, DType::Bf16}); }
+
+bool is_ld_reduce(const Step& st) {
+  return st.kind == StepKind::Read && st.unit == Unit::NvlsReduce && st.op == DataOp::Reduce && st.srcs.size() > 1;
+}
+
+// The NVLS units' uses of an ld_reduce hold the sum of its sources' plain bytes
+// (plain_bytes() each, added in source order) over the planes. step_cost adds a
+// source alike to the one before (count, buffer format, block, scale) without
+// asking plain_bytes() again: here sources change count and format between
+// neighbours and back (fp32 is 4 bytes a value, bf16 and the block formats 2).
+TEST(PacketWideSteps, NvlsReduceCostSumsEverySourcesPlainBytes) {
+  const Config c = preset("hgx-h200-8");
+  Schedule s = nvls_schedule(c, 1 << 20);
+  ASSERT_GE(s.input.size(), 8u);
+  auto set = [&](std::size_t rank, Format f, int block, ScaleFormat sf) {
+    BufferDecl& b = s.buffers[s.input[rank]];
+    b.format = f, b.block_elems = block, b.scale_format = sf;
+  };
+  set(1, Format::Fp32, 0, ScaleFormat::Fp16);
+  set(3, Format::Int8Block, 32, ScaleFormat::Fp16);
+  set(4, Format::Fp32, 0, ScaleFormat::Fp16);
+  const ResourceMap rm = resource_map(s);
+  std::size_t checked = 0;
+  StepCost without;
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    Step st = s.steps[i];
+    if (!is_ld_reduce(st)) continue;
+    // Counts that differ too (this step is costed, never run): the third and
+    // the seventh source one element shorter (the seventh of the format of
+    // its neighbours, bf16, the eighth as long as the sixth again).
+    ASSERT_EQ(st.srcs.size(), 8u);
+    st.srcs[2].count -= 1;
+    st.srcs[6].count -= 1;
+    double want = 0;
+    for (const Region& r : st.srcs) want += plain_bytes(s, r);
+    const StepCost cost = step_cost(c, s, rm, st);
+    step_cost_without_ports(c, s, rm, st, without);
+    int units = 0;
+    for (const StepCost* x : {&cost, static_cast<const StepCost*>(&without)})
+      for (const ResourceUse& u : x->uses) {
+        if (u.kind != ResourceKind::NvlsReduce) continue;
+        ++units;
+        const double got = u.amount_bytes * static_cast<double>(rm.planes);
+        EXPECT_EQ(got, want) << "step " << i << ": " << got << " plain bytes, expected " << want;
+      }
+    EXPECT_EQ(units, 2 * rm.planes) << "step " << i;
+    ++checked;
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(checked, 0u);
+}
+
+}  // namespace
+}  // namespace scin

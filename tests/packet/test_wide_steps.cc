@@ -4,10 +4,18 @@
 // alike must give what each source costed alone gives.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <initializer_list>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "engines/packet/engine.h"
+#include "engines/packet/packet_engine.h"
+#include "engines/packet/stats.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "model/cost_model.h"
@@ -74,6 +82,54 @@ TEST(PacketWideSteps, NvlsReduceCostSumsEverySourcesPlainBytes) {
     if (::testing::Test::HasFailure()) return;
   }
   EXPECT_GT(checked, 0u);
+}
+
+void expect_same_run(const packet::Run& a, const packet::Run& b, const std::string& what) {
+  EXPECT_EQ(std::memcmp(&a.result.time_ns, &b.result.time_ns, sizeof(double)), 0) << what;
+  ASSERT_EQ(a.steps.size(), b.steps.size()) << what;
+  for (std::size_t i = 0; i < a.steps.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&a.steps[i].start_ns, &b.steps[i].start_ns, sizeof(double)), 0) << what << " step " << i;
+    EXPECT_EQ(std::memcmp(&a.steps[i].finish_ns, &b.steps[i].finish_ns, sizeof(double)), 0) << what << " step " << i;
+    if (::testing::Test::HasFailure()) return;
+  }
+  nlohmann::json x = packet::to_json(a.stats), y = packet::to_json(b.stats);
+  for (auto* j : {&x, &y}) j->erase("wall_s"), j->erase("cpu_s");
+  EXPECT_EQ(x.dump(), y.dump()) << what;
+}
+
+// An ld_reduce's groups go to its plane's group log only if source slot a is
+// rank a for every a (Flow::every_gpu, from make_flow_shape's in_gpu_order).
+// Sources swapped (the first two, or the last two) in every ld_reduce: no log
+// entry is made, and the run is the one without group logs; in rank order the
+// log is used.
+TEST(PacketWideSteps, SourcesOutOfRankOrderTakeNoGroupLog) {
+  const std::vector<std::pair<const char*, std::uint64_t>> cases = {{"fabric.gpus=8", 3000}, {"fabric.gpus=64", 65536}};
+  for (const auto& [gpus, bytes] : cases) {
+    for (int swap = 0; swap < 3; ++swap) {  // 0: in order, 1: first two swapped, 2: last two
+      const Config c = preset("hgx-h200-8", {gpus});  // (gpus: a const char*)
+      Schedule s = nvls_schedule(c, bytes);
+      std::size_t reads = 0;
+      for (Step& st : s.steps) {
+        if (!is_ld_reduce(st)) continue;
+        ++reads;
+        const std::size_t n = st.srcs.size();
+        if (swap == 1) std::swap(st.srcs[0], st.srcs[1]);
+        if (swap == 2) std::swap(st.srcs[n - 2], st.srcs[n - 1]);
+      }
+      ASSERT_GT(reads, 0u);
+      const std::string what = fmt::format("{} {} B swap {}", gpus, bytes, swap);
+      const std::uint64_t logged0 = packet::testing::group_log_entries.load();
+      const packet::Run on = packet::run(c, s);
+      const std::uint64_t logged = packet::testing::group_log_entries.load() - logged0;
+      if (swap == 0) EXPECT_GT(logged, 0u) << what;
+      else EXPECT_EQ(logged, 0u) << what;
+      packet::testing::group_log = false;
+      const packet::Run off = packet::run(c, s);
+      packet::testing::group_log = true;
+      expect_same_run(on, off, what);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
 }
 
 }  // namespace

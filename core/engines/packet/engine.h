@@ -284,6 +284,7 @@ class Engine {
   struct FlowShape {
     FlowKind kind = FlowKind::GpuWrite;
     bool to_switch = false, codec = false;
+    bool in_gpu_order = false;  // read: source k is accelerator k, for every k (Flow::in_gpu_order)
     NodeId initiator = kNoNode;
     int plane = -1;
     std::uint32_t n = 0, n_min = 0;
@@ -298,7 +299,7 @@ class Engine {
     // ones of its kind (resize() value-initialises only what it adds to the
     // last step's, and every entry is then written) and clears the others.
     void clear_but_lists() {
-      kind = FlowKind::GpuWrite, to_switch = false, codec = false, initiator = kNoNode, plane = -1;
+      kind = FlowKind::GpuWrite, to_switch = false, codec = false, in_gpu_order = false, initiator = kNoNode, plane = -1;
       n = 0, n_min = 0, bytes = 0, plain_per_byte = 0, reduce_inv_GBps = 0, fixed_ns = 0, factor = 1;
       uses.clear();
     }

@@ -4,6 +4,7 @@
 // alike must give what each source costed alone gives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <initializer_list>
 #include <cstring>
@@ -129,6 +130,51 @@ TEST(PacketWideSteps, SourcesOutOfRankOrderTakeNoGroupLog) {
       expect_same_run(on, off, what);
       if (::testing::Test::HasFailure()) return;
     }
+  }
+}
+
+// Set-up writes the successors of a run of steps with one wide dependency
+// list (an NVLS barrier's waits, each on every arrive) list by list
+// (testing::successor_blocks counts the runs); with testing::fast_paths off,
+// step by step. Same lists, so the same run: NVLS at 64 and 256 GPUs; and at
+// 64 GPUs with one wait listing an arrive twice (its run is cut there and
+// its list is not filled by lists: step by step its successors come
+// a, a, a+1, a+1 ...) and another wait's list reversed.
+TEST(PacketWideSteps, BarrierSuccessorsFilledListByListGiveTheSameRun) {
+  struct Case {
+    const char* gpus;
+    std::uint64_t bytes;
+    bool edit;
+  };
+  for (const Case& k : {Case{"fabric.gpus=64", 65536, false}, Case{"fabric.gpus=256", 262144, false},
+                        Case{"fabric.gpus=64", 65536, true}}) {
+    const Config c = preset("hgx-h200-8", {k.gpus});
+    Schedule s = nvls_schedule(c, k.bytes);
+    const std::string what = fmt::format("{} {} B{}", k.gpus, k.bytes, k.edit ? " edited" : "");
+    std::size_t wide = 0;
+    std::vector<std::size_t> waits;
+    for (std::size_t i = 0; i < s.steps.size(); ++i) {
+      if (s.steps[i].kind != StepKind::Wait || s.steps[i].deps.size() < 16) continue;
+      ++wide;
+      waits.push_back(i);
+    }
+    ASSERT_GE(wide, 8u) << what;
+    if (k.edit) {
+      Step& dup = s.steps[waits[3]];
+      dup.deps.push_back(dup.deps[5]);  // listed twice
+      Step& rev = s.steps[waits[6]];
+      std::reverse(rev.deps.begin(), rev.deps.end());
+    }
+    const std::uint64_t blocks0 = packet::testing::successor_blocks.load();
+    const packet::Run on = packet::run(c, s);
+    const std::uint64_t blocks = packet::testing::successor_blocks.load() - blocks0;
+    EXPECT_GT(blocks, 0u) << what;
+    packet::testing::fast_paths = false;
+    const packet::Run off = packet::run(c, s);
+    packet::testing::fast_paths = true;
+    EXPECT_EQ(packet::testing::successor_blocks.load() - blocks0, blocks) << what;  // none while off
+    expect_same_run(on, off, what);
+    if (::testing::Test::HasFailure()) return;
   }
 }
 

@@ -54,6 +54,9 @@ inline std::atomic<bool> fast_paths{true};
 // Flows started with the shape's fields they held kept (Engine::apply_flow_shape;
 // off with fast_paths: every flow is reset whole and filled from its shape).
 inline std::atomic<std::uint64_t> flow_shapes_kept{0};
+// Runs of steps with one wide dependency list whose successor entries set-up
+// wrote list by list (Engine::setup; off with fast_paths: step by step).
+inline std::atomic<std::uint64_t> successor_blocks{0};
 }  // namespace testing
 
 class Engine {
@@ -322,6 +325,9 @@ class Engine {
   // Flows that kept their shape's fields (testing::flow_shapes_kept). Last: the
   // fields above keep their offsets (the event loop's code is unchanged).
   std::uint64_t shapes_kept_ = 0;
+  std::uint64_t succ_blocks_ = 0;  // testing::successor_blocks
+  static constexpr int kWideDeps = 16;  // set-up: a dependency list this long or longer may be filled by lists
+  bool distinct(const StepId* dep, std::size_t n);
 };
 
 }  // namespace scin::packet

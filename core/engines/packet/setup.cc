@@ -114,11 +114,13 @@ void Engine::setup() {
   progress_bytes_ = -1;  // not known yet (poll() adds it up when it first reports)
   delivered_bytes_ = 0;
   const int nodes = s_.node_count();
+  bool any_wide = false;  // a step with kWideDeps dependencies or more (the successors' fill below)
   for (std::size_t i = 0; i < n; ++i) {
     check_step(s_, i, nodes);
     const Step& st = s_.steps[i];
     // (steps_[i].succ counts the successors of step i - 1, which are steps i and on: none counted yet)
     const std::size_t nd = st.deps.size();
+    any_wide |= nd >= static_cast<std::size_t>(kWideDeps);
     steps_[i] = StepState{0, 0, static_cast<int>(nd), kNoFlow, 0, costs_.shape(st)};
     const StepId* dep = st.deps.data();
     for (std::size_t m = 0; m < nd; ++m) {
@@ -142,9 +144,13 @@ void Engine::setup() {
     succ_cap_ = edges.size();
   }
   std::size_t k = edges.size();
-  for (std::size_t i = n; i-- > 0;) {
+  if (!any_wide || !fast_paths_) {  // (a ring's 2 M steps: the loop as it was)
+    for (std::size_t i = n; i-- > 0;)
+      for (int m = steps_[i].pending; m > 0; --m) succ_[--steps_[edges[--k]].succ] = static_cast<StepId>(i);
+  }
+  for (std::size_t i = any_wide && fast_paths_ ? n : 0; i-- > 0;) {
     const int nd = steps_[i].pending;
-    if (nd >= kWideDeps && fast_paths_) {
+    if (nd >= kWideDeps) {
       // Steps a..i with one dependency list (a barrier's waits, each on every
       // arrive): each list entry's successors a..i are written together, a
       // line of its list at a time, where step by step wrote one entry in each

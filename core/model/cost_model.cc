@@ -195,6 +195,33 @@ double plain_bytes(const Schedule& s, const Region& r) {
   return static_cast<double>(region_bytes(b, r.count));
 }
 
+// Sum of plain_bytes(s, r) over `n` regions, added in order from 0. A region of
+// the same count and buffer format (block, scale) as the one before has its
+// value: plain_bytes() reads nothing else (and the schedule's dtype). An NVLS
+// ld_reduce at 1024 accelerators sums 1024 sources of one size per step, and
+// its steps are costed one by one (step_costs.h does not memoise them).
+namespace {
+double plain_bytes_sum(const Schedule& s, const Region* r, std::size_t n) {
+  double sum = 0;
+  const BufferDecl* const bufs = s.buffers.data();
+  for (std::size_t k = 0; k < n;) {
+    const BufferDecl& first = bufs[r[k].buffer];
+    const std::uint64_t count = r[k].count;
+    const Format format = first.format;
+    const int block = first.block_elems;
+    const ScaleFormat scale = first.scale_format;
+    const double v = plain_bytes(s, r[k]);
+    sum += v;
+    for (++k; k < n; ++k) {  // the sources alike to it
+      const BufferDecl& b = bufs[r[k].buffer];
+      if (r[k].count != count || b.format != format || b.block_elems != block || b.scale_format != scale) break;
+      sum += v;
+    }
+  }
+  return sum;
+}
+}  // namespace
+
 bool any_codec(const Schedule& s, const Step& st) {
   for (const auto& r : st.srcs)
     if (is_codec(s.buffers[r.buffer].format)) return true;
@@ -313,7 +340,7 @@ void write_cost(Ctx& x, const Step& st) {
       for (std::size_t k = 0; x.alike && k < st.dsts.size(); ++k)
         x.alike = s.buffers[st.dsts[k].buffer].node == static_cast<NodeId>(k);
       if (x.alike) x.use(x.rm.ingress(0, st.initiator - s.gpus), bytes, port_payload_GBps(cfg, s, factor), Term::Serialisation);
-    } else {
+    } else if (x.ports || x.port_classes) {  // (ingress() does nothing without either)
       for (const auto& d : st.dsts) x.ingress(s.buffers[d.buffer].node, st.via, bytes, factor);
     }
   } else if (st.via == kDirect) {
@@ -327,7 +354,10 @@ void write_cost(Ctx& x, const Step& st) {
     x.latency(Term::LinkLatency, 2 * cfg.links.latency_ns);
     x.latency(Term::SwitchLatency, cfg.sw.latency_ns);
     x.egress(st.initiator, st.via, kNoNode, bytes, factor);
-    for (const auto& d : st.dsts) {
+    // (ingress() does nothing without ports and port classes: a multicast's 1024
+    // destinations, costed per step, are not walked for nothing.)
+    for (std::size_t k = 0; (x.ports || x.port_classes) && k < st.dsts.size(); ++k) {
+      const Region& d = st.dsts[k];
       const NodeId to = s.buffers[d.buffer].node;
       if (!s.is_switch(to)) x.ingress(to, st.via, bytes, factor);
     }
@@ -420,8 +450,7 @@ void read_cost(Ctx& x, const Step& st) {
   if (st.via != kDirect) x.ingress(to, st.via, static_cast<double>(region_bytes(s, st.dsts[0])), factor);
   if (st.unit == Unit::NvlsReduce && st.op == DataOp::Reduce && s.topology == Topology::Star) {
     // issue 15: each plane's NVLS unit sums its share of every source as it arrives.
-    double in = 0;
-    for (const auto& r : st.srcs) in += plain_bytes(s, r);
+    const double in = plain_bytes_sum(s, st.srcs.data(), st.srcs.size());
     const Ctx::Planes ps = x.planes_of(st.via);
     for (int p = ps.first; p < ps.end; ++p)
       x.use(x.rm.nvls(p), in / static_cast<double>(x.rm.planes), cfg.tuning.nvls_reduce_GBps, Term::Reduction);

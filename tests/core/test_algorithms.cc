@@ -236,6 +236,8 @@ TEST(Algorithms, CheckStepThrowsWhatCheckScheduleThrowsAtTheBrokenStep) {
     return b;
   };
   auto write2 = [](const Step& st, std::size_t) { return st.kind == StepKind::Write && st.srcs.size() == 2; };
+  auto wide_read = [](const Step& st, std::size_t) { return st.kind == StepKind::Read && st.srcs.size() > 4; };
+  auto wide_write = [](const Step& st, std::size_t) { return st.kind == StepKind::Write && st.dsts.size() > 4; };
   const std::vector<Case> cases = {
       {"ring", "does not come earlier", [&](Schedule& s) {
          const long i = find(s, [](const Step& st, std::size_t) { return st.deps.size() >= 2; });
@@ -303,6 +305,29 @@ TEST(Algorithms, CheckStepThrowsWhatCheckScheduleThrowsAtTheBrokenStep) {
          const long i = find(s, [](const Step& st, std::size_t) { return st.kind == StepKind::Read; });
          if (i < 0) return i;
          s.steps[i].dsts.push_back(s.steps[i].dsts[0]);
+         return i; }},
+      // Wide steps (more than four regions: step_ok's out-of-line regions_ok),
+      // each broken in its last region.
+      {"nvls", "missing buffer", [&](Schedule& s) {
+         const long i = find(s, wide_read);
+         if (i < 0) return i;
+         s.steps[i].srcs.back().buffer = static_cast<BufferId>(s.buffers.size() + 1);
+         return i; }},
+      {"nvls", "exceeds buffer", [&](Schedule& s) {
+         const long i = find(s, wide_write);
+         if (i < 0) return i;
+         Region& r = s.steps[i].dsts.back();
+         r.offset = s.buffers[r.buffer].elems - r.count + 1;
+         return i; }},
+      {"nvls", "sources differ", [&](Schedule& s) {
+         const long i = find(s, wide_read);
+         if (i < 0) return i;
+         s.steps[i].srcs.back().count -= 1;
+         return i; }},
+      {"nvls", "destinations differ", [&](Schedule& s) {
+         const long i = find(s, wide_write);
+         if (i < 0) return i;
+         s.steps[i].dsts.back().count -= 1;
          return i; }},
       {"scin", "signal target is not a node", [&](Schedule& s) {
          const long i = find(s, [](const Step& st, std::size_t) { return st.kind == StepKind::Signal; });

@@ -156,7 +156,6 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     const Region& dst = st.dsts[0];
     f.bytes = region_bytes(s_, dst);
     f.to_switch = s_.is_switch(s_.buffers[dst.buffer].node);
-    f.n_min = std::numeric_limits<std::uint32_t>::max();
     double plain = 0, wire = 0;
     bool codec = is_codec(s_.buffers[dst.buffer].format);
     // (Each source's buffer read once: an NVLS ld_reduce at 1024 accelerators has
@@ -179,36 +178,58 @@ void Engine::make_flow_shape(FlowShape& f, StepId i, const StepCost& c, double f
     // (A source of the same count and buffer format as the one before, as every
     // source of an NVLS ld_reduce, has its bytes, packets and codec test: those
     // depend on nothing else. Two calls and a division less per source.)
-    bool have = false;
+    // (In locals, not through `f` and `this`: the stores through the lists'
+    // int and uint32 pointers may alias f.n, f.n_min and the engine's fields,
+    // which were loaded and stored again per source. A source costed, then
+    // the sources alike to it in a loop of their own, with few values live.)
     std::uint64_t prev_count = 0, b = 0;
     Format prev_format{};
     int prev_block = 0;
     ScaleFormat prev_scale{};
-    std::uint32_t m = 0;
-    bool rc = false;
-    for (std::size_t k = 0; k < ns; ++k) {
-      const Region& r = reg[k];
-      const BufferDecl& buf = bufs[r.buffer];
-      if (!have || r.count != prev_count || buf.format != prev_format || buf.block_elems != prev_block ||
-          buf.scale_format != prev_scale || !fast_paths_) {
-        rc = is_codec(buf.format);
-        b = region_bytes(buf, r.count);
-        m = g_.npkts(b);
-        have = true, prev_count = r.count, prev_format = buf.format, prev_block = buf.block_elems,
-        prev_scale = buf.scale_format;
-      }
-      srcs[k] = buf.node;
+    std::uint32_t m = 0, n = 0, n_min = std::numeric_limits<std::uint32_t>::max();
+    double pv = 0, bv = 0;  // this source's plain and wire bytes (as the sums add them)
+    const bool fast = fast_paths_;
+    const NodeId gpus = s_.gpus;  // (s_.is_switch(node): node >= gpus)
+    const bool tiers = tiers_;
+    bool in_order = true;
+    auto put = [&](std::size_t k, NodeId node) {
+      srcs[k] = node;
       src_bytes[k] = b;
       src_n[k] = m;
-      f.n = std::max(f.n, m);
-      f.n_min = std::min(f.n_min, m);
-      plain += rc ? static_cast<double>(r.count) * elem_bytes : static_cast<double>(b);
-      wire += static_cast<double>(b);
-      codec |= rc;
-      if (s_.is_switch(buf.node) && !tiers_)
+      plain += pv;
+      wire += bv;
+      in_order &= node == static_cast<NodeId>(k);
+      if (node >= gpus && !tiers) [[unlikely]]
         throw Error(fmt::format("packet engine: step {} ({}) reads a switch-resident buffer; not modelled",
                                 i, st.label));
+    };
+    for (std::size_t k = 0; k < ns;) {
+      {
+        const Region& r = reg[k];
+        const BufferDecl& buf = bufs[r.buffer];
+        const bool rc = is_codec(buf.format);
+        b = region_bytes(buf, r.count);
+        m = g_.npkts(b);
+        prev_count = r.count, prev_format = buf.format, prev_block = buf.block_elems, prev_scale = buf.scale_format;
+        n = std::max(n, m);
+        n_min = std::min(n_min, m);
+        pv = rc ? static_cast<double>(r.count) * elem_bytes : static_cast<double>(b);
+        bv = static_cast<double>(b);
+        codec |= rc;
+        put(k++, buf.node);
+      }
+      if (!fast) continue;
+      for (; k < ns; ++k) {
+        const Region& r = reg[k];
+        const BufferDecl& buf = bufs[r.buffer];
+        if (r.count != prev_count || buf.format != prev_format || buf.block_elems != prev_block ||
+            buf.scale_format != prev_scale)
+          break;
+        put(k, buf.node);
+      }
     }
+    f.n = n, f.n_min = n_min;
+    f.in_gpu_order = in_order;
     f.plain_per_byte = wire > 0 ? plain / wire * static_cast<double>(st.srcs.size()) : 0;
     if (from_switch && st.op == DataOp::Reduce) {
       f.reduce_inv_GBps = isa_reduce_ns_per_byte(cfg_, codec);
@@ -263,6 +284,7 @@ inline void Engine::apply_flow_shape(Flow& f, const FlowShape& x, StepId i, std:
   f.bytes = x.bytes;
   f.n = x.n;
   f.n_min = x.n_min;
+  f.in_gpu_order = x.in_gpu_order;
   f.to_switch = x.to_switch;
   f.plain_per_byte = x.plain_per_byte;
   f.reduce_inv_GBps = x.reduce_inv_GBps;

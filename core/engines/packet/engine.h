@@ -54,6 +54,9 @@ inline std::atomic<bool> fast_paths{true};
 // Flows started with the shape's fields they held kept (Engine::apply_flow_shape;
 // off with fast_paths: every flow is reset whole and filled from its shape).
 inline std::atomic<std::uint64_t> flow_shapes_kept{0};
+// Runs of steps with one wide dependency list whose successor entries set-up
+// wrote list by list (Engine::setup; off with fast_paths: step by step).
+inline std::atomic<std::uint64_t> successor_blocks{0};
 }  // namespace testing
 
 class Engine {
@@ -284,6 +287,7 @@ class Engine {
   struct FlowShape {
     FlowKind kind = FlowKind::GpuWrite;
     bool to_switch = false, codec = false;
+    bool in_gpu_order = false;  // read: source k is accelerator k, for every k (Flow::in_gpu_order)
     NodeId initiator = kNoNode;
     int plane = -1;
     std::uint32_t n = 0, n_min = 0;
@@ -298,7 +302,7 @@ class Engine {
     // ones of its kind (resize() value-initialises only what it adds to the
     // last step's, and every entry is then written) and clears the others.
     void clear_but_lists() {
-      kind = FlowKind::GpuWrite, to_switch = false, codec = false, initiator = kNoNode, plane = -1;
+      kind = FlowKind::GpuWrite, to_switch = false, codec = false, in_gpu_order = false, initiator = kNoNode, plane = -1;
       n = 0, n_min = 0, bytes = 0, plain_per_byte = 0, reduce_inv_GBps = 0, fixed_ns = 0, factor = 1;
       uses.clear();
     }
@@ -321,6 +325,9 @@ class Engine {
   // Flows that kept their shape's fields (testing::flow_shapes_kept). Last: the
   // fields above keep their offsets (the event loop's code is unchanged).
   std::uint64_t shapes_kept_ = 0;
+  std::uint64_t succ_blocks_ = 0;  // testing::successor_blocks
+  static constexpr int kWideDeps = 16;  // set-up: a dependency list this long or longer may be filled by lists
+  bool distinct(const StepId* dep, std::size_t n);
 };
 
 }  // namespace scin::packet

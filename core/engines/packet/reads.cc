@@ -37,10 +37,8 @@ void Engine::start_reads(FlowId i) {
     // ld_reduce of one packet per source at 1024 accelerators and 4 planes would
     // otherwise make 4 M, three quarters of them never sending.
     const int np = f.plane >= 0 ? 1 : g_.planes;
-    if (group_log_ && k == static_cast<std::size_t>(g_.gpus) && f.n_min == f.n) {
-      f.every_gpu = true;
-      for (std::size_t j = 0; j < k && f.every_gpu; ++j) f.every_gpu = f.srcs[j] == static_cast<NodeId>(j);
-    }
+    // (in_gpu_order: make_flow_shape's test of f.srcs[j] == j for every j, in its pass over the sources)
+    f.every_gpu = group_log_ && k == static_cast<std::size_t>(g_.gpus) && f.n_min == f.n && f.in_gpu_order;
     // Each group of such a flow of at most one packet per source and plane
     // goes to the plane's group log (issue_gpu_reads), none makes a Source: no
     // slots to mark (at 1024 accelerators and 4 planes, 16 KB a step).

@@ -77,13 +77,14 @@ struct Flow {
   Ps last = 0;
   bool to_switch = false;                // read result stays in the switch (ISA accumulator)
   bool every_gpu = false;                // star read: source slot a is accelerator a, for every a, all of one length
+  bool in_gpu_order = false;             // read: source slot a is accelerator a, for every slot (a shape field)
   // reads: reduction groups (packet i of every source)
   std::vector<std::uint16_t> count;      // responses arrived per group
   std::vector<Ps> complete;              // when the group's last response was whole
   std::vector<std::uint32_t> staged;     // ISA: bytes staged per group
   std::uint32_t next_group = 0;          // lowest group not yet complete (escape admission)
   // The step shape (its number) whose fields this flow holds, or kNoShape: kind,
-  // plane, initiator, dsts, srcs, src_bytes, src_n, bytes, n, n_min, to_switch,
+  // plane, initiator, dsts, srcs, src_bytes, src_n, bytes, n, n_min, in_gpu_order, to_switch,
   // plain_per_byte, reduce_inv_GBps, codec ("the shape's fields", never written
   // while the flow runs). A flow reused for a step of that shape keeps them and
   // resets the others only (Engine::apply_flow_shape). (Here, in the 4 bytes
@@ -118,7 +119,7 @@ struct Flow {
   void reset() {
     kind = FlowKind::GpuWrite, plane = -1, initiator = kNoNode;
     dsts.clear(), srcs.clear(), src_bytes.clear(), src_n.clear();
-    bytes = 0, n = 0, n_min = 0, to_switch = false;
+    bytes = 0, n = 0, n_min = 0, to_switch = false, in_gpu_order = false;
     plain_per_byte = 0, reduce_inv_GBps = 0, codec = false, shape = kNoShape;
     reset_run();
   }

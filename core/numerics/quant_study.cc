@@ -64,12 +64,13 @@ void round_values(float* x, std::uint64_t n, Format f) {
 namespace {
 
 // Bytes per rank and element a study holds at its peak: the input (BF16
-// patterns, else FP32 values), the data engine's workspace for the largest
-// schedule (a ring's: two arrays of the dtype per rank; DataWorkspace::bytes_for)
-// and the shared input codes (INT8 codes and block scales, 1.25 at most).
+// patterns, else FP32 values), the shared input codes (INT8 codes and block
+// scales, 1.25 at most) and the data engine's workspace for the largest
+// schedule, at most one array of the dtype per rank (DataWorkspace::bytes_for:
+// outputs that equal rank 0's take short-lived slots).
 double per_rank_element_bytes(DType dtype) {
   const double held = dtype == DType::Bf16 ? 2.0 : 4.0;
-  return held + 2.0 * dtype_bytes(dtype) + 1.25;
+  return held + 1.25 + dtype_bytes(dtype);
 }
 
 }  // namespace
@@ -77,7 +78,7 @@ double per_rank_element_bytes(DType dtype) {
 std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements, DType dtype, std::size_t algorithms) {
   const double g = std::max(gpus, 1), e = static_cast<double>(elements);
   const double schedule = algorithms > 0 ? 3072 * g * g : 0;   // the largest, with its plan
-  return static_cast<std::uint64_t>(g * e * per_rank_element_bytes(dtype) + 48 * e + schedule) + (32ull << 20);
+  return static_cast<std::uint64_t>(g * e * per_rank_element_bytes(dtype) + 32 * e + schedule) + (32ull << 20);
 }
 
 void check_quant_memory(int gpus, std::uint64_t elements, DType dtype, std::size_t algorithms,
@@ -211,12 +212,13 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   RunContext step_ctx;   // the data engine polls the caller's stop; progress is per algorithm
   step_ctx.stop = ctx.stop;
   // Every algorithm runs in one data-engine workspace sized up front for the
-  // largest (a ring's two arrays of the dtype per rank: DataWorkspace::bytes_for
-  // without planning every schedule twice): its storage is mapped once per
-  // study, not once per algorithm (a run needing more grows it). Schedules are
-  // compiled one at a time (at 1024 ranks, millions of steps each).
+  // largest (inputs read in place, at most one array of the dtype per rank:
+  // DataWorkspace::bytes_for, without planning every schedule twice): its
+  // storage is mapped once per study, not once per algorithm (a run needing
+  // more grows it). Schedules are compiled one at a time (at 1024 ranks,
+  // millions of steps each).
   DataWorkspace ws;
-  ws.reserve(2 * static_cast<std::uint64_t>(gpus) * elems * static_cast<std::uint64_t>(dtype_bytes(req.dtype)));
+  ws.reserve(static_cast<std::uint64_t>(gpus) * elems * static_cast<std::uint64_t>(dtype_bytes(req.dtype)));
   // The inputs are checked (finite; exact in BF16 / FP16 or not) once for
   // every algorithm, not once per run: the same errors and results.
   const CheckedInputs checked = held_bf16 ? CheckedInputs(patterns) : CheckedInputs(inputs);

@@ -92,11 +92,11 @@ constexpr std::uint64_t kMaxQuantElemsTotal = 1ull << 26;
 /// Peak memory of run_quant of `algorithms` algorithms for `gpus` ranks of
 /// `elements` each in `dtype`, linear in ranks x elements for every algorithm:
 /// per rank and element the input as held (BF16 patterns: 2 bytes, else FP32
-/// values: 4), the data engine's workspace for the largest schedule (a ring's:
-/// 2 x the dtype's bytes) and the shared input codes (1.25), i.e. 7.25 bytes
-/// for BF16, 9.25 for FP16, 13.25 for FP32; plus 48 bytes per element (exact
-/// sum, references), 3 KiB per rank^2 (the largest schedule and its plan,
-/// compiled one at a time: a two-shot's 4 N^2 steps) and 32 MiB. An upper bound on the
+/// values: 4), the shared input codes (1.25) and the data engine's workspace
+/// for the largest schedule (at most the dtype's bytes), i.e. 5.25 bytes for
+/// BF16, 7.25 for FP16, 9.25 for FP32; plus 32 bytes per element (exact sum,
+/// references), 3 KiB per rank^2 (the largest schedule and its plan, compiled
+/// one at a time: a two-shot's 4 N^2 steps) and 32 MiB. An upper bound on the
 /// peak RSS measured for `scin quant` (docs/performance.md, section 83).
 std::uint64_t quant_memory_bytes(int gpus, std::uint64_t elements, DType dtype, std::size_t algorithms);
 /// (What is available: available_memory_bytes() in base/memory.h.)

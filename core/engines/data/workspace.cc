@@ -34,7 +34,7 @@ std::uint64_t DataWorkspace::bytes_for(const Schedule& s) {
   std::vector<char> same_as_rank0;
   std::vector<Step> steps = plan_steps(s, &same_as_rank0);
   std::vector<BufferDecl> decls;
-  const std::vector<BufferDecl>& laid = slot_storage(s, steps, decls) ? decls : s.buffers;
+  const std::vector<BufferDecl>& laid = slot_storage(s, steps, decls, nullptr, &same_as_rank0) ? decls : s.buffers;
   return laid_bytes(laid, touched_buffers(s, laid.size(), steps, same_as_rank0));
 }
 

@@ -43,6 +43,34 @@ void expect_same(const ErrorMetrics& a, const ErrorMetrics& b) {
   EXPECT_EQ(std::bit_cast<std::uint64_t>(a.cosine), std::bit_cast<std::uint64_t>(b.cosine));
 }
 
+using Rows = std::vector<std::vector<std::vector<float>>>;
+
+// Six rows of three ranks near the reference (in rows 0 and 3 ranks 1 and 2
+// equal rank 0), then `ref` on two ranks and row 1 again.
+Rows deferred_rows(const std::vector<double>& e, const std::vector<float>& ref) {
+  Rows rows;
+  for (int k = 0; k < 6; ++k) {
+    std::vector<std::vector<float>> ranks;
+    for (int r = 0; r < 3; ++r) ranks.push_back(k % 3 == 0 && r > 0 ? ranks[0] : bf16_near(e, static_cast<std::size_t>(k * 300 + r * 7), k + 2 * r + 1));
+    rows.push_back(ranks);
+  }
+  rows.push_back({ref, ref});    // the held reference
+  rows.push_back(rows[1]);       // an earlier row
+  return rows;
+}
+
+// Each deferred row's figures (keys[k] for rows[k]) are measure()'s, bit for bit.
+void expect_rows_measured(MeasureCache& cache, const std::vector<std::size_t>& keys, const Rows& rows,
+                          const std::vector<double>& e) {
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const ErrorMetrics got = cache.result(keys[k]), want = measure(rows[k], e);
+    SCOPED_TRACE(testing::Message() << "row " << k);
+    expect_same(got, want);
+    EXPECT_EQ(got.worst_rank, want.worst_rank);
+    EXPECT_EQ(got.ranks_identical, want.ranks_identical);
+  }
+}
+
 }  // namespace
 
 TEST(MeasureCache, KeptBf16OutputsAreFoundOnlyWhenEveryBitMatches) {
@@ -224,23 +252,10 @@ TEST(MeasureCache, DeferredRowsGiveMeasuresFigures) {
   BigVector<std::uint16_t> half(ref.size());
   for (std::size_t i = 0; i < ref.size(); ++i) half[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(ref[i]) >> 16);
   const std::size_t held = cache.hold(std::move(half), {}, ref.size());
-  std::vector<std::vector<std::vector<float>>> rows;
-  for (int k = 0; k < 6; ++k) {
-    std::vector<std::vector<float>> ranks;
-    for (int r = 0; r < 3; ++r) ranks.push_back(k % 3 == 0 && r > 0 ? ranks[0] : bf16_near(e, static_cast<std::size_t>(k * 300 + r * 7), k + 2 * r + 1));
-    rows.push_back(ranks);
-  }
-  rows.push_back({ref, ref});    // the held reference
-  rows.push_back(rows[1]);       // an earlier row
+  const Rows rows = deferred_rows(e, ref);
   std::vector<std::size_t> keys;
   for (const auto& ranks : rows) keys.push_back(cache.defer(std::vector<std::span<const float>>(ranks.begin(), ranks.end())));
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    const ErrorMetrics got = cache.result(keys[k]), want = measure(rows[k], e);
-    SCOPED_TRACE(testing::Message() << "row " << k);
-    expect_same(got, want);
-    EXPECT_EQ(got.worst_rank, want.worst_rank);
-    EXPECT_EQ(got.ranks_identical, want.ranks_identical);
-  }
+  expect_rows_measured(cache, keys, rows, e);
   expect_same(cache.held_metrics(held), measure_one(ref, e));
   // Rows 0 and 3: one array each, the other four rows three: 14; the last row
   // repeats row 1, whose third array was past the three kept: measured again.
@@ -260,14 +275,7 @@ TEST(MeasureCache, RanksGivenAsBf16PatternsGiveTheirFloatsFigures) {
     return h;
   };
   const std::vector<float> ref = bf16_near(e, 0, 0);
-  std::vector<std::vector<std::vector<float>>> rows;
-  for (int k = 0; k < 6; ++k) {
-    std::vector<std::vector<float>> ranks;
-    for (int r = 0; r < 3; ++r) ranks.push_back(k % 3 == 0 && r > 0 ? ranks[0] : bf16_near(e, static_cast<std::size_t>(k * 300 + r * 7), k + 2 * r + 1));
-    rows.push_back(ranks);
-  }
-  rows.push_back({ref, ref});
-  rows.push_back(rows[1]);
+  Rows rows = deferred_rows(e, ref);
   rows.push_back({rows[2][1], rows[2][1], rows[2][2]});   // rank 0 as patterns, rank 1 equal to it as floats
   for (Format f : {Format::Bf16, Format::Fp32}) {
     SCOPED_TRACE(testing::Message() << "format " << static_cast<int>(f));
@@ -287,13 +295,7 @@ TEST(MeasureCache, RanksGivenAsBf16PatternsGiveTheirFloatsFigures) {
       }
       keys.push_back(cache.defer(out, bf16));
     }
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-      const ErrorMetrics got = cache.result(keys[k]), want = measure(rows[k], e);
-      SCOPED_TRACE(testing::Message() << "row " << k);
-      expect_same(got, want);
-      EXPECT_EQ(got.worst_rank, want.worst_rank);
-      EXPECT_EQ(got.ranks_identical, want.ranks_identical);
-    }
+    expect_rows_measured(cache, keys, rows, e);
     expect_same(cache.held_metrics(held), measure_one(ref, e));
     EXPECT_EQ(cache.measured(), 17u);   // DeferredRowsGiveMeasuresFigures' 15, and the last row's two arrays
     EXPECT_EQ(cache.kept_as_bf16(), f == Format::Bf16 ? 3u : 0u);

@@ -78,6 +78,8 @@ void QuantChart::recompute() {
   redraw();   // says it is computing
   watcher_.setFuture(QtConcurrent::run([base, codec, ctx] {
     Outcome out;
+    out.studies.reserve(blockSizes().size());   // `full` stays valid
+    const QuantStudy* full = nullptr;           // the first study of every algorithm
     for (int g : blockSizes()) {
       Config c = base;
       try {
@@ -85,7 +87,21 @@ void QuantChart::recompute() {
         set_param(c, "quant.block_elems", static_cast<double>(g));
         QuantRequest req;
         req.elements = kElementsPerRank;
-        out.studies.push_back(run_quant(c, req, ctx));
+        if (!full) {
+          out.studies.push_back(run_quant(c, req, ctx));
+          full = &out.studies.back();
+          continue;
+        }
+        // The other block sizes run the quantised algorithms only: the others'
+        // rows do not depend on the block size (the same inputs, schedules and
+        // sums), so they are the first study's.
+        for (const QuantRow& r : full->rows)
+          if (r.quantised) req.algorithms.push_back(r.algorithm);
+        if (req.algorithms.empty()) {   // (empty would mean every algorithm)
+          out.studies.push_back(run_quant(c, req, ctx));
+          continue;
+        }
+        out.studies.push_back(with_unquantised_rows_of(run_quant(c, req, ctx), *full));
       } catch (const Cancelled&) {
         out.cancelled = true;
         return out;

@@ -254,13 +254,28 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
   }
   st.dtype_round = metrics.held_metrics(ref_once);
   st.single_quant = metrics.held_metrics(ref_q);
-  const double ref = st.single_quant.rel_l2 * st.single_quant.rel_l2;
-  for (std::size_t k = 0; k < st.rows.size(); ++k) {
-    QuantRow& row = st.rows[k];
-    row.metrics = metrics.result(measured[k]);
-    row.error_variance_ratio = ref > 0 ? row.metrics.rel_l2 * row.metrics.rel_l2 / ref : 0.0;
-  }
+  for (std::size_t k = 0; k < st.rows.size(); ++k) st.rows[k].metrics = metrics.result(measured[k]);
+  set_error_variance_ratios(st);
   return st;
+}
+
+void set_error_variance_ratios(QuantStudy& st) {
+  const double ref = st.single_quant.rel_l2 * st.single_quant.rel_l2;
+  for (QuantRow& row : st.rows) row.error_variance_ratio = ref > 0 ? row.metrics.rel_l2 * row.metrics.rel_l2 / ref : 0.0;
+}
+
+QuantStudy with_unquantised_rows_of(QuantStudy quantised, const QuantStudy& full) {
+  std::vector<QuantRow> rows;
+  for (const QuantRow& r : full.rows) {
+    const auto same = std::find_if(quantised.rows.begin(), quantised.rows.end(),
+                                   [&](const QuantRow& q) { return q.algorithm == r.algorithm; });
+    if (r.quantised && same == quantised.rows.end())
+      throw Error(fmt::format("quant study: no row of '{}' to merge", r.algorithm));
+    rows.push_back(r.quantised ? *same : r);
+  }
+  quantised.rows = std::move(rows);
+  set_error_variance_ratios(quantised);
+  return quantised;
 }
 
 nlohmann::json to_json(const QuantRow& r) {

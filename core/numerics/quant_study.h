@@ -112,6 +112,17 @@ void check_quant_memory(int gpus, std::uint64_t elements, DType dtype, std::size
 /// elements the algorithms read (ranks x elements each).
 WorkEstimate quant_study_work(int gpus, std::uint64_t elements, DType dtype, std::size_t algorithms);
 
+/// Each row's error variance over that of the exact sum quantised once
+/// (st.single_quant): what run_quant sets.
+void set_error_variance_ratios(QuantStudy& st);
+/// A study of every algorithm from `quantised`, a study of the same inputs and
+/// config run on the quantised algorithms only, and `full`, one of every
+/// algorithm that differs only in quant.* (block size, codec, scale format):
+/// the unquantised rows do not depend on those, so they are `full`'s, in
+/// `full`'s order, with their variance ratios against `quantised`'s reference.
+/// Throws Error naming an algorithm `quantised` lacks.
+QuantStudy with_unquantised_rows_of(QuantStudy quantised, const QuantStudy& full);
+
 nlohmann::json to_json(const QuantRow& r);
 nlohmann::json to_json(const QuantStudy& s);
 

@@ -505,3 +505,35 @@ TEST(QuantCli, PrintsMetricsAsJsonAndRejectsBadInput) {
   EXPECT_NE(bad_block.status, 0);
   EXPECT_NE(bad_block.output.find("quant.block_elems"), std::string::npos) << bad_block.output;
 }
+
+TEST(QuantStudy, UnquantisedRowsOfAnotherBlockSizeMakeTheWholeStudy) {
+  // The app's quantisation chart runs every algorithm at its first block size
+  // and the quantised ones at the others: merged, each is the study of every
+  // algorithm at that block size, bit for bit.
+  Config c16 = h200();
+  c16.quant.block_elems = 16;
+  Config c64 = c16;
+  c64.quant.block_elems = 64;
+  QuantRequest req;
+  req.elements = 4096;
+  const QuantStudy full16 = run_quant(c16, req);
+  const QuantStudy want = run_quant(c64, req);
+  for (const QuantRow& r : full16.rows)
+    if (r.quantised) req.algorithms.push_back(r.algorithm);
+  ASSERT_FALSE(req.algorithms.empty());
+  ASSERT_LT(req.algorithms.size(), full16.rows.size());
+  const QuantStudy got = with_unquantised_rows_of(run_quant(c64, req), full16);
+  ASSERT_EQ(got.rows.size(), want.rows.size());
+  EXPECT_EQ(got.quant.block_elems, 64);
+  EXPECT_EQ(got.single_quant.rel_l2, want.single_quant.rel_l2);
+  for (std::size_t i = 0; i < want.rows.size(); ++i) {
+    EXPECT_EQ(got.rows[i].algorithm, want.rows[i].algorithm);
+    EXPECT_EQ(got.rows[i].metrics.rel_l2, want.rows[i].metrics.rel_l2) << want.rows[i].algorithm;
+    EXPECT_EQ(got.rows[i].metrics.max_abs, want.rows[i].metrics.max_abs) << want.rows[i].algorithm;
+    EXPECT_EQ(got.rows[i].payload_ratio, want.rows[i].payload_ratio) << want.rows[i].algorithm;
+    EXPECT_EQ(got.rows[i].error_variance_ratio, want.rows[i].error_variance_ratio) << want.rows[i].algorithm;
+  }
+  // A quantised algorithm the quantised-only study lacks is an error, not a stale row.
+  req.algorithms.pop_back();
+  EXPECT_THROW(with_unquantised_rows_of(run_quant(c64, req), full16), Error);
+}

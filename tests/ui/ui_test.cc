@@ -631,17 +631,26 @@ class UiTest : public QObject {
       q.recompute();
       QTRY_VERIFY_WITH_TIMEOUT(!q.busy() && !q.studies().empty(), 30000);
       QCOMPARE(q.studies().size(), QuantChart::blockSizes().size());
-      // G = 32 (index 2) equals a direct study.
-      Config c = doc.config();
-      c.quant.block_elems = 32;
-      QuantRequest req;
-      req.elements = QuantChart::kElementsPerRank;
-      QuantStudy ref = run_quant(c, req);
-      const QuantStudy& got = q.studies()[2];
-      QCOMPARE(got.quant.block_elems, 32);
-      for (std::size_t i = 0; i < ref.rows.size(); ++i) {
-        QCOMPARE(got.rows[i].algorithm, ref.rows[i].algorithm);
-        QCOMPARE(got.rows[i].metrics.rel_l2, ref.rows[i].metrics.rel_l2);
+      // Every block size equals a direct study of every algorithm (the chart
+      // runs the unquantised ones once and the quantised ones per block size).
+      for (std::size_t k = 0; k < QuantChart::blockSizes().size(); ++k) {
+        Config c = doc.config();
+        c.quant.block_elems = QuantChart::blockSizes()[k];
+        QuantRequest req;
+        req.elements = QuantChart::kElementsPerRank;
+        const QuantStudy ref = run_quant(c, req);
+        const QuantStudy& got = q.studies()[k];
+        QCOMPARE(got.quant.block_elems, c.quant.block_elems);
+        QCOMPARE(got.rows.size(), ref.rows.size());
+        QCOMPARE(got.single_quant.rel_l2, ref.single_quant.rel_l2);
+        QCOMPARE(got.dtype_round.rel_l2, ref.dtype_round.rel_l2);
+        for (std::size_t i = 0; i < ref.rows.size(); ++i) {
+          QCOMPARE(got.rows[i].algorithm, ref.rows[i].algorithm);
+          QCOMPARE(got.rows[i].metrics.rel_l2, ref.rows[i].metrics.rel_l2);
+          QCOMPARE(got.rows[i].metrics.max_abs, ref.rows[i].metrics.max_abs);
+          QCOMPARE(got.rows[i].payload_ratio, ref.rows[i].payload_ratio);
+          QCOMPARE(got.rows[i].error_variance_ratio, ref.rows[i].error_variance_ratio);
+        }
       }
       QVERIFY(q.csv().startsWith(QStringLiteral("algorithm,codec,block_elems")));
       QVERIFY(q.seriesNames().contains(QStringLiteral("scin-inq")));

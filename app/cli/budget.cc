@@ -46,6 +46,16 @@ void add_budget_options(CLI::App& cmd, BudgetOptions& o) {
   cmd.add_flag("--force", o.force, "run work above --max-work or above the available memory anyway");
 }
 
+void add_threads_option(CLI::App& cmd, int& threads) {
+  cmd.add_option("--threads", threads, "worker threads (0 = all cores)")->capture_default_str();
+}
+
+ThreadLimit::ThreadLimit(int threads) {
+  if (threads < 0 || threads > 1024)
+    throw Error(fmt::format("--threads: {} is out of range; allowed 0 (all cores) to 1024", threads));
+  if (threads > 0) limit_.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+}
+
 WorkBudget work_budget(const BudgetOptions& o) {
   WorkBudget b;
   b.max_seconds = static_cast<double>(parse_integer(o.max_work, "--max-work", 0, 1'000'000'000));

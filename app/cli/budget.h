@@ -8,10 +8,12 @@
 #include <csignal>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <oneapi/tbb/global_control.h>
 
 #include "base/run_context.h"
 #include "engines/engine.h"
@@ -26,6 +28,20 @@ struct BudgetOptions {
 };
 
 void add_budget_options(CLI::App& cmd, BudgetOptions& o);
+
+/// --threads N: the worker threads of the command's engines, 0 (the default)
+/// = all cores; the same flag and range as `scin sweep --threads`.
+void add_threads_option(CLI::App& cmd, int& threads);
+
+/// Caps the process's parallelism at `threads` (0: all cores) while alive.
+/// Throws scin::Error naming --threads when it is outside 0..1024.
+class ThreadLimit {
+ public:
+  explicit ThreadLimit(int threads);
+
+ private:
+  std::optional<tbb::global_control> limit_;
+};
 
 /// The core budget for these options (--max-work range-checked, memory: what is available).
 WorkBudget work_budget(const BudgetOptions& o);

@@ -34,6 +34,7 @@ struct QuantOptions {
   std::string dtype = "bf16";
   std::string format = "table";
   BudgetOptions budget;
+  int threads = 0;   // --threads: 0 = all cores
 };
 
 std::string sqnr_text(double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : "inf"; }
@@ -109,8 +110,10 @@ void add_quant_command(CLI::App& app) {
   cmd->add_option("--dtype", opt->dtype, "collective element type: bf16|fp16|fp32")->capture_default_str();
   cmd->add_option("--format", opt->format, "table|csv|json")->capture_default_str();
   add_budget_options(*cmd, opt->budget);
+  add_threads_option(*cmd, opt->threads);
   cmd->callback([opt] {
     check_format(opt->format, {"table", "csv", "json"});
+    const ThreadLimit threads(opt->threads);
     // The same SweepSpec a quant sweep uses (core/sweep/builders.h): one point
     // per algorithm; the study runs them together on the same inputs.
     FabricChoice fabric = fabric_choice(opt->fabric);

@@ -30,6 +30,7 @@ struct RunOptions {
   bool explain = false;
   bool wide = false;
   BudgetOptions budget;
+  int threads = 0;   // --threads: 0 = all cores
 };
 
 // Prints `line` without trailing whitespace.
@@ -140,12 +141,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--explain", opt->explain, "print each result's time breakdown in words and numbers");
   cmd->add_flag("--wide", opt->wide, "table format: every algorithm side by side (wider than 120 columns)");
   add_budget_options(*cmd, opt->budget);
+  add_threads_option(*cmd, opt->threads);
   cmd->footer(std::string("SIZE: ") + kSizeGrammar + ". The same grammar holds for --set on byte parameters "
               "(--set switch.isa.buffer_bytes=8MiB), presets and sweep specs.\n"
               "Default output: one block per algorithm ending with nccl-tests' \"# Avg bus bandwidth\" line; "
               "--wide prints all algorithms side by side.");
   cmd->callback([opt] {
     check_format(opt->format, {"table", "csv", "json"});
+    const ThreadLimit threads(opt->threads);
     Config cfg = build_config(opt->fabric);
     const DType dtype = parse_dtype(opt->dtype);
     std::vector<std::uint64_t> sizes;

@@ -400,7 +400,7 @@ void add_store_commands(CLI::App& app) {
                                          "into a new run (in --db, default FILE)");
     cmd->add_option("--resume", o->resume, "continue interrupted or cancelled run FILE:RUN: evaluate only the "
                                            "points it lacks");
-    cmd->add_option("--threads", o->threads, "worker threads (0 = all cores)")->capture_default_str();
+    add_threads_option(*cmd, o->threads);
     auto* name = cmd->add_option("--name", o->name, "run name (default: the spec's name)");
     cmd->add_option("--notes", o->notes, "free-text notes stored with the run");
     cmd->add_option("--tag", o->tags, "tag the run (repeatable)");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -245,8 +247,30 @@ nlohmann::json config_to_json(const Config& cfg) {
 
 Config load_preset(const std::string& name_or_path) {
   fs::path f = preset_file(name_or_path);
-  Config cfg = config_from_json(read_json_document(f), f.filename().string());
+  // One process loads a preset several times (a command's configuration, its
+  // sweep spec's check, the compiled sweep), and a calibrated preset is tens of
+  // KB of JSON (its provenance, which parsing costs ~1 ms): a file whose text is
+  // the one parsed last time under that path gives that Config again. The
+  // file is read each time, so an edited preset is never served stale.
+  struct Entry {
+    std::string text;
+    Config cfg;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Entry> cache;
+  std::error_code aec;
+  const std::string key = fs::absolute(f, aec).lexically_normal().string();
+  std::string text = read_text_file(f, 64ull << 20, "JSON file");
+  {
+    std::lock_guard lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end() && it->second.text == text) return it->second.cfg;
+  }
+  Config cfg = config_from_json(parse_json_text(text, f.string()), f.filename().string());
   if (cfg.name == "custom" || cfg.name.empty()) cfg.name = f.stem().string();
+  std::lock_guard lock(mutex);
+  if (cache.size() >= 64) cache.clear();   // many distinct files: keep it small
+  cache[key] = Entry{std::move(text), cfg};
   return cfg;
 }
 

@@ -41,6 +41,8 @@ std::filesystem::path user_preset_dir();
 std::filesystem::path save_user_preset(const Config& cfg, const std::string& name, bool overwrite = false);
 
 /// Loads a preset by name (e.g. "hgx-h200-8") or by path to a .json file.
+/// The file is read on every call; a text parsed before under the same path is
+/// not parsed again (thread-safe).
 Config load_preset(const std::string& name_or_path);
 
 /// Builds a Config from preset JSON; `origin` names the file in error messages.

@@ -197,8 +197,9 @@ std::vector<std::uint64_t> outlier_channels(const InputSpec& spec) {
 
 // One batch of generated values: the same formulas with vector log/cos
 // (fast_batch; a few ulps from the scalar ones). A value within 2^-32
-// (relative) of a float rounding boundary is recomputed with the scalar
-// functions (`exact`), so every float is the one the defining formulas give.
+// (relative) of a float rounding boundary (for run_bf16: of a BF16 one, or of
+// `big`) is recomputed with the scalar functions (`exact`), so every float
+// (BF16 value) is the one the defining formulas give.
 template <class Exact>
 struct Batcher {
   static constexpr std::uint64_t kBatch = 256;
@@ -209,9 +210,12 @@ struct Batcher {
   double outlier_scale;
   const Exact& exact;
 
-  template <int Isa>
-  // out[k] = the value of element lo + k, k < n.
-  [[gnu::always_inline]] inline void run(std::uint64_t key, std::uint64_t lo, std::uint64_t n, float* out) const {
+  // out[k] = the value of element lo + k, k < n. With Bf16, out[k] is only
+  // guaranteed to round to the BF16 pattern (round_bf16_fast) the defining
+  // formula's float rounds to, and to lie on the same side of `big` (run_bf16).
+  template <int Isa, bool Bf16 = false>
+  [[gnu::always_inline]] inline void run(std::uint64_t key, std::uint64_t lo, std::uint64_t n, float* out,
+                                         float big = 0) const {
     double arg[kBatch], lg[kBatch], cs[kBatch];
     std::uint64_t hs[kBatch];
     for (std::uint64_t k = 0; k < n; ++k) hs[k] = splitmix64(key ^ (lo + k));
@@ -244,14 +248,22 @@ struct Batcher {
     unsigned any = 0;
     for (std::uint64_t k = 0; k < n; ++k) {
       const double v = cs[k];
-      const double m = std::fabs(v) * 0x1p-32;
       const float f = static_cast<float>(v);
-      const bool sure = (m > 0) & (static_cast<float>(v - m) == f) & (static_cast<float>(v + m) == f);
+      bool sure;
+      if constexpr (Bf16) {
+        // A BF16 value is ~2^16 times wider than a float's rounding interval:
+        // ~2^16 times fewer values are left to the scalar formula.
+        sure = bf16_rounding_decided(v, big);
+      } else {
+        const double m = std::fabs(v) * 0x1p-32;
+        sure = (m > 0) & (static_cast<float>(v - m) == f) & (static_cast<float>(v + m) == f);
+      }
       out[k] = f;
       unsure[k] = !sure;
       any |= !sure;
     }
-    // The few unsure values (about 1 in 300), found 8 flags at a time.
+    // The few unsure values (about 1 in 300 floats; for BF16 about 1 in 10^7),
+    // found 8 flags at a time.
     for (std::uint64_t w = 0; any && w < n; w += 8) {
       std::uint64_t flags = 0;
       std::memcpy(&flags, unsure + w, std::min<std::uint64_t>(8, n - w));
@@ -270,7 +282,7 @@ struct Batcher {
                                               double* d, float big, std::uint32_t& over) const {
     float f[kBatch];
     for (std::size_t r = 0; r < ranks; ++r) {
-      run<Isa>(keys[r], lo, n, f);
+      run<Isa, true>(keys[r], lo, n, f, big);
       std::uint16_t* h = bits[r].data() + lo;
       std::uint32_t o = 0;
       for (std::uint64_t k = 0; k < n; ++k) {

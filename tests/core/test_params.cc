@@ -148,6 +148,25 @@ TEST(Presets, BadFilesGiveClearErrors) {
   fs::remove_all(dir);
 }
 
+TEST(Presets, AFileEditedBetweenLoadsIsReadAgain) {
+  // load_preset keeps the Config of a text it parsed; an edit of the same
+  // size (a value of as many digits) must still be seen, and a broken edit
+  // must fail rather than give the last good Config.
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "scin_test_preset_edit";
+  fs::create_directories(dir);
+  const std::string file = (dir / "lab.json").string();
+  std::ofstream(file) << R"({"fabric": {"gpus": 8}, "links": {"latency_ns": 150}})";
+  EXPECT_EQ(load_preset(file).links.latency_ns, 150.0);
+  EXPECT_EQ(load_preset(file).links.latency_ns, 150.0);
+  std::ofstream(file) << R"({"fabric": {"gpus": 8}, "links": {"latency_ns": 250}})";
+  EXPECT_EQ(load_preset(file).links.latency_ns, 250.0);
+  EXPECT_EQ(load_preset(file).fabric.gpus, 8);
+  std::ofstream(file) << R"({"fabric": {"gpus": 8}, "links": {"latency_ns": 250})";
+  EXPECT_NE(error_of([&] { load_preset(file); }).find("malformed JSON"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 // A count (scin quant --elements) takes the size grammar without the B, and its
 // errors speak of the counted thing, never of bytes.
 TEST(Units, CountsParseLikeSizesButSayWhatTheyCount) {

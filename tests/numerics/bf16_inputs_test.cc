@@ -97,6 +97,44 @@ TEST(Bf16Inputs, PatternsAndExactSumAreTheFp32PathsBits) {
   force_generator_isa(-1);
 }
 
+TEST(Bf16Inputs, AValueIsDecidedOnlyWhenItsWholeMarginRoundsToOneBf16Value) {
+  // The generator's vector log/cos are trusted to 2^-32 (relative); a value is
+  // left to the scalar formula when some double that close rounds otherwise.
+  const float big = num::bf16_to_float(0x7f7f);   // BF16's largest finite value
+  // 1 + 2^-8 is a float and a BF16 tie (between 1 and 1 + 2^-7; to even: 1).
+  // A double near it rounds to that float first, and the float decides: the
+  // undecided values are the float ties next to it whose two floats round to
+  // different BF16 values.
+  const double mid = 1.0 + 0x1p-8;
+  EXPECT_TRUE(bf16_rounding_decided(mid, big));
+  const double up = mid + 0x1p-24;   // floats mid (-> 1) and mid + 2^-23 (-> 1 + 2^-7)
+  EXPECT_FALSE(bf16_rounding_decided(up, big));
+  EXPECT_FALSE(bf16_rounding_decided(up * (1 + 0x1p-34), big));   // within the margin
+  EXPECT_FALSE(bf16_rounding_decided(up * (1 - 0x1p-34), big));
+  EXPECT_TRUE(bf16_rounding_decided(up * (1 + 0x1p-30), big));    // beyond it: 1 + 2^-7
+  EXPECT_TRUE(bf16_rounding_decided(up * (1 - 0x1p-30), big));    // 1
+  EXPECT_FALSE(bf16_rounding_decided(-up, big));
+  EXPECT_TRUE(bf16_rounding_decided(-up * (1 + 0x1p-30), big));
+  EXPECT_TRUE(bf16_rounding_decided(mid - 0x1p-24, big));   // floats mid - 2^-23 and mid: both 1
+  // 1 + 2^-7 + 2^-8 ties to even upwards (1 + 2^-6): its lower float tie is the undecided one.
+  const double odd = 1.0 + 0x1p-7 + 0x1p-8;
+  EXPECT_FALSE(bf16_rounding_decided(odd - 0x1p-24, big));
+  EXPECT_TRUE(bf16_rounding_decided(odd + 0x1p-24, big));
+  // A tie between two floats far from any BF16 boundary: decided here, though
+  // the float test leaves it to the scalar formula.
+  EXPECT_TRUE(bf16_rounding_decided(1.0 + 0x1p-24, big));
+  EXPECT_TRUE(bf16_rounding_decided(1.5 + 0x1p-24, big));
+  for (double v : {0.0, -0.0, std::nan(""), HUGE_VAL, -HUGE_VAL}) EXPECT_FALSE(bf16_rounding_decided(v, big)) << v;
+  // Around BF16's largest value: the float just above it rounds to it as BF16
+  // but is reported beyond it, so a margin holding both floats is undecided.
+  const double above = std::nextafter(big, HUGE_VALF);
+  EXPECT_TRUE(bf16_rounding_decided(big, big));
+  EXPECT_TRUE(bf16_rounding_decided(above, big));
+  EXPECT_EQ(num::round_bf16_fast(static_cast<float>(above)), big);
+  EXPECT_FALSE(bf16_rounding_decided((static_cast<double>(big) + above) / 2, big));
+  EXPECT_FALSE(bf16_rounding_decided(-(static_cast<double>(big) + above) / 2, big));
+}
+
 TEST(Bf16Inputs, ValuesBeyondBf16TakeThePathThatReportsThem) {
   // A standard deviation of 2e38 puts finite values beyond BF16's largest
   // finite value (and others beyond FP32's): the one-pass generator declines,

@@ -492,6 +492,12 @@ TEST(QuantCli, PrintsMetricsAsJsonAndRejectsBadInput) {
   EXPECT_NEAR(j["results"][0]["payload_ratio"].get<double>(), 0.53125, 1e-9);
   EXPECT_GT(j["results"][1]["metrics"]["rel_l2"].get<double>(), j["results"][0]["metrics"]["rel_l2"].get<double>());
   EXPECT_EQ(j["quant.block_elems"], 32);
+  // The study's numbers do not depend on how many threads compute them (256K
+  // elements: several of the generator's and the engine's parallel parts).
+  const CliResult all = run_cli("quant --algo scin-inq,ring-q8,ring --elements 256K --format json");
+  const CliResult one = run_cli("quant --algo scin-inq,ring-q8,ring --elements 256K --format json --threads 1");
+  ASSERT_EQ(one.status, 0) << one.output;
+  EXPECT_EQ(one.output, all.output);
 
   const CliResult csv = run_cli("quant --algo scin-inq --elements 1024 --block 64 --scale bf16 --format csv");
   ASSERT_EQ(csv.status, 0) << csv.output;

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/memory.h"
 #include "engines/analytic/analytic.h"
+#include "engines/data/data_engine.h"
 #include "engines/packet/packet_engine.h"
 #include "model/cost_model.h"
 
@@ -170,10 +171,11 @@ WorkEstimate DataEngine::estimate(const Config&, const Schedule& s) const {
     const double k = static_cast<double>(st.srcs.size() + st.dsts.size());
     if (!st.dsts.empty()) elems += k * static_cast<double>(st.dsts[0].count);
   }
-  double buffers = 0;
-  for (const auto& b : s.buffers) buffers += static_cast<double>(b.elems);
-  const double io = 2.0 * static_cast<double>(s.gpus) * static_cast<double>(s.elems);
-  return {elems, "elements", elems / 2e8, (buffers + io) * sizeof(float)};
+  // Memory: the storage the run lays out and touches (DataWorkspace::bytes_for:
+  // linear in ranks; declared buffers no step touches, such as one-shot's N x N
+  // gather slots, take none), plus the FP32 inputs and outputs run() takes and returns.
+  const double io = 2.0 * static_cast<double>(s.gpus) * static_cast<double>(s.elems) * sizeof(float);
+  return {elems, "elements", elems / 2e8, static_cast<double>(DataWorkspace::bytes_for(s)) + io};
 }
 
 WorkEstimate& WorkEstimate::operator+=(const WorkEstimate& o) {

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "engines/analytic/analytic.h"
+#include "engines/data/data_engine.h"
 #include "engines/packet/packet_engine.h"
 #include "engines/simulate.h"
 #include "fabric/preset.h"
@@ -81,6 +82,23 @@ TEST(AlgorithmTable, AToyAlgorithmRunsOnEveryEngine) {
   for (int r = 0; r < 8; ++r) EXPECT_EQ(d.outputs[r][5], 8 * 5 + 28) << "rank " << r;
   // The data engine's estimate is the work it then reports.
   EXPECT_EQ(data_engine().estimate(c, s).amount, static_cast<double>(d.elements_processed));
+}
+
+TEST(DataEngineEstimate, MemoryIsTheStorageTheRunLaysOutLinearInRanks) {
+  // One-shot declares N x N gather slots that no step touches: the estimate
+  // counts what the run lays out (DataWorkspace::bytes_for) and its FP32
+  // inputs and outputs, so doubling the ranks about doubles it (it was x4).
+  Config c = load_preset("hgx-h200-8");
+  auto memory = [&](int gpus) {
+    c.fabric.gpus = gpus;
+    const Schedule s = compile(c, Algorithm::OneShot, {1u << 20, DType::Fp32});
+    const WorkEstimate w = data_engine().estimate(c, s);
+    EXPECT_EQ(w.memory_bytes, static_cast<double>(DataWorkspace::bytes_for(s)) + 2.0 * gpus * s.elems * 4) << gpus;
+    return w.memory_bytes;
+  };
+  const double m32 = memory(32), m64 = memory(64);
+  EXPECT_GT(m64 / m32, 1.8);
+  EXPECT_LT(m64 / m32, 2.2);
 }
 
 TEST(AlgorithmTable, NamesParseOnceAndErrorsListTheTable) {

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include "schedule/algorithms.h"
 #include "base/error.h"
@@ -183,27 +185,31 @@ QuantStudy run_quant(const Config& cfg_in, const QuantRequest& req, const RunCon
     const auto g = static_cast<std::uint64_t>(std::max(1, spec.block_elems));
     const std::uint64_t part = std::max<std::uint64_t>(1, 8192 / g) * g;
     const bool bf16 = dfmt == Format::Bf16;
-    BigVector<float> once(bf16 ? std::min(part, elems) : elems), q(once.size());
+    // A BF16 study keeps the references as patterns only (each part's floats
+    // in scratch); the parts are independent, so they run in parallel (the
+    // same values: each part's arithmetic is its own).
+    BigVector<float> once(bf16 ? 0 : elems), q(once.size());
     BigVector<std::uint16_t> once_half(bf16 ? elems : 0), q_half(once_half.size());
-    for (std::uint64_t lo = 0; lo < elems; lo += part) {
-      const std::uint64_t len = std::min(part, elems - lo);
-      float* a = once.data() + (bf16 ? 0 : lo);
-      float* b = q.data() + (bf16 ? 0 : lo);
-      const double* e = exact.data() + lo;
-      for (std::uint64_t i = 0; i < len; ++i) a[i] = static_cast<float>(e[i]);
-      num::fake_quantise(a, len, spec, b);
-      round_values(a, len, dfmt);
-      round_values(b, len, dfmt);
-      if (bf16)
-        for (std::uint64_t i = 0; i < len; ++i) {
-          once_half[lo + i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(a[i]) >> 16);
-          q_half[lo + i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(b[i]) >> 16);
-        }
-    }
-    if (bf16) {
-      once = {};
-      q = {};
-    }
+    const std::uint64_t parts = (elems + part - 1) / part;
+    tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, parts), [&](const tbb::blocked_range<std::uint64_t>& pr) {
+      std::vector<float> sa(bf16 ? std::min(part, elems) : 0), sb(sa.size());
+      for (std::uint64_t p = pr.begin(); p < pr.end(); ++p) {
+        const std::uint64_t lo = p * part;
+        const std::uint64_t len = std::min(part, elems - lo);
+        float* a = bf16 ? sa.data() : once.data() + lo;
+        float* b = bf16 ? sb.data() : q.data() + lo;
+        const double* e = exact.data() + lo;
+        for (std::uint64_t i = 0; i < len; ++i) a[i] = static_cast<float>(e[i]);
+        num::fake_quantise(a, len, spec, b);
+        round_values(a, len, dfmt);
+        round_values(b, len, dfmt);
+        if (bf16)
+          for (std::uint64_t i = 0; i < len; ++i) {
+            once_half[lo + i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(a[i]) >> 16);
+            q_half[lo + i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(b[i]) >> 16);
+          }
+      }
+    });
     ref_once = metrics.hold(std::move(once_half), std::move(once), elems);
     ref_q = metrics.hold(std::move(q_half), std::move(q), elems);
   }

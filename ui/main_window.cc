@@ -63,6 +63,18 @@
 namespace scin::ui {
 
 namespace {
+
+// "with 2 changed parameters (links.bandwidth_GBps, fabric.gpus)", at most
+// three named; empty when nothing changed.
+QString changedParamsPhrase(const std::vector<std::string>& changed) {
+  if (changed.empty()) return {};
+  QStringList names;
+  for (std::size_t i = 0; i < changed.size() && i < 3; ++i) names << QString::fromStdString(changed[i]);
+  if (changed.size() > 3) names << QStringLiteral("…");
+  const QString list = names.join(QStringLiteral(", "));
+  if (changed.size() == 1) return QObject::tr("with 1 changed parameter (%1)").arg(list);
+  return QObject::tr("with %1 changed parameters (%2)").arg(changed.size()).arg(list);
+}
 constexpr const char* kDefaultPreset = "hgx-h200-8";
 }
 
@@ -682,6 +694,7 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     std::string error;
     std::optional<Config> fabric;  // the first run's base fabric (none: it varies the preset, or unknown)
     QString fabricText;            // what the Fabric dock says of it
+    QString fabricChanges;         // "with N changed parameter(s) (a, b, c)", or empty
   };
   const std::filesystem::path path = store_->path();
   const quint64 gen = ++loadGeneration_;
@@ -753,6 +766,7 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     sweepEditor_->showStoredRun(first, static_cast<int>(out.infos.size()) - 1);
     runFabric_ = out.fabric;
     runFabricId_ = first.id;
+    runFabricChanges_ = out.fabricChanges;
     runFabricText_->setText(out.fabricText);
     runFabricBar_->setVisible(!out.fabricText.isEmpty());
     if (QWidget* b = runFabricBar_->findChild<QPushButton*>(QStringLiteral("useRunFabric"))) b->setVisible(out.fabric.has_value());
@@ -789,11 +803,13 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
             const std::string& k = tables.front().axes[static_cast<std::size_t>(a)].key;
             if (k != "collective.algorithm" && k != "collective.bytes") axes.push_back(k);
           }
-          out.fabricText = (sum.set.empty() ? QObject::tr("Run #%1 ran on <b>%2</b>%3.")
-                                            : QObject::tr("Run #%1 ran on <b>%2</b> with %n override(s)%3.", "",
-                                                          static_cast<int>(sum.set.size())))
+          // What the run changed from its preset, not how many values it
+          // recorded (the app records every parameter of its Fabric dock).
+          out.fabricChanges = changedParamsPhrase(run_changed_params(out.infos.front()));
+          out.fabricText = QObject::tr("Run #%1 ran on <b>%2</b>%3%4.")
                                .arg(out.infos.front().id)
                                .arg(QString::fromStdString(sum.preset.empty() ? std::string("registry defaults") : sum.preset).toHtmlEscaped(),
+                                    out.fabricChanges.isEmpty() ? QString() : QStringLiteral(" ") + out.fabricChanges.toHtmlEscaped(),
                                     axes.empty() ? QString()
                                                  : QObject::tr("; its axes vary %1 on top of it")
                                                        .arg(QString::fromStdString(fmt::format("{}", fmt::join(axes, ", ")))

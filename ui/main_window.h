@@ -241,6 +241,7 @@ class MainWindow : public QMainWindow {
   QLabel* runFabricText_ = nullptr;
   std::optional<Config> runFabric_;
   qint64 runFabricId_ = 0;
+  QString runFabricChanges_;   // what run runFabricId_ changed from its preset (changedParamsPhrase)
   bool showingPreview_ = true;
   bool modified_ = false;
   bool runListed_ = false;

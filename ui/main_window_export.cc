@@ -297,10 +297,12 @@ bool MainWindow::exportReportTo(const QString& path, QString* error) {
       if (!runFabric_)
         for (const auto& a : t->run.set) apply_assignment(c, a);
       in.config = c;
-      in.configOrigin = tr("The fabric of run #%1: %2 with %n override(s) (axes vary on top of it).", "",
-                           static_cast<int>(t->run.set.size()))
+      in.configOrigin = tr("The fabric of run #%1: %2%3 (axes vary on top of it).")
                             .arg(t->run.id)
-                            .arg(t->run.preset.empty() ? tr("registry defaults") : QString::fromStdString(t->run.preset));
+                            .arg(t->run.preset.empty() ? tr("registry defaults") : QString::fromStdString(t->run.preset),
+                                 runFabric_ && runFabricId_ == t->run.id && !runFabricChanges_.isEmpty()
+                                     ? QStringLiteral(" ") + runFabricChanges_
+                                     : QString());
     } catch (const std::exception& e) {
       in.configOrigin = tr("The stored run's fabric could not be rebuilt (%1); shown: the editors' fabric.")
                             .arg(QString::fromUtf8(e.what()));

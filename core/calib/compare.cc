@@ -119,14 +119,29 @@ std::vector<MeasuredRow> measured_rows(const std::vector<PointRecord>& points) {
   return out;
 }
 
-Config run_base_config(const RunInfo& run) {
+namespace {
+
+// The run's recorded base preset (second) and that preset with base.set applied (first).
+std::pair<Config, Config> run_base_and_preset(const RunInfo& run) {
   const SweepSpec spec = sweep_spec_from_run(run);
   auto it = spec.recorded_presets.find(spec.base.preset);
   if (it == spec.recorded_presets.end())
     throw Error(fmt::format("run {}: the recorded configuration lacks its base preset '{}'", run.id, spec.base.preset));
   Config c = it->second;
   for (const auto& [path, value] : spec.base.set) set_param(c, path, value);
-  return c;
+  return {std::move(c), it->second};
+}
+
+}  // namespace
+
+Config run_base_config(const RunInfo& run) { return run_base_and_preset(run).first; }
+
+std::vector<std::string> run_changed_params(const RunInfo& run) {
+  const auto [c, preset] = run_base_and_preset(run);
+  std::vector<std::string> changed;
+  for (const auto& p : params())
+    if (get_param_text(c, p.path) != get_param_text(preset, p.path)) changed.push_back(p.path);
+  return changed;
 }
 
 std::vector<ModelComparison> compare_runs(Store& store, std::int64_t simulated_run_id, std::int64_t measured_run_id) {

@@ -74,6 +74,12 @@ std::vector<MeasuredRow> measured_rows(const std::vector<PointRecord>& points);
 /// Error if the run did not record its configuration.
 Config run_base_config(const RunInfo& run);
 
+/// The parameters (registry paths, in registry order) whose value in
+/// run_base_config(run) differs from the run's recorded base preset: what the
+/// run changed. The app records every parameter of its Fabric dock in base.set,
+/// so the count of set entries says nothing; this does. Error as run_base_config.
+std::vector<std::string> run_changed_params(const RunInfo& run);
+
 /// compare_with_model(base config and engine of `simulated_run_id`, the
 /// measured rows of `measured_run_id`). Error naming the run when the first is
 /// not a collective timing run with a recorded configuration or the second is

@@ -13,6 +13,7 @@
 
 #include "base/json_input.h"
 
+#include "calib/compare.h"
 #include "engines/simulate.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
@@ -103,6 +104,32 @@ TEST(RecordedRuns, ConfigSurvivesAnEditedPresetAndRerunsTheOriginalNumbers) {
     EXPECT_EQ(pts3[i].busbw_GBps, pts1[i].busbw_GBps) << i;
   }
   EXPECT_TRUE(config_diff(store.get_run(third).config, r1.config).empty());
+}
+
+TEST(RecordedRuns, ChangedParamsAreWhatTheSetChangesNotEverySetEntry) {
+  // The app records every parameter of its Fabric dock in base.set: entries at
+  // the preset's own values change nothing and are not counted.
+  TempDir dir;
+  Store store = Store::open(dir / "c.scindb", Access::Create);
+  const Config h200 = load_preset("hgx-h200-8");
+  auto run_with = [&](const json& set) {
+    const SweepSpec spec = sweep_spec_from_json(json{
+        {"name", "changed"},
+        {"base", {{"preset", "hgx-h200-8"}, {"set", set}, {"collective", {{"dtype", "bf16"}, {"algorithm", "ring"}}}}},
+        {"axes", json::array({json{{"path", "collective.bytes"}, {"values", {"1M"}}}})}});
+    SweepOptions opts;
+    opts.threads = 1;
+    return store.get_run(run_sweep(store, spec, opts, SweepSink{}).run_id);
+  };
+  const json same{{"links.latency_ns", h200.links.latency_ns},
+                  {"switch.latency_ns", h200.sw.latency_ns},
+                  {"fabric.gpus", h200.fabric.gpus}};
+  EXPECT_TRUE(run_changed_params(run_with(same)).empty());
+  json one = same;
+  one["links.bandwidth_GBps"] = h200.links.bandwidth_GBps / 2;
+  const RunInfo r = run_with(one);
+  EXPECT_EQ(run_changed_params(r), std::vector<std::string>{"links.bandwidth_GBps"});
+  EXPECT_EQ(run_base_config(r).links.bandwidth_GBps, h200.links.bandwidth_GBps / 2);
 }
 
 TEST(RecordedRuns, RunsWithoutAConfigCannotBeRerun) {

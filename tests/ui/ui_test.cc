@@ -354,11 +354,19 @@ class UiTest : public QObject {
     QVERIFY(fast.time_ns < scin.time_ns);
 
     // The Fabric dock offers the shown run's fabric: one undoable click puts it in the editors.
-    w.showRuns({first});
-    QTRY_VERIFY_WITH_TIMEOUT(!w.ioBusy(), 10000);
+    // It says what the run changed from its preset, not how many values it recorded (all of them).
     auto* bar = w.findChild<QWidget*>(QStringLiteral("runFabricBar"));
     auto* use = w.findChild<QPushButton*>(QStringLiteral("useRunFabric"));
     QVERIFY(bar && use);
+    w.showRuns({second});
+    QTRY_VERIFY_WITH_TIMEOUT(!w.ioBusy(), 10000);
+    QTRY_VERIFY2(bar->findChild<QLabel*>()->text().contains(
+                     QStringLiteral("ran on <b>hgx-h200-8</b> with 1 changed parameter (links.bandwidth_GBps).")),
+                 qPrintable(bar->findChild<QLabel*>()->text()));
+    w.showRuns({first});
+    QTRY_VERIFY_WITH_TIMEOUT(!w.ioBusy(), 10000);
+    QTRY_VERIFY2(bar->findChild<QLabel*>()->text().contains(QStringLiteral("ran on <b>hgx-h200-8</b>.")),
+                 qPrintable(bar->findChild<QLabel*>()->text()));
     QVERIFY(bar->isVisibleTo(&w));
     QVERIFY2(use->isVisibleTo(&w), qPrintable(bar->findChild<QLabel*>()->text()));
     QCOMPARE(w.fabric()->config().links.bandwidth_GBps, 2 * cfg.links.bandwidth_GBps);

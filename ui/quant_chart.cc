@@ -199,9 +199,12 @@ void QuantChart::redraw() {
       add(r.algorithm, QString::fromStdString(r.algorithm) + (r.quantised ? QString() : tr(" (16-bit)")),
           algorithmColor(QString::fromStdString(r.algorithm)), r.quantised ? Qt::SolidLine : Qt::DotLine, g,
           metricOf(r.metrics));
-    add("~single", tr("reference: sum quantised once"), Qt::black, Qt::DashLine, g, metricOf(st.single_quant));
-    add("~round", tr("reference: sum rounded to %1").arg(QString::fromLatin1(to_string(st.dtype))), Qt::gray,
-        Qt::DashDotLine, g, metricOf(st.dtype_round));
+    // The references in greys: black is ring-q8's colour (Okabe-Ito), and a
+    // legend entry must be told by its colour, not only by its dash.
+    add("~single", tr("reference: sum quantised once"), QColor(0x80, 0x80, 0x80), Qt::DashLine, g,
+        metricOf(st.single_quant));
+    add("~round", tr("reference: sum rounded to %1").arg(QString::fromLatin1(to_string(st.dtype))),
+        QColor(0xb8, 0xb8, 0xb8), Qt::DashDotLine, g, metricOf(st.dtype_round));
   }
   markCoincidingCurves(series);
   for (auto& [k, s] : series) chart()->addSeries(s);

@@ -17,6 +17,7 @@
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QSet>
 #include <QSettings>
 #include <QMessageBox>
 #include <QMimeData>
@@ -685,6 +686,13 @@ class UiTest : public QObject {
         QCOMPARE(l->pen().style(), Qt::CustomDashLine);
       }
       QVERIFY(covering >= 1);
+      // Every curve has a colour of its own: the legend tells them apart by
+      // colour, not only by dash (the "sum quantised once" reference was
+      // black, ring-q8's colour).
+      QSet<QRgb> colours;
+      for (QAbstractSeries* a : q.chart()->series())
+        colours.insert(qobject_cast<QLineSeries*>(a)->pen().color().rgb());
+      QCOMPARE(colours.size(), q.chart()->series().size());
     }
     const auto engines = engine_names();
     if (std::find(engines.begin(), engines.end(), "packet") == engines.end()) QSKIP("no packet engine");

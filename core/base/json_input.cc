@@ -1,5 +1,6 @@
 #include "base/json_input.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -22,9 +23,14 @@ json parse_impl(std::string_view text, const JsonParseOptions& opt) {
   const int max_depth = opt.max_depth;
   // The callback sees every object/array start with its depth before the parser
   // descends: throwing there stops a 200k-level document at level max_depth + 1.
-  json::parser_callback_t cb = [max_depth](int depth, json::parse_event_t ev, json&) {
+  const std::vector<std::string>* skip = opt.skip_top_level.empty() ? nullptr : &opt.skip_top_level;
+  json::parser_callback_t cb = [max_depth, skip](int depth, json::parse_event_t ev, json& parsed) {
     if ((ev == json::parse_event_t::object_start || ev == json::parse_event_t::array_start) && depth >= max_depth)
       throw TooDeep{};
+    // A key of the top-level object (depth 1) whose value is not kept.
+    if (skip && ev == json::parse_event_t::key && depth == 1 && parsed.is_string() &&
+        std::find(skip->begin(), skip->end(), parsed.get_ref<const std::string&>()) != skip->end())
+      return false;
     return true;
   };
   return json::parse(text.begin(), text.end(), cb, true, opt.allow_comments);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,10 @@ constexpr int kMaxJsonDepth = 64;
 struct JsonParseOptions {
   bool allow_comments = false;   // sweep specs accept /* */ and // comments
   int max_depth = kMaxJsonDepth;
+  /// Members of the top-level object parsed (their syntax checked) but not
+  /// kept: a reader that ignores them need not build them (a calibrated
+  /// preset's provenance is most of its bytes).
+  std::vector<std::string> skip_top_level;
 };
 
 /// Parses `text`; throws Error("ORIGIN: malformed JSON: ..." or "ORIGIN: JSON nesting

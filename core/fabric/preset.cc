@@ -266,7 +266,9 @@ Config load_preset(const std::string& name_or_path) {
     auto it = cache.find(key);
     if (it != cache.end() && it->second.text == text) return it->second.cfg;
   }
-  Config cfg = config_from_json(parse_json_text(text, f.string()), f.filename().string());
+  JsonParseOptions opt;
+  opt.skip_top_level = {"sources", "notes", "calibration"};   // config_from_json ignores them
+  Config cfg = config_from_json(parse_json_text(text, f.string(), opt), f.filename().string());
   if (cfg.name == "custom" || cfg.name.empty()) cfg.name = f.stem().string();
   std::lock_guard lock(mutex);
   if (cache.size() >= 64) cache.clear();   // many distinct files: keep it small

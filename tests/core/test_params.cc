@@ -219,6 +219,22 @@ TEST(Units, OneSizeGrammarForFlagsAndParameters) {
 // ---- the JSON reader (issue 13 items 2, 5)
 
 
+TEST(JsonInput, SkippedTopLevelMembersAreCheckedButNotKept) {
+  JsonParseOptions opt;
+  opt.skip_top_level = {"calibration"};
+  const auto j = parse_json_text(R"({"a": 1, "calibration": {"x": [1, {"y": 2}]}, "b": {"calibration": 3}})", "t", opt);
+  EXPECT_EQ(j, nlohmann::json::parse(R"({"a": 1, "b": {"calibration": 3}})"));   // only the top level's
+  // A skipped member is still parsed: its syntax errors are reported.
+  EXPECT_NE(error_of([&] { parse_json_text(R"({"calibration": {"x": [1, }, "a": 1})", "t", opt); })
+                .find("t: malformed JSON"),
+            std::string::npos);
+  // A preset's provenance is skipped: the same Config as from the whole document.
+  const auto file = resource_dir() / "presets" / "hgx-h200-8.json";
+  const Config whole = config_from_json(read_json_document(file));
+  const Config loaded = load_preset(file.string());
+  for (const auto& p : params()) EXPECT_EQ(get_param_text(loaded, p.path), get_param_text(whole, p.path)) << p.path;
+}
+
 TEST(JsonInput, DeepNestingIsRejectedWithoutRecursion) {
   // 200k levels: parsing must stop at the limit, not overflow the stack.
   std::string deep(200000, '[');

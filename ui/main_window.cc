@@ -797,7 +797,8 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
       const analysis::RunSummary& sum = tables.front().run;
       if (out.infos.front().kind != PointKind::Measured && tables.front().axis_index("preset") < 0) {
         try {
-          Config c = run_base_config(out.infos.front());
+          std::vector<std::string> changed;
+          Config c = run_base_config(out.infos.front(), &changed);
           std::vector<std::string> axes;
           for (int a : tables.front().varying_axes()) {
             const std::string& k = tables.front().axes[static_cast<std::size_t>(a)].key;
@@ -805,7 +806,7 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
           }
           // What the run changed from its preset, not how many values it
           // recorded (the app records every parameter of its Fabric dock).
-          out.fabricChanges = changedParamsPhrase(run_changed_params(out.infos.front()));
+          out.fabricChanges = changedParamsPhrase(changed);
           out.fabricText = QObject::tr("Run #%1 ran on <b>%2</b>%3%4.")
                                .arg(out.infos.front().id)
                                .arg(QString::fromStdString(sum.preset.empty() ? std::string("registry defaults") : sum.preset).toHtmlEscaped(),

@@ -119,29 +119,19 @@ std::vector<MeasuredRow> measured_rows(const std::vector<PointRecord>& points) {
   return out;
 }
 
-namespace {
-
-// The run's recorded base preset (second) and that preset with base.set applied (first).
-std::pair<Config, Config> run_base_and_preset(const RunInfo& run) {
+Config run_base_config(const RunInfo& run, std::vector<std::string>* changed) {
   const SweepSpec spec = sweep_spec_from_run(run);
   auto it = spec.recorded_presets.find(spec.base.preset);
   if (it == spec.recorded_presets.end())
     throw Error(fmt::format("run {}: the recorded configuration lacks its base preset '{}'", run.id, spec.base.preset));
   Config c = it->second;
   for (const auto& [path, value] : spec.base.set) set_param(c, path, value);
-  return {std::move(c), it->second};
-}
-
-}  // namespace
-
-Config run_base_config(const RunInfo& run) { return run_base_and_preset(run).first; }
-
-std::vector<std::string> run_changed_params(const RunInfo& run) {
-  const auto [c, preset] = run_base_and_preset(run);
-  std::vector<std::string> changed;
-  for (const auto& p : params())
-    if (get_param_text(c, p.path) != get_param_text(preset, p.path)) changed.push_back(p.path);
-  return changed;
+  if (changed) {
+    changed->clear();
+    for (const auto& p : params())
+      if (get_param_text(c, p.path) != get_param_text(it->second, p.path)) changed->push_back(p.path);
+  }
+  return c;
 }
 
 std::vector<ModelComparison> compare_runs(Store& store, std::int64_t simulated_run_id, std::int64_t measured_run_id) {

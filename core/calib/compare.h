@@ -71,14 +71,11 @@ std::vector<ModelComparison> compare_with_model(const Config& cfg, const std::ve
 std::vector<MeasuredRow> measured_rows(const std::vector<PointRecord>& points);
 
 /// The base configuration of a stored run (its recorded preset plus base.set).
-/// Error if the run did not record its configuration.
-Config run_base_config(const RunInfo& run);
-
-/// The parameters (registry paths, in registry order) whose value in
-/// run_base_config(run) differs from the run's recorded base preset: what the
-/// run changed. The app records every parameter of its Fabric dock in base.set,
-/// so the count of set entries says nothing; this does. Error as run_base_config.
-std::vector<std::string> run_changed_params(const RunInfo& run);
+/// Error if the run did not record its configuration. With `changed`: also the
+/// parameters (registry paths, in registry order) whose value differs from the
+/// recorded preset's, i.e. what the run changed (the app records every
+/// parameter of its Fabric dock in base.set, so the count of entries says nothing).
+Config run_base_config(const RunInfo& run, std::vector<std::string>* changed = nullptr);
 
 /// compare_with_model(base config and engine of `simulated_run_id`, the
 /// measured rows of `measured_run_id`). Error naming the run when the first is

@@ -10,6 +10,11 @@
 //     input generation, all 8 algorithms on hgx-h200-8 with the ISA and INQ,
 //     error metrics). bytes_per_second counts the study's input once (8 ranks x
 //     2^20 BF16 = 16 MiB); input_per_algorithm counts it once per algorithm.
+//   BM_GenerateBf16Inputs/<isa>: generate_bf16_inputs of a study's inputs (8
+//     ranks x 2^20, Gaussian; the patterns and the exact sum), one thread, with
+//     the generator's instruction set forced (0 portable, 1 AVX2, 2 AVX-512;
+//     the CPU's best where it lacks one: the label says which ran).
+//     bytes_per_second counts the BF16 patterns made.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -142,6 +147,24 @@ void BM_QuantStudy(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()) * input_bytes * static_cast<double>(algorithms),
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1024);
 }
+void BM_GenerateBf16Inputs(benchmark::State& state) {
+  const int isa = force_generator_isa(static_cast<int>(state.range(0)));
+  const int ranks = 8;
+  const std::uint64_t elems = 1 << 20;
+  tbb::global_control gc(tbb::global_control::max_allowed_parallelism, 1);
+  InputSpec spec;
+  std::vector<BigVector<std::uint16_t>> bits;
+  BigVector<double> exact;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(generate_bf16_inputs(spec, ranks, elems, bits, exact));
+    benchmark::DoNotOptimize(exact.data());
+  }
+  force_generator_isa(-1);
+  state.SetLabel(isa == 2 ? "avx512" : isa == 1 ? "avx2" : "portable");
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * ranks * static_cast<std::int64_t>(elems) * 2);
+}
+BENCHMARK(BM_GenerateBf16Inputs)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
 BENCHMARK(BM_QuantStudy)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <tbb/parallel_for.h>
 
 #include "base/error.h"
+#include "numerics/box_muller_f32.h"
 #include "numerics/formats.h"
 #include "engines/data/data_engine.h"
 
@@ -229,6 +230,22 @@ struct Batcher {
         const double u = unit_open0(hs[k]) - 0.5;
         cs[k] = -laplace_b * std::copysign(lg[k], u);
       }
+    } else if (Bf16) {
+      // A BF16 value from the float factors (num::box_muller_factors_f32),
+      // trusted to kBoxMullerF32Margin below: ~2^14 times more values left to
+      // the scalar formula than with libmvec's doubles (about 1 in 700).
+      std::uint32_t ua[kBatch], ub[kBatch];
+      float fs[kBatch], fc[kBatch];
+      for (std::uint64_t k = 0; k < n; ++k) {
+        ua[k] = static_cast<std::uint32_t>(hs[k] >> 32);
+        ub[k] = static_cast<std::uint32_t>(hs[k]);
+      }
+      num::box_muller_factors_f32(ua, ub, fs, fc, n, Isa);
+      for (std::uint64_t k = 0; k < n; ++k) {
+        double v = sigma * static_cast<double>(fs[k]) * static_cast<double>(fc[k]);
+        if (is_outlier && is_outlier[(lo + k) % channels]) v *= outlier_scale;
+        cs[k] = v;
+      }
     } else {
       for (std::uint64_t k = 0; k < n; ++k) arg[k] = (u32_to_double(hs[k] >> 32) + 1.0) * 0x1p-32;
       fast_batch_for<Fn::Log, Isa>(arg, lg, n);
@@ -253,7 +270,7 @@ struct Batcher {
       if constexpr (Bf16) {
         // A BF16 value is ~2^16 times wider than a float's rounding interval:
         // ~2^16 times fewer values are left to the scalar formula.
-        sure = bf16_rounding_decided(v, big);
+        sure = bf16_rounding_decided(v, big, laplace ? 0x1p-32 : num::kBoxMullerF32Margin);
       } else {
         const double m = std::fabs(v) * 0x1p-32;
         sure = (m > 0) & (static_cast<float>(v - m) == f) & (static_cast<float>(v + m) == f);
@@ -262,7 +279,8 @@ struct Batcher {
       unsure[k] = !sure;
       any |= !sure;
     }
-    // The few unsure values (about 1 in 300 floats; for BF16 about 1 in 10^7),
+    // The few unsure values (about 1 in 300 floats; for BF16 from the float
+    // factors about 1 in 700, from libmvec's doubles (Laplace) 1 in 10^7),
     // found 8 flags at a time.
     for (std::uint64_t w = 0; any && w < n; w += 8) {
       std::uint64_t flags = 0;

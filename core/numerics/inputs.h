@@ -45,15 +45,16 @@ bool generate_bf16_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
                           std::vector<BigVector<std::uint16_t>>& bits, BigVector<double>& exact,
                           const RunContext* ctx = nullptr);
 
-/// The generator's test for a value v computed within |v| 2^-32 (relative) of
+/// The generator's test for a value v computed within |v| rel (relative; 2^-32
+/// for libmvec's doubles, num::kBoxMullerF32Margin for the float factors) of
 /// the defining formula's: true when every double that close to v rounds, to
 /// float and then to BF16 (round_bf16_fast), to the same value and lies on the
 /// same side of `big` as a float (generate_bf16_inputs' overflow test), so
 /// that v may stand for the exact value; false for 0, NaN and infinity (the
 /// scalar formula decides those). float() and the BF16 rounding are monotonic
 /// and the two ends have v's sign, so checking the ends suffices.
-inline bool bf16_rounding_decided(double v, float big) {
-  const double m = std::fabs(v) * 0x1p-32;
+inline bool bf16_rounding_decided(double v, float big, double rel = 0x1p-32) {
+  const double m = std::fabs(v) * rel;
   const float below = static_cast<float>(v - m), above = static_cast<float>(v + m);
   return (m > 0) & (num::round_bf16_fast(below) == num::round_bf16_fast(above)) &
          ((std::fabs(below) <= big) == (std::fabs(above) <= big));

@@ -211,14 +211,13 @@ struct Batcher {
   double outlier_scale;
   const Exact& exact;
 
-  // out[k] = the value of element lo + k, k < n. With Bf16, out[k] is only
-  // guaranteed to round to the BF16 pattern (round_bf16_fast) the defining
-  // formula's float rounds to, and to lie on the same side of `big` (run_bf16).
-  template <int Isa, bool Bf16 = false>
-  [[gnu::always_inline]] inline void run(std::uint64_t key, std::uint64_t lo, std::uint64_t n, float* out,
-                                         float big = 0) const {
-    double arg[kBatch], lg[kBatch], cs[kBatch];
-    std::uint64_t hs[kBatch];
+  // hs[k] = the hash of element lo + k, cs[k] = its value computed in double,
+  // k < n: within |cs[k]| 2^-32 (relative) of the defining formula's, and with
+  // Bf16 (Gaussian and outliers: the float factors) within kBoxMullerF32Margin.
+  template <int Isa, bool Bf16>
+  [[gnu::always_inline]] inline void values(std::uint64_t key, std::uint64_t lo, std::uint64_t n, std::uint64_t* hs,
+                                            double* cs) const {
+    double arg[kBatch], lg[kBatch];
     for (std::uint64_t k = 0; k < n; ++k) hs[k] = splitmix64(key ^ (lo + k));
     if (laplace) {
       for (std::uint64_t k = 0; k < n; ++k) {
@@ -230,7 +229,7 @@ struct Batcher {
         const double u = unit_open0(hs[k]) - 0.5;
         cs[k] = -laplace_b * std::copysign(lg[k], u);
       }
-    } else if (Bf16) {
+    } else if constexpr (Bf16) {
       // A BF16 value from the float factors (num::box_muller_factors_f32),
       // trusted to kBoxMullerF32Margin below: ~2^14 times more values left to
       // the scalar formula than with libmvec's doubles (about 1 in 700).
@@ -259,6 +258,14 @@ struct Batcher {
         cs[k] = v;
       }
     }
+  }
+
+  // out[k] = the value of element lo + k, k < n.
+  template <int Isa>
+  [[gnu::always_inline]] inline void run(std::uint64_t key, std::uint64_t lo, std::uint64_t n, float* out) const {
+    double cs[kBatch];
+    std::uint64_t hs[kBatch];
+    values<Isa, false>(key, lo, n, hs, cs);
     // Zero, NaN or infinity (the tests fail) or too close to a boundary: the
     // scalar formula decides. (Branch-free first pass, so that it vectorises.)
     unsigned char unsure[kBatch];
@@ -266,27 +273,56 @@ struct Batcher {
     for (std::uint64_t k = 0; k < n; ++k) {
       const double v = cs[k];
       const float f = static_cast<float>(v);
-      bool sure;
-      if constexpr (Bf16) {
-        // A BF16 value is ~2^16 times wider than a float's rounding interval:
-        // ~2^16 times fewer values are left to the scalar formula.
-        sure = bf16_rounding_decided(v, big, laplace ? 0x1p-32 : num::kBoxMullerF32Margin);
-      } else {
-        const double m = std::fabs(v) * 0x1p-32;
-        sure = (m > 0) & (static_cast<float>(v - m) == f) & (static_cast<float>(v + m) == f);
-      }
+      const double m = std::fabs(v) * 0x1p-32;
+      const bool sure = (m > 0) & (static_cast<float>(v - m) == f) & (static_cast<float>(v + m) == f);
       out[k] = f;
       unsure[k] = !sure;
       any |= !sure;
     }
-    // The few unsure values (about 1 in 300 floats; for BF16 from the float
-    // factors about 1 in 700, from libmvec's doubles (Laplace) 1 in 10^7),
-    // found 8 flags at a time.
+    // The few unsure values (about 1 in 300), found 8 flags at a time.
     for (std::uint64_t w = 0; any && w < n; w += 8) {
       std::uint64_t flags = 0;
       std::memcpy(&flags, unsure + w, std::min<std::uint64_t>(8, n - w));
       for (std::uint64_t k = w; flags != 0; ++k, flags >>= 8)
         if (flags & 0xffu) out[k] = exact(hs[k], lo + k);
+    }
+  }
+
+  // The BF16 values of elements lo + k, k < n, as round_inputs rounds the
+  // defining formula's floats: h[k] = the pattern, f[k] = its value. `over`
+  // is or-ed with 1 for a value not finite or beyond `big` (only a value the
+  // scalar formula decides can be: bf16_pattern_decided's are below 2^127).
+  template <int Isa>
+  [[gnu::always_inline]] inline void run_bf16_one(std::uint64_t key, std::uint64_t lo, std::uint64_t n,
+                                                  std::uint16_t* h, float* f, float big, std::uint32_t& over) const {
+    double cs[kBatch];
+    std::uint64_t hs[kBatch];
+    values<Isa, true>(key, lo, n, hs, cs);
+    // A BF16 value is ~2^16 times wider than a float's rounding interval:
+    // about 1 value in 700 is left to the scalar formula with the float
+    // factors' margin, 1 in 10^7 with libmvec's doubles (Laplace).
+    const std::uint64_t threshold = bf16_decided_threshold(laplace ? 0x1p-32 : num::kBoxMullerF32Margin);
+    unsigned char unsure[kBatch];
+    unsigned any = 0;
+    for (std::uint64_t k = 0; k < n; ++k) {
+      std::uint16_t p;
+      const bool sure = bf16_pattern_decided(cs[k], threshold, p);
+      h[k] = p;
+      f[k] = num::bf16_to_float(p);
+      unsure[k] = !sure;
+      any |= !sure;
+    }
+    for (std::uint64_t w = 0; any && w < n; w += 8) {
+      std::uint64_t flags = 0;
+      std::memcpy(&flags, unsure + w, std::min<std::uint64_t>(8, n - w));
+      for (std::uint64_t k = w; flags != 0; ++k, flags >>= 8) {
+        if (!(flags & 0xffu)) continue;
+        const float x = exact(hs[k], lo + k);
+        over |= static_cast<std::uint32_t>(!(std::fabs(x) <= big));
+        const std::uint32_t u = std::bit_cast<std::uint32_t>(num::round_bf16_fast(x));
+        h[k] = static_cast<std::uint16_t>(u >> 16);
+        f[k] = std::bit_cast<float>(u);
+      }
     }
   }
 
@@ -300,16 +336,7 @@ struct Batcher {
                                               double* d, float big, std::uint32_t& over) const {
     float f[kBatch];
     for (std::size_t r = 0; r < ranks; ++r) {
-      run<Isa, true>(keys[r], lo, n, f, big);
-      std::uint16_t* h = bits[r].data() + lo;
-      std::uint32_t o = 0;
-      for (std::uint64_t k = 0; k < n; ++k) {
-        o |= static_cast<std::uint32_t>(!(std::fabs(f[k]) <= big));
-        const std::uint32_t u = std::bit_cast<std::uint32_t>(num::round_bf16_fast(f[k]));
-        h[k] = static_cast<std::uint16_t>(u >> 16);
-        f[k] = std::bit_cast<float>(u);
-      }
-      over |= o;
+      run_bf16_one<Isa>(keys[r], lo, n, bits[r].data() + lo, f, big, over);
       if (r == 0)
         for (std::uint64_t k = 0; k < n; ++k) d[k] = 0.0 + static_cast<double>(f[k]);
       else

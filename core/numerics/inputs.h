@@ -5,6 +5,7 @@
 // and any element count prefix.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -58,6 +59,37 @@ inline bool bf16_rounding_decided(double v, float big, double rel = 0x1p-32) {
   const float below = static_cast<float>(v - m), above = static_cast<float>(v + m);
   return (m > 0) & (num::round_bf16_fast(below) == num::round_bf16_fast(above)) &
          ((std::fabs(below) <= big) == (std::fabs(above) <= big));
+}
+
+/// bf16_pattern_decided's threshold for a relative margin `rel` (at most
+/// 2^-12): the margin in units in the last place of v's binade (below rel
+/// 2^53) plus the most float() can move v (2^28 of them), rounded up.
+constexpr std::uint64_t bf16_decided_threshold(double rel) {
+  return static_cast<std::uint64_t>(rel * 0x1p53) + (1ull << 29);
+}
+
+/// The same decision as bf16_rounding_decided(v, big, rel) from v's bits alone,
+/// and the pattern: true, with `pattern` = the BF16 pattern of
+/// round_bf16_fast(float(v)), when v is in [2^-125, 2^127) in magnitude (a
+/// normal float with its margin, below BF16's largest finite value) and the
+/// 45 bits of v's significand below BF16's 7 are more than `threshold`
+/// (bf16_decided_threshold(rel)) from the rounding midpoint 2^44: then every
+/// double within |v| rel of v rounds, through float, to the same pattern (no
+/// tie: float() moves those bits by at most 2^28). False for 0, subnormals,
+/// NaN and infinity; `pattern` is then unspecified. Branch-free (vectorises).
+inline bool bf16_pattern_decided(double v, std::uint64_t threshold, std::uint16_t& pattern) {
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(v);
+  const std::uint64_t mag = bits & 0x7fffffffffffffffull;
+  const std::uint64_t low = mag & ((1ull << 45) - 1), half = 1ull << 44;
+  const std::uint64_t up = low > half;
+  const std::uint64_t dist = up ? low - half : half - low;
+  // The exponent field of 2^-125 is 1023 - 125 = 898; of 2^127, 1150.
+  const std::uint64_t biased = mag >> 52;
+  const bool in_range = (biased - 898) < (1150 - 898);   // unsigned: below 898 wraps
+  // The double's sign, exponent and top 7 significand bits, rounded, re-biased (1023 - 127 = 896).
+  const std::uint64_t rounded = (mag >> 45) + up - (896ull << 7);
+  pattern = static_cast<std::uint16_t>(((bits >> 48) & 0x8000u) | (rounded & 0x7fffu));
+  return in_range & (dist > threshold);
 }
 
 /// Tests: the instruction set generate_inputs uses for its batches, 0 portable,

@@ -135,6 +135,85 @@ TEST(Bf16Inputs, AValueIsDecidedOnlyWhenItsWholeMarginRoundsToOneBf16Value) {
   EXPECT_FALSE(bf16_rounding_decided(-(static_cast<double>(big) + above) / 2, big));
 }
 
+TEST(Bf16Inputs, ThePatternDecidedFromTheBitsIsTheRoundingOfEveryDoubleInTheMargin) {
+  // bf16_pattern_decided (the generator's test) against its definition:
+  // bf16_rounding_decided on the margin's ends, and the pattern against
+  // round_bf16_fast(float(v)); on random doubles of every binade around the
+  // float range, on values built at the decision's edges, and on the specials.
+  const float big = num::bf16_to_float(0x7f7f);
+  std::uint64_t x = 12345;
+  auto next = [&] {
+    x += 0x9e3779b97f4a7c15ull;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  for (double rel : {0x1p-32, 0x1p-18}) {
+    const std::uint64_t t = bf16_decided_threshold(rel);
+    std::vector<double> vs;
+    for (int i = 0; i < 200000; ++i) {   // exponents -140 .. 140, both signs
+      const std::uint64_t h = next();
+      const std::uint64_t e = 1023 - 140 + h % 281;
+      vs.push_back(std::bit_cast<double>((h & 0x8000000000000000ull) | (e << 52) | (next() & ((1ull << 52) - 1))));
+    }
+    for (std::uint64_t e : {898, 899, 1023, 1149}) {   // at the decision's edges
+      for (std::uint64_t d : {0, 1, 2, 3}) {   // d - 1 from each edge
+        const std::uint64_t m = (next() & ~((1ull << 45) - 1) & ((1ull << 52) - 1));
+        const std::uint64_t half = std::uint64_t{1} << 44;
+        const std::uint64_t one = 1, top = (one << 45) - 1, float_half_ulp = one << 29;
+        for (std::uint64_t low : {half + t + d - 1, half - t - d + 1, half + float_half_ulp + d - 1, d, top - d,
+                                  half + float_half_ulp / 2 + d - 1, half - float_half_ulp / 2 - d + 1})
+          vs.push_back(std::bit_cast<double>((e << 52) | m | (low & ((1ull << 45) - 1))));
+      }
+    }
+    for (double v : {0.0, -0.0, std::nan(""), HUGE_VAL, -HUGE_VAL, 0x1p-126, 0x1p-1030, 0x1p127, 0x1p-125,
+                     static_cast<double>(big), 1.0 + 0x1p-8, 1.0 + 0x1p-8 + 0x1p-24})
+      vs.push_back(v);
+    std::size_t decided = 0, normal = 0, wrong = 0;
+    for (double v : vs) {
+      std::uint16_t p = 0;
+      const bool d = bf16_pattern_decided(v, t, p);
+      const double a = std::fabs(v);
+      normal += a >= 0x1p-125 && a < 0x1p127;
+      if (!d) continue;
+      ++decided;
+      const std::uint32_t want = std::bit_cast<std::uint32_t>(num::round_bf16_fast(static_cast<float>(v))) >> 16;
+      const double m = a * rel;
+      const bool ends = bf16_rounding_decided(v, big, rel) &&
+                        num::round_bf16_fast(static_cast<float>(v - m)) == num::round_bf16_fast(static_cast<float>(v));
+      if (p != want || !ends || !(a >= 0x1p-125 && a < 0x1p127)) {
+        if (++wrong <= 5) ADD_FAILURE() << "rel " << rel << " v " << v << " pattern " << p << " want " << want;
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << "rel " << rel;
+    // Not needlessly cautious: the undecided normal values are those near a
+    // midpoint (2 t in 2^45 of them).
+    const double undecided = 1.0 - static_cast<double>(decided) / static_cast<double>(normal);
+    EXPECT_LT(undecided, 2.0 * 2.0 * static_cast<double>(t) * 0x1p-45 + 1e-3) << "rel " << rel;
+  }
+  // The edges themselves: more than the threshold from the midpoint decides, not at it.
+  const std::uint64_t t = bf16_decided_threshold(0x1p-18);
+  std::uint16_t p = 0;
+  const auto at = [&](std::uint64_t low) { return std::bit_cast<double>((1023ull << 52) | low); };
+  EXPECT_TRUE(bf16_pattern_decided(at((1ull << 44) + t + 1), t, p));
+  EXPECT_EQ(p, 0x3f81);   // 1 + 2^-7
+  EXPECT_FALSE(bf16_pattern_decided(at((1ull << 44) + t), t, p));
+  EXPECT_TRUE(bf16_pattern_decided(at((1ull << 44) - t - 1), t, p));
+  EXPECT_EQ(p, 0x3f80);   // 1
+  EXPECT_FALSE(bf16_pattern_decided(at((1ull << 44) - t), t, p));
+  EXPECT_TRUE(bf16_pattern_decided(-std::nextafter(2.0, 0.0), t, p));   // just below 2: rounds up to -2
+  EXPECT_EQ(p, 0xc000);
+  EXPECT_TRUE(bf16_pattern_decided(at((1ull << 45) - 1), t, p));   // just below 1 + 2^-7: rounds up to it
+  EXPECT_EQ(p, 0x3f81);
+  for (double v : {0.0, -0.0, std::nan(""), HUGE_VAL, -HUGE_VAL, 0x1p-126, 0x1p127, -0x1p127})
+    EXPECT_FALSE(bf16_pattern_decided(v, t, p)) << v;
+  EXPECT_TRUE(bf16_pattern_decided(0x1p-125, t, p));
+  EXPECT_EQ(p, 0x0100);   // 2^-125: exponent field 2
+  EXPECT_TRUE(bf16_pattern_decided(-0x1.fcp126, t, p));
+  EXPECT_EQ(p, 0xfefe);
+}
+
 TEST(Bf16Inputs, ValuesBeyondBf16TakeThePathThatReportsThem) {
   // A standard deviation of 2e38 puts finite values beyond BF16's largest
   // finite value (and others beyond FP32's): the one-pass generator declines,

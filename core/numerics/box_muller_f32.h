@@ -7,7 +7,7 @@
 // cos (numerics/inputs.cc). A BF16 value has 8 significant bits, so a float
 // evaluation of the two factors decides it for all but ~1 value in 1000: those
 // whose float-evaluated value lies within kBoxMullerF32Margin (relative) of a
-// rounding boundary (about 1 in 700); the generator recomputes them with the
+// rounding boundary (1 in 510 measured); the generator recomputes them with the
 // defining formula.
 //
 // The margin is an error bound checked by enumeration, not estimated: every

@@ -231,8 +231,8 @@ struct Batcher {
       }
     } else if constexpr (Bf16) {
       // A BF16 value from the float factors (num::box_muller_factors_f32),
-      // trusted to kBoxMullerF32Margin below: ~2^14 times more values left to
-      // the scalar formula than with libmvec's doubles (about 1 in 700).
+      // trusted to kBoxMullerF32Margin below: more values left to
+      // the scalar formula (about 1 in 500).
       std::uint32_t ua[kBatch], ub[kBatch];
       float fs[kBatch], fc[kBatch];
       for (std::uint64_t k = 0; k < n; ++k) {
@@ -299,8 +299,9 @@ struct Batcher {
     std::uint64_t hs[kBatch];
     values<Isa, true>(key, lo, n, hs, cs);
     // A BF16 value is ~2^16 times wider than a float's rounding interval:
-    // about 1 value in 700 is left to the scalar formula with the float
-    // factors' margin, 1 in 10^7 with libmvec's doubles (Laplace).
+    // about 1 value in 500 is left to the scalar formula with the float
+    // factors' margin, 1 in 33,000 with libmvec's doubles (Laplace: the
+    // threshold's 2^29 for float() dominates its 2^21 margin).
     const std::uint64_t threshold = bf16_decided_threshold(laplace ? 0x1p-32 : num::kBoxMullerF32Margin);
     unsigned char unsure[kBatch];
     unsigned any = 0;

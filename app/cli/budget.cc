@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -154,6 +155,10 @@ void run_jobs(const std::vector<WorkEstimate>& work, bool show_progress, bool pa
   std::exception_ptr failure;
   std::mutex failure_mutex;
   std::atomic<bool> finished{false};
+  // The watcher waits on this between its looks (5 ms), so that it ends as soon
+  // as the jobs do: a one-point `scin run` is not kept waiting for its next look.
+  std::mutex finished_mutex;
+  std::condition_variable finished_cv;
   std::atomic<double> signalled_at{-1};   // seconds after t0 the watcher saw the first signal
 
   SignalGuard signals;
@@ -165,7 +170,10 @@ void run_jobs(const std::vector<WorkEstimate>& work, bool show_progress, bool pa
     int seen = 0;
     bool line_open = false;
     while (!finished.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      {
+        std::unique_lock lock(finished_mutex);
+        if (finished_cv.wait_for(lock, std::chrono::milliseconds(5), [&] { return finished.load(); })) break;
+      }
       const int sig = SignalGuard::count();
       if (sig > seen) {
         if (seen == 0) {
@@ -226,7 +234,7 @@ void run_jobs(const std::vector<WorkEstimate>& work, bool show_progress, bool pa
       stop.request_stop();  // the first failure ends the others
     }
   };
-  if (parallel) {
+  if (parallel && n > 1) {
     // Longest estimated job first: the default run's 1 GiB points come last in
     // index order and left one core alone at the end (2 cores: 1.5x, not 2x).
     std::vector<std::size_t> order(n);
@@ -239,7 +247,11 @@ void run_jobs(const std::vector<WorkEstimate>& work, bool show_progress, bool pa
   } else
     for (std::size_t i = 0; i < n; ++i) one(i);
   const double ended = seconds_since(t0);
-  finished = true;
+  {
+    std::lock_guard lock(finished_mutex);
+    finished = true;
+  }
+  finished_cv.notify_all();
   watcher.join();
   if (SignalGuard::count() > 0) {
     // The latency scripts/cancel_latency.sh measures: from the watcher seeing

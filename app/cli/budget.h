@@ -74,7 +74,7 @@ class SignalGuard {
   struct sigaction old_int_{}, old_term_{};
 };
 
-/// Runs jobs 0..n-1 (in parallel when `parallel`), each with a RunContext whose
+/// Runs jobs 0..n-1 (in parallel when `parallel` and n > 1; one job runs on the calling thread), each with a RunContext whose
 /// stop token is requested on Ctrl-C / SIGTERM. With `show_progress`, prints
 /// progress (jobs done, the estimated work done, elapsed and ETA) on stderr.
 /// On a signal the jobs are stopped; if they have not all ended 100 ms later

@@ -189,10 +189,16 @@ void add_run_command(CLI::App& app) {
     std::vector<WorkEstimate> work(res.size());
     // Last index first: sizes grow with the index, so the costly estimates start
     // first and do not leave one core alone at the end.
-    tbb::parallel_for(std::size_t{0}, res.size(), [&](std::size_t k) {
+    // (One point: on this thread, without starting TBB's scheduler and its
+    // allocator, which cost a one-point run ~1 ms of start-up.)
+    auto estimate_one = [&](std::size_t k) {
       const std::size_t i = res.size() - 1 - k;
       work[i] = estimate(points[i].config, algo_ids[i % na], points[i].collective, engine);
-    });
+    };
+    if (res.size() == 1)
+      estimate_one(0);
+    else
+      tbb::parallel_for(std::size_t{0}, res.size(), estimate_one);
     const bool progress = enforce_budget(total_work(work, tbb::this_task_arena::max_concurrency()), opt->budget,
                                          fmt::format("scin run ({} run{} on the {} engine)", res.size(), res.size() == 1 ? "" : "s", opt->engine));
     run_jobs(work, progress, /*parallel=*/true, [&](std::size_t i, const RunContext& ctx) {

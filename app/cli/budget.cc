@@ -18,6 +18,7 @@
 
 #include "base/cancel.h"
 #include "base/error.h"
+#include "base/threads.h"
 #include "cli/common.h"
 #include "engines/simulate.h"
 #include "sweep/sweep.h"
@@ -52,8 +53,7 @@ void add_threads_option(CLI::App& cmd, int& threads) {
 }
 
 ThreadLimit::ThreadLimit(int threads) {
-  if (threads < 0 || threads > 1024)
-    throw Error(fmt::format("--threads: {} is out of range; allowed 0 (all cores) to 1024", threads));
+  resolve_threads(threads);   // the range check and message every --threads has
   if (threads > 0) limit_.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
 }
 

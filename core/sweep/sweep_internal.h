@@ -67,9 +67,6 @@ PointKey config_hash(const Config& cfg);
 
 namespace scin::sweep_detail {
 
-/// The worker thread count a sweep uses for SweepOptions::threads (0 = all
-/// cores); Error naming --threads outside 0..1024.
-int sweep_threads(int requested);
 
 /// What a stored run still has to evaluate: index ranges [first, last) in
 /// ascending order, and how many points it already holds.

@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/threads.h"
 #include "sweep/point_wire.h"
 #include "sweep/sweep_internal.h"
 
@@ -356,7 +357,7 @@ SweepSummary run_sweep_mpi(Store& store, const SweepSpec& spec, const SweepOptio
     recorded.spec = job["spec"];
     recorded.config = job["config"];
     local = std::make_unique<Evaluator>(sweep_spec_from_run(recorded), opts.memoise,
-                                        sweep_detail::sweep_threads(opts.threads));
+                                        resolve_threads(opts.threads));
     plan = sweep_detail::begin_or_resume(&store, spec, opts, local->total(), local->threads(), nranks);
   } catch (...) {
     release_sweep_workers(mpi);
@@ -506,7 +507,7 @@ bool serve_sweep_mpi(MpiSession& mpi) {
     recorded.spec = job.at("spec");
     recorded.config = job.at("config");
     ev = std::make_unique<Evaluator>(sweep_spec_from_run(recorded), job.at("memoise").get<bool>(),
-                                     sweep_detail::sweep_threads(job.at("threads").get<int>()));
+                                     resolve_threads(job.at("threads").get<int>()));
   } catch (const std::exception& e) {
     send_bytes(0, kFail, e.what());
     for (;;) {   // rank 0 fails the run and ends the job

@@ -1,8 +1,6 @@
 // Starting a stored run (or taking over an interrupted one) and writing its
 // points: shared by the TBB runner (sweep_runner.cc) and the MPI runner
 // (sweep_mpi.cc).
-#include <oneapi/tbb/info.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -11,12 +9,6 @@
 #include "sweep/sweep_internal.h"
 
 namespace scin::sweep_detail {
-
-int sweep_threads(int requested) {
-  if (requested < 0 || requested > 1024)
-    throw Error(fmt::format("--threads: {} is out of range; allowed 0 (all cores) to 1024", requested));
-  return std::max(1, requested > 0 ? requested : tbb::info::default_concurrency());
-}
 
 TailPlan split_tail(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& todo, std::uint64_t window) {
   TailPlan p;

@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/threads.h"
 #include "sweep/sweep.h"
 #include "base/cancel.h"
 #include "sweep/sweep_internal.h"
@@ -66,7 +67,7 @@ SweepSummary run_impl(Store* store, const SweepSpec& spec, const SweepOptions& o
   auto compiled = sweep_detail::compile(spec, opts.memoise);
   sweep_detail::Compiled& c = *compiled;
   const std::uint64_t total = c.total;
-  const int threads = sweep_detail::sweep_threads(opts.threads);
+  const int threads = resolve_threads(opts.threads);
   // More threads than cores were asked for: lift TBB's default worker limit
   // for the duration of the sweep (otherwise TBB ignores the request and warns).
   std::optional<tbb::global_control> allow;

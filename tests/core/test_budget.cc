@@ -11,7 +11,9 @@
 #include <fmt/format.h>
 
 #include "base/cancel.h"
+#include "base/error.h"
 #include "base/memory.h"
+#include "base/threads.h"
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/nvls_alike.h"
 #include "engines/analytic/scin_alike.h"
@@ -287,4 +289,20 @@ TEST(WorkBudgetCli, LargeWorkIsRefusedWithTheOverrideNamed) {
   EXPECT_NE(tight.output.find("above the limit of 1.0 s"), std::string::npos) << tight.output;
   const CliResult forced = run_cli(tight_args + " --force");
   EXPECT_EQ(forced.status, 0) << forced.output;
+}
+
+TEST(Threads, ResolveTakesTheCountOrAllCoresAndNamesTheFlagOutsideItsRange) {
+  EXPECT_EQ(resolve_threads(1), 1);
+  EXPECT_EQ(resolve_threads(3), 3);   // more than the cores: asked for, given
+  EXPECT_EQ(resolve_threads(kMaxThreads), kMaxThreads);
+  EXPECT_GE(resolve_threads(0), 1);   // all cores
+  for (int bad : {-1, kMaxThreads + 1}) {
+    try {
+      resolve_threads(bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                fmt::format("--threads: {} is out of range; allowed 0 (all cores) to 1024", bad));
+    }
+  }
 }

@@ -1,4 +1,5 @@
 #include "ui/sweep_editor.h"
+#include "base/text.h"
 
 #include <QUndoCommand>
 #include <utility>
@@ -395,7 +396,7 @@ void SweepEditor::showStoredRun(const RunInfo& run, int overlaid) {
     // Not a sweep the editor can hold (quant, inference, measured): its spec as text.
     const analysis::RunSummary sum = analysis::summarize_run(run, {});
     QStringList lines;
-    lines << tr("a %1 run").arg(QString::fromStdString(sum.kind));
+    lines << tr("%1 run").arg(QString::fromStdString(with_article(sum.kind)));
     for (const auto& a : sum.axes) lines << QString::fromStdString(a).toHtmlEscaped();
     for (const auto& b : sum.base) lines << QString::fromStdString(b).toHtmlEscaped();
     what += QStringLiteral(":<br>") + lines.join(QStringLiteral("<br>"));

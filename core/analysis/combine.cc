@@ -1,4 +1,5 @@
 #include "analysis/combine.h"
+#include "base/text.h"
 
 #include <algorithm>
 #include <set>
@@ -32,8 +33,8 @@ AnalysisTable combine_tables(const std::vector<AnalysisTable>& tables) {
   const AnalysisTable& first = tables.front();
   for (const AnalysisTable& t : tables)
     if (t.kind != first.kind)
-      throw Error(fmt::format("runs: #{} is a {} run and #{} a {} run; only runs of one kind plot together",
-                              first.run.id, first.run.kind, t.run.id, t.run.kind));
+      throw Error(fmt::format("runs: #{} is {} run and #{} {} run; only runs of one kind plot together",
+                              first.run.id, with_article(first.run.kind), t.run.id, with_article(t.run.kind)));
   AnalysisTable out;
   out.kind = first.kind;
   out.run = first.run;

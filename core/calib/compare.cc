@@ -137,12 +137,12 @@ Config run_base_config(const RunInfo& run, std::vector<std::string>* changed) {
 std::vector<ModelComparison> compare_runs(Store& store, std::int64_t simulated_run_id, std::int64_t measured_run_id) {
   const RunInfo sim = store.get_run(simulated_run_id);
   if (sim.kind != PointKind::Collective)
-    throw Error(fmt::format("run {}: a {} run, not a collective timing run; pick a simulated run to compare with",
-                            sim.id, to_string(sim.kind)));
+    throw Error(fmt::format("run {}: {} run, not a collective timing run; pick a simulated run to compare with",
+                            sim.id, with_article(to_string(sim.kind))));
   const RunInfo meas = store.get_run(measured_run_id);
   if (meas.kind != PointKind::Measured)
-    throw Error(fmt::format("run {}: a {} run, not a measured run (import one with scin import)", meas.id,
-                            to_string(meas.kind)));
+    throw Error(fmt::format("run {}: {} run, not a measured run (import one with scin import)", meas.id,
+                            with_article(to_string(meas.kind))));
   const Config cfg = run_base_config(sim);
   const std::string engine = sweep_spec_from_run(sim).base.engine;
   return compare_with_model(cfg, measured_rows(store.points(measured_run_id)), engine);
@@ -187,7 +187,7 @@ std::map<std::string, double> preset_harness_offsets(const std::string& preset) 
 MeasuredRunMatches match_measured_runs(Store& store, std::int64_t run_id) {
   const RunInfo run = store.get_run(run_id);
   if (run.kind != PointKind::Collective)
-    throw Error(fmt::format("run #{} is a {} run, not a timing run", run_id, to_string(run.kind)));
+    throw Error(fmt::format("run #{} is {} run, not a timing run", run_id, with_article(to_string(run.kind))));
   if (!run.config_recorded())
     throw Error(fmt::format("run #{} did not record its configuration (an older database): no model to compare", run_id));
   MeasuredRunMatches m;

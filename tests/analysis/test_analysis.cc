@@ -15,6 +15,7 @@
 #include "analysis/table.h"
 #include "base/csv.h"
 #include "base/error.h"
+#include "base/text.h"
 #include "fabric/preset.h"
 #include "store/store_test_util.h"
 #include "sweep/sweep.h"
@@ -274,8 +275,19 @@ TEST_F(AnalysisTest, CombinedRunsKeepEveryRowAndNameTheRun) {
     for (const Series& c : f.series) EXPECT_EQ(c.label.find("=–"), std::string::npos) << c.label;
   }
   EXPECT_TRUE(plainPanel);
-  // Runs of different kinds do not combine.
-  EXPECT_THROW(combine_tables({a, build_table(quant_->run, quant_->points)}), Error);
+  // Runs of different kinds do not combine, and the message says so in English.
+  try {
+    combine_tables({a, build_table(quant_->run, quant_->points)});
+    ADD_FAILURE() << "a timing run and a quant run combined";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("is a collective run and #"), std::string::npos) << m;
+    EXPECT_NE(m.find(" a quant run; only runs of one kind plot together"), std::string::npos) << m;
+  }
+  EXPECT_EQ(with_article("inference"), "an inference");
+  EXPECT_EQ(with_article("Inference"), "an Inference");
+  EXPECT_EQ(with_article("quant"), "a quant");
+  EXPECT_EQ(with_article(""), "a ");
 }
 
 TEST_F(AnalysisTest, LegendNamesOnlyDifferingValues) {

@@ -55,9 +55,10 @@ struct LaneSource {
   const std::uint16_t* half = nullptr;
 };
 
-/// measure_one of `count` arrays of `n` values against exact[0, n), in one
-/// pass: up to eight at a time, each array's sums in its own vector lane, added
-/// in element order as measure_one adds them (the same figures, bit for bit).
+/// measure_one of `count` arrays of `n` values against exact[0, n): four at a
+/// time in one pass, each array's sums in its own vector lane, the passes in
+/// parallel; every sum added in element order as measure_one adds them (the
+/// same figures, bit for bit, at any thread count).
 void measure_lanes(const LaneSource* arrays, std::size_t count, std::size_t n, const double* exact, ErrorMetrics* out);
 
 /// measure_ranks' figures from each rank's own (`per_rank`), where same[r]

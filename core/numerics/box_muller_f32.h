@@ -5,10 +5,10 @@
 //   sigma * sqrt(-2 log(u1)) * cos(2 pi u2),  u1 = (a + 1) 2^-32, u2 = b 2^-32,
 // a = h >> 32, b = h mod 2^32, evaluated in double with the C library's log and
 // cos (numerics/inputs.cc). A BF16 value has 8 significant bits, so a float
-// evaluation of the two factors decides it for all but ~1 value in 1000: those
-// whose float-evaluated value lies within kBoxMullerF32Margin (relative) of a
-// rounding boundary (1 in 510 measured); the generator recomputes them with the
-// defining formula.
+// evaluation of the two factors decides it for all but about 1 value in 500
+// (1 in 510 measured): those whose float-evaluated value lies within
+// kBoxMullerF32Margin (relative) of a rounding boundary, which the generator
+// recomputes with the defining formula.
 //
 // The margin is an error bound checked by enumeration, not estimated: every
 // one of the 2^32 values of each factor is compared with the defining formula's
@@ -34,7 +34,7 @@ inline constexpr double kBoxMullerF32FactorBound = 0x1p-20;
 /// (sigma * s * c in double, times the outlier scale) is left to the defining
 /// formula. That value is within (1 + b)^2 (1 + 2^-53)^4 - 1 < 2b + b^2 + 2^-50
 /// (b = kBoxMullerF32FactorBound) of the formula's: the margin is twice that
-/// at b's worst; the enumeration's errors (2^-22.6 and 2^-21.4) make it 3.7x.
+/// at b's worst, and 7.5x the sum of the enumeration's worst errors (2^-22.6 + 2^-21.4).
 inline constexpr double kBoxMullerF32Margin = 0x1p-18;
 
 /// s[k] ~ sqrt(-2 log((a[k] + 1) 2^-32)) and c[k] ~ cos(2 pi b[k] 2^-32), k < n,

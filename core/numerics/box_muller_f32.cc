@@ -78,7 +78,7 @@ constexpr float kStep = static_cast<float>(2.0 * std::numbers::pi * 0x1p-32);
   c_out = std::bit_cast<float>(std::bit_cast<std::uint32_t>(mag) ^ flip);
 }
 
-template <int Isa>
+// (Inlined into each instruction set's function below, which compiles it for that set.)
 [[gnu::always_inline]] inline void factors(const std::uint32_t* a, const std::uint32_t* b, float* s, float* c,
                                            std::uint64_t n) {
   for (std::uint64_t k = 0; k < n; ++k) factors_one(a[k], b[k], s[k], c[k]);
@@ -87,12 +87,12 @@ template <int Isa>
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((target("avx2"))) void factors_avx2(const std::uint32_t* a, const std::uint32_t* b, float* s, float* c,
                                                   std::uint64_t n) {
-  factors<1>(a, b, s, c, n);
+  factors(a, b, s, c, n);
 }
 __attribute__((target("avx512f,avx512dq,avx512vl"))) void factors_avx512(const std::uint32_t* a,
                                                                           const std::uint32_t* b, float* s, float* c,
                                                                           std::uint64_t n) {
-  factors<2>(a, b, s, c, n);
+  factors(a, b, s, c, n);
 }
 #define SCIN_BOX_MULLER_X86 1
 #endif
@@ -113,7 +113,7 @@ void box_muller_factors_f32(const std::uint32_t* a, const std::uint32_t* b, floa
 #else
   (void)isa;
 #endif
-  factors<0>(a, b, s, c, n);
+  factors(a, b, s, c, n);
 }
 
 double box_muller_s_exact(std::uint32_t a) {

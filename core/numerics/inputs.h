@@ -46,9 +46,11 @@ bool generate_bf16_inputs(const InputSpec& spec, int ranks, std::uint64_t elems,
                           std::vector<BigVector<std::uint16_t>>& bits, BigVector<double>& exact,
                           const RunContext* ctx = nullptr);
 
-/// The generator's test for a value v computed within |v| rel (relative; 2^-32
-/// for libmvec's doubles, num::kBoxMullerF32Margin for the float factors) of
-/// the defining formula's: true when every double that close to v rounds, to
+/// The definition of the generator's BF16 test (bf16_pattern_decided decides
+/// from v's bits, and the tests check it against this): for a value v computed
+/// within |v| rel (relative; 2^-32 for libmvec's doubles,
+/// num::kBoxMullerF32Margin for the float factors) of the defining formula's,
+/// true when every double that close to v rounds, to
 /// float and then to BF16 (round_bf16_fast), to the same value and lies on the
 /// same side of `big` as a float (generate_bf16_inputs' overflow test), so
 /// that v may stand for the exact value; false for 0, NaN and infinity (the

@@ -66,33 +66,32 @@ inline float lane_value(const LaneSource& a, std::size_t i) {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SCIN_METRICS_AVX2 1
-// ErrorSums::add of up to eight arrays (count 1 to 8) at once: two groups of
-// four 64-bit lanes, one array per lane (lanes beyond `count` repeat array 0
-// and are dropped). measure_lanes gives it four at most (a pass each, in parallel). Per lane the operations are add's, in element order: the
-// difference, the four products and sums (AVX2 without FMA: nothing is fused),
-// and max_abs kept where |d| <= max_abs (ordered: NaN replaces it), else |d|.
+// ErrorSums::add of up to four arrays (count 1 to 4) at once, one array per
+// 64-bit lane (lanes beyond `count` repeat array 0 and are dropped). Per lane
+// the operations are add's, in element order: the difference, the four
+// products and sums (AVX2 without FMA: nothing is fused), and max_abs kept
+// where |d| <= max_abs (ordered: NaN replaces it), else |d|.
 __attribute__((target("avx2"))) void sums_lanes_avx2(const LaneSource* arrays, std::size_t count, std::size_t n,
                                                      const double* exact, ErrorSums* sums) {
   constexpr std::size_t kRun = 256;
-  alignas(32) float t[8][kRun];   // a run of each lane's values as floats
-  const std::size_t groups = count > 4 ? 2 : 1;
-  __m256d err[2], ref[2], out[2], dot[2], top[2];
-  for (std::size_t g = 0; g < 2; ++g) err[g] = ref[g] = out[g] = dot[g] = top[g] = _mm256_setzero_pd();
+  alignas(32) float t[4][kRun];   // a run of each lane's values as floats
+  __m256d err = _mm256_setzero_pd(), ref = err, out = err, dot = err, top = err;
   const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
-#define SCIN_LANES_ADD(g, o_, ev)                                               \
-  do {                                                                           \
-    const __m256d o = (o_), e = _mm256_set1_pd(ev);                              \
-    const __m256d d = _mm256_sub_pd(o, e);                                       \
-    err[g] = _mm256_add_pd(err[g], _mm256_mul_pd(d, d));                         \
-    ref[g] = _mm256_add_pd(ref[g], _mm256_mul_pd(e, e));                         \
-    out[g] = _mm256_add_pd(out[g], _mm256_mul_pd(o, o));                         \
-    dot[g] = _mm256_add_pd(dot[g], _mm256_mul_pd(o, e));                         \
-    const __m256d a = _mm256_and_pd(d, abs_mask);                                \
-    top[g] = _mm256_blendv_pd(a, top[g], _mm256_cmp_pd(a, top[g], _CMP_LE_OQ)); \
+  // (A macro, not a lambda: a lambda is not compiled for the enclosing function's target.)
+#define SCIN_LANES_ADD(o_, ev)                                            \
+  do {                                                                    \
+    const __m256d o = (o_), e = _mm256_set1_pd(ev);                       \
+    const __m256d d = _mm256_sub_pd(o, e);                                \
+    err = _mm256_add_pd(err, _mm256_mul_pd(d, d));                        \
+    ref = _mm256_add_pd(ref, _mm256_mul_pd(e, e));                        \
+    out = _mm256_add_pd(out, _mm256_mul_pd(o, o));                        \
+    dot = _mm256_add_pd(dot, _mm256_mul_pd(o, e));                        \
+    const __m256d a = _mm256_and_pd(d, abs_mask);                         \
+    top = _mm256_blendv_pd(a, top, _mm256_cmp_pd(a, top, _CMP_LE_OQ));    \
   } while (0)
   for (std::size_t lo = 0; lo < n; lo += kRun) {
     const std::size_t len = std::min(kRun, n - lo);
-    for (std::size_t l = 0; l < 4 * groups; ++l) {
+    for (std::size_t l = 0; l < 4; ++l) {
       const LaneSource& a = arrays[l < count ? l : 0];
       if (a.half)
         for (std::size_t i = 0; i < len; ++i) t[l][i] = std::bit_cast<float>(static_cast<std::uint32_t>(a.half[lo + i]) << 16);
@@ -101,37 +100,32 @@ __attribute__((target("avx2"))) void sums_lanes_avx2(const LaneSource* arrays, s
     }
     const double* ex = exact + lo;
     std::size_t i = 0;
-    for (; i + 4 <= len; i += 4)
-      for (std::size_t g = 0; g < groups; ++g) {
-        // Four elements of four lanes, transposed: r[k] = element i + k of lanes 4g .. 4g + 3.
-        __m128 r0 = _mm_load_ps(t[4 * g] + i), r1 = _mm_load_ps(t[4 * g + 1] + i), r2 = _mm_load_ps(t[4 * g + 2] + i),
-               r3 = _mm_load_ps(t[4 * g + 3] + i);
-        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-        SCIN_LANES_ADD(g, _mm256_cvtps_pd(r0), ex[i]);
-        SCIN_LANES_ADD(g, _mm256_cvtps_pd(r1), ex[i + 1]);
-        SCIN_LANES_ADD(g, _mm256_cvtps_pd(r2), ex[i + 2]);
-        SCIN_LANES_ADD(g, _mm256_cvtps_pd(r3), ex[i + 3]);
-      }
-    for (; i < len; ++i)
-      for (std::size_t g = 0; g < groups; ++g)
-        SCIN_LANES_ADD(g, _mm256_cvtps_pd(_mm_setr_ps(t[4 * g][i], t[4 * g + 1][i], t[4 * g + 2][i], t[4 * g + 3][i])), ex[i]);
+    for (; i + 4 <= len; i += 4) {
+      // Four elements of the four lanes, transposed: r[k] = element i + k of lanes 0 .. 3.
+      __m128 r0 = _mm_load_ps(t[0] + i), r1 = _mm_load_ps(t[1] + i), r2 = _mm_load_ps(t[2] + i),
+             r3 = _mm_load_ps(t[3] + i);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      SCIN_LANES_ADD(_mm256_cvtps_pd(r0), ex[i]);
+      SCIN_LANES_ADD(_mm256_cvtps_pd(r1), ex[i + 1]);
+      SCIN_LANES_ADD(_mm256_cvtps_pd(r2), ex[i + 2]);
+      SCIN_LANES_ADD(_mm256_cvtps_pd(r3), ex[i + 3]);
+    }
+    for (; i < len; ++i) SCIN_LANES_ADD(_mm256_cvtps_pd(_mm_setr_ps(t[0][i], t[1][i], t[2][i], t[3][i])), ex[i]);
   }
 #undef SCIN_LANES_ADD
   alignas(32) double v[5][4];
-  for (std::size_t g = 0; g < groups; ++g) {
-    _mm256_store_pd(v[0], err[g]);
-    _mm256_store_pd(v[1], ref[g]);
-    _mm256_store_pd(v[2], out[g]);
-    _mm256_store_pd(v[3], dot[g]);
-    _mm256_store_pd(v[4], top[g]);
-    for (std::size_t k = 0; k < 4 && 4 * g + k < count; ++k) {
-      ErrorSums& s = sums[4 * g + k];
-      s.err2 = v[0][k];
-      s.ref2 = v[1][k];
-      s.out2 = v[2][k];
-      s.dot = v[3][k];
-      s.max_abs = v[4][k];
-    }
+  _mm256_store_pd(v[0], err);
+  _mm256_store_pd(v[1], ref);
+  _mm256_store_pd(v[2], out);
+  _mm256_store_pd(v[3], dot);
+  _mm256_store_pd(v[4], top);
+  for (std::size_t k = 0; k < count; ++k) {
+    ErrorSums& s = sums[k];
+    s.err2 = v[0][k];
+    s.ref2 = v[1][k];
+    s.out2 = v[2][k];
+    s.dot = v[3][k];
+    s.max_abs = v[4][k];
   }
 }
 #endif

@@ -44,6 +44,9 @@ void build_nvls_tiers(Builder& b) {
   const std::uint64_t shard_bytes = s.bytes / static_cast<std::uint64_t>(m);
   const std::uint64_t cap = std::max<std::uint64_t>(1, 2'000'000 / (static_cast<std::uint64_t>(n) * n));
   const int chunks = static_cast<int>(std::clamp<std::uint64_t>(shard_bytes / (128 << 10), 1, std::min<std::uint64_t>(1024, cap)));
+  // One allocation for the steps: n launches, two barriers of 2n, per chunk
+  // and rank two ld_reduces and a store.
+  s.steps.reserve(s.steps.size() + 5 * static_cast<std::size_t>(n) + 3 * static_cast<std::size_t>(n) * static_cast<std::size_t>(chunks));
   std::vector<BufferId> leaf_sum, all_sum;
   for (int r = 0; r < n; ++r) {
     leaf_sum.push_back(b.buffer("ld_reduce.leaf", r, s.elems, b.data_format));
@@ -114,6 +117,24 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
                                                  uplink_inq ? " uplink" : "");
   const std::uint64_t align = inq || uplink_inq ? b.align() : 1;
   auto stripes = split(s.elems, planes, align);
+  {
+    // One allocation for the steps (a two-tier SCIN+INQ schedule at 576 GPUs
+    // and 1 GiB has millions; growing the list copied it ~20 times). Per
+    // plane: n arrives, a counter per leaf, per wave per leaf a read (and a
+    // quantise) and a signal, the spine's read (and requantise) and multicast
+    // (uplink: per leaf a dequantise and a multicast more), per leaf m acks,
+    // a wait and m flags; per rank a wait (INQ: a dequantise, a launch and a
+    // quantise per wave of every plane).
+    const auto un = static_cast<std::size_t>(n), ul = static_cast<std::size_t>(leaves);
+    const bool q = inq || uplink_inq;
+    std::size_t steps = un * (inq ? 3 : 1);
+    for (const Span& st : stripes) {
+      const auto w = static_cast<std::size_t>(scin_chunks(b.cfg, st.count));
+      const std::size_t per_wave = ul * (q ? 3 : 2) + (q ? 3 : 2) + (uplink_inq ? 2 * ul : 0) + (inq ? un : 0);
+      steps += un + ul + w * per_wave + 2 * un + ul;
+    }
+    s.steps.reserve(s.steps.size() + steps);
+  }
   std::vector<BufferId> qin, qout;
   const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised{};
   const Format partial = inq || uplink_inq ? Format::Fp32 : b.data_format;

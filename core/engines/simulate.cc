@@ -127,14 +127,15 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
       return out;
     }
   }
-  if ((algo == Algorithm::TwoShot || algo == Algorithm::TwoShotQ8 || algo == Algorithm::RingQ8) && !need_schedule) {
-    // Two-shot, two-shot-q8 and ring-q8 from their builders' structure
+  if ((algo == Algorithm::OneShot || algo == Algorithm::TwoShot || algo == Algorithm::TwoShotQ8 || algo == Algorithm::RingQ8) &&
+      !need_schedule) {
+    // One-shot, two-shot, two-shot-q8 and ring-q8 from their builders' structure
     // (run_analytic_shot, shot_alike.h): the same booking, no schedule.
     if (std::optional<AnalyticResult> a = run_analytic_shot(cfg, c, algo, ctx)) {
       out.analytic = std::move(*a);
       out.have_analytic = true;
       // (build_two_shot's and build_ring_q's variant with quantisation: the codec and block size.)
-      if (algo != Algorithm::TwoShot) out.variant = fmt::format("{} G={}", to_string(cfg.quant.codec), cfg.quant.block_elems);
+      if (algo == Algorithm::TwoShotQ8 || algo == Algorithm::RingQ8) out.variant = fmt::format("{} G={}", to_string(cfg.quant.codec), cfg.quant.block_elems);
       return out;
     }
   }

@@ -75,9 +75,9 @@ TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
       EXPECT_EQ(static_cast<double>(scin_alike_steps(c, coll, a == Algorithm::ScinInq)), direct.amount);
       EXPECT_LT(x.seconds, direct.seconds);
       EXPECT_LT(x.memory_bytes, direct.memory_bytes);
-    } else if (a == Algorithm::TwoShot) {
-      // Two-shot from its builder's structure (run_analytic_shot): timed without compiling; its steps are
-      // the schedule's, and it costs less than compiling them would add (1 us and a Step per step).
+    } else if (a == Algorithm::TwoShot || a == Algorithm::OneShot) {
+      // One-shot and two-shot from their builders' structure (run_analytic_shot): timed without compiling; their
+      // steps are the schedule's, and they cost less than compiling them would add (1 us and a Step per step).
       EXPECT_EQ(static_cast<double>(shot_alike_steps(c, a)), direct.amount);
       EXPECT_LT(x.seconds, direct.seconds + direct.amount * 1e-6);
       EXPECT_LT(x.memory_bytes, direct.memory_bytes + direct.amount * static_cast<double>(sizeof(Step)));
@@ -128,18 +128,24 @@ TEST(WorkBudget, AnalyticEstimateCostsEachStepShapeOnce) {
   EXPECT_GT(compared, 100);
 }
 
-// The issue's examples are large: the 1024-GPU one-shot and two-shot runs take
-// seconds and GBs (with SCIN compiled, before run_analytic_scin, these two with
-// NVLS and SCIN warned), the packet engine at 64 GiB or with 1-byte packets at 1 GiB
-// is refused by the default budget.
+// The issue's examples are large: the 1024-GPU one-shot and two-shot runs have
+// 2-4 million steps each (compiled, they took seconds and GBs; with SCIN
+// compiled, before run_analytic_scin, these two with NVLS and SCIN warned), the
+// packet engine at 64 GiB or with 1-byte packets at 1 GiB is refused by the
+// default budget.
 TEST(WorkBudget, IssueExamplesWarnOrAreRefused) {
   const WorkBudget budget;   // warn above 10 s, refuse above 5 min or the memory available
   const Collective gib{1ull << 30, DType::Bf16};
+  // One-shot and two-shot from their builders' structure (run_analytic_shot):
+  // every step counted, none compiled; about a second and a few hundred MB.
   WorkEstimate big;
   for (const char* name : {"one-shot", "two-shot"})
     big += estimate(preset_with(1024), parse_algorithm(name), gib, EngineId::Analytic);
+  EXPECT_EQ(big.amount, (2 * 1024.0 * 1024 + 1024) + 4 * 1024.0 * 1024);
   EXPECT_GT(big.seconds, 1.0);
-  EXPECT_GT(big.memory_bytes, 1e9);
+  EXPECT_GT(big.memory_bytes, 3e8);
+  EXPECT_LT(big.memory_bytes, 1e9);
+  EXPECT_EQ(check_budget(big, budget, "run", "hint").verdict, BudgetVerdict::Run);
   // SCIN and SCIN+INQ at 1024 GPUs on a star are timed by classes of ports
   // (run_analytic_scin): no schedule, the schedule's steps counted.
   for (bool inq : {false, true}) {

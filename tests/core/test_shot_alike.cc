@@ -1,8 +1,9 @@
-// Two-shot, two-shot-q8 and ring-q8 from their builders' structure (issue 14;
-// engines/analytic/shot_alike.h): the analytic result without compiling the
-// schedule equals booking the compiled schedule to the last bit (time, every
-// breakdown term, the critical path, max_link_bytes, every step's start and
-// finish).
+// One-shot, two-shot, two-shot-q8 and ring-q8 from their builders' structure
+// (issue 14; engines/analytic/shot_alike.h): the analytic result without
+// compiling the schedule equals booking the compiled schedule to the last bit
+// (time, every breakdown term, the critical path, max_link_bytes, every step's
+// start and finish), whether the pushes were booked in order (no ready queue)
+// or by book().
 #include <cstdint>
 #include <optional>
 #include <stop_token>
@@ -26,14 +27,21 @@ using namespace scin;
 
 namespace {
 
-constexpr Algorithm kAlgos[] = {Algorithm::TwoShot, Algorithm::TwoShotQ8, Algorithm::RingQ8};
+constexpr Algorithm kAlgos[] = {Algorithm::OneShot, Algorithm::TwoShot, Algorithm::TwoShotQ8, Algorithm::RingQ8};
+
+// How run_analytic_shot booked: in order (book_in_order), by book(), or it declined.
+enum class Booked { InOrder, Queue, Declined };
 
 // run_analytic_shot against booking the compiled schedule. False if the
-// shortcut declined (nothing compared).
-bool expect_shot_alike_exact(const Config& c, Algorithm a, std::uint64_t bytes, DType dtype = DType::Bf16) {
+// shortcut declined (nothing compared). `want`: how it must have booked
+// (ring-q8's chain always goes through book()).
+bool expect_shot_alike_exact(const Config& c, Algorithm a, std::uint64_t bytes, DType dtype = DType::Bf16,
+                             Booked want = Booked::InOrder) {
   SCOPED_TRACE(fmt::format("{} {} GPUs, {} planes, {} B", to_string(a), c.fabric.gpus, c.fabric.planes, bytes));
   const Collective coll{bytes, dtype};
-  const std::optional<AnalyticResult> fast = run_analytic_shot(c, coll, a);
+  bool in_order = false;
+  const std::optional<AnalyticResult> fast = run_analytic_shot(c, coll, a, {}, &in_order);
+  if (fast) EXPECT_EQ(in_order ? Booked::InOrder : Booked::Queue, a == Algorithm::RingQ8 ? Booked::Queue : want);
   if (!fast) {
     EXPECT_EQ(shot_alike_steps(c, a), 0u);  // (the estimate compiles then)
     return false;
@@ -126,7 +134,7 @@ TEST(ShotAlike, OnlyTheStarIsCandidate) {
     EXPECT_EQ(shot_alike_steps(load_preset("nvl36x2"), a), 0u);
     EXPECT_EQ(shot_alike_steps(load_preset("mesh-8"), a), 0u);
   }
-  for (Algorithm a : {Algorithm::Ring, Algorithm::OneShot, Algorithm::Nvls, Algorithm::Scin, Algorithm::ScinInq}) {
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Nvls, Algorithm::Scin, Algorithm::ScinInq}) {
     EXPECT_FALSE(run_analytic_shot(load_preset("hgx-h200-8"), coll, a).has_value());
     EXPECT_EQ(shot_alike_steps(load_preset("hgx-h200-8"), a), 0u);
   }

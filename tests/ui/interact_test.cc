@@ -324,9 +324,9 @@ class InteractTest : public QObject {
     const auto held = shownWith(cfg, 10000);
     QCOMPARE(held.size(), std::size_t(1));  // the partial waited, then the complete result replaced it
     QVERIFY(held.front().second);
-    // A slow preview (64 GPUs) shows its first partial result at the hold, not before.
+    // A slow preview (192 GPUs: ~0.4 s on two cores) shows its first partial result at the hold, not before.
     Config big = cfg;
-    set_param(big, "fabric.gpus", 64);
+    set_param(big, "fabric.gpus", 192);
     const auto slow = shownWith(big, 100);
     QVERIFY(slow.size() >= 2);
     QVERIFY(!slow.front().second);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engines/analytic/book.h"
+#include "engines/analytic/book_in_order.h"
 #include "engines/analytic/planes.h"
 #include "model/cost_grid.h"
 #include "schedule/builder.h"
@@ -81,7 +82,8 @@ struct Shape {
   const Config& cfg;
   build::Builder& b;
   bool quantised = false;
-  bool ring = false;  // ring-q8 (else two-shot)
+  bool ring = false;      // ring-q8 (else two-shot or one-shot)
+  bool one_shot = false;  // one-shot: every "shard" is the whole message, no gather
   // two-shot
   std::vector<Span> shards;
   std::uint64_t shard_max = 0;
@@ -237,7 +239,10 @@ StepKind kind_of(What w) {
   }
 }
 
-// build_two_shot's steps, in its order, with its dependency lists.
+// build_two_shot's steps, in its order, with its dependency lists; with
+// x.one_shot, build_one_shot's: the same launches, pushes, signals, waits and
+// reduces, each push carrying the whole message into its slot of the peer's
+// scratch (slot r at r x elems), and no gather.
 void two_shot_steps(Shape& x, Steps& st) {
   build::Builder& b = x.b;
   Schedule& s = b.s;
@@ -245,7 +250,8 @@ void two_shot_steps(Shape& x, Steps& st) {
   const bool quantised = x.quantised;
   const Format q = codec_format(b.cfg.quant.codec);
   const Format wire = quantised ? q : b.data_format;
-  x.shards = build::split(s.elems, n, quantised ? b.align() : 1);
+  x.shards = x.one_shot ? std::vector<Span>(static_cast<std::size_t>(n), Span{0, s.elems})
+                        : build::split(s.elems, n, quantised ? b.align() : 1);
   x.shard_max = std::max_element(x.shards.begin(), x.shards.end(), [](auto& u, auto& v) { return u.count < v.count; })->count;
   if (quantised) x.shard_max = (x.shard_max + b.align() - 1) / b.align() * b.align();
   for (int r = 0; r < n; ++r) {
@@ -257,7 +263,11 @@ void two_shot_steps(Shape& x, Steps& st) {
   }
   const auto un = static_cast<std::size_t>(n);
   st.clear();
-  st.rec.reserve(4 * un * un + (quantised ? 2 * un : 0));
+  st.rec.reserve(x.one_shot ? 2 * un * un + un : 4 * un * un + (quantised ? 2 * un : 0));
+  // Deps: a scatter push 2 and its signal 1, a wait N, a reduce 1; a gather
+  // push and its signal 1 each, a wait N; with quantisation 1 more per rank.
+  st.dep_first.reserve(st.rec.capacity() + 1);
+  st.deps.reserve(x.one_shot ? 4 * un * un : 7 * un * un + 2 * un);
   std::vector<StepId> ready(un);
   for (int r = 0; r < n; ++r) {
     StepId l = st.add({What::Launch, false, r, 0, 0}, {});
@@ -283,6 +293,7 @@ void two_shot_steps(Shape& x, Steps& st) {
     const StepId w = static_cast<StepId>(st.rec.size() - 1);
     reduced[uj] = st.add({What::Reduce, false, j, 0, 0}, {w});
   }
+  if (x.one_shot) return;
   for (int j = 0; j < n; ++j)
     for (int r = 0; r < n; ++r) {
       if (r == j) continue;
@@ -469,6 +480,19 @@ struct StepsView {
   }
   int resources() const { return rm.count(); }
   const std::string& name() const { return s.algorithm; }
+  // book_in_order's phases: the scatter's pushes, the gather's; ring-q8's
+  // chains are not of that shape.
+  int phase(std::size_t i) const {
+    switch (st.rec[i].what) {
+      case What::RsPush: return 1;
+      case What::AgPush: return 2;
+      case What::QzHop:
+      case What::RsSend:
+      case What::QzSum:
+      case What::AgSend: return -1;
+      default: return 0;
+    }
+  }
 };
 
 }  // namespace
@@ -477,7 +501,8 @@ namespace {
 
 // Whether run_analytic_shot() answers for `cfg` and `algo` (its booking then always does).
 bool shot_alike_answers(const Config& cfg, Algorithm algo) {
-  if (algo != Algorithm::TwoShot && algo != Algorithm::TwoShotQ8 && algo != Algorithm::RingQ8) return false;
+  if (algo != Algorithm::OneShot && algo != Algorithm::TwoShot && algo != Algorithm::TwoShotQ8 && algo != Algorithm::RingQ8)
+    return false;
   if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return false;
   if (cfg.fabric.gpus < 2 || !unsupported_reason(cfg, algo).empty()) return false;
   // More steps than a StepId counts: compile() (which fails there too).
@@ -490,6 +515,7 @@ std::size_t shot_alike_steps(const Config& cfg, Algorithm algo) {
   if (!shot_alike_answers(cfg, algo)) return 0;
   const auto n = static_cast<std::size_t>(cfg.fabric.gpus);
   switch (algo) {
+    case Algorithm::OneShot: return 2 * n * n + n;    // launches, N(N-1) pushes and signals, waits, reduces
     case Algorithm::RingQ8: return 3 * n * n;         // launches, N-1 rounds of (quantise, send), sums, N-1 rounds of sends, dequantise
     case Algorithm::TwoShot: return 4 * n * n;        // launches, N(N-1) pushes and signals each way, waits, reduces
     default: return 4 * n * n + 2 * n;                // two-shot-q8: and a quantise and a dequantise per rank
@@ -497,7 +523,7 @@ std::size_t shot_alike_steps(const Config& cfg, Algorithm algo) {
 }
 
 std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collective& coll, Algorithm algo,
-                                                const RunContext& ctx) {
+                                                const RunContext& ctx, bool* in_order) {
   if (!shot_alike_answers(cfg, algo)) return std::nullopt;
   // The head's lists, the records and the engine's working memory: per
   // thread, kept for the next point unless the point had more than 2^16
@@ -516,8 +542,9 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
   build::Builder b(cfg, info(algo).name, coll, &storage);
   b.labels = false;
   Shape x(cfg, b);
-  x.quantised = algo != Algorithm::TwoShot;
+  x.quantised = algo == Algorithm::TwoShotQ8 || algo == Algorithm::RingQ8;
   x.ring = algo == Algorithm::RingQ8;
+  x.one_shot = algo == Algorithm::OneShot;
   if (algo == Algorithm::RingQ8) ring_q_steps(x, steps);
   else two_shot_steps(x, steps);
   x.shapes_done();
@@ -530,7 +557,9 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
   classes.reset();
   StepsView v{cfg, s, rm, one_plane, steps, x, classes};
   AnalyticResult res;
-  if (!analytic::book(v, ctx, ws, res)) return std::nullopt;  // (never: no class condition to fail)
+  const bool ordered = algo != Algorithm::RingQ8 && analytic::book_in_order(v, ctx, ws, res);
+  if (in_order) *in_order = ordered;
+  if (!ordered && !analytic::book(v, ctx, ws, res)) return std::nullopt;  // (never: no class condition to fail)
   // max_link_bytes as link_bytes() adds it: each transfer's bytes on its
   // sender's egress and its receiver's ingress, in step order.
   {

@@ -1,5 +1,6 @@
-// Two-shot, two-shot-q8 and ring-q8 without compiling them (issue 14, small
-// points at 8 GPUs). Internal to the analytic engine and simulate().
+// One-shot, two-shot, two-shot-q8 and ring-q8 without compiling them (issue
+// 14: small points at 8 GPUs, and 1024-GPU points in milliseconds). Internal
+// to the analytic engine and simulate().
 #pragma once
 
 #include <optional>
@@ -11,8 +12,9 @@
 
 namespace scin {
 
-/// The analytic result of build_two_shot's (Algorithm::TwoShot, TwoShotQ8) or
-/// build_ring_q's (Algorithm::RingQ8) schedule on a one-switch-per-plane star,
+/// The analytic result of build_one_shot's (Algorithm::OneShot),
+/// build_two_shot's (TwoShot, TwoShotQ8) or build_ring_q's (Algorithm::RingQ8)
+/// schedule on a one-switch-per-plane star,
 /// without compiling it: the steps are generated from the builder's structure
 /// as compact records (what each step is, on which ranks and regions) and
 /// their dependency lists, in the builder's order, and booked by the engine's
@@ -27,16 +29,21 @@ namespace scin {
 /// compiled schedule bit for bit (time, every breakdown term, the critical
 /// path, max_link_bytes, every step's start and finish in `steps`). What it
 /// saves is writing and checking the 208-byte Steps (compile() and
-/// check_schedule()) and most of step_cost().
+/// check_schedule()) and most of step_cost(). One-shot and the two-shots are
+/// booked without the ready queue where their pushes allow it (shot_alike.cc,
+/// book_in_order: every port's uses arrive in the engine's order at start
+/// times that never decrease, so each queues behind the port's last use
+/// alone): the same records and times, in O(steps) without a heap or gap
+/// search. `in_order` (optional): whether that booking answered (else book()).
 /// Returns nothing for another algorithm or where the fabric is not a star
 /// (two tiers, a mesh, a graph file), the algorithm is unsupported, fewer than
 /// two GPUs: the caller compiles and books then.
 std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collective& c, Algorithm algo,
-                                                const RunContext& ctx = {});
+                                                const RunContext& ctx = {}, bool* in_order = nullptr);
 
 /// For estimates (simulate.cc's estimate()): the number of steps
 /// run_analytic_shot() books for `cfg` and `algo` (the compiled schedule's:
-/// two-shot 4N^2, two-shot-q8 4N^2 + 2N, ring-q8 3N^2, at any size) if it
+/// one-shot 2N^2 + N, two-shot 4N^2, two-shot-q8 4N^2 + 2N, ring-q8 3N^2, at any size) if it
 /// answers, else 0 (then the schedule is compiled and booked). O(1).
 std::size_t shot_alike_steps(const Config& cfg, Algorithm algo);
 

@@ -21,42 +21,18 @@
 
 namespace scin::analytic {
 
-// The critical path and breakdown of a booked view (book() and the shortcuts
-// that book a view's steps another way, shot_alike.cc): every step's start and
-// finish in `res.steps`, its use records in ws.uses from ws.first_use[i] (in
-// the order of its cost's uses), and ws.bound_use[i], the use that ended last
-// (-1: none). Walks back from the last step to finish (the first of the
-// latest), through the dependency that made a step ready (its first latest
-// finishing dep), or through the reservation a use queued behind, attributing
-// every nanosecond; sets res.time_ns, res.breakdown and res.critical_path.
-template <class View>
-void walk_back(View& v, AnalyticWorkspace& ws, AnalyticResult& res) {
-  const std::size_t n = v.size();
-  if (n == 0) return;
-  auto& first_use = ws.first_use;
-  auto& uses = ws.uses;
-  auto& bound_use = ws.bound_use;
-  StepCost& c = ws.cost;
+// The critical path and breakdown from step `last` (the first of the latest
+// to finish), as the engine walks them: through the dependency that made a
+// step ready (its first latest finishing dep: `rec.bound_dep(i)`), or through
+// the reservation a use queued behind, attributing every nanosecond. `rec`
+// gives a step's use records (`rec.use(i, k)`, in the order of its cost's
+// uses) and `rec.bound_use(i)`, the use that ended last (-1: none); `v.cost`
+// gives its cost. Sets res.time_ns (= `last_finish`), res.breakdown and
+// res.critical_path.
+template <class View, class Records>
+void walk_from(View& v, StepCost& c, Records& rec, StepId last, double last_finish, AnalyticResult& res) {
   using Use = AnalyticWorkspace::Use;
-  auto cost = [&](StepId i) { return v.cost(i, c); };
-  // The dep a step waited for last (its first latest finishing dep; kNoStep:
-  // none), found only for the steps of the critical path: the deps' finishes
-  // are final once the step is taken, so the walk finds what booking would.
-  auto bound_dep = [&](StepId i) {
-    StepId bound = kNoStep;
-    double best = -1;
-    for (StepId d : v.deps(i))
-      if (res.steps[d].finish_ns > best) {
-        best = res.steps[d].finish_ns;
-        bound = d;
-      }
-    return bound;
-  };
-  StepId last = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (res.steps[i].finish_ns > res.steps[last].finish_ns) last = static_cast<StepId>(i);
-  res.time_ns = res.steps[last].finish_ns;
-
+  res.time_ns = last_finish;
   std::vector<StepId> path;
   StepId cur = last;
   int use = -2;  // -2: the whole step (latency and last use); >=0: only that use
@@ -64,35 +40,68 @@ void walk_back(View& v, AnalyticWorkspace& ws, AnalyticResult& res) {
   while (cur != kNoStep) {
     if (path.empty() || path.back() != cur) path.push_back(cur);
     if (costed != cur) {
-      cost(cur);
+      v.cost(cur, c);
       costed = cur;
     }
     if (use == -2) {
       for (int t = 0; t < static_cast<int>(Term::Count); ++t) res.breakdown.ns[t] += c.latency_ns[t];
-      use = bound_use[cur];
+      use = rec.bound_use(cur);
       if (use < 0) {  // no resource: fixed cost, then the latest dep
         res.breakdown[c.fixed_term] += c.fixed_ns;
-        cur = bound_dep(cur);
+        cur = rec.bound_dep(cur);
         use = -2;
         continue;
       }
     }
-    const Use& rec = uses[first_use[cur] + static_cast<std::size_t>(use)];
+    const Use& u = rec.use(cur, use);
     // Fed by a transfer of its own step: only the time past that transfer's end is its own.
-    const double from = rec.holder == cur ? std::min(rec.end, uses[first_use[cur] + static_cast<std::size_t>(rec.holder_use)].end)
-                                          : rec.start;
-    res.breakdown[c.uses[static_cast<std::size_t>(use)].term] += rec.end - from;
-    if (rec.holder != kNoStep) {  // queued behind the previous user of this resource
-      cur = rec.holder;
-      use = rec.holder_use;
+    const double from = u.holder == cur ? std::min(u.end, rec.use(cur, u.holder_use).end) : u.start;
+    res.breakdown[c.uses[static_cast<std::size_t>(use)].term] += u.end - from;
+    if (u.holder != kNoStep) {  // queued behind the previous user of this resource
+      cur = u.holder;
+      use = u.holder_use;
       continue;
     }
     res.breakdown[c.fixed_term] += c.fixed_ns;
-    cur = bound_dep(cur);
+    cur = rec.bound_dep(cur);
     use = -2;
   }
   std::reverse(path.begin(), path.end());
   res.critical_path = std::move(path);
+}
+
+// walk_from() over a booked view (book() and book_in_order.h): every step's
+// start and finish in `res.steps`, its use records in ws.uses from
+// ws.first_use[i], and ws.bound_use[i]. The last step is the first of the
+// latest to finish.
+template <class View>
+void walk_back(View& v, AnalyticWorkspace& ws, AnalyticResult& res) {
+  const std::size_t n = v.size();
+  if (n == 0) return;
+  struct Records {
+    View& v;
+    AnalyticWorkspace& ws;
+    AnalyticResult& res;
+    int bound_use(StepId i) const { return ws.bound_use[i]; }
+    const AnalyticWorkspace::Use& use(StepId i, int k) const { return ws.uses[ws.first_use[i] + static_cast<std::size_t>(k)]; }
+    // The dep a step waited for last (its first latest finishing dep; kNoStep:
+    // none), found only for the steps of the critical path: the deps' finishes
+    // are final once the step is taken, so the walk finds what booking would.
+    StepId bound_dep(StepId i) const {
+      StepId bound = kNoStep;
+      double best = -1;
+      for (StepId d : v.deps(i))
+        if (res.steps[d].finish_ns > best) {
+          best = res.steps[d].finish_ns;
+          bound = d;
+        }
+      return bound;
+    }
+  } rec{v, ws, res};
+  StepId last = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (res.steps[i].finish_ns > res.steps[last].finish_ns) last = static_cast<StepId>(i);
+  walk_from(v, ws.cost, rec, last, res.steps[last].finish_ns, res);
 }
 
 // Books the view's steps into `res` (run_analytic). Returns false as soon as a

@@ -51,7 +51,7 @@ bool book_in_order(View& v, const RunContext& ctx, AnalyticWorkspace& ws, Analyt
   auto& ready = ws.ready;
   ready.assign(n, 0);
   struct Tail {
-    double end = 0, from = 0;  // the last use's end and start time (ready + fixed)
+    double end = 0, from = 0, ready = 0;  // the last use's end, start time (ready + fixed) and step's ready time
     StepId step = kNoStep;     // its step (kNoStep: none yet)
     int use = -1;
     bool in_phase = false;     // used by a phase's steps (else by steps taken in index order)
@@ -95,7 +95,9 @@ bool book_in_order(View& v, const RunContext& ctx, AnalyticWorkspace& ws, Analyt
       // never both (the two orders would meet on it).
       const bool in_phase = v.phase(i) > 0;
       if (q.step != kNoStep && q.in_phase != in_phase) return false;
-      if (q.step != kNoStep && t0 < q.from) return false;  // (an earlier gap could take it)
+      // In the engine's order (ready, then index: ties keep this order), and
+      // no earlier gap can take it.
+      if (q.step != kNoStep && (r < q.ready || t0 < q.from)) return false;
       const double d = u.amount_bytes / u.rate_GBps;
       if (q.step != kNoStep && q.end > t0) {
         rec.start = q.end;
@@ -103,7 +105,7 @@ bool book_in_order(View& v, const RunContext& ctx, AnalyticWorkspace& ws, Analyt
         rec.holder_use = q.use;
       }
       rec.end = rec.start + d;
-      q = Tail{rec.end, t0, id, static_cast<int>(k), in_phase};
+      q = Tail{rec.end, t0, r, id, static_cast<int>(k), in_phase};
       if (rec.end > end) {
         end = rec.end;
         bound_use[i] = static_cast<int>(k);

@@ -34,17 +34,25 @@ namespace scin {
 /// book_in_order: every port's uses arrive in the engine's order at start
 /// times that never decrease, so each queues behind the port's last use
 /// alone): the same records and times, in O(steps) without a heap or gap
-/// search. `in_order` (optional): whether that booking answered (else book()).
+/// search. Without `with_steps` (no per-step timings wanted: simulate()),
+/// one-shot and the two-shots whose ranks are all ready at once are booked in
+/// closed order without step records (shot_closed.h: O(N) memory, N^2
+/// additions). `how` (optional): which booking answered.
 /// Returns nothing for another algorithm or where the fabric is not a star
 /// (two tiers, a mesh, a graph file), the algorithm is unsupported, fewer than
 /// two GPUs: the caller compiles and books then.
+enum class ShotBooking { Queue, InOrder, Closed };
 std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collective& c, Algorithm algo,
-                                                const RunContext& ctx = {}, bool* in_order = nullptr);
+                                                const RunContext& ctx = {}, bool with_steps = true,
+                                                ShotBooking* how = nullptr);
 
 /// For estimates (simulate.cc's estimate()): the number of steps
 /// run_analytic_shot() books for `cfg` and `algo` (the compiled schedule's:
 /// one-shot 2N^2 + N, two-shot 4N^2, two-shot-q8 4N^2 + 2N, ring-q8 3N^2, at any size) if it
 /// answers, else 0 (then the schedule is compiled and booked). O(1).
-std::size_t shot_alike_steps(const Config& cfg, Algorithm algo);
+/// `closed` (optional): whether simulate()'s run (no per-step timings) books
+/// them in closed order (shot_closed.h; one-shot and the two-shots when every
+/// rank's launch ends at once: one GPU per process, or no launch serialisation).
+std::size_t shot_alike_steps(const Config& cfg, Algorithm algo, bool* closed = nullptr);
 
 }  // namespace scin

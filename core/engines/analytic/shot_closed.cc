@@ -1,0 +1,423 @@
+// One-shot's and the two-shots' booking in closed order (shot_closed.h).
+#include "engines/analytic/shot_closed.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engines/analytic/book.h"
+#include "model/cost_grid.h"
+
+namespace scin::shot {
+
+namespace {
+
+using Use = AnalyticWorkspace::Use;
+
+// build_two_shot's (and build_one_shot's) step indices: launches (and
+// quantise steps), scatter pushes and signals in pairs (sender-major, the
+// receiver skipping the sender), a wait and a reduce per rank; then gather
+// pushes and signals (owner-major), a wait (and a dequantise) per rank.
+struct Ids {
+  std::size_t n, base_rs, base_w, base_ag, base_w2;
+  bool q;
+  Ids(std::size_t n_, bool q_) : n(n_), q(q_) {
+    base_rs = n * (q ? 2 : 1);
+    base_w = base_rs + 2 * n * (n - 1);
+    base_ag = base_w + 2 * n;
+    base_w2 = base_ag + 2 * n * (n - 1);
+  }
+  static StepId id(std::size_t v) { return static_cast<StepId>(v); }
+  StepId ready(std::size_t r) const { return id(q ? 2 * r + 1 : r); }
+  StepId pair(std::size_t base, std::size_t a, std::size_t b) const {
+    return id(base + 2 * (a * (n - 1) + b - (b > a ? 1 : 0)));
+  }
+  StepId wait1(std::size_t j) const { return id(base_w + 2 * j); }
+  StepId reduce(std::size_t j) const { return id(base_w + 2 * j + 1); }
+  StepId wait2(std::size_t r) const { return id(base_w2 + (q ? 2 * r : r)); }
+  Rec rec(StepId i) const {
+    const std::size_t v = i;
+    auto R = [](What w, std::size_t a, std::size_t b) {
+      return Rec{w, false, static_cast<std::int32_t>(a), static_cast<std::int32_t>(b), 0};
+    };
+    auto in_pairs = [&](std::size_t base, What push) {
+      const std::size_t k = (v - base) / 2, a = k / (n - 1), bb = k % (n - 1);
+      return R((v - base) % 2 ? What::Signal : push, a, bb + (bb >= a ? 1 : 0));
+    };
+    if (v < base_rs) return q ? R(v % 2 ? What::Quant : What::Launch, v / 2, 0) : R(What::Launch, v, 0);
+    if (v < base_w) return in_pairs(base_rs, What::RsPush);
+    if (v < base_ag) return R((v - base_w) % 2 ? What::Reduce : What::Wait, (v - base_w) / 2, 0);
+    if (v < base_w2) return in_pairs(base_ag, What::AgPush);
+    const std::size_t o = v - base_w2;
+    return q ? R(o % 2 ? What::Dequant : What::Wait, o / 2, 0) : R(What::Wait, o, 0);
+  }
+};
+
+// A queue as book() leaves it when its uses arrive in its order at start
+// times that never decrease (book_in_order.h): its last use.
+struct Tail {
+  double end = 0, from = 0, ready = 0;
+  StepId step = kNoStep;
+  int use = -1;
+};
+
+// Use `k` of `step` (ready at r, from t0 = r + fixed, d long) on `q`: its record
+// as book() writes it. False where the engine's order would differ.
+bool append(Tail& q, double r, double t0, double d, StepId step, int k, Use& rec) {
+  if (q.step != kNoStep && (r < q.ready || t0 < q.from)) return false;
+  rec = Use{t0, t0, kNoStep, -1};
+  if (q.step != kNoStep && q.end > t0) {
+    rec.start = q.end;
+    rec.holder = q.step;
+    rec.holder_use = q.use;
+  }
+  rec.end = rec.start + d;
+  q = Tail{rec.end, t0, r, step, k};
+  return true;
+}
+
+// A push's cost with its uses by role: use k is on base + (sender or
+// receiver) x stride, for d ns (amount <= 0: books nothing).
+struct PushShape {
+  struct U {
+    bool sender;
+    int base, stride;
+    double d;
+    bool books;
+  };
+  double fixed = 0, latency = 0;
+  std::vector<U> u;
+};
+
+// At most this many uses per push (a push on every plane of a star whose
+// planes are not alike has two per plane).
+constexpr std::size_t kMaxUses = 64;
+
+// The first use that ends last (book()'s bound use), from t0; -1: none.
+int bound_of(const Use* rec, std::size_t uses, double t0) {
+  double end = t0;
+  int bound = -1;
+  for (std::size_t k = 0; k < uses; ++k)
+    if (rec[k].end > end) {
+      end = rec[k].end;
+      bound = static_cast<int>(k);
+    }
+  return bound;
+}
+
+}  // namespace
+
+bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const ResourceMap& rm, bool one_plane,
+                 const RunContext& ctx, AnalyticResult& res) {
+  const Schedule& s = x.b.s;
+  const std::size_t n = static_cast<std::size_t>(s.gpus);
+  if (n < 2 || x.ring) return false;
+  res = AnalyticResult{};
+  const bool q = x.quantised, one = x.one_shot;
+  const Ids ids(n, q);
+  StepCost c;
+  auto cost = [&](const Rec& r, StepCost& to) {
+    auto full = [&](StepCost& f) { return analytic_step_cost(cfg, s, rm, x.fill(r), f, one_plane, false); };
+    if (r.what == What::Launch) return full(to);
+    return classes.cost(r, x.count_of(r), rm, to, full);
+  };
+  auto rec_of = [](What w, std::size_t a, std::size_t b) {
+    return Rec{w, false, static_cast<std::int32_t>(a), static_cast<std::int32_t>(b), 0};
+  };
+  // The first of the latest to finish (book()'s last step).
+  double best = -1;
+  StepId last = kNoStep;
+  auto seen = [&](StepId i, double fin) {
+    if (fin > best || (fin == best && i < last)) {
+      best = fin;
+      last = i;
+    }
+  };
+  // A step without uses: its finish from its ready time (false: a negative part).
+  auto free_fin = [&](const Rec& r, double ready, double& fin) {
+    if (!cost(r, c) || !c.uses.empty() || !(c.fixed_ns >= 0) || !(c.latency_total_ns() >= 0)) return false;
+    fin = (ready + c.fixed_ns) + c.latency_total_ns();
+    return true;
+  };
+  // A rank's compute on its own HBM: its record and bound use are kept (3 per rank).
+  std::vector<Tail> hbm(n);
+  std::vector<Use> hbm_rec(3 * n);
+  std::vector<int> hbm_bound(3 * n, -1);
+  auto compute_fin = [&](const Rec& r, std::size_t slot, StepId id, double ready, double& fin) {
+    if (!cost(r, c) || c.uses.size() > 1 || !(c.fixed_ns >= 0) || !(c.latency_total_ns() >= 0)) return false;
+    const double t0 = ready + c.fixed_ns;
+    const auto rank = static_cast<std::size_t>(r.a);
+    Use& u = hbm_rec[3 * rank + slot];
+    u = Use{t0, t0, kNoStep, -1};
+    if (!c.uses.empty()) {
+      const ResourceUse& ru = c.uses[0];
+      if (ru.fed_by_transfers || ru.resource != rm.hbm(r.a)) return false;
+      if (ru.amount_bytes > 0 && !append(hbm[rank], ready, t0, ru.amount_bytes / ru.rate_GBps, id, 0, u)) return false;
+    }
+    hbm_bound[3 * rank + slot] = bound_of(&u, c.uses.size(), t0);
+    fin = std::max(t0, u.end) + c.latency_total_ns();
+    return true;
+  };
+
+  // Launches (and quantise steps): every rank ready at once.
+  std::vector<double> ready_fin(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    double fin = 0;
+    if (!free_fin(rec_of(What::Launch, r, 0), 0.0, fin)) return false;
+    seen(Ids::id(q ? 2 * r : r), fin);
+    if (q) {
+      const double l = fin;
+      if (!compute_fin(rec_of(What::Quant, r, 0), 0, ids.ready(r), l, fin)) return false;
+      seen(ids.ready(r), fin);
+    }
+    ready_fin[r] = fin;
+    if (fin != ready_fin[0]) return false;
+  }
+  const double T = ready_fin[0];
+
+  // The pushes' shapes, per phase and shard size (a scatter push to shard j,
+  // a gather push of shard j), from one push of that size: each use's role
+  // (the sender's egress or the receiver's ingress) and its stride per rank.
+  const int port_stride = rm.egress(1, 0) - rm.egress(0, 0);
+  std::vector<PushShape> shapes;
+  std::vector<std::pair<What, std::uint64_t>> shape_key;
+  std::vector<std::uint32_t> rs_shape(n), ag_shape(n);
+  auto shape_of = [&](What w, std::size_t j, std::uint32_t& out) {
+    const std::uint64_t count = x.shards[j].count;
+    for (std::size_t k = 0; k < shapes.size(); ++k)
+      if (shape_key[k] == std::make_pair(w, count)) {
+        out = static_cast<std::uint32_t>(k);
+        return true;
+      }
+    const std::size_t other = j == 0 ? 1 : 0;
+    const Rec r = w == What::RsPush ? rec_of(w, other, j) : rec_of(w, j, other);
+    if (!cost(r, c) || c.uses.size() > kMaxUses) return false;
+    PushShape p;
+    p.fixed = c.fixed_ns;
+    p.latency = c.latency_total_ns();
+    if (!(p.fixed >= 0) || !(p.latency >= 0)) return false;
+    for (const ResourceUse& u : c.uses) {
+      if (u.fed_by_transfers || !is_port(rm.kind(u.resource))) return false;
+      const bool sender = rm.kind(u.resource) == ResourceKind::Egress;
+      const int rank = sender ? r.a : r.b;
+      const int base = u.resource - rank * port_stride;
+      const int first = sender ? rm.egress(0, 0) : rm.ingress(0, 0);
+      if (base < first || base >= first + port_stride) return false;  // (another rank's port)
+      p.u.push_back({sender, base, port_stride, u.amount_bytes / u.rate_GBps, u.amount_bytes > 0});
+    }
+    out = static_cast<std::uint32_t>(shapes.size());
+    shapes.push_back(std::move(p));
+    shape_key.emplace_back(w, count);
+    return true;
+  };
+  for (std::size_t j = 0; j < n; ++j)
+    if (!shape_of(What::RsPush, j, rs_shape[j]) || (!one && !shape_of(What::AgPush, j, ag_shape[j]))) return false;
+  double sig_fixed = 0, sig_latency = 0;
+  {
+    double f = 0;
+    if (!free_fin(rec_of(What::Signal, 0, 1), 0.0, f)) return false;
+    sig_fixed = c.fixed_ns;
+    sig_latency = c.latency_total_ns();
+  }
+
+  // One push: its uses appended to its ports' queues, its finish (and its
+  // signal's). `rec` (optional) receives its use records.
+  std::vector<Tail> ports(static_cast<std::size_t>(rm.count()));
+  std::vector<Use> recs;
+  std::size_t pushes = 0;
+  auto push = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready,
+                  std::vector<Tail>& queues, double& fin, int only = -1, Use* out = nullptr) {
+    const double t0 = ready + p.fixed;
+    double end = t0;
+    for (std::size_t k = 0; k < p.u.size(); ++k) {
+      const PushShape::U& u = p.u[k];
+      const int res_k = u.base + static_cast<int>(u.sender ? from : to) * u.stride;
+      Use rec{t0, t0, kNoStep, -1};
+      if (u.books && (only < 0 || only == res_k)) {
+        if (!append(queues[static_cast<std::size_t>(res_k)], ready, t0, u.d, id, static_cast<int>(k), rec)) return false;
+      } else if (u.books) {
+        rec.end = t0 + u.d;  // (not replayed: only its end matters, and not here)
+      }
+      if (out) out[k] = rec;
+      end = std::max(end, rec.end);
+    }
+    fin = end + p.latency;
+    if ((++pushes & 0xfff) == 0) {
+      ctx.check();
+      ctx.report(0.5);
+    }
+    return true;
+  };
+
+  // The scatter: every push ready at T, taken in index order.
+  std::vector<double> w1max(n, -1), fin_red(n);
+  std::vector<std::size_t> w1arg(n, 0);
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == r) continue;
+      const StepId id = ids.pair(ids.base_rs, r, j);
+      double fin = 0;
+      if (!push(shapes[rs_shape[j]], r, j, id, T, ports, fin)) return false;
+      seen(id, fin);
+      const double flag = (fin + sig_fixed) + sig_latency;
+      seen(id + 1, flag);
+      if (flag > w1max[j]) w1max[j] = flag, w1arg[j] = r;  // (the first latest in the wait's dep order)
+    }
+  for (std::size_t j = 0; j < n; ++j) {
+    double wfin = 0;
+    if (!free_fin(rec_of(What::Wait, j, 0), std::max(w1max[j], ready_fin[j]), wfin)) return false;
+    seen(ids.wait1(j), wfin);
+    if (!compute_fin(rec_of(What::Reduce, j, 0), 1, ids.reduce(j), wfin, fin_red[j])) return false;
+    seen(ids.reduce(j), fin_red[j]);
+  }
+
+  // The gather: shard j's pushes ready when its reduce ends, taken by (that time, index).
+  std::vector<std::size_t> order(one ? 0 : n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t u, std::size_t v) { return fin_red[u] < fin_red[v]; });
+  std::vector<double> w2max(n, -1);
+  std::vector<std::size_t> w2arg(n, 0);
+  for (std::size_t j : order)
+    for (std::size_t r = 0; r < n; ++r) {
+      if (r == j) continue;
+      const StepId id = ids.pair(ids.base_ag, j, r);
+      double fin = 0;
+      if (!push(shapes[ag_shape[j]], j, r, id, fin_red[j], ports, fin)) return false;
+      seen(id, fin);
+      const double flag = (fin + sig_fixed) + sig_latency;
+      seen(id + 1, flag);
+      if (flag > w2max[r] || (flag == w2max[r] && j < w2arg[r])) w2max[r] = flag, w2arg[r] = j;
+    }
+  for (std::size_t r = 0; r < n && !one; ++r) {
+    double wfin = 0;
+    if (!free_fin(rec_of(What::Wait, r, 0), std::max(w2max[r], fin_red[r]), wfin)) return false;
+    seen(ids.wait2(r), wfin);
+    if (q) {
+      double dfin = 0;
+      if (!compute_fin(rec_of(What::Dequant, r, 0), 2, ids.wait2(r) + 1, wfin, dfin)) return false;
+      seen(ids.wait2(r) + 1, dfin);
+    }
+  }
+
+  // max_link_bytes as link_bytes() adds it (exact integer sums: any order).
+  {
+    std::vector<std::uint64_t> rs_bytes(n), ag_bytes(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t other = j == 0 ? 1 : 0;
+      rs_bytes[j] = region_bytes(s, x.fill(rec_of(What::RsPush, other, j)).srcs[0]);
+      if (!one) ag_bytes[j] = region_bytes(s, x.fill(rec_of(What::AgPush, j, other)).srcs[0]);
+    }
+    const std::uint64_t rs_all = std::accumulate(rs_bytes.begin(), rs_bytes.end(), std::uint64_t{0});
+    const std::uint64_t ag_all = std::accumulate(ag_bytes.begin(), ag_bytes.end(), std::uint64_t{0});
+    std::uint64_t m = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      const std::uint64_t egress = (rs_all - rs_bytes[r]) + (n - 1) * ag_bytes[r];
+      const std::uint64_t ingress = (n - 1) * rs_bytes[r] + (ag_all - ag_bytes[r]);
+      m = std::max({m, egress, ingress});
+    }
+    if (m >= (std::uint64_t{1} << 53)) return false;
+    res.max_link_bytes = static_cast<double>(m);
+  }
+
+  // The walk. A push's use records come from replaying the queue it is on:
+  // the pushes that use it, in the engine's order.
+  std::unordered_map<int, std::vector<std::pair<StepId, Use>>> replayed;
+  auto replay = [&](int res_k, std::size_t rank) -> const std::vector<std::pair<StepId, Use>>& {
+    auto [it, fresh] = replayed.try_emplace(res_k);
+    if (!fresh) return it->second;
+    std::vector<Tail> queue(ports.size());
+    Use out[kMaxUses];
+    auto one_push = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready) {
+      double fin = 0;
+      push(p, from, to, id, ready, queue, fin, res_k, out);
+      for (std::size_t k = 0; k < p.u.size(); ++k)
+        if (p.u[k].books && p.u[k].base + static_cast<int>(p.u[k].sender ? from : to) * p.u[k].stride == res_k)
+          it->second.emplace_back(id, out[k]);
+    };
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t j = 0; j < n; ++j)
+        if (j != r && (r == rank || j == rank)) one_push(shapes[rs_shape[j]], r, j, ids.pair(ids.base_rs, r, j), T);
+    for (std::size_t j : order)
+      for (std::size_t r = 0; r < n; ++r)
+        if (r != j && (r == rank || j == rank)) one_push(shapes[ag_shape[j]], j, r, ids.pair(ids.base_ag, j, r), fin_red[j]);
+    return it->second;
+  };
+  auto push_use = [&](StepId i, int k) -> Use {
+    const Rec r = ids.rec(i);
+    const PushShape& p = shapes[r.what == What::RsPush ? rs_shape[static_cast<std::size_t>(r.b)] : ag_shape[static_cast<std::size_t>(r.a)]];
+    const PushShape::U& u = p.u[static_cast<std::size_t>(k)];
+    const double t0 = (r.what == What::RsPush ? T : fin_red[static_cast<std::size_t>(r.a)]) + p.fixed;
+    if (!u.books) return Use{t0, t0, kNoStep, -1};
+    const std::size_t rank = static_cast<std::size_t>(u.sender ? r.a : r.b);
+    for (const auto& [id, rec] : replay(u.base + static_cast<int>(rank) * u.stride, rank))
+      if (id == i) return rec;
+    return Use{t0, t0, kNoStep, -1};  // (never: every booked use is replayed)
+  };
+  auto cost_of_rec = cost;
+  struct Walk {
+    const Ids& ids;
+    decltype(cost_of_rec)& costf;
+    bool cost(StepId i, StepCost& to) const { return costf(ids.rec(i), to); }
+  } view{ids, cost_of_rec};
+  Use scratch;
+  struct Records {
+    const Ids& ids;
+    const std::vector<PushShape>& shapes;
+    const std::vector<std::uint32_t>& rs_shape;
+    const std::vector<std::uint32_t>& ag_shape;
+    decltype(push_use)& use_of;
+    const std::vector<Use>& hbm_rec;
+    const std::vector<int>& hbm_bound;
+    const std::vector<double>& ready_fin;
+    const std::vector<double>& w1max;
+    const std::vector<std::size_t>& w1arg;
+    const std::vector<double>& fin_red;
+    const std::vector<double>& w2max;
+    const std::vector<std::size_t>& w2arg;
+    double T;
+    Use& scratch;
+    static int slot(What w) { return w == What::Quant ? 0 : w == What::Reduce ? 1 : 2; }
+    int bound_use(StepId i) const {
+      const Rec r = ids.rec(i);
+      if (r.what == What::RsPush || r.what == What::AgPush) {
+        const PushShape& p = shapes[r.what == What::RsPush ? rs_shape[static_cast<std::size_t>(r.b)] : ag_shape[static_cast<std::size_t>(r.a)]];
+        Use u[kMaxUses];
+        for (std::size_t k = 0; k < p.u.size(); ++k) u[k] = use_of(i, static_cast<int>(k));
+        const double t0 = (r.what == What::RsPush ? T : fin_red[static_cast<std::size_t>(r.a)]) + p.fixed;
+        return bound_of(u, p.u.size(), t0);
+      }
+      if (r.what == What::Quant || r.what == What::Reduce || r.what == What::Dequant)
+        return hbm_bound[3 * static_cast<std::size_t>(r.a) + static_cast<std::size_t>(slot(r.what))];
+      return -1;
+    }
+    const Use& use(StepId i, int k) const {
+      const Rec r = ids.rec(i);
+      if (r.what == What::RsPush || r.what == What::AgPush) return scratch = use_of(i, k);
+      return hbm_rec[3 * static_cast<std::size_t>(r.a) + static_cast<std::size_t>(slot(r.what))];
+    }
+    StepId bound_dep(StepId i) const {
+      const Rec r = ids.rec(i);
+      const auto a = static_cast<std::size_t>(r.a), b = static_cast<std::size_t>(r.b);
+      switch (r.what) {
+        case What::Launch: return kNoStep;
+        case What::Quant: return i - 1;
+        case What::RsPush: return ready_fin[b] > ready_fin[a] ? ids.ready(b) : ids.ready(a);
+        case What::AgPush: return ids.reduce(a);
+        case What::Signal: return i - 1;
+        case What::Wait:
+          if (i < ids.base_ag) return ready_fin[a] > w1max[a] ? ids.ready(a) : ids.pair(ids.base_rs, w1arg[a], a) + 1;
+          return fin_red[a] > w2max[a] ? ids.reduce(a) : ids.pair(ids.base_ag, w2arg[a], a) + 1;
+        default: return i - 1;  // a reduce or dequantise: its wait
+      }
+    }
+  } records{ids, shapes, rs_shape, ag_shape, push_use, hbm_rec, hbm_bound, ready_fin, w1max, w1arg,
+            fin_red, w2max, w2arg, T, scratch};
+  if (last == kNoStep) return false;
+  analytic::walk_from(view, c, records, last, best, res);
+  return true;
+}
+
+}  // namespace scin::shot

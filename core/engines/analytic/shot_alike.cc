@@ -196,7 +196,10 @@ namespace {
 bool shot_alike_answers(const Config& cfg, Algorithm algo) {
   if (algo != Algorithm::OneShot && algo != Algorithm::TwoShot && algo != Algorithm::TwoShotQ8 && algo != Algorithm::RingQ8)
     return false;
-  if (cfg.fabric.topology != Topology::Star || !cfg.fabric.graph_file.empty()) return false;
+  // A star; or two tiers for the pushes of one-shot and the two-shots (their
+  // uses queue in order there too, book_in_order; costed step by step).
+  const bool tiers = cfg.fabric.topology == Topology::TwoTier && algo != Algorithm::RingQ8;
+  if ((cfg.fabric.topology != Topology::Star && !tiers) || !cfg.fabric.graph_file.empty()) return false;
   if (cfg.fabric.gpus < 2 || !unsupported_reason(cfg, algo).empty()) return false;
   // More steps than a StepId counts: compile() (which fails there too).
   return 3 * static_cast<double>(cfg.fabric.gpus) * cfg.fabric.gpus + 2 * static_cast<double>(cfg.fabric.gpus) < 4e9;
@@ -206,7 +209,7 @@ bool shot_alike_answers(const Config& cfg, Algorithm algo) {
 
 std::size_t shot_alike_steps(const Config& cfg, Algorithm algo, bool* closed) {
   if (closed)
-    *closed = algo != Algorithm::RingQ8 &&
+    *closed = algo != Algorithm::RingQ8 && cfg.fabric.topology == Topology::Star &&
               (cfg.tuning.gpus_per_process <= 1 || cfg.tuning.launch_serial_ns == 0);  // (launch_extra_ns)
   if (!shot_alike_answers(cfg, algo)) return 0;
   const auto n = static_cast<std::size_t>(cfg.fabric.gpus);

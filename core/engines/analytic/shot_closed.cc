@@ -114,7 +114,9 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
                  const RunContext& ctx, AnalyticResult& res) {
   const Schedule& s = x.b.s;
   const std::size_t n = static_cast<std::size_t>(s.gpus);
-  if (n < 2 || x.ring) return false;
+  // A star: a push's uses are its sender's and receiver's ports (checked per
+  // shape below) and every pair's pushes of one shard size cost alike.
+  if (n < 2 || x.ring || rm.topology != Topology::Star) return false;
   res = AnalyticResult{};
   const bool q = x.quantised, one = x.one_shot;
   const Ids ids(n, q);

@@ -172,9 +172,9 @@ struct StepsView {
   int resources() const { return rm.count(); }
   const std::string& name() const { return s.algorithm; }
   // book_in_order's phases: the scatter's pushes, the gather's. Ring-q8's
-  // chains are left to book(): taken in index order, book_in_order's checks
-  // declined them at every size above 8 B (its uses do not arrive at their
-  // queues in index order).
+  // chains are left to book(): a send's fused reduce uses the receiver's HBM,
+  // which the receiver's own quantise step, though later in index order, is
+  // often ready for first (book_in_order's checks declined every size above 8 B).
   int phase(std::size_t i) const {
     switch (st.rec[i].what) {
       case What::RsPush: return 1;

@@ -132,7 +132,7 @@ TEST(ShotAlike, EqualsTheFullBookingWithOtherOptions) {
 
 // Two tiers: one-shot's and the two-shots' pushes cross the leaf <-> spine
 // trunks, and are booked in order there too (not in closed order: a pair's
-// route decides its uses); ring-q8 is declined. nvl36x2 as shipped, and
+// route decides its uses); ring-q8 by book(). nvl36x2 as shipped, and
 // nvl576-style at 72 and 144 GPUs (2 and 4 leaves), with launches
 // serialised, in FP32.
 TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
@@ -147,22 +147,21 @@ TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
   const Config fabrics[] = {load_preset("nvl36x2"), nvl576_at(72), nvl576_at(144),
                             nvl576_at(72, "accelerator.gpus_per_process", 4)};
   for (const Config& c : fabrics)
-    for (Algorithm a : {Algorithm::OneShot, Algorithm::TwoShot, Algorithm::TwoShotQ8})
+    for (Algorithm a : kAlgos)
       for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 28}) {
         if (c.fabric.gpus == 144 && bytes != (std::uint64_t{1} << 20) + 2) continue;
         EXPECT_TRUE(expect_shot_alike_exact(c, a, bytes, DType::Bf16, false)) << c.fabric.gpus << " " << to_string(a) << " " << bytes;
       }
   EXPECT_TRUE(expect_shot_alike_exact(load_preset("nvl36x2"), Algorithm::TwoShot, std::uint64_t{1} << 22, DType::Fp32, false));
-  EXPECT_FALSE(run_analytic_shot(load_preset("nvl36x2"), {std::uint64_t{1} << 20, DType::Bf16}, Algorithm::RingQ8).has_value());
 }
 
-// Not a star or two tiers (ring-q8: not two tiers), or not one of the four: declined, the caller compiles.
+// Not a star or two tiers, or not one of the four: declined, the caller compiles.
 TEST(ShotAlike, OnlyStarsAndTwoTiersAreCandidates) {
   const Collective coll{std::uint64_t{1} << 20, DType::Bf16};
   for (Algorithm a : kAlgos) {
-    // Two tiers: one-shot and the two-shots (ShotAlike.EqualsTheFullBookingOnTwoTiers), not ring-q8.
-    EXPECT_EQ(run_analytic_shot(load_preset("nvl36x2"), coll, a).has_value(), a != Algorithm::RingQ8);
-    EXPECT_EQ(shot_alike_steps(load_preset("nvl36x2"), a) > 0, a != Algorithm::RingQ8);
+    // Two tiers (ShotAlike.EqualsTheFullBookingOnTwoTiers).
+    EXPECT_TRUE(run_analytic_shot(load_preset("nvl36x2"), coll, a).has_value());
+    EXPECT_GT(shot_alike_steps(load_preset("nvl36x2"), a), 0u);
     EXPECT_FALSE(run_analytic_shot(load_preset("mesh-8"), coll, a).has_value());   // no switch
     EXPECT_TRUE(run_analytic_shot(load_preset("hgx-h200-8"), coll, a).has_value());
     EXPECT_EQ(shot_alike_steps(load_preset("mesh-8"), a), 0u);

@@ -196,10 +196,11 @@ namespace {
 bool shot_alike_answers(const Config& cfg, Algorithm algo) {
   if (algo != Algorithm::OneShot && algo != Algorithm::TwoShot && algo != Algorithm::TwoShotQ8 && algo != Algorithm::RingQ8)
     return false;
-  // A star; or two tiers for the pushes of one-shot and the two-shots (their
-  // uses queue in order there too, book_in_order; costed step by step).
-  const bool tiers = cfg.fabric.topology == Topology::TwoTier && algo != Algorithm::RingQ8;
-  if ((cfg.fabric.topology != Topology::Star && !tiers) || !cfg.fabric.graph_file.empty()) return false;
+  // A star or two tiers (there every step is costed alone: a pair's route
+  // decides its uses; one-shot's and the two-shots' pushes queue in order
+  // there too, book_in_order).
+  if ((cfg.fabric.topology != Topology::Star && cfg.fabric.topology != Topology::TwoTier) || !cfg.fabric.graph_file.empty())
+    return false;
   if (cfg.fabric.gpus < 2 || !unsupported_reason(cfg, algo).empty()) return false;
   // More steps than a StepId counts: compile() (which fails there too).
   return 3 * static_cast<double>(cfg.fabric.gpus) * cfg.fabric.gpus + 2 * static_cast<double>(cfg.fabric.gpus) < 4e9;

@@ -225,10 +225,10 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     sig_latency = c.latency_total_ns();
   }
 
-  // One push: its uses appended to its ports' queues, its finish (and its
-  // signal's). `rec` (optional) receives its use records.
+  // One push: its uses appended to its ports' queues, its finish. Replaying
+  // one queue (`only` = that resource), the others are left alone and `out`
+  // receives the records (only the replayed queue's are meaningful).
   std::vector<Tail> ports(static_cast<std::size_t>(rm.count()));
-  std::vector<Use> recs;
   std::size_t pushes = 0;
   auto push = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready,
                   std::vector<Tail>& queues, double& fin, int only = -1, Use* out = nullptr) {
@@ -238,11 +238,8 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       const PushShape::U& u = p.u[k];
       const int res_k = u.base + static_cast<int>(u.sender ? from : to) * u.stride;
       Use rec{t0, t0, kNoStep, -1};
-      if (u.books && (only < 0 || only == res_k)) {
+      if (u.books && (only < 0 || only == res_k))
         if (!append(queues[static_cast<std::size_t>(res_k)], ready, t0, u.d, id, static_cast<int>(k), rec)) return false;
-      } else if (u.books) {
-        rec.end = t0 + u.d;  // (not replayed: only its end matters, and not here)
-      }
       if (out) out[k] = rec;
       end = std::max(end, rec.end);
     }

@@ -44,7 +44,10 @@ std::string format_duration(double s) {
 void add_budget_options(CLI::App& cmd, BudgetOptions& o) {
   cmd.add_option("--max-work", o.max_work,
                  "refuse work estimated above this many seconds on one core (0: no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      // Checked as it is parsed (scin::Error, as work_budget() throws it): a bad
+      // value is refused before the estimate, which can take seconds.
+      ->each([](const std::string& v) { parse_integer(v, "--max-work", 0, 1'000'000'000); });
   cmd.add_flag("--force", o.force, "run work above --max-work or above the available memory anyway");
 }
 

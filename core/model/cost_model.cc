@@ -145,9 +145,13 @@ double launch_extra_ns(const Config& cfg, const Schedule& s, const Step& st) {
       extra += t.quant_launch_ns;
   }
   // One process launching on several GPUs issues the launches one after another.
-  if (!s.is_switch(st.initiator) && t.gpus_per_process > 1)
+  if (!s.is_switch(st.initiator) && launches_serialised(cfg))
     extra += static_cast<double>(st.initiator % t.gpus_per_process) * t.launch_serial_ns;
   return extra;
+}
+
+bool launches_serialised(const Config& cfg) {
+  return cfg.tuning.gpus_per_process > 1 && cfg.tuning.launch_serial_ns != 0;
 }
 
 double port_raw_GBps(const Config& cfg, const Schedule& s) {

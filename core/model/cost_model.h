@@ -135,6 +135,10 @@ double tuning_factor(const Config& cfg, const Schedule& s, const Step& st);
 /// driving several GPUs, a separate quantisation kernel; for scin-inq with
 /// quant.fused the launch is a stream op instead (negative: replaces launch).
 double launch_extra_ns(const Config& cfg, const Schedule& s, const Step& st);
+/// Whether one process launches on several GPUs one after another
+/// (accelerator.gpus_per_process > 1 with a launch_serial_ns): then
+/// launch_extra_ns() differs between ranks, else every rank's is the same.
+bool launches_serialised(const Config& cfg);
 
 /// Line rate of one accelerator port: links.bandwidth_GBps split over the
 /// planes of a star, or over the N-1 peers of a mesh.

@@ -75,15 +75,14 @@ TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
       EXPECT_EQ(static_cast<double>(scin_alike_steps(c, coll, a == Algorithm::ScinInq)), direct.amount);
       EXPECT_LT(x.seconds, direct.seconds);
       EXPECT_LT(x.memory_bytes, direct.memory_bytes);
-    } else if (a == Algorithm::TwoShot || a == Algorithm::OneShot) {
+    } else {
       // One-shot and two-shot from their builders' structure (run_analytic_shot): timed without compiling; their
       // steps are the schedule's, and they cost less than compiling them would add (1 us and a Step per step).
+      // (Every algorithm here now has its shortcut on a star: the extrapolation is the packet engine's, below.)
+      ASSERT_TRUE(a == Algorithm::TwoShot || a == Algorithm::OneShot);
       EXPECT_EQ(static_cast<double>(shot_alike_steps(c, a)), direct.amount);
       EXPECT_LT(x.seconds, direct.seconds + direct.amount * 1e-6);
       EXPECT_LT(x.memory_bytes, direct.memory_bytes + direct.amount * static_cast<double>(sizeof(Step)));
-    } else {
-      EXPECT_GE(x.seconds, direct.seconds * (1 - 1e-9));            // + compiling the schedule
-      EXPECT_GT(x.memory_bytes, direct.memory_bytes);               // + holding the schedule
     }
     const WorkEstimate p = estimate(c, a, coll, EngineId::Packet);
     const WorkEstimate pd = compiled_estimate(c, a, coll, EngineId::Packet);

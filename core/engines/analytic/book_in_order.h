@@ -11,6 +11,33 @@
 
 namespace scin::analytic {
 
+/// A queue as book() leaves it when its uses arrive in book()'s order at start
+/// times that never decrease (book_in_order, below): its last use is all a
+/// later use needs. `from` and `ready`: that use's start time (ready + fixed)
+/// and its step's ready time.
+struct QueueTail {
+  double end = 0, from = 0, ready = 0;
+  StepId step = kNoStep;  // (kNoStep: no use yet)
+  int use = -1;
+};
+
+/// Use `k` of `step` (ready at `r`, from `t0` = r + fixed, `d` long) on `q`:
+/// `rec` as book() writes it (behind the last use if that ends after t0), and
+/// `q` advanced. False where the engine's order would differ (a ready time or
+/// start time before the last use's: an earlier gap could take it).
+inline bool append_use(QueueTail& q, double r, double t0, double d, StepId step, int k, AnalyticWorkspace::Use& rec) {
+  if (q.step != kNoStep && (r < q.ready || t0 < q.from)) return false;
+  rec = AnalyticWorkspace::Use{t0, t0, kNoStep, -1};
+  if (q.step != kNoStep && q.end > t0) {
+    rec.start = q.end;
+    rec.holder = q.step;
+    rec.holder_use = q.use;
+  }
+  rec.end = rec.start + d;
+  q = QueueTail{rec.end, t0, r, step, k};
+  return true;
+}
+
 // book() (book.h) without the ready queue (issue 14: one-shot and two-shot at
 // 1024 GPUs booked 2-4 million steps through book()'s heap and gap searches,
 // 2-3 s a point). The view has book()'s interface and phase(i): 0 for a step
@@ -51,10 +78,8 @@ bool book_in_order(View& v, const RunContext& ctx, AnalyticWorkspace& ws, Analyt
   auto& ready = ws.ready;
   ready.assign(n, 0);
   struct Tail {
-    double end = 0, from = 0, ready = 0;  // the last use's end, start time (ready + fixed) and step's ready time
-    StepId step = kNoStep;     // its step (kNoStep: none yet)
-    int use = -1;
-    bool in_phase = false;     // used by a phase's steps (else by steps taken in index order)
+    QueueTail last;
+    bool in_phase = false;  // used by a phase's steps (else by steps taken in index order)
   };
   std::vector<Tail> tails(static_cast<std::size_t>(v.resources()));
   StepCost& c = ws.cost;
@@ -94,18 +119,11 @@ bool book_in_order(View& v, const RunContext& ctx, AnalyticWorkspace& ws, Analyt
       // A resource is used by phases' steps or by steps taken in index order,
       // never both (the two orders would meet on it).
       const bool in_phase = v.phase(i) > 0;
-      if (q.step != kNoStep && q.in_phase != in_phase) return false;
+      if (q.last.step != kNoStep && q.in_phase != in_phase) return false;
       // In the engine's order (ready, then index: ties keep this order), and
       // no earlier gap can take it.
-      if (q.step != kNoStep && (r < q.ready || t0 < q.from)) return false;
-      const double d = u.amount_bytes / u.rate_GBps;
-      if (q.step != kNoStep && q.end > t0) {
-        rec.start = q.end;
-        rec.holder = q.step;
-        rec.holder_use = q.use;
-      }
-      rec.end = rec.start + d;
-      q = Tail{rec.end, t0, r, id, static_cast<int>(k), in_phase};
+      if (!append_use(q.last, r, t0, u.amount_bytes / u.rate_GBps, id, static_cast<int>(k), rec)) return false;
+      q.in_phase = in_phase;
       if (rec.end > end) {
         end = rec.end;
         bound_use[i] = static_cast<int>(k);

@@ -1,6 +1,7 @@
-// Two-shot, two-shot-q8 and ring-q8 booked from their builders' structure
-// (shot_alike.h): the same steps as build_two_shot / build_ring_q, as compact
-// records, through the engine's own booking (book.h).
+// One-shot, two-shot, two-shot-q8 and ring-q8 booked from their builders'
+// structure (shot_alike.h): the same steps as build_one_shot / build_two_shot
+// / build_ring_q, as compact records, through the engine's own booking
+// (book.h), in order (book_in_order.h) or in closed order (shot_closed.h).
 #include "engines/analytic/shot_alike.h"
 
 #include <algorithm>
@@ -211,7 +212,7 @@ bool shot_alike_answers(const Config& cfg, Algorithm algo) {
 std::size_t shot_alike_steps(const Config& cfg, Algorithm algo, bool* closed) {
   if (closed)
     *closed = algo != Algorithm::RingQ8 && cfg.fabric.topology == Topology::Star &&
-              (cfg.tuning.gpus_per_process <= 1 || cfg.tuning.launch_serial_ns == 0);  // (launch_extra_ns)
+              !launches_serialised(cfg);
   if (!shot_alike_answers(cfg, algo)) return 0;
   const auto n = static_cast<std::size_t>(cfg.fabric.gpus);
   switch (algo) {

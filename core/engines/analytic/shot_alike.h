@@ -14,33 +14,34 @@ namespace scin {
 
 /// The analytic result of build_one_shot's (Algorithm::OneShot),
 /// build_two_shot's (TwoShot, TwoShotQ8) or build_ring_q's (Algorithm::RingQ8)
-/// schedule on a one-switch-per-plane star,
-/// without compiling it: the steps are generated from the builder's structure
+/// schedule on a one-switch-per-plane star or on two tiers, without
+/// compiling it: the steps are generated from the builder's structure
 /// as compact records (what each step is, on which ranks and regions) and
 /// their dependency lists, in the builder's order, and booked by the engine's
 /// own book() (book.h) through a view that costs each step as step_cost()
 /// costs the step the builder makes. Steps that differ only in their ranks
 /// are costed once per kind and shard or chunk count, and get their own
-/// ranks' ports and HBM (shot_alike.cc, CostClasses: on a star the cost
+/// ranks' ports and HBM (shot_steps.h, CostClasses: on a star the cost
 /// depends on the ranks only through those resources; launches, which
-/// accelerator.gpus_per_process makes rank-dependent, are costed one by one).
+/// accelerator.gpus_per_process makes rank-dependent, and every step on two
+/// tiers, where a pair's route decides its uses, are costed one by one).
 /// The same steps, the same deps in the same order and the same costs go
 /// through the same booking, so the result equals run_analytic() on the
 /// compiled schedule bit for bit (time, every breakdown term, the critical
 /// path, max_link_bytes, every step's start and finish in `steps`). What it
 /// saves is writing and checking the 208-byte Steps (compile() and
 /// check_schedule()) and most of step_cost(). One-shot and the two-shots are
-/// booked without the ready queue where their pushes allow it (shot_alike.cc,
-/// book_in_order: every port's uses arrive in the engine's order at start
+/// booked without the ready queue where their pushes allow it
+/// (book_in_order.h: every port's uses arrive in the engine's order at start
 /// times that never decrease, so each queues behind the port's last use
 /// alone): the same records and times, in O(steps) without a heap or gap
 /// search. Without `with_steps` (no per-step timings wanted: simulate()),
 /// one-shot and the two-shots whose ranks are all ready at once are booked in
 /// closed order without step records (shot_closed.h: O(N) memory, N^2
 /// additions). `how` (optional): which booking answered.
-/// Returns nothing for another algorithm or where the fabric is not a star
-/// (two tiers, a mesh, a graph file), the algorithm is unsupported, fewer than
-/// two GPUs: the caller compiles and books then.
+/// Returns nothing for another algorithm, on a mesh or a graph file, where the
+/// algorithm is unsupported, for fewer than two GPUs: the caller compiles and
+/// books then.
 enum class ShotBooking { Queue, InOrder, Closed };
 std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collective& c, Algorithm algo,
                                                 const RunContext& ctx = {}, bool with_steps = true,

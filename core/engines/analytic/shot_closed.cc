@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engines/analytic/book.h"
+#include "engines/analytic/book_in_order.h"
 #include "model/cost_grid.h"
 
 namespace scin::shot {
@@ -56,28 +57,8 @@ struct Ids {
   }
 };
 
-// A queue as book() leaves it when its uses arrive in its order at start
-// times that never decrease (book_in_order.h): its last use.
-struct Tail {
-  double end = 0, from = 0, ready = 0;
-  StepId step = kNoStep;
-  int use = -1;
-};
-
-// Use `k` of `step` (ready at r, from t0 = r + fixed, d long) on `q`: its record
-// as book() writes it. False where the engine's order would differ.
-bool append(Tail& q, double r, double t0, double d, StepId step, int k, Use& rec) {
-  if (q.step != kNoStep && (r < q.ready || t0 < q.from)) return false;
-  rec = Use{t0, t0, kNoStep, -1};
-  if (q.step != kNoStep && q.end > t0) {
-    rec.start = q.end;
-    rec.holder = q.step;
-    rec.holder_use = q.use;
-  }
-  rec.end = rec.start + d;
-  q = Tail{rec.end, t0, r, step, k};
-  return true;
-}
+using analytic::append_use;
+using Tail = analytic::QueueTail;
 
 // A push's cost with its uses by role: use k is on base + (sender or
 // receiver) x stride, for d ns (amount <= 0: books nothing).
@@ -157,7 +138,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     if (!c.uses.empty()) {
       const ResourceUse& ru = c.uses[0];
       if (ru.fed_by_transfers || ru.resource != rm.hbm(r.a)) return false;
-      if (ru.amount_bytes > 0 && !append(hbm[rank], ready, t0, ru.amount_bytes / ru.rate_GBps, id, 0, u)) return false;
+      if (ru.amount_bytes > 0 && !append_use(hbm[rank], ready, t0, ru.amount_bytes / ru.rate_GBps, id, 0, u)) return false;
     }
     hbm_bound[3 * rank + slot] = bound_of(&u, c.uses.size(), t0);
     fin = std::max(t0, u.end) + c.latency_total_ns();
@@ -239,7 +220,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       const int res_k = u.base + static_cast<int>(u.sender ? from : to) * u.stride;
       Use rec{t0, t0, kNoStep, -1};
       if (u.books && (only < 0 || only == res_k))
-        if (!append(queues[static_cast<std::size_t>(res_k)], ready, t0, u.d, id, static_cast<int>(k), rec)) return false;
+        if (!append_use(queues[static_cast<std::size_t>(res_k)], ready, t0, u.d, id, static_cast<int>(k), rec)) return false;
       if (out) out[k] = rec;
       end = std::max(end, rec.end);
     }

@@ -121,7 +121,7 @@ BENCHMARK_CAPTURE(BM_AnalyticScale, scin_inq, "scin-inq")->Arg(8)->Arg(64)->Arg(
 BENCHMARK_CAPTURE(BM_AnalyticScale, one_shot, "one-shot")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticScale, two_shot, "two-shot")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticScale, two_shot_q8, "two-shot-q8")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_AnalyticScale, ring_q8, "ring-q8")->Arg(8)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticScale, ring_q8, "ring-q8")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compile, ring, "ring")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compile, nvls, "nvls")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compile, scin, "scin")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);

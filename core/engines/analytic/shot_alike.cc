@@ -12,6 +12,7 @@
 #include "engines/analytic/book.h"
 #include "engines/analytic/book_in_order.h"
 #include "engines/analytic/planes.h"
+#include "engines/analytic/ring_closed.h"
 #include "engines/analytic/shot_closed.h"
 #include "engines/analytic/shot_steps.h"
 #include "model/cost_grid.h"
@@ -103,8 +104,8 @@ void two_shot_steps(Shape& x, Steps& st) {
   }
 }
 
-// build_ring_q's steps, in its order, with its dependency lists.
-void ring_q_steps(Shape& x, Steps& st) {
+// build_ring_q's head (chunks and buffers, in its order).
+void ring_q_head(Shape& x) {
   build::Builder& b = x.b;
   Schedule& s = b.s;
   const int n = b.n();
@@ -115,6 +116,12 @@ void ring_q_steps(Shape& x, Steps& st) {
     x.qtx.push_back(b.buffer("qtx", r, s.elems, q));
     x.qout.push_back(b.buffer("qout", r, s.elems, q));
   }
+}
+
+// build_ring_q's steps, in its order, with its dependency lists (the step
+// indices ring_closed.cc's Ids gives). After ring_q_head().
+void ring_q_steps(Shape& x, Steps& st) {
+  const int n = x.b.n();
   const auto un = static_cast<std::size_t>(n);
   st.clear();
   st.rec.reserve(3 * un * un);
@@ -209,12 +216,21 @@ bool shot_alike_answers(const Config& cfg, Algorithm algo) {
 
 }  // namespace
 
-std::size_t shot_alike_steps(const Config& cfg, Algorithm algo, bool* closed) {
-  if (closed)
-    *closed = algo != Algorithm::RingQ8 && cfg.fabric.topology == Topology::Star &&
-              !launches_serialised(cfg);
+std::size_t shot_alike_steps(const Config& cfg, Algorithm algo, bool* closed, const Collective* coll,
+                             std::size_t* closed_steps) {
+  const auto n = static_cast<std::size_t>(std::max(0, cfg.fabric.gpus));
+  const bool star = cfg.fabric.topology == Topology::Star;
+  if (closed) *closed = star && (algo == Algorithm::RingQ8 || !launches_serialised(cfg));
+  if (closed_steps) {
+    *closed_steps = 3 * n * n;
+    if (algo == Algorithm::RingQ8 && star && !launches_serialised(cfg) && coll) {
+      // Ranks alike (ring_closed.h): every chunk the same whole blocks, as build::split() cuts them.
+      const std::uint64_t elems = element_count(coll->bytes, coll->dtype);
+      const auto block = static_cast<std::uint64_t>(std::max(1, cfg.quant.block_elems));
+      if (n > 0 && elems > 0 && elems % block == 0 && (elems / block) % n == 0) *closed_steps = 3 * n - 1;
+    }
+  }
   if (!shot_alike_answers(cfg, algo)) return 0;
-  const auto n = static_cast<std::size_t>(cfg.fabric.gpus);
   switch (algo) {
     case Algorithm::OneShot: return 2 * n * n + n;    // launches, N(N-1) pushes and signals, waits, reduces
     case Algorithm::RingQ8: return 3 * n * n;         // launches, N-1 rounds of (quantise, send), sums, N-1 rounds of sends, dequantise
@@ -247,6 +263,7 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
   x.ring = algo == Algorithm::RingQ8;
   x.one_shot = algo == Algorithm::OneShot;
   if (algo != Algorithm::RingQ8) two_shot_head(x);
+  else ring_q_head(x);
   x.shapes_done();
   const Schedule& s = b.s;
   const ResourceMap rm = resource_map(s);
@@ -256,7 +273,8 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
   thread_local CostClasses classes;
   classes.reset();
   AnalyticResult res;
-  if (!with_steps && algo != Algorithm::RingQ8 && book_closed(cfg, x, classes, rm, one_plane, ctx, res)) {
+  if (!with_steps && (x.ring ? book_ring_closed(cfg, x, classes, rm, one_plane, ctx, res)
+                             : book_closed(cfg, x, classes, rm, one_plane, ctx, res))) {
     if (how) *how = ShotBooking::Closed;
     storage = std::move(b.s);
     return res;

@@ -235,6 +235,34 @@ inline StepKind kind_of(What w) {
   }
 }
 
+// On a star, the accelerator whose egress port, ingress port or HBM `res` is
+// (its resource map's layout: a port is gpu x planes + plane, an HBM a base
+// + gpu), with `base` and `stride` such that res = base + gpu x stride, so
+// that another accelerator's same resource is base + its rank x stride; -1
+// for any other resource or topology.
+inline int star_rank_of(const ResourceMap& rm, int res, int& base, int& stride) {
+  if (rm.topology != Topology::Star) return -1;
+  const int P = rm.planes;
+  int gpu = -1;
+  switch (rm.kind(res)) {
+    case ResourceKind::Egress:
+      gpu = res / P;
+      stride = P;
+      break;
+    case ResourceKind::Ingress:
+      gpu = (res - rm.gpus * P) / P;
+      stride = P;
+      break;
+    case ResourceKind::Hbm:
+      gpu = res - rm.hbm(0);
+      stride = 1;
+      break;
+    default: return -1;
+  }
+  base = res - gpu * stride;
+  return gpu;
+}
+
 // Costs by class. On a star, what step_cost() charges a step of these
 // builders depends on its ranks only through the resources it names (the
 // initiator's egress ports and HBM, the receiver's ingress ports and HBM):
@@ -298,33 +326,13 @@ class CostClasses {
     return w == What::RsPush || w == What::AgPush || w == What::RsSend || w == What::AgSend || w == What::Signal;
   }
   static bool classify(const Rec& r, const ResourceMap& rm, Entry& e) {
+    // (Two tiers: a pair's route decides even a step's latencies, with or without uses.)
     if (rm.topology != Topology::Star) return false;
     e.role.resize(e.c.uses.size());
-    const int P = rm.planes;
     for (std::size_t k = 0; k < e.c.uses.size(); ++k) {
-      const int res = e.c.uses[k].resource;
-      int gpu = -1, stride = 0, base = 0;
-      switch (rm.kind(res)) {
-        case ResourceKind::Egress:
-          gpu = res / P;
-          stride = P;
-          base = res - gpu * P;
-          break;
-        case ResourceKind::Ingress:
-          gpu = (res - rm.gpus * P) / P;
-          stride = P;
-          base = res - gpu * P;
-          break;
-        case ResourceKind::Hbm:
-          gpu = res - rm.hbm(0);
-          stride = 1;
-          base = rm.hbm(0);
-          break;
-        default: return false;
-      }
       Role& ro = e.role[k];
-      ro.base = base;
-      ro.stride = stride;
+      const int gpu = star_rank_of(rm, e.c.uses[k].resource, ro.base, ro.stride);
+      if (gpu < 0) return false;
       if (gpu == r.a) ro.of_receiver = false;
       else if (has_receiver(r.what) && gpu == r.b) ro.of_receiver = true;
       else return false;

@@ -1,0 +1,449 @@
+// Ring-q8's booking in closed order (ring_closed.h).
+#include "engines/analytic/ring_closed.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "base/big_alloc.h"
+#include "engines/analytic/book.h"
+#include "engines/analytic/book_in_order.h"
+#include "model/cost_grid.h"
+
+namespace scin::shot {
+
+namespace {
+
+using Use = AnalyticWorkspace::Use;
+
+// build_ring_q's step indices (shot_alike.cc, ring_q_steps: launches; per
+// reduce-scatter round k a (quantise, send) pair per rank; a sum per rank;
+// per gather round j a send per rank; a dequantise per rank) and their
+// representatives: t = 2k (round k's quantise) and 2k + 1 (its send) for
+// k < N - 1, then the sums, the gather's rounds, the dequantise steps. A
+// step is (representative, rank); t == reps() stands for a launch.
+struct Ids {
+  std::size_t n, b1, b2, b3;
+  explicit Ids(std::size_t n_) : n(n_) {
+    b1 = n + 2 * n * (n - 1);
+    b2 = b1 + n;
+    b3 = b2 + n * (n - 1);
+  }
+  std::size_t sum_rep() const { return 2 * (n - 1); }
+  std::size_t ag_rep(std::size_t j) const { return 2 * (n - 1) + 1 + j; }
+  std::size_t dequant_rep() const { return 3 * (n - 1) + 1; }
+  std::size_t reps() const { return 3 * (n - 1) + 2; }
+  std::size_t prev(std::size_t r) const { return r == 0 ? n - 1 : r - 1; }
+  std::size_t next(std::size_t r) const { return r + 1 == n ? 0 : r + 1; }
+  StepId id(std::size_t t, std::size_t r) const {
+    std::size_t v = b3 + r;
+    if (t == reps()) v = r;
+    else if (t < sum_rep()) v = n + 2 * (n * (t / 2) + r) + t % 2;
+    else if (t == sum_rep()) v = b1 + r;
+    else if (t < dequant_rep()) v = b2 + n * (t - ag_rep(0)) + r;
+    return static_cast<StepId>(v);
+  }
+  void of(StepId i, std::size_t& t, std::size_t& r) const {
+    const std::size_t v = i;
+    if (v < n) {
+      t = reps(), r = v;
+    } else if (v < b1) {
+      const std::size_t o = v - n, p = o / 2;
+      t = 2 * (p / n) + o % 2, r = p % n;
+    } else if (v < b2) {
+      t = sum_rep(), r = v - b1;
+    } else if (v < b3) {
+      t = ag_rep((v - b2) / n), r = (v - b2) % n;
+    } else {
+      t = dequant_rep(), r = v - b3;
+    }
+  }
+  // The record ring_q_steps makes.
+  Rec rec(std::size_t t, std::size_t r) const {
+    auto R = [](What w, bool first, std::size_t a, std::size_t b, std::size_t c) {
+      return Rec{w, first, static_cast<std::int32_t>(a), static_cast<std::int32_t>(b), static_cast<std::int32_t>(c)};
+    };
+    if (t == reps()) return R(What::Launch, false, r, 0, 0);
+    if (t < sum_rep()) {
+      const std::size_t k = t / 2, c = (r + n - k) % n;
+      return t % 2 ? R(What::RsSend, false, r, next(r), c) : R(What::QzHop, k == 0, r, 0, c);
+    }
+    if (t == sum_rep()) return R(What::QzSum, false, r, 0, next(r));
+    if (t < dequant_rep()) return R(What::AgSend, false, r, next(r), (r + 1 + n - (t - ag_rep(0))) % n);
+    return R(What::Dequant, false, r, 0, 0);
+  }
+  // Its deps, in ring_q_steps's order; returns how many.
+  int deps(std::size_t t, std::size_t r, StepId (&d)[3]) const {
+    const std::size_t launch = reps();
+    auto two = [&](std::size_t u) {
+      d[0] = id(u, prev(r)), d[1] = id(u, r);
+      return 2;
+    };
+    if (t == launch) return 0;
+    if (t < sum_rep() && t % 2 == 0) {
+      if (t > 0) return two(t - 1);
+      d[0] = d[1] = id(launch, r);
+      return 2;
+    }
+    if (t < sum_rep()) {
+      d[0] = id(t - 1, r), d[1] = id(launch, next(r));
+      return 2;
+    }
+    if (t == sum_rep()) {
+      d[0] = id(t - 1, prev(r));
+      return 1;
+    }
+    if (t < dequant_rep()) {
+      if (t == ag_rep(0)) d[0] = id(sum_rep(), r), d[1] = id(sum_rep() - 1, r);
+      else two(t - 1);
+      d[2] = id(launch, next(r));
+      return 3;
+    }
+    return two(t - 1);
+  }
+};
+
+// A kind of step's cost (one per kind and chunk size), with its uses: use k
+// is on the step's rank's (receiver = false) or its receiver's resource of
+// `kind`, `base` + rank x stride (the base: any rank's), for d ns (books =
+// false: an amount <= 0 books nothing).
+struct KindCost {
+  struct U {
+    ResourceKind kind;
+    bool receiver;
+    int base;
+    double d;
+    bool books;
+  };
+  double fixed = 0, latency = 0;
+  std::vector<U> u;
+  int hbm = -1;  // the use on an HBM that books (-1: none)
+};
+
+enum Kind : std::uint8_t { kQuantiseFirst, kQuantise, kSend, kSum, kGather, kDequantise, kKinds };
+
+Kind kind_of_rec(const Rec& r) {
+  switch (r.what) {
+    case What::QzHop: return r.first_hop ? kQuantiseFirst : kQuantise;
+    case What::RsSend: return kSend;
+    case What::QzSum: return kSum;
+    case What::AgSend: return kGather;
+    default: return kDequantise;
+  }
+}
+
+}  // namespace
+
+bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const ResourceMap& rm, bool one_plane,
+                      const RunContext& ctx, AnalyticResult& res) {
+  const Schedule& s = x.b.s;
+  const auto n = static_cast<std::size_t>(s.gpus);
+  if (n < 2 || !x.ring || rm.topology != Topology::Star || x.chunks.size() != n) return false;
+  ctx.check();
+  res = AnalyticResult{};
+  const Ids ids(n);
+  StepCost c;
+  auto cost_of = [&](const Rec& r, StepCost& to) {
+    auto full = [&](StepCost& f) { return analytic_step_cost(cfg, s, rm, x.fill(r), f, one_plane, false); };
+    if (r.what == What::Launch) return full(to);
+    return classes.cost(r, x.count_of(r), rm, to, full);
+  };
+
+  // Launches: no resource; each finishes at its fixed cost plus latency.
+  std::vector<double> launch(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (!cost_of(ids.rec(ids.reps(), r), c) || !c.uses.empty() || !(c.fixed_ns >= 0) || !(c.latency_total_ns() >= 0))
+      return false;
+    launch[r] = (0.0 + c.fixed_ns) + c.latency_total_ns();
+  }
+  // The chunks' sizes (build::split() makes a few), each chunk's among them.
+  std::vector<std::uint64_t> sizes;
+  for (const Span& ch : x.chunks) sizes.push_back(ch.count);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  std::vector<std::uint8_t> size_of(n);
+  if (sizes.size() > 8) return false;
+  for (std::size_t ch = 0; ch < n; ++ch)
+    size_of[ch] = static_cast<std::uint8_t>(std::lower_bound(sizes.begin(), sizes.end(), x.chunks[ch].count) - sizes.begin());
+  const bool alike =
+      sizes.size() == 1 && std::all_of(launch.begin(), launch.end(), [&](double l) { return l == launch[0]; });
+
+  // Each kind's cost per chunk size, from its first step of that size (on a
+  // star every step of one kind and size costs alike on its own ranks'
+  // resources: CostClasses); a use elsewhere fails.
+  std::vector<KindCost> kinds(kKinds * sizes.size());
+  std::vector<char> costed(kinds.size(), 0);
+  auto kind_cost = [&](const Rec& r) -> const KindCost* {
+    const std::size_t at = kind_of_rec(r) * sizes.size() + size_of[static_cast<std::size_t>(r.c)];
+    if (costed[at]) return &kinds[at];
+    if (!cost_of(r, c)) return nullptr;
+    KindCost& k = kinds[at];
+    k.fixed = c.fixed_ns;
+    k.latency = c.latency_total_ns();
+    if (!(k.fixed >= 0) || !(k.latency >= 0)) return nullptr;
+    for (const ResourceUse& u : c.uses) {
+      int base = 0, stride = 0;
+      const int gpu = star_rank_of(rm, u.resource, base, stride);
+      if (u.fed_by_transfers || gpu < 0) return nullptr;
+      const bool receiver = gpu != r.a;
+      if (receiver && (gpu != r.b || (r.what != What::RsSend && r.what != What::AgSend))) return nullptr;
+      const bool books = u.amount_bytes > 0;
+      if (books && rm.kind(u.resource) == ResourceKind::Hbm) {
+        if (k.hbm >= 0) return nullptr;  // (two on one step: none of these builders')
+        k.hbm = static_cast<int>(k.u.size());
+      }
+      k.u.push_back({rm.kind(u.resource), receiver, base, u.amount_bytes / u.rate_GBps, books});
+    }
+    costed[at] = 1;
+    return &k;
+  };
+  auto kind_of_step = [&](std::size_t t, std::size_t r) { return kind_cost(ids.rec(t, r)); };
+
+  // Every step's finish: by representative (ranks alike) or one by one.
+  std::vector<double> fin_rep;
+  // (Huge pages, not zeroed: every entry from n on is written before it is read.)
+  std::vector<double, BigAllocator<double>> fin_all;
+  auto fin = [&](StepId i) {
+    std::size_t t = 0, r = 0;
+    ids.of(i, t, r);
+    if (t == ids.reps()) return launch[r];
+    return alike ? fin_rep[t] : fin_all[i];
+  };
+  auto ready_of = [&](std::size_t t, std::size_t r) {
+    StepId d[3];
+    const int nd = ids.deps(t, r, d);
+    double ready = 0;
+    for (int k = 0; k < nd; ++k) ready = std::max(ready, fin(d[k]));
+    return ready;
+  };
+  // A step's finish from its ready time, no use queueing (each starts at t0).
+  auto finish = [](const KindCost& k, double ready) {
+    const double t0 = ready + k.fixed;
+    double end = t0;
+    for (const KindCost::U& u : k.u)
+      if (u.books) end = std::max(end, t0 + u.d);
+    return end + k.latency;
+  };
+
+  if (alike) {
+    // Ranks alike: one rank's steps stand for every rank's. Rank 0's queues
+    // (its ports and HBM, by resource) check that each use starts at or
+    // after the last one ended (no holder, start times that never
+    // decrease): then no use overlaps another on any rank's queue.
+    std::vector<std::pair<int, analytic::QueueTail>> queues;
+    auto queue = [&](int base) -> analytic::QueueTail& {
+      for (auto& [b, q] : queues)
+        if (b == base) return q;
+      queues.emplace_back(base, analytic::QueueTail{});
+      return queues.back().second;
+    };
+    fin_rep.assign(ids.reps(), 0.0);
+    for (std::size_t t = 0; t < ids.reps(); ++t) {
+      const KindCost* k = kind_of_step(t, 0);
+      if (!k) return false;
+      const double ready = ready_of(t, 0), t0 = ready + k->fixed;
+      for (std::size_t u = 0; u < k->u.size(); ++u) {
+        if (!k->u[u].books) continue;
+        Use rec;
+        if (!analytic::append_use(queue(k->u[u].base), ready, t0, k->u[u].d, static_cast<StepId>(t), static_cast<int>(u), rec) ||
+            rec.holder != kNoStep)
+          return false;
+      }
+      fin_rep[t] = finish(*k, ready);
+    }
+  } else {
+    // Rank by rank, round by round. Ports never queue: a rank's sends (its
+    // egress, its receiver's ingress) follow one another through their deps.
+    // Rank r's HBM serves two chains: its quantise steps Q_k and the fused
+    // reduce of the send into it S_k (round k); Q_k+1 waits for S_k and Q_k,
+    // S_k+1 for S_k, its sum for S_N-2, its dequantise for everything. So
+    // no use queues, and every use starts at its t0 whatever order book()
+    // takes them in, if Q_k and S_k do not overlap and S_k+1 starts after
+    // Q_k ends (the sum after the last Q): checked per rank with the end of
+    // its last Q before this round and its Q of this round. Else false.
+    if (3 * static_cast<double>(n) * static_cast<double>(n) > 4e8) return false;  // (the finishes: 8 bytes a step)
+    fin_all.resize(3 * n * n);
+    struct Span2 {
+      double from = 0, to = 0;
+      bool on = false;
+    };
+    std::vector<double> q_before(n, -1.0);  // the end of rank r's last quantise before this round (-1: none)
+    std::vector<Span2> q_now(n);
+    auto hbm_span = [](const KindCost& k, double ready) {
+      Span2 sp;
+      if (k.hbm < 0) return sp;
+      sp.from = ready + k.fixed;
+      sp.to = sp.from + k.u[static_cast<std::size_t>(k.hbm)].d;
+      sp.on = true;
+      return sp;
+    };
+    // The kinds' uses, checked once per kind and size: the quantise steps,
+    // the sum and the dequantise on their rank's HBM alone; the sends on the
+    // sender's egress and the receiver's ingress (the reduce-scatter's also
+    // on the receiver's HBM).
+    auto own_hbm_only = [](const KindCost& k) {
+      for (const KindCost::U& u : k.u)
+        if (u.books && (u.kind != ResourceKind::Hbm || u.receiver)) return false;
+      return true;
+    };
+    auto ports = [](const KindCost& k, bool hbm) {
+      for (const KindCost::U& u : k.u) {
+        if (!u.books) continue;
+        const bool ok = (u.kind == ResourceKind::Egress && !u.receiver) || (u.kind == ResourceKind::Ingress && u.receiver) ||
+                        (hbm && u.kind == ResourceKind::Hbm && u.receiver);
+        if (!ok) return false;
+      }
+      return true;
+    };
+    std::vector<char> checked(kinds.size(), 0);
+    const std::size_t ns = sizes.size();
+    // Step (t, r) of kind `kd` on chunk `ch`, ready at `ready`: its finish recorded, its cost returned.
+    auto step = [&](std::size_t t, std::size_t r, Kind kd, std::size_t ch, double ready) -> const KindCost* {
+      const std::size_t at = kd * ns + size_of[ch];
+      const KindCost* k = &kinds[at];
+      if (!checked[at]) {
+        k = kind_of_step(t, r);
+        if (!k || !(kd == kSend ? ports(*k, true) : kd == kGather ? ports(*k, false) : own_hbm_only(*k))) return nullptr;
+        checked[at] = 1;
+      }
+      fin_all[ids.id(t, r)] = finish(*k, ready);
+      return k;
+    };
+    auto send_fin = [&](std::size_t round, std::size_t r) { return fin_all[n + 2 * (n * round + r) + 1]; };
+    auto gather_fin = [&](std::size_t j, std::size_t r) { return fin_all[ids.b2 + n * j + r]; };
+    for (std::size_t round = 0; round + 1 < n; ++round) {
+      ctx.check();
+      ctx.report(static_cast<double>(round) / static_cast<double>(2 * n));
+      const std::size_t ch0 = (n - round) % n;  // rank 0's chunk this round
+      for (std::size_t r = 0, ch = ch0; r < n; ++r, ch = ch + 1 == n ? 0 : ch + 1) {  // the quantise steps
+        const double ready = round == 0 ? launch[r] : std::max(send_fin(round - 1, ids.prev(r)), send_fin(round - 1, r));
+        const KindCost* k = step(2 * round, r, round == 0 ? kQuantiseFirst : kQuantise, ch, ready);
+        if (!k) return false;
+        if (q_now[r].on) q_before[r] = std::max(q_before[r], q_now[r].to);
+        q_now[r] = hbm_span(*k, ready);
+      }
+      for (std::size_t r = 0, ch = ch0; r < n; ++r, ch = ch + 1 == n ? 0 : ch + 1) {  // the sends, into r + 1
+        const std::size_t to = ids.next(r);
+        const double ready = std::max(fin_all[n + 2 * (n * round + r)], launch[to]);
+        const KindCost* k = step(2 * round + 1, r, kSend, ch, ready);
+        if (!k) return false;
+        const Span2 sp = hbm_span(*k, ready), &q = q_now[to];
+        if (!sp.on) continue;
+        if (sp.from < q_before[to]) return false;
+        if (q.on && sp.from < q.to && q.from < sp.to) return false;
+      }
+    }
+    for (std::size_t r = 0; r < n; ++r) {  // the sums, after every quantise step
+      const double ready = send_fin(n - 2, ids.prev(r));
+      const KindCost* k = step(ids.sum_rep(), r, kSum, ids.next(r), ready);
+      if (!k) return false;
+      const Span2 sp = hbm_span(*k, ready);
+      if (sp.on && (sp.from < q_before[r] || (q_now[r].on && sp.from < q_now[r].to))) return false;
+    }
+    for (std::size_t j = 0; j + 1 < n; ++j) {
+      ctx.check();
+      for (std::size_t r = 0, ch = (1 + n - j) % n; r < n; ++r, ch = ch + 1 == n ? 0 : ch + 1) {
+        const double before = j == 0 ? std::max(fin_all[ids.b1 + r], send_fin(n - 2, r))
+                                     : std::max(gather_fin(j - 1, ids.prev(r)), gather_fin(j - 1, r));
+        if (!step(ids.ag_rep(j), r, kGather, ch, std::max(before, launch[ids.next(r)]))) return false;
+      }
+    }
+    for (std::size_t r = 0; r < n; ++r)
+      if (!step(ids.dequant_rep(), r, kDequantise, 0, std::max(gather_fin(n - 2, ids.prev(r)), gather_fin(n - 2, r))))
+        return false;
+  }
+
+  // The first of the latest to finish (with ranks alike, rank 0's copy of
+  // the latest representative: its smallest index).
+  double best = -1;
+  StepId last = kNoStep;
+  if (alike) {
+    for (std::size_t t = 0; t <= ids.reps(); ++t) {
+      const StepId i = ids.id(t, 0);
+      if (fin(i) > best || (fin(i) == best && i < last)) best = fin(i), last = i;
+    }
+  } else {
+    for (std::size_t r = 0; r < n; ++r)
+      if (launch[r] > best) best = launch[r], last = static_cast<StepId>(r);
+    for (std::size_t i = n; i < 3 * n * n; ++i)
+      if (fin_all[i] > best) best = fin_all[i], last = static_cast<StepId>(i);
+  }
+
+  // max_link_bytes as link_bytes() adds it: rank r sends every chunk but
+  // r + 1 in the reduce-scatter and every chunk but r + 2 in the gather, and
+  // its receiver takes the same bytes in (exact integer sums: any order).
+  {
+    std::vector<std::uint64_t> rs(n), ag(n);
+    std::uint64_t rs_all = 0, ag_all = 0;
+    for (std::size_t ch = 0; ch < n; ++ch) {
+      const Rec send{What::RsSend, false, 0, 1, static_cast<std::int32_t>(ch)};
+      rs_all += rs[ch] = region_bytes(s, x.fill(send).srcs[0]);
+      const Rec gather{What::AgSend, false, 0, 1, static_cast<std::int32_t>(ch)};
+      ag_all += ag[ch] = region_bytes(s, x.fill(gather).srcs[0]);
+    }
+    std::uint64_t m = 0;
+    for (std::size_t r = 0; r < n; ++r) m = std::max(m, (rs_all - rs[(r + 1) % n]) + (ag_all - ag[(r + 2) % n]));
+    if (m >= (std::uint64_t{1} << 53)) return false;
+    res.max_link_bytes = static_cast<double>(m);
+  }
+
+  // The walk: no use queued, so each use ran from its step's t0 for its
+  // duration, and each step was bound by its last use or its latest dep.
+  struct View {
+    const Ids& ids;
+    decltype(cost_of)& costf;
+    bool cost(StepId i, StepCost& to) const {
+      std::size_t t = 0, r = 0;
+      ids.of(i, t, r);
+      return costf(ids.rec(t, r), to);
+    }
+  } view{ids, cost_of};
+  struct Records {
+    const Ids& ids;
+    decltype(kind_of_step)& kind_of;
+    decltype(ready_of)& ready;
+    decltype(fin)& fin_of;
+    mutable Use scratch;
+    // The step's kind cost and t0 (a launch: none).
+    const KindCost* at(StepId i, double& t0) const {
+      std::size_t t = 0, r = 0;
+      ids.of(i, t, r);
+      if (t == ids.reps()) return nullptr;
+      const KindCost* k = kind_of(t, r);
+      t0 = ready(t, r) + k->fixed;
+      return k;
+    }
+    int bound_use(StepId i) const {
+      double t0 = 0;
+      const KindCost* k = at(i, t0);
+      int b = -1;
+      double end = t0;
+      for (std::size_t u = 0; k && u < k->u.size(); ++u)
+        if (k->u[u].books && t0 + k->u[u].d > end) end = t0 + k->u[u].d, b = static_cast<int>(u);
+      return b;
+    }
+    const Use& use(StepId i, int u) const {
+      double t0 = 0;
+      const KindCost::U& x = at(i, t0)->u[static_cast<std::size_t>(u)];
+      scratch = Use{t0, x.books ? t0 + x.d : t0, kNoStep, -1};
+      return scratch;
+    }
+    StepId bound_dep(StepId i) const {  // the first latest finishing dep (book.h)
+      std::size_t t = 0, r = 0;
+      ids.of(i, t, r);
+      StepId d[3];
+      const int nd = ids.deps(t, r, d);
+      StepId b = kNoStep;
+      double most = -1;
+      for (int k = 0; k < nd; ++k)
+        if (fin_of(d[k]) > most) most = fin_of(d[k]), b = d[k];
+      return b;
+    }
+  } records{ids, kind_of_step, ready_of, fin, {}};
+  if (last == kNoStep) return false;
+  analytic::walk_from(view, c, records, last, best, res);
+  return true;
+}
+
+}  // namespace scin::shot

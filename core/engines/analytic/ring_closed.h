@@ -1,0 +1,44 @@
+// Ring-q8's booking in closed order, without step records (issue 14: a
+// 1024-GPU point in milliseconds). Internal to the analytic engine
+// (shot_alike.cc).
+#pragma once
+
+#include "base/run_context.h"
+#include "engines/analytic/shot_steps.h"
+#include "fabric/config.h"
+
+namespace scin::shot {
+
+/// The analytic result of build_ring_q's schedule (x.ring) on a star, from
+/// its structure alone: time, every breakdown term, the critical path and
+/// max_link_bytes as booking the compiled schedule gives them, to the last
+/// bit; no per-step timings (`res.steps` stays empty). `x` after
+/// ring_q_head() and shapes_done().
+///
+/// It holds where no use queues. A rank's ports serve its sends (egress) and
+/// the sends into it (ingress), one after another through their deps. Its
+/// HBM serves two chains: its quantise steps Q_k and the fused reduce of
+/// the send into it S_k (round k), where Q_k+1 waits for S_k, S_k+1 for S_k,
+/// its sum for the last S and its dequantise for everything; but Q_k and
+/// S_k, and S_k+1 and Q_k, are not ordered by deps. Where they do not
+/// overlap in time either, every use starts at its step's ready time +
+/// fixed cost whatever order book() takes them in (an earliest gap at or
+/// after that time is free), so each step's finish is its latest dep's
+/// finish + fixed cost + its longest use + latency, and the critical path
+/// is walked back as book() walks it (book.h, walk_from) through deps alone.
+///
+/// Ranks alike, where every chunk has the same element count and every
+/// launch ends at once: step k of every rank costs the same on its own
+/// ranks' resources (CostClasses) and waits for the same deps' times, so one
+/// rank's 3N - 1 steps stand for all 3N^2, booked on rank 0's queues, which
+/// check that each use starts after the last one ended (O(N) time and
+/// memory). Else every step's finish is computed round by round (O(N^2)
+/// time, 8 bytes a step), checking per rank that S_k does not overlap Q_k
+/// and starts after Q_k-1 ends, and that the sum starts after the last Q.
+/// Returns false where a condition fails (a use on another rank's or
+/// another kind of resource, a fed unit, a negative fixed cost or latency,
+/// uses that would overlap on an HBM): the caller books the steps then.
+bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const ResourceMap& rm, bool one_plane,
+                      const RunContext& ctx, AnalyticResult& res);
+
+}  // namespace scin::shot

@@ -57,15 +57,16 @@ bool expect_shot_alike_exact(const Config& c, Algorithm a, std::uint64_t bytes, 
   const std::optional<AnalyticResult> closed = run_analytic_shot(c, coll, a, {}, false, &how);
   EXPECT_TRUE(closed.has_value());
   if (!closed) return false;
-  // Ring-q8 in closed order on a star (ring_closed.h), where no use would queue (`ring_closed`).
-  const bool star = c.fabric.topology == Topology::Star;
-  EXPECT_EQ(how, (ring ? star && ring_closed : all_ready_at_once) ? ShotBooking::Closed
+  // Ring-q8 in closed order (ring_closed.h), where no use would queue (`ring_closed`).
+  EXPECT_EQ(how, (ring ? ring_closed : all_ready_at_once) ? ShotBooking::Closed
                  : ring                             ? ShotBooking::Queue
                                                     : ShotBooking::InOrder);
   expect_same_booking(*closed, full, 0);  // time, every term, the critical path, max_link_bytes
   bool estimate_closed = false;  // what estimate() assumes of this run
   EXPECT_EQ(shot_alike_steps(c, a, &estimate_closed, &coll), s.steps.size());
-  EXPECT_EQ(estimate_closed, how == ShotBooking::Closed || (ring && !ring_closed));  // (found only as it books)
+  // (Ring-q8: uses that would overlap are found only as it books; on two tiers the estimate assumes them.)
+  const bool star = c.fabric.topology == Topology::Star;
+  EXPECT_EQ(estimate_closed, ring ? star : how == ShotBooking::Closed);
   return true;
 }
 
@@ -166,7 +167,8 @@ TEST(ShotAlike, RingQ8FallsBackWhereAnHbmWouldQueue) {
 
 // Two tiers: one-shot's and the two-shots' pushes cross the leaf <-> spine
 // trunks, and are booked in order there too (not in closed order: a pair's
-// route decides its uses); ring-q8 by book(). nvl36x2 as shipped, and
+// route decides its uses); ring-q8 in closed order (each send between leaves
+// costed alone) where no use would queue, else by book(). nvl36x2 as shipped, and
 // nvl576-style at 72 and 144 GPUs (2 and 4 leaves), with launches
 // serialised, in FP32.
 TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
@@ -184,7 +186,10 @@ TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
     for (Algorithm a : kAlgos)
       for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 28}) {
         if (c.fabric.gpus == 144 && bytes != (std::uint64_t{1} << 20) + 2) continue;
-        EXPECT_TRUE(expect_shot_alike_exact(c, a, bytes, DType::Bf16, false)) << c.fabric.gpus << " " << to_string(a) << " " << bytes;
+        // (Ring-q8 at 256 MiB: a send between leaves reduces into the first rank of the next leaf
+        // while that rank quantises, so it is booked by book().)
+        EXPECT_TRUE(expect_shot_alike_exact(c, a, bytes, DType::Bf16, false, bytes < (std::uint64_t{1} << 28)))
+            << c.fabric.gpus << " " << to_string(a) << " " << bytes;
       }
   EXPECT_TRUE(expect_shot_alike_exact(load_preset("nvl36x2"), Algorithm::TwoShot, std::uint64_t{1} << 22, DType::Fp32, false));
 }

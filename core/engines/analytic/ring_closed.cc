@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <utility>
 #include <vector>
 
@@ -107,7 +108,8 @@ struct Ids {
 // A kind of step's cost (one per kind and chunk size), with its uses: use k
 // is on the step's rank's (receiver = false) or its receiver's resource of
 // `kind`, `base` + rank x stride (the base: any rank's), for d ns (books =
-// false: an amount <= 0 books nothing).
+// false: an amount <= 0 books nothing); or, for a send across two tiers'
+// spines (costed alone), on a trunk: `base` is then the resource itself.
 struct KindCost {
   struct U {
     ResourceKind kind;
@@ -139,7 +141,8 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
                       const RunContext& ctx, AnalyticResult& res) {
   const Schedule& s = x.b.s;
   const auto n = static_cast<std::size_t>(s.gpus);
-  if (n < 2 || !x.ring || rm.topology != Topology::Star || x.chunks.size() != n) return false;
+  const bool tiers = rm.topology == Topology::TwoTier;
+  if (n < 2 || !x.ring || (rm.topology != Topology::Star && !tiers) || x.chunks.size() != n) return false;
   ctx.check();
   res = AnalyticResult{};
   const Ids ids(n);
@@ -166,36 +169,52 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
   if (sizes.size() > 8) return false;
   for (std::size_t ch = 0; ch < n; ++ch)
     size_of[ch] = static_cast<std::uint8_t>(std::lower_bound(sizes.begin(), sizes.end(), x.chunks[ch].count) - sizes.begin());
-  const bool alike =
-      sizes.size() == 1 && std::all_of(launch.begin(), launch.end(), [&](double l) { return l == launch[0]; });
+  const bool alike = !tiers && sizes.size() == 1 &&
+                     std::all_of(launch.begin(), launch.end(), [&](double l) { return l == launch[0]; });
+  // Two tiers: a send between leaves (the last rank of a leaf to the first of
+  // the next) crosses a leaf's uplink and a spine's downlink, and is costed
+  // alone (`crossing`).
+  auto crossing = [&](std::size_t r) { return tiers && s.leaf_of(static_cast<NodeId>(r)) != s.leaf_of(static_cast<NodeId>(ids.next(r))); };
 
   // Each kind's cost per chunk size, from its first step of that size (on a
   // star every step of one kind and size costs alike on its own ranks'
-  // resources: CostClasses); a use elsewhere fails.
+  // resources: CostClasses; on two tiers so does every send within a leaf:
+  // up to the leaf switch and down, on the two ports); a use elsewhere
+  // fails. A send between leaves is costed alone, into `across`.
   std::vector<KindCost> kinds(kKinds * sizes.size());
   std::vector<char> costed(kinds.size(), 0);
+  KindCost across;
   auto kind_cost = [&](const Rec& r) -> const KindCost* {
     const std::size_t at = kind_of_rec(r) * sizes.size() + size_of[static_cast<std::size_t>(r.c)];
-    if (costed[at]) return &kinds[at];
+    const bool send = r.what == What::RsSend || r.what == What::AgSend;
+    const bool alone = send && crossing(static_cast<std::size_t>(r.a));
+    if (!alone && costed[at]) return &kinds[at];
     if (!cost_of(r, c)) return nullptr;
-    KindCost& k = kinds[at];
+    KindCost& k = alone ? across : kinds[at];
+    k = KindCost{};
     k.fixed = c.fixed_ns;
     k.latency = c.latency_total_ns();
     if (!(k.fixed >= 0) || !(k.latency >= 0)) return nullptr;
     for (const ResourceUse& u : c.uses) {
       int base = 0, stride = 0;
-      const int gpu = star_rank_of(rm, u.resource, base, stride);
-      if (u.fed_by_transfers || gpu < 0) return nullptr;
-      const bool receiver = gpu != r.a;
-      if (receiver && (gpu != r.b || (r.what != What::RsSend && r.what != What::AgSend))) return nullptr;
+      const int gpu = accel_rank_of(rm, u.resource, base, stride);
+      const ResourceKind kind = rm.kind(u.resource);
       const bool books = u.amount_bytes > 0;
+      if (u.fed_by_transfers) return nullptr;
+      if (gpu < 0) {
+        if (!alone || (kind != ResourceKind::Uplink && kind != ResourceKind::Downlink)) return nullptr;
+        k.u.push_back({kind, false, u.resource, u.amount_bytes / u.rate_GBps, books});
+        continue;
+      }
+      const bool receiver = gpu != r.a;
+      if (receiver && (gpu != r.b || !send)) return nullptr;
       if (books && rm.kind(u.resource) == ResourceKind::Hbm) {
         if (k.hbm >= 0) return nullptr;  // (two on one step: none of these builders')
         k.hbm = static_cast<int>(k.u.size());
       }
-      k.u.push_back({rm.kind(u.resource), receiver, base, u.amount_bytes / u.rate_GBps, books});
+      k.u.push_back({kind, receiver, base, u.amount_bytes / u.rate_GBps, books});
     }
-    costed[at] = 1;
+    if (!alone) costed[at] = 1;
     return &k;
   };
   auto kind_of_step = [&](std::size_t t, std::size_t r) { return kind_cost(ids.rec(t, r)); };
@@ -254,26 +273,43 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     }
   } else {
     // Rank by rank, round by round. Ports never queue: a rank's sends (its
-    // egress, its receiver's ingress) follow one another through their deps.
-    // Rank r's HBM serves two chains: its quantise steps Q_k and the fused
-    // reduce of the send into it S_k (round k); Q_k+1 waits for S_k and Q_k,
-    // S_k+1 for S_k, its sum for S_N-2, its dequantise for everything. So
-    // no use queues, and every use starts at its t0 whatever order book()
-    // takes them in, if Q_k and S_k do not overlap and S_k+1 starts after
-    // Q_k ends (the sum after the last Q): checked per rank with the end of
-    // its last Q before this round and its Q of this round. Else false.
+    // egress, its receiver's ingress; on two tiers a leaf's uplink and
+    // downlink, which its last rank's sends alone cross) follow one another
+    // through their deps. Rank r's HBM serves two chains: its quantise steps
+    // Q_k and the fused reduce of the send into it S_k (round k); Q_k+1
+    // waits for S_k and Q_k, S_k+1 for S_k, its sum for S_N-2, its
+    // dequantise for everything. So every Q_j starts after every S before
+    // it ends, and no use queues (every use starts at its t0 whatever order
+    // book() takes them in) if no S_k, nor the sum, overlaps a Q_j, j <= k:
+    // checked per rank against the Q_j that end after the last S started.
     if (3 * static_cast<double>(n) * static_cast<double>(n) > 4e8) return false;  // (the finishes: 8 bytes a step)
     fin_all.resize(3 * n * n);
     struct Span2 {
       double from = 0, to = 0;
       bool on = false;
     };
-    std::vector<double> q_before(n, -1.0);  // the end of rank r's last quantise before this round (-1: none)
-    std::vector<Span2> q_now(n);
+    // Per rank, its quantise steps' HBM uses that may still meet an S (in
+    // order: the S chain can run ahead by a few rounds, as on two tiers,
+    // where a send between leaves uses the receiver's HBM from its start and
+    // finishes a spine's latency later).
+    struct Window {
+      std::deque<Span2> q;
+      void push(const Span2& x) {
+        if (x.on) q.push_back(x);
+      }
+      // An S (or the sum) overlaps none; the Q that end by its t0 go (every
+      // later S starts after this one ends, with or without a use).
+      bool clear_of(const Span2& sp) {
+        while (!q.empty() && q.front().to <= sp.from) q.pop_front();
+        return !sp.on || q.empty() || !(q.front().from < sp.to);
+      }
+    };
+    std::vector<Window> quantises(n);
+    // A step's use of an HBM (on = false: none; `from` is still its t0).
     auto hbm_span = [](const KindCost& k, double ready) {
       Span2 sp;
+      sp.from = sp.to = ready + k.fixed;
       if (k.hbm < 0) return sp;
-      sp.from = ready + k.fixed;
       sp.to = sp.from + k.u[static_cast<std::size_t>(k.hbm)].d;
       sp.on = true;
       return sp;
@@ -287,9 +323,18 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
         if (u.books && (u.kind != ResourceKind::Hbm || u.receiver)) return false;
       return true;
     };
-    auto ports = [](const KindCost& k, bool hbm) {
+    // A trunk's sender (two tiers: -1 none yet): a trunk two ranks' sends
+    // crossed could queue (a leaf's uplink serves its last rank's sends alone).
+    std::vector<int> trunk_sender(tiers ? static_cast<std::size_t>(rm.count() - rm.hbm(rm.gpus)) : 0, -1);
+    auto ports = [&](const KindCost& k, bool hbm, std::size_t from) {
       for (const KindCost::U& u : k.u) {
         if (!u.books) continue;
+        if (u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink) {
+          int& who = trunk_sender[static_cast<std::size_t>(u.base - rm.hbm(rm.gpus))];
+          if (who >= 0 && who != static_cast<int>(from)) return false;
+          who = static_cast<int>(from);
+          continue;
+        }
         const bool ok = (u.kind == ResourceKind::Egress && !u.receiver) || (u.kind == ResourceKind::Ingress && u.receiver) ||
                         (hbm && u.kind == ResourceKind::Hbm && u.receiver);
         if (!ok) return false;
@@ -302,10 +347,11 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     auto step = [&](std::size_t t, std::size_t r, Kind kd, std::size_t ch, double ready) -> const KindCost* {
       const std::size_t at = kd * ns + size_of[ch];
       const KindCost* k = &kinds[at];
-      if (!checked[at]) {
+      const bool alone = (kd == kSend || kd == kGather) && crossing(r);
+      if (alone || !checked[at]) {
         k = kind_of_step(t, r);
-        if (!k || !(kd == kSend ? ports(*k, true) : kd == kGather ? ports(*k, false) : own_hbm_only(*k))) return nullptr;
-        checked[at] = 1;
+        if (!k || !(kd == kSend ? ports(*k, true, r) : kd == kGather ? ports(*k, false, r) : own_hbm_only(*k))) return nullptr;
+        if (!alone) checked[at] = 1;
       }
       fin_all[ids.id(t, r)] = finish(*k, ready);
       return k;
@@ -320,26 +366,21 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
         const double ready = round == 0 ? launch[r] : std::max(send_fin(round - 1, ids.prev(r)), send_fin(round - 1, r));
         const KindCost* k = step(2 * round, r, round == 0 ? kQuantiseFirst : kQuantise, ch, ready);
         if (!k) return false;
-        if (q_now[r].on) q_before[r] = std::max(q_before[r], q_now[r].to);
-        q_now[r] = hbm_span(*k, ready);
+        quantises[r].push(hbm_span(*k, ready));
       }
       for (std::size_t r = 0, ch = ch0; r < n; ++r, ch = ch + 1 == n ? 0 : ch + 1) {  // the sends, into r + 1
         const std::size_t to = ids.next(r);
         const double ready = std::max(fin_all[n + 2 * (n * round + r)], launch[to]);
         const KindCost* k = step(2 * round + 1, r, kSend, ch, ready);
         if (!k) return false;
-        const Span2 sp = hbm_span(*k, ready), &q = q_now[to];
-        if (!sp.on) continue;
-        if (sp.from < q_before[to]) return false;
-        if (q.on && sp.from < q.to && q.from < sp.to) return false;
+        if (!quantises[to].clear_of(hbm_span(*k, ready))) return false;
       }
     }
     for (std::size_t r = 0; r < n; ++r) {  // the sums, after every quantise step
       const double ready = send_fin(n - 2, ids.prev(r));
       const KindCost* k = step(ids.sum_rep(), r, kSum, ids.next(r), ready);
       if (!k) return false;
-      const Span2 sp = hbm_span(*k, ready);
-      if (sp.on && (sp.from < q_before[r] || (q_now[r].on && sp.from < q_now[r].to))) return false;
+      if (!quantises[r].clear_of(hbm_span(*k, ready))) return false;
     }
     for (std::size_t j = 0; j + 1 < n; ++j) {
       ctx.check();

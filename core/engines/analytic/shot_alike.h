@@ -38,8 +38,9 @@ namespace scin {
 /// search. Without `with_steps` (no per-step timings wanted: simulate()),
 /// one-shot and the two-shots whose ranks are all ready at once are booked in
 /// closed order without step records (shot_closed.h: O(N) memory, N^2
-/// additions), and ring-q8 on a star where no use would queue (ring_closed.h:
-/// O(N) with ranks alike, else 8 bytes and a few additions a step). `how`
+/// additions), and ring-q8 on a star or two tiers where no use would queue
+/// (ring_closed.h: O(N) with ranks alike, else 8 bytes and a few additions a
+/// step). `how`
 /// (optional): which booking answered.
 /// Returns nothing for another algorithm, on a mesh or a graph file, where the
 /// algorithm is unsupported, for fewer than two GPUs: the caller compiles and
@@ -56,8 +57,9 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
 /// `closed` (optional): whether simulate()'s run (no per-step timings) books
 /// them in closed order: one-shot and the two-shots on a star when every
 /// rank's launch ends at once (shot_closed.h: one GPU per process, or no
-/// launch serialisation), ring-q8 on a star (ring_closed.h, unless a use
-/// would queue on an HBM, which it finds as it books). `closed_steps`
+/// launch serialisation), ring-q8 on a star (ring_closed.h, unless uses
+/// would overlap on an HBM, which it finds as it books; on two tiers, where
+/// they do at large sizes, the estimate assumes the queue). `closed_steps`
 /// (optional, for ring-q8): the steps that booking computes: 3N - 1 with
 /// ranks alike (launches at once and `coll` cut into chunks of equal whole
 /// blocks), else 3N^2.

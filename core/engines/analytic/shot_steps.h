@@ -235,13 +235,13 @@ inline StepKind kind_of(What w) {
   }
 }
 
-// On a star, the accelerator whose egress port, ingress port or HBM `res` is
-// (its resource map's layout: a port is gpu x planes + plane, an HBM a base
-// + gpu), with `base` and `stride` such that res = base + gpu x stride, so
-// that another accelerator's same resource is base + its rank x stride; -1
-// for any other resource or topology.
-inline int star_rank_of(const ResourceMap& rm, int res, int& base, int& stride) {
-  if (rm.topology != Topology::Star) return -1;
+// On a star or two tiers, the accelerator whose egress port, ingress port or
+// HBM `res` is (its resource map's layout: a port is gpu x planes + plane,
+// an HBM a base + gpu), with `base` and `stride` such that res = base + gpu x
+// stride, so that another accelerator's same resource is base + its rank x
+// stride; -1 for any other resource (a switch's unit, a trunk) or a mesh.
+inline int accel_rank_of(const ResourceMap& rm, int res, int& base, int& stride) {
+  if (rm.topology == Topology::Mesh) return -1;
   const int P = rm.planes;
   int gpu = -1;
   switch (rm.kind(res)) {
@@ -331,7 +331,7 @@ class CostClasses {
     e.role.resize(e.c.uses.size());
     for (std::size_t k = 0; k < e.c.uses.size(); ++k) {
       Role& ro = e.role[k];
-      const int gpu = star_rank_of(rm, e.c.uses[k].resource, ro.base, ro.stride);
+      const int gpu = accel_rank_of(rm, e.c.uses[k].resource, ro.base, ro.stride);
       if (gpu < 0) return false;
       if (gpu == r.a) ro.of_receiver = false;
       else if (has_receiver(r.what) && gpu == r.b) ro.of_receiver = true;

@@ -10,6 +10,7 @@
 #include "engines/analytic/nvls_alike.h"
 #include "engines/analytic/ring_alike.h"
 #include "engines/analytic/scin_alike.h"
+#include "engines/analytic/scin_tiers.h"
 #include "engines/analytic/shot_alike.h"
 #include "fabric/params.h"
 #include "model/cost_grid.h"
@@ -124,6 +125,12 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
       out.have_analytic = true;
       // (build_scin's variant: INQ's codec and block size.)
       if (inq) out.variant = fmt::format("{} G={}", to_string(cfg.quant.codec), cfg.quant.block_elems);
+      return out;
+    }
+    // Two tiers: planes alike compiled and booked once (scin_tiers.h).
+    if (std::optional<AnalyticResult> a = run_analytic_scin_tiers(cfg, c, inq, ctx)) {
+      out.analytic = std::move(*a);
+      out.have_analytic = true;
       return out;
     }
   }
@@ -317,7 +324,19 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       if (closed) return {k, "steps", k * 2e-8 + n * 1e-6, n * 4096};
       return {k, "steps", k * 4e-7 + n * 1e-6, k * 112 + n * 1024};
     }
-  if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
+  // SCIN on two tiers books one plane per stripe size (scin_tiers.h): the
+  // estimate of every plane, scaled to the steps it books.
+  std::size_t tiers_total = 0;
+  const std::size_t tiers_booked =
+      engine_id == EngineId::Analytic && algo == Algorithm::Scin ? scin_tiers_steps(run_cfg, c, false, &tiers_total) : 0;
+  auto booked_share = [&](WorkEstimate w) {
+    if (tiers_booked == 0 || tiers_total == 0) return w;
+    const double f = static_cast<double>(tiers_booked) / static_cast<double>(tiers_total);
+    w.seconds *= f;
+    w.memory_bytes *= f;
+    return w;
+  };
+  if (gpus <= 128) return booked_share(estimate_compiled(run_cfg, algo, c, e));
   const int planes = cfg.fabric.planes;
   const double n[3] = {16, 32, 64};
   double amount[3], seconds[3], memory[3];
@@ -339,7 +358,7 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       unit = at_planes[0].unit;
     }
   } catch (const Error&) {
-    return estimate_compiled(run_cfg, algo, c, e);  // a fabric that needs its own GPU or plane count
+    return booked_share(estimate_compiled(run_cfg, algo, c, e));  // a fabric that needs its own GPU or plane count
   }
   WorkEstimate w;
   w.unit = unit;
@@ -347,7 +366,7 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   w.amount = std::max(amount[2], quadratic_at(n, amount, at));
   w.seconds = std::max(seconds[2], quadratic_at(n, seconds, at));
   w.memory_bytes = std::max(memory[2], quadratic_at(n, memory, at));
-  return w;
+  return booked_share(w);
 }
 
 namespace {

@@ -156,6 +156,11 @@ Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const R
   check_compilable(cfg, algo);
   build::Builder b(cfg, a.name, c, opt.storage);
   b.labels = opt.labels;
+  b.planes = opt.planes;
+  if (opt.planes && (opt.planes->size() != static_cast<std::size_t>(std::max(0, cfg.fabric.planes)) ||
+                     !cfg.fabric.graph_file.empty() || cfg.fabric.topology != Topology::TwoTier ||
+                     (algo != Algorithm::Scin && algo != Algorithm::ScinInq)))
+    throw Error("compile: building some planes only is for two-tier SCIN, one flag per plane");
   if (ctx.stop.stop_possible()) b.ctx = &ctx;
   a.build(b);
   check_schedule(b.s, b.ctx);

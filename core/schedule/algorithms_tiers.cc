@@ -128,8 +128,13 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
     const auto un = static_cast<std::size_t>(n), ul = static_cast<std::size_t>(leaves);
     const bool q = inq || uplink_inq;
     std::size_t steps = un * (inq ? 3 : 1);
-    for (const Span& st : stripes) {
+    for (std::size_t p = 0; p < stripes.size(); ++p) {
+      const Span& st = stripes[p];
       const auto w = static_cast<std::size_t>(scin_chunks(b.cfg, st.count));
+      if (!b.builds_plane(static_cast<int>(p))) {
+        steps += inq ? w * un : 0;  // (its quantise steps are still built)
+        continue;
+      }
       const std::size_t per_wave = ul * (q ? 3 : 2) + (q ? 3 : 2) + (uplink_inq ? 2 * ul : 0) + (inq ? un : 0);
       steps += un + ul + w * per_wave + 2 * un + ul;
     }
@@ -140,6 +145,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
   const Format partial = inq || uplink_inq ? Format::Fp32 : b.data_format;
   std::vector<std::vector<StepId>> flags(static_cast<std::size_t>(n));
   for (int p = 0; p < planes; ++p) {
+    if (!b.builds_plane(p)) continue;
     const Span stripe = stripes[p];
     std::vector<BufferId> lacc, lq, ldown, lout, sacc, sq;
     for (int l = 0; l < leaves; ++l) {

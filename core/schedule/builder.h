@@ -123,6 +123,10 @@ struct Builder {
     return labels ? fmt::format(f, std::forward<A>(a)...) : std::string();
   }
 
+  /// Two-tier SCIN: the planes to build (CompileOptions::planes; null: all).
+  const std::vector<char>* planes = nullptr;
+  bool builds_plane(int p) const { return !planes || (*planes)[static_cast<std::size_t>(p)]; }
+
   /// Polled while building, every ~65k step entries (a step counts its
   /// regions and dependences: an NVLS step at 1024 GPUs names thousands); null: never stops.
   const RunContext* ctx = nullptr;

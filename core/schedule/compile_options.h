@@ -2,6 +2,8 @@
 // Kept out of schedule/algorithms.h (included by most of the tree).
 #pragma once
 
+#include <vector>
+
 #include "schedule/algorithms.h"
 
 namespace scin {
@@ -18,6 +20,12 @@ struct CompileOptions {
   /// point after point (simulate()) keeps one schedule's storage per thread
   /// instead of allocating and freeing the lists every time.
   Schedule* storage = nullptr;
+  /// Two-tier SCIN only (build_scin_tiers): per plane, whether to build its
+  /// steps (null: every plane). The schedule then lacks the other planes'
+  /// steps and the ranks' final waits depend on the built planes' flags alone:
+  /// not a complete All-Reduce, only for run_analytic_scin_tiers (its planes
+  /// alike stand for the rest). compile() checks it as any schedule.
+  const std::vector<char>* planes = nullptr;
 };
 
 /// compile(cfg, algo, c, ctx) with `opt`.

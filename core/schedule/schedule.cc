@@ -194,15 +194,21 @@ double LinkBytes::max_link_bytes() const {
   return m;
 }
 
-LinkBytes link_bytes(const Schedule& s) {
+LinkBytes link_bytes(const Schedule& s) { return link_bytes(s, {}); }
+
+LinkBytes link_bytes(const Schedule& s, const std::vector<double>& plane_weight) {
   LinkBytes lb;
   lb.egress_bytes.assign(static_cast<std::size_t>(s.gpus), 0.0);
   lb.ingress_bytes.assign(static_cast<std::size_t>(s.gpus), 0.0);
   auto node_of = [&](const Region& r) { return s.buffers[r.buffer].node; };
   for (const Step& st : s.steps) {
     if (st.via == kNoNode) continue;  // local
+    // (Exact: whole bytes times whole weights, summed below 2^53.)
+    const double w = plane_weight.empty() || !s.is_switch(st.initiator)
+                         ? 1.0
+                         : plane_weight[static_cast<std::size_t>(s.plane_of(st.initiator))];
     if (st.kind == StepKind::Write) {
-      const double b = static_cast<double>(region_bytes(s, st.srcs[0]));
+      const double b = w * static_cast<double>(region_bytes(s, st.srcs[0]));
       const NodeId from = st.initiator;
       const bool from_accel = !s.is_switch(from);
       if (st.via == kDirect) {
@@ -224,12 +230,12 @@ LinkBytes link_bytes(const Schedule& s) {
       for (const auto& r : st.srcs) {
         NodeId from = node_of(r);
         if (from == to && st.srcs.size() == 1) continue;  // a local read
-        if (!s.is_switch(from)) lb.egress_bytes[from] += static_cast<double>(region_bytes(s, r));
+        if (!s.is_switch(from)) lb.egress_bytes[from] += w * static_cast<double>(region_bytes(s, r));
         if (st.srcs.size() == 1 && !s.is_switch(to))
-          lb.ingress_bytes[to] += static_cast<double>(region_bytes(s, r));
+          lb.ingress_bytes[to] += w * static_cast<double>(region_bytes(s, r));
       }
       if (st.srcs.size() > 1 && !s.is_switch(to))
-        lb.ingress_bytes[to] += static_cast<double>(region_bytes(s, st.dsts[0]));
+        lb.ingress_bytes[to] += w * static_cast<double>(region_bytes(s, st.dsts[0]));
     }
   }
   return lb;

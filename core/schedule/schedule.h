@@ -196,5 +196,9 @@ struct LinkBytes {
   double max_link_bytes() const;
 };
 LinkBytes link_bytes(const Schedule& s);
+/// The same with each transfer a switch issues counted `plane_weight[its
+/// plane]` times (a schedule built for some planes standing for others alike:
+/// CompileOptions::planes).
+LinkBytes link_bytes(const Schedule& s, const std::vector<double>& plane_weight);
 
 }  // namespace scin

@@ -13,6 +13,7 @@
 #include "base/cancel.h"
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/scin_alike.h"
+#include "engines/analytic/scin_tiers.h"
 #include "engines/simulate.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
@@ -468,4 +469,67 @@ TEST(ScinAlike, ChainsBookAsRun) {
         if (HasFatalFailure()) return;
       }
   EXPECT_GT(answered, tried / 2) << answered << " of " << tried;
+}
+
+namespace {
+
+// run_analytic_scin_tiers against booking the compiled schedule (every plane):
+// time, every term, the critical path (the full schedule's indices),
+// max_link_bytes. False if it declined.
+bool expect_scin_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype = DType::Bf16) {
+  SCOPED_TRACE(fmt::format("scin {} GPUs, {} leaves, {} planes, {} B", c.fabric.gpus, c.fabric.leaves, c.fabric.planes, bytes));
+  const Collective coll{bytes, dtype};
+  const std::optional<AnalyticResult> fast = run_analytic_scin_tiers(c, coll, false);
+  if (!fast) return false;
+  const Schedule s = compile(c, Algorithm::Scin, coll);
+  const AnalyticResult full = run_analytic(c, s);
+  expect_same_booking(*fast, full, 0);
+  EXPECT_GT(full.critical_path.size(), 3u);
+  std::size_t total = 0;
+  EXPECT_GT(scin_tiers_steps(c, coll, false, &total), 0u);
+  EXPECT_EQ(total, s.steps.size());  // what estimate() counts
+  expect_simulate_books_as_compiled(c, Algorithm::Scin, bytes);
+  return true;
+}
+
+Config nvl576_at(int gpus, int leaves) {
+  Config c = load_preset("nvl576-style");
+  set_param(c, "fabric.gpus", gpus);
+  set_param(c, "fabric.leaves", leaves);
+  validate(c);
+  return c;
+}
+
+}  // namespace
+
+// Two tiers: the planes of each stripe size booked once. nvl36x2 as shipped
+// (18 planes: 1 GiB gives stripes of two sizes, 64 MiB + 36 B too, 18 x 2^20
+// elements one), nvl576-style at 72 and 144 GPUs, FP32, one spine, oversubscribed trunks.
+TEST(ScinTiers, EqualsTheFullBookingOnTwoTiers) {
+  const Config nvl36x2 = load_preset("nvl36x2");
+  for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26,
+                              (std::uint64_t{1} << 26) + 36, std::uint64_t{18} << 21, std::uint64_t{1} << 30})
+    EXPECT_TRUE(expect_scin_tiers_exact(nvl36x2, bytes)) << bytes;
+  EXPECT_TRUE(expect_scin_tiers_exact(nvl576_at(72, 2), std::uint64_t{1} << 24));
+  EXPECT_TRUE(expect_scin_tiers_exact(nvl576_at(144, 4), (std::uint64_t{1} << 22) + 2));
+  EXPECT_TRUE(expect_scin_tiers_exact(nvl36x2, std::uint64_t{1} << 24, DType::Fp32));
+  for (const auto& [path, value] : {std::pair<const char*, double>{"fabric.spines", 1}, {"fabric.oversubscription", 4}}) {
+    Config c = load_preset("nvl36x2");
+    set_param(c, path, value);
+    validate(c);
+    EXPECT_TRUE(expect_scin_tiers_exact(c, (std::uint64_t{1} << 24) + 2)) << path;
+  }
+}
+
+// SCIN+INQ (each rank's quantise steps share its HBM across planes), a star,
+// one plane: declined, the caller compiles every plane.
+TEST(ScinTiers, DeclinesWhatItCannotStandFor) {
+  const Collective coll{std::uint64_t{1} << 20, DType::Bf16};
+  EXPECT_FALSE(run_analytic_scin_tiers(load_preset("nvl36x2"), coll, true).has_value());
+  EXPECT_FALSE(run_analytic_scin_tiers(load_preset("hgx-h200-8"), coll, false).has_value());
+  Config one = load_preset("nvl36x2");
+  set_param(one, "fabric.planes", 1);
+  validate(one);
+  EXPECT_FALSE(run_analytic_scin_tiers(one, coll, false).has_value());
+  EXPECT_EQ(scin_tiers_steps(one, coll, false), 0u);
 }

@@ -1,0 +1,107 @@
+// SCIN on two tiers by planes alike (scin_tiers.h).
+#include "engines/analytic/scin_tiers.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "base/error.h"
+#include "schedule/builder.h"
+#include "schedule/compile_options.h"
+
+namespace scin {
+
+namespace {
+
+// build_scin_tiers' planes (no INQ): which ones stand for the rest (the
+// first of each stripe size), each plane's step count and first index in the
+// full schedule. Nothing where run_analytic_scin_tiers does not answer.
+struct PlaneLayout {
+  std::vector<char> built;         // per plane: compiled (the first of its size)
+  std::vector<double> weight;      // per plane: how many planes it stands for (0: not built)
+  std::vector<std::size_t> steps;  // per plane: its steps
+  std::size_t total = 0, booked = 0;  // the full schedule's steps; the reduced one's
+};
+
+std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& coll, bool inq) {
+  if (inq || cfg.fabric.topology != Topology::TwoTier || !cfg.fabric.graph_file.empty()) return std::nullopt;
+  if (!unsupported_reason(cfg, Algorithm::Scin).empty()) return std::nullopt;
+  const int planes = cfg.fabric.planes, n = cfg.fabric.gpus, leaves = cfg.fabric.leaves;
+  if (planes < 2 || n < 2 || leaves < 1) return std::nullopt;
+  const std::vector<build::Span> stripes = build::split(element_count(coll.bytes, coll.dtype), planes, 1);
+  PlaneLayout L;
+  L.built.assign(static_cast<std::size_t>(planes), 0);
+  L.weight.assign(static_cast<std::size_t>(planes), 0.0);
+  std::vector<std::size_t> firsts;
+  const auto un = static_cast<std::size_t>(n), ul = static_cast<std::size_t>(leaves);
+  for (std::size_t p = 0; p < stripes.size(); ++p) {
+    std::size_t first = p;
+    for (std::size_t f : firsts)
+      if (stripes[f].count == stripes[p].count) first = f;
+    if (first == p) {
+      firsts.push_back(p);
+      L.built[p] = 1;
+    }
+    L.weight[first] += 1;
+    // build_scin_tiers per plane: n arrives and a counter per leaf; per wave a read and a
+    // signal per leaf, the spine's read and multicast; n acks, a wait per leaf, n flags.
+    const auto w = static_cast<std::size_t>(build::scin_chunks(cfg, stripes[p].count));
+    L.steps.push_back(un + ul + w * (2 * ul + 2) + 2 * un + ul);
+    L.total += L.steps.back();
+    if (first == p) L.booked += L.steps.back();
+  }
+  if (firsts.size() == stripes.size()) return std::nullopt;  // no two planes alike
+  L.total += un;  // each rank's final wait
+  L.booked += un;
+  return L;
+}
+
+}  // namespace
+
+std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* total) {
+  try {
+    const std::optional<PlaneLayout> L = plane_layout(cfg, c, inq);
+    if (!L) return 0;
+    if (total) *total = L->total;
+    return L->booked;
+  } catch (const Error&) {
+    return 0;  // (a bad size: the compiled path reports it)
+  }
+}
+
+std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const Collective& coll, bool inq,
+                                                      const RunContext& ctx) {
+  const std::optional<PlaneLayout> L = plane_layout(cfg, coll, inq);
+  if (!L) return std::nullopt;
+  CompileOptions opt;
+  opt.labels = false;
+  opt.planes = &L->built;
+  const Schedule s = compile(cfg, Algorithm::Scin, coll, ctx, opt);
+  if (s.steps.size() != L->booked) throw Error("run_analytic_scin_tiers: the planes' step counts disagree with the builder");
+  AnalyticResult res = run_analytic(cfg, s, ctx);
+  res.steps.clear();
+  // The path's indices in the full schedule: a built plane's block sits at
+  // its plane's place, the final waits after every plane.
+  std::vector<std::size_t> full_first, reduced_first;  // per built plane, in order
+  std::size_t full = 0, reduced = 0;
+  for (std::size_t p = 0; p < L->steps.size(); ++p) {
+    if (L->built[p]) {
+      full_first.push_back(full);
+      reduced_first.push_back(reduced);
+      reduced += L->steps[p];
+    }
+    full += L->steps[p];
+  }
+  for (StepId& id : res.critical_path) {
+    const std::size_t i = id;
+    std::size_t to = full + (i - reduced);  // a final wait
+    for (std::size_t k = 0; k < reduced_first.size(); ++k)
+      if (i >= reduced_first[k] && (k + 1 == reduced_first.size() ? i < reduced : i < reduced_first[k + 1]))
+        to = full_first[k] + (i - reduced_first[k]);
+    id = static_cast<StepId>(to);
+  }
+  res.max_link_bytes = link_bytes(s, L->weight).max_link_bytes();
+  return res;
+}
+
+}  // namespace scin

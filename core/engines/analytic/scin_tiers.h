@@ -1,0 +1,45 @@
+// SCIN on two tiers by planes alike (issue 14: a 1024-GPU two-tier point
+// compiled and booked every plane's waves). Internal to the analytic engine
+// and simulate().
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "base/run_context.h"
+#include "engines/analytic/analytic.h"
+#include "fabric/config.h"
+#include "schedule/algorithms.h"
+
+namespace scin {
+
+/// The analytic result of build_scin_tiers' SCIN schedule (no INQ) on a
+/// two-tier fabric with its planes alike booked once: time, every breakdown
+/// term, the critical path (the full schedule's step indices) and
+/// max_link_bytes as run_analytic() on the compiled schedule gives them, to
+/// the last bit; no per-step timings (`steps` stays empty).
+///
+/// Each plane reduces its stripe of the message on its own switches, ports
+/// and trunks, from the ranks' arrives (which wait for nothing) to its flags;
+/// no resource is shared between planes (the ISA reads no HBM), so a plane's
+/// steps are booked alike whatever the others do, and planes with stripes of
+/// the same element count have the same steps, costs and times. Only the
+/// first plane of each stripe size is compiled and booked (split() makes one
+/// or two sizes: 1 GiB over 18 planes, two), then each rank's final wait on
+/// those planes' flags: its time is the latest flag's, and its first latest
+/// flag (book()'s bound dependency) is the first plane of the latest size,
+/// as over every plane. The path's indices are moved to the full schedule's
+/// (each plane's steps are a block in plane order, then the waits), and
+/// each transfer's bytes count once per plane of its size (link_bytes).
+/// Returns nothing for SCIN+INQ (each rank's quantise steps for every plane
+/// share its HBM), a star, a graph file, one plane or no two alike, or where
+/// the algorithm is unsupported: the caller compiles every plane then.
+std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const Collective& c, bool inq,
+                                                      const RunContext& ctx = {});
+
+/// For estimates: the steps run_analytic_scin_tiers() compiles and books for
+/// `cfg` and `c` if it answers, else 0. `total` (optional): the full
+/// schedule's. O(planes).
+std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* total = nullptr);
+
+}  // namespace scin

@@ -131,6 +131,7 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
     if (std::optional<AnalyticResult> a = run_analytic_scin_tiers(cfg, c, inq, ctx)) {
       out.analytic = std::move(*a);
       out.have_analytic = true;
+      if (inq) out.variant = fmt::format("{} G={}", to_string(cfg.quant.codec), cfg.quant.block_elems);
       return out;
     }
   }
@@ -328,7 +329,9 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   // estimate of every plane, scaled to the steps it books.
   std::size_t tiers_total = 0;
   const std::size_t tiers_booked =
-      engine_id == EngineId::Analytic && algo == Algorithm::Scin ? scin_tiers_steps(run_cfg, c, false, &tiers_total) : 0;
+      engine_id == EngineId::Analytic && (algo == Algorithm::Scin || algo == Algorithm::ScinInq)
+          ? scin_tiers_steps(run_cfg, c, algo == Algorithm::ScinInq, &tiers_total)
+          : 0;
   auto booked_share = [&](WorkEstimate w) {
     if (tiers_booked == 0 || tiers_total == 0) return w;
     const double f = static_cast<double>(tiers_booked) / static_cast<double>(tiers_total);

@@ -101,7 +101,7 @@ int scin_chunks(const Config& cfg, std::uint64_t stripe_elems) {
 // once every accelerator has quantised it), so quantisation pipelines with
 // the network; the Arrive follows the first wave.
 Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uint64_t align,
-                          std::vector<BufferId>& qin, std::vector<BufferId>& qout) {
+                          std::vector<BufferId>& qin, std::vector<BufferId>& qout, int stride) {
   Schedule& s = b.s;
   const Format q = codec_format(b.cfg.quant.codec);
   const auto planes = stripes.size();
@@ -115,10 +115,12 @@ Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uin
   }
   quantised.plane_start.push_back(waves.size());
   quantised.per_rank = waves.size();
-  quantised.steps.reserve(static_cast<std::size_t>(b.n()) * waves.size());
+  quantised.stride = std::max(1, stride);
+  quantised.steps.reserve(static_cast<std::size_t>(b.n() / quantised.stride) * waves.size());
   for (int r = 0; r < b.n(); ++r) {
     qin.push_back(b.buffer("qin", r, s.elems, q));
     qout.push_back(b.buffer("qout", r, s.elems, q));
+    if (r % quantised.stride != 0) continue;
     StepId l = b.launch(r);
     for (std::size_t p = 0; p < planes; ++p) {
       StepId prev = l;

@@ -127,21 +127,23 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
     // quantise per wave of every plane).
     const auto un = static_cast<std::size_t>(n), ul = static_cast<std::size_t>(leaves);
     const bool q = inq || uplink_inq;
-    std::size_t steps = un * (inq ? 3 : 1);
+    const std::size_t quantisers = b.quantise_first_of_leaf ? ul : un;  // (ranks that launch and quantise)
+    std::size_t steps = un * (inq ? 2 : 1) + (inq ? quantisers : 0);
     for (std::size_t p = 0; p < stripes.size(); ++p) {
       const Span& st = stripes[p];
       const auto w = static_cast<std::size_t>(scin_chunks(b.cfg, st.count));
       if (!b.builds_plane(static_cast<int>(p))) {
-        steps += inq ? w * un : 0;  // (its quantise steps are still built)
+        steps += inq ? w * quantisers : 0;  // (its quantise steps are still built)
         continue;
       }
-      const std::size_t per_wave = ul * (q ? 3 : 2) + (q ? 3 : 2) + (uplink_inq ? 2 * ul : 0) + (inq ? un : 0);
+      const std::size_t per_wave = ul * (q ? 3 : 2) + (q ? 3 : 2) + (uplink_inq ? 2 * ul : 0) + (inq ? quantisers : 0);
       steps += un + ul + w * per_wave + 2 * un + ul;
     }
     s.steps.reserve(s.steps.size() + steps);
   }
   std::vector<BufferId> qin, qout;
-  const Quantised quantised = inq ? quantise_inputs(b, stripes, align, qin, qout) : Quantised{};
+  const Quantised quantised =
+      inq ? quantise_inputs(b, stripes, align, qin, qout, b.quantise_first_of_leaf ? m : 1) : Quantised{};
   const Format partial = inq || uplink_inq ? Format::Fp32 : b.data_format;
   std::vector<std::vector<StepId>> flags(static_cast<std::size_t>(n));
   for (int p = 0; p < planes; ++p) {
@@ -190,7 +192,8 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
         DepList deps = {go[l]};
         for (int j = 0; j < m; ++j) {
           srcs.push_back(at(inq ? qin[l * m + j] : s.input[l * m + j], global));
-          if (inq) deps.push_back(quantised.at(l * m + j, p, w));
+          // (Ranks sharing their leaf's first rank's quantise steps wait for them once.)
+          if (inq && (j == 0 || quantised.stride == 1)) deps.push_back(quantised.at(l * m + j, p, w));
         }
         if (w >= isa.waves) deps.push_back(writes[l][static_cast<std::size_t>(w - isa.waves)]);
         StepId r = b.read(sw, sw, DataOp::Reduce, Unit::IsaReduce, std::move(srcs), at(lacc[l], local), std::move(deps),

@@ -125,6 +125,7 @@ struct Builder {
 
   /// Two-tier SCIN: the planes to build (CompileOptions::planes; null: all).
   const std::vector<char>* planes = nullptr;
+  bool quantise_first_of_leaf = false;  // (CompileOptions::quantise_first_of_leaf)
   bool builds_plane(int p) const { return !planes || (*planes)[static_cast<std::size_t>(p)]; }
 
   /// Polled while building, every ~65k step entries (a step counts its
@@ -292,14 +293,17 @@ struct Quantised {
   std::vector<StepId> steps;
   std::vector<std::size_t> plane_start;  // per plane: its wave 0's index within a rank's run
   std::size_t per_rank = 0;              // waves of all planes
+  int stride = 1;                        // ranks stride x k .. stride x k + stride - 1 share rank stride x k's steps
   StepId at(int rank, int plane, int wave) const {
-    return steps[static_cast<std::size_t>(rank) * per_rank + plane_start[static_cast<std::size_t>(plane)] +
+    return steps[static_cast<std::size_t>(rank / stride) * per_rank + plane_start[static_cast<std::size_t>(plane)] +
                  static_cast<std::size_t>(wave)];
   }
 };
-/// INQ at the accelerators: declares qin/qout per rank and quantises every stripe wave by wave.
+/// INQ at the accelerators: declares qin/qout per rank and quantises every stripe wave by wave
+/// (with `stride` > 1 only every stride-th rank launches and quantises, the others' steps
+/// standing on its: CompileOptions::quantise_first_of_leaf).
 Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uint64_t align,
-                          std::vector<BufferId>& qin, std::vector<BufferId>& qout);
+                          std::vector<BufferId>& qin, std::vector<BufferId>& qout, int stride = 1);
 // Two-tier fabrics (algorithms_tiers.cc).
 void build_nvls_tiers(Builder& b);
 void build_scin_tiers(Builder& b, bool inq, bool uplink_inq);

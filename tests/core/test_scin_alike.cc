@@ -476,19 +476,21 @@ namespace {
 // run_analytic_scin_tiers against booking the compiled schedule (every plane):
 // time, every term, the critical path (the full schedule's indices),
 // max_link_bytes. False if it declined.
-bool expect_scin_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype = DType::Bf16) {
-  SCOPED_TRACE(fmt::format("scin {} GPUs, {} leaves, {} planes, {} B", c.fabric.gpus, c.fabric.leaves, c.fabric.planes, bytes));
+bool expect_scin_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype = DType::Bf16, bool inq = false) {
+  SCOPED_TRACE(fmt::format("{} {} GPUs, {} leaves, {} planes, {} B", inq ? "scin-inq" : "scin", c.fabric.gpus,
+                           c.fabric.leaves, c.fabric.planes, bytes));
   const Collective coll{bytes, dtype};
-  const std::optional<AnalyticResult> fast = run_analytic_scin_tiers(c, coll, false);
+  const Algorithm algo = inq ? Algorithm::ScinInq : Algorithm::Scin;
+  const std::optional<AnalyticResult> fast = run_analytic_scin_tiers(c, coll, inq);
   if (!fast) return false;
-  const Schedule s = compile(c, Algorithm::Scin, coll);
+  const Schedule s = compile(c, algo, coll);
   const AnalyticResult full = run_analytic(c, s);
   expect_same_booking(*fast, full, 0);
   EXPECT_GT(full.critical_path.size(), 3u);
   std::size_t total = 0;
-  EXPECT_GT(scin_tiers_steps(c, coll, false, &total), 0u);
+  EXPECT_GT(scin_tiers_steps(c, coll, inq, &total), 0u);
   EXPECT_EQ(total, s.steps.size());  // what estimate() counts
-  expect_simulate_books_as_compiled(c, Algorithm::Scin, bytes);
+  expect_simulate_books_as_compiled(c, algo, bytes);
   return true;
 }
 
@@ -507,25 +509,32 @@ Config nvl576_at(int gpus, int leaves) {
 // elements one), nvl576-style at 72 and 144 GPUs, FP32, one spine, oversubscribed trunks.
 TEST(ScinTiers, EqualsTheFullBookingOnTwoTiers) {
   const Config nvl36x2 = load_preset("nvl36x2");
-  for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26,
-                              (std::uint64_t{1} << 26) + 36, std::uint64_t{18} << 21, std::uint64_t{1} << 30})
-    EXPECT_TRUE(expect_scin_tiers_exact(nvl36x2, bytes)) << bytes;
-  EXPECT_TRUE(expect_scin_tiers_exact(nvl576_at(72, 2), std::uint64_t{1} << 24));
-  EXPECT_TRUE(expect_scin_tiers_exact(nvl576_at(144, 4), (std::uint64_t{1} << 22) + 2));
-  EXPECT_TRUE(expect_scin_tiers_exact(nvl36x2, std::uint64_t{1} << 24, DType::Fp32));
-  for (const auto& [path, value] : {std::pair<const char*, double>{"fabric.spines", 1}, {"fabric.oversubscription", 4}}) {
-    Config c = load_preset("nvl36x2");
-    set_param(c, path, value);
-    validate(c);
-    EXPECT_TRUE(expect_scin_tiers_exact(c, (std::uint64_t{1} << 24) + 2)) << path;
+  for (bool inq : {false, true}) {
+    for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26,
+                                (std::uint64_t{1} << 26) + 36, std::uint64_t{18} << 21, std::uint64_t{1} << 30})
+      EXPECT_TRUE(expect_scin_tiers_exact(nvl36x2, bytes, DType::Bf16, inq)) << bytes;
+    EXPECT_TRUE(expect_scin_tiers_exact(nvl576_at(72, 2), std::uint64_t{1} << 24, DType::Bf16, inq));
+    EXPECT_TRUE(expect_scin_tiers_exact(nvl576_at(144, 4), (std::uint64_t{1} << 22) + 2, DType::Bf16, inq));
+    EXPECT_TRUE(expect_scin_tiers_exact(nvl36x2, std::uint64_t{1} << 24, DType::Fp32, inq));
+    for (const auto& [path, value] : {std::pair<const char*, double>{"fabric.spines", 1}, {"fabric.oversubscription", 4},
+                                      {"accelerator.hbm_bandwidth_GBps", 20}, {"quant.block_elems", 256}}) {
+      Config c = load_preset("nvl36x2");
+      set_param(c, path, value);
+      validate(c);
+      EXPECT_TRUE(expect_scin_tiers_exact(c, (std::uint64_t{1} << 24) + 2, DType::Bf16, inq)) << path;
+    }
   }
 }
 
-// SCIN+INQ (each rank's quantise steps share its HBM across planes), a star,
-// one plane: declined, the caller compiles every plane.
+// SCIN+INQ with launches at different times (its ranks' quantise steps are
+// not alike), a star, one plane: declined, the caller compiles every plane.
 TEST(ScinTiers, DeclinesWhatItCannotStandFor) {
   const Collective coll{std::uint64_t{1} << 20, DType::Bf16};
-  EXPECT_FALSE(run_analytic_scin_tiers(load_preset("nvl36x2"), coll, true).has_value());
+  Config gpp = load_preset("nvl36x2");
+  set_param(gpp, "accelerator.gpus_per_process", 4);
+  validate(gpp);
+  EXPECT_FALSE(run_analytic_scin_tiers(gpp, coll, true).has_value());
+  EXPECT_TRUE(run_analytic_scin_tiers(gpp, coll, false).has_value());
   EXPECT_FALSE(run_analytic_scin_tiers(load_preset("hgx-h200-8"), coll, false).has_value());
   Config one = load_preset("nvl36x2");
   set_param(one, "fabric.planes", 1);

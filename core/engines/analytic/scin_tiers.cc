@@ -13,44 +13,60 @@ namespace scin {
 
 namespace {
 
-// build_scin_tiers' planes (no INQ): which ones stand for the rest (the
-// first of each stripe size), each plane's step count and first index in the
-// full schedule. Nothing where run_analytic_scin_tiers does not answer.
+// build_scin_tiers' steps: which planes stand for the rest (the first of
+// each stripe size), each plane's step count; with INQ the ranks' quantise
+// steps first (a launch and every plane's waves per rank; in the reduced
+// schedule per leaf's first rank) and a wait and a dequantise per rank last.
+// Nothing where run_analytic_scin_tiers does not answer.
 struct PlaneLayout {
   std::vector<char> built;         // per plane: compiled (the first of its size)
   std::vector<double> weight;      // per plane: how many planes it stands for (0: not built)
   std::vector<std::size_t> steps;  // per plane: its steps
+  std::size_t per_rank = 0;        // INQ: a rank's launch and quantise steps (else 0)
   std::size_t total = 0, booked = 0;  // the full schedule's steps; the reduced one's
 };
 
 std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& coll, bool inq) {
-  if (inq || cfg.fabric.topology != Topology::TwoTier || !cfg.fabric.graph_file.empty()) return std::nullopt;
-  if (!unsupported_reason(cfg, Algorithm::Scin).empty()) return std::nullopt;
+  if (cfg.fabric.topology != Topology::TwoTier || !cfg.fabric.graph_file.empty()) return std::nullopt;
+  if (!unsupported_reason(cfg, inq ? Algorithm::ScinInq : Algorithm::Scin).empty()) return std::nullopt;
+  // (INQ: every rank's quantise steps alike, standing on its leaf's first rank's, need every launch at once.)
+  if (inq && launches_serialised(cfg)) return std::nullopt;
   const int planes = cfg.fabric.planes, n = cfg.fabric.gpus, leaves = cfg.fabric.leaves;
-  if (planes < 2 || n < 2 || leaves < 1) return std::nullopt;
-  const std::vector<build::Span> stripes = build::split(element_count(coll.bytes, coll.dtype), planes, 1);
+  if (planes < 2 || n < 2 || leaves < 1 || n % leaves != 0) return std::nullopt;
+  const std::uint64_t align = inq ? static_cast<std::uint64_t>(cfg.quant.block_elems) : 1;
+  const std::vector<build::Span> stripes = build::split(element_count(coll.bytes, coll.dtype), planes, align);
   PlaneLayout L;
   L.built.assign(static_cast<std::size_t>(planes), 0);
   L.weight.assign(static_cast<std::size_t>(planes), 0.0);
   std::vector<std::size_t> firsts;
   const auto un = static_cast<std::size_t>(n), ul = static_cast<std::size_t>(leaves);
   for (std::size_t p = 0; p < stripes.size(); ++p) {
+    // (INQ: a plane's start depends on where its quantise chains queue on
+    // each rank's HBM, behind the earlier planes': no two planes alike.)
     std::size_t first = p;
     for (std::size_t f : firsts)
-      if (stripes[f].count == stripes[p].count) first = f;
+      if (!inq && stripes[f].count == stripes[p].count) first = f;
     if (first == p) {
       firsts.push_back(p);
       L.built[p] = 1;
     }
     L.weight[first] += 1;
-    // build_scin_tiers per plane: n arrives and a counter per leaf; per wave a read and a
-    // signal per leaf, the spine's read and multicast; n acks, a wait per leaf, n flags.
+    // build_scin_tiers per plane: n arrives and a counter per leaf; per wave a read (INQ: a
+    // quantise) and a signal per leaf, the spine's read (a requantise) and multicast; n acks,
+    // a wait per leaf, n flags.
     const auto w = static_cast<std::size_t>(build::scin_chunks(cfg, stripes[p].count));
-    L.steps.push_back(un + ul + w * (2 * ul + 2) + 2 * un + ul);
+    L.steps.push_back(un + ul + w * (inq ? 3 * ul + 3 : 2 * ul + 2) + 2 * un + ul);
+    if (inq) L.per_rank += w;
     L.total += L.steps.back();
     if (first == p) L.booked += L.steps.back();
   }
-  if (firsts.size() == stripes.size()) return std::nullopt;  // no two planes alike
+  // (No two planes alike and no two ranks of a leaf: nothing to save.)
+  if (firsts.size() == stripes.size() && (!inq || leaves == n)) return std::nullopt;
+  if (inq) {
+    L.per_rank += 1;  // its launch
+    L.total += un * L.per_rank + un;  // and each rank's dequantise
+    L.booked += ul * L.per_rank + un;
+  }
   L.total += un;  // each rank's final wait
   L.booked += un;
   return L;
@@ -76,14 +92,18 @@ std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const C
   CompileOptions opt;
   opt.labels = false;
   opt.planes = &L->built;
-  const Schedule s = compile(cfg, Algorithm::Scin, coll, ctx, opt);
+  opt.quantise_first_of_leaf = inq;
+  const Schedule s = compile(cfg, inq ? Algorithm::ScinInq : Algorithm::Scin, coll, ctx, opt);
   if (s.steps.size() != L->booked) throw Error("run_analytic_scin_tiers: the planes' step counts disagree with the builder");
   AnalyticResult res = run_analytic(cfg, s, ctx);
   res.steps.clear();
-  // The path's indices in the full schedule: a built plane's block sits at
-  // its plane's place, the final waits after every plane.
+  // The path's indices in the full schedule: a leaf's first rank's quantise
+  // steps at that rank's place, a built plane's block at its plane's, the
+  // final steps after every plane.
+  const auto n = static_cast<std::size_t>(cfg.fabric.gpus), m = n / static_cast<std::size_t>(cfg.fabric.leaves);
+  const std::size_t full_quantise = n * L->per_rank, reduced_quantise = (n / m) * L->per_rank;
   std::vector<std::size_t> full_first, reduced_first;  // per built plane, in order
-  std::size_t full = 0, reduced = 0;
+  std::size_t full = full_quantise, reduced = reduced_quantise;
   for (std::size_t p = 0; p < L->steps.size(); ++p) {
     if (L->built[p]) {
       full_first.push_back(full);
@@ -94,7 +114,8 @@ std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const C
   }
   for (StepId& id : res.critical_path) {
     const std::size_t i = id;
-    std::size_t to = full + (i - reduced);  // a final wait
+    std::size_t to = full + (i - reduced);  // a final wait (or dequantise)
+    if (i < reduced_quantise) to = (i / L->per_rank) * m * L->per_rank + i % L->per_rank;
     for (std::size_t k = 0; k < reduced_first.size(); ++k)
       if (i >= reduced_first[k] && (k + 1 == reduced_first.size() ? i < reduced : i < reduced_first[k + 1]))
         to = full_first[k] + (i - reduced_first[k]);

@@ -13,8 +13,8 @@
 
 namespace scin {
 
-/// The analytic result of build_scin_tiers' SCIN schedule (no INQ) on a
-/// two-tier fabric with its planes alike booked once: time, every breakdown
+/// The analytic result of build_scin_tiers' SCIN or SCIN+INQ schedule (`inq`)
+/// on a two-tier fabric with its planes alike booked once: time, every breakdown
 /// term, the critical path (the full schedule's step indices) and
 /// max_link_bytes as run_analytic() on the compiled schedule gives them, to
 /// the last bit; no per-step timings (`steps` stays empty).
@@ -28,12 +28,19 @@ namespace scin {
 /// or two sizes: 1 GiB over 18 planes, two), then each rank's final wait on
 /// those planes' flags: its time is the latest flag's, and its first latest
 /// flag (book()'s bound dependency) is the first plane of the latest size,
-/// as over every plane. The path's indices are moved to the full schedule's
-/// (each plane's steps are a block in plane order, then the waits), and
-/// each transfer's bytes count once per plane of its size (link_bytes).
-/// Returns nothing for SCIN+INQ (each rank's quantise steps for every plane
-/// share its HBM), a star, a graph file, one plane or no two alike, or where
-/// the algorithm is unsupported: the caller compiles every plane then.
+/// as over every plane. With INQ each rank first quantises every plane's
+/// waves on its own HBM (one chain per plane from its launch: the planes meet
+/// there, a later plane's chain queueing behind the earlier ones', so every
+/// plane is built); where every launch ends together every rank's chains
+/// have the same times, so only each leaf's first rank quantises and the
+/// others' arrives and their leaf's reads wait for its steps (the reads'
+/// first latest dep is that rank's, as over the leaf's).
+/// The path's indices are moved to the full schedule's (the ranks' quantise
+/// runs, each plane's block in plane order, then each rank's wait and
+/// dequantise), and each transfer's bytes count once per plane of its size
+/// (link_bytes). Returns nothing for SCIN+INQ with launches serialised, a
+/// star, a graph file, one plane, nothing alike, or where the algorithm is
+/// unsupported: the caller compiles every plane then.
 std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const Collective& c, bool inq,
                                                       const RunContext& ctx = {});
 

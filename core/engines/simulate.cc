@@ -120,17 +120,13 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
   if ((algo == Algorithm::Scin || algo == Algorithm::ScinInq) && !need_schedule) {
     // SCIN by classes of ports (run_analytic_scin, scin_alike.h): no schedule.
     const bool inq = algo == Algorithm::ScinInq;
-    if (std::optional<AnalyticResult> a = run_analytic_scin(cfg, c, inq, ctx)) {
+    // Two tiers: planes alike compiled and booked once (scin_tiers.h).
+    std::optional<AnalyticResult> a = run_analytic_scin(cfg, c, inq, ctx);
+    if (!a) a = run_analytic_scin_tiers(cfg, c, inq, ctx);
+    if (a) {
       out.analytic = std::move(*a);
       out.have_analytic = true;
       // (build_scin's variant: INQ's codec and block size.)
-      if (inq) out.variant = fmt::format("{} G={}", to_string(cfg.quant.codec), cfg.quant.block_elems);
-      return out;
-    }
-    // Two tiers: planes alike compiled and booked once (scin_tiers.h).
-    if (std::optional<AnalyticResult> a = run_analytic_scin_tiers(cfg, c, inq, ctx)) {
-      out.analytic = std::move(*a);
-      out.have_analytic = true;
       if (inq) out.variant = fmt::format("{} G={}", to_string(cfg.quant.codec), cfg.quant.block_elems);
       return out;
     }

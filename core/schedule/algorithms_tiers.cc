@@ -136,8 +136,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
         steps += inq ? w * quantisers : 0;  // (its quantise steps are still built)
         continue;
       }
-      const std::size_t per_wave = ul * (q ? 3 : 2) + (q ? 3 : 2) + (uplink_inq ? 2 * ul : 0) + (inq ? quantisers : 0);
-      steps += un + ul + w * per_wave + 2 * un + ul;
+      steps += scin_tiers_plane_steps(un, ul, w, q, uplink_inq) + (inq ? w * quantisers : 0);
     }
     s.steps.reserve(s.steps.size() + steps);
   }

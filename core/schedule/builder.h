@@ -307,5 +307,15 @@ Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uin
 // Two-tier fabrics (algorithms_tiers.cc).
 void build_nvls_tiers(Builder& b);
 void build_scin_tiers(Builder& b, bool inq, bool uplink_inq);
+/// The steps build_scin_tiers makes for one plane of `waves` waves, besides the
+/// ranks' quantise steps: n arrives and a counter per leaf; per wave a read
+/// (quantised: and a quantise) and a signal per leaf, the spine's read (a
+/// requantise) and multicast (uplink: per leaf a dequantise and a multicast);
+/// n acks, a wait per leaf and n flags.
+inline std::size_t scin_tiers_plane_steps(std::size_t gpus, std::size_t leaves, std::size_t waves, bool quantised,
+                                          bool uplink_inq) {
+  const std::size_t per_wave = leaves * (quantised ? 3 : 2) + (quantised ? 3 : 2) + (uplink_inq ? 2 * leaves : 0);
+  return gpus + leaves + waves * per_wave + 2 * gpus + leaves;
+}
 
 }  // namespace scin::build

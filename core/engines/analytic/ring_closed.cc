@@ -208,7 +208,7 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
       }
       const bool receiver = gpu != r.a;
       if (receiver && (gpu != r.b || !send)) return nullptr;
-      if (books && rm.kind(u.resource) == ResourceKind::Hbm) {
+      if (books && kind == ResourceKind::Hbm) {
         if (k.hbm >= 0) return nullptr;  // (two on one step: none of these builders')
         k.hbm = static_cast<int>(k.u.size());
       }

@@ -51,11 +51,8 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
       L.built[p] = 1;
     }
     L.weight[first] += 1;
-    // build_scin_tiers per plane: n arrives and a counter per leaf; per wave a read (INQ: a
-    // quantise) and a signal per leaf, the spine's read (a requantise) and multicast; n acks,
-    // a wait per leaf, n flags.
     const auto w = static_cast<std::size_t>(build::scin_chunks(cfg, stripes[p].count));
-    L.steps.push_back(un + ul + w * (inq ? 3 * ul + 3 : 2 * ul + 2) + 2 * un + ul);
+    L.steps.push_back(build::scin_tiers_plane_steps(un, ul, w, inq, false));
     if (inq) L.per_rank += w;
     L.total += L.steps.back();
     if (first == p) L.booked += L.steps.back();
@@ -114,11 +111,16 @@ std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const C
   }
   for (StepId& id : res.critical_path) {
     const std::size_t i = id;
-    std::size_t to = full + (i - reduced);  // a final wait (or dequantise)
-    if (i < reduced_quantise) to = (i / L->per_rank) * m * L->per_rank + i % L->per_rank;
-    for (std::size_t k = 0; k < reduced_first.size(); ++k)
-      if (i >= reduced_first[k] && (k + 1 == reduced_first.size() ? i < reduced : i < reduced_first[k + 1]))
-        to = full_first[k] + (i - reduced_first[k]);
+    std::size_t to = 0;
+    if (i < reduced_quantise) {  // a leaf's first rank's launch or quantise step
+      to = (i / L->per_rank) * m * L->per_rank + i % L->per_rank;
+    } else if (i >= reduced) {  // a final wait (or dequantise)
+      to = full + (i - reduced);
+    } else {  // in the last built plane that starts at or before it
+      const std::size_t k = static_cast<std::size_t>(std::upper_bound(reduced_first.begin(), reduced_first.end(), i) -
+                                                     reduced_first.begin()) - 1;
+      to = full_first[k] + (i - reduced_first[k]);
+    }
     id = static_cast<StepId>(to);
   }
   res.max_link_bytes = link_bytes(s, L->weight).max_link_bytes();

@@ -136,6 +136,8 @@ BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring, "ring")->Args({72, 1 << 20})->Args({
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring_32_leaves, "ring", 32)->Args({1024, 1 << 20})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, nvls, "nvls")->Args({72, 256 << 20})->Args({576, 256 << 20})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, two_shot, "two-shot")->Args({72, 1 << 30})->Args({576, 1 << 30})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticTwoTier, one_shot_32_leaves, "one-shot", 32)->Args({1024, 1 << 30})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticTwoTier, two_shot_32_leaves, "two-shot", 32)->Args({1024, 1 << 30})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring_q8, "ring-q8")->Args({72, 1 << 20})->Args({576, 1 << 20})->Args({576, 1 << 30})->Unit(benchmark::kMillisecond);
 
 // ---------------------------------------------------------------- issue 14: small points at 8 GPUs

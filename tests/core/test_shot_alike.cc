@@ -5,6 +5,7 @@
 // start and finish), whether the pushes were booked in order (no ready queue)
 // or by book().
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -20,6 +21,7 @@
 #include "engines/simulate.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
+#include "model/cost_model.h"
 #include "schedule/algorithms.h"
 #include "shortcut_tests.h"
 
@@ -187,10 +189,12 @@ TEST(ShotAlike, RingQ8FallsBackWhereAnHbmWouldQueue) {
 }
 
 // Two tiers: one-shot's and the two-shots' pushes cross the leaf <-> spine
-// trunks, and are booked in order there too (not in closed order: a pair's
-// route decides its uses); ring-q8 in closed order (each send between leaves
-// costed alone) where no use would queue, else by book(). nvl36x2 as shipped, and
-// nvl576-style at 72 and 144 GPUs (2 and 4 leaves), with launches
+// trunks, and are booked in order there too, and in closed order where every
+// rank is ready at once (costed once per shard size within a leaf and
+// between leaves, each pair's trunks those of the spine ECMP picks for it);
+// ring-q8 in closed order (each send between leaves costed alone) where no
+// use would queue, else by book(). nvl36x2 as shipped (one spine), and
+// nvl576-style (9 spines) at 72 and 144 GPUs (2 and 4 leaves), with launches
 // serialised, in FP32.
 TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
   auto nvl576_at = [](int gpus, const char* path = nullptr, double value = 0) {
@@ -209,10 +213,31 @@ TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
         if (c.fabric.gpus == 144 && bytes != (std::uint64_t{1} << 20) + 2) continue;
         // (Ring-q8 at 256 MiB: a send between leaves reduces into the first rank of the next leaf
         // while that rank quantises, so it is booked by book().)
-        EXPECT_TRUE(expect_shot_alike_exact(c, a, bytes, DType::Bf16, false, bytes < (std::uint64_t{1} << 28)))
+        EXPECT_TRUE(expect_shot_alike_exact(c, a, bytes, DType::Bf16, !launches_serialised(c), bytes < (std::uint64_t{1} << 28)))
             << c.fabric.gpus << " " << to_string(a) << " " << bytes;
       }
-  EXPECT_TRUE(expect_shot_alike_exact(load_preset("nvl36x2"), Algorithm::TwoShot, std::uint64_t{1} << 22, DType::Fp32, false));
+  EXPECT_TRUE(expect_shot_alike_exact(load_preset("nvl36x2"), Algorithm::TwoShot, std::uint64_t{1} << 22, DType::Fp32, true));
+}
+
+// Two tiers in closed order where the trunks are the bottleneck (4x
+// oversubscribed: the critical path runs along a trunk's queue, replayed for
+// the walk), with one GPU per leaf (no pair within a leaf), and with 2
+// planes and 3 spines.
+TEST(ShotAlike, ClosedOrderOnTwoTiersEqualsTheFullBooking) {
+  auto tiers = [](int gpus, int leaves, std::initializer_list<std::pair<const char*, double>> more) {
+    Config c = load_preset("nvl576-style");
+    set_param(c, "fabric.gpus", gpus);
+    set_param(c, "fabric.leaves", leaves);
+    for (const auto& [path, value] : more) set_param(c, path, value);
+    validate(c);
+    return c;
+  };
+  const Config fabrics[] = {tiers(72, 4, {{"fabric.oversubscription", 4.0}}), tiers(8, 8, {}),
+                            tiers(36, 3, {{"fabric.planes", 2.0}, {"fabric.spines", 3.0}, {"fabric.uplinks_per_leaf", 12.0}})};
+  for (const Config& c : fabrics)
+    for (Algorithm a : {Algorithm::OneShot, Algorithm::TwoShot, Algorithm::TwoShotQ8})
+      for (std::uint64_t bytes : {std::uint64_t{8}, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26})
+        EXPECT_TRUE(expect_shot_alike_exact(c, a, bytes)) << c.fabric.gpus << " " << to_string(a) << " " << bytes;
 }
 
 // Not a star or two tiers, or not one of the four: declined, the caller compiles.

@@ -222,7 +222,8 @@ std::size_t shot_alike_steps(const Config& cfg, Algorithm algo, bool* closed, co
   const bool star = cfg.fabric.topology == Topology::Star;
   // (Ring-q8 on two tiers is booked in closed order too where its HBM uses
   // do not overlap, which at large sizes they do: estimated as queued.)
-  if (closed) *closed = star && (algo == Algorithm::RingQ8 || !launches_serialised(cfg));
+  const bool tiers = cfg.fabric.topology == Topology::TwoTier;
+  if (closed) *closed = algo == Algorithm::RingQ8 ? star : (star || tiers) && !launches_serialised(cfg);
   if (closed_steps) {
     *closed_steps = 3 * n * n;
     if (algo == Algorithm::RingQ8 && star && !launches_serialised(cfg) && coll) {

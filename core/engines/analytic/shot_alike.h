@@ -37,8 +37,8 @@ namespace scin {
 /// alone): the same records and times, in O(steps) without a heap or gap
 /// search. Without `with_steps` (no per-step timings wanted: simulate()),
 /// one-shot and the two-shots whose ranks are all ready at once are booked in
-/// closed order without step records (shot_closed.h: O(N) memory, N^2
-/// additions), and ring-q8 on a star or two tiers where no use would queue
+/// closed order without step records, on a star or two tiers (shot_closed.h:
+/// O(N) memory, N^2 additions), and ring-q8 on a star or two tiers where no use would queue
 /// (ring_closed.h: O(N) with ranks alike, else 8 bytes and a few additions a
 /// step). `how`
 /// (optional): which booking answered.
@@ -55,8 +55,8 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
 /// one-shot 2N^2 + N, two-shot 4N^2, two-shot-q8 4N^2 + 2N, ring-q8 3N^2, at any size) if it
 /// answers, else 0 (then the schedule is compiled and booked). O(1).
 /// `closed` (optional): whether simulate()'s run (no per-step timings) books
-/// them in closed order: one-shot and the two-shots on a star when every
-/// rank's launch ends at once (shot_closed.h: one GPU per process, or no
+/// them in closed order: one-shot and the two-shots on a star or two tiers
+/// when every rank's launch ends at once (shot_closed.h: one GPU per process, or no
 /// launch serialisation), ring-q8 on a star (ring_closed.h, unless uses
 /// would overlap on an HBM, which it finds as it books; on two tiers, where
 /// they do at large sizes, the estimate assumes the queue). `closed_steps`

@@ -10,6 +10,7 @@
 
 #include "engines/analytic/book.h"
 #include "engines/analytic/book_in_order.h"
+#include "fabric/graph.h"
 #include "model/cost_grid.h"
 
 namespace scin::shot {
@@ -60,12 +61,16 @@ struct Ids {
 using analytic::append_use;
 using Tail = analytic::QueueTail;
 
-// A push's cost with its uses by role: use k is on base + (sender or
-// receiver) x stride, for d ns (amount <= 0: books nothing).
+// A push's cost with its uses by role: the sender's or the receiver's port
+// (base + rank x stride), or on two tiers the trunk up from the sender's leaf
+// or down to the receiver's leaf through the spine ECMP picks for the pair;
+// each use d ns long (amount <= 0: books nothing).
 struct PushShape {
+  enum class Role : std::uint8_t { Sender, Receiver, Up, Down };
   struct U {
-    bool sender;
-    int base, stride;
+    Role role;
+    int base, stride;  // a port: base + rank x stride
+    int plane;
     double d;
     bool books;
   };
@@ -74,8 +79,8 @@ struct PushShape {
 };
 
 // At most this many uses per push (a push on every plane of a star whose
-// planes are not alike has two per plane).
-constexpr std::size_t kMaxUses = 64;
+// planes are not alike has two per plane, on two tiers up to four).
+constexpr std::size_t kMaxUses = 128;
 
 // The first use that ends last (book()'s bound use), from t0; -1: none.
 int bound_of(const Use* rec, std::size_t uses, double t0) {
@@ -96,10 +101,21 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   const Schedule& s = x.b.s;
   const std::size_t n = static_cast<std::size_t>(s.gpus);
   // A star: a push's uses are its sender's and receiver's ports (checked per
-  // shape below) and every pair's pushes of one shard size cost alike.
-  if (n < 2 || x.ring || rm.topology != Topology::Star) return false;
+  // shape below) and every pair's pushes of one shard size cost alike. Two
+  // tiers: so do the pushes within a leaf, and those between leaves, whose
+  // uses add the trunks of the spine ECMP picks for the pair (each cost is
+  // checked below against that pair's route).
+  const bool tiers = rm.topology == Topology::TwoTier;
+  if (n < 2 || x.ring || (rm.topology != Topology::Star && !tiers)) return false;
   res = AnalyticResult{};
   const bool q = x.quantised, one = x.one_shot;
+  // A rank's leaf (a star: one), the first rank of a leaf, and whether a pair crosses the spines.
+  const std::size_t per_leaf = tiers ? static_cast<std::size_t>(s.gpus_per_leaf()) : n;
+  if (per_leaf == 0 || n % per_leaf != 0) return false;
+  const std::size_t leaves = n / per_leaf;
+  if (tiers && static_cast<std::size_t>(rm.leaves) != leaves) return false;
+  auto leaf = [&](std::size_t r) { return r / per_leaf; };
+  auto crossing = [&](std::size_t a, std::size_t b) { return leaf(a) != leaf(b); };
   const Ids ids(n, q);
   StepCost c;
   auto cost = [&](const Rec& r, StepCost& to) {
@@ -161,66 +177,150 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   }
   const double T = ready_fin[0];
 
-  // The pushes' shapes, per phase and shard size (a scatter push to shard j,
-  // a gather push of shard j), from one push of that size: each use's role
-  // (the sender's egress or the receiver's ingress) and its stride per rank.
+  // The pushes' shapes, per phase, shard size and whether the pair crosses
+  // the spines (a scatter push to shard j, a gather push of shard j), from
+  // one push of that kind: each use's role and, for a port, its stride per
+  // rank. A pair's uses are in the order step_cost() lists them: a star's
+  // as the shape's, two tiers' by plane, then by resource (routed::write_cost
+  // books each plane's links sorted).
   const int port_stride = rm.egress(1, 0) - rm.egress(0, 0);
+  const int trunk0 = tiers ? rm.uplink(0, 0, 0) : 0;
+  const int spines = std::max(1, rm.spines);
   std::vector<PushShape> shapes;
-  std::vector<std::pair<What, std::uint64_t>> shape_key;
-  std::vector<std::uint32_t> rs_shape(n), ag_shape(n);
-  auto shape_of = [&](What w, std::size_t j, std::uint32_t& out) {
-    const std::uint64_t count = x.shards[j].count;
+  struct Key {
+    What w;
+    std::uint64_t count;
+    bool crossing;
+    bool operator==(const Key&) const = default;
+  };
+  std::vector<Key> shape_key;
+  // Use k of a pair's push: its resource, in the order step_cost() lists them (`order`: the shape's uses).
+  auto place = [&](const PushShape& p, std::size_t from, std::size_t to, int* res_of, std::uint8_t* order) {
+    const int spine = tiers && crossing(from, to) ? ecmp_pick(static_cast<int>(from), static_cast<int>(to), spines) : 0;
+    const std::size_t m = p.u.size();
+    for (std::size_t k = 0; k < m; ++k) {
+      const PushShape::U& u = p.u[k];
+      int r = 0;
+      switch (u.role) {
+        case PushShape::Role::Sender: r = u.base + static_cast<int>(from) * u.stride; break;
+        case PushShape::Role::Receiver: r = u.base + static_cast<int>(to) * u.stride; break;
+        case PushShape::Role::Up: r = rm.uplink(u.plane, static_cast<int>(leaf(from)), spine); break;
+        case PushShape::Role::Down: r = rm.downlink(u.plane, spine, static_cast<int>(leaf(to))); break;
+      }
+      res_of[k] = r;
+      order[k] = static_cast<std::uint8_t>(k);
+    }
+    if (!tiers) return;
+    for (std::size_t k = 1; k < m; ++k)  // (insertion sort: at most four uses per plane)
+      for (std::size_t i = k; i > 0; --i) {
+        const PushShape::U &a = p.u[order[i - 1]], &b = p.u[order[i]];
+        if (a.plane < b.plane || (a.plane == b.plane && res_of[order[i - 1]] < res_of[order[i]])) break;
+        std::swap(order[i - 1], order[i]);
+      }
+  };
+  // Another rank than `j` in j's leaf (cross = false) or in another leaf; -1: none.
+  auto partner = [&](std::size_t j, bool cross) -> long {
+    if (!cross) return per_leaf < 2 ? -1 : static_cast<long>(j % per_leaf == 0 ? j + 1 : j - j % per_leaf);
+    return leaves < 2 ? -1 : static_cast<long>(((leaf(j) + 1) % leaves) * per_leaf);
+  };
+  auto shape_of = [&](What w, std::size_t j, bool cross, std::uint32_t& out) {
+    const Key key{w, x.shards[j].count, cross};
     for (std::size_t k = 0; k < shapes.size(); ++k)
-      if (shape_key[k] == std::make_pair(w, count)) {
+      if (shape_key[k] == key) {
         out = static_cast<std::uint32_t>(k);
         return true;
       }
-    const std::size_t other = j == 0 ? 1 : 0;
-    const Rec r = w == What::RsPush ? rec_of(w, other, j) : rec_of(w, j, other);
+    const long other = tiers ? partner(j, cross) : (j == 0 ? 1 : 0);
+    if (other < 0) return true;  // (no such pair)
+    const auto o = static_cast<std::size_t>(other);
+    const Rec r = w == What::RsPush ? rec_of(w, o, j) : rec_of(w, j, o);
     if (!cost(r, c) || c.uses.size() > kMaxUses) return false;
     PushShape p;
     p.fixed = c.fixed_ns;
     p.latency = c.latency_total_ns();
     if (!(p.fixed >= 0) || !(p.latency >= 0)) return false;
+    const auto from = static_cast<std::size_t>(r.a), to = static_cast<std::size_t>(r.b);
     for (const ResourceUse& u : c.uses) {
-      if (u.fed_by_transfers || !is_port(rm.kind(u.resource))) return false;
-      const bool sender = rm.kind(u.resource) == ResourceKind::Egress;
-      const int rank = sender ? r.a : r.b;
-      const int base = u.resource - rank * port_stride;
-      const int first = sender ? rm.egress(0, 0) : rm.ingress(0, 0);
-      if (base < first || base >= first + port_stride) return false;  // (another rank's port)
-      p.u.push_back({sender, base, port_stride, u.amount_bytes / u.rate_GBps, u.amount_bytes > 0});
+      if (u.fed_by_transfers) return false;
+      const ResourceKind kind = rm.kind(u.resource);
+      PushShape::U pu{PushShape::Role::Sender, 0, port_stride, 0, u.amount_bytes / u.rate_GBps, u.amount_bytes > 0};
+      if (is_port(kind)) {
+        const bool sender = kind == ResourceKind::Egress;
+        pu.role = sender ? PushShape::Role::Sender : PushShape::Role::Receiver;
+        const int rank = sender ? r.a : r.b;
+        pu.base = u.resource - rank * port_stride;
+        const int first = sender ? rm.egress(0, 0) : rm.ingress(0, 0);
+        if (pu.base < first || pu.base >= first + port_stride) return false;  // (another rank's port)
+        pu.plane = pu.base - first;
+      } else if (tiers && (kind == ResourceKind::Uplink || kind == ResourceKind::Downlink)) {
+        pu.role = kind == ResourceKind::Uplink ? PushShape::Role::Up : PushShape::Role::Down;
+        pu.plane = (u.resource - trunk0) / 2 / (rm.leaves * spines);
+      } else {
+        return false;
+      }
+      p.u.push_back(pu);
     }
+    // The pair's own uses, placed from the roles: the resources step_cost() named, in its order.
+    int placed[kMaxUses];
+    std::uint8_t order[kMaxUses];
+    place(p, from, to, placed, order);
+    for (std::size_t k = 0; k < p.u.size(); ++k)
+      if (order[k] != k || placed[k] != c.uses[k].resource) return false;
     out = static_cast<std::uint32_t>(shapes.size());
     shapes.push_back(std::move(p));
-    shape_key.emplace_back(w, count);
+    shape_key.push_back(key);
     return true;
   };
+  // shape[2 j + crossing]: the scatter's pushes to shard j, the gather's of shard j.
+  std::vector<std::uint32_t> rs_shape(2 * n), ag_shape(2 * n);
   for (std::size_t j = 0; j < n; ++j)
-    if (!shape_of(What::RsPush, j, rs_shape[j]) || (!one && !shape_of(What::AgPush, j, ag_shape[j]))) return false;
-  double sig_fixed = 0, sig_latency = 0;
-  {
+    for (int cross = 0; cross < (tiers ? 2 : 1); ++cross)
+      if (!shape_of(What::RsPush, j, cross, rs_shape[2 * j + cross]) ||
+          (!one && !shape_of(What::AgPush, j, cross, ag_shape[2 * j + cross])))
+        return false;
+  auto rs_of = [&](std::size_t from, std::size_t to) -> const PushShape& {
+    return shapes[rs_shape[2 * to + (crossing(from, to) ? 1 : 0)]];
+  };
+  auto ag_of = [&](std::size_t from, std::size_t to) -> const PushShape& {
+    return shapes[ag_shape[2 * from + (crossing(from, to) ? 1 : 0)]];
+  };
+  // A signal's cost: a star's one; two tiers' within a leaf and between leaves.
+  double sig_fixed[2] = {0, 0}, sig_latency[2] = {0, 0};
+  for (int cross = 0; cross < (tiers ? 2 : 1); ++cross) {
+    const long other = tiers ? partner(0, cross) : 1;
+    if (other < 0) continue;
     double f = 0;
-    if (!free_fin(rec_of(What::Signal, 0, 1), 0.0, f)) return false;
-    sig_fixed = c.fixed_ns;
-    sig_latency = c.latency_total_ns();
+    if (!free_fin(rec_of(What::Signal, 0, static_cast<std::size_t>(other)), 0.0, f)) return false;
+    sig_fixed[cross] = c.fixed_ns;
+    sig_latency[cross] = c.latency_total_ns();
   }
+  auto flag_of = [&](double fin, std::size_t from, std::size_t to) {
+    const int cross = crossing(from, to) ? 1 : 0;
+    return (fin + sig_fixed[cross]) + sig_latency[cross];
+  };
 
-  // One push: its uses appended to its ports' queues, its finish. Replaying
-  // one queue (`only` = that resource), the others are left alone and `out`
-  // receives the records (only the replayed queue's are meaningful).
-  std::vector<Tail> ports(static_cast<std::size_t>(rm.count()));
+  // One push: its uses appended to their queues, its finish. Replaying one
+  // queue (`only` = that resource), the others are left alone and `out`
+  // receives the records in the pair's use order (only the replayed queue's
+  // are meaningful).
+  std::vector<Tail> queues(static_cast<std::size_t>(rm.count()));
   std::size_t pushes = 0;
   auto push = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready,
-                  std::vector<Tail>& queues, double& fin, int only = -1, Use* out = nullptr) {
+                  std::vector<Tail>& queue, double& fin, int only = -1, Use* out = nullptr, int* res_of = nullptr,
+                  std::uint8_t* order = nullptr) {
+    int placed[kMaxUses];
+    std::uint8_t ordered[kMaxUses];
+    if (!res_of) res_of = placed;
+    if (!order) order = ordered;
+    place(p, from, to, res_of, order);
     const double t0 = ready + p.fixed;
     double end = t0;
     for (std::size_t k = 0; k < p.u.size(); ++k) {
-      const PushShape::U& u = p.u[k];
-      const int res_k = u.base + static_cast<int>(u.sender ? from : to) * u.stride;
+      const PushShape::U& u = p.u[order[k]];
+      const int res_k = res_of[order[k]];
       Use rec{t0, t0, kNoStep, -1};
       if (u.books && (only < 0 || only == res_k))
-        if (!append_use(queues[static_cast<std::size_t>(res_k)], ready, t0, u.d, id, static_cast<int>(k), rec)) return false;
+        if (!append_use(queue[static_cast<std::size_t>(res_k)], ready, t0, u.d, id, static_cast<int>(k), rec)) return false;
       if (out) out[k] = rec;
       end = std::max(end, rec.end);
     }
@@ -240,9 +340,9 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       if (j == r) continue;
       const StepId id = ids.pair(ids.base_rs, r, j);
       double fin = 0;
-      if (!push(shapes[rs_shape[j]], r, j, id, T, ports, fin)) return false;
+      if (!push(rs_of(r, j), r, j, id, T, queues, fin)) return false;
       seen(id, fin);
-      const double flag = (fin + sig_fixed) + sig_latency;
+      const double flag = flag_of(fin, r, j);
       seen(id + 1, flag);
       if (flag > w1max[j]) w1max[j] = flag, w1arg[j] = r;  // (the first latest in the wait's dep order)
     }
@@ -265,9 +365,9 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       if (r == j) continue;
       const StepId id = ids.pair(ids.base_ag, j, r);
       double fin = 0;
-      if (!push(shapes[ag_shape[j]], j, r, id, fin_red[j], ports, fin)) return false;
+      if (!push(ag_of(j, r), j, r, id, fin_red[j], queues, fin)) return false;
       seen(id, fin);
-      const double flag = (fin + sig_fixed) + sig_latency;
+      const double flag = flag_of(fin, j, r);
       seen(id + 1, flag);
       if (flag > w2max[r] || (flag == w2max[r] && j < w2arg[r])) w2max[r] = flag, w2arg[r] = j;
     }
@@ -303,37 +403,61 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   }
 
   // The walk. A push's use records come from replaying the queue it is on:
-  // the pushes that use it, in the engine's order.
+  // the pushes that use it (a port's: its rank's; a trunk's: those from or
+  // to its leaf), in the engine's order, kept by step.
   std::unordered_map<int, std::vector<std::pair<StepId, Use>>> replayed;
-  auto replay = [&](int res_k, std::size_t rank) -> const std::vector<std::pair<StepId, Use>>& {
+  auto replay = [&](int res_k) -> const std::vector<std::pair<StepId, Use>>& {
     auto [it, fresh] = replayed.try_emplace(res_k);
     if (!fresh) return it->second;
-    std::vector<Tail> queue(ports.size());
+    std::size_t from0 = 0, from1 = n, to0 = 0, to1 = n;
+    const ResourceKind kind = rm.kind(res_k);
+    if (is_port(kind)) {
+      int base = 0, stride = 0;
+      const auto g = static_cast<std::size_t>(accel_rank_of(rm, res_k, base, stride));
+      if (kind == ResourceKind::Egress) from0 = g, from1 = g + 1;
+      else to0 = g, to1 = g + 1;
+    } else {  // a trunk: (plane x leaves + leaf) x spines + spine, an uplink and its downlink
+      const std::size_t l = static_cast<std::size_t>((res_k - trunk0) / 2 / spines) % leaves;
+      if (kind == ResourceKind::Uplink) from0 = l * per_leaf, from1 = from0 + per_leaf;
+      else to0 = l * per_leaf, to1 = to0 + per_leaf;
+    }
+    std::vector<Tail> queue(queues.size());
     Use out[kMaxUses];
+    int res_of[kMaxUses];
+    std::uint8_t ord[kMaxUses];
     auto one_push = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready) {
       double fin = 0;
-      push(p, from, to, id, ready, queue, fin, res_k, out);
+      push(p, from, to, id, ready, queue, fin, res_k, out, res_of, ord);
       for (std::size_t k = 0; k < p.u.size(); ++k)
-        if (p.u[k].books && p.u[k].base + static_cast<int>(p.u[k].sender ? from : to) * p.u[k].stride == res_k)
-          it->second.emplace_back(id, out[k]);
+        if (p.u[ord[k]].books && res_of[ord[k]] == res_k) it->second.emplace_back(id, out[k]);
     };
-    for (std::size_t r = 0; r < n; ++r)
-      for (std::size_t j = 0; j < n; ++j)
-        if (j != r && (r == rank || j == rank)) one_push(shapes[rs_shape[j]], r, j, ids.pair(ids.base_rs, r, j), T);
+    for (std::size_t r = from0; r < from1; ++r)
+      for (std::size_t j = to0; j < to1; ++j)
+        if (j != r) one_push(rs_of(r, j), r, j, ids.pair(ids.base_rs, r, j), T);
     for (std::size_t j : order)
-      for (std::size_t r = 0; r < n; ++r)
-        if (r != j && (r == rank || j == rank)) one_push(shapes[ag_shape[j]], j, r, ids.pair(ids.base_ag, j, r), fin_red[j]);
+      if (j >= from0 && j < from1)
+        for (std::size_t r = to0; r < to1; ++r)
+          if (r != j) one_push(ag_of(j, r), j, r, ids.pair(ids.base_ag, j, r), fin_red[j]);
+    std::sort(it->second.begin(), it->second.end(), [](const auto& u, const auto& v) { return u.first < v.first; });
     return it->second;
+  };
+  // The shape of push step `r`.
+  auto shape_at = [&](const Rec& r) -> const PushShape& {
+    const auto a = static_cast<std::size_t>(r.a), b = static_cast<std::size_t>(r.b);
+    return r.what == What::RsPush ? rs_of(a, b) : ag_of(a, b);
   };
   auto push_use = [&](StepId i, int k) -> Use {
     const Rec r = ids.rec(i);
-    const PushShape& p = shapes[r.what == What::RsPush ? rs_shape[static_cast<std::size_t>(r.b)] : ag_shape[static_cast<std::size_t>(r.a)]];
-    const PushShape::U& u = p.u[static_cast<std::size_t>(k)];
+    const PushShape& p = shape_at(r);
+    int res_of[kMaxUses];
+    std::uint8_t ord[kMaxUses];
+    place(p, static_cast<std::size_t>(r.a), static_cast<std::size_t>(r.b), res_of, ord);
+    const PushShape::U& u = p.u[ord[static_cast<std::size_t>(k)]];
     const double t0 = (r.what == What::RsPush ? T : fin_red[static_cast<std::size_t>(r.a)]) + p.fixed;
     if (!u.books) return Use{t0, t0, kNoStep, -1};
-    const std::size_t rank = static_cast<std::size_t>(u.sender ? r.a : r.b);
-    for (const auto& [id, rec] : replay(u.base + static_cast<int>(rank) * u.stride, rank))
-      if (id == i) return rec;
+    const auto& recs = replay(res_of[ord[static_cast<std::size_t>(k)]]);
+    const auto at = std::lower_bound(recs.begin(), recs.end(), i, [](const auto& e, StepId v) { return e.first < v; });
+    if (at != recs.end() && at->first == i) return at->second;
     return Use{t0, t0, kNoStep, -1};  // (never: every booked use is replayed)
   };
   auto cost_of_rec = cost;
@@ -345,9 +469,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   Use scratch;
   struct Records {
     const Ids& ids;
-    const std::vector<PushShape>& shapes;
-    const std::vector<std::uint32_t>& rs_shape;
-    const std::vector<std::uint32_t>& ag_shape;
+    decltype(shape_at)& shape_of;
     decltype(push_use)& use_of;
     const std::vector<Use>& hbm_rec;
     const std::vector<int>& hbm_bound;
@@ -363,7 +485,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     int bound_use(StepId i) const {
       const Rec r = ids.rec(i);
       if (r.what == What::RsPush || r.what == What::AgPush) {
-        const PushShape& p = shapes[r.what == What::RsPush ? rs_shape[static_cast<std::size_t>(r.b)] : ag_shape[static_cast<std::size_t>(r.a)]];
+        const PushShape& p = shape_of(r);
         Use u[kMaxUses];
         for (std::size_t k = 0; k < p.u.size(); ++k) u[k] = use_of(i, static_cast<int>(k));
         const double t0 = (r.what == What::RsPush ? T : fin_red[static_cast<std::size_t>(r.a)]) + p.fixed;
@@ -393,7 +515,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
         default: return i - 1;  // a reduce or dequantise: its wait
       }
     }
-  } records{ids, shapes, rs_shape, ag_shape, push_use, hbm_rec, hbm_bound, ready_fin, w1max, w1arg,
+  } records{ids, shape_at, push_use, hbm_rec, hbm_bound, ready_fin, w1max, w1arg,
             fin_red, w2max, w2arg, T, scratch};
   if (last == kNoStep) return false;
   analytic::walk_from(view, c, records, last, best, res);

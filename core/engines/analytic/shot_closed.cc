@@ -184,8 +184,6 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   // as the shape's, two tiers' by plane, then by resource (routed::write_cost
   // books each plane's links sorted).
   const int port_stride = rm.egress(1, 0) - rm.egress(0, 0);
-  const int trunk0 = tiers ? rm.uplink(0, 0, 0) : 0;
-  const int spines = std::max(1, rm.spines);
   std::vector<PushShape> shapes;
   struct Key {
     What w;
@@ -196,7 +194,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   std::vector<Key> shape_key;
   // Use k of a pair's push: its resource, in the order step_cost() lists them (`order`: the shape's uses).
   auto place = [&](const PushShape& p, std::size_t from, std::size_t to, int* res_of, std::uint8_t* order) {
-    const int spine = tiers && crossing(from, to) ? ecmp_pick(static_cast<int>(from), static_cast<int>(to), spines) : 0;
+    const int spine = tiers && crossing(from, to) ? ecmp_pick(static_cast<int>(from), static_cast<int>(to), rm.spines) : 0;
     const std::size_t m = p.u.size();
     for (std::size_t k = 0; k < m; ++k) {
       const PushShape::U& u = p.u[k];
@@ -252,9 +250,8 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
         const int first = sender ? rm.egress(0, 0) : rm.ingress(0, 0);
         if (pu.base < first || pu.base >= first + port_stride) return false;  // (another rank's port)
         pu.plane = pu.base - first;
-      } else if (tiers && (kind == ResourceKind::Uplink || kind == ResourceKind::Downlink)) {
+      } else if (int trunk_leaf = 0; tiers && trunk_of(rm, u.resource, pu.plane, trunk_leaf)) {
         pu.role = kind == ResourceKind::Uplink ? PushShape::Role::Up : PushShape::Role::Down;
-        pu.plane = (u.resource - trunk0) / 2 / (rm.leaves * spines);
       } else {
         return false;
       }
@@ -416,8 +413,10 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       const auto g = static_cast<std::size_t>(accel_rank_of(rm, res_k, base, stride));
       if (kind == ResourceKind::Egress) from0 = g, from1 = g + 1;
       else to0 = g, to1 = g + 1;
-    } else {  // a trunk: (plane x leaves + leaf) x spines + spine, an uplink and its downlink
-      const std::size_t l = static_cast<std::size_t>((res_k - trunk0) / 2 / spines) % leaves;
+    } else {  // a trunk: the pushes from its leaf (an uplink) or to it (a downlink)
+      int plane = 0, trunk_leaf = 0;
+      trunk_of(rm, res_k, plane, trunk_leaf);
+      const std::size_t l = static_cast<std::size_t>(trunk_leaf);
       if (kind == ResourceKind::Uplink) from0 = l * per_leaf, from1 = from0 + per_leaf;
       else to0 = l * per_leaf, to1 = to0 + per_leaf;
     }

@@ -263,6 +263,20 @@ inline int accel_rank_of(const ResourceMap& rm, int res, int& base, int& stride)
   return gpu;
 }
 
+// On two tiers, the plane and leaf of trunk `res`: an uplink from that leaf or
+// a downlink to it (the inverse of ResourceMap::uplink / downlink, whose
+// layout is ((plane x leaves + leaf) x spines + spine) x 2 + direction after
+// the HBMs). False for any other resource.
+inline bool trunk_of(const ResourceMap& rm, int res, int& plane, int& leaf) {
+  const ResourceKind k = rm.kind(res);
+  if (k != ResourceKind::Uplink && k != ResourceKind::Downlink) return false;
+  const int pair = (res - rm.uplink(0, 0, 0)) / 2;
+  const int spines = std::max(1, rm.spines);
+  leaf = pair / spines % rm.leaves;
+  plane = pair / spines / rm.leaves;
+  return true;
+}
+
 // Costs by class. On a star, what step_cost() charges a step of these
 // builders depends on its ranks only through the resources it names (the
 // initiator's egress ports and HBM, the receiver's ingress ports and HBM):

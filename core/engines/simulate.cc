@@ -321,21 +321,23 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       if (closed) return {k, "steps", k * 2e-8 + n * 1e-6, n * 4096};
       return {k, "steps", k * 4e-7 + n * 1e-6, k * 112 + n * 1024};
     }
-  // SCIN on two tiers books one plane per stripe size (scin_tiers.h): the
-  // estimate of every plane, scaled to the steps it books.
-  std::size_t tiers_total = 0;
-  const std::size_t tiers_booked =
-      engine_id == EngineId::Analytic && (algo == Algorithm::Scin || algo == Algorithm::ScinInq)
-          ? scin_tiers_steps(run_cfg, c, algo == Algorithm::ScinInq, &tiers_total)
-          : 0;
-  auto booked_share = [&](WorkEstimate w) {
-    if (tiers_booked == 0 || tiers_total == 0) return w;
-    const double f = static_cast<double>(tiers_booked) / static_cast<double>(tiers_total);
-    w.seconds *= f;
-    w.memory_bytes *= f;
-    return w;
-  };
-  if (gpus <= 128) return booked_share(estimate_compiled(run_cfg, algo, c, e));
+  if (engine_id == EngineId::Analytic && (algo == Algorithm::Scin || algo == Algorithm::ScinInq)) {
+    // SCIN on two tiers by planes alike (run_analytic_scin_tiers, as resolve()
+    // runs it): the planes of one stripe size compiled and booked once, from
+    // their step and region counts (compiling every plane to estimate it cost
+    // 90% of a 1024-GPU point). Per step as estimate_compiled() and the
+    // engine count it (1 us and a Step to compile, 0.1 us and 48 bytes to
+    // book); per region 0.1 us and a Region to compile, and 0.1 us and 40
+    // bytes for the resource use it makes.
+    std::size_t total = 0;
+    ScinTiersRegions regions;
+    if (const std::size_t booked = scin_tiers_steps(run_cfg, c, algo == Algorithm::ScinInq, &total, &regions)) {
+      const double k = static_cast<double>(booked), r = static_cast<double>(regions.booked);
+      return {static_cast<double>(total), "steps", k * 1.2e-6 + r * 2e-7,
+              k * (static_cast<double>(sizeof(Step)) + 88) + r * (static_cast<double>(sizeof(Region)) + 40)};
+    }
+  }
+  if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;
   const double n[3] = {16, 32, 64};
   double amount[3], seconds[3], memory[3];
@@ -357,7 +359,7 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       unit = at_planes[0].unit;
     }
   } catch (const Error&) {
-    return booked_share(estimate_compiled(run_cfg, algo, c, e));  // a fabric that needs its own GPU or plane count
+    return estimate_compiled(run_cfg, algo, c, e);  // a fabric that needs its own GPU or plane count
   }
   WorkEstimate w;
   w.unit = unit;
@@ -365,7 +367,7 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   w.amount = std::max(amount[2], quadratic_at(n, amount, at));
   w.seconds = std::max(seconds[2], quadratic_at(n, seconds, at));
   w.memory_bytes = std::max(memory[2], quadratic_at(n, memory, at));
-  return booked_share(w);
+  return w;
 }
 
 namespace {

@@ -488,8 +488,35 @@ bool expect_scin_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype =
   expect_same_booking(*fast, full, 0);
   EXPECT_GT(full.critical_path.size(), 3u);
   std::size_t total = 0;
-  EXPECT_GT(scin_tiers_steps(c, coll, inq, &total), 0u);
+  ScinTiersRegions regions;
+  const std::size_t booked = scin_tiers_steps(c, coll, inq, &total, &regions);
+  EXPECT_GT(booked, 0u);
   EXPECT_EQ(total, s.steps.size());  // what estimate() counts
+  auto named = [](const Schedule& sc) {
+    std::size_t k = 0;
+    for (const Step& st : sc.steps) k += st.srcs.size() + st.dsts.size();
+    return k;
+  };
+  EXPECT_EQ(regions.total, named(s));
+  // The schedule it books: the counts estimate() takes without compiling it,
+  // and its estimate against the compiled one's (1 us and a Step per step to
+  // compile): within a factor of two.
+  const std::optional<Schedule> reduced = compile_scin_tiers(c, coll, inq);
+  if (!reduced) {
+    ADD_FAILURE() << "compile_scin_tiers declined where run_analytic_scin_tiers answered";
+    return true;
+  }
+  EXPECT_EQ(booked, reduced->steps.size());
+  EXPECT_EQ(regions.booked, named(*reduced));
+  const WorkEstimate x = estimate(c, algo, coll, EngineId::Analytic);
+  WorkEstimate direct = engine(EngineId::Analytic).estimate(c, *reduced);
+  direct.seconds += static_cast<double>(booked) * 1e-6;
+  direct.memory_bytes += static_cast<double>(booked) * static_cast<double>(sizeof(Step));
+  EXPECT_EQ(x.amount, static_cast<double>(total));
+  EXPECT_GT(x.seconds, 0.5 * direct.seconds);
+  EXPECT_LT(x.seconds, 2.0 * direct.seconds);
+  EXPECT_GT(x.memory_bytes, 0.5 * direct.memory_bytes);
+  EXPECT_LT(x.memory_bytes, 2.0 * direct.memory_bytes);
   expect_simulate_books_as_compiled(c, algo, bytes);
   return true;
 }

@@ -24,6 +24,7 @@ struct PlaneLayout {
   std::vector<std::size_t> steps;  // per plane: its steps
   std::size_t per_rank = 0;        // INQ: a rank's launch and quantise steps (else 0)
   std::size_t total = 0, booked = 0;  // the full schedule's steps; the reduced one's
+  std::size_t total_regions = 0, booked_regions = 0;  // their sources and destinations (for estimates)
 };
 
 std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& coll, bool inq) {
@@ -40,6 +41,11 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
   L.weight.assign(static_cast<std::size_t>(planes), 0.0);
   std::vector<std::size_t> firsts;
   const auto un = static_cast<std::size_t>(n), ul = static_cast<std::size_t>(leaves);
+  // A wave's regions: each leaf's read (m sources, a destination; INQ: its
+  // quantise, one each), the spine's read (a source per leaf, a destination;
+  // INQ: its requantise) and multicast (a source, n destinations). Arrives,
+  // counters, signals, acks and flags name none.
+  const std::size_t wave_regions = 2 * un + 2 * ul + 2 + (inq ? 2 * ul + 2 : 0);
   for (std::size_t p = 0; p < stripes.size(); ++p) {
     // (INQ: a plane's start depends on where its quantise chains queue on
     // each rank's HBM, behind the earlier planes': no two planes alike.)
@@ -55,7 +61,11 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
     L.steps.push_back(build::scin_tiers_plane_steps(un, ul, w, inq, false));
     if (inq) L.per_rank += w;
     L.total += L.steps.back();
-    if (first == p) L.booked += L.steps.back();
+    L.total_regions += w * wave_regions;
+    if (first == p) {
+      L.booked += L.steps.back();
+      L.booked_regions += w * wave_regions;
+    }
   }
   // (No two planes alike and no two ranks of a leaf: nothing to save.)
   if (firsts.size() == stripes.size() && (!inq || leaves == n)) return std::nullopt;
@@ -63,6 +73,9 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
     L.per_rank += 1;  // its launch
     L.total += un * L.per_rank + un;  // and each rank's dequantise
     L.booked += ul * L.per_rank + un;
+    // (A quantise step and a dequantise name a source and a destination each.)
+    L.total_regions += 2 * (un * (L.per_rank - 1) + un);
+    L.booked_regions += 2 * (ul * (L.per_rank - 1) + un);
   }
   L.total += un;  // each rank's final wait
   L.booked += un;
@@ -71,27 +84,44 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
 
 }  // namespace
 
-std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* total) {
+std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* total,
+                             ScinTiersRegions* regions) {
   try {
     const std::optional<PlaneLayout> L = plane_layout(cfg, c, inq);
     if (!L) return 0;
     if (total) *total = L->total;
+    if (regions) *regions = {L->total_regions, L->booked_regions};
     return L->booked;
   } catch (const Error&) {
     return 0;  // (a bad size: the compiled path reports it)
   }
 }
 
+namespace {
+// The planes of L->built, INQ's quantise steps on each leaf's first rank.
+Schedule compile_reduced(const Config& cfg, const Collective& coll, bool inq, const PlaneLayout& L,
+                         const RunContext& ctx) {
+  CompileOptions opt;
+  opt.labels = false;
+  opt.planes = &L.built;
+  opt.quantise_first_of_leaf = inq;
+  Schedule s = compile(cfg, inq ? Algorithm::ScinInq : Algorithm::Scin, coll, ctx, opt);
+  if (s.steps.size() != L.booked) throw Error("run_analytic_scin_tiers: the planes' step counts disagree with the builder");
+  return s;
+}
+}  // namespace
+
+std::optional<Schedule> compile_scin_tiers(const Config& cfg, const Collective& coll, bool inq) {
+  const std::optional<PlaneLayout> L = plane_layout(cfg, coll, inq);
+  if (!L) return std::nullopt;
+  return compile_reduced(cfg, coll, inq, *L, {});
+}
+
 std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const Collective& coll, bool inq,
                                                       const RunContext& ctx) {
   const std::optional<PlaneLayout> L = plane_layout(cfg, coll, inq);
   if (!L) return std::nullopt;
-  CompileOptions opt;
-  opt.labels = false;
-  opt.planes = &L->built;
-  opt.quantise_first_of_leaf = inq;
-  const Schedule s = compile(cfg, inq ? Algorithm::ScinInq : Algorithm::Scin, coll, ctx, opt);
-  if (s.steps.size() != L->booked) throw Error("run_analytic_scin_tiers: the planes' step counts disagree with the builder");
+  const Schedule s = compile_reduced(cfg, coll, inq, *L, ctx);
   AnalyticResult res = run_analytic(cfg, s, ctx);
   res.steps.clear();
   // The path's indices in the full schedule: a leaf's first rank's quantise

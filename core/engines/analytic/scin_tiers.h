@@ -44,9 +44,21 @@ namespace scin {
 std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const Collective& c, bool inq,
                                                       const RunContext& ctx = {});
 
-/// For estimates: the steps run_analytic_scin_tiers() compiles and books for
-/// `cfg` and `c` if it answers, else 0. `total` (optional): the full
-/// schedule's. O(planes).
-std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* total = nullptr);
+/// The schedule run_analytic_scin_tiers() compiles and books (no labels), or
+/// nothing where it declines. For tests of the estimate.
+std::optional<Schedule> compile_scin_tiers(const Config& cfg, const Collective& c, bool inq);
+
+/// The regions (sources and destinations) of build_scin_tiers' schedule: the
+/// full one's and the one run_analytic_scin_tiers() compiles.
+struct ScinTiersRegions {
+  std::size_t total = 0, booked = 0;
+};
+
+/// For estimates, without compiling: the steps run_analytic_scin_tiers()
+/// compiles and books for `cfg` and `c` if it answers, else 0. `total`
+/// (optional): the full schedule's; `regions` (optional): both schedules'
+/// regions. O(planes).
+std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* total = nullptr,
+                             ScinTiersRegions* regions = nullptr);
 
 }  // namespace scin

@@ -248,6 +248,9 @@ struct Ctx {
   // multicast of one switch plane books its class representative alone; any
   // other port use clears `alike`.
   bool port_classes = false;
+  // The same on two tiers (routed::write_cost, routed::isa_read_cost): a class
+  // per leaf, plane and direction.
+  bool tier_classes = false;
   bool alike = true;
   // false (step_cost_without_ports): the accelerator ports' uses (Egress,
   // Ingress) of a star or mesh are left out; everything else is as with them.
@@ -335,7 +338,8 @@ void write_cost(Ctx& x, const Step& st) {
     return;
   }
   if (s.two_tier()) {
-    routed::write_cost(cfg, s, x.rm, st, bytes, factor, x.first_plane_only, c);  // every link of the multicast tree
+    // Every link of the multicast tree.
+    x.alike = routed::write_cost(cfg, s, x.rm, st, bytes, factor, x.first_plane_only, c, x.tier_classes) && x.alike;
   } else if (s.is_switch(st.initiator)) {
     x.latency(Term::LinkLatency, cfg.links.latency_ns);
     if (x.port_classes && st.via == st.initiator) {
@@ -410,7 +414,11 @@ void read_cost(Ctx& x, const Step& st) {
     } else if (s.two_tier()) {
       for (const auto& r : st.srcs) plain += plain_bytes(s, r);
       q = any_codec(s, st);
-      routed::isa_read_cost(cfg, s, x.rm, st, transfer_factor(cfg, s, st), x.c);  // every link of every source's route
+      // Every link of every source's route.
+      if (!routed::isa_read_cost(cfg, s, x.rm, st, transfer_factor(cfg, s, st), x.c, x.tier_classes)) {
+        x.alike = false;
+        return;
+      }
     } else {
       for (const auto& r : st.srcs) plain += plain_bytes(s, r);
       q = any_codec(s, st);
@@ -434,6 +442,7 @@ void read_cost(Ctx& x, const Step& st) {
   // An accelerator reads (NVLS ld_reduce when several sources are summed in the switch).
   const double factor = transfer_factor(cfg, s, st);
   if (s.two_tier()) {
+    if (x.tier_classes) x.alike = false;  // (its ports, one by one)
     routed::accel_read_cost(cfg, s, x.rm, st, factor, x.first_plane_only, x.c);
     return;
   }
@@ -499,6 +508,7 @@ bool step_cost_impl(const Config& cfg, const Schedule& s, const ResourceMap& rm,
   for (double& l : c.latency_ns) l = 0;
   c.uses.clear();
   Ctx x{cfg, s, rm, c, first_plane_only, port_classes && s.topology == Topology::Star};
+  x.tier_classes = port_classes && s.two_tier();
   x.ports = ports;
   const AcceleratorSpec& acc = cfg.accelerator;
   const IsaSpec& isa = cfg.sw.isa;

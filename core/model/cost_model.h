@@ -92,13 +92,17 @@ StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, 
 /// resources see the same uses at the same times, so a caller that only needs
 /// times books plane 0 alone.
 ///
-/// `port_classes` (a star; ignored elsewhere): the accelerator ports of one
-/// switch plane in one direction form a class, E_p = {egress(k, p)} and
-/// I_p = {ingress(k, p)} for k < gpus. A step that uses every member of a
-/// class once with the same amount (an ISA read of every accelerator's k-th
-/// source from accelerator k, an ISA multicast to every accelerator) gets one
-/// use, on the class's representative egress(0, p) / ingress(0, p), in the
-/// place of the class's first use. Returns false if the step uses some port
+/// `port_classes` (a star or two tiers; ignored on a mesh): the accelerator
+/// ports of one switch plane in one direction form a class, E_p =
+/// {egress(k, p)} and I_p = {ingress(k, p)} for k < gpus. A step that uses
+/// every member of a class once with the same amount (an ISA read of every
+/// accelerator's k-th source from accelerator k, an ISA multicast to every
+/// accelerator) gets one use, on the class's representative egress(0, p) /
+/// ingress(0, p), in the place of the class's first use. On two tiers a class
+/// is one leaf's ports of a plane and direction, its representative the port
+/// of the leaf's first accelerator: a leaf ISA's read of the same bytes from
+/// each of its accelerators in order, a multicast to whole leaves in order
+/// (routed::write_cost, routed::isa_read_cost). Returns false if the step uses some port
 /// in any other way (a subset of a class, another order, unequal amounts, a
 /// transfer issued by an accelerator): `out` is then incomplete, and the
 /// caller must cost without port_classes. Always true without it.

@@ -71,6 +71,28 @@ void book(const Config& cfg, const Schedule& s, const ResourceMap& rm, Loads& lo
   loads.clear();
 }
 
+// Port classes on two tiers (step_cost's `port_classes`): where the
+// accelerators a step names (its sources or destinations) are whole leaves,
+// in order (accelerator k at position k from a leaf's first), each of those
+// leaves' ports of one direction is used by the step once per member, alike:
+// the class is booked as the leaf's first accelerator's port. Returns how
+// many named nodes each costed one stands for: 1 where the step names no
+// accelerator (its uses are trunks, booked as they are), the accelerators per
+// leaf where they are whole leaves, 0 where they are anything else (some
+// accelerators, switches among them, another order): the step fails the class test.
+template <class Regions>
+std::size_t leaf_class_stride(const Schedule& s, const Regions& regions) {
+  std::size_t accelerators = 0;
+  for (const auto& r : regions) accelerators += s.is_switch(s.buffers[r.buffer].node) ? 0 : 1;
+  if (accelerators == 0) return 1;
+  const auto m = static_cast<std::size_t>(s.gpus_per_leaf());
+  const NodeId first = s.buffers[regions[0].buffer].node;
+  if (accelerators != regions.size() || regions.size() % m != 0 || static_cast<std::size_t>(first) % m != 0) return 0;
+  for (std::size_t k = 0; k < regions.size(); ++k)
+    if (s.buffers[regions[k].buffer].node != first + static_cast<NodeId>(k)) return 0;
+  return m;
+}
+
 }  // namespace
 
 PathLatency path_latency(const Config& cfg, const Schedule& s, NodeId a, NodeId b, int plane) {
@@ -109,8 +131,14 @@ void signal_cost(const Config& cfg, const Schedule& s, const Step& st, StepCost&
   add_latency(c, Term::SwitchLatency, l.switch_ns);
 }
 
-void write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double bytes,
-                double factor, bool first_plane_only, StepCost& c) {
+bool write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double bytes,
+                double factor, bool first_plane_only, StepCost& c, bool port_classes) {
+  // (Port classes: each leaf's first destination alone. The others' routes
+  // add only their own ingress ports: their leaf's first's route lists the
+  // links they share, which the tree carries once.)
+  // (An accelerator's transfer uses its own egress port alone: not a class.)
+  const std::size_t stride = !port_classes ? 1 : s.is_switch(st.initiator) ? leaf_class_stride(s, st.dsts) : 0;
+  if (stride == 0) return false;
   const Planes ps = planes_of(s, st, first_plane_only);
   const double share = bytes / ps.count;
   PathLatency worst;
@@ -120,8 +148,8 @@ void write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, con
   const int spine = st.dsts.size() > 1 ? ecmp_pick(st.initiator, kNoNode, s.spines) : -1;
   for (int p = ps.first; p < ps.end; ++p) {
     int last[4] = {-1, -1, -1, -1};
-    for (const auto& d : st.dsts) {
-      const NodeId to = s.buffers[d.buffer].node;
+    for (std::size_t k = 0; k < st.dsts.size(); k += stride) {
+      const NodeId to = s.buffers[st.dsts[k].buffer].node;
       if (to == st.initiator) continue;
       const PathLatency l = add_route(cfg, s, rm, st.initiator, to, p, share, loads, spine, &last);
       if (p == ps.first && l.total() > worst.total()) worst = l;
@@ -130,15 +158,30 @@ void write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, con
   }
   add_latency(c, Term::LinkLatency, worst.link_ns);
   add_latency(c, Term::SwitchLatency, worst.switch_ns);
+  return true;
 }
 
-void isa_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,
-                   StepCost& c) {
+bool isa_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,
+                   StepCost& c, bool port_classes) {
   const NodeId isa = st.initiator;
   const int plane = s.plane_of(isa);
+  // (Port classes: a leaf's ISA reading the same bytes from each of its own
+  // accelerators, one hop each, costs the first alone; a read of switches
+  // uses trunks only. Sources further away share trunks: not a class.)
+  std::size_t stride = port_classes ? leaf_class_stride(s, st.srcs) : 1;
+  if (stride > 1) {
+    const auto m = static_cast<std::size_t>(s.gpus_per_leaf());
+    const NodeId first = s.buffers[st.srcs[0].buffer].node;
+    const std::uint64_t b0 = region_bytes(s, st.srcs[0]);
+    bool own = st.srcs.size() == m && s.tier(isa) == 1 && s.leaf_of(isa) == s.leaf_of(first);
+    for (std::size_t k = 1; own && k < m; ++k) own = region_bytes(s, st.srcs[k]) == b0;
+    if (!own) stride = 0;
+  }
+  if (stride == 0) return false;
   PathLatency worst;
   bool from_memory = false;
-  for (const auto& r : st.srcs) {
+  for (std::size_t k = 0; k < st.srcs.size(); k += stride) {
+    const Region& r = st.srcs[k];
     const NodeId from = s.buffers[r.buffer].node;
     const PathLatency l = path_latency(cfg, s, from, isa, plane);
     if (l.total() > worst.total()) worst = l;
@@ -160,6 +203,7 @@ void isa_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, 
   add_latency(c, from_memory ? Term::MemoryLatency : Term::Sync,
               from_memory ? cfg.accelerator.mem_latency_ns : cfg.sw.isa.op_latency_ns);
   add_latency(c, Term::Sync, cfg.sw.isa.op_latency_ns);
+  return true;
 }
 
 void accel_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,

@@ -34,11 +34,18 @@ double link_payload_GBps(const Config& cfg, const Schedule& s, const ResourceMap
 
 void signal_cost(const Config& cfg, const Schedule& s, const Step& st, StepCost& c);
 /// `first_plane_only` as step_cost's (cost_model.h): of a transfer over all planes, plane 0's links alone.
-void write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double bytes,
-                double factor, bool first_plane_only, StepCost& c);
-/// A read issued by a switch's ISA: latency and the source links (units are booked by the caller).
-void isa_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,
-                   StepCost& c);
+/// `port_classes` as step_cost's on two tiers: a multicast to whole leaves of
+/// accelerators (in order) uses each leaf's ingress class once, as the port of
+/// the leaf's first accelerator. Returns false where the step names
+/// accelerators otherwise (`c` is then incomplete); always true without it.
+bool write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double bytes,
+                double factor, bool first_plane_only, StepCost& c, bool port_classes = false);
+/// A read issued by a switch's ISA: latency and the source links (units are
+/// booked by the caller). `port_classes`: a leaf's read of the same bytes from
+/// each of its own accelerators (in order) uses the leaf's egress class once,
+/// as its first accelerator's port; false for any other read of accelerators.
+bool isa_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,
+                   StepCost& c, bool port_classes = false);
 /// A read issued by an accelerator (NVLS ld_reduce when several sources are reduced in a switch).
 void accel_read_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, double factor,
                      bool first_plane_only, StepCost& c);

@@ -185,9 +185,11 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
       const NodeId spine = s.spine_node(p, k);
       std::vector<StepId> ready;
       SrcList partials;
+      partials.reserve(static_cast<std::size_t>(leaves));
       for (int l = 0; l < leaves; ++l) {
         const NodeId sw = s.leaf_node(p, l);
         SrcList srcs;
+        srcs.reserve(static_cast<std::size_t>(m));  // (grown by doubling, a 36-source list was copied 5 times)
         DepList deps = {go[l]};
         for (int j = 0; j < m; ++j) {
           srcs.push_back(at(inq ? qin[l * m + j] : s.input[l * m + j], global));
@@ -217,6 +219,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
       if (uplink_inq) {
         // Down to the leaves quantised; each leaf dequantises and multicasts to its accelerators.
         DstList dsts;
+        dsts.reserve(static_cast<std::size_t>(leaves));
         for (int l = 0; l < leaves; ++l) dsts.push_back(at(ldown[l], local));
         StepId down = b.multicast(spine, spine, Unit::IsaReduce, at(out_src, local), std::move(dsts), {red},
                                   b.label("spine{}.{} multicast wave {}", p, k, w));
@@ -225,12 +228,14 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
           StepId dq = b.compute(sw, DataOp::Copy, {at(ldown[l], local)}, at(lout[l], local), Unit::IsaInq, {down},
                                 b.label("leaf{}.{} dequantise wave {}", p, l, w));
           DstList out;
+          out.reserve(static_cast<std::size_t>(m));
           for (int j = 0; j < m; ++j) out.push_back(at(s.output[l * m + j], global));
           writes[l].push_back(b.multicast(sw, sw, Unit::IsaReduce, at(lout[l], local), std::move(out), {dq},
                                           b.label("leaf{}.{} multicast wave {}", p, l, w)));
         }
       } else {
         DstList dsts;
+        dsts.reserve(static_cast<std::size_t>(n));
         for (int j = 0; j < n; ++j) dsts.push_back(at(inq ? qout[j] : s.output[j], global));
         StepId wr = b.multicast(spine, spine, Unit::IsaReduce, at(out_src, local), std::move(dsts), {red},
                                 b.label("spine{}.{} multicast wave {}", p, k, w));

@@ -669,7 +669,10 @@ TEST(PortsAlike, OnlySwitchIssuedTransfersOnAStarAreCandidates) {
   ring.ring.protocol = RingProtocol::Simple;
   for (Algorithm a : {Algorithm::Ring, Algorithm::Nvls, Algorithm::OneShot, Algorithm::TwoShot})
     EXPECT_FALSE(ports_alike(compile(ring, a, coll))) << to_string(a);
-  EXPECT_FALSE(ports_alike(compile(two_tier(16, 4, 2, 3), Algorithm::Scin, coll)));
+  // Two tiers: hierarchical SCIN's transfers are all issued by switches (a
+  // class per leaf, plane and direction); NVLS's reads are the accelerators'.
+  EXPECT_TRUE(ports_alike(compile(two_tier(16, 4, 2, 3), Algorithm::Scin, coll)));
+  EXPECT_FALSE(ports_alike(compile(two_tier(16, 4, 2, 3), Algorithm::Nvls, coll)));
   EXPECT_FALSE(ports_alike(with_probe(compile(c, Algorithm::Scin, coll), true)));
   EXPECT_TRUE(ports_alike(with_probe(compile(c, Algorithm::Scin, coll), false)));
 }
@@ -793,6 +796,170 @@ TEST(PortsAlike, BookingOneRepresentativeEqualsTheFullBooking) {
         expect_same_booking(fast, fallback, s.steps.size());
         EXPECT_GT(fast.critical_path.size(), 3u);
       }
+}
+
+// ------------------------------------------------------------ ports alike on two tiers
+
+namespace {
+
+// The two-tier fabrics hierarchical SCIN is checked on: nvl36x2 as shipped (2
+// leaves of 36, 18 planes), nvl576-style at 144 GPUs (4 leaves), and 16 GPUs
+// on 4 leaves, 2 spines and 3 planes.
+std::vector<Config> tier_fabrics() {
+  Config nvl576 = load_preset("nvl576-style");
+  set_param(nvl576, "fabric.gpus", 144);
+  set_param(nvl576, "fabric.leaves", 4);
+  validate(nvl576);
+  return {load_preset("nvl36x2"), nvl576, two_tier(16, 4, 2, 3)};
+}
+
+// A port's class on two tiers: (direction, plane, leaf) numbered, and its
+// representative, the port of the leaf's first accelerator; -1: not a port.
+int tier_port_class(const ResourceMap& rm, int r, int per_leaf) {
+  if (r >= rm.ports()) return -1;
+  const int half = rm.gpus * rm.planes, k = r % half;
+  return ((r < half ? 0 : 1) * rm.planes + k % rm.planes) * rm.gpus + (k / rm.planes) / per_leaf;
+}
+int tier_class_representative(const ResourceMap& rm, int cls, int per_leaf) {
+  const int leaf = cls % rm.gpus, plane = (cls / rm.gpus) % rm.planes;
+  return cls / (rm.gpus * rm.planes) == 0 ? rm.egress(leaf * per_leaf, plane) : rm.ingress(leaf * per_leaf, plane);
+}
+
+}  // namespace
+
+// On two tiers a class is a leaf's accelerator ports of one plane and
+// direction: costed by class, a step's uses are its full uses with each class
+// reduced to one use on the port of the leaf's first accelerator, where the
+// class's first use stood; its latency and fixed cost are the full cost's.
+TEST(PortsAlike, TwoTierClassCostIsTheFullCostWithOneUsePerLeafClass) {
+  for (const Config& c : tier_fabrics())
+    for (Algorithm a : {Algorithm::Scin, Algorithm::ScinInq, Algorithm::ScinInqUplink})
+      for (std::uint64_t bytes : {std::uint64_t{8}, (std::uint64_t{1} << 20) + 2}) {
+        const Schedule s = compile(c, a, {bytes, DType::Bf16});
+        SCOPED_TRACE(fmt::format("{} {} GPUs on {} leaves, {} B", s.algorithm, c.fabric.gpus, c.fabric.leaves, bytes));
+        const ResourceMap rm = resource_map(s);
+        const int m = s.gpus_per_leaf();
+        std::size_t full_ports = 0, class_uses = 0;
+        StepCost one;
+        for (const Step& st : s.steps) {
+          const StepCost full = step_cost(c, s, rm, st);
+          ASSERT_TRUE(step_cost(c, s, rm, st, one, false, true)) << st.label;
+          std::vector<ResourceUse> expect;
+          std::map<int, std::vector<ResourceUse>> by_class;
+          for (const ResourceUse& u : full.uses) {
+            const int k = tier_port_class(rm, u.resource, m);
+            if (k < 0) {
+              expect.push_back(u);
+              continue;
+            }
+            ++full_ports;
+            if (by_class[k].empty()) {
+              expect.push_back(u);
+              EXPECT_EQ(u.resource, tier_class_representative(rm, k, m)) << st.label;  // (the first member is the first accelerator's)
+            }
+            by_class[k].push_back(u);
+          }
+          // The condition itself, from the full cost: every member of the leaf once, the same amount and rate.
+          for (const auto& [k, us] : by_class) {
+            ASSERT_EQ(us.size(), static_cast<std::size_t>(m)) << st.label;
+            std::vector<int> members;
+            for (const ResourceUse& u : us) {
+              members.push_back(u.resource);
+              EXPECT_EQ(u.amount_bytes, us[0].amount_bytes);
+              EXPECT_EQ(u.rate_GBps, us[0].rate_GBps);
+            }
+            std::sort(members.begin(), members.end());
+            EXPECT_EQ(std::unique(members.begin(), members.end()), members.end()) << st.label;
+          }
+          ASSERT_EQ(one.uses.size(), expect.size()) << st.label;
+          for (std::size_t k = 0; k < expect.size(); ++k) {
+            EXPECT_EQ(one.uses[k].resource, expect[k].resource) << st.label;
+            EXPECT_EQ(one.uses[k].amount_bytes, expect[k].amount_bytes) << st.label;
+            EXPECT_EQ(one.uses[k].rate_GBps, expect[k].rate_GBps) << st.label;
+            EXPECT_EQ(one.uses[k].term, expect[k].term) << st.label;
+            EXPECT_EQ(one.uses[k].fed_by_transfers, expect[k].fed_by_transfers) << st.label;
+            if (tier_port_class(rm, one.uses[k].resource, m) >= 0) ++class_uses;
+          }
+          EXPECT_EQ(one.fixed_ns, full.fixed_ns);
+          for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(one.latency_ns[t], full.latency_ns[t]);
+        }
+        EXPECT_GT(class_uses, 0u);
+        EXPECT_EQ(class_uses * static_cast<std::size_t>(m), full_ports);
+      }
+}
+
+// A two-tier step that names a leaf's accelerators other than all, in order,
+// the same bytes from each, or that an accelerator issues, is refused.
+TEST(PortsAlike, TwoTierPartialOrUnevenLeafIsRefused) {
+  const Config c = two_tier(16, 4, 2, 3);
+  const Schedule s = compile(c, Algorithm::Scin, {1 << 20, DType::Bf16});
+  const ResourceMap rm = resource_map(s);
+  const Step* read = nullptr;       // a leaf's read of its accelerators
+  const Step* multicast = nullptr;  // a spine's multicast to every accelerator
+  for (const Step& st : s.steps) {
+    if (!read && st.kind == StepKind::Read && !s.is_switch(s.buffers[st.srcs[0].buffer].node)) read = &st;
+    if (!multicast && st.kind == StepKind::Write && st.dsts.size() == 16) multicast = &st;
+  }
+  ASSERT_TRUE(read && multicast);
+  StepCost out;
+  ASSERT_TRUE(step_cost(c, s, rm, *read, out, false, true));
+  ASSERT_TRUE(step_cost(c, s, rm, *multicast, out, false, true));
+  Step st = *read;
+  std::swap(st.srcs[0], st.srcs[1]);  // another order
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  st = *read;
+  st.srcs.pop_back();  // a subset
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  st = *read;
+  st.srcs[2].count -= 1;  // unequal amounts
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  st = *read;
+  st.initiator = s.leaf_node(0, 3);  // another leaf's accelerators (their routes share trunks)
+  st.via = st.initiator;
+  ASSERT_NE(s.leaf_of(s.buffers[read->srcs[0].buffer].node), 3);
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  st = *multicast;
+  st.dsts.pop_back();  // three leaves and a part
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  st = *multicast;
+  st.dsts.resize(4);  // one whole leaf: a class
+  EXPECT_TRUE(step_cost(c, s, rm, st, out, false, true));
+  st = *multicast;
+  st.dsts[2] = st.dsts[5];  // one accelerator twice, another not at all
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  st = *multicast;
+  st.initiator = 0;  // issued by an accelerator
+  EXPECT_FALSE(step_cost(c, s, rm, st, out, false, true));
+  // Without port classes every step is costed, every destination's port.
+  EXPECT_TRUE(step_cost(c, s, rm, st, out));
+}
+
+// Booking each leaf class's representative alone gives the full booking's
+// time, every breakdown term, the critical path, max_link_bytes and every
+// step's times, to the last bit (the full booking forced by a probe refused
+// before booking, and by one refused mid-run).
+TEST(PortsAlike, TwoTierBookingOneRepresentativeEqualsTheFullBooking) {
+  int compared = 0;
+  for (const Config& c : tier_fabrics())
+    for (Algorithm a : {Algorithm::Scin, Algorithm::ScinInq, Algorithm::ScinInqUplink})
+      for (std::uint64_t bytes : {std::uint64_t{8}, (std::uint64_t{1} << 20) + 2, std::uint64_t{64} << 20}) {
+        const Schedule s = compile(c, a, {bytes, DType::Bf16});
+        SCOPED_TRACE(fmt::format("{} {} GPUs on {} leaves, {} B", s.algorithm, c.fabric.gpus, c.fabric.leaves, bytes));
+        if (planes_alike(s)) continue;  // (plane 0 alone is booked then)
+        ASSERT_TRUE(ports_alike(s));
+        const AnalyticResult fast = run_analytic(c, s);
+        const Schedule before = with_probe(s, true);
+        ASSERT_FALSE(ports_alike(before));
+        expect_same_booking(fast, run_analytic(c, before), s.steps.size());
+        const Schedule mid = with_probe(s, false, static_cast<StepId>(s.steps.size() / 2));
+        ASSERT_TRUE(ports_alike(mid));
+        const AnalyticResult fallback = run_analytic(c, mid);
+        ASSERT_LT(fallback.steps.back().finish_ns, fallback.time_ns);
+        expect_same_booking(fast, fallback, s.steps.size());
+        EXPECT_GT(fast.critical_path.size(), 3u);
+        ++compared;
+      }
+  EXPECT_GE(compared, 20);
 }
 
 // ------------------------------------------------------------ NVLS by classes of ports

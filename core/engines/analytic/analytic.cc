@@ -63,6 +63,7 @@ bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Run
 // Nothing if a read delivers to an accelerator (link_bytes() counts that
 // accelerator's ingress alone).
 std::optional<double> class_max_link_bytes(const Schedule& s) {
+  if (s.topology != Topology::Star) return std::nullopt;  // (two tiers: trunks too)
   double egress = 0, ingress = 0;
   for (const Step& st : s.steps) {
     if (st.via == kNoNode) continue;
@@ -78,7 +79,7 @@ std::optional<double> class_max_link_bytes(const Schedule& s) {
 
 // ports_alike(s) without its planes_alike(s) test (the caller knows it is false).
 bool ports_alike_unless_planes(const Schedule& s) {
-  if (s.topology != Topology::Star || s.gpus < 2) return false;
+  if ((s.topology != Topology::Star && !s.two_tier()) || s.gpus < 2) return false;
   // Ports are used by class only by transfers a switch issues (step_cost's
   // port_classes); one an accelerator issues across a plane fails at once.
   bool any = false;
@@ -93,7 +94,7 @@ bool ports_alike_unless_planes(const Schedule& s) {
 }  // namespace
 
 bool ports_alike(const Schedule& s) {
-  if (s.topology != Topology::Star || s.gpus < 2 || planes_alike(s)) return false;
+  if ((s.topology != Topology::Star && !s.two_tier()) || s.gpus < 2 || planes_alike(s)) return false;
   return ports_alike_unless_planes(s);
 }
 

@@ -70,11 +70,13 @@ struct AnalyticWorkspace {
 /// first_plane_only; the same times, to the last bit). estimate() counts so too.
 bool planes_alike(const Schedule& s);
 
-/// Ports alike, a first test: a star whose planes are not alike (planes_alike)
-/// and whose transfers are all issued by switches (SCIN, SCIN+INQ). Then
-/// run_analytic books each class of ports (the accelerators' egress ports of
-/// one plane, or their ingress ports) as its representative alone, egress(0, p)
-/// or ingress(0, p) (step_cost's port_classes): exact when every step that uses
+/// Ports alike, a first test: a star or two tiers whose planes are not alike
+/// (planes_alike) and whose transfers are all issued by switches (SCIN,
+/// SCIN+INQ; on two tiers also scin-inq-uplink). Then run_analytic books each
+/// class of ports (the accelerators' egress ports of one plane, or their
+/// ingress ports; on two tiers those of one leaf) as its representative alone,
+/// egress(0, p) or ingress(0, p) (two tiers: the leaf's first accelerator's)
+/// (step_cost's port_classes): exact when every step that uses
 /// a member of a class uses every member once, for the same time (each ISA
 /// read takes the same bytes from every accelerator, each multicast reaches
 /// every accelerator), since every member's FCFS queue then sees the same uses

@@ -14,6 +14,7 @@
 #include "engines/analytic/shot_alike.h"
 #include "fabric/params.h"
 #include "model/cost_grid.h"
+#include "schedule/builder.h"
 #include "schedule/compile_options.h"
 #include "schedule/nvls_policy.h"
 
@@ -337,6 +338,18 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       return {static_cast<double>(total), "steps", k * 5e-7 + r * 1.5e-7,
               k * (static_cast<double>(sizeof(Step)) + 88) + r * static_cast<double>(sizeof(Region))};
     }
+  }
+  if (engine_id == EngineId::Analytic && algo == Algorithm::Nvls && cfg.fabric.topology == Topology::TwoTier &&
+      cfg.fabric.graph_file.empty()) {
+    // NVLS on two tiers (build_nvls_tiers, compiled and booked in full) from
+    // its step and region counts: compiling it to estimate it cost ~40% of a
+    // 1024-GPU point, as its small fabrics below fail validation there.
+    // About 1 us per step (compiled and costed) and 0.2 us per region (a
+    // region and a port use); a Step, a booking record and their lists.
+    const build::NvlsTiersCounts k = build::nvls_tiers_counts(c.bytes, gpus, cfg.fabric.leaves);
+    const double steps = static_cast<double>(k.steps), r = static_cast<double>(k.regions);
+    return {steps, "steps", steps * 1.1e-6 + r * 2e-7,
+            steps * (static_cast<double>(sizeof(Step)) + 48) + r * (static_cast<double>(sizeof(Region)) + 40)};
   }
   if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;

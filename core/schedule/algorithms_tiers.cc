@@ -39,11 +39,7 @@ void build_nvls_tiers(Builder& b) {
   Schedule& s = b.s;
   const int n = b.n(), m = s.gpus_per_leaf(), leaves = s.leaves;
   auto shards = split(s.elems, m);
-  // NCCL's 128 KiB chunks (at most 1024), fewer on big domains so a schedule
-  // stays under about 2M multicast destinations.
-  const std::uint64_t shard_bytes = s.bytes / static_cast<std::uint64_t>(m);
-  const std::uint64_t cap = std::max<std::uint64_t>(1, 2'000'000 / (static_cast<std::uint64_t>(n) * n));
-  const int chunks = static_cast<int>(std::clamp<std::uint64_t>(shard_bytes / (128 << 10), 1, std::min<std::uint64_t>(1024, cap)));
+  const int chunks = nvls_tiers_chunks(s.bytes, n, m);
   // One allocation for the steps: n launches, two barriers of 2n, per chunk
   // and rank two ld_reduces and a store.
   s.steps.reserve(s.steps.size() + 5 * static_cast<std::size_t>(n) + 3 * static_cast<std::size_t>(n) * static_cast<std::size_t>(chunks));
@@ -80,6 +76,10 @@ void build_nvls_tiers(Builder& b) {
       SrcList srcs;
       DstList dsts;
       DepList deps;
+      // (Reserved: grown one by one, these lists were a third of a 1 GiB point's time in malloc and page faults.)
+      srcs.reserve(static_cast<std::size_t>(leaves));
+      deps.reserve(static_cast<std::size_t>(leaves));
+      dsts.reserve(static_cast<std::size_t>(n));
       for (int l = 0; l < leaves; ++l) {
         srcs.push_back(at(leaf_sum[l * m + k], part));
         deps.push_back(stage1[l * m + k].back());

@@ -306,6 +306,28 @@ Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uin
                           std::vector<BufferId>& qin, std::vector<BufferId>& qout, int stride = 1);
 // Two-tier fabrics (algorithms_tiers.cc).
 void build_nvls_tiers(Builder& b);
+/// build_nvls_tiers' chunks per shard for `bytes` per rank on `gpus`
+/// accelerators, `per_leaf` a leaf: NCCL's 128 KiB chunks (at most 1024),
+/// fewer on big domains so a schedule stays under about 2M multicast
+/// destinations.
+inline int nvls_tiers_chunks(std::uint64_t bytes, int gpus, int per_leaf) {
+  const std::uint64_t shard_bytes = bytes / static_cast<std::uint64_t>(std::max(1, per_leaf));
+  const auto n = static_cast<std::uint64_t>(std::max(1, gpus));
+  const std::uint64_t cap = std::max<std::uint64_t>(1, 2'000'000 / (n * n));
+  return static_cast<int>(std::clamp<std::uint64_t>(shard_bytes / (128 << 10), 1, std::min<std::uint64_t>(1024, cap)));
+}
+/// The steps and regions (sources and destinations) build_nvls_tiers makes:
+/// n launches, two barriers of 2n; per chunk and rank a leaf ld_reduce (m
+/// sources, a destination), a spine ld_reduce (a source per leaf, a
+/// destination) and a store (a source, n destinations).
+struct NvlsTiersCounts {
+  std::size_t steps = 0, regions = 0;
+};
+inline NvlsTiersCounts nvls_tiers_counts(std::uint64_t bytes, int gpus, int leaves) {
+  const auto n = static_cast<std::size_t>(std::max(1, gpus)), l = static_cast<std::size_t>(std::max(1, leaves));
+  const std::size_t m = n / l, chunks = static_cast<std::size_t>(nvls_tiers_chunks(bytes, gpus, static_cast<int>(m)));
+  return {5 * n + 3 * n * chunks, chunks * n * (m + l + n + 3)};
+}
 void build_scin_tiers(Builder& b, bool inq, bool uplink_inq);
 /// The steps build_scin_tiers makes for one plane of `waves` waves, besides the
 /// ranks' quantise steps: n arrives and a counter per leaf; per wave a read

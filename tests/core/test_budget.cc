@@ -23,6 +23,7 @@
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "model/cost_model.h"
+#include "schedule/builder.h"
 #include "cli_util.h"
 
 using namespace scin;
@@ -125,6 +126,44 @@ TEST(WorkBudget, AnalyticEstimateCostsEachStepShapeOnce) {
           ++compared;
         }
   EXPECT_GT(compared, 100);
+}
+
+// NVLS on two tiers (compiled and booked in full) is estimated from its step
+// and region counts without compiling it: the counts are the compiled
+// schedule's exactly, and the estimate stays within 2x of what compiling it
+// would say (its own engine's part and the compilation's).
+TEST(WorkBudget, NvlsOnTwoTiersIsEstimatedFromExactCounts) {
+  struct Case {
+    const char* preset;
+    int gpus, leaves;
+  };
+  int compared = 0;
+  for (const Case& k : {Case{"nvl36x2", 0, 0}, Case{"nvl576-style", 144, 4}, Case{"nvl576-style", 16, 4},
+                        Case{"nvl576-style", 16, 16}, Case{"nvl576-style", 256, 8}})
+    for (const std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{4096}, std::uint64_t{3} << 20, std::uint64_t{1} << 30}) {
+      Config c = load_preset(k.preset);
+      if (k.gpus) set_param(c, "fabric.gpus", k.gpus);
+      if (k.leaves) set_param(c, "fabric.leaves", k.leaves);
+      if (k.gpus > 128) set_param(c, "switch.ports", 128);
+      validate(c);
+      ASSERT_EQ(c.fabric.topology, Topology::TwoTier);
+      SCOPED_TRACE(fmt::format("{} {} GPUs {} leaves {} B", k.preset, c.fabric.gpus, c.fabric.leaves, bytes));
+      const Collective coll{bytes, DType::Bf16};
+      const Schedule s = compile(c, Algorithm::Nvls, coll);
+      double regions = 0;
+      for (const Step& st : s.steps) regions += static_cast<double>(st.srcs.size() + st.dsts.size());
+      const build::NvlsTiersCounts n = build::nvls_tiers_counts(bytes, c.fabric.gpus, c.fabric.leaves);
+      EXPECT_EQ(n.steps, s.steps.size());
+      EXPECT_EQ(static_cast<double>(n.regions), regions);
+      const WorkEstimate x = estimate(c, Algorithm::Nvls, coll, EngineId::Analytic);
+      EXPECT_EQ(x.amount, static_cast<double>(s.steps.size()));
+      const WorkEstimate direct = compiled_estimate(c, Algorithm::Nvls, coll, EngineId::Analytic);
+      const double compiled_s = direct.seconds + static_cast<double>(s.steps.size()) * 1e-6 + regions * 1e-7;
+      EXPECT_GT(x.seconds, 0.5 * compiled_s);
+      EXPECT_LT(x.seconds, 2.0 * compiled_s);
+      ++compared;
+    }
+  EXPECT_EQ(compared, 20);
 }
 
 // The examples are large: the 1024-GPU one-shot and two-shot runs have

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "base/cancel.h"
 #include "base/error.h"
+#include "base/huge_pages.h"
 #include "base/version.h"
 
 int main(int argc, char** argv) {
@@ -21,6 +22,8 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 64 << 20);
+  // (A command that will allocate much may restart once with the heap on huge pages: base/huge_pages.h.)
+  scin::remember_process_args(argc, argv);
   CLI::App app{"scin: All-Reduce design-space explorer for in-network collectives "
                "(ring, one-shot, two-shot, NVLS, SCIN, SCIN+INQ)"};
   app.set_version_flag("--version", fmt::format("scin {} ({})", scin::version(), scin::git_revision()));

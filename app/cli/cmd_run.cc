@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "base/error.h"
+#include "base/huge_pages.h"
 #include "fabric/preset.h"
 #include "base/units.h"
 #include "engines/simulate.h"
@@ -199,7 +200,11 @@ void add_run_command(CLI::App& app) {
       estimate_one(0);
     else
       tbb::parallel_for(std::size_t{0}, res.size(), estimate_one);
-    const bool progress = enforce_budget(total_work(work, tbb::this_task_arena::max_concurrency()), opt->budget,
+    const WorkEstimate total = total_work(work, tbb::this_task_arena::max_concurrency());
+    // Nothing printed yet: a run that will allocate much restarts here once with
+    // the C library's heap on huge pages (base/huge_pages.h; the same results).
+    restart_with_huge_pages_if_worth_it(total.memory_bytes);
+    const bool progress = enforce_budget(total, opt->budget,
                                          fmt::format("scin run ({} run{} on the {} engine)", res.size(), res.size() == 1 ? "" : "s", opt->engine));
     run_jobs(work, progress, /*parallel=*/true, [&](std::size_t i, const RunContext& ctx) {
       res[i] = simulate(points[i].config, algo_ids[i % na], points[i].collective, engine, ctx);

@@ -8,10 +8,17 @@
 
 #include <stop_token>
 
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "base/cancel.h"
 #include "base/error.h"
+#include "base/huge_pages.h"
 #include "base/memory.h"
 #include "base/threads.h"
 #include "engines/analytic/analytic.h"
@@ -358,4 +365,66 @@ TEST(Threads, ResolveTakesTheCountOrAllCoresAndNamesTheFlagOutsideItsRange) {
                 fmt::format("--threads: {} is out of range; allowed 0 (all cores) to 1024", bad));
     }
   }
+}
+
+// A large `scin run` restarts once with glibc's heap on huge pages
+// (base/huge_pages.h): only where THP is in madvise mode, from 32 MiB of
+// estimated memory, never twice, never with SCIN_HUGE_PAGES=0.
+TEST(HugePages, RestartOnlyWhereItPaysAndOnce) {
+  EXPECT_EQ(thp_mode_from("always [madvise] never\n"), ThpMode::Madvise);
+  EXPECT_EQ(thp_mode_from("[always] madvise never\n"), ThpMode::Always);
+  EXPECT_EQ(thp_mode_from("always madvise [never]\n"), ThpMode::Never);
+  EXPECT_EQ(thp_mode_from(""), ThpMode::Unknown);
+  const double big = huge_pages_min_bytes, small = huge_pages_min_bytes / 2;
+  EXPECT_TRUE(huge_pages_restart_wanted(big, ThpMode::Madvise, nullptr, nullptr));
+  EXPECT_TRUE(huge_pages_restart_wanted(big, ThpMode::Madvise, "glibc.malloc.arena_max=2", "1"));
+  EXPECT_FALSE(huge_pages_restart_wanted(small, ThpMode::Madvise, nullptr, nullptr));
+  EXPECT_FALSE(huge_pages_restart_wanted(big, ThpMode::Always, nullptr, nullptr));
+  EXPECT_FALSE(huge_pages_restart_wanted(big, ThpMode::Never, nullptr, nullptr));
+  EXPECT_FALSE(huge_pages_restart_wanted(big, ThpMode::Unknown, nullptr, nullptr));
+  EXPECT_FALSE(huge_pages_restart_wanted(big, ThpMode::Madvise, "glibc.malloc.hugetlb=1", nullptr));  // (restarted)
+  EXPECT_FALSE(huge_pages_restart_wanted(big, ThpMode::Madvise, "a=1:glibc.malloc.hugetlb=0", nullptr));
+  EXPECT_FALSE(huge_pages_restart_wanted(big, ThpMode::Madvise, nullptr, "0"));
+  EXPECT_EQ(with_hugetlb_tunable(nullptr), "glibc.malloc.hugetlb=1");
+  EXPECT_EQ(with_hugetlb_tunable("glibc.malloc.arena_max=2"), "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
+}
+
+// The restart executes the program with the same arguments and the tunable
+// added to what GLIBC_TUNABLES held (here a shell stands for the program).
+TEST(HugePages, ExecKeepsTheArgumentsAndAddsTheTunable) {
+  char out_path[] = "/tmp/scin_huge_pages_XXXXXX";
+  const int fd = mkstemp(out_path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  const std::string script = std::string("printf '%s|%s' \"$GLIBC_TUNABLES\" \"$1\" > ") + out_path;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2", 1);
+    char* argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"), const_cast<char*>(script.c_str()),
+                    const_cast<char*>("sh"), const_cast<char*>("an argument"), nullptr};
+    exec_with_hugetlb_tunable("/bin/sh", argv);
+    _exit(99);  // (exec failed)
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::ifstream f(out_path);
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_EQ(text.str(), "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1|an argument");
+  std::remove(out_path);
+}
+
+// A run large enough to restart prints what it prints without the restart.
+TEST(HugePagesCli, ARestartedRunPrintsTheSameResults) {
+  if (cli_path().empty()) GTEST_SKIP() << "scin binary unknown";
+  const std::string args = "run --preset nvl36x2 --algo nvls --bytes 1G --format csv";  // (~130 MB estimated)
+  const CliResult off = run_shell("SCIN_HUGE_PAGES=0 '" + cli_path() + "' " + args);
+  const CliResult on = run_shell("env -u GLIBC_TUNABLES -u SCIN_HUGE_PAGES '" + cli_path() + "' " + args);
+  ASSERT_EQ(off.status, 0) << off.output;
+  ASSERT_EQ(on.status, 0) << on.output;
+  EXPECT_EQ(on.output, off.output);
+  EXPECT_NE(on.output.find("nvl36x2,72,analytic,nvls,"), std::string::npos);
 }

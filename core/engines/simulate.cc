@@ -123,7 +123,7 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
     const bool inq = algo == Algorithm::ScinInq;
     // Two tiers: planes alike compiled and booked once (scin_tiers.h).
     std::optional<AnalyticResult> a = run_analytic_scin(cfg, c, inq, ctx);
-    if (!a) a = run_analytic_scin_tiers(cfg, c, inq, ctx);
+    if (!a) a = run_analytic_scin_tiers(cfg, c, algo, ctx);
     if (a) {
       out.analytic = std::move(*a);
       out.have_analytic = true;
@@ -132,6 +132,14 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
       return out;
     }
   }
+  if (algo == Algorithm::ScinInqUplink && !need_schedule)
+    if (std::optional<AnalyticResult> a = run_analytic_scin_tiers(cfg, c, algo, ctx)) {
+      // Two tiers, planes alike as SCIN's (scin_tiers.h); build_scin_tiers' variant.
+      out.analytic = std::move(*a);
+      out.have_analytic = true;
+      out.variant = fmt::format("{} G={} uplink", to_string(cfg.quant.codec), cfg.quant.block_elems);
+      return out;
+    }
   if ((algo == Algorithm::OneShot || algo == Algorithm::TwoShot || algo == Algorithm::TwoShotQ8 || algo == Algorithm::RingQ8) &&
       !need_schedule) {
     // One-shot, two-shot, two-shot-q8 and ring-q8 from their builders' structure
@@ -322,7 +330,8 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       if (closed) return {k, "steps", k * 2e-8 + n * 1e-6, n * 4096};
       return {k, "steps", k * 4e-7 + n * 1e-6, k * 112 + n * 1024};
     }
-  if (engine_id == EngineId::Analytic && (algo == Algorithm::Scin || algo == Algorithm::ScinInq)) {
+  if (engine_id == EngineId::Analytic &&
+      (algo == Algorithm::Scin || algo == Algorithm::ScinInq || algo == Algorithm::ScinInqUplink)) {
     // SCIN on two tiers by planes alike (run_analytic_scin_tiers, as resolve()
     // runs it): the planes of one stripe size compiled and booked once, from
     // their step and region counts (compiling every plane to estimate it cost
@@ -333,7 +342,7 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
     // SCIN+INQ: 1.7 s and 398 MB estimated, 1.8 s CPU and 473 MB run.
     std::size_t total = 0;
     ScinTiersRegions regions;
-    if (const std::size_t booked = scin_tiers_steps(run_cfg, c, algo == Algorithm::ScinInq, &total, &regions)) {
+    if (const std::size_t booked = scin_tiers_steps(run_cfg, c, algo, &total, &regions)) {
       const double k = static_cast<double>(booked), r = static_cast<double>(regions.booked);
       return {static_cast<double>(total), "steps", k * 5e-7 + r * 1.5e-7,
               k * (static_cast<double>(sizeof(Step)) + 88) + r * static_cast<double>(sizeof(Region))};

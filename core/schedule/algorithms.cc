@@ -162,7 +162,7 @@ Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const R
     throw Error("compile: quantising on the first rank of each leaf is for two-tier SCIN+INQ");
   if (opt.planes && (opt.planes->size() != static_cast<std::size_t>(std::max(0, cfg.fabric.planes)) ||
                      !cfg.fabric.graph_file.empty() || cfg.fabric.topology != Topology::TwoTier ||
-                     (algo != Algorithm::Scin && algo != Algorithm::ScinInq)))
+                     (algo != Algorithm::Scin && algo != Algorithm::ScinInq && algo != Algorithm::ScinInqUplink)))
     throw Error("compile: building some planes only is for two-tier SCIN, one flag per plane");
   if (ctx.stop.stop_possible()) b.ctx = &ctx;
   a.build(b);

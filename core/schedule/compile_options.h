@@ -20,7 +20,7 @@ struct CompileOptions {
   /// point after point (simulate()) keeps one schedule's storage per thread
   /// instead of allocating and freeing the lists every time.
   Schedule* storage = nullptr;
-  /// Two-tier SCIN only (build_scin_tiers): per plane, whether to build its
+  /// Two-tier SCIN, SCIN+INQ and scin-inq-uplink only (build_scin_tiers): per plane, whether to build its
   /// steps (null: every plane). The schedule then lacks the other planes'
   /// steps and the ranks' final waits depend on the built planes' flags alone:
   /// not a complete All-Reduce, only for run_analytic_scin_tiers (its planes

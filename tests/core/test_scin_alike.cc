@@ -476,12 +476,12 @@ namespace {
 // run_analytic_scin_tiers against booking the compiled schedule (every plane):
 // time, every term, the critical path (the full schedule's indices),
 // max_link_bytes. False if it declined.
-bool expect_scin_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype = DType::Bf16, bool inq = false) {
-  SCOPED_TRACE(fmt::format("{} {} GPUs, {} leaves, {} planes, {} B", inq ? "scin-inq" : "scin", c.fabric.gpus,
+bool expect_scin_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype = DType::Bf16,
+                             Algorithm algo = Algorithm::Scin) {
+  SCOPED_TRACE(fmt::format("{} {} GPUs, {} leaves, {} planes, {} B", info(algo).name, c.fabric.gpus,
                            c.fabric.leaves, c.fabric.planes, bytes));
   const Collective coll{bytes, dtype};
-  const Algorithm algo = inq ? Algorithm::ScinInq : Algorithm::Scin;
-  const std::optional<AnalyticResult> fast = run_analytic_scin_tiers(c, coll, inq);
+  const std::optional<AnalyticResult> fast = run_analytic_scin_tiers(c, coll, algo);
   if (!fast) return false;
   const Schedule s = compile(c, algo, coll);
   const AnalyticResult full = run_analytic(c, s);
@@ -489,7 +489,7 @@ bool expect_scin_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype =
   EXPECT_GT(full.critical_path.size(), 3u);
   std::size_t total = 0;
   ScinTiersRegions regions;
-  const std::size_t booked = scin_tiers_steps(c, coll, inq, &total, &regions);
+  const std::size_t booked = scin_tiers_steps(c, coll, algo, &total, &regions);
   EXPECT_GT(booked, 0u);
   EXPECT_EQ(total, s.steps.size());  // what estimate() counts
   auto named = [](const Schedule& sc) {
@@ -501,7 +501,7 @@ bool expect_scin_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype =
   // The schedule it books: the counts estimate() takes without compiling it,
   // and its estimate against the compiled one's (1 us and a Step per step to
   // compile): within a factor of two.
-  const std::optional<Schedule> reduced = compile_scin_tiers(c, coll, inq);
+  const std::optional<Schedule> reduced = compile_scin_tiers(c, coll, algo);
   if (!reduced) {
     ADD_FAILURE() << "compile_scin_tiers declined where run_analytic_scin_tiers answered";
     return true;
@@ -531,24 +531,25 @@ Config nvl576_at(int gpus, int leaves) {
 
 }  // namespace
 
-// Two tiers: the planes of each stripe size booked once. nvl36x2 as shipped
-// (18 planes: 1 GiB gives stripes of two sizes, 64 MiB + 36 B too, 18 x 2^20
-// elements one), nvl576-style at 72 and 144 GPUs, FP32, one spine, oversubscribed trunks.
+// Two tiers: the planes of each stripe size booked once (SCIN+INQ: each leaf's
+// first rank's quantise steps). nvl36x2 as shipped (18 planes: 1 GiB gives
+// stripes of two sizes, 64 MiB + 36 B too, 18 x 2^20 elements one),
+// nvl576-style at 72 and 144 GPUs, FP32, one spine, oversubscribed trunks.
 TEST(ScinTiers, EqualsTheFullBookingOnTwoTiers) {
   const Config nvl36x2 = load_preset("nvl36x2");
-  for (bool inq : {false, true}) {
+  for (const Algorithm algo : {Algorithm::Scin, Algorithm::ScinInq, Algorithm::ScinInqUplink}) {
     for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26,
                                 (std::uint64_t{1} << 26) + 36, std::uint64_t{18} << 21, std::uint64_t{1} << 30})
-      EXPECT_TRUE(expect_scin_tiers_exact(nvl36x2, bytes, DType::Bf16, inq)) << bytes;
-    EXPECT_TRUE(expect_scin_tiers_exact(nvl576_at(72, 2), std::uint64_t{1} << 24, DType::Bf16, inq));
-    EXPECT_TRUE(expect_scin_tiers_exact(nvl576_at(144, 4), (std::uint64_t{1} << 22) + 2, DType::Bf16, inq));
-    EXPECT_TRUE(expect_scin_tiers_exact(nvl36x2, std::uint64_t{1} << 24, DType::Fp32, inq));
+      EXPECT_TRUE(expect_scin_tiers_exact(nvl36x2, bytes, DType::Bf16, algo)) << bytes;
+    EXPECT_TRUE(expect_scin_tiers_exact(nvl576_at(72, 2), std::uint64_t{1} << 24, DType::Bf16, algo));
+    EXPECT_TRUE(expect_scin_tiers_exact(nvl576_at(144, 4), (std::uint64_t{1} << 22) + 2, DType::Bf16, algo));
+    EXPECT_TRUE(expect_scin_tiers_exact(nvl36x2, std::uint64_t{1} << 24, DType::Fp32, algo));
     for (const auto& [path, value] : {std::pair<const char*, double>{"fabric.spines", 1}, {"fabric.oversubscription", 4},
                                       {"accelerator.hbm_bandwidth_GBps", 20}, {"quant.block_elems", 256}}) {
       Config c = load_preset("nvl36x2");
       set_param(c, path, value);
       validate(c);
-      EXPECT_TRUE(expect_scin_tiers_exact(c, (std::uint64_t{1} << 24) + 2, DType::Bf16, inq)) << path;
+      EXPECT_TRUE(expect_scin_tiers_exact(c, (std::uint64_t{1} << 24) + 2, DType::Bf16, algo)) << path;
     }
   }
 }
@@ -560,12 +561,15 @@ TEST(ScinTiers, DeclinesWhatItCannotStandFor) {
   Config gpp = load_preset("nvl36x2");
   set_param(gpp, "accelerator.gpus_per_process", 4);
   validate(gpp);
-  EXPECT_FALSE(run_analytic_scin_tiers(gpp, coll, true).has_value());
-  EXPECT_TRUE(run_analytic_scin_tiers(gpp, coll, false).has_value());
-  EXPECT_FALSE(run_analytic_scin_tiers(load_preset("hgx-h200-8"), coll, false).has_value());
+  EXPECT_FALSE(run_analytic_scin_tiers(gpp, coll, Algorithm::ScinInq).has_value());
+  EXPECT_TRUE(run_analytic_scin_tiers(gpp, coll, Algorithm::Scin).has_value());
+  EXPECT_TRUE(run_analytic_scin_tiers(gpp, coll, Algorithm::ScinInqUplink).has_value());  // (the switches quantise)
+  EXPECT_FALSE(run_analytic_scin_tiers(load_preset("hgx-h200-8"), coll, Algorithm::Scin).has_value());
+  EXPECT_FALSE(run_analytic_scin_tiers(load_preset("nvl36x2"), coll, Algorithm::Nvls).has_value());
   Config one = load_preset("nvl36x2");
   set_param(one, "fabric.planes", 1);
   validate(one);
-  EXPECT_FALSE(run_analytic_scin_tiers(one, coll, false).has_value());
-  EXPECT_EQ(scin_tiers_steps(one, coll, false), 0u);
+  EXPECT_FALSE(run_analytic_scin_tiers(one, coll, Algorithm::Scin).has_value());
+  EXPECT_FALSE(run_analytic_scin_tiers(one, coll, Algorithm::ScinInqUplink).has_value());
+  EXPECT_EQ(scin_tiers_steps(one, coll, Algorithm::Scin), 0u);
 }

@@ -27,14 +27,16 @@ struct PlaneLayout {
   std::size_t total_regions = 0, booked_regions = 0;  // their sources and destinations (for estimates)
 };
 
-std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& coll, bool inq) {
+std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& coll, Algorithm algo) {
+  if (algo != Algorithm::Scin && algo != Algorithm::ScinInq && algo != Algorithm::ScinInqUplink) return std::nullopt;
+  const bool inq = algo == Algorithm::ScinInq, uplink = algo == Algorithm::ScinInqUplink;
   if (cfg.fabric.topology != Topology::TwoTier || !cfg.fabric.graph_file.empty()) return std::nullopt;
-  if (!unsupported_reason(cfg, inq ? Algorithm::ScinInq : Algorithm::Scin).empty()) return std::nullopt;
+  if (!unsupported_reason(cfg, algo).empty()) return std::nullopt;
   // (INQ: every rank's quantise steps alike, standing on its leaf's first rank's, need every launch at once.)
   if (inq && launches_serialised(cfg)) return std::nullopt;
   const int planes = cfg.fabric.planes, n = cfg.fabric.gpus, leaves = cfg.fabric.leaves;
   if (planes < 2 || n < 2 || leaves < 1 || n % leaves != 0) return std::nullopt;
-  const std::uint64_t align = inq ? static_cast<std::uint64_t>(cfg.quant.block_elems) : 1;
+  const std::uint64_t align = inq || uplink ? static_cast<std::uint64_t>(cfg.quant.block_elems) : 1;
   const std::vector<build::Span> stripes = build::split(element_count(coll.bytes, coll.dtype), planes, align);
   PlaneLayout L;
   L.built.assign(static_cast<std::size_t>(planes), 0);
@@ -44,8 +46,12 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
   // A wave's regions: each leaf's read (m sources, a destination; INQ: its
   // quantise, one each), the spine's read (a source per leaf, a destination;
   // INQ: its requantise) and multicast (a source, n destinations). Arrives,
-  // counters, signals, acks and flags name none.
-  const std::size_t wave_regions = 2 * un + 2 * ul + 2 + (inq ? 2 * ul + 2 : 0);
+  // counters, signals, acks and flags name none. Uplink: each leaf's read (m
+  // sources, a destination) and quantise, the spine's read (a source per
+  // leaf), requantise and multicast to the leaves (a source, a destination
+  // per leaf), each leaf's dequantise and multicast (a source, m destinations).
+  const std::size_t wave_regions =
+      uplink ? 2 * un + 8 * ul + 4 : 2 * un + 2 * ul + 2 + (inq ? 2 * ul + 2 : 0);
   for (std::size_t p = 0; p < stripes.size(); ++p) {
     // (INQ: a plane's start depends on where its quantise chains queue on
     // each rank's HBM, behind the earlier planes': no two planes alike.)
@@ -58,7 +64,7 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
     }
     L.weight[first] += 1;
     const auto w = static_cast<std::size_t>(build::scin_chunks(cfg, stripes[p].count));
-    L.steps.push_back(build::scin_tiers_plane_steps(un, ul, w, inq, false));
+    L.steps.push_back(build::scin_tiers_plane_steps(un, ul, w, inq || uplink, uplink));
     if (inq) L.per_rank += w;
     L.total += L.steps.back();
     L.total_regions += w * wave_regions;
@@ -84,10 +90,10 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
 
 }  // namespace
 
-std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* total,
+std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, Algorithm algo, std::size_t* total,
                              ScinTiersRegions* regions) {
   try {
-    const std::optional<PlaneLayout> L = plane_layout(cfg, c, inq);
+    const std::optional<PlaneLayout> L = plane_layout(cfg, c, algo);
     if (!L) return 0;
     if (total) *total = L->total;
     if (regions) *regions = {L->total_regions, L->booked_regions};
@@ -99,29 +105,29 @@ std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, bool inq, s
 
 namespace {
 // The planes of L->built, INQ's quantise steps on each leaf's first rank.
-Schedule compile_reduced(const Config& cfg, const Collective& coll, bool inq, const PlaneLayout& L,
+Schedule compile_reduced(const Config& cfg, const Collective& coll, Algorithm algo, const PlaneLayout& L,
                          const RunContext& ctx) {
   CompileOptions opt;
   opt.labels = false;
   opt.planes = &L.built;
-  opt.quantise_first_of_leaf = inq;
-  Schedule s = compile(cfg, inq ? Algorithm::ScinInq : Algorithm::Scin, coll, ctx, opt);
+  opt.quantise_first_of_leaf = algo == Algorithm::ScinInq;
+  Schedule s = compile(cfg, algo, coll, ctx, opt);
   if (s.steps.size() != L.booked) throw Error("run_analytic_scin_tiers: the planes' step counts disagree with the builder");
   return s;
 }
 }  // namespace
 
-std::optional<Schedule> compile_scin_tiers(const Config& cfg, const Collective& coll, bool inq) {
-  const std::optional<PlaneLayout> L = plane_layout(cfg, coll, inq);
+std::optional<Schedule> compile_scin_tiers(const Config& cfg, const Collective& coll, Algorithm algo) {
+  const std::optional<PlaneLayout> L = plane_layout(cfg, coll, algo);
   if (!L) return std::nullopt;
-  return compile_reduced(cfg, coll, inq, *L, {});
+  return compile_reduced(cfg, coll, algo, *L, {});
 }
 
-std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const Collective& coll, bool inq,
+std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const Collective& coll, Algorithm algo,
                                                       const RunContext& ctx) {
-  const std::optional<PlaneLayout> L = plane_layout(cfg, coll, inq);
+  const std::optional<PlaneLayout> L = plane_layout(cfg, coll, algo);
   if (!L) return std::nullopt;
-  const Schedule s = compile_reduced(cfg, coll, inq, *L, ctx);
+  const Schedule s = compile_reduced(cfg, coll, algo, *L, ctx);
   AnalyticResult res = run_analytic(cfg, s, ctx);
   res.steps.clear();
   // The path's indices in the full schedule: a leaf's first rank's quantise

@@ -13,8 +13,8 @@
 
 namespace scin {
 
-/// The analytic result of build_scin_tiers' SCIN or SCIN+INQ schedule (`inq`)
-/// on a two-tier fabric with its planes alike booked once: time, every breakdown
+/// The analytic result of build_scin_tiers' SCIN, SCIN+INQ or scin-inq-uplink
+/// schedule (`algo`; any other algorithm: nothing) on a two-tier fabric with its planes alike booked once: time, every breakdown
 /// term, the critical path (the full schedule's step indices) and
 /// max_link_bytes as run_analytic() on the compiled schedule gives them, to
 /// the last bit; no per-step timings (`steps` stays empty).
@@ -34,19 +34,22 @@ namespace scin {
 /// plane is built); where every launch ends together every rank's chains
 /// have the same times, so only each leaf's first rank quantises and the
 /// others' arrives and their leaf's reads wait for its steps (the reads'
-/// first latest dep is that rank's, as over the leaf's).
+/// first latest dep is that rank's, as over the leaf's). Scin-inq-uplink
+/// quantises in the switches only (each leaf's partial, the spine's sum; the
+/// leaves dequantise it on their own ISA), on each plane's own units: its
+/// planes are alike as SCIN's.
 /// The path's indices are moved to the full schedule's (the ranks' quantise
 /// runs, each plane's block in plane order, then each rank's wait and
 /// dequantise), and each transfer's bytes count once per plane of its size
 /// (link_bytes). Returns nothing for SCIN+INQ with launches serialised, a
 /// star, a graph file, one plane, nothing alike, or where the algorithm is
 /// unsupported: the caller compiles every plane then.
-std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const Collective& c, bool inq,
+std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const Collective& c, Algorithm algo,
                                                       const RunContext& ctx = {});
 
 /// The schedule run_analytic_scin_tiers() compiles and books (no labels), or
 /// nothing where it declines. For tests of the estimate.
-std::optional<Schedule> compile_scin_tiers(const Config& cfg, const Collective& c, bool inq);
+std::optional<Schedule> compile_scin_tiers(const Config& cfg, const Collective& c, Algorithm algo);
 
 /// The regions (sources and destinations) of build_scin_tiers' schedule: the
 /// full one's and the one run_analytic_scin_tiers() compiles.
@@ -58,7 +61,7 @@ struct ScinTiersRegions {
 /// compiles and books for `cfg` and `c` if it answers, else 0. `total`
 /// (optional): the full schedule's; `regions` (optional): both schedules'
 /// regions. O(planes).
-std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, bool inq, std::size_t* total = nullptr,
+std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, Algorithm algo, std::size_t* total = nullptr,
                              ScinTiersRegions* regions = nullptr);
 
 }  // namespace scin

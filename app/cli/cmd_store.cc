@@ -23,6 +23,7 @@
 #include "store/store.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_mpi.h"
+#include "base/huge_pages.h"
 
 namespace scin::cli {
 
@@ -110,6 +111,7 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
   fs::path db_file = o.db.empty() ? fs::path() : db_path(o.db);
   std::int64_t resume = 0;
   std::string run_name = o.name;
+  bool restartable = true;  // (base/huge_pages.h: every input can be read again)
   if (!o.rerun.empty() || !o.resume.empty()) {
     const bool re = !o.rerun.empty();
     auto [file, id] = parse_run_ref(re ? o.rerun : o.resume, re ? "--rerun" : "--resume");
@@ -130,7 +132,10 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
       run_name = old.name;
     }
   } else {
-    spec = load_sweep_spec(spec_path(o.spec));
+    const fs::path file = spec_path(o.spec);
+    std::error_code ec;
+    restartable = fs::is_regular_file(file, ec);  // (a pipe read once cannot be read again)
+    spec = load_sweep_spec(file);
   }
   const std::uint64_t total = point_count(spec);
   if (o.dry_run) {
@@ -151,8 +156,12 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
   {
     const std::size_t threads = o.threads > 0 ? static_cast<std::size_t>(o.threads)
                                               : static_cast<std::size_t>(std::thread::hardware_concurrency());
-    enforce_budget(sweep_work(spec, threads, &point_seconds), o.budget,
-                   fmt::format("sweep '{}' ({} points)", spec.name, total));
+    const WorkEstimate work = sweep_work(spec, threads, &point_seconds);
+    // Nothing printed or stored yet: a sweep that will allocate much restarts
+    // here once with the C library's heap on huge pages (base/huge_pages.h),
+    // unless MPI was initialised (a rank must not replace itself).
+    if (!mpi.active() && restartable) restart_with_huge_pages_if_worth_it(work.memory_bytes);
+    enforce_budget(work, o.budget, fmt::format("sweep '{}' ({} points)", spec.name, total));
   }
   // The only command that creates a database: --db NEW makes it; an existing
   // file is checked first (a damaged file is never written).

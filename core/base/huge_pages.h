@@ -6,10 +6,12 @@
 // microseconds: a third of such a point's time (docs/performance.md section
 // 91). glibc (2.35 and later) advises its heap as huge pages when the
 // tunable glibc.malloc.hugetlb=1 is set, and tunables are read only when a
-// process starts: so a command that learns it will allocate much restarts
-// itself once, in the same process (exec keeps the pid, the arguments, the
-// working directory and the open files), with the tunable added. Nothing it
-// computes changes; SCIN_HUGE_PAGES=0 turns this off.
+// process starts: so a command that learns it will allocate much (`scin run`,
+// and `scin sweep` outside MPI with its spec in a file, once their work is
+// estimated and before they print or store anything) restarts itself once, in
+// the same process (exec keeps the pid, the arguments, the working directory
+// and the open files), with the tunable added. Nothing it computes changes;
+// SCIN_HUGE_PAGES=0 turns this off.
 #pragma once
 
 #include <string>

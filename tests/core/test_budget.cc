@@ -6,6 +6,8 @@
 // by scripts/cancel_latency.sh, not here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <stop_token>
 
 #include <cstdio>
@@ -427,4 +429,22 @@ TEST(HugePagesCli, ARestartedRunPrintsTheSameResults) {
   ASSERT_EQ(on.status, 0) << on.output;
   EXPECT_EQ(on.output, off.output);
   EXPECT_NE(on.output.find("nvl36x2,72,analytic,nvls,"), std::string::npos);
+}
+
+// So does a sweep (scin-scale: ~0.3 GB estimated): the same points stored.
+TEST(HugePagesCli, ARestartedSweepStoresTheSamePoints) {
+  if (cli_path().empty()) GTEST_SKIP() << "scin binary unknown";
+  char dir[] = "/tmp/scin_huge_sweep_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string d = dir, bin = "'" + cli_path() + "' ";
+  const CliResult off = run_shell("SCIN_HUGE_PAGES=0 " + bin + "sweep scin-scale --threads 2 --db " + d + "/off.scindb");
+  const CliResult on = run_shell("env -u GLIBC_TUNABLES -u SCIN_HUGE_PAGES " + bin + "sweep scin-scale --threads 2 --db " + d + "/on.scindb");
+  ASSERT_EQ(off.status, 0) << off.output;
+  ASSERT_EQ(on.status, 0) << on.output;
+  const CliResult a = run_shell(bin + "export --run 1 --db " + d + "/off.scindb");
+  const CliResult b = run_shell(bin + "export --run 1 --db " + d + "/on.scindb");
+  ASSERT_EQ(a.status, 0) << a.output;
+  EXPECT_EQ(a.output, b.output);
+  EXPECT_EQ(std::count(a.output.begin(), a.output.end(), '\n'), 129);  // a header and 128 points
+  run_shell("rm -rf '" + d + "'");
 }

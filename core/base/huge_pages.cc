@@ -72,7 +72,7 @@ bool exec_with_hugetlb_tunable(const char* exe, char* const* argv) {
 
 void restart_with_huge_pages_if_worth_it(double memory_bytes) {
 #if defined(__linux__) && defined(__GLIBC__)
-  if (g_argc < 1 || !g_argv) return;
+  if (g_argc < 1 || !g_argv || !(memory_bytes >= huge_pages_min_bytes)) return;  // (before reading the mode's file)
   if (!huge_pages_restart_wanted(memory_bytes, thp_mode(), std::getenv("GLIBC_TUNABLES"), std::getenv("SCIN_HUGE_PAGES")))
     return;
   // (If exec fails, go on as we are: the tunable now in the environment keeps this from being tried again.)

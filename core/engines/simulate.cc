@@ -118,28 +118,21 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
       return out;
     }
   }
-  if ((algo == Algorithm::Scin || algo == Algorithm::ScinInq) && !need_schedule) {
+  if ((algo == Algorithm::Scin || algo == Algorithm::ScinInq || algo == Algorithm::ScinInqUplink) && !need_schedule) {
     // SCIN by classes of ports (run_analytic_scin, scin_alike.h): no schedule.
-    const bool inq = algo == Algorithm::ScinInq;
-    // Two tiers: planes alike compiled and booked once (scin_tiers.h).
-    std::optional<AnalyticResult> a = run_analytic_scin(cfg, c, inq, ctx);
+    // Two tiers: planes alike compiled and booked once (scin_tiers.h; scin-inq-uplink only there).
+    const bool inq = algo == Algorithm::ScinInq, uplink = algo == Algorithm::ScinInqUplink;
+    std::optional<AnalyticResult> a = uplink ? std::nullopt : run_analytic_scin(cfg, c, inq, ctx);
     if (!a) a = run_analytic_scin_tiers(cfg, c, algo, ctx);
     if (a) {
       out.analytic = std::move(*a);
       out.have_analytic = true;
-      // (build_scin's variant: INQ's codec and block size.)
-      if (inq) out.variant = fmt::format("{} G={}", to_string(cfg.quant.codec), cfg.quant.block_elems);
+      // (build_scin's and build_scin_tiers' variant: the codec and block size.)
+      if (inq || uplink)
+        out.variant = fmt::format("{} G={}{}", to_string(cfg.quant.codec), cfg.quant.block_elems, uplink ? " uplink" : "");
       return out;
     }
   }
-  if (algo == Algorithm::ScinInqUplink && !need_schedule)
-    if (std::optional<AnalyticResult> a = run_analytic_scin_tiers(cfg, c, algo, ctx)) {
-      // Two tiers, planes alike as SCIN's (scin_tiers.h); build_scin_tiers' variant.
-      out.analytic = std::move(*a);
-      out.have_analytic = true;
-      out.variant = fmt::format("{} G={} uplink", to_string(cfg.quant.codec), cfg.quant.block_elems);
-      return out;
-    }
   if ((algo == Algorithm::OneShot || algo == Algorithm::TwoShot || algo == Algorithm::TwoShotQ8 || algo == Algorithm::RingQ8) &&
       !need_schedule) {
     // One-shot, two-shot, two-shot-q8 and ring-q8 from their builders' structure

@@ -14,7 +14,8 @@
 namespace scin {
 
 /// The analytic result of build_scin_tiers' SCIN, SCIN+INQ or scin-inq-uplink
-/// schedule (`algo`; any other algorithm: nothing) on a two-tier fabric with its planes alike booked once: time, every breakdown
+/// schedule (`algo`; any other algorithm: nothing) on a two-tier fabric with
+/// its planes alike booked once: time, every breakdown
 /// term, the critical path (the full schedule's step indices) and
 /// max_link_bytes as run_analytic() on the compiled schedule gives them, to
 /// the last bit; no per-step timings (`steps` stays empty).

@@ -329,6 +329,47 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     return true;
   };
 
+  // The same push in the booking pass, where no use record is kept: its uses
+  // are appended in the shape's order, not step_cost()'s. Each is on its own
+  // queue (two on one queue keep their relative order: place() sorts
+  // stably), so every queue sees the same uses at the same times and the
+  // finish is the same; only the use index a queue remembers differs, and
+  // the booking pass never reads it (the walk replays).
+  const int trunk0 = tiers ? rm.uplink(0, 0, 0) : 0;
+  const int spines = rm.spines, leaves_i = static_cast<int>(leaves);
+  auto push_main = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready, double& fin) {
+    const double t0 = ready + p.fixed;
+    double end = t0;
+    int spine = -1;  // (the ECMP pick, for the first trunk)
+    const int k_max = static_cast<int>(p.u.size());
+    for (int k = 0; k < k_max; ++k) {
+      const PushShape::U& u = p.u[static_cast<std::size_t>(k)];
+      if (!u.books) continue;
+      int r = 0;
+      switch (u.role) {
+        case PushShape::Role::Sender: r = u.base + static_cast<int>(from) * u.stride; break;
+        case PushShape::Role::Receiver: r = u.base + static_cast<int>(to) * u.stride; break;
+        case PushShape::Role::Up:
+        case PushShape::Role::Down: {
+          if (spine < 0) spine = crossing(from, to) ? ecmp_pick(static_cast<int>(from), static_cast<int>(to), spines) : 0;
+          const bool up = u.role == PushShape::Role::Up;
+          const int l = static_cast<int>(leaf(up ? from : to));
+          r = trunk0 + 2 * ((u.plane * leaves_i + l) * spines + spine) + (up ? 0 : 1);  // (ResourceMap::uplink, downlink)
+          break;
+        }
+      }
+      Use rec;
+      if (!append_use(queues[static_cast<std::size_t>(r)], ready, t0, u.d, id, k, rec)) return false;
+      end = std::max(end, rec.end);
+    }
+    fin = end + p.latency;
+    if ((++pushes & 0xfff) == 0) {
+      ctx.check();
+      ctx.report(0.5);
+    }
+    return true;
+  };
+
   // The scatter: every push ready at T, taken in index order.
   std::vector<double> w1max(n, -1), fin_red(n);
   std::vector<std::size_t> w1arg(n, 0);
@@ -337,7 +378,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       if (j == r) continue;
       const StepId id = ids.pair(ids.base_rs, r, j);
       double fin = 0;
-      if (!push(rs_of(r, j), r, j, id, T, queues, fin)) return false;
+      if (!push_main(rs_of(r, j), r, j, id, T, fin)) return false;
       seen(id, fin);
       const double flag = flag_of(fin, r, j);
       seen(id + 1, flag);
@@ -362,7 +403,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       if (r == j) continue;
       const StepId id = ids.pair(ids.base_ag, j, r);
       double fin = 0;
-      if (!push(ag_of(j, r), j, r, id, fin_red[j], queues, fin)) return false;
+      if (!push_main(ag_of(j, r), j, r, id, fin_red[j], fin)) return false;
       seen(id, fin);
       const double flag = flag_of(fin, j, r);
       seen(id + 1, flag);

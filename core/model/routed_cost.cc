@@ -59,7 +59,8 @@ PathLatency add_route(const Config& cfg, const Schedule& s, const ResourceMap& r
 // Sums the bytes of equal resources (`tree`: a multicast tree, each link carries the data once).
 void book(const Config& cfg, const Schedule& s, const ResourceMap& rm, Loads& loads, bool tree, double factor,
           StepCost& c) {
-  std::sort(loads.begin(), loads.end());
+  // (Pairs compare in full, so a sorted list is the one sort() would give.)
+  if (!std::is_sorted(loads.begin(), loads.end())) std::sort(loads.begin(), loads.end());
   for (std::size_t i = 0; i < loads.size();) {
     std::size_t j = i;
     double b = 0;
@@ -91,6 +92,50 @@ std::size_t leaf_class_stride(const Schedule& s, const Regions& regions) {
   for (std::size_t k = 0; k < regions.size(); ++k)
     if (s.buffers[regions[k].buffer].node != first + static_cast<NodeId>(k)) return 0;
   return m;
+}
+
+// A multicast tree from an accelerator to accelerators on two tiers, plane
+// `p`: the links add_route() lists for every destination in turn, each once,
+// in increasing resource order where the map numbers them so (the sender's
+// port, the destinations' ports in their order, then per leaf the spine's
+// downlink to it or, at the sender's leaf, its uplink); `worst` as the loop
+// over the destinations finds it. Without routing each destination (at 1024
+// accelerators an NVLS store lists 1,024 and was a third of a point).
+// False (nothing listed) for anything else: the caller routes.
+bool tree_loads(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, int p, int spine,
+                double share, bool first, PathLatency& worst, Loads& out) {
+  const NodeId a = st.initiator;
+  if (!s.two_tier() || s.is_switch(a) || spine < 0 || rm.topology != Topology::TwoTier) return false;
+  const int la = s.leaf_of(a);
+  thread_local std::vector<char> to_leaf;
+  to_leaf.assign(static_cast<std::size_t>(s.leaves), 0);
+  const PathLatency near = route_latency(cfg, 0, 1, 3), far = route_latency(cfg, 0, 1, 5);
+  const std::size_t from = out.size();
+  bool any = false, cross = false;
+  out.emplace_back(rm.egress(a, p), share);
+  for (const Region& r : st.dsts) {
+    const NodeId b = s.buffers[r.buffer].node;
+    if (s.is_switch(b)) {
+      out.resize(from);
+      return false;
+    }
+    if (b == a) continue;
+    any = true;
+    const int lb = s.leaf_of(b);
+    out.emplace_back(rm.ingress(b, p), share);
+    if (lb != la) cross = true, to_leaf[static_cast<std::size_t>(lb)] = 1;
+    const PathLatency& l = lb != la ? far : near;
+    if (first && l.total() > worst.total()) worst = l;
+  }
+  if (!any) {
+    out.resize(from);
+    return true;
+  }
+  for (int l = 0; cross && l < s.leaves; ++l) {
+    if (l == la) out.emplace_back(rm.uplink(p, la, spine), share);
+    else if (to_leaf[static_cast<std::size_t>(l)]) out.emplace_back(rm.downlink(p, spine, l), share);
+  }
+  return true;
 }
 
 }  // namespace
@@ -148,6 +193,10 @@ bool write_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, con
   const int spine = st.dsts.size() > 1 ? ecmp_pick(st.initiator, kNoNode, s.spines) : -1;
   for (int p = ps.first; p < ps.end; ++p) {
     int last[4] = {-1, -1, -1, -1};
+    if (stride == 1 && tree_loads(cfg, s, rm, st, p, spine, share, p == ps.first, worst, loads)) {
+      book(cfg, s, rm, loads, true, factor, c);
+      continue;
+    }
     for (std::size_t k = 0; k < st.dsts.size(); k += stride) {
       const NodeId to = s.buffers[st.dsts[k].buffer].node;
       if (to == st.initiator) continue;

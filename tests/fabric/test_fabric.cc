@@ -25,6 +25,7 @@
 #include "fabric/params.h"
 #include "fabric/preset.h"
 #include "model/cost_model.h"
+#include "model/routed_cost.h"
 #include "schedule/algorithms.h"
 
 using namespace scin;
@@ -886,6 +887,82 @@ TEST(PortsAlike, TwoTierClassCostIsTheFullCostWithOneUsePerLeafClass) {
         EXPECT_GT(class_uses, 0u);
         EXPECT_EQ(class_uses * static_cast<std::size_t>(m), full_ports);
       }
+}
+
+// A multicast an accelerator issues on two tiers (NVLS's multimem.st) books
+// the links of every destination's route once (routed_cost.cc lists them
+// without routing each destination): checked against Schedule::route and
+// link_resource destination by destination, plane by plane, on NVLS's stores
+// and on edited destination lists (reversed, a repeat, the sender itself,
+// one leaf only, its own leaf only), each list's latency the worst route's.
+TEST(RoutedCost, AcceleratorMulticastTreeListsEveryRoutesLinksOnce) {
+  std::vector<Config> fabrics = tier_fabrics();
+  fabrics.push_back(two_tier(24, 3, 3, 2));
+  for (const Config& c : fabrics) {
+    const Schedule s = compile(c, Algorithm::Nvls, {(std::uint64_t{1} << 20) + 2, DType::Bf16});
+    SCOPED_TRACE(fmt::format("{} GPUs on {} leaves, {} spines, {} planes", c.fabric.gpus, c.fabric.leaves,
+                             c.fabric.spines, c.fabric.planes));
+    const ResourceMap rm = resource_map(s);
+    const int m = s.gpus_per_leaf();
+    std::size_t checked = 0;
+    for (const Step& st : s.steps) {
+      if (st.kind != StepKind::Write || s.is_switch(st.initiator) || st.dsts.size() < 2) continue;
+      const NodeId a = st.initiator;
+      Step reversed = st, repeated = st, one_leaf = st, own_leaf = st;
+      std::reverse(reversed.dsts.begin(), reversed.dsts.end());
+      repeated.dsts.push_back(st.dsts[1]);
+      one_leaf.dsts.clear();
+      own_leaf.dsts.clear();
+      const int far_leaf = (s.leaf_of(a) + 1) % s.leaves;
+      for (const Region& r : st.dsts) {
+        const NodeId b = s.buffers[r.buffer].node;
+        if (s.leaf_of(b) == far_leaf) one_leaf.dsts.push_back(r);
+        if (s.leaf_of(b) == s.leaf_of(a)) own_leaf.dsts.push_back(r);
+      }
+      ASSERT_EQ(one_leaf.dsts.size(), static_cast<std::size_t>(m));
+      for (const Step* v : std::initializer_list<const Step*>{&st, &reversed, &repeated, &one_leaf, &own_leaf}) {
+        if (v->dsts.size() < 2) continue;
+        const StepCost got = step_cost(c, s, rm, *v);
+        // The reference: each destination routed (the tree's spine: ECMP on the sender).
+        const int spine = ecmp_pick(a, kNoNode, s.spines);
+        std::vector<int> expect;
+        routed::PathLatency worst;
+        for (int p = 0; p < s.planes; ++p) {
+          std::vector<int> links;
+          for (const Region& r : v->dsts) {
+            const NodeId b = s.buffers[r.buffer].node;
+            if (b == a) continue;
+            NodeId path[5];
+            const int n = s.route(a, b, p, path, spine);
+            for (int k = 0; k + 1 < n; ++k) links.push_back(routed::link_resource(s, rm, path[k], path[k + 1], p));
+            const routed::PathLatency l = routed::path_latency(c, s, a, b, p);
+            if (p == 0 && l.total() > worst.total()) worst = l;
+          }
+          std::sort(links.begin(), links.end());
+          links.erase(std::unique(links.begin(), links.end()), links.end());
+          expect.insert(expect.end(), links.begin(), links.end());
+        }
+        // Every link carries the same share at its kind's rate (a port's, a trunk's).
+        std::vector<int> links;
+        double port_rate = 0, trunk_rate = 0;
+        for (const ResourceUse& u : got.uses) {
+          ASSERT_TRUE(is_port(u.kind) || u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink);
+          links.push_back(u.resource);
+          EXPECT_EQ(u.amount_bytes, got.uses[0].amount_bytes);
+          double& rate = is_port(u.kind) ? port_rate : trunk_rate;
+          if (rate == 0) rate = u.rate_GBps;
+          EXPECT_EQ(u.rate_GBps, rate);
+        }
+        EXPECT_DOUBLE_EQ(got.uses[0].amount_bytes * s.planes, static_cast<double>(region_bytes(s, st.dsts[0])));
+        if (trunk_rate > 0) EXPECT_DOUBLE_EQ(trunk_rate / port_rate, routed::trunk_raw_GBps(c, s) / port_raw_GBps(c, s));
+        EXPECT_EQ(links, expect) << st.label;
+        EXPECT_EQ(got.latency_ns[static_cast<int>(Term::LinkLatency)], worst.link_ns) << st.label;
+        EXPECT_EQ(got.latency_ns[static_cast<int>(Term::SwitchLatency)], worst.switch_ns) << st.label;
+        ++checked;
+      }
+    }
+    EXPECT_GT(checked, static_cast<std::size_t>(4 * c.fabric.gpus));
+  }
 }
 
 // A two-tier step that names a leaf's accelerators other than all, in order,

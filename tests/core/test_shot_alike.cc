@@ -219,6 +219,70 @@ TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
   EXPECT_TRUE(expect_shot_alike_exact(load_preset("nvl36x2"), Algorithm::TwoShot, std::uint64_t{1} << 22, DType::Fp32, true));
 }
 
+// Ring-q8 on two tiers by leaves alike (ring_leaves.h): one leaf's ranks
+// booked stand for every leaf's; the same result as booking the compiled
+// schedule (time, every term, the critical path through the turned ranks,
+// max_link_bytes), at sizes whose chunks are equal whole blocks (32 x N x k
+// elements), small to large; nvl36x2 as shipped (36 a leaf, one spine),
+// nvl576-style at 144 GPUs (4 leaves, 9 spines), 36 GPUs on 3 leaves with 2
+// planes and 3 spines, 3 GPUs a leaf, trunks 4x oversubscribed, slow HBM
+// (its uses queue), FP32. Launches serialised, two GPUs a leaf and unequal
+// chunks are declined (the other bookings answer).
+TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
+  auto tiers = [](int gpus, int leaves, std::initializer_list<std::pair<const char*, double>> more) {
+    Config c = load_preset("nvl576-style");
+    set_param(c, "fabric.gpus", gpus);
+    set_param(c, "fabric.leaves", leaves);
+    for (const auto& [path, value] : more) set_param(c, path, value);
+    validate(c);
+    return c;
+  };
+  struct Case {
+    Config c;
+    bool leaves;  // book_ring_leaves applies
+  };
+  const Case cases[] = {
+      {load_preset("nvl36x2"), true},
+      {tiers(144, 4, {}), true},
+      {tiers(36, 3, {{"fabric.planes", 2.0}, {"fabric.spines", 3.0}, {"fabric.uplinks_per_leaf", 12.0}}), true},
+      {tiers(12, 4, {}), true},
+      {tiers(72, 4, {{"fabric.oversubscription", 4.0}}), true},
+      {tiers(72, 2, {{"accelerator.hbm_bandwidth_GBps", 40.0}}), true},
+      {tiers(72, 2, {{"accelerator.gpus_per_process", 4.0}, {"accelerator.launch_serial_ns", 700.0}}), false},
+      {tiers(16, 8, {}), false},
+  };
+  std::size_t answered = 0;
+  for (const Case& k : cases)
+    for (DType dt : {DType::Bf16, DType::Fp32})
+      for (std::uint64_t blocks : {std::uint64_t{1}, std::uint64_t{64}, std::uint64_t{4096}}) {
+        if (dt == DType::Fp32 && blocks != 64) continue;
+        const Config& c = k.c;
+        const std::uint64_t bytes = blocks * 32 * static_cast<std::uint64_t>(c.fabric.gpus) * (dt == DType::Fp32 ? 4 : 2);
+        SCOPED_TRACE(fmt::format("{} GPUs on {} leaves, {} B", c.fabric.gpus, c.fabric.leaves, bytes));
+        const Collective coll{bytes, dt};
+        ShotBooking how = ShotBooking::Queue;
+        const std::optional<AnalyticResult> fast = run_analytic_shot(c, coll, Algorithm::RingQ8, {}, false, &how);
+        ASSERT_TRUE(fast.has_value());
+        EXPECT_EQ(how == ShotBooking::Leaves, k.leaves);
+        answered += how == ShotBooking::Leaves;
+        const Schedule s = compile(c, Algorithm::RingQ8, coll);
+        const AnalyticResult full = run_analytic(c, s);
+        expect_same_booking(*fast, full, 0);
+        EXPECT_GT(full.critical_path.size(), 3u);
+        // The estimate counts the steps booked: one leaf's.
+        bool closed = false;
+        std::size_t booked = 0;
+        EXPECT_EQ(shot_alike_steps(c, Algorithm::RingQ8, &closed, &coll, &booked), s.steps.size());
+        EXPECT_EQ(booked, k.leaves ? s.steps.size() / static_cast<std::size_t>(c.fabric.leaves) : s.steps.size());
+      }
+  EXPECT_GE(answered, 20u);
+  // Chunks of two sizes: declined.
+  ShotBooking how = ShotBooking::Queue;
+  const Collective odd{(std::uint64_t{1} << 20) + 64, DType::Bf16};
+  ASSERT_TRUE(run_analytic_shot(load_preset("nvl36x2"), odd, Algorithm::RingQ8, {}, false, &how).has_value());
+  EXPECT_NE(how, ShotBooking::Leaves);
+}
+
 // Two tiers in closed order where the trunks are the bottleneck (4x
 // oversubscribed: the critical path runs along a trunk's queue, replayed for
 // the walk), with one GPU per leaf (no pair within a leaf), and with 2

@@ -13,6 +13,7 @@
 #include "engines/analytic/book_in_order.h"
 #include "engines/analytic/planes.h"
 #include "engines/analytic/ring_closed.h"
+#include "engines/analytic/ring_leaves.h"
 #include "engines/analytic/shot_closed.h"
 #include "engines/analytic/shot_steps.h"
 #include "model/cost_grid.h"
@@ -226,6 +227,8 @@ std::size_t shot_alike_steps(const Config& cfg, Algorithm algo, bool* closed, co
   if (closed) *closed = algo == Algorithm::RingQ8 ? star : (star || tiers) && !launches_serialised(cfg);
   if (closed_steps) {
     *closed_steps = 3 * n * n;
+    // (Ring-q8 on two tiers by leaves alike, ring_leaves.h: 3mN steps booked.)
+    if (algo == Algorithm::RingQ8 && tiers && coll) ring_leaves_apply(cfg, *coll, closed_steps);
     if (algo == Algorithm::RingQ8 && star && !launches_serialised(cfg) && coll) {
       // Ranks alike (ring_closed.h): every chunk the same whole blocks, as build::split() cuts them.
       const std::uint64_t elems = element_count(coll->bytes, coll->dtype);
@@ -276,6 +279,11 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
   thread_local CostClasses classes;
   classes.reset();
   AnalyticResult res;
+  if (!with_steps && x.ring && rm.topology == Topology::TwoTier && book_ring_leaves(cfg, x, rm, one_plane, ctx, res)) {
+    if (how) *how = ShotBooking::Leaves;
+    storage = std::move(b.s);
+    return res;
+  }
   if (!with_steps && (x.ring ? book_ring_closed(cfg, x, classes, rm, one_plane, ctx, res)
                              : book_closed(cfg, x, classes, rm, one_plane, ctx, res))) {
     if (how) *how = ShotBooking::Closed;

@@ -40,12 +40,14 @@ namespace scin {
 /// closed order without step records, on a star or two tiers (shot_closed.h:
 /// O(N) memory, N^2 additions), and ring-q8 on a star or two tiers where no use would queue
 /// (ring_closed.h: O(N) with ranks alike, else 8 bytes and a few additions a
-/// step). `how`
+/// step); ring-q8 on two tiers first by leaves alike (ring_leaves.h: one
+/// leaf's ranks' 3mN steps booked, their times standing for every leaf's).
+/// `how`
 /// (optional): which booking answered.
 /// Returns nothing for another algorithm, on a mesh or a graph file, where the
 /// algorithm is unsupported, for fewer than two GPUs: the caller compiles and
 /// books then.
-enum class ShotBooking { Queue, InOrder, Closed };
+enum class ShotBooking { Queue, InOrder, Closed, Leaves };
 std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collective& c, Algorithm algo,
                                                 const RunContext& ctx = {}, bool with_steps = true,
                                                 ShotBooking* how = nullptr);
@@ -62,7 +64,7 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
 /// they do at large sizes, the estimate assumes the queue). `closed_steps`
 /// (optional, for ring-q8): the steps that booking computes: 3N - 1 with
 /// ranks alike (launches at once and `coll` cut into chunks of equal whole
-/// blocks), else 3N^2.
+/// blocks), else 3N^2; on two tiers 3mN where leaves are alike (ring_leaves.h).
 std::size_t shot_alike_steps(const Config& cfg, Algorithm algo, bool* closed = nullptr,
                              const Collective* coll = nullptr, std::size_t* closed_steps = nullptr);
 

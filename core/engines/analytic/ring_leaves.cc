@@ -1,0 +1,219 @@
+// Ring-q8 on two tiers by leaves alike (ring_leaves.h).
+#include "engines/analytic/ring_leaves.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "engines/analytic/book.h"
+#include "model/cost_grid.h"
+
+namespace scin::shot {
+
+bool ring_leaves_apply(const Config& cfg, const Collective& coll, std::size_t* steps) {
+  const auto& f = cfg.fabric;
+  if (f.topology != Topology::TwoTier || !f.graph_file.empty() || f.leaves < 2 || f.gpus % f.leaves != 0) return false;
+  const int m = f.gpus / f.leaves;
+  if (m < 3 || launches_serialised(cfg)) return false;
+  // Every chunk the same whole blocks (build::split() then cuts them alike).
+  const std::uint64_t elems = element_count(coll.bytes, coll.dtype);
+  const auto block = static_cast<std::uint64_t>(std::max(1, cfg.quant.block_elems));
+  const auto n = static_cast<std::uint64_t>(f.gpus);
+  if (elems == 0 || elems % block != 0 || (elems / block) % n != 0) return false;
+  if (steps) *steps = 3 * static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
+  return true;
+}
+
+namespace {
+
+// build_ring_q's steps (shot_alike.cc, ring_q_steps) for ranks 0..m-1 of an
+// n-rank ring, each rank's deps on its neighbours turned onto 0..m-1; rank
+// m-1's sends name rank m as their receiver (their cost's route and bytes).
+void leaf_steps(Shape& x, Steps& st, int m) {
+  const int n = x.b.n();
+  const auto um = static_cast<std::size_t>(m);
+  st.clear();
+  st.rec.reserve(3 * um * static_cast<std::size_t>(n));
+  std::vector<StepId> launches(um);
+  for (int r = 0; r < m; ++r) launches[static_cast<std::size_t>(r)] = st.add({What::Launch, false, r, 0, 0}, {});
+  std::vector<StepId> last(launches), sent(launches), delivered(um);
+  for (int k = 0; k < n - 1; ++k) {
+    for (int r = 0; r < m; ++r) {
+      const auto ur = static_cast<std::size_t>(r), to = static_cast<std::size_t>((r + 1) % m);
+      const int c = ((r - k) % n + n) % n;
+      const StepId qz = st.add({What::QzHop, k == 0, r, 0, c}, {last[ur], sent[ur]});
+      const StepId id = st.add({What::RsSend, false, r, r + 1, c}, {qz, launches[to]});
+      delivered[to] = id;
+      sent[ur] = id;
+    }
+    last.swap(delivered);
+  }
+  std::vector<StepId> ready(um);
+  for (int r = 0; r < m; ++r)
+    ready[static_cast<std::size_t>(r)] = st.add({What::QzSum, false, r, 0, (r + 1) % n}, {last[static_cast<std::size_t>(r)]});
+  last = ready;
+  for (int j = 0; j < n - 1; ++j) {
+    for (int r = 0; r < m; ++r) {
+      const auto ur = static_cast<std::size_t>(r), to = static_cast<std::size_t>((r + 1) % m);
+      const int c = ((r + 1 - j) % n + n) % n;
+      const StepId id = st.add({What::AgSend, false, r, r + 1, c}, {last[ur], sent[ur], launches[to]});
+      delivered[to] = id;
+      sent[ur] = id;
+    }
+    last.swap(delivered);
+  }
+  for (int r = 0; r < m; ++r)
+    st.add({What::Dequant, false, r, 0, 0}, {last[static_cast<std::size_t>(r)], sent[static_cast<std::size_t>(r)]});
+}
+
+// Where a step of the ring is: its part (0 launch, 1 reduce-scatter round, 2
+// sum, 3 all-gather round, 4 dequantise), round, rank and place in its pair
+// (a round's quantise 0, send 1), for `ranks` ranks (m or n) of an n-rank ring.
+struct Place {
+  int part, round, rank, t;
+};
+Place place_of(std::size_t i, std::size_t ranks, std::size_t n) {
+  const std::size_t rs = ranks, sum = rs + 2 * ranks * (n - 1), ag = sum + ranks, dq = ag + ranks * (n - 1);
+  auto P = [](int part, std::size_t round, std::size_t rank, int t) {
+    return Place{part, static_cast<int>(round), static_cast<int>(rank), t};
+  };
+  if (i < rs) return P(0, 0, i, 0);
+  if (i < sum) return P(1, (i - rs) / 2 / ranks, (i - rs) / 2 % ranks, static_cast<int>((i - rs) % 2));
+  if (i < ag) return P(2, 0, i - sum, 0);
+  if (i < dq) return P(3, (i - ag) / ranks, (i - ag) % ranks, 0);
+  return P(4, 0, i - dq, 0);
+}
+std::size_t index_of(const Place& p, std::size_t ranks, std::size_t n) {
+  const std::size_t rs = ranks, sum = rs + 2 * ranks * (n - 1), ag = sum + ranks, dq = ag + ranks * (n - 1);
+  const auto round = static_cast<std::size_t>(p.round), rank = static_cast<std::size_t>(p.rank);
+  switch (p.part) {
+    case 0: return rank;
+    case 1: return rs + 2 * (round * ranks + rank) + static_cast<std::size_t>(p.t);
+    case 2: return sum + rank;
+    case 3: return ag + round * ranks + rank;
+    default: return dq + rank;
+  }
+}
+
+// The steps as book()'s view: each costed as step_cost() costs it, rank m's
+// ports and HBM booked as rank 0's (false: a use on anything else).
+struct LeafView {
+  const Config& cfg;
+  const Schedule& s;
+  const ResourceMap& rm;
+  bool one_plane;
+  const Steps& st;
+  Shape& x;
+  int m;
+  std::size_t size() const { return st.rec.size(); }
+  DepRange deps(std::size_t i) const { return {st.deps.data() + st.dep_first[i], st.deps.data() + st.dep_first[i + 1]}; }
+  StepKind kind(std::size_t i) const { return kind_of(st.rec[i].what); }
+  bool cost(StepId i, StepCost& c) const {
+    if (!analytic_step_cost(cfg, s, rm, x.fill(st.rec[i]), c, one_plane, false)) return false;
+    for (ResourceUse& u : c.uses) {
+      int base = 0, stride = 0, plane = 0, leaf = 0;
+      const int gpu = accel_rank_of(rm, u.resource, base, stride);
+      if (gpu == m) u.resource = base;
+      else if (gpu < 0 ? !trunk_of(rm, u.resource, plane, leaf) : gpu > m) return false;
+    }
+    return true;
+  }
+  int resources() const { return rm.count(); }
+  const std::string& name() const { return s.algorithm; }
+};
+
+}  // namespace
+
+bool book_ring_leaves(const Config& cfg, Shape& x, const ResourceMap& rm, bool one_plane, const RunContext& ctx,
+                      AnalyticResult& res) {
+  const Schedule& s = x.b.s;
+  const Collective coll{s.bytes, s.dtype};
+  if (!x.ring || !ring_leaves_apply(cfg, coll) || rm.topology != Topology::TwoTier) return false;
+  const int n = s.gpus, m = s.gpus_per_leaf();
+  const auto un = static_cast<std::size_t>(n), um = static_cast<std::size_t>(m);
+  for (const Span& ch : x.chunks)
+    if (ch.count != x.chunks[0].count) return false;
+  // Every launch costs as its turned rank's (accelerator.gpus_per_process).
+  {
+    StepCost a, b;
+    for (int r = m; r < n; ++r) {
+      if (!analytic_step_cost(cfg, s, rm, x.fill({What::Launch, false, r % m, 0, 0}), a, one_plane, false) ||
+          !analytic_step_cost(cfg, s, rm, x.fill({What::Launch, false, r, 0, 0}), b, one_plane, false))
+        return false;
+      if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term || !a.uses.empty() || !b.uses.empty()) return false;
+      for (int t = 0; t < kTermCount; ++t)
+        if (a.latency_ns[t] != b.latency_ns[t]) return false;
+    }
+  }
+  thread_local Steps steps;
+  thread_local AnalyticWorkspace ws;
+  struct Release {  // (a large point's memory is not kept, as run_analytic_shot's)
+    ~Release() {
+      if (steps.rec.capacity() <= (std::size_t{1} << 16)) return;
+      steps = Steps{};
+      ws = AnalyticWorkspace{};
+    }
+  } release;
+  leaf_steps(x, steps, m);
+  LeafView v{cfg, s, rm, one_plane, steps, x, m};
+  if (!analytic::book(v, ctx, ws, res)) return false;
+
+  // The one order the turn changes: rank m-1's sends against rank 0's own
+  // steps on rank 0's resources, ready at the same instant (book() would take
+  // them in the other order at rank m). Decline where that happens.
+  {
+    std::vector<std::tuple<int, double, int>> on0;  // (resource, ready, rank of the step)
+    StepCost c;
+    for (std::size_t i = 0; i < steps.rec.size(); ++i) {
+      const Rec& r = steps.rec[i];
+      if (r.a != 0 && r.a != m - 1) continue;
+      if (!v.cost(static_cast<StepId>(i), c)) return false;
+      for (const ResourceUse& u : c.uses) {
+        int base = 0, stride = 0;
+        if (u.amount_bytes > 0 && accel_rank_of(rm, u.resource, base, stride) == 0)
+          on0.emplace_back(u.resource, res.steps[i].start_ns, r.a);
+      }
+    }
+    std::sort(on0.begin(), on0.end());
+    for (std::size_t k = 1; k < on0.size(); ++k)
+      if (std::get<0>(on0[k]) == std::get<0>(on0[k - 1]) && std::get<1>(on0[k]) == std::get<1>(on0[k - 1]) &&
+          std::get<2>(on0[k]) != std::get<2>(on0[k - 1]))
+        return false;
+  }
+
+  // The path in the full schedule: ranks followed back from the last step.
+  std::vector<StepId>& path = res.critical_path;
+  int rank = -1, prev = -1;  // the current step's rank in the full ring, and in the leaf
+  for (std::size_t k = path.size(); k-- > 0;) {
+    Place p = place_of(path[k], um, un);
+    if (rank < 0) {
+      rank = p.rank;
+    } else {
+      int d = ((p.rank - prev) % m + m) % m;  // 0, 1 or m - 1
+      if (d == m - 1) d = -1;
+      else if (d > 1) return false;  // (never: a step waits for its own rank or a neighbour)
+      rank = ((rank + d) % n + n) % n;
+    }
+    prev = p.rank;
+    p.rank = rank;
+    path[k] = static_cast<StepId>(index_of(p, un, un));
+  }
+  // max_link_bytes as link_bytes() adds it: a rank sends and receives N - 1
+  // chunks each way, all alike, in step order.
+  {
+    double rs = 0, ag = 0;
+    for (const Rec& r : steps.rec) {
+      if (r.what == What::RsSend && rs == 0) rs = static_cast<double>(region_bytes(s, x.fill(r).srcs[0]));
+      if (r.what == What::AgSend && ag == 0) ag = static_cast<double>(region_bytes(s, x.fill(r).srcs[0]));
+    }
+    double e = 0;
+    for (int k = 0; k < n - 1; ++k) e += rs;
+    for (int k = 0; k < n - 1; ++k) e += ag;
+    res.max_link_bytes = e;
+  }
+  res.steps.clear();
+  return true;
+}
+
+}  // namespace scin::shot

@@ -17,6 +17,7 @@
 
 #include "base/cancel.h"
 #include "engines/analytic/analytic.h"
+#include "engines/analytic/ring_leaves.h"
 #include "engines/analytic/shot_alike.h"
 #include "engines/simulate.h"
 #include "fabric/params.h"
@@ -59,10 +60,13 @@ bool expect_shot_alike_exact(const Config& c, Algorithm a, std::uint64_t bytes, 
   const std::optional<AnalyticResult> closed = run_analytic_shot(c, coll, a, {}, false, &how);
   EXPECT_TRUE(closed.has_value());
   if (!closed) return false;
-  // Ring-q8 in closed order (ring_closed.h), where no use would queue (`ring_closed`).
-  EXPECT_EQ(how, (ring ? ring_closed : all_ready_at_once) ? ShotBooking::Closed
-                 : ring                             ? ShotBooking::Queue
-                                                    : ShotBooking::InOrder);
+  // Ring-q8 on two tiers by leaves alike where they are (ring_leaves.h), else in closed order
+  // (ring_closed.h) where no use would queue (`ring_closed`).
+  const bool leaves = ring && shot::ring_leaves_apply(c, coll);
+  EXPECT_EQ(how, leaves                                          ? ShotBooking::Leaves
+                 : (ring ? ring_closed : all_ready_at_once) ? ShotBooking::Closed
+                 : ring                                      ? ShotBooking::Queue
+                                                             : ShotBooking::InOrder);
   expect_same_booking(*closed, full, 0);  // time, every term, the critical path, max_link_bytes
   bool estimate_closed = false;  // what estimate() assumes of this run
   EXPECT_EQ(shot_alike_steps(c, a, &estimate_closed, &coll), s.steps.size());
@@ -223,7 +227,8 @@ TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
 // booked stand for every leaf's; the same result as booking the compiled
 // schedule (time, every term, the critical path through the turned ranks,
 // max_link_bytes), at sizes whose chunks are equal whole blocks (32 x N x k
-// elements), small to large; nvl36x2 as shipped (36 a leaf, one spine),
+// elements), small to large, and at 1 MiB and 64 MiB (two sizes of chunk,
+// repeating every leaf on some fabrics); nvl36x2 as shipped (36 a leaf, one spine),
 // nvl576-style at 144 GPUs (4 leaves, 9 spines), 36 GPUs on 3 leaves with 2
 // planes and 3 spines, 3 GPUs a leaf, trunks 4x oversubscribed, slow HBM
 // (its uses queue), FP32. Launches serialised, two GPUs a leaf and unequal
@@ -251,20 +256,26 @@ TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
       {tiers(72, 2, {{"accelerator.gpus_per_process", 4.0}, {"accelerator.launch_serial_ns", 700.0}}), false},
       {tiers(16, 8, {}), false},
   };
-  std::size_t answered = 0;
-  for (const Case& k : cases)
-    for (DType dt : {DType::Bf16, DType::Fp32})
-      for (std::uint64_t blocks : {std::uint64_t{1}, std::uint64_t{64}, std::uint64_t{4096}}) {
-        if (dt == DType::Fp32 && blocks != 64) continue;
-        const Config& c = k.c;
-        const std::uint64_t bytes = blocks * 32 * static_cast<std::uint64_t>(c.fabric.gpus) * (dt == DType::Fp32 ? 4 : 2);
+  std::size_t answered = 0, uneven = 0;
+  for (const Case& k : cases) {
+    const Config& c = k.c;
+    const auto n = static_cast<std::uint64_t>(c.fabric.gpus);
+    // Chunks of 1, 64 and 4096 blocks of 32 each (FP32: 64), then 1 MiB and
+    // 64 MiB: chunks of two sizes, alike every leaf where N / gcd(blocks, N)
+    // divides the accelerators per leaf (72 GPUs: 16,384 blocks, period 9).
+    const std::pair<std::uint64_t, DType> sizes[] = {
+        {32 * n * 2, DType::Bf16},        {64 * 32 * n * 2, DType::Bf16}, {4096 * 32 * n * 2, DType::Bf16},
+        {64 * 32 * n * 4, DType::Fp32},   {std::uint64_t{1} << 20, DType::Bf16}, {std::uint64_t{1} << 26, DType::Bf16}};
+    for (const auto& [bytes, dt] : sizes) {
         SCOPED_TRACE(fmt::format("{} GPUs on {} leaves, {} B", c.fabric.gpus, c.fabric.leaves, bytes));
         const Collective coll{bytes, dt};
         ShotBooking how = ShotBooking::Queue;
         const std::optional<AnalyticResult> fast = run_analytic_shot(c, coll, Algorithm::RingQ8, {}, false, &how);
         ASSERT_TRUE(fast.has_value());
-        EXPECT_EQ(how == ShotBooking::Leaves, k.leaves);
+        const bool equal_chunks = element_count(bytes, dt) % (32 * n) == 0;
+        EXPECT_EQ(how == ShotBooking::Leaves, k.leaves && (equal_chunks || shot::ring_leaves_apply(c, coll)));
         answered += how == ShotBooking::Leaves;
+        uneven += how == ShotBooking::Leaves && !equal_chunks;
         const Schedule s = compile(c, Algorithm::RingQ8, coll);
         const AnalyticResult full = run_analytic(c, s);
         expect_same_booking(*fast, full, 0);
@@ -273,9 +284,12 @@ TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
         bool closed = false;
         std::size_t booked = 0;
         EXPECT_EQ(shot_alike_steps(c, Algorithm::RingQ8, &closed, &coll, &booked), s.steps.size());
-        EXPECT_EQ(booked, k.leaves ? s.steps.size() / static_cast<std::size_t>(c.fabric.leaves) : s.steps.size());
-      }
-  EXPECT_GE(answered, 20u);
+        EXPECT_EQ(booked, how == ShotBooking::Leaves ? s.steps.size() / static_cast<std::size_t>(c.fabric.leaves)
+                                                     : s.steps.size());
+    }
+  }
+  EXPECT_GE(answered, 24u);
+  EXPECT_GE(uneven, 4u);
   // Chunks of two sizes: declined.
   ShotBooking how = ShotBooking::Queue;
   const Collective odd{(std::uint64_t{1} << 20) + 64, DType::Bf16};

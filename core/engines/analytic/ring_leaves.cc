@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <tuple>
 #include <vector>
 
@@ -16,11 +17,14 @@ bool ring_leaves_apply(const Config& cfg, const Collective& coll, std::size_t* s
   if (f.topology != Topology::TwoTier || !f.graph_file.empty() || f.leaves < 2 || f.gpus % f.leaves != 0) return false;
   const int m = f.gpus / f.leaves;
   if (m < 3 || launches_serialised(cfg)) return false;
-  // Every chunk the same whole blocks (build::split() then cuts them alike).
+  // Whole blocks, cut by build::split() into chunks whose counts repeat
+  // every m: chunk i has floor((i + 1) u / N) - floor(i u / N) of the u
+  // blocks, a pattern of period N / gcd(u, N), which must divide m.
   const std::uint64_t elems = element_count(coll.bytes, coll.dtype);
   const auto block = static_cast<std::uint64_t>(std::max(1, cfg.quant.block_elems));
   const auto n = static_cast<std::uint64_t>(f.gpus);
-  if (elems == 0 || elems % block != 0 || (elems / block) % n != 0) return false;
+  if (elems == 0 || elems % block != 0) return false;
+  if (static_cast<std::uint64_t>(m) % (n / std::gcd(elems / block, n)) != 0) return false;
   if (steps) *steps = 3 * static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
   return true;
 }
@@ -132,8 +136,8 @@ bool book_ring_leaves(const Config& cfg, Shape& x, const ResourceMap& rm, bool o
   if (!x.ring || !ring_leaves_apply(cfg, coll) || rm.topology != Topology::TwoTier) return false;
   const int n = s.gpus, m = s.gpus_per_leaf();
   const auto un = static_cast<std::size_t>(n), um = static_cast<std::size_t>(m);
-  for (const Span& ch : x.chunks)
-    if (ch.count != x.chunks[0].count) return false;
+  for (std::size_t c = 0; c < un; ++c)
+    if (x.chunks[c].count != x.chunks[(c + um) % un].count) return false;
   // Every launch costs as its turned rank's (accelerator.gpus_per_process).
   {
     StepCost a, b;
@@ -199,18 +203,25 @@ bool book_ring_leaves(const Config& cfg, Shape& x, const ResourceMap& rm, bool o
     p.rank = rank;
     path[k] = static_cast<StepId>(index_of(p, un, un));
   }
-  // max_link_bytes as link_bytes() adds it: a rank sends and receives N - 1
-  // chunks each way, all alike, in step order.
+  // max_link_bytes as link_bytes() adds it: each send's bytes on its
+  // sender's egress and its receiver's ingress. Rank r sends chunk r - k in
+  // reduce-scatter round k and r + 1 - j in all-gather round j and receives
+  // rank r - 1's, so over ranks 0..m-1 (rank r + m's chunks are as large)
+  // the egress sums are every rank's and every ingress sum is one of them.
   {
-    double rs = 0, ag = 0;
-    for (const Rec& r : steps.rec) {
-      if (r.what == What::RsSend && rs == 0) rs = static_cast<double>(region_bytes(s, x.fill(r).srcs[0]));
-      if (r.what == What::AgSend && ag == 0) ag = static_cast<double>(region_bytes(s, x.fill(r).srcs[0]));
+    std::vector<double> rs(un), ag(un);
+    for (int c = 0; c < n; ++c) {
+      rs[static_cast<std::size_t>(c)] = static_cast<double>(region_bytes(s, x.fill({What::RsSend, false, 0, 1, c}).srcs[0]));
+      ag[static_cast<std::size_t>(c)] = static_cast<double>(region_bytes(s, x.fill({What::AgSend, false, 0, 1, c}).srcs[0]));
     }
-    double e = 0;
-    for (int k = 0; k < n - 1; ++k) e += rs;
-    for (int k = 0; k < n - 1; ++k) e += ag;
-    res.max_link_bytes = e;
+    double most = 0;
+    for (int r = 0; r < m; ++r) {
+      double e = 0;
+      for (int k = 0; k < n - 1; ++k) e += rs[static_cast<std::size_t>(((r - k) % n + n) % n)];
+      for (int j = 0; j < n - 1; ++j) e += ag[static_cast<std::size_t>(((r + 1 - j) % n + n) % n)];
+      most = std::max(most, e);
+    }
+    res.max_link_bytes = most;
   }
   res.steps.clear();
   return true;

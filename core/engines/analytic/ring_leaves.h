@@ -14,8 +14,10 @@ namespace scin::shot {
 /// Whether book_ring_leaves() may answer for ring-q8 on `cfg` and `coll`
 /// (it can still decline after booking: a tie, below): two tiers of at
 /// least two leaves of at least three accelerators, no graph file, every
-/// launch ending at once (no launch serialisation), every chunk the same
-/// whole blocks. `steps` (optional): the steps it books, 3 x (accelerators
+/// launch ending at once (no launch serialisation), whole blocks cut into
+/// chunks whose counts repeat every leaf (chunk c + m as chunk c: N /
+/// gcd(blocks, N) divides m; at 576 GPUs on 16 leaves every power of two
+/// from 1 KiB). `steps` (optional): the steps it books, 3 x (accelerators
 /// per leaf) x N.
 bool ring_leaves_apply(const Config& cfg, const Collective& coll, std::size_t* steps = nullptr);
 
@@ -28,8 +30,8 @@ bool ring_leaves_apply(const Config& cfg, const Collective& coll, std::size_t* s
 /// The ring runs rank r -> r + 1; with m accelerators a leaf, the only send
 /// between leaves is a leaf's last rank's to the next leaf's first, on its
 /// own trunks (one uplink, one downlink: no other send uses them, and every
-/// trunk has the same rate and hops whatever the spine ECMP picks). Every
-/// chunk has the same count and every launch ends at once, so turning the
+/// trunk has the same rate and hops whatever the spine ECMP picks). Chunk c
+/// + m has chunk c's count and every launch ends at once, so turning the
 /// ring by m ranks maps every step onto one of the same cost, on the
 /// turned ranks' resources, with deps turned alike: ranks r and r + m have
 /// the same times. The steps of ranks 0..m-1 are generated (3mN), rank

@@ -339,13 +339,16 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
     // waits, which book nothing), its Step and 88 bytes of booking records;
     // 0.15 us and a Region per region (compiled, then costed; its ports are
     // booked per leaf, by class). Measured at 1024 GPUs on 32 leaves, 1 GiB,
-    // SCIN+INQ: 1.7 s and 398 MB estimated, 1.8 s CPU and 473 MB run.
+    // SCIN+INQ: 1.7 s and 398 MB estimated, 1.8 s CPU and 473 MB run. A
+    // region also takes ~12 bytes of booking records (peak heap of SCIN at 1
+    // GiB, heaptrack: 40.5 MB at 1024 GPUs on 32 leaves, 24.9 MB at 576, 11.8
+    // MB at 144, against 29.5 / 18.8 / 8.4 MB estimated without them).
     std::size_t total = 0;
     ScinTiersRegions regions;
     if (const std::size_t booked = scin_tiers_steps(run_cfg, c, algo, &total, &regions)) {
       const double k = static_cast<double>(booked), r = static_cast<double>(regions.booked);
       return {static_cast<double>(total), "steps", k * 5e-7 + r * 1.5e-7,
-              k * (static_cast<double>(sizeof(Step)) + 88) + r * static_cast<double>(sizeof(Region))};
+              k * (static_cast<double>(sizeof(Step)) + 88) + r * (static_cast<double>(sizeof(Region)) + 12)};
     }
   }
   if (engine_id == EngineId::Analytic && algo == Algorithm::Nvls && cfg.fabric.topology == Topology::TwoTier &&

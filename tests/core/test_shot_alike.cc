@@ -76,6 +76,16 @@ bool expect_shot_alike_exact(const Config& c, Algorithm a, std::uint64_t bytes, 
   return true;
 }
 
+// nvl576-style with `gpus` on `leaves` leaves and the parameters `more`.
+Config tiers(int gpus, int leaves, std::initializer_list<std::pair<const char*, double>> more) {
+  Config c = load_preset("nvl576-style");
+  set_param(c, "fabric.gpus", gpus);
+  set_param(c, "fabric.leaves", leaves);
+  for (const auto& [path, value] : more) set_param(c, path, value);
+  validate(c);
+  return c;
+}
+
 const std::uint64_t kSizes[] = {8, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 26,
                                 std::uint64_t{1} << 30};
 
@@ -234,14 +244,6 @@ TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
 // (its uses queue), FP32. Launches serialised, two GPUs a leaf and unequal
 // chunks are declined (the other bookings answer).
 TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
-  auto tiers = [](int gpus, int leaves, std::initializer_list<std::pair<const char*, double>> more) {
-    Config c = load_preset("nvl576-style");
-    set_param(c, "fabric.gpus", gpus);
-    set_param(c, "fabric.leaves", leaves);
-    for (const auto& [path, value] : more) set_param(c, path, value);
-    validate(c);
-    return c;
-  };
   struct Case {
     Config c;
     bool leaves;  // book_ring_leaves applies
@@ -302,14 +304,6 @@ TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
 // the walk), with one GPU per leaf (no pair within a leaf), and with 2
 // planes and 3 spines.
 TEST(ShotAlike, ClosedOrderOnTwoTiersEqualsTheFullBooking) {
-  auto tiers = [](int gpus, int leaves, std::initializer_list<std::pair<const char*, double>> more) {
-    Config c = load_preset("nvl576-style");
-    set_param(c, "fabric.gpus", gpus);
-    set_param(c, "fabric.leaves", leaves);
-    for (const auto& [path, value] : more) set_param(c, path, value);
-    validate(c);
-    return c;
-  };
   const Config fabrics[] = {tiers(72, 4, {{"fabric.oversubscription", 4.0}}), tiers(8, 8, {}),
                             tiers(36, 3, {{"fabric.planes", 2.0}, {"fabric.spines", 3.0}, {"fabric.uplinks_per_leaf", 12.0}})};
   for (const Config& c : fabrics)

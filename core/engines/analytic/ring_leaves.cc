@@ -29,12 +29,8 @@ bool ring_leaves_apply(const Config& cfg, const Collective& coll, std::size_t* s
   return true;
 }
 
-namespace {
-
-// build_ring_q's steps (shot_alike.cc, ring_q_steps) for ranks 0..m-1 of an
-// n-rank ring, each rank's deps on its neighbours turned onto 0..m-1; rank
-// m-1's sends name rank m as their receiver (their cost's route and bytes).
-void leaf_steps(Shape& x, Steps& st, int m) {
+// (Outside the anonymous namespace: shot_alike.cc generates the full ring with it.)
+void ring_q_steps(Shape& x, Steps& st, int m) {
   const int n = x.b.n();
   const auto um = static_cast<std::size_t>(m);
   st.clear();
@@ -47,7 +43,7 @@ void leaf_steps(Shape& x, Steps& st, int m) {
       const auto ur = static_cast<std::size_t>(r), to = static_cast<std::size_t>((r + 1) % m);
       const int c = ((r - k) % n + n) % n;
       const StepId qz = st.add({What::QzHop, k == 0, r, 0, c}, {last[ur], sent[ur]});
-      const StepId id = st.add({What::RsSend, false, r, r + 1, c}, {qz, launches[to]});
+      const StepId id = st.add({What::RsSend, false, r, (r + 1) % n, c}, {qz, launches[to]});
       delivered[to] = id;
       sent[ur] = id;
     }
@@ -61,7 +57,7 @@ void leaf_steps(Shape& x, Steps& st, int m) {
     for (int r = 0; r < m; ++r) {
       const auto ur = static_cast<std::size_t>(r), to = static_cast<std::size_t>((r + 1) % m);
       const int c = ((r + 1 - j) % n + n) % n;
-      const StepId id = st.add({What::AgSend, false, r, r + 1, c}, {last[ur], sent[ur], launches[to]});
+      const StepId id = st.add({What::AgSend, false, r, (r + 1) % n, c}, {last[ur], sent[ur], launches[to]});
       delivered[to] = id;
       sent[ur] = id;
     }
@@ -70,6 +66,8 @@ void leaf_steps(Shape& x, Steps& st, int m) {
   for (int r = 0; r < m; ++r)
     st.add({What::Dequant, false, r, 0, 0}, {last[static_cast<std::size_t>(r)], sent[static_cast<std::size_t>(r)]});
 }
+
+namespace {
 
 // Where a step of the ring is: its part (0 launch, 1 reduce-scatter round, 2
 // sum, 3 all-gather round, 4 dequantise), round, rank and place in its pair
@@ -159,7 +157,7 @@ bool book_ring_leaves(const Config& cfg, Shape& x, const ResourceMap& rm, bool o
       ws = AnalyticWorkspace{};
     }
   } release;
-  leaf_steps(x, steps, m);
+  ring_q_steps(x, steps, m);
   LeafView v{cfg, s, rm, one_plane, steps, x, m};
   if (!analytic::book(v, ctx, ws, res)) return false;
 

@@ -21,6 +21,13 @@ namespace scin::shot {
 /// per leaf) x N.
 bool ring_leaves_apply(const Config& cfg, const Collective& coll, std::size_t* steps = nullptr);
 
+/// build_ring_q's steps, in its order, with its dependency lists (the step
+/// indices ring_closed.cc's Ids gives), for ranks 0..m-1 of the N-rank ring
+/// (after ring_q_head()): m = N, the whole schedule; m < N, a leaf's ranks
+/// with each rank's deps on its neighbours turned onto 0..m-1 (rank m-1's
+/// sends name rank m as their receiver: their route and bytes).
+void ring_q_steps(Shape& x, Steps& st, int m);
+
 /// The analytic result of build_ring_q's schedule (x.ring, after
 /// ring_q_head() and shapes_done()) on two tiers, from one leaf's ranks:
 /// time, every breakdown term, the critical path (the full schedule's step

@@ -119,47 +119,6 @@ void ring_q_head(Shape& x) {
   }
 }
 
-// build_ring_q's steps, in its order, with its dependency lists (the step
-// indices ring_closed.cc's Ids gives). After ring_q_head().
-void ring_q_steps(Shape& x, Steps& st) {
-  const int n = x.b.n();
-  const auto un = static_cast<std::size_t>(n);
-  st.clear();
-  st.rec.reserve(3 * un * un);
-  std::vector<StepId> launches(un);
-  for (int r = 0; r < n; ++r) launches[static_cast<std::size_t>(r)] = st.add({What::Launch, false, r, 0, 0}, {});
-  std::vector<StepId> last(launches), sent(launches), delivered(un);
-  for (int k = 0; k < n - 1; ++k) {
-    for (int r = 0; r < n; ++r) {
-      const auto ur = static_cast<std::size_t>(r);
-      const int c = ((r - k) % n + n) % n;
-      const int to = (r + 1) % n;
-      const StepId qz = st.add({What::QzHop, k == 0, r, 0, c}, {last[ur], sent[ur]});
-      const StepId id = st.add({What::RsSend, false, r, to, c}, {qz, launches[static_cast<std::size_t>(to)]});
-      delivered[static_cast<std::size_t>(to)] = id;
-      sent[ur] = id;
-    }
-    last.swap(delivered);
-  }
-  std::vector<StepId> ready(un);
-  for (int r = 0; r < n; ++r)
-    ready[static_cast<std::size_t>(r)] = st.add({What::QzSum, false, r, 0, (r + 1) % n}, {last[static_cast<std::size_t>(r)]});
-  last = ready;
-  for (int j = 0; j < n - 1; ++j) {
-    for (int r = 0; r < n; ++r) {
-      const auto ur = static_cast<std::size_t>(r);
-      const int c = ((r + 1 - j) % n + n) % n;
-      const int to = (r + 1) % n;
-      const StepId id = st.add({What::AgSend, false, r, to, c}, {last[ur], sent[ur], launches[static_cast<std::size_t>(to)]});
-      delivered[static_cast<std::size_t>(to)] = id;
-      sent[ur] = id;
-    }
-    last.swap(delivered);
-  }
-  for (int r = 0; r < n; ++r)
-    st.add({What::Dequant, false, r, 0, 0}, {last[static_cast<std::size_t>(r)], sent[static_cast<std::size_t>(r)]});
-}
-
 // The generated steps as book()'s view (book.h).
 struct StepsView {
   const Config& cfg;
@@ -290,7 +249,7 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
     storage = std::move(b.s);
     return res;
   }
-  if (algo == Algorithm::RingQ8) ring_q_steps(x, steps);
+  if (algo == Algorithm::RingQ8) ring_q_steps(x, steps, s.gpus);
   else two_shot_steps(x, steps);
   StepsView v{cfg, s, rm, one_plane, steps, x, classes};
   const bool ordered = algo != Algorithm::RingQ8 && analytic::book_in_order(v, ctx, ws, res);

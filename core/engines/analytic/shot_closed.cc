@@ -305,6 +305,12 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   // are meaningful).
   std::vector<Tail> queues(static_cast<std::size_t>(rm.count()));
   std::size_t pushes = 0;
+  auto tick = [&] {  // a push done: a stop request is seen every 4096
+    if ((++pushes & 0xfff) == 0) {
+      ctx.check();
+      ctx.report(0.5);
+    }
+  };
   auto push = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready,
                   std::vector<Tail>& queue, double& fin, int only = -1, Use* out = nullptr, int* res_of = nullptr,
                   std::uint8_t* order = nullptr) {
@@ -325,10 +331,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       end = std::max(end, rec.end);
     }
     fin = end + p.latency;
-    if ((++pushes & 0xfff) == 0) {
-      ctx.check();
-      ctx.report(0.5);
-    }
+    tick();
     return true;
   };
 
@@ -366,10 +369,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       end = std::max(end, rec.end);
     }
     fin = end + p.latency;
-    if ((++pushes & 0xfff) == 0) {
-      ctx.check();
-      ctx.report(0.5);
-    }
+    tick();
     return true;
   };
 

@@ -105,7 +105,7 @@ std::size_t leaf_class_stride(const Schedule& s, const Regions& regions) {
 bool tree_loads(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st, int p, int spine,
                 double share, bool first, PathLatency& worst, Loads& out) {
   const NodeId a = st.initiator;
-  if (!s.two_tier() || s.is_switch(a) || spine < 0 || rm.topology != Topology::TwoTier) return false;
+  if (!s.two_tier() || s.is_switch(a) || spine < 0) return false;
   const int la = s.leaf_of(a);
   thread_local std::vector<char> to_leaf;
   to_leaf.assign(static_cast<std::size_t>(s.leaves), 0);

@@ -69,35 +69,6 @@ void ring_q_steps(Shape& x, Steps& st, int m) {
 
 namespace {
 
-// Where a step of the ring is: its part (0 launch, 1 reduce-scatter round, 2
-// sum, 3 all-gather round, 4 dequantise), round, rank and place in its pair
-// (a round's quantise 0, send 1), for `ranks` ranks (m or n) of an n-rank ring.
-struct Place {
-  int part, round, rank, t;
-};
-Place place_of(std::size_t i, std::size_t ranks, std::size_t n) {
-  const std::size_t rs = ranks, sum = rs + 2 * ranks * (n - 1), ag = sum + ranks, dq = ag + ranks * (n - 1);
-  auto P = [](int part, std::size_t round, std::size_t rank, int t) {
-    return Place{part, static_cast<int>(round), static_cast<int>(rank), t};
-  };
-  if (i < rs) return P(0, 0, i, 0);
-  if (i < sum) return P(1, (i - rs) / 2 / ranks, (i - rs) / 2 % ranks, static_cast<int>((i - rs) % 2));
-  if (i < ag) return P(2, 0, i - sum, 0);
-  if (i < dq) return P(3, (i - ag) / ranks, (i - ag) % ranks, 0);
-  return P(4, 0, i - dq, 0);
-}
-std::size_t index_of(const Place& p, std::size_t ranks, std::size_t n) {
-  const std::size_t rs = ranks, sum = rs + 2 * ranks * (n - 1), ag = sum + ranks, dq = ag + ranks * (n - 1);
-  const auto round = static_cast<std::size_t>(p.round), rank = static_cast<std::size_t>(p.rank);
-  switch (p.part) {
-    case 0: return rank;
-    case 1: return rs + 2 * (round * ranks + rank) + static_cast<std::size_t>(p.t);
-    case 2: return sum + rank;
-    case 3: return ag + round * ranks + rank;
-    default: return dq + rank;
-  }
-}
-
 // The steps as book()'s view: each costed as step_cost() costs it, rank m's
 // ports and HBM booked as rank 0's (false: a use on anything else).
 struct LeafView {
@@ -185,21 +156,23 @@ bool book_ring_leaves(const Config& cfg, Shape& x, const ResourceMap& rm, bool o
   }
 
   // The path in the full schedule: ranks followed back from the last step.
+  const RingQIds leaf_ids(un, um), full_ids(un);
   std::vector<StepId>& path = res.critical_path;
   int rank = -1, prev = -1;  // the current step's rank in the full ring, and in the leaf
   for (std::size_t k = path.size(); k-- > 0;) {
-    Place p = place_of(path[k], um, un);
+    std::size_t t = 0, r = 0;
+    leaf_ids.of(path[k], t, r);
+    const int in_leaf = static_cast<int>(r);
     if (rank < 0) {
-      rank = p.rank;
+      rank = in_leaf;
     } else {
-      int d = ((p.rank - prev) % m + m) % m;  // 0, 1 or m - 1
+      int d = ((in_leaf - prev) % m + m) % m;  // 0, 1 or m - 1
       if (d == m - 1) d = -1;
       else if (d > 1) return false;  // (never: a step waits for its own rank or a neighbour)
       rank = ((rank + d) % n + n) % n;
     }
-    prev = p.rank;
-    p.rank = rank;
-    path[k] = static_cast<StepId>(index_of(p, un, un));
+    prev = in_leaf;
+    path[k] = full_ids.id(t, static_cast<std::size_t>(rank));
   }
   // max_link_bytes as link_bytes() adds it: each send's bytes on its
   // sender's egress and its receiver's ingress. Rank r sends chunk r - k in

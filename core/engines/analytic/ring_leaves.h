@@ -22,7 +22,7 @@ namespace scin::shot {
 bool ring_leaves_apply(const Config& cfg, const Collective& coll, std::size_t* steps = nullptr);
 
 /// build_ring_q's steps, in its order, with its dependency lists (the step
-/// indices ring_closed.cc's Ids gives), for ranks 0..m-1 of the N-rank ring
+/// indices RingQIds gives, shot_steps.h), for ranks 0..m-1 of the N-rank ring
 /// (after ring_q_head()): m = N, the whole schedule; m < N, a leaf's ranks
 /// with each rank's deps on its neighbours turned onto 0..m-1 (rank m-1's
 /// sends name rank m as their receiver: their route and bytes).

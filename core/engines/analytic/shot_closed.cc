@@ -196,19 +196,28 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   };
   std::vector<Key> shape_key;
   // Use k of a pair's push: its resource, in the order step_cost() lists them (`order`: the shape's uses).
+  // A pair's spine ECMP pick (0 within a leaf or on a star), and the resource
+  // of a shape's use for the pair (a trunk's as ResourceMap::uplink and
+  // downlink number them, without the call).
+  const int trunk0 = tiers ? rm.uplink(0, 0, 0) : 0;
+  const int spines = rm.spines, leaves_i = static_cast<int>(leaves);
+  auto spine_of = [&](std::size_t from, std::size_t to) {
+    return tiers && crossing(from, to) ? ecmp_pick(static_cast<int>(from), static_cast<int>(to), spines) : 0;
+  };
+  auto resource_of = [&](const PushShape::U& u, std::size_t from, std::size_t to, int spine) {
+    switch (u.role) {
+      case PushShape::Role::Sender: return u.base + static_cast<int>(from) * u.stride;
+      case PushShape::Role::Receiver: return u.base + static_cast<int>(to) * u.stride;
+      case PushShape::Role::Up: return trunk0 + 2 * ((u.plane * leaves_i + static_cast<int>(leaf(from))) * spines + spine);
+      case PushShape::Role::Down: return trunk0 + 2 * ((u.plane * leaves_i + static_cast<int>(leaf(to))) * spines + spine) + 1;
+    }
+    return 0;
+  };
   auto place = [&](const PushShape& p, std::size_t from, std::size_t to, int* res_of, std::uint8_t* order) {
-    const int spine = tiers && crossing(from, to) ? ecmp_pick(static_cast<int>(from), static_cast<int>(to), rm.spines) : 0;
+    const int spine = spine_of(from, to);
     const std::size_t m = p.u.size();
     for (std::size_t k = 0; k < m; ++k) {
-      const PushShape::U& u = p.u[k];
-      int r = 0;
-      switch (u.role) {
-        case PushShape::Role::Sender: r = u.base + static_cast<int>(from) * u.stride; break;
-        case PushShape::Role::Receiver: r = u.base + static_cast<int>(to) * u.stride; break;
-        case PushShape::Role::Up: r = rm.uplink(u.plane, static_cast<int>(leaf(from)), spine); break;
-        case PushShape::Role::Down: r = rm.downlink(u.plane, spine, static_cast<int>(leaf(to))); break;
-      }
-      res_of[k] = r;
+      res_of[k] = resource_of(p.u[k], from, to, spine);
       order[k] = static_cast<std::uint8_t>(k);
     }
     if (!tiers) return;
@@ -341,29 +350,15 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   // stably), so every queue sees the same uses at the same times and the
   // finish is the same; only the use index a queue remembers differs, and
   // the booking pass never reads it (the walk replays).
-  const int trunk0 = tiers ? rm.uplink(0, 0, 0) : 0;
-  const int spines = rm.spines, leaves_i = static_cast<int>(leaves);
   auto push_main = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready, double& fin) {
     const double t0 = ready + p.fixed;
     double end = t0;
-    int spine = -1;  // (the ECMP pick, for the first trunk)
+    const int spine = spine_of(from, to);
     const int k_max = static_cast<int>(p.u.size());
     for (int k = 0; k < k_max; ++k) {
       const PushShape::U& u = p.u[static_cast<std::size_t>(k)];
       if (!u.books) continue;
-      int r = 0;
-      switch (u.role) {
-        case PushShape::Role::Sender: r = u.base + static_cast<int>(from) * u.stride; break;
-        case PushShape::Role::Receiver: r = u.base + static_cast<int>(to) * u.stride; break;
-        case PushShape::Role::Up:
-        case PushShape::Role::Down: {
-          if (spine < 0) spine = crossing(from, to) ? ecmp_pick(static_cast<int>(from), static_cast<int>(to), spines) : 0;
-          const bool up = u.role == PushShape::Role::Up;
-          const int l = static_cast<int>(leaf(up ? from : to));
-          r = trunk0 + 2 * ((u.plane * leaves_i + l) * spines + spine) + (up ? 0 : 1);  // (ResourceMap::uplink, downlink)
-          break;
-        }
-      }
+      const int r = resource_of(u, from, to, spine);
       Use rec;
       if (!append_use(queues[static_cast<std::size_t>(r)], ready, t0, u.d, id, k, rec)) return false;
       end = std::max(end, rec.end);
@@ -461,8 +456,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       else to0 = g, to1 = g + 1;
     } else {  // a trunk: the pushes from its leaf (an uplink) or to it (a downlink)
       int plane = 0, trunk_leaf = 0;
-      trunk_of(rm, res_k, plane, trunk_leaf);
-      trunk_spine = (res_k - trunk0) / 2 % std::max(1, spines);
+      trunk_of(rm, res_k, plane, trunk_leaf, &trunk_spine);
       const std::size_t l = static_cast<std::size_t>(trunk_leaf);
       if (kind == ResourceKind::Uplink) from0 = l * per_leaf, from1 = from0 + per_leaf;
       else to0 = l * per_leaf, to1 = to0 + per_leaf;
@@ -477,8 +471,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     int res_of[kMaxUses];
     std::uint8_t ord[kMaxUses];
     auto one_push = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready) {
-      if (trunk_spine >= 0 && (!crossing(from, to) ||
-                               ecmp_pick(static_cast<int>(from), static_cast<int>(to), spines) != trunk_spine))
+      if (trunk_spine >= 0 && (!crossing(from, to) || spine_of(from, to) != trunk_spine))
         return;  // (its uses leave this queue alone)
       double fin = 0;
       push(p, from, to, id, ready, queue, fin, res_k, out, res_of, ord);

@@ -235,6 +235,95 @@ inline StepKind kind_of(What w) {
   }
 }
 
+// build_ring_q's step indices (ring_leaves.h, ring_q_steps: launches; per
+// reduce-scatter round k a (quantise, send) pair per rank; a sum per rank;
+// per gather round j a send per rank; a dequantise per rank) and their
+// representatives: t = 2k (round k's quantise) and 2k + 1 (its send) for
+// k < N - 1, then the sums, the gather's rounds, the dequantise steps. A
+// step is (representative, rank); t == reps() stands for a launch. `ranks`:
+// the ranks ring_q_steps generated (the first `ranks` of the ring's n; the
+// layout's index is theirs); rec() and deps() are the whole ring's (ranks = n).
+struct RingQIds {
+  std::size_t n, ranks, b1, b2, b3;
+  explicit RingQIds(std::size_t n_, std::size_t ranks_ = 0) : n(n_), ranks(ranks_ ? ranks_ : n_) {
+    b1 = ranks + 2 * ranks * (n - 1);
+    b2 = b1 + ranks;
+    b3 = b2 + ranks * (n - 1);
+  }
+  std::size_t sum_rep() const { return 2 * (n - 1); }
+  std::size_t ag_rep(std::size_t j) const { return 2 * (n - 1) + 1 + j; }
+  std::size_t dequant_rep() const { return 3 * (n - 1) + 1; }
+  std::size_t reps() const { return 3 * (n - 1) + 2; }
+  std::size_t prev(std::size_t r) const { return r == 0 ? n - 1 : r - 1; }
+  std::size_t next(std::size_t r) const { return r + 1 == n ? 0 : r + 1; }
+  StepId id(std::size_t t, std::size_t r) const {
+    std::size_t v = b3 + r;
+    if (t == reps()) v = r;
+    else if (t < sum_rep()) v = ranks + 2 * (ranks * (t / 2) + r) + t % 2;
+    else if (t == sum_rep()) v = b1 + r;
+    else if (t < dequant_rep()) v = b2 + ranks * (t - ag_rep(0)) + r;
+    return static_cast<StepId>(v);
+  }
+  void of(StepId i, std::size_t& t, std::size_t& r) const {
+    const std::size_t v = i;
+    if (v < ranks) {
+      t = reps(), r = v;
+    } else if (v < b1) {
+      const std::size_t o = v - ranks, p = o / 2;
+      t = 2 * (p / ranks) + o % 2, r = p % ranks;
+    } else if (v < b2) {
+      t = sum_rep(), r = v - b1;
+    } else if (v < b3) {
+      t = ag_rep((v - b2) / ranks), r = (v - b2) % ranks;
+    } else {
+      t = dequant_rep(), r = v - b3;
+    }
+  }
+  // The record ring_q_steps makes.
+  Rec rec(std::size_t t, std::size_t r) const {
+    auto R = [](What w, bool first, std::size_t a, std::size_t b, std::size_t c) {
+      return Rec{w, first, static_cast<std::int32_t>(a), static_cast<std::int32_t>(b), static_cast<std::int32_t>(c)};
+    };
+    if (t == reps()) return R(What::Launch, false, r, 0, 0);
+    if (t < sum_rep()) {
+      const std::size_t k = t / 2, c = (r + n - k) % n;
+      return t % 2 ? R(What::RsSend, false, r, next(r), c) : R(What::QzHop, k == 0, r, 0, c);
+    }
+    if (t == sum_rep()) return R(What::QzSum, false, r, 0, next(r));
+    if (t < dequant_rep()) return R(What::AgSend, false, r, next(r), (r + 1 + n - (t - ag_rep(0))) % n);
+    return R(What::Dequant, false, r, 0, 0);
+  }
+  // Its deps, in ring_q_steps's order; returns how many.
+  int deps(std::size_t t, std::size_t r, StepId (&d)[3]) const {
+    const std::size_t launch = reps();
+    auto two = [&](std::size_t u) {
+      d[0] = id(u, prev(r)), d[1] = id(u, r);
+      return 2;
+    };
+    if (t == launch) return 0;
+    if (t < sum_rep() && t % 2 == 0) {
+      if (t > 0) return two(t - 1);
+      d[0] = d[1] = id(launch, r);
+      return 2;
+    }
+    if (t < sum_rep()) {
+      d[0] = id(t - 1, r), d[1] = id(launch, next(r));
+      return 2;
+    }
+    if (t == sum_rep()) {
+      d[0] = id(t - 1, prev(r));
+      return 1;
+    }
+    if (t < dequant_rep()) {
+      if (t == ag_rep(0)) d[0] = id(sum_rep(), r), d[1] = id(sum_rep() - 1, r);
+      else two(t - 1);
+      d[2] = id(launch, next(r));
+      return 3;
+    }
+    return two(t - 1);
+  }
+};
+
 // On a star or two tiers, the accelerator whose egress port, ingress port or
 // HBM `res` is (its resource map's layout: a port is gpu x planes + plane,
 // an HBM a base + gpu), with `base` and `stride` such that res = base + gpu x
@@ -266,14 +355,15 @@ inline int accel_rank_of(const ResourceMap& rm, int res, int& base, int& stride)
 // On two tiers, the plane and leaf of trunk `res`: an uplink from that leaf or
 // a downlink to it (the inverse of ResourceMap::uplink / downlink, whose
 // layout is ((plane x leaves + leaf) x spines + spine) x 2 + direction after
-// the HBMs). False for any other resource.
-inline bool trunk_of(const ResourceMap& rm, int res, int& plane, int& leaf) {
+// the HBMs), and with `spine` its spine. False for any other resource.
+inline bool trunk_of(const ResourceMap& rm, int res, int& plane, int& leaf, int* spine = nullptr) {
   const ResourceKind k = rm.kind(res);
   if (k != ResourceKind::Uplink && k != ResourceKind::Downlink) return false;
   const int pair = (res - rm.uplink(0, 0, 0)) / 2;
   const int spines = std::max(1, rm.spines);
   leaf = pair / spines % rm.leaves;
   plane = pair / spines / rm.leaves;
+  if (spine) *spine = pair % spines;
   return true;
 }
 

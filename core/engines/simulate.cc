@@ -323,10 +323,11 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       if (closed) return {k, "steps", k * 2e-8 + n * 1e-6, n * 4096};
       if (algo == Algorithm::RingQ8 && computed < steps) {
         // Two tiers, leaves alike (ring_leaves.h): one leaf's 3mN steps booked
-        // by book(), ~0.4 us and ~320 bytes of peak heap each (1024 GPUs on 32
-        // leaves, 1 GiB: 98,304 steps, 0.04 s CPU on huge pages, 31.5 MB).
+        // by book(), ~0.4 us and ~160 bytes of peak heap each (1024 GPUs, 1
+        // GiB, heaptrack: 31.5 MB for 196,608 steps on 16 leaves, 18.0 MB for
+        // 98,304 on 32).
         const double b = static_cast<double>(computed);
-        return {k, "steps", b * 4e-7 + n * 1e-6, b * 320 + n * 1024};
+        return {k, "steps", b * 4e-7 + n * 1e-6, b * 160 + n * 1024};
       }
       return {k, "steps", k * 4e-7 + n * 1e-6, k * 112 + n * 1024};
     }
@@ -341,7 +342,7 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
     // booked per leaf, by class). Measured at 1024 GPUs on 32 leaves, 1 GiB,
     // SCIN+INQ: 1.7 s and 398 MB estimated, 1.8 s CPU and 473 MB run. A
     // region also takes ~12 bytes of booking records (peak heap of SCIN at 1
-    // GiB, heaptrack: 40.5 MB at 1024 GPUs on 32 leaves, 24.9 MB at 576, 11.8
+    // GiB, heaptrack: 40.5 MB at 1024 GPUs on 16 leaves, 24.9 MB at 576, 11.8
     // MB at 144, against 29.5 / 18.8 / 8.4 MB estimated without them).
     std::size_t total = 0;
     ScinTiersRegions regions;

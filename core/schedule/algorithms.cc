@@ -157,9 +157,9 @@ Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const R
   build::Builder b(cfg, a.name, c, opt.storage);
   b.labels = opt.labels;
   b.planes = opt.planes;
-  b.quantise_first_of_leaf = opt.quantise_first_of_leaf;
-  if (opt.quantise_first_of_leaf && (cfg.fabric.topology != Topology::TwoTier || algo != Algorithm::ScinInq))
-    throw Error("compile: quantising on the first rank of each leaf is for two-tier SCIN+INQ");
+  b.quantise_once = opt.quantise_once;
+  if (opt.quantise_once && (cfg.fabric.topology != Topology::TwoTier || algo != Algorithm::ScinInq))
+    throw Error("compile: quantising on one rank for all is for two-tier SCIN+INQ");
   if (opt.planes && (opt.planes->size() != static_cast<std::size_t>(std::max(0, cfg.fabric.planes)) ||
                      !cfg.fabric.graph_file.empty() || cfg.fabric.topology != Topology::TwoTier ||
                      (algo != Algorithm::Scin && algo != Algorithm::ScinInq && algo != Algorithm::ScinInqUplink)))

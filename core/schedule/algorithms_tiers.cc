@@ -127,7 +127,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
     // quantise per wave of every plane).
     const auto un = static_cast<std::size_t>(n), ul = static_cast<std::size_t>(leaves);
     const bool q = inq || uplink_inq;
-    const std::size_t quantisers = b.quantise_first_of_leaf ? ul : un;  // (ranks that launch and quantise)
+    const std::size_t quantisers = b.quantise_once ? 1 : un;  // (ranks that launch and quantise)
     std::size_t steps = un * (inq ? 2 : 1) + (inq ? quantisers : 0);
     for (std::size_t p = 0; p < stripes.size(); ++p) {
       const Span& st = stripes[p];
@@ -142,7 +142,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
   }
   std::vector<BufferId> qin, qout;
   const Quantised quantised =
-      inq ? quantise_inputs(b, stripes, align, qin, qout, b.quantise_first_of_leaf ? m : 1) : Quantised{};
+      inq ? quantise_inputs(b, stripes, align, qin, qout, b.quantise_once ? n : 1) : Quantised{};
   const Format partial = inq || uplink_inq ? Format::Fp32 : b.data_format;
   std::vector<std::vector<StepId>> flags(static_cast<std::size_t>(n));
   for (int p = 0; p < planes; ++p) {

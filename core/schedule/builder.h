@@ -125,7 +125,7 @@ struct Builder {
 
   /// Two-tier SCIN: the planes to build (CompileOptions::planes; null: all).
   const std::vector<char>* planes = nullptr;
-  bool quantise_first_of_leaf = false;  // (CompileOptions::quantise_first_of_leaf)
+  bool quantise_once = false;  // (CompileOptions::quantise_once)
   bool builds_plane(int p) const { return !planes || (*planes)[static_cast<std::size_t>(p)]; }
 
   /// Polled while building, every ~65k step entries (a step counts its
@@ -301,7 +301,7 @@ struct Quantised {
 };
 /// INQ at the accelerators: declares qin/qout per rank and quantises every stripe wave by wave
 /// (with `stride` > 1 only every stride-th rank launches and quantises, the others' steps
-/// standing on its: CompileOptions::quantise_first_of_leaf).
+/// standing on its: CompileOptions::quantise_once, stride = all ranks).
 Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uint64_t align,
                           std::vector<BufferId>& qin, std::vector<BufferId>& qout, int stride = 1);
 // Two-tier fabrics (algorithms_tiers.cc).

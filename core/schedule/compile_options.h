@@ -26,11 +26,11 @@ struct CompileOptions {
   /// not a complete All-Reduce, only for run_analytic_scin_tiers (its planes
   /// alike stand for the rest). compile() checks it as any schedule.
   const std::vector<char>* planes = nullptr;
-  /// Two-tier SCIN+INQ only: only the first rank of each leaf launches and
-  /// quantises its input; every other rank's arrive and its leaf's reads wait
-  /// for that rank's steps instead of its own (the same times where every
-  /// launch ends together). For run_analytic_scin_tiers only, as `planes`.
-  bool quantise_first_of_leaf = false;
+  /// Two-tier SCIN+INQ only: only rank 0 launches and quantises its input;
+  /// every other rank's arrive and every leaf's reads wait for rank 0's steps
+  /// instead of their own rank's (the same times where every launch ends
+  /// together). For run_analytic_scin_tiers only, as `planes`.
+  bool quantise_once = false;
 };
 
 /// compile(cfg, algo, c, ctx) with `opt`.

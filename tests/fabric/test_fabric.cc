@@ -954,7 +954,9 @@ TEST(RoutedCost, AcceleratorMulticastTreeListsEveryRoutesLinksOnce) {
           EXPECT_EQ(u.rate_GBps, rate);
         }
         EXPECT_DOUBLE_EQ(got.uses[0].amount_bytes * s.planes, static_cast<double>(region_bytes(s, st.dsts[0])));
-        if (trunk_rate > 0) EXPECT_DOUBLE_EQ(trunk_rate / port_rate, routed::trunk_raw_GBps(c, s) / port_raw_GBps(c, s));
+        if (trunk_rate > 0) {
+          EXPECT_DOUBLE_EQ(trunk_rate / port_rate, routed::trunk_raw_GBps(c, s) / port_raw_GBps(c, s));
+        }
         EXPECT_EQ(links, expect) << st.label;
         EXPECT_EQ(got.latency_ns[static_cast<int>(Term::LinkLatency)], worst.link_ns) << st.label;
         EXPECT_EQ(got.latency_ns[static_cast<int>(Term::SwitchLatency)], worst.switch_ns) << st.label;

@@ -70,45 +70,63 @@ void walk_from(View& v, StepCost& c, Records& rec, StepId last, double last_fini
   res.critical_path = std::move(path);
 }
 
-// walk_from() over a booked view (book() and book_in_order.h): every step's
-// start and finish in `res.steps`, its use records in ws.uses from
-// ws.first_use[i], and ws.bound_use[i]. The last step is the first of the
-// latest to finish.
+// A booked view's records for walk_from() (book(), book_in_order.h): every
+// step's start and finish in `res.steps`, its use records in ws.uses from
+// ws.first_use[i], and ws.bound_use[i]. A walk that reaches a dep in
+// [stop_from, stop_to) (a stand-in for a step booked in another view:
+// scin_inq_planes.cc) ends there and leaves it in `entered`.
+template <class View>
+struct BookedRecords {
+  View& v;
+  AnalyticWorkspace& ws;
+  const AnalyticResult& res;
+  std::size_t stop_from = 0, stop_to = 0;
+  StepId entered = kNoStep;
+  int bound_use(StepId i) const { return ws.bound_use[i]; }
+  const AnalyticWorkspace::Use& use(StepId i, int k) const { return ws.uses[ws.first_use[i] + static_cast<std::size_t>(k)]; }
+  // The dep a step waited for last (its first latest finishing dep; kNoStep:
+  // none), found only for the steps of the critical path: the deps' finishes
+  // are final once the step is taken, so the walk finds what booking would.
+  StepId bound_dep(StepId i) {
+    StepId bound = kNoStep;
+    double best = -1;
+    for (StepId d : v.deps(i))
+      if (res.steps[d].finish_ns > best) {
+        best = res.steps[d].finish_ns;
+        bound = d;
+      }
+    if (bound != kNoStep && bound >= stop_from && bound < stop_to) {
+      entered = bound;
+      return kNoStep;
+    }
+    return bound;
+  }
+};
+
+// The step a walk over a booked view starts from: the first of the latest to
+// finish.
+inline StepId last_to_finish(const AnalyticResult& res) {
+  StepId last = 0;
+  for (std::size_t i = 0; i < res.steps.size(); ++i)
+    if (res.steps[i].finish_ns > res.steps[last].finish_ns) last = static_cast<StepId>(i);
+  return last;
+}
+
+// walk_from() over a booked view from its last step.
 template <class View>
 void walk_back(View& v, AnalyticWorkspace& ws, AnalyticResult& res) {
-  const std::size_t n = v.size();
-  if (n == 0) return;
-  struct Records {
-    View& v;
-    AnalyticWorkspace& ws;
-    AnalyticResult& res;
-    int bound_use(StepId i) const { return ws.bound_use[i]; }
-    const AnalyticWorkspace::Use& use(StepId i, int k) const { return ws.uses[ws.first_use[i] + static_cast<std::size_t>(k)]; }
-    // The dep a step waited for last (its first latest finishing dep; kNoStep:
-    // none), found only for the steps of the critical path: the deps' finishes
-    // are final once the step is taken, so the walk finds what booking would.
-    StepId bound_dep(StepId i) const {
-      StepId bound = kNoStep;
-      double best = -1;
-      for (StepId d : v.deps(i))
-        if (res.steps[d].finish_ns > best) {
-          best = res.steps[d].finish_ns;
-          bound = d;
-        }
-      return bound;
-    }
-  } rec{v, ws, res};
-  StepId last = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (res.steps[i].finish_ns > res.steps[last].finish_ns) last = static_cast<StepId>(i);
+  if (v.size() == 0) return;
+  BookedRecords<View> rec{v, ws, res};
+  const StepId last = last_to_finish(res);
   walk_from(v, ws.cost, rec, last, res.steps[last].finish_ns, res);
 }
 
-// Books the view's steps into `res` (run_analytic). Returns false as soon as a
-// step's cost() does (`res` is then incomplete and the caller books again
-// without the class condition that failed).
+// Books the view's steps into `res` (run_analytic) and walks its critical
+// path (`walk`; without, the caller walks it: BookedRecords). Returns false as
+// soon as a step's cost() does (`res` is then incomplete and the caller books
+// again without the class condition that failed).
 template <class View>
-bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult& res) {
+bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult& res, bool walk = true) {
   const std::size_t n = v.size();
   res = AnalyticResult{};
   res.steps.resize(n);
@@ -285,7 +303,7 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
   }
   if (done != n) throw Error(fmt::format("schedule {}: dependency cycle", v.name()));
 
-  walk_back(v, ws, res);
+  if (walk) walk_back(v, ws, res);
   return true;
 }
 

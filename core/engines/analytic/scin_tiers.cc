@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "engines/analytic/scin_inq_planes.h"
 #include "schedule/builder.h"
 #include "schedule/compile_options.h"
 
@@ -16,12 +17,14 @@ namespace {
 // build_scin_tiers' steps: which planes stand for the rest (the first of
 // each stripe size), each plane's step count; with INQ the ranks' quantise
 // steps first (a launch and every plane's waves per rank; in the reduced
-// schedule per leaf's first rank) and a wait and a dequantise per rank last.
+// schedule rank 0's alone) and a wait and a dequantise per rank last.
 // Nothing where run_analytic_scin_tiers does not answer.
 struct PlaneLayout {
   std::vector<char> built;         // per plane: compiled (the first of its size)
   std::vector<double> weight;      // per plane: how many planes it stands for (0: not built)
   std::vector<std::size_t> steps;  // per plane: its steps
+  std::vector<std::size_t> waves;  // per plane: its waves
+  std::vector<std::size_t> stands_on;  // per plane: the built plane of its stripe size
   std::size_t per_rank = 0;        // INQ: a rank's launch and quantise steps (else 0)
   std::size_t total = 0, booked = 0;  // the full schedule's steps; the reduced one's
   std::size_t total_regions = 0, booked_regions = 0;  // their sources and destinations (for estimates)
@@ -54,16 +57,20 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
       uplink ? 2 * un + 8 * ul + 4 : 2 * un + 2 * ul + 2 + (inq ? 2 * ul + 2 : 0);
   for (std::size_t p = 0; p < stripes.size(); ++p) {
     // (INQ: a plane's start depends on where its quantise chains queue on
-    // each rank's HBM, behind the earlier planes': no two planes alike.)
+    // each rank's HBM, behind the earlier planes': no two planes start alike,
+    // but those of a size have the same steps, booked one at a time:
+    // scin_inq_planes.h.)
     std::size_t first = p;
     for (std::size_t f : firsts)
-      if (!inq && stripes[f].count == stripes[p].count) first = f;
+      if (stripes[f].count == stripes[p].count) first = f;
     if (first == p) {
       firsts.push_back(p);
       L.built[p] = 1;
     }
     L.weight[first] += 1;
+    L.stands_on.push_back(first);
     const auto w = static_cast<std::size_t>(build::scin_chunks(cfg, stripes[p].count));
+    L.waves.push_back(w);
     L.steps.push_back(build::scin_tiers_plane_steps(un, ul, w, inq || uplink, uplink));
     if (inq) L.per_rank += w;
     L.total += L.steps.back();
@@ -73,15 +80,15 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
       L.booked_regions += w * wave_regions;
     }
   }
-  // (No two planes alike and no two ranks of a leaf: nothing to save.)
-  if (firsts.size() == stripes.size() && (!inq || leaves == n)) return std::nullopt;
+  // (No two planes alike, SCIN and uplink: nothing to save.)
+  if (firsts.size() == stripes.size() && !inq) return std::nullopt;
   if (inq) {
     L.per_rank += 1;  // its launch
     L.total += un * L.per_rank + un;  // and each rank's dequantise
-    L.booked += ul * L.per_rank + un;
+    L.booked += L.per_rank + un;  // (rank 0's run alone: CompileOptions::quantise_once)
     // (A quantise step and a dequantise name a source and a destination each.)
     L.total_regions += 2 * (un * (L.per_rank - 1) + un);
-    L.booked_regions += 2 * (ul * (L.per_rank - 1) + un);
+    L.booked_regions += 2 * (L.per_rank - 1 + un);
   }
   L.total += un;  // each rank's final wait
   L.booked += un;
@@ -110,7 +117,7 @@ Schedule compile_reduced(const Config& cfg, const Collective& coll, Algorithm al
   CompileOptions opt;
   opt.labels = false;
   opt.planes = &L.built;
-  opt.quantise_first_of_leaf = algo == Algorithm::ScinInq;
+  opt.quantise_once = algo == Algorithm::ScinInq;
   Schedule s = compile(cfg, algo, coll, ctx, opt);
   if (s.steps.size() != L.booked) throw Error("run_analytic_scin_tiers: the planes' step counts disagree with the builder");
   return s;
@@ -128,15 +135,33 @@ std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const C
   const std::optional<PlaneLayout> L = plane_layout(cfg, coll, algo);
   if (!L) return std::nullopt;
   const Schedule s = compile_reduced(cfg, coll, algo, *L, ctx);
+  if (algo == Algorithm::ScinInq) {
+    const auto n = static_cast<std::size_t>(cfg.fabric.gpus);
+    // Its planes booked one at a time (scin_inq_planes.h): where built blocks sit.
+    analytic::InqPlanes Q;
+    Q.ranks = n;
+    Q.per_rank = L->per_rank;
+    Q.waves = L->waves;
+    Q.stands_on = L->stands_on;
+    Q.steps = L->steps;
+    std::size_t wave = 0, at = L->per_rank;  // (after rank 0's run)
+    for (std::size_t p = 0; p < L->steps.size(); ++p) {
+      Q.plane_start.push_back(wave);
+      wave += L->waves[p];
+      Q.block.push_back(L->built[p] ? at : Q.block[L->stands_on[p]]);
+      if (L->built[p]) at += L->steps[p];
+    }
+    Q.finals = at;
+    std::optional<AnalyticResult> res = analytic::book_inq_planes(cfg, s, Q, ctx);
+    if (res) res->max_link_bytes = link_bytes(s, L->weight).max_link_bytes();
+    return res;
+  }
   AnalyticResult res = run_analytic(cfg, s, ctx);
   res.steps.clear();
-  // The path's indices in the full schedule: a leaf's first rank's quantise
-  // steps at that rank's place, a built plane's block at its plane's, the
-  // final steps after every plane.
-  const auto n = static_cast<std::size_t>(cfg.fabric.gpus), m = n / static_cast<std::size_t>(cfg.fabric.leaves);
-  const std::size_t full_quantise = n * L->per_rank, reduced_quantise = (n / m) * L->per_rank;
+  // The path's indices in the full schedule: a built plane's block at its
+  // plane's, the final steps after every plane.
   std::vector<std::size_t> full_first, reduced_first;  // per built plane, in order
-  std::size_t full = full_quantise, reduced = reduced_quantise;
+  std::size_t full = 0, reduced = 0;
   for (std::size_t p = 0; p < L->steps.size(); ++p) {
     if (L->built[p]) {
       full_first.push_back(full);
@@ -148,9 +173,7 @@ std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const C
   for (StepId& id : res.critical_path) {
     const std::size_t i = id;
     std::size_t to = 0;
-    if (i < reduced_quantise) {  // a leaf's first rank's launch or quantise step
-      to = (i / L->per_rank) * m * L->per_rank + i % L->per_rank;
-    } else if (i >= reduced) {  // a final wait (or dequantise)
+    if (i >= reduced) {  // a final wait
       to = full + (i - reduced);
     } else {  // in the last built plane that starts at or before it
       const std::size_t k = static_cast<std::size_t>(std::upper_bound(reduced_first.begin(), reduced_first.end(), i) -

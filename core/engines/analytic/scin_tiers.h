@@ -31,11 +31,15 @@ namespace scin {
 /// flag (book()'s bound dependency) is the first plane of the latest size,
 /// as over every plane. With INQ each rank first quantises every plane's
 /// waves on its own HBM (one chain per plane from its launch: the planes meet
-/// there, a later plane's chain queueing behind the earlier ones', so every
-/// plane is built); where every launch ends together every rank's chains
-/// have the same times, so only each leaf's first rank quantises and the
-/// others' arrives and their leaf's reads wait for its steps (the reads'
-/// first latest dep is that rank's, as over the leaf's). Scin-inq-uplink
+/// there, a later plane's chain queueing behind the earlier ones', so no
+/// two planes start alike); where every launch ends together every rank's
+/// chains have the same times, so only each leaf's first rank quantises and
+/// the others' arrives and their leaf's reads wait for its steps (the reads'
+/// first latest dep is that rank's, as over the leaf's). Its planes of a
+/// size have the same steps at other times: one block of each size is
+/// compiled and booked once per plane against that plane's quantise times
+/// (scin_inq_planes.h; it also declines where the last step is not a
+/// rank's dequantise, and the caller compiles every plane). Scin-inq-uplink
 /// quantises in the switches only (each leaf's partial, the spine's sum; the
 /// leaves dequantise it on their own ISA), on each plane's own units: its
 /// planes are alike as SCIN's.

@@ -1,0 +1,363 @@
+// SCIN+INQ on two tiers, its planes booked one at a time (scin_inq_planes.h).
+#include "engines/analytic/scin_inq_planes.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "engines/analytic/book.h"
+#include "model/cost_grid.h"
+
+namespace scin::analytic {
+
+namespace {
+
+// A step's deps with their ids mapped to a view's (book() and the walk read
+// them as a range).
+template <class Map>
+struct MappedDeps {
+  const StepId *b = nullptr, *e = nullptr;
+  Map map;
+  struct It {
+    const StepId* p;
+    Map map;
+    StepId operator*() const { return map(*p); }
+    It& operator++() {
+      ++p;
+      return *this;
+    }
+    bool operator!=(const It& o) const { return p != o.p; }
+  };
+  std::size_t size() const { return static_cast<std::size_t>(e - b); }
+  It begin() const { return {b, map}; }
+  It end() const { return {e, map}; }
+};
+
+struct Same {
+  StepId operator()(StepId d) const { return d; }
+};
+
+// A step booked in another view, standing in as one with no resource that
+// finishes at `finish` (ready at 0: 0 + finish + 0 is `finish` exactly).
+void stand_in(StepCost& c, double finish) {
+  c.uses.clear();
+  c.fixed_ns = finish;
+  c.fixed_term = Term::Sync;
+  std::fill(std::begin(c.latency_ns), std::end(c.latency_ns), 0.0);
+}
+
+struct Costs {
+  const Config& cfg;
+  const Schedule& s;
+  const ResourceMap& rm;
+  bool classes;
+  bool cost(std::size_t i, StepCost& c) const { return analytic_step_cost(cfg, s, rm, s.steps[i], c, false, classes); }
+};
+
+// Rank 0's quantise run (the reduced schedule's first `runs` steps) and, after
+// them, `flags` stand-ins (rank r's flag of plane p at r x planes + p) and the
+// final steps with their deps in this view's ids (`final_deps`). Without
+// flags: the runs alone.
+struct FinalView {
+  Costs k;
+  std::size_t runs, flags, finals_from;  // finals_from: the first final step in `s`
+  const std::vector<DepList>* final_deps;
+  const std::vector<double>* flag_finish;
+  std::size_t size() const { return runs + flags + (final_deps ? final_deps->size() : 0); }
+  MappedDeps<Same> deps(std::size_t i) const {
+    const DepList* d = nullptr;
+    if (i < runs) d = &k.s.steps[i].deps;
+    else if (i >= runs + flags) d = &(*final_deps)[i - runs - flags];
+    if (!d) return {};
+    return {d->data(), d->data() + d->size(), {}};
+  }
+  StepKind kind(std::size_t i) const { return i < runs ? k.s.steps[i].kind : i < runs + flags ? StepKind::Launch : k.s.steps[finals_from + i - runs - flags].kind; }
+  bool cost(std::size_t i, StepCost& c) const {
+    if (i < runs) return k.cost(i, c);
+    if (i < runs + flags) {
+      stand_in(c, (*flag_finish)[i - runs]);
+      return true;
+    }
+    return k.cost(finals_from + i - runs - flags, c);
+  }
+  int resources() const { return k.rm.count(); }
+  const std::string& name() const { return k.s.algorithm; }
+};
+
+// Ids of a plane view: a built block's step at start + j is K + j, the
+// quantise step of the block's plane's wave w (rank 0's run) the stand-in w.
+struct ToPlane {
+  std::size_t start, stand_ins, first;
+  StepId operator()(StepId d) const {
+    if (d >= start) return static_cast<StepId>(stand_ins + (d - start));
+    return static_cast<StepId>(d - first);
+  }
+};
+
+// What the bookings of a built block share: its steps' costs (by place in the
+// block: the same steps, the same costs for every plane of its size), and its
+// joins. A long dep list that several steps share (every write ack waits for
+// every multicast reaching its leaf: n x waves deps a plane) is booked as one
+// join after the block, a step with no resource or cost that finishes when
+// the last of them does (ready + 0 + 0: that finish exactly), and each of
+// those steps depends on the join alone: the same ready times, nothing
+// taken in another order (the join books nothing), and the walk goes through
+// the join to the same first latest dep; the join adds 0 to every term and
+// is left out of the path.
+struct Block {
+  std::vector<StepCost> costs;
+  std::vector<int> join_of;             // per step: its join (-1: its own deps)
+  std::vector<const DepList*> joins;    // per join: the deps it waits for
+  std::vector<StepId> join_id;          // per join: its id as ToPlane maps it (after the block)
+};
+
+// Joins for the long dep lists that two or more steps in a row share (the
+// steps between them having short lists).
+void share_joins(const Schedule& s, std::size_t start, std::size_t steps, Block& b) {
+  constexpr std::size_t kLong = 16;
+  b.join_of.assign(steps, -1);
+  const DepList* prev = nullptr;  // the last long list
+  std::size_t prev_at = 0;
+  for (std::size_t i = 0; i < steps; ++i) {
+    const DepList& d = s.steps[start + i].deps;
+    if (d.size() < kLong) continue;
+    if (prev && std::equal(d.begin(), d.end(), prev->begin(), prev->end())) {
+      if (b.join_of[prev_at] < 0) {
+        b.join_of[prev_at] = static_cast<int>(b.joins.size());
+        b.joins.push_back(prev);
+        b.join_id.push_back(static_cast<StepId>(start + steps + b.joins.size() - 1));
+      }
+      b.join_of[i] = b.join_of[prev_at];
+    }
+    prev = &d;
+    prev_at = i;
+  }
+}
+
+// Plane `plane` as the block of the built plane `built` of its size: its
+// quantise deps stand in first (finishing when plane `plane`'s do), then the
+// block's steps, then its joins.
+struct PlaneView {
+  Costs k;
+  const InqPlanes& L;
+  std::size_t plane, built;
+  const std::vector<double>* quantised;
+  const Block* block;
+  ToPlane map() const { return {L.block[built], stand_ins(), 1 + L.plane_start[built]}; }
+  std::size_t stand_ins() const { return L.waves[built]; }
+  std::size_t joins_from() const { return stand_ins() + L.steps[built]; }
+  std::size_t size() const { return joins_from() + block->joins.size(); }
+  MappedDeps<ToPlane> deps(std::size_t i) const {
+    if (i < stand_ins()) return {nullptr, nullptr, map()};
+    if (i >= joins_from()) {
+      const DepList& d = *block->joins[i - joins_from()];
+      return {d.data(), d.data() + d.size(), map()};
+    }
+    if (const int j = block->join_of[i - stand_ins()]; j >= 0) {
+      const StepId* id = &block->join_id[static_cast<std::size_t>(j)];
+      return {id, id + 1, map()};
+    }
+    const DepList& d = k.s.steps[L.block[built] + i - stand_ins()].deps;
+    return {d.data(), d.data() + d.size(), map()};
+  }
+  StepKind kind(std::size_t i) const {
+    if (i < stand_ins() || i >= joins_from()) return StepKind::Launch;
+    return k.s.steps[L.block[built] + i - stand_ins()].kind;
+  }
+  bool cost(std::size_t i, StepCost& c) const {
+    const std::size_t n = stand_ins();
+    if (i >= joins_from()) {
+      stand_in(c, 0.0);
+    } else if (i >= n) {
+      c = block->costs[i - n];
+    } else {
+      stand_in(c, (*quantised)[1 + L.plane_start[plane] + i]);
+    }
+    return true;
+  }
+  int resources() const { return k.rm.count(); }
+  const std::string& name() const { return k.s.algorithm; }
+};
+
+// The reduced schedule's shape, checked: rank 0's run, each built block's
+// deps (its own steps, or its plane's quantise steps), each rank's wait on the
+// built planes' flags in plane order and what follows it. Fills `flag_of`
+// (per built plane and rank: its flag's place in the block) and the final
+// steps' deps in FinalView's ids. False if it is not of that shape.
+bool check_shape(const Schedule& s, const InqPlanes& L, std::vector<std::vector<std::size_t>>& flag_of,
+                 std::vector<DepList>& final_deps) {
+  const std::size_t planes = L.stands_on.size(), nq = L.per_rank;
+  if (L.finals > s.steps.size() || nq > L.finals) return false;
+  for (std::size_t i = 0; i < nq; ++i)
+    for (StepId d : s.steps[i].deps)
+      if (d >= i) return false;
+  std::vector<std::size_t> built;
+  for (std::size_t p = 0; p < planes; ++p) {
+    if (L.stands_on[p] != p) continue;
+    built.push_back(p);
+    const std::size_t start = L.block[p], end = start + L.steps[p];
+    if (start < nq || end > L.finals) return false;
+    const std::size_t lo = 1 + L.plane_start[p], hi = lo + L.waves[p];
+    for (std::size_t i = start; i < end; ++i)
+      for (StepId d : s.steps[i].deps) {
+        if (d >= start && d < i) continue;
+        if (d < lo || d >= hi) return false;
+      }
+  }
+  flag_of.assign(planes, std::vector<std::size_t>(L.ranks, std::numeric_limits<std::size_t>::max()));
+  final_deps.clear();
+  const std::size_t stand_ins = L.ranks * planes;
+  for (std::size_t j = L.finals; j < s.steps.size(); ++j) {
+    const Step& st = s.steps[j];
+    DepList d;
+    if (!st.deps.empty() && st.deps[0] < L.finals) {  // a rank's wait on the built planes' flags
+      const auto r = static_cast<std::size_t>(st.initiator);
+      if (st.kind != StepKind::Wait || r >= L.ranks || st.deps.size() != built.size()) return false;
+      for (std::size_t k = 0; k < built.size(); ++k) {
+        const std::size_t p = built[k], f = st.deps[k];
+        if (f < L.block[p] || f >= L.block[p] + L.steps[p] || flag_of[p][r] != std::numeric_limits<std::size_t>::max())
+          return false;
+        flag_of[p][r] = f - L.block[p];
+      }
+      for (std::size_t p = 0; p < planes; ++p) d.push_back(static_cast<StepId>(nq + r * planes + p));
+    } else {
+      for (StepId x : st.deps) {
+        if (x < L.finals || x >= j) return false;
+        d.push_back(static_cast<StepId>(nq + stand_ins + (x - L.finals)));
+      }
+    }
+    final_deps.push_back(std::move(d));
+  }
+  for (std::size_t p : built)
+    for (std::size_t f : flag_of[p])
+      if (f == std::numeric_limits<std::size_t>::max()) return false;
+  return true;
+}
+
+enum class Outcome { Done, ClassesFailed, Declined };
+
+Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, const RunContext& ctx, bool classes,
+                    const std::vector<std::vector<std::size_t>>& flag_of, const std::vector<DepList>& final_deps,
+                    AnalyticResult& out) {
+  const ResourceMap rm = resource_map(s);
+  const Costs k{cfg, s, rm, classes};
+  const std::size_t planes = L.stands_on.size(), nq = L.per_rank;
+  AnalyticWorkspace ws, ws_final;
+  AnalyticResult booked, final;
+  // Rank 0's quantise run (every rank's: every launch ends together): its finishes.
+  FinalView q{k, nq, 0, L.finals, nullptr, nullptr};
+  if (!book(q, ctx, ws, booked, false)) return Outcome::ClassesFailed;
+  std::vector<double> quantised(nq);
+  for (std::size_t i = 0; i < nq; ++i) quantised[i] = booked.steps[i].finish_ns;
+  // Each plane: its flags' finishes, and the latest finish of any of its steps.
+  // Each built block's step costs and joins.
+  std::vector<Block> blocks(planes);
+  for (std::size_t p = 0; p < planes; ++p) {
+    if (L.stands_on[p] != p) continue;
+    blocks[p].costs.resize(L.steps[p]);
+    for (std::size_t i = 0; i < L.steps[p]; ++i)
+      if (!k.cost(L.block[p] + i, blocks[p].costs[i])) return Outcome::ClassesFailed;
+    share_joins(s, L.block[p], L.steps[p], blocks[p]);
+  }
+  std::vector<double> flag_finish(L.ranks * planes);
+  double latest = -1;
+  auto plane_view = [&](std::size_t p) {
+    return PlaneView{k, L, p, L.stands_on[p], &quantised, &blocks[L.stands_on[p]]};
+  };
+  for (std::size_t p = 0; p < planes; ++p) {
+    RunContext part{ctx.stop, {}};
+    if (ctx.progress) part.progress = [&](double f) { ctx.report((static_cast<double>(p) + f) / static_cast<double>(planes)); };
+    PlaneView v = plane_view(p);
+    if (!book(v, part, ws, booked, false)) return Outcome::ClassesFailed;
+    const std::size_t n = v.stand_ins();
+    for (std::size_t i = n; i < v.joins_from(); ++i) latest = std::max(latest, booked.steps[i].finish_ns);
+    for (std::size_t r = 0; r < L.ranks; ++r) flag_finish[r * planes + p] = booked.steps[n + flag_of[v.built][r]].finish_ns;
+  }
+  // The run again, each rank's wait on every plane's flag, its dequantise.
+  FinalView f{k, nq, L.ranks * planes, L.finals, &final_deps, &flag_finish};
+  if (!book(f, ctx, ws_final, final, false)) return Outcome::ClassesFailed;
+  const StepId last = last_to_finish(final);
+  const double end = final.steps[last].finish_ns;
+  // (The full schedule's last step must be a final one: the first of the latest.)
+  if (last < nq + L.ranks * planes || !(end > latest)) return Outcome::Declined;
+
+  // The critical path: back through the final steps to a flag, through that
+  // plane to a quantise step, through the run (standing for the rank whose
+  // step the plane's path left from); one breakdown, summed in the walk's
+  // order.
+  AnalyticResult acc;
+  StepCost c;
+  BookedRecords<FinalView> rf{f, ws_final, final, nq, nq + L.ranks * planes};
+  walk_from(f, c, rf, last, end, acc);
+  const std::vector<StepId> path_final = std::move(acc.critical_path);
+  std::vector<StepId> path_plane, path_runs;
+  std::size_t plane = 0, stand_ins = 0, run_of = 0;  // run_of: the rank whose run the path visits
+  if (rf.entered != kNoStep) {
+    const std::size_t e = rf.entered - nq, r = e / planes;
+    plane = e % planes;
+    PlaneView v = plane_view(plane);
+    stand_ins = v.stand_ins();
+    if (!book(v, ctx, ws, booked, false)) return Outcome::ClassesFailed;
+    BookedRecords<PlaneView> rp{v, ws, booked, 0, stand_ins};
+    const auto from = static_cast<StepId>(stand_ins + flag_of[v.built][r]);
+    walk_from(v, c, rp, from, booked.steps[from].finish_ns, acc);
+    path_plane = std::move(acc.critical_path);
+    if (rp.entered != kNoStep) {
+      // An arrive waits for its rank's step, a leaf's read first for its first source's rank's.
+      if (path_plane.front() < stand_ins || path_plane.front() >= v.joins_from()) return Outcome::Declined;
+      const Step& st = s.steps[L.block[v.built] + path_plane.front() - stand_ins];
+      if (st.kind == StepKind::Signal) run_of = static_cast<std::size_t>(st.initiator);
+      else if (st.kind == StepKind::Read && !st.srcs.empty()) run_of = static_cast<std::size_t>(s.buffers[st.srcs[0].buffer].node);
+      else return Outcome::Declined;
+      if (run_of >= L.ranks || s.is_switch(static_cast<NodeId>(run_of))) return Outcome::Declined;
+      const auto qi = static_cast<StepId>(1 + L.plane_start[plane] + rp.entered);
+      BookedRecords<FinalView> rq{f, ws_final, final};
+      walk_from(f, c, rq, qi, final.steps[qi].finish_ns, acc);
+      path_runs = std::move(acc.critical_path);
+    }
+  }
+
+  // To the full schedule's ids: every rank's run, every plane's block, the final steps.
+  const std::size_t full_runs = L.ranks * L.per_rank;
+  std::vector<std::size_t> full_first(planes + 1, full_runs);
+  for (std::size_t p = 0; p < planes; ++p) full_first[p + 1] = full_first[p] + L.steps[p];
+  auto from_final = [&](StepId i) {  // (a step of the run: rank 0's, as the last booking's HBM queues)
+    if (i < nq) return i;
+    return static_cast<StepId>(full_first[planes] + (i - nq - L.ranks * planes));
+  };
+  out = AnalyticResult{};
+  out.time_ns = end;
+  out.breakdown = acc.breakdown;
+  auto& path = out.critical_path;
+  path.reserve(path_runs.size() + path_plane.size() + path_final.size());
+  for (StepId i : path_runs) path.push_back(static_cast<StepId>(run_of * L.per_rank + i));
+  for (StepId i : path_plane)
+    if (i < stand_ins + L.steps[L.stands_on[plane]]) path.push_back(static_cast<StepId>(full_first[plane] + (i - stand_ins)));
+  for (StepId i : path_final) path.push_back(from_final(i));
+  return Outcome::Done;
+}
+
+}  // namespace
+
+std::optional<AnalyticResult> book_inq_planes(const Config& cfg, const Schedule& s, const InqPlanes& L,
+                                              const RunContext& ctx) {
+  const std::size_t planes = L.stands_on.size();
+  if (L.ranks == 0 || L.per_rank == 0 || planes == 0 ||
+      L.plane_start.size() != planes || L.waves.size() != planes || L.block.size() != planes || L.steps.size() != planes)
+    return std::nullopt;
+  for (std::size_t p = 0; p < planes; ++p)
+    if (L.stands_on[p] > p || L.stands_on[L.stands_on[p]] != L.stands_on[p] || L.waves[p] != L.waves[L.stands_on[p]] ||
+        L.steps[p] != L.steps[L.stands_on[p]] || L.waves[p] == 0)
+      return std::nullopt;
+  std::vector<std::vector<std::size_t>> flag_of;
+  std::vector<DepList> final_deps;
+  if (!check_shape(s, L, flag_of, final_deps)) return std::nullopt;
+  AnalyticResult res;
+  for (const bool classes : {true, false}) {
+    const Outcome o = book_planes(cfg, s, L, ctx, classes, flag_of, final_deps, res);
+    if (o == Outcome::Done) return res;
+    if (o == Outcome::Declined) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace scin::analytic

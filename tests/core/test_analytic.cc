@@ -7,10 +7,16 @@
 #include <functional>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "base/error.h"
 #include "fabric/preset.h"
 #include "engines/simulate.h"
+#include "engines/analytic/joins.h"
 #include "engines/analytic/ready_queue.h"
+#include "fabric/params.h"
+#include "schedule/algorithms.h"
+#include "shortcut_tests.h"
 #include "core_test_util.h"
 
 using namespace scin;
@@ -237,4 +243,37 @@ TEST(Analytic, ReadyQueuePopsAsTheStandardHeap) {
     EXPECT_EQ(popped_mine, popped_ref) << "round " << round;
     EXPECT_GT(popped_mine.size(), 40u);
   }
+}
+
+// Long dep lists that steps share, booked through joins (joins.h): NVLS's
+// barriers on two tiers (every rank waits on every arrive) and on a star,
+// SCIN's write acks on two tiers (every wave's multicast), one-shot and
+// two-shot. The same time, terms, critical path, busiest link and every
+// step's start and finish as without joins, and the joins are really there.
+TEST(Analytic, SharedDepListsBookedThroughJoinsAsWithout) {
+  Config tiers144 = load_preset("nvl576-style");
+  set_param(tiers144, "fabric.gpus", 144);
+  validate(tiers144);
+  struct Case { Config c; Algorithm a; std::uint64_t bytes; };
+  const Case cases[] = {{load_preset("nvl36x2"), Algorithm::Nvls, std::uint64_t{1} << 20},
+                        {load_preset("nvl36x2"), Algorithm::Nvls, std::uint64_t{1} << 26},
+                        {load_preset("nvl36x2"), Algorithm::Scin, std::uint64_t{1} << 24},
+                        {load_preset("nvl36x2"), Algorithm::ScinInq, std::uint64_t{1} << 22},
+                        {tiers144, Algorithm::Nvls, std::uint64_t{1} << 24},
+                        {load_preset("gb200-nvl72"), Algorithm::Nvls, std::uint64_t{1} << 20},
+                        {load_preset("gb200-nvl72"), Algorithm::OneShot, std::uint64_t{1} << 16},
+                        {load_preset("hgx-h200-8"), Algorithm::TwoShot, std::uint64_t{1} << 20}};
+  std::size_t joined = 0;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(fmt::format("{} {} GPUs {} B", info(k.a).name, k.c.fabric.gpus, k.bytes));
+    const Schedule s = compile(k.c, k.a, {k.bytes, DType::Bf16});
+    const analytic::Joins j = analytic::find_joins(s, 0, s.steps.size(), s.steps.size());
+    joined += !j.lists.empty();
+    const AnalyticResult with = run_analytic(k.c, s), without = run_analytic_unjoined(k.c, s);
+    expect_same_booking(with, without, s.steps.size());
+    EXPECT_EQ(with.steps.size(), s.steps.size());
+    EXPECT_GT(with.critical_path.size(), 2u);
+    for (StepId i : with.critical_path) EXPECT_LT(i, s.steps.size());
+  }
+  EXPECT_GE(joined, 5u);
 }

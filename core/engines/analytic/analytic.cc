@@ -1,10 +1,12 @@
 #include "engines/analytic/analytic.h"
 
 #include <algorithm>
+#include <span>
 #include <fmt/format.h>
 
 #include "base/error.h"
 #include "engines/analytic/book.h"
+#include "engines/analytic/joins.h"
 #include "engines/analytic/planes.h"
 #include "model/cost_grid.h"
 
@@ -36,23 +38,41 @@ namespace {
 // (ports_alike() passed) each step's ports are costed by class (step_cost's
 // port_classes); book() returns false as soon as a step fails that condition
 // (`res` is then incomplete and the caller books again without it).
+// The shared long dep lists go through joins after the steps (joins.h).
 struct ScheduleView {
   const Config& cfg;
   const Schedule& s;
   const ResourceMap& rm;
+  const analytic::Joins& joins;
   bool one_plane, port_classes;
-  std::size_t size() const { return s.steps.size(); }
-  const DepList& deps(std::size_t i) const { return s.steps[i].deps; }
-  StepKind kind(std::size_t i) const { return s.steps[i].kind; }
-  bool cost(StepId i, StepCost& c) const { return analytic_step_cost(cfg, s, rm, s.steps[i], c, one_plane, port_classes); }
+  std::size_t size() const { return s.steps.size() + joins.lists.size(); }
+  std::span<const StepId> deps(std::size_t i) const {
+    const std::size_t n = s.steps.size();
+    const DepList& d = i < n ? s.steps[i].deps : *joins.lists[i - n];
+    if (i < n && !joins.join_of.empty())
+      if (const int j = joins.join_of[i]; j >= 0) return {&joins.id[static_cast<std::size_t>(j)], 1};
+    return {d.data(), d.size()};
+  }
+  StepKind kind(std::size_t i) const { return i < s.steps.size() ? s.steps[i].kind : StepKind::Launch; }
+  bool cost(StepId i, StepCost& c) const {
+    if (i >= s.steps.size()) {
+      analytic::no_resource_cost(c, 0.0);
+      return true;
+    }
+    return analytic_step_cost(cfg, s, rm, s.steps[i], c, one_plane, port_classes);
+  }
   int resources() const { return rm.count(); }
   const std::string& name() const { return s.algorithm; }
 };
 
-bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const RunContext& ctx, AnalyticWorkspace& ws,
-          bool one_plane, bool port_classes, AnalyticResult& res) {
-  ScheduleView v{cfg, s, rm, one_plane, port_classes};
-  return analytic::book(v, ctx, ws, res);
+bool book(const Config& cfg, const Schedule& s, const ResourceMap& rm, const analytic::Joins& joins,
+          const RunContext& ctx, AnalyticWorkspace& ws, bool one_plane, bool port_classes, AnalyticResult& res) {
+  ScheduleView v{cfg, s, rm, joins, one_plane, port_classes};
+  if (!analytic::book(v, ctx, ws, res)) return false;
+  // (The joins: out of the timings and the path.)
+  res.steps.resize(s.steps.size());
+  std::erase_if(res.critical_path, [&](StepId i) { return i >= s.steps.size(); });
+  return true;
 }
 
 // link_bytes(s).max_link_bytes() of a schedule booked by port classes, in
@@ -98,17 +118,31 @@ bool ports_alike(const Schedule& s) {
   return ports_alike_unless_planes(s);
 }
 
-AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws) {
+namespace {
+AnalyticResult run_booked(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws,
+                          bool with_joins) {
   const ResourceMap rm = resource_map(s);
   AnalyticResult res;
   const bool one_plane = planes_alike(s);  // (one pass over the steps, for both tests)
-  const bool by_class = !one_plane && ports_alike_unless_planes(s) && book(cfg, s, rm, ctx, ws, false, true, res);
-  if (!by_class) book(cfg, s, rm, ctx, ws, one_plane, false, res);
+  const analytic::Joins joins = with_joins ? analytic::find_joins(s, 0, s.steps.size(), s.steps.size()) : analytic::Joins{};
+  const bool by_class =
+      !one_plane && ports_alike_unless_planes(s) && book(cfg, s, rm, joins, ctx, ws, false, true, res);
+  if (!by_class) book(cfg, s, rm, joins, ctx, ws, one_plane, false, res);
   if (s.steps.empty()) return res;
   std::optional<double> m;
   if (by_class) m = class_max_link_bytes(s);
   res.max_link_bytes = m ? *m : link_bytes(s).max_link_bytes();
   return res;
+}
+}  // namespace
+
+AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws) {
+  return run_booked(cfg, s, ctx, ws, true);
+}
+
+AnalyticResult run_analytic_unjoined(const Config& cfg, const Schedule& s) {
+  AnalyticWorkspace ws;
+  return run_booked(cfg, s, {}, ws, false);
 }
 
 }  // namespace scin

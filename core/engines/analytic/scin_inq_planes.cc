@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "engines/analytic/book.h"
+#include "engines/analytic/joins.h"
 #include "model/cost_grid.h"
 
 namespace scin::analytic {
@@ -36,15 +37,6 @@ struct Same {
   StepId operator()(StepId d) const { return d; }
 };
 
-// A step booked in another view, standing in as one with no resource that
-// finishes at `finish` (ready at 0: 0 + finish + 0 is `finish` exactly).
-void stand_in(StepCost& c, double finish) {
-  c.uses.clear();
-  c.fixed_ns = finish;
-  c.fixed_term = Term::Sync;
-  std::fill(std::begin(c.latency_ns), std::end(c.latency_ns), 0.0);
-}
-
 struct Costs {
   const Config& cfg;
   const Schedule& s;
@@ -74,7 +66,7 @@ struct FinalView {
   bool cost(std::size_t i, StepCost& c) const {
     if (i < runs) return k.cost(i, c);
     if (i < runs + flags) {
-      stand_in(c, (*flag_finish)[i - runs]);
+      no_resource_cost(c, (*flag_finish)[i - runs]);  // (ready at 0)
       return true;
     }
     return k.cost(finals_from + i - runs - flags, c);
@@ -94,44 +86,12 @@ struct ToPlane {
 };
 
 // What the bookings of a built block share: its steps' costs (by place in the
-// block: the same steps, the same costs for every plane of its size), and its
-// joins. A long dep list that several steps share (every write ack waits for
-// every multicast reaching its leaf: n x waves deps a plane) is booked as one
-// join after the block, a step with no resource or cost that finishes when
-// the last of them does (ready + 0 + 0: that finish exactly), and each of
-// those steps depends on the join alone: the same ready times, nothing
-// taken in another order (the join books nothing), and the walk goes through
-// the join to the same first latest dep; the join adds 0 to every term and
-// is left out of the path.
+// block: the same steps, the same costs for every plane of its size) and its
+// joins (joins.h; ids after the block, as ToPlane maps them).
 struct Block {
   std::vector<StepCost> costs;
-  std::vector<int> join_of;             // per step: its join (-1: its own deps)
-  std::vector<const DepList*> joins;    // per join: the deps it waits for
-  std::vector<StepId> join_id;          // per join: its id as ToPlane maps it (after the block)
+  Joins joins;
 };
-
-// Joins for the long dep lists that two or more steps in a row share (the
-// steps between them having short lists).
-void share_joins(const Schedule& s, std::size_t start, std::size_t steps, Block& b) {
-  constexpr std::size_t kLong = 16;
-  b.join_of.assign(steps, -1);
-  const DepList* prev = nullptr;  // the last long list
-  std::size_t prev_at = 0;
-  for (std::size_t i = 0; i < steps; ++i) {
-    const DepList& d = s.steps[start + i].deps;
-    if (d.size() < kLong) continue;
-    if (prev && std::equal(d.begin(), d.end(), prev->begin(), prev->end())) {
-      if (b.join_of[prev_at] < 0) {
-        b.join_of[prev_at] = static_cast<int>(b.joins.size());
-        b.joins.push_back(prev);
-        b.join_id.push_back(static_cast<StepId>(start + steps + b.joins.size() - 1));
-      }
-      b.join_of[i] = b.join_of[prev_at];
-    }
-    prev = &d;
-    prev_at = i;
-  }
-}
 
 // Plane `plane` as the block of the built plane `built` of its size: its
 // quantise deps stand in first (finishing when plane `plane`'s do), then the
@@ -145,15 +105,15 @@ struct PlaneView {
   ToPlane map() const { return {L.block[built], stand_ins(), 1 + L.plane_start[built]}; }
   std::size_t stand_ins() const { return L.waves[built]; }
   std::size_t joins_from() const { return stand_ins() + L.steps[built]; }
-  std::size_t size() const { return joins_from() + block->joins.size(); }
+  std::size_t size() const { return joins_from() + block->joins.lists.size(); }
   MappedDeps<ToPlane> deps(std::size_t i) const {
     if (i < stand_ins()) return {nullptr, nullptr, map()};
     if (i >= joins_from()) {
-      const DepList& d = *block->joins[i - joins_from()];
+      const DepList& d = *block->joins.lists[i - joins_from()];
       return {d.data(), d.data() + d.size(), map()};
     }
-    if (const int j = block->join_of[i - stand_ins()]; j >= 0) {
-      const StepId* id = &block->join_id[static_cast<std::size_t>(j)];
+    if (const int j = block->joins.join_of.empty() ? -1 : block->joins.join_of[i - stand_ins()]; j >= 0) {
+      const StepId* id = &block->joins.id[static_cast<std::size_t>(j)];
       return {id, id + 1, map()};
     }
     const DepList& d = k.s.steps[L.block[built] + i - stand_ins()].deps;
@@ -166,11 +126,11 @@ struct PlaneView {
   bool cost(std::size_t i, StepCost& c) const {
     const std::size_t n = stand_ins();
     if (i >= joins_from()) {
-      stand_in(c, 0.0);
+      no_resource_cost(c, 0.0);
     } else if (i >= n) {
       c = block->costs[i - n];
     } else {
-      stand_in(c, (*quantised)[1 + L.plane_start[plane] + i]);
+      no_resource_cost(c, (*quantised)[1 + L.plane_start[plane] + i]);  // (ready at 0)
     }
     return true;
   }
@@ -256,7 +216,7 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
     blocks[p].costs.resize(L.steps[p]);
     for (std::size_t i = 0; i < L.steps[p]; ++i)
       if (!k.cost(L.block[p] + i, blocks[p].costs[i])) return Outcome::ClassesFailed;
-    share_joins(s, L.block[p], L.steps[p], blocks[p]);
+    blocks[p].joins = find_joins(s, L.block[p], L.steps[p], L.block[p] + L.steps[p]);
   }
   std::vector<double> flag_finish(L.ranks * planes);
   double latest = -1;

@@ -573,3 +573,24 @@ TEST(ScinTiers, DeclinesWhatItCannotStandFor) {
   EXPECT_FALSE(run_analytic_scin_tiers(one, coll, Algorithm::ScinInqUplink).has_value());
   EXPECT_EQ(scin_tiers_steps(one, coll, Algorithm::Scin), 0u);
 }
+
+// SCIN+INQ's planes booked one at a time (scin_inq_planes.h) report progress
+// in order, within [0, 1], and stop when asked.
+TEST(ScinTiers, InqPlanesReportProgressInOrderAndStop) {
+  Config c = load_preset("nvl576-style");
+  set_param(c, "fabric.gpus", 1024);
+  set_param(c, "switch.ports", 128);
+  validate(c);
+  const Collective coll{std::uint64_t{1} << 30, DType::Bf16};
+  std::vector<double> seen;
+  RunContext ctx;
+  ctx.progress = [&](double f) { seen.push_back(f); };
+  ASSERT_TRUE(run_analytic_scin_tiers(c, coll, Algorithm::ScinInq, ctx).has_value());
+  ASSERT_GE(seen.size(), 18u);  // (each plane's booking reports)
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_GE(seen.front(), 0.0);
+  EXPECT_LE(seen.back(), 1.0);
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_THROW(run_analytic_scin_tiers(c, coll, Algorithm::ScinInq, {stop.get_token(), {}}), Cancelled);
+}

@@ -197,7 +197,9 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
   AnalyticResult booked, final;
   // Rank 0's quantise run (every rank's: every launch ends together): its finishes.
   FinalView q{k, nq, 0, L.finals, nullptr, nullptr};
-  if (!book(q, ctx, ws, booked, false)) return Outcome::ClassesFailed;
+  // (Progress is the planes' share: the other bookings are small and only poll for a stop.)
+  const RunContext quiet{ctx.stop, {}};
+  if (!book(q, quiet, ws, booked, false)) return Outcome::ClassesFailed;
   std::vector<double> quantised(nq);
   for (std::size_t i = 0; i < nq; ++i) quantised[i] = booked.steps[i].finish_ns;
   // Each plane: its flags' finishes, and the latest finish of any of its steps.
@@ -227,7 +229,7 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
   }
   // The run again, each rank's wait on every plane's flag, its dequantise.
   FinalView f{k, nq, L.ranks * planes, L.finals, &final_deps, &flag_finish};
-  if (!book(f, ctx, ws_final, final, false)) return Outcome::ClassesFailed;
+  if (!book(f, quiet, ws_final, final, false)) return Outcome::ClassesFailed;
   const StepId last = last_to_finish(final);
   const double end = final.steps[last].finish_ns;
   // (The full schedule's last step must be a final one: the first of the latest.)
@@ -249,7 +251,7 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
     plane = e % planes;
     PlaneView v = plane_view(plane);
     stand_ins = v.stand_ins();
-    if (!book(v, ctx, ws, booked, false)) return Outcome::ClassesFailed;
+    if (!book(v, quiet, ws, booked, false)) return Outcome::ClassesFailed;
     BookedRecords<PlaneView> rp{v, ws, booked, 0, stand_ins};
     const auto from = static_cast<StepId>(stand_ins + flag_of[v.built][r]);
     walk_from(v, c, rp, from, booked.steps[from].finish_ns, acc);

@@ -51,16 +51,6 @@ struct FinalView {
   const std::string& name() const { return k.s.algorithm; }
 };
 
-// Ids of a plane view: a built block's step at start + j is K + j, the
-// quantise step of the block's plane's wave w (rank 0's run) the stand-in w.
-struct ToPlane {
-  std::size_t start, stand_ins, first;
-  StepId operator()(StepId d) const {
-    if (d >= start) return static_cast<StepId>(stand_ins + (d - start));
-    return static_cast<StepId>(d - first);
-  }
-};
-
 // What the bookings of a built block share: its steps' kinds, deps (in a
 // plane view's ids, one flat list: reading them from the compiled steps,
 // 208 bytes apart, was a third of a plane's booking) and costs (by place in
@@ -74,10 +64,15 @@ struct Block {
   Joins joins;
 };
 
-// Fills b.kinds, b.first and b.deps for the built plane `p` (its joins found first).
+// Fills b.kinds, b.first and b.deps for the built plane `p` (its joins found
+// first). A plane view's ids: the quantise step of the plane's wave w (rank
+// 0's run) is the stand-in w, the block's step at start + j is stand_ins + j,
+// a join (id start + n + k, joins.h) stand_ins + n + k.
 void flatten(const Schedule& s, const InqPlanes& L, std::size_t p, Block& b) {
-  const std::size_t start = L.block[p], n = L.steps[p], stand_ins = L.waves[p];
-  const ToPlane map{start, stand_ins, 1 + L.plane_start[p]};
+  const std::size_t start = L.block[p], n = L.steps[p], stand_ins = L.waves[p], first = 1 + L.plane_start[p];
+  auto map = [&](StepId d) {
+    return static_cast<StepId>(d >= start ? stand_ins + (d - start) : d - first);
+  };
   b.kinds.resize(n);
   b.first.assign(stand_ins + 1, 0);
   b.deps.clear();
@@ -202,8 +197,7 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
   if (!book(q, quiet, ws, booked, false)) return Outcome::ClassesFailed;
   std::vector<double> quantised(nq);
   for (std::size_t i = 0; i < nq; ++i) quantised[i] = booked.steps[i].finish_ns;
-  // Each plane: its flags' finishes, and the latest finish of any of its steps.
-  // Each built block's step costs and joins.
+  // Each built block's step costs, joins and flat deps.
   std::vector<Block> blocks(planes);
   for (std::size_t p = 0; p < planes; ++p) {
     if (L.stands_on[p] != p) continue;
@@ -213,6 +207,7 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
     blocks[p].joins = find_joins(s, L.block[p], L.steps[p], L.block[p] + L.steps[p]);
     flatten(s, L, p, blocks[p]);
   }
+  // Each plane: its flags' finishes, and the latest finish of any of its steps.
   std::vector<double> flag_finish(L.ranks * planes);
   double latest = -1;
   auto plane_view = [&](std::size_t p) {

@@ -8,6 +8,7 @@
 #include "base/units.h"
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/nvls_alike.h"
+#include "engines/analytic/nvls_tiers.h"
 #include "engines/analytic/ring_alike.h"
 #include "engines/analytic/scin_alike.h"
 #include "engines/analytic/scin_tiers.h"
@@ -112,7 +113,10 @@ Resolved resolve(const Config& cfg, Algorithm algo, const Collective& c, const R
   if (algo == Algorithm::Nvls && !need_schedule) {
     // NVLS by classes of ports (run_analytic_nvls, analytic.h): no schedule,
     // unless a member's own use would stand in a shared use's place.
-    if (std::optional<AnalyticResult> a = run_analytic_nvls(cfg, c, ctx)) {
+    // Two tiers: from its form, booked as compiled (run_analytic_nvls_tiers, nvls_tiers.h).
+    std::optional<AnalyticResult> a = run_analytic_nvls(cfg, c, ctx);
+    if (!a) a = run_analytic_nvls_tiers(cfg, c, ctx);
+    if (a) {
       out.analytic = std::move(*a);
       out.have_analytic = true;
       return out;

@@ -5,21 +5,9 @@
 // fabric's (Schedule::route), costed link by link by the cost model.
 #include "schedule/builder.h"
 
-namespace scin::build {
+#include "base/error.h"
 
-namespace {
-// Barrier through a counter in spine 0 of plane 0 (reached by every accelerator).
-std::vector<StepId> tier_barrier(Builder& b, const std::vector<StepId>& before, const char* what) {
-  const NodeId counter = b.s.spine_node(0, 0);
-  std::vector<StepId> arrives;
-  for (int r = 0; r < b.n(); ++r)
-    arrives.push_back(b.signal(r, counter, Unit::NvlsReduce, {before[r]}, b.label("{} arrive r{}", what, r)));
-  std::vector<StepId> waits;
-  for (int r = 0; r < b.n(); ++r)
-    waits.push_back(b.wait(r, Unit::NvlsReduce, arrives, b.label("{} wait r{}", what, r)));
-  return waits;
-}
-}  // namespace
+namespace scin::build {
 
 // NVLS across two tiers, as NCCL's NVLS tree across nodes: the message is cut
 // into m shards (m accelerators per leaf). Local rank k of every leaf
@@ -34,66 +22,175 @@ std::vector<StepId> tier_barrier(Builder& b, const std::vector<StepId>& before, 
 // about 1 us, this one three steps of about 5 us (two requests and a store
 // across the spine), which with two in flight would leave the pipeline
 // latency-bound at every size (docs/model.md, "Two-tier fabrics").
-void build_nvls_tiers(Builder& b) {
-  constexpr int kChunksInFlight = 8;
+NvlsTiersForm nvls_tiers_form(Builder& b) {
+  NvlsTiersForm f;
   Schedule& s = b.s;
-  const int n = b.n(), m = s.gpus_per_leaf(), leaves = s.leaves;
-  auto shards = split(s.elems, m);
-  const int chunks = nvls_tiers_chunks(s.bytes, n, m);
-  // One allocation for the steps: n launches, two barriers of 2n, per chunk
-  // and rank two ld_reduces and a store.
-  s.steps.reserve(s.steps.size() + 5 * static_cast<std::size_t>(n) + 3 * static_cast<std::size_t>(n) * static_cast<std::size_t>(chunks));
-  std::vector<BufferId> leaf_sum, all_sum;
-  for (int r = 0; r < n; ++r) {
-    leaf_sum.push_back(b.buffer("ld_reduce.leaf", r, s.elems, b.data_format));
-    all_sum.push_back(b.buffer("ld_reduce.spine", r, s.elems, b.data_format));
-  }
-  std::vector<StepId> launches;
-  for (int r = 0; r < n; ++r) launches.push_back(b.launch(r));
-  const std::vector<StepId> start = tier_barrier(b, launches, "barrier0");
-  std::vector<StepId> done(start);
-  // stage1[r][c], store[r][c]
-  std::vector<std::vector<StepId>> stage1(static_cast<std::size_t>(n)), stores(static_cast<std::size_t>(n));
+  f.n = b.n();
+  f.m = s.gpus_per_leaf();
+  f.leaves = s.leaves;
+  f.chunks = nvls_tiers_chunks(s.bytes, f.n, f.m);
+  f.counter = s.spine_node(0, 0);
+  f.shards = split(s.elems, f.m);
   // Each shard's chunks, split once (not per rank and chunk: that was chunks^2 x n spans).
-  std::vector<std::vector<Span>> shard_chunks;
-  for (int k = 0; k < m; ++k) shard_chunks.push_back(split(shards[k].count, chunks));
-  for (int c = 0; c < chunks; ++c) {
-    for (int r = 0; r < n; ++r) {
-      const int leaf = r / m, k = r % m;
-      const Span chunk = sub(shards[k], shard_chunks[k][c]);
-      SrcList srcs;
-      srcs.reserve(static_cast<std::size_t>(m));
-      for (int j = 0; j < m; ++j) srcs.push_back(at(s.input[leaf * m + j], chunk));
-      DepList deps = {start[r]};
-      if (c >= kChunksInFlight) deps.push_back(stores[r][static_cast<std::size_t>(c - kChunksInFlight)]);
-      stage1[r].push_back(b.read(r, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(leaf_sum[r], chunk),
-                                 std::move(deps), b.label("ld_reduce leaf r{} shard {} chunk {}", r, k, c)));
+  for (int k = 0; k < f.m; ++k) f.shard_chunks.push_back(split(f.shards[static_cast<std::size_t>(k)].count, f.chunks));
+  for (int r = 0; r < f.n; ++r) {
+    f.leaf_sum.push_back(b.buffer("ld_reduce.leaf", r, s.elems, b.data_format));
+    f.all_sum.push_back(b.buffer("ld_reduce.spine", r, s.elems, b.data_format));
+  }
+  return f;
+}
+
+std::size_t NvlsTiersForm::size() const {
+  const auto un = static_cast<std::size_t>(n);
+  return 5 * un + 3 * un * static_cast<std::size_t>(chunks);
+}
+
+StepId NvlsTiersForm::leaf_id(int r, int c) const { return static_cast<StepId>(3 * n + 3 * n * c + r); }
+
+StepId NvlsTiersForm::arrive_id(int barrier, int r) const {
+  return static_cast<StepId>(barrier == 0 ? n + r : 3 * n + 3 * n * chunks + r);
+}
+
+NvlsTiersForm::Id NvlsTiersForm::decode(StepId i) const {
+  const auto id = static_cast<std::int64_t>(i), un = static_cast<std::int64_t>(n);
+  const std::int64_t body = 3 * un * chunks;
+  if (id < un) return {Part::Launch, 0, static_cast<int>(id), 0};
+  if (id < 3 * un) return {id < 2 * un ? Part::Arrive : Part::Wait, 0, static_cast<int>((id - un) % un), 0};
+  if (id >= 3 * un + body) {
+    const std::int64_t t = id - 3 * un - body;
+    return {t < un ? Part::Arrive : Part::Wait, 1, static_cast<int>(t % un), 0};
+  }
+  const std::int64_t t = id - 3 * un, c = t / (3 * un), w = t % (3 * un);
+  if (w < un) return {Part::Leaf, 0, static_cast<int>(w), static_cast<int>(c)};
+  return {(w - un) % 2 == 0 ? Part::Spine : Part::Store, 0, static_cast<int>((w - un) / 2), static_cast<int>(c)};
+}
+
+Span NvlsTiersForm::chunk_span(int r, int c) const {
+  const auto k = static_cast<std::size_t>(r % m);
+  return sub(shards[k], shard_chunks[k][static_cast<std::size_t>(c)]);
+}
+
+Span NvlsTiersForm::part_span(int r, int c) const {
+  const Span chunk = chunk_span(r, c);
+  return sub(chunk, split_one(chunk.count, leaves, r / m));
+}
+
+void NvlsTiersForm::fill(const Schedule& s, StepId i, Step& st) const {
+  const Id id = decode(i);
+  const int r = id.rank, leaf = r / m, k = r % m;
+  st.kind = StepKind::Launch;
+  st.initiator = r;
+  st.target = kNoNode;
+  st.via = kNoNode;
+  st.op = DataOp::None;
+  st.accumulate = false;
+  st.accum = Format::Fp32;
+  st.unit = Unit::None;
+  st.protocol = RingProtocol::Simple;
+  st.ring_step = false;
+  st.srcs.clear();
+  st.dsts.clear();
+  switch (id.part) {
+    case Part::Launch: break;
+    case Part::Arrive:  // (Builder::signal to a switch)
+      st.kind = StepKind::Signal;
+      st.target = counter;
+      st.via = counter;
+      st.unit = Unit::NvlsReduce;
+      break;
+    case Part::Wait:
+      st.kind = StepKind::Wait;
+      st.unit = Unit::NvlsReduce;
+      break;
+    case Part::Leaf: {  // rank (leaf, k) ld_reduces chunk c of shard k over its leaf
+      const Span chunk = chunk_span(r, id.chunk);
+      st.kind = StepKind::Read;
+      st.via = kAllPlanes;
+      st.op = DataOp::Reduce;
+      st.unit = Unit::NvlsReduce;
+      st.srcs.reserve(static_cast<std::size_t>(m));
+      for (int j = 0; j < m; ++j) st.srcs.push_back(at(s.input[static_cast<std::size_t>(leaf * m + j)], chunk));
+      st.dsts.push_back(at(leaf_sum[static_cast<std::size_t>(r)], chunk));
+      break;
     }
-    for (int r = 0; r < n; ++r) {
-      const int leaf = r / m, k = r % m;
-      const Span chunk = sub(shards[k], shard_chunks[k][c]);
-      const Span part = sub(chunk, split(chunk.count, leaves)[leaf]);
-      SrcList srcs;
-      DstList dsts;
-      DepList deps;
-      // (Reserved: grown one by one, these lists were a third of a 1 GiB point's time in malloc and page faults.)
-      srcs.reserve(static_cast<std::size_t>(leaves));
-      deps.reserve(static_cast<std::size_t>(leaves));
-      dsts.reserve(static_cast<std::size_t>(n));
-      for (int l = 0; l < leaves; ++l) {
-        srcs.push_back(at(leaf_sum[l * m + k], part));
-        deps.push_back(stage1[l * m + k].back());
-      }
-      for (int j = 0; j < n; ++j) dsts.push_back(at(s.output[j], part));
-      StepId red = b.read(r, kAllPlanes, DataOp::Reduce, Unit::NvlsReduce, std::move(srcs), at(all_sum[r], part),
-                          std::move(deps), b.label("ld_reduce spine r{} shard {} chunk {}", r, k, c));
-      stores[r].push_back(b.multicast(r, kAllPlanes, Unit::NvlsReduce, at(all_sum[r], part), std::move(dsts), {red},
-                                      b.label("multimem.st r{} shard {} chunk {}", r, k, c)));
-      done[r] = stores[r].back();
+    case Part::Spine: {  // sub-shard `leaf` of that chunk over the k-th ranks of all leaves
+      const Span part = part_span(r, id.chunk);
+      st.kind = StepKind::Read;
+      st.via = kAllPlanes;
+      st.op = DataOp::Reduce;
+      st.unit = Unit::NvlsReduce;
+      st.srcs.reserve(static_cast<std::size_t>(leaves));
+      for (int l = 0; l < leaves; ++l) st.srcs.push_back(at(leaf_sum[static_cast<std::size_t>(l * m + k)], part));
+      st.dsts.push_back(at(all_sum[static_cast<std::size_t>(r)], part));
+      break;
+    }
+    case Part::Store: {  // multimem.st of the sum to every rank
+      const Span part = part_span(r, id.chunk);
+      st.kind = StepKind::Write;
+      st.via = kAllPlanes;
+      st.op = DataOp::Copy;
+      st.unit = Unit::NvlsReduce;
+      st.srcs.push_back(at(all_sum[static_cast<std::size_t>(r)], part));
+      st.dsts.reserve(static_cast<std::size_t>(n));
+      for (int j = 0; j < n; ++j) st.dsts.push_back(at(s.output[static_cast<std::size_t>(j)], part));
+      break;
     }
   }
-  // A rank's stores are done when every rank's are: the closing barrier.
-  tier_barrier(b, done, "barrier1");
+}
+
+void NvlsTiersForm::deps(StepId i, std::vector<StepId>& out) const {
+  out.clear();
+  const Id id = decode(i);
+  const int r = id.rank, k = r % m;
+  switch (id.part) {
+    case Part::Launch: break;
+    case Part::Arrive:  // after the launch, or after the rank's last store
+      out.push_back(id.barrier == 0 ? static_cast<StepId>(r) : store_id(r, chunks - 1));
+      break;
+    case Part::Wait:
+      for (int j = 0; j < n; ++j) out.push_back(arrive_id(id.barrier, j));
+      break;
+    case Part::Leaf:  // after barrier 0, and up to kChunksInFlight chunks ahead of the rank's stores
+      out.push_back(static_cast<StepId>(2 * n + r));
+      if (id.chunk >= kChunksInFlight) out.push_back(store_id(r, id.chunk - kChunksInFlight));
+      break;
+    case Part::Spine:
+      for (int l = 0; l < leaves; ++l) out.push_back(leaf_id(l * m + k, id.chunk));
+      break;
+    case Part::Store: out.push_back(spine_id(r, id.chunk)); break;
+  }
+}
+
+std::string NvlsTiersForm::label(StepId i) const {
+  const Id id = decode(i);
+  const int r = id.rank, k = r % m;
+  switch (id.part) {
+    case Part::Launch: return fmt::format("launch r{}", r);
+    case Part::Arrive: return fmt::format("barrier{} arrive r{}", id.barrier, r);
+    case Part::Wait: return fmt::format("barrier{} wait r{}", id.barrier, r);
+    case Part::Leaf: return fmt::format("ld_reduce leaf r{} shard {} chunk {}", r, k, id.chunk);
+    case Part::Spine: return fmt::format("ld_reduce spine r{} shard {} chunk {}", r, k, id.chunk);
+    case Part::Store: return fmt::format("multimem.st r{} shard {} chunk {}", r, k, id.chunk);
+  }
+  return {};
+}
+
+void build_nvls_tiers(Builder& b) {
+  const NvlsTiersForm f = nvls_tiers_form(b);
+  Schedule& s = b.s;
+  const std::size_t total = f.size();
+  if (!s.steps.empty()) throw Error("build_nvls_tiers: the form's step ids start at 0");
+  s.steps.reserve(total);
+  std::vector<StepId> deps;
+  for (std::size_t i = 0; i < total; ++i) {
+    const auto id = static_cast<StepId>(i);
+    Step& st = s.steps.emplace_back();
+    f.fill(s, id, st);
+    f.deps(id, deps);
+    st.deps = deps;
+    if (b.labels) st.label = f.label(id);
+    b.added(st);
+  }
 }
 
 // Hierarchical SCIN [proposal]: per plane (a stripe of the message each), in

@@ -24,15 +24,17 @@ struct Span {
 
 /// Splits `elems` into `parts` contiguous spans whose boundaries fall on
 /// multiples of `align` (whole quantisation blocks); spans may be empty.
+/// split(elems, parts, align)[i], without the others.
+inline Span split_one(std::uint64_t elems, int parts, int i, std::uint64_t align = 1) {
+  const std::uint64_t units = (elems + align - 1) / align;
+  const auto p = static_cast<std::uint64_t>(parts), k = static_cast<std::uint64_t>(i);
+  const std::uint64_t b = std::min(elems, (k * units / p) * align);
+  const std::uint64_t e = std::min(elems, ((k + 1) * units / p) * align);
+  return {b, e - b};
+}
 inline std::vector<Span> split(std::uint64_t elems, int parts, std::uint64_t align = 1) {
   std::vector<Span> out(static_cast<std::size_t>(parts));
-  const std::uint64_t units = (elems + align - 1) / align;
-  const auto p = static_cast<std::uint64_t>(parts);
-  for (std::uint64_t i = 0; i < p; ++i) {
-    std::uint64_t b = std::min(elems, (i * units / p) * align);
-    std::uint64_t e = std::min(elems, ((i + 1) * units / p) * align);
-    out[i] = {b, e - b};
-  }
+  for (int i = 0; i < parts; ++i) out[static_cast<std::size_t>(i)] = split_one(elems, parts, i, align);
   return out;
 }
 
@@ -306,6 +308,44 @@ Quantised quantise_inputs(Builder& b, const std::vector<Span>& stripes, std::uin
                           std::vector<BufferId>& qin, std::vector<BufferId>& qout, int stride = 1);
 // Two-tier fabrics (algorithms_tiers.cc).
 void build_nvls_tiers(Builder& b);
+/// build_nvls_tiers' steps by id: the builder emits them in id order, and the
+/// analytic engine generates them one at a time without compiling them
+/// (engines/analytic/nvls_tiers.cc), so both book the same steps. Ids: n
+/// launches; barrier 0 (n arrives, n waits); per chunk, the n ranks' leaf
+/// ld_reduces, then per rank its spine ld_reduce and its store; barrier 1.
+struct NvlsTiersForm {
+  static constexpr int kChunksInFlight = 8;  // (build_nvls_tiers)
+  enum class Part : std::uint8_t { Launch, Arrive, Wait, Leaf, Spine, Store };
+  struct Id {
+    Part part;
+    int barrier;  // Arrive, Wait: 0 or 1
+    int rank, chunk;
+  };
+  int n = 0, m = 0, leaves = 0, chunks = 0;
+  NodeId counter = kNoNode;                     // the barriers' counter (spine 0 of plane 0)
+  std::vector<Span> shards;                     // per local rank k
+  std::vector<std::vector<Span>> shard_chunks;  // per shard, its chunks
+  std::vector<BufferId> leaf_sum, all_sum;      // per rank
+  std::size_t size() const;
+  Id decode(StepId i) const;
+  StepId leaf_id(int r, int c) const;
+  StepId spine_id(int r, int c) const { return leaf_id(0, c) + static_cast<StepId>(n + 2 * r); }
+  StepId store_id(int r, int c) const { return spine_id(r, c) + 1; }
+  StepId arrive_id(int barrier, int r) const;
+  /// Step i's fields but its deps and label, into `st` (its lists refilled,
+  /// their capacity kept).
+  void fill(const Schedule& s, StepId i, Step& st) const;
+  /// Step i's deps in the builder's order, into `out` (cleared): a barrier's
+  /// wait lists the n arrives.
+  void deps(StepId i, std::vector<StepId>& out) const;
+  std::string label(StepId i) const;
+
+ private:
+  Span chunk_span(int r, int c) const;
+  Span part_span(int r, int c) const;
+};
+/// build_nvls_tiers' form for b's fabric and message; declares its buffers in b.s.
+NvlsTiersForm nvls_tiers_form(Builder& b);
 /// build_nvls_tiers' chunks per shard for `bytes` per rank on `gpus`
 /// accelerators, `per_leaf` a leaf: NCCL's 128 KiB chunks (at most 1024),
 /// fewer on big domains so a schedule stays under about 2M multicast

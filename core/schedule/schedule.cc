@@ -196,47 +196,51 @@ double LinkBytes::max_link_bytes() const {
 
 LinkBytes link_bytes(const Schedule& s) { return link_bytes(s, {}); }
 
+void add_link_bytes(const Schedule& s, const Step& st, double w, LinkBytes& lb) {
+  if (st.via == kNoNode) return;  // local
+  auto node_of = [&](const Region& r) { return s.buffers[r.buffer].node; };
+  if (st.kind == StepKind::Write) {
+    const double b = w * static_cast<double>(region_bytes(s, st.srcs[0]));
+    const NodeId from = st.initiator;
+    const bool from_accel = !s.is_switch(from);
+    if (st.via == kDirect) {
+      for (const auto& d : st.dsts) {
+        NodeId to = node_of(d);
+        if (to == from) continue;
+        lb.egress_bytes[from] += b;
+        lb.ingress_bytes[to] += b;
+      }
+    } else {
+      if (from_accel) lb.egress_bytes[from] += b;  // one copy up; the switch replicates
+      for (const auto& d : st.dsts) {
+        NodeId to = node_of(d);
+        if (!s.is_switch(to)) lb.ingress_bytes[to] += b;
+      }
+    }
+  } else if (st.kind == StepKind::Read) {
+    const NodeId to = node_of(st.dsts[0]);
+    for (const auto& r : st.srcs) {
+      NodeId from = node_of(r);
+      if (from == to && st.srcs.size() == 1) continue;  // a local read
+      if (!s.is_switch(from)) lb.egress_bytes[from] += w * static_cast<double>(region_bytes(s, r));
+      if (st.srcs.size() == 1 && !s.is_switch(to))
+        lb.ingress_bytes[to] += w * static_cast<double>(region_bytes(s, r));
+    }
+    if (st.srcs.size() > 1 && !s.is_switch(to))
+      lb.ingress_bytes[to] += w * static_cast<double>(region_bytes(s, st.dsts[0]));
+  }
+}
+
 LinkBytes link_bytes(const Schedule& s, const std::vector<double>& plane_weight) {
   LinkBytes lb;
   lb.egress_bytes.assign(static_cast<std::size_t>(s.gpus), 0.0);
   lb.ingress_bytes.assign(static_cast<std::size_t>(s.gpus), 0.0);
-  auto node_of = [&](const Region& r) { return s.buffers[r.buffer].node; };
   for (const Step& st : s.steps) {
-    if (st.via == kNoNode) continue;  // local
     // (Exact: whole bytes times whole weights, summed below 2^53.)
     const double w = plane_weight.empty() || !s.is_switch(st.initiator)
                          ? 1.0
                          : plane_weight[static_cast<std::size_t>(s.plane_of(st.initiator))];
-    if (st.kind == StepKind::Write) {
-      const double b = w * static_cast<double>(region_bytes(s, st.srcs[0]));
-      const NodeId from = st.initiator;
-      const bool from_accel = !s.is_switch(from);
-      if (st.via == kDirect) {
-        for (const auto& d : st.dsts) {
-          NodeId to = node_of(d);
-          if (to == from) continue;
-          lb.egress_bytes[from] += b;
-          lb.ingress_bytes[to] += b;
-        }
-      } else {
-        if (from_accel) lb.egress_bytes[from] += b;  // one copy up; the switch replicates
-        for (const auto& d : st.dsts) {
-          NodeId to = node_of(d);
-          if (!s.is_switch(to)) lb.ingress_bytes[to] += b;
-        }
-      }
-    } else if (st.kind == StepKind::Read) {
-      const NodeId to = node_of(st.dsts[0]);
-      for (const auto& r : st.srcs) {
-        NodeId from = node_of(r);
-        if (from == to && st.srcs.size() == 1) continue;  // a local read
-        if (!s.is_switch(from)) lb.egress_bytes[from] += w * static_cast<double>(region_bytes(s, r));
-        if (st.srcs.size() == 1 && !s.is_switch(to))
-          lb.ingress_bytes[to] += w * static_cast<double>(region_bytes(s, r));
-      }
-      if (st.srcs.size() > 1 && !s.is_switch(to))
-        lb.ingress_bytes[to] += w * static_cast<double>(region_bytes(s, st.dsts[0]));
-    }
+    add_link_bytes(s, st, w, lb);
   }
   return lb;
 }

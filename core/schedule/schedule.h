@@ -200,5 +200,8 @@ LinkBytes link_bytes(const Schedule& s);
 /// plane]` times (a schedule built for some planes standing for others alike:
 /// CompileOptions::planes).
 LinkBytes link_bytes(const Schedule& s, const std::vector<double>& plane_weight);
+/// link_bytes()'s sums for one step of `s` (s.steps need not hold it), weighted
+/// `w`, added into `lb` (its lists sized s.gpus).
+void add_link_bytes(const Schedule& s, const Step& st, double w, LinkBytes& lb);
 
 }  // namespace scin

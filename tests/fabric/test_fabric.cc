@@ -15,6 +15,7 @@
 #include "engines/analytic/analytic.h"
 #include "engines/analytic/nvls_alike.h"
 #include "engines/analytic/nvls_groups.h"
+#include "engines/analytic/nvls_tiers.h"
 #include "engines/analytic/nvls_work.h"
 #include "engines/analytic/ring_alike.h"
 #include "engines/data/data_engine.h"
@@ -1123,6 +1124,81 @@ TEST(NvlsAlike, AnswersWhereAMembersOwnUseIsInTheWay) {
     for (int t = 0; t < kTermCount; ++t) EXPECT_EQ(r.breakdown.ns[t], full.breakdown.ns[t]) << "term " << t;
     EXPECT_EQ(r.max_link_bytes, full.max_link_bytes);
   }
+}
+
+// ------------------------------------------------------------ NVLS on two tiers from its form
+
+namespace {
+
+Config two_tier_of(const char* preset, std::initializer_list<std::pair<const char*, double>> set) {
+  Config c = load_preset(preset);
+  for (const auto& [path, value] : set) set_param(c, path, value);
+  validate(c);
+  return c;
+}
+
+// run_analytic_nvls_tiers against booking the compiled schedule: the same
+// time, breakdown terms, critical path, max_link_bytes and every step's start
+// and finish, to the last bit; the steps it books are the compiled ones and
+// the two joins. False if it declined (nothing compared).
+bool expect_nvls_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype = DType::Bf16) {
+  SCOPED_TRACE(fmt::format("{} GPUs, {} leaves, {} spines, {} planes, {} B", c.fabric.gpus, c.fabric.leaves,
+                           c.fabric.spines, c.fabric.planes, bytes));
+  const Collective coll{bytes, dtype};
+  const std::optional<AnalyticResult> fast = run_analytic_nvls_tiers(c, coll);
+  if (!fast) return false;
+  const Schedule s = compile(c, Algorithm::Nvls, coll);
+  const AnalyticResult full = run_analytic(c, s);
+  EXPECT_EQ(fast->steps.size(), s.steps.size());
+  expect_same_booking(*fast, full, s.steps.size());
+  EXPECT_GT(full.critical_path.size(), 3u);
+  EXPECT_EQ(nvls_tiers_steps(c, coll), s.steps.size() + 2);
+  return true;
+}
+
+}  // namespace
+
+// The shipped two-tier presets at sizes from 8 B (empty chunks) to 256 MiB
+// (over 8 chunks a rank: a leaf ld_reduce waits for the store 8 chunks back),
+// shards of unequal sizes (40 GPUs, 1000 B), FP32, one spine, oversubscribed
+// trunks, one plane (planes not alike), launches at different times, one
+// accelerator a leaf (one source per leaf ld_reduce), 144 GPUs on 4 leaves.
+TEST(NvlsTiers, EqualsTheFullBookingOnTwoTiers) {
+  const Config nvl36x2 = load_preset("nvl36x2");
+  for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2,
+                              std::uint64_t{1} << 24, std::uint64_t{1} << 28})
+    EXPECT_TRUE(expect_nvls_tiers_exact(nvl36x2, bytes)) << bytes;
+  EXPECT_TRUE(expect_nvls_tiers_exact(two_tier_of("nvl36x2", {{"fabric.gpus", 40}}), 1000));
+  EXPECT_TRUE(expect_nvls_tiers_exact(two_tier_of("nvl36x2", {{"fabric.gpus", 40}}), (std::uint64_t{1} << 24) + 6));
+  EXPECT_TRUE(expect_nvls_tiers_exact(nvl36x2, std::uint64_t{1} << 24, DType::Fp32));
+  for (const auto& [path, value] : {std::pair<const char*, double>{"fabric.spines", 1},
+                                    {"fabric.oversubscription", 4}, {"fabric.planes", 1}})
+    EXPECT_TRUE(expect_nvls_tiers_exact(two_tier_of("nvl36x2", {{path, value}}), (std::uint64_t{1} << 22) + 2)) << path;
+  EXPECT_TRUE(expect_nvls_tiers_exact(
+      two_tier_of("nvl36x2", {{"accelerator.gpus_per_process", 4}, {"accelerator.launch_serial_ns", 700}}),
+      std::uint64_t{1} << 22));
+  EXPECT_TRUE(expect_nvls_tiers_exact(two_tier_of("nvl576-style", {{"fabric.gpus", 8}, {"fabric.leaves", 8}}),
+                                      std::uint64_t{1} << 22));
+  EXPECT_TRUE(expect_nvls_tiers_exact(two_tier_of("nvl576-style", {{"fabric.gpus", 144}, {"fabric.leaves", 4}}),
+                                      (std::uint64_t{1} << 22) + 2));
+}
+
+// A star, or a fabric NVLS does not support: declined (the caller compiles,
+// and compile() says why); simulate() on two tiers gives what booking the
+// compiled schedule gives; a stop request ends a 1024-GPU point with Cancelled.
+TEST(NvlsTiers, DeclinesStarsAndStops) {
+  const Collective coll{std::uint64_t{1} << 20, DType::Bf16};
+  EXPECT_FALSE(run_analytic_nvls_tiers(load_preset("hgx-h200-8"), coll).has_value());
+  EXPECT_EQ(nvls_tiers_steps(load_preset("hgx-h200-8"), coll), 0u);
+  Config none = load_preset("nvl36x2");
+  none.sw.nvls.enabled = false;
+  EXPECT_FALSE(run_analytic_nvls_tiers(none, coll).has_value());
+  for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 26})
+    expect_simulate_books_as_compiled(load_preset("nvl36x2"), Algorithm::Nvls, bytes);
+  const Config big = two_tier_of("nvl576-style", {{"fabric.gpus", 1024}, {"switch.ports", 128}});
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_THROW(run_analytic_nvls_tiers(big, {std::uint64_t{1} << 30, DType::Bf16}, {stop.get_token(), {}}), Cancelled);
 }
 
 // The groups of members (nvls_groups.h) against one queue per member: every

@@ -61,12 +61,19 @@ void book(const Config& cfg, const Schedule& s, const ResourceMap& rm, Loads& lo
           StepCost& c) {
   // (Pairs compare in full, so a sorted list is the one sort() would give.)
   if (!std::is_sorted(loads.begin(), loads.end())) std::sort(loads.begin(), loads.end());
+  // (link_payload_GBps' two rates, each found once: a multicast at 1024
+  // accelerators lists a thousand ports.)
+  const double port = port_payload_GBps(cfg, s, factor);
+  const double trunk = port * trunk_raw_GBps(cfg, s) / port_raw_GBps(cfg, s);
+  c.uses.reserve(c.uses.size() + loads.size());
   for (std::size_t i = 0; i < loads.size();) {
     std::size_t j = i;
     double b = 0;
     for (; j < loads.size() && loads[j].first == loads[i].first; ++j) b = tree ? loads[j].second : b + loads[j].second;
     const int r = loads[i].first;
-    c.uses.push_back({r, rm.kind(r), b, link_payload_GBps(cfg, s, rm, r, factor), Term::Serialisation, false});
+    const ResourceKind k = rm.kind(r);
+    const double rate = k != ResourceKind::Uplink && k != ResourceKind::Downlink ? port : trunk;
+    c.uses.push_back({r, k, b, rate, Term::Serialisation, false});
     i = j;
   }
   loads.clear();

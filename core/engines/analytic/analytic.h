@@ -38,27 +38,33 @@ struct AnalyticResult {
 /// three ring protocols, a sweep's points) allocates once.
 struct AnalyticWorkspace {
   struct Use { double start = 0, end = 0; StepId holder = kNoStep; int holder_use = -1; };
+  /// A use record as book() keeps it: a Use without its end, which is its
+  /// start plus its step's cost of that use (use_end(), book.h), found again
+  /// when the critical path's walk costs the step (16 bytes, not 24: at 1024
+  /// GPUs a two-tier NVLS point writes a million records, and their first
+  /// touch was most of its time).
+  struct UseRec { double start = 0; StepId holder = kNoStep; int holder_use = -1; };
   struct Busy { double start, end; StepId step; int use; };
   struct Queue { std::vector<Busy> v; std::size_t head = 0; };
-  /// The use records, in blocks of 64Ki: growing never copies them (a vector's
+  /// The use records (UseRec), in blocks of 64Ki: growing never copies them (a vector's
   /// regrowth held the old and the new array at once: at a million steps,
   /// hundreds of MB at the peak). Indices are dense from 0, as in a vector.
   /// A block is not initialised (every booking writes a record before any
-  /// read of it; Use, an aggregate, lives in the storage as allocated):
+  /// read of it; UseRec, an aggregate, lives in the storage as allocated):
   /// constructing 64Ki records was 12% of an NVLS point at 1024 GPUs.
   struct UseList {
     static constexpr std::size_t kBlock = std::size_t{1} << 16;
     struct Free {
-      void operator()(Use* p) const { ::operator delete(static_cast<void*>(p)); }
+      void operator()(UseRec* p) const { ::operator delete(static_cast<void*>(p)); }
     };
-    std::vector<std::unique_ptr<Use[], Free>> blocks;
+    std::vector<std::unique_ptr<UseRec[], Free>> blocks;
     std::size_t size = 0;
     void clear() { size = 0; }  // keeps the blocks for the next run
     void grow_to(std::size_t n) {
-      while (blocks.size() * kBlock < n) blocks.emplace_back(static_cast<Use*>(::operator new(kBlock * sizeof(Use))));
+      while (blocks.size() * kBlock < n) blocks.emplace_back(static_cast<UseRec*>(::operator new(kBlock * sizeof(UseRec))));
       size = n;
     }
-    Use& operator[](std::size_t i) { return blocks[i / kBlock][i % kBlock]; }
+    UseRec& operator[](std::size_t i) { return blocks[i / kBlock][i % kBlock]; }
   };
   std::vector<std::uint32_t> succ_first, fill;
   std::vector<StepId> succ;

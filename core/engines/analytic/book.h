@@ -25,9 +25,9 @@ namespace scin::analytic {
 // to finish), as the engine walks them: through the dependency that made a
 // step ready (its first latest finishing dep: `rec.bound_dep(i)`), or through
 // the reservation a use queued behind, attributing every nanosecond. `rec`
-// gives a step's use records (`rec.use(i, k)`, in the order of its cost's
-// uses) and `rec.bound_use(i)`, the use that ended last (-1: none); `v.cost`
-// gives its cost. Sets res.time_ns (= `last_finish`), res.breakdown and
+// gives a step's use records (`rec.use(i, k, c)`, in the order of its cost's
+// uses, `c` holding step i's cost) and `rec.bound_use(i)`, the use that ended
+// last (-1: none); `v.cost` gives its cost. Sets res.time_ns (= `last_finish`), res.breakdown and
 // res.critical_path.
 template <class View, class Records>
 void walk_from(View& v, StepCost& c, Records& rec, StepId last, double last_finish, AnalyticResult& res) {
@@ -53,9 +53,9 @@ void walk_from(View& v, StepCost& c, Records& rec, StepId last, double last_fini
         continue;
       }
     }
-    const Use& u = rec.use(cur, use);
+    const Use u = rec.use(cur, use, c);
     // Fed by a transfer of its own step: only the time past that transfer's end is its own.
-    const double from = u.holder == cur ? std::min(u.end, rec.use(cur, u.holder_use).end) : u.start;
+    const double from = u.holder == cur ? std::min(u.end, rec.use(cur, u.holder_use, c).end) : u.start;
     res.breakdown[c.uses[static_cast<std::size_t>(use)].term] += u.end - from;
     if (u.holder != kNoStep) {  // queued behind the previous user of this resource
       cur = u.holder;
@@ -68,6 +68,13 @@ void walk_from(View& v, StepCost& c, Records& rec, StepId last, double last_fini
   }
   std::reverse(path.begin(), path.end());
   res.critical_path = std::move(path);
+}
+
+// The end of a use from `start` as book() finds it: start + its duration (a
+// use of no bytes ends where it starts). The records keep only the start
+// (AnalyticWorkspace::UseRec).
+inline double use_end(double start, const ResourceUse& u) {
+  return u.amount_bytes <= 0 ? start : start + u.amount_bytes / u.rate_GBps;
 }
 
 // A booked view's records for walk_from() (book(), book_in_order.h): every
@@ -83,7 +90,10 @@ struct BookedRecords {
   std::size_t stop_from = 0, stop_to = 0;
   StepId entered = kNoStep;
   int bound_use(StepId i) const { return ws.bound_use[i]; }
-  const AnalyticWorkspace::Use& use(StepId i, int k) const { return ws.uses[ws.first_use[i] + static_cast<std::size_t>(k)]; }
+  AnalyticWorkspace::Use use(StepId i, int k, const StepCost& c) const {
+    const AnalyticWorkspace::UseRec& r = ws.uses[ws.first_use[i] + static_cast<std::size_t>(k)];
+    return {r.start, use_end(r.start, c.uses[static_cast<std::size_t>(k)]), r.holder, r.holder_use};
+  }
   // The dep a step waited for last (its first latest finishing dep; kNoStep:
   // none), found only for the steps of the critical path: the deps' finishes
   // are final once the step is taken, so the walk finds what booking would.
@@ -162,7 +172,7 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
   // Step costs are computed when a step is taken (one reused StepCost, no
   // per-step allocation) and again for the steps of the critical path only;
   // the use records are appended in the order steps are taken.
-  using Use = AnalyticWorkspace::Use;
+  using UseRec = AnalyticWorkspace::UseRec;
   auto& first_use = ws.first_use;
   first_use.assign(n, 0);
   auto& uses = ws.uses;
@@ -266,8 +276,8 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
     int fed_by = -1;      // the transfer use that ends last
     for (std::size_t k = 0; k < c.uses.size(); ++k) {
       const auto& u = c.uses[k];
-      Use& rec = uses[first_use[i] + k];
-      rec = Use{t0, t0, kNoStep, -1};
+      UseRec& rec = uses[first_use[i] + k];
+      rec = UseRec{t0, kNoStep, -1};
       if (u.amount_bytes <= 0) continue;
       Queue& qu = resources[static_cast<std::size_t>(u.resource)];
       const double d = u.amount_bytes / u.rate_GBps;
@@ -282,16 +292,14 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
         holder_use = fed_by;
       }
       analytic::reserve(qu, r, start, d, holder, holder_use, i, static_cast<int>(k));
-      rec.start = start;
-      rec.end = start + d;
-      rec.holder = holder;
-      rec.holder_use = holder_use;
-      if (!u.fed_by_transfers && rec.end > fed_end) {
-        fed_end = rec.end;
+      rec = UseRec{start, holder, holder_use};
+      const double rec_end = start + d;  // (use_end())
+      if (!u.fed_by_transfers && rec_end > fed_end) {
+        fed_end = rec_end;
         fed_by = static_cast<int>(k);
       }
-      if (rec.end > end) {
-        end = rec.end;
+      if (rec_end > end) {
+        end = rec_end;
         bound_use[i] = static_cast<int>(k);
       }
     }

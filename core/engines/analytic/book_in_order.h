@@ -111,10 +111,11 @@ bool book_in_order(View& v, const RunContext& ctx, AnalyticWorkspace& ws, Analyt
     double end = t0;
     for (std::size_t k = 0; k < c.uses.size(); ++k) {
       const auto& u = c.uses[k];
-      AnalyticWorkspace::Use& rec = uses[first_use[i] + k];
-      rec = AnalyticWorkspace::Use{t0, t0, kNoStep, -1};
+      AnalyticWorkspace::UseRec& kept = uses[first_use[i] + k];
+      kept = AnalyticWorkspace::UseRec{t0, kNoStep, -1};
       if (u.fed_by_transfers) return false;
       if (u.amount_bytes <= 0) continue;
+      AnalyticWorkspace::Use rec;
       Tail& q = tails[static_cast<std::size_t>(u.resource)];
       // A resource is used by phases' steps or by steps taken in index order,
       // never both (the two orders would meet on it).
@@ -123,6 +124,7 @@ bool book_in_order(View& v, const RunContext& ctx, AnalyticWorkspace& ws, Analyt
       // In the engine's order (ready, then index: ties keep this order), and
       // no earlier gap can take it.
       if (!append_use(q.last, r, t0, u.amount_bytes / u.rate_GBps, id, static_cast<int>(k), rec)) return false;
+      kept = AnalyticWorkspace::UseRec{rec.start, rec.holder, rec.holder_use};  // (rec.end: use_end(), book.h)
       q.in_phase = in_phase;
       if (rec.end > end) {
         end = rec.end;

@@ -379,7 +379,7 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
         if (k->u[u].books && t0 + k->u[u].d > end) end = t0 + k->u[u].d, b = static_cast<int>(u);
       return b;
     }
-    const Use& use(StepId i, int u) const {
+    const Use& use(StepId i, int u, const StepCost& /*c*/) const {
       double t0 = 0;
       const KindCost::U& x = at(i, t0)->u[static_cast<std::size_t>(u)];
       scratch = Use{t0, x.books ? t0 + x.d : t0, kNoStep, -1};

@@ -542,7 +542,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
         return hbm_bound[3 * static_cast<std::size_t>(r.a) + static_cast<std::size_t>(slot(r.what))];
       return -1;
     }
-    const Use& use(StepId i, int k) const {
+    const Use& use(StepId i, int k, const StepCost& /*c*/) const {
       const Rec r = ids.rec(i);
       if (r.what == What::RsPush || r.what == What::AgPush) return scratch = use_of(i, k);
       return hbm_rec[3 * static_cast<std::size_t>(r.a) + static_cast<std::size_t>(slot(r.what))];

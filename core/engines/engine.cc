@@ -19,7 +19,7 @@ namespace {
 
 // The analytic engine's working memory, one per thread and reused from point
 // to point: a fresh AnalyticWorkspace costs more than a small point itself
-// (its first block of use records is 64Ki records, 1.5 MB of fresh pages, and
+// (its first block of use records was 64Ki records, 1.5 MB of fresh pages, and
 // every list is allocated anew; at 8 GPUs that was 60-90% of a point's CPU).
 // Results are identical (run_analytic's contract). After a run the workspace
 // keeps at most one block of use records and lists of up to kKeep entries, so

@@ -360,18 +360,19 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
               k * (static_cast<double>(sizeof(Step)) + 88) + r * (static_cast<double>(sizeof(Region)) + 12)};
     }
   }
-  if (engine_id == EngineId::Analytic && algo == Algorithm::Nvls && cfg.fabric.topology == Topology::TwoTier &&
-      cfg.fabric.graph_file.empty()) {
-    // NVLS on two tiers (build_nvls_tiers, compiled and booked in full) from
-    // its step and region counts: compiling it to estimate it cost ~40% of a
-    // 1024-GPU point, as its small fabrics below fail validation there.
-    // About 1 us per step (compiled and costed) and 0.2 us per region (a
-    // region and a port use); a Step, a booking record and their lists.
-    const build::NvlsTiersCounts k = build::nvls_tiers_counts(c.bytes, gpus, cfg.fabric.leaves);
-    const double steps = static_cast<double>(k.steps), r = static_cast<double>(k.regions);
-    return {steps, "steps", steps * 1.1e-6 + r * 2e-7,
-            steps * (static_cast<double>(sizeof(Step)) + 48) + r * (static_cast<double>(sizeof(Region)) + 40)};
-  }
+  if (engine_id == EngineId::Analytic && algo == Algorithm::Nvls)
+    if (const std::size_t booked = nvls_tiers_steps(run_cfg, c); booked > 0) {
+      // NVLS on two tiers from its form (run_analytic_nvls_tiers, as resolve()
+      // runs it): no schedule; its step and region counts (compiling it to
+      // estimate it cost ~40% of a 1024-GPU point). Each region is a resource
+      // use booked, ~0.1 us and ~18 bytes of records and queues (peak heap,
+      // heaptrack, nvl576-style at 1 GiB: 22 MB for 1.13M regions at 1024 GPUs,
+      // 44 MB for 2.51M at 256, 41 MB for 2.25M at 576); per step ~1 us (its
+      // costed lists) and its times and booking lists.
+      const build::NvlsTiersCounts k = build::nvls_tiers_counts(c.bytes, gpus, cfg.fabric.leaves);
+      const double steps = static_cast<double>(booked), r = static_cast<double>(k.regions);
+      return {static_cast<double>(k.steps), "steps", steps * 1e-6 + r * 1e-7, steps * 128 + r * 18};
+    }
   if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;
   const double n[3] = {16, 32, 64};

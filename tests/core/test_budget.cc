@@ -137,10 +137,10 @@ TEST(WorkBudget, AnalyticEstimateCostsEachStepShapeOnce) {
   EXPECT_GT(compared, 100);
 }
 
-// NVLS on two tiers (compiled and booked in full) is estimated from its step
-// and region counts without compiling it: the counts are the compiled
-// schedule's exactly, and the estimate stays within 2x of what compiling it
-// would say (its own engine's part and the compilation's).
+// NVLS on two tiers (booked from its form, not compiled: nvls_tiers.h) is
+// estimated from its step and region counts: the counts are the compiled
+// schedule's exactly, and the estimate stays within 2x of the engine's
+// estimate of booking the compiled schedule and ~1 us per step to cost it.
 TEST(WorkBudget, NvlsOnTwoTiersIsEstimatedFromExactCounts) {
   struct Case {
     const char* preset;
@@ -167,9 +167,9 @@ TEST(WorkBudget, NvlsOnTwoTiersIsEstimatedFromExactCounts) {
       const WorkEstimate x = estimate(c, Algorithm::Nvls, coll, EngineId::Analytic);
       EXPECT_EQ(x.amount, static_cast<double>(s.steps.size()));
       const WorkEstimate direct = compiled_estimate(c, Algorithm::Nvls, coll, EngineId::Analytic);
-      const double compiled_s = direct.seconds + static_cast<double>(s.steps.size()) * 1e-6 + regions * 1e-7;
-      EXPECT_GT(x.seconds, 0.5 * compiled_s);
-      EXPECT_LT(x.seconds, 2.0 * compiled_s);
+      const double booked_s = direct.seconds + static_cast<double>(s.steps.size()) * 1e-6;
+      EXPECT_GT(x.seconds, 0.5 * booked_s);
+      EXPECT_LT(x.seconds, 2.0 * booked_s);
       ++compared;
     }
   EXPECT_EQ(compared, 20);

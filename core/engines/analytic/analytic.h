@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/big_alloc.h"
 #include "base/run_context.h"
 #include "fabric/config.h"
 #include "model/cost_model.h"
@@ -46,22 +47,40 @@ struct AnalyticWorkspace {
   struct UseRec { double start = 0; StepId holder = kNoStep; int holder_use = -1; };
   struct Busy { double start, end; StepId step; int use; };
   struct Queue { std::vector<Busy> v; std::size_t head = 0; };
-  /// The use records (UseRec), in blocks of 64Ki: growing never copies them (a vector's
+  /// The use records (UseRec), in blocks of 128Ki (2 MiB): growing never copies them (a vector's
   /// regrowth held the old and the new array at once: at a million steps,
   /// hundreds of MB at the peak). Indices are dense from 0, as in a vector.
   /// A block is not initialised (every booking writes a record before any
   /// read of it; UseRec, an aggregate, lives in the storage as allocated):
   /// constructing 64Ki records was 12% of an NVLS point at 1024 GPUs.
+  /// The first block is the C library's (a small point touches a few of its
+  /// pages); the others are big_alloc's (base/big_alloc.h): on huge pages
+  /// where the kernel gives them, and kept for the next large run when freed
+  /// (a two-tier NVLS point at 1024 GPUs writes 18 MB of records: in 4 KiB
+  /// pages their faults took as long as the rest of the point).
   struct UseList {
-    static constexpr std::size_t kBlock = std::size_t{1} << 16;
+    static constexpr std::size_t kBlock = std::size_t{1} << 17;
+    static constexpr std::size_t kBlockBytes = kBlock * sizeof(UseRec);
     struct Free {
-      void operator()(UseRec* p) const { ::operator delete(static_cast<void*>(p)); }
+      bool big = false;
+      void operator()(UseRec* p) const {
+        if (big) big_free(p, kBlockBytes);
+        else ::operator delete(static_cast<void*>(p));
+      }
     };
     std::vector<std::unique_ptr<UseRec[], Free>> blocks;
     std::size_t size = 0;
     void clear() { size = 0; }  // keeps the blocks for the next run
     void grow_to(std::size_t n) {
-      while (blocks.size() * kBlock < n) blocks.emplace_back(static_cast<UseRec*>(::operator new(kBlock * sizeof(UseRec))));
+      while (blocks.size() * kBlock < n) {
+        if (blocks.empty()) {
+          blocks.emplace_back(static_cast<UseRec*>(::operator new(kBlockBytes)), Free{false});
+          continue;
+        }
+        void* p = big_alloc(kBlockBytes);
+        if (!p) throw std::bad_alloc();
+        blocks.emplace_back(static_cast<UseRec*>(p), Free{true});
+      }
       size = n;
     }
     UseRec& operator[](std::size_t i) { return blocks[i / kBlock][i % kBlock]; }

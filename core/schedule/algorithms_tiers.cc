@@ -102,26 +102,22 @@ void NvlsTiersForm::fill(const Schedule& s, StepId i, Step& st) const {
       st.kind = StepKind::Wait;
       st.unit = Unit::NvlsReduce;
       break;
-    case Part::Leaf: {  // rank (leaf, k) ld_reduces chunk c of shard k over its leaf
-      const Span chunk = chunk_span(r, id.chunk);
+    case Part::Leaf:  // rank (leaf, k) ld_reduces chunk c of shard k over its leaf
+    case Part::Spine: {  // then sub-shard `leaf` of that chunk over the k-th ranks of all leaves
+      const bool in_leaf = id.part == Part::Leaf;
+      const Span span = in_leaf ? chunk_span(r, id.chunk) : part_span(r, id.chunk);
       st.kind = StepKind::Read;
       st.via = kAllPlanes;
       st.op = DataOp::Reduce;
       st.unit = Unit::NvlsReduce;
-      st.srcs.reserve(static_cast<std::size_t>(m));
-      for (int j = 0; j < m; ++j) st.srcs.push_back(at(s.input[static_cast<std::size_t>(leaf * m + j)], chunk));
-      st.dsts.push_back(at(leaf_sum[static_cast<std::size_t>(r)], chunk));
-      break;
-    }
-    case Part::Spine: {  // sub-shard `leaf` of that chunk over the k-th ranks of all leaves
-      const Span part = part_span(r, id.chunk);
-      st.kind = StepKind::Read;
-      st.via = kAllPlanes;
-      st.op = DataOp::Reduce;
-      st.unit = Unit::NvlsReduce;
-      st.srcs.reserve(static_cast<std::size_t>(leaves));
-      for (int l = 0; l < leaves; ++l) st.srcs.push_back(at(leaf_sum[static_cast<std::size_t>(l * m + k)], part));
-      st.dsts.push_back(at(all_sum[static_cast<std::size_t>(r)], part));
+      const int sources = in_leaf ? m : leaves;
+      st.srcs.reserve(static_cast<std::size_t>(sources));
+      for (int j = 0; j < sources; ++j) {
+        const BufferId from = in_leaf ? s.input[static_cast<std::size_t>(leaf * m + j)]   // the leaf's inputs
+                                      : leaf_sum[static_cast<std::size_t>(j * m + k)];  // each leaf's sums
+        st.srcs.push_back(at(from, span));
+      }
+      st.dsts.push_back(at((in_leaf ? leaf_sum : all_sum)[static_cast<std::size_t>(r)], span));
       break;
     }
     case Part::Store: {  // multimem.st of the sum to every rank

@@ -1049,16 +1049,23 @@ namespace {
 // run_analytic_nvls against booking the compiled NVLS schedule: the same time,
 // breakdown terms, critical path, max_link_bytes and every step's start and
 // finish, to the last bit. False if the fast path declined (nothing compared).
+// `fast` (a shortcut's NVLS result for c and coll) against booking the
+// compiled schedule, every step's timing included; the compiled step count.
+std::size_t expect_nvls_booked_as_compiled(const AnalyticResult& fast, const Config& c, const Collective& coll) {
+  const Schedule s = compile(c, Algorithm::Nvls, coll);
+  const AnalyticResult full = run_analytic(c, s);
+  EXPECT_EQ(fast.steps.size(), s.steps.size());
+  expect_same_booking(fast, full, s.steps.size());
+  EXPECT_GT(full.critical_path.size(), 3u);
+  return s.steps.size();
+}
+
 bool expect_nvls_alike_exact(const Config& c, std::uint64_t bytes) {
   SCOPED_TRACE(fmt::format("{} GPUs, {} planes, {} B", c.fabric.gpus, c.fabric.planes, bytes));
   const Collective coll{bytes, DType::Bf16};
   const std::optional<AnalyticResult> fast = run_analytic_nvls(c, coll, {}, true);
   if (!fast) return false;
-  const Schedule s = compile(c, Algorithm::Nvls, coll);
-  const AnalyticResult full = run_analytic(c, s);
-  EXPECT_EQ(fast->steps.size(), s.steps.size());
-  expect_same_booking(*fast, full, s.steps.size());
-  EXPECT_GT(full.critical_path.size(), 3u);
+  expect_nvls_booked_as_compiled(*fast, c, coll);
   return true;
 }
 
@@ -1147,12 +1154,7 @@ bool expect_nvls_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype =
   const Collective coll{bytes, dtype};
   const std::optional<AnalyticResult> fast = run_analytic_nvls_tiers(c, coll);
   if (!fast) return false;
-  const Schedule s = compile(c, Algorithm::Nvls, coll);
-  const AnalyticResult full = run_analytic(c, s);
-  EXPECT_EQ(fast->steps.size(), s.steps.size());
-  expect_same_booking(*fast, full, s.steps.size());
-  EXPECT_GT(full.critical_path.size(), 3u);
-  EXPECT_EQ(nvls_tiers_steps(c, coll), s.steps.size() + 2);
+  EXPECT_EQ(nvls_tiers_steps(c, coll), expect_nvls_booked_as_compiled(*fast, c, coll) + 2);
   return true;
 }
 

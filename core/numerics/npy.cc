@@ -56,7 +56,7 @@ nlohmann::json header_as_json(const std::string& header, const std::string& path
       j += c;
     }
   }
-  nlohmann::json h = parse_json_text(j, path + ": .npy header", {false, 8});
+  nlohmann::json h = parse_json_text(j, path + ": .npy header", {false, 8, {}});
   if (!h.is_object()) throw Error(fmt::format("{}: .npy header is not a dictionary", path));
   return h;
 }

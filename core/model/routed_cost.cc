@@ -24,6 +24,18 @@ Planes planes_of(const Schedule& s, const Step& st, bool first_plane_only) {
   return {0, planes, first_plane_only ? 1 : planes};
 }
 
+// link_payload_GBps' two rates for one step's `factor`: a port's payload rate
+// as on a star, framing ceiling included (port_payload_GBps); a trunk carries
+// the same packets at its own raw rate.
+struct LinkRates {
+  double port, trunk;
+  double of(ResourceKind k) const { return k != ResourceKind::Uplink && k != ResourceKind::Downlink ? port : trunk; }
+};
+LinkRates link_rates(const Config& cfg, const Schedule& s, double factor) {
+  const double port = port_payload_GBps(cfg, s, factor);
+  return {port, port * trunk_raw_GBps(cfg, s) / port_raw_GBps(cfg, s)};
+}
+
 // Bytes per resource, merged: several routes may share a link.
 using Loads = std::vector<std::pair<int, double>>;
 
@@ -61,10 +73,8 @@ void book(const Config& cfg, const Schedule& s, const ResourceMap& rm, Loads& lo
           StepCost& c) {
   // (Pairs compare in full, so a sorted list is the one sort() would give.)
   if (!std::is_sorted(loads.begin(), loads.end())) std::sort(loads.begin(), loads.end());
-  // (link_payload_GBps' two rates, each found once: a multicast at 1024
-  // accelerators lists a thousand ports.)
-  const double port = port_payload_GBps(cfg, s, factor);
-  const double trunk = port * trunk_raw_GBps(cfg, s) / port_raw_GBps(cfg, s);
+  // (The rates found once: a multicast at 1024 accelerators lists a thousand ports.)
+  const LinkRates rates = link_rates(cfg, s, factor);
   c.uses.reserve(c.uses.size() + loads.size());
   for (std::size_t i = 0; i < loads.size();) {
     std::size_t j = i;
@@ -72,8 +82,7 @@ void book(const Config& cfg, const Schedule& s, const ResourceMap& rm, Loads& lo
     for (; j < loads.size() && loads[j].first == loads[i].first; ++j) b = tree ? loads[j].second : b + loads[j].second;
     const int r = loads[i].first;
     const ResourceKind k = rm.kind(r);
-    const double rate = k != ResourceKind::Uplink && k != ResourceKind::Downlink ? port : trunk;
-    c.uses.push_back({r, k, b, rate, Term::Serialisation, false});
+    c.uses.push_back({r, k, b, rates.of(k), Term::Serialisation, false});
     i = j;
   }
   loads.clear();
@@ -166,12 +175,7 @@ double trunk_raw_GBps(const Config& cfg, const Schedule& s) {
 }
 
 double link_payload_GBps(const Config& cfg, const Schedule& s, const ResourceMap& rm, int r, double factor) {
-  // A port's payload rate as on a star, framing ceiling included (port_payload_GBps);
-  // a trunk carries the same packets at its own raw rate.
-  const double port = port_payload_GBps(cfg, s, factor);
-  const ResourceKind k = rm.kind(r);
-  if (k != ResourceKind::Uplink && k != ResourceKind::Downlink) return port;
-  return port * trunk_raw_GBps(cfg, s) / port_raw_GBps(cfg, s);
+  return link_rates(cfg, s, factor).of(rm.kind(r));
 }
 
 void signal_cost(const Config& cfg, const Schedule& s, const Step& st, StepCost& c) {

@@ -147,7 +147,7 @@ void NvlsTiersForm::deps(StepId i, std::vector<StepId>& out) const {
       for (int j = 0; j < n; ++j) out.push_back(arrive_id(id.barrier, j));
       break;
     case Part::Leaf:  // after barrier 0, and up to kChunksInFlight chunks ahead of the rank's stores
-      out.push_back(static_cast<StepId>(2 * n + r));
+      out.push_back(wait_id(0, r));
       if (id.chunk >= kChunksInFlight) out.push_back(store_id(r, id.chunk - kChunksInFlight));
       break;
     case Part::Spine:

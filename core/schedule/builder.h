@@ -22,8 +22,6 @@ struct Span {
   std::uint64_t count = 0;
 };
 
-/// Splits `elems` into `parts` contiguous spans whose boundaries fall on
-/// multiples of `align` (whole quantisation blocks); spans may be empty.
 /// split(elems, parts, align)[i], without the others.
 inline Span split_one(std::uint64_t elems, int parts, int i, std::uint64_t align = 1) {
   const std::uint64_t units = (elems + align - 1) / align;
@@ -32,6 +30,8 @@ inline Span split_one(std::uint64_t elems, int parts, int i, std::uint64_t align
   const std::uint64_t e = std::min(elems, ((k + 1) * units / p) * align);
   return {b, e - b};
 }
+/// Splits `elems` into `parts` contiguous spans whose boundaries fall on
+/// multiples of `align` (whole quantisation blocks); spans may be empty.
 inline std::vector<Span> split(std::uint64_t elems, int parts, std::uint64_t align = 1) {
   std::vector<Span> out(static_cast<std::size_t>(parts));
   for (int i = 0; i < parts; ++i) out[static_cast<std::size_t>(i)] = split_one(elems, parts, i, align);
@@ -332,6 +332,7 @@ struct NvlsTiersForm {
   StepId spine_id(int r, int c) const { return leaf_id(0, c) + static_cast<StepId>(n + 2 * r); }
   StepId store_id(int r, int c) const { return spine_id(r, c) + 1; }
   StepId arrive_id(int barrier, int r) const;
+  StepId wait_id(int barrier, int r) const { return arrive_id(barrier, r) + static_cast<StepId>(n); }
   /// Step i's fields but its deps and label, into `st` (its lists refilled,
   /// their capacity kept).
   void fill(const Schedule& s, StepId i, Step& st) const;

@@ -36,7 +36,7 @@ struct FormView {
   std::vector<StepId> arrives[2];
   StepId join_id[2];
   mutable std::vector<StepId> dep_buf;
-  mutable Step st;  // the step last costed
+  Step st;  // the step last costed
   bool counting = true;
   LinkBytes lb;
 

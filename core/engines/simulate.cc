@@ -314,7 +314,7 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
     if (bool closed = false; const std::size_t steps = shot_alike_steps(run_cfg, algo, &closed, &c, &computed)) {
       // One-shot, two-shot, two-shot-q8 and ring-q8 from their builders'
       // structure (run_analytic_shot, as resolve() runs it): no schedule. In
-      // closed order (every rank ready at once) a few additions per push and
+      // closed order (every rank ready at once) a few additions per push on two tiers and
       // O(N) memory (1024 GPUs, 1 GiB: 0.03-0.05 s CPU, 18 MB as a process);
       // else records and their booking, 0.1-0.5 us and about 100 bytes per
       // step (two-shot at load 4-5: 26 us at 8 GPUs, 18 ms at 128, 0.39-0.54 s
@@ -324,7 +324,10 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       const double n = gpus, k = static_cast<double>(steps);
       if (closed && algo == Algorithm::RingQ8)
         return {k, "steps", static_cast<double>(computed) * 2e-8 + n * 2e-6, static_cast<double>(computed) * 8 + n * 4096};
-      if (closed) return {k, "steps", k * 2e-8 + n * 1e-6, n * 4096};
+      // On a star, one-shot's and the two-shots' phases in closed form (shot_star.h): O(N), ~1.5 us per
+      // rank at 1024 GPUs (BM_AnalyticScale, section 95 of performance.md).
+      const bool star = run_cfg.fabric.topology == Topology::Star && algo != Algorithm::RingQ8;
+      if (closed) return {k, "steps", star ? n * 2e-6 : k * 2e-8 + n * 1e-6, n * 4096};
       if (algo == Algorithm::RingQ8 && computed < steps) {
         // Two tiers, leaves alike (ring_leaves.h): one leaf's 3mN steps booked
         // by book(), ~0.4 us and ~160 bytes of peak heap each (1024 GPUs, 1

@@ -38,7 +38,7 @@ namespace scin {
 /// search. Without `with_steps` (no per-step timings wanted: simulate()),
 /// one-shot and the two-shots whose ranks are all ready at once are booked in
 /// closed order without step records, on a star or two tiers (shot_closed.h:
-/// O(N) memory, N^2 additions), and ring-q8 on a star or two tiers where no use would queue
+/// O(N) memory, N^2 additions; O(N) on a star, shot_star.h), and ring-q8 on a star or two tiers where no use would queue
 /// (ring_closed.h: O(N) with ranks alike, else 8 bytes and a few additions a
 /// step); ring-q8 on two tiers first by leaves alike (ring_leaves.h: one
 /// leaf's ranks' 3mN steps booked, their times standing for every leaf's).

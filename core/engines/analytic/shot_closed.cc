@@ -10,6 +10,7 @@
 
 #include "engines/analytic/book.h"
 #include "engines/analytic/book_in_order.h"
+#include "engines/analytic/shot_star.h"
 #include "fabric/graph.h"
 #include "model/cost_grid.h"
 
@@ -60,23 +61,6 @@ struct Ids {
 
 using analytic::append_use;
 using Tail = analytic::QueueTail;
-
-// A push's cost with its uses by role: the sender's or the receiver's port
-// (base + rank x stride), or on two tiers the trunk up from the sender's leaf
-// or down to the receiver's leaf through the spine ECMP picks for the pair;
-// each use d ns long (amount <= 0: books nothing).
-struct PushShape {
-  enum class Role : std::uint8_t { Sender, Receiver, Up, Down };
-  struct U {
-    Role role;
-    int base, stride;  // a port: base + rank x stride
-    int plane;
-    double d;
-    bool books;
-  };
-  double fixed = 0, latency = 0;
-  std::vector<U> u;
-};
 
 // At most this many uses per push (a push on every plane of a star whose
 // planes are not alike has two per plane, on two tiers up to four).
@@ -308,11 +292,8 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     return (fin + sig_fixed[cross]) + sig_latency[cross];
   };
 
-  // One push: its uses appended to their queues, its finish. Replaying one
-  // queue (`only` = that resource), the others are left alone and `out`
-  // receives the records in the pair's use order (only the replayed queue's
-  // are meaningful).
-  std::vector<Tail> queues(static_cast<std::size_t>(rm.count()));
+  // The booking pass's queues, one per resource (allocated when a phase is booked push by push).
+  std::vector<Tail> queues;
   std::size_t pushes = 0;
   auto tick = [&] {  // a push done: a stop request is seen every 4096
     if ((++pushes & 0xfff) == 0) {
@@ -320,28 +301,20 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       ctx.report(0.5);
     }
   };
-  auto push = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready,
-                  std::vector<Tail>& queue, double& fin, int only = -1, Use* out = nullptr, int* res_of = nullptr,
-                  std::uint8_t* order = nullptr) {
-    int placed[kMaxUses];
-    std::uint8_t ordered[kMaxUses];
-    if (!res_of) res_of = placed;
-    if (!order) order = ordered;
+  // One push replayed on the queue `q` of resource `only`, the others left
+  // alone: `out` receives the records in the pair's use order (only the
+  // replayed queue's are meaningful).
+  auto push = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready, Tail& q, int only,
+                  Use* out, int* res_of, std::uint8_t* order) {
     place(p, from, to, res_of, order);
     const double t0 = ready + p.fixed;
-    double end = t0;
     for (std::size_t k = 0; k < p.u.size(); ++k) {
-      const PushShape::U& u = p.u[order[k]];
-      const int res_k = res_of[order[k]];
       Use rec{t0, t0, kNoStep, -1};
-      if (u.books && (only < 0 || only == res_k))
-        if (!append_use(queue[static_cast<std::size_t>(res_k)], ready, t0, u.d, id, static_cast<int>(k), rec)) return false;
-      if (out) out[k] = rec;
-      end = std::max(end, rec.end);
+      if (p.u[order[k]].books && only == res_of[order[k]])
+        append_use(q, ready, t0, p.u[order[k]].d, id, static_cast<int>(k), rec);  // (the booking pass checked it)
+      out[k] = rec;
     }
-    fin = end + p.latency;
     tick();
-    return true;
   };
 
   // The same push in the booking pass, where no use record is kept: its uses
@@ -368,20 +341,42 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     return true;
   };
 
-  // The scatter: every push ready at T, taken in index order.
+  // The scatter: every push ready at T, taken in index order. On a star in
+  // closed form (shot_star.h: O(N)) where it holds, else push by push.
   std::vector<double> w1max(n, -1), fin_red(n);
   std::vector<std::size_t> w1arg(n, 0);
-  for (std::size_t r = 0; r < n; ++r)
-    for (std::size_t j = 0; j < n; ++j) {
-      if (j == r) continue;
-      const StepId id = ids.pair(ids.base_rs, r, j);
-      double fin = 0;
-      if (!push_main(rs_of(r, j), r, j, id, T, fin)) return false;
-      seen(id, fin);
-      const double flag = flag_of(fin, r, j);
-      seen(id + 1, flag);
-      if (flag > w1max[j]) w1max[j] = flag, w1arg[j] = r;  // (the first latest in the wait's dep order)
+  auto scatter = [&] {
+    queues.assign(static_cast<std::size_t>(rm.count()), Tail{});
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t j = 0; j < n; ++j) {
+        if (j == r) continue;
+        const StepId id = ids.pair(ids.base_rs, r, j);
+        double fin = 0;
+        if (!push_main(rs_of(r, j), r, j, id, T, fin)) return false;
+        seen(id, fin);
+        const double flag = flag_of(fin, r, j);
+        seen(id + 1, flag);
+        if (flag > w1max[j]) w1max[j] = flag, w1arg[j] = r;  // (the first latest in the wait's dep order)
+      }
+    return true;
+  };
+  // Per receiver, the latest push (the first sender with it) and its flag.
+  auto latest = [&](const star::Latest& l, std::size_t base, std::vector<double>& wmax, std::vector<std::size_t>& warg) {
+    for (std::size_t to = 0; to < n; ++to) {
+      const std::size_t from = l.from[to];
+      const StepId id = ids.pair(base, from, to);
+      seen(id, l.fin[to]);
+      wmax[to] = flag_of(l.fin[to], from, to);
+      warg[to] = from;
+      seen(id + 1, wmax[to]);
     }
+  };
+  std::vector<star::Push> star_rs, star_ag;
+  star::Queues star_q;
+  star::Latest star_l;
+  const bool star_scatter = !tiers && star::pushes(shapes, rs_shape, n, star_rs) && star::scatter(T, star_rs, star_l, star_q);
+  if (star_scatter) latest(star_l, ids.base_rs, w1max, w1arg), ++star::phases_in_closed_form();
+  else if (!scatter()) return false;
   for (std::size_t j = 0; j < n; ++j) {
     double wfin = 0;
     if (!free_fin(rec_of(What::Wait, j, 0), std::max(w1max[j], ready_fin[j]), wfin)) return false;
@@ -396,17 +391,23 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   std::stable_sort(order.begin(), order.end(), [&](std::size_t u, std::size_t v) { return fin_red[u] < fin_red[v]; });
   std::vector<double> w2max(n, -1);
   std::vector<std::size_t> w2arg(n, 0);
-  for (std::size_t j : order)
-    for (std::size_t r = 0; r < n; ++r) {
-      if (r == j) continue;
-      const StepId id = ids.pair(ids.base_ag, j, r);
-      double fin = 0;
-      if (!push_main(ag_of(j, r), j, r, id, fin_red[j], fin)) return false;
-      seen(id, fin);
-      const double flag = flag_of(fin, j, r);
-      seen(id + 1, flag);
-      if (flag > w2max[r] || (flag == w2max[r] && j < w2arg[r])) w2max[r] = flag, w2arg[r] = j;
-    }
+  if (star_scatter && !one && star::pushes(shapes, ag_shape, n, star_ag) && star::gather(fin_red, order, star_ag, star_q, star_l)) {
+    latest(star_l, ids.base_ag, w2max, w2arg);
+    ++star::phases_in_closed_form();
+  } else if (!one) {
+    if (star_scatter && !scatter()) return false;  // (the gather push by push starts from the scatter's queues)
+    for (std::size_t j : order)
+      for (std::size_t r = 0; r < n; ++r) {
+        if (r == j) continue;
+        const StepId id = ids.pair(ids.base_ag, j, r);
+        double fin = 0;
+        if (!push_main(ag_of(j, r), j, r, id, fin_red[j], fin)) return false;
+        seen(id, fin);
+        const double flag = flag_of(fin, j, r);
+        seen(id + 1, flag);
+        if (flag > w2max[r] || (flag == w2max[r] && j < w2arg[r])) w2max[r] = flag, w2arg[r] = j;
+      }
+  }
   for (std::size_t r = 0; r < n && !one; ++r) {
     double wfin = 0;
     if (!free_fin(rec_of(What::Wait, r, 0), std::max(w2max[r], fin_red[r]), wfin)) return false;
@@ -442,7 +443,6 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   // the pushes that use it (a port's: its rank's; a trunk's: those from or
   // to its leaf), in the engine's order, kept by step.
   std::unordered_map<int, std::vector<std::pair<StepId, Use>>> replayed;
-  std::vector<Tail> replay_queues;
   auto replay = [&](int res_k) -> const std::vector<std::pair<StepId, Use>>& {
     auto [it, fresh] = replayed.try_emplace(res_k);
     if (!fresh) return it->second;
@@ -461,23 +461,18 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       if (kind == ResourceKind::Uplink) from0 = l * per_leaf, from1 = from0 + per_leaf;
       else to0 = l * per_leaf, to1 = to0 + per_leaf;
     }
-    // (One queue array for every replay, allocated once: a replay appends to
-    // queue[res_k] alone, reset here. A fresh array per replay was 1.3 MB at
-    // 1024 GPUs x 18 planes, for each resource the path runs along.)
-    if (replay_queues.empty()) replay_queues.resize(queues.size());
-    std::vector<Tail>& queue = replay_queues;
-    queue[static_cast<std::size_t>(res_k)] = Tail{};
+    Tail queue;
     Use out[kMaxUses];
     int res_of[kMaxUses];
     std::uint8_t ord[kMaxUses];
     auto one_push = [&](const PushShape& p, std::size_t from, std::size_t to, StepId id, double ready) {
       if (trunk_spine >= 0 && (!crossing(from, to) || spine_of(from, to) != trunk_spine))
         return;  // (its uses leave this queue alone)
-      double fin = 0;
-      push(p, from, to, id, ready, queue, fin, res_k, out, res_of, ord);
+      push(p, from, to, id, ready, queue, res_k, out, res_of, ord);
       for (std::size_t k = 0; k < p.u.size(); ++k)
         if (p.u[ord[k]].books && res_of[ord[k]] == res_k) it->second.emplace_back(id, out[k]);
     };
+    it->second.reserve(2 * (from1 - from0) * (to1 - to0));  // (at most: each pair's push in both phases)
     for (std::size_t r = from0; r < from1; ++r)
       for (std::size_t j = to0; j < to1; ++j)
         if (j != r) one_push(rs_of(r, j), r, j, ids.pair(ids.base_rs, r, j), T);

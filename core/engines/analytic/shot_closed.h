@@ -24,7 +24,8 @@ namespace scin::shot {
 /// steps one after another, so each use starts at the later of (ready + fixed) and the end of
 /// its queue's last use (book_in_order.h says why no gap can take it), and a
 /// queue is its last end and user: O(N) state, O(N^2) additions for the N^2
-/// pushes. Pushes are costed once per phase, shard size and (on two tiers)
+/// pushes; on a star, each phase in closed form where it holds
+/// (shot_star.h: O(N) per phase). Pushes are costed once per phase, shard size and (on two tiers)
 /// whether the pair is in one leaf; a pair's uses are placed from their roles
 /// (its ports, and between leaves the trunks of the spine ECMP picks for it),
 /// in step_cost()'s order. The waits keep their first latest dep, and the critical path is

@@ -461,6 +461,42 @@ TEST(RanksAlike, RingOnAStarEqualsTheFullBooking) {
     expect_ring_alike_exact(star(256), bytes, {RingProtocol::Simple});
 }
 
+// Without per-step timings (simulate()'s call), where every rank's sends are
+// alike (one chunk size, launches at once, a star) one time per step stands
+// for every rank's: the same time, terms, critical path and max_link_bytes as
+// booking the compiled ring; two chunk sizes, serialised launches and two
+// tiers take the recurrence over every rank (and agree too).
+TEST(RanksAlike, SendsAlikeEqualTheFullBooking) {
+  Config serial = star(16);
+  set_param(serial, "accelerator.gpus_per_process", 4);
+  set_param(serial, "accelerator.launch_serial_ns", 700);
+  validate(serial);
+  struct Case {
+    Config c;
+    std::uint64_t bytes;
+    bool alike;
+  };
+  const std::vector<Case> cases = {
+      {star(8), std::uint64_t{1} << 30, true},          {star(64), std::uint64_t{1} << 20, true},
+      {star(256), std::uint64_t{1} << 28, true},        {load_preset("hgx-b200-8"), 4096, true},
+      {star(64), (std::uint64_t{1} << 20) + 2, false},  {star(64), 8, false},
+      {serial, std::uint64_t{1} << 20, false},          {two_tier(16, 4, 2, 3), std::uint64_t{1} << 26, false}};
+  for (const Case& k : cases)
+    for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
+      SCOPED_TRACE(fmt::format("{} GPUs, {} B, {}", k.c.fabric.gpus, k.bytes, to_string(p)));
+      Config c = k.c;
+      c.ring.protocol = p;
+      const Collective coll{k.bytes, DType::Bf16};
+      const std::size_t before = ring_sends_alike_total();
+      const std::optional<AnalyticResult> fast = run_analytic_ring(c, coll);
+      ASSERT_TRUE(fast.has_value());
+      EXPECT_EQ(ring_sends_alike_total() - before, k.alike ? 1u : 0u);
+      const AnalyticResult full = run_analytic(c, compile(c, Algorithm::Ring, coll));
+      expect_same_booking(*fast, full, 0);
+      EXPECT_GT(full.critical_path.size(), static_cast<std::size_t>(c.fabric.gpus));
+    }
+}
+
 // Ranks that are not alike but still never queue: launches serialised per
 // process (each rank's launch ends at another time), and a switchless mesh.
 TEST(RanksAlike, RingWithUnequalRanksOrOnAMeshEqualsTheFullBooking) {

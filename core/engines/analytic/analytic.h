@@ -141,6 +141,10 @@ bool ports_alike(const Schedule& s);
 /// Returns nothing when (a) or (b) fails: the caller compiles and books the
 /// schedule. Work O(N^2) additions and O(N) step costs; memory 8 bytes x
 /// 2N(N-1) (the finish times), or with_steps the full per-step timings.
+/// Without per-step timings, where every rank's sends are alike (one chunk
+/// size, every launch ending at once, each phase's send costing the same on
+/// every rank: a star), F[t][r] is the same for every r: one time per step,
+/// O(N) work and memory.
 std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collective& c, const RunContext& ctx = {},
                                                 bool with_steps = false);
 

@@ -284,11 +284,12 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   if (info(algo).ring_protocol && cfg.ring.protocol == RingProtocol::Auto)
     run_cfg.ring.protocol = RingProtocol::Simple;  // every protocol has the same steps
   const int gpus = cfg.fabric.gpus;
-  if (engine_id == EngineId::Analytic && algo == Algorithm::Ring && ring_ranks_alike(run_cfg, c)) {
+  if (bool alike = false; engine_id == EngineId::Analytic && algo == Algorithm::Ring && ring_ranks_alike(run_cfg, c, &alike)) {
     // Ranks alike (run_analytic_ring): no schedule; a few ns per step of the
-    // recurrence, a few us per rank for its costed sends, 8 bytes per step.
-    const double n = gpus, steps = n * (2 * n - 1);
-    return {steps, "steps", steps * 5e-9 + n * 1e-5, steps * 8 + n * 256};
+    // recurrence, a few us per rank for its costed sends, 8 bytes per step;
+    // where every rank's sends are alike too, one step per rank and round.
+    const double n = gpus, steps = n * (2 * n - 1), computed = alike ? 2 * n : steps;
+    return {steps, "steps", computed * 5e-9 + n * 1e-5, computed * 8 + n * 256};
   }
   if (engine_id == EngineId::Analytic && algo == Algorithm::Nvls)
     if (const std::size_t booked = nvls_alike_steps(run_cfg, c); booked > 0) {

@@ -149,8 +149,9 @@ std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collect
                                                 bool with_steps = false);
 
 /// True if run_analytic_ring() answers for `cfg` and `c` (its condition holds);
-/// costs O(N) steps, for estimates.
-bool ring_ranks_alike(const Config& cfg, const Collective& c);
+/// costs O(N) steps, for estimates. `sends_alike` (optional): whether every
+/// rank's sends are alike too (one time per step without per-step timings).
+bool ring_ranks_alike(const Config& cfg, const Collective& c, bool* sends_alike = nullptr);
 
 /// NVLS by classes of ports (docs/model.md, "Alike planes and alike ranks"):
 /// the analytic result of the one-switch NVLS schedule (a star) without

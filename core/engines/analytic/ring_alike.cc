@@ -314,10 +314,12 @@ void ring_walk(const Config& cfg, const RingShape& sh, const RingCosts& k, const
 
 }  // namespace
 
-bool ring_ranks_alike(const Config& cfg, const Collective& c) {
+bool ring_ranks_alike(const Config& cfg, const Collective& c, bool* alike) {
   std::optional<RingShape> sh = ring_shape(cfg, c);
   RingCosts k;
-  return sh && ring_costs(cfg, *sh, cfg.ring.protocol, k);
+  const bool ok = sh && ring_costs(cfg, *sh, cfg.ring.protocol, k);
+  if (alike) *alike = ok && sends_alike(*sh, k);
+  return ok;
 }
 
 std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collective& coll, const RunContext& ctx,

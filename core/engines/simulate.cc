@@ -287,8 +287,8 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   if (bool alike = false; engine_id == EngineId::Analytic && algo == Algorithm::Ring && ring_ranks_alike(run_cfg, c, &alike)) {
     // Ranks alike (run_analytic_ring): no schedule; a few ns per step of the
     // recurrence, a few us per rank for its costed sends, 8 bytes per step;
-    // where every rank's sends are alike too, one step per rank and round.
-    const double n = gpus, steps = n * (2 * n - 1), computed = alike ? 2 * n : steps;
+    // where the ranks repeat with a period too, at most 64 ranks' steps (a leaf's).
+    const double n = gpus, steps = n * (2 * n - 1), computed = alike ? std::min(n, 64.0) * 2 * n : steps;
     return {steps, "steps", computed * 5e-9 + n * 1e-5, computed * 8 + n * 256};
   }
   if (engine_id == EngineId::Analytic && algo == Algorithm::Nvls)

@@ -461,16 +461,21 @@ TEST(RanksAlike, RingOnAStarEqualsTheFullBooking) {
     expect_ring_alike_exact(star(256), bytes, {RingProtocol::Simple});
 }
 
-// Without per-step timings (simulate()'s call), where every rank's sends are
-// alike (one chunk size, launches at once, a star) one time per step stands
-// for every rank's: the same time, terms, critical path and max_link_bytes as
-// booking the compiled ring; two chunk sizes, serialised launches and two
-// tiers take the recurrence over every rank (and agree too).
+// Without per-step timings (simulate()'s call), where the ranks repeat with
+// a period p < N (one chunk size; a star: p = 1; launches serialised per
+// process of 4 GPUs: 4; two tiers: a leaf's ranks) the first p ranks' times
+// stand for every rank's: the same time, terms, critical path and
+// max_link_bytes as booking the compiled ring; two chunk sizes, and launches
+// serialised over all 16 GPUs (no period), take the recurrence over every
+// rank (and agree too).
 TEST(RanksAlike, SendsAlikeEqualTheFullBooking) {
   Config serial = star(16);
   set_param(serial, "accelerator.gpus_per_process", 4);
   set_param(serial, "accelerator.launch_serial_ns", 700);
   validate(serial);
+  Config one_process = serial;
+  set_param(one_process, "accelerator.gpus_per_process", 16);
+  validate(one_process);
   struct Case {
     Config c;
     std::uint64_t bytes;
@@ -480,7 +485,10 @@ TEST(RanksAlike, SendsAlikeEqualTheFullBooking) {
       {star(8), std::uint64_t{1} << 30, true},          {star(64), std::uint64_t{1} << 20, true},
       {star(256), std::uint64_t{1} << 28, true},        {load_preset("hgx-b200-8"), 4096, true},
       {star(64), (std::uint64_t{1} << 20) + 2, false},  {star(64), 8, false},
-      {serial, std::uint64_t{1} << 20, false},          {two_tier(16, 4, 2, 3), std::uint64_t{1} << 26, false}};
+      {serial, std::uint64_t{1} << 20, true},           {two_tier(16, 4, 2, 3), std::uint64_t{1} << 26, true},
+      {load_preset("nvl36x2"), std::uint64_t{72} * 64 * 4096, true},  // (72 chunks of 4096 blocks)
+      {load_preset("nvl36x2"), std::uint64_t{1} << 28, false},         // (72 does not divide it: two sizes)
+      {one_process, std::uint64_t{1} << 20, false}};
   for (const Case& k : cases)
     for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
       SCOPED_TRACE(fmt::format("{} GPUs, {} B, {}", k.c.fabric.gpus, k.bytes, to_string(p)));

@@ -141,16 +141,17 @@ bool ports_alike(const Schedule& s);
 /// Returns nothing when (a) or (b) fails: the caller compiles and books the
 /// schedule. Work O(N^2) additions and O(N) step costs; memory 8 bytes x
 /// 2N(N-1) (the finish times), or with_steps the full per-step timings.
-/// Without per-step timings, where every rank's sends are alike (one chunk
-/// size, every launch ending at once, each phase's send costing the same on
-/// every rank: a star), F[t][r] is the same for every r: one time per step,
-/// O(N) work and memory.
+/// Without per-step timings, where the ranks repeat with a period p < N
+/// (one chunk size, rank r + p's launch and sends costing what rank r's do:
+/// p = 1 on a star, the GPUs a process drives where launches are serialised,
+/// a leaf's ranks on two tiers), F[t][r + p] = F[t][r]: p times per step,
+/// O(pN) work and memory.
 std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collective& c, const RunContext& ctx = {},
                                                 bool with_steps = false);
 
 /// True if run_analytic_ring() answers for `cfg` and `c` (its condition holds);
-/// costs O(N) steps, for estimates. `sends_alike` (optional): whether every
-/// rank's sends are alike too (one time per step without per-step timings).
+/// costs O(N) steps, for estimates. `sends_alike` (optional): whether the
+/// ranks repeat with a period p < N too (p times per step without per-step timings).
 bool ring_ranks_alike(const Config& cfg, const Collective& c, bool* sends_alike = nullptr);
 
 /// NVLS by classes of ports (docs/model.md, "Alike planes and alike ranks"):

@@ -143,67 +143,54 @@ bool ring_costs(const Config& cfg, RingShape& sh, RingProtocol p, RingCosts& out
   return true;
 }
 
-// Whether every rank's send at each step finishes at the same time: one
-// chunk size, every launch ending at once, and each phase's send costing the
-// same on every rank (a star's ports; not two tiers' leaf boundaries).
-bool sends_alike(const RingShape& sh, const RingCosts& k) {
-  if (sh.classes != 1) return false;
+// The least period p < N (p divides N) with which the ranks repeat: one
+// chunk size, rank r + p's launch ending when r's does and its send of each
+// phase costing what r's does (a star: 1; launches serialised per process:
+// the GPUs a process drives; two tiers: the ranks of a leaf). 0: none.
+std::size_t sends_period(const RingShape& sh, const RingCosts& k) {
+  if (sh.classes != 1) return 0;
   const int n = sh.f.n();
-  for (int r = 0; r < n; ++r) {
-    if (k.launch_finish[static_cast<std::size_t>(r)] != k.launch_finish[0]) return false;
+  auto same = [&](int r, int q) {
+    if (k.launch_finish[static_cast<std::size_t>(r)] != k.launch_finish[static_cast<std::size_t>(q)]) return false;
     for (int phase = 0; phase < 2; ++phase) {
-      const std::size_t i = sh.rep_index(r, phase, 0), i0 = sh.rep_index(0, phase, 0);
-      if (!sh.has_rep[i] || !sh.has_rep[i0]) return false;
-      const RingCosts::Rep &a = k.reps[i], &b = k.reps[i0];
-      if (a.fixed != b.fixed || a.latency != b.latency || a.longest != b.longest || a.bytes != b.bytes) return false;
+      const std::size_t i = sh.rep_index(r, phase, 0), j = sh.rep_index(q, phase, 0);
+      const RingCosts::Rep &a = k.reps[i], &b = k.reps[j];
+      if (sh.has_rep[i] != sh.has_rep[j] || a.fixed != b.fixed || a.latency != b.latency || a.longest != b.longest ||
+          a.bytes != b.bytes)
+        return false;
     }
+    return true;
+  };
+  for (int p = 1; p < n; ++p) {
+    if (n % p != 0) continue;
+    bool periodic = true;
+    for (int r = p; r < n && periodic; ++r) periodic = same(r, r - p);
+    if (periodic) return static_cast<std::size_t>(p);
   }
-  return true;
+  return 0;
 }
 
 // The recurrence, in the compiled schedule's step order (so the last step to
 // finish is found as the engine finds it: the first of the latest). Sets
 // res.time_ns, res.max_link_bytes and with_steps res.steps; `finish` gets every
 // send's finish time and `last` the step that finishes last. Without
-// per-step timings, where every rank's sends are alike (sends_alike), the
-// ranks' sends at step t finish at once: `finish` gets one time per step
-// (O(steps per rank), not O(N x steps per rank)) and it returns true.
-bool ring_recur(const RingShape& sh, const RingCosts& k, const RunContext& ctx, bool with_steps, AnalyticResult& res,
-                BigVector<double>& finish, StepId& last) {
+// per-step timings, where the ranks repeat with a period p < N
+// (sends_period), rank r + p's sends finish when rank r's do (the same
+// operations on the same figures): `finish` gets the first p ranks' times
+// per step (O(p x steps per rank), not O(N x steps per rank)), the first of
+// the latest is among them, and it returns p; else 0.
+std::size_t ring_recur(const RingShape& sh, const RingCosts& k, const RunContext& ctx, bool with_steps,
+                       AnalyticResult& res, BigVector<double>& finish, StepId& last) {
   const RingForm& f = sh.f;
   const int n = f.n();
   const int sends = f.sends();
-  const auto un = static_cast<std::size_t>(n);
+  const std::size_t period = with_steps ? 0 : sends_period(sh, k);
+  if (period > 0) ++ring_sends_alike_total();
+  // The recurrence over the first `w` ranks: all of them, or one period.
+  const int w = period > 0 ? static_cast<int>(period) : n;
+  const auto un = static_cast<std::size_t>(w);
   const auto& launch_finish = k.launch_finish;
-  if (!with_steps && sends_alike(sh, k)) {
-    // Rank 0's recurrence stands for every rank's (the same operations on the
-    // same figures); on a tie the first of the latest is rank 0's send.
-    finish.resize(static_cast<std::size_t>(sends));
-    last = 0;
-    double last_finish = launch_finish[0], prev = 0, egress = 0;
-    for (int t = 0; t < sends; ++t) {
-      if ((t & 15) == 0) {
-        ctx.check();
-        ctx.report(static_cast<double>(t) / static_cast<double>(sends));
-      }
-      const RingCosts::Rep& v = k.reps[sh.rep_index(0, f.reduce_scatter(t) ? 0 : 1, 0)];
-      double ready = std::max(0.0, t > 0 ? prev : launch_finish[0]);
-      ready = std::max(ready, launch_finish[0]);
-      const double t0 = ready + v.fixed;
-      const double end = v.longest >= 0 ? t0 + v.longest : t0;
-      prev = finish[static_cast<std::size_t>(t)] = end + v.latency;
-      egress += v.bytes;
-      if (prev > last_finish) {
-        last_finish = prev;
-        last = f.send_id(0, t);
-      }
-    }
-    res.time_ns = last_finish;
-    res.max_link_bytes = std::max(res.max_link_bytes, egress);
-    ++ring_sends_alike_total();
-    return true;
-  }
-  const std::size_t total = un + un * static_cast<std::size_t>(sends);
+  const std::size_t total = un + un * static_cast<std::size_t>(sends);  // (with_steps: w = n)
   if (with_steps) res.steps.resize(total);
   // (Not zeroed: every entry is written below before it is read. On huge
   // pages: at 1024 GPUs each protocol's array is 16 MB, and zeroing and
@@ -212,7 +199,7 @@ bool ring_recur(const RingShape& sh, const RingCosts& k, const RunContext& ctx, 
   std::vector<double> egress(un, 0.0);
   last = 0;
   double last_finish = launch_finish[0];
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < w; ++r) {
     if (with_steps) res.steps[static_cast<std::size_t>(r)] = StepTiming{0.0, launch_finish[static_cast<std::size_t>(r)]};
     if (launch_finish[static_cast<std::size_t>(r)] > last_finish) {
       last_finish = launch_finish[static_cast<std::size_t>(r)];
@@ -228,9 +215,9 @@ bool ring_recur(const RingShape& sh, const RingCosts& k, const RunContext& ctx, 
     int chunk = f.chunk(0, t);
     const double* prev = t > 0 ? &finish[static_cast<std::size_t>(t - 1) * un] : nullptr;
     double* row = &finish[static_cast<std::size_t>(t) * un];
-    for (int r = 0; r < n; ++r, chunk = chunk + 1 == n ? 0 : chunk + 1) {
+    for (int r = 0; r < w; ++r, chunk = chunk + 1 == n ? 0 : chunk + 1) {
       const auto ur = static_cast<std::size_t>(r);
-      const double next_launch = launch_finish[r + 1 == n ? 0 : ur + 1];
+      const double next_launch = launch_finish[r + 1 == w ? 0 : ur + 1];
       // The engine's ready time: the latest finish of the deps (from 0).
       double ready = 0;
       if (prev) {
@@ -256,14 +243,14 @@ bool ring_recur(const RingShape& sh, const RingCosts& k, const RunContext& ctx, 
   res.time_ns = last_finish;
   // Each send's bytes leave r's egress and enter r+1's ingress: the same sums.
   for (double b : egress) res.max_link_bytes = std::max(res.max_link_bytes, b);
-  return false;
+  return period;
 }
 
 // The critical path and its breakdown, walked back as the engine walks it (no
 // use ever queues, so every step is bound by its latest dep). `sh` holds the
-// protocol of `cfg` and `k` (set_protocol). `alike`: `finish` holds one time per step (ring_recur).
-void ring_walk(const Config& cfg, const RingShape& sh, const RingCosts& k, const BigVector<double>& finish, bool alike,
-               StepId last, AnalyticResult& res) {
+// protocol of `cfg` and `k` (set_protocol). `period` (ring_recur's): `finish` holds the first p ranks' times per step.
+void ring_walk(const Config& cfg, const RingShape& sh, const RingCosts& k, const BigVector<double>& finish,
+               std::size_t period, StepId last, AnalyticResult& res) {
   const RingForm& f = sh.f;
   const Schedule& s = f.head;
   const int n = f.n();
@@ -272,7 +259,9 @@ void ring_walk(const Config& cfg, const RingShape& sh, const RingCosts& k, const
   const auto sn = static_cast<StepId>(n);
   auto finish_of = [&](StepId id) {
     if (id < sn) return launch_finish[static_cast<std::size_t>(id)];
-    return finish[static_cast<std::size_t>(alike ? (id - sn) / sn : id - sn)];
+    if (period == 0) return finish[static_cast<std::size_t>(id - sn)];
+    const std::size_t t = (id - sn) / sn, r = (id - sn) % sn;
+    return finish[t * period + r % period];
   };
   std::vector<StepId> path;
   for (StepId cur = last; cur != kNoStep;) {
@@ -318,7 +307,7 @@ bool ring_ranks_alike(const Config& cfg, const Collective& c, bool* alike) {
   std::optional<RingShape> sh = ring_shape(cfg, c);
   RingCosts k;
   const bool ok = sh && ring_costs(cfg, *sh, cfg.ring.protocol, k);
-  if (alike) *alike = ok && sends_alike(*sh, k);
+  if (alike) *alike = ok && sends_period(*sh, k) > 0;
   return ok;
 }
 
@@ -330,8 +319,8 @@ std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collect
   AnalyticResult res;
   BigVector<double> finish;
   StepId last = 0;
-  const bool alike = ring_recur(*sh, k, ctx, with_steps, res, finish, last);
-  ring_walk(cfg, *sh, k, finish, alike, last, res);
+  const std::size_t period = ring_recur(*sh, k, ctx, with_steps, res, finish, last);
+  ring_walk(cfg, *sh, k, finish, period, last, res);
   return res;
 }
 
@@ -345,18 +334,18 @@ std::optional<RingChoice> run_analytic_ring_fastest(const Config& cfg, const Col
   AnalyticResult res[3];
   BigVector<double> finish[3];
   StepId last[3] = {0, 0, 0};
-  bool alike[3] = {false, false, false};
+  std::size_t period[3] = {0, 0, 0};
   int best = -1;
   // In order, as run_analytic_ring once per protocol: the first of the smallest time wins.
   for (int i = 0; i < 3; ++i) {
     trial.ring.protocol = kOrder[i];
     if (!ring_costs(trial, *sh, kOrder[i], k[i])) return std::nullopt;
-    alike[i] = ring_recur(*sh, k[i], ctx, false, res[i], finish[i], last[i]);
+    period[i] = ring_recur(*sh, k[i], ctx, false, res[i], finish[i], last[i]);
     if (best < 0 || res[i].time_ns < res[best].time_ns) best = i;
   }
   trial.ring.protocol = kOrder[best];
   sh->set_protocol(kOrder[best]);
-  ring_walk(trial, *sh, k[best], finish[best], alike[best], last[best], res[best]);
+  ring_walk(trial, *sh, k[best], finish[best], period[best], last[best], res[best]);
   return RingChoice{std::move(res[best]), kOrder[best]};
 }
 

@@ -23,8 +23,9 @@ struct RingChoice {
 /// `cfg.ring.protocol` is ignored (may be Auto).
 std::optional<RingChoice> run_analytic_ring_fastest(const Config& cfg, const Collective& c, const RunContext& ctx = {});
 
-/// Ring recurrences on this thread, over every run, that found every rank's
-/// sends alike and computed one time per step for all ranks (for tests).
+/// Ring recurrences on this thread, over every run, that found the ranks
+/// repeating with a period p < N and computed the first p ranks' times
+/// for all (for tests).
 inline std::size_t& ring_sends_alike_total() {
   thread_local std::size_t n = 0;
   return n;

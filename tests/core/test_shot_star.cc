@@ -28,14 +28,15 @@ namespace {
 
 constexpr double kNone = -std::numeric_limits<double>::infinity();
 
-// The pushes one by one: `pairs` (from, to) in booking order, push p of pair (from, to) ready at ready[from or all].
+// What the pushes booked one by one give: per receiver its latest push and first sender, and
+// each rank's egress and ingress queue end (-infinity: no use yet).
 struct Booked {
   shot::star::Latest latest;
   std::vector<double> egress, ingress;
 };
 
-// Books pushes (from, to) for every from in `owners` (in that order) and every to != from,
-// shard `s(from, to)`; ready(from). Per receiver: latest finish, first sender (lowest) with it.
+// Books the push (from, to) for every `from` in `owners` (in that order) and every to != from: its
+// cost shard(from, to), ready at ready(from), on the queues `b` holds (continuing where they are).
 template <class Shard, class Ready>
 void book(std::size_t n, const std::vector<std::size_t>& owners, Shard shard, Ready ready, Booked& b) {
   b.latest.fin.assign(n, kNone);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <numeric>
 #include <unordered_map>
 #include <utility>
@@ -66,6 +67,23 @@ using Tail = analytic::QueueTail;
 // planes are not alike has two per plane, on two tiers up to four).
 constexpr std::size_t kMaxUses = 128;
 
+// One booking's arrays, kept per thread for the next (freeing a 1024-GPU point's ~0.6 MB made glibc
+// give the heap's top back and the next point fault it in again: performance.md section 95).
+struct ClosedWork {
+  std::vector<std::uint32_t> leaf_tab, rs_shape, ag_shape;
+  std::vector<Tail> hbm;
+  std::vector<Use> hbm_rec;
+  std::vector<int> hbm_bound;
+  std::vector<double> ready_fin, w1max, fin_red, w2max;
+  std::vector<std::size_t> w1arg, order, w2arg;
+  std::vector<star::Push> star_rs, star_ag;
+  star::Queues star_q;
+  star::Latest star_l;
+  // The walk's replayed queues' records, kept with their capacity (a deque: one's address stays while
+  // another is added); past 2^16 records (two tiers' trunks) released at the next booking.
+  std::deque<std::vector<std::pair<StepId, Use>>> replays;
+};
+
 // The first use that ends last (book()'s bound use), from t0; -1: none.
 int bound_of(const Use* rec, std::size_t uses, double t0) {
   double end = t0;
@@ -99,7 +117,12 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   const std::size_t leaves = n / per_leaf;
   if (tiers && static_cast<std::size_t>(rm.leaves) != leaves) return false;
   // (A table: a division per lookup was a tenth of a push at 1024 GPUs.)
-  std::vector<std::uint32_t> leaf_tab(n);
+  thread_local ClosedWork work;
+  auto fresh = [](auto& a, std::size_t m, auto v) -> auto& {  // one of work's arrays: m copies of v
+    a.assign(m, v);
+    return a;
+  };
+  auto& leaf_tab = fresh(work.leaf_tab, n, std::uint32_t{0});
   for (std::size_t r = 0; r < n; ++r) leaf_tab[r] = static_cast<std::uint32_t>(r / per_leaf);
   auto leaf = [&](std::size_t r) { return static_cast<std::size_t>(leaf_tab[r]); };
   auto crossing = [&](std::size_t a, std::size_t b) { return leaf(a) != leaf(b); };
@@ -129,9 +152,9 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     return true;
   };
   // A rank's compute on its own HBM: its record and bound use are kept (3 per rank).
-  std::vector<Tail> hbm(n);
-  std::vector<Use> hbm_rec(3 * n);
-  std::vector<int> hbm_bound(3 * n, -1);
+  auto& hbm = fresh(work.hbm, n, Tail{});
+  auto& hbm_rec = fresh(work.hbm_rec, 3 * n, Use{});
+  auto& hbm_bound = fresh(work.hbm_bound, 3 * n, -1);
   auto compute_fin = [&](const Rec& r, std::size_t slot, StepId id, double ready, double& fin) {
     if (!cost(r, c) || c.uses.size() > 1 || !(c.fixed_ns >= 0) || !(c.latency_total_ns() >= 0)) return false;
     const double t0 = ready + c.fixed_ns;
@@ -149,7 +172,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   };
 
   // Launches (and quantise steps): every rank ready at once.
-  std::vector<double> ready_fin(n);
+  auto& ready_fin = fresh(work.ready_fin, n, 0.0);
   for (std::size_t r = 0; r < n; ++r) {
     double fin = 0;
     if (!free_fin(rec_of(What::Launch, r, 0), 0.0, fin)) return false;
@@ -265,7 +288,8 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     return true;
   };
   // shape[2 j + crossing]: the scatter's pushes to shard j, the gather's of shard j.
-  std::vector<std::uint32_t> rs_shape(2 * n), ag_shape(2 * n);
+  auto& rs_shape = fresh(work.rs_shape, 2 * n, std::uint32_t{0});
+  auto& ag_shape = fresh(work.ag_shape, 2 * n, std::uint32_t{0});
   for (std::size_t j = 0; j < n; ++j)
     for (int cross = 0; cross < (tiers ? 2 : 1); ++cross)
       if (!shape_of(What::RsPush, j, cross, rs_shape[2 * j + cross]) ||
@@ -343,8 +367,9 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
 
   // The scatter: every push ready at T, taken in index order. On a star in
   // closed form (shot_star.h: O(N)) where it holds, else push by push.
-  std::vector<double> w1max(n, -1), fin_red(n);
-  std::vector<std::size_t> w1arg(n, 0);
+  auto& w1max = fresh(work.w1max, n, -1.0);
+  auto& fin_red = fresh(work.fin_red, n, 0.0);
+  auto& w1arg = fresh(work.w1arg, n, std::size_t{0});
   auto scatter = [&] {
     queues.assign(static_cast<std::size_t>(rm.count()), Tail{});
     for (std::size_t r = 0; r < n; ++r)
@@ -371,9 +396,10 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       seen(id + 1, wmax[to]);
     }
   };
-  std::vector<star::Push> star_rs, star_ag;
-  star::Queues star_q;
-  star::Latest star_l;
+  std::vector<star::Push>& star_rs = work.star_rs;
+  std::vector<star::Push>& star_ag = work.star_ag;
+  star::Queues& star_q = work.star_q;
+  star::Latest& star_l = work.star_l;
   const bool star_scatter = !tiers && star::pushes(shapes, rs_shape, n, star_rs) && star::scatter(T, star_rs, star_l, star_q);
   if (star_scatter) latest(star_l, ids.base_rs, w1max, w1arg), ++star::phases_in_closed_form();
   else if (!scatter()) return false;
@@ -386,11 +412,11 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   }
 
   // The gather: shard j's pushes ready when its reduce ends, taken by (that time, index).
-  std::vector<std::size_t> order(one ? 0 : n);
+  auto& order = fresh(work.order, one ? 0 : n, std::size_t{0});
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t u, std::size_t v) { return fin_red[u] < fin_red[v]; });
-  std::vector<double> w2max(n, -1);
-  std::vector<std::size_t> w2arg(n, 0);
+  auto& w2max = fresh(work.w2max, n, -1.0);
+  auto& w2arg = fresh(work.w2arg, n, std::size_t{0});
   if (star_scatter && !one && star::pushes(shapes, ag_shape, n, star_ag) && star::gather(fin_red, order, star_ag, star_q, star_l)) {
     latest(star_l, ids.base_ag, w2max, w2arg);
     ++star::phases_in_closed_form();
@@ -442,10 +468,15 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   // The walk. A push's use records come from replaying the queue it is on:
   // the pushes that use it (a port's: its rank's; a trunk's: those from or
   // to its leaf), in the engine's order, kept by step.
-  std::unordered_map<int, std::vector<std::pair<StepId, Use>>> replayed;
+  for (auto& recs : work.replays)
+    if (recs.capacity() > (std::size_t{1} << 16)) recs = {};
+  std::unordered_map<int, std::size_t> replayed;  // a resource -> its records in work.replays
   auto replay = [&](int res_k) -> const std::vector<std::pair<StepId, Use>>& {
-    auto [it, fresh] = replayed.try_emplace(res_k);
-    if (!fresh) return it->second;
+    auto [it, fresh] = replayed.try_emplace(res_k, replayed.size());
+    if (!fresh) return work.replays[it->second];
+    if (work.replays.size() <= it->second) work.replays.emplace_back();
+    std::vector<std::pair<StepId, Use>>& recs = work.replays[it->second];
+    recs.clear();
     std::size_t from0 = 0, from1 = n, to0 = 0, to1 = n;
     int trunk_spine = -1;  // a trunk's spine: only the pairs between leaves the ECMP sends through it use it
     const ResourceKind kind = rm.kind(res_k);
@@ -470,9 +501,9 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
         return;  // (its uses leave this queue alone)
       push(p, from, to, id, ready, queue, res_k, out, res_of, ord);
       for (std::size_t k = 0; k < p.u.size(); ++k)
-        if (p.u[ord[k]].books && res_of[ord[k]] == res_k) it->second.emplace_back(id, out[k]);
+        if (p.u[ord[k]].books && res_of[ord[k]] == res_k) recs.emplace_back(id, out[k]);
     };
-    it->second.reserve(2 * (from1 - from0) * (to1 - to0));  // (at most: each pair's push in both phases)
+    recs.reserve(2 * (from1 - from0) * (to1 - to0));  // (at most: each pair's push in both phases)
     for (std::size_t r = from0; r < from1; ++r)
       for (std::size_t j = to0; j < to1; ++j)
         if (j != r) one_push(rs_of(r, j), r, j, ids.pair(ids.base_rs, r, j), T);
@@ -480,8 +511,8 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
       if (j >= from0 && j < from1)
         for (std::size_t r = to0; r < to1; ++r)
           if (r != j) one_push(ag_of(j, r), j, r, ids.pair(ids.base_ag, j, r), fin_red[j]);
-    std::sort(it->second.begin(), it->second.end(), [](const auto& u, const auto& v) { return u.first < v.first; });
-    return it->second;
+    std::sort(recs.begin(), recs.end(), [](const auto& u, const auto& v) { return u.first < v.first; });
+    return recs;
   };
   // The shape of push step `r`.
   auto shape_at = [&](const Rec& r) -> const PushShape& {

@@ -1,6 +1,7 @@
 #include "ui/preview.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -536,7 +537,8 @@ void Preview::deliver(quint64 gen, const ResultSet& rs, const PreviewStatus& st)
     // Too early to be worth a repaint of its own: the complete result may
     // follow within the frame. Shown at partial_hold_ms_ if it does not.
     held_ = Held{gen, rs, st};
-    hold_timer_->start(std::max(0, static_cast<int>(partial_hold_ms_ - ms)));
+    // (Rounded up: truncated, a partial arriving at 0.6 ms was shown at 99.6 ms of a 100 ms hold.)
+    hold_timer_->start(std::max(0, static_cast<int>(std::ceil(partial_hold_ms_ - ms))));
     return;
   }
   hold_timer_->stop();

@@ -284,11 +284,12 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   if (info(algo).ring_protocol && cfg.ring.protocol == RingProtocol::Auto)
     run_cfg.ring.protocol = RingProtocol::Simple;  // every protocol has the same steps
   const int gpus = cfg.fabric.gpus;
-  if (bool alike = false; engine_id == EngineId::Analytic && algo == Algorithm::Ring && ring_ranks_alike(run_cfg, c, &alike)) {
+  if (std::size_t period = 0;
+      engine_id == EngineId::Analytic && algo == Algorithm::Ring && ring_ranks_alike(run_cfg, c, &period)) {
     // Ranks alike (run_analytic_ring): no schedule; a few ns per step of the
     // recurrence, a few us per rank for its costed sends, 8 bytes per step;
-    // where the ranks repeat with a period too, at most 64 ranks' steps (a leaf's).
-    const double n = gpus, steps = n * (2 * n - 1), computed = alike ? std::min(n, 64.0) * 2 * n : steps;
+    // where the ranks repeat with a period p, p ranks' steps.
+    const double n = gpus, steps = n * (2 * n - 1), computed = period > 0 ? static_cast<double>(period) * 2 * n : steps;
     return {steps, "steps", computed * 5e-9 + n * 1e-5, computed * 8 + n * 256};
   }
   if (engine_id == EngineId::Analytic && algo == Algorithm::Nvls)

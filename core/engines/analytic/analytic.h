@@ -150,9 +150,10 @@ std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collect
                                                 bool with_steps = false);
 
 /// True if run_analytic_ring() answers for `cfg` and `c` (its condition holds);
-/// costs O(N) steps, for estimates. `sends_alike` (optional): whether the
-/// ranks repeat with a period p < N too (p times per step without per-step timings).
-bool ring_ranks_alike(const Config& cfg, const Collective& c, bool* sends_alike = nullptr);
+/// costs O(N) steps, for estimates. `period` (optional): the period p < N
+/// with which the ranks repeat (p times per step without per-step timings),
+/// 0 if none.
+bool ring_ranks_alike(const Config& cfg, const Collective& c, std::size_t* period = nullptr);
 
 /// NVLS by classes of ports (docs/model.md, "Alike planes and alike ranks"):
 /// the analytic result of the one-switch NVLS schedule (a star) without

@@ -303,11 +303,11 @@ void ring_walk(const Config& cfg, const RingShape& sh, const RingCosts& k, const
 
 }  // namespace
 
-bool ring_ranks_alike(const Config& cfg, const Collective& c, bool* alike) {
+bool ring_ranks_alike(const Config& cfg, const Collective& c, std::size_t* period) {
   std::optional<RingShape> sh = ring_shape(cfg, c);
   RingCosts k;
   const bool ok = sh && ring_costs(cfg, *sh, cfg.ring.protocol, k);
-  if (alike) *alike = ok && sends_period(*sh, k) > 0;
+  if (period) *period = ok ? sends_period(*sh, k) : 0;
   return ok;
 }
 

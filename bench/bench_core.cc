@@ -57,6 +57,17 @@ void BM_AnalyticScale(benchmark::State& state, const char* algo) {
   state.counters["gpus"] = static_cast<double>(state.range(0));
 }
 
+// Small messages at scale (issue 14): state.range(1) bytes, fewer blocks than
+// GPUs, so the ring's and ring-q8's chunks come in two sizes (most of them
+// empty); on a star, every rank's launch alike.
+void BM_AnalyticScaleSmall(benchmark::State& state, const char* algo) {
+  scin::Config cfg = scin::load_preset("hgx-h200-8");
+  cfg.fabric.gpus = static_cast<int>(state.range(0));
+  const auto bytes = static_cast<std::uint64_t>(state.range(1));
+  for (auto _ : state) benchmark::DoNotOptimize(scin::simulate(cfg, algo, {bytes, scin::DType::Bf16}).time_ns);
+  state.counters["gpus"] = static_cast<double>(state.range(0));
+}
+
 // Schedule compilation alone (the IR every engine consumes), 1 GiB.
 void BM_Compile(benchmark::State& state, const char* algo) {
   scin::Config cfg = scin::load_preset("hgx-h200-8");
@@ -115,6 +126,14 @@ void BM_RingBooked(benchmark::State& state) {
 
 BENCHMARK(BM_RingBooked)->Args({64, 0})->Args({256, 0})->Args({1024, 0})->Args({1024, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticScale, ring, "ring")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticScaleSmall, ring, "ring")->Args({256, 8})->Args({1024, 8})->Args({1024, 1024})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticScaleSmall, ring_q8, "ring-q8")
+    ->Args({256, 8})
+    ->Args({1024, 8})
+    ->Args({256, 1024})
+    ->Args({1024, 1024})
+    ->Args({1024, 16384})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticScale, nvls, "nvls")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticScale, scin, "scin")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticScale, scin_inq, "scin-inq")->Arg(8)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);

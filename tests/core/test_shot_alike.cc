@@ -6,6 +6,7 @@
 // or by book().
 #include <cstdint>
 #include <initializer_list>
+#include <numeric>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "base/cancel.h"
 #include "engines/analytic/analytic.h"
+#include "engines/analytic/ring_closed.h"
 #include "engines/analytic/ring_leaves.h"
 #include "engines/analytic/shot_alike.h"
 #include "engines/simulate.h"
@@ -175,6 +177,47 @@ TEST(ShotAlike, TiesOnThePathAreBrokenAsBookDoes) {
           if (a == Algorithm::RingQ8 && bytes != 8) continue;  // (its fused reduces overlap its quantise steps here: book())
           EXPECT_TRUE(expect_shot_alike_exact(c, a, bytes)) << gpus << " GPUs " << planes << " planes " << to_string(a) << " " << bytes;
         }
+    }
+}
+
+// Ring-q8 in closed order step by step (chunks of two sizes, launches that
+// end at different times: one process driving every GPU), 2-13 GPUs: the
+// step that ends last, found by the greatest finish and then its first
+// occurrence, falls at every place of a four-way unrolled scan.
+TEST(ShotAlike, RingQ8InClosedOrderFindsTheLastStepAtEveryGpuCount) {
+  for (int gpus = 2; gpus <= 13; ++gpus) {
+    Config c = star_of("hgx-h200-8", gpus);
+    set_param(c, "accelerator.gpus_per_process", gpus);
+    set_param(c, "accelerator.launch_serial_ns", 900);
+    validate(c);
+    for (std::uint64_t bytes : {std::uint64_t{8}, static_cast<std::uint64_t>(gpus + 1) * 64, (std::uint64_t{1} << 20) + 2})
+      EXPECT_TRUE(expect_shot_alike_exact(c, Algorithm::RingQ8, bytes)) << gpus << " GPUs, " << bytes << " B";
+  }
+}
+
+// Ring-q8 step by step where the ranks repeat every w < N: chunks of two
+// sizes whose pattern repeats every 2 or 4 chunks (blocks = N k + N/2 or N/4;
+// blocks of 32 elements), with launches alike or serialised per process of 4
+// GPUs (w = 4): ranks 0..w-1 booked alone, the same result as the compiled
+// schedule booked; chunks of two sizes in no shorter pattern book every rank.
+TEST(ShotAlike, RingQ8WithARanksPeriodEqualsTheFullBooking) {
+  for (int gpus : {4, 8, 12, 16, 64})
+    for (bool serial : {false, true}) {
+      Config c = star_of("hgx-h200-8", gpus);
+      if (serial) {
+        set_param(c, "accelerator.gpus_per_process", 4);
+        set_param(c, "accelerator.launch_serial_ns", 900);
+        validate(c);
+      }
+      const auto g = static_cast<std::uint64_t>(gpus);
+      for (std::uint64_t blocks : {g * 5 + g / 2, g * 40 + g / 4, g * 7 + 1}) {
+        const std::size_t before = shot::ring_q_ranks_period_total();
+        EXPECT_TRUE(expect_shot_alike_exact(c, Algorithm::RingQ8, blocks * 32 * 2))
+            << gpus << " GPUs, " << blocks << " blocks" << (serial ? ", serialised" : "");
+        // The sizes repeat every N / gcd(N, blocks) chunks, the launches every 4 ranks (serialised) or 1.
+        const bool period = std::lcm(g / std::gcd(g, blocks), std::uint64_t{serial ? 4u : 1u}) < g;
+        EXPECT_EQ(shot::ring_q_ranks_period_total() - before, period ? 1u : 0u) << gpus << " GPUs, " << blocks << " blocks";
+      }
     }
 }
 

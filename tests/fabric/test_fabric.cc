@@ -465,7 +465,10 @@ TEST(RanksAlike, RingOnAStarEqualsTheFullBooking) {
 // a period p < N (one chunk size; a star: p = 1; launches serialised per
 // process of 4 GPUs: 4; two tiers: a leaf's ranks) the first p ranks' times
 // stand for every rank's: the same time, terms, critical path and
-// max_link_bytes as booking the compiled ring; two chunk sizes, and launches
+// max_link_bytes as booking the compiled ring. Two chunk sizes on a star take
+// every send's finish in closed form (`two`); elsewhere two chunk sizes whose
+// pattern repeats every few chunks (N / gcd(N, elements)) take a period that
+// is a multiple of it; two sizes in no shorter pattern, and launches
 // serialised over all 16 GPUs (no period), take the recurrence over every
 // rank (and agree too).
 TEST(RanksAlike, SendsAlikeEqualTheFullBooking) {
@@ -479,15 +482,19 @@ TEST(RanksAlike, SendsAlikeEqualTheFullBooking) {
   struct Case {
     Config c;
     std::uint64_t bytes;
-    bool alike;
+    bool alike, two = false;
   };
   const std::vector<Case> cases = {
       {star(8), std::uint64_t{1} << 30, true},          {star(64), std::uint64_t{1} << 20, true},
       {star(256), std::uint64_t{1} << 28, true},        {load_preset("hgx-b200-8"), 4096, true},
-      {star(64), (std::uint64_t{1} << 20) + 2, false},  {star(64), 8, false},
+      {star(64), (std::uint64_t{1} << 20) + 2, false, true},  {star(64), 8, false, true},
       {serial, std::uint64_t{1} << 20, true},           {two_tier(16, 4, 2, 3), std::uint64_t{1} << 26, true},
       {load_preset("nvl36x2"), std::uint64_t{72} * 64 * 4096, true},  // (72 chunks of 4096 blocks)
-      {load_preset("nvl36x2"), std::uint64_t{1} << 28, false},         // (72 does not divide it: two sizes)
+      {load_preset("nvl36x2"), std::uint64_t{1} << 28, true},   // (two sizes, every 9th chunk: a period of a leaf)
+      {load_preset("nvl36x2"), (std::uint64_t{1} << 28) + 2, false},  // (two sizes in no pattern shorter than 72)
+      {serial, (std::uint64_t{1} << 20) + 2, false},                  // (two sizes, launches not alike)
+      {serial, (16 * 4096 + 8) * 2, true},                            // (two sizes every 2nd chunk: 4)
+      {two_tier(16, 4, 2, 3), (16 * 4096 + 8) * 2, true},             // (the same on leaves of 4)
       {one_process, std::uint64_t{1} << 20, false}};
   for (const Case& k : cases)
     for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
@@ -495,14 +502,71 @@ TEST(RanksAlike, SendsAlikeEqualTheFullBooking) {
       Config c = k.c;
       c.ring.protocol = p;
       const Collective coll{k.bytes, DType::Bf16};
-      const std::size_t before = ring_sends_alike_total();
+      const std::size_t before = ring_sends_alike_total(), before_two = ring_two_sizes_total();
       const std::optional<AnalyticResult> fast = run_analytic_ring(c, coll);
       ASSERT_TRUE(fast.has_value());
       EXPECT_EQ(ring_sends_alike_total() - before, k.alike ? 1u : 0u);
+      EXPECT_EQ(ring_two_sizes_total() - before_two, k.two ? 1u : 0u);
       const AnalyticResult full = run_analytic(c, compile(c, Algorithm::Ring, coll));
       expect_same_booking(*fast, full, 0);
       EXPECT_GT(full.critical_path.size(), static_cast<std::size_t>(c.fabric.gpus));
     }
+}
+
+// Two chunk sizes on a star in closed form (ring_alike.cc, TwoSizes), against
+// booking the compiled ring: 2-40 GPUs, sizes from one element to a few per
+// rank and a large one, BF16 and FP32, each protocol, with fixed costs and
+// latencies that make every step's figures differ, with and without per-step
+// timings (every send's start and finish). Also the protocol choice
+// (run_analytic_ring_fastest) and simulate()'s estimate of the work (N steps,
+// not N^2).
+TEST(RanksAlike, TwoChunkSizesInClosedFormEqualTheFullBooking) {
+  int taken = 0;
+  for (int gpus : {2, 3, 5, 8, 13, 24, 40})
+    for (DType dt : {DType::Bf16, DType::Fp32}) {
+      Config base = star(gpus);
+      if (gpus == 13) set_param(base, "accelerator.launch_overhead_ns", 3333.3);  // (off the grid before rounding)
+      if (gpus == 5) set_param(base, "accelerator.hbm_bandwidth_GBps", 40);  // (the reduction bounds: phases differ)
+      for (std::uint64_t elems : {std::uint64_t{1}, std::uint64_t{3}, static_cast<std::uint64_t>(gpus) + 1,
+                                  static_cast<std::uint64_t>(3 * gpus - 1), (std::uint64_t{1} << 22) + 5}) {
+        const Collective coll{elems * static_cast<std::uint64_t>(dtype_bytes(dt)), dt};
+        for (RingProtocol p : {RingProtocol::LL, RingProtocol::LL128, RingProtocol::Simple}) {
+          SCOPED_TRACE(fmt::format("{} GPUs, {} elements of {} B, {}", gpus, elems, dtype_bytes(dt), to_string(p)));
+          Config c = base;
+          c.ring.protocol = p;
+          const std::size_t before = ring_two_sizes_total();
+          const std::optional<AnalyticResult> fast = run_analytic_ring(c, coll);
+          ASSERT_TRUE(fast.has_value());
+          const bool two = elems % static_cast<std::uint64_t>(gpus) != 0;
+          EXPECT_EQ(ring_two_sizes_total() - before, two ? 1u : 0u);
+          taken += two;
+          const AnalyticResult full = run_analytic(c, compile(c, Algorithm::Ring, coll));
+          expect_same_booking(*fast, full, 0);
+          // With per-step timings: every step's start and finish.
+          const std::optional<AnalyticResult> steps = run_analytic_ring(c, coll, {}, true);
+          ASSERT_TRUE(steps.has_value());
+          ASSERT_EQ(steps->steps.size(), full.steps.size());
+          expect_same_booking(*steps, full, full.steps.size());
+          EXPECT_EQ(ring_two_sizes_total() - before, two ? 2u : 0u);
+          std::size_t period = 9;
+          ASSERT_TRUE(ring_ranks_alike(c, coll, &period));
+          EXPECT_EQ(period, 1u);
+        }
+        Config autoc = base;
+        autoc.ring.protocol = RingProtocol::Auto;
+        const std::optional<RingChoice> choice = run_analytic_ring_fastest(autoc, coll);
+        ASSERT_TRUE(choice.has_value());
+        Config chosen = base;
+        chosen.ring.protocol = choice->protocol;
+        expect_same_booking(choice->result, run_analytic(chosen, compile(chosen, Algorithm::Ring, coll)), 0);
+      }
+    }
+  EXPECT_GT(taken, 150);
+  // At 1024 GPUs and 8 B (four chunks of one element, 1020 empty): N steps' work.
+  const Config big = star(1024);
+  const WorkEstimate w = estimate(big, Algorithm::Ring, Collective{8, DType::Bf16}, EngineId::Analytic);
+  EXPECT_LT(w.memory_bytes, 1e6);  // (the recurrence over every rank: 8 bytes a step, 16.8 MB)
+  EXPECT_LT(w.seconds, 0.015);
 }
 
 // Ranks that are not alike but still never queue: launches serialised per

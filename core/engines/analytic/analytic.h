@@ -152,7 +152,8 @@ std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collect
 /// True if run_analytic_ring() answers for `cfg` and `c` (its condition holds);
 /// costs O(N) steps, for estimates. `period` (optional): the period p < N
 /// with which the ranks repeat (p times per step without per-step timings),
-/// 0 if none.
+/// 1 where two chunk sizes on ranks otherwise alike are taken in closed form
+/// (O(N) in all), 0 if neither.
 bool ring_ranks_alike(const Config& cfg, const Collective& c, std::size_t* period = nullptr);
 
 /// NVLS by classes of ports (docs/model.md, "Alike planes and alike ranks"):

@@ -143,22 +143,27 @@ bool ring_costs(const Config& cfg, RingShape& sh, RingProtocol p, RingCosts& out
   return true;
 }
 
-// The least period p < N (p divides N) with which the ranks repeat: one
-// chunk size, rank r + p's launch ending when r's does and its send of each
-// phase costing what r's does (a star: 1; launches serialised per process:
-// the GPUs a process drives; two tiers: the ranks of a leaf). 0: none.
+// The least period p < N (p divides N) with which the ranks repeat: chunk
+// c + p of the size of chunk c (one size; two sizes in a pattern that
+// repeats, as build::split() spreads them: every N / gcd(N, elements)
+// chunks), rank r + p's launch ending when r's does and its send of each
+// phase and chunk size costing what r's does (a star: 1 or the chunks'
+// period; launches serialised per process: the GPUs a process drives; two
+// tiers: the ranks of a leaf, or a multiple). Rank r + p then sends chunk
+// r + p - t where r sends r - t, of the same size. 0: none.
 std::size_t sends_period(const RingShape& sh, const RingCosts& k) {
-  if (sh.classes != 1) return 0;
   const int n = sh.f.n();
   auto same = [&](int r, int q) {
     if (k.launch_finish[static_cast<std::size_t>(r)] != k.launch_finish[static_cast<std::size_t>(q)]) return false;
-    for (int phase = 0; phase < 2; ++phase) {
-      const std::size_t i = sh.rep_index(r, phase, 0), j = sh.rep_index(q, phase, 0);
-      const RingCosts::Rep &a = k.reps[i], &b = k.reps[j];
-      if (sh.has_rep[i] != sh.has_rep[j] || a.fixed != b.fixed || a.latency != b.latency || a.longest != b.longest ||
-          a.bytes != b.bytes)
-        return false;
-    }
+    if (sh.cls[static_cast<std::size_t>(r)] != sh.cls[static_cast<std::size_t>(q)]) return false;
+    for (int phase = 0; phase < 2; ++phase)
+      for (int c = 0; c < sh.classes; ++c) {
+        const std::size_t i = sh.rep_index(r, phase, c), j = sh.rep_index(q, phase, c);
+        const RingCosts::Rep &a = k.reps[i], &b = k.reps[j];
+        if (sh.has_rep[i] != sh.has_rep[j] || a.fixed != b.fixed || a.latency != b.latency || a.longest != b.longest ||
+            a.bytes != b.bytes)
+          return false;
+      }
     return true;
   };
   for (int p = 1; p < n; ++p) {
@@ -170,6 +175,78 @@ std::size_t sends_period(const RingShape& sh, const RingCosts& k) {
   return 0;
 }
 
+// Two chunk sizes on ranks otherwise alike (a star below N blocks): every
+// send's finish in closed form. Chunk c moves one rank on at every step (rank
+// r's send t carries what r - 1's send t - 1 did), so in the chunks' frame the
+// recurrence is G(t, c) = cost(phase of t, size of c) + max(G(t-1, c),
+// G(t-1, c+1)) from G(-1, .) = the launches' end L: a longest path that at
+// each step stays on its chunk or comes from the next one. Where a big chunk
+// costs no less than a small one in either phase, the longest path to (t, c)
+// waits on the nearest big chunk at or after c, d chunks on (d = to_big[c]),
+// for its first t - d + 1 steps and then walks the d small chunks to c: G =
+// L + the big sends' costs over steps 0..t-d + the small sends' over the d
+// steps after (all small when d > t). Costs are cost-grid multiples and every
+// time stays below 2^33 ns, so these sums are the recurrence's own to the bit
+// (cost_grid.h). O(N) per ring instead of O(N^2).
+struct TwoSizes {
+  int n = 0;
+  double launch = 0;
+  double cost[2][2] = {};         // [phase][size class]: fixed + longest use + latency
+  double bytes[2][2] = {};        // [phase][size class]: a send's bytes
+  std::vector<int> to_big;        // per chunk: chunks on (c, c+1, ...) to the nearest of size class 1
+  double sum(int q, int rows) const {  // steps 0..rows-1 all of size class q
+    const int first = std::min(rows, n - 1);
+    return first * cost[0][q] + (rows - first) * cost[1][q];
+  }
+  double finish(int t, int c) const {
+    const int big_rows = std::max(0, t + 1 - to_big[static_cast<std::size_t>(c)]);
+    return launch + sum(1, big_rows) + (sum(0, t + 1) - sum(0, big_rows));
+  }
+};
+
+std::optional<TwoSizes> two_sizes(const RingShape& sh, const RingCosts& k) {
+  const int n = sh.f.n();
+  if (sh.classes != 2) return std::nullopt;
+  TwoSizes two;
+  two.n = n;
+  two.launch = k.launch_finish[0];
+  for (double l : k.launch_finish)
+    if (l != two.launch) return std::nullopt;
+  const RingCosts::Rep* first[2][2] = {};
+  for (int r = 0; r < n; ++r)
+    for (int phase = 0; phase < 2; ++phase)
+      for (int q = 0; q < 2; ++q) {
+        const std::size_t i = sh.rep_index(r, phase, q);
+        if (!sh.has_rep[i]) continue;
+        const RingCosts::Rep& a = k.reps[i];
+        const RingCosts::Rep*& b = first[phase][q];
+        if (!b) b = &a;
+        if (a.fixed != b->fixed || a.latency != b->latency || a.longest != b->longest || a.bytes != b->bytes)
+          return std::nullopt;
+      }
+  double most = 0;
+  for (int phase = 0; phase < 2; ++phase) {
+    for (int q = 0; q < 2; ++q) {
+      if (!first[phase][q]) return std::nullopt;
+      const RingCosts::Rep& v = *first[phase][q];
+      two.cost[phase][q] = v.fixed + std::max(v.longest, 0.0) + v.latency;
+      two.bytes[phase][q] = v.bytes;
+    }
+    // (Strictly positive: each send ends after the sends it waits for, so the last step ends last.)
+    if (!(two.cost[phase][0] > 0) || two.cost[phase][1] < two.cost[phase][0]) return std::nullopt;
+    most = std::max(most, two.cost[phase][1]);
+  }
+  if (!(two.launch >= 0) || two.launch + most * (2.0 * n) >= 0x1p33) return std::nullopt;
+  two.to_big.assign(static_cast<std::size_t>(n), 0);
+  int next = -1;  // the nearest big chunk after c, cyclically (two passes)
+  for (int pass = 0; pass < 2; ++pass)
+    for (int c = n - 1; c >= 0; --c) {
+      if (sh.cls[static_cast<std::size_t>(c)] == 1) next = c;
+      if (next >= 0) two.to_big[static_cast<std::size_t>(c)] = next >= c ? next - c : next + n - c;
+    }
+  return two;
+}
+
 // The recurrence, in the compiled schedule's step order (so the last step to
 // finish is found as the engine finds it: the first of the latest). Sets
 // res.time_ns, res.max_link_bytes and with_steps res.steps; `finish` gets every
@@ -178,14 +255,54 @@ std::size_t sends_period(const RingShape& sh, const RingCosts& k) {
 // (sends_period), rank r + p's sends finish when rank r's do (the same
 // operations on the same figures): `finish` gets the first p ranks' times
 // per step (O(p x steps per rank), not O(N x steps per rank)), the first of
-// the latest is among them, and it returns p; else 0.
+// the latest is among them, and it returns p; else 0. Where two_sizes()
+// holds (tried first), `two` gets it and `finish` stays empty: each
+// send's finish is two->finish() (O(N) without per-step timings); the last
+// step is the last send of a rank (every send ends after those it waits for).
 std::size_t ring_recur(const RingShape& sh, const RingCosts& k, const RunContext& ctx, bool with_steps,
-                       AnalyticResult& res, BigVector<double>& finish, StepId& last) {
+                       AnalyticResult& res, BigVector<double>& finish, StepId& last, std::optional<TwoSizes>& two) {
   const RingForm& f = sh.f;
   const int n = f.n();
   const int sends = f.sends();
-  const std::size_t period = with_steps ? 0 : sends_period(sh, k);
+  two = two_sizes(sh, k);  // (before a period: O(N), where a period of p costs O(pN))
+  const std::size_t period = with_steps || two ? 0 : sends_period(sh, k);
   if (period > 0) ++ring_sends_alike_total();
+  if (two) {
+    ++ring_two_sizes_total();
+    ctx.check();
+    if (with_steps) {
+      const double l = k.launch_finish[0];
+      res.steps.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(sends + 1), StepTiming{0.0, l});
+      for (int t = 0; t < sends; ++t) {
+        if ((t & 15) == 0) ctx.check();
+        for (int r = 0; r < n; ++r) {
+          const double ready = t == 0 ? l
+                                      : std::max(two->finish(t - 1, f.chunk(r == 0 ? n - 1 : r - 1, t - 1)),
+                                                 two->finish(t - 1, f.chunk(r, t - 1)));
+          res.steps[static_cast<std::size_t>(f.send_id(r, t))] = StepTiming{ready, two->finish(t, f.chunk(r, t))};
+        }
+      }
+    }
+    const int t = sends - 1;
+    double total[2] = {0, 0};
+    for (int c = 0; c < n; ++c)
+      for (int phase = 0; phase < 2; ++phase) total[phase] += two->bytes[phase][sh.cls[static_cast<std::size_t>(c)]];
+    last = 0;
+    double last_finish = k.launch_finish[0];
+    for (int r = 0; r < n; ++r) {
+      const double end = two->finish(t, f.chunk(r, t));
+      if (end > last_finish) {
+        last_finish = end;
+        last = f.send_id(r, t);
+      }
+      // Rank r sends every chunk but r + 1 while reducing and every chunk but r + 2 while gathering.
+      const double egress = (total[0] - two->bytes[0][sh.cls[static_cast<std::size_t>((r + 1) % n)]]) +
+                            (total[1] - two->bytes[1][sh.cls[static_cast<std::size_t>((r + 2) % n)]]);
+      res.max_link_bytes = std::max(res.max_link_bytes, egress);
+    }
+    res.time_ns = last_finish;
+    return 0;
+  }
   // The recurrence over the first `w` ranks: all of them, or one period.
   const int w = period > 0 ? static_cast<int>(period) : n;
   const auto un = static_cast<std::size_t>(w);
@@ -250,7 +367,7 @@ std::size_t ring_recur(const RingShape& sh, const RingCosts& k, const RunContext
 // use ever queues, so every step is bound by its latest dep). `sh` holds the
 // protocol of `cfg` and `k` (set_protocol). `period` (ring_recur's): `finish` holds the first p ranks' times per step.
 void ring_walk(const Config& cfg, const RingShape& sh, const RingCosts& k, const BigVector<double>& finish,
-               std::size_t period, StepId last, AnalyticResult& res) {
+               std::size_t period, const std::optional<TwoSizes>& two, StepId last, AnalyticResult& res) {
   const RingForm& f = sh.f;
   const Schedule& s = f.head;
   const int n = f.n();
@@ -259,6 +376,10 @@ void ring_walk(const Config& cfg, const RingShape& sh, const RingCosts& k, const
   const auto sn = static_cast<StepId>(n);
   auto finish_of = [&](StepId id) {
     if (id < sn) return launch_finish[static_cast<std::size_t>(id)];
+    if (two) {
+      const int t = static_cast<int>((id - sn) / sn), r = static_cast<int>((id - sn) % sn);
+      return two->finish(t, f.chunk(r, t));
+    }
     if (period == 0) return finish[static_cast<std::size_t>(id - sn)];
     const std::size_t t = (id - sn) / sn, r = (id - sn) % sn;
     return finish[t * period + r % period];
@@ -307,7 +428,7 @@ bool ring_ranks_alike(const Config& cfg, const Collective& c, std::size_t* perio
   std::optional<RingShape> sh = ring_shape(cfg, c);
   RingCosts k;
   const bool ok = sh && ring_costs(cfg, *sh, cfg.ring.protocol, k);
-  if (period) *period = ok ? sends_period(*sh, k) : 0;
+  if (period) *period = !ok ? 0 : two_sizes(*sh, k) ? 1 : sends_period(*sh, k);
   return ok;
 }
 
@@ -319,8 +440,9 @@ std::optional<AnalyticResult> run_analytic_ring(const Config& cfg, const Collect
   AnalyticResult res;
   BigVector<double> finish;
   StepId last = 0;
-  const std::size_t period = ring_recur(*sh, k, ctx, with_steps, res, finish, last);
-  ring_walk(cfg, *sh, k, finish, period, last, res);
+  std::optional<TwoSizes> two;
+  const std::size_t period = ring_recur(*sh, k, ctx, with_steps, res, finish, last, two);
+  ring_walk(cfg, *sh, k, finish, period, two, last, res);
   return res;
 }
 
@@ -335,17 +457,18 @@ std::optional<RingChoice> run_analytic_ring_fastest(const Config& cfg, const Col
   BigVector<double> finish[3];
   StepId last[3] = {0, 0, 0};
   std::size_t period[3] = {0, 0, 0};
+  std::optional<TwoSizes> two[3];
   int best = -1;
   // In order, as run_analytic_ring once per protocol: the first of the smallest time wins.
   for (int i = 0; i < 3; ++i) {
     trial.ring.protocol = kOrder[i];
     if (!ring_costs(trial, *sh, kOrder[i], k[i])) return std::nullopt;
-    period[i] = ring_recur(*sh, k[i], ctx, false, res[i], finish[i], last[i]);
+    period[i] = ring_recur(*sh, k[i], ctx, false, res[i], finish[i], last[i], two[i]);
     if (best < 0 || res[i].time_ns < res[best].time_ns) best = i;
   }
   trial.ring.protocol = kOrder[best];
   sh->set_protocol(kOrder[best]);
-  ring_walk(trial, *sh, k[best], finish[best], period[best], last[best], res[best]);
+  ring_walk(trial, *sh, k[best], finish[best], period[best], two[best], last[best], res[best]);
   return RingChoice{std::move(res[best]), kOrder[best]};
 }
 

@@ -31,4 +31,12 @@ inline std::size_t& ring_sends_alike_total() {
   return n;
 }
 
+/// Ring recurrences on this thread, over every run, that found two chunk
+/// sizes on ranks otherwise alike and took every send's finish in closed
+/// form (O(N); ring_alike.cc, TwoSizes) (for tests).
+inline std::size_t& ring_two_sizes_total() {
+  thread_local std::size_t n = 0;
+  return n;
+}
+
 }  // namespace scin

@@ -134,15 +134,32 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
   };
   auto kind_of_step = [&](std::size_t t, std::size_t r) { return kind_cost(ids.rec(t, r)); };
 
+  // Step by step on a star, the ranks repeat every w chunks where the
+  // chunks' sizes and the launches do (build::split() spreads two sizes in a
+  // pattern of N / gcd(N, blocks) chunks): rank r + w's steps carry chunks w
+  // on from rank r's, of the same sizes, on its own resources, so they end
+  // when r's do and meet the same checks. Only ranks 0..w-1 are booked, in
+  // a ring of w (`red`: their steps' places; w = N: every rank).
+  std::size_t w = n;
+  for (std::size_t p = 1; !alike && !tiers && p < n && w == n; ++p) {
+    if (n % p != 0) continue;
+    bool repeats = true;
+    for (std::size_t r = p; r < n && repeats; ++r) repeats = launch[r] == launch[r - p] && size_of[r] == size_of[r - p];
+    if (repeats) w = p;
+  }
+  const Ids red(n, w);
+  auto prev_w = [w](std::size_t r) { return r == 0 ? w - 1 : r - 1; };
+  auto next_w = [w](std::size_t r) { return r + 1 == w ? 0 : r + 1; };
+
   // Every step's finish: by representative (ranks alike) or one by one.
   std::vector<double> fin_rep;
-  // (Huge pages, not zeroed: every entry from n on is written before it is read.)
+  // (Huge pages, not zeroed: every entry from w on is written before it is read.)
   std::vector<double, BigAllocator<double>> fin_all;
   auto fin = [&](StepId i) {
     std::size_t t = 0, r = 0;
     ids.of(i, t, r);
     if (t == ids.reps()) return launch[r];
-    return alike ? fin_rep[t] : fin_all[i];
+    return alike ? fin_rep[t] : fin_all[w == n ? i : red.id(t, r % w)];
   };
   auto ready_of = [&](std::size_t t, std::size_t r) {
     StepId d[3];
@@ -197,8 +214,9 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     // it ends, and no use queues (every use starts at its t0 whatever order
     // book() takes them in) if no S_k, nor the sum, overlaps a Q_j, j <= k:
     // checked per rank against the Q_j that end after the last S started.
-    if (3 * static_cast<double>(n) * static_cast<double>(n) > 4e8) return false;  // (the finishes: 8 bytes a step)
-    fin_all.resize(3 * n * n);
+    if (3 * static_cast<double>(n) * static_cast<double>(w) > 4e8) return false;  // (the finishes: 8 bytes a step)
+    if (w < n) ++ring_q_ranks_period_total();
+    fin_all.resize(3 * n * w);
     struct Span2 {
       double from = 0, to = 0;
       bool on = false;
@@ -219,13 +237,27 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
         return !sp.on || q.empty() || !(q.front().from < sp.to);
       }
     };
-    std::vector<Window> quantises(n);
+    std::vector<Window> quantises(w);
+    // A kind's cost in brief: its finish is ((ready + fixed) + longest) +
+    // latency, as finish() gives it (adding is monotone, so t0 + the longest
+    // use is the latest of t0 + each; none: + 0), and its HBM use.
+    struct Brief {
+      double fixed = 0, longest = 0, latency = 0, hbm = 0;
+      bool on = false;
+    };
+    auto brief = [](const KindCost& k) {
+      Brief b{k.fixed, 0, k.latency, 0, k.hbm >= 0};
+      for (const KindCost::U& u : k.u)
+        if (u.books) b.longest = std::max(b.longest, u.d);
+      if (b.on) b.hbm = k.u[static_cast<std::size_t>(k.hbm)].d;
+      return b;
+    };
     // A step's use of an HBM (on = false: none; `from` is still its t0).
-    auto hbm_span = [](const KindCost& k, double ready) {
+    auto hbm_span = [](const Brief& k, double ready) {
       Span2 sp;
       sp.from = sp.to = ready + k.fixed;
-      if (k.hbm < 0) return sp;
-      sp.to = sp.from + k.u[static_cast<std::size_t>(k.hbm)].d;
+      if (!k.on) return sp;
+      sp.to = sp.from + k.hbm;
       sp.on = true;
       return sp;
     };
@@ -257,56 +289,61 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
       return true;
     };
     std::vector<char> checked(kinds.size(), 0);
+    std::vector<Brief> briefs(kinds.size());
+    Brief alone_brief;
     const std::size_t ns = sizes.size();
     // Step (t, r) of kind `kd` on chunk `ch`, ready at `ready`: its finish recorded, its cost returned.
-    auto step = [&](std::size_t t, std::size_t r, Kind kd, std::size_t ch, double ready) -> const KindCost* {
+    auto step = [&](std::size_t t, std::size_t r, Kind kd, std::size_t ch, double ready) -> const Brief* {
       const std::size_t at = kd * ns + size_of[ch];
-      const KindCost* k = &kinds[at];
-      const bool alone = (kd == kSend || kd == kGather) && crossing(r);
-      if (alone || !checked[at]) {
-        k = kind_of_step(t, r);
+      const Brief* b = &briefs[at];
+      const bool alone = tiers && (kd == kSend || kd == kGather) && crossing(r);
+      if (alone || !checked[at]) [[unlikely]] {
+        const KindCost* k = kind_of_step(t, r);
         if (!k || !(kd == kSend ? ports(*k, true, r) : kd == kGather ? ports(*k, false, r) : own_hbm_only(*k))) return nullptr;
         if (!alone) checked[at] = 1;
+        Brief& to = alone ? alone_brief : briefs[at];
+        to = brief(*k);
+        b = &to;
       }
-      fin_all[ids.id(t, r)] = finish(*k, ready);
-      return k;
+      fin_all[red.id(t, r)] = ((ready + b->fixed) + b->longest) + b->latency;
+      return b;
     };
-    auto send_fin = [&](std::size_t round, std::size_t r) { return fin_all[n + 2 * (n * round + r) + 1]; };
-    auto gather_fin = [&](std::size_t j, std::size_t r) { return fin_all[ids.b2 + n * j + r]; };
+    auto send_fin = [&](std::size_t round, std::size_t r) { return fin_all[w + 2 * (w * round + r) + 1]; };
+    auto gather_fin = [&](std::size_t j, std::size_t r) { return fin_all[red.b2 + w * j + r]; };
     for (std::size_t round = 0; round + 1 < n; ++round) {
       ctx.check();
       ctx.report(static_cast<double>(round) / static_cast<double>(2 * n));
       const std::size_t ch0 = (n - round) % n;  // rank 0's chunk this round
-      for (std::size_t r = 0, ch = ch0; r < n; ++r, ch = ch + 1 == n ? 0 : ch + 1) {  // the quantise steps
-        const double ready = round == 0 ? launch[r] : std::max(send_fin(round - 1, ids.prev(r)), send_fin(round - 1, r));
-        const KindCost* k = step(2 * round, r, round == 0 ? kQuantiseFirst : kQuantise, ch, ready);
+      for (std::size_t r = 0, ch = ch0; r < w; ++r, ch = ch + 1 == n ? 0 : ch + 1) {  // the quantise steps
+        const double ready = round == 0 ? launch[r] : std::max(send_fin(round - 1, prev_w(r)), send_fin(round - 1, r));
+        const Brief* k = step(2 * round, r, round == 0 ? kQuantiseFirst : kQuantise, ch, ready);
         if (!k) return false;
         quantises[r].push(hbm_span(*k, ready));
       }
-      for (std::size_t r = 0, ch = ch0; r < n; ++r, ch = ch + 1 == n ? 0 : ch + 1) {  // the sends, into r + 1
-        const std::size_t to = ids.next(r);
-        const double ready = std::max(fin_all[n + 2 * (n * round + r)], launch[to]);
-        const KindCost* k = step(2 * round + 1, r, kSend, ch, ready);
+      for (std::size_t r = 0, ch = ch0; r < w; ++r, ch = ch + 1 == n ? 0 : ch + 1) {  // the sends, into r + 1
+        const std::size_t to = next_w(r);
+        const double ready = std::max(fin_all[w + 2 * (w * round + r)], launch[to]);
+        const Brief* k = step(2 * round + 1, r, kSend, ch, ready);
         if (!k) return false;
         if (!quantises[to].clear_of(hbm_span(*k, ready))) return false;
       }
     }
-    for (std::size_t r = 0; r < n; ++r) {  // the sums, after every quantise step
-      const double ready = send_fin(n - 2, ids.prev(r));
-      const KindCost* k = step(ids.sum_rep(), r, kSum, ids.next(r), ready);
+    for (std::size_t r = 0; r < w; ++r) {  // the sums, after every quantise step
+      const double ready = send_fin(n - 2, prev_w(r));
+      const Brief* k = step(ids.sum_rep(), r, kSum, ids.next(r), ready);
       if (!k) return false;
       if (!quantises[r].clear_of(hbm_span(*k, ready))) return false;
     }
     for (std::size_t j = 0; j + 1 < n; ++j) {
       ctx.check();
-      for (std::size_t r = 0, ch = (1 + n - j) % n; r < n; ++r, ch = ch + 1 == n ? 0 : ch + 1) {
-        const double before = j == 0 ? std::max(fin_all[ids.b1 + r], send_fin(n - 2, r))
-                                     : std::max(gather_fin(j - 1, ids.prev(r)), gather_fin(j - 1, r));
-        if (!step(ids.ag_rep(j), r, kGather, ch, std::max(before, launch[ids.next(r)]))) return false;
+      for (std::size_t r = 0, ch = (1 + n - j) % n; r < w; ++r, ch = ch + 1 == n ? 0 : ch + 1) {
+        const double before = j == 0 ? std::max(fin_all[red.b1 + r], send_fin(n - 2, r))
+                                     : std::max(gather_fin(j - 1, prev_w(r)), gather_fin(j - 1, r));
+        if (!step(ids.ag_rep(j), r, kGather, ch, std::max(before, launch[next_w(r)]))) return false;
       }
     }
-    for (std::size_t r = 0; r < n; ++r)
-      if (!step(ids.dequant_rep(), r, kDequantise, 0, std::max(gather_fin(n - 2, ids.prev(r)), gather_fin(n - 2, r))))
+    for (std::size_t r = 0; r < w; ++r)
+      if (!step(ids.dequant_rep(), r, kDequantise, 0, std::max(gather_fin(n - 2, prev_w(r)), gather_fin(n - 2, r))))
         return false;
   }
 
@@ -320,10 +357,33 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
       if (fin(i) > best || (fin(i) == best && i < last)) best = fin(i), last = i;
     }
   } else {
-    for (std::size_t r = 0; r < n; ++r)
-      if (launch[r] > best) best = launch[r], last = static_cast<StepId>(r);
-    for (std::size_t i = n; i < 3 * n * n; ++i)
-      if (fin_all[i] > best) best = fin_all[i], last = static_cast<StepId>(i);
+    // The first of the greatest in id order (launches, then steps from n):
+    // the greatest first, in four independent maxima (a scan updating one
+    // best per step is a chain of dependent compares: 30% of a 1024-GPU
+    // point), then its first occurrence. With a period w, ranks 0..w-1's
+    // steps hold every value, and each first (t, r) in `red`'s order is
+    // first in the whole's (the same order of step, then rank).
+    for (std::size_t r = 0; r < w; ++r) best = std::max(best, launch[r]);
+    double m0 = best, m1 = best, m2 = best, m3 = best;
+    const std::size_t end = 3 * n * w;
+    const double* f = fin_all.data();
+    std::size_t i = w;
+    for (; i + 4 <= end; i += 4) {
+      m0 = f[i] > m0 ? f[i] : m0;
+      m1 = f[i + 1] > m1 ? f[i + 1] : m1;
+      m2 = f[i + 2] > m2 ? f[i + 2] : m2;
+      m3 = f[i + 3] > m3 ? f[i + 3] : m3;
+    }
+    for (; i < end; ++i) m0 = f[i] > m0 ? f[i] : m0;
+    best = std::max(std::max(m0, m1), std::max(m2, m3));
+    for (std::size_t r = 0; r < w && last == kNoStep; ++r)
+      if (launch[r] == best) last = static_cast<StepId>(r);
+    const auto from = fin_all.begin() + static_cast<std::ptrdiff_t>(w), to = fin_all.begin() + static_cast<std::ptrdiff_t>(end);
+    if (const auto at = std::find(from, to, best); last == kNoStep && at != to) {
+      std::size_t t = 0, r = 0;
+      red.of(static_cast<StepId>(at - fin_all.begin()), t, r);
+      last = ids.id(t, r);
+    }
   }
 
   // max_link_bytes as link_bytes() adds it: rank r sends every chunk but

@@ -34,11 +34,21 @@ namespace scin::shot {
 /// check that each use starts after the last one ended (O(N) time and
 /// memory). Else every step's finish is computed round by round (O(N^2)
 /// time, 8 bytes a step), checking per rank that S_k does not overlap Q_k
-/// and starts after Q_k-1 ends, and that the sum starts after the last Q.
+/// and starts after Q_k-1 ends, and that the sum starts after the last Q;
+/// on a star where the chunks' sizes and the launches repeat every w < N
+/// ranks, for ranks 0..w-1 alone (O(wN)).
 /// Returns false where a condition fails (a use on another rank's or
 /// another kind of resource, a fed unit, a negative fixed cost or latency,
 /// uses that would overlap on an HBM): the caller books the steps then.
 bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const ResourceMap& rm, bool one_plane,
                       const RunContext& ctx, AnalyticResult& res);
+
+/// Ring-q8 bookings in closed order step by step, on this thread, that found
+/// the ranks repeating every w < N (chunk sizes and launches) and booked
+/// ranks 0..w-1 alone (for tests).
+inline std::size_t& ring_q_ranks_period_total() {
+  thread_local std::size_t n = 0;
+  return n;
+}
 
 }  // namespace scin::shot

@@ -293,18 +293,23 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     Brief alone_brief;
     const std::size_t ns = sizes.size();
     // Step (t, r) of kind `kd` on chunk `ch`, ready at `ready`: its finish recorded, its cost returned.
+    // (The first step of a kind and size, and on two tiers each send between leaves, costed and
+    // checked (on two tiers every step comes here, to find those sends); kept apart
+    // so that the step below, taken 3N^2 times, stays small enough to be inlined.)
+    auto first_of_kind = [&](std::size_t t, std::size_t r, Kind kd, std::size_t at) -> const Brief* {
+      const bool alone = tiers && (kd == kSend || kd == kGather) && crossing(r);
+      if (!alone && checked[at]) return &briefs[at];
+      const KindCost* k = kind_of_step(t, r);
+      if (!k || !(kd == kSend ? ports(*k, true, r) : kd == kGather ? ports(*k, false, r) : own_hbm_only(*k))) return nullptr;
+      if (!alone) checked[at] = 1;
+      Brief& to = alone ? alone_brief : briefs[at];
+      to = brief(*k);
+      return &to;
+    };
     auto step = [&](std::size_t t, std::size_t r, Kind kd, std::size_t ch, double ready) -> const Brief* {
       const std::size_t at = kd * ns + size_of[ch];
-      const Brief* b = &briefs[at];
-      const bool alone = tiers && (kd == kSend || kd == kGather) && crossing(r);
-      if (alone || !checked[at]) [[unlikely]] {
-        const KindCost* k = kind_of_step(t, r);
-        if (!k || !(kd == kSend ? ports(*k, true, r) : kd == kGather ? ports(*k, false, r) : own_hbm_only(*k))) return nullptr;
-        if (!alone) checked[at] = 1;
-        Brief& to = alone ? alone_brief : briefs[at];
-        to = brief(*k);
-        b = &to;
-      }
+      const Brief* b = !tiers && checked[at] ? &briefs[at] : first_of_kind(t, r, kd, at);
+      if (!b) return nullptr;
       fin_all[red.id(t, r)] = ((ready + b->fixed) + b->longest) + b->latency;
       return b;
     };

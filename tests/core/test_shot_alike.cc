@@ -221,6 +221,68 @@ TEST(ShotAlike, RingQ8WithARanksPeriodEqualsTheFullBooking) {
     }
 }
 
+// Ring-q8 with fewer blocks than ranks on a star (ring_sparse.h): every chunk
+// one block or none; where no two full chunks are neighbours (at most N/2
+// blocks) and launches are alike, every finish in closed form, O(N); the
+// same result as the compiled schedule booked, in BF16 and FP32, with slow
+// HBM (a full chunk's quantise and fused reduce long), quantisation fused
+// (no HBM use) and blocks of 256. More blocks than N/2 (full chunks
+// neighbours), or launches serialised, book step by step as before.
+TEST(ShotAlike, RingQ8WithFewerBlocksThanRanksInClosedFormEqualsTheFullBooking) {
+  int taken = 0;
+  for (int gpus : {3, 4, 5, 8, 13, 24, 40, 64})
+    for (int variant = 0; variant < 5; ++variant) {
+      Config c = star_of("hgx-h200-8", gpus);
+      if (variant == 1) set_param(c, "accelerator.hbm_bandwidth_GBps", 40);
+      if (variant == 2) set_param(c, "quant.fused", 1);
+      if (variant == 3) set_param(c, "quant.block_elems", 256);
+      if (variant == 4) {
+        set_param(c, "accelerator.gpus_per_process", gpus);
+        set_param(c, "accelerator.launch_serial_ns", 900);
+      }
+      validate(c);
+      const auto g = static_cast<std::uint64_t>(gpus);
+      const std::uint64_t block = variant == 3 ? 256 : 32;
+      for (DType dt : {DType::Bf16, DType::Fp32})
+        for (std::uint64_t blocks : {std::uint64_t{1}, std::uint64_t{2}, g / 3, g / 2, g / 2 + 1, g - 1}) {
+          if (blocks == 0) continue;
+          // (One block short of its elements: a chunk of 29 or 253; more blocks whole: one size.)
+          const std::uint64_t bytes = (blocks * block - (blocks == 1 ? 3 : 0)) * static_cast<std::uint64_t>(dtype_bytes(dt));
+          const std::size_t before = shot::ring_q_sparse_total();
+          EXPECT_TRUE(expect_shot_alike_exact(c, Algorithm::RingQ8, bytes, dt))
+              << gpus << " GPUs, " << blocks << " blocks, variant " << variant;
+          const bool sparse = variant != 4 && 2 * blocks <= g;
+          EXPECT_EQ(shot::ring_q_sparse_total() - before, sparse ? 1u : 0u)
+              << gpus << " GPUs, " << blocks << " blocks, variant " << variant;
+          taken += sparse;
+        }
+    }
+  EXPECT_GT(taken, 100);
+  // simulate()'s estimate at 1024 GPUs, 8 B (one block): O(N) (3N^2 finishes would be 25 MB).
+  const WorkEstimate w = estimate(star_of("hgx-h200-8", 1024), Algorithm::RingQ8, {8, DType::Bf16}, EngineId::Analytic);
+  EXPECT_LT(w.memory_bytes, 1e7);
+  // Every step's finish, against the compiled schedule booked step by step.
+  for (int gpus : {3, 8, 13, 40})
+    for (std::uint64_t blocks : {std::uint64_t{1}, static_cast<std::uint64_t>(gpus / 3), static_cast<std::uint64_t>(gpus / 2)}) {
+      if (blocks == 0) continue;
+      SCOPED_TRACE(fmt::format("{} GPUs, {} blocks", gpus, blocks));
+      Config c = star_of("hgx-h200-8", gpus);
+      set_param(c, "accelerator.hbm_bandwidth_GBps", 40);
+      validate(c);
+      const Collective coll{blocks * 64, DType::Bf16};
+      std::vector<double> finishes;
+      shot::ring_q_sparse_finishes() = &finishes;
+      const std::optional<AnalyticResult> closed = run_analytic_shot(c, coll, Algorithm::RingQ8, {}, false);
+      shot::ring_q_sparse_finishes() = nullptr;
+      ASSERT_TRUE(closed.has_value());
+      const AnalyticResult full = run_analytic(c, compile(c, Algorithm::RingQ8, coll));
+      ASSERT_EQ(finishes.size(), full.steps.size());
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < finishes.size(); ++i) differ += finishes[i] != full.steps[i].finish_ns;
+      EXPECT_EQ(differ, 0u);
+    }
+}
+
 // Ring-q8 in closed order where a rank's HBM would queue: with no latencies
 // (memory, links, switch, the ring's per-step and sync overheads) and slow
 // HBM, a rank's quantise step and the fused reduce of the send into it

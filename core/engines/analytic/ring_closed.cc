@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "base/big_alloc.h"
 #include "engines/analytic/book.h"
 #include "engines/analytic/book_in_order.h"
+#include "engines/analytic/ring_sparse.h"
 #include "model/cost_grid.h"
 
 namespace scin::shot {
@@ -134,6 +136,79 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
   };
   auto kind_of_step = [&](std::size_t t, std::size_t r) { return kind_cost(ids.rec(t, r)); };
 
+  // The kinds' uses, checked once per kind and size: the quantise steps,
+  // the sum and the dequantise on their rank's HBM alone; the sends on the
+  // sender's egress and the receiver's ingress (the reduce-scatter's also
+  // on the receiver's HBM).
+  auto own_hbm_only = [](const KindCost& k) {
+    for (const KindCost::U& u : k.u)
+      if (u.books && (u.kind != ResourceKind::Hbm || u.receiver)) return false;
+    return true;
+  };
+  // A trunk's sender (two tiers: -1 none yet): a trunk two ranks' sends
+  // crossed could queue (a leaf's uplink serves its last rank's sends alone).
+  std::vector<int> trunk_sender(tiers ? static_cast<std::size_t>(rm.count() - rm.hbm(rm.gpus)) : 0, -1);
+  auto ports = [&](const KindCost& k, bool hbm, std::size_t from) {
+    for (const KindCost::U& u : k.u) {
+      if (!u.books) continue;
+      if (u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink) {
+        int& who = trunk_sender[static_cast<std::size_t>(u.base - rm.hbm(rm.gpus))];
+        if (who >= 0 && who != static_cast<int>(from)) return false;
+        who = static_cast<int>(from);
+        continue;
+      }
+      const bool ok = (u.kind == ResourceKind::Egress && !u.receiver) || (u.kind == ResourceKind::Ingress && u.receiver) ||
+                      (hbm && u.kind == ResourceKind::Hbm && u.receiver);
+      if (!ok) return false;
+    }
+    return true;
+  };
+
+  // Fewer blocks than ranks on a star (every chunk one block or none, no two
+  // full ones neighbours, launches alike): every finish in closed form, O(N)
+  // (ring_sparse.h). Each kind's cost per class from one step of it (the
+  // step's rank chosen so that it carries a chunk of that class), with the
+  // checks below; an empty chunk's steps book no HBM.
+  std::optional<RingSparse> sparse;
+  if (!alike && !tiers && n >= 3 && sizes.size() == 2 && sizes[0] == 0 &&
+      std::all_of(launch.begin(), launch.end(), [&](double l) { return l == launch[0]; })) {
+    sparse.emplace();
+    RingSparse& sp = *sparse;
+    sp.n = n;
+    sp.launch = launch[0];
+    auto total = [](const KindCost& k) {
+      double longest = 0;
+      for (const KindCost::U& u : k.u)
+        if (u.books) longest = std::max(longest, u.d);
+      return k.fixed + longest + k.latency;
+    };
+    // Kind `kd`'s cost at step t of a rank carrying chunk c, the rank `c + shift`.
+    auto cost = [&](std::size_t t, std::size_t c, std::size_t shift, Kind kd, double& out) {
+      const std::size_t r = (c + shift) % n;
+      const KindCost* k = kind_of_step(t, r);
+      if (!k) return false;
+      const bool ok = kd == kSend ? ports(*k, true, r) : kd == kGather ? ports(*k, false, r) : own_hbm_only(*k);
+      if (!ok || (kd != kDequantise && size_of[c] == 0 && k->hbm >= 0)) return false;
+      out = total(*k);
+      return true;
+    };
+    std::vector<std::uint8_t> full(n);
+    std::size_t of[2] = {n, n};  // a chunk of each class
+    for (std::size_t c = 0; c < n; ++c) {
+      full[c] = size_of[c];
+      if (of[size_of[c]] == n) of[size_of[c]] = c;
+    }
+    bool ok = of[0] < n && of[1] < n;
+    for (std::size_t q = 0; q < 2 && ok; ++q)
+      ok = cost(0, of[q], 0, kQuantiseFirst, sp.qf[q]) && cost(2, of[q], 1, kQuantise, sp.q[q]) &&
+           cost(1, of[q], 0, kSend, sp.s[q]) && cost(ids.sum_rep(), of[q], n - 1, kSum, sp.sum[q]) &&
+           cost(ids.ag_rep(0), of[q], n - 1, kGather, sp.g[q]);
+    ok = ok && cost(ids.dequant_rep(), 0, 0, kDequantise, sp.dq);
+    ok = ok && sp.holds(full);
+    if (ok) ++ring_q_sparse_total();
+    else sparse.reset();
+  }
+
   // Step by step on a star, the ranks repeat every w chunks where the
   // chunks' sizes and the launches do (build::split() spreads two sizes in a
   // pattern of N / gcd(N, blocks) chunks): rank r + w's steps carry chunks w
@@ -141,7 +216,7 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
   // when r's do and meet the same checks. Only ranks 0..w-1 are booked, in
   // a ring of w (`red`: their steps' places; w = N: every rank).
   std::size_t w = n;
-  for (std::size_t p = 1; !alike && !tiers && p < n && w == n; ++p) {
+  for (std::size_t p = 1; !alike && !sparse && !tiers && p < n && w == n; ++p) {
     if (n % p != 0) continue;
     bool repeats = true;
     for (std::size_t r = p; r < n && repeats; ++r) repeats = launch[r] == launch[r - p] && size_of[r] == size_of[r - p];
@@ -159,6 +234,7 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     std::size_t t = 0, r = 0;
     ids.of(i, t, r);
     if (t == ids.reps()) return launch[r];
+    if (sparse) return sparse->finish(ids, t, r);
     return alike ? fin_rep[t] : fin_all[w == n ? i : red.id(t, r % w)];
   };
   auto ready_of = [&](std::size_t t, std::size_t r) {
@@ -203,7 +279,7 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
       }
       fin_rep[t] = finish(*k, ready);
     }
-  } else {
+  } else if (!sparse) {
     // Rank by rank, round by round. Ports never queue: a rank's sends (its
     // egress, its receiver's ingress; on two tiers a leaf's uplink and
     // downlink, which its last rank's sends alone cross) follow one another
@@ -260,33 +336,6 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
       sp.to = sp.from + k.hbm;
       sp.on = true;
       return sp;
-    };
-    // The kinds' uses, checked once per kind and size: the quantise steps,
-    // the sum and the dequantise on their rank's HBM alone; the sends on the
-    // sender's egress and the receiver's ingress (the reduce-scatter's also
-    // on the receiver's HBM).
-    auto own_hbm_only = [](const KindCost& k) {
-      for (const KindCost::U& u : k.u)
-        if (u.books && (u.kind != ResourceKind::Hbm || u.receiver)) return false;
-      return true;
-    };
-    // A trunk's sender (two tiers: -1 none yet): a trunk two ranks' sends
-    // crossed could queue (a leaf's uplink serves its last rank's sends alone).
-    std::vector<int> trunk_sender(tiers ? static_cast<std::size_t>(rm.count() - rm.hbm(rm.gpus)) : 0, -1);
-    auto ports = [&](const KindCost& k, bool hbm, std::size_t from) {
-      for (const KindCost::U& u : k.u) {
-        if (!u.books) continue;
-        if (u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink) {
-          int& who = trunk_sender[static_cast<std::size_t>(u.base - rm.hbm(rm.gpus))];
-          if (who >= 0 && who != static_cast<int>(from)) return false;
-          who = static_cast<int>(from);
-          continue;
-        }
-        const bool ok = (u.kind == ResourceKind::Egress && !u.receiver) || (u.kind == ResourceKind::Ingress && u.receiver) ||
-                        (hbm && u.kind == ResourceKind::Hbm && u.receiver);
-        if (!ok) return false;
-      }
-      return true;
     };
     std::vector<char> checked(kinds.size(), 0);
     std::vector<Brief> briefs(kinds.size());
@@ -356,7 +405,13 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
   // the latest representative: its smallest index).
   double best = -1;
   StepId last = kNoStep;
-  if (alike) {
+  if (sparse) {
+    last = sparse->last(ids, best);
+    if (std::vector<double>* out = ring_q_sparse_finishes()) {
+      out->resize(3 * n * n);
+      for (std::size_t i = 0; i < out->size(); ++i) (*out)[i] = fin(static_cast<StepId>(i));
+    }
+  } else if (alike) {
     for (std::size_t t = 0; t <= ids.reps(); ++t) {
       const StepId i = ids.id(t, 0);
       if (fin(i) > best || (fin(i) == best && i < last)) best = fin(i), last = i;

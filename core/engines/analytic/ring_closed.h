@@ -3,6 +3,9 @@
 // (shot_alike.cc).
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
 #include "base/run_context.h"
 #include "engines/analytic/shot_steps.h"
 #include "fabric/config.h"
@@ -49,6 +52,20 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
 inline std::size_t& ring_q_ranks_period_total() {
   thread_local std::size_t n = 0;
   return n;
+}
+
+/// Ring-q8 bookings on this thread that found fewer blocks than ranks on a
+/// star and took every finish in closed form (ring_sparse.h) (for tests).
+inline std::size_t& ring_q_sparse_total() {
+  thread_local std::size_t n = 0;
+  return n;
+}
+
+/// For tests: where set, a booking in that closed form also writes every
+/// step's finish there, in step order (launches included; O(N^2)).
+inline std::vector<double>*& ring_q_sparse_finishes() {
+  thread_local std::vector<double>* out = nullptr;
+  return out;
 }
 
 }  // namespace scin::shot

@@ -5,6 +5,7 @@
 #include "engines/analytic/shot_alike.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cstdint>
 #include <initializer_list>
 #include <vector>
@@ -189,10 +190,15 @@ std::size_t shot_alike_steps(const Config& cfg, Algorithm algo, bool* closed, co
     // (Ring-q8 on two tiers by leaves alike, ring_leaves.h: 3mN steps booked.)
     if (algo == Algorithm::RingQ8 && tiers && coll) ring_leaves_apply(cfg, *coll, closed_steps);
     if (algo == Algorithm::RingQ8 && star && !launches_serialised(cfg) && coll) {
-      // Ranks alike (ring_closed.h): every chunk the same whole blocks, as build::split() cuts them.
+      // Ranks alike (ring_closed.h): every chunk the same whole blocks, as build::split() cuts them;
+      // one block or none a chunk, no two full ones neighbours (ring_sparse.h): O(N) too; else
+      // whole blocks in a pattern of w = N / gcd(N, blocks) chunks: w ranks' steps.
       const std::uint64_t elems = element_count(coll->bytes, coll->dtype);
       const auto block = static_cast<std::uint64_t>(std::max(1, cfg.quant.block_elems));
-      if (n > 0 && elems > 0 && elems % block == 0 && (elems / block) % n == 0) *closed_steps = 3 * n - 1;
+      const std::uint64_t blocks = (elems + block - 1) / block;
+      if (n > 0 && elems > 0 && elems % block == 0 && blocks % n == 0) *closed_steps = 3 * n - 1;
+      else if (n >= 3 && elems > 0 && 2 * blocks <= n && (blocks == 1 || elems % block == 0)) *closed_steps = 3 * n;
+      else if (n > 0 && elems > 0 && elems % block == 0) *closed_steps = 3 * n * (n / std::gcd(n, blocks));
     }
   }
   if (!shot_alike_answers(cfg, algo)) return 0;

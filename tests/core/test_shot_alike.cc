@@ -397,6 +397,14 @@ TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
   }
   EXPECT_GE(answered, 24u);
   EXPECT_GE(uneven, 4u);
+  // simulate()'s estimate where leaves are not alike (1024 GPUs on 16 leaves of 64, 8 B: one
+  // block) and chunks are small: in closed order, 8 bytes a step (as queued it was ~350 MB).
+  Config wide = tiers(1024, 16, {{"switch.ports", 128.0}});
+  const Collective tiny{8, DType::Bf16};
+  EXPECT_FALSE(shot::ring_leaves_apply(wide, tiny));
+  const WorkEstimate w = estimate(wide, Algorithm::RingQ8, tiny, EngineId::Analytic);
+  EXPECT_LT(w.memory_bytes, 5e7);
+  EXPECT_LT(w.seconds, 0.2);
   // Chunks of two sizes: declined.
   ShotBooking how = ShotBooking::Queue;
   const Collective odd{(std::uint64_t{1} << 20) + 64, DType::Bf16};

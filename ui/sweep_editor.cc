@@ -32,7 +32,9 @@ SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc
   banner_->setStyleSheet(QStringLiteral("background:#eef4fb; border:1px solid #9db8d9; padding:4px"));
   banner_->setVisible(false);
   banner_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
-  banner_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+  // (Its height follows its width: a quant or inference run's spec is many
+  // lines in a narrow dock, shown whole, at the top.)
+  banner_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Minimum);
   top->addWidget(banner_);
   editCopy_ = new QPushButton(tr("Edit a copy of this sweep"));
   editCopy_->setObjectName(QStringLiteral("editStoredSweep"));
@@ -54,6 +56,7 @@ SweepEditor::SweepEditor(FabricDoc* doc, QWidget* parent) : QWidget(parent), doc
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   scroll->setWidget(inputs_);
   top->addWidget(scroll, 1);
+  top->addStretch(0);  // (takes the room the scroll area leaves when it is hidden)
   auto* outer = new QVBoxLayout(inputs_);
   outer->setContentsMargins(0, 0, 0, 0);
   auto* sizes = new QGroupBox(tr("Message size per rank"));

@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QFontMetricsF>
 #include <QImage>
+#include <QLabel>
 #include <QProcess>
 #include <QSettings>
 #include <QStandardPaths>
@@ -421,6 +422,27 @@ class AnalysisUiTest : public QObject {
           QVERIFY(ticks[i].label != ticks[i - 1].label);
         }
       }
+  }
+
+  // A quant or inference run's stored spec (many lines in the narrow Sweep
+  // dock) is shown whole, at the top of the dock: it was clipped to the
+  // height the label guessed for a wider dock, and centred.
+  void storedSpecOfAQuantRunIsShownWhole() {
+    MainWindow w;
+    w.resize(1500, 900);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    for (const char* name : {"quant-blocks", "inference-tp"}) {
+      show(w, runs_.at(name));
+      QApplication::processEvents();
+      auto* banner = w.findChild<QLabel*>(QStringLiteral("storedSweep"));
+      QVERIFY(banner && banner->isVisible());
+      QVERIFY2(banner->text().contains(QStringLiteral("<br>")), qPrintable(banner->text()));  // (the spec, line by line)
+      QVERIFY2(banner->height() >= banner->heightForWidth(banner->width()),
+               qPrintable(QStringLiteral("%1: %2 px for %3").arg(name).arg(banner->height()).arg(banner->heightForWidth(banner->width()))));
+      QVERIFY2(banner->y() < 20, qPrintable(QString::number(banner->y())));
+    }
   }
 
   void reportHoldsEveryChartWithData() {

@@ -6,6 +6,7 @@
 
 #include "base/big_alloc.h"
 #include "engines/analytic/planes.h"
+#include "engines/analytic/ring_chunks.h"
 #include "model/cost_grid.h"
 #include "schedule/builder.h"
 
@@ -237,13 +238,7 @@ std::optional<TwoSizes> two_sizes(const RingShape& sh, const RingCosts& k) {
     most = std::max(most, two.cost[phase][1]);
   }
   if (!(two.launch >= 0) || two.launch + most * (2.0 * n) >= 0x1p33) return std::nullopt;
-  two.to_big.assign(static_cast<std::size_t>(n), 0);
-  int next = -1;  // the nearest big chunk after c, cyclically (two passes)
-  for (int pass = 0; pass < 2; ++pass)
-    for (int c = n - 1; c >= 0; --c) {
-      if (sh.cls[static_cast<std::size_t>(c)] == 1) next = c;
-      if (next >= 0) two.to_big[static_cast<std::size_t>(c)] = next >= c ? next - c : next + n - c;
-    }
+  two.to_big = analytic_detail::chunks_to_marked(sh.cls);  // (class 1: the big chunks, one at least)
   return two;
 }
 

@@ -38,6 +38,12 @@ struct KindCost {
   double fixed = 0, latency = 0;
   std::vector<U> u;
   int hbm = -1;  // the use on an HBM that books (-1: none)
+  double longest() const {  // the longest use that books (0: none)
+    double d = 0;
+    for (const U& x : u)
+      if (x.books) d = std::max(d, x.d);
+    return d;
+  }
 };
 
 enum Kind : std::uint8_t { kQuantiseFirst, kQuantise, kSend, kSum, kGather, kDequantise, kKinds };
@@ -176,12 +182,6 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     RingSparse& sp = *sparse;
     sp.n = n;
     sp.launch = launch[0];
-    auto total = [](const KindCost& k) {
-      double longest = 0;
-      for (const KindCost::U& u : k.u)
-        if (u.books) longest = std::max(longest, u.d);
-      return k.fixed + longest + k.latency;
-    };
     // Kind `kd`'s cost at step t of a rank carrying chunk c, the rank `c + shift`.
     auto cost = [&](std::size_t t, std::size_t c, std::size_t shift, Kind kd, double& out) {
       const std::size_t r = (c + shift) % n;
@@ -189,7 +189,7 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
       if (!k) return false;
       const bool ok = kd == kSend ? ports(*k, true, r) : kd == kGather ? ports(*k, false, r) : own_hbm_only(*k);
       if (!ok || (kd != kDequantise && size_of[c] == 0 && k->hbm >= 0)) return false;
-      out = total(*k);
+      out = k->fixed + k->longest() + k->latency;
       return true;
     };
     std::vector<std::uint8_t> full(n);
@@ -322,9 +322,7 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
       bool on = false;
     };
     auto brief = [](const KindCost& k) {
-      Brief b{k.fixed, 0, k.latency, 0, k.hbm >= 0};
-      for (const KindCost::U& u : k.u)
-        if (u.books) b.longest = std::max(b.longest, u.d);
+      Brief b{k.fixed, k.longest(), k.latency, 0, k.hbm >= 0};
       if (b.on) b.hbm = k.u[static_cast<std::size_t>(k.hbm)].d;
       return b;
     };

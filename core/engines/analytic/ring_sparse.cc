@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engines/analytic/ring_chunks.h"
+
 namespace scin::shot {
 
 bool RingSparse::holds(const std::vector<std::uint8_t>& full) {
@@ -20,21 +22,11 @@ bool RingSparse::holds(const std::vector<std::uint8_t>& full) {
   // Every time below 2^33 ns: the longest chain is N - 1 rounds, a sum, N - 1 gathers and a dequantise.
   const double most = std::max({qf[1] + s[1], q[1] + s[1], sum[1], g[1], dq});
   if (launch + 2.0 * static_cast<double>(n + 1) * most >= 0x1p33) return false;
-  // Full chunks never neighbours; the nearest at or after each chunk, cyclically (two passes).
-  bool any = false;
-  for (std::size_t c = 0; c < n; ++c) {
+  // Full chunks never neighbours; the nearest at or after each chunk, cyclically (one at least).
+  for (std::size_t c = 0; c < n; ++c)
     if (full[c] && full[(c + 1) % n]) return false;
-    any = any || full[c];
-  }
-  if (!any) return false;
-  to_full.assign(n, 0);
-  std::size_t next = n;
-  for (int pass = 0; pass < 2; ++pass)
-    for (std::size_t c = n; c-- > 0;) {
-      if (full[c]) next = c;
-      if (next < n) to_full[c] = static_cast<int>(next >= c ? next - c : next + n - c);
-    }
-  return true;
+  to_full = analytic_detail::chunks_to_marked(full);
+  return !to_full.empty();
 }
 
 double RingSparse::round_end(std::size_t k, int d) const {

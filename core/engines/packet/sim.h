@@ -70,7 +70,7 @@ struct Flow {
   std::uint64_t bytes = 0;               // write: source bytes; read: destination bytes
   std::uint32_t n = 0;                   // packets (write) / groups (read)
   std::uint32_t n_min = 0;               // read: packets of the shortest source
-  double inv_raw = 0, gap_ns = 0;        // wire time of a packet: (payload + header) * inv_raw + gap
+  double inv_raw = 0, gap_ns = 0;        // wire time of a packet: (payload + header) * inv_raw + gap * payload / P
   Fine ser_full = 0;                     // wire time of a full packet
   Ps extra_end = 0;                      // non-network resources held by the step (HBM)
   std::uint64_t expected = 0, delivered = 0;
@@ -207,9 +207,14 @@ struct Geometry {
                               "raise packet.payload_bytes", total, P));
     return static_cast<std::uint32_t>(n);
   }
-  /// Wire time of a packet of `bytes` payload in flow f, in ns (not yet rounded).
+  /// Wire time of a packet of `bytes` payload in flow f, in ns (not yet rounded):
+  /// its bytes and header at the raw rate, and the gap in proportion to its
+  /// payload (the gap paces payload to the step's rate R; a partial packet
+  /// carries less of it: docs/model.md section 4, "Links: serialisation").
+  /// A full packet's gap is g x 1.0: the same bits as g.
   double ser_ns(const Flow& f, std::uint32_t bytes) const {
-    return static_cast<double>(bytes + H) * f.inv_raw + f.gap_ns;
+    return static_cast<double>(bytes + H) * f.inv_raw +
+           f.gap_ns * (static_cast<double>(bytes) / static_cast<double>(P));
   }
   /// The same in fixed point (full packets precomputed).
   Fine ser_fine(const Flow& f, std::uint32_t bytes) const {

@@ -167,6 +167,30 @@ TEST(EngineAgreement, TwoTierGapCauses) {
   EXPECT_NE(std::find(deps.begin(), deps.end(), store0), deps.end());
 }
 
+// A step that moves no bytes (a ring chunk, a ring-q8 block or a shard of
+// no elements: a few bytes over many ranks) still tells its receiver it is
+// done, so on the packet engine it ends its step's latency after it starts, as
+// the analytic engine charges it. It used to end at its start: on two tiers,
+// where the sends between leaves cost more, a rank whose sends were all empty
+// waited on no wire (ring at 8 B on nvl36x2's 2 leaves x 4: 20.5 us against
+// 27.0; 16 GPUs 30.1 against 47.0; ring-q8 58.6 against 65.1).
+TEST(EngineAgreement, EmptyStepsTakeTheirLatencyOnTwoTiers) {
+  for (int gpus : {8, 16}) {
+    Config c = load_preset("nvl36x2");
+    set_param(c, "fabric.gpus", gpus);
+    set_param(c, "fabric.leaves", 2);
+    for (const char* algo : {"ring", "ring-q8"}) {
+      for (std::uint64_t bytes : {8ull, 64ull}) {
+        const Collective coll{bytes, DType::Bf16};
+        const double a = simulate(c, algo, coll, "analytic").time_ns;
+        const double p = simulate(c, algo, coll, "packet").time_ns;
+        EXPECT_GE(p, a * (1 - 1e-6)) << gpus << " GPUs " << algo << " " << bytes << " B";
+        EXPECT_LE(p, a * 1.001) << gpus << " GPUs " << algo << " " << bytes << " B: analytic " << a << " packet " << p;
+      }
+    }
+  }
+}
+
 // A switch input port's buffer must cover its credit loop (a packet's bytes go
 // over the link, the credit comes back: raw rate x 2 x links.latency_ns) with
 // the same 2x headroom every NVLink preset has, or multicast and incast traffic

@@ -294,6 +294,7 @@ class Engine {
     std::uint64_t bytes = 0;
     double plain_per_byte = 0, reduce_inv_GBps = 0;
     double fixed_ns = 0, factor = 1;
+    double latency_ns = 0;  // the step's latency (StepCost::latency_total_ns): what an empty flow takes
     InlineVec<NodeId, StepCosts::kMaxRegions> dsts, srcs;
     InlineVec<std::uint64_t, StepCosts::kMaxRegions> src_bytes;
     InlineVec<std::uint32_t, StepCosts::kMaxRegions> src_n;
@@ -303,7 +304,7 @@ class Engine {
     // last step's, and every entry is then written) and clears the others.
     void clear_but_lists() {
       kind = FlowKind::GpuWrite, to_switch = false, codec = false, in_gpu_order = false, initiator = kNoNode, plane = -1;
-      n = 0, n_min = 0, bytes = 0, plain_per_byte = 0, reduce_inv_GBps = 0, fixed_ns = 0, factor = 1;
+      n = 0, n_min = 0, bytes = 0, plain_per_byte = 0, reduce_inv_GBps = 0, fixed_ns = 0, factor = 1, latency_ns = 0;
       uses.clear();
     }
   };

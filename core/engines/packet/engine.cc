@@ -319,6 +319,17 @@ void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, std::uint32_t shape_
   steps_[i].flow = fid;
   Flow& f = flows_[fid];
   apply_flow_shape(f, x, i, shape_id);
+  // A transfer over every plane starts on the plane its address maps to: the
+  // data's addresses are striped over the planes a packet at a time (as an
+  // accelerator's memory is over its NVLink links), so transfers of fewer
+  // packets than planes (a shard of a few hundred bytes on 18 planes) spread
+  // over the planes, as the analytic engine's even split of their bytes
+  // assumes, instead of all taking plane 0 (docs/model.md section 4).
+  if (f.plane < 0 && g_.planes > 1) {
+    const Step& st = s_.steps[i];
+    const std::uint64_t addr = st.dsts.front().offset * static_cast<std::uint64_t>(dtype_bytes_of(s_.dtype));
+    f.rot = static_cast<std::uint16_t>((addr / g_.P) % static_cast<std::uint64_t>(g_.planes));
+  }
   const double factor = x.factor;
   // The wire time of a packet is a function of the transfer factor alone (the
   // rest is the run's): computed again only when the factor differs from the
@@ -415,8 +426,8 @@ void Engine::flow_start(FlowId i) {
           // accelerators spread over 4 planes made four, three dropped at once.)
           const int np = static_cast<int>(std::min<std::uint32_t>(f.n, static_cast<std::uint32_t>(g_.planes)));
           for (int p = 0; p < np; ++p)
-            add_link_source(g_.up(g, p), Source{i, slot, static_cast<std::uint32_t>(p), f.n,
-                                                static_cast<std::uint32_t>(g_.planes), now_, false, 0});
+            add_link_source(g_.up(g, (p + f.rot) % g_.planes), Source{i, slot, static_cast<std::uint32_t>(p), f.n,
+                                                                       static_cast<std::uint32_t>(g_.planes), now_, false, 0});
         }
       } else {
         for (std::size_t k = 0; k < f.dsts.size(); ++k) {

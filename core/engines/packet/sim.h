@@ -59,7 +59,10 @@ struct Flow {
   StepId step = 0;
   FlowKind kind = FlowKind::GpuWrite;
   bool active = false;
-  int plane = -1;                        // fixed plane, or -1: packet i on plane i % planes
+  // Where plane is -1: the plane of packet 0, so packet i crosses plane
+  // (i + rot) % planes. Set per step from its region's address (Engine::setup_flow).
+  std::uint16_t rot = 0;
+  int plane = -1;                        // fixed plane, or -1: packet i on plane (i + rot) % planes
   NodeId initiator = kNoNode;
   std::vector<NodeId> dsts;              // write destinations
   std::vector<NodeId> srcs;              // read sources
@@ -127,7 +130,7 @@ struct Flow {
   /// a step of the shape it holds (a ring at 1024 accelerators: a rank's next
   /// step, mostly) keeps them, vectors and all.
   void reset_run() {
-    step = 0, active = false;
+    step = 0, active = false, rot = 0;
     src_id.clear(), sources.clear();
     inv_raw = 0, gap_ns = 0, ser_full = 0, extra_end = 0;
     expected = 0, delivered = 0, last = 0, every_gpu = false;

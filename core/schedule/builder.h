@@ -340,10 +340,11 @@ struct NvlsTiersForm {
   /// wait lists the n arrives.
   void deps(StepId i, std::vector<StepId>& out) const;
   std::string label(StepId i) const;
+  /// Rank r's part of chunk c: what its spine ld_reduce sums and its store sends.
+  Span part_span(int r, int c) const;
 
  private:
   Span chunk_span(int r, int c) const;
-  Span part_span(int r, int c) const;
 };
 /// build_nvls_tiers' form for b's fabric and message; declares its buffers in b.s.
 NvlsTiersForm nvls_tiers_form(Builder& b);

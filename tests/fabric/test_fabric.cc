@@ -1293,6 +1293,40 @@ TEST(NvlsTiers, EqualsTheFullBookingOnTwoTiers) {
                                       (std::uint64_t{1} << 22) + 2));
 }
 
+// Stores of one part size, leaf and spine are costed from one template
+// (nvls_tiers.cc): each templated store's cost equals analytic_step_cost's on
+// the filled step, use by use, and every rank's link bytes (the templated
+// stores' added up at the end) equal add_link_bytes' of every step one by one
+// (seen failing with the stores' ingress bytes left out), on fabrics with one and several spines, one
+// plane, oversubscribed trunks, FP32 and parts of two sizes (the results
+// against the compiled schedule: EqualsTheFullBookingOnTwoTiers).
+TEST(NvlsTiers, StoresCostedFromTemplatesEqualTheirFullCost) {
+  struct Restore {
+    ~Restore() { nvls_tiers_check_templates() = false; }
+  } restore;
+  nvls_tiers_check_templates() = true;
+  nvls_tiers_template_mismatches() = 0;
+  const std::size_t before = nvls_tiers_templated_total();
+  const std::vector<std::pair<Config, std::uint64_t>> cases = {
+      {load_preset("nvl36x2"), std::uint64_t{1} << 24},
+      {two_tier_of("nvl36x2", {{"fabric.gpus", 40}}), (std::uint64_t{1} << 24) + 12},
+      {two_tier_of("nvl36x2", {{"fabric.spines", 1}}), (std::uint64_t{1} << 22) + 4},
+      {two_tier_of("nvl36x2", {{"fabric.oversubscription", 4}}), std::uint64_t{1} << 22},
+      {two_tier_of("nvl36x2", {{"fabric.planes", 1}}), std::uint64_t{1} << 22},
+      {two_tier_of("nvl576-style", {{"fabric.gpus", 144}, {"fabric.leaves", 4}}), (std::uint64_t{1} << 22) + 4},
+      {two_tier_of("nvl576-style", {{"fabric.gpus", 256}, {"fabric.leaves", 8}}), std::uint64_t{1} << 26},
+  };
+  for (const auto& [cfg, bytes] : cases) {
+    for (DType t : {DType::Bf16, DType::Fp32}) {
+      const std::size_t at = nvls_tiers_templated_total();
+      ASSERT_TRUE(run_analytic_nvls_tiers(cfg, {bytes, t}).has_value());
+      EXPECT_GT(nvls_tiers_templated_total(), at) << cfg.fabric.gpus << " GPUs, " << bytes << " B";
+    }
+  }
+  EXPECT_GT(nvls_tiers_templated_total(), before);
+  EXPECT_EQ(nvls_tiers_template_mismatches(), 0u);
+}
+
 // A star, or a fabric NVLS does not support: declined (the caller compiles,
 // and compile() says why); simulate() on two tiers gives what booking the
 // compiled schedule gives; a stop request ends a 1024-GPU point with Cancelled.

@@ -7,10 +7,24 @@
 #include "engines/analytic/book.h"
 #include "engines/analytic/joins.h"
 #include "engines/analytic/planes.h"
+#include "fabric/graph.h"
 #include "model/cost_grid.h"
 #include "schedule/builder.h"
 
 namespace scin {
+
+std::size_t& nvls_tiers_templated_total() {
+  static std::size_t n = 0;
+  return n;
+}
+bool& nvls_tiers_check_templates() {
+  static bool on = false;
+  return on;
+}
+std::size_t& nvls_tiers_template_mismatches() {
+  static std::size_t n = 0;
+  return n;
+}
 
 namespace {
 
@@ -27,6 +41,80 @@ bool answers(const Config& cfg) {
 // run_analytic's ScheduleView gives them (planes alike: plane 0's uses).
 // While `counting`, each transfer costed adds its bytes to `lb` (book() costs
 // a transfer once, when it is taken; the walk costs again with counting off).
+// A store's cost from its class's template: a store's uses are its rank's
+// egress, every other rank's ingress (the same share and rate for each) and
+// the trunks of its tree, which depend on its rank's leaf and the spine ECMP
+// picks for its rank alone. So the stores of one part size, leaf and spine
+// cost alike but for the rank's egress and the ingress it leaves out: one
+// store of each class is costed in full (analytic_step_cost) and kept with
+// every rank's ingress; the others copy it with their egress patched in and
+// their own ingress left out, the uses in the same (resource) order, without
+// listing n destinations and n routes per store (~half of NVLS's time on
+// nvl576-style before). Only where the costed store has that shape (plane 0
+// alone, planes alike); else every store is costed in full.
+struct StoreTemplates {
+  struct Key {
+    std::uint64_t count;
+    int leaf, spine;
+    bool operator==(const Key&) const = default;
+  };
+  std::vector<Key> keys;
+  std::vector<StepCost> costs;  // per key: the uses with every rank's ingress
+  std::vector<char> usable;     // per key: the costed store had the shape above
+  int find(const Key& k) const {
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == k) return static_cast<int>(i);
+    return -1;
+  }
+};
+
+// The template of rank r's store from its full cost `c`, if it has the shape
+// (egress(r, 0), then ingress(x, 0) for every x != r in order with one share
+// and rate, then trunks).
+bool make_template(const ResourceMap& rm, int n, int r, const StepCost& c, StepCost& t) {
+  const std::size_t un = static_cast<std::size_t>(n);
+  if (c.uses.size() < un || c.uses[0].resource != rm.egress(r, 0) || c.uses[0].kind != ResourceKind::Egress) return false;
+  const ResourceUse& in = c.uses[1];
+  for (std::size_t k = 1; k < un; ++k) {
+    const ResourceUse& u = c.uses[k];
+    const int x = static_cast<int>(k) - 1 + (static_cast<int>(k) - 1 >= r ? 1 : 0);
+    if (u.resource != rm.ingress(x, 0) || u.kind != ResourceKind::Ingress || u.amount_bytes != in.amount_bytes ||
+        u.rate_GBps != in.rate_GBps || u.term != in.term || u.fed_by_transfers != in.fed_by_transfers)
+      return false;
+  }
+  for (std::size_t k = un; k < c.uses.size(); ++k)
+    if (c.uses[k].kind != ResourceKind::Uplink && c.uses[k].kind != ResourceKind::Downlink) return false;
+  t = c;
+  ResourceUse own = in;
+  own.resource = rm.ingress(r, 0);
+  t.uses.insert(t.uses.begin() + 1 + r, own);
+  return true;
+}
+
+// Rank r's store cost from the template.
+void from_template(const ResourceMap& rm, int r, const StepCost& t, StepCost& c) {
+  c.fixed_ns = t.fixed_ns;
+  c.fixed_term = t.fixed_term;
+  std::copy(std::begin(t.latency_ns), std::end(t.latency_ns), std::begin(c.latency_ns));
+  const auto skip = static_cast<std::ptrdiff_t>(1 + r);
+  c.uses.assign(t.uses.begin(), t.uses.begin() + skip);
+  c.uses.insert(c.uses.end(), t.uses.begin() + skip + 1, t.uses.end());
+  c.uses[0].resource = rm.egress(r, 0);
+}
+
+bool same_cost(const StepCost& a, const StepCost& b) {
+  if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term || a.uses.size() != b.uses.size()) return false;
+  for (int k = 0; k < kTermCount; ++k)
+    if (a.latency_ns[k] != b.latency_ns[k]) return false;
+  for (std::size_t k = 0; k < a.uses.size(); ++k) {
+    const ResourceUse &x = a.uses[k], &y = b.uses[k];
+    if (x.resource != y.resource || x.kind != y.kind || x.amount_bytes != y.amount_bytes || x.rate_GBps != y.rate_GBps ||
+        x.term != y.term || x.fed_by_transfers != y.fed_by_transfers)
+      return false;
+  }
+  return true;
+}
+
 struct FormView {
   const Config& cfg;
   const Schedule& s;  // the form's buffers, no steps
@@ -39,6 +127,10 @@ struct FormView {
   Step st;  // the step last costed
   bool counting = true;
   LinkBytes lb;
+  StoreTemplates templates;
+  double stored_bytes = 0;  // every store's bytes, counted at every rank's ingress at the end
+  StepCost check;           // (nvls_tiers_check_templates: the full cost to compare,
+  LinkBytes full;           //  and every transfer's bytes counted one by one)
 
   std::size_t size() const { return f.size() + 2; }
   std::span<const StepId> deps(std::size_t i) const {
@@ -68,12 +160,51 @@ struct FormView {
       analytic::no_resource_cost(c, 0.0);
       return true;
     }
+    const Form::Id id = f.decode(i);
+    int slot = -1;
+    if (id.part == Form::Part::Store && (one_plane || s.planes == 1) && f.n > 1) {
+      const StoreTemplates::Key key{f.part_span(id.rank, id.chunk).count, id.rank / f.m,
+                                    ecmp_pick(id.rank, kNoNode, s.spines)};
+      slot = templates.find(key);
+      if (slot >= 0 && templates.usable[static_cast<std::size_t>(slot)]) {
+        from_template(rm, id.rank, templates.costs[static_cast<std::size_t>(slot)], c);
+        ++nvls_tiers_templated_total();
+        if (counting) {
+          // (add_link_bytes of a multicast store: its bytes up its rank's egress, and down every rank's ingress)
+          const double b = static_cast<double>(region_bytes(s, at(f.all_sum[static_cast<std::size_t>(id.rank)],
+                                                                  f.part_span(id.rank, id.chunk))));
+          lb.egress_bytes[static_cast<std::size_t>(id.rank)] += b;
+          stored_bytes += b;
+        }
+        if (nvls_tiers_check_templates()) {
+          f.fill(s, i, st);
+          if (!analytic_step_cost(cfg, s, rm, st, check, one_plane, false) || !same_cost(check, c))
+            ++nvls_tiers_template_mismatches();
+          if (counting) add_link_bytes(s, st, 1.0, full);
+        }
+        return true;
+      }
+      if (slot < 0) {
+        templates.keys.push_back(key);
+        templates.costs.emplace_back();
+        templates.usable.push_back(0);
+        slot = static_cast<int>(templates.keys.size()) - 1;
+      }
+    }
     f.fill(s, i, st);
     // (Every step of the form crosses kAllPlanes from an accelerator, or is a
     // launch, signal or wait: planes alike whenever the fabric has them.)
     if (one_plane && !analytic_detail::step_planes_alike(s, st)) return false;
-    if (counting && (st.kind == StepKind::Read || st.kind == StepKind::Write)) add_link_bytes(s, st, 1.0, lb);
-    return analytic_step_cost(cfg, s, rm, st, c, one_plane, false);
+    if (counting && (st.kind == StepKind::Read || st.kind == StepKind::Write)) {
+      add_link_bytes(s, st, 1.0, lb);
+      if (nvls_tiers_check_templates()) add_link_bytes(s, st, 1.0, full);
+    }
+    if (!analytic_step_cost(cfg, s, rm, st, c, one_plane, false)) return false;
+    if (slot >= 0) {
+      const auto k = static_cast<std::size_t>(slot);
+      templates.usable[k] = make_template(rm, f.n, id.rank, c, templates.costs[k]) ? 1 : 0;
+    }
+    return true;
   }
   int resources() const { return rm.count(); }
   const std::string& name() const { return s.algorithm; }
@@ -94,7 +225,7 @@ std::optional<AnalyticResult> run_analytic_nvls_tiers(const Config& cfg, const C
   const Form f = build::nvls_tiers_form(b);
   const Schedule& s = b.s;
   const ResourceMap rm = resource_map(s);
-  FormView v{cfg, s, rm, f, analytic_detail::fabric_has_planes_alike(s), {}, {}, {}, {}, true, {}};
+  FormView v{cfg, s, rm, f, analytic_detail::fabric_has_planes_alike(s), {}, {}, {}, {}, true, {}, {}, 0, {}};
   const auto total = static_cast<StepId>(f.size());
   for (int bar = 0; bar < 2; ++bar) {
     for (int r = 0; r < f.n; ++r) v.arrives[bar].push_back(f.arrive_id(bar, r));
@@ -102,6 +233,7 @@ std::optional<AnalyticResult> run_analytic_nvls_tiers(const Config& cfg, const C
   }
   v.lb.egress_bytes.assign(static_cast<std::size_t>(s.gpus), 0.0);
   v.lb.ingress_bytes.assign(static_cast<std::size_t>(s.gpus), 0.0);
+  v.full = v.lb;
   // The engine's working memory, per thread; a large point's is released.
   thread_local AnalyticWorkspace ws;
   struct Release {
@@ -112,6 +244,11 @@ std::optional<AnalyticResult> run_analytic_nvls_tiers(const Config& cfg, const C
   AnalyticResult res;
   if (!analytic::book(v, ctx, ws, res, false)) return std::nullopt;
   v.counting = false;
+  // (The stores costed from templates: their bytes down every rank's ingress, a multicast's.)
+  for (double& x : v.lb.ingress_bytes) x += v.stored_bytes;
+  if (nvls_tiers_check_templates() &&
+      (v.full.egress_bytes != v.lb.egress_bytes || v.full.ingress_bytes != v.lb.ingress_bytes))
+    ++nvls_tiers_template_mismatches();
   analytic::walk_back(v, ws, res);
   // (The joins: out of the timings and the path.)
   res.steps.resize(f.size());

@@ -35,12 +35,6 @@ bool answers(const Config& cfg) {
          unsupported_reason(cfg, Algorithm::Nvls).empty();
 }
 
-// The form's steps as book()'s view (book.h), then the two barriers' joins
-// (ids size() and size() + 1: Launch steps of no cost depending on the
-// barrier's arrives; its waits depend on the join alone). Costs as
-// run_analytic's ScheduleView gives them (planes alike: plane 0's uses).
-// While `counting`, each transfer costed adds its bytes to `lb` (book() costs
-// a transfer once, when it is taken; the walk costs again with counting off).
 // A store's cost from its class's template: a store's uses are its rank's
 // egress, every other rank's ingress (the same share and rate for each) and
 // the trunks of its tree, which depend on its rank's leaf and the spine ECMP
@@ -115,6 +109,14 @@ bool same_cost(const StepCost& a, const StepCost& b) {
   return true;
 }
 
+// The form's steps as book()'s view (book.h), then the two barriers' joins
+// (ids size() and size() + 1: Launch steps of no cost depending on the
+// barrier's arrives; its waits depend on the join alone). Costs as
+// run_analytic's ScheduleView gives them (planes alike: plane 0's uses).
+// While `counting`, each transfer costed adds its bytes to `lb` (book() costs
+// a transfer once, when it is taken; the walk costs again with counting off);
+// a store costed from a template adds its egress bytes there, and its ingress
+// bytes to every rank's at the end (`stored_bytes`).
 struct FormView {
   const Config& cfg;
   const Schedule& s;  // the form's buffers, no steps

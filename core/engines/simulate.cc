@@ -379,13 +379,18 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       // NVLS on two tiers from its form (run_analytic_nvls_tiers, as resolve()
       // runs it): no schedule; its step and region counts (compiling it to
       // estimate it cost ~40% of a 1024-GPU point). Each region is a resource
-      // use booked, ~0.1 us and ~18 bytes of records and queues (peak heap,
-      // heaptrack, nvl576-style at 1 GiB: 22 MB for 1.13M regions at 1024 GPUs,
-      // 44 MB for 2.51M at 256, 41 MB for 2.25M at 576); per step ~1 us (its
-      // costed lists) and its times and booking lists.
+      // use booked, ~25 ns (a store's uses copied from its class's template
+      // since performance.md section 98: least squares over 56 points of
+      // nvl576-style at 256-1024 GPUs and nvl36x2, 8 B-512 MiB, gave 23 ns a
+      // region and 0.16 us a step; with 1 us a step this estimate is 1-2x the
+      // time taken, where 0.1 us a region made it 3-4x) and ~18 bytes of
+      // records and queues (peak heap, heaptrack, nvl576-style at 1 GiB: 22 MB
+      // for 1.13M regions at 1024 GPUs, 44 MB for 2.51M at 256, 41 MB for
+      // 2.25M at 576); per step ~1 us (its costed lists) and its times and
+      // booking lists.
       const build::NvlsTiersCounts k = build::nvls_tiers_counts(c.bytes, gpus, cfg.fabric.leaves);
       const double steps = static_cast<double>(booked), r = static_cast<double>(k.regions);
-      return {static_cast<double>(k.steps), "steps", steps * 1e-6 + r * 1e-7, steps * 128 + r * 18};
+      return {static_cast<double>(k.steps), "steps", steps * 1e-6 + r * 2.5e-8, steps * 128 + r * 18};
     }
   if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;

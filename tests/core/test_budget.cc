@@ -168,8 +168,12 @@ TEST(WorkBudget, NvlsOnTwoTiersIsEstimatedFromExactCounts) {
       EXPECT_EQ(x.amount, static_cast<double>(s.steps.size()));
       const WorkEstimate direct = compiled_estimate(c, Algorithm::Nvls, coll, EngineId::Analytic);
       const double booked_s = direct.seconds + static_cast<double>(s.steps.size()) * 1e-6;
-      EXPECT_GT(x.seconds, 0.5 * booked_s);
-      EXPECT_LT(x.seconds, 2.0 * booked_s);
+      // Booked from the form, a store's uses are copied from its class's
+      // template (section 98 of docs/performance.md): a region costs about a
+      // quarter of what booking the compiled schedule's does, a step the same
+      // (0.30-0.70 of the compiled estimate over these 20 cases).
+      EXPECT_GT(x.seconds, 0.2 * booked_s);
+      EXPECT_LT(x.seconds, 1.0 * booked_s);
       ++compared;
     }
   EXPECT_EQ(compared, 20);

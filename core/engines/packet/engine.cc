@@ -426,8 +426,8 @@ void Engine::flow_start(FlowId i) {
           // accelerators spread over 4 planes made four, three dropped at once.)
           const int np = static_cast<int>(std::min<std::uint32_t>(f.n, static_cast<std::uint32_t>(g_.planes)));
           for (int p = 0; p < np; ++p)
-            add_link_source(g_.up(g, (p + f.rot) % g_.planes), Source{i, slot, static_cast<std::uint32_t>(p), f.n,
-                                                                       static_cast<std::uint32_t>(g_.planes), now_, false, 0});
+            add_link_source(g_.up(g, g_.plane_of(f, static_cast<std::uint32_t>(p))),
+                            Source{i, slot, static_cast<std::uint32_t>(p), f.n, static_cast<std::uint32_t>(g_.planes), now_, false, 0});
         }
       } else {
         for (std::size_t k = 0; k < f.dsts.size(); ++k) {

@@ -299,7 +299,7 @@ void Engine::issue_gpu_reads(int gpu) {
     if (rd.outstanding >= window) break;
     const std::uint32_t grp = f.next_send++;
     const int pi = f.plane >= 0 ? 0 : static_cast<int>(grp % static_cast<std::uint32_t>(g_.planes));
-    const int plane = f.plane >= 0 ? f.plane : (pi + f.rot) % g_.planes;
+    const int plane = g_.plane_of(f, grp);
     if (f.every_gpu && f.n - static_cast<std::uint32_t>(pi) <= static_cast<std::uint32_t>(np)) {
       // Every accelerator's only packet on this plane (as a packet entry below would carry it, slot
       // a on accelerator a's uplink): one entry in the plane's log for all uplinks.

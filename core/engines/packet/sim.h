@@ -210,6 +210,15 @@ struct Geometry {
                               "raise packet.payload_bytes", total, P));
     return static_cast<std::uint32_t>(n);
   }
+  /// The plane packet (read: group) `index` of flow f crosses: its fixed
+  /// plane, else (index + rot) mod planes (striped from its address's plane).
+  int plane_of(const Flow& f, std::uint32_t index) const {
+    return f.plane >= 0 ? f.plane : static_cast<int>((index + f.rot) % static_cast<std::uint32_t>(planes));
+  }
+  /// The first packet of flow f on plane p (then every planes-th): plane_of's inverse.
+  std::uint32_t first_on(const Flow& f, int p) const {
+    return f.plane >= 0 ? 0 : static_cast<std::uint32_t>((p + planes - f.rot) % planes);
+  }
   /// Wire time of a packet of `bytes` payload in flow f, in ns (not yet rounded):
   /// its bytes and header at the raw rate, and the gap in proportion to its
   /// payload (the gap paces payload to the step's rate R; a partial packet

@@ -104,8 +104,7 @@ void Engine::tier_flow_start(FlowId i) {
     f.expected = static_cast<std::uint64_t>(f.n) * nd;
     if (f.expected > 0)
       for (int p = p0; p < p0 + np; ++p) {
-        // (plane p carries packets first, first + np, ...: packet i crosses plane (i + rot) % np)
-        const auto first = static_cast<std::uint32_t>((p - p0 + np - f.rot % np) % np);
+        const std::uint32_t first = g_.first_on(f, p);  // (then first + np, ...)
         // A switch's multicast may leave on several links: each carries its own copy.
         for (const auto& h : f.hops)
           if (h.at == f.initiator && (s_.is_switch(f.initiator) || links_[static_cast<std::size_t>(h.link)].other == p))
@@ -134,7 +133,7 @@ void Engine::tier_flow_start(FlowId i) {
       const NodeId from = f.srcs[k];
       for (int p = p0; p < p0 + np; ++p) {
         const NodeId red = f.red[static_cast<std::size_t>(p)];
-        const auto first = static_cast<std::uint32_t>((p - p0 + np - f.rot % np) % np);
+        const std::uint32_t first = g_.first_on(f, p);
         // The request crosses from the issuer to the source; the memory (or the ISA) answers.
         const routed::PathLatency req = routed::path_latency(cfg_, s_, f.initiator, from, p);
         const Ps ready = now_ + to_ps(req.total()) + (s_.is_switch(from) ? op : mem);
@@ -254,7 +253,7 @@ void Engine::hop_arrive(int id) {
     return;
   }
   if (p.slot != kAllDsts) {  // a read source's packet
-    const int plane = f.plane >= 0 ? f.plane : static_cast<int>((p.index + f.rot) % static_cast<std::uint32_t>(g_.planes));
+    const int plane = g_.plane_of(f, p.index);
     const NodeId red = f.red[static_cast<std::size_t>(plane)];
     if (at == red) {
       if (f.arrive(p.index, whole)) tier_group_complete(p.flow, p.index, red, f.complete[p.index]);

@@ -7,6 +7,7 @@
 #include "engines/analytic/book.h"
 #include "engines/analytic/joins.h"
 #include "engines/analytic/planes.h"
+#include "engines/analytic/scin_steps.h"
 #include "fabric/graph.h"
 #include "model/cost_grid.h"
 #include "schedule/builder.h"
@@ -96,16 +97,12 @@ void from_template(const ResourceMap& rm, int r, const StepCost& t, StepCost& c)
   c.uses[0].resource = rm.egress(r, 0);
 }
 
+// The same cost (scin_steps::same_cost: fixed, latencies, each use's amount,
+// rate and term) on the same resources.
 bool same_cost(const StepCost& a, const StepCost& b) {
-  if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term || a.uses.size() != b.uses.size()) return false;
-  for (int k = 0; k < kTermCount; ++k)
-    if (a.latency_ns[k] != b.latency_ns[k]) return false;
-  for (std::size_t k = 0; k < a.uses.size(); ++k) {
-    const ResourceUse &x = a.uses[k], &y = b.uses[k];
-    if (x.resource != y.resource || x.kind != y.kind || x.amount_bytes != y.amount_bytes || x.rate_GBps != y.rate_GBps ||
-        x.term != y.term || x.fed_by_transfers != y.fed_by_transfers)
-      return false;
-  }
+  if (!scin_steps::same_cost(a, b)) return false;
+  for (std::size_t k = 0; k < a.uses.size(); ++k)
+    if (a.uses[k].resource != b.uses[k].resource || a.uses[k].kind != b.uses[k].kind) return false;
   return true;
 }
 
@@ -227,7 +224,7 @@ std::optional<AnalyticResult> run_analytic_nvls_tiers(const Config& cfg, const C
   const Form f = build::nvls_tiers_form(b);
   const Schedule& s = b.s;
   const ResourceMap rm = resource_map(s);
-  FormView v{cfg, s, rm, f, analytic_detail::fabric_has_planes_alike(s), {}, {}, {}, {}, true, {}, {}, 0, {}};
+  FormView v{cfg, s, rm, f, analytic_detail::fabric_has_planes_alike(s), {}, {}, {}, {}, true, {}, {}, 0, {}, {}};
   const auto total = static_cast<StepId>(f.size());
   for (int bar = 0; bar < 2; ++bar) {
     for (int r = 0; r < f.n; ++r) v.arrives[bar].push_back(f.arrive_id(bar, r));

@@ -73,6 +73,7 @@ struct IsaPort {
   Ps last_issue = 0;
   bool issued = false;     // last_issue is set
   Carry pace;              // paced intervals in whole ps without drift
+  Fine gap = 0;            // paced: the interval after the last request (its group's reduction time)
 };
 
 struct Isa {

@@ -137,6 +137,14 @@ void Engine::group_complete(FlowId fi, std::uint32_t i, int plane, Ps now) {
     tx.request(ready, source);
 }
 
+// Paced regulation: the interval after a request of `bytes` is the time the
+// reducer needs for its group, `pace` (a group of full packets, P bytes) scaled
+// by bytes / P. (Until 2026-12-05 every request paid a full group's interval:
+// scin-fpga-4's 16 waves of 4 bytes at 64 B were spaced 16 ns apart, +7%.)
+[[gnu::always_inline]] inline Fine paced_gap(Fine pace, std::uint32_t bytes, std::uint32_t P) {
+  return bytes == P ? pace : pace * static_cast<Fine>(bytes) / static_cast<Fine>(P);
+}
+
 // Requests leave the ISA while the port's outstanding bytes stay under the cap
 // (Little's Law); paced regulation also spaces them at the reduction drain rate.
 void Engine::issue_requests(int plane, int gpu, Ps now) {
@@ -164,6 +172,7 @@ void Engine::issue_requests(int plane, int gpu, Ps now) {
     Ps last_issue = port.last_issue;
     bool issued = port.issued, full = false;
     Carry pace = port.pace;
+    Fine gap = port.gap;
     while (next < n) {
       const std::uint32_t b = next + 1 < n && fast ? P : g_.pkt_bytes(total, next);  // (g_.pkt_bytes(total, next))
       if (outstanding > 0 && outstanding + b > cap) {
@@ -171,9 +180,10 @@ void Engine::issue_requests(int plane, int gpu, Ps now) {
         break;
       }
       Ps t = now;
-      if (op_pace > 0 && issued) t = std::max(now, last_issue + pace.add(op_pace));
+      if (op_pace > 0 && issued) t = std::max(now, last_issue + pace.add(gap));
       last_issue = t;
       issued = true;
+      gap = paced_gap(op_pace, b, P);
       if (logs_on_) [[unlikely]] links_[static_cast<std::size_t>(link)].cursor.take(tx);  // (LogCursor)
       if (fast) request_isa(tx, t + lat_mem, src);
       else tx.request(t + lat_mem, src);
@@ -185,6 +195,7 @@ void Engine::issue_requests(int plane, int gpu, Ps now) {
     port.last_issue = last_issue;
     port.issued = issued;
     port.pace = pace;
+    port.gap = gap;
     if (full) break;
   }
   port.outstanding = outstanding;
@@ -213,9 +224,10 @@ inline void Engine::isa_issue(int plane, int gpu, Ps now) {
     const std::uint32_t b = op.next + 1 < op.n ? P : g_.pkt_bytes(op.total, op.next);
     if (port.outstanding > 0 && port.outstanding + b > cap) return;
     Ps t = now;
-    if (op.pace > 0 && port.issued) t = std::max(now, port.last_issue + port.pace.add(op.pace));
+    if (op.pace > 0 && port.issued) t = std::max(now, port.last_issue + port.pace.add(port.gap));
     port.last_issue = t;
     port.issued = true;
+    port.gap = paced_gap(op.pace, b, P);
     const int link = g_.up(gpu, plane);
     Sender& tx = links_[static_cast<std::size_t>(link)].tx;
     if (logs_on_) [[unlikely]] links_[static_cast<std::size_t>(link)].cursor.take(tx);  // (LogCursor)

@@ -327,8 +327,14 @@ void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, std::uint32_t shape_
   // assumes, instead of all taking plane 0 (docs/model.md section 4).
   if (f.plane < 0 && g_.planes > 1) {
     const Step& st = s_.steps[i];
-    const std::uint64_t addr = st.dsts.front().offset * static_cast<std::uint64_t>(dtype_bytes_of(s_.dtype));
-    f.rot = static_cast<std::uint16_t>((addr / g_.P) % static_cast<std::uint64_t>(g_.planes));
+    const Region& d = st.dsts.front();
+    const std::uint64_t addr = d.offset * static_cast<std::uint64_t>(dtype_bytes_of(s_.dtype));
+    // A unicast transfer's memory is its peer's: each accelerator's buffers start on its own plane.
+    // (NVLS's ld_reduce and multimem.st address the multicast object, one address space.)
+    std::uint64_t base = 0;
+    if (st.srcs.size() == 1 && st.dsts.size() == 1)
+      base = static_cast<std::uint64_t>(s_.buffers[(st.kind == StepKind::Read ? st.srcs.front() : d).buffer].node);
+    f.rot = static_cast<std::uint16_t>((base + addr / g_.P) % static_cast<std::uint64_t>(g_.planes));
   }
   const double factor = x.factor;
   // The wire time of a packet is a function of the transfer factor alone (the

@@ -188,8 +188,9 @@ TEST(EngineAgreement, NvlsShardsOfFewerPacketsThanPlanesSpreadOverThePlanes) {
   }
 }
 
-// A unicast transfer starts on the plane of its peer's memory: each
-// accelerator's buffers start on their own plane (node + offset / P). With
+// A unicast transfer's first plane is offset by the distance to its peer
+// ((peer - initiator) mod N + offset / P): a rank's transfers of one offset to
+// different peers start on different planes. With
 // the offset alone, a rank's all-gather pushes of its shard (one offset, 71
 // receivers) all started on the same plane: two-shot at 32 KiB on nvl36x2's
 // 72 GPUs (shards of 455 B, 2 packets, on 18 planes) took 12.69 us against the

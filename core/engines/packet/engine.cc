@@ -329,11 +329,15 @@ void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, std::uint32_t shape_
     const Step& st = s_.steps[i];
     const Region& d = st.dsts.front();
     const std::uint64_t addr = d.offset * static_cast<std::uint64_t>(dtype_bytes_of(s_.dtype));
-    // A unicast transfer's memory is its peer's: each accelerator's buffers start on its own plane.
-    // (NVLS's ld_reduce and multimem.st address the multicast object, one address space.)
+    // A unicast transfer's first plane is offset by the distance from its
+    // initiator to its peer: an accelerator's transfers of one offset to
+    // different peers start on different planes (its peers' buffers lie at
+    // different addresses). NVLS's ld_reduce and multimem.st address the
+    // multicast object, one address space: no offset.
     std::uint64_t base = 0;
-    if (st.srcs.size() == 1 && st.dsts.size() == 1)
-      base = static_cast<std::uint64_t>(s_.buffers[(st.kind == StepKind::Read ? st.srcs.front() : d).buffer].node);
+    const std::vector<NodeId>& peers = f.kind == FlowKind::GpuRead ? f.srcs : f.dsts;
+    if (st.srcs.size() == 1 && peers.size() == 1)
+      base = static_cast<std::uint64_t>(((peers.front() - f.initiator) % g_.gpus + g_.gpus) % g_.gpus);
     f.rot = static_cast<std::uint16_t>((base + addr / g_.P) % static_cast<std::uint64_t>(g_.planes));
   }
   const double factor = x.factor;

@@ -190,9 +190,9 @@ TEST(EngineAgreement, NvlsShardsOfFewerPacketsThanPlanesSpreadOverThePlanes) {
 
 // A unicast transfer's first plane is offset by the distance to its peer
 // ((peer - initiator) mod N + offset / P): a rank's transfers of one offset to
-// different peers start on different planes. With
-// the offset alone, a rank's all-gather pushes of its shard (one offset, 71
-// receivers) all started on the same plane: two-shot at 32 KiB on nvl36x2's
+// different peers start on different planes. With the offset alone, a rank's
+// all-gather pushes of its shard (one offset, 71 receivers) all started on
+// the same plane: two-shot at 32 KiB on nvl36x2's
 // 72 GPUs (shards of 455 B, 2 packets, on 18 planes) took 12.69 us against the
 // analytic 12.09 (+5.0%, two-shot-q8 +5.1%), one-shot at 512 B +3.7%.
 TEST(EngineAgreement, UnicastPushesToManyPeersSpreadOverThePlanes) {

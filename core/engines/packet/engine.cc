@@ -327,8 +327,7 @@ void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, std::uint32_t shape_
   // assumes, instead of all taking plane 0 (docs/model.md section 4).
   if (f.plane < 0 && g_.planes > 1) {
     const Step& st = s_.steps[i];
-    const Region& d = st.dsts.front();
-    const std::uint64_t addr = d.offset * static_cast<std::uint64_t>(dtype_bytes_of(s_.dtype));
+    const std::uint64_t addr = st.dsts.front().offset * static_cast<std::uint64_t>(dtype_bytes_of(s_.dtype));
     // A unicast transfer's first plane is offset by the distance from its
     // initiator to its peer: an accelerator's transfers of one offset to
     // different peers start on different planes (its peers' buffers lie at
@@ -336,7 +335,7 @@ void Engine::setup_flow(StepId i, Ps t, const FlowShape& x, std::uint32_t shape_
     // multicast object, one address space: no offset.
     std::uint64_t base = 0;
     const std::vector<NodeId>& peers = f.kind == FlowKind::GpuRead ? f.srcs : f.dsts;
-    if (st.srcs.size() == 1 && peers.size() == 1)
+    if (peers.size() == 1)  // (a write to one destination, a read of one source)
       base = static_cast<std::uint64_t>(((peers.front() - f.initiator) % g_.gpus + g_.gpus) % g_.gpus);
     f.rot = static_cast<std::uint16_t>((base + addr / g_.P) % static_cast<std::uint64_t>(g_.planes));
   }

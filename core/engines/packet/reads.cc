@@ -141,8 +141,11 @@ void Engine::group_complete(FlowId fi, std::uint32_t i, int plane, Ps now) {
 // reducer needs for its group, `pace` (a group of full packets, P bytes) scaled
 // by bytes / P. (Until 2026-12-05 every request paid a full group's interval:
 // scin-fpga-4's 16 waves of 4 bytes at 64 B were spaced 16 ns apart, +7%.)
+// (In 128 bits: a full group's interval reaches 2^62 fine units at the slowest
+// reducer and largest packet the parameters allow, times up to 2^20 bytes.)
 [[gnu::always_inline]] inline Fine paced_gap(Fine pace, std::uint32_t bytes, std::uint32_t P) {
-  return bytes == P ? pace : pace * static_cast<Fine>(bytes) / static_cast<Fine>(P);
+  __extension__ typedef __int128 I128;
+  return bytes == P ? pace : static_cast<Fine>(static_cast<I128>(pace) * bytes / P);
 }
 
 // Requests leave the ISA while the port's outstanding bytes stay under the cap

@@ -95,6 +95,10 @@ double transfer_factor(const Config& cfg, const Schedule& s, const Step& st) {
 // ------------------------------------------------------------ issue 15: mid-size regime
 
 namespace {
+// StepCost::fed_lead_terms of an ISA read.
+constexpr std::uint8_t lead_of_isa_read = 1u << static_cast<int>(Term::LinkLatency) |
+                                          1u << static_cast<int>(Term::SwitchLatency) |
+                                          1u << static_cast<int>(Term::MemoryLatency);
 // (Compared as string_views: the length first, then a fixed-size compare; a
 // std::string against a C string called strlen and memcmp every time, per step.)
 bool is_shot(const Schedule& s, bool two) {
@@ -435,6 +439,9 @@ void read_cost(Ctx& x, const Step& st) {
     // step with the reads, and are free for other work (requantising the previous
     // wave) between groups. Both units are held together at the slower rate.
     const double unit_GBps = 1.0 / isa_reduce_ns_per_byte(cfg, q);
+    // The units get the data after the request, the memory access and the
+    // response (every latency of the read but the ISA's op latency, Sync).
+    x.c.fed_lead_terms = lead_of_isa_read;
     if (st.op == DataOp::Reduce) x.use(x.rm.isa_reduce(p), plain, q ? unit_GBps : cfg.sw.isa.reduce_GBps, Term::Reduction, true);
     if (q) x.use(x.rm.isa_inq(p), plain, st.op == DataOp::Reduce ? unit_GBps : cfg.sw.isa.inq_GBps, Term::Quantisation, true);
     return;
@@ -505,6 +512,7 @@ bool step_cost_impl(const Config& cfg, const Schedule& s, const ResourceMap& rm,
   // Reset field by field (as StepCost{}); the uses keep their capacity: engines reuse one StepCost.
   c.fixed_ns = 0;
   c.fixed_term = Term::Sync;
+  c.fed_lead_terms = 0;
   for (double& l : c.latency_ns) l = 0;
   c.uses.clear();
   Ctx x{cfg, s, rm, c, first_plane_only, port_classes && s.topology == Topology::Star};

@@ -15,6 +15,7 @@
 // sources: docs/model.md.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -75,13 +76,36 @@ struct StepCost {
   Term fixed_term = Term::Sync;
   double latency_ns[kTermCount] = {};  // after occupancy (link/switch/memory)
   std::vector<ResourceUse> uses;     // resources held for amount/rate
+  /// The latency terms (bit t: Term t, in full) that pass before the data
+  /// reaches a unit fed by the step's transfers (an ISA read: the request
+  /// down, the memory access, the response up; not the ISA's op latency). The
+  /// engines book occupancy first and the latency after it, so such a unit's
+  /// work is reserved fed_lead_ns() later than the transfers' (it cannot start
+  /// before its data arrives, and other work may take the unit meanwhile), and
+  /// only the latency past the lead follows its end. 0: no lead.
+  std::uint8_t fed_lead_terms = 0;
   /// The latencies summed in term order (inline: the engines call it per step).
   double latency_total_ns() const {
     double l = 0;
     for (double x : latency_ns) l += x;
     return l;
   }
+  /// The lead of fed units (ns): the latency_ns of fed_lead_terms, summed in term order.
+  double fed_lead_ns() const {
+    double l = 0;
+    for (int t = 0; t < kTermCount; ++t)
+      if (fed_lead_terms >> t & 1) l += latency_ns[t];
+    return l;
+  }
 };
+
+/// Adds `sign` x each of c's lead terms to `ns` (a critical-path walk passing
+/// between a fed unit's use and the use it queued behind: the lead is time the
+/// two overlap, fed_lead_terms).
+inline void add_fed_lead(double* ns, const StepCost& c, double sign) {
+  for (int t = 0; t < kTermCount; ++t)
+    if (c.fed_lead_terms >> t & 1) ns[t] += sign * c.latency_ns[t];
+}
 
 StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st);
 /// The same, into `out` (reset first; its uses keep their capacity, so a caller

@@ -93,6 +93,14 @@ struct AnalyticWorkspace {
   std::vector<Queue> resources;
   std::vector<double> ready;
   std::vector<std::pair<double, StepId>> heap;
+  /// A step booked in two events (book.h: an ISA read's fed units when its
+  /// data arrives): what its first event left for the second.
+  struct Waiting {
+    double t0 = 0, end = 0, fed_end = 0;
+    int fed_by = -1;
+    bool second = false;  // its second event is queued
+  };
+  std::vector<Waiting> waiting;
   StepCost cost;
 };
 

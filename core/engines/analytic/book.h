@@ -12,6 +12,8 @@
 #pragma once
 
 #include <algorithm>
+#include <limits>
+#include <vector>
 #include <fmt/format.h>
 
 #include "base/error.h"
@@ -37,6 +39,7 @@ void walk_from(View& v, StepCost& c, Records& rec, StepId last, double last_fini
   StepId cur = last;
   int use = -2;  // -2: the whole step (latency and last use); >=0: only that use
   StepId costed = kNoStep;  // the step `c` holds the cost of
+  bool queued = false;      // `use` was reached as the reservation another step's use queued behind
   while (cur != kNoStep) {
     if (path.empty() || path.back() != cur) path.push_back(cur);
     if (costed != cur) {
@@ -54,14 +57,22 @@ void walk_from(View& v, StepCost& c, Records& rec, StepId last, double last_fini
       }
     }
     const Use u = rec.use(cur, use, c);
+    const ResourceUse& ru = c.uses[static_cast<std::size_t>(use)];
+    // A fed unit's reservation is its record's lead later (StepCost::fed_lead_terms):
+    // the next user started after its end plus the lead.
+    if (queued && ru.fed_by_transfers) add_fed_lead(res.breakdown.ns, c, 1);
     // Fed by a transfer of its own step: only the time past that transfer's end is its own.
     const double from = u.holder == cur ? std::min(u.end, rec.use(cur, u.holder_use, c).end) : u.start;
-    res.breakdown[c.uses[static_cast<std::size_t>(use)].term] += u.end - from;
+    res.breakdown[ru.term] += u.end - from;
     if (u.holder != kNoStep) {  // queued behind the previous user of this resource
+      queued = u.holder != cur;
+      // ... and it started at that user's end, its lead after its record's start.
+      if (queued && ru.fed_by_transfers) add_fed_lead(res.breakdown.ns, c, -1);
       cur = u.holder;
       use = u.holder_use;
       continue;
     }
+    queued = false;
     res.breakdown[c.fixed_term] += c.fixed_ns;
     cur = rec.bound_dep(cur);
     use = -2;
@@ -254,8 +265,51 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
     if (pending[i] == 0) release(static_cast<StepId>(i));
   if (!release_free()) return false;
 
+  // A step whose units are fed by its transfers with a lead (an ISA read,
+  // StepCost::fed_lead_terms) is taken twice: its transfers are booked when it
+  // is ready, its fed units when its data arrives (its second event, in time
+  // order with every other step), as the switch's unit serves what has arrived.
+  auto& waiting = ws.waiting;  // (by step, sized at the first such step: most schedules have none)
+  waiting.clear();
   while (!heap.empty()) {
     const auto [r, i] = ready_queue::pop(heap);
+    if (!waiting.empty() && waiting[i].second) {
+      AnalyticWorkspace::Waiting& w = waiting[i];
+      w.second = false;
+      if (!cost(i)) return false;
+      const double t0 = w.t0, lead = c.fed_lead_ns(), fed_end = w.fed_end;
+      const int fed_by = w.fed_by;
+      double end = w.end;
+      for (std::size_t k = 0; k < c.uses.size(); ++k) {
+        const auto& u = c.uses[k];
+        if (!u.fed_by_transfers || u.amount_bytes <= 0) continue;
+        UseRec& rec = uses[first_use[i] + k];
+        Queue& qu = resources[static_cast<std::size_t>(u.resource)];
+        const double d = u.amount_bytes / u.rate_GBps;
+        double start = t0;
+        StepId holder = kNoStep;
+        int holder_use = -1;
+        if (fed_end - d > start) {
+          start = fed_end - d;
+          holder = i;
+          holder_use = fed_by;
+        }
+        const double want = start + lead;
+        double at = want;
+        analytic::reserve(qu, r, at, d, holder, holder_use, i, static_cast<int>(k));
+        if (at != want) start = at - lead;
+        rec = UseRec{start, holder, holder_use};
+        const double rec_end = start + d;
+        if (rec_end > end) {
+          end = rec_end;
+          bound_use[i] = static_cast<int>(k);
+        }
+      }
+      res.steps[i].finish_ns = end + c.latency_total_ns();
+      finished(i);
+      if (!release_free()) return false;
+      continue;
+    }
     ++done;
     // Every 4096 steps, or sooner when steps are wide (an NVLS step at 1024 GPUs x 64 planes books
     // thousands of uses): a stop request is seen within ~2^18 uses (milliseconds).
@@ -274,11 +328,17 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
     double end = t0;
     double fed_end = t0;  // when the step's transfers have delivered everything
     int fed_by = -1;      // the transfer use that ends last
+    const double lead = c.fed_lead_terms ? c.fed_lead_ns() : 0.0;
+    bool defer = false;
     for (std::size_t k = 0; k < c.uses.size(); ++k) {
       const auto& u = c.uses[k];
       UseRec& rec = uses[first_use[i] + k];
       rec = UseRec{t0, kNoStep, -1};
       if (u.amount_bytes <= 0) continue;
+      if (u.fed_by_transfers && lead > 0) {
+        defer = true;
+        continue;
+      }
       Queue& qu = resources[static_cast<std::size_t>(u.resource)];
       const double d = u.amount_bytes / u.rate_GBps;
       double start = t0;
@@ -303,8 +363,18 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
         bound_use[i] = static_cast<int>(k);
       }
     }
-    const double l = c.latency_total_ns();
     res.steps[i].start_ns = r;
+    if (defer) {
+      double T = std::numeric_limits<double>::infinity();
+      for (const auto& u : c.uses)
+        if (u.fed_by_transfers && u.amount_bytes > 0)
+          T = std::min(T, lead + std::max(t0, fed_end - u.amount_bytes / u.rate_GBps));
+      if (waiting.empty()) waiting.resize(n);
+      waiting[i] = {t0, end, fed_end, fed_by, true};
+      push(T, i);
+      continue;
+    }
+    const double l = c.latency_total_ns();
     res.steps[i].finish_ns = end + l;
     finished(i);
     if (!release_free()) return false;

@@ -34,6 +34,8 @@ struct Rec {
 }  // namespace scin::part
 
 #include "engines/analytic/wave_jump.h"
+#include "engines/analytic/chain_jump.h"
+#include "engines/analytic/loser_tree.h"
 
 namespace scin::part {
 
@@ -44,6 +46,7 @@ struct Cost {
   StepCost c;
   std::array<int, 4> q{};  // queue of use k (at most 4 uses)
   double l = 0;            // c.latency_total_ns(), summed as book() sums it
+  double lead = 0;         // c.fed_lead_ns() (fed uses are reserved this much later, book.h)
   std::array<double, 4> d{};            // use k's duration (active uses)
   std::array<std::uint8_t, 4> held{};   // use k holds its queue (amount > 0, as book() skips amount <= 0)
   std::array<std::uint8_t, 4> fed{};    // use k is fed by the step's transfers
@@ -52,6 +55,7 @@ struct Cost {
   void set(const StepCost& from) {
     c = from;
     l = c.latency_total_ns();
+    lead = c.fed_lead_terms ? c.fed_lead_ns() : 0.0;
     n = static_cast<std::uint8_t>(c.uses.size());
     for (std::size_t k = 0; k < c.uses.size() && k < d.size(); ++k) {
       const ResourceUse& u = c.uses[k];
@@ -139,13 +143,15 @@ struct Part {
     bound.assign(m, -1);
     place_records();
     // One slot per chain head.
+    using Key = LoserTree::Key;
+    std::vector<Key>& key_ = tree_.key;
     key_.clear();
     for (std::size_t i = 0; i < m; ++i)
       if (pending[i] == 0) key_.push_back({ready[i], static_cast<StepId>(i)});
     std::size_t leaves = 1;
     while (leaves < key_.size()) leaves *= 2;
     key_.resize(leaves, {kNever, kNoStep});
-    std::size_t win = build_tree(leaves);
+    std::size_t win = tree_.build(leaves);
     std::size_t taken = 0;
     double late = -1, rec_end = 0;
     long long late_at = -1;
@@ -153,13 +159,25 @@ struct Part {
       reserve(qs[static_cast<std::size_t>(q)], r, st, d, holder, holder_use, step, use);
       return true;
     };
+    p2_.assign(m, 0);
     for (;;) {
       const Key top = key_[win];
       if (top.id == kNoStep) break;
       const double r = top.t;
       const auto i = static_cast<std::size_t>(top.id);
       if ((++taken & 0x3ff) == 0) ctx.check();
-      const double f = take(i, r, res, rec_end);
+      double f;
+      if (p2_[i]) {  // the read's fed units, booked when its data arrives (book.h)
+        p2_[i] = 0;
+        f = take_second(i, r, res, rec_end);
+      } else if (defers(i)) {
+        key_[win] = {take_first(i, r, res, rec_end), static_cast<StepId>(i)};
+        p2_[i] = 1;
+        win = tree_.replay(win, leaves);
+        continue;
+      } else {
+        f = take(i, r, res, rec_end);
+      }
       if (f > late || (f == late && static_cast<long long>(i) < late_at)) late = f, late_at = static_cast<long long>(i);
       // The slot passes to the step this one releases, or empties.
       Key next{kNever, kNoStep};
@@ -169,7 +187,7 @@ struct Part {
         if (--pending[uj] == 0) next = {ready[uj], static_cast<StepId>(uj)};
       }
       key_[win] = next;
-      win = replay(win, leaves);
+      win = tree_.replay(win, leaves);
     }
     latest = late;
     latest_at = late_at;
@@ -338,7 +356,7 @@ struct Part {
       return a >= uF ? std::max(read_ready_at(a, upw), finish[upw * (a - uF) + upw - 1]) : read_ready_at(a, upw);
     };
     auto take_read = [&](std::size_t a, double r) SCIN_INLINE {
-      if (r < L.last_read) return false;
+      if (r < L.last_read || (PW == 3 && defers(upw * a))) return false;
       L.last_read = r;
       keep(upw * a, take(upw * a, r, res, L.rec_end));
       return ok;
@@ -363,17 +381,20 @@ struct Part {
       if (f > L.late_write) L.late_write = f, L.late_write_at = static_cast<long long>(b);
       return ok;
     };
-    // The periodic jump (wave_jump.h): snapshots at reads from F + 4 on, while
-    // they may still find a period and save something.
+    // The periodic jump (wave_jump.h): snapshots at reads from F + 4 on (and
+    // where reads wait for their data, once those are too), while they may
+    // still find a period and save something.
     WaveJump& J = jump_;
     J.reset(W);
     bool jump_on = grid && W >= 2 * uF + 16;
     auto jump = [&](std::size_t a, double T) SCIN_INLINE {
-      if (!jump_on || a < uF + 4 || a + 1 >= W) return false;
+      if (!jump_on || a < uF + 4 || (L.p2 && L.a2 < uF + 4) || a + 1 >= W) return false;
       if (!J.wanted()) return jump_on = false;
       return jump_waves<PW>(*this, L, a, T, uF, W);
     };
-    while (L.b < W) {
+    const bool deferred = PW == 3 && defers(0);  // (the reads' fed units wait for their data: part_deferred.h)
+    if (deferred && !waves_deferred_(L, W, uF, res, keep, read_key, take_rest, jump, ok, ctx)) return false;
+    while (!deferred && L.b < W) {
       std::size_t& a = L.a;
       std::size_t& b = L.b;
       if (((a + b) & 0x3ff) == 0) ctx.check();
@@ -461,7 +482,17 @@ struct Part {
         holder = static_cast<int>(i);
         holder_use = fed_by;
       }
-      res(k.q[u], r, st, d, holder, holder_use, static_cast<int>(i), static_cast<int>(u));
+      // (a read with a lead, SCIN's run_waves only: its reduce unit, used by reads
+      // alone and booked at its end in their order, gets what its second event
+      // would give it; part_deferred.h)
+      if (k.fed[u] && k.lead > 0) {
+        const double want = st + k.lead;
+        double at = want;
+        res(k.q[u], r, at, d, holder, holder_use, static_cast<int>(i), static_cast<int>(u));
+        if (at != want) st = at - k.lead;
+      } else {
+        res(k.q[u], r, st, d, holder, holder_use, static_cast<int>(i), static_cast<int>(u));
+      }
       const double e = st + d;
       rec[u] = Rec{st, e, holder, holder_use};
       rec_end = std::max(rec_end, e);
@@ -479,41 +510,30 @@ struct Part {
     return finish[i] = end + k.l;
   }
 
-  static constexpr double kNever = std::numeric_limits<double>::infinity();
-  struct Key {
-    double t;
-    StepId id;  // kNoStep: an empty slot (after every step, whatever its time)
+  // A step whose units are fed by its transfers with a lead (StepCost::fed_lead_terms)
+  // is booked in two events, as book() books it: its other uses when it is
+  // taken (take_first, which returns when its data arrives at the units), its
+  // fed uses then (take_second, which finishes it). part_deferred.h.
+  bool defers(std::size_t i) const;
+  struct Deferred {
+    double t0 = 0, end = 0, fed_end = 0;
+    int fed_by = -1, last_use = -1;
   };
-  // (a.t, a.id) < (b.t, b.id), without branches (ready_queue::before).
-  static bool before(const Key& a, const Key& b) {
-    return static_cast<bool>(static_cast<int>(a.t < b.t) | (static_cast<int>(a.t == b.t) & static_cast<int>(a.id < b.id)));
-  }
-  // The tree's inner nodes 1..leaves-1 hold the losers of their matches;
-  // returns the winner (the first key).
-  std::size_t build_tree(std::size_t leaves) {
-    loser_.assign(leaves, 0);
-    wins_.assign(2 * leaves, 0);
-    for (std::size_t s = 0; s < leaves; ++s) wins_[leaves + s] = static_cast<std::uint32_t>(s);
-    for (std::size_t v = leaves; v-- > 1;) {
-      const std::uint32_t a = wins_[2 * v], b = wins_[2 * v + 1];
-      const bool b_first = before(key_[b], key_[a]);
-      wins_[v] = b_first ? b : a;
-      loser_[v] = b_first ? a : b;
-    }
-    return leaves == 1 ? 0 : wins_[1];
-  }
-  // After the winner's key changed: its matches on the way to the root again.
-  std::size_t replay(std::size_t w, std::size_t leaves) {
-    auto cur = static_cast<std::uint32_t>(w);
-    for (std::size_t v = (w + leaves) / 2; v >= 1; v /= 2) {
-      const std::uint32_t other = loser_[v];
-      const bool swap = before(key_[other], key_[cur]);
-      loser_[v] = swap ? cur : other;
-      cur = swap ? other : cur;
-    }
-    return cur;
-  }
+  std::vector<std::uint8_t> p2_;    // run(): the step's second event is queued
+  std::vector<Deferred> deferred_;  // by step: its first event's outcome (sized by the booking)
+  std::vector<double> p2_key_;      // run_waves: by wave, its read's second event's key
+  static double recorded(Rec& rec, double st, double d, int holder, int holder_use, double& rec_end, double& end, int& last_use,
+                         std::size_t u);
+  template <class Res>
+  double take_first(std::size_t i, double r, Res& res, double& rec_end);
+  template <class Res>
+  double take_second(std::size_t i, double r, Res& res, double& rec_end);
+  // run_waves_ (PW = 3) where the reads defer: three streams merged (part_deferred.h).
+  template <class Res, class Keep, class ReadKey, class Rest, class Jump>
+  bool waves_deferred_(WaveLoop& L, std::size_t W, std::size_t uF, Res& res, Keep& keep, ReadKey& read_key, Rest& take_rest,
+                       Jump& jump, const bool& ok, const RunContext& ctx);
 
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
   struct Busy {
     double start, end;
     int step, use;
@@ -567,12 +587,12 @@ struct Part {
   friend bool jump_chains(P& pt, ChainLoop& C);
   template <int PW, class P>
   friend bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std::size_t W);
-  std::vector<Key> key_;
-  std::vector<std::uint32_t> loser_, wins_;
+  LoserTree tree_;  // (run()'s slots)
 };
 
 }  // namespace scin::part
 
 #include "engines/analytic/part_layout.h"
+#include "engines/analytic/part_deferred.h"
 
 #undef SCIN_INLINE

@@ -450,6 +450,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
   std::size_t np = 0;
   StepId cur = last;
   int use = -2;  // -2: the whole step (latency and last use); >= 0: only that use
+  bool queued = false;  // `use` was reached as the reservation another step's use queued behind (book.h)
   StepCost own;
   WalkRepeat rep;  // (the walk over a part's lazy translates, a period at a time)
   auto add = [&](Term t, double v) SCIN_WALK_INLINE {
@@ -530,14 +531,24 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
       }
     }
     const Rec rec = recs[static_cast<std::size_t>(use)];
+    const ResourceUse& ru = sc_.uses[static_cast<std::size_t>(use)];
+    // (a fed unit's lead, as book.h's walk adds and takes it)
+    auto lead = [&](double sign) SCIN_WALK_INLINE {
+      for (int t = 0; t < kTermCount; ++t)
+        if (sc_.fed_lead_terms >> t & 1) add(static_cast<Term>(t), sign * sc_.latency_ns[t]);
+    };
+    if (queued && ru.fed_by_transfers) lead(1);
     const StepId holder = rec.holder < 0 ? kNoStep : offset + static_cast<StepId>(rec.holder);
     const double from = holder == cur ? std::min(rec.end, recs[static_cast<std::size_t>(rec.holder_use)].end) : rec.start;
-    add(sc_.uses[static_cast<std::size_t>(use)].term, rec.end - from);
+    add(ru.term, rec.end - from);
     if (holder != kNoStep) {
+      queued = holder != cur;
+      if (queued && ru.fed_by_transfers) lead(-1);
       cur = holder;
       use = rec.holder_use;
       continue;
     }
+    queued = false;
     add(sc_.fixed_term, sc_.fixed_ns);
     if (!dep_within) rep.pt = nullptr;
     cur = bound_dep(cur);

@@ -26,7 +26,9 @@ inline bool nonnegative(const StepCost& c) {
 }
 
 inline bool same_cost(const StepCost& a, const StepCost& b) {
-  if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term || a.uses.size() != b.uses.size()) return false;
+  if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term || a.uses.size() != b.uses.size() ||
+      a.fed_lead_terms != b.fed_lead_terms)
+    return false;
   for (int k = 0; k < kTermCount; ++k)
     if (a.latency_ns[k] != b.latency_ns[k]) return false;
   for (std::size_t k = 0; k < a.uses.size(); ++k) {

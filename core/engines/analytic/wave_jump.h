@@ -36,7 +36,7 @@ inline bool on_grid(double v) {
 // A cost's fixed cost, latency and use durations on the grid.
 template <class C>
 bool on_grid_cost(const C& k) {
-  bool ok = on_grid(k.c.fixed_ns) && on_grid(k.l);
+  bool ok = on_grid(k.c.fixed_ns) && on_grid(k.l) && on_grid(k.lead);
   for (std::size_t u = 0; u < k.n && u < k.d.size(); ++u) ok = ok && on_grid(k.d[u]);
   return ok;
 }
@@ -63,23 +63,15 @@ struct Fifo {
 /// run_waves' state between steps: the next read a and requantise (or
 /// multicast) b, the single-user queues, each stream's last key, and what the
 /// booking keeps (the latest finishes, the latest record end).
+/// Where the reads defer (part_deferred.h, p2): their second events are
+/// taken from a2 (< a: reads a2 .. a - 1 wait for their data), the last one's key.
 struct WaveLoop {
-  std::size_t a = 0, b = 0;
+  std::size_t a = 0, b = 0, a2 = 0;
+  bool p2 = false;
   Fifo fifo[3];
-  double last_read = -std::numeric_limits<double>::infinity(), last_req = last_read, last_write = last_read;
+  double last_read = -std::numeric_limits<double>::infinity(), last_req = last_read, last_write = last_read, last_p2 = last_read;
   double late = -1, rec_end = 0, late_write = -1;
   long long late_at = -1, late_write_at = -1;
-};
-
-/// run_chains' state between steps: up to 8 chains, each's first step, end
-/// (one past its last), next step (done: the part's size) and that one's key;
-/// the HBM queue; the latest finish (its step) and record end.
-struct ChainLoop {
-  std::size_t nc = 0, head[8] = {}, end[8] = {}, at[8] = {};
-  double key[8] = {};
-  Fifo fq;
-  double late = -1, rec_end = 0;
-  long long late_at = -1;
 };
 
 /// run_waves' snapshots: the last five, by read index mod 5.
@@ -231,7 +223,21 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
   const long long base = static_cast<long long>(pw * a);
   auto put_step = [&](int step) { s.w.push_back(step < 0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(step - base)); };
   s.w.push_back(a - b);
-  for (std::size_t w = b; w < a; ++w) put(fin[pw * w]);                 // reads taken, their requantise (multicast) not
+  const std::size_t aw = L.p2 ? L.a2 : a;  // (reads aw .. a - 1 wait for their data: part_deferred.h)
+  for (std::size_t w = b; w < aw; ++w) put(fin[pw * w]);                // reads done, their requantise (multicast) not
+  if (L.p2) {  // the reads waiting: their second event's key and what their first left for it
+    s.w.push_back(a - aw);
+    for (std::size_t w = aw; w < a; ++w) {
+      const auto& d = pt.deferred_[pw * w];
+      put(pt.p2_key_[w]);
+      put(d.t0);
+      put(d.end);
+      put(d.fed_end);
+      s.w.push_back(static_cast<std::uint64_t>(d.fed_by));
+      s.w.push_back(static_cast<std::uint64_t>(d.last_use));
+    }
+    put(L.last_p2);
+  }
   for (std::size_t w = a - F; w < b; ++w) put(fin[pw * w + pw - 1]);     // multicasts whose read F waves on is not taken
   for (const Fifo& q : L.fifo) {
     put(q.from);
@@ -265,6 +271,23 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
   if (p == 0 || a + p >= W) return false;
   const double Pt = T - J.ring[(a - p) % 5].T;  // (exact: both on the grid)
   const std::size_t sh = pw * p;                // steps per period
+  // The reads waiting for their data get it in the first period: each the
+  // translate of the one p waves back (done, or written here before it),
+  // their costs the same. Their finish, bound use and fed records written now
+  // (the checks below read the finishes; if no period holds, their second
+  // events write them again).
+  for (std::size_t w = aw; w < a; ++w)
+    if (!pt.uniform_ && pt.cost[pw * w] != pt.cost[pw * (w - p)]) return false;
+  for (std::size_t w = aw; w < a; ++w) {
+    const std::size_t i = pw * w, o = pw * (w - p);
+    pt.finish[i] = pt.finish[o] + Pt;
+    pt.bound[i] = pt.bound[o];
+    const auto* const k = pt.cost_at(i);
+    Rec* const d = pt.recs.data() + pt.first_at(i);
+    const Rec* const x = pt.recs.data() + pt.first_at(o);
+    for (std::size_t u = 0; u < k->n; ++u)
+      if (k->fed[u] && k->held[u]) d[u] = {x[u].start + Pt, x[u].end + Pt, x[u].holder < 0 ? -1 : x[u].holder + static_cast<int>(sh), x[u].holder_use};
+  }
   const double* const start = pt.start.data();
   const double* const finish = pt.finish.data();
   const auto* const cost = pt.cost.data();
@@ -436,7 +459,27 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
     if (f > L.late || (f == L.late && static_cast<long long>(i) < L.late_at)) L.late = f, L.late_at = static_cast<long long>(i);
     for (std::size_t u = 0, n = pt.cost_at(i)->n, r0 = pt.first_at(i); u < n; ++u) L.rec_end = std::max(L.rec_end, recs[r0 + u].end);
   };
-  for (std::size_t w = lo_r; w < lo_r + p; ++w) keep(pw * w);
+  if (!L.p2) {
+    for (std::size_t w = lo_r; w < lo_r + p; ++w) keep(pw * w);
+  } else {  // (the reads done: the last period's second events; those waiting: their first events' records)
+    for (std::size_t w = aw + (m - 1) * p; w < aw + m * p; ++w) keep(pw * w);
+    for (std::size_t w = std::max(aw + m * p, lo_r); w < lo_r + p; ++w) {
+      const auto* const k = pt.cost_at(pw * w);
+      for (std::size_t u = 0, r0 = pt.first_at(pw * w); u < k->n; ++u)
+        if (!(k->fed[u] && k->held[u])) L.rec_end = std::max(L.rec_end, recs[r0 + u].end);
+    }
+    // The reads waiting after the jump: their first events' outcome, m periods on (from the
+    // waiting reads aw .. a - 1; sources below their translates, so written from the last).
+    for (std::size_t w = a + m * p; w-- > aw + m * p;) {
+      const std::size_t o = w - m * p;
+      auto d = pt.deferred_[pw * o];
+      d.t0 += Pm, d.end += Pm, d.fed_end += Pm;
+      pt.deferred_[pw * w] = d;
+      pt.p2_key_[w] = pt.p2_key_[o] + Pm;
+    }
+    L.a2 = aw + m * p;
+    L.last_p2 += Pm;
+  }
   for (std::size_t w = lo_b; w < lo_b + p; ++w) {
     for (std::size_t sub = 1; sub < pw; ++sub) keep(pw * w + sub);
     if (const double f = finish[pw * w + pw - 1]; f > L.late_write) L.late_write = f, L.late_write_at = static_cast<long long>(w);
@@ -461,138 +504,6 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
   L.b = b + m * p;
   pt.jumped_waves += m * p;
   jumped_waves_total() += m * p;
-  return true;
-}
-
-/// The jump over INQ's quantise chains (run_chains), at chain 0's next step
-/// (about to be taken, key T): the state relative to (T, that step's place in
-/// its chain) is each chain's place and key, and the HBM queue; when it equals
-/// the state q = 1-4 of chain 0's steps back, each chain's steps from there
-/// are its last q steps' translates while (checked step by step) the costs are
-/// the ones q steps back and the keys the translates, and no chain ends.
-template <class P>
-bool jump_chains(P& pt, ChainLoop& C) {
-  WaveJump& J = pt.chain_jump_;
-  const std::size_t nc = C.nc, m = pt.cost.size(), pos = C.at[0] - C.head[0];
-  const double T = C.key[0];
-  WaveJump::Snap& s = J.ring[pos % 5];
-  s.a = pos;
-  s.T = T;
-  s.w.clear();
-  bool grid = on_grid(T);
-  auto put = [&](double v) {
-    grid = grid && on_grid(v);
-    s.w.push_back(std::bit_cast<std::uint64_t>(v - T));
-  };
-  for (std::size_t o = 0; o < nc; ++o) {
-    if (C.at[o] >= m) return false;  // (every chain going on)
-    s.w.push_back(C.at[o] - C.head[o] - pos);
-    put(C.key[o]);
-  }
-  put(C.fq.from);
-  put(C.fq.end);
-  std::size_t hc = 0;  // the queue's holder: its chain and place relative to pos
-  if (C.fq.step >= 0) {
-    while (hc + 1 < nc && C.head[hc + 1] <= static_cast<std::size_t>(C.fq.step)) ++hc;
-    s.w.push_back(hc);
-    s.w.push_back(static_cast<std::size_t>(C.fq.step) - C.head[hc] - pos);
-  } else {
-    s.w.push_back(~std::uint64_t{0});
-  }
-  s.w.push_back(static_cast<std::uint64_t>(C.fq.use));
-  s.grid = grid;
-  if (!grid) return false;
-  std::size_t q = 0;
-  for (std::size_t k = 1; k <= 4 && q == 0 && k <= pos; ++k) {
-    const WaveJump::Snap& o = J.ring[(pos - k) % 5];
-    if (o.a == pos - k && o.grid && o.T < T && o.w == s.w) q = k;
-  }
-  if (q == 0) return false;
-  const double Pt = T - J.ring[(pos - q) % 5].T;
-  double* const wstart = pt.start.data();
-  double* const wfinish = pt.finish.data();
-  const double* const start = pt.start.data();
-  const double* const finish = pt.finish.data();
-  const auto* const cost = pt.cost.data();
-  for (std::size_t o = 0; o < nc; ++o)  // (the last period's keys on the grid: then so is every time it booked)
-    for (std::size_t k = C.at[o] - q; k < C.at[o]; ++k)
-      if (!on_grid(start[k])) return false;
-  // Each chain's step k >= at is the translate of step at - q + (k - at) mod q
-  // by (k - at) / q + 1 periods; it holds if its cost is that one's and its
-  // key, max(ready, the step before's finish), that one's translated start.
-  // Checked without writing, up to the first that does not: r steps hold, so
-  // (r - 1) / q periods do (a period's q steps and the key of the next
-  // period's first, which must be there).
-  // (A translate by j periods is written as the one a period back translated
-  // by P: the same value where it counts, as in jump_waves. Where lay_chains
-  // laid the part (steps after a chain's first ready at 0, every time >= 0),
-  // a step's key is the finish of the step before; past the first step
-  // checked and the first q after the chain's head, that is the translate of
-  // the key q steps back: not checked.)
-  const bool any_cost = !pt.uniform_, follow = pt.rests_at_zero_;
-  std::size_t mj = SIZE_MAX;
-  for (std::size_t o = 0; o < nc && mj > 0; ++o) {
-    const std::size_t k0 = C.at[o], lim = mj == SIZE_MAX ? C.end[o] : std::min(C.end[o], k0 + mj * q + 1);
-    const std::size_t checked_to = std::min(lim, follow ? std::max(k0 + 1, C.head[o] + q + 1) : lim);  // (keys checked below it)
-    std::size_t k = k0;
-    for (; k < checked_to; ++k) {  // (each translate's start and finish written as it is checked)
-      const double st = start[k - q] + Pt;
-      if ((any_cost && cost[k] != cost[k - q]) || std::max(pt.ready_at(k, k != C.head[o]), finish[k - 1]) != st) break;
-      wstart[k] = st;
-      wfinish[k] = finish[k - q] + Pt;
-    }
-    if (k == checked_to && k < lim) {
-      // (from here the steps are not written: lazy, below. Of one cost, every
-      // one holds; else up to the first whose cost differs from its step in
-      // the period before k0, k0 - q .. k0 - 1, the first that differs from the one q back)
-      if (!any_cost) {
-        k = lim;
-      } else {
-        for (std::size_t t = (k - k0) % q; k < lim && cost[k] == cost[k0 - q + t]; ++k)
-          if (++t == q) t = 0;
-      }
-    }
-    const std::size_t r = k - k0;
-    mj = std::min(mj, r == 0 ? 0 : (r - 1) / q);
-  }
-  if (mj == SIZE_MAX) mj = 0;
-  for (std::size_t o = 0; o < nc && mj > 0; ++o)  // (every translate below 2^32 ns: the last period's are the largest)
-    for (std::size_t k = C.at[o] - q; k < C.at[o]; ++k)
-      if (!(finish[k] + static_cast<double>(mj) * Pt < 0x1p32)) return false;
-  if (mj == 0) {
-    ++J.fails;
-    return false;
-  }
-  // Each chain's last 4 steps before its next one written (the booking reads
-  // the last; a later jump's last period is within them); every step jumped
-  // over is lazy (those 4 as well: their translates are what is written), its
-  // times too (step_start, step_finish; the planes' readiness reads them so).
-  const std::size_t sm0 = mj * q;
-  for (std::size_t o = 0; o < nc; ++o) {
-    const std::size_t k0 = C.at[o], hi = sm0 > 4 ? k0 + sm0 - 4 : k0;
-    for (std::size_t k = hi; k < k0 + sm0; ++k) {
-      const std::size_t kk = (k - k0) / q + 1;
-      put_translate(pt, k, k - kk * q, static_cast<double>(kk) * Pt, static_cast<int>(kk * q));
-    }
-    pt.lazy.push_back({k0, k0 + sm0, q, Pt});
-  }
-  pt.lazy_times_ = true;
-  const Rec* const recs = pt.recs.data();
-  const double Pm = static_cast<double>(mj) * Pt;
-  const std::size_t sm = mj * q;
-  for (std::size_t o = 0; o < nc; ++o) {  // what the booking keeps, over the last period
-    for (std::size_t k = C.at[o] + sm - q; k < C.at[o] + sm; ++k) {
-      const double f = finish[k];
-      if (f > C.late || (f == C.late && static_cast<long long>(k) < C.late_at)) C.late = f, C.late_at = static_cast<long long>(k);
-      for (std::size_t u = 0, n = pt.cost_at(k)->n, r0 = pt.first_at(k); u < n; ++u) C.rec_end = std::max(C.rec_end, recs[r0 + u].end);
-    }
-    C.at[o] += sm;
-    C.key[o] += Pm;
-  }
-  C.fq.from += Pm;
-  C.fq.end += Pm;
-  if (C.fq.step >= 0) C.fq.step += static_cast<int>(sm);
-  pt.jumped_chain_steps += sm * nc;
   return true;
 }
 

@@ -442,6 +442,7 @@ void read_cost(Ctx& x, const Step& st) {
     // The units get the data after the request, the memory access and the
     // response (every latency of the read but the ISA's op latency, Sync).
     x.c.fed_lead_terms = lead_of_isa_read;
+    x.c.fed_paced = cfg.sw.isa.regulation == Regulation::Paced;
     if (st.op == DataOp::Reduce) x.use(x.rm.isa_reduce(p), plain, q ? unit_GBps : cfg.sw.isa.reduce_GBps, Term::Reduction, true);
     if (q) x.use(x.rm.isa_inq(p), plain, st.op == DataOp::Reduce ? unit_GBps : cfg.sw.isa.inq_GBps, Term::Quantisation, true);
     return;
@@ -513,6 +514,7 @@ bool step_cost_impl(const Config& cfg, const Schedule& s, const ResourceMap& rm,
   c.fixed_ns = 0;
   c.fixed_term = Term::Sync;
   c.fed_lead_terms = 0;
+  c.fed_paced = false;
   for (double& l : c.latency_ns) l = 0;
   c.uses.clear();
   Ctx x{cfg, s, rm, c, first_plane_only, port_classes && s.topology == Topology::Star};

@@ -84,6 +84,11 @@ struct StepCost {
   /// before its data arrives, and other work may take the unit meanwhile), and
   /// only the latency past the lead follows its end. 0: no lead.
   std::uint8_t fed_lead_terms = 0;
+  /// Fed units whose data is paced to them (switch.isa.regulation = paced):
+  /// the data waits in memory until the units can take it, so they start when
+  /// the data has arrived *and* they are free, taken then in time order with
+  /// other work (a requantise ready meanwhile goes first).
+  bool fed_paced = false;
   /// The latencies summed in term order (inline: the engines call it per step).
   double latency_total_ns() const {
     double l = 0;

@@ -38,8 +38,10 @@ void run_wave_by_wave(part::Part& full, std::size_t W, std::size_t upw, int F) {
 // A cost on `queues` (uses after the first fed with `fed`) whose times are on
 // the cost grid: fixed costs, latencies and durations multiples of 1/8 ns.
 // `lead`: its fed uses get their data after latency terms 0 and 2 (an ISA
-// read's lead, StepCost::fed_lead_terms: booked in two events where it is > 0).
-part::Cost grid_cost(std::mt19937_64& rng, std::initializer_list<int> queues, bool fed, bool lead = false) {
+// read's lead, StepCost::fed_lead_terms: booked in two events where it is > 0);
+// `paced`: and start only when their units are free (StepCost::fed_paced).
+part::Cost grid_cost(std::mt19937_64& rng, std::initializer_list<int> queues, bool fed, bool lead = false,
+                     bool paced = false) {
   std::uniform_int_distribution<int> small(0, 7);
   StepCost c;
   c.fixed_ns = small(rng) % 3 == 0 ? 0.0 : 0.5 * small(rng);
@@ -53,6 +55,7 @@ part::Cost grid_cost(std::mt19937_64& rng, std::initializer_list<int> queues, bo
     c.uses.push_back(us);
   }
   if (fed && lead) c.fed_lead_terms = 1u << 0 | 1u << 2;
+  c.fed_paced = fed && lead && paced;
   part::Cost out;
   out.set(c);
   std::size_t u = 0;
@@ -68,11 +71,11 @@ part::Cost grid_cost(std::mt19937_64& rng, std::initializer_list<int> queues, bo
 // returns the waves it jumped (-1: run_waves declined).
 // `laid`: `fast` written by Part::lay_waves (as scin_alike.cc writes its planes).
 long long jump_books_as_run(std::mt19937_64& rng, int pw, int F, std::size_t W, double gap, bool last_other, double bump,
-                            bool laid = false, bool lead = false) {
+                            bool laid = false, bool lead = false, bool paced = false) {
   std::uniform_int_distribution<int> small(0, 7);
   std::vector<part::Cost> kinds;
   for (int z = 0; z < 2; ++z) {
-    kinds.push_back(pw == 3 ? grid_cost(rng, {0, 2, 3}, true, lead) : grid_cost(rng, {0, 2}, true, lead));
+    kinds.push_back(pw == 3 ? grid_cost(rng, {0, 2, 3}, true, lead, paced) : grid_cost(rng, {0, 2}, true, lead, paced));
     if (pw == 3) kinds.push_back(grid_cost(rng, {3}, false));
     kinds.push_back(grid_cost(rng, {1}, false));
   }
@@ -152,11 +155,14 @@ TEST(ScinJump, WavesJumpAsRun) {
 
 // The same where the reads' fed units get their data a lead after the
 // transfers (part_deferred.h): SCIN+INQ's reads then book in two events, and
-// the jump's snapshot holds the reads waiting for their data. Where run_waves
+// the jump's snapshot holds the reads waiting for their data; paced or not
+// (paced: a read whose units are busy when its data is there is taken again
+// when they are free). Where run_waves
 // answers, every step equals run()'s (which books them as book() does); most jump.
 TEST(ScinJump, DeferredReadsJumpAsRun) {
   std::mt19937_64 rng(63);
   int tried = 0, jumped = 0, waited = 0, waited_jumped = 0;
+  for (bool paced : {false, true})
   for (bool laid : {false, true})
     for (int pw : {2, 3})
       for (int F : {1, 2, 3, 16})
@@ -164,8 +170,9 @@ TEST(ScinJump, DeferredReadsJumpAsRun) {
           for (double gap : {0.0, 0.5, 7.25, 40.0})
             for (bool last_other : {false, true}) {
               const double bump = last_other ? 0.0 : 100.0 + 0.25 * static_cast<double>(rng() % 8);
-              SCOPED_TRACE(fmt::format("pw {} F {} W {} gap {} last other {} bump {} laid {}", pw, F, W, gap, last_other, bump, laid));
-              const long long j = jump_books_as_run(rng, pw, F, W, gap, last_other, bump, laid, true);
+              SCOPED_TRACE(fmt::format("pw {} F {} W {} gap {} last other {} bump {} laid {} paced {}", pw, F, W, gap, last_other, bump,
+                                       laid, paced));
+              const long long j = jump_books_as_run(rng, pw, F, W, gap, last_other, bump, laid, true, paced);
               if (HasFailure()) return;
               ++tried;
               if (j > 0) ++jumped;

@@ -99,6 +99,8 @@ struct AnalyticWorkspace {
     double t0 = 0, end = 0, fed_end = 0;
     int fed_by = -1;
     bool second = false;  // its second event is queued
+    StepId blocker = kNoStep;  // (paced: the reservation its units waited for)
+    int blocker_use = -1;
   };
   std::vector<Waiting> waiting;
   StepCost cost;

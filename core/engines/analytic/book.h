@@ -280,6 +280,27 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
       const double t0 = w.t0, lead = c.fed_lead_ns(), fed_end = w.fed_end;
       const int fed_by = w.fed_by;
       double end = w.end;
+      if (c.fed_paced) {  // (the units start when their data is there and they are free: else taken again then)
+        double shift = 0;
+        StepId bs = kNoStep;
+        int bu = -1;
+        for (std::size_t k = 0; k < c.uses.size(); ++k) {
+          const auto& u = c.uses[k];
+          if (!u.fed_by_transfers || u.amount_bytes <= 0) continue;
+          const double d = u.amount_bytes / u.rate_GBps;
+          const double want = std::max(r, std::max(t0, fed_end - d) + lead);
+          StepId s1 = kNoStep;
+          int u1 = -1;
+          const double at = analytic::first_fit(resources[static_cast<std::size_t>(u.resource)], want, d, s1, u1);
+          if (at - want > shift) shift = at - want, bs = s1, bu = u1;
+        }
+        if (shift > 0) {
+          w.second = true;
+          w.blocker = bs, w.blocker_use = bu;
+          push(r + shift, i);
+          continue;
+        }
+      }
       for (std::size_t k = 0; k < c.uses.size(); ++k) {
         const auto& u = c.uses[k];
         if (!u.fed_by_transfers || u.amount_bytes <= 0) continue;
@@ -293,6 +314,11 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
           start = fed_end - d;
           holder = i;
           holder_use = fed_by;
+        }
+        if (c.fed_paced && r > start + lead) {  // (taken again: it waited for the unit's blocker)
+          start = r - lead;
+          holder = w.blocker;
+          holder_use = w.blocker_use;
         }
         const double want = start + lead;
         double at = want;

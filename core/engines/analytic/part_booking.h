@@ -36,6 +36,7 @@ struct Rec {
 #include "engines/analytic/wave_jump.h"
 #include "engines/analytic/chain_jump.h"
 #include "engines/analytic/loser_tree.h"
+#include "engines/analytic/reserve.h"
 
 namespace scin::part {
 
@@ -47,6 +48,7 @@ struct Cost {
   std::array<int, 4> q{};  // queue of use k (at most 4 uses)
   double l = 0;            // c.latency_total_ns(), summed as book() sums it
   double lead = 0;         // c.fed_lead_ns() (fed uses are reserved this much later, book.h)
+  bool paced = false;      // c.fed_paced (fed uses start when their data is there and they are free)
   std::array<double, 4> d{};            // use k's duration (active uses)
   std::array<std::uint8_t, 4> held{};   // use k holds its queue (amount > 0, as book() skips amount <= 0)
   std::array<std::uint8_t, 4> fed{};    // use k is fed by the step's transfers
@@ -56,6 +58,7 @@ struct Cost {
     c = from;
     l = c.latency_total_ns();
     lead = c.fed_lead_terms ? c.fed_lead_ns() : 0.0;
+    paced = c.fed_paced;
     n = static_cast<std::uint8_t>(c.uses.size());
     for (std::size_t k = 0; k < c.uses.size() && k < d.size(); ++k) {
       const ResourceUse& u = c.uses[k];
@@ -126,73 +129,7 @@ struct Part {
 
   /// Books the part; `succ(i)`: the step i releases (< 0: none).
   template <class Succ>
-  void run(int queues, Succ succ, const RunContext& ctx) {
-    auto& qs = qs_;
-    qs.resize(static_cast<std::size_t>(queues));
-    for (Queue& qu : qs) {
-      qu.v.clear();
-      qu.head = 0;
-    }
-    lay_all();
-    const std::size_t m = cost.size();
-    lazy.clear();
-    lazy_times_ = false;
-    laid_ = false;
-    start.assign(m, 0.0);
-    finish.assign(m, 0.0);
-    bound.assign(m, -1);
-    place_records();
-    // One slot per chain head.
-    using Key = LoserTree::Key;
-    std::vector<Key>& key_ = tree_.key;
-    key_.clear();
-    for (std::size_t i = 0; i < m; ++i)
-      if (pending[i] == 0) key_.push_back({ready[i], static_cast<StepId>(i)});
-    std::size_t leaves = 1;
-    while (leaves < key_.size()) leaves *= 2;
-    key_.resize(leaves, {kNever, kNoStep});
-    std::size_t win = tree_.build(leaves);
-    std::size_t taken = 0;
-    double late = -1, rec_end = 0;
-    long long late_at = -1;
-    auto res = [&qs](int q, double r, double& st, double d, int& holder, int& holder_use, int step, int use) {
-      reserve(qs[static_cast<std::size_t>(q)], r, st, d, holder, holder_use, step, use);
-      return true;
-    };
-    p2_.assign(m, 0);
-    for (;;) {
-      const Key top = key_[win];
-      if (top.id == kNoStep) break;
-      const double r = top.t;
-      const auto i = static_cast<std::size_t>(top.id);
-      if ((++taken & 0x3ff) == 0) ctx.check();
-      double f;
-      if (p2_[i]) {  // the read's fed units, booked when its data arrives (book.h)
-        p2_[i] = 0;
-        f = take_second(i, r, res, rec_end);
-      } else if (defers(i)) {
-        key_[win] = {take_first(i, r, res, rec_end), static_cast<StepId>(i)};
-        p2_[i] = 1;
-        win = tree_.replay(win, leaves);
-        continue;
-      } else {
-        f = take(i, r, res, rec_end);
-      }
-      if (f > late || (f == late && static_cast<long long>(i) < late_at)) late = f, late_at = static_cast<long long>(i);
-      // The slot passes to the step this one releases, or empties.
-      Key next{kNever, kNoStep};
-      if (const auto j = static_cast<long long>(succ(i)); j >= 0) {
-        const auto uj = static_cast<std::size_t>(j);
-        ready[uj] = std::max(ready[uj], f);
-        if (--pending[uj] == 0) next = {ready[uj], static_cast<StepId>(uj)};
-      }
-      key_[win] = next;
-      win = tree_.replay(win, leaves);
-    }
-    latest = late;
-    latest_at = late_at;
-    latest_rec_end = rec_end;
-  }
+  void run(int queues, Succ succ, const RunContext& ctx);
 
   /// The waves of one SCIN plane (scin_alike.cc), booked as run() books
   /// them without the slots: local step pw w + sub is wave w's read (sub 0),
@@ -393,7 +330,13 @@ struct Part {
       return jump_waves<PW>(*this, L, a, T, uF, W);
     };
     const bool deferred = PW == 3 && defers(0);  // (the reads' fed units wait for their data: part_deferred.h)
-    if (deferred && !waves_deferred_(L, W, uF, res, keep, read_key, take_rest, jump, ok, ctx)) return false;
+    auto probe = [&](int q, double st, double d, int& step, int& use) {  // (paced reads: res's queues, unchanged)
+      if (PW == 3 && q == 3) return analytic::first_fit(qs[3], st, d, step, use);
+      const Fifo& f = L.fifo[q];
+      if (f.step >= 0 && f.end > st) st = f.end, step = f.step, use = f.use;
+      return st;
+    };
+    if (deferred && !waves_deferred_(L, W, uF, res, probe, keep, read_key, take_rest, jump, ok, ctx)) return false;
     while (!deferred && L.b < W) {
       std::size_t& a = L.a;
       std::size_t& b = L.b;
@@ -518,6 +461,7 @@ struct Part {
   struct Deferred {
     double t0 = 0, end = 0, fed_end = 0;
     int fed_by = -1, last_use = -1;
+    int blocker = -1, blocker_use = -1;  // (paced: the reservation its units waited for)
   };
   std::vector<std::uint8_t> p2_;    // run(): the step's second event is queued
   std::vector<Deferred> deferred_;  // by step: its first event's outcome (sized by the booking)
@@ -528,10 +472,12 @@ struct Part {
   double take_first(std::size_t i, double r, Res& res, double& rec_end);
   template <class Res>
   double take_second(std::size_t i, double r, Res& res, double& rec_end);
+  template <class Probe>
+  double paced_shift(std::size_t i, double r, Probe& probe);
   // run_waves_ (PW = 3) where the reads defer: three streams merged (part_deferred.h).
-  template <class Res, class Keep, class ReadKey, class Rest, class Jump>
-  bool waves_deferred_(WaveLoop& L, std::size_t W, std::size_t uF, Res& res, Keep& keep, ReadKey& read_key, Rest& take_rest,
-                       Jump& jump, const bool& ok, const RunContext& ctx);
+  template <class Res, class Probe, class Keep, class ReadKey, class Rest, class Jump>
+  bool waves_deferred_(WaveLoop& L, std::size_t W, std::size_t uF, Res& res, Probe& probe, Keep& keep, ReadKey& read_key,
+                       Rest& take_rest, Jump& jump, const bool& ok, const RunContext& ctx);
 
   static constexpr double kNever = std::numeric_limits<double>::infinity();
   struct Busy {
@@ -594,5 +540,6 @@ struct Part {
 
 #include "engines/analytic/part_layout.h"
 #include "engines/analytic/part_deferred.h"
+#include "engines/analytic/part_run.h"
 
 #undef SCIN_INLINE

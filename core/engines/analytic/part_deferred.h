@@ -11,6 +11,8 @@
 // requantise of an earlier wave) may take the unit meanwhile.
 #pragma once
 
+#include "engines/analytic/reserve.h"
+
 namespace scin::part {
 
 inline bool Part::defers(std::size_t i) const {
@@ -91,6 +93,11 @@ double Part::take_second(std::size_t i, double r, Res& res, double& rec_end) {
       holder = static_cast<int>(i);
       holder_use = s.fed_by;
     }
+    if (k.paced && r > st + k.lead) {  // (taken again: it waited for the units' blocker)
+      st = r - k.lead;
+      holder = s.blocker;
+      holder_use = s.blocker_use;
+    }
     const double want = st + k.lead;
     double at = want;
     res(k.q[u], r, at, d, holder, holder_use, static_cast<int>(i), static_cast<int>(u));
@@ -101,6 +108,26 @@ double Part::take_second(std::size_t i, double r, Res& res, double& rec_end) {
   return finish[i] = end + k.l;
 }
 
+// Paced fed units (StepCost::fed_paced) at the second event (key r): how far
+// past its wanted start the first gap of the slowest fed unit lies (0: every
+// one free then; probe(q, start, d, step, use): analytic::first_fit), and the
+// reservation it would wait for (kept in the step's Deferred for take_second).
+template <class Probe>
+double Part::paced_shift(std::size_t i, double r, Probe& probe) {
+  const Cost& k = *cost_at(i);
+  Deferred& s = deferred_[i];
+  double shift = 0;
+  for (std::size_t u = 0; u < k.n; ++u) {
+    if (!k.fed[u] || !k.held[u]) continue;
+    const double d = k.d[u];
+    const double want = std::max(r, std::max(s.t0, s.fed_end - d) + k.lead);
+    int bs = -1, bu = -1;
+    const double at = probe(k.q[u], want, d, bs, bu);
+    if (at - want > shift) shift = at - want, s.blocker = bs, s.blocker_use = bu;
+  }
+  return shift;
+}
+
 // SCIN+INQ's waves where the reads defer: three streams, each in wave order
 // (its keys not decreasing, checked), merged by (key, index) as run() takes
 // them: the reads' first events (a, while its multicast dep is done), their
@@ -108,8 +135,8 @@ double Part::take_second(std::size_t i, double r, Res& res, double& rec_end) {
 // L.a2, the read done). The periodic jump is tried at each read (wave_jump.h:
 // its snapshot holds the pending second events). False (nothing kept) where a
 // check fails (`ok`: the queues' own checks, run_waves_'s `res`): then run().
-template <class Res, class Keep, class ReadKey, class Rest, class Jump>
-bool Part::waves_deferred_(WaveLoop& L, std::size_t W, std::size_t uF, Res& res, Keep& keep, ReadKey& read_key,
+template <class Res, class Probe, class Keep, class ReadKey, class Rest, class Jump>
+bool Part::waves_deferred_(WaveLoop& L, std::size_t W, std::size_t uF, Res& res, Probe& probe, Keep& keep, ReadKey& read_key,
                            Rest& take_rest, Jump& jump, const bool& ok, const RunContext& ctx) {
   constexpr std::size_t upw = 3;
   L.p2 = true;
@@ -138,6 +165,10 @@ bool Part::waves_deferred_(WaveLoop& L, std::size_t W, std::size_t uF, Res& res,
       ++a;
     } else if (pick == 2) {
       if (k2 < L.last_p2) return false;
+      if (const double sh = cost_at(i2)->paced ? paced_shift(i2, k2, probe) : 0.0; sh > 0) {
+        T2[a2] = k2 + sh;  // (taken again when its units are free; a later read's data before that: declined above)
+        continue;
+      }
       L.last_p2 = k2;
       keep(i2, take_second(i2, k2, res, L.rec_end));
       if (!ok) return false;

@@ -55,4 +55,20 @@ void reserve(Queue& qu, double ready, double& start, double d, Step& holder, int
   }
 }
 
+/// Where reserve() would place `d` ns from `start` on (nothing reserved): the
+/// gap's start, and the reservation it would wait for in `step`/`use` (left
+/// as they were if none).
+template <class Queue, class Step>
+double first_fit(const Queue& qu, double start, double d, Step& step, int& use) {
+  const auto& busy = qu.v;
+  auto it = std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(qu.head), busy.end(),
+                                 [start](const auto& b) { return b.end <= start; });
+  for (const auto last = busy.end(); it != last && it->start < start + d; ++it) {
+    start = std::max(start, it->end);
+    step = it->step;
+    use = it->use;
+  }
+  return start;
+}
+
 }  // namespace scin::analytic

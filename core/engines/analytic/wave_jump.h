@@ -235,6 +235,8 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
       put(d.fed_end);
       s.w.push_back(static_cast<std::uint64_t>(d.fed_by));
       s.w.push_back(static_cast<std::uint64_t>(d.last_use));
+      put_step(d.blocker);  // (paced: the reservation its units waited for)
+      s.w.push_back(static_cast<std::uint64_t>(d.blocker_use));
     }
     put(L.last_p2);
   }
@@ -474,6 +476,7 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
       const std::size_t o = w - m * p;
       auto d = pt.deferred_[pw * o];
       d.t0 += Pm, d.end += Pm, d.fed_end += Pm;
+      if (d.blocker >= 0) d.blocker += static_cast<int>(m * sh);
       pt.deferred_[pw * w] = d;
       pt.p2_key_[w] = pt.p2_key_[o] + Pm;
     }

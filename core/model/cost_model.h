@@ -95,11 +95,16 @@ struct StepCost {
     for (double x : latency_ns) l += x;
     return l;
   }
+  /// f(term, latency_ns) for each of fed_lead_terms, in term order.
+  template <class F>
+  void each_fed_lead(F f) const {
+    for (int t = 0; t < kTermCount; ++t)
+      if (fed_lead_terms >> t & 1) f(static_cast<Term>(t), latency_ns[t]);
+  }
   /// The lead of fed units (ns): the latency_ns of fed_lead_terms, summed in term order.
   double fed_lead_ns() const {
     double l = 0;
-    for (int t = 0; t < kTermCount; ++t)
-      if (fed_lead_terms >> t & 1) l += latency_ns[t];
+    each_fed_lead([&l](Term, double v) { l += v; });
     return l;
   }
 };
@@ -108,8 +113,7 @@ struct StepCost {
 /// between a fed unit's use and the use it queued behind: the lead is time the
 /// two overlap, fed_lead_terms).
 inline void add_fed_lead(double* ns, const StepCost& c, double sign) {
-  for (int t = 0; t < kTermCount; ++t)
-    if (c.fed_lead_terms >> t & 1) ns[t] += sign * c.latency_ns[t];
+  c.each_fed_lead([&](Term t, double v) { ns[static_cast<int>(t)] += sign * v; });
 }
 
 StepCost step_cost(const Config& cfg, const Schedule& s, const ResourceMap& rm, const Step& st);

@@ -287,7 +287,7 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
         for (std::size_t k = 0; k < c.uses.size(); ++k) {
           const auto& u = c.uses[k];
           if (!u.fed_by_transfers || u.amount_bytes <= 0) continue;
-          const double d = u.amount_bytes / u.rate_GBps;
+          const double d = u.duration_ns();
           const double want = std::max(r, std::max(t0, fed_end - d) + lead);
           StepId s1 = kNoStep;
           int u1 = -1;
@@ -306,7 +306,7 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
         if (!u.fed_by_transfers || u.amount_bytes <= 0) continue;
         UseRec& rec = uses[first_use[i] + k];
         Queue& qu = resources[static_cast<std::size_t>(u.resource)];
-        const double d = u.amount_bytes / u.rate_GBps;
+        const double d = u.duration_ns();
         double start = t0;
         StepId holder = kNoStep;
         int holder_use = -1;
@@ -394,7 +394,7 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
       double T = std::numeric_limits<double>::infinity();
       for (const auto& u : c.uses)
         if (u.fed_by_transfers && u.amount_bytes > 0)
-          T = std::min(T, lead + std::max(t0, fed_end - u.amount_bytes / u.rate_GBps));
+          T = std::min(T, lead + std::max(t0, fed_end - u.duration_ns()));
       if (waiting.empty()) waiting.resize(n);
       waiting[i] = {t0, end, fed_end, fed_by, true};
       push(T, i);

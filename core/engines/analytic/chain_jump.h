@@ -63,11 +63,7 @@ bool jump_chains(P& pt, ChainLoop& C) {
   s.w.push_back(static_cast<std::uint64_t>(C.fq.use));
   s.grid = grid;
   if (!grid) return false;
-  std::size_t q = 0;
-  for (std::size_t k = 1; k <= 4 && q == 0 && k <= pos; ++k) {
-    const WaveJump::Snap& o = J.ring[(pos - k) % 5];
-    if (o.a == pos - k && o.grid && o.T < T && o.w == s.w) q = k;
-  }
+  const std::size_t q = J.period(s, pos, T);
   if (q == 0) return false;
   const double Pt = T - J.ring[(pos - q) % 5].T;
   double* const wstart = pt.start.data();

@@ -29,6 +29,8 @@ namespace scin::part {
 struct Rec {
   double start = 0, end = 0;
   int holder = -1, holder_use = -1;
+  /// The record of a translate by dt in time and ds in steps.
+  [[gnu::always_inline]] Rec translated(double dt, int ds) const { return {start + dt, end + dt, holder < 0 ? -1 : holder + ds, holder_use}; }
 };
 
 }  // namespace scin::part

@@ -8,6 +8,22 @@
 
 namespace scin::analytic {
 
+/// The first gap of `d` ns from `start` on among reservations `busy` (from
+/// `head`): `start` moved to it, `holder`/`holder_use` the reservation it
+/// waits for (left as they were if none); returns the first reservation after it.
+template <class Busy, class Step>
+auto gap_from(Busy& busy, std::size_t head, double& start, double d, Step& holder, int& holder_use) {
+  const double from = start;
+  auto it = std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(head), busy.end(),
+                                 [from](const auto& b) { return b.end <= from; });
+  for (const auto last = busy.end(); it != last && it->start < start + d; ++it) {
+    start = std::max(start, it->end);
+    holder = it->step;  // this use waits until that reservation ends
+    holder_use = it->use;
+  }
+  return it;
+}
+
 /// Reserves `d` ns on `qu` (a Queue: `v`, reservations {start, end, step, use}
 /// in time order, and `head`, the first one still open) at the earliest gap
 /// from `start` on. First drops the reservations that ended by `ready` (no
@@ -25,14 +41,7 @@ void reserve(Queue& qu, double ready, double& start, double d, Step& holder, int
     busy.erase(busy.begin(), busy.begin() + static_cast<std::ptrdiff_t>(qu.head));
     qu.head = 0;
   }
-  const double from = start;
-  auto it = std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(qu.head), busy.end(),
-                                 [from](const auto& b) { return b.end <= from; });
-  for (const auto last = busy.end(); it != last && it->start < start + d; ++it) {
-    start = std::max(start, it->end);
-    holder = it->step;  // this use waits until that reservation ends
-    holder_use = it->use;
-  }
+  auto it = gap_from(busy, qu.head, start, d, holder, holder_use);
   const double end = start + d;
   const auto head_it = busy.begin() + static_cast<std::ptrdiff_t>(qu.head);
   const bool join_prev = it != head_it && (it - 1)->end == start;
@@ -60,14 +69,7 @@ void reserve(Queue& qu, double ready, double& start, double d, Step& holder, int
 /// as they were if none).
 template <class Queue, class Step>
 double first_fit(const Queue& qu, double start, double d, Step& step, int& use) {
-  const auto& busy = qu.v;
-  auto it = std::partition_point(busy.begin() + static_cast<std::ptrdiff_t>(qu.head), busy.end(),
-                                 [start](const auto& b) { return b.end <= start; });
-  for (const auto last = busy.end(); it != last && it->start < start + d; ++it) {
-    start = std::max(start, it->end);
-    step = it->step;
-    use = it->use;
-  }
+  gap_from(qu.v, qu.head, start, d, step, use);
   return start;
 }
 

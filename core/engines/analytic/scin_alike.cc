@@ -533,10 +533,7 @@ std::optional<AnalyticResult> scin_alike(const Config& cfg, const Collective& co
     const Rec rec = recs[static_cast<std::size_t>(use)];
     const ResourceUse& ru = sc_.uses[static_cast<std::size_t>(use)];
     // (a fed unit's lead, as book.h's walk adds and takes it)
-    auto lead = [&](double sign) SCIN_WALK_INLINE {
-      for (int t = 0; t < kTermCount; ++t)
-        if (sc_.fed_lead_terms >> t & 1) add(static_cast<Term>(t), sign * sc_.latency_ns[t]);
-    };
+    auto lead = [&](double sign) SCIN_WALK_INLINE { sc_.each_fed_lead([&](Term t, double v) { add(t, sign * v); }); };
     if (queued && ru.fed_by_transfers) lead(1);
     const StepId holder = rec.holder < 0 ? kNoStep : offset + static_cast<StepId>(rec.holder);
     const double from = holder == cur ? std::min(rec.end, recs[static_cast<std::size_t>(rec.holder_use)].end) : rec.start;

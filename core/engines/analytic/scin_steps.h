@@ -27,7 +27,7 @@ inline bool nonnegative(const StepCost& c) {
 
 inline bool same_cost(const StepCost& a, const StepCost& b) {
   if (a.fixed_ns != b.fixed_ns || a.fixed_term != b.fixed_term || a.uses.size() != b.uses.size() ||
-      a.fed_lead_terms != b.fed_lead_terms)
+      a.fed_lead_terms != b.fed_lead_terms || a.fed_paced != b.fed_paced)
     return false;
   for (int k = 0; k < kTermCount; ++k)
     if (a.latency_ns[k] != b.latency_ns[k]) return false;

@@ -92,6 +92,16 @@ struct WaveJump {
   // Whether to go on snapshotting: not past the first quarter of the waves
   // (at least 64) without a period, nor after copies failed twice.
   bool wanted() { return ++snaps <= budget && fails < 2; }
+  /// The period of snapshot `s`, taken at `at` (key T): the nearest of the
+  /// 1-4 before it that equals it word for word (on the grid, earlier in
+  /// time); 0: none.
+  std::size_t period(const Snap& s, std::size_t at, double T) const {
+    for (std::size_t q = 1; q <= 4 && q <= at; ++q) {
+      const Snap& o = ring[(at - q) % 5];
+      if (o.a == at - q && o.grid && o.T < T && o.w == s.w) return q;
+    }
+    return 0;
+  }
 };
 
 /// x / d for the small divisors of the walk and the parts (a wave's 2 or 3
@@ -155,7 +165,7 @@ template <class P>
 Rec step_rec(const P& pt, std::size_t i, std::size_t u) {
   const Real r = real_step(pt, i);
   const Rec& x = pt.recs[pt.first_at(r.i) + u];
-  return {x.start + r.dt, x.end + r.dt, x.holder < 0 ? -1 : x.holder + r.ds, x.holder_use};
+  return x.translated(r.dt, r.ds);
 }
 /// A step's records as written, or translated where read (a step the jump did not write).
 struct RecView {
@@ -164,7 +174,7 @@ struct RecView {
   int ds = 0;  // (0: as written)
   [[gnu::always_inline]] Rec operator[](std::size_t u) const {
     if (ds == 0) return x[u];
-    return {x[u].start + dt, x[u].end + dt, x[u].holder < 0 ? -1 : x[u].holder + ds, x[u].holder_use};
+    return x[u].translated(dt, ds);
   }
 };
 /// Step i's records (where written: read them translated) and its bound use.
@@ -188,7 +198,7 @@ void put_translate(P& pt, std::size_t i, std::size_t o, double dt, int ds) {
   Rec* const d = pt.recs.data() + pt.first_at(i);
   const Rec* const x = pt.recs.data() + pt.first_at(o);
   for (std::size_t u = 0, n = pt.cost_at(i)->n; u < n; ++u)
-    d[u] = {x[u].start + dt, x[u].end + dt, x[u].holder < 0 ? -1 : x[u].holder + ds, x[u].holder_use};
+    d[u] = x[u].translated(dt, ds);
 }
 
 /// Wave w's place in a stream of translates that starts at wave `base`
@@ -264,12 +274,7 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
   put(L.last_write);
   s.grid = grid;
   if (!grid) return false;
-  // The period: the nearest earlier snapshot equal to this one.
-  std::size_t p = 0;
-  for (std::size_t q = 1; q <= 4 && p == 0 && q <= a; ++q) {
-    const WaveJump::Snap& o = J.ring[(a - q) % 5];
-    if (o.a == a - q && o.grid && o.T < T && o.w == s.w) p = q;
-  }
+  const std::size_t p = J.period(s, a, T);
   if (p == 0 || a + p >= W) return false;
   const double Pt = T - J.ring[(a - p) % 5].T;  // (exact: both on the grid)
   const std::size_t sh = pw * p;                // steps per period
@@ -288,7 +293,7 @@ bool jump_waves(P& pt, WaveLoop& L, std::size_t a, double T, std::size_t F, std:
     Rec* const d = pt.recs.data() + pt.first_at(i);
     const Rec* const x = pt.recs.data() + pt.first_at(o);
     for (std::size_t u = 0; u < k->n; ++u)
-      if (k->fed[u] && k->held[u]) d[u] = {x[u].start + Pt, x[u].end + Pt, x[u].holder < 0 ? -1 : x[u].holder + static_cast<int>(sh), x[u].holder_use};
+      if (k->fed[u] && k->held[u]) d[u] = x[u].translated(Pt, static_cast<int>(sh));
   }
   const double* const start = pt.start.data();
   const double* const finish = pt.finish.data();

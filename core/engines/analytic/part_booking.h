@@ -263,6 +263,9 @@ struct Part {
         if (pend[i] != ((sub > 0 || w >= uF) ? 1 : 0)) return false;
         if (checked[sub] == &k) continue;
         checked[sub] = &k;
+        // (every read the same lead: their fed uses are then booked in their order, below; a read
+        // without one books its units when it is taken, maybe before an earlier read's data arrives)
+        if (sub == 0 && k.lead != cs[0]->lead) return false;
         grid = grid && on_grid_cost(k);
         // (queues: a read's 0, 2, 3; a requantise's 3; a multicast's 1)
         for (std::size_t u = 0; u < k.n; ++u)

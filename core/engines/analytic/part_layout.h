@@ -91,6 +91,7 @@ void Part::lay_waves(std::size_t W, int F, const Cost* wc, std::size_t ns, const
       const Cost& k = wc[z * pw + sub];
       laid_grid_ = laid_grid_ && on_grid_cost(k);
       laid_nonneg_ = laid_nonneg_ && k.c.fixed_ns >= 0 && k.l >= 0;
+      if (sub == 0 && k.lead != wc[0].lead) laid_ok_ = false;  // (run_waves_: every read the same lead)
       for (std::size_t u = 0; u < k.n; ++u) laid_nonneg_ = laid_nonneg_ && k.d[u] >= 0;
       for (std::size_t u = 0; u < k.n; ++u)
         if (sub == 0 ? !(k.q[u] == 0 || k.q[u] == 2 || (k.q[u] == 3 && pw == 3)) : k.q[u] != (sub + 1 == pw ? 1 : 3)) laid_ok_ = false;

@@ -40,7 +40,7 @@ struct Inputs {
 // Lines of a log that were no row (MPI or shell messages pasted with it): said, not fatal.
 void print_ignored(const MeasuredFile& m) {
   if (m.ignored.empty()) return;
-  fmt::print(stderr, "scin: note: {} line{} of {} that are not nccl-tests rows were skipped:\n", m.ignored.size(),
+  fmt::print(stderr, "scin: note: {} line{} of {} skipped (not nccl-tests rows, or rows there is nothing to model for):\n", m.ignored.size(),
              m.ignored.size() == 1 ? "" : "s", m.path.filename().string());
   for (std::size_t k = 0; k < m.ignored.size() && k < 5; ++k) fmt::print(stderr, "scin: note:   {}\n", m.ignored[k]);
   if (m.ignored.size() > 5) fmt::print(stderr, "scin: note:   ... and {} more\n", m.ignored.size() - 5);

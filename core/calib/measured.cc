@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
 #include <fstream>
 #include <set>
@@ -88,6 +89,73 @@ void scan_env(const std::string& line, std::map<std::string, std::string>& env) 
   }
 }
 
+// A launcher's per-line output tag, as logs of `mpirun` / `srun` runs carry them: Open MPI's
+// --tag-output "[1,0]<stdout>:", MPICH's -prepend-rank / -l "[0]", Slurm's srun --label "0:".
+// Removed from the start of `line`, and where the launcher split a line in two writes (MPICH:
+// "... -1[0]    1626.5 ..."), from the rest of it too. Returns whether there was one.
+bool strip_launcher_tag(std::string& line) {
+  std::size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos) return false;
+  const std::size_t from = i;
+  auto digits = [&](std::size_t& k) {
+    const std::size_t k0 = k;
+    while (k < line.size() && std::isdigit(static_cast<unsigned char>(line[k]))) ++k;
+    return k > k0;
+  };
+  std::size_t k = i;
+  std::string tag;
+  if (line[k] == '[') {  // [R] or [J,R] then <stdout>: / <stderr>:
+    ++k;
+    if (!digits(k)) return false;
+    if (k < line.size() && line[k] == ',') {
+      ++k;
+      if (!digits(k)) return false;
+    }
+    if (k >= line.size() || line[k] != ']') return false;
+    ++k;
+    for (const char* stream : {"<stdout>:", "<stderr>:"})
+      if (line.compare(k, std::strlen(stream), stream) == 0) k += std::strlen(stream);
+    tag = line.substr(from, k - from);
+  } else {  // srun --label: "R: "
+    if (!digits(k) || k >= line.size() || line[k] != ':') return false;
+    ++k;
+    if (k < line.size() && line[k] != ' ' && line[k] != '\t') return false;
+    tag = line.substr(from, k - from);
+  }
+  std::string rest = line.substr(k);
+  for (std::size_t at; (at = rest.find(tag)) != std::string::npos;) rest.replace(at, tag.size(), " ");
+  line = rest;
+  return true;
+}
+
+// The lines of nccl-tests' header and footer ("nThread ...", "Using devices", "Rank 0 ...",
+// the column header, "Avg bus bandwidth") with their '#' lost (pasted through Markdown, where
+// a leading '#' makes a heading): their first word.
+bool header_word(const std::string& w) {
+  static const std::set<std::string> words = {"nThread", "Using", "Rank", "out-of-place", "size", "(B)", "Avg", "Out",
+                                              "Reducing", "Collective", "nccl-tests"};
+  return words.count(w) > 0;
+}
+
+// nccl-tests' other benchmarks (src/*.cu): a log of one of them is no All-Reduce.
+bool other_nccl_test(const std::string& name) {
+  static const std::set<std::string> others = {"all_gather_perf", "alltoall_perf", "broadcast_perf", "gather_perf",
+                                               "hypercube_perf", "reduce_perf", "reduce_scatter_perf", "scatter_perf",
+                                               "sendrecv_perf"};
+  return others.count(name) > 0;
+}
+
+// The nccl-tests binary a line names ("./build/all_gather_perf -b 8 ...", "Collective test
+// starting: reduce_scatter_perf"), or "".
+std::string nccl_test_named(const std::string& line) {
+  for (const auto& w : words(line)) {
+    const auto slash = w.find_last_of('/');
+    const std::string base = slash == std::string::npos ? w : w.substr(slash + 1);
+    if (base.size() > 5 && base.compare(base.size() - 5, 5, "_perf") == 0) return base;
+  }
+  return "";
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ names
@@ -133,11 +201,58 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
   std::set<std::string> pids;
   std::map<std::string, std::string> env;  // persists: environment applies to later tables too
   std::string version;
+  struct Bw {
+    int line;
+    double alg, bus;
+  };
+  std::vector<Bw> bws;  // the current table's out-of-place bandwidths
+  // nccl-tests reports an All-Reduce's busbw as algbw x 2(n-1)/n (src/all_reduce.cu); other
+  // collectives use (n-1)/n (reduce_scatter, all_gather) or 1 (broadcast, reduce, sendrecv).
+  // A row whose ratio is not All-Reduce's at the table's rank count is another benchmark's
+  // (or the count is wrong): an error, not a run modelled on the wrong collective. Without the
+  // device list the count is one process's (nThread x nGpus): the ratio gives the whole run's
+  // where it names one count alone. Rows under 1 GB/s are too coarsely printed to tell.
+  auto factor = [](int n) { return 2.0 * (n - 1) / n; };
+  auto tolerance = [](const Bw& b) { return 0.005 / b.alg + 0.005 / std::max(b.bus, 0.005) + 0.005; };
+  auto check_busbw = [&]() {
+    const Bw* best = nullptr;
+    for (const Bw& b : bws)
+      if (b.alg >= 1.0 && (!best || b.alg > best->alg)) best = &b;
+    if (!best) return;
+    int n = cur.ranks;
+    if (n == 0) {
+      const double r = best->bus / best->alg, tol = tolerance(*best) * std::max(r, 1.0);
+      const int per = cur.threads * cur.gpus_per_thread;
+      if (!(r < 2.0)) return;
+      const long m = std::lround(2.0 / (2.0 - r));
+      auto near = [&](long k) { return k >= 1 && std::abs(factor(static_cast<int>(k)) - r) <= tol; };
+      if (m < 1 || m > 100000 || !near(m) || near(m - 1) || near(m + 1)) return;  // (no count alone: unchecked)
+      n = per;  // (a count no process count divides: checked against one process's, and an error)
+      if (m % per == 0) cur.ranks_from_busbw = n = static_cast<int>(m);
+    }
+    const double f = factor(n);
+    for (const Bw& b : bws) {
+      if (b.alg < 1.0) continue;
+      const double r = b.bus / b.alg;
+      if (std::abs(r - f) <= tolerance(b) * std::max({r, f, 1.0})) continue;
+      std::string other;
+      if (n > 1 && std::abs(r - f / 2) <= tolerance(b) * std::max(r, 1.0))
+        other = ", reduce_scatter's and all_gather's (n-1)/n";
+      else if (std::abs(r - 1.0) <= tolerance(b))
+        other = ", broadcast's, reduce's and sendrecv's";
+      fail(origin, b.line,
+           fmt::format("busbw / algbw = {:.3f}{}, where an All-Reduce on the table's {} ranks reports 2(n-1)/n = {:.3f}: not "
+                       "all_reduce_perf output, or the rank count ({}) is wrong",
+                       r, other, n, f, cur.ranks > 0 ? "the '# Using devices' list" : "nThread x nGpus: no '# Using devices' list"));
+    }
+  };
   auto close = [&]() {
     if (open && !cur.rows.empty()) {
+      check_busbw();
       cur.processes = static_cast<int>(pids.size());
       tables.push_back(std::move(cur));
     }
+    bws.clear();
     cur = NcclTestsTable{};
     pids.clear();
     open = false;
@@ -147,8 +262,20 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
 
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const int ln = static_cast<int>(i) + 1;
-    const std::string line = trim(lines[i]);
+    std::string raw = lines[i];
+    strip_launcher_tag(raw);
+    std::string line = trim(raw);
     if (line.empty()) continue;
+    if (const auto w = words(line); line[0] != '#' && !w.empty()) {  // a header or footer line whose '#' was lost
+      const bool rank_line = w[0] != "Rank" || line.find(" Pid ") != std::string::npos;
+      const bool thread_line = w[0] != "nThread" || line.find(" nGpus ") != std::string::npos;
+      const bool version_line = w.size() >= 2 && w[0] == "NCCL" && w[1] == "version";
+      if ((header_word(w[0]) && rank_line && thread_line) || version_line) line = "# " + line;
+    }
+    if (const std::string t = nccl_test_named(line); other_nccl_test(t))
+      fail(origin, ln, fmt::format("{} is nccl-tests' {} benchmark, not all_reduce_perf: scin reads All-Reduce tables only "
+                                   "(keep only all_reduce_perf's output in this file)",
+                                   t, t.substr(0, t.size() - 5)));
     scan_env(line, env);
     if (auto v = line.find("NCCL version "); v != std::string::npos) {
       auto w = words(line.substr(v + 13));
@@ -211,6 +338,11 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
       continue;
     }
     if (!open) fail(origin, ln, "data row before any '# nThread ... nGpus ...' header: the rank count is unknown");
+    if (size == 0) {  // (-b 0: nccl-tests times the call with no data)
+      if (ignored) ignored->push_back(fmt::format("{}:{}: a 0-byte row (it times the call's fixed cost alone; there is no 0-byte "
+                                                  "All-Reduce to model)", origin, ln));
+      continue;
+    }
     if (!header_seen) have_root = w.size() == 13 || w.size() == 9;
     const std::size_t per_half = have_root ? 5 : 4;  // time algbw busbw #wrong (+ root before)
     const std::size_t lead = 4;                      // size count type redop
@@ -225,7 +357,6 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
     if (!parse_u64(w[1], count)) fail(origin, ln, fmt::format("count: '{}' is not a whole number", w[1]));
     int esize = 0;
     if (!nccl_type(w[2], esize, r.dtype)) fail(origin, ln, fmt::format("type: unknown nccl-tests type '{}'", w[2]));
-    if (size == 0) fail(origin, ln, "size: 0 bytes");
     if (count * static_cast<std::uint64_t>(esize) != size)
       fail(origin, ln, fmt::format("size {} is not count {} x {} bytes of {}", size, count, esize, w[2]));
     const std::size_t t0 = lead + (have_root ? 1 : 0);
@@ -236,8 +367,9 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
     };
     r.measured_us = number(t0, "out-of-place time");
     if (r.measured_us <= 0) fail(origin, ln, "out-of-place time: must be positive");
-    number(t0 + 1, "out-of-place algbw");
+    const double algbw = number(t0 + 1, "out-of-place algbw");
     r.busbw_GBps = number(t0 + 2, "out-of-place busbw");
+    bws.push_back({ln, algbw, r.busbw_GBps});
     if (w.size() == want + 4) {
       r.in_place_us = number(t0 + 4, "in-place time");
       number(t0 + 5, "in-place algbw");
@@ -253,7 +385,7 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
 
   for (std::size_t k = 0; k < tables.size(); ++k) {
     auto& t = tables[k];
-    const int ranks = t.ranks > 0 ? t.ranks : t.threads * t.gpus_per_thread;
+    const int ranks = t.ranks > 0 ? t.ranks : t.ranks_from_busbw > 0 ? t.ranks_from_busbw : t.threads * t.gpus_per_thread;
     const int per_process = t.processes > 0 ? std::max(1, t.ranks / t.processes) : t.threads * t.gpus_per_thread;
     for (auto& r : t.rows) {
       r.gpus = ranks;

@@ -7,7 +7,13 @@
 //    (ranks sharing a Pid were driven by one process: `-g N`), optional NCCL
 //    version and NCCL_* environment lines, and the data table with out-of-place
 //    and in-place columns (with or without the `root` column of newer versions;
-//    `#wrong` may be N/A). Several tables in one file are separate runs.
+//    `#wrong` may be N/A). Several tables in one file are separate runs. Read as
+//    users paste them: a launcher's tag on each line (Open MPI --tag-output,
+//    MPICH -prepend-rank, srun --label) is removed, header lines that lost their
+//    '#' still count, 0-byte rows (-b 0) are skipped and said. Another
+//    benchmark's output is an error: a line naming another nccl-tests binary, or
+//    a busbw / algbw other than All-Reduce's 2(n-1)/n at the table's rank count;
+//    without the device list that ratio gives the count (ranks_from_busbw).
 //  - CSV with a header naming at least system,gpus,algorithm,bytes and a time
 //    (measured_us) or a bandwidth to derive it from (busbw / algbw, GB/s)
 //    (optional: dtype, source_url, notes, gpus_per_process); extra columns are
@@ -53,6 +59,7 @@ struct NcclTestsTable {
   int threads = 1;             // nThread
   int gpus_per_thread = 1;     // nGpus (-g)
   int ranks = 0;               // "Using devices" entries (0: not printed)
+  int ranks_from_busbw = 0;    // no device list: the count busbw / algbw = 2(n-1)/n names alone (0: none)
   int processes = 0;           // distinct Pids among them
   std::string device;          // device name of rank 0, if printed
   std::string nccl_version;    // e.g. "2.18.3+cuda12.2"

@@ -1,6 +1,7 @@
 // Measured-data parsing, calibration and validation (core/calib).
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -87,6 +88,145 @@ TEST(NcclTestsLog, ALineOfOtherWhiteSpaceIsBlank) {
   ASSERT_NE(at, std::string::npos);
   log.insert(at + 1, "\v\n\f\n \v \n");
   EXPECT_EQ(rows(parse_nccl_tests(log, "a.log")), before);
+}
+
+// `text` with `edit` applied to every line (each line with its newline removed and put back).
+std::string each_line(const std::string& text, const std::function<std::string(const std::string&)>& edit) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string l; std::getline(in, l);) out += edit(l) + "\n";
+  return out;
+}
+
+// The rows two parses agree on: sizes, times, rank counts and line numbers.
+void expect_same_rows(const std::vector<NcclTestsTable>& a, const std::vector<NcclTestsTable>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    EXPECT_EQ(a[t].ranks, b[t].ranks);
+    EXPECT_EQ(a[t].processes, b[t].processes);
+    EXPECT_EQ(a[t].device, b[t].device);
+    EXPECT_EQ(a[t].nccl_version, b[t].nccl_version);
+    ASSERT_EQ(a[t].rows.size(), b[t].rows.size());
+    for (std::size_t k = 0; k < a[t].rows.size(); ++k) {
+      const MeasuredRow &x = a[t].rows[k], &y = b[t].rows[k];
+      EXPECT_EQ(x.bytes, y.bytes);
+      EXPECT_EQ(x.gpus, y.gpus);
+      EXPECT_EQ(x.gpus_per_process, y.gpus_per_process);
+      EXPECT_DOUBLE_EQ(x.measured_us, y.measured_us);
+      EXPECT_DOUBLE_EQ(x.in_place_us, y.in_place_us);
+      EXPECT_EQ(x.source, y.source);
+    }
+  }
+}
+
+// Logs of `mpirun` / `srun` runs carry the launcher's tag on every line: Open MPI's
+// --tag-output "[1,0]<stdout>:", MPICH's -prepend-rank "[0] " (which also tags the second
+// half of a row that nccl-tests prints in two writes), Slurm's srun --label "0: ". They read
+// as the untagged log: the same rows, ranks, processes and line numbers.
+TEST(NcclTestsLog, LauncherTagsAreStripped) {
+  const std::string log = read(kFixtures / "allreduce-g8-single-process.log");
+  const auto plain = parse_nccl_tests(log, "a.log");
+  expect_same_rows(parse_nccl_tests(each_line(log, [](const std::string& l) { return "[1,0]<stdout>:" + l; }), "a.log"), plain);
+  expect_same_rows(parse_nccl_tests(each_line(log, [](const std::string& l) { return "0: " + l; }), "a.log"), plain);
+  // MPICH: "[0]" before the line and before the in-place half ("... -1[0]    30.87 ...").
+  const std::string split = each_line(log, [](const std::string& l) {
+    std::string t = "[0] " + l;
+    if (const auto at = t.find("     -1 "); at != std::string::npos) t.insert(at + 7, "[0]");
+    return t;
+  });
+  ASSERT_NE(split.find("-1[0]"), std::string::npos);
+  expect_same_rows(parse_nccl_tests(split, "a.log"), plain);
+  // A time stamp is no tag: the line is not a row and is skipped as before.
+  std::vector<std::string> ignored;
+  parse_nccl_tests(log + "12:04:33 job done\n", "a.log", &ignored);
+  ASSERT_EQ(ignored.size(), 1u);
+  EXPECT_EQ(ignored[0], "a.log:35: 12:04:33 job done");
+}
+
+// A log pasted through Markdown loses the '#' of its header and footer lines (a leading '#'
+// makes a heading): "nThread ...", "Using devices", the rank list, the column header and the
+// NCCL version still read as such.
+TEST(NcclTestsLog, HeaderLinesWithoutTheirHashStillRead) {
+  const std::string log = read(kFixtures / "allreduce-g8-single-process.log");
+  std::vector<std::string> ignored;
+  const auto tables = parse_nccl_tests(
+      each_line(log, [](const std::string& l) { return !l.empty() && l[0] == '#' ? l.substr(1) : l; }), "a.log", &ignored);
+  expect_same_rows(tables, parse_nccl_tests(log, "a.log"));
+  EXPECT_EQ(tables.at(0).gpus_per_thread, 8);
+  EXPECT_TRUE(ignored.empty()) << ignored.front();
+  // Without its '#', a line that only starts like a header is no header: "Rank 3 failed" is no device.
+  const std::string odd = each_line(log, [](const std::string& l) { return l.rfind("# Using", 0) == 0 ? l + "\nRank 3 failed" : l; });
+  ignored.clear();
+  EXPECT_EQ(parse_nccl_tests(odd, "a.log", &ignored).at(0).ranks, 8);
+  ASSERT_EQ(ignored.size(), 1u);
+  EXPECT_EQ(ignored[0], "a.log:4: Rank 3 failed");
+}
+
+// nccl-tests run with -b 0 prints rows of 0 bytes: they time the call alone, and there is no
+// 0-byte All-Reduce to model. They are skipped and said, the other rows kept.
+TEST(NcclTestsLog, ZeroByteRowsAreSkippedAndSaid) {
+  std::string log = read(kFixtures / "allreduce-g8-single-process.log");
+  const std::string zero = "           0             0     float     sum      -1     5.70    0.00    0.00      0     5.54    0.00    0.00      0\n";
+  log.insert(log.find("           8             2"), zero + zero);
+  std::vector<std::string> ignored;
+  const auto tables = parse_nccl_tests(log, "z.log", &ignored);
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].rows.size(), 13u);
+  EXPECT_EQ(tables[0].rows[0].bytes, 8u);
+  EXPECT_EQ(tables[0].rows[0].source, "z.log:21");
+  ASSERT_EQ(ignored.size(), 2u);
+  EXPECT_EQ(ignored[0].rfind("z.log:19: a 0-byte row", 0), 0u) << ignored[0];
+}
+
+// Another benchmark's log is no All-Reduce: an error naming the line, never a run modelled as
+// the wrong collective. Told by the binary a line names, or by busbw / algbw, which nccl-tests
+// computes as 2(n-1)/n for All-Reduce only ((n-1)/n reduce_scatter and all_gather, 1 broadcast).
+TEST(NcclTestsLog, OtherCollectivesAreRejectedWithTheLine) {
+  const std::string log = read(kFixtures / "allreduce-g8-single-process.log");
+  const std::string ag = "# Collective test starting: all_gather_perf\n" + log;
+  EXPECT_NE(error_of([&] { parse_nccl_tests(ag, "g.log"); }).find("g.log:1: all_gather_perf is nccl-tests' all_gather benchmark"),
+            std::string::npos);
+  const std::string cmd = "$ mpirun -np 8 ./build/reduce_scatter_perf -b 8 -e 128M -f 4\n" + log;
+  EXPECT_NE(error_of([&] { parse_nccl_tests(cmd, "r.log"); }).find("r.log:1: reduce_scatter_perf is"), std::string::npos);
+  // busbw halved on the last row (reduce_scatter's factor at 8 ranks), then equal to algbw (broadcast's).
+  auto with_busbw = [&](const std::string& busbw) {
+    std::string t = log;
+    t.replace(t.find("394.01"), 6, busbw);
+    return t;
+  };
+  const std::string rs = error_of([&] { parse_nccl_tests(with_busbw("197.00"), "s.log"); });
+  EXPECT_NE(rs.find("s.log:31: busbw / algbw = 0.875, reduce_scatter's and all_gather's (n-1)/n, where an All-Reduce on "
+                    "the table's 8 ranks reports 2(n-1)/n = 1.750"),
+            std::string::npos)
+      << rs;
+  EXPECT_NE(error_of([&] { parse_nccl_tests(with_busbw("225.15"), "b.log"); }).find("b.log:31: busbw / algbw = 1.000, broadcast's"),
+            std::string::npos);
+  // Within the printed precision: the last digit off by one is the same ratio.
+  EXPECT_EQ(parse_nccl_tests(with_busbw("394.02"), "ok.log").at(0).rows.size(), 13u);
+}
+
+// Without the '# Using devices' list nThread x nGpus counts one process's GPUs only (a run of
+// mpirun -np 8 -g 1 says nGpus 1). busbw / algbw = 2(n-1)/n then gives the run's count where it
+// names one alone and one process's count divides it; where it contradicts that count, an error.
+TEST(NcclTestsLog, RankCountFromBusbwWithoutTheDeviceList) {
+  const std::string log = read(kFixtures / "allreduce-g8-single-process.log");
+  auto without_list = [&](const std::string& gpus) {
+    return each_line(log, [&](const std::string& l) {
+      if (l.rfind("#  Rank", 0) == 0) return std::string("#");
+      if (l.rfind("# nThread", 0) == 0) return "# nThread 1 nGpus " + gpus + " minBytes 8 maxBytes 134217728 step: 4(factor)";
+      return l;
+    });
+  };
+  const auto one = parse_nccl_tests(without_list("1"), "n.log");
+  EXPECT_EQ(one.at(0).ranks, 0);
+  EXPECT_EQ(one[0].ranks_from_busbw, 8);
+  EXPECT_EQ(one[0].rows.at(0).gpus, 8);
+  EXPECT_EQ(one[0].rows[0].gpus_per_process, 1);
+  EXPECT_EQ(parse_nccl_tests(without_list("4"), "n.log").at(0).rows.at(0).gpus, 8);  // (-g 4 on two processes)
+  EXPECT_NE(error_of([&] { parse_nccl_tests(without_list("3"), "n.log"); })
+                .find("n.log:26: busbw / algbw = 1.750, where an All-Reduce on the table's 3 ranks reports 2(n-1)/n = 1.333: "
+                      "not all_reduce_perf output, or the rank count (nThread x nGpus: no '# Using devices' list) is wrong"),
+            std::string::npos);
 }
 
 TEST(NcclTestsLog, TwoTablesOneProcessPerGpuWithEnvironment) {
@@ -718,7 +858,7 @@ TEST(CalibCli, ImportSaysWhichLinesOfALogItSkipped) {
   auto r = run_cli("import '" + (kFixtures / "allreduce-mpirun-older-format.log").string() + "' --db '" + db.string() + "'");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("3 measured points"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("scin: note: 3 lines of allreduce-mpirun-older-format.log that are not nccl-tests rows were skipped"),
+  EXPECT_NE(r.output.find("scin: note: 3 lines of allreduce-mpirun-older-format.log skipped (not nccl-tests rows, or rows there is nothing to model for)"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("allreduce-mpirun-older-format.log:16: Set MCA parameter"), std::string::npos) << r.output;

@@ -310,7 +310,7 @@ std::vector<std::int64_t> MainWindow::importMeasurements(const QStringList& file
 void MainWindow::importMeasurementsDialog() {
   const QStringList files = QFileDialog::getOpenFileNames(
       this, tr("Import measurements"), QString(),
-      tr("nccl-tests logs and measurement CSV (*.log *.txt *.out *.csv);;All files (*)"));
+      tr("nccl-tests logs, JSON reports and measurement CSV (*.log *.txt *.out *.json *.csv);;All files (*)"));
   importMeasurements(files);
 }
 

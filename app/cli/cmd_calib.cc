@@ -549,7 +549,7 @@ void add_calib_commands(CLI::App& app) {
   auto im = std::make_shared<ImportOptions>();
   auto* imp = app.add_subcommand("import", "store nccl-tests all_reduce_perf logs or measurement CSVs in an "
                                            "experiment database as measured runs (one run per file)");
-  imp->add_option("LOG", im->files, "nccl-tests logs or CSV files")->required();
+  imp->add_option("LOG", im->files, "nccl-tests logs or JSON reports (-J), or CSV files")->required();
   imp->add_option("--db", im->db, "experiment database (.scindb; created if missing)")->required();
   imp->add_option("--experiment", im->experiment, "experiment the runs belong to")->capture_default_str();
   imp->add_option("--name", im->name, "run name (default: the file name)");
@@ -559,8 +559,8 @@ void add_calib_commands(CLI::App& app) {
 
   auto c = std::make_shared<CalibrateOptions>();
   auto* cal = app.add_subcommand("calibrate", "fit a preset's parameters to measured All-Reduce times "
-                                              "(nccl-tests logs or CSV) and write the calibrated preset");
-  cal->add_option("MEASURED", c->files, "nccl-tests all_reduce_perf logs or CSV files")->required();
+                                              "(nccl-tests logs or JSON reports, or CSV) and write the calibrated preset");
+  cal->add_option("MEASURED", c->files, "nccl-tests all_reduce_perf logs or JSON reports (-J), or CSV files")->required();
   add_fabric_options(*cal, c->fabric);
   cal->add_option("--out", c->out, "write the calibrated preset (with provenance) to this .json file");
   cal->add_option("--name", c->name, "name of the written preset (default: the base preset's)");
@@ -574,7 +574,7 @@ void add_calib_commands(CLI::App& app) {
 
   auto v = std::make_shared<ValidateOptions>();
   auto* val = app.add_subcommand("validate", "model error per measured row, with MAPE per regime and algorithm");
-  val->add_option("MEASURED", v->files, "nccl-tests all_reduce_perf logs or CSV files")->required();
+  val->add_option("MEASURED", v->files, "nccl-tests all_reduce_perf logs or JSON reports (-J), or CSV files")->required();
   add_fabric_options(*val, v->fabric);
   val->get_option("--preset")->description(
       "fabric preset name or path to a preset .json (see `scin presets`), or auto: each row on the shipped preset "

@@ -20,11 +20,8 @@ namespace scin {
 
 using namespace measured_text;
 
-namespace {
-
-
 // nccl-tests type names -> element size and our dtype label.
-bool nccl_type(const std::string& t, int& size, std::string& dtype) {
+bool measured_text::nccl_type(const std::string& t, int& size, std::string& dtype) {
   static const std::map<std::string, std::pair<int, std::string>> types = {
       {"int8", {1, "int8"}},    {"uint8", {1, "uint8"}},   {"int32", {4, "int32"}},
       {"uint32", {4, "uint32"}}, {"int64", {8, "int64"}},  {"uint64", {8, "uint64"}},
@@ -42,7 +39,7 @@ bool nccl_type(const std::string& t, int& size, std::string& dtype) {
 // algorithms to leave out (NCCL >= 2.19). Within one node NCCL chooses among ring and
 // NVLS (tree and CollNet only matter across nodes), so the row is ring or NVLS when
 // only one of them is allowed, and nccl-auto (the faster of our two) when both are.
-std::string algorithm_from_env(const std::map<std::string, std::string>& env) {
+std::string measured_text::algorithm_from_env(const std::map<std::string, std::string>& env) {
   auto it = env.find("NCCL_ALGO");
   if (it == env.end()) return "nccl-auto";
   std::string v = ascii_lower(it->second);
@@ -67,7 +64,7 @@ std::string algorithm_from_env(const std::map<std::string, std::string>& env) {
 }
 
 // "NCCL_ALGO=NVLS" (shell-style) or "... NCCL_ALGO set by environment to NVLS" (NCCL_DEBUG=INFO).
-void scan_env(const std::string& line, std::map<std::string, std::string>& env) {
+void measured_text::scan_env(const std::string& line, std::map<std::string, std::string>& env) {
   std::size_t pos = 0;
   while ((pos = line.find("NCCL_", pos)) != std::string::npos) {
     std::size_t e = pos;
@@ -88,6 +85,8 @@ void scan_env(const std::string& line, std::map<std::string, std::string>& env) 
     pos = e;
   }
 }
+
+namespace {
 
 // A launcher's per-line output tag, as logs of `mpirun` / `srun` runs carry them: Open MPI's
 // --tag-output "[1,0]<stdout>:", MPICH's -prepend-rank / -l "[0]", Slurm's srun --label "0:".
@@ -145,18 +144,27 @@ bool other_nccl_test(const std::string& name) {
   return others.count(name) > 0;
 }
 
+}  // namespace
+
 // The nccl-tests binary a line names ("./build/all_gather_perf -b 8 ...", "Collective test
-// starting: reduce_scatter_perf"), or "".
-std::string nccl_test_named(const std::string& line) {
+// starting: reduce_scatter_perf", "all_gather_perf_mpi" built with a NAME_SUFFIX) if it is
+// another benchmark than all_reduce_perf, else "".
+std::string measured_text::other_benchmark(const std::string& name) {
+  return fmt::format("{} is nccl-tests' {} benchmark, not all_reduce_perf: scin reads All-Reduce tables only (keep only "
+                     "all_reduce_perf's output in this file)", name, name.substr(0, name.size() - 5));
+}
+
+std::string measured_text::other_nccl_test_in(const std::string& line) {
   for (const auto& w : words(line)) {
     const auto slash = w.find_last_of('/');
     const std::string base = slash == std::string::npos ? w : w.substr(slash + 1);
-    if (base.size() > 5 && base.compare(base.size() - 5, 5, "_perf") == 0) return base;
+    const auto at = base.find("_perf");
+    if (at == std::string::npos || at == 0) continue;
+    const std::string name = base.substr(0, at + 5);
+    if (other_nccl_test(name)) return name;
   }
   return "";
 }
-
-}  // namespace
 
 // ------------------------------------------------------------------ names
 
@@ -201,54 +209,12 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
   std::set<std::string> pids;
   std::map<std::string, std::string> env;  // persists: environment applies to later tables too
   std::string version;
-  struct Bw {
-    int line;
-    double alg, bus;
-  };
-  std::vector<Bw> bws;  // the current table's out-of-place bandwidths
-  // nccl-tests reports an All-Reduce's busbw as algbw x 2(n-1)/n (src/all_reduce.cu); other
-  // collectives use (n-1)/n (reduce_scatter, all_gather) or 1 (broadcast, reduce, sendrecv).
-  // A row whose ratio is not All-Reduce's at the table's rank count is another benchmark's
-  // (or the count is wrong): an error, not a run modelled on the wrong collective. Without the
-  // device list the count is one process's (nThread x nGpus): the ratio gives the whole run's
-  // where it names one count alone. Rows under 1 GB/s are too coarsely printed to tell.
-  auto factor = [](int n) { return 2.0 * (n - 1) / n; };
-  auto tolerance = [](const Bw& b) { return 0.005 / b.alg + 0.005 / std::max(b.bus, 0.005) + 0.005; };
-  auto check_busbw = [&]() {
-    const Bw* best = nullptr;
-    for (const Bw& b : bws)
-      if (b.alg >= 1.0 && (!best || b.alg > best->alg)) best = &b;
-    if (!best) return;
-    int n = cur.ranks;
-    if (n == 0) {
-      const double r = best->bus / best->alg, tol = tolerance(*best) * std::max(r, 1.0);
-      const int per = cur.threads * cur.gpus_per_thread;
-      if (!(r < 2.0)) return;
-      const long m = std::lround(2.0 / (2.0 - r));
-      auto near = [&](long k) { return k >= 1 && std::abs(factor(static_cast<int>(k)) - r) <= tol; };
-      if (m < 1 || m > 100000 || !near(m) || near(m - 1) || near(m + 1)) return;  // (no count alone: unchecked)
-      n = per;  // (a count no process count divides: checked against one process's, and an error)
-      if (m % per == 0) cur.ranks_from_busbw = n = static_cast<int>(m);
-    }
-    const double f = factor(n);
-    for (const Bw& b : bws) {
-      if (b.alg < 1.0) continue;
-      const double r = b.bus / b.alg;
-      if (std::abs(r - f) <= tolerance(b) * std::max({r, f, 1.0})) continue;
-      std::string other;
-      if (n > 1 && std::abs(r - f / 2) <= tolerance(b) * std::max(r, 1.0))
-        other = ", reduce_scatter's and all_gather's (n-1)/n";
-      else if (std::abs(r - 1.0) <= tolerance(b))
-        other = ", broadcast's, reduce's and sendrecv's";
-      fail(origin, b.line,
-           fmt::format("busbw / algbw = {:.3f}{}, where an All-Reduce on the table's {} ranks reports 2(n-1)/n = {:.3f}: not "
-                       "all_reduce_perf output, or the rank count ({}) is wrong",
-                       r, other, n, f, cur.ranks > 0 ? "the '# Using devices' list" : "nThread x nGpus: no '# Using devices' list"));
-    }
-  };
+  std::vector<RowBandwidth> bws;  // the current table's out-of-place bandwidths
+  int half = 4;             // columns per half (time algbw busbw #wrong; 8 with the per-iteration report)
+  bool timestamp = false;   // a time stamp after the in-place half
   auto close = [&]() {
     if (open && !cur.rows.empty()) {
-      check_busbw();
+      check_all_reduce_busbw(cur, bws, "the '# Using devices' list");
       cur.processes = static_cast<int>(pids.size());
       tables.push_back(std::move(cur));
     }
@@ -258,6 +224,8 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
     open = false;
     header_seen = false;
     have_root = true;
+    half = 4;
+    timestamp = false;
   };
 
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -272,10 +240,7 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
       const bool version_line = w.size() >= 2 && w[0] == "NCCL" && w[1] == "version";
       if ((header_word(w[0]) && rank_line && thread_line) || version_line) line = "# " + line;
     }
-    if (const std::string t = nccl_test_named(line); other_nccl_test(t))
-      fail(origin, ln, fmt::format("{} is nccl-tests' {} benchmark, not all_reduce_perf: scin reads All-Reduce tables only "
-                                   "(keep only all_reduce_perf's output in this file)",
-                                   t, t.substr(0, t.size() - 5)));
+    if (const std::string t = other_nccl_test_in(line); !t.empty()) fail(origin, ln, other_benchmark(t));
     scan_env(line, env);
     if (auto v = line.find("NCCL version "); v != std::string::npos) {
       auto w = words(line.substr(v + 13));
@@ -298,6 +263,10 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
           } else if (w[k] == "nGpus") {
             if (!parse_u64(w[k + 1], v) || v == 0) fail(origin, ln, fmt::format("nGpus: '{}' is not a positive count", w[k + 1]));
             cur.gpus_per_thread = static_cast<int>(v);
+          } else if (w[k] == "graph:" && parse_u64(w[k + 1], v)) {
+            cur.graph_launches = static_cast<int>(v);
+          } else if (w[k] == "agg" && k + 2 < w.size() && w[k + 1] == "iters:" && parse_u64(w[k + 2], v)) {
+            cur.agg_iters = static_cast<int>(v);
           }
         }
       } else if (w.size() >= 4 && w[0] == "Rank") {
@@ -310,8 +279,15 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
           if (br != std::string::npos) cur.device = trim(line.substr(br + 2));
         }
       } else if (!w.empty() && w[0] == "size") {
+        // "size count type redop root time algbw busbw #wrong [i_min i_max i_p99 i_cv%] time ... [timestamp]"
         header_seen = true;
         have_root = std::find(w.begin(), w.end(), "root") != w.end();
+        auto is_time = [](const std::string& x) { return x == "time" || x == "cputime"; };
+        const auto a = std::find_if(w.begin(), w.end(), is_time);
+        const auto b = a == w.end() ? w.end() : std::find_if(a + 1, w.end(), is_time);
+        half = b != w.end() ? static_cast<int>(b - a) : 4;
+        timestamp = w.back() == "timestamp";
+        if (a != w.end() && *a == "cputime") cur.cpu_time = true;
       } else if (w.size() >= 4 && w[0] == "Avg" && w[1] == "bus" && w[2] == "bandwidth") {
         double v = 0;
         if (parse_double(w.back(), v)) cur.avg_busbw_GBps = v;
@@ -344,14 +320,15 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
       continue;
     }
     if (!header_seen) have_root = w.size() == 13 || w.size() == 9;
-    const std::size_t per_half = have_root ? 5 : 4;  // time algbw busbw #wrong (+ root before)
-    const std::size_t lead = 4;                      // size count type redop
-    const std::size_t want = lead + (have_root ? 1 : 0) + 4;
-    if (w.size() != want && w.size() != want + 4)
-      fail(origin, ln, fmt::format("expected {} or {} columns (size count type redop{} time algbw busbw #wrong "
-                                   "[in-place time algbw busbw #wrong]), got {}",
-                                   want, want + 4, have_root ? " root" : "", w.size()));
-    (void)per_half;
+    const std::size_t lead = 4;  // size count type redop
+    const auto h = static_cast<std::size_t>(half);
+    const std::size_t want = lead + (have_root ? 1 : 0) + h;
+    const bool full = w.size() == want + h || (timestamp && w.size() == want + h + 2);
+    if (w.size() != want && !full)
+      fail(origin, ln, fmt::format("expected {} or {} columns (size count type redop{} time algbw busbw #wrong{} "
+                                   "[in-place time algbw busbw #wrong{}]{}), got {}",
+                                   want, want + h, have_root ? " root" : "", h == 8 ? " i_min i_max i_p99 i_cv%" : "",
+                                   h == 8 ? " ..." : "", timestamp ? " [timestamp]" : "", w.size()));
     MeasuredRow r;
     std::uint64_t count = 0;
     if (!parse_u64(w[1], count)) fail(origin, ln, fmt::format("count: '{}' is not a whole number", w[1]));
@@ -369,11 +346,11 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
     if (r.measured_us <= 0) fail(origin, ln, "out-of-place time: must be positive");
     const double algbw = number(t0 + 1, "out-of-place algbw");
     r.busbw_GBps = number(t0 + 2, "out-of-place busbw");
-    bws.push_back({ln, algbw, r.busbw_GBps});
-    if (w.size() == want + 4) {
-      r.in_place_us = number(t0 + 4, "in-place time");
-      number(t0 + 5, "in-place algbw");
-      number(t0 + 6, "in-place busbw");
+    bws.push_back({fmt::format("{}:{}", origin, ln), algbw, r.busbw_GBps});
+    if (full) {
+      r.in_place_us = number(t0 + h, "in-place time");
+      number(t0 + h + 1, "in-place algbw");
+      number(t0 + h + 2, "in-place busbw");
     }
     r.bytes = size;
     r.source = fmt::format("{}:{}", origin, ln);
@@ -383,6 +360,11 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
   close();
   if (tables.empty()) throw Error(fmt::format("{}: no nccl-tests data rows found", origin));
 
+  finish_nccl_tests_tables(tables, origin);
+  return tables;
+}
+
+void measured_text::finish_nccl_tests_tables(std::vector<NcclTestsTable>& tables, const std::string& origin) {
   for (std::size_t k = 0; k < tables.size(); ++k) {
     auto& t = tables[k];
     const int ranks = t.ranks > 0 ? t.ranks : t.ranks_from_busbw > 0 ? t.ranks_from_busbw : t.threads * t.gpus_per_thread;
@@ -395,10 +377,54 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
       if (!t.device.empty()) r.system += " (" + t.device + ")";
       std::string n = "nccl-tests";
       if (!t.nccl_version.empty()) n += " NCCL " + t.nccl_version;
-      r.notes = n + "; redop " + r.notes;
+      n += "; redop " + r.notes;
+      // (what the model does not see: it launches one kernel per collective and times the GPUs)
+      if (t.graph_launches > 0) n += fmt::format("; CUDA graph (-G {}): the launches replayed, not issued", t.graph_launches);
+      if (t.agg_iters > 1) n += fmt::format("; {} collectives per launch (-m {})", t.agg_iters, t.agg_iters);
+      if (t.cpu_time) n += "; host (CPU) time";
+      r.notes = n;
     }
   }
-  return tables;
+}
+
+// nccl-tests reports an All-Reduce's busbw as algbw x 2(n-1)/n (src/all_reduce.cu); other
+// collectives use (n-1)/n (reduce_scatter, all_gather) or 1 (broadcast, reduce, sendrecv).
+// A row whose ratio is not All-Reduce's at the table's rank count is another benchmark's
+// (or the count is wrong): an error, not a run modelled on the wrong collective. Without the
+// device list the count is one process's (nThread x nGpus): the ratio gives the whole run's
+// where it names one count alone. Rows under 1 GB/s are too coarsely printed to tell.
+void measured_text::check_all_reduce_busbw(NcclTestsTable& t, const std::vector<RowBandwidth>& bws, const char* ranks_from) {
+  auto factor = [](int n) { return 2.0 * (n - 1) / n; };
+  auto tolerance = [](const RowBandwidth& b) { return 0.005 / b.alg + 0.005 / std::max(b.bus, 0.005) + 0.005; };
+  const RowBandwidth* best = nullptr;
+  for (const RowBandwidth& b : bws)
+    if (b.alg >= 1.0 && (!best || b.alg > best->alg)) best = &b;
+  if (!best) return;
+  int n = t.ranks;
+  if (n == 0) {
+    const double r = best->bus / best->alg, tol = tolerance(*best) * std::max(r, 1.0);
+    const int per = t.threads * t.gpus_per_thread;
+    if (!(r < 2.0)) return;
+    const long m = std::lround(2.0 / (2.0 - r));
+    auto near = [&](long k) { return k >= 1 && std::abs(factor(static_cast<int>(k)) - r) <= tol; };
+    if (m < 1 || m > 100000 || !near(m) || near(m - 1) || near(m + 1)) return;  // (no count alone: unchecked)
+    n = per;  // (a count no process count divides: checked against one process's, and an error)
+    if (m % per == 0) t.ranks_from_busbw = n = static_cast<int>(m);
+  }
+  const double f = factor(n);
+  for (const RowBandwidth& b : bws) {
+    if (b.alg < 1.0) continue;
+    const double r = b.bus / b.alg;
+    if (std::abs(r - f) <= tolerance(b) * std::max({r, f, 1.0})) continue;
+    std::string other;
+    if (n > 1 && std::abs(r - f / 2) <= tolerance(b) * std::max(r, 1.0))
+      other = ", reduce_scatter's and all_gather's (n-1)/n";
+    else if (std::abs(r - 1.0) <= tolerance(b))
+      other = ", broadcast's, reduce's and sendrecv's";
+    throw Error(fmt::format("{}: busbw / algbw = {:.3f}{}, where an All-Reduce on the table's {} ranks reports 2(n-1)/n = "
+                            "{:.3f}: not all_reduce_perf output, or the rank count ({}) is wrong",
+                            b.where, r, other, n, f, t.ranks > 0 ? ranks_from : "nThread x nGpus: no '# Using devices' list"));
+  }
 }
 
 MeasuredFile load_measured(const std::filesystem::path& file) {
@@ -422,6 +448,12 @@ MeasuredFile load_measured(const std::filesystem::path& file) {
     }
   }
   if (first.empty()) throw Error(fmt::format("{}: empty file", file.string()));
+  if (first[0] == '{') {
+    m.format = "nccl-tests";  // (its JSON report: the same facts)
+    m.tables = parse_nccl_tests_json(text, origin, &m.ignored);
+    for (const auto& t : m.tables) m.rows.insert(m.rows.end(), t.rows.begin(), t.rows.end());
+    return m;
+  }
   const bool csv = looks_like_csv_header(first_row) || (first[0] != '#' && (first.find("measured_us") != std::string::npos ||
                                         first.find("time_us") != std::string::npos ||
                                         (first.find("metric") != std::string::npos && first.find("value") != std::string::npos)));

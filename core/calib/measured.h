@@ -60,6 +60,9 @@ struct NcclTestsTable {
   int gpus_per_thread = 1;     // nGpus (-g)
   int ranks = 0;               // "Using devices" entries (0: not printed)
   int ranks_from_busbw = 0;    // no device list: the count busbw / algbw = 2(n-1)/n names alone (0: none)
+  int graph_launches = 0;      // "graph: N" (-G N: CUDA graph replays; 0: none)
+  int agg_iters = 1;           // "agg iters: N" (-m N: collectives aggregated per launch)
+  bool cpu_time = false;       // the time columns are "cputime" (host time)
   int processes = 0;           // distinct Pids among them
   std::string device;          // device name of rank 0, if printed
   std::string nccl_version;    // e.g. "2.18.3+cuda12.2"
@@ -71,7 +74,7 @@ struct NcclTestsTable {
 
 struct MeasuredFile {
   std::filesystem::path path;
-  std::string format;          // "nccl-tests" | "csv"
+  std::string format;          // "nccl-tests" (text or JSON) | "csv"
   std::string sha256;          // of the file's bytes
   std::vector<NcclTestsTable> tables;   // nccl-tests only
   std::vector<MeasuredRow> rows;        // all rows, in file order
@@ -96,11 +99,19 @@ std::string canonical_dtype(std::string_view name);
 std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std::string& origin,
                                              std::vector<std::string>* ignored = nullptr);
 
+/// Parses nccl-tests' JSON report (`all_reduce_perf -J FILE`: "config" with nthreads, ngpus,
+/// aggregated_iterations, graph and the devices, one per process; "env"; "nccl_version";
+/// "results" with size, count, type, redop and out_of_place / in_place time, alg_bw, bus_bw)
+/// into one table, checked as the text output is; rows are named "ORIGIN:results[K]".
+std::vector<NcclTestsTable> parse_nccl_tests_json(const std::string& text, const std::string& origin,
+                                                  std::vector<std::string>* ignored = nullptr);
+
 /// Parses the simple CSV format.
 std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::string& origin);
 
-/// Reads a file, detecting its format (a first non-blank line starting with '#'
-/// or a data table: nccl-tests; a header with "bytes" and "measured_us": CSV).
+/// Reads a file, detecting its format (a first non-blank character '{': nccl-tests JSON; a
+/// first non-blank line starting with '#' or a data table: nccl-tests; a header with "bytes"
+/// and "measured_us": CSV).
 MeasuredFile load_measured(const std::filesystem::path& file);
 
 /// Writes rows as the simple CSV format (round trip of parse_measured_csv).

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -65,8 +66,44 @@ inline bool parse_u64(const std::string& s, std::uint64_t& out) {
   return true;
 }
 
+}  // namespace scin::measured_text
+
+namespace scin {
+struct NcclTestsTable;
+
+namespace measured_text {
+
+/// A row's out-of-place bandwidths as the log reports them, and where it is ("FILE:LINE").
+struct RowBandwidth {
+  std::string where;
+  double alg = 0, bus = 0;  // GB/s
+};
+
+/// Throws Error naming the first row whose busbw / algbw is not All-Reduce's 2(n-1)/n at the
+/// table's rank count (measured.cc); without a rank list (t.ranks 0) sets t.ranks_from_busbw
+/// where the ratio names one count alone. `ranks_from` says where t.ranks came from.
+void check_all_reduce_busbw(NcclTestsTable& t, const std::vector<RowBandwidth>& bws, const char* ranks_from);
+
+/// Every row's gpus, gpus_per_process, algorithm, system and notes from its table's facts.
+void finish_nccl_tests_tables(std::vector<NcclTestsTable>& tables, const std::string& origin);
+
+/// An nccl-tests element type (float, bfloat16, ...): its size and our dtype label; false if unknown.
+bool nccl_type(const std::string& t, int& size, std::string& dtype);
+
+/// NCCL_ALGO as NCCL reads it (a list, or "^" and those left out) -> ring, nvls, nccl-auto, nccl-tree...
+std::string algorithm_from_env(const std::map<std::string, std::string>& env);
+
+/// The NCCL_* settings a line gives ("NCCL_ALGO=NVLS", "... NCCL_ALGO set by environment to NVLS").
+void scan_env(const std::string& line, std::map<std::string, std::string>& env);
+
+/// Another nccl-tests benchmark than all_reduce_perf that a line names ("all_gather_perf"), or "".
+std::string other_nccl_test_in(const std::string& line);
+/// The error for a file of that benchmark's output.
+std::string other_benchmark(const std::string& name);
+
 /// A CSV header of measured rows: it names a GPU count and a size under any of the names
 /// and units parse_measured_csv accepts (core/calib/measured_csv.cc).
 bool looks_like_csv_header(const std::string& line);
 
-}  // namespace scin::measured_text
+}  // namespace measured_text
+}  // namespace scin

@@ -1,11 +1,14 @@
 // Measured-data parsing, calibration and validation (core/calib).
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "error_of.h"
 
@@ -119,6 +122,15 @@ void expect_same_rows(const std::vector<NcclTestsTable>& a, const std::vector<Nc
   }
 }
 
+// A file of one nccl-tests table with these facts.
+void expect_one_table(const MeasuredFile& m, int ranks, int processes, const std::string& device) {
+  EXPECT_EQ(m.format, "nccl-tests");
+  ASSERT_EQ(m.tables.size(), 1u);
+  EXPECT_EQ(m.tables[0].ranks, ranks);
+  EXPECT_EQ(m.tables[0].processes, processes);
+  EXPECT_EQ(m.tables[0].device, device);
+}
+
 // Logs of `mpirun` / `srun` runs carry the launcher's tag on every line: Open MPI's
 // --tag-output "[1,0]<stdout>:", MPICH's -prepend-rank "[0] " (which also tags the second
 // half of a row that nccl-tests prints in two writes), Slurm's srun --label "0: ". They read
@@ -229,6 +241,119 @@ TEST(NcclTestsLog, RankCountFromBusbwWithoutTheDeviceList) {
             std::string::npos);
 }
 
+// The newest nccl-tests' text layouts: the per-iteration report (four more columns a half:
+// i_min i_max i_p99 i_cv%) and a time stamp after the in-place half read as the plain table.
+TEST(NcclTestsLog, PerIterationColumnsAndTimeStampsRead) {
+  const std::string log = read(kFixtures / "allreduce-g8-single-process.log");
+  const auto plain = parse_nccl_tests(log, "a.log");
+  auto with = [&](bool per_iter, bool stamp) {
+    return each_line(log, [&](const std::string& l) {
+      std::vector<std::string> w;
+      std::istringstream in(l);
+      for (std::string x; in >> x;) w.push_back(x);
+      const bool row = !w.empty() && std::isdigit(static_cast<unsigned char>(w[0][0]));
+      const bool header = w.size() > 2 && w[0] == "#" && w[1] == "size";
+      if (!row && !header) return l;
+      // (a half's #wrong: words 8 and 12 of a row, 9 and 13 of the header, which starts with "#")
+      const std::size_t first = header ? 9 : 8, second = header ? 13 : 12;
+      std::string out;
+      for (std::size_t k = 0; k < w.size(); ++k) {
+        out += (k ? "  " : "") + w[k];
+        if (per_iter && (k == first || k == second)) out += header ? "  i_min  i_max  i_p99  i_cv%" : "  30.1  33.0  32.9  1.52";
+      }
+      if (stamp) out += header ? "  timestamp" : "  2025-06-01 12:00:07";
+      return out;
+    });
+  };
+  for (bool per_iter : {false, true})
+    for (bool stamp : {false, true}) {
+      SCOPED_TRACE(fmt::format("per-iteration {} time stamps {}", per_iter, stamp));
+      const std::string t = with(per_iter, stamp);
+      if (per_iter) ASSERT_NE(t.find("i_cv%  time"), std::string::npos);
+      expect_same_rows(parse_nccl_tests(t, "a.log"), plain);
+    }
+  // What the model does not see is said in each row's notes: CUDA graph replays (-G), several
+  // collectives per launch (-m), host time ("cputime").
+  std::string g = log;
+  g.replace(g.find("agg iters: 1"), 12, "agg iters: 4");
+  g.replace(g.find("graph: 0"), 8, "graph: 2");
+  g.replace(g.find("     time   algbw"), 17, "  cputime   algbw");
+  const std::string notes = parse_nccl_tests(g, "a.log").at(0).rows.at(0).notes;
+  EXPECT_NE(notes.find("CUDA graph (-G 2)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("4 collectives per launch (-m 4)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("host (CPU) time"), std::string::npos) << notes;
+  EXPECT_EQ(parse_nccl_tests(log, "a.log").at(0).rows.at(0).notes, "nccl-tests NCCL 2.21.5+cuda12.4; redop sum");
+  // A row of the per-iteration layout with a column missing is still an error naming the line.
+  std::string bad = with(true, false);
+  bad.replace(bad.find("  30.1  33.0  32.9  1.52"), 24, "");
+  EXPECT_NE(error_of([&] { parse_nccl_tests(bad, "a.log"); }).find("a.log:19: expected 13 or 21 columns"), std::string::npos);
+}
+
+// nccl-tests' JSON report (-J FILE, version 2 of src/util.cu's writer) reads as its text log:
+// the same rows, rank count (one device entry per process, nThread x nGpus ranks each),
+// device, NCCL version and NCCL_ALGO from its environment list.
+TEST(NcclTestsJson, ReadsTheReportAsTheLog) {
+  const MeasuredFile j = load_measured(kFixtures / "allreduce-g8-report.json");
+  const MeasuredFile l = load_measured(kFixtures / "allreduce-g8-single-process.log");
+  ASSERT_NO_FATAL_FAILURE(expect_one_table(j, 8, 1, "NVIDIA H200"));
+  EXPECT_EQ(j.tables[0].nccl_version, "2.21.5");
+  ASSERT_EQ(j.rows.size(), l.rows.size());
+  for (std::size_t k = 0; k < j.rows.size(); ++k) {
+    EXPECT_EQ(j.rows[k].bytes, l.rows[k].bytes);
+    EXPECT_EQ(j.rows[k].gpus, 8);
+    EXPECT_EQ(j.rows[k].gpus_per_process, 8);
+    EXPECT_EQ(j.rows[k].algorithm, "nvls");  // (env: NCCL_ALGO=NVLS)
+    EXPECT_DOUBLE_EQ(j.rows[k].measured_us, l.rows[k].measured_us);
+    EXPECT_DOUBLE_EQ(j.rows[k].in_place_us, l.rows[k].in_place_us);
+  }
+  EXPECT_EQ(j.rows[3].source, "allreduce-g8-report.json:results[3]");
+}
+
+// What is wrong in a JSON report is named by its place; another benchmark's report, a 0-byte
+// row and an MPI run's devices (one entry per process) are handled as in the text log.
+TEST(NcclTestsJson, MalformedReportsNameThePlace) {
+  const nlohmann::json good = nlohmann::json::parse(read(kFixtures / "allreduce-g8-report.json"));
+  auto parse = [](const nlohmann::json& d) { return parse_nccl_tests_json(d.dump(), "r.json"); };
+  auto err = [&](const nlohmann::json& d) { return error_of([&] { parse(d); }); };
+  EXPECT_NE(error_of([&] { parse_nccl_tests_json("{\"results\": [", "r.json"); }).find("r.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(err({{"version", 2}}).find("r.json: not an nccl-tests JSON report"), std::string::npos);
+  nlohmann::json d = good;
+  d["results"][2]["type"] = "float33";
+  EXPECT_NE(err(d).find("r.json:results[2].type: unknown nccl-tests type 'float33'"), std::string::npos);
+  d = good;
+  d["results"][4]["count"] = 100;
+  EXPECT_NE(err(d).find("r.json:results[4]: size 2048 is not count 100 x 4 bytes"), std::string::npos);
+  d = good;
+  d["results"][5]["out_of_place"]["time"] = "fast";
+  EXPECT_NE(err(d).find("r.json:results[5].out_of_place.time: expected a number"), std::string::npos);
+  d = good;
+  d["args"][0] = "./build/all_gather_perf";
+  EXPECT_NE(err(d).find("r.json: args: all_gather_perf is nccl-tests' all_gather benchmark"), std::string::npos);
+  d = good;
+  d["results"][12]["out_of_place"]["bus_bw"] = d["results"][12]["out_of_place"]["alg_bw"];
+  EXPECT_NE(err(d).find("r.json:results[12]: busbw / algbw = 1.000, broadcast's"), std::string::npos);
+  d = good;
+  d["config"]["ngpus"] = 0;
+  EXPECT_NE(err(d).find("r.json: config.ngpus: '0' is not a positive count"), std::string::npos);
+  // A 0-byte row is skipped and said.
+  d = good;
+  d["results"][0]["size"] = 0;
+  d["results"][0]["count"] = 0;
+  std::vector<std::string> ignored;
+  EXPECT_EQ(parse_nccl_tests_json(d.dump(), "r.json", &ignored).at(0).rows.size(), 12u);
+  ASSERT_EQ(ignored.size(), 1u);
+  EXPECT_EQ(ignored[0].rfind("r.json:results[0]: a 0-byte row", 0), 0u);
+  // mpirun -np 2 ... -g 4: one device entry per process, four ranks each.
+  d = good;
+  d["config"]["ngpus"] = 4;
+  d["config"]["devices"].push_back(d["config"]["devices"][0]);
+  d["config"]["devices"][1]["pid"] = 41231;
+  const auto t = parse(d);
+  EXPECT_EQ(t.at(0).ranks, 8);
+  EXPECT_EQ(t[0].processes, 2);
+  EXPECT_EQ(t[0].rows.at(0).gpus_per_process, 4);
+}
+
 TEST(NcclTestsLog, TwoTablesOneProcessPerGpuWithEnvironment) {
   const MeasuredFile m = load_measured(kFixtures / "allreduce-per-process-two-tables.log");
   ASSERT_EQ(m.tables.size(), 2u);
@@ -309,11 +434,7 @@ TEST(NcclTestsLog, MalformedLogsNameTheLine) {
 // "# Rank" without "Group") with Open MPI's messages among the rows and NCCL_ALGO=^NVLS.
 TEST(NcclTestsLog, MpirunMessagesAmongTheRowsAreSkippedAndListed) {
   const MeasuredFile m = load_measured(kFixtures / "allreduce-mpirun-older-format.log");
-  EXPECT_EQ(m.format, "nccl-tests");
-  ASSERT_EQ(m.tables.size(), 1u);
-  EXPECT_EQ(m.tables[0].ranks, 4);
-  EXPECT_EQ(m.tables[0].processes, 4);
-  EXPECT_EQ(m.tables[0].device, "NVIDIA A100-SXM4-80GB");
+  ASSERT_NO_FATAL_FAILURE(expect_one_table(m, 4, 4, "NVIDIA A100-SXM4-80GB"));
   ASSERT_EQ(m.rows.size(), 3u);
   EXPECT_EQ(m.rows[0].gpus, 4);
   EXPECT_EQ(m.rows[0].gpus_per_process, 1);

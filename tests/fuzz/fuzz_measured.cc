@@ -1,5 +1,5 @@
 // Measured timings as `scin calibrate`, `validate` and `import` read them: the
-// nccl-tests log parser, the measured CSV parser, and load_measured's format
+// nccl-tests log and JSON report parsers, the measured CSV parser, and load_measured's format
 // detection on arbitrary bytes. CSV rows that parse must survive a round trip
 // through to_measured_csv with the same rows.
 #include <cstdlib>
@@ -10,6 +10,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = scin::fuzz::as_string(data, size);
   scin::fuzz::expect_ok_or_error([&] { (void)scin::parse_nccl_tests(text, "fuzz.log"); });
+  scin::fuzz::expect_ok_or_error([&] { (void)scin::parse_nccl_tests_json(text, "fuzz.json"); });
   scin::fuzz::expect_ok_or_error([&] {
     const auto rows = scin::parse_measured_csv(text, "fuzz.csv");
     const auto again = scin::parse_measured_csv(scin::to_measured_csv(rows), "round trip");

@@ -9,6 +9,7 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -254,6 +255,12 @@ void MainWindow::saveAsDialog() {
 
 bool MainWindow::isMeasurementFile(const QString& path) {
   const QString ext = QFileInfo(path).suffix().toLower();
+  if (ext == QLatin1String("json")) {  // an nccl-tests JSON report (all_reduce_perf -J), not another JSON file
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return false;
+    const QByteArray head = f.read(1 << 20);
+    return head.trimmed().startsWith('{') && head.contains("\"results\"") && head.contains("\"config\"");
+  }
   return ext == QLatin1String("log") || ext == QLatin1String("csv") || ext == QLatin1String("txt") ||
          ext == QLatin1String("out");
 }

@@ -516,6 +516,23 @@ class ChartsUiTest : public QObject {
     QVERIFY(drop.isAccepted());
     QCOMPARE(w.databasePath(), dir_.filePath(QStringLiteral("import.scindb")));
     QCOMPARE(w.store()->list_runs().size(), std::size_t(2));
+    // nccl-tests' JSON report (-J) is a measurement file; another JSON file is not.
+    QVERIFY(MainWindow::isMeasurementFile(QStringLiteral(SCIN_CALIB_FIXTURES "/allreduce-g8-report.json")));
+    const QString other = dir_.filePath(QStringLiteral("preset.json"));
+    {
+      QFile f(other);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("{\"name\": \"my-fabric\", \"fabric\": {\"gpus\": 8}}\n");
+    }
+    QVERIFY(!MainWindow::isMeasurementFile(other));
+    QMimeData json;
+    json.setUrls({QUrl::fromLocalFile(QStringLiteral(SCIN_CALIB_FIXTURES "/allreduce-g8-report.json"))});
+    QDragEnterEvent enterJson(QPoint(10, 10), Qt::CopyAction, &json, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &enterJson);
+    QDropEvent dropJson(QPointF(10, 10), Qt::CopyAction, &json, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &dropJson);
+    QVERIFY(dropJson.isAccepted());
+    QCOMPARE(w.store()->list_runs().size(), std::size_t(3));
     settle(w);
   }
 

@@ -178,6 +178,7 @@ void run_calibrate(const CalibrateOptions& o) {
     prov["harness_offsets_us"][s] = {{"value", v}, {"ci95", {res.offsets_ci_us[s].first, res.offsets_ci_us[s].second}}};
   prov["fit_before"] = to_json(res.before, false);
   prov["fit_after"] = to_json(res.after, true);
+  if (!res.notes.empty()) prov["notes"] = res.notes;
 
   if (!o.out.empty()) {
     nlohmann::json preset = config_to_json(res.cfg);
@@ -220,6 +221,7 @@ void run_calibrate(const CalibrateOptions& o) {
     else
       fmt::print("  {:<34} {:>12} {:>12}   refused, {}\n", p.path, fmt_num(p.before), "-", p.reason);
   }
+  for (const auto& n : res.notes) fmt::print("  note: {}\n", n);
   if (!res.offsets_us.empty()) {
     fmt::print("\nharness offsets (a harness that timed a collective another harness also timed, slower; fitted, "
                "not part of the fabric)\n");

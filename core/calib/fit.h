@@ -57,6 +57,7 @@ struct FitResult {
   int iterations = 0;
   double cost = 0;                          // final Huber cost
   int rows_used = 0;
+  std::vector<std::string> notes;           // advice on what the rows could not identify
 };
 
 /// Parameters `scin calibrate` fits by default: those present in the registry

@@ -872,6 +872,27 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticData) {
   }
 }
 
+// Rows of NCCL's own choice (nccl-auto) are modelled as the faster of ring and NVLS, which
+// does not depend on the slower one's costs: where the fit refuses a parameter at its solution,
+// it says which logs would identify both (one per NCCL_ALGO). Rows of one algorithm get no note.
+TEST(Calibrate, NcclAutoRowsSayWhichLogsIdentifyBothAlgorithms) {
+  const Config start = load_preset("hgx-h200-8");
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t b = 8; b <= (std::uint64_t{2} << 20); b *= 4) sizes.push_back(b);
+  sizes.insert(sizes.end(), {std::uint64_t{32} << 20, std::uint64_t{128} << 20});
+  auto rows = generated(start, "auto log", "nccl-auto", sizes);
+  for (auto& x : rows) x.measured_us *= 1.5;
+  FitOptions o;
+  o.auto_offsets = false;
+  const FitResult r = fit(start, rows, o);
+  int late = 0;
+  for (const auto& p : r.params) late += p.reason.find("at the solution") != std::string::npos ? 1 : 0;
+  ASSERT_GT(late, 0);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("NCCL_ALGO=Ring and with NCCL_ALGO=NVLS"), std::string::npos) << r.notes[0];
+  EXPECT_TRUE(fit(start, synthetic(start), o).notes.empty());
+}
+
 TEST(Calibrate, RefusesParametersTheDataCannotIdentify) {
   const Config start = load_preset("hgx-h100-8");
   std::vector<MeasuredRow> rows;

@@ -24,6 +24,14 @@ double number_at(const nlohmann::json& o, const char* key, const std::string& wh
   return it->get<double>();
 }
 
+// A string member of `o`, or "" where it is absent or null; an error where it is something else.
+std::string string_at(const nlohmann::json& o, const char* key, const std::string& where) {
+  const auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return "";
+  if (!it->is_string()) throw Error(fmt::format("{}.{}: expected a string, got {}", where, key, it->dump()));
+  return it->get<std::string>();
+}
+
 // Whether `v` is a whole number in [0, max] (so that a cast to an integer is defined).
 bool whole(double v, double max) { return v >= 0 && v <= max && v == std::floor(v); }
 
@@ -97,7 +105,7 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(const std::string& text, const
       continue;
     }
     MeasuredRow r;
-    const std::string type = x.value("type", "");
+    const std::string type = string_at(x, "type", where);
     int esize = 0;
     if (!nccl_type(type, esize, r.dtype)) throw Error(fmt::format("{}.type: unknown nccl-tests type '{}'", where, type));
     if (elems * esize != size)
@@ -117,7 +125,7 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(const std::string& text, const
       r.in_place_us = number_at(*ip, ip->contains("cpu_time") ? "cpu_time" : "time", where + ".in_place", -1);
     r.bytes = static_cast<std::uint64_t>(size);
     r.source = where;
-    r.notes = x.value("redop", "");
+    r.notes = string_at(x, "redop", where);
     if (alg >= 0 && r.busbw_GBps >= 0) bws.push_back({where, alg, r.busbw_GBps});
     t.rows.push_back(std::move(r));
   }

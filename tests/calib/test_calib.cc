@@ -283,6 +283,12 @@ TEST(NcclTestsLog, PerIterationColumnsAndTimeStampsRead) {
   EXPECT_NE(notes.find("4 collectives per launch (-m 4)"), std::string::npos) << notes;
   EXPECT_NE(notes.find("host (CPU) time"), std::string::npos) << notes;
   EXPECT_EQ(parse_nccl_tests(log, "a.log").at(0).rows.at(0).notes, "nccl-tests NCCL 2.21.5+cuda12.4; redop sum");
+  // A column header with its time columns side by side is no layout: rows are read as the plain
+  // table's and a short one is an error, never a read past its columns.
+  EXPECT_NE(error_of([&] {
+              parse_nccl_tests("# nThread 1 nGpus 8\n# size count type redop root time time\n 8 2 float sum -1 31.5 0.0\n", "t.log");
+            }).find("t.log:3: expected 9 or 13 columns"),
+            std::string::npos);
   // A row of the per-iteration layout with a column missing is still an error naming the line.
   std::string bad = with(true, false);
   bad.replace(bad.find("  30.1  33.0  32.9  1.52"), 24, "");
@@ -320,6 +326,8 @@ TEST(NcclTestsJson, MalformedReportsNameThePlace) {
   nlohmann::json d = good;
   d["results"][2]["type"] = "float33";
   EXPECT_NE(err(d).find("r.json:results[2].type: unknown nccl-tests type 'float33'"), std::string::npos);
+  d["results"][2]["type"] = 4;
+  EXPECT_NE(err(d).find("r.json:results[2].type: expected a string, got 4"), std::string::npos);
   d = good;
   d["results"][4]["count"] = 100;
   EXPECT_NE(err(d).find("r.json:results[4]: size 2048 is not count 100 x 4 bytes"), std::string::npos);

@@ -88,15 +88,18 @@ void print_stats_line(const std::string& label, const ErrorStats& s) {
 }
 
 void print_rows(const ValidationReport& rep) {
-  fmt::print("  {:<28} {:>4} {:<13} {:>12} {:>12} {:>12} {:>8} {:>6}\n", "source", "gpus", "algorithm", "bytes",
+  // (the source column as wide as its longest entry: a JSON report's "FILE:results[12]")
+  std::size_t w = 28;
+  for (const auto& e : rep.rows) w = std::max(w, e.row.source.size());
+  fmt::print("  {:<{}} {:>4} {:<13} {:>12} {:>12} {:>12} {:>8} {:>6}\n", "source", w, "gpus", "algorithm", "bytes",
              "measured_us", "model_us", "error%", "regime");
   for (const auto& e : rep.rows) {
     if (!e.modelled) {
-      fmt::print("  {:<28} {:>4} {:<13} {:>12} {:>12.4g}   skipped: {}\n", e.row.source, e.row.gpus, e.row.algorithm,
+      fmt::print("  {:<{}} {:>4} {:<13} {:>12} {:>12.4g}   skipped: {}\n", e.row.source, w, e.row.gpus, e.row.algorithm,
                  e.row.bytes, e.row.measured_us, e.why);
       continue;
     }
-    fmt::print("  {:<28} {:>4} {:<13} {:>12} {:>12.4g} {:>12.4g} {:>+8.1f} {:>6}{}\n", e.row.source, e.row.gpus,
+    fmt::print("  {:<{}} {:>4} {:<13} {:>12} {:>12.4g} {:>12.4g} {:>+8.1f} {:>6}{}\n", e.row.source, w, e.row.gpus,
                e.row.algorithm, e.row.bytes, e.row.measured_us, e.model_us, e.error * 100, to_string(e.regime),
                e.offset_us != 0 ? fmt::format("  (incl. harness offset {:.2f} us)", e.offset_us) : "");
     if (!e.note.empty()) fmt::print("      note: {}\n", e.note);

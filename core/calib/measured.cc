@@ -90,11 +90,11 @@ namespace {
 
 // A launcher's per-line output tag, as logs of `mpirun` / `srun` runs carry them: Open MPI's
 // --tag-output "[1,0]<stdout>:", MPICH's -prepend-rank / -l "[0]", Slurm's srun --label "0:".
-// Removed from the start of `line`, and where the launcher split a line in two writes (MPICH:
-// "... -1[0]    1626.5 ..."), from the rest of it too. Returns whether there was one.
-bool strip_launcher_tag(std::string& line) {
+// Removed from the start of `line`, and a bracketed one, where the launcher split a line in two
+// writes (MPICH: "... -1[0]    1626.5 ..."), from the rest of it too.
+void strip_launcher_tag(std::string& line) {
   std::size_t i = line.find_first_not_of(" \t");
-  if (i == std::string::npos) return false;
+  if (i == std::string::npos) return;
   const std::size_t from = i;
   auto digits = [&](std::size_t& k) {
     const std::size_t k0 = k;
@@ -105,26 +105,27 @@ bool strip_launcher_tag(std::string& line) {
   std::string tag;
   if (line[k] == '[') {  // [R] or [J,R] then <stdout>: / <stderr>:
     ++k;
-    if (!digits(k)) return false;
+    if (!digits(k)) return;
     if (k < line.size() && line[k] == ',') {
       ++k;
-      if (!digits(k)) return false;
+      if (!digits(k)) return;
     }
-    if (k >= line.size() || line[k] != ']') return false;
+    if (k >= line.size() || line[k] != ']') return;
     ++k;
     for (const char* stream : {"<stdout>:", "<stderr>:"})
       if (line.compare(k, std::strlen(stream), stream) == 0) k += std::strlen(stream);
     tag = line.substr(from, k - from);
   } else {  // srun --label: "R: "
-    if (!digits(k) || k >= line.size() || line[k] != ':') return false;
+    if (!digits(k) || k >= line.size() || line[k] != ':') return;
     ++k;
-    if (k < line.size() && line[k] != ' ' && line[k] != '\t') return false;
+    if (k < line.size() && line[k] != ' ' && line[k] != '\t') return;
     tag = line.substr(from, k - from);
   }
   std::string rest = line.substr(k);
-  for (std::size_t at; (at = rest.find(tag)) != std::string::npos;) rest.replace(at, tag.size(), " ");
+  // (a bracketed tag only: "0:" also stands inside a time stamp's "12:00:07")
+  if (tag[0] == '[')
+    for (std::size_t at; (at = rest.find(tag)) != std::string::npos;) rest.replace(at, tag.size(), " ");
   line = rest;
-  return true;
 }
 
 // The lines of nccl-tests' header and footer ("nThread ...", "Using devices", "Rank 0 ...",
@@ -146,14 +147,14 @@ bool other_nccl_test(const std::string& name) {
 
 }  // namespace
 
-// The nccl-tests binary a line names ("./build/all_gather_perf -b 8 ...", "Collective test
-// starting: reduce_scatter_perf", "all_gather_perf_mpi" built with a NAME_SUFFIX) if it is
-// another benchmark than all_reduce_perf, else "".
 std::string measured_text::other_benchmark(const std::string& name) {
   return fmt::format("{} is nccl-tests' {} benchmark, not all_reduce_perf: scin reads All-Reduce tables only (keep only "
                      "all_reduce_perf's output in this file)", name, name.substr(0, name.size() - 5));
 }
 
+// The nccl-tests binary a line names ("./build/all_gather_perf -b 8 ...", "Collective test
+// starting: reduce_scatter_perf", "all_gather_perf_mpi" built with a NAME_SUFFIX) if it is
+// another benchmark than all_reduce_perf, else "".
 std::string measured_text::other_nccl_test_in(const std::string& line) {
   for (const auto& w : words(line)) {
     const auto slash = w.find_last_of('/');
@@ -316,8 +317,7 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
     }
     if (!open) fail(origin, ln, "data row before any '# nThread ... nGpus ...' header: the rank count is unknown");
     if (size == 0) {  // (-b 0: nccl-tests times the call with no data)
-      if (ignored) ignored->push_back(fmt::format("{}:{}: a 0-byte row (it times the call's fixed cost alone; there is no 0-byte "
-                                                  "All-Reduce to model)", origin, ln));
+      if (ignored) ignored->push_back(zero_byte_row(fmt::format("{}:{}", origin, ln)));
       continue;
     }
     if (!header_seen) have_root = w.size() == 13 || w.size() == 9;

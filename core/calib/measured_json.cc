@@ -100,8 +100,7 @@ std::vector<NcclTestsTable> parse_nccl_tests_json(const std::string& text, const
     if (!whole(size, 1e18) || !whole(elems, 1e18))
       throw Error(fmt::format("{}: size and count: expected whole numbers (bytes, elements)", where));
     if (size == 0) {  // (-b 0)
-      if (ignored) ignored->push_back(fmt::format("{}: a 0-byte row (it times the call's fixed cost alone; there is no 0-byte "
-                                                  "All-Reduce to model)", where));
+      if (ignored) ignored->push_back(zero_byte_row(where));
       continue;
     }
     MeasuredRow r;

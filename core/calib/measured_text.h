@@ -5,8 +5,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "calib/measured.h"
 
 namespace scin::measured_text {
 
@@ -66,13 +67,6 @@ inline bool parse_u64(const std::string& s, std::uint64_t& out) {
   return true;
 }
 
-}  // namespace scin::measured_text
-
-namespace scin {
-struct NcclTestsTable;
-
-namespace measured_text {
-
 /// A row's out-of-place bandwidths as the log reports them, and where it is ("FILE:LINE").
 struct RowBandwidth {
   std::string where;
@@ -105,5 +99,9 @@ std::string other_benchmark(const std::string& name);
 /// and units parse_measured_csv accepts (core/calib/measured_csv.cc).
 bool looks_like_csv_header(const std::string& line);
 
-}  // namespace measured_text
-}  // namespace scin
+/// The note for a skipped 0-byte row (nccl-tests -b 0) at `where`.
+inline std::string zero_byte_row(const std::string& where) {
+  return where + ": a 0-byte row (it times the call's fixed cost alone; there is no 0-byte All-Reduce to model)";
+}
+
+}  // namespace scin::measured_text

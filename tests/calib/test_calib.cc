@@ -271,6 +271,8 @@ TEST(NcclTestsLog, PerIterationColumnsAndTimeStampsRead) {
       const std::string t = with(per_iter, stamp);
       if (per_iter) ASSERT_NE(t.find("i_cv%  time"), std::string::npos);
       expect_same_rows(parse_nccl_tests(t, "a.log"), plain);
+      // (with srun --label's "0: ", which also stands inside the time stamps' "12:00:07")
+      expect_same_rows(parse_nccl_tests(each_line(t, [](const std::string& l) { return "0: " + l; }), "a.log"), plain);
     }
   // What the model does not see is said in each row's notes: CUDA graph replays (-G), several
   // collectives per launch (-m), host time ("cputime").

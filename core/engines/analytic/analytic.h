@@ -18,6 +18,7 @@
 
 #include "base/big_alloc.h"
 #include "base/run_context.h"
+#include "engines/analytic/paced_chains.h"
 #include "fabric/config.h"
 #include "model/cost_model.h"
 #include "model/result.h"
@@ -101,8 +102,15 @@ struct AnalyticWorkspace {
     bool second = false;  // its second event is queued
     StepId blocker = kNoStep;  // (paced: the reservation its units waited for)
     int blocker_use = -1;
+    bool paced = false;        // (StepCost::fed_paced)
+    int probe = -1;            // (paced: its fed units, probes[probe])
+    int chain = -1;            // (paced: the chain it heads, paced_chains.h)
+    double stale_key = -1;     // (paced: the key of its entry queued from a probe undone; -1: none)
   };
   std::vector<Waiting> waiting;
+  std::vector<analytic::FedProbe> probes;  // (paced reads' fed units, probed when taken again)
+  analytic::PacedChains chains;  // (paced reads that wait in step)
+  bool chain_paced = true;       // (false: every paced read queued alone, as a reference for tests)
   StepCost cost;
 };
 

@@ -271,36 +271,110 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
   // order with every other step), as the switch's unit serves what has arrived.
   auto& waiting = ws.waiting;  // (by step, sized at the first such step: most schedules have none)
   waiting.clear();
+  // Paced reads waiting in step with an earlier one are not queued (paced_chains.h).
+  auto& chains = ws.chains;
+  chains.clear(resources.size());
+  auto& probes = ws.probes;
+  probes.clear();
+  // Unit q reserved by step s taken at r: its chain's shadows still to be taken
+  // at r after s are queued there (they see the reservation, as they would have).
+  // And a head whose probe at (r, head) was taken ahead, right after the head
+  // before it (ahead_of), is queued there again if s comes between them: its
+  // entry queued from that probe is dropped when taken (Waiting::stale_key).
+  auto touched = [&](int q, double r, StepId s) {
+    const int id = chains.owner[static_cast<std::size_t>(q)];
+    if (id < 0) return;
+    PacedChain& ch = chains.chains[static_cast<std::size_t>(id)];
+    if (r != ch.key) return;
+    if (ch.ahead_of != kNoStep && s > ch.ahead_of && s < ch.head) {
+      waiting[ch.head].stale_key = ch.next_key;
+      ch.next_key = r;
+      ch.ahead_of = kNoStep;
+      push(r, ch.head);
+      ++chains.requeued;
+      return;
+    }
+    if (!ch.has_shadows() || s <= ch.head || s >= ch.last()) return;
+    const auto from = std::upper_bound(ch.shadows.begin() + static_cast<std::ptrdiff_t>(ch.first), ch.shadows.end(), s);
+    chains.requeued += static_cast<std::size_t>(ch.shadows.end() - from);
+    for (auto k = from; k != ch.shadows.end(); ++k) push(r, *k);
+    ch.shadows.erase(from, ch.shadows.end());
+  };
+  // A paced read's probe at r: how far past its wanted start the first gap of
+  // its slowest fed unit lies (0: every one free then) and the reservation it
+  // would wait for (bs, bu).
+  double shift = 0;
+  StepId bs = kNoStep;
+  int bu = -1;
+  auto probe = [&](double r, int q, double d, double base) {
+    const double want = std::max(r, base);
+    StepId s1 = kNoStep;
+    int u1 = -1;
+    const double at = analytic::first_fit(resources[static_cast<std::size_t>(q)], want, d, s1, u1);
+    if (at - want > shift) shift = at - want, bs = s1, bu = u1;
+  };
+  auto probe_kept = [&](double r, const FedProbe& p) {
+    shift = 0, bs = kNoStep, bu = -1;
+    for (std::uint8_t k = 0; k < p.n; ++k) probe(r, p.q[k], p.d[k], p.base[k]);
+  };
   while (!heap.empty()) {
     const auto [r, i] = ready_queue::pop(heap);
     if (!waiting.empty() && waiting[i].second) {
       AnalyticWorkspace::Waiting& w = waiting[i];
+      if (r == w.stale_key) {  // (queued from a probe taken ahead and undone)
+        w.stale_key = -1;
+        continue;
+      }
+      int promote = -1;
+      if (w.paced) {  // (the units start when their data is there and they are free: else taken again then)
+        const FedProbe& units = probes[static_cast<std::size_t>(w.probe)];
+        PacedChain* ch = nullptr;
+        if (w.chain >= 0) {  // a chain's head: its shadows are taken at r too
+          ch = &chains.chains[static_cast<std::size_t>(w.chain)];
+          ch->key = r;
+          ch->ahead_of = kNoStep;
+        }
+        if (units.kept()) {
+          probe_kept(r, units);
+        } else {
+          if (!cost(i)) return false;
+          shift = 0, bs = kNoStep, bu = -1;
+          for (const auto& u : c.uses)
+            if (u.fed_by_transfers && u.amount_bytes > 0)
+              probe(r, u.resource, u.duration_ns(), std::max(w.t0, w.fed_end - u.duration_ns()) + c.fed_lead_ns());
+        }
+        if (shift > 0) {
+          const double next = r + shift;
+          w.blocker = bs, w.blocker_use = bu;
+          if (ch) {
+            ch->next_key = next;
+          } else if (ws.chain_paced && units.kept() && units.max_base() <= next) {
+            // In step with a chain's head (waiting until `next` on the same units, its shadows
+            // before i): a shadow. On free units: a chain's head.
+            if (const int id = chains.owner_of(units); id >= 0) {
+              PacedChain& o = chains.chains[static_cast<std::size_t>(id)];
+              if (o.head < i && o.next_key == next && (!o.has_shadows() || o.last() < i) && o.units.same_units(units)) {
+                o.shadows.push_back(i);
+                ++chains.joined;
+                continue;
+              }
+            } else if (id == -1) {
+              w.chain = chains.open(i, r, next, units);
+            }
+          }
+          push(next, i);
+          continue;
+        }
+        if (ch) {  // the head takes its units: its next shadow heads the chain (below)
+          promote = w.chain;
+          w.chain = -1;
+        }
+      }
       w.second = false;
       if (!cost(i)) return false;
       const double t0 = w.t0, lead = c.fed_lead_ns(), fed_end = w.fed_end;
       const int fed_by = w.fed_by;
       double end = w.end;
-      if (c.fed_paced) {  // (the units start when their data is there and they are free: else taken again then)
-        double shift = 0;
-        StepId bs = kNoStep;
-        int bu = -1;
-        for (std::size_t k = 0; k < c.uses.size(); ++k) {
-          const auto& u = c.uses[k];
-          if (!u.fed_by_transfers || u.amount_bytes <= 0) continue;
-          const double d = u.duration_ns();
-          const double want = std::max(r, std::max(t0, fed_end - d) + lead);
-          StepId s1 = kNoStep;
-          int u1 = -1;
-          const double at = analytic::first_fit(resources[static_cast<std::size_t>(u.resource)], want, d, s1, u1);
-          if (at - want > shift) shift = at - want, bs = s1, bu = u1;
-        }
-        if (shift > 0) {
-          w.second = true;
-          w.blocker = bs, w.blocker_use = bu;
-          push(r + shift, i);
-          continue;
-        }
-      }
       for (std::size_t k = 0; k < c.uses.size(); ++k) {
         const auto& u = c.uses[k];
         if (!u.fed_by_transfers || u.amount_bytes <= 0) continue;
@@ -323,12 +397,36 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
         const double want = start + lead;
         double at = want;
         analytic::reserve(qu, r, at, d, holder, holder_use, i, static_cast<int>(k));
+        touched(u.resource, r, i);
         if (at != want) start = at - lead;
         rec = UseRec{start, holder, holder_use};
         const double rec_end = start + d;
         if (rec_end > end) {
           end = rec_end;
           bound_use[i] = static_cast<int>(k);
+        }
+      }
+      if (promote >= 0) {
+        // The next shadow is taken at r, after i: its probe is taken now, ahead (it
+        // finds the units i took; touched() queues it at r should a step between them
+        // reserve them). No shadow left: the chain closes.
+        PacedChain& pc = chains.chains[static_cast<std::size_t>(promote)];
+        if (pc.has_shadows()) {
+          const StepId j = pc.shadows[pc.first++];
+          AnalyticWorkspace::Waiting& wj = waiting[j];
+          wj.chain = promote;
+          pc.head = j;
+          probe_kept(r, probes[static_cast<std::size_t>(wj.probe)]);
+          if (shift > 0) {
+            wj.blocker = bs, wj.blocker_use = bu;
+            pc.next_key = r + shift;
+            pc.ahead_of = i;
+          } else {
+            pc.next_key = r;
+          }
+          push(pc.next_key, j);
+        } else {
+          chains.close(promote);
         }
       }
       res.steps[i].finish_ns = end + c.latency_total_ns();
@@ -378,6 +476,7 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
         holder_use = fed_by;
       }
       analytic::reserve(qu, r, start, d, holder, holder_use, i, static_cast<int>(k));
+      touched(u.resource, r, i);
       rec = UseRec{start, holder, holder_use};
       const double rec_end = start + d;  // (use_end())
       if (!u.fed_by_transfers && rec_end > fed_end) {
@@ -396,7 +495,24 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
         if (u.fed_by_transfers && u.amount_bytes > 0)
           T = std::min(T, lead + std::max(t0, fed_end - u.duration_ns()));
       if (waiting.empty()) waiting.resize(n);
-      waiting[i] = {t0, end, fed_end, fed_by, true};
+      AnalyticWorkspace::Waiting& w = waiting[i];
+      w = AnalyticWorkspace::Waiting{};
+      w.t0 = t0, w.end = end, w.fed_end = fed_end, w.fed_by = fed_by, w.second = true;
+      w.paced = c.fed_paced;
+      if (c.fed_paced) {
+        w.probe = static_cast<int>(probes.size());
+        FedProbe& p = probes.emplace_back();
+        for (const auto& u : c.uses) {
+          if (!u.fed_by_transfers || u.amount_bytes <= 0) continue;
+          if (p.n == FedProbe::kMax) {
+            p.n = FedProbe::kNone;
+            break;
+          }
+          const double d = u.duration_ns();
+          p.q[p.n] = u.resource, p.d[p.n] = d;
+          p.base[p.n++] = std::max(t0, fed_end - d) + lead;
+        }
+      }
       push(T, i);
       continue;
     }

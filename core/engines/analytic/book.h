@@ -291,7 +291,7 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
       ch.next_key = r;
       ch.ahead_of = kNoStep;
       push(r, ch.head);
-      ++chains.requeued;
+      ++chains.undone;
       return;
     }
     if (!ch.has_shadows() || s <= ch.head || s >= ch.last()) return;

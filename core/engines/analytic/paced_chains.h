@@ -74,10 +74,11 @@ struct PacedChains {
   std::vector<PacedChain> chains;
   std::vector<int> free_ids;
   std::vector<int> owner;  // by resource: its chain (-1: none)
-  std::size_t joined = 0, requeued = 0;  // shadows that joined, and that a reservation queued again
+  // Shadows that joined; shadows a reservation queued again; heads whose probe taken ahead it undid.
+  std::size_t joined = 0, requeued = 0, undone = 0;
 
   void clear(std::size_t resources) {
-    joined = requeued = 0;
+    joined = requeued = undone = 0;
     chains.clear();
     free_ids.clear();
     owner.assign(resources, -1);

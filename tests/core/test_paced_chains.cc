@@ -155,7 +155,8 @@ TEST(PacedChains, BookAsEveryReadQueuedAlone) {
   // The cases the chains change: reads that waited, shadows, shadows a reservation queued again,
   // and heads whose probe taken ahead a reservation undid. (Without those two, no outcome here
   // changes: a shadow that misses a reservation probes again at its head's next key and finds what
-  // it would have; only a tie of two units' gaps could name another blocker. So the cases are counted.)
+  // it would have; only a tie of two units' gaps could name another blocker. So the cases are counted.
+  // Likewise a shadow joined to a head waiting until another key: not counted, not caught here.)
   EXPECT_GT(waited, 1000u);
   EXPECT_GT(joined, 1000u);
   EXPECT_GT(requeued, 10u);

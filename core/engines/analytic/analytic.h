@@ -102,8 +102,7 @@ struct AnalyticWorkspace {
     bool second = false;  // its second event is queued
     StepId blocker = kNoStep;  // (paced: the reservation its units waited for)
     int blocker_use = -1;
-    bool paced = false;        // (StepCost::fed_paced)
-    int probe = -1;            // (paced: its fed units, probes[probe])
+    int probe = -1;            // (StepCost::fed_paced: its fed units, probes[probe]; -1: not paced)
     int chain = -1;            // (paced: the chain it heads, paced_chains.h)
     double stale_key = -1;     // (paced: the key of its entry queued from a probe undone; -1: none)
   };

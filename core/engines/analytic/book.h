@@ -326,7 +326,7 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
         continue;
       }
       int promote = -1;
-      if (w.paced) {  // (the units start when their data is there and they are free: else taken again then)
+      if (w.probe >= 0) {  // paced (the units start when their data is there and they are free: else taken again then)
         const FedProbe& units = probes[static_cast<std::size_t>(w.probe)];
         PacedChain* ch = nullptr;
         if (w.chain >= 0) {  // a chain's head: its shadows are taken at r too
@@ -498,7 +498,6 @@ bool book(View& v, const RunContext& ctx, AnalyticWorkspace& ws, AnalyticResult&
       AnalyticWorkspace::Waiting& w = waiting[i];
       w = AnalyticWorkspace::Waiting{};
       w.t0 = t0, w.end = end, w.fed_end = fed_end, w.fed_by = fed_by, w.second = true;
-      w.paced = c.fed_paced;
       if (c.fed_paced) {
         w.probe = static_cast<int>(probes.size());
         FedProbe& p = probes.emplace_back();

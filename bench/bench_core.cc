@@ -101,6 +101,19 @@ void BM_AnalyticTwoTier(benchmark::State& state, const char* algo, int leaves = 
   state.counters["gpus"] = static_cast<double>(state.range(0));
 }
 
+// hgx-h200-8 made two-tier at 1024 GPUs (16 leaves x 8 spines, 128-port
+// switches), 1 GiB: the preset of issue 14's second "< 100 ms" row.
+void BM_AnalyticH200TwoTier(benchmark::State& state, const char* algo) {
+  scin::Config cfg = scin::load_preset("hgx-h200-8");
+  scin::set_param(cfg, "fabric.gpus", 1024);
+  scin::set_param(cfg, "fabric.topology", "two-tier");
+  scin::set_param(cfg, "fabric.leaves", 16);
+  scin::set_param(cfg, "fabric.spines", 8);
+  scin::set_param(cfg, "switch.ports", 128);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(scin::simulate(cfg, algo, {std::uint64_t{1} << 30, scin::DType::Bf16}).time_ns);
+}
+
 // The ring as the analytic engine booked it before ranks alike (issue 14/16):
 // compile (Simple) and book every step once, fabric.gpus = state.range(0),
 // 1 GiB on hgx-h200-8 (range(1) = 0) or 1 MiB on nvl576-style with 32 leaves
@@ -163,6 +176,9 @@ BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring_q8_32_leaves, "ring-q8", 32)->Args({1
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, nvls_32_leaves, "nvls", 32)->Args({1024, 1 << 30})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, scin_32_leaves, "scin", 32)->Args({1024, 1 << 30})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, scin_inq_32_leaves, "scin-inq", 32)->Args({1024, 1 << 30})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, scin, "scin")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, scin_inq, "scin-inq")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, scin_inq_uplink, "scin-inq-uplink")->Unit(benchmark::kMillisecond);
 
 // ---------------------------------------------------------------- issue 14: small points at 8 GPUs
 // One point (simulate() on the analytic engine: compile + evaluate) of every

@@ -269,7 +269,9 @@ TEST(NcclTestsLog, PerIterationColumnsAndTimeStampsRead) {
     for (bool stamp : {false, true}) {
       SCOPED_TRACE(fmt::format("per-iteration {} time stamps {}", per_iter, stamp));
       const std::string t = with(per_iter, stamp);
-      if (per_iter) ASSERT_NE(t.find("i_cv%  time"), std::string::npos);
+      if (per_iter) {
+        ASSERT_NE(t.find("i_cv%  time"), std::string::npos);
+      }
       expect_same_rows(parse_nccl_tests(t, "a.log"), plain);
       // (with srun --label's "0: ", which also stands inside the time stamps' "12:00:07")
       expect_same_rows(parse_nccl_tests(each_line(t, [](const std::string& l) { return "0: " + l; }), "a.log"), plain);

@@ -120,7 +120,7 @@ bool ports_alike(const Schedule& s) {
 
 namespace {
 AnalyticResult run_booked(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws,
-                          bool with_joins) {
+                          bool with_joins, bool with_link_bytes = true) {
   const ResourceMap rm = resource_map(s);
   AnalyticResult res;
   const bool one_plane = planes_alike(s);  // (one pass over the steps, for both tests)
@@ -128,7 +128,7 @@ AnalyticResult run_booked(const Config& cfg, const Schedule& s, const RunContext
   const bool by_class =
       !one_plane && ports_alike_unless_planes(s) && book(cfg, s, rm, joins, ctx, ws, false, true, res);
   if (!by_class) book(cfg, s, rm, joins, ctx, ws, one_plane, false, res);
-  if (s.steps.empty()) return res;
+  if (s.steps.empty() || !with_link_bytes) return res;
   std::optional<double> m;
   if (by_class) m = class_max_link_bytes(s);
   res.max_link_bytes = m ? *m : link_bytes(s).max_link_bytes();
@@ -138,6 +138,11 @@ AnalyticResult run_booked(const Config& cfg, const Schedule& s, const RunContext
 
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws) {
   return run_booked(cfg, s, ctx, ws, true);
+}
+
+AnalyticResult run_analytic_without_link_bytes(const Config& cfg, const Schedule& s, const RunContext& ctx) {
+  AnalyticWorkspace ws;
+  return run_booked(cfg, s, ctx, ws, true, false);
 }
 
 AnalyticResult run_analytic_unjoined(const Config& cfg, const Schedule& s) {

@@ -203,6 +203,9 @@ std::optional<AnalyticResult> run_analytic_nvls(const Config& cfg, const Collect
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx = {});
 /// The same, with the caller's working memory (results are identical).
 AnalyticResult run_analytic(const Config& cfg, const Schedule& s, const RunContext& ctx, AnalyticWorkspace& ws);
+/// run_analytic() with max_link_bytes left 0, for a caller that counts the
+/// links itself (a schedule whose planes stand for others: scin_tiers.cc).
+AnalyticResult run_analytic_without_link_bytes(const Config& cfg, const Schedule& s, const RunContext& ctx);
 /// run_analytic() without booking the long dep lists that steps share
 /// through joins (joins.h): the same result to the last bit, for tests.
 AnalyticResult run_analytic_unjoined(const Config& cfg, const Schedule& s);

@@ -156,7 +156,7 @@ std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const C
     if (res) res->max_link_bytes = link_bytes(s, L->weight).max_link_bytes();
     return res;
   }
-  AnalyticResult res = run_analytic(cfg, s, ctx);
+  AnalyticResult res = run_analytic_without_link_bytes(cfg, s, ctx);  // (its links weighted below)
   res.steps.clear();
   // The path's indices in the full schedule: a built plane's block at its
   // plane's, the final steps after every plane.

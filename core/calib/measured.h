@@ -66,6 +66,7 @@ struct NcclTestsTable {
   int processes = 0;           // distinct Pids among them
   std::string device;          // device name of rank 0, if printed
   std::string nccl_version;    // e.g. "2.18.3+cuda12.2"
+  bool rccl = false;           // rccl-tests (AMD's port: its "rccl-tests: Version" or "RCCL version" line)
   std::map<std::string, std::string> env;  // NCCL_* settings seen (NCCL_ALGO=NVLS, ...)
   std::string op = "all_reduce";
   std::vector<MeasuredRow> rows;

@@ -90,6 +90,15 @@ std::string algorithm_from_env(const std::map<std::string, std::string>& env);
 /// The NCCL_* settings a line gives ("NCCL_ALGO=NVLS", "... NCCL_ALGO set by environment to NVLS").
 void scan_env(const std::string& line, std::map<std::string, std::string>& env);
 
+/// Removes a launcher's output tag ("[1,0]<stdout>:", "[0]", srun's "0: ") from a log line.
+void strip_launcher_tag(std::string& line);
+/// A word that starts one of nccl-tests' header or footer lines (their '#' lost in Markdown).
+bool header_word(const std::string& w);
+/// The words of a line that only sets variables later commands inherit ("export NCCL_ALGO=NVLS").
+bool sets_environment(const std::vector<std::string>& w);
+/// NCCL's version ("2.30.5") from nccl-tests' "nccl-library=23005" header field, or "".
+std::string nccl_library_version(const std::string& line);
+
 /// Another nccl-tests benchmark than all_reduce_perf that a line names ("all_gather_perf"), or "".
 std::string other_nccl_test_in(const std::string& line);
 /// The error for a file of that benchmark's output.

@@ -434,12 +434,177 @@ TEST(NcclTestsLog, MalformedLogsNameTheLine) {
   EXPECT_NE(error_of([&] { parse_nccl_tests(replace_line(25, "  4096  1024  float  sum  -1  12.0  0.3"), "x.log"); })
                 .find("x.log:25: expected 9 or 13 columns"),
             std::string::npos);
-  // Rows without the header that gives the rank count.
+  // Rows without the header or device list that gives the rank count, and bandwidths too
+  // small to tell it.
   EXPECT_NE(error_of([&] { parse_nccl_tests("           8             2     float     sum      -1    31.52    0.00    0.00      0\n", "y.log"); })
-                .find("y.log:1: data row before any '# nThread"),
+                .find("y.log:1: no '# nThread ... nGpus ...' header nor '# Using devices' list before this table"),
             std::string::npos);
   EXPECT_NE(error_of([&] { parse_nccl_tests("# nothing here\n", "z.log"); }).find("no nccl-tests data rows"),
             std::string::npos);
+}
+
+// Layouts of real public all_reduce_perf logs (seen on 2026-12-05 in logs pasted in GitHub
+// issues and guides; the text below is written for the test, numbers illustrative).
+
+// Several runs in one file: each table takes the settings of its own command, and NCCL's
+// report of them, not those written after its rows (the next run's command); an `export`
+// carries over to later runs. A variable that merely ends in NCCL_... sets nothing.
+TEST(NcclTestsLog, EachTableTakesItsOwnRunsSettings) {
+  const std::string table = R"(#
+# Using devices
+#  Rank  0 Group  0 Pid  7001 on nodeA device  0 [0x18] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid  7002 on nodeA device  1 [0x2a] NVIDIA H100 80GB HBM3
+#
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+   134217728      33554432     float     sum      -1   1200.0  111.85  111.85      0   1201.0  111.76  111.76      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 111.8
+)";
+  const std::string header = "# nThread 1 nGpus 1 minBytes 134217728 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n";
+  const std::string text = "$ mpirun -np 2 -x UCC_TL_NCCL_TUNE=0 ./build/all_reduce_perf -b 128M -e 128M\n" + header + table +
+                           "\n**Config B**\n\n$ NCCL_ALGO=Ring mpirun -np 2 ./build/all_reduce_perf -b 128M -e 128M\n" + header +
+                           "nodeA:7101:7101 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n" + table +
+                           "export NCCL_ALGO=NVLS\n" + header + table;
+  const auto t = parse_nccl_tests(text, "runs.log");
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_TRUE(t[0].env.empty()) << "the first run has no NCCL setting: " << t[0].env.begin()->first;
+  EXPECT_EQ(t[1].env.size(), 2u);
+  EXPECT_EQ(t[1].env.at("NCCL_ALGO"), "Ring");
+  EXPECT_EQ(t[1].env.at("NCCL_PROTO"), "Simple");
+  EXPECT_EQ(t[1].rows.at(0).algorithm, "ring");
+  EXPECT_EQ(t[0].rows.at(0).algorithm, "nccl-auto");
+  EXPECT_EQ(t[2].env.size(), 1u);  // (Ring was the second command's own)
+  EXPECT_EQ(t[2].env.at("NCCL_ALGO"), "NVLS");
+  EXPECT_EQ(t[2].rows.at(0).algorithm, "nvls");
+}
+
+// The NCCL version from nccl-tests' own header (its library's version code) where NCCL
+// prints none; NCCL's "NCCL version" line, where there is one, says more.
+TEST(NcclTestsLog, NcclVersionFromTheLibraryCode) {
+  const std::string rows = R"(# nThread 1 nGpus 2 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid  900 on host device  0 [0x18] NVIDIA H100 NVL
+#  Rank  1 Group  0 Pid  900 on host device  1 [0x2a] NVIDIA H100 NVL
+#
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    20.10   52.17   52.17      0
+)";
+  EXPECT_EQ(parse_nccl_tests("# nccl-tests version 2.18.3 nccl-headers=23005 nccl-library=23005\n# Collective test starting: all_reduce_perf\n" + rows, "a.log")
+                .at(0).nccl_version, "2.30.5");
+  EXPECT_EQ(parse_nccl_tests("# nccl-tests version 2.10.0 nccl-headers=2804 nccl-library=2804\n" + rows, "b.log").at(0).nccl_version,
+            "2.8.4");  // (before NCCL 2.9: major x 1000)
+  const auto t = parse_nccl_tests("# nccl-tests version 2.18.3 nccl-headers=23004 nccl-library=23004\n" + rows +
+                                      "host:900:900 [0] NCCL INFO NCCL version 2.30.4+cuda13.2\n",
+                                  "c.log");
+  EXPECT_EQ(t.at(0).nccl_version, "2.30.4");  // (NCCL's line after the rows is a later run's)
+  const auto u = parse_nccl_tests("# nccl-tests version 2.18.3 nccl-headers=23004 nccl-library=23004\n" +
+                                      rows.substr(0, rows.find("#\n#       size")) + "host:900:900 [0] NCCL INFO NCCL version 2.30.4+cuda13.2\n" +
+                                      rows.substr(rows.find("#\n#       size")),
+                                  "d.log");
+  EXPECT_EQ(u.at(0).nccl_version, "2.30.4+cuda13.2");
+  EXPECT_NE(u.at(0).rows.at(0).notes.find("NCCL 2.30.4+cuda13.2"), std::string::npos);
+}
+
+// Processes are told apart by host and Pid: containers on two hosts reuse Pids.
+TEST(NcclTestsLog, ProcessesCountedByHostAndPid) {
+  std::string text = "# nThread 1 nGpus 1 minBytes 67108864 maxBytes 67108864 step: 2(factor) warmup iters: 5 iters: 20\n#\n# Using devices\n";
+  for (int r = 0; r < 4; ++r)
+    text += fmt::format("#   Rank {} Pid {} on pod-{} device {} [0x{}0] NVIDIA A100-SXM4-40GB\n", r, 30 + r % 2, r / 2, r % 2, r);
+  text += "#\n#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+          "    67108864      16777216     float     sum    1000.0   67.11  100.66  5e-07    1001.0   67.04  100.56  5e-07\n";
+  const auto t = parse_nccl_tests(text, "pods.log");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].ranks, 4);
+  EXPECT_EQ(t[0].processes, 4);
+  EXPECT_EQ(t[0].rows.at(0).gpus_per_process, 1);
+}
+
+// Other tools' output pasted with the log (numactl's distances, an amd-smi table) is no row:
+// a row names its type and reduction after its two numbers.
+TEST(NcclTestsLog, OtherToolsNumbersAreNoRows) {
+  const std::string good = read(kFixtures / "allreduce-g8-single-process.log");
+  std::vector<std::string> ignored;
+  const auto t = parse_nccl_tests("node distances:\nnode   0   1\n  0:  10  32\n  1:  32  10\n0       3     0x75a3, 5    N/A\n" + good,
+                                  "page.log", &ignored);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].rows.size(), 13u);
+  ASSERT_GE(ignored.size(), 3u);
+  EXPECT_EQ(ignored[2], "page.log:3: 10  32");  // (srun's label rule took "0:" off)
+}
+
+// Pasted from '# Using devices' on, or only the column header and rows: the rank count from
+// the device list, or from busbw / algbw = 2(n-1)/n where it names one count; each column
+// header after rows starts another table.
+TEST(NcclTestsLog, TablesWithoutTheThreadHeader) {
+  const std::string devices = R"(#
+# Using devices
+# Rank 0 Group 0 Pid 40 on n1 device 0 [0000:18:00] NVIDIA H100 80GB HBM3
+# Rank 1 Group 0 Pid 41 on n1 device 1 [0000:2a:00] NVIDIA H100 80GB HBM3
+# Rank 2 Group 0 Pid 42 on n2 device 0 [0000:18:00] NVIDIA H100 80GB HBM3
+# Rank 3 Group 0 Pid 43 on n2 device 1 [0000:2a:00] NVIDIA H100 80GB HBM3
+#
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+  1073741824     268435456     float     sum      -1    10000  107.37  161.06    N/A    10010  107.27  160.90    N/A
+)";
+  const auto a = parse_nccl_tests("export NCCL_ALGO=RING\n" + devices, "devices.log");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].ranks, 4);
+  EXPECT_EQ(a[0].processes, 4);
+  EXPECT_EQ(a[0].rows.at(0).gpus, 4);
+  EXPECT_EQ(a[0].rows.at(0).gpus_per_process, 1);
+  EXPECT_EQ(a[0].rows.at(0).algorithm, "ring");
+  EXPECT_NE(a[0].rows.at(0).notes.find("no '# nThread' line: GPUs per process from the Pids"), std::string::npos);
+  const std::string bare = R"(On one node:
+[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+[1,0]<stdout>:  2147483648     536870912     float     sum      -1   8000.0  268.44  469.76      0   8001.0  268.40  469.70      0
+On two nodes:
+[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+[1,0]<stdout>:  2147483648     536870912     float     sum      -1   9200.0  233.42  437.67      0   9190.0  233.68  438.15      0
+)";
+  const auto b = parse_nccl_tests(bare, "bare.log");
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].rows.at(0).gpus, 8);
+  EXPECT_EQ(b[1].rows.at(0).gpus, 16);
+  EXPECT_EQ(b[1].first_line, 5);
+  EXPECT_NE(b[0].rows.at(0).notes.find("one GPU per process assumed"), std::string::npos);
+}
+
+// A table whose header and rows have no #wrong column (time algbw busbw per half).
+TEST(NcclTestsLog, ColumnsAsTheHeaderListsThem) {
+  const auto t = parse_nccl_tests(R"(# nThread 1 nGpus 8 minBytes 8388608 maxBytes 16777216 step: 2(factor)
+#
+#       size         count      type   redop    root     time   algbw   busbw
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)
+     8388608       2097152     float     sum      -1    80.00  104.86  183.50
+    16777216       4194304     float     sum      -1    110.0  152.52  266.91
+# Avg bus bandwidth    : 225.2 GB/s
+)",
+                                  "b200.log");
+  ASSERT_EQ(t.size(), 1u);
+  ASSERT_EQ(t[0].rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(t[0].rows[1].measured_us, 110.0);
+  EXPECT_DOUBLE_EQ(t[0].rows[1].busbw_GBps, 266.91);
+  EXPECT_EQ(t[0].rows[1].gpus, 8);
+  EXPECT_NE(error_of([] {
+              parse_nccl_tests("# nThread 1 nGpus 8\n#  size count type redop root time algbw busbw\n 8388608 2097152 float sum -1 80.0 104.86\n", "c.log");
+            }).find("c.log:3: expected 8 or 11 columns (size count type redop root time algbw busbw [in-place time algbw busbw]), got 7"),
+            std::string::npos);
+  // (A header that lists no #wrong over rows that have it: the rows' layout.)
+  const auto u = parse_nccl_tests("# nThread 1 nGpus 8\n#  size count type redop root time algbw busbw\n"
+                                  " 8388608 2097152 float sum -1 80.0 104.86 183.50 0\n", "d.log");
+  EXPECT_DOUBLE_EQ(u.at(0).rows.at(0).busbw_GBps, 183.50);
+}
+
+// rccl-tests (AMD's port of nccl-tests) prints the same tables: its rows say so.
+TEST(NcclTestsLog, RcclTestsRowsSaySo) {
+  const std::string good = read(kFixtures / "allreduce-g8-single-process.log");
+  const auto t = parse_nccl_tests("rccl-tests: Version HEAD:0000000\n" + good, "mi.log");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].rows.at(0).notes.rfind("rccl-tests", 0), 0u) << t[0].rows.at(0).notes;
+  EXPECT_EQ(parse_nccl_tests(good, "nv.log").at(0).rows.at(0).notes.rfind("nccl-tests", 0), 0u);
 }
 
 // The layout of `mpirun` runs of older nccl-tests (no `root` column, `error` for `#wrong`,

@@ -287,13 +287,18 @@ void print_runs(Store& store, const std::string& format) {
     fmt::print("no runs in {}\n", store.path().string());
     return;
   }
+  // (ranks and threads: the MPI ranks and threads of scin that computed the run; a measured
+  // run was computed by none, its GPUs are in its points)
   fmt::print("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}\n", "id", "status", "name",
              "experiment", "kind", "points", "ranks", "threads", "started (UTC)", "tags");
   for (const auto& r : runs) {
+    const bool measured = r.kind == PointKind::Measured;
     std::string line = fmt::format("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}", r.id,
                                    to_string(r.status), r.name, r.experiment, r.problem.empty() ? to_string(r.kind) : "?",
-                                   fmt::format("{}/{}", r.points_stored, r.points_total), r.ranks, r.threads,
-                                   r.started_at, fmt::join(r.tags, ","));
+                                   fmt::format("{}/{}", r.points_stored, r.points_total),
+                                   measured ? std::string("-") : std::to_string(r.ranks),
+                                   measured ? std::string("-") : std::to_string(r.threads), r.started_at,
+                                   fmt::join(r.tags, ","));
     while (!line.empty() && line.back() == ' ') line.pop_back();
     fmt::print("{}\n", line);
     if (!r.problem.empty()) fmt::print("      ^ run {} is damaged: {}\n", r.id, r.problem);

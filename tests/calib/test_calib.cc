@@ -1181,6 +1181,10 @@ TEST(CalibCli, ImportSaysWhichLinesOfALogItSkipped) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("allreduce-mpirun-older-format.log:16: Set MCA parameter"), std::string::npos) << r.output;
+  // (`scin runs`: no scin ranks or threads computed a measured run; its GPUs are its points')
+  r = run_cli("runs --db '" + db.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("measured                  3/3      -        -  "), std::string::npos) << r.output;
   fs::remove(db);
 }
 

@@ -67,13 +67,24 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
   // a later run's.
   std::map<std::string, std::string> env, pending, run_env;
   bool rccl = false;       // an rccl-tests log
+  // Another benchmark's run (a log of a suite: all_gather_perf, alltoall_perf, ... one after
+  // another): the benchmark the last line naming one named, its line; its tables are skipped.
+  std::string other;
+  int first_other_line = 0;
+  std::string first_other;
+  bool skipping = false;   // the open table is another benchmark's (skipped_name)
+  std::string skipped_name;
+  std::size_t skipped_rows = 0;
   bool implicit = false;   // the open table had no '# nThread' line (its rank count from the list or busbw)
   std::string version;
   std::vector<RowBandwidth> bws;  // the current table's out-of-place bandwidths
   int half = 4;             // columns per half (time algbw busbw #wrong; 8 with the per-iteration report)
   bool timestamp = false;   // a time stamp after the in-place half
   auto close = [&]() {
-    if (open && !cur.rows.empty()) {
+    if (open && skipping && skipped_rows > 0 && ignored)
+      ignored->push_back(fmt::format("{}:{}: {}'s table ({} rows) skipped: scin reads All-Reduce tables only", origin,
+                                     cur.first_line, skipped_name, skipped_rows));
+    if (open && !skipping && !cur.rows.empty()) {
       check_all_reduce_busbw(cur, bws, "the '# Using devices' list");
       if (implicit && cur.ranks == 0 && cur.ranks_from_busbw == 0)
         fail(origin, cur.first_line,
@@ -87,6 +98,8 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
     pids.clear();
     run_env.clear();
     implicit = false;
+    skipping = false;
+    skipped_rows = 0;
     open = false;
     header_seen = false;
     have_root = true;
@@ -109,6 +122,8 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
     cur.first_line = ln;
     run_env = std::move(pending);
     pending.clear();
+    skipping = !other.empty();
+    skipped_name = other;
     settle();
   };
 
@@ -124,7 +139,13 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
       const bool version_line = w.size() >= 2 && w[0] == "NCCL" && w[1] == "version";
       if ((header_word(w[0]) && rank_line && thread_line) || version_line) line = "# " + line;
     }
-    if (const std::string t = other_nccl_test_in(line); !t.empty()) fail(origin, ln, other_benchmark(t));
+    // (A line naming a benchmark before a table's rows is that run's; after them, the next run's.
+    // "Collective test concluded: X" closes X's run: it names no next one.)
+    if (const std::string t = nccl_test_in(line); !t.empty() && line.find("test concluded") == std::string::npos) {
+      other = t == "all_reduce_perf" ? std::string() : t;
+      if (!other.empty() && first_other.empty()) first_other = other, first_other_line = ln;
+      if (open && cur.rows.empty() && skipped_rows == 0) skipping = !other.empty(), skipped_name = other;
+    }
     const bool nccl_report = line.find("NCCL INFO") != std::string::npos || line.find("NCCL WARN") != std::string::npos;
     if (std::map<std::string, std::string> found; scan_env(line, found), !found.empty()) {
       auto& into = !nccl_report && sets_environment(words(line[0] == '#' ? line.substr(1) : line)) ? env
@@ -213,6 +234,10 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
       continue;
     }
     if (!open) open_table(ln, true);
+    if (skipping) {
+      ++skipped_rows;
+      continue;
+    }
     if (size == 0) {  // (-b 0: nccl-tests times the call with no data)
       if (ignored) ignored->push_back(zero_byte_row(fmt::format("{}:{}", origin, ln)));
       continue;
@@ -259,6 +284,7 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
     cur.rows.push_back(std::move(r));
   }
   close();
+  if (tables.empty() && !first_other.empty()) fail(origin, first_other_line, other_benchmark(first_other));
   if (tables.empty()) throw Error(fmt::format("{}: no nccl-tests data rows found", origin));
 
   finish_nccl_tests_tables(tables, origin);

@@ -196,13 +196,19 @@ std::string measured_text::other_benchmark(const std::string& name) {
 // starting: reduce_scatter_perf", "all_gather_perf_mpi" built with a NAME_SUFFIX) if it is
 // another benchmark than all_reduce_perf, else "".
 std::string measured_text::other_nccl_test_in(const std::string& line) {
+  const std::string name = nccl_test_in(line);
+  return name == "all_reduce_perf" ? "" : name;
+}
+
+// The same, all_reduce_perf included.
+std::string measured_text::nccl_test_in(const std::string& line) {
   for (const auto& w : words(line)) {
     const auto slash = w.find_last_of('/');
     const std::string base = slash == std::string::npos ? w : w.substr(slash + 1);
     const auto at = base.find("_perf");
     if (at == std::string::npos || at == 0) continue;
     const std::string name = base.substr(0, at + 5);
-    if (other_nccl_test(name)) return name;
+    if (name == "all_reduce_perf" || other_nccl_test(name)) return name;
   }
   return "";
 }

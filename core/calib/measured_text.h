@@ -101,6 +101,8 @@ std::string nccl_library_version(const std::string& line);
 
 /// Another nccl-tests benchmark than all_reduce_perf that a line names ("all_gather_perf"), or "".
 std::string other_nccl_test_in(const std::string& line);
+/// The nccl-tests benchmark a line names, all_reduce_perf included, or "".
+std::string nccl_test_in(const std::string& line);
 /// The error for a file of that benchmark's output.
 std::string other_benchmark(const std::string& name);
 

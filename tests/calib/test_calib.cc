@@ -200,6 +200,27 @@ TEST(NcclTestsLog, OtherCollectivesAreRejectedWithTheLine) {
             std::string::npos);
   const std::string cmd = "$ mpirun -np 8 ./build/reduce_scatter_perf -b 8 -e 128M -f 4\n" + log;
   EXPECT_NE(error_of([&] { parse_nccl_tests(cmd, "r.log"); }).find("r.log:1: reduce_scatter_perf is"), std::string::npos);
+  // A suite's log: another benchmark's table among All-Reduce ones is skipped and said; the
+  // All-Reduce tables are read (a line naming a benchmark after a table's rows names the next run).
+  {
+    std::string other_table = log;  // (its rows as all_gather's would be: any numbers, not checked)
+    std::vector<std::string> ignored;
+    const auto t = parse_nccl_tests("$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8\n" + log + "# Collective test concluded: all_reduce_perf\n" +
+                                        "$ ./build/all_gather_perf -b 8 -e 128M -f 2 -g 8\n" + other_table +
+                                        "# Collective test starting: all_reduce_perf\n" + log,
+                                    "suite.log", &ignored);
+    ASSERT_EQ(t.size(), 2u);
+    EXPECT_EQ(t[0].rows.size(), 13u);
+    EXPECT_EQ(t[1].rows.size(), 13u);
+    const int lines = static_cast<int>(std::count(log.begin(), log.end(), '\n'));
+    EXPECT_EQ(t[1].first_line, 2 * lines + 5);  // (its own '# nThread' line)
+    ASSERT_FALSE(ignored.empty());
+    EXPECT_NE(std::find(ignored.begin(), ignored.end(),
+                        fmt::format("suite.log:{}: all_gather_perf's table (13 rows) skipped: scin reads All-Reduce tables only",
+                                    lines + 4)),
+              ignored.end())
+        << fmt::format("{}", fmt::join(ignored, "\n"));
+  }
   // busbw halved on the last row (reduce_scatter's factor at 8 ranks), then equal to algbw (broadcast's).
   auto with_busbw = [&](const std::string& busbw) {
     std::string t = log;

@@ -38,12 +38,20 @@ struct Inputs {
 };
 
 // Lines of a log that were no row (MPI or shell messages pasted with it): said, not fatal.
+// Another benchmark's tables in a suite's log are said each, whatever else was skipped.
 void print_ignored(const MeasuredFile& m) {
-  if (m.ignored.empty()) return;
-  fmt::print(stderr, "scin: note: {} line{} of {} skipped (not nccl-tests rows, or rows there is nothing to model for):\n", m.ignored.size(),
-             m.ignored.size() == 1 ? "" : "s", m.path.filename().string());
-  for (std::size_t k = 0; k < m.ignored.size() && k < 5; ++k) fmt::print(stderr, "scin: note:   {}\n", m.ignored[k]);
-  if (m.ignored.size() > 5) fmt::print(stderr, "scin: note:   ... and {} more\n", m.ignored.size() - 5);
+  std::vector<std::string> lines;
+  for (const auto& l : m.ignored) {
+    if (l.find("'s table (") != std::string::npos && l.find(" skipped: ") != std::string::npos)
+      fmt::print(stderr, "scin: note: {}\n", l);
+    else
+      lines.push_back(l);
+  }
+  if (lines.empty()) return;
+  fmt::print(stderr, "scin: note: {} line{} of {} skipped (not nccl-tests rows, or rows there is nothing to model for):\n", lines.size(),
+             lines.size() == 1 ? "" : "s", m.path.filename().string());
+  for (std::size_t k = 0; k < lines.size() && k < 5; ++k) fmt::print(stderr, "scin: note:   {}\n", lines[k]);
+  if (lines.size() > 5) fmt::print(stderr, "scin: note:   ... and {} more\n", lines.size() - 5);
 }
 
 // Loads the files and keeps the rows whose system names one of `systems`

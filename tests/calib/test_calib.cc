@@ -1191,6 +1191,22 @@ TEST(CalibCli, ValidateByDefaultTakesTheAcceleratorAsAWordNotInsideAnother) {
   fs::remove(f);
 }
 
+// A suite's log: the other benchmark's table is said on its own line, the All-Reduce one imported.
+TEST(CalibCli, ImportSaysWhichTablesOfASuiteItSkipped) {
+  const fs::path db = fs::temp_directory_path() / "scin-calib-import-suite.scindb";
+  fs::remove(db);
+  const std::string log = read(kFixtures / "allreduce-g8-single-process.log");
+  const fs::path f = temp_file("scin-suite.log", "$ ./build/all_gather_perf -g 8\n" + log + "$ ./build/all_reduce_perf -g 8\n" + log);
+  auto r = run_cli("import '" + f.string() + "' --db '" + db.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("13 measured points"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("scin: note: scin-suite.log:2: all_gather_perf's table (13 rows) skipped: scin reads All-Reduce tables only\n"),
+            std::string::npos)
+      << r.output;
+  fs::remove(db);
+  fs::remove(f);
+}
+
 // Lines of a pasted mpirun log that are no row are said on stderr, and the rows are imported.
 TEST(CalibCli, ImportSaysWhichLinesOfALogItSkipped) {
   const fs::path db = fs::temp_directory_path() / "scin-calib-import-noise.scindb";

@@ -282,7 +282,7 @@ std::vector<std::int64_t> MainWindow::importMeasurements(const QStringList& file
   for (const QString& f : files) paths.emplace_back(f.toStdString());
   struct Imported {
     std::vector<std::int64_t> ids;
-    std::size_t points = 0, skipped_lines = 0;
+    std::size_t points = 0, skipped_lines = 0, skipped_tables = 0;
   };
   auto out = std::make_shared<Imported>();
   const QString err = runOffGui(tr("Importing %n measurement file(s)…", nullptr, static_cast<int>(files.size())),
@@ -294,7 +294,7 @@ std::vector<std::int64_t> MainWindow::importMeasurements(const QStringList& file
                                   for (const auto& m : parsed) {
                                     out->ids.push_back(import_measured(s, m));
                                     out->points += m.rows.size();
-                                    out->skipped_lines += m.ignored.size();
+                                    for (const auto& l : m.ignored) ++(skipped_table(l) ? out->skipped_tables : out->skipped_lines);
                                   }
                                   return QString();
                                 });
@@ -304,9 +304,11 @@ std::vector<std::int64_t> MainWindow::importMeasurements(const QStringList& file
   }
   ids = out->ids;
   statusBar()->showMessage(
-      tr("Imported %1 measured run(s), %2 points%3: select a simulated run of the same fabric to compare (Validation tab)")
+      tr("Imported %1 measured run(s), %2 points%3%4: select a simulated run of the same fabric to compare (Validation tab)")
           .arg(ids.size())
           .arg(out->points)
+          .arg(out->skipped_tables ? tr("; %1 table(s) of other nccl-tests benchmarks skipped").arg(out->skipped_tables)
+                                   : QString())
           .arg(out->skipped_lines ? tr("; %1 log line(s) that are no row skipped (listed in the run's spec)").arg(out->skipped_lines)
                            : QString()),
       15000);

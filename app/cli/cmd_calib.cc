@@ -42,7 +42,7 @@ struct Inputs {
 void print_ignored(const MeasuredFile& m) {
   std::vector<std::string> lines;
   for (const auto& l : m.ignored) {
-    if (l.find("'s table (") != std::string::npos && l.find(" skipped: ") != std::string::npos)
+    if (skipped_table(l))
       fmt::print(stderr, "scin: note: {}\n", l);
     else
       lines.push_back(l);

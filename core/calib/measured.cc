@@ -52,6 +52,15 @@ std::string canonical_dtype(std::string_view name) {
 
 // ------------------------------------------------------------------ nccl-tests
 
+namespace {
+constexpr const char* kSkippedTable = "skipped: scin reads All-Reduce tables only";
+}  // namespace
+
+bool skipped_table(const std::string& ignored_entry) {
+  return ignored_entry.size() > std::strlen(kSkippedTable) && ignored_entry.ends_with(kSkippedTable) &&
+         ignored_entry.find("_perf's table (") != std::string::npos;
+}
+
 std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std::string& origin,
                                              std::vector<std::string>* ignored) {
   std::vector<NcclTestsTable> tables;
@@ -82,8 +91,8 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
   bool timestamp = false;   // a time stamp after the in-place half
   auto close = [&]() {
     if (open && skipping && skipped_rows > 0 && ignored)
-      ignored->push_back(fmt::format("{}:{}: {}'s table ({} rows) skipped: scin reads All-Reduce tables only", origin,
-                                     cur.first_line, skipped_name, skipped_rows));
+      ignored->push_back(fmt::format("{}:{}: {}'s table ({} rows) {}", origin,
+                                     cur.first_line, skipped_name, skipped_rows, kSkippedTable));
     if (open && !skipping && !cur.rows.empty()) {
       check_all_reduce_busbw(cur, bws, "the '# Using devices' list");
       if (implicit && cur.ranks == 0 && cur.ranks_from_busbw == 0)

@@ -79,7 +79,8 @@ struct MeasuredFile {
   std::string sha256;          // of the file's bytes
   std::vector<NcclTestsTable> tables;   // nccl-tests only
   std::vector<MeasuredRow> rows;        // all rows, in file order
-  std::vector<std::string> ignored;     // nccl-tests: "FILE:LINE: text" of lines that are no row
+  std::vector<std::string> ignored;     // nccl-tests: "FILE:LINE: text" of lines that are no row, and
+                                        // "FILE:LINE: X_perf's table (N rows) skipped: ..." (skipped_table)
 };
 
 /// An algorithm name as measurement files write it ("Ring", "NVLS", "auto", "one_shot",
@@ -91,6 +92,9 @@ std::string canonical_algorithm(std::string_view name);
 /// An element type as files write it (float, float32, half, bfloat16, ...) -> fp32, fp16,
 /// bf16, or the name in lower case.
 std::string canonical_dtype(std::string_view name);
+
+/// Whether an entry of MeasuredFile::ignored is another benchmark's table, not a line.
+bool skipped_table(const std::string& ignored_entry);
 
 /// Parses nccl-tests output; `origin` names the input in errors and row sources.
 /// Lines that are neither comments, NCCL log lines nor data rows (MPI or shell messages

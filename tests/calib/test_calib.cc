@@ -220,6 +220,8 @@ TEST(NcclTestsLog, OtherCollectivesAreRejectedWithTheLine) {
                                     lines + 4)),
               ignored.end())
         << fmt::format("{}", fmt::join(ignored, "\n"));
+    EXPECT_EQ(std::count_if(ignored.begin(), ignored.end(), skipped_table), 1);  // (the others are lines)
+    EXPECT_FALSE(skipped_table("suite.log:1: $ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8"));
   }
   // busbw halved on the last row (reduce_scatter's factor at 8 ranks), then equal to algbw (broadcast's).
   auto with_busbw = [&](const std::string& busbw) {

@@ -166,7 +166,7 @@ Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const R
     throw Error("compile: building some planes only is for two-tier SCIN, one flag per plane");
   if (ctx.stop.stop_possible()) b.ctx = &ctx;
   a.build(b);
-  check_schedule(b.s, b.ctx);
+  if (opt.check) check_schedule(b.s, b.ctx);
   return std::move(b.s);
 }
 

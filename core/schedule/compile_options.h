@@ -31,6 +31,11 @@ struct CompileOptions {
   /// instead of their own rank's (the same times where every launch ends
   /// together). For run_analytic_scin_tiers only, as `planes`.
   bool quantise_once = false;
+  /// False: compile() does not run check_schedule() on the schedule. For a
+  /// builder's reduced schedule booked at once (run_analytic_scin_tiers: the
+  /// same builder's schedules, and compile_scin_tiers()' reduced ones, are
+  /// checked in the tests); every schedule a user can see or export is checked.
+  bool check = true;
 };
 
 /// compile(cfg, algo, c, ctx) with `opt`.

@@ -486,6 +486,12 @@ bool expect_scin_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype =
   const Schedule s = compile(c, algo, coll);
   const AnalyticResult full = run_analytic(c, s);
   expect_same_booking(*fast, full, 0);
+  // (Its links counted in O(steps): answered, and as every region counts them.)
+  const std::optional<double> links = scin_tiers_max_link_bytes(s, std::vector<double>(static_cast<std::size_t>(c.fabric.planes), 1.0));
+  EXPECT_TRUE(links.has_value());
+  if (links) {
+    EXPECT_EQ(*links, link_bytes(s).max_link_bytes());
+  }
   EXPECT_GT(full.critical_path.size(), 3u);
   std::size_t total = 0;
   ScinTiersRegions regions;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <vector>
 
 #include "base/run_context.h"
 #include "engines/analytic/analytic.h"
@@ -55,6 +56,12 @@ std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const C
 /// The schedule run_analytic_scin_tiers() compiles and books (no labels), or
 /// nothing where it declines. For tests of the estimate.
 std::optional<Schedule> compile_scin_tiers(const Config& cfg, const Collective& c, Algorithm algo);
+
+/// link_bytes(s, plane_weight).max_link_bytes() of a build_scin_tiers
+/// schedule (full or reduced) in O(steps): each step's first accelerator
+/// stands for all (every accelerator's links carry the same bytes); nothing
+/// where a transfer is of another shape than that builder's.
+std::optional<double> scin_tiers_max_link_bytes(const Schedule& s, const std::vector<double>& plane_weight);
 
 /// The regions (sources and destinations) of build_scin_tiers' schedule: the
 /// full one's and the one run_analytic_scin_tiers() compiles.

@@ -77,7 +77,8 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
   std::map<std::string, std::string> env, pending, run_env;
   bool rccl = false;       // an rccl-tests log
   // Another benchmark's run (a log of a suite: all_gather_perf, alltoall_perf, ... one after
-  // another): the benchmark the last line naming one named, its line; its tables are skipped.
+  // another): the one the last line naming a benchmark named ("" for all_reduce_perf), whose
+  // tables are skipped; the first named and its line (the error if no All-Reduce table is left).
   std::string other;
   int first_other_line = 0;
   std::string first_other;

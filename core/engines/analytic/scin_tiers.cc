@@ -111,7 +111,6 @@ std::size_t scin_tiers_steps(const Config& cfg, const Collective& c, Algorithm a
   }
 }
 
-namespace {
 // link_bytes(s, weight).max_link_bytes() of build_scin_tiers' reduced schedule
 // in O(steps), not O(regions) (2.1 M at 1024 GPUs, 1 GiB: a pass over 51 MB
 // was 8-14% of the point): each accelerator's egress takes every wave's ISA
@@ -123,8 +122,6 @@ namespace {
 // step is of another shape (the caller counts every region then).
 // (test_scin_alike.cc's expect_scin_tiers_exact compares max_link_bytes with
 // the full schedule's.)
-}  // namespace
-
 std::optional<double> scin_tiers_max_link_bytes(const Schedule& s, const std::vector<double>& weight) {
   LinkBytes lb;
   lb.egress_bytes.assign(static_cast<std::size_t>(s.gpus), 0.0);

@@ -158,12 +158,11 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
     }
     const bool nccl_report = line.find("NCCL INFO") != std::string::npos || line.find("NCCL WARN") != std::string::npos;
     if (std::map<std::string, std::string> found; scan_env(line, found), !found.empty()) {
+      // (NCCL reports its settings as a run starts: after a table's rows, the next run's.)
       auto& into = !nccl_report && sets_environment(words(line[0] == '#' ? line.substr(1) : line)) ? env
-                   : nccl_report && open                                                           ? run_env
+                   : nccl_report && open && cur.rows.empty()                                       ? run_env
                                                                                                    : pending;
-      // (NCCL's report once the rows have begun is the open run's: it has its settings.)
-      if (!(nccl_report && open && !cur.rows.empty()))
-        for (const auto& [k, v] : found) into[k] = v;
+      for (const auto& [k, v] : found) into[k] = v;
       settle();
     }
     if (line.find("rccl-tests") != std::string::npos || line.find("RCCL version") != std::string::npos) {

@@ -488,9 +488,11 @@ TEST(NcclTestsLog, EachTableTakesItsOwnRunsSettings) {
   const std::string text = "$ mpirun -np 2 -x UCC_TL_NCCL_TUNE=0 ./build/all_reduce_perf -b 128M -e 128M\n" + header + table +
                            "\n**Config B**\n\n$ NCCL_ALGO=Ring mpirun -np 2 ./build/all_reduce_perf -b 128M -e 128M\n" + header +
                            "nodeA:7101:7101 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n" + table +
-                           "export NCCL_ALGO=NVLS\n" + header + table;
+                           "export NCCL_ALGO=NVLS\n" + header + table +
+                           // (NCCL's report after a table's rows: the next run's, as it starts)
+                           "nodeA:7301:7301 [0] NCCL INFO NCCL_PROTO set by environment to LL128\n" + header + table;
   const auto t = parse_nccl_tests(text, "runs.log");
-  ASSERT_EQ(t.size(), 3u);
+  ASSERT_EQ(t.size(), 4u);
   EXPECT_TRUE(t[0].env.empty()) << "the first run has no NCCL setting: " << t[0].env.begin()->first;
   EXPECT_EQ(t[1].env.size(), 2u);
   EXPECT_EQ(t[1].env.at("NCCL_ALGO"), "Ring");
@@ -500,6 +502,9 @@ TEST(NcclTestsLog, EachTableTakesItsOwnRunsSettings) {
   EXPECT_EQ(t[2].env.size(), 1u);  // (Ring was the second command's own)
   EXPECT_EQ(t[2].env.at("NCCL_ALGO"), "NVLS");
   EXPECT_EQ(t[2].rows.at(0).algorithm, "nvls");
+  EXPECT_EQ(t[3].env.size(), 2u);
+  EXPECT_EQ(t[3].env.at("NCCL_PROTO"), "LL128");
+  EXPECT_EQ(t[3].env.at("NCCL_ALGO"), "NVLS");
 }
 
 // The NCCL version from nccl-tests' own header (its library's version code) where NCCL

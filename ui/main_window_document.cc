@@ -304,13 +304,14 @@ std::vector<std::int64_t> MainWindow::importMeasurements(const QStringList& file
   }
   ids = out->ids;
   statusBar()->showMessage(
-      tr("Imported %1 measured run(s), %2 points%3%4: select a simulated run of the same fabric to compare (Validation tab)")
+      tr("Imported %1 measured run(s), %2 points%3; compare with a simulated run of the same fabric in the Validation tab")
           .arg(ids.size())
           .arg(out->points)
-          .arg(out->skipped_tables ? tr("; %1 table(s) of other nccl-tests benchmarks skipped").arg(out->skipped_tables)
-                                   : QString())
-          .arg(out->skipped_lines ? tr("; %1 log line(s) that are no row skipped (listed in the run's spec)").arg(out->skipped_lines)
-                           : QString()),
+          .arg(out->skipped_tables || out->skipped_lines
+                   ? tr(" (skipped %1 other benchmark table(s), %2 other line(s): listed in the run's spec)")
+                         .arg(out->skipped_tables)
+                         .arg(out->skipped_lines)
+                   : QString()),
       15000);
   runBrowser_->reload();
   return ids;

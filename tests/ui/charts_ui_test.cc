@@ -489,6 +489,23 @@ class ChartsUiTest : public QObject {
     QCOMPARE(pts[0].measured_us, 41.37);
     QCOMPARE(run.spec["ignored_lines"].size(), std::size_t(3));
     QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("3 points")));
+    // A suite's log: the other benchmark's table is counted apart from the lines that are no row.
+    {
+      const QString suite = dir_.filePath(QStringLiteral("suite.log"));
+      QFile in(QStringLiteral(SCIN_CALIB_FIXTURES "/allreduce-g8-single-process.log")), f(suite);
+      QVERIFY(in.open(QIODevice::ReadOnly));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      const QByteArray one = in.readAll();
+      f.write("$ ./build/all_gather_perf -g 8\n" + one + "$ ./build/all_reduce_perf -g 8\n" + one);
+      f.close();
+      const auto more = w.importMeasurements({suite});
+      QCOMPARE(more.size(), std::size_t(1));
+      QCOMPARE(w.store()->points(more[0]).size(), std::size_t(13));
+      const QString msg = w.statusBar()->currentMessage();
+      QVERIFY2(msg.contains(QStringLiteral("13 points (skipped 1 other benchmark table(s), 2 other line(s)")),
+               qPrintable(msg));
+      w.store()->delete_run(more[0]);
+    }
     // A malformed file: nothing stored, the error names the line.
     const QString bad = dir_.filePath(QStringLiteral("bad.csv"));
     {

@@ -294,7 +294,8 @@ std::vector<std::int64_t> MainWindow::importMeasurements(const QStringList& file
                                   for (const auto& m : parsed) {
                                     out->ids.push_back(import_measured(s, m));
                                     out->points += m.rows.size();
-                                    for (const auto& l : m.ignored) ++(skipped_table(l) ? out->skipped_tables : out->skipped_lines);
+                                    out->skipped_tables += m.skipped_tables.size();
+                                    out->skipped_lines += m.ignored.size();
                                   }
                                   return QString();
                                 });

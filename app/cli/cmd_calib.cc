@@ -40,13 +40,8 @@ struct Inputs {
 // Lines of a log that were no row (MPI or shell messages pasted with it): said, not fatal.
 // Another benchmark's tables in a suite's log are said each, whatever else was skipped.
 void print_ignored(const MeasuredFile& m) {
-  std::vector<std::string> lines;
-  for (const auto& l : m.ignored) {
-    if (skipped_table(l))
-      fmt::print(stderr, "scin: note: {}\n", l);
-    else
-      lines.push_back(l);
-  }
+  for (const auto& t : m.skipped_tables) fmt::print(stderr, "scin: note: {}\n", t);
+  const std::vector<std::string>& lines = m.ignored;
   if (lines.empty()) return;
   fmt::print(stderr, "scin: note: {} line{} of {} skipped (not nccl-tests rows, or rows there is nothing to model for):\n", lines.size(),
              lines.size() == 1 ? "" : "s", m.path.filename().string());

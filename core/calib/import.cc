@@ -45,6 +45,7 @@ std::int64_t import_measured(Store& store, const MeasuredFile& m, const Measured
                               {"device", t.device}, {"nccl_version", t.nccl_version}, {"env", t.env},
                               {"rows", t.rows.size()}});
   if (!m.ignored.empty()) spec["ignored_lines"] = m.ignored;
+  if (!m.skipped_tables.empty()) spec["skipped_tables"] = m.skipped_tables;
   st.spec = spec;
   st.points_total = m.rows.size();
   st.threads = 1;

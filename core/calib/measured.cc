@@ -52,17 +52,8 @@ std::string canonical_dtype(std::string_view name) {
 
 // ------------------------------------------------------------------ nccl-tests
 
-namespace {
-constexpr const char* kSkippedTable = "skipped: scin reads All-Reduce tables only";
-}  // namespace
-
-bool skipped_table(const std::string& ignored_entry) {
-  return ignored_entry.size() > std::strlen(kSkippedTable) && ignored_entry.ends_with(kSkippedTable) &&
-         ignored_entry.find("_perf's table (") != std::string::npos;
-}
-
 std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std::string& origin,
-                                             std::vector<std::string>* ignored) {
+                                             std::vector<std::string>* ignored, std::vector<std::string>* skipped_tables) {
   std::vector<NcclTestsTable> tables;
   const auto lines = lines_of(text);
   NcclTestsTable cur;
@@ -91,9 +82,9 @@ std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std:
   int half = 4;             // columns per half (time algbw busbw #wrong; 8 with the per-iteration report)
   bool timestamp = false;   // a time stamp after the in-place half
   auto close = [&]() {
-    if (open && skipping && skipped_rows > 0 && ignored)
-      ignored->push_back(fmt::format("{}:{}: {}'s table ({} rows) {}", origin,
-                                     cur.first_line, skipped_name, skipped_rows, kSkippedTable));
+    if (open && skipping && skipped_rows > 0 && skipped_tables)
+      skipped_tables->push_back(fmt::format("{}:{}: {}'s table ({} rows) skipped: scin reads All-Reduce tables only",
+                                            origin, cur.first_line, skipped_name, skipped_rows));
     if (open && !skipping && !cur.rows.empty()) {
       check_all_reduce_busbw(cur, bws, "the '# Using devices' list");
       if (implicit && cur.ranks == 0 && cur.ranks_from_busbw == 0)
@@ -406,7 +397,7 @@ MeasuredFile load_measured(const std::filesystem::path& file) {
     m.rows = parse_measured_csv(text, origin);
   } else {
     m.format = "nccl-tests";
-    m.tables = parse_nccl_tests(text, origin, &m.ignored);
+    m.tables = parse_nccl_tests(text, origin, &m.ignored, &m.skipped_tables);
     for (const auto& t : m.tables) m.rows.insert(m.rows.end(), t.rows.begin(), t.rows.end());
   }
   return m;

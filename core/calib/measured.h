@@ -79,8 +79,8 @@ struct MeasuredFile {
   std::string sha256;          // of the file's bytes
   std::vector<NcclTestsTable> tables;   // nccl-tests only
   std::vector<MeasuredRow> rows;        // all rows, in file order
-  std::vector<std::string> ignored;     // nccl-tests: "FILE:LINE: text" of lines that are no row, and
-                                        // "FILE:LINE: X_perf's table (N rows) skipped: ..." (skipped_table)
+  std::vector<std::string> ignored;     // nccl-tests: "FILE:LINE: text" of lines that are no row
+  std::vector<std::string> skipped_tables;  // nccl-tests: "FILE:LINE: X_perf's table (N rows) skipped: ..." (a suite's log)
 };
 
 /// An algorithm name as measurement files write it ("Ring", "NVLS", "auto", "one_shot",
@@ -93,16 +93,16 @@ std::string canonical_algorithm(std::string_view name);
 /// bf16, or the name in lower case.
 std::string canonical_dtype(std::string_view name);
 
-/// Whether an entry of MeasuredFile::ignored is another benchmark's table, not a line.
-bool skipped_table(const std::string& ignored_entry);
-
 /// Parses nccl-tests output; `origin` names the input in errors and row sources.
 /// Lines that are neither comments, NCCL log lines nor data rows (MPI or shell messages
 /// pasted with the log: "8 more processes have sent help message ...", a prompt) are
 /// skipped and, when `ignored` is given, listed there as "ORIGIN:LINE: text". A line whose
-/// first two fields are whole numbers is a data row and must be a well-formed one.
+/// first two fields are whole numbers is a data row and must be a well-formed one. Another
+/// benchmark's table (a suite's log) is skipped and, when `skipped_tables` is given, said there
+/// as "ORIGIN:LINE: X_perf's table (N rows) skipped: ...".
 std::vector<NcclTestsTable> parse_nccl_tests(const std::string& text, const std::string& origin,
-                                             std::vector<std::string>* ignored = nullptr);
+                                             std::vector<std::string>* ignored = nullptr,
+                                             std::vector<std::string>* skipped_tables = nullptr);
 
 /// Parses nccl-tests' JSON report (`all_reduce_perf -J FILE`: "config" with nthreads, ngpus,
 /// aggregated_iterations, graph and the devices, one per process; "env"; "nccl_version";

@@ -204,24 +204,20 @@ TEST(NcclTestsLog, OtherCollectivesAreRejectedWithTheLine) {
   // All-Reduce tables are read (a line naming a benchmark after a table's rows names the next run).
   {
     std::string other_table = log;  // (its rows as all_gather's would be: any numbers, not checked)
-    std::vector<std::string> ignored;
+    std::vector<std::string> ignored, skipped;
     const auto t = parse_nccl_tests("$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8\n" + log + "# Collective test concluded: all_reduce_perf\n" +
                                         "$ ./build/all_gather_perf -b 8 -e 128M -f 2 -g 8\n" + other_table +
                                         "# Collective test starting: all_reduce_perf\n" + log,
-                                    "suite.log", &ignored);
+                                    "suite.log", &ignored, &skipped);
     ASSERT_EQ(t.size(), 2u);
     EXPECT_EQ(t[0].rows.size(), 13u);
     EXPECT_EQ(t[1].rows.size(), 13u);
     const int lines = static_cast<int>(std::count(log.begin(), log.end(), '\n'));
     EXPECT_EQ(t[1].first_line, 2 * lines + 5);  // (its own '# nThread' line)
-    ASSERT_FALSE(ignored.empty());
-    EXPECT_NE(std::find(ignored.begin(), ignored.end(),
-                        fmt::format("suite.log:{}: all_gather_perf's table (13 rows) skipped: scin reads All-Reduce tables only",
-                                    lines + 4)),
-              ignored.end())
-        << fmt::format("{}", fmt::join(ignored, "\n"));
-    EXPECT_EQ(std::count_if(ignored.begin(), ignored.end(), skipped_table), 1);  // (the others are lines)
-    EXPECT_FALSE(skipped_table("suite.log:1: $ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8"));
+    ASSERT_EQ(skipped.size(), 1u);
+    EXPECT_EQ(skipped[0], fmt::format("suite.log:{}: all_gather_perf's table (13 rows) skipped: scin reads All-Reduce tables only",
+                                      lines + 4));
+    EXPECT_EQ(ignored.size(), 2u) << fmt::format("{}", fmt::join(ignored, "\n"));  // (the two command lines)
   }
   // busbw halved on the last row (reduce_scatter's factor at 8 ranks), then equal to algbw (broadcast's).
   auto with_busbw = [&](const std::string& busbw) {
@@ -1210,6 +1206,13 @@ TEST(CalibCli, ImportSaysWhichTablesOfASuiteItSkipped) {
   EXPECT_NE(r.output.find("scin: note: scin-suite.log:2: all_gather_perf's table (13 rows) skipped: scin reads All-Reduce tables only\n"),
             std::string::npos)
       << r.output;
+  {  // (the run's spec keeps the skipped table apart from the skipped lines)
+    Store s = Store::open(db, Access::ReadOnly);
+    const auto runs = s.list_runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].spec["skipped_tables"].size(), 1u);
+    EXPECT_EQ(runs[0].spec["ignored_lines"].size(), 2u);
+  }
   fs::remove(db);
   fs::remove(f);
 }

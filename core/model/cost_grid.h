@@ -33,6 +33,13 @@ inline double on_cost_grid_ns(double ns) {
   return g == 0 && ns > 0 ? cost_grid_ns : g;
 }
 
+/// A multiple of cost_grid_ns below 2^32 ns in size (so finite): sums of two
+/// such stay exact.
+inline bool within_cost_grid(double v) {
+  const double y = v * 0x1p20;
+  return std::fabs(v) < 0x1p32 && y == std::trunc(y);
+}
+
 /// Puts `c` on the grid: its fixed cost and each latency term rounded
 /// (on_cost_grid_ns), and each use of positive amount restated as its
 /// duration on the grid at 1 GB/s (1 byte per ns): amount_bytes becomes

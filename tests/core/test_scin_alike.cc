@@ -12,6 +12,7 @@
 
 #include "base/cancel.h"
 #include "engines/analytic/analytic.h"
+#include "engines/analytic/jump_counters.h"
 #include "engines/analytic/scin_alike.h"
 #include "engines/analytic/scin_tiers.h"
 #include "engines/simulate.h"
@@ -558,6 +559,32 @@ TEST(ScinTiers, EqualsTheFullBookingOnTwoTiers) {
       EXPECT_TRUE(expect_scin_tiers_exact(c, (std::uint64_t{1} << 24) + 2, DType::Bf16, algo)) << path;
     }
   }
+}
+
+// SCIN+INQ's planes whose quantise steps are an earlier plane's, later by a
+// constant, are taken as that plane's booking translated, not booked
+// (scin_inq_planes.cc): hgx-h200-8 made two-tier, its 4 planes of one stripe
+// size (the same quantisation blocks): one booked, three translated, and the
+// result is the full schedule's booking to the last bit. Where the stripes'
+// blocks fall differently (nvl36x2's 18 planes at 1 GiB: 2^29 elements do
+// not divide into 18 stripes of whole blocks), planes are booked.
+TEST(ScinTiers, InqPlanesAlikeAreTranslatedExactly) {
+  Config c = load_preset("hgx-h200-8");
+  set_param(c, "fabric.gpus", 64);
+  set_param(c, "fabric.topology", "two-tier");
+  set_param(c, "fabric.leaves", 4);
+  set_param(c, "fabric.spines", 2);
+  set_param(c, "switch.ports", 32);
+  validate(c);
+  for (std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{1} << 26}) {
+    const std::size_t before = part::translated_planes_total();
+    EXPECT_TRUE(expect_scin_tiers_exact(c, bytes, DType::Bf16, Algorithm::ScinInq)) << bytes;
+    // (expect_scin_tiers_exact runs it twice: run_analytic_scin_tiers, simulate().)
+    EXPECT_EQ(part::translated_planes_total() - before, 2u * 3u) << bytes;
+  }
+  const std::size_t before = part::translated_planes_total();
+  EXPECT_TRUE(run_analytic_scin_tiers(load_preset("nvl36x2"), {std::uint64_t{1} << 30, DType::Bf16}, Algorithm::ScinInq));
+  EXPECT_LT(part::translated_planes_total() - before, 17u);
 }
 
 // SCIN+INQ with launches at different times (its ranks' quantise steps are

@@ -26,4 +26,12 @@ inline std::size_t& walked_repeats_total() {
   return n;
 }
 
+/// SCIN+INQ planes on two tiers taken as an earlier plane's booking
+/// translated (scin_inq_planes.cc), not booked, on this thread, over every
+/// run (for tests).
+inline std::size_t& translated_planes_total() {
+  thread_local std::size_t n = 0;
+  return n;
+}
+
 }  // namespace scin::part

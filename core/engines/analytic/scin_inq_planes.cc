@@ -7,6 +7,7 @@
 
 #include "engines/analytic/book.h"
 #include "engines/analytic/joins.h"
+#include "engines/analytic/jump_counters.h"
 #include "model/cost_grid.h"
 
 namespace scin::analytic {
@@ -213,14 +214,57 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
   auto plane_view = [&](std::size_t p) {
     return PlaneView{k, L, p, L.stands_on[p], &quantised, &blocks[L.stands_on[p]]};
   };
+  // A plane whose quantise finishes are all those of a booked plane of its
+  // size, later by one grid multiple, books as that plane later by it
+  // (nothing else enters its booking; cost_grid.h: exact), so it is not
+  // booked again (hgx-h200-8 made two-tier: one booking, not four; where a
+  // stripe's quantisation blocks fall differently, its waves' quantise steps
+  // differ, and it is booked).
+  struct Booked {
+    std::size_t plane = 0;
+    double latest = -1;
+    std::vector<double> flags;  // per rank
+  };
+  std::vector<std::vector<Booked>> booked_of(planes);  // per built plane
+  auto later_by = [&](std::size_t p, const Booked& b, double& d) {
+    const double* qp = quantised.data() + 1 + L.plane_start[p];
+    const double* qb = quantised.data() + 1 + L.plane_start[b.plane];
+    d = qp[0] - qb[0];
+    if (!(d >= 0) || !within_cost_grid(d) || !(b.latest + d < 0x1p32)) return false;
+    for (std::size_t w = 0; w < L.waves[p]; ++w)
+      if (!within_cost_grid(qb[w]) || qp[w] != qb[w] + d) return false;
+    return true;
+  };
+  auto translated = [&](std::size_t p) {
+    for (const Booked& b : booked_of[L.stands_on[p]])
+      if (double d = 0; later_by(p, b, d)) {
+        latest = std::max(latest, b.latest + d);
+        for (std::size_t r = 0; r < L.ranks; ++r) flag_finish[r * planes + p] = b.flags[r] + d;
+        return true;
+      }
+    return false;
+  };
   for (std::size_t p = 0; p < planes; ++p) {
+    if (translated(p)) {
+      ctx.check();
+      ++part::translated_planes_total();
+      ctx.report(static_cast<double>(p + 1) / static_cast<double>(planes));
+      continue;
+    }
     RunContext part{ctx.stop, {}};
     if (ctx.progress) part.progress = [&](double f) { ctx.report((static_cast<double>(p) + f) / static_cast<double>(planes)); };
     PlaneView v = plane_view(p);
     if (!book(v, part, ws, booked, false)) return Outcome::ClassesFailed;
     const std::size_t n = v.stand_ins();
-    for (std::size_t i = n; i < v.joins_from(); ++i) latest = std::max(latest, booked.steps[i].finish_ns);
+    double plane_latest = -1;
+    for (std::size_t i = n; i < v.joins_from(); ++i) plane_latest = std::max(plane_latest, booked.steps[i].finish_ns);
+    latest = std::max(latest, plane_latest);
     for (std::size_t r = 0; r < L.ranks; ++r) flag_finish[r * planes + p] = booked.steps[n + flag_of[v.built][r]].finish_ns;
+    Booked& b = booked_of[L.stands_on[p]].emplace_back();
+    b.plane = p;
+    b.latest = plane_latest;
+    b.flags.resize(L.ranks);
+    for (std::size_t r = 0; r < L.ranks; ++r) b.flags[r] = flag_finish[r * planes + p];
   }
   // The run again, each rank's wait on every plane's flag, its dequantise.
   FinalView f{k, nq, L.ranks * planes, L.finals, &final_deps, &flag_finish};

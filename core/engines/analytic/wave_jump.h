@@ -23,16 +23,13 @@
 #include <vector>
 
 #include "engines/analytic/jump_counters.h"
+#include "model/cost_grid.h"
 
 namespace scin::part {
 
 /// On the cost grid (a multiple of 2^-20 ns) and below 2^32 ns in size, or
 /// infinite (a queue never asked): sums of two such stay exact.
-inline bool on_grid(double v) {
-  if (std::isinf(v)) return true;
-  const double y = v * 0x1p20;
-  return std::fabs(v) < 0x1p32 && y == std::trunc(y);
-}
+inline bool on_grid(double v) { return std::isinf(v) || within_cost_grid(v); }
 // A cost's fixed cost, latency and use durations on the grid.
 template <class C>
 bool on_grid_cost(const C& k) {

@@ -105,6 +105,8 @@ struct Columns {
   double us_per_unit = 1;
   long busbw = -1, algbw = -1;             // bandwidth columns, and their units in GB/s
   double busbw_GBps_per_unit = 1, algbw_GBps_per_unit = 1;
+  long in_place = -1;                      // nccl-tests' in-place time, and its unit in microseconds
+  double in_place_us_per_unit = 1;
   std::string size_suffix;                 // the size column's unit as a size suffix ("", "K", ...)
   int recognised = 0;                      // columns with a known name
 };
@@ -143,6 +145,10 @@ Columns resolve_columns(const std::vector<std::string>& header) {
   for (std::size_t k = 0; k < names.size(); ++k) {
     // Time: a time name with a unit. The canonical measured_us comes first, then file order.
     const auto [tbase, tunit] = split(names[k], [](const std::string& w) { return us_per(w) > 0; });
+    if ((tbase == "in_place" || tbase == "in_place_time") && us_per(tunit) > 0) {  // (scin export's in_place_us)
+      c.in_place = static_cast<long>(k), c.in_place_us_per_unit = us_per(tunit);
+      continue;
+    }
     if (time_names().count(tbase) && (!tunit.empty() || unitless_is_error().count(tbase))) {
       if (tunit.empty())
         throw Error(fmt::format("column '{}' gives no time unit: name it like '{}_us' or '{} (us)' (ns, us, ms or s)",
@@ -341,6 +347,11 @@ std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::
         fail(origin, ln, fmt::format("algbw: '{}' is not a positive number", cell(algbw)));
       r.measured_us = time_from_bandwidth_us(r.bytes, r.gpus, "algbw", a * cols.algbw_GBps_per_unit);
     }
+    if (!cell(cols.in_place).empty()) {
+      if (!parse_double(cell(cols.in_place), r.in_place_us) || !(r.in_place_us > 0))
+        fail(origin, ln, fmt::format("in_place_us: '{}' is not a positive number", cell(cols.in_place)));
+      r.in_place_us *= cols.in_place_us_per_unit;
+    }
     if (!cell(dtype).empty()) r.dtype = canonical_dtype(cell(dtype));
     if (gpp >= 0 && !cell(gpp).empty()) {
       if (!parse_u64(cell(gpp), v) || v < 1 || v > static_cast<std::uint64_t>(r.gpus))
@@ -360,11 +371,12 @@ std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::
 
 std::string to_measured_csv(const std::vector<MeasuredRow>& rows) {
   std::string out = csv_record({"system", "gpus", "algorithm", "bytes", "measured_us", "busbw", "dtype",
-                                "gpus_per_process", "notes"}) + "\n";
+                                "gpus_per_process", "notes", "in_place_us"}) + "\n";
   for (const auto& r : rows)
     out += csv_record({r.system, std::to_string(r.gpus), r.algorithm, std::to_string(r.bytes),
                        fmt::format("{}", r.measured_us), r.busbw_GBps < 0 ? "" : fmt::format("{}", r.busbw_GBps),
-                       r.dtype, std::to_string(r.gpus_per_process), r.notes}) + "\n";
+                       r.dtype, std::to_string(r.gpus_per_process), r.notes,
+                       r.in_place_us < 0 ? "" : fmt::format("{}", r.in_place_us)}) + "\n";
   return out;
 }
 

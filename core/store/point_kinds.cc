@@ -60,6 +60,23 @@ PointColumn json_col(const char* name, json PointRecord::*m, bool nullable) {
           }};
 }
 
+// An export column that is the key `name` of a point's extra JSON (NULL where
+// absent or of another type).
+PointColumn extra_col(const char* name, ColumnType type) {
+  const std::string key = name;
+  return {name, type, true, "",
+          [key, type](const PointRecord& p) -> ColumnValue {
+            if (!p.extra.is_object()) return {};
+            const auto it = p.extra.find(key);
+            if (it == p.extra.end()) return {};
+            if (type == ColumnType::Text && it->is_string()) return it->get<std::string>();
+            if (type == ColumnType::Integer && it->is_number_integer()) return it->get<std::int64_t>();
+            if (type == ColumnType::Real && it->is_number()) return it->get<double>();
+            return {};
+          },
+          [](PointRecord&, const ColumnValue&) {}};
+}
+
 std::vector<PointColumn> common_columns() {
   std::vector<PointColumn> c;
   c.push_back({"idx", ColumnType::Integer, false, "NOT NULL",
@@ -83,7 +100,7 @@ std::vector<PointColumn> common_columns() {
 
 PointKindInfo make_kind(PointKind k, const char* name, const char* table, int since,
                         std::vector<PointColumn> specific) {
-  PointKindInfo info{k, name, table, since, common_columns()};
+  PointKindInfo info{k, name, table, since, common_columns(), {}};
   for (auto& c : specific) info.columns.push_back(std::move(c));
   info.columns.push_back(json_col("extra_json", &PointRecord::extra, true));
   return info;
@@ -116,6 +133,9 @@ std::vector<PointKindInfo> build_kinds() {
                            real_col("measured_us", &PointRecord::measured_us),
                            real_col("busbw_GBps", &PointRecord::busbw_GBps),
                            text_col("source", &PointRecord::source)}));
+  // (What import keeps of a row besides those: calib/import.cc's measured_points.)
+  out.back().from_extra = {extra_col("in_place_us", ColumnType::Real), extra_col("gpus_per_process", ColumnType::Integer),
+                           extra_col("regime", ColumnType::Text), extra_col("notes", ColumnType::Text)};
   return out;
 }
 
@@ -143,8 +163,10 @@ const PointKindInfo& point_kind_info(PointKind k) {
 
 std::vector<const PointColumn*> exported_columns(PointKind k) {
   std::vector<const PointColumn*> out;
-  for (const auto& c : point_kind_info(k).columns)
+  const PointKindInfo& info = point_kind_info(k);
+  for (const auto& c : info.columns)
     if (c.exported) out.push_back(&c);
+  for (const auto& c : info.from_extra) out.push_back(&c);
   return out;
 }
 

@@ -43,6 +43,10 @@ struct PointKindInfo {
   std::string table;         // "collective_points", ...
   int since_schema;          // schema version that created its table
   std::vector<PointColumn> columns;   // every column but run_id, in table order
+  // Export columns read from a point's extra_json (not database columns), after
+  // `columns` in exports: a measured row's in-place time, notes... (their get
+  // gives NULL where the point has none; their set does nothing).
+  std::vector<PointColumn> from_extra;
 };
 
 /// Every point kind, in PointKind order.

@@ -420,7 +420,10 @@ TEST(NcclTestsLog, RoundTripsThroughTheCsvFormat) {
     EXPECT_EQ(back[i].busbw_GBps, m.rows[i].busbw_GBps);
     EXPECT_EQ(back[i].dtype, m.rows[i].dtype);
     EXPECT_EQ(back[i].gpus_per_process, m.rows[i].gpus_per_process);
+    EXPECT_EQ(back[i].notes, m.rows[i].notes);
+    EXPECT_EQ(back[i].in_place_us, m.rows[i].in_place_us);
   }
+  EXPECT_GT(m.rows[0].in_place_us, 0);
 }
 
 TEST(NcclTestsLog, MalformedLogsNameTheLine) {
@@ -1313,6 +1316,34 @@ TEST(CalibCli, ImportRoundTripsARealFormatLogIntoTheDatabase) {
     EXPECT_EQ(pts[i].source, m.rows[i].source);
     EXPECT_DOUBLE_EQ(pts[i].extra.at("in_place_us").get<double>(), m.rows[i].in_place_us);
   }
+  // Its CSV export keeps what import kept (in-place time, GPUs per process,
+  // regime, notes: columns of their own) and imports back as the same rows.
+  const fs::path csv = fs::temp_directory_path() / "scin-calib-import-export.csv";
+  auto e = run_cli(fmt::format("export --db '{}' --run {} --out '{}'", db.string(), runs[0].id, csv.string()));
+  ASSERT_EQ(e.status, 0) << e.output;
+  {
+    std::ifstream in(csv);
+    std::string header;
+    std::getline(in, header);
+    EXPECT_EQ(header, "index,status,message,algorithm,variant,dtype,bytes,gpus,system,measured_us,busbw_GBps,source,"
+                      "in_place_us,gpus_per_process,regime,notes");
+  }
+  const MeasuredFile again = load_measured(csv);
+  ASSERT_EQ(again.rows.size(), m.rows.size());
+  for (std::size_t i = 0; i < again.rows.size(); ++i) {
+    const MeasuredRow &a = again.rows[i], &o = m.rows[i];
+    EXPECT_EQ(a.system, o.system);
+    EXPECT_EQ(a.algorithm, o.algorithm);
+    EXPECT_EQ(a.dtype, o.dtype);
+    EXPECT_EQ(a.bytes, o.bytes);
+    EXPECT_EQ(a.gpus, o.gpus);
+    EXPECT_EQ(a.gpus_per_process, o.gpus_per_process);
+    EXPECT_DOUBLE_EQ(a.measured_us, o.measured_us);
+    EXPECT_DOUBLE_EQ(a.in_place_us, o.in_place_us);
+    EXPECT_DOUBLE_EQ(a.busbw_GBps, o.busbw_GBps);
+    EXPECT_EQ(a.notes, o.notes + "; " + o.source);  // (the export's source column: where the row came from)
+  }
+  fs::remove(csv);
   // A malformed log names its line and writes nothing.
   const fs::path bad = fs::temp_directory_path() / "scin-calib-bad-import.log";
   {

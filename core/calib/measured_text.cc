@@ -1,6 +1,7 @@
 // The line-level readers of nccl-tests logs (measured_text.h): types, NCCL_* settings,
 // launcher tags, header words, versions, other benchmarks. parse_nccl_tests (measured.cc)
 // puts them together.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <map>
@@ -153,7 +154,17 @@ bool measured_text::header_word(const std::string& w) {
 // run's only.
 bool measured_text::sets_environment(const std::vector<std::string>& w) {
   if (w.empty()) return false;
-  std::size_t k = w[0] == "$" || w[0] == ">" ? 1 : 0;  // (a shell prompt)
+  // A shell prompt first: "$", ">", "user@host:~$", "[root@host ~]#", "(venv) me@box:/w$":
+  // up to four words, the last ending in $, #, % or >.
+  std::size_t k = 0;
+  for (std::size_t j = 0; j < std::min<std::size_t>(4, w.size()); ++j) {
+    const char end = w[j].back();
+    if (w[j].find('=') != std::string::npos) break;
+    if (end == '$' || end == '#' || end == '%' || end == '>') {
+      k = j + 1;
+      break;
+    }
+  }
   if (k < w.size() && (w[k] == "export" || w[k] == "setenv")) return true;
   if (k >= w.size()) return false;
   for (; k < w.size(); ++k)

@@ -470,7 +470,8 @@ TEST(NcclTestsLog, MalformedLogsNameTheLine) {
 
 // Several runs in one file: each table takes the settings of its own command, and NCCL's
 // report of them, not those written after its rows (the next run's command); an `export`
-// carries over to later runs. A variable that merely ends in NCCL_... sets nothing.
+// carries over to later runs, after a shell prompt too. A variable that merely ends in
+// NCCL_... sets nothing.
 TEST(NcclTestsLog, EachTableTakesItsOwnRunsSettings) {
   const std::string table = R"(#
 # Using devices
@@ -487,7 +488,7 @@ TEST(NcclTestsLog, EachTableTakesItsOwnRunsSettings) {
   const std::string text = "$ mpirun -np 2 -x UCC_TL_NCCL_TUNE=0 ./build/all_reduce_perf -b 128M -e 128M\n" + header + table +
                            "\n**Config B**\n\n$ NCCL_ALGO=Ring mpirun -np 2 ./build/all_reduce_perf -b 128M -e 128M\n" + header +
                            "nodeA:7101:7101 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n" + table +
-                           "export NCCL_ALGO=NVLS\n" + header + table +
+                           "[root@nodeA ~]# export NCCL_ALGO=NVLS\n" + header + table +
                            // (NCCL's report after a table's rows: the next run's, as it starts)
                            "nodeA:7301:7301 [0] NCCL INFO NCCL_PROTO set by environment to LL128\n" + header + table;
   const auto t = parse_nccl_tests(text, "runs.log");

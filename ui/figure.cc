@@ -265,7 +265,7 @@ std::vector<Tick> axisTicks(const Column& c, double lo, double hi, bool log, dou
                             const QFont& font, QPaintDevice* device, const std::vector<std::string>& categories, bool pow2,
                             double scale) {
   const auto sets = candidates(c, lo / scale, hi / scale, log, categories.size(), pow2);
-  const double th = textHeight(font, device);
+  const double th = textHeight(font, device), cap = QFontMetricsF(font, device).capHeight();
   const double gap = th * 0.6;
   const double span = tx(hi, log) - tx(lo, log);
   std::vector<Tick> best;
@@ -281,7 +281,7 @@ std::vector<Tick> axisTicks(const Column& c, double lo, double hi, bool log, dou
     for (std::size_t i = 1; ok && i < ticks.size(); ++i) {
       const double d = (tx(ticks[i].value, log) - tx(ticks[i - 1].value, log)) / span * length;
       const double need = horizontal ? (textWidth(font, device, ticks[i].label) + textWidth(font, device, ticks[i - 1].label)) / 2 + gap
-                                     : th + gap * 0.3;
+                                     : cap + th * 0.4;  // (digits stand cap-high: a clear 0.4 line between)
       if (d < need || ticks[i].label == ticks[i - 1].label) ok = false;
     }
     best = ticks;
@@ -290,6 +290,20 @@ std::vector<Tick> axisTicks(const Column& c, double lo, double hi, bool log, dou
   // Nothing fits (a tiny panel): the ends only.
   if (best.size() > 2) best = {best.front(), best.back()};
   return best;
+}
+
+std::vector<double> unlabelledDecades(const std::vector<Tick>& ticks, double lo, double hi, bool log) {
+  std::vector<double> out;
+  if (!log || ticks.size() < 2 || !(lo > 0) || !(hi > lo)) return out;
+  auto decade = [](double v) { return v > 0 && std::fabs(std::log10(v) - std::round(std::log10(v))) < 1e-9; };
+  for (const Tick& t : ticks)
+    if (!decade(t.value)) return out;
+  for (int d = static_cast<int>(std::ceil(std::log10(lo) - 1e-9)); d <= static_cast<int>(std::floor(std::log10(hi) + 1e-9)); ++d) {
+    const double v = std::pow(10.0, d);
+    const bool labelled = std::any_of(ticks.begin(), ticks.end(), [&](const Tick& t) { return std::fabs(t.value / v - 1) < 1e-9; });
+    if (!labelled) out.push_back(v);
+  }
+  return out;
 }
 
 ViewRange dataRange(const PlotData& plot, bool log_x, bool log_y) {
@@ -522,6 +536,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   double gridBottom = 0, plotH = 0, yScale = 1, yTickW = 0, gridLeft = 0, plotW = 0;
   Column yShown = plot.y;
   std::vector<Tick> yTicks, xTicks;
+  std::vector<double> yBare, xBare;  // unlabelled decades
   std::string facetKey;
   auto layoutGrid = [&](double titleH) {
     gridBottom = H - m - legendH - titleH;
@@ -552,6 +567,8 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
         for (const auto& pt : s.points)
           pow2 = pow2 && pt.x >= 1 && std::exp2(std::round(std::log2(pt.x))) == pt.x;
     xTicks = axisTicks(plot.x, L.range.x0, L.range.x1, L.log_x, plotW, true, fTick, dev, plot.x_categories, pow2);
+    yBare = unlabelledDecades(yTicks, L.range.y0, L.range.y1, L.log_y);
+    xBare = unlabelledDecades(xTicks, L.range.x0, L.range.x1, L.log_x && !plot.x_categorical);
 
     L.panels.clear();
     for (std::size_t k = 0; k < n; ++k) {
@@ -648,6 +665,22 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       p->drawLine(QPointF(pr.left() - tickLen, y), QPointF(pr.left(), y));
       if (pan.plot.left() == L.panels.front().plot.left())
         p->drawText(QRectF(pr.left() - yTickW, y - th / 2, yTickW - tickLen - fs * 0.2, th), Qt::AlignRight | Qt::AlignVCenter, t.label);
+    }
+    for (const double v : yBare) {
+      const double y = L.map(pan, L.range.x0, v).y();
+      if (y < pr.top() - 0.5 || y > pr.bottom() + 0.5) continue;
+      p->setPen(QPen(QColor(0xe3, 0xe3, 0xe3), lineW * 0.6));
+      p->drawLine(QPointF(pr.left(), y), QPointF(pr.right(), y));
+      p->setPen(QPen(Qt::black, lineW * 0.6));
+      p->drawLine(QPointF(pr.left() - tickLen * 0.6, y), QPointF(pr.left(), y));
+    }
+    for (const double v : xBare) {
+      const double x = L.map(pan, v, L.range.y0).x();
+      if (x < pr.left() - 0.5 || x > pr.right() + 0.5) continue;
+      p->setPen(QPen(QColor(0xe3, 0xe3, 0xe3), lineW * 0.6));
+      p->drawLine(QPointF(x, pr.top()), QPointF(x, pr.bottom()));
+      p->setPen(QPen(Qt::black, lineW * 0.6));
+      p->drawLine(QPointF(x, pr.bottom()), QPointF(x, pr.bottom() + tickLen * 0.6));
     }
     for (const Tick& t : xTicks) {
       const double x = L.map(pan, t.value, L.log_y ? L.range.y0 : L.range.y0).x();

@@ -126,6 +126,11 @@ std::vector<Tick> axisTicks(const analysis::Column& c, double lo, double hi, boo
                             bool horizontal, const QFont& font, QPaintDevice* device,
                             const std::vector<std::string>& categories = {}, bool pow2 = false, double scale = 1);
 
+/// Where a log axis labelled only every few decades (ticks all powers of ten)
+/// gets a grid line and tick mark without a label: the decades between lo and
+/// hi its ticks skip (a small panel's "10, 1000" still shows 100).
+std::vector<double> unlabelledDecades(const std::vector<Tick>& ticks, double lo, double hi, bool log);
+
 /// The axis title with unit and scale: "Latency (µs, log)".
 QString axisTitle(const analysis::Column& c, bool log);
 

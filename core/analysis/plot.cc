@@ -301,8 +301,10 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
                                     t.axes[static_cast<std::size_t>(fi)].key));
     }
   if (fi >= 0) {
-    std::vector<std::string> names{t.axes[static_cast<std::size_t>(fi)].short_name};
-    for (int a : riders) names.push_back(t.axes[static_cast<std::size_t>(a)].short_name);
+    // (The panels' values carry their units: "panels: Link bandwidth · Link latency".)
+    auto name = [&](std::size_t a) { return t.axes[a].label.empty() ? t.axes[a].short_name : t.axes[a].label; };
+    std::vector<std::string> names{name(static_cast<std::size_t>(fi))};
+    for (int a : riders) names.push_back(name(static_cast<std::size_t>(a)));
     p.facet_label = join(names, " · ");
   }
   // Fields that split series; the other varying axes are held at one value.

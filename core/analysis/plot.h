@@ -82,7 +82,7 @@ struct PlotData {
   /// Keys of the axes that move with the facet axis (zipped with it): they split
   /// no series and are named in each panel's title (Facet::riders).
   std::vector<std::string> facet_riders;
-  /// Short names of the facet axis and its riders, "bandwidth_GBps · latency_ns" ("" without panels).
+  /// Labels of the facet axis and its riders, "Link bandwidth · Link latency" ("" without panels).
   std::string facet_label;
   std::string title;                     // "Latency vs waves — #3 isa-waves"
   std::vector<std::string> notes;        // fields held fixed, points left out, baseline

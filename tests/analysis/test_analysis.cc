@@ -589,7 +589,7 @@ TEST(AnalysisZip, ZippedAxesRideAlongWithTheFacet) {
   ASSERT_TRUE(p.empty_reason.empty()) << p.empty_reason;
   ASSERT_EQ(p.facets.size(), 3u);
   EXPECT_EQ(p.facet_riders, std::vector<std::string>{"links.latency_ns"});
-  EXPECT_EQ(p.facet_label, "bandwidth_GBps · latency_ns");
+  EXPECT_EQ(p.facet_label, "Link bandwidth · Link latency");
   EXPECT_EQ(p.legend().size(), 12u);
   const char* latency[] = {"150", "125", "100"};
   for (std::size_t k = 0; k < 3; ++k) {

@@ -273,7 +273,7 @@ class AnalysisUiTest : public QObject {
     QVERIFY2(av->exportFigure(svg, FigureSize::singleColumn(), false, &err), qPrintable(err));
     const QStringList texts = svgTexts(svg);
     QVERIFY2(texts.contains(QStringLiteral("Message size per rank (bytes, log)")), qPrintable(texts.join(QLatin1Char('|'))));
-    QVERIFY2(texts.contains(QStringLiteral("panels: bandwidth_GBps · latency_ns")), qPrintable(texts.join(QLatin1Char('|'))));
+    QVERIFY2(texts.contains(QStringLiteral("panels: Link bandwidth · Link latency")), qPrintable(texts.join(QLatin1Char('|'))));
     for (const char* panel : {"300 GB/s", "150 ns", "450 GB/s", "125 ns", "900 GB/s", "100 ns"})
       QVERIFY2(texts.contains(QString::fromUtf8(panel)), panel);
     for (const QString& t : texts) {
@@ -422,6 +422,22 @@ class AnalysisUiTest : public QObject {
           QVERIFY(ticks[i].label != ticks[i - 1].label);
         }
       }
+  }
+
+  // A log axis labelled every other decade (a small panel) still gets a grid
+  // line at each decade between; ticks at 1-2-5 or 1-3 steps get none.
+  void unlabelledDecadesFillAThinLogAxis() {
+    using V = std::vector<double>;
+    auto ticks = [](V v) {
+      std::vector<Tick> t;
+      for (double x : v) t.push_back({x, QString::number(x)});
+      return t;
+    };
+    QCOMPARE(unlabelledDecades(ticks({10, 1000}), 2, 5000, true), (V{100}));
+    QCOMPARE(unlabelledDecades(ticks({1e-2, 1, 100}), 4e-3, 300, true), (V{0.1, 10}));
+    QCOMPARE(unlabelledDecades(ticks({10, 100, 1000}), 2, 5000, true), V{});
+    QCOMPARE(unlabelledDecades(ticks({10, 30, 100}), 5, 200, true), V{});
+    QCOMPARE(unlabelledDecades(ticks({10, 1000}), 2, 5000, false), V{});
   }
 
   // A quant or inference run's stored spec (many lines in the narrow Sweep

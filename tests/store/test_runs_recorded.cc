@@ -182,6 +182,7 @@ TEST(ColumnTable, MeasuredPointsRoundTripAndExport) {
   p.busbw_GBps = 66.97;
   p.source = "nccl-tests all_reduce_perf, 2026-11-02";
   p.axes = json{{"collective.bytes", 1 << 20}};
+  p.extra = json{{"in_place_us", 27.05}, {"gpus_per_process", 1}, {"notes", "redop sum"}};  // (no regime)
   s.append_points(id, {p});
   s.finish_run(id, RunStatus::Done);
   auto back = s.points(id);
@@ -196,11 +197,12 @@ TEST(ColumnTable, MeasuredPointsRoundTripAndExport) {
   EXPECT_EQ(r.kind, PointKind::Measured);
   EXPECT_EQ(export_columns(r, back),
             (std::vector<std::string>{"index", "collective.bytes", "status", "message", "algorithm", "variant",
-                                      "dtype", "bytes", "gpus", "system", "measured_us", "busbw_GBps", "source"}));
+                                      "dtype", "bytes", "gpus", "system", "measured_us", "busbw_GBps", "source",
+                                      "in_place_us", "gpus_per_process", "regime", "notes"}));
   std::ostringstream csv;
   export_csv(r, back, csv);
   EXPECT_NE(csv.str().find("\n0,1048576,ok,,ring,,,1048576,8,dgx-h200-a,27.41,66.97,"
-                           "\"nccl-tests all_reduce_perf, 2026-11-02\"\n"),
+                           "\"nccl-tests all_reduce_perf, 2026-11-02\",27.05,1,,redop sum\n"),
             std::string::npos)
       << csv.str();
   EXPECT_THROW(run_sweep(sweep_spec_from_json(json{{"kind", "measured"}}), SweepOptions{}, SweepSink{}), Error);

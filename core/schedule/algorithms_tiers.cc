@@ -204,6 +204,8 @@ void build_nvls_tiers(Builder& b) {
 void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
   Schedule& s = b.s;
   const int n = b.n(), m = s.gpus_per_leaf(), planes = s.planes, leaves = s.leaves;
+  // (CompileOptions::leaves_once: the per-leaf steps of the first leaf alone.)
+  const int built_leaves = b.leaves_once ? 1 : leaves;
   const IsaSpec& isa = b.cfg.sw.isa;
   const Format q = codec_format(b.cfg.quant.codec);
   if (inq || uplink_inq) s.variant = fmt::format("{} G={}{}", to_string(b.cfg.quant.codec), b.cfg.quant.block_elems,
@@ -218,10 +220,10 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
     // (uplink: per leaf a dequantise and a multicast more), per leaf m acks,
     // a wait and m flags; per rank a wait (INQ: a dequantise, a launch and a
     // quantise per wave of every plane).
-    const auto un = static_cast<std::size_t>(n), ul = static_cast<std::size_t>(leaves);
+    const auto un = static_cast<std::size_t>(built_leaves * m), ul = static_cast<std::size_t>(built_leaves);
     const bool q = inq || uplink_inq;
     const std::size_t quantisers = b.quantise_once ? 1 : un;  // (ranks that launch and quantise)
-    std::size_t steps = un * (inq ? 2 : 1) + (inq ? quantisers : 0);
+    std::size_t steps = static_cast<std::size_t>(n) * (inq ? 2 : 1) + (inq ? quantisers : 0);
     for (std::size_t p = 0; p < stripes.size(); ++p) {
       const Span& st = stripes[p];
       const auto w = static_cast<std::size_t>(scin_chunks(b.cfg, st.count));
@@ -257,7 +259,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
       if (inq || uplink_inq) sq.push_back(b.buffer(fmt::format("spine{}.{}.q", p, k), sw, stripe.count, q));
     }
     std::vector<StepId> go;
-    for (int l = 0; l < leaves; ++l) {
+    for (int l = 0; l < built_leaves; ++l) {
       const NodeId sw = s.leaf_node(p, l);
       std::vector<StepId> arrives;
       for (int j = 0; j < m; ++j) {
@@ -280,6 +282,10 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
       SrcList partials;
       partials.reserve(static_cast<std::size_t>(leaves));
       for (int l = 0; l < leaves; ++l) {
+        if (l >= built_leaves) {  // (leaves_once: its partial, timed by the first leaf's)
+          partials.push_back(at(inq || uplink_inq ? lq[l] : lacc[l], local));
+          continue;
+        }
         const NodeId sw = s.leaf_node(p, l);
         SrcList srcs;
         srcs.reserve(static_cast<std::size_t>(m));  // (grown by doubling, a 36-source list was copied 5 times)
@@ -336,7 +342,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
       }
     }
     // Write acks go to each accelerator's leaf, which then writes its flags.
-    for (int l = 0; l < leaves; ++l) {
+    for (int l = 0; l < built_leaves; ++l) {
       const NodeId sw = s.leaf_node(p, l);
       std::vector<StepId> acks;
       for (int j = 0; j < m; ++j)
@@ -348,7 +354,8 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
     }
   }
   for (int r = 0; r < n; ++r) {
-    StepId w = b.wait(r, inq ? Unit::AccelSm : Unit::IsaReduce, flags[r], b.label("wait flag r{}", r));
+    StepId w = b.wait(r, inq ? Unit::AccelSm : Unit::IsaReduce, flags[static_cast<std::size_t>(r % (built_leaves * m))],
+                      b.label("wait flag r{}", r));
     if (inq)
       b.compute(r, DataOp::Copy, {at(qout[r], {0, s.elems})}, at(s.output[r], {0, s.elems}), Unit::AccelSm, {w},
                 b.label("dequantise r{}", r));

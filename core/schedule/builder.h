@@ -128,6 +128,7 @@ struct Builder {
   /// Two-tier SCIN: the planes to build (CompileOptions::planes; null: all).
   const std::vector<char>* planes = nullptr;
   bool quantise_once = false;  // (CompileOptions::quantise_once)
+  bool leaves_once = false;    // (CompileOptions::leaves_once)
   bool builds_plane(int p) const { return !planes || (*planes)[static_cast<std::size_t>(p)]; }
 
   /// Polled while building, every ~65k step entries (a step counts its
@@ -376,6 +377,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq);
 /// (quantised: and a quantise) and a signal per leaf, the spine's read (a
 /// requantise) and multicast (uplink: per leaf a dequantise and a multicast);
 /// n acks, a wait per leaf and n flags.
+/// (leaves_once, CompileOptions: `gpus` and `leaves` are the first leaf's ranks and 1.)
 inline std::size_t scin_tiers_plane_steps(std::size_t gpus, std::size_t leaves, std::size_t waves, bool quantised,
                                           bool uplink_inq) {
   const std::size_t per_wave = leaves * (quantised ? 3 : 2) + (quantised ? 3 : 2) + (uplink_inq ? 2 * leaves : 0);

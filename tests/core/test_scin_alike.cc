@@ -587,6 +587,47 @@ TEST(ScinTiers, InqPlanesAlikeAreTranslatedExactly) {
   EXPECT_LT(part::translated_planes_total() - before, 17u);
 }
 
+// SCIN+INQ on two tiers books its first leaf's per-leaf steps for every leaf
+// (CompileOptions::leaves_once): the reduced schedule has one leaf's reads,
+// acks and flags, and its booking is the full schedule's to the last bit
+// (time, every term, the critical path moved to the full schedule's steps,
+// link bytes), paced and unregulated ISA waves, one and two waves in flight,
+// slow INQ units, several spines, sizes from one block to many waves.
+TEST(ScinTiers, InqBooksOneLeafForAll) {
+  Config c = load_preset("hgx-h200-8");
+  set_param(c, "fabric.gpus", 64);
+  set_param(c, "fabric.topology", "two-tier");
+  set_param(c, "fabric.leaves", 4);
+  set_param(c, "fabric.spines", 2);
+  set_param(c, "switch.ports", 32);
+  validate(c);
+  const Collective coll{std::uint64_t{1} << 24, DType::Bf16};
+  const std::optional<Schedule> reduced = compile_scin_tiers(c, coll, Algorithm::ScinInq);
+  ASSERT_TRUE(reduced.has_value());
+  std::size_t reads = 0, flags = 0;
+  for (const Step& st : reduced->steps) {
+    if (st.kind == StepKind::Read && !reduced->is_switch(reduced->buffers[st.srcs[0].buffer].node)) ++reads;
+    if (st.kind == StepKind::Signal && reduced->is_switch(st.initiator) && !reduced->is_switch(st.target)) ++flags;
+  }
+  const std::size_t waves = static_cast<std::size_t>(build::scin_chunks(c, (std::uint64_t{1} << 23) / 4));
+  EXPECT_EQ(reads, waves);  // (one leaf's reads of its ranks, in the one plane built)
+  EXPECT_EQ(flags, 16u);    // (its 16 ranks' flags)
+  for (const char* regulation : {"paced", "none"})
+    for (double in_flight : {1.0, 2.0}) {
+      Config v = c;
+      set_param(v, "switch.isa.regulation", regulation);
+      set_param(v, "switch.isa.waves", in_flight);
+      validate(v);
+      for (std::uint64_t bytes : {std::uint64_t{64}, (std::uint64_t{1} << 20) + 128, std::uint64_t{1} << 26})
+        EXPECT_TRUE(expect_scin_tiers_exact(v, bytes, DType::Bf16, Algorithm::ScinInq)) << regulation << " " << in_flight;
+    }
+  Config slow = nvl576_at(144, 4);
+  set_param(slow, "switch.isa.inq_GBps", 50);
+  set_param(slow, "fabric.spines", 3);
+  validate(slow);
+  EXPECT_TRUE(expect_scin_tiers_exact(slow, (std::uint64_t{1} << 24) + 2, DType::Bf16, Algorithm::ScinInq));
+}
+
 // SCIN+INQ with launches at different times (its ranks' quantise steps are
 // not alike), a star, one plane: declined, the caller compiles every plane.
 TEST(ScinTiers, DeclinesWhatItCannotStandFor) {

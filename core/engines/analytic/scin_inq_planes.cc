@@ -181,6 +181,11 @@ bool check_shape(const Schedule& s, const InqPlanes& L, std::vector<std::vector<
   return true;
 }
 
+// Plane p's steps in the full schedule (its block's where no size is given).
+std::size_t full_steps(const InqPlanes& L, std::size_t p) {
+  return L.full_steps.empty() ? L.steps[p] : L.full_steps[p];
+}
+
 enum class Outcome { Done, ClassesFailed, Declined };
 
 Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, const RunContext& ctx, bool classes,
@@ -260,6 +265,7 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
     for (std::size_t i = n; i < v.joins_from(); ++i) plane_latest = std::max(plane_latest, booked.steps[i].finish_ns);
     latest = std::max(latest, plane_latest);
     for (std::size_t r = 0; r < L.ranks; ++r) flag_finish[r * planes + p] = booked.steps[n + flag_of[v.built][r]].finish_ns;
+    ctx.report(static_cast<double>(p + 1) / static_cast<double>(planes));
     Booked& b = booked_of[L.stands_on[p]].emplace_back();
     b.plane = p;
     b.latest = plane_latest;
@@ -313,7 +319,22 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
   // To the full schedule's ids: every rank's run, every plane's block, the final steps.
   const std::size_t full_runs = L.ranks * L.per_rank;
   std::vector<std::size_t> full_first(planes + 1, full_runs);
-  for (std::size_t p = 0; p < planes; ++p) full_first[p + 1] = full_first[p] + L.steps[p];
+  for (std::size_t p = 0; p < planes; ++p) full_first[p + 1] = full_first[p] + full_steps(L, p);
+  // A block step's place in the full block (one leaf's block: the leaf of
+  // rank `tail_rank` for the acks, wait and flags, the first leaf else).
+  const std::size_t tail_rank = rf.entered != kNoStep ? (rf.entered - nq) / planes : 0;
+  auto in_full_block = [&](std::size_t j) -> std::size_t {
+    if (full_steps(L, plane) == L.steps[plane]) return j;
+    const std::size_t m = L.per_leaf, ul = L.leaves, n = m * ul, W = L.waves[plane];
+    if (j <= m) return j;  // (the first leaf's arrives and counter come first in both)
+    j -= m + 1;
+    if (j < 6 * W) {  // a wave: the leaf's read, quantise, signal; the spine's read, requantise, multicast
+      const std::size_t w = j / 6, k = j % 6;
+      return n + ul + w * (3 * ul + 3) + (k < 3 ? k : 3 * ul + (k - 3));
+    }
+    j -= 6 * W;  // the leaf's acks, wait and flags
+    return n + ul + W * (3 * ul + 3) + (tail_rank / m) * (2 * m + 1) + j;
+  };
   auto from_final = [&](StepId i) {  // (a step of the run: rank 0's, as the last booking's HBM queues)
     if (i < nq) return i;
     return static_cast<StepId>(full_first[planes] + (i - nq - L.ranks * planes));
@@ -325,7 +346,8 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
   path.reserve(path_runs.size() + path_plane.size() + path_final.size());
   for (StepId i : path_runs) path.push_back(static_cast<StepId>(run_of * L.per_rank + i));
   for (StepId i : path_plane)
-    if (i < stand_ins + L.steps[L.stands_on[plane]]) path.push_back(static_cast<StepId>(full_first[plane] + (i - stand_ins)));
+    if (i < stand_ins + L.steps[L.stands_on[plane]])
+      path.push_back(static_cast<StepId>(full_first[plane] + in_full_block(i - stand_ins)));
   for (StepId i : path_final) path.push_back(from_final(i));
   return Outcome::Done;
 }
@@ -342,6 +364,11 @@ std::optional<AnalyticResult> book_inq_planes(const Config& cfg, const Schedule&
     if (L.stands_on[p] > p || L.stands_on[L.stands_on[p]] != L.stands_on[p] || L.waves[p] != L.waves[L.stands_on[p]] ||
         L.steps[p] != L.steps[L.stands_on[p]] || L.waves[p] == 0)
       return std::nullopt;
+  if (!L.full_steps.empty()) {
+    if (L.full_steps.size() != planes || L.per_leaf * L.leaves != L.ranks) return std::nullopt;
+    for (std::size_t p = 0; p < planes; ++p)
+      if (L.full_steps[p] < L.steps[p]) return std::nullopt;
+  }
   std::vector<std::vector<std::size_t>> flag_of;
   std::vector<DepList> final_deps;
   if (!check_shape(s, L, flag_of, final_deps)) return std::nullopt;

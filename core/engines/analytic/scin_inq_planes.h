@@ -28,6 +28,14 @@ struct InqPlanes {
   std::vector<std::size_t> block;       // per plane: its block's first step in the reduced schedule (built planes)
   std::vector<std::size_t> steps;       // per plane: its block's steps
   std::size_t finals = 0;               // the reduced schedule's first wait
+  /// Per plane: its steps in the full schedule. Where they are more than
+  /// `steps`, the block has its first leaf's per-leaf steps alone
+  /// (CompileOptions::leaves_once: `leaves` leaves of `per_leaf` ranks in the
+  /// full one) and a path's steps are moved to the full block's (the leaf of
+  /// the rank whose flag the path enters, for the acks, wait and flags; the
+  /// first leaf's, the first latest, for the rest).
+  std::vector<std::size_t> full_steps;
+  std::size_t leaves = 1, per_leaf = 0;
 };
 
 /// The analytic result of the full SCIN+INQ schedule from the reduced one `s`

@@ -24,6 +24,7 @@ struct PlaneLayout {
   std::vector<char> built;         // per plane: compiled (the first of its size)
   std::vector<double> weight;      // per plane: how many planes it stands for (0: not built)
   std::vector<std::size_t> steps;  // per plane: its steps
+  std::vector<std::size_t> booked_steps;  // per plane: its steps in the reduced schedule (INQ: one leaf's)
   std::vector<std::size_t> waves;  // per plane: its waves
   std::vector<std::size_t> stands_on;  // per plane: the built plane of its stripe size
   std::size_t per_rank = 0;        // INQ: a rank's launch and quantise steps (else 0)
@@ -56,6 +57,9 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
   // per leaf), each leaf's dequantise and multicast (a source, m destinations).
   const std::size_t wave_regions =
       uplink ? 2 * un + 8 * ul + 4 : 2 * un + 2 * ul + 2 + (inq ? 2 * ul + 2 : 0);
+  // INQ books the first leaf's per-leaf steps alone (CompileOptions::leaves_once): its read and
+  // quantise (m + 3), the spine's read (a source per leaf, a destination), requantise and multicast.
+  const std::size_t m = un / ul, booked_wave_regions = inq ? un + m + ul + 7 : wave_regions;
   for (std::size_t p = 0; p < stripes.size(); ++p) {
     // (INQ: a plane's start depends on where its quantise chains queue on
     // each rank's HBM, behind the earlier planes': no two planes start alike,
@@ -73,12 +77,13 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
     const auto w = static_cast<std::size_t>(build::scin_chunks(cfg, stripes[p].count));
     L.waves.push_back(w);
     L.steps.push_back(build::scin_tiers_plane_steps(un, ul, w, inq || uplink, uplink));
+    L.booked_steps.push_back(inq ? build::scin_tiers_plane_steps(m, 1, w, true, false) : L.steps.back());
     if (inq) L.per_rank += w;
     L.total += L.steps.back();
     L.total_regions += w * wave_regions;
     if (first == p) {
-      L.booked += L.steps.back();
-      L.booked_regions += w * wave_regions;
+      L.booked += L.booked_steps.back();
+      L.booked_regions += w * booked_wave_regions;
     }
   }
   // (No two planes alike, SCIN and uplink: nothing to save.)
@@ -164,6 +169,7 @@ Schedule compile_reduced(const Config& cfg, const Collective& coll, Algorithm al
   opt.labels = false;
   opt.planes = &L.built;
   opt.quantise_once = algo == Algorithm::ScinInq;
+  opt.leaves_once = opt.quantise_once;
   Schedule s = compile(cfg, algo, coll, ctx, opt);
   if (s.steps.size() != L.booked) throw Error("run_analytic_scin_tiers: the planes' step counts disagree with the builder");
   return s;
@@ -190,13 +196,16 @@ std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const C
     Q.per_rank = L->per_rank;
     Q.waves = L->waves;
     Q.stands_on = L->stands_on;
-    Q.steps = L->steps;
+    Q.steps = L->booked_steps;
+    Q.full_steps = L->steps;
+    Q.leaves = static_cast<std::size_t>(cfg.fabric.leaves);
+    Q.per_leaf = n / Q.leaves;
     std::size_t wave = 0, at = L->per_rank;  // (after rank 0's run)
     for (std::size_t p = 0; p < L->steps.size(); ++p) {
       Q.plane_start.push_back(wave);
       wave += L->waves[p];
       Q.block.push_back(L->built[p] ? at : Q.block[L->stands_on[p]]);
-      if (L->built[p]) at += L->steps[p];
+      if (L->built[p]) at += L->booked_steps[p];
     }
     Q.finals = at;
     std::optional<AnalyticResult> res = analytic::book_inq_planes(cfg, s, Q, ctx);

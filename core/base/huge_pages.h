@@ -28,12 +28,14 @@ ThpMode thp_mode_from(std::string_view text);
 /// This machine's mode (Unknown off Linux or where the file cannot be read).
 ThpMode thp_mode();
 
-/// Bytes of estimated memory from which a restart pays: 24 MiB (6,144 faults
-/// of 4 KiB saved against ~3-5 ms for the restart; SCIN at 576 GPUs and 1
-/// GiB, 25 MB estimated, takes 0.11 s without and 0.03-0.04 s with; the ring
+/// Bytes of estimated memory from which a restart pays: 20 MiB (5,120 faults
+/// of 4 KiB, 8-10 us each in this project's VMs, saved against ~3-5 ms for
+/// the restart; SCIN at 576 GPUs and 1 GiB, 25 MB estimated, takes 0.11 s
+/// without and 0.03-0.04 s with; SCIN+INQ at 1024 GPUs on 32 leaves of
+/// nvl576-style, 24 MB, 0.09-0.13 s without and 0.03-0.05 s with; the ring
 /// at 1024 GPUs, 17 MB estimated, whose large arrays are advised already,
-/// gains nothing: performance.md section 92).
-inline constexpr double huge_pages_min_bytes = 24.0 * (1 << 20);
+/// gains nothing: performance.md sections 92 and 105).
+inline constexpr double huge_pages_min_bytes = 20.0 * (1 << 20);
 
 /// Whether a command about to use `memory_bytes` should restart with the
 /// tunable: THP in madvise mode (in "always" mode the kernel already gives

@@ -366,12 +366,17 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
     // region also takes ~12 bytes of booking records (peak heap of SCIN at 1
     // GiB, heaptrack: 40.5 MB at 1024 GPUs on 16 leaves, 24.9 MB at 576, 11.8
     // MB at 144, against 29.5 / 18.8 / 8.4 MB estimated without them).
+    // SCIN+INQ books one leaf's per-leaf steps for all (CompileOptions::leaves_once), and its last
+    // booking holds every rank's flag of every plane, its wait and dequantise: ~128 bytes of
+    // records each (1024 GPUs on 32 leaves of nvl576-style, 1 GiB: 24 MB estimated, 24 MB of
+    // heap at its peak as a process, VmHWM less a one-point run's).
     std::size_t total = 0;
     ScinTiersRegions regions;
     if (const std::size_t booked = scin_tiers_steps(run_cfg, c, algo, &total, &regions)) {
       const double k = static_cast<double>(booked), r = static_cast<double>(regions.booked);
+      const double finals = algo == Algorithm::ScinInq ? static_cast<double>(gpus) * (cfg.fabric.planes + 2) * 128.0 : 0.0;
       return {static_cast<double>(total), "steps", k * 5e-7 + r * 1.5e-7,
-              k * (static_cast<double>(sizeof(Step)) + 88) + r * (static_cast<double>(sizeof(Region)) + 12)};
+              k * (static_cast<double>(sizeof(Step)) + 88) + r * (static_cast<double>(sizeof(Region)) + 12) + finals};
     }
   }
   if (engine_id == EngineId::Analytic && algo == Algorithm::Nvls)

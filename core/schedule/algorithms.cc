@@ -161,8 +161,10 @@ Schedule compile(const Config& cfg, Algorithm algo, const Collective& c, const R
   b.leaves_once = opt.leaves_once;
   if (opt.quantise_once && (cfg.fabric.topology != Topology::TwoTier || algo != Algorithm::ScinInq))
     throw Error("compile: quantising on one rank for all is for two-tier SCIN+INQ");
-  if (opt.leaves_once && !opt.quantise_once)
-    throw Error("compile: building one leaf for all is for two-tier SCIN+INQ quantised on one rank");
+  if (opt.leaves_once && (cfg.fabric.topology != Topology::TwoTier || !cfg.fabric.graph_file.empty() ||
+                          (algo != Algorithm::Scin && algo != Algorithm::ScinInq && algo != Algorithm::ScinInqUplink) ||
+                          (algo == Algorithm::ScinInq && !opt.quantise_once)))
+    throw Error("compile: building one leaf for all is for two-tier SCIN (SCIN+INQ quantised on one rank)");
   if (opt.planes && (opt.planes->size() != static_cast<std::size_t>(std::max(0, cfg.fabric.planes)) ||
                      !cfg.fabric.graph_file.empty() || cfg.fabric.topology != Topology::TwoTier ||
                      (algo != Algorithm::Scin && algo != Algorithm::ScinInq && algo != Algorithm::ScinInqUplink)))

@@ -322,7 +322,7 @@ void build_scin_tiers(Builder& b, bool inq, bool uplink_inq) {
         for (int l = 0; l < leaves; ++l) dsts.push_back(at(ldown[l], local));
         StepId down = b.multicast(spine, spine, Unit::IsaReduce, at(out_src, local), std::move(dsts), {red},
                                   b.label("spine{}.{} multicast wave {}", p, k, w));
-        for (int l = 0; l < leaves; ++l) {
+        for (int l = 0; l < built_leaves; ++l) {
           const NodeId sw = s.leaf_node(p, l);
           StepId dq = b.compute(sw, DataOp::Copy, {at(ldown[l], local)}, at(lout[l], local), Unit::IsaInq, {down},
                                 b.label("leaf{}.{} dequantise wave {}", p, l, w));

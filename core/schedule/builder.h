@@ -383,5 +383,24 @@ inline std::size_t scin_tiers_plane_steps(std::size_t gpus, std::size_t leaves, 
   const std::size_t per_wave = leaves * (quantised ? 3 : 2) + (quantised ? 3 : 2) + (uplink_inq ? 2 * leaves : 0);
   return gpus + leaves + waves * per_wave + 2 * gpus + leaves;
 }
+/// Where step j of a plane built with CompileOptions::leaves_once (its first
+/// leaf's per-leaf steps alone) is in the full plane of `leaves` leaves of
+/// `per_leaf` ranks and `waves` waves: the first leaf's arrives, counter and
+/// wave steps, the spine's wave steps, and the acks, wait and flags of leaf
+/// `tail_leaf` (the same steps there, as every leaf's are alike).
+inline std::size_t scin_tiers_full_step(std::size_t j, std::size_t per_leaf, std::size_t leaves, std::size_t waves,
+                                        bool quantised, bool uplink_inq, std::size_t tail_leaf) {
+  const std::size_t m = per_leaf, n = m * leaves, a = quantised ? 3 : 2;
+  const std::size_t reduced_wave = 2 * a + (uplink_inq ? 2 : 0), full_wave = leaves * a + a + (uplink_inq ? 2 * leaves : 0);
+  if (j <= m) return j;  // (the first leaf's arrives and counter come first in both)
+  j -= m + 1;
+  if (j < waves * reduced_wave) {
+    const std::size_t w = j / reduced_wave, k = j % reduced_wave;
+    // The leaf's read (quantise) and signal; the spine's read (requantise) and multicast; (uplink) the leaf's dequantise and multicast.
+    return n + leaves + w * full_wave + (k < a ? k : k < 2 * a ? leaves * a + (k - a) : leaves * a + a + (k - 2 * a));
+  }
+  j -= waves * reduced_wave;
+  return n + leaves + waves * full_wave + tail_leaf * (2 * m + 1) + j;
+}
 
 }  // namespace scin::build

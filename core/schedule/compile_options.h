@@ -31,14 +31,15 @@ struct CompileOptions {
   /// instead of their own rank's (the same times where every launch ends
   /// together). For run_analytic_scin_tiers only, as `planes`.
   bool quantise_once = false;
-  /// Two-tier SCIN+INQ with quantise_once only: each built plane's per-leaf
-  /// steps (arrives, counter, reads, quantises, signals, acks, wait, flags)
-  /// for its first leaf alone; the spine's reads still name every leaf's
-  /// partial but wait for the first leaf's signal, its multicasts still reach
-  /// every rank, and rank r's final wait takes the flag of the first leaf's
-  /// rank r mod (ranks per leaf). The leaves touch no resource of one
-  /// another, so with every rank's inputs alike the first leaf's steps time
-  /// every leaf's. For run_analytic_scin_tiers only, as `planes`.
+  /// Two-tier SCIN, scin-inq-uplink, and SCIN+INQ with quantise_once: each
+  /// built plane's per-leaf steps (arrives, counter, reads, quantises,
+  /// signals, uplink's dequantises and multicasts, acks, wait, flags) for its
+  /// first leaf alone; the spine's reads still name every leaf's partial but
+  /// wait for the first leaf's signal, its multicasts still reach every rank
+  /// (uplink: every leaf), and rank r's final wait takes the flag of the
+  /// first leaf's rank r mod (ranks per leaf). The leaves touch no resource
+  /// of one another, so with every rank's inputs alike the first leaf's steps
+  /// time every leaf's. For run_analytic_scin_tiers only, as `planes`.
   bool leaves_once = false;
   /// False: compile() does not run check_schedule() on the schedule. For a
   /// builder's reduced schedule booked at once (run_analytic_scin_tiers: the

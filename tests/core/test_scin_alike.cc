@@ -587,13 +587,14 @@ TEST(ScinTiers, InqPlanesAlikeAreTranslatedExactly) {
   EXPECT_LT(part::translated_planes_total() - before, 17u);
 }
 
-// SCIN+INQ on two tiers books its first leaf's per-leaf steps for every leaf
-// (CompileOptions::leaves_once): the reduced schedule has one leaf's reads,
-// acks and flags, and its booking is the full schedule's to the last bit
-// (time, every term, the critical path moved to the full schedule's steps,
-// link bytes), paced and unregulated ISA waves, one and two waves in flight,
-// slow INQ units, several spines, sizes from one block to many waves.
-TEST(ScinTiers, InqBooksOneLeafForAll) {
+// SCIN, SCIN+INQ and scin-inq-uplink on two tiers book their first leaf's
+// per-leaf steps for every leaf (CompileOptions::leaves_once): the reduced
+// schedule has one leaf's reads, acks and flags, and its booking is the full
+// schedule's to the last bit (time, every term, the critical path moved to
+// the full schedule's steps, link bytes), paced and unregulated ISA waves,
+// one and two waves in flight, slow INQ units, several spines, sizes from one
+// block to many waves.
+TEST(ScinTiers, BooksOneLeafForAll) {
   Config c = load_preset("hgx-h200-8");
   set_param(c, "fabric.gpus", 64);
   set_param(c, "fabric.topology", "two-tier");
@@ -601,31 +602,35 @@ TEST(ScinTiers, InqBooksOneLeafForAll) {
   set_param(c, "fabric.spines", 2);
   set_param(c, "switch.ports", 32);
   validate(c);
-  const Collective coll{std::uint64_t{1} << 24, DType::Bf16};
-  const std::optional<Schedule> reduced = compile_scin_tiers(c, coll, Algorithm::ScinInq);
-  ASSERT_TRUE(reduced.has_value());
-  std::size_t reads = 0, flags = 0;
-  for (const Step& st : reduced->steps) {
-    if (st.kind == StepKind::Read && !reduced->is_switch(reduced->buffers[st.srcs[0].buffer].node)) ++reads;
-    if (st.kind == StepKind::Signal && reduced->is_switch(st.initiator) && !reduced->is_switch(st.target)) ++flags;
-  }
-  const std::size_t waves = static_cast<std::size_t>(build::scin_chunks(c, (std::uint64_t{1} << 23) / 4));
-  EXPECT_EQ(reads, waves);  // (one leaf's reads of its ranks, in the one plane built)
-  EXPECT_EQ(flags, 16u);    // (its 16 ranks' flags)
-  for (const char* regulation : {"paced", "none"})
-    for (double in_flight : {1.0, 2.0}) {
-      Config v = c;
-      set_param(v, "switch.isa.regulation", regulation);
-      set_param(v, "switch.isa.waves", in_flight);
-      validate(v);
-      for (std::uint64_t bytes : {std::uint64_t{64}, (std::uint64_t{1} << 20) + 128, std::uint64_t{1} << 26})
-        EXPECT_TRUE(expect_scin_tiers_exact(v, bytes, DType::Bf16, Algorithm::ScinInq)) << regulation << " " << in_flight;
+  for (const Algorithm algo : {Algorithm::Scin, Algorithm::ScinInq, Algorithm::ScinInqUplink}) {
+    SCOPED_TRACE(info(algo).name);
+    const Collective coll{std::uint64_t{1} << 24, DType::Bf16};
+    const std::optional<Schedule> reduced = compile_scin_tiers(c, coll, algo);
+    ASSERT_TRUE(reduced.has_value());
+    std::size_t reads = 0, flags = 0;
+    for (const Step& st : reduced->steps) {
+      if (st.kind == StepKind::Read && !reduced->is_switch(reduced->buffers[st.srcs[0].buffer].node)) ++reads;
+      if (st.kind == StepKind::Signal && reduced->is_switch(st.initiator) && !reduced->is_switch(st.target)) ++flags;
     }
-  Config slow = nvl576_at(144, 4);
-  set_param(slow, "switch.isa.inq_GBps", 50);
-  set_param(slow, "fabric.spines", 3);
-  validate(slow);
-  EXPECT_TRUE(expect_scin_tiers_exact(slow, (std::uint64_t{1} << 24) + 2, DType::Bf16, Algorithm::ScinInq));
+    const std::size_t align = algo == Algorithm::Scin ? 1 : static_cast<std::size_t>(c.quant.block_elems);
+    const std::size_t stripe = (std::uint64_t{1} << 23) / 4 / align * align;
+    EXPECT_EQ(reads, static_cast<std::size_t>(build::scin_chunks(c, stripe)));  // (one leaf's reads of its ranks, one plane)
+    EXPECT_EQ(flags, 16u);  // (its 16 ranks' flags)
+    for (const char* regulation : {"paced", "none"})
+      for (double in_flight : {1.0, 2.0}) {
+        Config v = c;
+        set_param(v, "switch.isa.regulation", regulation);
+        set_param(v, "switch.isa.waves", in_flight);
+        validate(v);
+        for (std::uint64_t bytes : {std::uint64_t{64}, (std::uint64_t{1} << 20) + 128, std::uint64_t{1} << 26})
+          EXPECT_TRUE(expect_scin_tiers_exact(v, bytes, DType::Bf16, algo)) << regulation << " " << in_flight;
+      }
+    Config slow = nvl576_at(144, 4);
+    set_param(slow, "switch.isa.inq_GBps", 50);
+    set_param(slow, "fabric.spines", 3);
+    validate(slow);
+    EXPECT_TRUE(expect_scin_tiers_exact(slow, (std::uint64_t{1} << 24) + 2, DType::Bf16, algo));
+  }
 }
 
 // SCIN+INQ with launches at different times (its ranks' quantise steps are

@@ -9,6 +9,7 @@
 #include "engines/analytic/joins.h"
 #include "engines/analytic/jump_counters.h"
 #include "model/cost_grid.h"
+#include "schedule/builder.h"
 
 namespace scin::analytic {
 
@@ -325,15 +326,7 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
   const std::size_t tail_rank = rf.entered != kNoStep ? (rf.entered - nq) / planes : 0;
   auto in_full_block = [&](std::size_t j) -> std::size_t {
     if (full_steps(L, plane) == L.steps[plane]) return j;
-    const std::size_t m = L.per_leaf, ul = L.leaves, n = m * ul, W = L.waves[plane];
-    if (j <= m) return j;  // (the first leaf's arrives and counter come first in both)
-    j -= m + 1;
-    if (j < 6 * W) {  // a wave: the leaf's read, quantise, signal; the spine's read, requantise, multicast
-      const std::size_t w = j / 6, k = j % 6;
-      return n + ul + w * (3 * ul + 3) + (k < 3 ? k : 3 * ul + (k - 3));
-    }
-    j -= 6 * W;  // the leaf's acks, wait and flags
-    return n + ul + W * (3 * ul + 3) + (tail_rank / m) * (2 * m + 1) + j;
+    return build::scin_tiers_full_step(j, L.per_leaf, L.leaves, L.waves[plane], true, false, tail_rank / L.per_leaf);
   };
   auto from_final = [&](StepId i) {  // (a step of the run: rank 0's, as the last booking's HBM queues)
     if (i < nq) return i;

@@ -57,9 +57,12 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
   // per leaf), each leaf's dequantise and multicast (a source, m destinations).
   const std::size_t wave_regions =
       uplink ? 2 * un + 8 * ul + 4 : 2 * un + 2 * ul + 2 + (inq ? 2 * ul + 2 : 0);
-  // INQ books the first leaf's per-leaf steps alone (CompileOptions::leaves_once): its read and
-  // quantise (m + 3), the spine's read (a source per leaf, a destination), requantise and multicast.
-  const std::size_t m = un / ul, booked_wave_regions = inq ? un + m + ul + 7 : wave_regions;
+  // The first leaf's per-leaf steps alone are booked (CompileOptions::leaves_once): its read (m
+  // + 1; INQ, uplink: its quantise, 2), the spine's read (a source per leaf, a destination;
+  // INQ, uplink: its requantise) and multicast (INQ, SCIN: a source, n destinations; uplink: a
+  // destination per leaf), uplink: the leaf's dequantise and multicast (a source, m destinations).
+  const std::size_t m = un / ul;
+  const std::size_t booked_wave_regions = uplink ? 2 * m + 2 * ul + 10 : un + m + ul + (inq ? 7 : 3);
   for (std::size_t p = 0; p < stripes.size(); ++p) {
     // (INQ: a plane's start depends on where its quantise chains queue on
     // each rank's HBM, behind the earlier planes': no two planes start alike,
@@ -77,7 +80,7 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
     const auto w = static_cast<std::size_t>(build::scin_chunks(cfg, stripes[p].count));
     L.waves.push_back(w);
     L.steps.push_back(build::scin_tiers_plane_steps(un, ul, w, inq || uplink, uplink));
-    L.booked_steps.push_back(inq ? build::scin_tiers_plane_steps(m, 1, w, true, false) : L.steps.back());
+    L.booked_steps.push_back(build::scin_tiers_plane_steps(m, 1, w, inq || uplink, uplink));
     if (inq) L.per_rank += w;
     L.total += L.steps.back();
     L.total_regions += w * wave_regions;
@@ -86,8 +89,8 @@ std::optional<PlaneLayout> plane_layout(const Config& cfg, const Collective& col
       L.booked_regions += w * booked_wave_regions;
     }
   }
-  // (No two planes alike, SCIN and uplink: nothing to save.)
-  if (firsts.size() == stripes.size() && !inq) return std::nullopt;
+  // (No two planes alike and one leaf, SCIN and uplink: nothing to save.)
+  if (firsts.size() == stripes.size() && !inq && ul == 1) return std::nullopt;
   if (inq) {
     L.per_rank += 1;  // its launch
     L.total += un * L.per_rank + un;  // and each rank's dequantise
@@ -169,7 +172,7 @@ Schedule compile_reduced(const Config& cfg, const Collective& coll, Algorithm al
   opt.labels = false;
   opt.planes = &L.built;
   opt.quantise_once = algo == Algorithm::ScinInq;
-  opt.leaves_once = opt.quantise_once;
+  opt.leaves_once = true;
   Schedule s = compile(cfg, algo, coll, ctx, opt);
   if (s.steps.size() != L.booked) throw Error("run_analytic_scin_tiers: the planes' step counts disagree with the builder");
   return s;
@@ -216,16 +219,23 @@ std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const C
   res.steps.clear();
   // The path's indices in the full schedule: a built plane's block at its
   // plane's, the final steps after every plane.
-  std::vector<std::size_t> full_first, reduced_first;  // per built plane, in order
+  // (A plane's steps are its first leaf's, moved to the full plane's: the
+  // acks, wait and flags to those of the leaf whose rank's wait ends the path.)
+  std::vector<std::size_t> full_first, reduced_first, plane_of;  // per built plane, in order
   std::size_t full = 0, reduced = 0;
   for (std::size_t p = 0; p < L->steps.size(); ++p) {
     if (L->built[p]) {
       full_first.push_back(full);
       reduced_first.push_back(reduced);
-      reduced += L->steps[p];
+      plane_of.push_back(p);
+      reduced += L->booked_steps[p];
     }
     full += L->steps[p];
   }
+  const auto n = static_cast<std::size_t>(cfg.fabric.gpus), ul = static_cast<std::size_t>(cfg.fabric.leaves);
+  std::size_t tail_leaf = 0;
+  for (StepId id : res.critical_path)
+    if (id >= reduced && !s.is_switch(s.steps[id].initiator)) tail_leaf = static_cast<std::size_t>(s.steps[id].initiator) / (n / ul);
   for (StepId& id : res.critical_path) {
     const std::size_t i = id;
     std::size_t to = 0;
@@ -234,7 +244,8 @@ std::optional<AnalyticResult> run_analytic_scin_tiers(const Config& cfg, const C
     } else {  // in the last built plane that starts at or before it
       const std::size_t k = static_cast<std::size_t>(std::upper_bound(reduced_first.begin(), reduced_first.end(), i) -
                                                      reduced_first.begin()) - 1;
-      to = full_first[k] + (i - reduced_first[k]);
+      to = full_first[k] + build::scin_tiers_full_step(i - reduced_first[k], n / ul, ul, L->waves[plane_of[k]],
+                                                       algo == Algorithm::ScinInqUplink, algo == Algorithm::ScinInqUplink, tail_leaf);
     }
     id = static_cast<StepId>(to);
   }

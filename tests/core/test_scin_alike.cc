@@ -528,6 +528,18 @@ bool expect_scin_tiers_exact(const Config& c, std::uint64_t bytes, DType dtype =
   return true;
 }
 
+// hgx-h200-8 made two-tier: 64 GPUs on 4 leaves of 16, 2 spines.
+Config hgx_two_tier_64() {
+  Config c = load_preset("hgx-h200-8");
+  set_param(c, "fabric.gpus", 64);
+  set_param(c, "fabric.topology", "two-tier");
+  set_param(c, "fabric.leaves", 4);
+  set_param(c, "fabric.spines", 2);
+  set_param(c, "switch.ports", 32);
+  validate(c);
+  return c;
+}
+
 Config nvl576_at(int gpus, int leaves) {
   Config c = load_preset("nvl576-style");
   set_param(c, "fabric.gpus", gpus);
@@ -569,13 +581,7 @@ TEST(ScinTiers, EqualsTheFullBookingOnTwoTiers) {
 // blocks fall differently (nvl36x2's 18 planes at 1 GiB: 2^29 elements do
 // not divide into 18 stripes of whole blocks), planes are booked.
 TEST(ScinTiers, InqPlanesAlikeAreTranslatedExactly) {
-  Config c = load_preset("hgx-h200-8");
-  set_param(c, "fabric.gpus", 64);
-  set_param(c, "fabric.topology", "two-tier");
-  set_param(c, "fabric.leaves", 4);
-  set_param(c, "fabric.spines", 2);
-  set_param(c, "switch.ports", 32);
-  validate(c);
+  const Config c = hgx_two_tier_64();
   for (std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{1} << 26}) {
     const std::size_t before = part::translated_planes_total();
     EXPECT_TRUE(expect_scin_tiers_exact(c, bytes, DType::Bf16, Algorithm::ScinInq)) << bytes;
@@ -595,13 +601,7 @@ TEST(ScinTiers, InqPlanesAlikeAreTranslatedExactly) {
 // one and two waves in flight, slow INQ units, several spines, sizes from one
 // block to many waves.
 TEST(ScinTiers, BooksOneLeafForAll) {
-  Config c = load_preset("hgx-h200-8");
-  set_param(c, "fabric.gpus", 64);
-  set_param(c, "fabric.topology", "two-tier");
-  set_param(c, "fabric.leaves", 4);
-  set_param(c, "fabric.spines", 2);
-  set_param(c, "switch.ports", 32);
-  validate(c);
+  const Config c = hgx_two_tier_64();
   for (const Algorithm algo : {Algorithm::Scin, Algorithm::ScinInq, Algorithm::ScinInqUplink}) {
     SCOPED_TRACE(info(algo).name);
     const Collective coll{std::uint64_t{1} << 24, DType::Bf16};

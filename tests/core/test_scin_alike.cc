@@ -576,10 +576,10 @@ TEST(ScinTiers, EqualsTheFullBookingOnTwoTiers) {
 // SCIN+INQ's planes whose quantise steps are an earlier plane's, later by a
 // constant, are taken as that plane's booking translated, not booked
 // (scin_inq_planes.cc): hgx-h200-8 made two-tier, its 4 planes of one stripe
-// size (the same quantisation blocks): one booked, three translated, and the
-// result is the full schedule's booking to the last bit. Where the stripes'
-// blocks fall differently (nvl36x2's 18 planes at 1 GiB: 2^29 elements do
-// not divide into 18 stripes of whole blocks), planes are booked.
+// size and waves of one size: one booked, three translated, and the
+// result is the full schedule's booking to the last bit. Where waves come in
+// two sizes (nvl36x2's 18 planes at 1 GiB: 2^24 blocks do not divide evenly
+// over 18 stripes and their waves), planes are booked.
 TEST(ScinTiers, InqPlanesAlikeAreTranslatedExactly) {
   const Config c = hgx_two_tier_64();
   for (std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{1} << 26}) {

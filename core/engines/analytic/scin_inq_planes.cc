@@ -223,9 +223,9 @@ Outcome book_planes(const Config& cfg, const Schedule& s, const InqPlanes& L, co
   // A plane whose quantise finishes are all those of a booked plane of its
   // size, later by one grid multiple, books as that plane later by it
   // (nothing else enters its booking; cost_grid.h: exact), so it is not
-  // booked again (hgx-h200-8 made two-tier: one booking, not four; where a
-  // stripe's quantisation blocks fall differently, its waves' quantise steps
-  // differ, and it is booked).
+  // booked again (hgx-h200-8 made two-tier: one booking, not four; where
+  // waves come in two sizes, the waves queued between two planes' on the HBM
+  // change their difference from wave to wave, and each plane is booked).
   struct Booked {
     std::size_t plane = 0;
     double latest = -1;

@@ -56,6 +56,8 @@ struct InqPlanes {
 /// through the last booking, the plane of the flag it reaches (booked again)
 /// and the quantise run that plane's path reaches, as the run of the rank
 /// whose step left for it (an arrive's, a leaf read's first source's).
+/// A plane whose quantise finishes are a booked plane's later by one grid
+/// multiple d is that booking later by d (cost_grid.h: exact), not booked.
 /// Memory: one plane's bookings at a time.
 /// Nothing where the schedule is not of that shape, or a step of a plane
 /// finishes as late as the last dequantise (then the full schedule's last

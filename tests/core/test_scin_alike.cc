@@ -21,6 +21,7 @@
 #include "shortcut_tests.h"
 #include "schedule/algorithms.h"
 #include "schedule/builder.h"
+#include "schedule/compile_options.h"
 
 using namespace scin;
 
@@ -630,6 +631,51 @@ TEST(ScinTiers, BooksOneLeafForAll) {
     set_param(slow, "fabric.spines", 3);
     validate(slow);
     EXPECT_TRUE(expect_scin_tiers_exact(slow, (std::uint64_t{1} << 24) + 2, DType::Bf16, algo));
+  }
+}
+
+// scin_tiers_full_step (the builder's layout) sends each step of a plane built
+// for its first leaf alone to the same step of the full plane: the same kind,
+// on the same spine, or on leaf `tail` (its acks, wait and flags) or the first
+// leaf (the rest) and their ranks; for every leaf as the tail.
+TEST(ScinTiers, OneLeafStepsSitInTheFullPlane) {
+  const Config c = hgx_two_tier_64();
+  const Collective coll{(std::uint64_t{1} << 16) + 256, DType::Bf16};
+  for (const Algorithm algo : {Algorithm::Scin, Algorithm::ScinInqUplink}) {
+    SCOPED_TRACE(info(algo).name);
+    CompileOptions one;
+    one.leaves_once = true;
+    const Schedule full = compile(c, algo, coll), reduced = compile(c, algo, coll, {}, one);
+    const int m = full.gpus_per_leaf(), leaves = full.leaves;
+    const bool q = algo == Algorithm::ScinInqUplink;
+    // (Plane 0's steps come first in both.)
+    const std::uint64_t align = q ? static_cast<std::uint64_t>(c.quant.block_elems) : 1;
+    const std::size_t waves = static_cast<std::size_t>(
+        build::scin_chunks(c, build::split(coll.bytes / 2, c.fabric.planes, align)[0].count));
+    ASSERT_GT(waves, 1u);
+    ASSERT_EQ(reduced.steps.size() + static_cast<std::size_t>(c.fabric.planes) *
+                                         (build::scin_tiers_plane_steps(full.gpus, static_cast<std::size_t>(leaves), waves, q, q) -
+                                          build::scin_tiers_plane_steps(static_cast<std::size_t>(m), 1, waves, q, q)),
+              full.steps.size());
+    const std::size_t one_plane = build::scin_tiers_plane_steps(static_cast<std::size_t>(m), 1, waves, q, q);
+    const std::size_t tail_from = one_plane - (2 * static_cast<std::size_t>(m) + 1);
+    for (int tail = 0; tail < leaves; ++tail)
+      for (std::size_t j = 0; j < one_plane; ++j) {
+        const std::size_t f = build::scin_tiers_full_step(j, static_cast<std::size_t>(m), static_cast<std::size_t>(leaves),
+                                                          waves, q, q, static_cast<std::size_t>(tail));
+        ASSERT_LT(f, full.steps.size());
+        const Step &a = reduced.steps[j], &b = full.steps[f];
+        const int leaf = j >= tail_from ? tail : 0;
+        auto moved = [&](NodeId x) -> NodeId {
+          if (x == full.leaf_node(0, 0)) return full.leaf_node(0, leaf);
+          return full.is_switch(x) ? x : static_cast<NodeId>(x + leaf * m);
+        };
+        EXPECT_EQ(b.kind, a.kind) << j << " tail " << tail;
+        EXPECT_EQ(b.initiator, moved(a.initiator)) << j << " tail " << tail;
+        if (a.kind == StepKind::Signal) {
+          EXPECT_EQ(b.target, moved(a.target)) << j << " tail " << tail;
+        }
+      }
   }
 }
 

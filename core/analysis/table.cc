@@ -200,6 +200,9 @@ std::vector<MetricDef> metric_defs(PointKind kind) {
       out.push_back({metric("busbw_GBps", "Bus bandwidth", "GB/s", false, false,
                             "nccl-tests busbw = algbw x 2(N-1)/N"),
                      [](const PointRecord& p) { return p.busbw_GBps; }});
+      out.push_back({metric("in_place_us", "Measured in-place time", "µs", true, true,
+                            "nccl-tests' in-place time (none where the file gives only one time)"),
+                     [](const PointRecord& p) { return json_number(p.extra, "in_place_us"); }});
       break;
   }
   if (kind == PointKind::Collective)

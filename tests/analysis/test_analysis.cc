@@ -722,10 +722,26 @@ TEST(AnalysisMeasured, ImportedRowsPlotPerSystemAgainstSize) {
     p.bytes = m.bytes;
     p.measured_us = m.us;
     p.busbw_GBps = 1e-3 * static_cast<double>(m.bytes) / m.us;
+    if (pts.size() < 4) p.extra = {{"in_place_us", m.us - 0.5}};  // (the last row: a file with one time)
     pts.push_back(p);
   }
   AnalysisTable t = build_table(run, pts);
   ASSERT_NE(t.find("measured_us"), nullptr);
+  ASSERT_NE(t.find("in_place_us"), nullptr);
+  EXPECT_EQ(t.find("in_place_us")->unit, "µs");
+  {  // the in-place time plots where a row has one
+    PlotQuery ip = default_query(t);
+    ip.y = "in_place_us";
+    const PlotData d = make_plot(t, ip);
+    ASSERT_TRUE(d.empty_reason.empty()) << d.empty_reason;
+    std::size_t k = 0;
+    for (const Series& ser : d.facets.at(0).series)
+      for (const SeriesPoint& pt : ser.points) {
+        EXPECT_EQ(pt.y, pts.at(t.rows.at(pt.row).point_index).measured_us - 0.5);
+        ++k;
+      }
+    EXPECT_EQ(k, 4u);
+  }
   EXPECT_EQ(t.find("measured_us")->unit, "µs");
   ASSERT_NE(t.find("busbw_GBps"), nullptr);
   EXPECT_EQ(t.find("time_us"), nullptr);

@@ -97,6 +97,8 @@ Column axis_column(const std::string& path) {
     c.description = p->help;
   } else {
     c.label = path;  // special paths: preset, engine, input.*, inference.*
+    if (path == "preset") c.label = "Fabric preset";
+    if (path == "engine") c.label = "Engine";
     if (path == "inference.batch") c.label = "Batch size";
     if (path == "inference.prompt_tokens") c.label = "Prompt tokens";
     if (path == "inference.context_tokens") c.label = "Context tokens";

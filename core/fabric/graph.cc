@@ -110,8 +110,8 @@ void check_fabric_shape(const Config& cfg) {
                             "(switch.ports)", f.leaves * (up / f.spines), f.leaves, up / f.spines, ports));
 }
 
-std::vector<int> ports_used(const FabricGraph& g) {
-  std::vector<int> used(g.nodes.size(), 0);
+std::vector<std::int64_t> ports_used(const FabricGraph& g) {
+  std::vector<std::int64_t> used(g.nodes.size(), 0);
   for (const auto& l : g.links) {
     used[static_cast<std::size_t>(l.a)] += l.ports;
     used[static_cast<std::size_t>(l.b)] += l.ports;
@@ -190,6 +190,7 @@ FabricGraph fabric_graph_from_json(const nlohmann::json& j, const std::string& o
   }
   if (j.contains("routes")) {
     if (!j["routes"].is_array()) fail("routes: an array is required");
+    if (j["routes"].size() > 1000000) fail(fmt::format("routes: {} entries; allowed at most 1000000", j["routes"].size()));
     for (std::size_t i = 0; i < j["routes"].size(); ++i) {
       const auto& o = j["routes"][i];
       const std::string where = fmt::format("routes[{}]", i);
@@ -215,7 +216,18 @@ FabricRouter::FabricRouter(const FabricGraph& g) : g_(g), adj_(g.nodes.size()), 
     std::sort(a.begin(), a.end());
     a.erase(std::unique(a.begin(), a.end()), a.end());
   }
-  for (std::size_t i = 0; i < g.routes.size(); ++i) explicit_[static_cast<std::size_t>(g.routes[i].at)].push_back(static_cast<int>(i));
+  // Per node its entries as (destination, next hop), sorted by destination; of
+  // two entries for one destination the later in the file counts.
+  for (const auto& r : g.routes) explicit_[static_cast<std::size_t>(r.at)].emplace_back(r.dst, r.next);
+  for (auto& e : explicit_) {
+    std::stable_sort(e.begin(), e.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      if (i + 1 < e.size() && e[i + 1].first == e[i].first) continue;  // (a later entry for the same destination)
+      e[kept++] = e[i];
+    }
+    e.resize(kept);
+  }
 }
 
 std::vector<int> FabricRouter::distances_to(int dst) const {
@@ -235,19 +247,32 @@ std::vector<int> FabricRouter::distances_to(int dst) const {
   return d;
 }
 
-std::vector<int> FabricRouter::route(int src, int dst) const {
+std::vector<int> FabricRouter::route(int src, int dst) const { return route(src, dst, distances_to(dst)); }
+
+std::vector<int> FabricRouter::route(int src, int dst, const std::vector<int>& dist) const {
   const auto& name = [&](int n) -> const std::string& { return g_.nodes[static_cast<std::size_t>(n)].name; };
-  const std::vector<int> dist = distances_to(dst);
   if (dist[static_cast<std::size_t>(src)] < 0)
     throw Error(fmt::format("{}: {} cannot reach {} (the fabric is disconnected)", g_.name, name(src), name(dst)));
   std::vector<int> path{src};
-  std::vector<char> seen(g_.nodes.size(), 0);
-  seen[static_cast<std::size_t>(src)] = 1;
+  // Nodes already on the path: searched in the path while it is short (a
+  // walk costs its length, not the fabric's size: check_fabric walks up to
+  // kMaxRouteWalks of them), marked in `seen` once it is long.
+  constexpr std::size_t kShortPath = 32;
+  std::vector<char> seen;
+  auto on_path = [&](int v) {
+    if (path.size() <= kShortPath) return std::find(path.begin(), path.end(), v) != path.end();
+    if (seen.empty()) {
+      seen.assign(g_.nodes.size(), 0);
+      for (int u : path) seen[static_cast<std::size_t>(u)] = 1;
+    }
+    return seen[static_cast<std::size_t>(v)] != 0;
+  };
   int cur = src;
   while (cur != dst) {
     int next = -1;
-    for (int e : explicit_[static_cast<std::size_t>(cur)])
-      if (g_.routes[static_cast<std::size_t>(e)].dst == dst) next = g_.routes[static_cast<std::size_t>(e)].next;
+    const auto& entries = explicit_[static_cast<std::size_t>(cur)];
+    const auto e = std::lower_bound(entries.begin(), entries.end(), dst, [](const auto& x, int d) { return x.first < d; });
+    if (e != entries.end() && e->first == dst) next = e->second;
     if (next >= 0) {
       const auto& a = adj_[static_cast<std::size_t>(cur)];
       if (!std::binary_search(a.begin(), a.end(), next))
@@ -264,14 +289,15 @@ std::vector<int> FabricRouter::route(int src, int dst) const {
         throw Error(fmt::format("{}: {} cannot reach {} (the fabric is disconnected)", g_.name, name(cur), name(dst)));
       next = best[static_cast<std::size_t>(ecmp_pick(src, dst, static_cast<int>(best.size())))];
     }
-    path.push_back(next);
-    if (seen[static_cast<std::size_t>(next)]) {
+    if (on_path(next)) {
+      path.push_back(next);
       std::vector<std::string> names;
       auto it = std::find(path.begin(), path.end(), next);
       for (; it != path.end(); ++it) names.push_back(name(*it));
       throw Error(fmt::format("{}: routing loop from {} to {}: {}", g_.name, name(src), name(dst), fmt::join(names, " -> ")));
     }
-    seen[static_cast<std::size_t>(next)] = 1;
+    path.push_back(next);
+    if (!seen.empty()) seen[static_cast<std::size_t>(next)] = 1;
     if (next != dst && g_.nodes[static_cast<std::size_t>(next)].kind != FabricNodeKind::Switch)
       throw Error(fmt::format("{}: route from {} to {} passes through accelerator {}", g_.name, name(src), name(dst), name(next)));
     cur = next;
@@ -291,13 +317,33 @@ void check_fabric(const FabricGraph& g) {
   std::vector<int> accs;
   for (std::size_t i = 0; i < g.nodes.size(); ++i)
     if (g.nodes[i].kind == FabricNodeKind::Accelerator) accs.push_back(static_cast<int>(i));
-  // Every accelerator reaches the first one; with explicit routes, every pair is walked (loops).
+  // Every accelerator reaches the first one: one search from it (a walk from
+  // each was O(A N): minutes at 10^5 nodes).
+  const std::vector<int> to_first = router.distances_to(accs[0]);
   for (int a : accs)
-    if (a != accs[0]) router.route(a, accs[0]);
-  if (!g.routes.empty())
+    if (to_first[static_cast<std::size_t>(a)] < 0)
+      throw Error(fmt::format("{}: {} cannot reach {} (the fabric is disconnected)", g.name,
+                              g.nodes[static_cast<std::size_t>(a)].name, g.nodes[static_cast<std::size_t>(accs[0])].name));
+  // Explicit routes: a walk to a destination without entries of its own
+  // follows shortest paths (one hop nearer each time: no loop, no dead end
+  // where the first search passed), so only the accelerators the entries
+  // lead to are walked to, from every accelerator (every pair was walked
+  // before: 4000 accelerators and one entry took minutes).
+  std::vector<char> is_dst(g.nodes.size(), 0);
+  for (const auto& r : g.routes) is_dst[static_cast<std::size_t>(r.dst)] = 1;
+  std::int64_t dsts = 0;
+  for (int b : accs) dsts += is_dst[static_cast<std::size_t>(b)];
+  const auto n_accs = static_cast<std::int64_t>(accs.size());
+  if (dsts * (n_accs - 1) > kMaxRouteWalks)
+    throw Error(fmt::format("{}: routes: entries lead to {} accelerators of {}: {} paths to check, above the limit of {}; "
+                            "give explicit entries for fewer destinations",
+                            g.name, dsts, n_accs, dsts * (n_accs - 1), kMaxRouteWalks));
+  for (int b : accs) {
+    if (!is_dst[static_cast<std::size_t>(b)]) continue;
+    const std::vector<int> dist = router.distances_to(b);
     for (int a : accs)
-      for (int b : accs)
-        if (a != b) router.route(a, b);
+      if (a != b) router.route(a, b, dist);
+  }
 }
 
 }  // namespace scin

@@ -15,8 +15,10 @@
 // links with endpoints and per-direction bandwidth.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -69,12 +71,20 @@ FabricGraph fabric_graph(const Config& cfg);
 FabricGraph fabric_graph_from_json(const nlohmann::json& j, const std::string& origin);
 FabricGraph load_fabric_graph(const std::filesystem::path& file);
 
-/// Ports each node uses (sum of its links' ports).
-std::vector<int> ports_used(const FabricGraph& g);
+/// Ports each node uses (sum of its links' ports; 64-bit: a million links of
+/// 100000 ports each do not overflow).
+std::vector<std::int64_t> ports_used(const FabricGraph& g);
 
 /// Throws Error (one line) for a switch with fewer ports than its links use,
 /// a disconnected fabric, or an explicit route that loops or leads nowhere.
+/// Cost: one search from the first accelerator, and with explicit routes one
+/// search per accelerator they lead to plus a walk from every accelerator to
+/// it (at most kMaxRouteWalks walks: more is refused, naming `routes`).
 void check_fabric(const FabricGraph& g);
+
+/// The most walks check_fabric() makes to check explicit routes (their
+/// destinations x accelerators): about a second of CPU.
+inline constexpr std::int64_t kMaxRouteWalks = 4'000'000;
 
 /// Checks the generator's radix and shape rules from the parameters alone
 /// (no graph is built): a star plane switch needs `gpus` ports, a leaf its
@@ -93,12 +103,15 @@ class FabricRouter {
   /// Node indices from `src` to `dst`, both included. Throws Error for an
   /// unreachable destination or a routing loop (naming the nodes).
   std::vector<int> route(int src, int dst) const;
+  /// The same with `dist` = distances_to(dst), for many sources to one destination.
+  std::vector<int> route(int src, int dst, const std::vector<int>& dist) const;
+  /// Hops from each node to `dst` through switches (-1: it cannot reach it).
+  std::vector<int> distances_to(int dst) const;
 
  private:
   const FabricGraph& g_;
   std::vector<std::vector<int>> adj_;          // neighbours, sorted
-  std::vector<std::vector<int>> explicit_;     // [at] -> entries into g_.routes
-  std::vector<int> distances_to(int dst) const;
+  std::vector<std::vector<std::pair<int, int>>> explicit_;  // [at] -> (destination, next hop), by destination
 };
 
 }  // namespace scin

@@ -194,6 +194,69 @@ TEST(FabricGraph, DisconnectedLoopAndRadixErrorsAreOneLine) {
   EXPECT_EQ(error_of([&] { fabric_graph_from_json(j, "g.json"); }), "g.json: links[0].b: no node named 'nowhere'");
 }
 
+namespace {
+// One switch `s` with `n` accelerators r0..r(n-1), and explicit entries at
+// `s` leading to the first `routed` of them.
+json star_graph(int n, int routed) {
+  json j = {{"nodes", json::array()}, {"links", json::array()}, {"routes", json::array()}};
+  for (int i = 0; i < n; ++i) {
+    j["nodes"].push_back({{"name", fmt::format("r{}", i)}, {"kind", "accelerator"}});
+    j["links"].push_back({{"a", fmt::format("r{}", i)}, {"b", "s"}, {"bandwidth_GBps", 100}});
+  }
+  j["nodes"].push_back({{"name", "s"}, {"kind", "switch"}, {"ports", n}});
+  for (int i = 0; i < routed; ++i) j["routes"].push_back({{"at", "s"}, {"dst", fmt::format("r{}", i)}, {"next", fmt::format("r{}", i)}});
+  return j;
+}
+}  // namespace
+
+TEST(FabricGraph, ExplicitRoutesAreWalkedToTheirDestinationsOnlyAndBounded) {
+  // 2000 accelerators, entries for 1000 of them: 1000 x 1999 walks (every
+  // pair, 4 M walks with a scan of the switch's 1000 entries per hop, took
+  // minutes before); each walk ends at its accelerator.
+  EXPECT_NO_THROW(check_fabric(fabric_graph_from_json(star_graph(2000, 1000), "big.json")));
+  // Entries for 2001 destinations of 2001 accelerators: 2001 x 2000 walks, above the limit: refused, naming it.
+  EXPECT_EQ(error_of([&] { check_fabric(fabric_graph_from_json(star_graph(2001, 2001), "big.json")); }),
+            fmt::format("big.json: routes: entries lead to 2001 accelerators of 2001: 4002000 paths to check, above the "
+                        "limit of {}; give explicit entries for fewer destinations", kMaxRouteWalks));
+  // Of two entries for one destination at one node the later counts, as before.
+  json j = small_graph();
+  j["routes"] = json::parse(R"([{"at": "s0", "dst": "c", "next": "t1"}, {"at": "s0", "dst": "c", "next": "t0"}])");
+  const FabricGraph g = fabric_graph_from_json(j, "g.json");
+  EXPECT_EQ(FabricRouter(g).route(0, 2), (std::vector<int>{0, 3, 5, 4, 2}));
+  j["routes"] = json::parse(R"([{"at": "s0", "dst": "c", "next": "t0"}, {"at": "s0", "dst": "c", "next": "t1"}])");
+  EXPECT_EQ(FabricRouter(fabric_graph_from_json(j, "g.json")).route(0, 2), (std::vector<int>{0, 3, 6, 4, 2}));
+}
+
+TEST(FabricGraph, ALoopAfterALongPathIsNamed) {
+  // a - s0 - s1 - ... - s39 - c; at s39 traffic for c goes back to s38: the
+  // loop closes 41 hops from a (past the walk's short-path search).
+  json j = {{"nodes", json::array()}, {"links", json::array()}};
+  j["nodes"].push_back({{"name", "a"}, {"kind", "accelerator"}});
+  j["nodes"].push_back({{"name", "c"}, {"kind", "accelerator"}});
+  for (int i = 0; i < 40; ++i) j["nodes"].push_back({{"name", fmt::format("s{}", i)}, {"kind", "switch"}, {"ports", 2}});
+  j["links"].push_back({{"a", "a"}, {"b", "s0"}, {"bandwidth_GBps", 100}});
+  for (int i = 0; i + 1 < 40; ++i)
+    j["links"].push_back({{"a", fmt::format("s{}", i)}, {"b", fmt::format("s{}", i + 1)}, {"bandwidth_GBps", 100}});
+  j["links"].push_back({{"a", "s39"}, {"b", "c"}, {"bandwidth_GBps", 100}});
+  EXPECT_NO_THROW(check_fabric(fabric_graph_from_json(j, "chain.json")));
+  EXPECT_EQ(FabricRouter(fabric_graph_from_json(j, "chain.json")).route(0, 1).size(), 42u);
+  j["routes"] = json::parse(R"([{"at": "s39", "dst": "c", "next": "s38"}])");
+  EXPECT_EQ(error_of([&] { check_fabric(fabric_graph_from_json(j, "chain.json")); }),
+            "chain.json: routing loop from a to c: s38 -> s39 -> s38");
+}
+
+TEST(FabricGraph, PortCountsBeyondTwoBillionAreCountedNotWrapped) {
+  // 22000 bundles of 100000 ports between one accelerator and one switch: 2.2e9 ports (an int wrapped negative).
+  json j = {{"nodes", json::array({{{"name", "a"}, {"kind", "accelerator"}},
+                                   {{"name", "b"}, {"kind", "accelerator"}},
+                                   {{"name", "s"}, {"kind", "switch"}, {"ports", 100000}}})},
+            {"links", json::array()}};
+  for (int i = 0; i < 22000; ++i) j["links"].push_back({{"a", "a"}, {"b", "s"}, {"bandwidth_GBps", 1}, {"ports", 100000}});
+  j["links"].push_back({{"a", "b"}, {"b", "s"}, {"bandwidth_GBps", 1}});
+  EXPECT_EQ(error_of([&] { check_fabric(fabric_graph_from_json(j, "wide.json")); }),
+            "wide.json: switch s needs 2200000001 ports but has 100000");
+}
+
 TEST(FabricGraph, AGraphFileIsCheckedByValidateAndNotSimulated) {
   Config c = load_preset("hgx-h200-8");
   c.fabric.graph_file = std::string(SCIN_FABRIC_TEST_DIR) + "/../bad_inputs/files/fabric-loop.json";

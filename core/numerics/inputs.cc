@@ -29,11 +29,12 @@
 extern "C" __m128d _ZGVbN2v_log(__m128d);
 extern "C" __m128d _ZGVbN2v_cos(__m128d);
 // The AVX2 variants, four doubles per call (called only from AVX2 code, when the CPU has it).
-extern "C" __m256d _ZGVdN4v_log(__m256d);
-extern "C" __m256d _ZGVdN4v_cos(__m256d);
+extern "C" __attribute__((target("avx2"))) __m256d _ZGVdN4v_log(__m256d);
+extern "C" __attribute__((target("avx2"))) __m256d _ZGVdN4v_cos(__m256d);
 // The AVX-512 variants, eight doubles per call (called only from AVX-512 code, when the CPU has it).
-extern "C" __m512d _ZGVeN8v_log(__m512d);
-extern "C" __m512d _ZGVeN8v_cos(__m512d);
+// (The target attributes: clang refuses a vector argument whose ISA the declaration does not enable.)
+extern "C" __attribute__((target("avx512f"))) __m512d _ZGVeN8v_log(__m512d);
+extern "C" __attribute__((target("avx512f"))) __m512d _ZGVeN8v_cos(__m512d);
 #define SCIN_HAVE_LIBMVEC 1
 #endif
 

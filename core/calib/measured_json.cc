@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json_input.h"
 #include "calib/measured.h"
 #include "calib/measured_text.h"
 
@@ -39,12 +40,9 @@ bool whole(double v, double max) { return v >= 0 && v <= max && v == std::floor(
 
 std::vector<NcclTestsTable> parse_nccl_tests_json(const std::string& text, const std::string& origin,
                                                   std::vector<std::string>* ignored) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(fmt::format("{}: not valid JSON (byte {}): {}", origin, e.byte, e.what()));
-  }
+  // (The shared reader: a number too large for a double, e.g. 134E17728, is an
+  // Error naming the file, not an escaping json::out_of_range; nesting is bounded.)
+  const nlohmann::json doc = parse_json_text(text, origin);
   if (!doc.is_object() || !doc.contains("results") || !doc["results"].is_array())
     throw Error(fmt::format("{}: not an nccl-tests JSON report (all_reduce_perf -J): no \"results\" list", origin));
   NcclTestsTable t;

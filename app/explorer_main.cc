@@ -29,8 +29,10 @@
 #include "ui/figure_export.h"
 #include "ui/main_window.h"
 #include "ui/preview.h"
+#include "ui/quant_chart.h"
 #include "ui/run_browser.h"
 #include "ui/run_controller.h"
+#include "ui/timeline_chart.h"
 
 int main(int argc, char** argv) {
   QCommandLineParser cli;
@@ -219,6 +221,13 @@ int main(int argc, char** argv) {
   if (cli.isSet(tab)) {
     settle();
     w.showTab(cli.value(tab));
+    // The live charts (link timeline, quantisation error) compute once shown:
+    // what is saved or exported next waits for them (at most 2 min; a long
+    // packet run shows its progress meanwhile).
+    waitFor([] { return false; }, 300);
+    auto* timeline = qobject_cast<scin::ui::TimelineChart*>(w.chart(QStringLiteral("timeline")));
+    auto* quant = qobject_cast<scin::ui::QuantChart*>(w.chart(QStringLiteral("quant")));
+    waitFor([&] { return !(timeline && timeline->busy()) && !(quant && quant->busy()); }, 120000);
   }
   if (cli.isSet(exportChart)) {
     settle();

@@ -6,8 +6,10 @@
 #include <QLineSeries>
 #include <QValueAxis>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <thread>
+#include <utility>
 
 #include <QMetaObject>
 #include <QPointer>
@@ -17,6 +19,16 @@
 #include "ui/format.h"
 
 namespace scin::ui {
+
+namespace {
+// "4.9 M", "336 G": an estimate's magnitude, not its digits.
+QString roughCount(double n) {
+  const char* units[] = {"", " k", " M", " G", " T"};
+  int k = 0;
+  while (n >= 1000 && k < 4) n /= 1000, ++k;
+  return QString::number(n, 'g', 2) + QLatin1String(units[k]);
+}
+}  // namespace
 
 TimelineChart::TimelineChart(FabricDoc* doc, QWidget* parent)
     : ChartPanel(QStringLiteral("timeline"), tr("Link utilisation over time (packet engine)"), parent), doc_(doc) {
@@ -33,11 +45,24 @@ TimelineChart::TimelineChart(FabricDoc* doc, QWidget* parent)
   controls()->insertWidget(1, algo_);
   controls()->insertWidget(2, new QLabel(tr("Message size")));
   controls()->insertWidget(3, size_);
+  anyway_ = new QPushButton(tr("Simulate anyway"));
+  anyway_->setObjectName(QStringLiteral("simulateAnyway"));
+  anyway_->setToolTip(tr("Run this packet simulation although it is estimated above %1 s (it can be stopped by "
+                         "choosing another algorithm or size)").arg(kMaxSeconds));
+  anyway_->setVisible(false);
+  controls()->insertWidget(4, anyway_);
+  connect(anyway_, &QPushButton::clicked, this, [this] {
+    force_ = true;
+    stale_ = true;
+    timer_.start(0);
+  });
   timer_.setSingleShot(true);
   timer_.setInterval(150);
   connect(&timer_, &QTimer::timeout, this, &TimelineChart::recompute);
   auto restale = [this] {
     stale_ = true;
+    force_ = false;
+    if (running_) stop_.request_stop();  // its result is stale: stop it (finished() starts anew)
     if (isVisible()) timer_.start();
   };
   connect(algo_, &QComboBox::activated, this, restale);
@@ -45,14 +70,35 @@ TimelineChart::TimelineChart(FabricDoc* doc, QWidget* parent)
   connect(doc_, &FabricDoc::changed, this, restale);
 }
 
-TimelineChart::~TimelineChart() { *alive_ = false; }
+TimelineChart::~TimelineChart() {
+  *alive_ = false;
+  stop_.request_stop();
+}
+
+QString TimelineChart::what() const {
+  return tr("%1 at %2 on %3 accelerators")
+      .arg(algo_->currentText(), sizeText(size_->currentData().toULongLong()))
+      .arg(doc_->config().fabric.gpus);
+}
 
 void TimelineChart::finished(const SimResult& r) {
   running_ = false;
-  result_ = r;
-  redraw();
-  Q_EMIT computed(r);
+  runPercent_ = -1;
+  const bool cancelled = r.extra.contains("cancelled");
+  refused_ = r.extra.contains("refused") ? QString::fromStdString(r.extra["refused"].get<std::string>()) : QString();
+  if (!cancelled && refused_.isEmpty()) result_ = r;
+  if (!cancelled) {
+    redraw();
+    if (refused_.isEmpty()) Q_EMIT computed(r);
+  }
   if (stale_ && isVisible()) timer_.start();
+}
+
+void TimelineChart::progressed(double events, int percent) {
+  if (!running_) return;
+  runEvents_ = events;
+  runPercent_ = percent;
+  redraw();
 }
 
 void TimelineChart::showEvent(QShowEvent* e) {
@@ -75,29 +121,74 @@ void TimelineChart::recompute() {
   if (running_) return;  // finished() restarts us if the inputs changed meanwhile
   running_ = true;
   stale_ = false;
+  runPercent_ = -1;
   Config cfg = doc_->config();
   std::string algo = algo_->currentText().toStdString();
   std::uint64_t bytes = size_->currentData().toULongLong();
+  const bool force = std::exchange(force_, false);
+  stop_ = std::stop_source();
   QPointer<TimelineChart> self(this);
   std::shared_ptr<bool> alive = alive_;
-  std::thread([cfg, algo, bytes, self, alive]() mutable {
+  // Posted to the GUI thread; dropped if the chart is gone by then.
+  auto post = [self, alive](auto f) {
+    QMetaObject::invokeMethod(qApp, [self, alive, f] {
+      if (*alive && self) f(self.data());
+    }, Qt::QueuedConnection);
+  };
+  std::thread([cfg, algo, bytes, force, post, token = stop_.get_token()]() mutable {
     SimResult r;
+    r.algorithm = algo;
+    r.bytes = bytes;
     try {
       set_param(cfg, "packet.timeline_samples", static_cast<double>(kSamples));
-      r = simulate(cfg, algo, Collective{bytes, DType::Bf16}, "packet");
+      const Collective c{bytes, DType::Bf16};
+      const WorkEstimate w = estimate(cfg, parse_algorithm(algo), c, EngineId::Packet);
+      WorkBudget budget;
+      budget.max_seconds = force ? 0 : kMaxSeconds;   // the memory available still bounds it
+      const BudgetCheck check = check_budget(w, budget, "this packet simulation",
+                                             force ? "use a smaller size or fabric"
+                                                   : "press Simulate anyway, or choose a smaller size or fabric");
+      if (check.refused()) {
+        r.extra = {{"refused", check.message}};
+      } else {
+        RunContext ctx;
+        ctx.stop = token;
+        if (w.seconds >= kShowProgressSeconds) {
+          // Progress in steps of 2%, posted only when it moves (the engine reports often).
+          auto last = std::make_shared<std::atomic<int>>(-1);
+          const double est = w.amount;
+          post([est](TimelineChart* t) { t->progressed(est, 0); });
+          ctx.progress = [post, last, est](double f) {
+            const int pc = std::clamp(static_cast<int>(f * 50), 0, 50) * 2;
+            if (last->exchange(pc) != pc) post([est, pc](TimelineChart* t) { t->progressed(est, pc); });
+          };
+        }
+        r = simulate(cfg, algo, c, "packet", ctx);
+      }
+    } catch (const Cancelled&) {
+      r.extra = {{"cancelled", true}};
     } catch (const std::exception& e) {
-      r.algorithm = algo;
       r.extra = {{"error", e.what()}};
     }
-    // Queued to the GUI thread; dropped if the chart is gone by then.
-    QMetaObject::invokeMethod(qApp, [self, alive, r] {
-      if (*alive && self) self->finished(r);
-    }, Qt::QueuedConnection);
+    post([r](TimelineChart* t) { t->finished(r); });
   }).detach();
 }
 
 void TimelineChart::redraw() {
   clearChart();
+  anyway_->setVisible(!refused_.isEmpty() && !running_);
+  if (running_ && runPercent_ >= 0) {
+    setEmptyText(tr("Simulating %1 on the packet engine… %2% of about %3 events")
+                     .arg(what())
+                     .arg(runPercent_)
+                     .arg(roughCount(runEvents_)));
+    return;
+  }
+  if (!refused_.isEmpty()) {
+    setEmptyText(tr("Not simulated: %1 (%2).").arg(what(), refused_));
+    return;
+  }
+  setEmptyText(QString());
   const nlohmann::json& x = result_.extra;
   if (x.contains("error")) {
     chart()->setTitle(tr("Link utilisation: %1").arg(QString::fromStdString(x["error"].get<std::string>()).toHtmlEscaped()));
@@ -111,29 +202,39 @@ void TimelineChart::redraw() {
   chart()->setTitle(tr("Link utilisation over time: %1, %2 per rank, packet engine (total %3)")
                         .arg(QString::fromStdString(result_.algorithm), sizeText(result_.bytes),
                              timeText(result_.time_ns)));
-  std::vector<double> egress(static_cast<std::size_t>(n)), ingress(static_cast<std::size_t>(n));
-  int ne = 0, ni = 0;
+  // Links by kind, from their names: "r3->sw0" egress (accelerator to
+  // switch), "sw0->r3" ingress, "sw16->sw40" a trunk between a leaf and a
+  // spine (two tiers), "r0->r1" a direct link (mesh). Each kind its own mean:
+  // a trunk counted as ingress lowered the ingress mean of nvl576-style by a third.
+  enum Kind { Egress, Ingress, Trunk, Direct, kKinds };
+  auto kindOf = [](const std::string& name) {
+    const bool from_switch = name.rfind("sw", 0) == 0, to_switch = name.find("->sw") != std::string::npos;
+    return from_switch ? (to_switch ? Trunk : Ingress) : (to_switch ? Egress : Direct);
+  };
+  std::vector<double> sums[kKinds];
+  for (auto& v : sums) v.assign(static_cast<std::size_t>(n), 0.0);
+  int counts[kKinds] = {0, 0, 0, 0};
   std::string busiest;
   double busiest_sum = -1;
   const nlohmann::json* busiest_u = nullptr;
   for (const auto& l : tl["links"]) {
     const std::string name = l["name"].get<std::string>();
     const auto& u = l["utilisation"];
-    bool in = name.rfind("sw", 0) == 0;  // "sw0->r3": switch to accelerator
+    const Kind kind = kindOf(name);
     double sum = 0;
     for (int k = 0; k < n && k < static_cast<int>(u.size()); ++k) {
       double v = u[static_cast<std::size_t>(k)].get<double>();
-      (in ? ingress : egress)[static_cast<std::size_t>(k)] += v;
+      sums[kind][static_cast<std::size_t>(k)] += v;
       sum += v;
     }
-    (in ? ni : ne)++;
+    counts[kind]++;
     if (sum > busiest_sum) {
       busiest_sum = sum;
       busiest = name;
       busiest_u = &u;
     }
   }
-  // Series are painted in the order they are added: the two means first (thin,
+  // Series are painted in the order they are added: the means first (thin,
   // solid), the busiest link last (thick, dashed) so it stays visible where it
   // coincides with a mean, as it does when every link carries the same traffic.
   auto addSeries = [&](const QString& name, const QPen& pen, auto valueAt) {
@@ -148,33 +249,37 @@ void TimelineChart::redraw() {
     });
     chart()->addSeries(s);
   };
-  auto at = [](const std::vector<double>& v, int k) { return v[static_cast<std::size_t>(k)]; };
-  if (ne) addSeries(tr("egress: mean of %1 links").arg(ne), QPen(QColor(0x1f, 0x77, 0xb4), 1.5),
-                    [&](int k) { return at(egress, k) / ne; });
-  if (ni) addSeries(tr("ingress: mean of %1 links").arg(ni), QPen(QColor(0x2c, 0xa0, 0x2c), 1.5),
-                    [&](int k) { return at(ingress, k) / ni; });
+  const QString kindName[kKinds] = {tr("egress"), tr("ingress"), tr("trunks"), tr("direct")};
+  const QColor kindColour[kKinds] = {QColor(0x1f, 0x77, 0xb4), QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd),
+                                     QColor(0x8c, 0x56, 0x4b)};
+  auto meanAt = [&](int kind, int k) { return sums[kind][static_cast<std::size_t>(k)] / counts[kind]; };
+  for (int kind = 0; kind < kKinds; ++kind)
+    if (counts[kind])
+      addSeries(tr("%1: mean of %2 links").arg(kindName[kind]).arg(counts[kind]), QPen(kindColour[kind], 1.5),
+                [&](int k) { return meanAt(kind, k); });
   QString note;
   if (busiest_u) {
     auto busiestAt = [&](int k) {
       return k < static_cast<int>(busiest_u->size()) ? (*busiest_u)[static_cast<std::size_t>(k)].get<double>() : 0.0;
     };
-    const bool in = busiest.rfind("sw", 0) == 0;
+    const Kind kind = kindOf(busiest);
     QString link = QString::fromStdString(busiest).replace(QStringLiteral("->"), QStringLiteral(" → "));
     QPen pen(QColor(0xd6, 0x27, 0x28), 3, Qt::DashLine);
     pen.setCapStyle(Qt::FlatCap);
     addSeries(tr("busiest link %1 (dashed)").arg(link), pen, busiestAt);
-    // Say so when the busiest link is no busier than the mean of its direction:
+    // Say so when the busiest link is no busier than the mean of its kind:
     // the two lines then lie on top of each other.
-    const std::vector<double>& mean = in ? ingress : egress;
-    const int count = in ? ni : ne;
     double diff = 0;
-    for (int k = 0; k < n && count > 0; ++k) diff = std::max(diff, std::abs(busiestAt(k) - at(mean, k) / count));
-    if (count > 0 && diff < 1e-3)
-      note = tr("; the busiest link equals the %1 mean (every %1 link is equally loaded)").arg(in ? tr("ingress") : tr("egress"));
+    for (int k = 0; k < n; ++k) diff = std::max(diff, std::abs(busiestAt(k) - meanAt(kind, k)));
+    if (diff < 1e-3)
+      note = tr("; the busiest link equals the %1 mean (every %1 link is equally loaded)").arg(kindName[kind]);
   }
   // The title is rich text: a second line says what the lines are.
-  chart()->setTitle(chart()->title() + QStringLiteral("<br>") +
-                    tr("Egress: accelerator → switch, ingress: switch → accelerator%1").arg(note));
+  QStringList kinds;
+  if (counts[Egress] || counts[Ingress]) kinds << tr("Egress: accelerator → switch, ingress: switch → accelerator");
+  if (counts[Trunk]) kinds << tr("trunks: leaf ↔ spine, both directions");
+  if (counts[Direct]) kinds << tr("direct: accelerator → accelerator");
+  chart()->setTitle(chart()->title() + QStringLiteral("<br>") + kinds.join(QStringLiteral(", ")) + note);
   auto* ax = new QValueAxis;
   ax->setRange(0, n * bin_ns / 1e3);
   ax->applyNiceNumbers();

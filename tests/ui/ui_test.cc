@@ -729,6 +729,68 @@ class UiTest : public QObject {
     QVERIFY(t.csv().count(QLatin1Char('\n')) > 100);
   }
 
+  // A packet run of the timeline above its time limit (or the memory available)
+  // is not started: the chart says what and why, and offers to run it anyway.
+  // A long run says so with its progress, and stops when its inputs change.
+  void timelineRefusesALongRunAndStopsAStaleOne() {
+    const auto engines = engine_names();
+    if (std::find(engines.begin(), engines.end(), "packet") == engines.end()) QSKIP("no packet engine");
+    FabricDoc doc;
+    doc.resetConfig(load_preset("nvl576-style"));
+    TimelineChart t(&doc);
+    t.show();
+    int computed = 0;
+    connect(&t, &TimelineChart::computed, this, [&computed] { ++computed; });
+    // one-shot at 64 MiB on 576 accelerators: hours of packet simulation (the CLI's estimate: ~6 h, 1.3 GB).
+    t.setSelection(QStringLiteral("one-shot"), 64 << 20);
+    t.recompute();
+    QTRY_VERIFY_WITH_TIMEOUT(!t.busy(), 60000);
+    QVERIFY2(t.statusText().startsWith(QStringLiteral("Not simulated: one-shot at 64 MiB on 576 accelerators (this "
+                                                      "packet simulation: about ")),
+             qPrintable(t.statusText()));
+    QVERIFY2(t.statusText().contains(QStringLiteral("above the limit of")) || t.statusText().contains(QStringLiteral("available")),
+             qPrintable(t.statusText()));
+    auto* anyway = t.findChild<QPushButton*>(QStringLiteral("simulateAnyway"));
+    QVERIFY(anyway && anyway->isVisible());
+    QCOMPARE(anyway->text(), QStringLiteral("Simulate anyway"));
+    QCOMPARE(t.result().time_ns, 0.0);
+    QCOMPARE(computed, 0);
+    // scin at 1 MiB on 576 accelerators: a few seconds; it shows its progress instead of the chart...
+    t.setSelection(QStringLiteral("scin"), 1 << 20);
+    t.recompute();
+    QTRY_VERIFY_WITH_TIMEOUT(t.statusText().startsWith(QStringLiteral("Simulating scin at 1 MiB on 576 accelerators on the packet engine")), 60000);
+    QVERIFY(!anyway->isVisible());
+    // ...and is stopped when the fabric changes: only the new fabric's result arrives.
+    doc.resetConfig(load_preset("hgx-h200-8"));
+    QTRY_VERIFY_WITH_TIMEOUT(!t.busy() && t.result().time_ns > 0, 60000);
+    QCOMPARE(computed, 1);
+    Config c = load_preset("hgx-h200-8");
+    c.packet.timeline_samples = TimelineChart::kSamples;
+    QCOMPARE(t.result().time_ns, simulate(c, "scin", Collective{1 << 20, DType::Bf16}, "packet").time_ns);
+    QCOMPARE(t.statusText(), QString());
+  }
+
+  // On two tiers the leaf-spine trunks are a kind of their own: the ingress
+  // mean is over the switch-to-accelerator links alone (they were counted as
+  // ingress, which lowered its mean).
+  void timelineKeepsTrunksApartOnTwoTiers() {
+    const auto engines = engine_names();
+    if (std::find(engines.begin(), engines.end(), "packet") == engines.end()) QSKIP("no packet engine");
+    FabricDoc doc;
+    doc.resetConfig(load_preset("nvl36x2"));   // 72 GPUs, 18 planes, 2 leaves and 1 spine per plane
+    TimelineChart t(&doc);
+    t.setSelection(QStringLiteral("scin"), 64 << 10);
+    t.recompute();
+    QTRY_VERIFY_WITH_TIMEOUT(!t.busy() && t.result().time_ns > 0, 60000);
+    const QStringList names = t.seriesNames();
+    QVERIFY2(names.contains(QStringLiteral("egress: mean of 1296 links")), qPrintable(names.join(QLatin1Char('|'))));
+    QVERIFY2(names.contains(QStringLiteral("ingress: mean of 1296 links")), qPrintable(names.join(QLatin1Char('|'))));
+    bool trunks = false;
+    for (const QString& n : names) trunks = trunks || n.startsWith(QStringLiteral("trunks: mean of "));
+    QVERIFY2(trunks, qPrintable(names.join(QLatin1Char('|'))));
+    QVERIFY(t.chart()->title().contains(QStringLiteral("trunks: leaf ↔ spine")));
+  }
+
   void corruptOrForeignFileShowsErrorAndKeepsDocument() {
     MainWindow w;
     const QString good = db(QStringLiteral("good.scindb"));

@@ -1,5 +1,11 @@
 #include "ui/quant_chart.h"
 
+#include <QApplication>
+#include <QMetaObject>
+#include <QPointer>
+#include <atomic>
+#include <memory>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -34,8 +40,17 @@ QuantChart::QuantChart(FabricDoc* doc, QWidget* parent)
   timer_.setSingleShot(true);
   timer_.setInterval(150);
   connect(&timer_, &QTimer::timeout, this, &QuantChart::recompute);
+  slow_.setSingleShot(true);
+  slow_.setInterval(kProgressAfterMs);
+  connect(&slow_, &QTimer::timeout, this, [this] {
+    if (!computing_) return;
+    showProgress_ = true;
+    redraw();
+  });
   connect(&watcher_, &QFutureWatcher<Outcome>::finished, this, [this] {
     computing_ = false;
+    showProgress_ = false;
+    slow_.stop();
     Outcome out = watcher_.result();
     if (!out.cancelled) {
       studies_ = std::move(out.studies);
@@ -73,14 +88,33 @@ void QuantChart::recompute() {
   Config base = doc_->config();
   std::string codec = codec_->currentText().toStdString();
   stop_ = std::stop_source();
-  RunContext ctx;
-  ctx.stop = stop_.get_token();
+  percent_ = 0;
+  slow_.start();
+  // Progress, posted to this thread in steps of 2% (dropped once the chart is gone).
+  QPointer<QuantChart> self(this);
+  auto last = std::make_shared<std::atomic<int>>(0);
+  auto report = [self, last](double fraction) {
+    const int pc = std::clamp(static_cast<int>(fraction * 50), 0, 50) * 2;
+    if (last->exchange(pc) == pc) return;
+    QMetaObject::invokeMethod(qApp, [self, pc] {
+      if (!self || !self->computing_) return;
+      self->percent_ = pc;
+      if (self->showProgress_) self->redraw();
+    }, Qt::QueuedConnection);
+  };
+  RunContext run_ctx;
+  run_ctx.stop = stop_.get_token();
   redraw();   // says it is computing
-  watcher_.setFuture(QtConcurrent::run([base, codec, ctx] {
+  watcher_.setFuture(QtConcurrent::run([base, codec, run_ctx, report] {
     Outcome out;
     out.studies.reserve(blockSizes().size());   // `full` stays valid
     const QuantStudy* full = nullptr;           // the first study of every algorithm
+    const double studies = static_cast<double>(blockSizes().size());
     for (int g : blockSizes()) {
+      // This study's progress as a share of all of them.
+      RunContext ctx = run_ctx;
+      const double done = static_cast<double>(out.studies.size());
+      ctx.progress = [report, done, studies](double f) { report((done + f) / studies); };
       Config c = base;
       try {
         set_param(c, "quant.codec", codec);
@@ -154,13 +188,14 @@ void QuantChart::redraw() {
   chart()->setTitle(tr("All-Reduce error vs exact sum, %1 blocks, Gaussian inputs, %2 elements per rank, worst rank")
                         .arg(codec_->currentText())
                         .arg(kElementsPerRank));
-  if (studies_.empty()) {
+  if (studies_.empty() || (computing_ && showProgress_)) {
     const int gpus = doc_->config().fabric.gpus;
     setEmptyText(computing_ ? tr("Computing the quantisation error of %1 accelerators on %2 elements per rank, "
-                                 "for %3 block sizes…")
+                                 "for %3 block sizes… %4%")
                                   .arg(gpus)
                                   .arg(kElementsPerRank)
                                   .arg(blockSizes().size())
+                                  .arg(percent_)
                  : error_.isEmpty() ? QString()
                                     : tr("The data engine cannot run this fabric: %1").arg(error_));
     return;

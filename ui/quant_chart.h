@@ -60,6 +60,12 @@ class QuantChart : public ChartPanel {
   QFutureWatcher<Outcome> watcher_;
   std::stop_source stop_;   // the running computation's: requested when the fabric changes or on close
   bool computing_ = false;  // see busy()
+  // A computation still running after kProgressAfterMs shows its progress in
+  // place of the curves (they are the previous fabric's).
+  static constexpr int kProgressAfterMs = 300;
+  QTimer slow_;
+  bool showProgress_ = false;
+  int percent_ = 0;
   std::vector<QuantStudy> studies_;   // one per block size
   QString error_;
   bool stale_ = true;

@@ -791,6 +791,29 @@ class UiTest : public QObject {
     QVERIFY(t.chart()->title().contains(QStringLiteral("trunks: leaf ↔ spine")));
   }
 
+  // A quantisation study still running after a moment shows its progress in
+  // place of the previous fabric's curves, and an edit stops it.
+  void quantShowsProgressInsteadOfAnotherFabricsCurves() {
+    FabricDoc doc;
+    doc.resetConfig(load_preset("hgx-h200-8"));
+    QuantChart q(&doc);
+    q.show();
+    q.recompute();
+    QTRY_VERIFY_WITH_TIMEOUT(!q.busy() && !q.studies().empty(), 60000);
+    QCOMPARE(q.emptyText(), QString());
+    Config big = load_preset("hgx-h200-8");
+    set_param(big, "fabric.gpus", 64.0);   // seconds of data-engine work
+    doc.resetConfig(big);
+    QTRY_VERIFY_WITH_TIMEOUT(q.emptyText().startsWith(QStringLiteral("Computing the quantisation error of 64 accelerators")), 30000);
+    QVERIFY2(q.emptyText().endsWith(QLatin1Char('%')), qPrintable(q.emptyText()));
+    QVERIFY(!q.hasData());
+    doc.resetConfig(load_preset("hgx-h200-8"));
+    QTRY_VERIFY_WITH_TIMEOUT(!q.busy() && !q.studies().empty(), 60000);
+    QCOMPARE(q.studies().front().gpus, 8);
+    QCOMPARE(q.emptyText(), QString());
+    QVERIFY(q.hasData());
+  }
+
   void corruptOrForeignFileShowsErrorAndKeepsDocument() {
     MainWindow w;
     const QString good = db(QStringLiteral("good.scindb"));

@@ -290,7 +290,22 @@ BreakdownChart::BreakdownChart(QWidget* parent)
     wanted_ = size_->currentData().toULongLong();
     redraw();
   });
+  scale_ = new QComboBox;
+  scale_->addItem(tr("Time (µs)"));
+  scale_->addItem(tr("Share of each total (%)"));
+  scale_->setToolTip(tr("Times on one axis, or each bar's terms as shares of its own latency (its total is "
+                        "then in its label): a short bar next to a long one shows its terms."));
+  controls()->insertWidget(2, new QLabel(tr("Show")));
+  controls()->insertWidget(3, scale_);
+  connect(scale_, &QComboBox::activated, this, [this] { redraw(); });
 }
+
+void BreakdownChart::setShares(bool on) {
+  scale_->setCurrentIndex(on ? 1 : 0);
+  redraw();
+}
+
+bool BreakdownChart::shares() const { return scale_->currentIndex() == 1; }
 
 void BreakdownChart::setSize(std::uint64_t bytes) {
   wanted_ = bytes;
@@ -323,7 +338,9 @@ void BreakdownChart::redraw() {
   }
   if (size_->count() == 0) return;
   std::uint64_t bytes = size();
-  chart()->setTitle(tr("Latency breakdown at %1 per rank (stacked terms sum to the total)").arg(sizeText(bytes)));
+  const bool share = shares();
+  chart()->setTitle(share ? tr("Latency breakdown at %1 per rank: each term's share of its algorithm's latency").arg(sizeText(bytes))
+                          : tr("Latency breakdown at %1 per rank (stacked terms sum to the total)").arg(sizeText(bytes)));
   auto* series = new QHorizontalStackedBarSeries;
   QStringList cats;
   std::vector<const SimResult*> rows;
@@ -338,19 +355,23 @@ void BreakdownChart::redraw() {
   auto* y = new QBarCategoryAxis;
   const BarLabels shown = barLabels(cats, QFontMetrics(y->labelsFont()));
   cats = shown.labels;
+  // Each bar's total (the terms sum to it); in the share view it is in the bar's label.
+  std::vector<double> totals(rows.size(), 0.0);
+  for (std::size_t k = 0; k < rows.size(); ++k)
+    for (int t = 0; t < static_cast<int>(Term::Count); ++t) totals[k] += rows[k]->breakdown.ns[t] / 1e3;
+  if (share)
+    for (std::size_t k = 0; k < rows.size(); ++k) cats[static_cast<qsizetype>(k)] += QStringLiteral(" · ") + timeText(totals[k] * 1e3);
   static const QColor termColors[] = {QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf),
                                       QColor(0x1f, 0x77, 0xb4), QColor(0x8c, 0x56, 0x4b), QColor(0xd6, 0x27, 0x28),
                                       QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd)};
   double top = 0;
-  std::vector<double> totals(rows.size(), 0.0);
   for (int t = 0; t < static_cast<int>(Term::Count); ++t) {
     auto* set = new QBarSet(QString::fromLatin1(to_string(static_cast<Term>(t))));
     set->setColor(termColors[t % 8]);
     bool any = false;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       double us = rows[k]->breakdown.ns[t] / 1e3;
-      *set << us;
-      totals[k] += us;
+      *set << (share ? (totals[k] > 0 ? 100 * us / totals[k] : 0.0) : us);
       any |= us > 0;
     }
     if (!any) {
@@ -358,25 +379,29 @@ void BreakdownChart::redraw() {
       continue;
     }
     const Term term = static_cast<Term>(t);
-    connect(set, &QBarSet::hovered, this, [this, set, term, fullCats, totals](bool on, int idx) {
+    connect(set, &QBarSet::hovered, this, [this, set, term, fullCats, totals, share](bool on, int idx) {
       if (!on) return;
-      showTip(QStringLiteral("<b>%1</b>: %2 = %3 of %4<br><i>%5</i>")
-                  .arg(fullCats.value(idx), set->label(), timeText(set->at(idx) * 1e3),
-                       timeText(totals[static_cast<std::size_t>(idx)] * 1e3),
-                       QString::fromLatin1(describe(term)).toHtmlEscaped()));
+      const double total = totals[static_cast<std::size_t>(idx)];
+      const double us = share ? set->at(idx) / 100 * total : set->at(idx);
+      showTip(QStringLiteral("<b>%1</b>: %2 = %3 of %4 (%5%)<br><i>%6</i>")
+                  .arg(fullCats.value(idx), set->label(), timeText(us * 1e3), timeText(total * 1e3))
+                  .arg(total > 0 ? 100 * us / total : 0.0, 0, 'f', 1)
+                  .arg(QString::fromLatin1(describe(term)).toHtmlEscaped()));
     });
     series->append(set);
   }
   for (double t : totals) top = std::max(top, t);
+  if (share) top = 100 / 1.08;   // (the axis ends at 100%)
   chart()->addSeries(series);
   // Horizontal bars: algorithm names read in full on the left.
   y->append(cats);
   y->setTitleText(shown.keys.isEmpty() ? tr("Algorithm") : tr("Algorithm (%1)").arg(shown.keys));
   auto* x = new QValueAxis;
   x->setRange(0, top > 0 ? top * 1.08 : 1);
-  x->applyNiceNumbers();
+  if (share) x->setTickCount(6);
+  else x->applyNiceNumbers();
   x->setLabelFormat(QStringLiteral("%g"));
-  x->setTitleText(tr("Time (µs)"));
+  x->setTitleText(share ? tr("Share of the algorithm's latency (%)") : tr("Time (µs)"));
   // Many bars scroll: the time axis goes on top, where it is seen first.
   chart()->addAxis(x, cats.size() > 16 ? Qt::AlignTop : Qt::AlignBottom);
   chart()->addAxis(y, Qt::AlignLeft);
@@ -395,7 +420,12 @@ double BreakdownChart::barValue(const QString& algorithm, const QString& term) c
   for (QAbstractSeries* s : chart()->series())
     if (auto* bs = qobject_cast<QHorizontalStackedBarSeries*>(s)) {
       auto* x = qobject_cast<QBarCategoryAxis*>(chart()->axes(Qt::Vertical).value(0));
-      int idx = x ? x->categories().indexOf(algorithm) : -1;
+      int idx = -1;
+      if (x)
+        for (int k = 0; k < x->categories().size() && idx < 0; ++k) {
+          const QString& c = x->categories()[k];
+          if (c == algorithm || (shares() && c.startsWith(algorithm + QStringLiteral(" · ")))) idx = k;
+        }
       if (idx < 0) return -1;
       for (QBarSet* set : bs->barSets())
         if (set->label() == term) return set->at(idx);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 
+#include <QBarCategoryAxis>
 #include <QFile>
 #include <QLabel>
 #include <QMimeData>
@@ -287,6 +288,45 @@ class ChartsUiTest : public QObject {
     lat.setSeriesVisible(last, false);
     lat.setSeriesVisible(last, true);
     QCOMPARE(lat.legendTexts().size(), lat.legendCap() + 1);
+  }
+
+  // The share view: each bar's terms as shares of its own total, which its
+  // label carries; a bar 300x shorter than another reads as well as the long one.
+  void breakdownSharesShowEachBarsTerms() {
+    ResultSet rs;
+    const double terms[2][2] = {{1.2e6, 0.3e6}, {1000, 4000}};   // ring 1.5 ms, scin 5 us: (launch, sync) in ns
+    const char* algos[2] = {"ring", "scin"};
+    for (int k = 0; k < 2; ++k) {
+      Curve c;
+      c.algorithm = algos[k];
+      c.label = QString::fromLatin1(algos[k]);
+      SimResult r;
+      r.bytes = 1 << 20;
+      r.breakdown.ns[static_cast<int>(Term::Launch)] = terms[k][0];
+      r.breakdown.ns[static_cast<int>(Term::Sync)] = terms[k][1];
+      r.time_ns = terms[k][0] + terms[k][1];
+      c.points.push_back(r);
+      rs.curves.push_back(c);
+    }
+    BreakdownChart br;
+    br.resize(900, 500);
+    br.setSize(1 << 20);
+    br.setResults(rs);
+    QVERIFY(!br.shares());
+    QCOMPARE(br.barValue(QStringLiteral("scin"), QStringLiteral("sync")), 4.0);   // µs
+    br.setShares(true);
+    QCOMPARE(br.barValue(QStringLiteral("scin"), QStringLiteral("launch")), 20.0);   // %
+    QCOMPARE(br.barValue(QStringLiteral("scin"), QStringLiteral("sync")), 80.0);
+    QCOMPARE(br.barValue(QStringLiteral("ring"), QStringLiteral("launch")), 80.0);
+    auto* y = qobject_cast<QBarCategoryAxis*>(br.chart()->axes(Qt::Vertical).value(0));
+    QVERIFY(y);
+    QVERIFY2(y->categories().contains(QStringLiteral("scin · ") + scin::ui::timeText(5000)), qPrintable(y->categories().join(QLatin1Char('|'))));
+    QCOMPARE(br.chart()->axes(Qt::Horizontal).value(0)->titleText(), QStringLiteral("Share of the algorithm's latency (%)"));
+    auto* x = qobject_cast<QValueAxis*>(br.chart()->axes(Qt::Horizontal).value(0));
+    QVERIFY(x);
+    QCOMPARE(x->max(), 100.0);
+    br.setShares(false);
+    QCOMPARE(br.barValue(QStringLiteral("ring"), QStringLiteral("launch")), 1200.0);
   }
 
   // Qt Charts' cost grows with the square of its series: a run of thousands of

@@ -207,6 +207,12 @@ class Engine {
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)
   std::vector<Link> links_;
+  // tiers.cc, add_hops(): per link, (flow start << 16 | slot) of the last hop
+  // added through it, so a hop already in the flow is found without a scan of
+  // its hops (a multicast to 576 accelerators over 18 planes holds ~10^4 hops:
+  // the scan per hop was 89% of an NVLS run on nvl576-style).
+  std::vector<std::uint64_t> hop_mark_;
+  std::uint64_t hop_stamp_ = 0;   // flow starts on two tiers so far
   std::vector<Source> sources_;      // pool, like flows_: a flow's sources are freed with it
   std::vector<std::uint32_t> free_sources_;
   std::vector<Flow> flows_;          // pool: grows only while steps are set up (no Flow& is held then)

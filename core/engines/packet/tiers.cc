@@ -74,20 +74,31 @@ void Engine::build_tier_links() {
   timeline_on_ = timeline_.on();
 }
 
-// Adds the links of the route a -> b in `plane` to f's hops of `slot` (once each).
+// Adds the links of the route a -> b in `plane` to f's hops of `slot` (once
+// each, in the order first added). A link's mark says whether this flow start
+// added it with this slot; only a link this flow holds with another slot as
+// well is looked up in the flow's hops.
 void Engine::add_hops(Flow& f, NodeId a, NodeId b, int plane, std::uint16_t slot, int spine) {
   NodeId path[5];
   const int n = s_.route(a, b, plane, path, spine);
+  const std::uint64_t key = hop_stamp_ << 16 | slot;
   for (int k = 0; k + 1 < n; ++k) {
     const Flow::Hop h{path[k], hop_link(path[k], path[k + 1]), slot};
-    bool seen = false;
-    for (const auto& x : f.hops) seen = seen || (x.link == h.link && x.slot == h.slot);
+    std::uint64_t& mark = hop_mark_[static_cast<std::size_t>(h.link)];
+    bool seen = mark == key;
+    if (!seen && mark >> 16 == hop_stamp_)  // (on the flow with another slot)
+      for (const auto& x : f.hops) seen = seen || (x.link == h.link && x.slot == h.slot);
     if (!seen) f.hops.push_back(h);
+    mark = key;
   }
 }
 
 void Engine::tier_flow_start(FlowId i) {
   Flow& f = flows_[i];
+  // A fresh stamp for this flow's hops (and the hops it may hold already marked with it).
+  if (hop_mark_.size() != links_.size()) hop_mark_.assign(links_.size(), 0);
+  ++hop_stamp_;
+  for (const auto& h : f.hops) hop_mark_[static_cast<std::size_t>(h.link)] = hop_stamp_ << 16 | h.slot;
   const Step& st = s_.steps[f.step];
   const int p0 = f.plane >= 0 ? f.plane : 0, np = f.plane >= 0 ? 1 : g_.planes;
   const auto stride = static_cast<std::uint32_t>(np);

@@ -736,10 +736,14 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
                                                                   QString::fromLatin1(to_string(first.status)));
     kindNote_.clear();
     if (first.kind != PointKind::Collective) {
-      kindNote_ = tr("Run #%1 is a %2 run: it stores %3, not All-Reduce timings. Its points are plotted in the "
-                     "Analysis tab.")
+      const QString kind = QString::fromLatin1(to_string(first.kind));
+      const bool vowel = QStringLiteral("aeiou").contains(kind.left(1));   // "an inference run"
+      kindNote_ = (vowel ? tr("Run #%1 is an %2 run: it stores %3, not All-Reduce timings. Its points are plotted in "
+                              "the Analysis tab.")
+                         : tr("Run #%1 is a %2 run: it stores %3, not All-Reduce timings. Its points are plotted in "
+                              "the Analysis tab."))
                       .arg(first.id)
-                      .arg(QString::fromLatin1(to_string(first.kind)),
+                      .arg(kind,
                            first.kind == PointKind::Quant       ? tr("quantisation error")
                            : first.kind == PointKind::Measured ? tr("imported measurements (overlay them on a "
                                                                     "simulated run of the same fabric)")

@@ -1,6 +1,7 @@
 #include "ui/chart_panel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 
@@ -277,6 +278,14 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
 void ChartPanel::setResults(const ResultSet& rs) {
   rs_ = rs;
   redraw();
+}
+
+std::function<void(double)> ChartPanel::percentSteps(std::function<void(int)> step) {
+  auto last = std::make_shared<std::atomic<int>>(-1);
+  return [last, step = std::move(step)](double fraction) {
+    const int pc = std::clamp(static_cast<int>(fraction * 50), 0, 50) * 2;
+    if (last->exchange(pc) != pc) step(pc);
+  };
 }
 
 void ChartPanel::setEmptyText(const QString& text) {

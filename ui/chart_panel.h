@@ -132,6 +132,10 @@ class ChartPanel : public QWidget {
   bool eventFilter(QObject* o, QEvent* e) override;
   /// Shows `text` near the cursor.
   static void showTip(const QString& text);
+  /// A worker's progress sink (RunContext::progress, any thread): calls `step`
+  /// with the percentage in steps of 2%, only when it moves (engines report
+  /// far more often than a chart can repaint).
+  static std::function<void(double)> percentSteps(std::function<void(int)> step);
   /// Sets minimumChartHeight() (0: none).
   void setMinimumChartHeight(int px);
 

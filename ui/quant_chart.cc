@@ -3,8 +3,6 @@
 #include <QApplication>
 #include <QMetaObject>
 #include <QPointer>
-#include <atomic>
-#include <memory>
 
 #include <algorithm>
 #include <cmath>
@@ -92,16 +90,13 @@ void QuantChart::recompute() {
   slow_.start();
   // Progress, posted to this thread in steps of 2% (dropped once the chart is gone).
   QPointer<QuantChart> self(this);
-  auto last = std::make_shared<std::atomic<int>>(0);
-  auto report = [self, last](double fraction) {
-    const int pc = std::clamp(static_cast<int>(fraction * 50), 0, 50) * 2;
-    if (last->exchange(pc) == pc) return;
+  auto report = percentSteps([self](int pc) {
     QMetaObject::invokeMethod(qApp, [self, pc] {
       if (!self || !self->computing_) return;
       self->percent_ = pc;
       if (self->showProgress_) self->redraw();
     }, Qt::QueuedConnection);
-  };
+  });
   RunContext run_ctx;
   run_ctx.stop = stop_.get_token();
   redraw();   // says it is computing

@@ -6,7 +6,6 @@
 #include <QLineSeries>
 #include <QValueAxis>
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <thread>
 #include <utility>
@@ -154,14 +153,9 @@ void TimelineChart::recompute() {
         RunContext ctx;
         ctx.stop = token;
         if (w.seconds >= kShowProgressSeconds) {
-          // Progress in steps of 2%, posted only when it moves (the engine reports often).
-          auto last = std::make_shared<std::atomic<int>>(-1);
           const double est = w.amount;
           post([est](TimelineChart* t) { t->progressed(est, 0); });
-          ctx.progress = [post, last, est](double f) {
-            const int pc = std::clamp(static_cast<int>(f * 50), 0, 50) * 2;
-            if (last->exchange(pc) != pc) post([est, pc](TimelineChart* t) { t->progressed(est, pc); });
-          };
+          ctx.progress = percentSteps([post, est](int pc) { post([est, pc](TimelineChart* t) { t->progressed(est, pc); }); });
         }
         r = simulate(cfg, algo, c, "packet", ctx);
       }

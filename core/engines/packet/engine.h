@@ -181,6 +181,7 @@ class Engine {
   int hop_link(NodeId a, NodeId b) const;
   void add_hops(Flow& f, NodeId a, NodeId b, int plane, std::uint16_t slot, int spine = -1);
   void tier_flow_start(FlowId i);
+  void index_hops(Flow& f) const;
   void hop_send(int id);
   void hop_arrive(int id);
   void tier_group_complete(FlowId fi, std::uint32_t i, NodeId red, Ps whole);
@@ -213,6 +214,17 @@ class Engine {
   // the scan per hop was 89% of an NVLS run on nvl576-style).
   std::vector<std::uint64_t> hop_mark_;
   std::uint64_t hop_stamp_ = 0;   // flow starts on two tiers so far
+  // tiers.cc: a link's read responses are a heap, earliest ready first and, on
+  // a tie, the one added first (what a scan of the list in order picked; an
+  // NVLS ld_reduce on nvl576-style puts 576 on every uplink, and the scan per
+  // packet was half of hop_send). resp_seq_[source] is its place in that order.
+  std::vector<std::uint64_t> resp_seq_;
+  std::uint64_t resp_next_ = 0;
+  bool resp_later(std::uint32_t a, std::uint32_t b) const {
+    const Ps ra = sources_[a].ready, rb = sources_[b].ready;
+    return ra != rb ? ra > rb : resp_seq_[a] > resp_seq_[b];
+  }
+  void tier_add_response(int link, const Source& src);
   std::vector<Source> sources_;      // pool, like flows_: a flow's sources are freed with it
   std::vector<std::uint32_t> free_sources_;
   std::vector<Flow> flows_;          // pool: grows only while steps are set up (no Flow& is held then)

@@ -116,10 +116,15 @@ void Engine::tier_flow_start(FlowId i) {
     if (f.expected > 0)
       for (int p = p0; p < p0 + np; ++p) {
         const std::uint32_t first = g_.first_on(f, p);  // (then first + np, ...)
-        // A switch's multicast may leave on several links: each carries its own copy.
+        const Source src{i, kAllDsts, first, f.n, stride, now_, false, 0};
+        // An accelerator sends on its one link of the plane (every route in it starts there);
+        // a switch's multicast may leave on several links: each carries its own copy.
+        if (!s_.is_switch(f.initiator)) {
+          add_link_source(g_.up(f.initiator, p), src);
+          continue;
+        }
         for (const auto& h : f.hops)
-          if (h.at == f.initiator && (s_.is_switch(f.initiator) || links_[static_cast<std::size_t>(h.link)].other == p))
-            add_link_source(h.link, Source{i, kAllDsts, first, f.n, stride, now_, false, 0});
+          if (h.at == f.initiator) add_link_source(h.link, src);
       }
   } else {
     const NodeId to = s_.buffers[st.dsts[0].buffer].node;
@@ -156,15 +161,46 @@ void Engine::tier_flow_start(FlowId i) {
         add_hops(f, from, red, p, static_cast<std::uint16_t>(k));
         NodeId path[5];
         s_.route(from, red, p, path);
-        add_link_source(hop_link(path[0], path[1]),
-                        Source{i, static_cast<std::uint16_t>(k), first, f.src_n[k], stride, ready, true, 0});
+        tier_add_response(hop_link(path[0], path[1]),
+                          Source{i, static_cast<std::uint16_t>(k), first, f.src_n[k], stride, ready, true, 0});
       }
     }
   }
   // Next hops by (slot, node): forward() finds a packet's links by binary search.
   // Stable, so the links leaving one node keep their order (and the run its events).
   std::stable_sort(f.hops.begin(), f.hops.end(), hop_before);
+  index_hops(f);
   if (f.expected == 0 || f.n == 0) finish_flow(i, now_);
+}
+
+// Flow::hop_first for a flow with many hops (sorted by slot, then node).
+void Engine::index_hops(Flow& f) const {
+  constexpr std::size_t kIndexFrom = 256;  // hops; fewer: a binary search of a few lines
+  if (f.hops.size() < kIndexFrom) return;
+  const bool write = f.kind == FlowKind::GpuWrite || f.kind == FlowKind::IsaWrite;
+  const std::size_t parts = write ? static_cast<std::size_t>(s_.switch_count()) : f.srcs.size() + 1;
+  f.hop_first.resize(parts + 1);
+  std::size_t k = 0;
+  for (std::size_t j = 0; j < parts; ++j) {
+    if (write)  // (an accelerator's hops first: only the initiator's)
+      while (k < f.hops.size() && f.hops[k].at < g_.gpus + static_cast<NodeId>(j)) ++k;
+    else
+      while (k < f.hops.size() && f.hops[k].slot < (j < parts - 1 ? j : kResult)) ++k;
+    f.hop_first[j] = static_cast<std::uint32_t>(k);
+  }
+  f.hop_first[parts] = static_cast<std::uint32_t>(f.hops.size());
+}
+
+// A read source joins its first link's responses (a heap: see resp_later).
+void Engine::tier_add_response(int link, const Source& src) {
+  auto& list = links_[static_cast<std::size_t>(link)].tx.responses;
+  const std::size_t before = list.size();
+  add_link_source(link, src);
+  if (list.size() == before) return;  // (nothing to send)
+  const std::uint32_t sid = list.back();
+  if (resp_seq_.size() <= sid) resp_seq_.resize(sources_.size());
+  resp_seq_[sid] = resp_next_++;
+  std::push_heap(list.begin(), list.end(), [this](std::uint32_t a, std::uint32_t b) { return resp_later(a, b); });
 }
 
 // Each link alternates between the packets it forwards and its own sources
@@ -188,13 +224,10 @@ void Engine::hop_send(int id) {
     if (r <= now_) list = &tx.writes, pick = tx.rr;
     else earliest = std::min(earliest, r);
   }
-  if (list == nullptr) {
-    Ps best = kNever;
-    for (std::size_t k = 0; k < tx.responses.size(); ++k) {
-      const Ps r = sources_[tx.responses[k]].ready;
-      if (r > now_) earliest = std::min(earliest, r);
-      else if (r < best) best = r, list = &tx.responses, pick = k;
-    }
+  if (list == nullptr && !tx.responses.empty()) {  // the heap's top
+    const Ps r = sources_[tx.responses.front()].ready;
+    if (r <= now_) list = &tx.responses;
+    else earliest = std::min(earliest, r);
   }
   const bool own = list != nullptr;
   if (!fwd && !own) {
@@ -216,7 +249,12 @@ void Engine::hop_send(int id) {
     src.next += src.stride;
     ++stats_.packets;
     if (src.next >= src.end) {
-      list->erase(list->begin() + static_cast<std::ptrdiff_t>(pick));
+      if (list == &tx.writes) {
+        list->erase(list->begin() + static_cast<std::ptrdiff_t>(pick));
+      } else {
+        std::pop_heap(list->begin(), list->end(), [this](std::uint32_t a, std::uint32_t b) { return resp_later(a, b); });
+        list->pop_back();
+      }
       --tx.own;
     } else if (list == &tx.writes) {
       ++tx.rr;
@@ -235,8 +273,17 @@ void Engine::hop_send(int id) {
 // A packet leaves `at` on the links its flow takes from there, ready at `ready`.
 void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
   const Flow::Hop key{at, 0, p.slot};
-  const auto first = std::lower_bound(f.hops.begin(), f.hops.end(), key, hop_before);
-  for (auto it = first; it != f.hops.end() && it->at == at && it->slot == p.slot; ++it) {
+  auto lo = f.hops.begin(), hi = f.hops.end();
+  if (!f.hop_first.empty()) {  // the part of `hops` that holds the key
+    const std::size_t j = p.slot == kAllDsts ? static_cast<std::size_t>(at - g_.gpus)
+                          : p.slot == kResult ? f.hop_first.size() - 2
+                                              : p.slot;
+    hi = f.hops.begin() + f.hop_first[j + 1];
+    lo = f.hops.begin() + f.hop_first[j];
+  }
+  // (A write's part is one switch's hops, all with the key.)
+  const auto first = p.slot == kAllDsts && !f.hop_first.empty() ? lo : std::lower_bound(lo, hi, key, hop_before);
+  for (auto it = first; it != hi && it->at == at && it->slot == p.slot; ++it) {
     const auto& h = *it;
     Link& l = links_[static_cast<std::size_t>(h.link)];
     l.transit.push_back(Queued{p, ready});

@@ -182,6 +182,8 @@ class Engine {
   void add_hops(Flow& f, NodeId a, NodeId b, int plane, std::uint16_t slot, int spine = -1);
   void tier_flow_start(FlowId i);
   void index_hops(Flow& f) const;
+  int read_next_link(const Flow& f, const Pkt& p, NodeId at) const;
+  void transit_to(int id, const Pkt& p, Ps ready);
   void hop_send(int id);
   void hop_arrive(int id);
   void tier_group_complete(FlowId fi, std::uint32_t i, NodeId red, Ps whole);

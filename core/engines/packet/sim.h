@@ -100,20 +100,20 @@ struct Flow {
   // ISA write / accelerator reads: next packet (group) to send
   std::uint32_t next_send = 0;
   bool waiting = false;
-  // Two-tier fabrics (tiers.cc): the links a packet takes on from each node.
-  // slot: kAllDsts a write's tree, k read source k's route, kResult the sum's route.
-  // Sorted by (slot, at) once the flow has started (tiers.cc: forward() searches them).
+  // Two-tier fabrics (tiers.cc): the links a write's packet takes on from each
+  // node (slot kAllDsts: its tree). Sorted by (slot, at) once the flow has
+  // started (tiers.cc: forward() searches them).
   struct Hop {
     NodeId at;
     int link;
     std::uint16_t slot;
   };
   std::vector<Hop> hops;
-  // With many hops (a multicast to 576 accelerators over 18 planes holds ~10^4;
-  // an NVLS read of 576 sources ~3*10^4), where each part of `hops` starts, so
+  // (A read's packets follow their routes, computed again at each switch: a
+  // read holds no hops.) With many hops (a multicast to 576 accelerators over
+  // 18 planes holds ~10^4), where each switch's part of `hops` starts, so
   // forward() finds a node's links without a binary search over all of them
-  // (its misses were two thirds of forward()): a write's by switch (hops of
-  // switch j from hop_first[j]), a read's by slot (k, then kResult at K).
+  // (its misses were two thirds of forward()): switch j's from hop_first[j].
   std::vector<std::uint32_t> hop_first;
   std::vector<NodeId> red;               // read, per plane: where the sources meet (reduced)
   NodeId sink = kNoNode;                 // read: where the result lands

@@ -143,7 +143,6 @@ void Engine::tier_flow_start(FlowId i) {
                          : one_leaf                   ? s_.leaf_node(p, s_.leaf_of(to))
                                                       : s_.spine_node(p, ecmp_pick(f.initiator, kNoNode, s_.spines));
       f.red[static_cast<std::size_t>(p)] = red;
-      if (red != to) add_hops(f, red, to, p, kResult);
     }
     for (std::size_t k = 0; k < f.srcs.size(); ++k) {
       const NodeId from = f.srcs[k];
@@ -158,7 +157,6 @@ void Engine::tier_flow_start(FlowId i) {
             if (f.arrive(g, ready)) tier_group_complete(i, g, red, ready);
           continue;
         }
-        add_hops(f, from, red, p, static_cast<std::uint16_t>(k));
         NodeId path[5];
         s_.route(from, red, p, path);
         tier_add_response(hop_link(path[0], path[1]),
@@ -173,19 +171,15 @@ void Engine::tier_flow_start(FlowId i) {
   if (f.expected == 0 || f.n == 0) finish_flow(i, now_);
 }
 
-// Flow::hop_first for a flow with many hops (sorted by slot, then node).
+// Flow::hop_first for a write with many hops (sorted by node).
 void Engine::index_hops(Flow& f) const {
   constexpr std::size_t kIndexFrom = 256;  // hops; fewer: a binary search of a few lines
   if (f.hops.size() < kIndexFrom) return;
-  const bool write = f.kind == FlowKind::GpuWrite || f.kind == FlowKind::IsaWrite;
-  const std::size_t parts = write ? static_cast<std::size_t>(s_.switch_count()) : f.srcs.size() + 1;
+  const auto parts = static_cast<std::size_t>(s_.switch_count());
   f.hop_first.resize(parts + 1);
   std::size_t k = 0;
-  for (std::size_t j = 0; j < parts; ++j) {
-    if (write)  // (an accelerator's hops first: only the initiator's)
-      while (k < f.hops.size() && f.hops[k].at < g_.gpus + static_cast<NodeId>(j)) ++k;
-    else
-      while (k < f.hops.size() && f.hops[k].slot < (j < parts - 1 ? j : kResult)) ++k;
+  for (std::size_t j = 0; j < parts; ++j) {  // (an accelerator's hops first: only the initiator's)
+    while (k < f.hops.size() && f.hops[k].at < g_.gpus + static_cast<NodeId>(j)) ++k;
     f.hop_first[j] = static_cast<std::uint32_t>(k);
   }
   f.hop_first[parts] = static_cast<std::uint32_t>(f.hops.size());
@@ -270,27 +264,44 @@ void Engine::hop_send(int id) {
   wake_link(id, l.wire.busy_until);
 }
 
+// The link a read's packet (a source's, or the sum's: kResult) takes on from
+// `at`: the next node of its route, computed again (the route the packet was
+// sent on; two-shot on nvl576-style held 3*10^4 hops per read, 215 MB).
+int Engine::read_next_link(const Flow& f, const Pkt& p, NodeId at) const {
+  const int plane = g_.plane_of(f, p.index);
+  const NodeId red = f.red[static_cast<std::size_t>(plane)];
+  NodeId path[5];
+  const int n = p.slot == kResult ? s_.route(red, f.sink, plane, path) : s_.route(f.srcs[p.slot], red, plane, path);
+  for (int k = 0; k + 1 < n; ++k)
+    if (path[k] == at) return hop_link(at, path[k + 1]);
+  return -1;
+}
+
 // A packet leaves `at` on the links its flow takes from there, ready at `ready`.
 void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
+  if (p.slot != kAllDsts) {  // a read's: one link
+    const int id = read_next_link(f, p, at);
+    if (id >= 0) transit_to(id, p, ready);
+    return;
+  }
   const Flow::Hop key{at, 0, p.slot};
   auto lo = f.hops.begin(), hi = f.hops.end();
-  if (!f.hop_first.empty()) {  // the part of `hops` that holds the key
-    const std::size_t j = p.slot == kAllDsts ? static_cast<std::size_t>(at - g_.gpus)
-                          : p.slot == kResult ? f.hop_first.size() - 2
-                                              : p.slot;
+  if (!f.hop_first.empty()) {  // one switch's hops, all with the key
+    const auto j = static_cast<std::size_t>(at - g_.gpus);
     hi = f.hops.begin() + f.hop_first[j + 1];
     lo = f.hops.begin() + f.hop_first[j];
   }
-  // (A write's part is one switch's hops, all with the key.)
-  const auto first = p.slot == kAllDsts && !f.hop_first.empty() ? lo : std::lower_bound(lo, hi, key, hop_before);
-  for (auto it = first; it != hi && it->at == at && it->slot == p.slot; ++it) {
-    const auto& h = *it;
-    Link& l = links_[static_cast<std::size_t>(h.link)];
-    l.transit.push_back(Queued{p, ready});
-    for (std::size_t k = l.transit.size() - 1; k > 0 && l.transit[k - 1].t > ready; --k)
-      std::swap(l.transit[k], l.transit[k - 1]);
-    wake_link(h.link, std::max({now_, ready, l.wire.busy_until}));
-  }
+  const auto first = !f.hop_first.empty() ? lo : std::lower_bound(lo, hi, key, hop_before);
+  for (auto it = first; it != hi && it->at == at && it->slot == p.slot; ++it) transit_to(it->link, p, ready);
+}
+
+// Packet p joins link `id`'s forwarded packets, by ready time.
+void Engine::transit_to(int id, const Pkt& p, Ps ready) {
+  Link& l = links_[static_cast<std::size_t>(id)];
+  l.transit.push_back(Queued{p, ready});
+  for (std::size_t k = l.transit.size() - 1; k > 0 && l.transit[k - 1].t > ready; --k)
+    std::swap(l.transit[k], l.transit[k - 1]);
+  wake_link(id, std::max({now_, ready, l.wire.busy_until}));
 }
 
 // A packet's head (its tail, store-and-forward) reaches the link's far end.

@@ -206,8 +206,11 @@ void run_jobs(const std::vector<WorkEstimate>& work, bool show_progress, bool pa
       // Before the engines report (a large schedule compiles first), the ETA
       // comes from the estimate spread over the cores.
       const double cores = std::max(1, tbb::this_task_arena::max_concurrency());
-      const std::string eta = f > 0.05 ? format_duration(el * (1 - f) / f)
-                                       : "~" + format_duration(std::max(0.0, total_s / (parallel ? cores : 1) - el));
+      const double estimated = total_s / (parallel ? cores : 1);
+      const EtaGuess g = guess_eta(el, f, estimated);
+      const std::string eta = g.from == EtaGuess::From::Progress   ? format_duration(g.seconds)
+                              : g.from == EtaGuess::From::Estimate ? "~" + format_duration(g.seconds)
+                                                                   : "unknown (over the ~" + format_duration(estimated) + " estimated)";
       const std::string line =
           fmt::format("progress: {}/{} runs, {:.0f}% of ~{:.2g} {}, {} elapsed, ETA {}", jobs_done.load(), n,
                       100 * f, total_amount, unit, format_duration(el), eta);

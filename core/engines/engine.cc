@@ -131,23 +131,41 @@ class PacketEngine final : public TimingEngine {
   const char* help() const override {
     return "discrete events: packets on links, in switch queues, the NVLS reducer and the ISA (seconds at GiB sizes)";
   }
-  // Work: about one event per packet per link it crosses. Every port use of a
-  // step, and on two tiers every leaf<->spine link use, is a stream of packets
-  // of packet.payload_bytes; non-network steps are one event each.
+  // Work: about one event per packet per port it crosses on a star, two per
+  // link it crosses on two tiers (its serialisation and its arrival). Every
+  // port use of a step, and on two tiers every leaf<->spine link use, is a
+  // stream of packets of packet.payload_bytes; non-network steps are one event
+  // each. A transfer over every plane is one stream of packets striped over
+  // them (a 7-byte chunk is one packet on one plane, not one per plane): a use
+  // counts its share of the transfer's packets.
   WorkEstimate estimate(const Config& cfg, const Schedule& s) const override {
     const ResourceMap rm = resource_map(s);
     const double payload = static_cast<double>(std::max<std::uint64_t>(1, cfg.packet.payload_bytes));
+    const double per_hop = s.two_tier() ? 2 : 1;
     double events = 0, uses = 0;
     for (const auto& st : s.steps) {
       events += 1;
+      // As the engine picks a transfer's planes (packet/engine.cc, setup_flow).
+      const bool one_plane = s.is_switch(st.initiator) || st.via >= s.gpus || s.planes <= 1;
+      const double spread = one_plane ? 1 : s.planes;
       for (const auto& u : step_cost(cfg, s, rm, st).uses) {
         uses += 1;
         if (is_port(u.kind) || u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink)
-          events += std::ceil(u.amount_bytes / payload);
+          events += per_hop * std::ceil(u.amount_bytes * spread / payload) / spread;
       }
     }
+    // Seconds on one core: per event, per resource use (a flow's set-up: its
+    // routes, its sources and, on two tiers, a multicast's tree) and per step.
+    // Least squares on log-time over runs of every algorithm at 4 KiB-4 MiB
+    // (docs/performance.md section 107): two tiers, 42 of nvl36x2 and
+    // nvl576-style, 80 ns, 100 ns and 1 us (within 2.0x rms; two-shot on
+    // nvl576-style runs up to 6.7x longer, its multicasts' trees); a star, 42
+    // of hgx-h200-8 at 8 and 256 GPUs up to 64 MiB, 40 ns, 50 ns and 1 us
+    // (1.7x rms). Was one event in 1/15 us: 0.03-0.3x of two tiers' times.
     const double steps = static_cast<double>(s.steps.size());
-    return {events, "events", events / 1.5e7, steps * 96 + uses * 48};
+    const double seconds = s.two_tier() ? events * 8e-8 + uses * 1e-7 + steps * 1e-6
+                                        : events * 4e-8 + uses * 5e-8 + steps * 1e-6;
+    return {events, "events", seconds, steps * 96 + uses * 48};
   }
   SimResult run(const Config& cfg, const Schedule& s, const RunContext& ctx) const override {
     return run_packet_sim(cfg, s, ctx);
@@ -202,6 +220,12 @@ std::string rough_bytes(double b) {
 }
 
 }  // namespace
+
+EtaGuess guess_eta(double elapsed_s, double fraction, double estimated_s) {
+  if (fraction >= 0.05) return {EtaGuess::From::Progress, elapsed_s * (1 - std::min(1.0, fraction)) / fraction};
+  if (estimated_s > elapsed_s) return {EtaGuess::From::Estimate, estimated_s - elapsed_s};
+  return {};
+}
 
 BudgetCheck check_budget(const WorkEstimate& w, const WorkBudget& b, std::string_view what,
                          std::string_view how_to_override) {

@@ -65,6 +65,18 @@ struct BudgetCheck {
 BudgetCheck check_budget(const WorkEstimate& w, const WorkBudget& b, std::string_view what,
                          std::string_view how_to_override);
 
+/// The time left that a progress line shows. From the progress once it is 5%
+/// or more (`fraction` of the work done after `elapsed_s`); before, from the
+/// estimate (`estimated_s`, the whole run's) while it has time left; after
+/// that, unknown: early progress is no guide (steps often finish in bulk at
+/// the end), and an estimate already overrun says nothing more.
+struct EtaGuess {
+  enum class From : std::uint8_t { Progress, Estimate, Unknown };
+  From from = From::Unknown;
+  double seconds = 0;  // time left (Progress, Estimate)
+};
+EtaGuess guess_eta(double elapsed_s, double fraction, double estimated_s);
+
 class Engine {
  public:
   virtual ~Engine() = default;

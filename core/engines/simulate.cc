@@ -275,8 +275,9 @@ double quadratic_at(const double (&x)[3], const double (&y)[3], double at) {
 // switch planes, and extrapolates: every algorithm's steps, regions,
 // dependencies and resource uses are at most quadratic in the GPU count and
 // affine in the plane count (exact for ring, one-shot, two-shot, NVLS, SCIN and
-// SCIN+INQ at a fixed size per rank, tests/core/test_budget.cc; packet events
-// can be off by the rounding of chunks to packets, within a factor of two).
+// SCIN+INQ at a fixed size per rank, tests/core/test_budget.cc). Packet events
+// are off by the rounding of chunks to packets: 0.5-3.5x of the count from the
+// compiled schedule on nvl576-style (docs/performance.md section 107).
 WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, EngineId engine_id) {
   const Engine& e = engine(engine_id);
   check_inputs(cfg, algo);
@@ -423,10 +424,17 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   }
   WorkEstimate w;
   w.unit = unit;
+  // The parabola, or where it bends down (a regime the small fabrics leave at 64
+  // GPUs: on nvl576-style's 16 leaves, 1-4 GPUs a leaf, NVLS's packet events
+  // grow by 131 K a GPU from 16 to 32 and 66 K from 32 to 64, then ~70 K a GPU
+  // on to 576, where the parabola went negative) the line through the last two.
   const double at = static_cast<double>(gpus);
-  w.amount = std::max(amount[2], quadratic_at(n, amount, at));
-  w.seconds = std::max(seconds[2], quadratic_at(n, seconds, at));
-  w.memory_bytes = std::max(memory[2], quadratic_at(n, memory, at));
+  auto extrapolate = [&](const double (&y)[3]) {
+    return std::max({y[2], quadratic_at(n, y, at), y[2] + (y[2] - y[1]) / (n[2] - n[1]) * (at - n[2])});
+  };
+  w.amount = extrapolate(amount);
+  w.seconds = extrapolate(seconds);
+  w.memory_bytes = extrapolate(memory);
   return w;
 }
 

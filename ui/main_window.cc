@@ -76,6 +76,35 @@ QString changedParamsPhrase(const std::vector<std::string>& changed) {
   return QObject::tr("with %1 changed parameters (%2)").arg(changed.size()).arg(list);
 }
 constexpr const char* kDefaultPreset = "hgx-h200-8";
+
+// The header's list of what is compared: the algorithms with curves in `rs`
+// (every one the tool has when it shows none), in the table's order, each
+// with what it is: "software <b>ring</b> / <b>two-shot</b>, NVLink SHARP
+// <b>nvls</b>, and <b>scin-inq</b> (INT8 in-network quantisation)".
+QString algorithmsPhrase(const ResultSet& rs) {
+  std::vector<std::string> shown;
+  for (const auto& c : rs.curves)
+    if (std::find(shown.begin(), shown.end(), c.algorithm) == shown.end()) shown.push_back(c.algorithm);
+  const auto has = [&](const char* a) { return shown.empty() || std::find(shown.begin(), shown.end(), a) != shown.end(); };
+  const auto bold = [](const char* a) { return QStringLiteral("<b>%1</b>").arg(QLatin1String(a)); };
+  QStringList parts, software, q8;
+  for (const char* a : {"ring", "one-shot", "two-shot"})
+    if (has(a)) software << bold(a);
+  if (!software.isEmpty()) parts << QObject::tr("software %1").arg(software.join(QStringLiteral(" / ")));
+  if (has("nvls")) parts << QObject::tr("NVLink SHARP %1").arg(bold("nvls"));
+  if (has("scin")) parts << QObject::tr("SCIN's in-switch accelerator %1").arg(bold("scin"));
+  if (has("scin-inq")) parts << QObject::tr("%1 (INT8 in-network quantisation)").arg(bold("scin-inq"));
+  if (!shown.empty()) {  // (the quantised baselines and the two-tier variant only when shown)
+    for (const char* a : {"ring-q8", "two-shot-q8"})
+      if (has(a)) q8 << bold(a);
+    if (!q8.isEmpty()) parts << QObject::tr("%1 (software, INT8 payloads)").arg(q8.join(QStringLiteral(" / ")));
+    if (has("scin-inq-uplink"))
+      parts << QObject::tr("%1 (INT8 on the leaf-spine links only)").arg(bold("scin-inq-uplink"));
+  }
+  if (parts.size() < 2) return parts.join(QString());
+  const QString last = parts.takeLast();
+  return QObject::tr("%1, and %2").arg(parts.join(QStringLiteral(", ")), last);
+}
 }
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDoc(this)) {
@@ -112,6 +141,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   auto* cl = new QVBoxLayout(central);
   cl->setContentsMargins(4, 4, 4, 0);
   showing_ = new QLabel;
+  showing_->setObjectName(QStringLiteral("shownHeader"));
   showing_->setWordWrap(true);
   showing_->setTextFormat(Qt::RichText);
   cl->addWidget(showing_);
@@ -427,10 +457,9 @@ void MainWindow::setShown(const ResultSet& rs, const QString& label) {
     what += QStringLiteral("<br><span style=\"color:#b00020\">%1</span>").arg(errs.join(QStringLiteral("<br>")));
   }
   // One line that says what the tool compares, for someone who has never seen it.
-  what += tr("<br><span style=\"color:#555\">All-Reduce per rank on %1 accelerators: software "
-             "<b>ring</b> / <b>one-shot</b> / <b>two-shot</b>, NVLink SHARP <b>nvls</b>, SCIN's in-switch "
-             "accelerator <b>scin</b>, and <b>scin-inq</b> (INT8 in-network quantisation). %2</span>")
+  what += tr("<br><span style=\"color:#555\">All-Reduce per rank on %1 accelerators: %2. %3</span>")
               .arg(shownGpus_.isEmpty() ? QString::number(doc_->config().fabric.gpus) : shownGpus_,
+                   algorithmsPhrase(rs),
                    shownGpus_.isEmpty() ? tr("Edit the fabric on the left; the curves follow.")
                                         : tr("The run's fabric is stored with it (<i>scin show</i>); the Fabric "
                                              "dock edits the live preview, shown when no run is selected."));

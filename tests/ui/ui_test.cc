@@ -307,6 +307,13 @@ class UiTest : public QObject {
     QCOMPARE(w.runBrowser()->tree()->topLevelItemCount(), 1);
     // The charts show the stored run, with exactly the core's numbers.
     QVERIFY(w.shownLabel().contains(QStringLiteral("small")));
+    // The header names the run's four algorithms, not the ones it did not run.
+    const QString header = w.findChild<QLabel*>(QStringLiteral("shownHeader"))->text();
+    QVERIFY2(header.contains(QStringLiteral("software <b>ring</b>, NVLink SHARP <b>nvls</b>, SCIN's in-switch "
+                                            "accelerator <b>scin</b>, and <b>scin-inq</b> (INT8 in-network "
+                                            "quantisation).")),
+             qPrintable(header));
+    QVERIFY2(!header.contains(QStringLiteral("two-shot")), qPrintable(header));
     auto* lat = qobject_cast<LatencyChart*>(w.chart(QStringLiteral("latency")));
     auto* bw = qobject_cast<BandwidthChart*>(w.chart(QStringLiteral("bandwidth")));
     bw->setMetric(BandwidthChart::BusBw);

@@ -164,8 +164,9 @@ void Engine::tier_flow_start(FlowId i) {
       }
     }
   }
-  // Next hops by (slot, node): forward() finds a packet's links by binary search.
-  // Stable, so the links leaving one node keep their order (and the run its events).
+  // A write's next hops by node: forward() finds a packet's links by binary search
+  // or, with many, through hop_first. Stable, so the links leaving one node keep
+  // their order (and the run its events).
   std::stable_sort(f.hops.begin(), f.hops.end(), hop_before);
   index_hops(f);
   if (f.expected == 0 || f.n == 0) finish_flow(i, now_);

@@ -184,6 +184,7 @@ class Engine {
   void index_hops(Flow& f) const;
   int read_next_link(const Flow& f, const Pkt& p, NodeId at) const;
   void transit_to(int id, const Pkt& p, Ps ready);
+  void mc_forward(const Flow& f, const Pkt& p, NodeId at, Ps ready);
   void hop_send(int id);
   void hop_arrive(int id);
   void tier_group_complete(FlowId fi, std::uint32_t i, NodeId red, Ps whole);

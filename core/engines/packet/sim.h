@@ -118,6 +118,9 @@ struct Flow {
   std::vector<NodeId> red;               // read, per plane: where the sources meet (reduced)
   NodeId sink = kNoNode;                 // read: where the result lands
   bool switch_dsts = false;              // write: some destination is a switch buffer
+  // A multicast from an accelerator to accelerators in ascending order: no hops
+  // kept; forward() lists each switch's links from `dsts` (tiers.cc, mc_forward).
+  bool mc_routed = false;
 
   /// Back to a default Flow, keeping the vectors' storage: flows are reused step
   /// after step (a ring at 1024 accelerators runs 2 M steps of one packet each),
@@ -143,7 +146,7 @@ struct Flow {
     count.clear(), complete.clear(), staged.clear();
     next_group = 0, pace_ns = 0;
     next_send = 0, waiting = false;
-    hops.clear(), hop_first.clear(), red.clear(), sink = kNoNode, switch_dsts = false;
+    hops.clear(), hop_first.clear(), red.clear(), sink = kNoNode, switch_dsts = false, mc_routed = false;
   }
   /// Responses group i waits for (sources may differ in length).
   std::uint16_t expected_in_group(std::uint32_t i) const {

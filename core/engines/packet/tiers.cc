@@ -22,6 +22,7 @@
 #include "engines/packet/engine.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "fabric/graph.h"
@@ -105,12 +106,18 @@ void Engine::tier_flow_start(FlowId i) {
   if (f.kind == FlowKind::GpuWrite || f.kind == FlowKind::IsaWrite) {
     // One tree per plane; a multicast's leaf-to-leaf branches cross one spine (ECMP on the sender).
     const int spine = f.dsts.size() > 1 ? ecmp_pick(f.initiator, kNoNode, s_.spines) : -1;
+    // From an accelerator to accelerators in ascending order, each switch's links
+    // follow from `dsts` (mc_forward): a write to 575 accelerators over 18 planes
+    // would hold ~10^4 hops, allocated and sorted at its start.
+    f.mc_routed = !s_.is_switch(f.initiator) && f.dsts.size() > 1 && !s_.is_switch(f.dsts.back()) &&
+                  std::adjacent_find(f.dsts.begin(), f.dsts.end(), std::greater_equal<>()) == f.dsts.end();
     std::uint64_t nd = 0;
     for (NodeId d : f.dsts) {
       if (d == f.initiator) continue;
       ++nd;
       f.switch_dsts = f.switch_dsts || s_.is_switch(d);
-      for (int p = p0; p < p0 + np; ++p) add_hops(f, f.initiator, d, p, kAllDsts, spine);
+      if (!f.mc_routed)
+        for (int p = p0; p < p0 + np; ++p) add_hops(f, f.initiator, d, p, kAllDsts, spine);
     }
     f.expected = static_cast<std::uint64_t>(f.n) * nd;
     if (f.expected > 0)
@@ -278,11 +285,44 @@ int Engine::read_next_link(const Flow& f, const Pkt& p, NodeId at) const {
   return -1;
 }
 
+// A multicast's packet (Flow::mc_routed) leaves switch `at` on the links its
+// tree takes from there, in the order stored hops had (each link where the
+// first destination that needs it comes in `dsts`): from the sender's leaf its
+// other accelerators and, placed at the first destination off the leaf, the
+// spine; from the spine the leaves with destinations; from another leaf its
+// destinations. `dsts` is ascending and a leaf's accelerators are consecutive.
+void Engine::mc_forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
+  const int plane = s_.plane_of(at), per = s_.gpus_per_leaf(), own = s_.leaf_of(f.initiator);
+  const auto first_on = [&](int leaf) {
+    return static_cast<std::size_t>(std::lower_bound(f.dsts.begin(), f.dsts.end(), leaf * per) - f.dsts.begin());
+  };
+  if (s_.tier(at) == 2) {  // the spine: down to each leaf with destinations, but the sender's
+    for (std::size_t k = 0; k < f.dsts.size();) {
+      const int leaf = s_.leaf_of(f.dsts[k]);
+      if (leaf != own) transit_to(hop_link(at, s_.leaf_node(plane, leaf)), p, ready);
+      k = first_on(leaf + 1);
+    }
+    return;
+  }
+  const int leaf = s_.leaf_of(at);
+  const std::size_t lo = first_on(leaf), hi = first_on(leaf + 1);
+  const bool off = leaf == own && (lo > 0 || hi < f.dsts.size());  // destinations off the sender's leaf
+  const int up = off ? hop_link(at, s_.spine_node(plane, ecmp_pick(f.initiator, kNoNode, s_.spines))) : -1;
+  if (off && lo > 0) transit_to(up, p, ready);
+  for (std::size_t k = lo; k < hi; ++k)
+    if (f.dsts[k] != f.initiator) transit_to(g_.down(f.dsts[k], plane), p, ready);
+  if (off && lo == 0) transit_to(up, p, ready);
+}
+
 // A packet leaves `at` on the links its flow takes from there, ready at `ready`.
 void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
   if (p.slot != kAllDsts) {  // a read's: one link
     const int id = read_next_link(f, p, at);
     if (id >= 0) transit_to(id, p, ready);
+    return;
+  }
+  if (f.mc_routed) {
+    mc_forward(f, p, at, ready);
     return;
   }
   const Flow::Hop key{at, 0, p.slot};

@@ -643,7 +643,8 @@ TEST(PacketResults, GroupLogGivesTheSameRunAsPacketEntriesPerUplink) {
 // waiting in input ports), quantised reads (no ISA fast path), store and
 // forward, switch ports small enough to block senders on credits, NVLS (log,
 // packet entries, Sources), rings, one- and two-shot, a mesh and two tiers
-// (general code only), at 8 and 64 accelerators.
+// (multicasts routed from their destinations or their stored hops), at 8 to
+// 144 accelerators.
 TEST(PacketResults, FastPathsGiveTheSameRunAsTheGeneralCode) {
   using Case = PacketCase;
   const std::vector<Case> cases = {
@@ -670,6 +671,13 @@ TEST(PacketResults, FastPathsGiveTheSameRunAsTheGeneralCode) {
       {"hgx-h200-8", {"fabric.gpus=64"}, "nvls", 262144},
       {"mesh-8", {"ring.protocol=simple"}, "ring", 1u << 20},
       {"nvl36x2", {}, "scin", 262144},
+      // Two tiers: multicasts' links listed from their destinations (Flow::mc_routed) or
+      // from stored hops, in the same order: senders on the first, a middle and the last
+      // leaf (the uplink before or after the leaf's own destinations), stores and pushes.
+      {"nvl36x2", {}, "nvls", 1u << 20},
+      {"nvl36x2", {}, "one-shot", 65536},
+      {"nvl576-style", {"fabric.gpus=144", "fabric.leaves=4", "switch.ports=128"}, "nvls", 262144},
+      {"nvl576-style", {"fabric.gpus=144", "fabric.leaves=4", "switch.ports=128"}, "one-shot", 4096},
       // The ISA's next request (isa_issue, request_isa; off: issue_requests' loop and
       // Sender::request): windows that are not a whole number of packets, one below a
       // packet (one request at a time), last packets shorter than the payload, several

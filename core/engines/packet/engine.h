@@ -49,7 +49,9 @@ inline std::atomic<std::uint64_t> group_log_taken{0};  // of which moved into an
 // code for every write (not the one-destination branch), and the ISA's next
 // requests go by issue_requests' loop alone, through Sender::request (not
 // isa_issue's one request, nor request_isa's append); the results must be
-// the same bits. Read once per run.
+// the same bits. On two tiers, a multicast from an accelerator to
+// accelerators in ascending order lists each switch's links from its
+// destinations (Flow::mc_routed; off: from its stored hops). Read once per run.
 inline std::atomic<bool> fast_paths{true};
 // Flows started with the shape's fields they held kept (Engine::apply_flow_shape;
 // off with fast_paths: every flow is reset whole and filled from its shape).

@@ -109,7 +109,8 @@ void Engine::tier_flow_start(FlowId i) {
     // From an accelerator to accelerators in ascending order, each switch's links
     // follow from `dsts` (mc_forward): a write to 575 accelerators over 18 planes
     // would hold ~10^4 hops, allocated and sorted at its start.
-    f.mc_routed = !s_.is_switch(f.initiator) && f.dsts.size() > 1 && !s_.is_switch(f.dsts.back()) &&
+    // (Off with testing::fast_paths: every multicast keeps its hops.)
+    f.mc_routed = fast_paths_ && !s_.is_switch(f.initiator) && f.dsts.size() > 1 && !s_.is_switch(f.dsts.back()) &&
                   std::adjacent_find(f.dsts.begin(), f.dsts.end(), std::greater_equal<>()) == f.dsts.end();
     std::uint64_t nd = 0;
     for (NodeId d : f.dsts) {

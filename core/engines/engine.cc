@@ -159,7 +159,7 @@ class PacketEngine final : public TimingEngine {
     // Least squares on log-time over runs of every algorithm at 4 KiB-4 MiB
     // (docs/performance.md section 107): two tiers, 42 of nvl36x2 and
     // nvl576-style, 80 ns, 100 ns and 1 us (within 2.0x rms; two-shot on
-    // nvl576-style runs up to 6.7x longer, its multicasts' trees); a star, 42
+    // nvl576-style runs up to 6.7x longer: 331 K pushes live at once); a star, 42
     // of hgx-h200-8 at 8 and 256 GPUs up to 64 MiB, 40 ns, 50 ns and 1 us
     // (1.7x rms). Was one event in 1/15 us: 0.03-0.3x of two tiers' times.
     const double steps = static_cast<double>(s.steps.size());

@@ -77,14 +77,11 @@ QString changedParamsPhrase(const std::vector<std::string>& changed) {
 }
 constexpr const char* kDefaultPreset = "hgx-h200-8";
 
-// The header's list of what is compared: the algorithms with curves in `rs`
-// (every one the tool has when it shows none), in the table's order, each
-// with what it is: "software <b>ring</b> / <b>two-shot</b>, NVLink SHARP
-// <b>nvls</b>, and <b>scin-inq</b> (INT8 in-network quantisation)".
-QString algorithmsPhrase(const ResultSet& rs) {
-  std::vector<std::string> shown;
-  for (const auto& c : rs.curves)
-    if (std::find(shown.begin(), shown.end(), c.algorithm) == shown.end()) shown.push_back(c.algorithm);
+// The header's list of what is compared: the algorithms `shown` (every one the
+// tool has when empty), in the table's order, each with what it is: "software
+// <b>ring</b> / <b>two-shot</b>, NVLink SHARP <b>nvls</b>, and <b>scin-inq</b>
+// (INT8 in-network quantisation)".
+QString algorithmsPhrase(const std::vector<std::string>& shown) {
   const auto has = [&](const char* a) { return shown.empty() || std::find(shown.begin(), shown.end(), a) != shown.end(); };
   const auto bold = [](const char* a) { return QStringLiteral("<b>%1</b>").arg(QLatin1String(a)); };
   QStringList parts, software, q8;
@@ -432,6 +429,7 @@ void MainWindow::showPreview() {
   showingPreview_ = true;
   shownPlain_.clear();
   shownGpus_.clear();
+  shownAlgorithms_.clear();
   runFabric_.reset();
   runFabricBar_->hide();
   kindNote_.clear();
@@ -457,9 +455,16 @@ void MainWindow::setShown(const ResultSet& rs, const QString& label) {
     what += QStringLiteral("<br><span style=\"color:#b00020\">%1</span>").arg(errs.join(QStringLiteral("<br>")));
   }
   // One line that says what the tool compares, for someone who has never seen it.
+  // The algorithms of the curves or, for a run that draws none here (a quant or an
+  // inference run: its points are in the Analysis tab), of its points.
+  std::vector<std::string> algorithms;
+  for (const auto& c : rs.curves)
+    if (std::find(algorithms.begin(), algorithms.end(), c.algorithm) == algorithms.end())
+      algorithms.push_back(c.algorithm);
+  if (algorithms.empty()) algorithms = shownAlgorithms_;
   what += tr("<br><span style=\"color:#555\">All-Reduce per rank on %1 accelerators: %2. %3</span>")
               .arg(shownGpus_.isEmpty() ? QString::number(doc_->config().fabric.gpus) : shownGpus_,
-                   algorithmsPhrase(rs),
+                   algorithmsPhrase(algorithms),
                    shownGpus_.isEmpty() ? tr("Edit the fabric on the left; the curves follow.")
                                         : tr("The run's fabric is stored with it (<i>scin show</i>); the Fabric "
                                              "dock edits the live preview, shown when no run is selected."));
@@ -753,11 +758,16 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     showingPreview_ = false;
     const RunInfo& first = out.infos.front();
     int fewest = 0, most = 0;
-    for (const PointRecord& p : out.points.front())
+    shownAlgorithms_.clear();
+    for (const PointRecord& p : out.points.front()) {
+      if (!p.algorithm.empty() &&
+          std::find(shownAlgorithms_.begin(), shownAlgorithms_.end(), p.algorithm) == shownAlgorithms_.end())
+        shownAlgorithms_.push_back(p.algorithm);
       if (p.gpus > 0) {
         fewest = fewest == 0 ? p.gpus : std::min(fewest, p.gpus);
         most = std::max(most, p.gpus);
       }
+    }
     shownGpus_ = most == 0 ? tr("the stored run's")
                  : fewest == most ? QString::number(most)
                                   : QStringLiteral("%1–%2").arg(fewest).arg(most);

@@ -234,6 +234,7 @@ class MainWindow : public QMainWindow {
   ResultSet shown_;
   QString shownLabel_;
   QString shownPlain_;
+  std::vector<std::string> shownAlgorithms_;  // the stored run's algorithms (its points'); empty: the live preview
   QString shownGpus_;          // the stored run's accelerator counts ("72", "4-8"); empty: the live preview's
   QString kindNote_;          // why the timing tabs are empty for the stored run shown
   // The stored run's fabric (its preset with its overrides), offered in the Fabric dock.

@@ -153,6 +153,10 @@ class AnalysisUiTest : public QObject {
         QCOMPARE(w.currentTab(), QStringLiteral("analysis"));
         for (const QString& tab : {QStringLiteral("latency"), QStringLiteral("speedup"), QStringLiteral("breakdown")})
           QVERIFY2(w.chart(tab)->emptyText().contains(QStringLiteral("Analysis tab")), qPrintable(tab));
+        // The header names the run's algorithms (its points'), not all six: no one-shot in either.
+        const QString header = w.findChild<QLabel*>(QStringLiteral("shownHeader"))->text();
+        QVERIFY2(header.contains(QStringLiteral("<b>scin-inq</b>")), qPrintable(header));
+        QVERIFY2(!header.contains(QStringLiteral("one-shot")), qPrintable(header));
       }
     }
     // A one-algorithm timing run: the Speedup tab explains itself, as does the analysis.

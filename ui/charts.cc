@@ -391,13 +391,12 @@ void BreakdownChart::redraw() {
     series->append(set);
   }
   for (double t : totals) top = std::max(top, t);
-  if (share) top = 100 / 1.08;   // (the axis ends at 100%)
   chart()->addSeries(series);
   // Horizontal bars: algorithm names read in full on the left.
   y->append(cats);
   y->setTitleText(shown.keys.isEmpty() ? tr("Algorithm") : tr("Algorithm (%1)").arg(shown.keys));
   auto* x = new QValueAxis;
-  x->setRange(0, top > 0 ? top * 1.08 : 1);
+  x->setRange(0, share ? 100 : top > 0 ? top * 1.08 : 1);
   if (share) x->setTickCount(6);
   else x->applyNiceNumbers();
   x->setLabelFormat(QStringLiteral("%g"));

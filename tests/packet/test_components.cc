@@ -253,7 +253,7 @@ packet::Flow filled_flow() {
   f.count = {1}, f.complete = {2}, f.staged = {3};
   f.next_group = 18, f.plain_per_byte = 19, f.reduce_inv_GBps = 20, f.codec = true, f.pace_ns = 21;
   f.next_send = 22, f.waiting = true;
-  f.hops = {Flow::Hop{1, 2, 3}}, f.red = {4}, f.sink = 23, f.switch_dsts = true;
+  f.hops = {Flow::Hop{1, 2}}, f.hop_first = {3}, f.red = {4}, f.sink = 23, f.switch_dsts = true, f.mc_routed = true;
   f.shape = 24;
   return f;
 }
@@ -274,7 +274,7 @@ TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
   EXPECT_EQ(f.initiator, d.initiator);
   EXPECT_TRUE(f.dsts.empty() && f.srcs.empty() && f.src_bytes.empty() && f.src_n.empty() && f.src_id.empty() &&
               f.sources.empty() && f.count.empty() && f.complete.empty() && f.staged.empty() && f.hops.empty() &&
-              f.red.empty());
+              f.hop_first.empty() && f.red.empty());
   EXPECT_EQ(f.dsts.capacity(), cap);
   EXPECT_EQ(f.bytes, d.bytes);
   EXPECT_EQ(f.n, d.n);
@@ -297,6 +297,7 @@ TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
   EXPECT_EQ(f.waiting, d.waiting);
   EXPECT_EQ(f.sink, d.sink);
   EXPECT_EQ(f.switch_dsts, d.switch_dsts);
+  EXPECT_EQ(f.mc_routed, d.mc_routed);
 }
 
 // Flow::reset_run() (a flow reused for a step of the shape it holds) keeps the

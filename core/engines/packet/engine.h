@@ -181,7 +181,7 @@ class Engine {
   // ---- tiers.cc: two-tier fabrics (packets routed hop by hop)
   void build_tier_links();
   int hop_link(NodeId a, NodeId b) const;
-  void add_hops(Flow& f, NodeId a, NodeId b, int plane, std::uint16_t slot, int spine = -1);
+  void add_hops(Flow& f, NodeId a, NodeId b, int plane, int spine = -1);
   void tier_flow_start(FlowId i);
   void index_hops(Flow& f) const;
   int read_next_link(const Flow& f, const Pkt& p, NodeId at) const;
@@ -213,8 +213,8 @@ class Engine {
   EventQueue q_;
   int serving_ = -1;  // output queue whose waiter is being retried (it may use that queue's room)
   std::vector<Link> links_;
-  // tiers.cc, add_hops(): per link, (flow start << 16 | slot) of the last hop
-  // added through it, so a hop already in the flow is found without a scan of
+  // tiers.cc, add_hops(): per link, the flow start that last added a hop
+  // through it, so a hop already in the flow is found without a scan of
   // its hops (a multicast to 576 accelerators over 18 planes holds ~10^4 hops:
   // the scan per hop was 89% of an NVLS run on nvl576-style).
   std::vector<std::uint64_t> hop_mark_;

@@ -101,12 +101,11 @@ struct Flow {
   std::uint32_t next_send = 0;
   bool waiting = false;
   // Two-tier fabrics (tiers.cc): the links a write's packet takes on from each
-  // node (slot kAllDsts: its tree). Sorted by (slot, at) once the flow has
-  // started (tiers.cc: forward() searches them).
+  // node (its tree). Sorted by node once the flow has started (tiers.cc:
+  // forward() searches them).
   struct Hop {
     NodeId at;
     int link;
-    std::uint16_t slot;
   };
   std::vector<Hop> hops;
   // (A read's packets follow their routes, computed again at each switch: a

@@ -31,7 +31,7 @@
 namespace scin::packet {
 
 namespace {
-bool hop_before(const Flow::Hop& x, const Flow::Hop& y) { return x.slot != y.slot ? x.slot < y.slot : x.at < y.at; }
+bool hop_before(const Flow::Hop& x, const Flow::Hop& y) { return x.at < y.at; }
 }  // namespace
 
 // Links: accelerator up / down links numbered as on a star (Geometry::up/down),
@@ -75,22 +75,16 @@ void Engine::build_tier_links() {
   timeline_on_ = timeline_.on();
 }
 
-// Adds the links of the route a -> b in `plane` to f's hops of `slot` (once
-// each, in the order first added). A link's mark says whether this flow start
-// added it with this slot; only a link this flow holds with another slot as
-// well is looked up in the flow's hops.
-void Engine::add_hops(Flow& f, NodeId a, NodeId b, int plane, std::uint16_t slot, int spine) {
+// Adds the links of the route a -> b in `plane` to f's hops (once each, in
+// the order first added): a link's mark says whether this flow start added it.
+void Engine::add_hops(Flow& f, NodeId a, NodeId b, int plane, int spine) {
   NodeId path[5];
   const int n = s_.route(a, b, plane, path, spine);
-  const std::uint64_t key = hop_stamp_ << 16 | slot;
   for (int k = 0; k + 1 < n; ++k) {
-    const Flow::Hop h{path[k], hop_link(path[k], path[k + 1]), slot};
+    const Flow::Hop h{path[k], hop_link(path[k], path[k + 1])};
     std::uint64_t& mark = hop_mark_[static_cast<std::size_t>(h.link)];
-    bool seen = mark == key;
-    if (!seen && mark >> 16 == hop_stamp_)  // (on the flow with another slot)
-      for (const auto& x : f.hops) seen = seen || (x.link == h.link && x.slot == h.slot);
-    if (!seen) f.hops.push_back(h);
-    mark = key;
+    if (mark != hop_stamp_) f.hops.push_back(h);
+    mark = hop_stamp_;
   }
 }
 
@@ -99,7 +93,7 @@ void Engine::tier_flow_start(FlowId i) {
   // A fresh stamp for this flow's hops (and the hops it may hold already marked with it).
   if (hop_mark_.size() != links_.size()) hop_mark_.assign(links_.size(), 0);
   ++hop_stamp_;
-  for (const auto& h : f.hops) hop_mark_[static_cast<std::size_t>(h.link)] = hop_stamp_ << 16 | h.slot;
+  for (const auto& h : f.hops) hop_mark_[static_cast<std::size_t>(h.link)] = hop_stamp_;
   const Step& st = s_.steps[f.step];
   const int p0 = f.plane >= 0 ? f.plane : 0, np = f.plane >= 0 ? 1 : g_.planes;
   const auto stride = static_cast<std::uint32_t>(np);
@@ -118,7 +112,7 @@ void Engine::tier_flow_start(FlowId i) {
       ++nd;
       f.switch_dsts = f.switch_dsts || s_.is_switch(d);
       if (!f.mc_routed)
-        for (int p = p0; p < p0 + np; ++p) add_hops(f, f.initiator, d, p, kAllDsts, spine);
+        for (int p = p0; p < p0 + np; ++p) add_hops(f, f.initiator, d, p, spine);
     }
     f.expected = static_cast<std::uint64_t>(f.n) * nd;
     if (f.expected > 0)
@@ -326,7 +320,7 @@ void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
     mc_forward(f, p, at, ready);
     return;
   }
-  const Flow::Hop key{at, 0, p.slot};
+  const Flow::Hop key{at, 0};
   auto lo = f.hops.begin(), hi = f.hops.end();
   if (!f.hop_first.empty()) {  // one switch's hops, all with the key
     const auto j = static_cast<std::size_t>(at - g_.gpus);
@@ -334,7 +328,7 @@ void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
     lo = f.hops.begin() + f.hop_first[j];
   }
   const auto first = !f.hop_first.empty() ? lo : std::lower_bound(lo, hi, key, hop_before);
-  for (auto it = first; it != hi && it->at == at && it->slot == p.slot; ++it) transit_to(it->link, p, ready);
+  for (auto it = first; it != hi && it->at == at; ++it) transit_to(it->link, p, ready);
 }
 
 // Packet p joins link `id`'s forwarded packets, by ready time.

@@ -253,7 +253,8 @@ packet::Flow filled_flow() {
   f.count = {1}, f.complete = {2}, f.staged = {3};
   f.next_group = 18, f.plain_per_byte = 19, f.reduce_inv_GBps = 20, f.codec = true, f.pace_ns = 21;
   f.next_send = 22, f.waiting = true;
-  f.hops = {Flow::Hop{1, 2}}, f.hop_first = {3}, f.red = {4}, f.sink = 23, f.switch_dsts = true, f.mc_routed = true;
+  f.hops = {Flow::Hop{1, 2}}, f.hop_first = {3}, f.red = {4}, f.sink = 23, f.switch_dsts = true, f.mc_routed = true,
+  f.uc_routed = true;
   f.shape = 24;
   return f;
 }
@@ -297,6 +298,7 @@ TEST(PacketFlow, ResetGivesADefaultFlowAndKeepsTheVectorsStorage) {
   EXPECT_EQ(f.waiting, d.waiting);
   EXPECT_EQ(f.sink, d.sink);
   EXPECT_EQ(f.switch_dsts, d.switch_dsts);
+  EXPECT_EQ(f.uc_routed, d.uc_routed);
   EXPECT_EQ(f.mc_routed, d.mc_routed);
 }
 

@@ -643,8 +643,8 @@ TEST(PacketResults, GroupLogGivesTheSameRunAsPacketEntriesPerUplink) {
 // waiting in input ports), quantised reads (no ISA fast path), store and
 // forward, switch ports small enough to block senders on credits, NVLS (log,
 // packet entries, Sources), rings, one- and two-shot, a mesh and two tiers
-// (multicasts routed from their destinations or their stored hops), at 8 to
-// 144 accelerators.
+// (multicasts routed from their destinations, writes to one node from their
+// routes, or both from their stored hops), at 8 to 144 accelerators.
 TEST(PacketResults, FastPathsGiveTheSameRunAsTheGeneralCode) {
   using Case = PacketCase;
   const std::vector<Case> cases = {
@@ -678,6 +678,10 @@ TEST(PacketResults, FastPathsGiveTheSameRunAsTheGeneralCode) {
       {"nvl36x2", {}, "one-shot", 65536},
       {"nvl576-style", {"fabric.gpus=144", "fabric.leaves=4", "switch.ports=128"}, "nvls", 262144},
       {"nvl576-style", {"fabric.gpus=144", "fabric.leaves=4", "switch.ports=128"}, "one-shot", 4096},
+      // Two tiers: a write to one node follows its route (Flow::uc_routed) or its stored
+      // hops: a ring's neighbours on and off the leaf, two-shot's pushes to every peer.
+      {"nvl36x2", {"ring.protocol=simple"}, "ring", 262144},
+      {"nvl576-style", {"fabric.gpus=144", "fabric.leaves=4", "switch.ports=128"}, "two-shot", 16384},
       // The ISA's next request (isa_issue, request_isa; off: issue_requests' loop and
       // Sender::request): windows that are not a whole number of packets, one below a
       // packet (one request at a time), last packets shorter than the payload, several

@@ -51,7 +51,8 @@ inline std::atomic<std::uint64_t> group_log_taken{0};  // of which moved into an
 // isa_issue's one request, nor request_isa's append); the results must be
 // the same bits. On two tiers, a multicast from an accelerator to
 // accelerators in ascending order lists each switch's links from its
-// destinations (Flow::mc_routed; off: from its stored hops). Read once per run.
+// destinations (Flow::mc_routed) and a write to one node follows its route
+// (Flow::uc_routed; off: both from their stored hops). Read once per run.
 inline std::atomic<bool> fast_paths{true};
 // Flows started with the shape's fields they held kept (Engine::apply_flow_shape;
 // off with fast_paths: every flow is reset whole and filled from its shape).
@@ -182,6 +183,7 @@ class Engine {
   void build_tier_links();
   int hop_link(NodeId a, NodeId b) const;
   void add_hops(Flow& f, NodeId a, NodeId b, int plane, int spine = -1);
+  int route_next_link(NodeId a, NodeId b, int plane, NodeId at) const;
   void tier_flow_start(FlowId i);
   void index_hops(Flow& f) const;
   int read_next_link(const Flow& f, const Pkt& p, NodeId at) const;

@@ -120,6 +120,11 @@ struct Flow {
   // A multicast from an accelerator to accelerators in ascending order: no hops
   // kept; forward() lists each switch's links from `dsts` (tiers.cc, mc_forward).
   bool mc_routed = false;
+  // A write from an accelerator to one node: no hops kept either; forward()
+  // takes each packet's next link from its route (as a read's, read_next_link).
+  // Two-shot on nvl576-style starts 576 x 575 such pushes at once, each with
+  // 18 planes x 4 hops, allocated and sorted at its start.
+  bool uc_routed = false;
 
   /// Back to a default Flow, keeping the vectors' storage: flows are reused step
   /// after step (a ring at 1024 accelerators runs 2 M steps of one packet each),
@@ -145,7 +150,8 @@ struct Flow {
     count.clear(), complete.clear(), staged.clear();
     next_group = 0, pace_ns = 0;
     next_send = 0, waiting = false;
-    hops.clear(), hop_first.clear(), red.clear(), sink = kNoNode, switch_dsts = false, mc_routed = false;
+    hops.clear(), hop_first.clear(), red.clear(), sink = kNoNode, switch_dsts = false, mc_routed = false,
+    uc_routed = false;
   }
   /// Responses group i waits for (sources may differ in length).
   std::uint16_t expected_in_group(std::uint32_t i) const {

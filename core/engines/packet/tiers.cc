@@ -106,12 +106,14 @@ void Engine::tier_flow_start(FlowId i) {
     // (Off with testing::fast_paths: every multicast keeps its hops.)
     f.mc_routed = fast_paths_ && !s_.is_switch(f.initiator) && f.dsts.size() > 1 && !s_.is_switch(f.dsts.back()) &&
                   std::adjacent_find(f.dsts.begin(), f.dsts.end(), std::greater_equal<>()) == f.dsts.end();
+    // From an accelerator to one other node, a packet's next link is its route's (uc_routed).
+    f.uc_routed = fast_paths_ && !s_.is_switch(f.initiator) && f.dsts.size() == 1 && f.dsts[0] != f.initiator;
     std::uint64_t nd = 0;
     for (NodeId d : f.dsts) {
       if (d == f.initiator) continue;
       ++nd;
       f.switch_dsts = f.switch_dsts || s_.is_switch(d);
-      if (!f.mc_routed)
+      if (!f.mc_routed && !f.uc_routed)
         for (int p = p0; p < p0 + np; ++p) add_hops(f, f.initiator, d, p, spine);
     }
     f.expected = static_cast<std::uint64_t>(f.n) * nd;
@@ -267,17 +269,22 @@ void Engine::hop_send(int id) {
   wake_link(id, l.wire.busy_until);
 }
 
+// The link from `at` on the route a -> b in `plane` (-1: `at` is not on it).
+int Engine::route_next_link(NodeId a, NodeId b, int plane, NodeId at) const {
+  NodeId path[5];
+  const int n = s_.route(a, b, plane, path);
+  for (int k = 0; k + 1 < n; ++k)
+    if (path[k] == at) return hop_link(at, path[k + 1]);
+  return -1;
+}
+
 // The link a read's packet (a source's, or the sum's: kResult) takes on from
 // `at`: the next node of its route, computed again (the route the packet was
 // sent on; two-shot on nvl576-style held 3*10^4 hops per read, 215 MB).
 int Engine::read_next_link(const Flow& f, const Pkt& p, NodeId at) const {
   const int plane = g_.plane_of(f, p.index);
   const NodeId red = f.red[static_cast<std::size_t>(plane)];
-  NodeId path[5];
-  const int n = p.slot == kResult ? s_.route(red, f.sink, plane, path) : s_.route(f.srcs[p.slot], red, plane, path);
-  for (int k = 0; k + 1 < n; ++k)
-    if (path[k] == at) return hop_link(at, path[k + 1]);
-  return -1;
+  return p.slot == kResult ? route_next_link(red, f.sink, plane, at) : route_next_link(f.srcs[p.slot], red, plane, at);
 }
 
 // A multicast's packet (Flow::mc_routed) leaves switch `at` on the links its
@@ -318,6 +325,11 @@ void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
   }
   if (f.mc_routed) {
     mc_forward(f, p, at, ready);
+    return;
+  }
+  if (f.uc_routed) {
+    const int id = route_next_link(f.initiator, f.dsts[0], g_.plane_of(f, p.index), at);
+    if (id >= 0) transit_to(id, p, ready);
     return;
   }
   const Flow::Hop key{at, 0};

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "engines/analytic/analytic.h"
+#include "engines/packet/block_vec.h"
 #include "engines/packet/event_queue.h"
 #include "engines/packet/input_port.h"
 #include "engines/packet/isa.h"
@@ -257,6 +258,25 @@ packet::Flow filled_flow() {
   f.uc_routed = true;
   f.shape = 24;
   return f;
+}
+
+// BlockVec (the flow pool): elements keep their address and value while it
+// grows over many blocks, index i is the i-th element added, and a new
+// element is value-initialised.
+TEST(PacketBlockVec, ElementsNeverMoveAndKeepTheirValuesAcrossBlocks) {
+  packet::BlockVec<std::uint64_t, 3> v;  // blocks of 8
+  std::vector<const std::uint64_t*> at;
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    std::uint64_t& x = v.emplace_back();
+    EXPECT_EQ(x, 0u);
+    x = i * i + 7;
+    at.push_back(&x);
+  }
+  ASSERT_EQ(v.size(), 100u);
+  for (std::size_t i = 0; i < 100; ++i) {
+    EXPECT_EQ(&v[i], at[i]) << i;
+    EXPECT_EQ(v[i], i * i + 7) << i;
+  }
 }
 
 // Flow::reset() empties a reused flow field by field (sim.h): every field

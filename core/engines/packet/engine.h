@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/run_context.h"
+#include "engines/packet/block_vec.h"
 #include "engines/packet/event_queue.h"
 #include "engines/packet/isa.h"
 #include "engines/packet/link.h"
@@ -234,7 +235,7 @@ class Engine {
   void tier_add_response(int link, const Source& src);
   std::vector<Source> sources_;      // pool, like flows_: a flow's sources are freed with it
   std::vector<std::uint32_t> free_sources_;
-  std::vector<Flow> flows_;          // pool: grows only while steps are set up (no Flow& is held then)
+  BlockVec<Flow> flows_;             // pool: grows only while steps are set up (elements never move)
   std::vector<FlowId> free_flows_;
   std::vector<Isa> isas_;
   // Reduced results (NVLS ld_reduce, ISA reads into accelerators) waiting to enter an output queue.

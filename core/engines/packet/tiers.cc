@@ -239,6 +239,9 @@ void Engine::hop_send(int id) {
   if (use_fwd) {
     p = l.transit.front().p;
     l.transit.pop_front();
+    // The next one is read when this link is free again, thousands of events on
+    // at scale: on its way meanwhile (it was half of hop_send's time, a miss).
+    if (!l.transit.empty()) __builtin_prefetch(&l.transit.front());
   } else {
     Source& src = sources_[(*list)[pick]];
     p.flow = src.flow;

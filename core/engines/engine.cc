@@ -154,18 +154,22 @@ class PacketEngine final : public TimingEngine {
           events += per_hop * std::ceil(u.amount_bytes * spread / payload) / spread;
       }
     }
-    // Seconds on one core: per event, per resource use (a flow's set-up: its
-    // routes, its sources and, on two tiers, a multicast's tree) and per step.
-    // Least squares on log-time over runs of every algorithm at 4 KiB-4 MiB
-    // (docs/performance.md section 107): two tiers, 42 of nvl36x2 and
-    // nvl576-style, 80 ns, 100 ns and 1 us (within 2.0x rms; two-shot on
-    // nvl576-style runs up to 6.7x longer: 331 K pushes live at once); a star, 42
-    // of hgx-h200-8 at 8 and 256 GPUs up to 64 MiB, 40 ns, 50 ns and 1 us
-    // (1.7x rms). Was one event in 1/15 us: 0.03-0.3x of two tiers' times.
+    // The width: the most network steps at one depth of the schedule (its
+    // dependencies are earlier steps, so one pass finds every step's depth).
+    std::vector<std::uint32_t> depth(s.steps.size(), 0), at_depth;
+    double width = 0;
+    for (std::size_t i = 0; i < s.steps.size(); ++i) {
+      std::uint32_t d = 0;
+      for (const StepId p : s.steps[i].deps) d = std::max(d, depth[p] + 1);
+      depth[i] = d;
+      if (s.steps[i].kind != StepKind::Write && s.steps[i].kind != StepKind::Read) continue;
+      if (at_depth.size() <= d) at_depth.resize(d + 1, 0);
+      width = std::max(width, static_cast<double>(++at_depth[d]));
+    }
     const double steps = static_cast<double>(s.steps.size());
-    const double seconds = s.two_tier() ? events * 8e-8 + uses * 1e-7 + steps * 1e-6
-                                        : events * 4e-8 + uses * 5e-8 + steps * 1e-6;
-    return {events, "events", seconds, steps * 96 + uses * 48};
+    WorkEstimate w{events, "events", packet_seconds(s.two_tier(), events, uses, steps, width), steps * 96 + uses * 48};
+    w.uses = uses, w.steps = steps, w.width = width;
+    return w;
   }
   SimResult run(const Config& cfg, const Schedule& s, const RunContext& ctx) const override {
     return run_packet_sim(cfg, s, ctx);
@@ -196,11 +200,27 @@ WorkEstimate DataEngine::estimate(const Config&, const Schedule& s) const {
   return {elems, "elements", elems / 2e8, static_cast<double>(DataWorkspace::bytes_for(s)) + io};
 }
 
+// Least squares on log-time of the run's CPU seconds (with the schedule's
+// compilation, estimated apart: simulate.cc, schedule_cost; docs/performance.md
+// section 109). Two tiers: 51 runs of nvl36x2 and nvl576-style, every
+// algorithm at 4 KiB, 256 KiB and 4 MiB (0.02-86 s): 20 ns + 4 ns x width^0.4
+// per event and 25 ns per use, within 1.8x rms (4.3x at most: ring-q8 and the
+// ring at 4 KiB on nvl576-style, estimated longer than they run). Without the
+// width (section 107: 80 ns, 100 ns and 1 us a step) two-shot and two-shot-q8
+// at 4 MiB on nvl576-style ran 4-7x longer than estimated. A star: 42 runs of
+// hgx-h200-8 at 8 and 256 GPUs up to 64 MiB, 40 ns, 50 ns and 1 us (1.7x rms;
+// section 107), its cost per event flat in GPUs (section 99).
+double packet_seconds(bool two_tier, double events, double uses, double steps, double width) {
+  if (!two_tier) return events * 4e-8 + uses * 5e-8 + steps * 1e-6;
+  return events * (2e-8 + 4e-9 * std::pow(std::max(1.0, width), 0.4)) + uses * 2.5e-8;
+}
+
 WorkEstimate& WorkEstimate::operator+=(const WorkEstimate& o) {
   amount += o.amount;
   if (!*unit) unit = o.unit;
   seconds += o.seconds;
   memory_bytes += o.memory_bytes;
+  uses += o.uses, steps += o.steps, width = std::max(width, o.width);
   return *this;
 }
 

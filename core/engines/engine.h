@@ -34,10 +34,23 @@ struct WorkEstimate {
   double seconds = 0;
   /// Peak memory of the run: its state, and (from estimate() in simulate.h) the schedule.
   double memory_bytes = 0;
+  /// The packet engine's other terms of `seconds` (packet_seconds; 0 for the
+  /// other engines): resource uses, steps and the schedule's width. estimate()
+  /// in simulate.h extrapolates them, not the seconds, to a large fabric.
+  double uses = 0, steps = 0, width = 0;
 
   /// Adds another run's work (same unit; memory adds: the runs may overlap).
   WorkEstimate& operator+=(const WorkEstimate& o);
 };
+
+/// The packet engine's seconds on one core for a schedule of `steps` steps,
+/// `uses` resource uses and `events` events (its compilation apart): per event,
+/// per use (a flow's set-up) and, on a star, per step. On two tiers an event
+/// costs more the more network
+/// steps are in flight (their flows, sources and queues no longer fit in the
+/// caches): `width` is the most network steps at one depth of the schedule
+/// (two-shot on nvl576-style: 331,200 pushes; a ring: one per rank).
+double packet_seconds(bool two_tier, double events, double uses, double steps, double width);
 
 /// Limits on the work one command may start (the CLI's --max-work and --force,
 /// the app's preview). Defaults: warn above 10 s, refuse above 5 min or above

@@ -401,7 +401,7 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;
   const double n[3] = {16, 32, 64};
-  double amount[3], seconds[3], memory[3];
+  double amount[3], seconds[3], memory[3], uses[3], steps[3], width[3];
   const char* unit = "";
   try {
     for (int k = 0; k < 3; ++k) {
@@ -417,6 +417,9 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       amount[k] = at_planes[0].amount + dp * (at_planes[1].amount - at_planes[0].amount);
       seconds[k] = at_planes[0].seconds + dp * (at_planes[1].seconds - at_planes[0].seconds);
       memory[k] = at_planes[0].memory_bytes + dp * (at_planes[1].memory_bytes - at_planes[0].memory_bytes);
+      uses[k] = at_planes[0].uses + dp * (at_planes[1].uses - at_planes[0].uses);
+      steps[k] = at_planes[0].steps + dp * (at_planes[1].steps - at_planes[0].steps);
+      width[k] = at_planes[0].width + dp * (at_planes[1].width - at_planes[0].width);
       unit = at_planes[0].unit;
     }
   } catch (const Error&) {
@@ -435,6 +438,15 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   w.amount = extrapolate(amount);
   w.seconds = extrapolate(seconds);
   w.memory_bytes = extrapolate(memory);
+  if (engine_id == EngineId::Packet) {
+    // Its seconds are not quadratic in GPUs (a cost per event that grows with
+    // the width): its terms are, and give them; the rest (compiling) is.
+    const bool two_tier = cfg.fabric.topology == Topology::TwoTier;
+    double rest[3];
+    for (int k = 0; k < 3; ++k) rest[k] = seconds[k] - packet_seconds(two_tier, amount[k], uses[k], steps[k], width[k]);
+    w.uses = extrapolate(uses), w.steps = extrapolate(steps), w.width = extrapolate(width);
+    w.seconds = packet_seconds(two_tier, w.amount, w.uses, w.steps, w.width) + std::max(0.0, extrapolate(rest));
+  }
   return w;
 }
 

@@ -5,6 +5,7 @@
 // packet engine's case is PacketCancel in tests/packet). Latencies are measured
 // by scripts/cancel_latency.sh, not here.
 #include <gtest/gtest.h>
+#include <cmath>
 
 #include <algorithm>
 
@@ -98,7 +99,54 @@ TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
     const WorkEstimate pd = compiled_estimate(c, a, coll, EngineId::Packet);
     EXPECT_GT(p.amount, 0.5 * pd.amount);   // events: chunks round to packets differently
     EXPECT_LT(p.amount, 2.0 * pd.amount);
+    // Its other terms are extrapolated exactly, its seconds made from them
+    // with compiling the schedule on top (1 us a step and more).
+    EXPECT_NEAR(p.steps, pd.steps, 1e-6 * pd.steps);
+    EXPECT_NEAR(p.uses, pd.uses, 1e-6 * pd.uses);
+    EXPECT_NEAR(p.width, pd.width, 1e-6 * pd.width);
+    EXPECT_DOUBLE_EQ(pd.seconds, packet_seconds(false, pd.amount, pd.uses, pd.steps, pd.width));
+    EXPECT_GT(p.seconds, packet_seconds(false, p.amount, p.uses, p.steps, p.width) + p.steps * 0.99e-6);
   }
+}
+
+// The packet estimate's width (packet_seconds) is the most network steps at
+// one depth of the schedule: two-shot's and one-shot's pushes of one phase,
+// N(N - 1), a ring's and NVLS's one per rank; on two tiers an event costs more
+// the wider the schedule (two-shot at 576 GPUs ran 4-7x longer than estimated
+// without it, docs/performance.md section 109); beyond 128 GPUs (nvl576-style)
+// the width is extrapolated exactly and the seconds made from the terms.
+TEST(WorkBudget, PacketEstimateCountsTheStepsInFlightAtOnce) {
+  const Collective coll{4096, DType::Bf16};
+  for (const char* preset : {"nvl36x2", "nvl576-style"}) {
+    const Config c = load_preset(preset);
+    const double n = c.fabric.gpus;
+    ASSERT_EQ(c.fabric.topology, Topology::TwoTier);
+    for (const auto& [name, width] : {std::pair{"two-shot", n * (n - 1)}, std::pair{"one-shot", n * (n - 1)},
+                                      std::pair{"ring", n}, std::pair{"nvls", n}}) {
+      SCOPED_TRACE(fmt::format("{} {}", preset, name));
+      const Algorithm a = parse_algorithm(name);
+      const WorkEstimate w = estimate(c, a, coll, EngineId::Packet);
+      EXPECT_NEAR(w.width, width, 1e-6 * width);
+      // The engine's seconds from its terms, and compiling the schedule on top.
+      const double run_s = packet_seconds(true, w.amount, w.uses, w.steps, w.width);
+      EXPECT_GT(w.seconds, run_s + w.steps * 1e-6 * 0.99);
+      EXPECT_LT(w.seconds, 2 * run_s + w.steps * 2e-6);
+      if (n <= 128) {  // compiled: the terms are the schedule's
+        const WorkEstimate d = compiled_estimate(c, a, coll, EngineId::Packet);
+        EXPECT_EQ(w.width, width);
+        EXPECT_EQ(w.steps, d.steps);
+        EXPECT_DOUBLE_EQ(d.seconds, packet_seconds(true, d.amount, d.uses, d.steps, d.width));
+      }
+    }
+  }
+  // Per event: 20 ns + 4 ns x width^0.4 on two tiers (24 ns for one step at a
+  // time, 0.66 us for 331,200), 40 ns on a star whatever the width.
+  EXPECT_DOUBLE_EQ(packet_seconds(true, 1e6, 0, 0, 1), 1e6 * 24e-9);
+  EXPECT_NEAR(packet_seconds(true, 1e6, 0, 0, 331200), 1e6 * (2e-8 + 4e-9 * std::pow(331200.0, 0.4)), 1e-9);
+  EXPECT_GT(packet_seconds(true, 1e6, 0, 0, 331200), 0.6);
+  EXPECT_DOUBLE_EQ(packet_seconds(false, 1e6, 0, 0, 331200), 1e6 * 4e-8);
+  EXPECT_DOUBLE_EQ(packet_seconds(true, 0, 1e6, 1e3, 1), 1e6 * 2.5e-8);
+  EXPECT_DOUBLE_EQ(packet_seconds(false, 0, 1e6, 1e3, 1), 1e6 * 5e-8 + 1e3 * 1e-6);
 }
 
 // The analytic engine's estimate costs each step shape once (a pipeline's

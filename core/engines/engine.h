@@ -46,10 +46,10 @@ struct WorkEstimate {
 /// The packet engine's seconds on one core for a schedule of `steps` steps,
 /// `uses` resource uses and `events` events (its compilation apart): per event,
 /// per use (a flow's set-up) and, on a star, per step. On two tiers an event
-/// costs more the more network
-/// steps are in flight (their flows, sources and queues no longer fit in the
-/// caches): `width` is the most network steps at one depth of the schedule
-/// (two-shot on nvl576-style: 331,200 pushes; a ring: one per rank).
+/// costs more the more network steps are in flight (their flows, sources and
+/// queues no longer fit in the caches): `width` is the most network steps at
+/// one depth of the schedule (two-shot on nvl576-style: 331,200 pushes; a
+/// ring: one per rank).
 double packet_seconds(bool two_tier, double events, double uses, double steps, double width);
 
 /// Limits on the work one command may start (the CLI's --max-work and --force,

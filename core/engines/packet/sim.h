@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -55,7 +56,12 @@ enum class FlowKind : std::uint8_t { GpuWrite, IsaWrite, IsaRead, GpuRead };
 using FlowId = std::uint32_t;
 constexpr FlowId kNoFlow = ~FlowId{0};
 constexpr std::uint32_t kNoShape = ~std::uint32_t{0};  // Flow::shape: none
-struct Flow {
+// Laid out by use: the first 64 bytes (the record is aligned to a cache line)
+// hold what a packet reads at every link it crosses (its wire time, its plane,
+// where it goes next: two-shot on nvl576-style has 331 K flows in flight, and
+// each line of a flow a packet touches is a likely miss), the next line what
+// its arrival at a destination reads.
+struct alignas(64) Flow {
   StepId step = 0;
   FlowKind kind = FlowKind::GpuWrite;
   bool active = false;
@@ -64,6 +70,21 @@ struct Flow {
   std::uint16_t rot = 0;
   int plane = -1;                        // fixed plane, or -1: packet i on plane (i + rot) % planes
   NodeId initiator = kNoNode;
+  NodeId sink = kNoNode;                 // read: where the result lands; a write to one node (uc_routed): that node
+  bool switch_dsts = false;              // write: some destination is a switch buffer
+  // A multicast from an accelerator to accelerators in ascending order: no hops
+  // kept; forward() lists each switch's links from `dsts` (tiers.cc, mc_forward).
+  bool mc_routed = false;
+  // A write from an accelerator to one node: no hops kept either; forward()
+  // takes each packet's next link from its route to `sink` (as a read's,
+  // read_next_link). Two-shot on nvl576-style starts 576 x 575 such pushes at
+  // once, each with 18 planes x 4 hops, allocated and sorted at its start.
+  bool uc_routed = false;
+  double inv_raw = 0, gap_ns = 0;        // wire time of a packet: (payload + header) * inv_raw + gap * payload / P
+  Fine ser_full = 0;                     // wire time of a full packet
+  // (line 1: a packet delivered)
+  std::uint64_t expected = 0, delivered = 0;
+  Ps last = 0;
   std::vector<NodeId> dsts;              // write destinations
   std::vector<NodeId> srcs;              // read sources
   std::vector<std::uint64_t> src_bytes;  // read: bytes of each source region
@@ -73,11 +94,7 @@ struct Flow {
   std::uint64_t bytes = 0;               // write: source bytes; read: destination bytes
   std::uint32_t n = 0;                   // packets (write) / groups (read)
   std::uint32_t n_min = 0;               // read: packets of the shortest source
-  double inv_raw = 0, gap_ns = 0;        // wire time of a packet: (payload + header) * inv_raw + gap * payload / P
-  Fine ser_full = 0;                     // wire time of a full packet
   Ps extra_end = 0;                      // non-network resources held by the step (HBM)
-  std::uint64_t expected = 0, delivered = 0;
-  Ps last = 0;
   bool to_switch = false;                // read result stays in the switch (ISA accumulator)
   bool every_gpu = false;                // star read: source slot a is accelerator a, for every a, all of one length
   bool in_gpu_order = false;             // read: source slot a is accelerator a, for every slot (a shape field)
@@ -91,7 +108,7 @@ struct Flow {
   // plain_per_byte, reduce_inv_GBps, codec ("the shape's fields", never written
   // while the flow runs). A flow reused for a step of that shape keeps them and
   // resets the others only (Engine::apply_flow_shape). (Here, in the 4 bytes
-  // after next_group that were padding: Flow stays 416 bytes.)
+  // after next_group that were padding.)
   std::uint32_t shape = kNoShape;
   double plain_per_byte = 0;             // plain (unquantised) bytes reduced per wire byte, all sources
   double reduce_inv_GBps = 0;            // ns per plain byte of the reducing unit(s); 0 = free
@@ -115,16 +132,6 @@ struct Flow {
   // (its misses were two thirds of forward()): switch j's from hop_first[j].
   std::vector<std::uint32_t> hop_first;
   std::vector<NodeId> red;               // read, per plane: where the sources meet (reduced)
-  NodeId sink = kNoNode;                 // read: where the result lands
-  bool switch_dsts = false;              // write: some destination is a switch buffer
-  // A multicast from an accelerator to accelerators in ascending order: no hops
-  // kept; forward() lists each switch's links from `dsts` (tiers.cc, mc_forward).
-  bool mc_routed = false;
-  // A write from an accelerator to one node: no hops kept either; forward()
-  // takes each packet's next link from its route (as a read's, read_next_link).
-  // Two-shot on nvl576-style starts 576 x 575 such pushes at once, each with
-  // 18 planes x 4 hops, allocated and sorted at its start.
-  bool uc_routed = false;
 
   /// Back to a default Flow, keeping the vectors' storage: flows are reused step
   /// after step (a ring at 1024 accelerators runs 2 M steps of one packet each),
@@ -171,7 +178,8 @@ struct Flow {
   }
 };
 
-static_assert(sizeof(Flow) == 440, "Flow changed: add the new field to Flow::reset() (and fix this size)");
+static_assert(sizeof(Flow) == 448, "Flow changed: add the new field to Flow::reset() (and fix this size)");
+static_assert(offsetof(Flow, ser_full) + sizeof(Fine) <= 64, "Flow: a packet's per-link fields in its first cache line");
 
 // Packets a sending accelerator offers to a link, lazily (no packet exists before it is sent).
 // 48 bytes, widest fields first (an NVLS ld_reduce at 1024 accelerators keeps a million live).

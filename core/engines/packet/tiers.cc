@@ -108,6 +108,7 @@ void Engine::tier_flow_start(FlowId i) {
                   std::adjacent_find(f.dsts.begin(), f.dsts.end(), std::greater_equal<>()) == f.dsts.end();
     // From an accelerator to one other node, a packet's next link is its route's (uc_routed).
     f.uc_routed = fast_paths_ && !s_.is_switch(f.initiator) && f.dsts.size() == 1 && f.dsts[0] != f.initiator;
+    if (f.uc_routed) f.sink = f.dsts[0];  // (in the flow's first line: forward() reads no `dsts`)
     std::uint64_t nd = 0;
     for (NodeId d : f.dsts) {
       if (d == f.initiator) continue;
@@ -331,7 +332,7 @@ void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
     return;
   }
   if (f.uc_routed) {
-    const int id = route_next_link(f.initiator, f.dsts[0], g_.plane_of(f, p.index), at);
+    const int id = route_next_link(f.initiator, f.sink, g_.plane_of(f, p.index), at);
     if (id >= 0) transit_to(id, p, ready);
     return;
   }

@@ -81,6 +81,11 @@ constexpr const char* kDefaultPreset = "hgx-h200-8";
 // tool has when empty), in the table's order, each with what it is: "software
 // <b>ring</b> / <b>two-shot</b>, NVLink SHARP <b>nvls</b>, and <b>scin-inq</b>
 // (INT8 in-network quantisation)".
+// Appends `a` to `list` unless it is there (an order of first appearance).
+void addOnce(std::vector<std::string>& list, const std::string& a) {
+  if (std::find(list.begin(), list.end(), a) == list.end()) list.push_back(a);
+}
+
 QString algorithmsPhrase(const std::vector<std::string>& shown) {
   const auto has = [&](const char* a) { return shown.empty() || std::find(shown.begin(), shown.end(), a) != shown.end(); };
   const auto bold = [](const char* a) { return QStringLiteral("<b>%1</b>").arg(QLatin1String(a)); };
@@ -458,9 +463,7 @@ void MainWindow::setShown(const ResultSet& rs, const QString& label) {
   // The algorithms of the curves or, for a run that draws none here (a quant or an
   // inference run: its points are in the Analysis tab), of its points.
   std::vector<std::string> algorithms;
-  for (const auto& c : rs.curves)
-    if (std::find(algorithms.begin(), algorithms.end(), c.algorithm) == algorithms.end())
-      algorithms.push_back(c.algorithm);
+  for (const auto& c : rs.curves) addOnce(algorithms, c.algorithm);
   if (algorithms.empty()) algorithms = shownAlgorithms_;
   what += tr("<br><span style=\"color:#555\">All-Reduce per rank on %1 accelerators: %2. %3</span>")
               .arg(shownGpus_.isEmpty() ? QString::number(doc_->config().fabric.gpus) : shownGpus_,
@@ -760,9 +763,7 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     int fewest = 0, most = 0;
     shownAlgorithms_.clear();
     for (const PointRecord& p : out.points.front()) {
-      if (!p.algorithm.empty() &&
-          std::find(shownAlgorithms_.begin(), shownAlgorithms_.end(), p.algorithm) == shownAlgorithms_.end())
-        shownAlgorithms_.push_back(p.algorithm);
+      if (!p.algorithm.empty()) addOnce(shownAlgorithms_, p.algorithm);
       if (p.gpus > 0) {
         fewest = fewest == 0 ? p.gpus : std::min(fewest, p.gpus);
         most = std::max(most, p.gpus);

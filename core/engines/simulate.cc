@@ -413,13 +413,14 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
         validate(small);
         at_planes[p] = estimate_compiled(small, algo, c, e);
       }
+      // Affine in the plane count: from 1 plane and 2 to `planes`.
       const double dp = planes > 1 ? planes - 1 : 0;
-      amount[k] = at_planes[0].amount + dp * (at_planes[1].amount - at_planes[0].amount);
-      seconds[k] = at_planes[0].seconds + dp * (at_planes[1].seconds - at_planes[0].seconds);
-      memory[k] = at_planes[0].memory_bytes + dp * (at_planes[1].memory_bytes - at_planes[0].memory_bytes);
-      uses[k] = at_planes[0].uses + dp * (at_planes[1].uses - at_planes[0].uses);
-      steps[k] = at_planes[0].steps + dp * (at_planes[1].steps - at_planes[0].steps);
-      width[k] = at_planes[0].width + dp * (at_planes[1].width - at_planes[0].width);
+      const auto affine = [&](double WorkEstimate::*term) {
+        return at_planes[0].*term + dp * (at_planes[1].*term - at_planes[0].*term);
+      };
+      amount[k] = affine(&WorkEstimate::amount), seconds[k] = affine(&WorkEstimate::seconds);
+      memory[k] = affine(&WorkEstimate::memory_bytes);
+      uses[k] = affine(&WorkEstimate::uses), steps[k] = affine(&WorkEstimate::steps), width[k] = affine(&WorkEstimate::width);
       unit = at_planes[0].unit;
     }
   } catch (const Error&) {

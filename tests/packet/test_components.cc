@@ -23,8 +23,10 @@
 #include "engines/packet/packet_engine.h"
 #include "engines/packet/step_costs.h"
 #include "engines/packet/timeline.h"
+#include "engines/simulate.h"
 #include "fabric/params.h"
 #include "fabric/preset.h"
+#include "model/routed_cost.h"
 #include "model/step_cost_without_ports.h"
 #include "schedule/algorithms.h"
 
@@ -1030,6 +1032,74 @@ TEST(PacketEngineClosedForm, AMulticastIsReplicatedInTheSwitch) {
   EXPECT_EQ(link(r.stats, "sw0->r5")->payload_bytes, 0u);
   const double ser = packet_ns(c, c.links.bandwidth_GBps);
   EXPECT_NEAR(r.steps[w].finish_ns, fixed_ns(c, s, w) + 256 * ser + 2 * c.links.latency_ns + c.sw.latency_ns, 0.002);
+}
+
+// Two tiers: a packet holds its room in the switch input buffer it came
+// through until it starts on its next link, so a sender whose far-end buffer
+// holds k packets sends k packets per credit loop, a link's latency and a
+// switch crossing when no output is busy. One-shot between the two leaves of
+// nvl36x2 as 2 GPUs on one plane: 1 MiB is 4096 packets (256 B + 16 B), each
+// crossing an uplink, two trunks and a downlink; 528 bytes of buffer hold one
+// packet, 1056 three. Each window waits (L + Lsw) = 325 ns, so the two runs
+// differ by (4096 - ceil(4096 / 3)) x 325 ns.
+TEST(PacketTwoTierBuffers, AWindowOfKPacketsMovesKPacketsPerLinkAndSwitchLatency) {
+  auto run = [](const char* buffer) {
+    Config c = preset("nvl36x2", {"fabric.gpus=2", "fabric.leaves=2", "fabric.planes=1"});
+    apply_assignment(c, buffer);
+    const Schedule s = compile(c, "one-shot", {1u << 20, DType::Bf16});
+    return std::make_pair(c, packet::run(c, s));
+  };
+  const auto [c, one] = run("packet.port_buffer_bytes=528");
+  const auto [c3, three] = run("packet.port_buffer_bytes=1056");
+  const auto [cd, deep] = run("packet.port_buffer_bytes=4M");
+  const double loop = c.links.latency_ns + c.sw.latency_ns;
+  EXPECT_NEAR(one.result.time_ns - three.result.time_ns, (4096 - 1366) * loop, 1e-6 * 4096 * loop);
+  // The window of one packet is the time: one loop per packet on top of the unbounded run's fixed costs.
+  EXPECT_GT(one.result.time_ns, 4096 * loop);
+  EXPECT_LT(one.result.time_ns, 4096 * loop + deep.result.time_ns);
+  for (const auto& p : one.stats.switch_ports)
+    if (p.input) EXPECT_LE(p.peak_queue_bytes, 528u) << p.name;
+  EXPECT_GT(link(one.stats, "r0->sw0")->credit_stall_ns, 1e6) << "the sender waits for its window";
+  for (const auto& l : deep.stats.links) EXPECT_EQ(l.credit_stall_ns, 0.0) << l.name;
+  EXPECT_EQ(one.stats.packets, deep.stats.packets);
+  EXPECT_EQ(one.result.max_link_bytes, deep.result.max_link_bytes);
+}
+
+// Many-to-many on two tiers (one-shot, 16 GPUs on 4 leaves of nvl576-style,
+// 2 MiB, a multicast per GPU replicated in the leaves and spines): every input
+// buffer stays within its size (a trunk's scaled with its rate), the senders
+// stall on credits where the ECMP's busiest trunks back up into the leaves'
+// buffers with the presets' 64 KiB, and the run is then no faster than with
+// deep buffers, which agree with the analytic engine and stall nobody. The
+// same bytes cross every link either way.
+TEST(PacketTwoTierBuffers, BuffersBoundEveryInputAndTheirBackPressureReachesTheSenders) {
+  auto run = [](const char* buffer) {
+    Config c = preset("nvl576-style", {"fabric.gpus=16", "fabric.leaves=4"});
+    apply_assignment(c, buffer);
+    const Schedule s = compile(c, "one-shot", {2u << 20, DType::Bf16});
+    return std::make_tuple(c, s, packet::run(c, s));
+  };
+  const auto [c, s, small] = run("packet.port_buffer_bytes=64K");
+  const auto [cd, sd, deep] = run("packet.port_buffer_bytes=4M");
+  const double trunk_cap = 65536.0 * routed::trunk_raw_GBps(c, s) / port_raw_GBps(c, s);
+  std::size_t trunk_inputs = 0;
+  for (const auto& p : small.stats.switch_ports) {
+    if (!p.input) continue;
+    const bool trunk = p.gpu < 0;
+    trunk_inputs += trunk ? 1 : 0;
+    EXPECT_LE(static_cast<double>(p.peak_queue_bytes), trunk ? trunk_cap : 65536.0) << p.name;
+  }
+  EXPECT_EQ(trunk_inputs, 2u * 4u * static_cast<std::size_t>(c.fabric.spines * c.fabric.planes));
+  double stalled = 0;
+  for (const auto& l : small.stats.links) stalled = std::max(stalled, l.credit_stall_ns);
+  EXPECT_GT(stalled, 1000.0) << "some sender waits for credits";
+  for (const auto& l : deep.stats.links) EXPECT_EQ(l.credit_stall_ns, 0.0) << l.name;
+  EXPECT_GE(small.result.time_ns, deep.result.time_ns);
+  const SimResult a = simulate(c, "one-shot", {2u << 20, DType::Bf16}, "analytic");
+  EXPECT_NEAR(deep.result.time_ns / a.time_ns, 1.0, 0.02);
+  EXPECT_EQ(small.stats.packets, deep.stats.packets);
+  for (std::size_t k = 0; k < small.stats.links.size(); ++k)
+    EXPECT_EQ(small.stats.links[k].payload_bytes, deep.stats.links[k].payload_bytes) << small.stats.links[k].name;
 }
 
 TEST(PacketEngineClosedForm, IsaBufferSmallerThanOneReductionGroupEscapesTheDeadlock) {

@@ -188,12 +188,22 @@ class Engine {
   void tier_flow_start(FlowId i);
   void index_hops(Flow& f) const;
   int read_next_link(const Flow& f, const Pkt& p, NodeId at) const;
-  void transit_to(int id, const Pkt& p, Ps ready);
-  void mc_forward(const Flow& f, const Pkt& p, NodeId at, Ps ready);
+  void transit_to(int id, const Pkt& p, Ps ready, std::uint32_t in = Held::kNone, std::uint32_t share = Held::kNone);
+  void mc_forward(const Flow& f, NodeId at);  // (into tier_next_)
   void hop_send(int id);
   void hop_arrive(int id);
   void tier_group_complete(FlowId fi, std::uint32_t i, NodeId red, Ps whole);
   void forward(const Flow& f, const Pkt& p, NodeId at, Ps ready);
+  // Finite buffers on two tiers: the links a packet leaves `at` on (into tier_next_);
+  // a packet's room in link `in`'s far-end buffer given back (its credits).
+  void next_links(const Flow& f, const Pkt& p, NodeId at);
+  void tier_release(std::uint32_t in, const Pkt& p);
+  /// A switch buffer's bytes at either end of link l (input credits, output
+  /// queue): packet.port_buffer_bytes for an accelerator's port rate, scaled
+  /// with a trunk's rate (the same time's worth of its data).
+  std::uint64_t tier_cap(const Link& l) const {
+    return l.scale == 1 ? g_.port_cap : static_cast<std::uint64_t>(static_cast<double>(g_.port_cap) / l.scale);
+  }
 
   // ---- report.cc
   void breakdown(Run& out) const;
@@ -226,6 +236,8 @@ class Engine {
   // a tie, the one added first (what a scan of the list in order picked; an
   // NVLS ld_reduce on nvl576-style puts 576 on every uplink, and the scan per
   // packet was half of hop_send). resp_seq_[source] is its place in that order.
+  std::vector<int> tier_next_;       // tiers.cc, next_links(): a packet's next links
+  std::vector<std::uint32_t> shares_, free_shares_;  // tiers.cc: a multicast's copies left in output queues (Held::share)
   std::vector<std::uint64_t> resp_seq_;
   std::uint64_t resp_next_ = 0;
   bool resp_later(std::uint32_t a, std::uint32_t b) const {

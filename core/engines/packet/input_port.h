@@ -51,6 +51,22 @@ class InputPort {
     used_[cls] -= wire;
   }
   std::uint64_t credits_used(int cls) const { return used_[cls]; }
+
+  // Two tiers (tiers.cc): no FIFO; a packet holds its credits from its start on
+  // the link until it starts on its next link (or is reduced), and the port's
+  // peak is the credits in use (bytes on the wire or in the buffer), which
+  // touches no line but this one per packet.
+  void hold(int cls, std::uint64_t wire) {
+    used_[cls] += wire;
+    peak_ = std::max(peak_, used_[0] + used_[1]);
+  }
+  /// Gives the credits back; true if the sender was waiting for credits.
+  bool unhold(int cls, std::uint64_t wire) {
+    used_[cls] -= wire;
+    const bool waited = sender_waits;
+    sender_waits = false;
+    return waited;
+  }
   std::uint64_t bytes() const { return bytes_; }
   std::uint64_t peak_bytes() const { return peak_; }
 
@@ -62,6 +78,7 @@ class InputPort {
 
  public:
   bool blocked[2] = {false, false};  // the class's head waits (for an output queue or the ISA)
+  bool sender_waits = false;         // two tiers: the link's sender waits for credits (unhold())
 
  private:
   std::uint64_t used_[2] = {0, 0};

@@ -110,9 +110,12 @@ void Engine::report(Run& out, Ps total) const {
     if (l.kind == Link::Up)
       st.switch_ports.push_back(
           PortReport{fmt::format("sw{} in r{}", l.other, l.gpu), l.other, l.gpu, true, l.in.peak_bytes()});
-    if (l.kind == Link::Down)
+    if (l.kind == Link::Down && !tiers_)  // (two tiers: output queues' peaks not kept, docs/model.md)
       st.switch_ports.push_back(
           PortReport{fmt::format("sw{} out r{}", l.other, l.gpu), l.other, l.gpu, false, l.out.peak_bytes()});
+    if (l.kind == Link::Trunk)  // two tiers: the input port at a leaf-spine link's far end (gpu -1)
+      st.switch_ports.push_back(
+          PortReport{fmt::format("sw{} in from sw{}", l.other, l.gpu), s_.plane_of(l.gpu), -1, true, l.in.peak_bytes()});
     if (tl) {
       std::vector<double> u(static_cast<std::size_t>(used));
       for (int b = 0; b < used; ++b) u[static_cast<std::size_t>(b)] = timeline_.utilisation(k, b);

@@ -16,9 +16,20 @@
 // reader. Requests are a latency: a source starts answering one request path
 // plus its memory (or ISA operation) latency after the read starts.
 //
-// Not modelled on two tiers (docs/model.md): credits and finite switch
-// buffers (queues are unbounded, so bandwidth and latency decide, not
-// back-pressure), the ISA staging buffer and its outstanding-read window.
+// Switch buffers are finite: a link whose far end is a switch sends a packet
+// only with credit for it in that switch's input buffer (per class, writes and
+// read data), and the packet holds that room until it starts on its next link
+// (a multicast's copies until the last one starts) or is reduced there. Its
+// output queues are virtual, one per output link: a packet waiting for a busy
+// output holds up no packet bound elsewhere, only the buffer it occupies, so
+// back-pressure reaches upstream where an output stays busy (incast). Buffers
+// are packet.port_buffer_bytes at an accelerator port's rate, a trunk's scaled
+// with its rate (the same time's worth of data). A reduction's result holds
+// no input buffer (its inputs were flow-controlled). Up-down routes make the
+// buffers' dependencies acyclic: no deadlock.
+//
+// Not modelled on two tiers (docs/model.md): the ISA staging buffer and its
+// outstanding-read window.
 #include "engines/packet/engine.h"
 
 #include <algorithm>
@@ -234,12 +245,39 @@ void Engine::hop_send(int id) {
     if (earliest < kNever) wake_link(id, earliest);
     return;
   }
-  const bool use_fwd = fwd && (!own || !tx.last_read);
+  bool use_fwd = fwd && (!own || !tx.last_read);
+  if (s_.is_switch(l.to)) {  // credit for it in the far end's input buffer, or the other class's packet
+    const std::uint64_t cap = tier_cap(l);
+    const auto fits = [&](bool from_transit) {
+      if (from_transit) {
+        const Pkt& q = l.transit.front().p;
+        return l.in.has_credit(q.slot == kAllDsts ? InputPort::kWrites : InputPort::kResponses, q.bytes + g_.H, cap);
+      }
+      const Source& src = sources_[(*list)[pick]];
+      return l.in.has_credit(list == &tx.writes ? InputPort::kWrites : InputPort::kResponses,
+                             g_.pkt_bytes(src.total, src.next) + g_.H, cap);
+    };
+    if (!fits(use_fwd)) {
+      if (!(use_fwd ? own : fwd) || !fits(!use_fwd)) {
+        tx.credit_stalled(now_);  // until a packet leaves that buffer (tier_release)
+        l.in.sender_waits = true;
+        if (earliest < kNever) wake_link(id, earliest);
+        return;
+      }
+      use_fwd = !use_fwd;
+    }
+    tx.credit_resumed(now_, l.wire.stats.credit_stall_ps);
+  }
   tx.last_read = use_fwd;
   Pkt p;
   if (use_fwd) {
-    p = l.transit.front().p;
+    const Held held = l.transit.front();
+    p = held.p;
     l.transit.pop_front();
+    if (held.in != Held::kNone && (held.share == Held::kNone || --shares_[held.share] == 0)) {
+      if (held.share != Held::kNone) free_shares_.push_back(held.share);
+      tier_release(held.in, p);
+    }
     // The next one is read when this link is free again, thousands of events on
     // at scale: on its way meanwhile (it was half of hop_send's time, a miss).
     if (!l.transit.empty()) __builtin_prefetch(&l.transit.front());
@@ -266,6 +304,7 @@ void Engine::hop_send(int id) {
   const Flow& f = flows_[p.flow];
   Ps ser = 0;
   const Fine dur = l.scale == 1 ? g_.ser_fine(f, p.bytes) : to_fine(g_.ser_ns(f, p.bytes) * l.scale);
+  if (s_.is_switch(l.to)) l.in.hold(p.slot == kAllDsts ? InputPort::kWrites : InputPort::kResponses, p.bytes + g_.H);
   transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
   const bool was_empty = l.pipe.empty();
   l.pipe.push_back(Queued{p, now_ + l.wire.latency + (g_.saf ? ser : 0)});
@@ -297,7 +336,7 @@ int Engine::read_next_link(const Flow& f, const Pkt& p, NodeId at) const {
 // other accelerators and, placed at the first destination off the leaf, the
 // spine; from the spine the leaves with destinations; from another leaf its
 // destinations. `dsts` is ascending and a leaf's accelerators are consecutive.
-void Engine::mc_forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
+void Engine::mc_forward(const Flow& f, NodeId at) {
   const int plane = s_.plane_of(at), per = s_.gpus_per_leaf(), own = s_.leaf_of(f.initiator);
   const auto first_on = [&](int leaf) {
     return static_cast<std::size_t>(std::lower_bound(f.dsts.begin(), f.dsts.end(), leaf * per) - f.dsts.begin());
@@ -305,7 +344,7 @@ void Engine::mc_forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
   if (s_.tier(at) == 2) {  // the spine: down to each leaf with destinations, but the sender's
     for (std::size_t k = 0; k < f.dsts.size();) {
       const int leaf = s_.leaf_of(f.dsts[k]);
-      if (leaf != own) transit_to(hop_link(at, s_.leaf_node(plane, leaf)), p, ready);
+      if (leaf != own) tier_next_.push_back(hop_link(at, s_.leaf_node(plane, leaf)));
       k = first_on(leaf + 1);
     }
     return;
@@ -314,26 +353,27 @@ void Engine::mc_forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
   const std::size_t lo = first_on(leaf), hi = first_on(leaf + 1);
   const bool off = leaf == own && (lo > 0 || hi < f.dsts.size());  // destinations off the sender's leaf
   const int up = off ? hop_link(at, s_.spine_node(plane, ecmp_pick(f.initiator, kNoNode, s_.spines))) : -1;
-  if (off && lo > 0) transit_to(up, p, ready);
+  if (off && lo > 0) tier_next_.push_back(up);
   for (std::size_t k = lo; k < hi; ++k)
-    if (f.dsts[k] != f.initiator) transit_to(g_.down(f.dsts[k], plane), p, ready);
-  if (off && lo == 0) transit_to(up, p, ready);
+    if (f.dsts[k] != f.initiator) tier_next_.push_back(g_.down(f.dsts[k], plane));
+  if (off && lo == 0) tier_next_.push_back(up);
 }
 
-// A packet leaves `at` on the links its flow takes from there, ready at `ready`.
-void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
+// The links a packet leaves `at` on, the ones its flow takes from there (into tier_next_).
+void Engine::next_links(const Flow& f, const Pkt& p, NodeId at) {
+  tier_next_.clear();
   if (p.slot != kAllDsts) {  // a read's: one link
     const int id = read_next_link(f, p, at);
-    if (id >= 0) transit_to(id, p, ready);
+    if (id >= 0) tier_next_.push_back(id);
     return;
   }
   if (f.mc_routed) {
-    mc_forward(f, p, at, ready);
+    mc_forward(f, at);
     return;
   }
   if (f.uc_routed) {
     const int id = route_next_link(f.initiator, f.sink, g_.plane_of(f, p.index), at);
-    if (id >= 0) transit_to(id, p, ready);
+    if (id >= 0) tier_next_.push_back(id);
     return;
   }
   const Flow::Hop key{at, 0};
@@ -344,19 +384,35 @@ void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
     lo = f.hops.begin() + f.hop_first[j];
   }
   const auto first = !f.hop_first.empty() ? lo : std::lower_bound(lo, hi, key, hop_before);
-  for (auto it = first; it != hi && it->at == at; ++it) transit_to(it->link, p, ready);
+  for (auto it = first; it != hi && it->at == at; ++it) tier_next_.push_back(it->link);
+}
+
+// A packet leaves `at` on the links its flow takes from there, ready at `ready`,
+// holding no input buffer (a reduction's result).
+void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
+  next_links(f, p, at);
+  for (const int id : tier_next_) transit_to(id, p, ready);
+}
+
+// Packet p gives back its room in link `in`'s far-end buffer: that link's
+// sender may use the credits.
+void Engine::tier_release(std::uint32_t in, const Pkt& p) {
+  if (links_[in].in.unhold(p.slot == kAllDsts ? InputPort::kWrites : InputPort::kResponses, p.bytes + g_.H))
+    wake_link(static_cast<int>(in), now_);
 }
 
 // Packet p joins link `id`'s forwarded packets, by ready time.
-void Engine::transit_to(int id, const Pkt& p, Ps ready) {
+void Engine::transit_to(int id, const Pkt& p, Ps ready, std::uint32_t in, std::uint32_t share) {
   Link& l = links_[static_cast<std::size_t>(id)];
-  l.transit.push_back(Queued{p, ready});
+  l.transit.push_back(Held{p, ready, in, share});
   for (std::size_t k = l.transit.size() - 1; k > 0 && l.transit[k - 1].t > ready; --k)
     std::swap(l.transit[k], l.transit[k - 1]);
   wake_link(id, std::max({now_, ready, l.wire.busy_until}));
 }
 
-// A packet's head (its tail, store-and-forward) reaches the link's far end.
+// A packet's head (its tail, store-and-forward) reaches the link's far end:
+// delivered or reduced there, or (at a switch) queued for its next links,
+// holding its room in this link's far-end buffer until it starts on them.
 void Engine::hop_arrive(int id) {
   Link& l = links_[static_cast<std::size_t>(id)];
   const Queued h = l.pipe.front();
@@ -368,25 +424,43 @@ void Engine::hop_arrive(int id) {
   // When its tail is in.
   const Ps whole = now_ + (g_.saf ? 0 : to_ps(l.scale == 1 ? g_.ser_fine(f, p.bytes)
                                                              : to_fine(g_.ser_ns(f, p.bytes) * l.scale)));
+  bool onward = false;  // it leaves `at` on other links
   if (p.slot == kResult) {
     if (at == f.sink) deliver(p, whole);
-    else forward(f, p, at, now_ + lsw_);
-    return;
-  }
-  if (p.slot != kAllDsts) {  // a read source's packet
+    else onward = true;
+  } else if (p.slot != kAllDsts) {  // a read source's packet
     const int plane = g_.plane_of(f, p.index);
     const NodeId red = f.red[static_cast<std::size_t>(plane)];
     if (at == red) {
       if (f.arrive(p.index, whole)) tier_group_complete(p.flow, p.index, red, f.complete[p.index]);
     } else {
-      forward(f, p, at, now_ + lsw_);
+      onward = true;
     }
+  } else {
+    // A write: delivered at an accelerator (always a destination) or a destination switch; on through the tree.
+    if (!s_.is_switch(at) || (f.switch_dsts && std::find(f.dsts.begin(), f.dsts.end(), at) != f.dsts.end()))
+      deliver(p, whole);
+    onward = s_.is_switch(at);
+  }
+  if (!s_.is_switch(at)) return;  // (an accelerator takes every packet: no credits)
+  // At a switch: in its input buffer until it starts on every next link.
+  if (onward) next_links(f, p, at);
+  if (!onward || tier_next_.empty()) {  // reduced or delivered here
+    tier_release(static_cast<std::uint32_t>(id), p);
     return;
   }
-  // A write: delivered at an accelerator (always a destination) or a destination switch; on through the tree.
-  if (!s_.is_switch(at) || (f.switch_dsts && std::find(f.dsts.begin(), f.dsts.end(), at) != f.dsts.end()))
-    deliver(p, whole);
-  if (s_.is_switch(at)) forward(f, p, at, now_ + lsw_);
+  std::uint32_t share = Held::kNone;
+  if (tier_next_.size() > 1) {
+    if (free_shares_.empty()) {
+      free_shares_.push_back(static_cast<std::uint32_t>(shares_.size()));
+      shares_.push_back(0);
+    }
+    share = free_shares_.back();
+    free_shares_.pop_back();
+    shares_[share] = static_cast<std::uint32_t>(tier_next_.size());
+  }
+  const Ps ready = now_ + lsw_;
+  for (const int next : tier_next_) transit_to(next, p, ready, static_cast<std::uint32_t>(id), share);
 }
 
 // Group i of a read is whole at `red`: reduce it there (the ISA's or the NVLS

@@ -1065,6 +1065,26 @@ TEST(PacketTwoTierBuffers, AWindowOfKPacketsMovesKPacketsPerLinkAndSwitchLatency
   EXPECT_EQ(one.result.max_link_bytes, deep.result.max_link_bytes);
 }
 
+// A trunk slower than an accelerator port (oversubscribed 4:1) gets the same
+// time's worth of buffer, a quarter of a one-packet port buffer: it still holds
+// one packet, so the ring crosses it (it used to stop: "deadlocked"), one
+// packet per credit loop, slower than with deep buffers.
+TEST(PacketTwoTierBuffers, ASlowTrunkStillHoldsOnePacket) {
+  auto run = [](const char* buffer) {
+    Config c = preset("nvl36x2", {"fabric.gpus=4", "fabric.leaves=2", "fabric.planes=1", "fabric.oversubscription=4",
+                                  "ring.protocol=simple"});
+    apply_assignment(c, buffer);
+    return packet::run(c, compile(c, "ring", {64u << 10, DType::Bf16}));
+  };
+  const packet::Run tight = run("packet.port_buffer_bytes=300");
+  const packet::Run deep = run("packet.port_buffer_bytes=4M");
+  for (const auto& st : tight.steps) EXPECT_GE(st.finish_ns, st.start_ns);
+  EXPECT_GT(tight.result.time_ns, deep.result.time_ns);
+  EXPECT_EQ(tight.stats.packets, deep.stats.packets);
+  for (const auto& p : tight.stats.switch_ports)
+    if (p.input) EXPECT_LE(p.peak_queue_bytes, 300u) << p.name << ": one packet of 256 + 16 bytes";
+}
+
 // Many-to-many on two tiers (one-shot, 16 GPUs on 4 leaves of nvl576-style,
 // 2 MiB, a multicast per GPU replicated in the leaves and spines): every input
 // buffer stays within its size (a trunk's scaled with its rate), the senders

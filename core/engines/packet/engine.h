@@ -198,11 +198,13 @@ class Engine {
   // a packet's room in link `in`'s far-end buffer given back (its credits).
   void next_links(const Flow& f, const Pkt& p, NodeId at);
   void tier_release(std::uint32_t in, const Pkt& p);
-  /// A switch buffer's bytes at either end of link l (input credits, output
-  /// queue): packet.port_buffer_bytes for an accelerator's port rate, scaled
-  /// with a trunk's rate (the same time's worth of its data).
+  /// The switch input buffer at link l's far end, in bytes: packet.port_buffer_bytes
+  /// for an accelerator's port rate, scaled with a trunk's rate (the same time's
+  /// worth of its data), and never less than one full packet (an oversubscribed
+  /// trunk's share of a one-packet buffer would hold none: nothing could cross).
   std::uint64_t tier_cap(const Link& l) const {
-    return l.scale == 1 ? g_.port_cap : static_cast<std::uint64_t>(static_cast<double>(g_.port_cap) / l.scale);
+    if (l.scale == 1) return g_.port_cap;
+    return std::max(g_.P + g_.H, static_cast<std::uint64_t>(static_cast<double>(g_.port_cap) / l.scale));
   }
 
   // ---- report.cc

@@ -153,6 +153,8 @@ bool TopologyView::setLinkLoads(const SimResult& r, const QString& source) {
   for (const auto& l : *it) {
     if (!l.is_object()) continue;
     const std::string dir = l.value("direction", std::string());
+    // A leaf-spine link of two tiers is not drawn (reported as "direct" before 2026-12-06).
+    if (dir == "trunk" || (dir == "direct" && !mesh)) continue;
     const int gpu = l.value("gpu", -1);
     const double bytes = l.value("payload_bytes", 0.0), util = l.value("utilisation", 0.0);
     Load* ld = nullptr;
@@ -241,6 +243,10 @@ void TopologyView::draw(Builder& build) {
   const bool mesh = c.fabric.topology == Topology::Mesh;
   const int planes = mesh ? 0 : c.fabric.planes;
   const bool heat = !loads_.empty();
+  // Two tiers: each plane box stands for its leaves and spines (said in its label and the caption).
+  const bool tiers = c.fabric.topology == Topology::TwoTier;
+  const int perLeaf = tiers ? gpus / std::max(1, c.fabric.leaves) : gpus;
+  const int uplinks = tiers ? (c.fabric.uplinks_per_leaf > 0 ? c.fabric.uplinks_per_leaf : perLeaf) : 0;
   gpusPerItem_ = perItem(gpus, kMaxItems);
   const int nodes = (gpus + gpusPerItem_ - 1) / gpusPerItem_;
   planesPerItem_ = planes > 0 ? perItem(planes, kMaxPlaneItems) : 1;
@@ -358,16 +364,31 @@ void TopologyView::draw(Builder& build) {
       auto* back = build.rect(box.translated(4, -4), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xd5, 0xdd, 0xea)));
       back->setZValue(r->zValue() - 1);
     }
-    tag(r, "switch", tr("%1: %2 port-to-port%3, %4 ports each")
-                         .arg(count == 1 ? tr("Switch plane %1").arg(b)
-                                         : tr("%1 switch planes (%2)").arg(count).arg(rangeLabel(tr("planes"), planeFirst(b), planeLast(b))))
-                         .arg(timeText(c.sw.latency_ns))
-                         .arg(c.sw.multicast ? tr(", multicast") : QString())
-                         .arg(gpus));
+    const QString which = count == 1 ? tr("Switch plane %1").arg(b)
+                                     : tr("%1 switch planes (%2)").arg(count).arg(rangeLabel(tr("planes"), planeFirst(b), planeLast(b)));
+    tag(r, "switch",
+        tiers ? tr("%1, each two tiers: %2 leaf switches of %3 ports (%4 accelerators, %5 uplinks) and %6 spine(s); "
+                   "%7 port-to-port%8")
+                    .arg(which)
+                    .arg(c.fabric.leaves)
+                    .arg(perLeaf + uplinks)
+                    .arg(perLeaf)
+                    .arg(uplinks)
+                    .arg(c.fabric.spines)
+                    .arg(timeText(c.sw.latency_ns))
+                    .arg(c.sw.multicast ? tr(", multicast") : QString())
+              : tr("%1: %2 port-to-port%3, %4 ports each")
+                    .arg(which)
+                    .arg(timeText(c.sw.latency_ns))
+                    .arg(c.sw.multicast ? tr(", multicast") : QString())
+                    .arg(gpus));
     ++switches_;
     QString name = count == 1 ? tr("Switch %1").arg(planeFirst(b))
                               : tr("Planes %1–%2 (×%3)").arg(planeFirst(b)).arg(planeLast(b)).arg(count);
-    build.centredText(name, box.center() - QPointF(0, 12));
+    build.centredText(name, box.center() - QPointF(0, tiers ? 17 : 12));
+    if (tiers)
+      build.centredText(tr("%1 leaves, %2 spine(s) each").arg(c.fabric.leaves).arg(c.fabric.spines),
+                        box.center() - QPointF(0, 3), small);
     struct Badge { const char* text; bool on; const char* group; QString tip; };
     Badge badges[] = {
         {"NVLS", c.sw.nvls.enabled, "switch.nvls", tr("NVLink SHARP: multimem ld_reduce / st in the switch")},
@@ -434,8 +455,17 @@ void TopologyView::draw(Builder& build) {
     grouping += (grouping.isEmpty() ? QString() : tr(", ")) + tr("%1 groups of %2 planes").arg(boxes).arg(planesPerItem_);
   if (!grouping.isEmpty())
     grouping = tr("Drawn as %1; each line is a bundle (width grows with its link count; hover for counts)").arg(grouping);
+  const QString tierNote =
+      tiers ? tr("Two tiers: a plane box stands for its %1 leaf switches (%2 accelerators each) and %3 spine(s), "
+                 "joined by %4 uplinks per leaf (not drawn)")
+                  .arg(c.fabric.leaves)
+                  .arg(perLeaf)
+                  .arg(c.fabric.spines)
+                  .arg(uplinks)
+            : QString();
   double y = radius + 40;
   build.centredText(caption, QPointF(0, y));
+  if (!tierNote.isEmpty()) build.centredText(tierNote, QPointF(0, y += 18), small);
   if (!grouping.isEmpty()) build.centredText(grouping, QPointF(0, y += 18), small);
   if (heat) {
     // The heat map's key: idle ... always busy.

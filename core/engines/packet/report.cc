@@ -96,9 +96,10 @@ void Engine::report(Run& out, Ps total) const {
     if (l.kind == Link::Direct && l.gpu == l.other) continue;
     LinkReport x;
     x.name = link_name(l);
-    x.direction = l.kind == Link::Up     ? LinkReport::Direction::Egress
-                  : l.kind == Link::Down ? LinkReport::Direction::Ingress
-                                         : LinkReport::Direction::Direct;
+    x.direction = l.kind == Link::Up      ? LinkReport::Direction::Egress
+                  : l.kind == Link::Down  ? LinkReport::Direction::Ingress
+                  : l.kind == Link::Trunk ? LinkReport::Direction::Trunk
+                                          : LinkReport::Direction::Direct;
     x.gpu = l.gpu;
     x.plane_or_peer = l.other;
     x.payload_bytes = l.wire.stats.payload_bytes;

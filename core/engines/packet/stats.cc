@@ -6,6 +6,7 @@ const char* to_string(LinkReport::Direction d) {
   switch (d) {
     case LinkReport::Direction::Egress: return "egress";
     case LinkReport::Direction::Ingress: return "ingress";
+    case LinkReport::Direction::Trunk: return "trunk";
     case LinkReport::Direction::Direct: break;
   }
   return "direct";
@@ -28,15 +29,21 @@ nlohmann::json to_json(const Stats& s) {
     json x;
     x["name"] = l.name;
     x["direction"] = to_string(l.direction);
-    x["gpu"] = l.gpu;
-    if (l.direction == LinkReport::Direction::Direct) x["peer"] = l.plane_or_peer;
-    else x["plane"] = l.plane_or_peer;
+    if (l.direction == LinkReport::Direction::Trunk) {  // two tiers: leaf <-> spine, switch node to node
+      x["from_switch"] = l.gpu;
+      x["to_switch"] = l.plane_or_peer;
+    } else {
+      x["gpu"] = l.gpu;
+      if (l.direction == LinkReport::Direction::Direct) x["peer"] = l.plane_or_peer;
+      else x["plane"] = l.plane_or_peer;
+    }
     x["payload_bytes"] = l.payload_bytes;
     x["wire_bytes"] = l.wire_bytes;
     x["packets"] = l.packets;
     x["busy_ns"] = l.busy_ns;
     x["utilisation"] = l.utilisation;
-    if (l.direction == LinkReport::Direction::Egress) x["credit_stall_ns"] = l.credit_stall_ns;
+    if (l.direction == LinkReport::Direction::Egress || l.direction == LinkReport::Direction::Trunk)
+      x["credit_stall_ns"] = l.credit_stall_ns;
     links.push_back(std::move(x));
   }
   j["links"] = std::move(links);

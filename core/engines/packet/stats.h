@@ -11,15 +11,15 @@
 namespace scin::packet {
 
 struct LinkReport {
-  enum class Direction { Egress, Ingress, Direct };
-  std::string name;         // "r0->sw1", "sw1->r0", "r0->r3"
+  enum class Direction { Egress, Ingress, Direct, Trunk };
+  std::string name;         // "r0->sw1", "sw1->r0", "r0->r3", "sw16->sw40"
   Direction direction = Direction::Egress;
-  int gpu = 0;
-  int plane_or_peer = 0;    // plane (egress / ingress) or peer (direct)
+  int gpu = 0;              // trunk: the switch node it leaves
+  int plane_or_peer = 0;    // plane (egress / ingress), peer (direct), the switch node it reaches (trunk)
   std::uint64_t payload_bytes = 0, wire_bytes = 0, packets = 0;
   double busy_ns = 0;
   double utilisation = 0;   // busy / run time
-  double credit_stall_ns = 0;  // egress: time with a packet to send but no credit
+  double credit_stall_ns = 0;  // egress, trunk: time with a packet to send but no credit
 };
 
 struct PortReport {

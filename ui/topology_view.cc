@@ -218,7 +218,9 @@ void TopologyView::rebuild() {
     loads_.clear();
     loadSource_.clear();
   }
-  const std::array<int, 4> shape{gpus, planes, mesh ? 1 : 0, loads_.empty() ? 0 : 1};
+  const bool tiers = c.fabric.topology == Topology::TwoTier;
+  const std::array<int, 6> shape{gpus, planes, mesh ? 1 : 0, loads_.empty() ? 0 : 1, tiers ? c.fabric.leaves : 0,
+                                 tiers ? c.fabric.spines : 0};
   bool reuse = !items_.empty() && shape == shape_;
   shape_ = shape;
   for (;;) {
@@ -243,7 +245,7 @@ void TopologyView::draw(Builder& build) {
   const bool mesh = c.fabric.topology == Topology::Mesh;
   const int planes = mesh ? 0 : c.fabric.planes;
   const bool heat = !loads_.empty();
-  // Two tiers: each plane box stands for its leaves and spines (said in its label and the caption).
+  // Two tiers: leaf and spine switches drawn (each box that switch in every plane).
   const bool tiers = c.fabric.topology == Topology::TwoTier;
   const int perLeaf = tiers ? gpus / std::max(1, c.fabric.leaves) : gpus;
   const int uplinks = tiers ? (c.fabric.uplinks_per_leaf > 0 ? c.fabric.uplinks_per_leaf : perLeaf) : 0;
@@ -251,7 +253,7 @@ void TopologyView::draw(Builder& build) {
   const int nodes = (gpus + gpusPerItem_ - 1) / gpusPerItem_;
   planesPerItem_ = planes > 0 ? perItem(planes, kMaxPlaneItems) : 1;
   const int boxes = planes > 0 ? (planes + planesPerItem_ - 1) / planesPerItem_ : 0;
-  const double radius = nodes > 12 ? 200 : 170;
+  const double radius = (nodes > 12 ? 200 : 170) + (tiers ? 50 : 0);  // (two tiers: room for the leaves inside)
   QFont small;
   small.setPointSizeF(small.pointSizeF() * 0.85);
   auto gpuFirst = [&](int i) { return i * gpusPerItem_; };
@@ -276,13 +278,17 @@ void TopologyView::draw(Builder& build) {
   }
 
   // One drawn line: `count` physical link pairs; its load is the busiest member's.
-  auto addLink = [&](QPointF a, QPointF b, int count, const QString& what, const std::vector<const Load*>& members) {
+  // `per` describes one link; `loaded`: the packet run's loads are known for it
+  // (a leaf-spine link's are not drawn: they stay grey, and say so).
+  auto addLink = [&](QPointF a, QPointF b, int count, const QString& what, const std::vector<const Load*>& members,
+                     const QString& per, bool loaded) {
     const double width = count == 1 ? (mesh ? 1.0 : 2.0) : std::min(6.0, 1.5 + 0.9 * std::log2(count));
-    QString tip = count == 1 ? tr("Link %1: %2").arg(what, perLink)
-                             : tr("Bundle of %1 links, %2: each %3").arg(count).arg(what, perLink);
+    QString tip = count == 1 ? tr("Link %1: %2").arg(what, per)
+                             : tr("Bundle of %1 links, %2: each %3").arg(count).arg(what, per);
     QColor colour = mesh && count == 1 ? QColor(0x88, 0x88, 0x88) : QColor(0x55, 0x55, 0x55);
     if (count > 1) colour.setAlpha(150);  // bundles cross: let the ones behind show
-    if (heat) {
+    if (heat && !loaded) tip += tr("\nLast packet run (%1): leaf-spine loads not shown").arg(loadSource_);
+    if (heat && loaded) {
       Load sum;
       double up_max = 0, down_max = 0, up_mean = 0, down_mean = 0;
       for (const Load* l : members) {
@@ -337,9 +343,9 @@ void TopologyView::draw(Builder& build) {
         addLink(pos[i], pos[j], count,
                 rangeLabel(tr("GPU"), gpuFirst(i), gpuLast(i)) + QStringLiteral(" ↔ ") +
                     rangeLabel(tr("GPU"), gpuFirst(j), gpuLast(j)),
-                members);
+                members, perLink, true);
       }
-  } else {
+  } else if (!tiers) {
     for (int i = 0; i < nodes; ++i)
       for (int b = 0; b < boxes; ++b) {
         std::vector<const Load*> members;
@@ -352,11 +358,131 @@ void TopologyView::draw(Builder& build) {
         addLink(pos[i], sw[static_cast<std::size_t>(b)].center(), count,
                 rangeLabel(tr("GPU"), gpuFirst(i), gpuLast(i)) + QStringLiteral(" ↔ ") +
                     rangeLabel(tr("plane"), planeFirst(b), planeLast(b)),
-                members);
+                members, perLink, true);
       }
   }
+  // A switch box's capability badges along its bottom edge.
+  auto badges = [&](const QRectF& box) {
+    struct Badge { const char* text; bool on; const char* group; QString tip; };
+    Badge list[] = {
+        {"NVLS", c.sw.nvls.enabled, "switch.nvls", tr("NVLink SHARP: multimem ld_reduce / st in the switch")},
+        {"ISA", c.sw.isa.enabled, "switch.isa",
+         tr("SCIN in-switch accelerator: %1 reduction, %2 buffer, %3 waves")
+             .arg(bandwidthText(c.sw.isa.reduce_GBps), sizeText(c.sw.isa.buffer_bytes))
+             .arg(c.sw.isa.waves)},
+        {"INQ", c.sw.isa.enabled && c.sw.isa.inq, "switch.isa",
+         tr("In-network quantisation: block INT8, %1 values per scale").arg(c.quant.block_elems)},
+    };
+    double x = box.left() + 8;
+    for (const Badge& bd : list) {
+      QRectF br(x, box.bottom() - 22, 36, 16);
+      auto* bi = build.rect(br, QPen(bd.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0xaa, 0xaa, 0xaa)),
+                            QBrush(bd.on ? QColor(0xc8, 0xe6, 0xc9) : QColor(0xf2, 0xf2, 0xf2)));
+      tag(bi, bd.group, bd.tip + (bd.on ? QString() : tr(" (off)")));
+      auto* t = build.centredText(QString::fromLatin1(bd.text), br.center(), small);
+      t->setBrush(bd.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0x99, 0x99, 0x99));
+      x += 40;
+    }
+  };
+  if (tiers) {
+    // Leaves (or groups of them) on an inner circle, each towards its
+    // accelerators (a leaf's accelerators are consecutive, as the GPU items
+    // are around the circle); spines (or groups) stacked in the centre. A box
+    // stands for that switch in every plane; a leaf-spine bundle carries its
+    // leaves' uplinks to its spines in every plane.
+    const int L = std::max(1, c.fabric.leaves), S = std::max(1, c.fabric.spines);
+    const int leavesPer = perItem(L, 8), spinesPer = perItem(S, kMaxPlaneItems);
+    const int leafItems = (L + leavesPer - 1) / leavesPer, spineItems = (S + spinesPer - 1) / spinesPer;
+    const int per = std::max(1, perLeaf);
+    auto leafItemOf = [&](int g) { return std::min(L - 1, g / per) / leavesPer; };
+    const double inner = 0.62 * radius;
+    std::vector<QRectF> leafBox, spineBox;
+    for (int k = 0; k < leafItems; ++k) {
+      const int g0 = k * leavesPer * per, g1 = std::min(gpus, (k + 1) * leavesPer * per) - 1;
+      const double mid = (g0 / gpusPerItem_ + g1 / gpusPerItem_) / 2.0;
+      const double a = leafItems == 1 && nodes == 1 ? std::numbers::pi / 2 : 2 * std::numbers::pi * mid / nodes - std::numbers::pi / 2;
+      const QPointF at(inner * std::cos(a), inner * std::sin(a));
+      leafBox.emplace_back(at.x() - 48, at.y() - 18, 96, 36);
+    }
+    for (int j = 0; j < spineItems; ++j)
+      spineBox.emplace_back(-65, -24 + (j - (spineItems - 1) / 2.0) * 58, 130, 48);
+    const double linkGBps = c.links.bandwidth_GBps / std::max(1, planes);
+    const double uplinkGBps = per * linkGBps / std::max(1, uplinks) / std::max(1e-9, c.fabric.oversubscription);
+    const QString perUplink = tr("%1 per direction, %2 one way").arg(bandwidthText(uplinkGBps), timeText(c.links.latency_ns));
+    const QString inPlanes = planes > 1 ? tr(" (×%1 planes)").arg(planes) : QString();
+    // Accelerators to their leaves (loads from the packet run, as on a star).
+    for (int i = 0; i < nodes; ++i)
+      for (int k = leafItemOf(gpuFirst(i)); k <= leafItemOf(gpuLast(i)); ++k) {
+        std::vector<const Load*> members;
+        int count = 0, first = -1, last = -1;
+        for (int g = gpuFirst(i); g <= gpuLast(i); ++g) {
+          if (leafItemOf(g) != k) continue;
+          first = first < 0 ? g : first;
+          last = g;
+          for (int p = 0; p < planes; ++p) {
+            ++count;
+            if (heat) members.push_back(loadAt(g, p));
+          }
+        }
+        addLink(pos[static_cast<std::size_t>(i)], leafBox[static_cast<std::size_t>(k)].center(), count,
+                rangeLabel(tr("GPU"), first, last) + QStringLiteral(" ↔ ") +
+                    rangeLabel(tr("leaf"), k * leavesPer, std::min(L, (k + 1) * leavesPer) - 1) + inPlanes,
+                members, perLink, true);
+      }
+    // Leaves to spines: each leaf spreads its uplinks evenly over the spines.
+    for (int k = 0; k < leafItems; ++k)
+      for (int j = 0; j < spineItems; ++j) {
+        const int l0 = k * leavesPer, l1 = std::min(L, (k + 1) * leavesPer) - 1;
+        const int s0 = j * spinesPer, s1 = std::min(S, (j + 1) * spinesPer) - 1;
+        int count = 0;
+        for (int sp = s0; sp <= s1; ++sp) count += uplinks / S + (sp < uplinks % S ? 1 : 0);
+        count *= (l1 - l0 + 1) * std::max(1, planes);
+        if (count == 0) continue;
+        addLink(leafBox[static_cast<std::size_t>(k)].center(), spineBox[static_cast<std::size_t>(j)].center(), count,
+                rangeLabel(tr("leaf"), l0, l1) + QStringLiteral(" ↔ ") + rangeLabel(tr("spine"), s0, s1) + inPlanes, {},
+                perUplink, false);
+      }
+    const QString swTip = tr("%1 port-to-port%2").arg(timeText(c.sw.latency_ns), c.sw.multicast ? tr(", multicast") : QString());
+    for (int k = 0; k < leafItems; ++k) {
+      const QRectF& box = leafBox[static_cast<std::size_t>(k)];
+      const int l0 = k * leavesPer, l1 = std::min(L, (k + 1) * leavesPer) - 1;
+      auto* r = build.rect(box, QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
+      if (l1 > l0 || planes > 1) {  // a stack (of leaves, of planes): a second outline behind suggests it
+        auto* back = build.rect(box.translated(4, -4), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xd5, 0xdd, 0xea)));
+        back->setZValue(r->zValue() - 1);
+      }
+      tag(r, "switch", tr("%1 in every one of %2 plane(s): %3 ports each (%4 accelerators, %5 uplinks), %6")
+                           .arg(rangeLabel(l1 > l0 ? tr("Leaf switches") : tr("Leaf switch"), l0, l1))
+                           .arg(planes)
+                           .arg(per + uplinks)
+                           .arg(per)
+                           .arg(uplinks)
+                           .arg(swTip));
+      ++switches_;
+      build.centredText(rangeLabel(l1 > l0 ? tr("Leaves") : tr("Leaf"), l0, l1), box.center() - QPointF(0, 7));
+      build.centredText(planes > 1 ? tr("×%1 planes").arg(planes) : tr("1 plane"), box.center() + QPointF(0, 8), small);
+    }
+    for (int j = 0; j < spineItems; ++j) {
+      const QRectF& box = spineBox[static_cast<std::size_t>(j)];
+      const int s0 = j * spinesPer, s1 = std::min(S, (j + 1) * spinesPer) - 1;
+      auto* r = build.rect(box, QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
+      if (s1 > s0 || planes > 1) {
+        auto* back = build.rect(box.translated(4, -4), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xd5, 0xdd, 0xea)));
+        back->setZValue(r->zValue() - 1);
+      }
+      tag(r, "switch", tr("%1 in every one of %2 plane(s): %3 ports each (%4 leaves), %5")
+                           .arg(rangeLabel(s1 > s0 ? tr("Spine switches") : tr("Spine switch"), s0, s1))
+                           .arg(planes)
+                           .arg(L * uplinks / S)
+                           .arg(L)
+                           .arg(swTip));
+      ++switches_;
+      build.centredText(rangeLabel(s1 > s0 ? tr("Spines") : tr("Spine"), s0, s1) + inPlanes, box.center() - QPointF(0, 9));
+      badges(box);
+    }
+  }
   // Switch planes (or groups of planes) with capability badges.
-  for (int b = 0; b < boxes; ++b) {
+  for (int b = 0; !tiers && b < boxes; ++b) {
     const QRectF& box = sw[static_cast<std::size_t>(b)];
     const int count = planeLast(b) - planeFirst(b) + 1;
     auto* r = build.rect(box, QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
@@ -367,48 +493,16 @@ void TopologyView::draw(Builder& build) {
     const QString which = count == 1 ? tr("Switch plane %1").arg(b)
                                      : tr("%1 switch planes (%2)").arg(count).arg(rangeLabel(tr("planes"), planeFirst(b), planeLast(b)));
     tag(r, "switch",
-        tiers ? tr("%1, each two tiers: %2 leaf switches of %3 ports (%4 accelerators, %5 uplinks) and %6 spine(s); "
-                   "%7 port-to-port%8")
-                    .arg(which)
-                    .arg(c.fabric.leaves)
-                    .arg(perLeaf + uplinks)
-                    .arg(perLeaf)
-                    .arg(uplinks)
-                    .arg(c.fabric.spines)
-                    .arg(timeText(c.sw.latency_ns))
-                    .arg(c.sw.multicast ? tr(", multicast") : QString())
-              : tr("%1: %2 port-to-port%3, %4 ports each")
-                    .arg(which)
-                    .arg(timeText(c.sw.latency_ns))
-                    .arg(c.sw.multicast ? tr(", multicast") : QString())
-                    .arg(gpus));
+        tr("%1: %2 port-to-port%3, %4 ports each")
+            .arg(which)
+            .arg(timeText(c.sw.latency_ns))
+            .arg(c.sw.multicast ? tr(", multicast") : QString())
+            .arg(gpus));
     ++switches_;
     QString name = count == 1 ? tr("Switch %1").arg(planeFirst(b))
                               : tr("Planes %1–%2 (×%3)").arg(planeFirst(b)).arg(planeLast(b)).arg(count);
-    build.centredText(name, box.center() - QPointF(0, tiers ? 17 : 12));
-    if (tiers)
-      build.centredText(tr("%1 leaves, %2 spine(s) each").arg(c.fabric.leaves).arg(c.fabric.spines),
-                        box.center() - QPointF(0, 3), small);
-    struct Badge { const char* text; bool on; const char* group; QString tip; };
-    Badge badges[] = {
-        {"NVLS", c.sw.nvls.enabled, "switch.nvls", tr("NVLink SHARP: multimem ld_reduce / st in the switch")},
-        {"ISA", c.sw.isa.enabled, "switch.isa",
-         tr("SCIN in-switch accelerator: %1 reduction, %2 buffer, %3 waves")
-             .arg(bandwidthText(c.sw.isa.reduce_GBps), sizeText(c.sw.isa.buffer_bytes))
-             .arg(c.sw.isa.waves)},
-        {"INQ", c.sw.isa.enabled && c.sw.isa.inq, "switch.isa",
-         tr("In-network quantisation: block INT8, %1 values per scale").arg(c.quant.block_elems)},
-    };
-    double x = box.left() + 8;
-    for (const Badge& bd : badges) {
-      QRectF br(x, box.bottom() - 22, 36, 16);
-      auto* bi = build.rect(br, QPen(bd.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0xaa, 0xaa, 0xaa)),
-                            QBrush(bd.on ? QColor(0xc8, 0xe6, 0xc9) : QColor(0xf2, 0xf2, 0xf2)));
-      tag(bi, bd.group, bd.tip + (bd.on ? QString() : tr(" (off)")));
-      auto* t = build.centredText(QString::fromLatin1(bd.text), br.center(), small);
-      t->setBrush(bd.on ? QColor(0x1b, 0x5e, 0x20) : QColor(0x99, 0x99, 0x99));
-      x += 40;
-    }
+    build.centredText(name, box.center() - QPointF(0, 12));
+    badges(box);
   }
   // Accelerators (or groups of them).
   const QString accTip = tr("%1: HBM %2, launch %3")
@@ -440,7 +534,15 @@ void TopologyView::draw(Builder& build) {
   // Caption: what the picture shows, in words and counts.
   const long long physical = mesh ? static_cast<long long>(gpus) * (gpus - 1) / 2
                                   : static_cast<long long>(gpus) * planes;
-  QString caption = mesh ? tr("%1 accelerators, full mesh (no switch): %2 links, %3 per accelerator per direction")
+  QString caption = tiers ? tr("%1 accelerators on %2 leaf and %3 spine switch(es) in each of %4 plane(s): %5 accelerator "
+                               "links, %6 per accelerator per direction")
+                               .arg(gpus)
+                               .arg(c.fabric.leaves)
+                               .arg(c.fabric.spines)
+                               .arg(planes)
+                               .arg(physical)
+                               .arg(bandwidthText(c.links.bandwidth_GBps))
+                   : mesh ? tr("%1 accelerators, full mesh (no switch): %2 links, %3 per accelerator per direction")
                                .arg(gpus)
                                .arg(physical)
                                .arg(bandwidthText(c.links.bandwidth_GBps))
@@ -451,21 +553,12 @@ void TopologyView::draw(Builder& build) {
                                .arg(bandwidthText(c.links.bandwidth_GBps));
   QString grouping;
   if (gpusPerItem_ > 1) grouping += tr("%1 groups of %2 accelerators").arg(nodes).arg(gpusPerItem_);
-  if (planesPerItem_ > 1)
+  if (planesPerItem_ > 1 && !tiers)
     grouping += (grouping.isEmpty() ? QString() : tr(", ")) + tr("%1 groups of %2 planes").arg(boxes).arg(planesPerItem_);
   if (!grouping.isEmpty())
     grouping = tr("Drawn as %1; each line is a bundle (width grows with its link count; hover for counts)").arg(grouping);
-  const QString tierNote =
-      tiers ? tr("Two tiers: a plane box stands for its %1 leaf switches (%2 accelerators each) and %3 spine(s), "
-                 "joined by %4 uplinks per leaf (not drawn)")
-                  .arg(c.fabric.leaves)
-                  .arg(perLeaf)
-                  .arg(c.fabric.spines)
-                  .arg(uplinks)
-            : QString();
   double y = radius + 40;
   build.centredText(caption, QPointF(0, y));
-  if (!tierNote.isEmpty()) build.centredText(tierNote, QPointF(0, y += 18), small);
   if (!grouping.isEmpty()) build.centredText(grouping, QPointF(0, y += 18), small);
   if (heat) {
     // The heat map's key: idle ... always busy.

@@ -1,5 +1,7 @@
 // The topology view: accelerators, switch planes (with their NVLS / ISA / INQ
-// capabilities) and links, redrawn whenever the fabric changes. Clicking an
+// capabilities) and links, redrawn whenever the fabric changes. On two tiers
+// the leaf and spine switches are drawn instead of planes (each box that switch
+// in every plane), with the leaf-spine bundles. Clicking an
 // item emits the parameter group it belongs to, which the fabric editor shows.
 //
 // At scale it stays legible: beyond 16 accelerators they are drawn as groups
@@ -76,7 +78,7 @@ class TopologyView : public QGraphicsView {
   int gpusPerItem_ = 1, planesPerItem_ = 1;
   std::vector<QGraphicsItem*> linkItems_;
   std::vector<QGraphicsItem*> items_;  // every item drawn, in drawing order (Builder)
-  std::array<int, 4> shape_{};         // what decides the items drawn: gpus, planes, mesh, heat map
+  std::array<int, 6> shape_{};         // what decides the items drawn: gpus, planes, mesh, heat map, leaves, spines (two tiers)
   // Star: gpus x planes (index gpu * planes + plane); mesh: gpus x gpus (lower index first).
   std::vector<Load> loads_;
   int loadGpus_ = 0, loadPlanes_ = 0;

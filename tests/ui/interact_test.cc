@@ -12,6 +12,7 @@
 #include <QGraphicsLineItem>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -631,6 +632,37 @@ class InteractTest : public QObject {
     v.clearLinkLoads();
     QVERIFY(v.setLinkLoads(r, QStringLiteral("ring, 1 MiB")));
     QVERIFY(v.hasLinkLoads());
+    // Drawn as two tiers: 2 leaves and a spine, 8 accelerator links and 2 leaf-spine bundles.
+    QCOMPARE(v.switchItems(), 3);
+    QCOMPARE(v.linkItems(), 8 + 2);
+    QVERIFY2(v.linkToolTip(8).contains(QStringLiteral("leaf-spine loads not shown")), qPrintable(v.linkToolTip(8)));
+  }
+
+  // nvl576-style: 16 groups of 36 GPUs (one leaf each), 8 groups of 2 leaves,
+  // 3 groups of 3 spines; the bundles hold every link: 576 x 18 accelerator
+  // links and 16 leaves x 36 uplinks x 18 planes.
+  void topologyDrawsTwoTiers() {
+    FabricDoc doc;
+    doc.resetConfig(load_preset("nvl576-style"));
+    TopologyView v(&doc);
+    QCOMPARE(v.acceleratorItems(), 16);
+    QCOMPARE(v.switchItems(), 8 + 3);
+    QCOMPARE(v.linkItems(), 16 + 8 * 3);
+    auto bundle = [&](int k) {
+      const QString tip = v.linkToolTip(k);
+      const auto m = QRegularExpression(QStringLiteral("Bundle of (\\d+) links")).match(tip);
+      return m.hasMatch() ? m.captured(1).toInt() : 1;
+    };
+    int accel = 0, trunk = 0;
+    for (int k = 0; k < 16; ++k) accel += bundle(k);
+    for (int k = 16; k < v.linkItems(); ++k) trunk += bundle(k);
+    QCOMPARE(accel, 576 * 18);
+    QCOMPARE(trunk, 16 * 36 * 18);
+    v.resize(640, 560);
+    shot(v, "topology-nvl576-style");
+    doc.resetConfig(load_preset("nvl36x2"));
+    QCOMPARE(v.switchItems(), 3);
+    shot(v, "topology-nvl36x2-tiers");
   }
 };
 

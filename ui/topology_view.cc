@@ -147,14 +147,33 @@ bool TopologyView::setLinkLoads(const SimResult& r, const QString& source) {
   const auto it = r.extra.find("links");
   if (it == r.extra.end() || !it->is_array() || r.gpus != c.fabric.gpus) return false;
   const bool mesh = c.fabric.topology == Topology::Mesh;
+  const bool tiers = c.fabric.topology == Topology::TwoTier;
   const int n = c.fabric.gpus, p = mesh ? 0 : c.fabric.planes;
+  const int L = tiers ? c.fabric.leaves : 0, S = tiers ? c.fabric.spines : 0;
   std::vector<Load> loads(static_cast<std::size_t>(mesh ? n * n : n * p));
+  std::vector<Load> trunks(static_cast<std::size_t>(p * L * S));
   bool any = false;
   for (const auto& l : *it) {
     if (!l.is_object()) continue;
     const std::string dir = l.value("direction", std::string());
-    // A leaf-spine link of two tiers is not drawn (reported as "direct" before 2026-12-06).
-    if (dir == "trunk" || (dir == "direct" && !mesh)) continue;
+    // A leaf-spine link of two tiers: its switch nodes (as Schedule numbers
+    // them: gpus + plane x (leaves + spines) + leaf, or + leaves + spine);
+    // reported as "direct", the switches as gpu and peer, before 2026-12-06.
+    if (dir == "trunk" || (dir == "direct" && !mesh)) {
+      const bool old = dir == "direct";
+      const int from = l.value(old ? "gpu" : "from_switch", -1) - n, to = l.value(old ? "peer" : "to_switch", -1) - n;
+      if (!tiers || from < 0 || to < 0 || from / (L + S) != to / (L + S) || from / (L + S) >= p) return false;
+      const int plane = from / (L + S), a = from % (L + S), b = to % (L + S);
+      const bool up = a < L;  // leaf -> spine
+      const int leaf = up ? a : b, spine = (up ? b : a) - L;
+      if (leaf >= L || spine < 0 || spine >= S) return false;
+      Load& t = trunks[static_cast<std::size_t>((plane * L + leaf) * S + spine)];
+      (up ? t.up_bytes : t.down_bytes) += l.value("payload_bytes", 0.0);
+      double& u = up ? t.up_util : t.down_util;
+      u = std::max(u, l.value("utilisation", 0.0));
+      t.seen = true;
+      continue;
+    }
     const int gpu = l.value("gpu", -1);
     const double bytes = l.value("payload_bytes", 0.0), util = l.value("utilisation", 0.0);
     Load* ld = nullptr;
@@ -177,6 +196,9 @@ bool TopologyView::setLinkLoads(const SimResult& r, const QString& source) {
   }
   if (!any) return false;
   loads_ = std::move(loads);
+  trunkLoads_ = std::move(trunks);
+  loadLeaves_ = L;
+  loadSpines_ = S;
   loadGpus_ = n;
   loadPlanes_ = p;
   loadMesh_ = mesh;
@@ -187,6 +209,7 @@ bool TopologyView::setLinkLoads(const SimResult& r, const QString& source) {
 
 void TopologyView::clearLinkLoads() {
   loads_.clear();
+  trunkLoads_.clear();
   loadSource_.clear();
   rebuild();
 }
@@ -214,11 +237,12 @@ void TopologyView::rebuild() {
   const bool mesh = c.fabric.topology == Topology::Mesh;
   const int gpus = c.fabric.gpus, planes = mesh ? 0 : c.fabric.planes;
   // Loads from a fabric of another shape no longer apply.
-  if (!loads_.empty() && (loadGpus_ != gpus || loadPlanes_ != planes || loadMesh_ != mesh)) {
+  const bool tiers = c.fabric.topology == Topology::TwoTier;
+  if (!loads_.empty() && (loadGpus_ != gpus || loadPlanes_ != planes || loadMesh_ != mesh ||
+                          loadLeaves_ != (tiers ? c.fabric.leaves : 0) || loadSpines_ != (tiers ? c.fabric.spines : 0))) {
     loads_.clear();
     loadSource_.clear();
   }
-  const bool tiers = c.fabric.topology == Topology::TwoTier;
   const std::array<int, 6> shape{gpus, planes, mesh ? 1 : 0, loads_.empty() ? 0 : 1, tiers ? c.fabric.leaves : 0,
                                  tiers ? c.fabric.spines : 0};
   bool reuse = !items_.empty() && shape == shape_;
@@ -278,16 +302,17 @@ void TopologyView::draw(Builder& build) {
   }
 
   // One drawn line: `count` physical link pairs; its load is the busiest member's.
-  // `per` describes one link; `loaded`: the packet run's loads are known for it
-  // (a leaf-spine link's are not drawn: they stay grey, and say so).
+  // `per` describes one link; `trunk`: a leaf-spine bundle (its two directions
+  // named so; a run reported before trunks had their loads is not coloured).
   auto addLink = [&](QPointF a, QPointF b, int count, const QString& what, const std::vector<const Load*>& members,
-                     const QString& per, bool loaded) {
+                     const QString& per, bool trunk) {
+    const bool loaded = !trunk || !members.empty();
     const double width = count == 1 ? (mesh ? 1.0 : 2.0) : std::min(6.0, 1.5 + 0.9 * std::log2(count));
     QString tip = count == 1 ? tr("Link %1: %2").arg(what, per)
                              : tr("Bundle of %1 links, %2: each %3").arg(count).arg(what, per);
     QColor colour = mesh && count == 1 ? QColor(0x88, 0x88, 0x88) : QColor(0x55, 0x55, 0x55);
     if (count > 1) colour.setAlpha(150);  // bundles cross: let the ones behind show
-    if (heat && !loaded) tip += tr("\nLast packet run (%1): leaf-spine loads not shown").arg(loadSource_);
+    if (heat && !loaded) tip += tr("\nLast packet run (%1): leaf-spine loads not recorded").arg(loadSource_);
     if (heat && loaded) {
       Load sum;
       double up_max = 0, down_max = 0, up_mean = 0, down_mean = 0;
@@ -302,8 +327,8 @@ void TopologyView::draw(Builder& build) {
       const double m = static_cast<double>(std::max<std::size_t>(1, members.size()));
       colour = heatColour(std::max(up_max, down_max));
       if (count > 1) colour.setAlpha(200);
-      const QString up = mesh ? tr("lower → higher rank") : tr("accelerator → switch");
-      const QString down = mesh ? tr("higher → lower rank") : tr("switch → accelerator");
+      const QString up = trunk ? tr("leaf → spine") : mesh ? tr("lower → higher rank") : tr("accelerator → switch");
+      const QString down = trunk ? tr("spine → leaf") : mesh ? tr("higher → lower rank") : tr("switch → accelerator");
       tip += tr("\nLast packet run (%1):").arg(loadSource_);
       if (count == 1) {
         tip += tr("\n  %1: %2, busy %3\n  %4: %5, busy %6")
@@ -343,7 +368,7 @@ void TopologyView::draw(Builder& build) {
         addLink(pos[i], pos[j], count,
                 rangeLabel(tr("GPU"), gpuFirst(i), gpuLast(i)) + QStringLiteral(" ↔ ") +
                     rangeLabel(tr("GPU"), gpuFirst(j), gpuLast(j)),
-                members, perLink, true);
+                members, perLink, false);
       }
   } else if (!tiers) {
     for (int i = 0; i < nodes; ++i)
@@ -358,7 +383,7 @@ void TopologyView::draw(Builder& build) {
         addLink(pos[i], sw[static_cast<std::size_t>(b)].center(), count,
                 rangeLabel(tr("GPU"), gpuFirst(i), gpuLast(i)) + QStringLiteral(" ↔ ") +
                     rangeLabel(tr("plane"), planeFirst(b), planeLast(b)),
-                members, perLink, true);
+                members, perLink, false);
       }
   }
   // A switch box's capability badges along its bottom edge.
@@ -427,7 +452,7 @@ void TopologyView::draw(Builder& build) {
         addLink(pos[static_cast<std::size_t>(i)], leafBox[static_cast<std::size_t>(k)].center(), count,
                 rangeLabel(tr("GPU"), first, last) + QStringLiteral(" ↔ ") +
                     rangeLabel(tr("leaf"), k * leavesPer, std::min(L, (k + 1) * leavesPer) - 1) + inPlanes,
-                members, perLink, true);
+                members, perLink, false);
       }
     // Leaves to spines: each leaf spreads its uplinks evenly over the spines.
     for (int k = 0; k < leafItems; ++k)
@@ -438,9 +463,14 @@ void TopologyView::draw(Builder& build) {
         for (int sp = s0; sp <= s1; ++sp) count += uplinks / S + (sp < uplinks % S ? 1 : 0);
         count *= (l1 - l0 + 1) * std::max(1, planes);
         if (count == 0) continue;
+        std::vector<const Load*> members;  // (the packet engine's links: one per leaf, spine and plane)
+        if (heat && !trunkLoads_.empty())
+          for (int p = 0; p < planes; ++p)
+            for (int lf = l0; lf <= l1; ++lf)
+              for (int sp = s0; sp <= s1; ++sp) members.push_back(&trunkLoads_[static_cast<std::size_t>((p * L + lf) * S + sp)]);
         addLink(leafBox[static_cast<std::size_t>(k)].center(), spineBox[static_cast<std::size_t>(j)].center(), count,
-                rangeLabel(tr("leaf"), l0, l1) + QStringLiteral(" ↔ ") + rangeLabel(tr("spine"), s0, s1) + inPlanes, {},
-                perUplink, false);
+                rangeLabel(tr("leaf"), l0, l1) + QStringLiteral(" ↔ ") + rangeLabel(tr("spine"), s0, s1) + inPlanes, members,
+                perUplink, true);
       }
     const QString swTip = tr("%1 port-to-port%2").arg(timeText(c.sw.latency_ns), c.sw.multicast ? tr(", multicast") : QString());
     for (int k = 0; k < leafItems; ++k) {

@@ -81,6 +81,9 @@ class TopologyView : public QGraphicsView {
   std::array<int, 6> shape_{};         // what decides the items drawn: gpus, planes, mesh, heat map, leaves, spines (two tiers)
   // Star: gpus x planes (index gpu * planes + plane); mesh: gpus x gpus (lower index first).
   std::vector<Load> loads_;
+  // Two tiers: the leaf-spine links, index (plane x leaves + leaf) x spines + spine (up: leaf -> spine).
+  std::vector<Load> trunkLoads_;
+  int loadLeaves_ = 0, loadSpines_ = 0;
   int loadGpus_ = 0, loadPlanes_ = 0;
   bool loadMesh_ = false;
   QString loadSource_;

@@ -620,6 +620,13 @@ class InteractTest : public QObject {
     QCOMPARE(trunks, 2 * 2 * 1 * 2);  // planes x leaves x spines x both directions
     QVERIFY(v.setLinkLoads(r, QStringLiteral("ring, 1 MiB")));
     QVERIFY(v.linkColour(0) != QColor(0x55, 0x55, 0x55));
+    // Leaf 0's bundle to the spine carries what the engine reported on its two planes' links up.
+    double up = 0;
+    for (const auto& l : r.extra["links"])
+      if (l["direction"] == "trunk" && l["from_switch"].get<int>() % 3 == 8 % 3) up += l["payload_bytes"].get<double>();
+    QVERIFY(up > 0);
+    QVERIFY2(v.linkToolTip(8).contains(QStringLiteral("leaf → spine: %1").arg(sizeText(static_cast<std::uint64_t>(up)))),
+             qPrintable(v.linkToolTip(8)));
     v.resize(500, 420);
     shot(v, "topology-heat-two-tier");
     // A run stored before trunks had their own direction reads the same.
@@ -635,7 +642,10 @@ class InteractTest : public QObject {
     // Drawn as two tiers: 2 leaves and a spine, 8 accelerator links and 2 leaf-spine bundles.
     QCOMPARE(v.switchItems(), 3);
     QCOMPARE(v.linkItems(), 8 + 2);
-    QVERIFY2(v.linkToolTip(8).contains(QStringLiteral("leaf-spine loads not shown")), qPrintable(v.linkToolTip(8)));
+    // The leaf-spine bundles carry the engine's trunk loads: the ring crosses between the leaves.
+    QVERIFY2(v.linkToolTip(8).contains(QStringLiteral("leaf → spine")), qPrintable(v.linkToolTip(8)));
+    QVERIFY(v.linkColour(8) != QColor(0x55, 0x55, 0x55));
+    QVERIFY(v.linkColour(8) != TopologyView::heatColour(0.0));
   }
 
   // nvl576-style: 16 groups of 36 GPUs (one leaf each), 8 groups of 2 leaves,

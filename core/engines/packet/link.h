@@ -293,6 +293,17 @@ struct LogCursor {
   }
 };
 
+// A packet in a two-tier switch's output queue (tiers.cc): it holds its room in
+// the input buffer it came through (`in`'s credits) until it starts on the
+// link; a multicast's copies hold it together, until the last one starts.
+struct Held {
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  Pkt p;
+  Ps t = 0;                    // ready to leave (it has crossed the switch)
+  std::uint32_t in = kNone;    // the link whose far-end buffer it holds (kNone: a reduction's result)
+  std::uint32_t share = kNone; // a multicast's copies: their count left, Engine::shares_[share]
+};
+
 // Laid out by use (offsets in PacketLink.HotFieldsInTheirCacheLines): an
 // uplink's per-packet state in lines 0, 1, 3, 4 and 5 (its Wire; kind, plane,
 // pipe and group-log cursor; the input port's per-packet fields with the
@@ -315,17 +326,6 @@ struct LogCursor {
 // responses or multimem.st's multicast, which touch every link of a plane in
 // turn, missed on each. 9 lines x 4 planes = 36 lines apart spreads them over
 // 256 sets (a 2^k-line stride with k >= 2 has the same problem).
-// A packet in a two-tier switch's output queue (tiers.cc): it holds its room in
-// the input buffer it came through (`in`'s credits) until it starts on the
-// link; a multicast's copies hold it together, until the last one starts.
-struct Held {
-  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
-  Pkt p;
-  Ps t = 0;                    // ready to leave (it has crossed the switch)
-  std::uint32_t in = kNone;    // the link whose far-end buffer it holds (kNone: a reduction's result)
-  std::uint32_t share = kNone; // a multicast's copies: their count left, Engine::shares_[share]
-};
-
 struct alignas(64) Link {
   Wire wire;               // line 0
   enum Kind : std::uint8_t { Up, Down, Direct, Trunk } kind = Up;  // line 1
@@ -336,7 +336,7 @@ struct alignas(64) Link {
   NodeId to = kNoNode;
   double scale = 1;        // wire time relative to an accelerator port (trunks differ)
   Ring<Held> transit;      // forwarded packets, by ready time
-  InputPort in;            // Up: the switch input port at the far end (its FIFO of writes in line 2, the rest line 3)
+  InputPort in;            // Up (two tiers: and trunks): the switch input port at the far end (its FIFO of writes in line 2, the rest line 3)
   Sender tx;               // Up / Direct (lines 4-5, its window into line 6)
   alignas(64) OutputQueue out;  // Down: the switch output queue feeding it (lines 7-8)
 };

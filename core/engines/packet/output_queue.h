@@ -80,7 +80,6 @@ class OutputQueue {
 
   std::uint64_t bytes() const { return bytes_; }
   std::uint64_t peak_bytes() const { return peak_; }
-
   std::uint64_t pushes() const { return pushes_; }
 
   // Feeders blocked on this queue, served in turn, and the pending room event.

@@ -1058,7 +1058,9 @@ TEST(PacketTwoTierBuffers, AWindowOfKPacketsMovesKPacketsPerLinkAndSwitchLatency
   EXPECT_GT(one.result.time_ns, 4096 * loop);
   EXPECT_LT(one.result.time_ns, 4096 * loop + deep.result.time_ns);
   for (const auto& p : one.stats.switch_ports)
-    if (p.input) EXPECT_LE(p.peak_queue_bytes, 528u) << p.name;
+    if (p.input) {
+      EXPECT_LE(p.peak_queue_bytes, 528u) << p.name;
+    }
   EXPECT_GT(link(one.stats, "r0->sw0")->credit_stall_ns, 1e6) << "the sender waits for its window";
   for (const auto& l : deep.stats.links) EXPECT_EQ(l.credit_stall_ns, 0.0) << l.name;
   EXPECT_EQ(one.stats.packets, deep.stats.packets);
@@ -1082,7 +1084,9 @@ TEST(PacketTwoTierBuffers, ASlowTrunkStillHoldsOnePacket) {
   EXPECT_GT(tight.result.time_ns, deep.result.time_ns);
   EXPECT_EQ(tight.stats.packets, deep.stats.packets);
   for (const auto& p : tight.stats.switch_ports)
-    if (p.input) EXPECT_LE(p.peak_queue_bytes, 300u) << p.name << ": one packet of 256 + 16 bytes";
+    if (p.input) {
+      EXPECT_LE(p.peak_queue_bytes, 300u) << p.name << ": one packet of 256 + 16 bytes";
+    }
 }
 
 // Many-to-many on two tiers (one-shot, 16 GPUs on 4 leaves of nvl576-style,

@@ -386,6 +386,16 @@ void TopologyView::draw(Builder& build) {
                 members, perLink, false);
       }
   }
+  // A switch box (a stack of switches: a second outline behind suggests it), counted.
+  auto switchBox = [&](const QRectF& box, bool stacked, const QString& tip) {
+    auto* r = build.rect(box, QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
+    if (stacked) {
+      auto* back = build.rect(box.translated(4, -4), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xd5, 0xdd, 0xea)));
+      back->setZValue(r->zValue() - 1);
+    }
+    tag(r, "switch", tip);
+    ++switches_;
+  };
   // A switch box's capability badges along its bottom edge.
   auto badges = [&](const QRectF& box) {
     struct Badge { const char* text; bool on; const char* group; QString tip; };
@@ -476,37 +486,27 @@ void TopologyView::draw(Builder& build) {
     for (int k = 0; k < leafItems; ++k) {
       const QRectF& box = leafBox[static_cast<std::size_t>(k)];
       const int l0 = k * leavesPer, l1 = std::min(L, (k + 1) * leavesPer) - 1;
-      auto* r = build.rect(box, QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
-      if (l1 > l0 || planes > 1) {  // a stack (of leaves, of planes): a second outline behind suggests it
-        auto* back = build.rect(box.translated(4, -4), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xd5, 0xdd, 0xea)));
-        back->setZValue(r->zValue() - 1);
-      }
-      tag(r, "switch", tr("%1 in every one of %2 plane(s): %3 ports each (%4 accelerators, %5 uplinks), %6")
-                           .arg(rangeLabel(l1 > l0 ? tr("Leaf switches") : tr("Leaf switch"), l0, l1))
-                           .arg(planes)
-                           .arg(per + uplinks)
-                           .arg(per)
-                           .arg(uplinks)
-                           .arg(swTip));
-      ++switches_;
+      switchBox(box, l1 > l0 || planes > 1,
+                tr("%1 in every one of %2 plane(s): %3 ports each (%4 accelerators, %5 uplinks), %6")
+                    .arg(rangeLabel(l1 > l0 ? tr("Leaf switches") : tr("Leaf switch"), l0, l1))
+                    .arg(planes)
+                    .arg(per + uplinks)
+                    .arg(per)
+                    .arg(uplinks)
+                    .arg(swTip));
       build.centredText(rangeLabel(l1 > l0 ? tr("Leaves") : tr("Leaf"), l0, l1), box.center() - QPointF(0, 7));
       build.centredText(planes > 1 ? tr("×%1 planes").arg(planes) : tr("1 plane"), box.center() + QPointF(0, 8), small);
     }
     for (int j = 0; j < spineItems; ++j) {
       const QRectF& box = spineBox[static_cast<std::size_t>(j)];
       const int s0 = j * spinesPer, s1 = std::min(S, (j + 1) * spinesPer) - 1;
-      auto* r = build.rect(box, QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
-      if (s1 > s0 || planes > 1) {
-        auto* back = build.rect(box.translated(4, -4), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xd5, 0xdd, 0xea)));
-        back->setZValue(r->zValue() - 1);
-      }
-      tag(r, "switch", tr("%1 in every one of %2 plane(s): %3 ports each (%4 leaves), %5")
-                           .arg(rangeLabel(s1 > s0 ? tr("Spine switches") : tr("Spine switch"), s0, s1))
-                           .arg(planes)
-                           .arg(L * uplinks / S)
-                           .arg(L)
-                           .arg(swTip));
-      ++switches_;
+      switchBox(box, s1 > s0 || planes > 1,
+                tr("%1 in every one of %2 plane(s): %3 ports each (%4 leaves), %5")
+                    .arg(rangeLabel(s1 > s0 ? tr("Spine switches") : tr("Spine switch"), s0, s1))
+                    .arg(planes)
+                    .arg(L * uplinks / S)
+                    .arg(L)
+                    .arg(swTip));
       build.centredText(rangeLabel(s1 > s0 ? tr("Spines") : tr("Spine"), s0, s1) + inPlanes, box.center() - QPointF(0, 9));
       badges(box);
     }
@@ -515,20 +515,14 @@ void TopologyView::draw(Builder& build) {
   for (int b = 0; !tiers && b < boxes; ++b) {
     const QRectF& box = sw[static_cast<std::size_t>(b)];
     const int count = planeLast(b) - planeFirst(b) + 1;
-    auto* r = build.rect(box, QPen(Qt::black, 1.5), QBrush(QColor(0xe8, 0xee, 0xf7)));
-    if (count > 1) {  // a stack of planes: a second outline behind suggests it
-      auto* back = build.rect(box.translated(4, -4), QPen(QColor(0x66, 0x66, 0x66), 1), QBrush(QColor(0xd5, 0xdd, 0xea)));
-      back->setZValue(r->zValue() - 1);
-    }
     const QString which = count == 1 ? tr("Switch plane %1").arg(b)
                                      : tr("%1 switch planes (%2)").arg(count).arg(rangeLabel(tr("planes"), planeFirst(b), planeLast(b)));
-    tag(r, "switch",
-        tr("%1: %2 port-to-port%3, %4 ports each")
-            .arg(which)
-            .arg(timeText(c.sw.latency_ns))
-            .arg(c.sw.multicast ? tr(", multicast") : QString())
-            .arg(gpus));
-    ++switches_;
+    switchBox(box, count > 1,
+              tr("%1: %2 port-to-port%3, %4 ports each")
+                  .arg(which)
+                  .arg(timeText(c.sw.latency_ns))
+                  .arg(c.sw.multicast ? tr(", multicast") : QString())
+                  .arg(gpus));
     QString name = count == 1 ? tr("Switch %1").arg(planeFirst(b))
                               : tr("Planes %1–%2 (×%3)").arg(planeFirst(b)).arg(planeLast(b)).arg(count);
     build.centredText(name, box.center() - QPointF(0, 12));

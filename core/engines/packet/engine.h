@@ -189,7 +189,7 @@ class Engine {
   void index_hops(Flow& f) const;
   int read_next_link(const Flow& f, const Pkt& p, NodeId at) const;
   void transit_to(int id, const Pkt& p, Ps ready, std::uint32_t in = Held::kNone, std::uint32_t share = Held::kNone);
-  void mc_forward(const Flow& f, NodeId at);  // (into tier_next_)
+  void mc_next_links(const Flow& f, NodeId at);  // (into tier_next_)
   void hop_send(int id);
   void hop_arrive(int id);
   void tier_group_complete(FlowId fi, std::uint32_t i, NodeId red, Ps whole);

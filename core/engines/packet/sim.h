@@ -73,7 +73,7 @@ struct alignas(64) Flow {
   NodeId sink = kNoNode;                 // read: where the result lands; a write to one node (uc_routed): that node
   bool switch_dsts = false;              // write: some destination is a switch buffer
   // A multicast from an accelerator to accelerators in ascending order: no hops
-  // kept; forward() lists each switch's links from `dsts` (tiers.cc, mc_forward).
+  // kept; forward() lists each switch's links from `dsts` (tiers.cc, mc_next_links).
   bool mc_routed = false;
   // A write from an accelerator to one node: no hops kept either; forward()
   // takes each packet's next link from its route to `sink` (as a read's,

@@ -112,7 +112,7 @@ void Engine::tier_flow_start(FlowId i) {
     // One tree per plane; a multicast's leaf-to-leaf branches cross one spine (ECMP on the sender).
     const int spine = f.dsts.size() > 1 ? ecmp_pick(f.initiator, kNoNode, s_.spines) : -1;
     // From an accelerator to accelerators in ascending order, each switch's links
-    // follow from `dsts` (mc_forward): a write to 575 accelerators over 18 planes
+    // follow from `dsts` (mc_next_links): a write to 575 accelerators over 18 planes
     // would hold ~10^4 hops, allocated and sorted at its start.
     // (Off with testing::fast_paths: every multicast keeps its hops.)
     f.mc_routed = fast_paths_ && !s_.is_switch(f.initiator) && f.dsts.size() > 1 && !s_.is_switch(f.dsts.back()) &&
@@ -251,7 +251,7 @@ void Engine::hop_send(int id) {
     const auto fits = [&](bool from_transit) {
       if (from_transit) {
         const Pkt& q = l.transit.front().p;
-        return l.in.has_credit(q.slot == kAllDsts ? InputPort::kWrites : InputPort::kResponses, q.bytes + g_.H, cap);
+        return l.in.has_credit(q.cls, q.bytes + g_.H, cap);
       }
       const Source& src = sources_[(*list)[pick]];
       return l.in.has_credit(list == &tx.writes ? InputPort::kWrites : InputPort::kResponses,
@@ -286,6 +286,7 @@ void Engine::hop_send(int id) {
     p.flow = src.flow;
     p.index = src.next;
     p.slot = src.slot;
+    p.cls = list == &tx.writes ? InputPort::kWrites : InputPort::kResponses;  // (its class on every hop)
     p.bytes = g_.pkt_bytes(src.total, src.next);
     src.next += src.stride;
     ++stats_.packets;
@@ -304,7 +305,7 @@ void Engine::hop_send(int id) {
   const Flow& f = flows_[p.flow];
   Ps ser = 0;
   const Fine dur = l.scale == 1 ? g_.ser_fine(f, p.bytes) : to_fine(g_.ser_ns(f, p.bytes) * l.scale);
-  if (s_.is_switch(l.to)) l.in.hold(p.slot == kAllDsts ? InputPort::kWrites : InputPort::kResponses, p.bytes + g_.H);
+  if (s_.is_switch(l.to)) l.in.hold(p.cls, p.bytes + g_.H);
   transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
   const bool was_empty = l.pipe.empty();
   l.pipe.push_back(Queued{p, now_ + l.wire.latency + (g_.saf ? ser : 0)});
@@ -336,7 +337,7 @@ int Engine::read_next_link(const Flow& f, const Pkt& p, NodeId at) const {
 // other accelerators and, placed at the first destination off the leaf, the
 // spine; from the spine the leaves with destinations; from another leaf its
 // destinations. `dsts` is ascending and a leaf's accelerators are consecutive.
-void Engine::mc_forward(const Flow& f, NodeId at) {
+void Engine::mc_next_links(const Flow& f, NodeId at) {
   const int plane = s_.plane_of(at), per = s_.gpus_per_leaf(), own = s_.leaf_of(f.initiator);
   const auto first_on = [&](int leaf) {
     return static_cast<std::size_t>(std::lower_bound(f.dsts.begin(), f.dsts.end(), leaf * per) - f.dsts.begin());
@@ -368,7 +369,7 @@ void Engine::next_links(const Flow& f, const Pkt& p, NodeId at) {
     return;
   }
   if (f.mc_routed) {
-    mc_forward(f, at);
+    mc_next_links(f, at);
     return;
   }
   if (f.uc_routed) {
@@ -397,7 +398,7 @@ void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
 // Packet p gives back its room in link `in`'s far-end buffer: that link's
 // sender may use the credits.
 void Engine::tier_release(std::uint32_t in, const Pkt& p) {
-  if (links_[in].in.unhold(p.slot == kAllDsts ? InputPort::kWrites : InputPort::kResponses, p.bytes + g_.H))
+  if (links_[in].in.unhold(p.cls, p.bytes + g_.H))
     wake_link(static_cast<int>(in), now_);
 }
 
@@ -485,6 +486,7 @@ void Engine::tier_group_complete(FlowId fi, std::uint32_t i, NodeId red, Ps whol
   p.index = i;
   p.bytes = g_.pkt_bytes(f.bytes, i);
   p.slot = kResult;
+  p.cls = InputPort::kResponses;
   if (red == f.sink) {
     deliver(p, end);
     return;

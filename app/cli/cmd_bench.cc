@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "base/error.h"
+#include "base/memory.h"
 #include "base/units.h"
 #include "engines/packet/packet_engine.h"
 #include "engines/simulate.h"
@@ -35,7 +36,7 @@ struct BenchOptions {
 
 struct Sample {
   double sim_us = 0, wall_s = 0, cpu_s = 0;
-  std::uint64_t events = 0, hops = 0;
+  std::uint64_t events = 0, hops = 0, peak_pending = 0;
 };
 
 double median(std::vector<double> v) {
@@ -72,6 +73,9 @@ void add_bench_command(CLI::App& app) {
       apply_assignment(cfg, "ring.protocol=" + v);
     }
     const Schedule sched = compile(cfg, opt->algo, Collective{bytes, dtype});
+    // What the work budget would have said of this run (events, CPU, memory), to
+    // set beside what it took: the estimate's accuracy is measured here.
+    const WorkEstimate est = estimate(cfg, parse_algorithm(opt->algo), Collective{bytes, dtype}, EngineId::Packet);
     std::vector<Sample> samples;
     for (int i = 0; i < opt->runs; ++i) {
       const packet::Run r = packet::run(cfg, sched);
@@ -81,6 +85,7 @@ void add_bench_command(CLI::App& app) {
       s.cpu_s = r.stats.cpu_s;
       s.events = r.stats.events;
       s.hops = r.stats.packet_hops;
+      s.peak_pending = r.stats.peak_pending;
       samples.push_back(s);
     }
     auto col = [&](auto f) {
@@ -108,6 +113,11 @@ void add_bench_command(CLI::App& app) {
       j["events_per_wall_s"] = wall > 0 ? ev / wall : 0.0;
       j["events_per_cpu_s"] = cpu > 0 ? ev / cpu : 0.0;
       j["packet_hops_per_cpu_s"] = cpu > 0 ? hops / cpu : 0.0;
+      j["peak_pending_events"] = samples.front().peak_pending;
+      j["estimated_events"] = est.amount;
+      j["estimated_cpu_s"] = est.seconds;
+      j["estimated_memory_bytes"] = est.memory_bytes;
+      j["peak_resident_bytes"] = peak_resident_bytes();
       fmt::print("{}\n", j.dump(2));
       return;
     }
@@ -129,6 +139,8 @@ void add_bench_command(CLI::App& app) {
                cpu > 0 ? hops / cpu / 1e6 : 0.0);
     fmt::print("# simulated time per wall second: {:.3f} us/s; events per simulated us: {:.0f}\n",
                wall > 0 ? sim_us / wall : 0.0, sim_us > 0 ? ev / sim_us : 0.0);
+    fmt::print("# the work budget's estimate: {:.3g} events, {:.3g} s CPU, {:.0f} MB; this process's peak: {:.0f} MB\n",
+               est.amount, est.seconds, est.memory_bytes / 1e6, static_cast<double>(peak_resident_bytes()) / 1e6);
   });
 }
 

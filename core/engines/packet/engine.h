@@ -188,7 +188,10 @@ class Engine {
   void tier_flow_start(FlowId i);
   void index_hops(Flow& f) const;
   int read_next_link(const Flow& f, const Pkt& p, NodeId at) const;
-  void transit_to(int id, const Pkt& p, Ps ready, std::uint32_t in = Held::kNone, std::uint32_t share = Held::kNone);
+  /// A record for packet p's copies, ready at `ready`, holding room in link `in`'s far-end buffer (Held).
+  std::uint32_t hold(const Pkt& p, Ps ready, std::uint32_t in, std::uint32_t copies);
+  /// Held record `rec` joins link `id`'s forwarded packets, by ready time.
+  void transit_to(int id, std::uint32_t rec);
   void mc_next_links(const Flow& f, NodeId at);  // (into tier_next_)
   void hop_send(int id);
   void hop_arrive(int id);
@@ -239,7 +242,8 @@ class Engine {
   // NVLS ld_reduce on nvl576-style puts 576 on every uplink, and the scan per
   // packet was half of hop_send). resp_seq_[source] is its place in that order.
   std::vector<int> tier_next_;       // tiers.cc, next_links(): a packet's next links
-  std::vector<std::uint32_t> shares_, free_shares_;  // tiers.cc: a multicast's copies left in output queues (Held::share)
+  std::vector<Held> held_;                 // tiers.cc: packets in switches' output queues, one record for all copies
+  std::vector<std::uint32_t> free_held_;   // ... and the records free for reuse
   std::vector<std::uint64_t> resp_seq_;
   std::uint64_t resp_next_ = 0;
   bool resp_later(std::uint32_t a, std::uint32_t b) const {

@@ -293,16 +293,19 @@ struct LogCursor {
   }
 };
 
-// A packet in a two-tier switch's output queue (tiers.cc): it holds its room in
-// the input buffer it came through (`in`'s credits) until it starts on the
-// link; a multicast's copies hold it together, until the last one starts.
+// A packet waiting in a two-tier switch's output queues (tiers.cc), one record
+// for all its copies: a multicast's copies (up to a leaf's accelerators and
+// uplinks) wait in as many queues, each of which holds the record's index
+// (Link::transit), not the packet. It holds its room in the input buffer it
+// came through (`in`'s credits) until its last copy starts on its link.
 struct Held {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   Pkt p;
   Ps t = 0;                    // ready to leave (it has crossed the switch)
   std::uint32_t in = kNone;    // the link whose far-end buffer it holds (kNone: a reduction's result)
-  std::uint32_t share = kNone; // a multicast's copies: their count left, Engine::shares_[share]
+  std::uint32_t copies = 0;    // copies not started yet
 };
+static_assert(sizeof(Held) == 32);
 
 // Laid out by use (offsets in PacketLink.HotFieldsInTheirCacheLines): an
 // uplink's per-packet state in lines 0, 1, 3, 4 and 5 (its Wire; kind, plane,
@@ -335,7 +338,7 @@ struct alignas(64) Link {
   // Two-tier fabrics (tiers.cc): every link is a hop; packets it forwards wait in `transit`.  (line 2)
   NodeId to = kNoNode;
   double scale = 1;        // wire time relative to an accelerator port (trunks differ)
-  Ring<Held> transit;      // forwarded packets, by ready time
+  Ring<std::uint32_t> transit;  // forwarded packets (Engine::held_), by ready time
   InputPort in;            // Up (two tiers: and trunks): the switch input port at the far end (its FIFO of writes in line 2, the rest line 3)
   Sender tx;               // Up / Direct (lines 4-5, its window into line 6)
   alignas(64) OutputQueue out;  // Down: the switch output queue feeding it (lines 7-8)

@@ -224,8 +224,9 @@ void Engine::hop_send(int id) {
     return;
   }
   Ps earliest = kNever;
-  const bool fwd = !l.transit.empty() && l.transit.front().t <= now_;
-  if (!l.transit.empty() && !fwd) earliest = l.transit.front().t;
+  const Ps head_t = l.transit.empty() ? kNever : held_[l.transit.front()].t;
+  const bool fwd = head_t <= now_;
+  if (!l.transit.empty() && !fwd) earliest = head_t;
   // Own sources: writes round-robin, then responses (oldest ready first).
   std::vector<std::uint32_t>* list = nullptr;
   std::size_t pick = 0;
@@ -250,7 +251,7 @@ void Engine::hop_send(int id) {
     const std::uint64_t cap = tier_cap(l);
     const auto fits = [&](bool from_transit) {
       if (from_transit) {
-        const Pkt& q = l.transit.front().p;
+        const Pkt& q = held_[l.transit.front()].p;
         return l.in.has_credit(q.cls, q.bytes + g_.H, cap);
       }
       const Source& src = sources_[(*list)[pick]];
@@ -271,16 +272,17 @@ void Engine::hop_send(int id) {
   tx.last_read = use_fwd;
   Pkt p;
   if (use_fwd) {
-    const Held held = l.transit.front();
+    const std::uint32_t rec = l.transit.front();
+    Held& held = held_[rec];
     p = held.p;
     l.transit.pop_front();
-    if (held.in != Held::kNone && (held.share == Held::kNone || --shares_[held.share] == 0)) {
-      if (held.share != Held::kNone) free_shares_.push_back(held.share);
-      tier_release(held.in, p);
+    if (--held.copies == 0) {  // its last copy: the room it held is free
+      free_held_.push_back(rec);
+      if (held.in != Held::kNone) tier_release(held.in, p);
     }
     // The next one is read when this link is free again, thousands of events on
     // at scale: on its way meanwhile (it was half of hop_send's time, a miss).
-    if (!l.transit.empty()) __builtin_prefetch(&l.transit.front());
+    if (!l.transit.empty()) __builtin_prefetch(&held_[l.transit.front()]);
   } else {
     Source& src = sources_[(*list)[pick]];
     p.flow = src.flow;
@@ -392,7 +394,9 @@ void Engine::next_links(const Flow& f, const Pkt& p, NodeId at) {
 // holding no input buffer (a reduction's result).
 void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
   next_links(f, p, at);
-  for (const int id : tier_next_) transit_to(id, p, ready);
+  if (tier_next_.empty()) return;
+  const std::uint32_t rec = hold(p, ready, Held::kNone, static_cast<std::uint32_t>(tier_next_.size()));
+  for (const int id : tier_next_) transit_to(id, rec);
 }
 
 // Packet p gives back its room in link `in`'s far-end buffer: that link's
@@ -402,11 +406,24 @@ void Engine::tier_release(std::uint32_t in, const Pkt& p) {
     wake_link(static_cast<int>(in), now_);
 }
 
-// Packet p joins link `id`'s forwarded packets, by ready time.
-void Engine::transit_to(int id, const Pkt& p, Ps ready, std::uint32_t in, std::uint32_t share) {
+std::uint32_t Engine::hold(const Pkt& p, Ps ready, std::uint32_t in, std::uint32_t copies) {
+  std::uint32_t rec;
+  if (free_held_.empty()) {
+    rec = static_cast<std::uint32_t>(held_.size());
+    held_.emplace_back();
+  } else {
+    rec = free_held_.back();
+    free_held_.pop_back();
+  }
+  held_[rec] = Held{p, ready, in, copies};
+  return rec;
+}
+
+void Engine::transit_to(int id, std::uint32_t rec) {
   Link& l = links_[static_cast<std::size_t>(id)];
-  l.transit.push_back(Held{p, ready, in, share});
-  for (std::size_t k = l.transit.size() - 1; k > 0 && l.transit[k - 1].t > ready; --k)
+  const Ps ready = held_[rec].t;
+  l.transit.push_back(rec);
+  for (std::size_t k = l.transit.size() - 1; k > 0 && held_[l.transit[k - 1]].t > ready; --k)
     std::swap(l.transit[k], l.transit[k - 1]);
   wake_link(id, std::max({now_, ready, l.wire.busy_until}));
 }
@@ -450,18 +467,9 @@ void Engine::hop_arrive(int id) {
     tier_release(static_cast<std::uint32_t>(id), p);
     return;
   }
-  std::uint32_t share = Held::kNone;
-  if (tier_next_.size() > 1) {
-    if (free_shares_.empty()) {
-      free_shares_.push_back(static_cast<std::uint32_t>(shares_.size()));
-      shares_.push_back(0);
-    }
-    share = free_shares_.back();
-    free_shares_.pop_back();
-    shares_[share] = static_cast<std::uint32_t>(tier_next_.size());
-  }
-  const Ps ready = now_ + lsw_;
-  for (const int next : tier_next_) transit_to(next, p, ready, static_cast<std::uint32_t>(id), share);
+  const std::uint32_t rec =
+      hold(p, now_ + lsw_, static_cast<std::uint32_t>(id), static_cast<std::uint32_t>(tier_next_.size()));
+  for (const int next : tier_next_) transit_to(next, rec);
 }
 
 // Group i of a read is whole at `red`: reduce it there (the ISA's or the NVLS

@@ -54,7 +54,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--algo", opt->algo, "algorithm to simulate")->capture_default_str();
   cmd->add_option("--bytes", opt->bytes, "message size per rank (K/M/G suffixes)")->capture_default_str();
   cmd->add_option("--dtype", opt->dtype, "element type: bf16|fp16|fp32")->capture_default_str();
-  cmd->add_option("--runs", opt->runs, "repetitions; the median is reported")->capture_default_str();
+  cmd->add_option("--runs", opt->runs, "repetitions; the median is reported (0: print the work budget's estimate only)")->capture_default_str();
   cmd->add_option("--format", opt->format, "table|json")->capture_default_str();
   cmd->footer(
       "Speed knob: --set packet.payload_bytes=4096 simulates 16x fewer packets than the default 256 B;\n"
@@ -62,7 +62,7 @@ void add_bench_command(CLI::App& app) {
       "back-pressure and the partial last packet are resolved 16x more coarsely.");
   cmd->callback([opt] {
     check_format(opt->format, {"table", "json"});
-    if (opt->runs < 1 || opt->runs > 1000) throw Error(fmt::format("runs: {} is outside 1..1000", opt->runs));
+    if (opt->runs < 0 || opt->runs > 1000) throw Error(fmt::format("runs: {} is outside 0..1000", opt->runs));
     Config cfg = build_config(opt->fabric);
     const DType dtype = parse_dtype(opt->dtype);
     const std::uint64_t bytes = parse_size_bytes(opt->bytes, "--bytes");
@@ -76,6 +76,20 @@ void add_bench_command(CLI::App& app) {
     // What the work budget would have said of this run (events, CPU, memory), to
     // set beside what it took: the estimate's accuracy is measured here.
     const WorkEstimate est = estimate(cfg, parse_algorithm(opt->algo), Collective{bytes, dtype}, EngineId::Packet);
+    if (opt->runs == 0) {  // the estimate alone
+      if (opt->format == "json") {
+        nlohmann::json j;
+        j["preset"] = cfg.name, j["algorithm"] = opt->algo, j["bytes"] = bytes;
+        j["estimated_events"] = est.amount, j["estimated_cpu_s"] = est.seconds;
+        j["estimated_memory_bytes"] = est.memory_bytes;
+        j["schedule_steps"] = est.steps, j["schedule_uses"] = est.uses, j["schedule_width"] = est.width;
+        fmt::print("{}\n", j.dump(2));
+      } else {
+        fmt::print("# the work budget's estimate: {:.3g} events, {:.3g} s CPU, {:.0f} MB\n", est.amount, est.seconds,
+                   est.memory_bytes / 1e6);
+      }
+      return;
+    }
     std::vector<Sample> samples;
     for (int i = 0; i < opt->runs; ++i) {
       const packet::Run r = packet::run(cfg, sched);
@@ -117,6 +131,9 @@ void add_bench_command(CLI::App& app) {
       j["estimated_events"] = est.amount;
       j["estimated_cpu_s"] = est.seconds;
       j["estimated_memory_bytes"] = est.memory_bytes;
+      j["schedule_steps"] = est.steps;
+      j["schedule_uses"] = est.uses;
+      j["schedule_width"] = est.width;
       j["peak_resident_bytes"] = peak_resident_bytes();
       fmt::print("{}\n", j.dump(2));
       return;

@@ -98,6 +98,46 @@ std::size_t use_count(const Config& cfg, const Schedule& s) {
   return uses;
 }
 
+// The packet engine's memory (measured against `scin bench`'s peak resident
+// memory, docs/performance.md section 111): per step its state (32 bytes) and
+// successor and dependency entries (4 + 4 per dependency); per link its record
+// (576 bytes); the flows of the steps that run together (PacketDepth: the
+// schedule's costliest depth) and the packets they can hold in queues.
+// Links: an accelerator's up and down link to each plane, a mesh's direct
+// links, on two tiers each leaf's trunks to each spine, both ways.
+double packet_links(const Schedule& s) {
+  const double g = s.gpus, p = std::max(1, s.planes);
+  if (s.planes == 0) return g * (g - 1);
+  return 2 * g * p + (s.two_tier() ? 2 * p * s.leaves * s.spines : 0);
+}
+
+// What the network steps at one depth of the schedule hold while they run
+// (packet_held_bytes): their flows, a record and lists (~512 bytes), a Source
+// per source and plane (64 bytes), per packet group of a read its responses'
+// count, completion time and staged bytes (16 bytes); their packets, were all
+// queued at once, a read's responses (36 bytes each), a write's 32-byte record
+// and a 4-byte entry per copy; on a star the bytes the ISA reads from each
+// accelerator, every plane together.
+struct PacketDepth {
+  double flows = 0, queued = 0, isa_bytes = 0, copies = 1;
+
+  void add(const Schedule& s, const Step& st, double payload) {
+    flows += 512 + 4.0 * static_cast<double>(st.dsts.size());
+    if (st.dsts.empty()) return;
+    const double packets = std::ceil(static_cast<double>(region_bytes(s, st.dsts[0])) / payload);
+    const double srcs = static_cast<double>(st.srcs.size());
+    if (st.kind == StepKind::Read) {
+      flows += 64 * srcs * std::max(1, s.planes) + 16 * packets;
+      queued += 36 * srcs * packets;
+      if (!s.two_tier() && s.is_switch(st.initiator) && !st.srcs.empty())
+        isa_bytes += static_cast<double>(region_bytes(s, st.srcs[0]));
+    } else {
+      queued += (32 + 4 * static_cast<double>(st.dsts.size())) * packets;
+      copies = std::max(copies, static_cast<double>(st.dsts.size()));
+    }
+  }
+};
+
 class AnalyticEngine final : public TimingEngine {
  public:
   EngineId id() const override { return EngineId::Analytic; }
@@ -155,20 +195,33 @@ class PacketEngine final : public TimingEngine {
       }
     }
     // The width: the most network steps at one depth of the schedule (its
-    // dependencies are earlier steps, so one pass finds every step's depth).
+    // dependencies are earlier steps, so one pass finds every step's depth),
+    // and the memory of the flows at the depth whose flows hold the most.
     std::vector<std::uint32_t> depth(s.steps.size(), 0), at_depth;
-    double width = 0;
+    std::vector<PacketDepth> held;
+    double width = 0, deps = 0;
     for (std::size_t i = 0; i < s.steps.size(); ++i) {
+      const Step& st = s.steps[i];
       std::uint32_t d = 0;
-      for (const StepId p : s.steps[i].deps) d = std::max(d, depth[p] + 1);
+      for (const StepId p : st.deps) d = std::max(d, depth[p] + 1);
       depth[i] = d;
-      if (s.steps[i].kind != StepKind::Write && s.steps[i].kind != StepKind::Read) continue;
-      if (at_depth.size() <= d) at_depth.resize(d + 1, 0);
+      deps += static_cast<double>(st.deps.size());
+      if (st.kind != StepKind::Write && st.kind != StepKind::Read) continue;
+      if (at_depth.size() <= d) at_depth.resize(d + 1, 0), held.resize(d + 1);
       width = std::max(width, static_cast<double>(++at_depth[d]));
+      held[d].add(s, st, payload);
     }
+    PacketDepth most;  // the depth that holds the most
+    double most_bytes = 0;
+    for (const PacketDepth& h : held)
+      if (const double b = packet_held_bytes(cfg, h.flows, h.queued, h.isa_bytes, h.copies); b > most_bytes) most = h, most_bytes = b;
     const double steps = static_cast<double>(s.steps.size());
-    WorkEstimate w{events, "events", packet_seconds(s.two_tier(), events, uses, steps, width), steps * 96 + uses * 48};
+    // (3 MB: what any run allocates, its event queue's blocks and per-thread arrays.)
+    const double memory = 3e6 + steps * 48 + deps * 8 + uses * 24 + packet_links(s) * 576 + most_bytes;
+    WorkEstimate w{events, "events", packet_seconds(s.two_tier(), events, uses, steps, width), memory};
     w.uses = uses, w.steps = steps, w.width = width;
+    w.held_flows_bytes = most.flows, w.held_queued_bytes = most.queued, w.held_isa_bytes = most.isa_bytes;
+    w.held_copies = most.copies;
     return w;
   }
   SimResult run(const Config& cfg, const Schedule& s, const RunContext& ctx) const override {
@@ -213,6 +266,29 @@ WorkEstimate DataEngine::estimate(const Config&, const Schedule& s) const {
 double packet_seconds(bool two_tier, double events, double uses, double steps, double width) {
   if (!two_tier) return events * 4e-8 + uses * 5e-8 + steps * 1e-6;
   return events * (2e-8 + 4e-9 * std::pow(std::max(1.0, width), 0.4)) + uses * 2.5e-8;
+}
+
+// Queued packets are at most what the switches' buffers hold: every input (an
+// accelerator's uplink; on two tiers also a trunk, scaled with its rate: as
+// much in all as the uplinks, counted once: they are not all full together) holds packet.port_buffer_bytes of each
+// class (writes, read data); on a star a packet waits in an input and an output
+// queue (24-byte entries), on two tiers as a 32-byte record with a 4-byte entry
+// per copy, up to a switch's fan-out for a multicast's write (a leaf's
+// accelerators and a spine, or a spine's leaves). On a star the ISA requests
+// what it reads from every port up to switch.isa.max_outstanding_bytes at once,
+// a 16-byte entry per packet (all of a 4 MiB SCIN at 256 GPUs: 67 MB).
+double packet_held_bytes(const Config& cfg, double flows_bytes, double queued_bytes, double isa_bytes,
+                         double copies) {
+  const FabricShape& f = cfg.fabric;
+  const double payload = static_cast<double>(std::max<std::uint64_t>(1, cfg.packet.payload_bytes));
+  const double per_input = std::ceil(static_cast<double>(cfg.packet.port_buffer_bytes) /
+                                     (payload + static_cast<double>(cfg.packet.header_bytes)));
+  const double planes = std::max(1, f.planes), ports = static_cast<double>(f.gpus) * planes;
+  const bool tiers = f.topology == Topology::TwoTier;
+  const double fanout = std::min(copies, std::max(f.gpus / std::max(1.0 * f.leaves, 1.0) + 1, 1.0 * f.leaves));
+  const double bound = tiers ? 2 * ports * per_input * ((32 + 4) + (32 + 4 * fanout)) : 3 * ports * per_input * 2 * 24;
+  const double per_port = std::min(static_cast<double>(cfg.sw.isa.max_outstanding_bytes), isa_bytes / planes);
+  return flows_bytes + std::min(queued_bytes, bound) + ports * std::ceil(per_port / payload) * 16;
 }
 
 WorkEstimate& WorkEstimate::operator+=(const WorkEstimate& o) {

@@ -38,6 +38,11 @@ struct WorkEstimate {
   /// other engines): resource uses, steps and the schedule's width. estimate()
   /// in simulate.h extrapolates them, not the seconds, to a large fabric.
   double uses = 0, steps = 0, width = 0;
+  /// The packet engine's memory of the steps that run together (at the
+  /// schedule's costliest depth; packet_held_bytes): their flows, their packets
+  /// were all queued at once, and the bytes the ISA reads from each accelerator.
+  /// estimate() in simulate.h extrapolates these and bounds the queues anew.
+  double held_flows_bytes = 0, held_queued_bytes = 0, held_isa_bytes = 0, held_copies = 1;
 
   /// Adds another run's work (same unit; memory adds: the runs may overlap).
   WorkEstimate& operator+=(const WorkEstimate& o);
@@ -51,6 +56,15 @@ struct WorkEstimate {
 /// one depth of the schedule (two-shot on nvl576-style: 331,200 pushes; a
 /// ring: one per rank).
 double packet_seconds(bool two_tier, double events, double uses, double steps, double width);
+
+/// The packet engine's memory of the network steps that run together on
+/// `cfg`'s fabric: their flows' records (`flows_bytes`), their packets as
+/// queued entries (`queued_bytes`, were all queued at once) at most what the
+/// switches' buffers hold, and the star ISA's requests of `isa_bytes` read from
+/// each accelerator (every plane) up to switch.isa.max_outstanding_bytes a port;
+/// `copies`: the most destinations of one write (a multicast's copies).
+double packet_held_bytes(const Config& cfg, double flows_bytes, double queued_bytes, double isa_bytes,
+                         double copies);
 
 /// Limits on the work one command may start (the CLI's --max-work and --force,
 /// the app's preview). Defaults: warn above 10 s, refuse above 5 min or above

@@ -401,7 +401,7 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;
   const double n[3] = {16, 32, 64};
-  double amount[3], seconds[3], memory[3], uses[3], steps[3], width[3];
+  double amount[3], seconds[3], memory[3], uses[3], steps[3], width[3], held[3][3], copies[3];
   const char* unit = "";
   try {
     for (int k = 0; k < 3; ++k) {
@@ -421,6 +421,8 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       amount[k] = affine(&WorkEstimate::amount), seconds[k] = affine(&WorkEstimate::seconds);
       memory[k] = affine(&WorkEstimate::memory_bytes);
       uses[k] = affine(&WorkEstimate::uses), steps[k] = affine(&WorkEstimate::steps), width[k] = affine(&WorkEstimate::width);
+      held[0][k] = affine(&WorkEstimate::held_flows_bytes), held[1][k] = affine(&WorkEstimate::held_queued_bytes);
+      held[2][k] = affine(&WorkEstimate::held_isa_bytes), copies[k] = at_planes[0].held_copies;
       unit = at_planes[0].unit;
     }
   } catch (const Error&) {
@@ -446,6 +448,18 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
     double rest[3];
     for (int k = 0; k < 3; ++k) rest[k] = seconds[k] - packet_seconds(two_tier, amount[k], uses[k], steps[k], width[k]);
     w.uses = extrapolate(uses), w.steps = extrapolate(steps), w.width = extrapolate(width);
+    // Its memory of the steps that run together is bounded by the fabric's
+    // buffers (packet_held_bytes): its terms are extrapolated and bounded anew.
+    double rest_memory[3];
+    for (int k = 0; k < 3; ++k) {
+      Config small = run_cfg;
+      set_param(small, "fabric.gpus", n[k]);
+      rest_memory[k] = memory[k] - packet_held_bytes(small, held[0][k], held[1][k], held[2][k], copies[k]);
+    }
+    w.held_flows_bytes = extrapolate(held[0]), w.held_queued_bytes = extrapolate(held[1]);
+    w.held_isa_bytes = extrapolate(held[2]), w.held_copies = extrapolate(copies);
+    w.memory_bytes = std::max(0.0, extrapolate(rest_memory)) +
+                     packet_held_bytes(run_cfg, w.held_flows_bytes, w.held_queued_bytes, w.held_isa_bytes, w.held_copies);
     w.seconds = packet_seconds(two_tier, w.amount, w.uses, w.steps, w.width) + std::max(0.0, extrapolate(rest));
   }
   return w;

@@ -106,6 +106,12 @@ TEST(WorkBudget, LargeFabricEstimateIsExtrapolatedExactly) {
     EXPECT_NEAR(p.width, pd.width, 1e-6 * pd.width);
     EXPECT_DOUBLE_EQ(pd.seconds, packet_seconds(false, pd.amount, pd.uses, pd.steps, pd.width));
     EXPECT_GT(p.seconds, packet_seconds(false, p.amount, p.uses, p.steps, p.width) + p.steps * 0.99e-6);
+    // Its memory: the engine's (the compiled estimate's) and the schedule's on
+    // top, its queues bounded anew (at 160 GPUs and 16 planes, 1 MiB: NVLS 143 MB
+    // for a peak of 56 MB measured, two-shot 177 for 202, SCIN+INQ 84 for 62).
+    const double with_steps = pd.memory_bytes + p.steps * static_cast<double>(sizeof(Step));
+    EXPECT_GT(p.memory_bytes, 0.9 * pd.memory_bytes);
+    EXPECT_LT(p.memory_bytes, 2.5 * with_steps);
   }
 }
 
@@ -147,6 +153,45 @@ TEST(WorkBudget, PacketEstimateCountsTheStepsInFlightAtOnce) {
   EXPECT_DOUBLE_EQ(packet_seconds(false, 1e6, 0, 0, 331200), 1e6 * 4e-8);
   EXPECT_DOUBLE_EQ(packet_seconds(true, 0, 1e6, 1e3, 1), 1e6 * 2.5e-8);
   EXPECT_DOUBLE_EQ(packet_seconds(false, 0, 1e6, 1e3, 1), 1e6 * 5e-8 + 1e3 * 1e-6);
+}
+
+// The packet engine's memory estimate (docs/performance.md section 111: within
+// 0.48-4.3x of `scin bench`'s peak on 160 runs, 0.04-4.8x before): the packets
+// its steps could queue are bounded by the switches' buffers, so on two tiers
+// a one-shot of 64 MiB needs no more than one of 4 MiB (its steps are the
+// same), and a small one holds less; the ISA on a star requests up to
+// switch.isa.max_outstanding_bytes from every port at once (16 bytes a packet).
+TEST(WorkBudget, PacketMemoryIsBoundedByTheSwitchBuffersAndTheIsaWindow) {
+  Config tiers = load_preset("nvl36x2");
+  set_param(tiers, "fabric.gpus", 16);
+  set_param(tiers, "fabric.leaves", 2);
+  validate(tiers);
+  const auto mem = [](const Config& c, const char* algo, std::uint64_t bytes) {
+    return estimate(c, parse_algorithm(algo), Collective{bytes, DType::Bf16}, EngineId::Packet).memory_bytes;
+  };
+  EXPECT_DOUBLE_EQ(mem(tiers, "one-shot", 4u << 20), mem(tiers, "one-shot", 64u << 20));
+  EXPECT_LT(mem(tiers, "one-shot", 4096), 0.5 * mem(tiers, "one-shot", 4u << 20));
+  // The bound in closed form: 16 GPUs x 18 planes, an uplink's and a trunk's
+  // share each holding 65536 / (256 + 16) -> 241 packets of each class: a read
+  // datum 36 bytes, a write 32 + 4 per copy (one here).
+  ASSERT_EQ(tiers.packet.port_buffer_bytes, 65536u);
+  ASSERT_EQ(tiers.packet.payload_bytes + tiers.packet.header_bytes, 272u);
+  const double ports = 16.0 * tiers.fabric.planes;
+  EXPECT_DOUBLE_EQ(packet_held_bytes(tiers, 1000, 1e12, 0, 1), 1000 + 2 * ports * 241 * (36 + 36));
+  EXPECT_DOUBLE_EQ(packet_held_bytes(tiers, 1000, 1e3, 0, 1), 1000 + 1e3);  // what the steps can queue, if less
+  // A multicast's copies: a leaf's 8 accelerators and a spine at most.
+  EXPECT_DOUBLE_EQ(packet_held_bytes(tiers, 0, 1e12, 0, 16), 2 * ports * 241 * (36 + 32 + 4 * 9));
+  // A star: an input and an output queue of 24-byte entries per packet, each class.
+  const Config star = preset_with(64);
+  const double star_ports = 64.0 * star.fabric.planes;
+  EXPECT_DOUBLE_EQ(packet_held_bytes(star, 0, 1e12, 0, 64), 3 * star_ports * 241 * 2 * 24);
+  // The ISA's requests: 1 MiB a port (4096 packets of 16 bytes), or what it reads if less.
+  ASSERT_EQ(star.sw.isa.max_outstanding_bytes, 1u << 20);
+  EXPECT_DOUBLE_EQ(packet_held_bytes(star, 0, 0, 1e9, 1), star_ports * 4096 * 16);
+  EXPECT_DOUBLE_EQ(packet_held_bytes(star, 0, 0, 4096.0 * star.fabric.planes, 1), star_ports * 16 * 16);
+  // SCIN at 4 MiB reads 4 MiB from every accelerator at once: its estimate holds the whole window.
+  EXPECT_GT(mem(star, "scin", 4u << 20), star_ports * 4096 * 16);
+  EXPECT_LT(mem(star, "scin", 4096), star_ports * 4096 * 16);
 }
 
 // The analytic engine's estimate costs each step shape once (a pipeline's

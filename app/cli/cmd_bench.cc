@@ -83,6 +83,8 @@ void add_bench_command(CLI::App& app) {
         j["estimated_events"] = est.amount, j["estimated_cpu_s"] = est.seconds;
         j["estimated_memory_bytes"] = est.memory_bytes;
         j["schedule_steps"] = est.steps, j["schedule_uses"] = est.uses, j["schedule_width"] = est.width;
+        j["held_flows_bytes"] = est.held_flows_bytes, j["held_queued_bytes"] = est.held_queued_bytes;
+        j["held_isa_bytes"] = est.held_isa_bytes, j["held_copies"] = est.held_copies;
         fmt::print("{}\n", j.dump(2));
       } else {
         fmt::print("# the work budget's estimate: {:.3g} events, {:.3g} s CPU, {:.0f} MB\n", est.amount, est.seconds,

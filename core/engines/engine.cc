@@ -102,7 +102,8 @@ std::size_t use_count(const Config& cfg, const Schedule& s) {
 // memory, docs/performance.md section 111): per step its state (32 bytes) and
 // successor and dependency entries (4 + 4 per dependency); per link its record
 // (576 bytes); the flows of the steps that run together (PacketDepth: the
-// schedule's costliest depth) and the packets they can hold in queues.
+// schedule's depths, each term at the depth where it is largest) and the packets
+// they can hold in queues.
 // Links: an accelerator's up and down link to each plane, a mesh's direct
 // links, on two tiers each leaf's trunks to each spine, both ways.
 double packet_links(const Schedule& s) {
@@ -127,7 +128,9 @@ struct PacketDepth {
     const double packets = std::ceil(static_cast<double>(region_bytes(s, st.dsts[0])) / payload);
     const double srcs = static_cast<double>(st.srcs.size());
     if (st.kind == StepKind::Read) {
-      flows += 64 * srcs * std::max(1, s.planes) + 16 * packets;
+      // (A Source per plane where the read is striped over them, as events are counted above.)
+      const bool one_plane = s.is_switch(st.initiator) || st.via >= s.gpus || s.planes <= 1;
+      flows += 64 * srcs * (one_plane ? 1 : s.planes) + 16 * packets;
       queued += 36 * srcs * packets;
       if (!s.two_tier() && s.is_switch(st.initiator) && !st.srcs.empty())
         isa_bytes += static_cast<double>(region_bytes(s, st.srcs[0]));
@@ -211,10 +214,15 @@ class PacketEngine final : public TimingEngine {
       width = std::max(width, static_cast<double>(++at_depth[d]));
       held[d].add(s, st, payload);
     }
-    PacketDepth most;  // the depth that holds the most
-    double most_bytes = 0;
-    for (const PacketDepth& h : held)
-      if (const double b = packet_held_bytes(cfg, h.flows, h.queued, h.isa_bytes, h.copies); b > most_bytes) most = h, most_bytes = b;
+    // Each term at the depth where it is largest (their sum is at least any
+    // one depth's, and each is smooth in the fabric's size: estimate() in
+    // simulate.h extrapolates them).
+    PacketDepth most;
+    for (const PacketDepth& h : held) {
+      most.flows = std::max(most.flows, h.flows), most.queued = std::max(most.queued, h.queued);
+      most.isa_bytes = std::max(most.isa_bytes, h.isa_bytes), most.copies = std::max(most.copies, h.copies);
+    }
+    const double most_bytes = packet_held_bytes(cfg, most.flows, most.queued, most.isa_bytes, most.copies);
     const double steps = static_cast<double>(s.steps.size());
     // (3 MB: what any run allocates, its event queue's blocks and per-thread arrays.)
     const double memory = 3e6 + steps * 48 + deps * 8 + uses * 24 + packet_links(s) * 576 + most_bytes;
@@ -268,15 +276,17 @@ double packet_seconds(bool two_tier, double events, double uses, double steps, d
   return events * (2e-8 + 4e-9 * std::pow(std::max(1.0, width), 0.4)) + uses * 2.5e-8;
 }
 
-// Queued packets are at most what the switches' buffers hold: every input (an
-// accelerator's uplink; on two tiers also a trunk, scaled with its rate: as
-// much in all as the uplinks, counted once: they are not all full together) holds packet.port_buffer_bytes of each
-// class (writes, read data); on a star a packet waits in an input and an output
-// queue (24-byte entries), on two tiers as a 32-byte record with a 4-byte entry
-// per copy, up to a switch's fan-out for a multicast's write (a leaf's
-// accelerators and a spine, or a spine's leaves). On a star the ISA requests
-// what it reads from every port up to switch.isa.max_outstanding_bytes at once,
-// a 16-byte entry per packet (all of a 4 MiB SCIN at 256 GPUs: 67 MB).
+// Queued packets are about what the switches' buffers hold. On a star a
+// packet waits in an input and an output queue (24-byte entries), each port
+// holding packet.port_buffer_bytes of each class (writes, read data). On two
+// tiers a packet waits as a 32-byte record with a 4-byte entry per copy, up to
+// a switch's fan-out for a multicast's write (a leaf's accelerators and a
+// spine, or a spine's leaves), and the accelerators' uplinks' buffers stand
+// for all: a trunk's buffer holds packets that left them, and the buffers are
+// not all full at once (NVLS at 64 MiB on nvl36x2: 106 MB in all for a bound
+// of 101 MB; at 4 MiB on nvl576-style 203 MB for 540 MB). On a star the ISA
+// requests what it reads from every port up to switch.isa.max_outstanding_bytes
+// at once, a 16-byte entry per packet (all of a 4 MiB SCIN at 256 GPUs: 67 MB).
 double packet_held_bytes(const Config& cfg, double flows_bytes, double queued_bytes, double isa_bytes,
                          double copies) {
   const FabricShape& f = cfg.fabric;
@@ -286,7 +296,7 @@ double packet_held_bytes(const Config& cfg, double flows_bytes, double queued_by
   const double planes = std::max(1, f.planes), ports = static_cast<double>(f.gpus) * planes;
   const bool tiers = f.topology == Topology::TwoTier;
   const double fanout = std::min(copies, std::max(f.gpus / std::max(1.0 * f.leaves, 1.0) + 1, 1.0 * f.leaves));
-  const double bound = tiers ? 2 * ports * per_input * ((32 + 4) + (32 + 4 * fanout)) : 3 * ports * per_input * 2 * 24;
+  const double bound = tiers ? ports * per_input * ((32 + 4) + (32 + 4 * fanout)) : 3 * ports * per_input * 2 * 24;
   const double per_port = std::min(static_cast<double>(cfg.sw.isa.max_outstanding_bytes), isa_bytes / planes);
   return flows_bytes + std::min(queued_bytes, bound) + ports * std::ceil(per_port / payload) * 16;
 }

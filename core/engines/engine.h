@@ -38,8 +38,8 @@ struct WorkEstimate {
   /// other engines): resource uses, steps and the schedule's width. estimate()
   /// in simulate.h extrapolates them, not the seconds, to a large fabric.
   double uses = 0, steps = 0, width = 0;
-  /// The packet engine's memory of the steps that run together (at the
-  /// schedule's costliest depth; packet_held_bytes): their flows, their packets
+  /// The packet engine's memory of the steps that run together (each term
+  /// at the depth of the schedule where it is largest; packet_held_bytes): their flows, their packets
   /// were all queued at once, and the bytes the ISA reads from each accelerator.
   /// estimate() in simulate.h extrapolates these and bounds the queues anew.
   double held_flows_bytes = 0, held_queued_bytes = 0, held_isa_bytes = 0, held_copies = 1;

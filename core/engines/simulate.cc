@@ -412,6 +412,13 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
         set_param(small, "fabric.planes", static_cast<double>(p + 1));
         validate(small);
         at_planes[p] = estimate_compiled(small, algo, c, e);
+        // The packet engine's memory of the steps that run together is bounded
+        // by the fabric's buffers (packet_held_bytes): the rest is extrapolated,
+        // and its terms, which are bounded anew on the large fabric.
+        if (engine_id == EngineId::Packet) {
+          WorkEstimate& x = at_planes[p];
+          x.memory_bytes -= packet_held_bytes(small, x.held_flows_bytes, x.held_queued_bytes, x.held_isa_bytes, x.held_copies);
+        }
       }
       // Affine in the plane count: from 1 plane and 2 to `planes`.
       const double dp = planes > 1 ? planes - 1 : 0;
@@ -448,17 +455,9 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
     double rest[3];
     for (int k = 0; k < 3; ++k) rest[k] = seconds[k] - packet_seconds(two_tier, amount[k], uses[k], steps[k], width[k]);
     w.uses = extrapolate(uses), w.steps = extrapolate(steps), w.width = extrapolate(width);
-    // Its memory of the steps that run together is bounded by the fabric's
-    // buffers (packet_held_bytes): its terms are extrapolated and bounded anew.
-    double rest_memory[3];
-    for (int k = 0; k < 3; ++k) {
-      Config small = run_cfg;
-      set_param(small, "fabric.gpus", n[k]);
-      rest_memory[k] = memory[k] - packet_held_bytes(small, held[0][k], held[1][k], held[2][k], copies[k]);
-    }
     w.held_flows_bytes = extrapolate(held[0]), w.held_queued_bytes = extrapolate(held[1]);
     w.held_isa_bytes = extrapolate(held[2]), w.held_copies = extrapolate(copies);
-    w.memory_bytes = std::max(0.0, extrapolate(rest_memory)) +
+    w.memory_bytes = std::max(0.0, w.memory_bytes) +
                      packet_held_bytes(run_cfg, w.held_flows_bytes, w.held_queued_bytes, w.held_isa_bytes, w.held_copies);
     w.seconds = packet_seconds(two_tier, w.amount, w.uses, w.steps, w.width) + std::max(0.0, extrapolate(rest));
   }

@@ -156,7 +156,7 @@ TEST(WorkBudget, PacketEstimateCountsTheStepsInFlightAtOnce) {
 }
 
 // The packet engine's memory estimate (docs/performance.md section 111: within
-// 0.48-4.3x of `scin bench`'s peak on 160 runs, 0.04-4.8x before): the packets
+// 0.48-4.9x of `scin bench`'s peak on 175 runs, 0.04-5.1x before): the packets
 // its steps could queue are bounded by the switches' buffers, so on two tiers
 // a one-shot of 64 MiB needs no more than one of 4 MiB (its steps are the
 // same), and a small one holds less; the ISA on a star requests up to
@@ -171,16 +171,16 @@ TEST(WorkBudget, PacketMemoryIsBoundedByTheSwitchBuffersAndTheIsaWindow) {
   };
   EXPECT_DOUBLE_EQ(mem(tiers, "one-shot", 4u << 20), mem(tiers, "one-shot", 64u << 20));
   EXPECT_LT(mem(tiers, "one-shot", 4096), 0.5 * mem(tiers, "one-shot", 4u << 20));
-  // The bound in closed form: 16 GPUs x 18 planes, an uplink's and a trunk's
-  // share each holding 65536 / (256 + 16) -> 241 packets of each class: a read
-  // datum 36 bytes, a write 32 + 4 per copy (one here).
+  // The bound in closed form: 16 GPUs x 18 planes, each uplink's buffer
+  // holding 65536 / (256 + 16) -> 241 packets of each class: a read datum 36
+  // bytes, a write 32 + 4 per copy (one here).
   ASSERT_EQ(tiers.packet.port_buffer_bytes, 65536u);
   ASSERT_EQ(tiers.packet.payload_bytes + tiers.packet.header_bytes, 272u);
   const double ports = 16.0 * tiers.fabric.planes;
-  EXPECT_DOUBLE_EQ(packet_held_bytes(tiers, 1000, 1e12, 0, 1), 1000 + 2 * ports * 241 * (36 + 36));
+  EXPECT_DOUBLE_EQ(packet_held_bytes(tiers, 1000, 1e12, 0, 1), 1000 + ports * 241 * (36 + 36));
   EXPECT_DOUBLE_EQ(packet_held_bytes(tiers, 1000, 1e3, 0, 1), 1000 + 1e3);  // what the steps can queue, if less
   // A multicast's copies: a leaf's 8 accelerators and a spine at most.
-  EXPECT_DOUBLE_EQ(packet_held_bytes(tiers, 0, 1e12, 0, 16), 2 * ports * 241 * (36 + 32 + 4 * 9));
+  EXPECT_DOUBLE_EQ(packet_held_bytes(tiers, 0, 1e12, 0, 16), ports * 241 * (36 + 32 + 4 * 9));
   // A star: an input and an output queue of 24-byte entries per packet, each class.
   const Config star = preset_with(64);
   const double star_ports = 64.0 * star.fabric.planes;

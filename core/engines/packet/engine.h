@@ -190,8 +190,10 @@ class Engine {
   int read_next_link(const Flow& f, const Pkt& p, NodeId at) const;
   /// A record for packet p's copies, ready at `ready`, holding room in link `in`'s far-end buffer (Held).
   std::uint32_t hold(const Pkt& p, Ps ready, std::uint32_t in, std::uint32_t copies);
-  /// Held record `rec` joins link `id`'s forwarded packets, by ready time.
-  void transit_to(int id, std::uint32_t rec);
+  /// Held record `rec` joins link `id`'s forwarded packets, by ready time;
+  /// `now_ready`: it is ready a switch latency from now, as every packet
+  /// queued on arrival was (so, unless a later one is queued, it joins at the back).
+  void transit_to(int id, std::uint32_t rec, bool now_ready);
   void mc_next_links(const Flow& f, NodeId at);  // (into tier_next_)
   void hop_send(int id);
   void hop_arrive(int id);

@@ -337,6 +337,11 @@ struct alignas(64) Link {
   LogCursor cursor;        // Up, star: its place in its plane's group log (an NVLS ld_reduce's responses)
   // Two-tier fabrics (tiers.cc): every link is a hop; packets it forwards wait in `transit`.  (line 2)
   NodeId to = kNoNode;
+  // `transit` has had a packet that may leave after one forwarded later (a
+  // reduction's result, Engine::forward): a forwarded packet is then sorted in
+  // by time; until then each one joins at the back (in the bytes `to` leaves
+  // before `scale`).
+  bool late = false;
   double scale = 1;        // wire time relative to an accelerator port (trunks differ)
   Ring<std::uint32_t> transit;  // forwarded packets (Engine::held_), by ready time
   InputPort in;            // Up (two tiers: and trunks): the switch input port at the far end (its FIFO of writes in line 2, the rest line 3)

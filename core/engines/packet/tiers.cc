@@ -396,7 +396,7 @@ void Engine::forward(const Flow& f, const Pkt& p, NodeId at, Ps ready) {
   next_links(f, p, at);
   if (tier_next_.empty()) return;
   const std::uint32_t rec = hold(p, ready, Held::kNone, static_cast<std::uint32_t>(tier_next_.size()));
-  for (const int id : tier_next_) transit_to(id, rec);
+  for (const int id : tier_next_) transit_to(id, rec, false);
 }
 
 // Packet p gives back its room in link `in`'s far-end buffer: that link's
@@ -419,12 +419,14 @@ std::uint32_t Engine::hold(const Pkt& p, Ps ready, std::uint32_t in, std::uint32
   return rec;
 }
 
-void Engine::transit_to(int id, std::uint32_t rec) {
+void Engine::transit_to(int id, std::uint32_t rec, bool now_ready) {
   Link& l = links_[static_cast<std::size_t>(id)];
   const Ps ready = held_[rec].t;
   l.transit.push_back(rec);
-  for (std::size_t k = l.transit.size() - 1; k > 0 && held_[l.transit[k - 1]].t > ready; --k)
-    std::swap(l.transit[k], l.transit[k - 1]);
+  if (!now_ready) l.late = true;
+  if (l.late)  // (else every packet queued is ready by now + switch latency, `ready`: at the back is in order)
+    for (std::size_t k = l.transit.size() - 1; k > 0 && held_[l.transit[k - 1]].t > ready; --k)
+      std::swap(l.transit[k], l.transit[k - 1]);
   wake_link(id, std::max({now_, ready, l.wire.busy_until}));
 }
 
@@ -469,7 +471,7 @@ void Engine::hop_arrive(int id) {
   }
   const std::uint32_t rec =
       hold(p, now_ + lsw_, static_cast<std::uint32_t>(id), static_cast<std::uint32_t>(tier_next_.size()));
-  for (const int next : tier_next_) transit_to(next, rec);
+  for (const int next : tier_next_) transit_to(next, rec, true);
 }
 
 // Group i of a read is whole at `red`: reduce it there (the ISA's or the NVLS

@@ -310,8 +310,11 @@ void Engine::hop_send(int id) {
   if (s_.is_switch(l.to)) l.in.hold(p.cls, p.bytes + g_.H);
   transmit(l, static_cast<std::size_t>(id), now_, dur, p, ser);
   const bool was_empty = l.pipe.empty();
-  l.pipe.push_back(Queued{p, now_ + l.wire.latency + (g_.saf ? ser : 0)});
-  if (was_empty) schedule(l.pipe.front().t, EvPipe, static_cast<std::uint32_t>(id));
+  const Ps arrive = now_ + l.wire.latency + (g_.saf ? ser : 0);
+  l.pipe.push_back(Queued{p, arrive});
+  // (Its time from here, not read back: the slot just written is often a line
+  // not in the cache, and reading it waited for the line: half of hop_send's time.)
+  if (was_empty) schedule(arrive, EvPipe, static_cast<std::uint32_t>(id));
   wake_link(id, l.wire.busy_until);
 }
 

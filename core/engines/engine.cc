@@ -199,7 +199,7 @@ class PacketEngine final : public TimingEngine {
     }
     // The width: the most network steps at one depth of the schedule (its
     // dependencies are earlier steps, so one pass finds every step's depth),
-    // and the memory of the flows at the depth whose flows hold the most.
+    // and what the network steps at each depth hold (PacketDepth).
     std::vector<std::uint32_t> depth(s.steps.size(), 0), at_depth;
     std::vector<PacketDepth> held;
     double width = 0, deps = 0;
@@ -283,8 +283,8 @@ double packet_seconds(bool two_tier, double events, double uses, double steps, d
 // a switch's fan-out for a multicast's write (a leaf's accelerators and a
 // spine, or a spine's leaves), and the accelerators' uplinks' buffers stand
 // for all: a trunk's buffer holds packets that left them, and the buffers are
-// not all full at once (NVLS at 64 MiB on nvl36x2: 106 MB in all for a bound
-// of 101 MB; at 4 MiB on nvl576-style 203 MB for 540 MB). On a star the ISA
+// not all full at once (NVLS at 64 MiB on nvl36x2: 114 MB in all, its bound
+// 68 MB of it; at 4 MiB on nvl576-style 203 MB in all for a bound of 540 MB). On a star the ISA
 // requests what it reads from every port up to switch.isa.max_outstanding_bytes
 // at once, a 16-byte entry per packet (all of a 4 MiB SCIN at 256 GPUs: 67 MB).
 double packet_held_bytes(const Config& cfg, double flows_bytes, double queued_bytes, double isa_bytes,

@@ -62,7 +62,8 @@ void add_bench_command(CLI::App& app) {
       "back-pressure and the partial last packet are resolved 16x more coarsely.");
   cmd->callback([opt] {
     check_format(opt->format, {"table", "json"});
-    if (opt->runs < 0 || opt->runs > 1000) throw Error(fmt::format("runs: {} is outside 0..1000", opt->runs));
+    if (opt->runs < 0 || opt->runs > 1000)
+      throw Error(fmt::format("--runs: {} is outside 0..1000 (0: the work budget's estimate only)", opt->runs));
     Config cfg = build_config(opt->fabric);
     const DType dtype = parse_dtype(opt->dtype);
     const std::uint64_t bytes = parse_size_bytes(opt->bytes, "--bytes");

@@ -401,7 +401,8 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
   if (gpus <= 128) return estimate_compiled(run_cfg, algo, c, e);
   const int planes = cfg.fabric.planes;
   const double n[3] = {16, 32, 64};
-  double amount[3], seconds[3], memory[3], uses[3], steps[3], width[3], held[3][3], copies[3];
+  double amount[3], seconds[3], memory[3], uses[3], steps[3], width[3];
+  double flows[3], queued[3], isa[3], copies[3];  // the packet engine's held terms (packet_held_bytes)
   const char* unit = "";
   try {
     for (int k = 0; k < 3; ++k) {
@@ -413,8 +414,8 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
         validate(small);
         at_planes[p] = estimate_compiled(small, algo, c, e);
         // The packet engine's memory of the steps that run together is bounded
-        // by the fabric's buffers (packet_held_bytes): the rest is extrapolated,
-        // and its terms, which are bounded anew on the large fabric.
+        // by the fabric's buffers (packet_held_bytes): it is taken out here,
+        // its terms extrapolated apart and bounded anew on the large fabric.
         if (engine_id == EngineId::Packet) {
           WorkEstimate& x = at_planes[p];
           x.memory_bytes -= packet_held_bytes(small, x.held_flows_bytes, x.held_queued_bytes, x.held_isa_bytes, x.held_copies);
@@ -428,8 +429,8 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       amount[k] = affine(&WorkEstimate::amount), seconds[k] = affine(&WorkEstimate::seconds);
       memory[k] = affine(&WorkEstimate::memory_bytes);
       uses[k] = affine(&WorkEstimate::uses), steps[k] = affine(&WorkEstimate::steps), width[k] = affine(&WorkEstimate::width);
-      held[0][k] = affine(&WorkEstimate::held_flows_bytes), held[1][k] = affine(&WorkEstimate::held_queued_bytes);
-      held[2][k] = affine(&WorkEstimate::held_isa_bytes), copies[k] = at_planes[0].held_copies;
+      flows[k] = affine(&WorkEstimate::held_flows_bytes), queued[k] = affine(&WorkEstimate::held_queued_bytes);
+      isa[k] = affine(&WorkEstimate::held_isa_bytes), copies[k] = at_planes[0].held_copies;
       unit = at_planes[0].unit;
     }
   } catch (const Error&) {
@@ -455,8 +456,8 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
     double rest[3];
     for (int k = 0; k < 3; ++k) rest[k] = seconds[k] - packet_seconds(two_tier, amount[k], uses[k], steps[k], width[k]);
     w.uses = extrapolate(uses), w.steps = extrapolate(steps), w.width = extrapolate(width);
-    w.held_flows_bytes = extrapolate(held[0]), w.held_queued_bytes = extrapolate(held[1]);
-    w.held_isa_bytes = extrapolate(held[2]), w.held_copies = extrapolate(copies);
+    w.held_flows_bytes = extrapolate(flows), w.held_queued_bytes = extrapolate(queued);
+    w.held_isa_bytes = extrapolate(isa), w.held_copies = extrapolate(copies);
     w.memory_bytes = std::max(0.0, w.memory_bytes) +
                      packet_held_bytes(run_cfg, w.held_flows_bytes, w.held_queued_bytes, w.held_isa_bytes, w.held_copies);
     w.seconds = packet_seconds(two_tier, w.amount, w.uses, w.steps, w.width) + std::max(0.0, extrapolate(rest));

@@ -141,6 +141,22 @@ struct AxisLabeler : QObject {
       for (std::size_t i = 1; i + 1 < in.size(); ++i)
         if (clear(kept.back(), in[i]) && clear(in[i], in.back())) kept.push_back(in[i]);
       kept.push_back(in.back());
+      // Qt Charts also elides every label of a category axis to the same width,
+      // the axis width / (labels + 1) less twice its 4 px label padding
+      // (HorizontalAxis::updateGeometry): while the widest does not fit, every
+      // other inner label goes ("32 MiB" showed as "32 M..." in a narrow chart).
+      const auto widest = [&] {
+        double w = 0;
+        for (const auto& k : kept) w = std::max(w, fm.horizontalAdvance(k.first));
+        return w;
+      };
+      while (kept.size() > 2 && widest() > chart->plotArea().width() / static_cast<double>(kept.size() + 1) - 8) {
+        std::vector<std::pair<QString, double>> fewer;
+        for (std::size_t i = 0; i < kept.size(); ++i)
+          if (i == 0 || i + 1 == kept.size() || i % 2 == 0) fewer.push_back(kept[i]);
+        if (fewer.size() == kept.size()) break;
+        kept = std::move(fewer);
+      }
       in = std::move(kept);
     }
     for (const QString& l : axis->categoriesLabels()) axis->remove(l);

@@ -68,7 +68,12 @@ double ringTimeAt(const ResultSet& rs, std::uint64_t bytes) {
 /// With SCIN_SCREENSHOT_DIR set, saves `w` as NAME.png there (docs/screenshots).
 void shot(QWidget& w, const char* name) {
   const QString dir = qEnvironmentVariable("SCIN_SCREENSHOT_DIR");
-  if (!dir.isEmpty()) w.grab().save(QDir(dir).filePath(QString::fromLatin1(name) + QStringLiteral(".png")));
+  if (dir.isEmpty()) return;
+  // The preview's finished charts arrive as queued events after it stops being
+  // busy, and a chart lays out its axes and legend on a later pass: let them
+  // land (a grab at once sometimes caught a chart with neither).
+  QTest::qWait(300);
+  w.grab().save(QDir(dir).filePath(QString::fromLatin1(name) + QStringLiteral(".png")));
 }
 
 }  // namespace

@@ -240,6 +240,18 @@ class ChartsUiTest : public QObject {
       QVERIFY2((x->endValue(few[i]) - x->endValue(few[i - 1])) * px >=
                    (fm.horizontalAdvance(few[i]) + fm.horizontalAdvance(few[i - 1])) / 2,
                qPrintable(few.join(QStringLiteral(", "))));
+    // Each label fits the width Qt Charts gives every label of the axis (it elides a wider one:
+    // "32 MiB" was drawn as "32 M..." at about 560 px): the plot's width / (labels + 1), less
+    // 2 x 4 px padding. (At 380 px both ends alone do not: the ends are kept all the same.)
+    for (const int width : {560, 700, 1000}) {
+      lat.resize(width, 500);
+      QTest::qWait(50);
+      const QStringList kept = x->categoriesLabels();
+      QVERIFY(kept.size() > 2);
+      for (const QString& l : kept)
+        QVERIFY2(fm.horizontalAdvance(l) <= lat.chart()->plotArea().width() / (kept.size() + 1) - 8,
+                 qPrintable(QStringLiteral("%1 px: ").arg(width) + kept.join(QStringLiteral(", "))));
+    }
     lat.resize(1000, 600);
     QTest::qWait(50);
     QCOMPARE(x->categoriesLabels().size(), 6);  // and back when it widens

@@ -62,14 +62,19 @@ AnalyticResult run_analytic_reusing(const Config& cfg, const Schedule& s, const 
 // What a step's resource uses depend on: everything of the step but its
 // regions' offsets and sizes (a pipeline's chunks differ only in those) and
 // its dependencies; a region of no elements is told apart all the same.
-void shape_key(const Step& st, std::string& key) {
+// `sizes`: the regions' sizes too (what the uses' amounts depend on).
+void shape_key(const Step& st, std::string& key, bool sizes = false) {
   key.clear();
   auto put = [&](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
   put(st.kind), put(st.initiator), put(st.target), put(st.via), put(st.op), put(st.accumulate), put(st.accum);
   put(st.unit), put(st.protocol), put(st.ring_step);
   auto regions = [&](const auto& list) {
     put(list.size());
-    for (const Region& r : list) put(r.buffer), put(r.count == 0);
+    for (const Region& r : list) {
+      put(r.buffer);
+      if (sizes) put(r.count);
+      else put(r.count == 0);
+    }
   };
   regions(st.srcs);
   regions(st.dsts);
@@ -186,16 +191,34 @@ class PacketEngine final : public TimingEngine {
     const double payload = static_cast<double>(std::max<std::uint64_t>(1, cfg.packet.payload_bytes));
     const double per_hop = s.two_tier() ? 2 : 1;
     double events = 0, uses = 0;
+    // Steps of one shape and sizes (shape_key: a pipeline's chunks, a ring's
+    // phases of one rank; at 1 GiB most of a schedule) have the same uses:
+    // costed once (costing each was seconds for NVLS on nvl36x2).
+    struct Alike {
+      double events = 0, uses = 0;
+    };
+    std::unordered_map<std::string, Alike> alike;
+    std::string key;
+    StepCost cost;  // (one for all steps: its uses allocated once)
     for (const auto& st : s.steps) {
       events += 1;
-      // As the engine picks a transfer's planes (packet/engine.cc, setup_flow).
-      const bool one_plane = s.is_switch(st.initiator) || st.via >= s.gpus || s.planes <= 1;
-      const double spread = one_plane ? 1 : s.planes;
-      for (const auto& u : step_cost(cfg, s, rm, st).uses) {
-        uses += 1;
-        if (is_port(u.kind) || u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink)
-          events += per_hop * std::ceil(u.amount_bytes * spread / payload) / spread;
+      shape_key(st, key, true);
+      auto it = alike.find(key);
+      if (it == alike.end()) {
+        // As the engine picks a transfer's planes (packet/engine.cc, setup_flow).
+        const bool one_plane = s.is_switch(st.initiator) || st.via >= s.gpus || s.planes <= 1;
+        const double spread = one_plane ? 1 : s.planes;
+        step_cost(cfg, s, rm, st, cost);
+        Alike a;
+        for (const auto& u : cost.uses) {
+          a.uses += 1;
+          if (is_port(u.kind) || u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink)
+            a.events += per_hop * std::ceil(u.amount_bytes * spread / payload) / spread;
+        }
+        it = alike.emplace(key, a).first;
       }
+      events += it->second.events;
+      uses += it->second.uses;
     }
     // The width: the most network steps at one depth of the schedule (its
     // dependencies are earlier steps, so one pass finds every step's depth),

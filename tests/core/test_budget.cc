@@ -230,6 +230,54 @@ TEST(WorkBudget, AnalyticEstimateCostsEachStepShapeOnce) {
   EXPECT_GT(compared, 100);
 }
 
+// The packet engine's estimate costs each step shape and size once (steps
+// alike but for their regions' offsets have the same uses): its events and
+// uses are those of costing every step, with a transfer shorter than the
+// others of its shape and transfers striped over several planes.
+TEST(WorkBudget, PacketEstimateCostsEachStepShapeAndSizeOnce) {
+  int compared = 0;
+  for (const auto& preset : {"hgx-h200-8", "mesh-8", "nvl36x2", "scin-fpga-4"})
+    for (const char* name : {"ring", "one-shot", "two-shot", "nvls", "scin", "scin-inq", "ring-q8", "two-shot-q8"})
+      for (const std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{3} << 20, std::uint64_t{1} << 25}) {
+        Config c = load_preset(preset);
+        if (c.fabric.gpus > 16) set_param(c, "fabric.gpus", 16), set_param(c, "fabric.leaves", 2);
+        validate(c);
+        const Algorithm a = parse_algorithm(name);
+        if (!unsupported_reason(c, a).empty()) continue;
+        SCOPED_TRACE(fmt::format("{} {} GPUs {} {} B", preset, c.fabric.gpus, name, bytes));
+        if (info(a).ring_protocol) c.ring.protocol = RingProtocol::Simple;
+        Schedule s = compile(c, a, {bytes, DType::Bf16});
+        // The last transfer a third shorter: unlike its siblings of the same shape.
+        for (auto st = s.steps.rbegin(); st != s.steps.rend(); ++st)
+          if ((st->kind == StepKind::Write || st->kind == StepKind::Read) && st->dsts[0].count > 3) {
+            for (Region& r : st->srcs) r.count -= r.count / 3;
+            for (Region& r : st->dsts) r.count -= r.count / 3;
+            break;
+          }
+        const ResourceMap rm = resource_map(s);
+        const double payload = static_cast<double>(c.packet.payload_bytes);
+        double events = 0, uses = 0;
+        StepCost sc;
+        for (const Step& st : s.steps) {
+          events += 1;
+          const bool one_plane = s.is_switch(st.initiator) || st.via >= s.gpus || s.planes <= 1;
+          const double spread = one_plane ? 1 : s.planes;
+          step_cost(c, s, rm, st, sc);
+          for (const ResourceUse& u : sc.uses) {
+            uses += 1;
+            if (is_port(u.kind) || u.kind == ResourceKind::Uplink || u.kind == ResourceKind::Downlink)
+              events += (s.two_tier() ? 2 : 1) * std::ceil(u.amount_bytes * spread / payload) / spread;
+          }
+        }
+        const WorkEstimate w = engine(EngineId::Packet).estimate(c, s);
+        EXPECT_EQ(w.uses, uses);
+        EXPECT_NEAR(w.amount, events, 1e-9 * events);
+        EXPECT_GT(w.amount, static_cast<double>(s.steps.size()));
+        ++compared;
+      }
+  EXPECT_GT(compared, 60);
+}
+
 // NVLS on two tiers (booked from its form, not compiled: nvls_tiers.h) is
 // estimated from its step and region counts: the counts are the compiled
 // schedule's exactly, and the estimate stays within 2x of the engine's

@@ -24,14 +24,16 @@ void BM_Analytic(benchmark::State& state, const char* algo) {
 }
 
 // What a caller pays to learn a run's cost before starting it (compile + estimate).
-void BM_EstimatePacket(benchmark::State& state, const char* algo) {
-  scin::Config cfg = scin::load_preset("hgx-h200-8");
+void BM_EstimatePacket(benchmark::State& state, const char* algo, const char* preset = "hgx-h200-8") {
+  scin::Config cfg = scin::load_preset(preset);
   const auto bytes = static_cast<std::uint64_t>(state.range(0));
   const scin::Algorithm id = scin::parse_algorithm(algo);
   double events = 0;
   for (auto _ : state) {
-    events = scin::estimate(cfg, id, {bytes, scin::DType::Bf16}, scin::EngineId::Packet).amount;
-    benchmark::DoNotOptimize(events);
+    const scin::WorkEstimate w = scin::estimate(cfg, id, {bytes, scin::DType::Bf16}, scin::EngineId::Packet);
+    events = w.amount;
+    // (On the struct's address: DoNotOptimize on a double itself left garbage in the counter.)
+    benchmark::DoNotOptimize(&w);
   }
   state.counters["events"] = events;
 }
@@ -163,6 +165,9 @@ BENCHMARK_CAPTURE(BM_Analytic, scin, "scin")->Arg(8)->Arg(1 << 20)->Arg(1 << 30)
 BENCHMARK_CAPTURE(BM_Analytic, scin_inq, "scin-inq")->Arg(8)->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_EstimatePacket, nvls, "nvls")->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_EstimatePacket, scin, "scin")->Arg(1 << 20)->Arg(1 << 30)->Unit(benchmark::kMicrosecond);
+// Two tiers, 72 GPUs (docs/performance.md section 112: NVLS's chunks costed once by their shape).
+BENCHMARK_CAPTURE(BM_EstimatePacket, nvls_nvl36x2, "nvls", "nvl36x2")->Arg(16 << 20)->Arg(1 << 30)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_EstimatePacket, two_shot_nvl36x2, "two-shot", "nvl36x2")->Arg(16 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DefaultRun)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring, "ring")->Args({72, 1 << 20})->Args({576, 1 << 20})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring_32_leaves, "ring", 32)->Args({1024, 1 << 20})->Unit(benchmark::kMillisecond);

@@ -41,6 +41,8 @@ std::string format_duration(double s) {
   return fmt::format("{}h{:02}m", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
 }
 
+std::string format_estimated_duration(double s) { return s < 0.05 ? "< 0.1 s" : format_duration(s); }
+
 void add_budget_options(CLI::App& cmd, BudgetOptions& o) {
   cmd.add_option("--max-work", o.max_work,
                  "refuse work estimated above this many seconds on one core (0: no limit)")

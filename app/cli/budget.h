@@ -100,4 +100,6 @@ WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency, std::vec
 
 /// "4.2 s", "3m07s", "2h05m".
 std::string format_duration(double seconds);
+/// format_duration, but "< 0.1 s" below 0.05 s (an estimate, where "0.0 s" would read as free).
+std::string format_estimated_duration(double seconds);
 }  // namespace scin::cli

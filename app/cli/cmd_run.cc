@@ -30,6 +30,7 @@ struct RunOptions {
   std::string engine = "analytic";
   bool explain = false;
   bool wide = false;
+  bool estimate_only = false;  // --estimate
   BudgetOptions budget;
   int threads = 0;   // --threads: 0 = all cores
 };
@@ -127,6 +128,55 @@ void print_explain(const std::vector<SimResult>& res) {
 
 }  // namespace
 
+// --estimate: each run's estimate (what the work budget checks) and the total, in
+// the keys `scin bench --runs 0` uses.
+void print_estimates(const Config& cfg, const std::vector<std::string>& algos, const std::vector<ResolvedPoint>& points,
+                     const std::vector<WorkEstimate>& work, const WorkEstimate& total, const std::string& format,
+                     const std::string& engine) {
+  const std::size_t na = algos.size();
+  const std::size_t threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+  if (format == "json") {
+    nlohmann::json j;
+    j["preset"] = cfg.name;
+    j["gpus"] = cfg.fabric.gpus;
+    j["engine"] = engine;
+    j["estimates"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < work.size(); ++i)
+      j["estimates"].push_back({{"algorithm", algos[i % na]},
+                                {"bytes", points[i].collective.bytes},
+                                {"estimated_work", work[i].amount},
+                                {"work_unit", work[i].unit},
+                                {"estimated_cpu_s", work[i].seconds},
+                                {"estimated_memory_bytes", work[i].memory_bytes}});
+    j["total"] = {{"runs", work.size()},
+                  {"estimated_cpu_s", total.seconds},
+                  {"threads", threads},
+                  {"estimated_memory_bytes", total.memory_bytes}};
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  if (format == "csv") {
+    fmt::print("preset,gpus,engine,algorithm,bytes,estimated_work,work_unit,estimated_cpu_s,estimated_memory_bytes\n");
+    for (std::size_t i = 0; i < work.size(); ++i)
+      fmt::print("{},{},{},{},{},{:.6g},{},{:.6g},{:.6g}\n", csv_field(cfg.name), cfg.fabric.gpus, engine, algos[i % na],
+                 points[i].collective.bytes, work[i].amount, work[i].unit, work[i].seconds, work[i].memory_bytes);
+    return;
+  }
+  put(fmt::format("# scin run --estimate: preset {} ({}), {} accelerators, engine {}: the work of each run, not run",
+                  cfg.name, cfg.accelerator.name, cfg.fabric.gpus, engine));
+  put(fmt::format("# {:>16} {:>12} {:>12} {:>7} {:>14} {:>12}", "algorithm", "size", "work", "unit", "cpu (1 core)",
+                  "memory"));
+  auto memory = [](double bytes) { return format_size_bytes(static_cast<std::uint64_t>(std::max(0.0, bytes))); };
+  for (std::size_t i = 0; i < work.size(); ++i)
+    put(fmt::format("  {:>16} {:>12} {:>12.4g} {:>7} {:>14} {:>12}", algos[i % na],
+                    format_size_bytes(points[i].collective.bytes), work[i].amount, work[i].unit,
+                    format_estimated_duration(work[i].seconds), memory(work[i].memory_bytes)));
+  put(fmt::format("# total: {} run{}: {} of CPU on one core, at most {} at once on {} thread{} (--max-work is in "
+                  "seconds of CPU)",
+                  work.size(), work.size() == 1 ? "" : "s", format_estimated_duration(total.seconds),
+                  memory(total.memory_bytes), threads, threads == 1 ? "" : "s"));
+}
+
 void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "time All-Reduce algorithms across message sizes (nccl-tests style)");
@@ -141,6 +191,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--format", opt->format, "table|csv|json")->capture_default_str();
   cmd->add_flag("--explain", opt->explain, "print each result's time breakdown in words and numbers");
   cmd->add_flag("--wide", opt->wide, "table format: every algorithm side by side (wider than 120 columns)");
+  cmd->add_flag("--estimate", opt->estimate_only,
+                "print each run's estimated work (events or steps, CPU seconds on one core, peak memory) and the "
+                "total instead of running them (nothing is refused)");
   add_budget_options(*cmd, opt->budget);
   add_threads_option(*cmd, opt->threads);
   cmd->footer(std::string("SIZE: ") + kSizeGrammar + ". The same grammar holds for --set on byte parameters "
@@ -201,6 +254,10 @@ void add_run_command(CLI::App& app) {
     else
       tbb::parallel_for(std::size_t{0}, res.size(), estimate_one);
     const WorkEstimate total = total_work(work, tbb::this_task_arena::max_concurrency());
+    if (opt->estimate_only) {
+      print_estimates(cfg, algos, points, work, total, opt->format, opt->engine);
+      return;
+    }
     // Nothing printed yet: a run that will allocate much restarts here once with
     // the C library's heap on huge pages (base/huge_pages.h; the same results).
     restart_with_huge_pages_if_worth_it(total.memory_bytes);

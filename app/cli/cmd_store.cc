@@ -148,6 +148,15 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
     const std::uint64_t show = std::min<std::uint64_t>(total, 10);
     for (std::uint64_t i = 0; i < show; ++i) fmt::print("  point {}: {}\n", i, point_axes(spec, i).dump());
     if (show < total) fmt::print("  ... {} more\n", total - show);
+    // What the budget will check (scin run --estimate prints the same per run).
+    const std::size_t threads = o.threads > 0 ? static_cast<std::size_t>(o.threads)
+                                              : static_cast<std::size_t>(std::thread::hardware_concurrency());
+    const WorkEstimate work = sweep_work(spec, threads);
+    if (work.seconds > 0 || work.amount > 0)
+      fmt::print("  estimated work: {:.3g} {}, {} of CPU on one core, at most {} at once on {} thread{}\n", work.amount,
+                 work.unit, format_estimated_duration(work.seconds),
+                 format_size_bytes(static_cast<std::uint64_t>(std::max(0.0, work.memory_bytes))), threads,
+                 threads == 1 ? "" : "s");
     release_sweep_workers(mpi);
     return;
   }

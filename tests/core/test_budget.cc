@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "base/cancel.h"
 #include "base/error.h"
@@ -518,6 +519,51 @@ TEST(WorkBudgetCli, LargeWorkIsRefusedWithTheOverrideNamed) {
   EXPECT_NE(tight.output.find("above the limit of 1.0 s"), std::string::npos) << tight.output;
   const CliResult forced = run_cli(tight_args + " --force");
   EXPECT_EQ(forced.status, 0) << forced.output;
+}
+
+// `scin run --estimate` prints each run's estimate and the total instead of
+// running them: work far above --max-work is listed, not refused (64 GiB on the
+// packet engine, hours), and each figure is the one `scin bench --runs 0` and
+// the budget use.
+TEST(WorkBudgetCli, EstimateListsEachRunsWorkWithoutRunningOrRefusing) {
+  const CliResult big = run_cli("run --estimate --engine packet --bytes 64G --format json");
+  ASSERT_EQ(big.status, 0) << big.output;
+  const nlohmann::json j = nlohmann::json::parse(big.output.substr(big.output.find('{')));
+  ASSERT_EQ(j["estimates"].size(), 8u);
+  double sum = 0;
+  for (const auto& e : j["estimates"]) {
+    EXPECT_EQ(e["bytes"].get<std::uint64_t>(), std::uint64_t{64} << 30);
+    EXPECT_EQ(e["work_unit"], "events");
+    EXPECT_GT(e["estimated_work"].get<double>(), 1e9);
+    sum += e["estimated_cpu_s"].get<double>();
+  }
+  EXPECT_NEAR(j["total"]["estimated_cpu_s"].get<double>(), sum, 1e-9 * sum);
+  EXPECT_GT(sum, 300.0);  // over the default --max-work: `run` without --estimate refuses it
+
+  const CliResult one = run_cli("run --estimate --engine packet --algo nvls --bytes 4M --format json");
+  const CliResult bench = run_cli("bench --algo nvls --bytes 4M --runs 0 --format json");
+  ASSERT_EQ(one.status, 0) << one.output;
+  ASSERT_EQ(bench.status, 0) << bench.output;
+  const nlohmann::json e = nlohmann::json::parse(one.output)["estimates"][0];
+  const nlohmann::json b = nlohmann::json::parse(bench.output);
+  EXPECT_EQ(e["estimated_work"].get<double>(), b["estimated_events"].get<double>());
+  EXPECT_EQ(e["estimated_cpu_s"].get<double>(), b["estimated_cpu_s"].get<double>());
+  EXPECT_EQ(e["estimated_memory_bytes"].get<double>(), b["estimated_memory_bytes"].get<double>());
+
+  const CliResult table = run_cli("run --estimate --algo ring,nvls -b 1K -e 1M -f 32");
+  ASSERT_EQ(table.status, 0) << table.output;
+  EXPECT_NE(table.output.find("# total: 6 runs: < 0.1 s of CPU on one core"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("steps"), std::string::npos) << table.output;   // the analytic engine's unit
+  EXPECT_EQ(table.output.find("Avg bus bandwidth"), std::string::npos) << table.output;   // nothing ran
+
+  // `scin sweep --dry-run` states the same estimate as the budget checks (scin-scale: analytic, 128 points).
+  const CliResult dry = run_cli("sweep " SCIN_SOURCE_DIR "/resources/sweeps/scin-scale.json --dry-run --threads 1");
+  ASSERT_EQ(dry.status, 0) << dry.output;
+  EXPECT_NE(dry.output.find("128 points"), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find("  estimated work: "), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find(" steps, "), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find(" of CPU on one core, at most "), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find("at once on 1 thread\n"), std::string::npos) << dry.output;
 }
 
 TEST(Threads, ResolveTakesTheCountOrAllCoresAndNamesTheFlagOutsideItsRange) {

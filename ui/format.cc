@@ -20,6 +20,14 @@ QString bytesText(double bytes) {
   return QStringLiteral("%1 %2").arg(bytes, 0, 'g', 4).arg(QLatin1String(units[u]));
 }
 
+QString durationText(double s) {
+  if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 0);
+  if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 0);
+  if (s < 120) return QStringLiteral("%1 s").arg(s, 0, 'f', s < 10 ? 1 : 0);
+  if (s < 2 * 3600) return QStringLiteral("%1 min").arg(s / 60, 0, 'f', 0);
+  return QStringLiteral("%1 h").arg(s / 3600, 0, 'f', 1);
+}
+
 QString timeText(double ns) {
   if (ns < 1e3) return QStringLiteral("%1 ns").arg(ns, 0, 'f', ns < 10 ? 2 : 0);
   if (ns < 1e6) return QStringLiteral("%1 µs").arg(ns / 1e3, 0, 'f', ns < 1e4 ? 2 : 1);

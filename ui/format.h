@@ -15,6 +15,8 @@ QString sizeText(std::uint64_t bytes);
 QString bytesText(double bytes);
 /// A time in ns shown in the most readable unit: "850 ns", "12.4 µs", "3.21 ms".
 QString timeText(double ns);
+/// A duration in seconds (an estimate, a wait): "850 µs", "12 ms", "4.2 s", "35 s", "7 min", "2.5 h".
+QString durationText(double seconds);
 /// A bandwidth in GB/s (10^9 B/s): "365.2 GB/s".
 QString bandwidthText(double GBps);
 

@@ -27,6 +27,7 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QThread>
 #include <QTimer>
 #include <QToolBar>
 #include <QUndoStack>
@@ -211,6 +212,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   connect(runner_, &RunController::pointsArrived, this, &MainWindow::onPoints);
   connect(runner_, &RunController::progress, this, &MainWindow::onProgress);
   connect(runner_, &RunController::finished, this, &MainWindow::onRunFinished);
+  connect(runner_, &RunController::estimated, this, [this](const QString& text) {
+    runEstimate_ = text;
+    rate_->setText(tr("starting… (%1)").arg(text));
+    rate_->setToolTip(tr("The sweep's %1 on one core, as `scin sweep` estimates it; it runs on %2 thread(s).")
+                          .arg(text)
+                          .arg(std::max(1, QThread::idealThreadCount() - 1)));
+  });
   connect(runBrowser_, &RunBrowser::selectionChanged, this, [this](const std::vector<std::int64_t>& ids) {
     if (runner_->running()) return;
     if (ids.empty()) showPreview();
@@ -495,8 +503,9 @@ void MainWindow::redrawCharts() {
   // The timing tabs say why they are empty, in the chart area.
   QString why = kindNote_;
   if (why.isEmpty() && shown_.empty())
-    why = showingPreview_ ? tr("The preview has no result for this fabric and sweep (see the message above).")
-                          : tr("The run shown has no timing point: every point was skipped or failed.");
+    why = showingPreview_       ? tr("The preview has no result for this fabric and sweep (see the message above).")
+          : runner_ && runner_->running() ? tr("Running: no point has finished yet (progress in the status bar).")
+                               : tr("The run shown has no timing point: every point was skipped or failed.");
   // The quantisation and timeline tabs compute live for the editors' fabric: say so when a stored run is shown.
   const QString live = showingPreview_ ? QString()
                                        : tr("Live computation for the fabric in the editors, not read from the stored run "
@@ -607,7 +616,7 @@ bool MainWindow::ioBusy() const {
   return ioDepth_ > 0 || loading_ || (runBrowser_ && runBrowser_->busy()) || (measured_ && measured_->busy());
 }
 
-bool MainWindow::startRun(const QString& name) {
+bool MainWindow::startRun(const QString& name, bool force) {
   if (runner_->running()) return false;
   if (!store_) {
     showError(tr("Run"), tr("No experiment database is open."));
@@ -633,9 +642,12 @@ bool MainWindow::startRun(const QString& name) {
   showingPreview_ = false;
   setShown(empty, tr("<b>Running</b> %1: %2").arg(runName.toHtmlEscaped(), req.summary(doc_->config()).toHtmlEscaped()));
   lastStatus_.clear();
+  lastRunName_ = name;
+  statusBar()->clearMessage();   // (a refusal's message, when this is its Run anyway)
   runListed_ = false;
-  runner_->start(databasePath(), spec, runName);
+  runner_->start(databasePath(), spec, runName, force);
   showRunStarted(req.point_count(doc_->config()));
+  rate_->setText(tr("estimating the work…"));
   return true;
 }
 
@@ -669,6 +681,7 @@ bool MainWindow::resumeRun(std::int64_t id) {
 }
 
 void MainWindow::showRunStarted(std::size_t points) {
+  runEstimate_.clear();
   progress_->setRange(0, static_cast<int>(points));
   progress_->setValue(0);
   progress_->setVisible(true);
@@ -698,7 +711,11 @@ void MainWindow::onProgress(const SweepProgress& p) {
   progress_->setRange(0, static_cast<int>(p.total));
   progress_->setValue(static_cast<int>(p.done));
   QString eta = p.eta_s > 0 ? tr(", ETA %1 s").arg(p.eta_s, 0, 'f', p.eta_s < 10 ? 1 : 0) : QString();
-  rate_->setText(tr("%1/%2 points, %3 points/s%4").arg(p.done).arg(p.total).arg(p.rate_points_per_s, 0, 'f', 0).arg(eta));
+  rate_->setText(tr("%1/%2 points, %3 points/s%4%5")
+                     .arg(p.done)
+                     .arg(p.total)
+                     .arg(p.rate_points_per_s, 0, 'f', 0)
+                     .arg(eta, runEstimate_.isEmpty() ? QString() : tr(" (%1)").arg(runEstimate_)));
 }
 
 void MainWindow::onRunFinished(qint64 id, const QString& status, const QString& error) {
@@ -708,6 +725,27 @@ void MainWindow::onRunFinished(qint64 id, const QString& status, const QString& 
   runAction_->setEnabled(true);
   lastStatus_ = status;
   lastRunId_ = id;
+  if (status == QLatin1String("refused")) {
+    // Above the budget: nothing ran or was stored. Non-modal, as showError (scripted runs go on).
+    rate_->setText(tr("not started: above the work budget"));
+    statusBar()->showMessage(error, 10000);
+    showPreview();
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Large sweep"),
+                                tr("%1.\n\nRun it anyway? It can be cancelled at any time, and the points "
+                                   "computed until then are kept.").arg(error),
+                                QMessageBox::NoButton, this);
+    box->setObjectName(QStringLiteral("budgetBox"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    QPushButton* anyway = box->addButton(tr("Run anyway"), QMessageBox::AcceptRole);
+    anyway->setObjectName(QStringLiteral("runAnyway"));
+    box->addButton(QMessageBox::Cancel);
+    box->setDefaultButton(QMessageBox::Cancel);
+    const QString name = lastRunName_;
+    connect(anyway, &QPushButton::clicked, this, [this, name] { startRun(name, /*force=*/true); });
+    box->open();
+    Q_EMIT runFinished(id, status);
+    return;
+  }
   if (!error.isEmpty()) showError(tr("Run failed"), error);
   rate_->setText(tr("run #%1 %2").arg(id).arg(status));
   statusBar()->showMessage(tr("Run #%1 %2 and stored in %3").arg(id).arg(status, QFileInfo(databasePath()).fileName()), 8000);

@@ -112,14 +112,19 @@ class MainWindow : public QMainWindow {
 
   // --- running ------------------------------------------------------------
   /// Starts the sweep of the editors into the database. False if one runs.
-  bool startRun(const QString& name = {});
+  /// The sweep is estimated first (on the worker); above the budget (5 min of
+  /// CPU on one core, as `scin sweep`'s default --max-work, or more memory than
+  /// is available) it does not start: a box ("budgetBox") gives the estimate
+  /// and offers Run anyway (`force`: start it without that check).
+  bool startRun(const QString& name = {}, bool force = false);
   void cancelRun();
   /// Continues the interrupted or cancelled run `id` in the background (the
   /// run browser's Resume); progress in the status bar as for a new run.
   /// False if a run is going, the file is read-only or the run cannot resume.
   bool resumeRun(std::int64_t id);
   bool isRunning() const;
-  /// Status text of the last finished run ("done", "cancelled", "failed").
+  /// Status text of the last finished run ("done", "cancelled", "failed",
+  /// "refused": above the budget, nothing stored).
   QString lastRunStatus() const { return lastStatus_; }
   qint64 lastRunId() const { return lastRunId_; }
 
@@ -248,6 +253,8 @@ class MainWindow : public QMainWindow {
   bool runListed_ = false;
   QString lastStatus_;
   qint64 lastRunId_ = 0;
+  QString lastRunName_;        // the name startRun() gave the run (Run anyway starts it again under it)
+  QString runEstimate_;        // the running sweep's estimate ("estimated 7 min of CPU"), shown with its progress
   QString lastError_;
   int ioDepth_ = 0;
   bool loading_ = false;      // a run's points are loading (showRuns)

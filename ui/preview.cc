@@ -54,13 +54,6 @@ std::vector<std::size_t> previewRefinementOrder(std::size_t n, std::size_t* coar
 
 namespace {
 
-QString secondsText(double s) {
-  if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 0);
-  if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 0);
-  if (s < 120) return QStringLiteral("%1 s").arg(s, 0, 'f', s < 10 ? 1 : 0);
-  return QStringLiteral("%1 min").arg(s / 60, 0, 'f', 0);
-}
-
 /// The preview's threads: created on first use and kept for the life of the
 /// process (never joined; the pool is never destroyed, so exit does not wait
 /// for it). A computation's working memory is per thread (core's analytic
@@ -285,7 +278,7 @@ void computePreview(const Config& cfg, const SweepRequest& req, bool uncapped, d
         a.capped = n - lo;
         a.cap_row = k;
         a.cap_text = QStringLiteral("%1 ≥ %2 (~%3 each)")
-                         .arg(QString::fromStdString(a.curve.algorithm), sizeText(sizes[lo]), secondsText(e));
+                         .arg(QString::fromStdString(a.curve.algorithm), sizeText(sizes[lo]), durationText(e));
         return;
       } catch (const Error& e) {
         a.error = a.curve.algorithm + ": " + e.what();

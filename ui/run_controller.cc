@@ -5,7 +5,11 @@
 
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <fmt/format.h>
+
 #include "base/error.h"
+#include "engines/engine.h"
+#include "ui/format.h"
 
 namespace scin::ui {
 
@@ -21,8 +25,8 @@ RunController::~RunController() {
   watcher_.waitForFinished();
 }
 
-bool RunController::start(const QString& db_path, const SweepSpec& spec, const QString& run_name) {
-  return launch(db_path, run_name, [spec](Store&, SweepOptions&) { return spec; });
+bool RunController::start(const QString& db_path, const SweepSpec& spec, const QString& run_name, bool force) {
+  return launch(db_path, run_name, [spec](Store&, SweepOptions&) { return spec; }, !force);
 }
 
 bool RunController::resume(const QString& db_path, std::int64_t run_id) {
@@ -39,14 +43,14 @@ bool RunController::resume(const QString& db_path, std::int64_t run_id) {
 }
 
 bool RunController::launch(const QString& db_path, const QString& run_name,
-                           std::function<SweepSpec(Store&, SweepOptions&)> make) {
+                           std::function<SweepSpec(Store&, SweepOptions&)> make, bool budget) {
   if (running_) return false;
   running_ = true;
   shared_ = std::make_shared<Shared>();
   auto sh = shared_;
   std::string path = db_path.toStdString();
   std::string name = run_name.toStdString();
-  watcher_.setFuture(QtConcurrent::run([sh, path, make = std::move(make), name] {
+  watcher_.setFuture(QtConcurrent::run([sh, path, make = std::move(make), name, budget] {
     SweepOptions opts;
     opts.cancel = &sh->cancel;
     opts.run_name = name;
@@ -69,6 +73,25 @@ bool RunController::launch(const QString& db_path, const QString& run_name,
     try {
       Store store = Store::open(path, Access::ReadWrite);
       const SweepSpec spec = make(store, opts);
+      if (!sh->cancel) {
+        // The work first, as `scin sweep` checks it (its per-point estimates also
+        // let the runner take the last points longest first).
+        const WorkEstimate work = sweep_work(spec, static_cast<std::size_t>(opts.threads), &opts.point_seconds);
+        const BudgetCheck check =
+            check_budget(work, WorkBudget{}, fmt::format("sweep '{}' ({} points)", spec.name, point_count(spec)),
+                         "choose Run anyway to start it, or make the sweep smaller (fewer sizes or algorithms, or the "
+                         "analytic engine)");
+        std::lock_guard<std::mutex> lock(sh->mu);
+        if (budget && check.refused()) {
+          sh->status = "refused";
+          sh->error = check.message;
+          return;
+        }
+        if (work.seconds > 0) {
+          sh->estimate_s = work.seconds;
+          sh->estimate_new = true;
+        }
+      }
       SweepSummary sum = run_sweep(store, spec, opts, sink);
       std::lock_guard<std::mutex> lock(sh->mu);
       sh->run_id = sum.run_id;
@@ -94,8 +117,13 @@ void RunController::drain() {
   std::vector<PointRecord> pts;
   SweepProgress prog;
   bool have_prog = false;
+  QString estimate;
   {
     std::lock_guard<std::mutex> lock(shared_->mu);
+    if (shared_->estimate_new) {
+      estimate = tr("estimated %1 of CPU").arg(durationText(shared_->estimate_s));
+      shared_->estimate_new = false;
+    }
     pts.swap(shared_->points);
     if (shared_->progress_new) {
       prog = shared_->progress;
@@ -103,6 +131,7 @@ void RunController::drain() {
       shared_->progress_new = false;
     }
   }
+  if (!estimate.isEmpty()) Q_EMIT estimated(estimate);
   if (!pts.empty()) Q_EMIT pointsArrived(pts);
   if (have_prog) Q_EMIT progress(prog);
 }

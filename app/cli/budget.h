@@ -50,10 +50,6 @@ WorkBudget work_budget(const BudgetOptions& o);
 inline constexpr const char* kBudgetOverride =
     "raise --max-work SECONDS (0: no limit) or pass --force to run it anyway, or make the work smaller";
 
-/// The work of `jobs` run `concurrency` at a time: amounts and seconds add up,
-/// memory is the largest `concurrency` jobs together.
-WorkEstimate total_work(const std::vector<WorkEstimate>& jobs, std::size_t concurrency);
-
 /// Checks `total` against the budget: throws scin::Error with the refusal, or
 /// prints "scin: warning: ..." on stderr. Returns true when the work is large
 /// enough to show progress.
@@ -86,17 +82,8 @@ void run_jobs(const std::vector<WorkEstimate>& work, bool show_progress, bool pa
 
 }  // namespace scin::cli
 
-namespace scin {
-struct SweepSpec;
-}
-
 namespace scin::cli {
-/// The work of a sweep's collective and quant points, from an evenly spaced
-/// sample of at most 1000 points scaled to the whole sweep; inference points
-/// are not estimated. Points that do not resolve (skipped by the sweep) count nothing.
-/// `point_seconds` (optional): each point's estimated seconds, in index order,
-/// when the sample is the whole sweep (at most 1000 points); else left empty.
-WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency, std::vector<double>* point_seconds = nullptr);
+// (The work of a sweep and of several jobs: sweep_work, total_work in core/sweep/sweep.h.)
 
 /// "4.2 s", "3m07s", "2h05m".
 std::string format_duration(double seconds);

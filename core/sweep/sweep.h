@@ -161,6 +161,17 @@ class PointResolver {
 /// estimate (inference). Throws Error as estimate() does (a point the model
 /// cannot run).
 WorkEstimate point_work(PointKind kind, const ResolvedPoint& r);
+/// The work of `jobs` run `concurrency` at a time: amounts and seconds add up,
+/// memory is the largest `concurrency` jobs together.
+WorkEstimate total_work(const std::vector<WorkEstimate>& jobs, std::size_t concurrency);
+/// The work of a sweep's collective and quant points, from an evenly spaced
+/// sample of at most 1000 points scaled to the whole sweep, estimated on
+/// `concurrency` threads; inference points are not estimated. Points that do
+/// not resolve (skipped by the sweep) count nothing. `point_seconds`
+/// (optional): each point's estimated seconds, in index order, when the sample
+/// is the whole sweep (at most 1000 points); else left empty. What the CLI's
+/// --max-work and the app's Run check (check_budget, engines/engine.h).
+WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency, std::vector<double>* point_seconds = nullptr);
 /// Evaluates one point; never throws for model errors (they become skipped /
 /// failed records).
 PointRecord evaluate_point(const SweepSpec& s, std::uint64_t index);

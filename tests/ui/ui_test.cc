@@ -547,6 +547,43 @@ class UiTest : public QObject {
     QCOMPARE(w.store()->point_count(info.id), info.points_stored);
   }
 
+  // A sweep above the work budget (as `scin sweep`'s default --max-work: 5 min
+  // of CPU on one core) does not start: nothing is stored, a box gives the
+  // estimate and offers Run anyway, which starts it (and it can be cancelled).
+  void largeSweepAsksBeforeItRuns() {
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("budget.scindb"))));
+    SweepRequest r;
+    r.min_bytes = r.max_bytes = 1ull << 30;
+    r.algorithms = {"one-shot"};
+    r.engine = "packet";
+    r.axes = {ExtraAxis{"links.latency_ns", "100..139 step 1", false}};   // 40 points of ~19 s each
+    w.sweepEditor()->setRequest(r);
+    QSignalSpy done(&w, &MainWindow::runFinished);
+    QVERIFY(w.startRun(QStringLiteral("large")));
+    QVERIFY(done.wait(30000));
+    QCOMPARE(w.lastRunStatus(), QStringLiteral("refused"));
+    QVERIFY(!w.isRunning());
+    QCOMPARE(w.store()->list_runs().size(), std::size_t(0));
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT((box = w.findChild<QMessageBox*>(QStringLiteral("budgetBox"))) != nullptr, 2000);
+    QVERIFY2(box->text().contains(QStringLiteral("sweep 'large' (40 points): about ")), qPrintable(box->text()));
+    QVERIFY2(box->text().contains(QStringLiteral("above the limit of 5 min")), qPrintable(box->text()));
+    QVERIFY2(box->text().contains(QStringLiteral("Run anyway")), qPrintable(box->text()));
+    auto* anyway = box->findChild<QPushButton*>(QStringLiteral("runAnyway"));
+    QVERIFY(anyway);
+    anyway->click();
+    QVERIFY(w.isRunning());
+    // Until its first point (a 1 GiB packet run: seconds) the charts say it is running, not that points failed.
+    QTRY_COMPARE_WITH_TIMEOUT(w.chart(QStringLiteral("latency"))->emptyText(),
+                              QStringLiteral("Running: no point has finished yet (progress in the status bar)."), 5000);
+    w.cancelRun();
+    QVERIFY(done.wait(30000));
+    QCOMPARE(w.lastRunStatus(), QStringLiteral("cancelled"));
+    QCOMPARE(w.store()->list_runs().size(), std::size_t(1));
+    QCOMPARE(w.store()->get_run(w.lastRunId()).name, std::string("large"));
+  }
+
   void exportsProduceValidFiles() {
     MainWindow w;
     QVERIFY(w.createDatabase(db(QStringLiteral("export.scindb"))));

@@ -126,8 +126,6 @@ void print_explain(const std::vector<SimResult>& res) {
   }
 }
 
-}  // namespace
-
 // --estimate: each run's estimate (what the work budget checks) and the total, in
 // the keys `scin bench --runs 0` uses.
 void print_estimates(const Config& cfg, const std::vector<std::string>& algos, const std::vector<ResolvedPoint>& points,
@@ -176,6 +174,8 @@ void print_estimates(const Config& cfg, const std::vector<std::string>& algos, c
                   work.size(), work.size() == 1 ? "" : "s", format_estimated_duration(total.seconds),
                   memory(total.memory_bytes), threads, threads == 1 ? "" : "s"));
 }
+
+}  // namespace
 
 void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunOptions>();

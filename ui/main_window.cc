@@ -710,7 +710,7 @@ void MainWindow::onProgress(const SweepProgress& p) {
   }
   progress_->setRange(0, static_cast<int>(p.total));
   progress_->setValue(static_cast<int>(p.done));
-  QString eta = p.eta_s > 0 ? tr(", ETA %1 s").arg(p.eta_s, 0, 'f', p.eta_s < 10 ? 1 : 0) : QString();
+  QString eta = p.eta_s > 0 ? tr(", ETA %1").arg(durationText(p.eta_s)) : QString();
   rate_->setText(tr("%1/%2 points, %3 points/s%4%5")
                      .arg(p.done)
                      .arg(p.total)

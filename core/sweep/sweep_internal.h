@@ -119,7 +119,9 @@ class PointWriter {
   void commit();
   /// Calls on_progress (at most every progress_interval_s unless `force`).
   void report(bool force);
-  /// Recomputes elapsed time, rate and ETA.
+  /// Recomputes elapsed time, rate and ETA: with every point's estimate (a
+  /// fresh run), elapsed x (estimated seconds left / estimated seconds done),
+  /// else the points left at the rate so far.
   void update();
 
  private:
@@ -134,6 +136,10 @@ class PointWriter {
   std::size_t batch_points_;
   Clock::time_point t0_, last_commit_, last_progress_;
   std::vector<PointRecord> pending_;
+  // A fresh run with every point's estimate (SweepOptions::point_seconds):
+  // estimated seconds of points [0, i) at [i] (points are committed in index
+  // order), so the ETA weighs what is left by its estimate, not by its count.
+  std::vector<double> estimated_before_;
 };
 
 }  // namespace scin::sweep_detail

@@ -101,6 +101,10 @@ PointWriter::PointWriter(Store* store, std::int64_t run_id, SweepProgress& progr
       last_commit_(t0_),
       last_progress_(t0_ - std::chrono::hours(1)) {
   pr_.done = already;
+  if (already == 0 && !opts.point_seconds.empty() && opts.point_seconds.size() == pr_.total) {
+    estimated_before_.assign(1, 0.0);
+    for (const double s : opts.point_seconds) estimated_before_.push_back(estimated_before_.back() + std::max(0.0, s));
+  }
 }
 
 void PointWriter::update() {
@@ -110,6 +114,11 @@ void PointWriter::update() {
   pr_.eta_s = (pr_.rate_points_per_s > 0 && pr_.done < pr_.total)
                   ? static_cast<double>(pr_.total - pr_.done) / pr_.rate_points_per_s
                   : 0;
+  // Sizes grow along a sweep, and a packet point at 1 GiB can cost as much as
+  // all the small ones before it: by the estimates, when every point has one.
+  if (pr_.done < pr_.total && pr_.done < estimated_before_.size())
+    if (const double done_s = estimated_before_[pr_.done]; done_s > 0)
+      pr_.eta_s = pr_.elapsed_s * (estimated_before_.back() - done_s) / done_s;
 }
 
 void PointWriter::report(bool force) {

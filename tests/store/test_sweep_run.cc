@@ -331,6 +331,45 @@ TEST(SweepRun, LongLastPointsFirstKeepIndexOrderAndValues) {
   EXPECT_EQ(runs[0], runs[2]);
 }
 
+// With every point's estimate the ETA weighs the points left by their
+// estimates (elapsed x estimated seconds left / estimated seconds done): a
+// last point estimated as all the others together 1000 times over is most of
+// what is left. Without estimates, the points left at the rate so far.
+TEST(SweepRun, EtaWeighsThePointsLeftByTheirEstimates) {
+  const std::uint64_t n = 40;
+  std::vector<double> estimates(n, 1.0);
+  estimates.back() = 1000.0 * static_cast<double>(n - 1);
+  for (const bool with : {true, false}) {
+    SweepOptions opts;
+    opts.batch_points = 1;
+    if (with) opts.point_seconds = estimates;
+    SweepProgress pr;
+    pr.total = n;
+    const SweepSink sink;
+    sweep_detail::PointWriter writer(nullptr, 0, pr, 0, opts, sink, {});
+    int checked = 0;
+    for (std::uint64_t i = 0; i + 1 < n; ++i) {
+      PointRecord rec;
+      rec.index = i;
+      writer.add(rec);
+      writer.commit();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      writer.update();
+      ASSERT_EQ(pr.done, i + 1);
+      ASSERT_GT(pr.elapsed_s, 0);
+      const double done_s = static_cast<double>(pr.done);   // every point before the last estimated 1 s
+      const double want = with ? pr.elapsed_s * (estimates.back() + static_cast<double>(n - 1) - done_s) / done_s
+                               : static_cast<double>(n - pr.done) / pr.rate_points_per_s;
+      EXPECT_NEAR(pr.eta_s, want, 1e-9 * want) << "done " << pr.done << (with ? " with" : " without") << " estimates";
+      ++checked;
+    }
+    EXPECT_EQ(checked, static_cast<int>(n - 1));
+    // All but the last point done: with the estimates, ~1000x the time so far is left; by the rate, 1/39 of it.
+    if (with) EXPECT_GT(pr.eta_s, 999.0 * pr.elapsed_s);
+    else EXPECT_LT(pr.eta_s, pr.elapsed_s / 30);
+  }
+}
+
 // Cancelled while tail points are computed out of index order: the run keeps
 // a contiguous prefix (whenever the cancel lands), and a resume completes it
 // with the values of a run in one go.

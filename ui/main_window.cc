@@ -27,7 +27,6 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
-#include <QThread>
 #include <QTimer>
 #include <QToolBar>
 #include <QUndoStack>
@@ -215,9 +214,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   connect(runner_, &RunController::estimated, this, [this](const QString& text) {
     runEstimate_ = text;
     rate_->setText(tr("starting… (%1)").arg(text));
-    rate_->setToolTip(tr("The sweep's %1 on one core, as `scin sweep` estimates it; it runs on %2 thread(s).")
-                          .arg(text)
-                          .arg(std::max(1, QThread::idealThreadCount() - 1)));
+    rate_->setToolTip(tr("The sweep's %1 on one core, as `scin sweep` estimates it.").arg(text));
   });
   connect(runBrowser_, &RunBrowser::selectionChanged, this, [this](const std::vector<std::int64_t>& ids) {
     if (runner_->running()) return;

@@ -138,6 +138,8 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
     spec = load_sweep_spec(file);
   }
   const std::uint64_t total = point_count(spec);
+  const std::size_t threads = o.threads > 0 ? static_cast<std::size_t>(o.threads)
+                                            : static_cast<std::size_t>(std::thread::hardware_concurrency());
   if (o.dry_run) {
     fmt::print("sweep '{}' (kind {}): {} points\n", spec.name, to_string(spec.kind), total);
     for (const auto& g : spec.axes) {
@@ -149,8 +151,6 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
     for (std::uint64_t i = 0; i < show; ++i) fmt::print("  point {}: {}\n", i, point_axes(spec, i).dump());
     if (show < total) fmt::print("  ... {} more\n", total - show);
     // What the budget will check (scin run --estimate prints the same per run).
-    const std::size_t threads = o.threads > 0 ? static_cast<std::size_t>(o.threads)
-                                              : static_cast<std::size_t>(std::thread::hardware_concurrency());
     const WorkEstimate work = sweep_work(spec, threads);
     if (work.seconds > 0 || work.amount > 0)
       fmt::print("  estimated work: {:.3g} {}, {} of CPU on one core, at most {} at once on {} thread{}\n", work.amount,
@@ -163,8 +163,6 @@ void sweep_on_rank0(const SweepCli& o, MpiSession& mpi) {
   // Every point's estimate, when all were estimated: the runner takes the last ones longest first.
   std::vector<double> point_seconds;
   {
-    const std::size_t threads = o.threads > 0 ? static_cast<std::size_t>(o.threads)
-                                              : static_cast<std::size_t>(std::thread::hardware_concurrency());
     const WorkEstimate work = sweep_work(spec, threads, &point_seconds);
     // Nothing printed or stored yet: a sweep that will allocate much restarts
     // here once with the C library's heap on huge pages (base/huge_pages.h),

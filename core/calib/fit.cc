@@ -233,14 +233,19 @@ FitResult fit(const Config& cfg, const std::vector<MeasuredRow>& all_rows, const
       // Rows of NCCL's own choice are modelled as the faster of ring and NVLS, which is flat in
       // the slower one's costs: a fit can move one algorithm out of the way, and its cost is then
       // refused at the solution. Logs of each algorithm alone identify both.
-      const bool auto_rows = std::any_of(all_rows.begin(), all_rows.end(), [](const MeasuredRow& x) {
-        return x.algorithm == "nccl-auto";
-      });
-      if (auto_rows && !late.empty())
+      auto any_row = [&](const char* algo) {
+        return std::any_of(all_rows.begin(), all_rows.end(), [&](const MeasuredRow& x) { return x.algorithm == algo; });
+      };
+      if (any_row("nccl-auto") && !late.empty())
         r.notes.push_back(
             "rows of NCCL's own choice (nccl-auto) are modelled as the faster of ring and NVLS, which does not depend "
             "on the slower one's costs; measure with NCCL_ALGO=Ring and with NCCL_ALGO=NVLS (one log each) so that both "
             "algorithms' costs can be fitted");
+      if (any_row("nccl-sym") && !late.empty())
+        r.notes.push_back(
+            "rows of NCCL's symmetric kernels (nccl-sym) are modelled as the faster of one-shot and two-shot, which "
+            "does not depend on the slower one's costs; time each kernel alone (NCCL_SYM_KERNEL=AllReduce_AGxLL_R, "
+            "=AllReduce_RSxLD_AGxST) so that both can be fitted");
       return r;
     }
     o.params = keep;
@@ -289,8 +294,14 @@ FitResult fit_pass(const Config& cfg, const std::vector<MeasuredRow>& all_rows, 
   Vec theta0;
   for (std::size_t j = 0; j < candidates.size(); ++j) {
     // A parameter that is off (0) starts from a seed in its unit: 16 MiB (where
-    // issue 15 reports real systems reach half bandwidth), 1 us, or 1.
-    const double seed = candidates[j]->unit == "bytes" ? double(16 << 20) : candidates[j]->unit == "ns" ? 1000.0 : 1.0;
+    // issue 15 reports real systems reach half bandwidth), 1 us, or 1; a per-algorithm
+    // link efficiency whose 0 means links.efficiency starts from that value (at 1 it would
+    // sit above the framing ceiling, where no row depends on it).
+    const bool inherits_links = info[j].path.ends_with(".link_efficiency") && find_param("links.efficiency");
+    const double seed = candidates[j]->unit == "bytes" ? double(16 << 20)
+                        : candidates[j]->unit == "ns" ? 1000.0
+                        : inherits_links              ? get_param_number(cfg, "links.efficiency")
+                                                      : 1.0;
     const double v = info[j].before > 0 ? info[j].before : std::clamp(seed, std::max(candidates[j]->min, 1e-9), candidates[j]->max);
     theta0.push_back(std::log(v));
   }

@@ -34,12 +34,26 @@ std::string canonical_algorithm(std::string_view name) {
       {"2shot", "two-shot"},         {"tree", "nccl-tree"},          {"nvlstree", "nccl-nvlstree"},
       {"nvls-tree", "nccl-nvlstree"}, {"nccl-nvls-tree", "nccl-nvlstree"}, {"collnet", "nccl-collnet"},
       {"collnetdirect", "nccl-collnetdirect"}, {"collnetchain", "nccl-collnetchain"}, {"pat", "nccl-pat"},
+      {"sym", "nccl-sym"},           {"sym-mem", "nccl-sym"},        {"symmem", "nccl-sym"},
+      {"symmetric", "nccl-sym"},     {"nccl-symmetric", "nccl-sym"}, {"nccl-sym-mem", "nccl-sym"},
   };
   if (auto it = alias.find(a); it != alias.end()) return it->second;
   for (const char* p : {"ll", "ll128", "simple"})  // "nccl-ring-ll128", "ring/ll128"
     for (const char* pre : {"nccl-ring-", "ring/", "nccl-ring/"})
       if (a == std::string(pre) + p) return std::string("ring-") + p;
   return a;
+}
+
+bool read_symmetric_kernel_choice(MeasuredRow& row) {
+  if (row.algorithm != "one-shot") return false;
+  const std::string text = ascii_lower(row.system + " " + row.notes);
+  const bool symmetric = text.find("sym-mem") != std::string::npos || text.find("symmetric kernel") != std::string::npos;
+  if (!symmetric || text.find("nccl_sym_kernel") != std::string::npos) return false;
+  row.algorithm = "nccl-sym";
+  row.notes += std::string(row.notes.empty() ? "" : "; ") +
+               "read as nccl-sym: timed through NCCL's symmetric kernels, where NCCL picks a one-shot or a two-shot "
+               "kernel by size (src/sym_kernels.cc), not one-shot alone";
+  return true;
 }
 
 std::string canonical_dtype(std::string_view name) {

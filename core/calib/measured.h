@@ -42,7 +42,8 @@ namespace scin {
 struct MeasuredRow {
   std::string system;          // CSV `system`, or the log's "FILE table K"
   int gpus = 0;
-  std::string algorithm;       // scin algorithm name, or "nccl-auto" (NCCL chose; min of ring / nvls)
+  std::string algorithm;       // scin algorithm name, "nccl-auto" (NCCL chose; min of ring / nvls) or
+                               // "nccl-sym" (NCCL chose among its symmetric kernels; min of one-shot / two-shot)
   std::uint64_t bytes = 0;     // message size per rank
   double measured_us = 0;      // out-of-place time
   double in_place_us = -1;     // nccl-tests in-place time (-1: none)
@@ -85,9 +86,17 @@ struct MeasuredFile {
 
 /// An algorithm name as measurement files write it ("Ring", "NVLS", "auto", "one_shot",
 /// "NCCL_ALGO=Tree" rows...) -> the name the model uses: ring, ring-ll, ring-ll128,
-/// ring-simple, nvls, one-shot, two-shot, nccl-auto (NCCL chose), any other scin algorithm
-/// in lower case, or "nccl-tree" / "nccl-nvlstree" / "nccl-collnet..." (not modelled).
+/// ring-simple, nvls, one-shot, two-shot, nccl-auto (NCCL chose), nccl-sym (NCCL chose among
+/// its symmetric kernels), any other scin algorithm in lower case, or "nccl-tree" /
+/// "nccl-nvlstree" / "nccl-collnet..." (not modelled).
 std::string canonical_algorithm(std::string_view name);
+
+/// A row labelled one-shot that was timed through NCCL's symmetric kernels (its system or
+/// notes say `sym-mem` or "symmetric kernel", and no NCCL_SYM_KERNEL forced one kernel) is
+/// NCCL's pick among them, which is a two-shot kernel above a few KiB (NCCL's
+/// src/sym_kernels.cc cost model): such a row becomes "nccl-sym" and its notes say why.
+/// True if the row was changed.
+bool read_symmetric_kernel_choice(MeasuredRow& row);
 
 /// An element type as files write it (float, float32, half, bfloat16, ...) -> fp32, fp16,
 /// bf16, or the name in lower case.

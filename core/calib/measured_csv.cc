@@ -362,6 +362,7 @@ std::vector<MeasuredRow> parse_measured_csv(const std::string& text, const std::
     if (algorithm < 0) r.notes += std::string(r.notes.empty() ? "" : "; ") + "no algorithm column: NCCL's choice";
     if (url >= 0 && !f[static_cast<std::size_t>(url)].empty())
       r.notes += (r.notes.empty() ? "" : "; ") + f[static_cast<std::size_t>(url)];
+    read_symmetric_kernel_choice(r);
     r.source = fmt::format("{}:{}", origin, ln);
     rows.push_back(std::move(r));
   }

@@ -71,6 +71,16 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
         t = std::min(t, simulate_us(c, "nvls", coll, engine));
       return t;
     }
+    if (a == "nccl-sym") {
+      // NCCL's symmetric kernels: NCCL picks the fastest of its one-shot (all-gather and reduce)
+      // and two-shot (reduce-scatter and all-gather) kernels by size (src/sym_kernels.cc); the
+      // faster of our one-shot and two-shot stands in for that pick.
+      const double one = simulate_us(c, "one-shot", coll, engine);
+      const double two = simulate_us(c, "two-shot", coll, engine);
+      if (note) *note = two < one ? "NCCL's symmetric kernels: modelled as two-shot (the faster here)"
+                                  : "NCCL's symmetric kernels: modelled as one-shot (the faster here)";
+      return std::min(one, two);
+    }
     if (a == "nvls" && unsupported_reason(c, "nvls").empty() && !nccl_runs_nvls(c)) {
       // NCCL_ALGO=NVLS where NCCL has no NVLS: NCCL runs ring, and so does the model of the row.
       if (note) *note = "modelled as ring: " + nccl_nvls_note(c);
@@ -83,7 +93,7 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
       }
     if (!find_algorithm(a)) {
       if (why)
-        *why = fmt::format("algorithm '{}' is not modelled (modelled: nccl-auto, ring, ring-ll, ring-ll128, "
+        *why = fmt::format("algorithm '{}' is not modelled (modelled: nccl-auto, nccl-sym, ring, ring-ll, ring-ll128, "
                            "ring-simple and the algorithms of `scin run --algo`)", a);
       return std::nullopt;
     }

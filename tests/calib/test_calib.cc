@@ -709,6 +709,33 @@ TEST(MeasuredCsv, HeadersAlgorithmsAndTypesAsOtherFilesWriteThem) {
   fs::remove(f);
 }
 
+// Rows timed through NCCL's symmetric kernels (torch --sym-mem) are NCCL's pick among its
+// one-shot and two-shot kernels, whatever the file's algorithm column assumed; a row that
+// forced one kernel (NCCL_SYM_KERNEL) or names another algorithm keeps its label.
+TEST(MeasuredCsv, SymmetricKernelRowsAreNcclsChoiceNotOneShot) {
+  const std::string csv =
+      "system,gpus,algorithm,bytes,measured_us,notes\n"
+      "HGX H200 (lab sym-mem latency),8,one-shot,1048576,16.3,torch --sym-mem\n"
+      "Lab,8,one_shot,1024,9,NCCL 2.30 Symmetric Kernels\n"
+      "Lab sym-mem,8,one-shot,1024,9,NCCL_SYM_KERNEL=AllReduce_AGxLL_R\n"
+      "Lab sym-mem,8,two-shot,1024,9,\n"
+      "Lab,8,SYM-MEM,1024,9,\n"
+      "Lab,8,one-shot,1024,9,custom kernel\n";
+  const auto rows = parse_measured_csv(csv, "s.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  const std::vector<std::string> algos = {"nccl-sym", "nccl-sym", "one-shot", "two-shot", "nccl-sym", "one-shot"};
+  for (std::size_t k = 0; k < rows.size(); ++k) EXPECT_EQ(rows[k].algorithm, algos[k]) << k;
+  EXPECT_NE(rows[0].notes.find("read as nccl-sym"), std::string::npos) << rows[0].notes;
+  EXPECT_EQ(rows[4].notes.find("read as nccl-sym"), std::string::npos) << rows[4].notes;
+  // Written and read again, a row stays what it was, its notes not said twice.
+  const auto again = parse_measured_csv(to_measured_csv(rows), "again.csv");
+  ASSERT_EQ(again.size(), rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    EXPECT_EQ(again[k].algorithm, rows[k].algorithm) << k;
+    EXPECT_EQ(again[k].notes, rows[k].notes) << k;
+  }
+}
+
 // '#' lines above the header (a source, a note) and among the rows are comments; such a file is
 // still recognised as CSV, and rows keep their own line numbers.
 TEST(MeasuredCsv, CommentLinesAreSkippedAndTheFileIsStillCsv) {
@@ -1100,6 +1127,73 @@ TEST(Calibrate, NcclAutoRowsSayWhichLogsIdentifyBothAlgorithms) {
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_NE(r.notes[0].find("NCCL_ALGO=Ring and with NCCL_ALGO=NVLS"), std::string::npos) << r.notes[0];
   EXPECT_TRUE(fit(start, synthetic(start), o).notes.empty());
+}
+
+// nccl-sym rows: the faster of one-shot and two-shot, with a note naming which.
+TEST(Validate, NcclSymIsTheFasterOfOneShotAndTwoShot) {
+  const Config c = load_preset("hgx-h200-8");
+  for (std::uint64_t bytes : {8ull, 32768ull, 262144ull, 1ull << 20, 64ull << 20}) {
+    MeasuredRow r;
+    r.system = "lab";
+    r.gpus = 8;
+    r.bytes = bytes;
+    r.algorithm = "one-shot";
+    const double one = *model_time_us(c, r);
+    r.algorithm = "two-shot";
+    const double two = *model_time_us(c, r);
+    r.algorithm = "nccl-sym";
+    std::string note;
+    const auto sym = model_time_us(c, r, nullptr, "analytic", &note);
+    ASSERT_TRUE(sym.has_value()) << bytes;
+    EXPECT_DOUBLE_EQ(*sym, std::min(one, two)) << bytes;
+    EXPECT_NE(note.find(two < one ? "as two-shot" : "as one-shot"), std::string::npos) << bytes << ": " << note;
+  }
+  // One kernel wins at each end on the fitted H200 (fp32 rows as the file's).
+  MeasuredRow small{"lab", 8, "nccl-sym", 8, 1.0};
+  MeasuredRow large{"lab", 8, "nccl-sym", 1ull << 20, 1.0};
+  std::string n_small, n_large;
+  model_time_us(c, small, nullptr, "analytic", &n_small);
+  model_time_us(c, large, nullptr, "analytic", &n_large);
+  EXPECT_NE(n_small.find("as one-shot"), std::string::npos) << n_small;
+  EXPECT_NE(n_large.find("as two-shot"), std::string::npos) << n_large;
+}
+
+// The sizes where each kernel wins identify each one's fixed cost: rows the model makes from
+// known costs give them back (calibration on the model's own data, not validation).
+TEST(Calibrate, NcclSymRowsIdentifyOneShotAndTwoShotFixedCosts) {
+  Config truth = load_preset("hgx-h200-8");
+  set_param(truth, "one_shot.base_ns", 5200.0);
+  set_param(truth, "two_shot.base_ns", 7600.0);
+  const auto rows = generated(truth, "sym", "nccl-sym", {8, 64, 1024, 8192, 262144, 1ull << 20, 4ull << 20});
+  Config start = load_preset("hgx-h200-8");
+  set_param(start, "one_shot.base_ns", 4000.0);
+  set_param(start, "two_shot.base_ns", 4000.0);
+  FitOptions o;
+  o.auto_offsets = false;
+  o.params = {"one_shot.base_ns", "two_shot.base_ns"};
+  const FitResult r = fit(start, rows, o);
+  ASSERT_EQ(r.params.size(), 2u);
+  for (const auto& p : r.params) ASSERT_TRUE(p.fitted) << p.path << ": " << p.reason;
+  EXPECT_NEAR(r.params[0].value, 5200.0, 52.0);
+  EXPECT_NEAR(r.params[1].value, 7600.0, 76.0);
+}
+
+// A per-algorithm link efficiency at 0 means links.efficiency: the fit starts it there, not
+// at 1, where the framing ceiling (section 3) makes every row independent of it.
+TEST(Calibrate, ALinkEfficiencyThatInheritsStartsFromTheLinksValue) {
+  Config truth = load_preset("hgx-h200-8");
+  set_param(truth, "two_shot.link_efficiency", 0.7);
+  const auto rows = generated(truth, "lab", "two-shot", {8, 262144, 4ull << 20, 64ull << 20});
+  Config start = truth;
+  set_param(start, "two_shot.link_efficiency", 0.0);
+  FitOptions o;
+  o.auto_offsets = false;
+  o.params = {"two_shot.base_ns", "two_shot.link_efficiency"};
+  const FitResult r = fit(start, rows, o);
+  ASSERT_EQ(r.params.size(), 2u);
+  ASSERT_TRUE(r.params[1].fitted) << r.params[1].reason;
+  EXPECT_NEAR(r.params[1].value, 0.7, 0.007);
+  EXPECT_NEAR(r.params[0].value, truth.tuning.two_shot_base_ns, truth.tuning.two_shot_base_ns * 0.01);
 }
 
 TEST(Calibrate, RefusesParametersTheDataCannotIdentify) {

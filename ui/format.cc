@@ -42,6 +42,9 @@ QColor algorithmColor(const QString& a) {
   static const char* order[] = {"ring", "one-shot", "two-shot", "nvls", "scin", "scin-inq", "ring-q8", "two-shot-q8"};
   for (int i = 0; i < 8; ++i)
     if (a == QLatin1String(order[i])) return paletteColor(i);
+  // NCCL's own choices, which only measured rows carry: fixed colours away from the palette's.
+  if (a == QLatin1String("nccl-sym")) return QColor(0x8C, 0x56, 0x1E);   // brown
+  if (a == QLatin1String("nccl-auto")) return QColor(0x6E, 0x6E, 0x6E);  // grey
   // Anything new: a stable hue from the name.
   return QColor::fromHsv(static_cast<int>(qHash(a) % 360), 160, 200);
 }

@@ -77,8 +77,8 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
       // faster of our one-shot and two-shot stands in for that pick.
       const double one = simulate_us(c, "one-shot", coll, engine);
       const double two = simulate_us(c, "two-shot", coll, engine);
-      if (note) *note = two < one ? "NCCL's symmetric kernels: modelled as two-shot (the faster here)"
-                                  : "NCCL's symmetric kernels: modelled as one-shot (the faster here)";
+      if (note) *note = two < one ? "modelled as two-shot (of NCCL's symmetric kernels, the faster here)"
+                                  : "modelled as one-shot (of NCCL's symmetric kernels, the faster here)";
       return std::min(one, two);
     }
     if (a == "nvls" && unsupported_reason(c, "nvls").empty() && !nccl_runs_nvls(c)) {

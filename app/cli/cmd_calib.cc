@@ -193,10 +193,16 @@ void run_calibrate(const CalibrateOptions& o) {
     for (const auto& [k, v] : preset_sources(o.fabric.preset)) sources[k] = v;
     std::string files;
     for (const auto& f : in.files) files += (files.empty() ? "" : ", ") + f.path.filename().string() + " (sha256 " + f.sha256.substr(0, 12) + ")";
-    for (const auto& p : res.params)
+    for (const auto& p : res.params) {
+      const std::string old_source = sources.value(p.path, "");
       if (p.fitted)
         sources[p.path] = fmt::format("calibrated by scin calibrate on {}: {} {} (95% CI {} - {}); see calibration",
                                       files, fmt_num(p.value), p.unit, fmt_num(p.ci_low), fmt_num(p.ci_high));
+      else if (old_source.starts_with("calibrated by scin calibrate"))
+        // An earlier fit's claim no longer holds for this value: say what this fit did.
+        sources[p.path] = fmt::format("not fitted by scin calibrate on {}: {}; {} {} as given to the fit; see calibration",
+                                      files, p.reason, fmt_num(p.value), p.unit);
+    }
     nlohmann::ordered_json ordered = nlohmann::ordered_json::object();
     ordered["name"] = preset["name"];
     ordered["description"] = preset.value("description", "");

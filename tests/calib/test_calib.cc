@@ -1261,6 +1261,32 @@ TEST(CalibCli, ValidateReadsALogAndCalibrateRejectsAMalformedOne) {
 
 // Rows the model cannot time are listed with why; statistics of no rows are
 // "-" (table), empty (CSV) and null (JSON), never a MAPE of 0%.
+// Refitting a calibrated preset on rows that cannot identify one of its fitted parameters
+// keeps that value but no longer claims an earlier fit made it; fitted ones say this fit.
+TEST(CalibCli, ARefusedParameterDoesNotKeepAnEarlierFitsClaim) {
+  const fs::path csv = fs::temp_directory_path() / "scin-calib-ring-only.csv";
+  {
+    std::ofstream f(csv);
+    f << "system,gpus,algorithm,bytes,measured_us\n"
+         "lab H200,8,ring,8,16\nlab H200,8,ring,1024,16.2\nlab H200,8,ring,32768,16.9\nlab H200,8,ring,262144,19\n";
+  }
+  const fs::path out = fs::temp_directory_path() / "scin-calib-ring-only.json";
+  auto c = run_cli("calibrate '" + csv.string() + "' --preset hgx-h200-8 --param ring.ll.base_ns,one_shot.base_ns --out '" +
+                   out.string() + "'");
+  ASSERT_EQ(c.status, 0) << c.output;
+  std::ifstream in(out);
+  const auto j = nlohmann::json::parse(in);
+  const std::string fitted = j["sources"]["ring.ll.base_ns"], refused = j["sources"]["one_shot.base_ns"];
+  EXPECT_EQ(fitted.rfind("calibrated by scin calibrate on scin-calib-ring-only.csv", 0), 0u) << fitted;
+  EXPECT_EQ(refused.rfind("not fitted by scin calibrate on scin-calib-ring-only.csv", 0), 0u) << refused;
+  EXPECT_NE(refused.find(": not identifiable"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("as given to the fit"), std::string::npos) << refused;
+  // The shipped preset's own claim for it (its fit on the reference file) is what was replaced.
+  EXPECT_EQ(preset_sources("hgx-h200-8").at("one_shot.base_ns").rfind("calibrated by scin calibrate", 0), 0u);
+  fs::remove(csv);
+  fs::remove(out);
+}
+
 TEST(CalibCli, ValidateWithNoModelledRowGivesNoErrorFigures) {
   const fs::path f = fs::temp_directory_path() / "scin-calib-unmodelled.csv";
   {

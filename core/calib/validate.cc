@@ -75,11 +75,16 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
       // NCCL's symmetric kernels: NCCL picks the fastest of its one-shot (all-gather and reduce)
       // and two-shot (reduce-scatter and all-gather) kernels by size (src/sym_kernels.cc); the
       // faster of our one-shot and two-shot stands in for that pick.
-      const double one = simulate_us(c, "one-shot", coll, engine);
-      const double two = simulate_us(c, "two-shot", coll, engine);
-      if (note) *note = two < one ? "modelled as two-shot (of NCCL's symmetric kernels, the faster here)"
-                                  : "modelled as one-shot (of NCCL's symmetric kernels, the faster here)";
-      return std::min(one, two);
+      std::optional<double> best;
+      for (const char* k : {"one-shot", "two-shot"}) {
+        if (!unsupported_reason(c, k).empty()) continue;  // e.g. a fabric without that kernel
+        const double t = simulate_us(c, k, coll, engine);
+        if (best && t >= *best) continue;
+        best = t;
+        if (note) *note = fmt::format("modelled as {} (of NCCL's symmetric kernels, the faster here)", k);
+      }
+      if (!best && why) *why = "NCCL's symmetric kernels: neither one-shot nor two-shot runs on " + c.name;
+      return best;
     }
     if (a == "nvls" && unsupported_reason(c, "nvls").empty() && !nccl_runs_nvls(c)) {
       // NCCL_ALGO=NVLS where NCCL has no NVLS: NCCL runs ring, and so does the model of the row.

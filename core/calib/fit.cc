@@ -233,19 +233,14 @@ FitResult fit(const Config& cfg, const std::vector<MeasuredRow>& all_rows, const
       // Rows of NCCL's own choice are modelled as the faster of ring and NVLS, which is flat in
       // the slower one's costs: a fit can move one algorithm out of the way, and its cost is then
       // refused at the solution. Logs of each algorithm alone identify both.
-      auto any_row = [&](const char* algo) {
-        return std::any_of(all_rows.begin(), all_rows.end(), [&](const MeasuredRow& x) { return x.algorithm == algo; });
-      };
-      if (any_row("nccl-auto") && !late.empty())
+      const bool auto_rows = std::any_of(all_rows.begin(), all_rows.end(), [](const MeasuredRow& x) {
+        return x.algorithm == "nccl-auto";
+      });
+      if (auto_rows && !late.empty())
         r.notes.push_back(
             "rows of NCCL's own choice (nccl-auto) are modelled as the faster of ring and NVLS, which does not depend "
             "on the slower one's costs; measure with NCCL_ALGO=Ring and with NCCL_ALGO=NVLS (one log each) so that both "
             "algorithms' costs can be fitted");
-      if (any_row("nccl-sym") && !late.empty())
-        r.notes.push_back(
-            "rows of NCCL's symmetric kernels (nccl-sym) are modelled as the faster of one-shot and two-shot, which "
-            "does not depend on the slower one's costs; time each kernel alone (NCCL_SYM_KERNEL=AllReduce_AGxLL_R, "
-            "=AllReduce_RSxLD_AGxST) so that both can be fitted");
       return r;
     }
     o.params = keep;

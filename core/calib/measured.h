@@ -43,7 +43,7 @@ struct MeasuredRow {
   std::string system;          // CSV `system`, or the log's "FILE table K"
   int gpus = 0;
   std::string algorithm;       // scin algorithm name, "nccl-auto" (NCCL chose; min of ring / nvls) or
-                               // "nccl-sym" (NCCL chose among its symmetric kernels; min of one-shot / two-shot)
+                               // "nccl-sym" (NCCL chose among its symmetric kernels: calib/nccl_sym.h)
   std::uint64_t bytes = 0;     // message size per rank
   double measured_us = 0;      // out-of-place time
   double in_place_us = -1;     // nccl-tests in-place time (-1: none)

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "calib/nccl_sym.h"
 #include "engines/simulate.h"
 #include "fabric/params.h"
 #include "schedule/nvls_policy.h"
@@ -72,19 +73,21 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
       return t;
     }
     if (a == "nccl-sym") {
-      // NCCL's symmetric kernels: NCCL picks the fastest of its one-shot (all-gather and reduce)
-      // and two-shot (reduce-scatter and all-gather) kernels by size (src/sym_kernels.cc); the
-      // faster of our one-shot and two-shot stands in for that pick.
-      std::optional<double> best;
-      for (const char* k : {"one-shot", "two-shot"}) {
-        if (!unsupported_reason(c, k).empty()) continue;  // e.g. a fabric without that kernel
-        const double t = simulate_us(c, k, coll, engine);
-        if (best && t >= *best) continue;
-        best = t;
-        if (note) *note = fmt::format("modelled as {} (of NCCL's symmetric kernels, the faster here)", k);
+      // NCCL's symmetric kernels: NCCL picks one by its own cost model (calib/nccl_sym.h); the
+      // kernel's family, one-shot or two-shot, stands in for it (the other where the fabric
+      // lacks it).
+      const NcclSymPick pick = nccl_sym_pick(c, row.bytes);
+      std::string algo = pick.algorithm;
+      const std::string other = algo == "one-shot" ? "two-shot" : "one-shot";
+      if (!unsupported_reason(c, algo).empty()) algo = other;
+      if (!unsupported_reason(c, algo).empty()) {
+        if (why) *why = "NCCL's symmetric kernels: neither one-shot nor two-shot runs on " + c.name;
+        return std::nullopt;
       }
-      if (!best && why) *why = "NCCL's symmetric kernels: neither one-shot nor two-shot runs on " + c.name;
-      return best;
+      if (note)
+        *note = fmt::format("modelled as {}: NCCL's symmetric kernels run {} at this size (its cost model, "
+                            "src/sym_kernels.cc)", algo, pick.kernel);
+      return simulate_us(c, algo, coll, engine);
     }
     if (a == "nvls" && unsupported_reason(c, "nvls").empty() && !nccl_runs_nvls(c)) {
       // NCCL_ALGO=NVLS where NCCL has no NVLS: NCCL runs ring, and so does the model of the row.

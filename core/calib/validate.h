@@ -24,7 +24,7 @@ const char* to_string(Regime r);
 /// in microseconds; nullopt with `why` set when the row cannot be modelled
 /// (unknown algorithm, unsupported fabric). A row is modelled as what NCCL runs
 /// for it: "nccl-auto" is the faster of ring and NVLS (NVLS only where NCCL runs
-/// it), "nccl-sym" (NCCL's symmetric kernels) the faster of one-shot and two-shot,
+/// it), "nccl-sym" (NCCL's symmetric kernels) the family of NCCL's pick (calib/nccl_sym.h),
 /// and "nvls" below switch.nvls.nccl_min_gpus is ring, with `note` saying so.
 std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why = nullptr,
                                     const std::string& engine = "analytic", std::string* note = nullptr);

@@ -17,6 +17,7 @@
 #include "calib/fit.h"
 #include "calib/holdout.h"
 #include "calib/measured.h"
+#include "calib/nccl_sym.h"
 #include "calib/validate.h"
 #include "cli_util.h"
 #include "fabric/params.h"
@@ -1129,33 +1130,72 @@ TEST(Calibrate, NcclAutoRowsSayWhichLogsIdentifyBothAlgorithms) {
   EXPECT_TRUE(fit(start, synthetic(start), o).notes.empty());
 }
 
-// nccl-sym rows: the faster of one-shot and two-shot, with a note naming which.
-TEST(Validate, NcclSymIsTheFasterOfOneShotAndTwoShot) {
+// NCCL's pick among its symmetric kernels, from its own cost model (src/sym_kernels.cc;
+// figures from that model by hand): on 8 Hopper GPUs its LL one-shot costs 4.5 us plus
+// 9 x 8 x S bytes at 320 GiB/s, its multimem two-shot 7.8 us plus 1.125 S at 480 GiB/s; the LL
+// kernel is chosen up to 16 KiB, the multimem two-shot from 32 KiB; Blackwell's higher fixed
+// costs move the switch to 64 KiB; fewer ranks move it up, more down; without multimem the
+// plain two-shot (RSxLD_AGxST) takes over.
+TEST(NcclSym, PickFollowsNcclsCostModel) {
+  auto pick = [](int ranks, std::uint64_t bytes, bool blackwell, bool mc) {
+    return nccl_sym_pick(ranks, bytes, blackwell, mc);
+  };
+  EXPECT_EQ(pick(8, 8, false, true).algorithm, "one-shot");
+  EXPECT_EQ(pick(8, 16384, false, true).algorithm, "one-shot");
+  EXPECT_EQ(pick(8, 32768, false, true).kernel, "AllReduce_RSxLDMC_AGxSTMC");
+  EXPECT_EQ(pick(8, 1 << 20, false, true).algorithm, "two-shot");
+  EXPECT_EQ(pick(8, 32768, true, true).algorithm, "one-shot");
+  EXPECT_EQ(pick(8, 65536, true, true).algorithm, "two-shot");
+  EXPECT_EQ(pick(4, 32768, false, true).algorithm, "one-shot");
+  EXPECT_EQ(pick(72, 4096, false, true).algorithm, "two-shot");
+  EXPECT_EQ(pick(8, 1 << 20, false, false).kernel, "AllReduce_RSxLD_AGxST");
+  EXPECT_EQ(pick(8, 8, false, false).kernel, "AllReduce_AGxLL_R");
+  // NCCL's estimates (its softmin of blocks x 65 GiB/s against the peak, softness 65 GiB/s; one
+  // block is within 2.5% of the most at both sizes): 8 B on the LL one-shot, 8 x 8 x 9 bus
+  // bytes against 320 GiB/s; 1 MiB on the multimem two-shot, 1.125 MiB against 480 GiB/s with
+  // its x8 multiplier.
+  const double sm = 65.0 * (1 << 30) / 1e6;
+  auto soft_min = [&](double x, double c) { return c - sm * std::log1p(std::expm1(c / sm) * std::exp(-x / sm)); };
+  EXPECT_NEAR(pick(8, 8, false, false).nccl_model_us, 4.5 + std::log1p(std::exp(576 / soft_min(sm, 320 / 65.0 * sm) - 1)), 1e-9);
+  EXPECT_NEAR(pick(8, 1 << 20, false, true).nccl_model_us,
+              7.8 + std::log1p(std::exp(1.125 * (1 << 20) / soft_min(8 * sm, 480 / 65.0 * sm) - 1)), 1e-9);
+  EXPECT_NEAR(pick(8, 8, false, false).nccl_model_us, 4.8155, 1e-4);
+  EXPECT_NEAR(pick(8, 1 << 20, false, true).nccl_model_us, 9.4453, 1e-4);
+  EXPECT_THROW(pick(1, 8, false, true), Error);
+  EXPECT_THROW(pick(8, 0, false, true), Error);
+  // On a fabric: the accelerator's name says Blackwell, the switch's NVLS says multimem.
+  Config b200 = load_preset("hgx-b200-8"), a100 = load_preset("hgx-a100-8");
+  EXPECT_EQ(nccl_sym_pick(b200, 32768).algorithm, "one-shot");
+  EXPECT_EQ(nccl_sym_pick(a100, 1 << 20).kernel, "AllReduce_RSxLD_AGxST");
+}
+
+// nccl-sym rows: the family of NCCL's pick on our engines, with a note naming the kernel.
+TEST(Validate, NcclSymIsTheKernelFamilyNcclPicks) {
   const Config c = load_preset("hgx-h200-8");
-  for (std::uint64_t bytes : {8ull, 32768ull, 262144ull, 1ull << 20, 64ull << 20}) {
+  for (std::uint64_t bytes : {8ull, 16384ull, 32768ull, 262144ull, 1ull << 20, 64ull << 20}) {
     MeasuredRow r;
     r.system = "lab";
     r.gpus = 8;
     r.bytes = bytes;
-    r.algorithm = "one-shot";
-    const double one = *model_time_us(c, r);
-    r.algorithm = "two-shot";
-    const double two = *model_time_us(c, r);
+    const std::string family = nccl_sym_pick(c, bytes).algorithm;
+    r.algorithm = family;
+    const double expected = *model_time_us(c, r);
     r.algorithm = "nccl-sym";
     std::string note;
     const auto sym = model_time_us(c, r, nullptr, "analytic", &note);
     ASSERT_TRUE(sym.has_value()) << bytes;
-    EXPECT_DOUBLE_EQ(*sym, std::min(one, two)) << bytes;
-    EXPECT_NE(note.find(two < one ? "as two-shot" : "as one-shot"), std::string::npos) << bytes << ": " << note;
+    EXPECT_DOUBLE_EQ(*sym, expected) << bytes;
+    EXPECT_NE(note.find("modelled as " + family), std::string::npos) << bytes << ": " << note;
+    EXPECT_NE(note.find(nccl_sym_pick(c, bytes).kernel), std::string::npos) << note;
   }
-  // One kernel wins at each end on the fitted H200 (fp32 rows as the file's).
-  MeasuredRow small{"lab", 8, "nccl-sym", 8, 1.0};
-  MeasuredRow large{"lab", 8, "nccl-sym", 1ull << 20, 1.0};
-  std::string n_small, n_large;
-  model_time_us(c, small, nullptr, "analytic", &n_small);
-  model_time_us(c, large, nullptr, "analytic", &n_large);
-  EXPECT_NE(n_small.find("as one-shot"), std::string::npos) << n_small;
-  EXPECT_NE(n_large.find("as two-shot"), std::string::npos) << n_large;
+  // At 32 KiB NCCL already runs its two-shot although our one-shot would be faster there.
+  MeasuredRow r{"lab", 8, "one-shot", 32768, 1.0};
+  const double one = *model_time_us(c, r);
+  r.algorithm = "two-shot";
+  const double two = *model_time_us(c, r);
+  r.algorithm = "nccl-sym";
+  EXPECT_LT(one, two);
+  EXPECT_DOUBLE_EQ(*model_time_us(c, r), two);
 }
 
 // The sizes where each kernel wins identify each one's fixed cost: rows the model makes from

@@ -153,9 +153,9 @@ TEST(HalfPeak, H200NvlsModelWithinAFactorOf1p3OfFittedData) {
 
 }  // namespace
 
-// docs/model.md section 9, "Two-shot's fixed cost": fitted on 8x H200 (NCCL's symmetric
-// kernels NCCL runs a two-shot for, 32 KiB - 1 MiB), 2.23 us above one-shot's; every other preset with a
-// one-shot kernel cost carries that difference. So one-shot (one barrier) is the faster of
+// docs/model.md section 9, "Two-shot's fixed cost": fitted on 8x H200 (the --sym-mem rows
+// where NCCL runs a two-shot kernel, 32 KiB - 1 MiB), 2.23 us above one-shot's; every other
+// preset with a one-shot kernel cost carries that difference. So one-shot (one barrier) is the faster of
 // the two for small messages and two-shot (a quarter of the bytes per link at 8 GPUs) for
 // large ones, crossing between 128 and 256 KiB on hgx-h200-8 (vLLM's custom All-Reduce
 // runs one-stage below 256 KB at 8 GPUs).

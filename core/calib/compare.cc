@@ -114,6 +114,7 @@ std::vector<MeasuredRow> measured_rows(const std::vector<PointRecord>& points) {
       r.in_place_us = p.extra.value("in_place_us", -1.0);
       r.notes = p.extra.value("notes", std::string());
     }
+    read_symmetric_kernel_choice(r);  // a run imported before 2026-12-06 stored such rows as one-shot
     out.push_back(std::move(r));
   }
   return out;

@@ -1544,6 +1544,25 @@ TEST(Compare, RowsMatchTheModelAndTheMeasuredBusbw) {
   EXPECT_TRUE(std::isnan(rows[1].model_us));
 }
 
+// A measured run stored before --sym-mem rows were read as NCCL's symmetric-kernel pick holds
+// them as one-shot; read back, they are nccl-sym like a fresh import.
+TEST(Compare, StoredSymmetricKernelRowsReadBackAsNcclSym) {
+  PointRecord p;
+  p.kind = PointKind::Measured;
+  p.status = PointStatus::Ok;
+  p.system = "HGX H200 (lab sym-mem latency)";
+  p.gpus = 8;
+  p.algorithm = "one-shot";
+  p.bytes = 1 << 20;
+  p.measured_us = 16.3;
+  PointRecord q = p;
+  q.system = "HGX H200 (lab)";
+  const auto rows = measured_rows({p, q});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].algorithm, "nccl-sym");
+  EXPECT_EQ(rows[1].algorithm, "one-shot");
+}
+
 TEST(Compare, StoredSimulatedRunAgainstAnImportedLog) {
   const fs::path dir = fs::temp_directory_path() / "scin-calib-compare";
   fs::remove_all(dir);

@@ -1189,7 +1189,11 @@ TEST(Validate, NcclSymIsTheKernelFamilyNcclPicks) {
     EXPECT_NE(note.find(nccl_sym_pick(c, bytes).kernel), std::string::npos) << note;
   }
   // At 32 KiB NCCL already runs its two-shot although our one-shot would be faster there.
-  MeasuredRow r{"lab", 8, "one-shot", 32768, 1.0};
+  MeasuredRow r;
+  r.system = "lab";
+  r.gpus = 8;
+  r.algorithm = "one-shot";
+  r.bytes = 32768;
   const double one = *model_time_us(c, r);
   r.algorithm = "two-shot";
   const double two = *model_time_us(c, r);

@@ -1,6 +1,5 @@
 #include "calib/nccl_sym.h"
 
-#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 

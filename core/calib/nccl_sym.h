@@ -15,7 +15,7 @@ namespace scin {
 struct NcclSymPick {
   std::string kernel;     // NCCL's name: AllReduce_AGxLL_R, _AGxLLMC_R, _RSxLD_AGxST, _RSxLDMC_AGxSTMC
   std::string algorithm;  // our stand-in: "one-shot" (the AG kernels) or "two-shot" (the RS kernels)
-  double nccl_model_us = 0;  // NCCL's own estimate (without the launch), for the note
+  double nccl_model_us = 0;  // NCCL's own estimate of the kernel's time (its model; our engines give the time used)
 };
 
 /// NCCL's pick for an All-Reduce of `bytes` per rank over `ranks` GPUs: Blackwell constants

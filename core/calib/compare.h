@@ -9,8 +9,8 @@
 // The model of a measured row is the simulated run's *base* configuration
 // (its preset plus base.set, as recorded in the store; sweep axes are not
 // applied) with fabric.gpus set to the row's GPU count, on the run's engine
-// (model_time_us in calib/validate.h: "nccl-auto" rows take the faster of ring and
-// NVLS, "ring-ll" etc. fix the protocol). Rows with fewer GPUs than the run's
+// (model_time_us in calib/validate.h: "nccl-auto" rows take the algorithm and
+// protocol NCCL's tuning model picks, "ring-ll" etc. fix the protocol). Rows with fewer GPUs than the run's
 // are compared at their own count; rows with more are skipped with the reason
 // (they span NVLink domains the fabric does not join); filter on `gpus` to
 // overlay only the simulated fabric's size. Nothing is fitted here.

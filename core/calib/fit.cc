@@ -230,16 +230,16 @@ FitResult fit(const Config& cfg, const std::vector<MeasuredRow>& all_rows, const
           if (p.path == n) all.push_back(p);
       }
       r.params = std::move(all);
-      // Rows of NCCL's own choice are modelled as the faster of ring and NVLS, which is flat in
-      // the slower one's costs: a fit can move one algorithm out of the way, and its cost is then
-      // refused at the solution. Logs of each algorithm alone identify both.
+      // Rows of NCCL's own choice are modelled as the algorithm NCCL's tuning model picks at
+      // their size, so each informs only that algorithm's costs, and a cost no picked
+      // algorithm has is refused. Logs of each algorithm alone identify both.
       const bool auto_rows = std::any_of(all_rows.begin(), all_rows.end(), [](const MeasuredRow& x) {
         return x.algorithm == "nccl-auto";
       });
       if (auto_rows && !late.empty())
         r.notes.push_back(
-            "rows of NCCL's own choice (nccl-auto) are modelled as the faster of ring and NVLS, which does not depend "
-            "on the slower one's costs; measure with NCCL_ALGO=Ring and with NCCL_ALGO=NVLS (one log each) so that both "
+            "rows of NCCL's own choice (nccl-auto) are modelled as the algorithm and protocol NCCL's tuning model "
+            "picks at each size, so each row informs only that algorithm's costs; measure with NCCL_ALGO=Ring and with NCCL_ALGO=NVLS (one log each) so that both "
             "algorithms' costs can be fitted");
       return r;
     }

@@ -2,8 +2,8 @@
 // (core/calib/measured.h); the errors it reports are calib/validate.h.
 //
 // The model of a row is `simulate(cfg with fabric.gpus = row.gpus, algorithm,
-// bytes, dtype)` (analytic engine); "nccl-auto" rows take the faster of ring
-// and NVLS, as NCCL's tuner would. Calibration fits registry parameters by
+// bytes, dtype)` (analytic engine); "nccl-auto" rows take the algorithm and
+// protocol NCCL's own tuning model picks (calib/nccl_tuning.h). Calibration fits registry parameters by
 // robust (Huber) least squares on log-time with Levenberg-Marquardt and
 // numerical derivatives in log-parameter space; a parameter the data cannot
 // identify (near-zero sensitivity, or a Jacobian column that is a combination

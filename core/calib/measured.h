@@ -42,7 +42,7 @@ namespace scin {
 struct MeasuredRow {
   std::string system;          // CSV `system`, or the log's "FILE table K"
   int gpus = 0;
-  std::string algorithm;       // scin algorithm name, "nccl-auto" (NCCL chose; min of ring / nvls) or
+  std::string algorithm;       // scin algorithm name, "nccl-auto" (NCCL chose: calib/nccl_tuning.h) or
                                // "nccl-sym" (NCCL chose among its symmetric kernels: calib/nccl_sym.h)
   std::uint64_t bytes = 0;     // message size per rank
   double measured_us = 0;      // out-of-place time

@@ -33,7 +33,7 @@ bool measured_text::nccl_type(const std::string& t, int& size, std::string& dtyp
 // NCCL_ALGO as NCCL reads it: a comma-separated list of algorithms, or "^" and the
 // algorithms to leave out (NCCL >= 2.19). Within one node NCCL chooses among ring and
 // NVLS (tree and CollNet only matter across nodes), so the row is ring or NVLS when
-// only one of them is allowed, and nccl-auto (the faster of our two) when both are.
+// only one of them is allowed, and nccl-auto (NCCL's own pick: calib/nccl_tuning.h) when both are.
 std::string measured_text::algorithm_from_env(const std::map<std::string, std::string>& env) {
   auto it = env.find("NCCL_ALGO");
   if (it == env.end()) return "nccl-auto";

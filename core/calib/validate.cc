@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "calib/nccl_sym.h"
+#include "calib/nccl_tuning.h"
 #include "engines/simulate.h"
 #include "fabric/params.h"
 #include "schedule/nvls_policy.h"
@@ -65,12 +66,23 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
       throw Error(fmt::format("bytes: {} is not a whole number of 2-byte elements", row.bytes));
     const std::string& a = row.algorithm;
     if (a == "nccl-auto") {
-      // NCCL picks by its own cost model; the faster of ring and NVLS stands in for it,
-      // NVLS only where NCCL runs it (not on 2 GPUs or fewer: schedule/nvls_policy.h).
-      double t = simulate_us(c, "ring", coll, engine);
-      if (unsupported_reason(c, "nvls").empty() && nccl_runs_nvls(c))
-        t = std::min(t, simulate_us(c, "nvls", coll, engine));
-      return t;
+      // NCCL picks algorithm and protocol by its own cost model (calib/nccl_tuning.h), not by
+      // which is truly fastest; the pick, costed by our engines, stands in for it (NVLS only
+      // where NCCL runs it: schedule/nvls_policy.h; Tree by the ring with its protocol).
+      const NcclAutoPick pick = nccl_auto_pick(c, row.bytes);
+      std::string algo = pick.algorithm;
+      if (algo == "nvls" && !unsupported_reason(c, "nvls").empty()) algo = "ring";
+      if (note)
+        *note = fmt::format("modelled as {}: NCCL's tuning model picks {}/{} at this size (src/graph/tuning.cc){}",
+                            algo, pick.nccl_algorithm, pick.nccl_protocol,
+                            pick.nccl_algorithm == "Tree" ? "; scin has no tree schedule, the ring with its protocol "
+                                                            "stands in" : "");
+      for (const char* p : {"ll", "ll128", "simple"})
+        if (algo == std::string("ring-") + p) {
+          set_param(c, "ring.protocol", p);
+          return simulate_us(c, "ring", coll, engine);
+        }
+      return simulate_us(c, algo, coll, engine);
     }
     if (a == "nccl-sym") {
       // NCCL's symmetric kernels: NCCL picks one by its own cost model (calib/nccl_sym.h); the

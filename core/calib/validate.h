@@ -23,8 +23,8 @@ const char* to_string(Regime r);
 /// The model's time for a row on `cfg` with `engine` ("analytic" | "packet"),
 /// in microseconds; nullopt with `why` set when the row cannot be modelled
 /// (unknown algorithm, unsupported fabric). A row is modelled as what NCCL runs
-/// for it: "nccl-auto" is the faster of ring and NVLS (NVLS only where NCCL runs
-/// it), "nccl-sym" (NCCL's symmetric kernels) the family of NCCL's pick (calib/nccl_sym.h),
+/// for it: "nccl-auto" the algorithm and protocol NCCL's tuning model picks
+/// (calib/nccl_tuning.h; NVLS only where NCCL runs it), "nccl-sym" (NCCL's symmetric kernels) the family of NCCL's pick (calib/nccl_sym.h),
 /// and "nvls" below switch.nvls.nccl_min_gpus is ring, with `note` saying so.
 std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why = nullptr,
                                     const std::string& engine = "analytic", std::string* note = nullptr);

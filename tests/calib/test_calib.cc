@@ -18,6 +18,7 @@
 #include "calib/holdout.h"
 #include "calib/measured.h"
 #include "calib/nccl_sym.h"
+#include "calib/nccl_tuning.h"
 #include "calib/validate.h"
 #include "cli_util.h"
 #include "fabric/params.h"
@@ -1109,8 +1110,8 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticData) {
   }
 }
 
-// Rows of NCCL's own choice (nccl-auto) are modelled as the faster of ring and NVLS, which
-// does not depend on the slower one's costs: where the fit refuses a parameter at its solution,
+// Rows of NCCL's own choice (nccl-auto) are modelled as the algorithm NCCL's tuning model
+// picks, which does not depend on the other one's costs: where the fit refuses a parameter at its solution,
 // it says which logs would identify both (one per NCCL_ALGO). Rows of one algorithm get no note.
 TEST(Calibrate, NcclAutoRowsSayWhichLogsIdentifyBothAlgorithms) {
   const Config start = load_preset("hgx-h200-8");
@@ -1167,6 +1168,102 @@ TEST(NcclSym, PickFollowsNcclsCostModel) {
   Config b200 = load_preset("hgx-b200-8"), a100 = load_preset("hgx-a100-8");
   EXPECT_EQ(nccl_sym_pick(b200, 32768).algorithm, "one-shot");
   EXPECT_EQ(nccl_sym_pick(a100, 1 << 20).kernel, "AllReduce_RSxLD_AGxST");
+}
+
+// NCCL's own choice of algorithm and protocol, from its tuning model (src/tuning/ring.cc,
+// tree.cc, nvls.cc; figures by hand). 8 Hopper GPUs at NCCL's 370.8 GB/s: ring LL costs
+// 6.6 + 14 x 0.6 = 15.0 us at min(141, 370.8 / 2) x 8/14 = 80.57 GB/s, NVLS 25 us at
+// 370.8 x 0.85 x 15/16 x 2 x 8/14 = 337.69 GB/s: they cross at 10 us / (1/80.57 - 1/337.69)
+// = 1.058 MB. Without NVLS ring LL128 (40.6 us, 194.94 GB/s) takes over at 3.52 MB and Simple
+// (56.0 us, 211.89 GB/s) at 37.5 MB. Ampere (240 GB/s, LL capped at 87.7): LL -> LL128 at
+// 2.13 MB, LL128 -> Simple at 24.3 MB. Blackwell (721.8 GB/s, LL cap 282, NVLS efficiency
+// 0.74): ring LL -> NVLS at 2.24 MB. At 72 ranks the ring's 142 steps make NVLS the pick from
+// 8 B; at 2 ranks (no NVLS) ring Simple beats LL128 at every size and LL up to 1.68 MB.
+TEST(NcclAuto, PickFollowsNcclsTuningModel) {
+  auto pick = [](int ranks, double bus, GpuGeneration g, bool nvls, std::uint64_t bytes) {
+    return nccl_auto_pick(NcclTunerInput{ranks, bus, g, nvls}, bytes);
+  };
+  const auto H = GpuGeneration::Hopper, A = GpuGeneration::Ampere, B = GpuGeneration::Blackwell;
+  const double h = 370.8, a = 240.0, b = 721.8;
+  EXPECT_EQ(pick(8, h, H, true, 8).algorithm, "ring-ll");
+  EXPECT_NEAR(pick(8, h, H, true, 8).nccl_model_us, 15.0 + 8 / (1000 * 141.0 * 8 / 14), 1e-6);
+  EXPECT_EQ(pick(8, h, H, true, 1000000).algorithm, "ring-ll");
+  EXPECT_EQ(pick(8, h, H, true, 1100000).algorithm, "nvls");
+  EXPECT_EQ(pick(8, h, H, true, 1100000).nccl_algorithm, "NVLS");
+  EXPECT_NEAR(pick(8, h, H, true, 1ull << 30).nccl_model_us,
+              25.0 + double(1ull << 30) / (1000 * h * 0.85 * 15 / 16 * 2 * 8 / 14), 1e-3);
+  EXPECT_EQ(pick(8, h, H, false, 3400000).algorithm, "ring-ll");
+  EXPECT_EQ(pick(8, h, H, false, 3600000).algorithm, "ring-ll128");
+  EXPECT_EQ(pick(8, h, H, false, 37000000).algorithm, "ring-ll128");
+  EXPECT_EQ(pick(8, h, H, false, 38000000).nccl_protocol, "Simple");
+  EXPECT_EQ(pick(8, a, A, false, 2097152).algorithm, "ring-ll");
+  EXPECT_EQ(pick(8, a, A, false, 2200000).algorithm, "ring-ll128");
+  EXPECT_EQ(pick(8, a, A, false, 16ull << 20).algorithm, "ring-ll128");
+  EXPECT_EQ(pick(8, a, A, false, 32ull << 20).algorithm, "ring-simple");
+  EXPECT_EQ(pick(8, b, B, true, 2200000).algorithm, "ring-ll");
+  EXPECT_EQ(pick(8, b, B, true, 2300000).algorithm, "nvls");
+  EXPECT_EQ(pick(72, b, B, true, 8).algorithm, "nvls");
+  EXPECT_EQ(pick(2, h, H, false, 1600000).algorithm, "ring-ll");
+  EXPECT_EQ(pick(2, h, H, false, 1750000).algorithm, "ring-simple");
+  // Tree never wins within one NVLink domain of up to 16 GPUs (its LL runs at a quarter of the
+  // ring's LL and its other protocols pay the mid-size correction factors), at any size or
+  // generation; at 72 GPUs without NVLS its lower per-step latency (1.25 against 1.9 us) wins at
+  // one size: Tree/LL128 at 16 MiB (Ampere), 32 MiB (Hopper), 64 MiB (Blackwell).
+  for (GpuGeneration g : {A, H, B})
+    for (int n : {2, 3, 4, 8, 16})
+      for (std::uint64_t s = 8; s <= (16ull << 30); s *= 2)
+        for (bool nvls : {false, true})
+          EXPECT_NE(pick(n, g == A ? a : g == H ? h : b, g, nvls, s).nccl_algorithm, "Tree") << n << " " << s;
+  EXPECT_EQ(pick(72, h, H, false, 32ull << 20).nccl_algorithm, "Tree");
+  EXPECT_EQ(pick(72, h, H, false, 32ull << 20).algorithm, "ring-ll128");
+  EXPECT_EQ(pick(72, h, H, false, 16ull << 20).nccl_algorithm, "Ring");
+  EXPECT_EQ(pick(72, h, H, true, 32ull << 20).nccl_algorithm, "NVLS");
+  EXPECT_THROW(pick(1, h, H, true, 8), Error);
+  EXPECT_THROW(pick(8, h, H, true, 0), Error);
+  EXPECT_THROW(pick(8, 0, H, true, 8), Error);
+  // On a fabric: the generation from the accelerator's name, NCCL's per-link constant over the
+  // line rate (not the fitted links.efficiency), NVLS where the switch has it and NCCL runs it.
+  EXPECT_EQ(nccl_generation("A100"), A);
+  EXPECT_EQ(nccl_generation("H200"), H);
+  EXPECT_EQ(nccl_generation("GB200"), B);
+  EXPECT_EQ(nccl_generation("B200"), B);
+  Config h200 = load_preset("hgx-h200-8");
+  EXPECT_NEAR(nccl_tuner_input(h200).nvlink_GBps, 450 * 20.6 / 25, 1e-9);
+  EXPECT_TRUE(nccl_tuner_input(h200).nvls);
+  set_param(h200, "links.efficiency", 0.5);
+  EXPECT_NEAR(nccl_tuner_input(h200).nvlink_GBps, 450 * 20.6 / 25, 1e-9);
+  set_param(h200, "fabric.gpus", 2.0);
+  EXPECT_FALSE(nccl_tuner_input(h200).nvls);
+  const Config a100 = load_preset("hgx-a100-8"), b200 = load_preset("hgx-b200-8");
+  EXPECT_FALSE(nccl_tuner_input(a100).nvls);
+  EXPECT_EQ(nccl_tuner_input(b200).generation, B);
+  EXPECT_NEAR(nccl_tuner_input(a100).nvlink_GBps, 240.0, 1e-9);
+}
+
+// nccl-auto rows: NCCL's pick on our engines, with a note naming it. On 8 B200 GPUs at 8 B our
+// NVLS is faster than our ring LL, but NCCL runs ring LL there (its model gives NVLS 25 us).
+TEST(Validate, NcclAutoIsTheAlgorithmAndProtocolNcclsTunerPicks) {
+  auto time_of = [](const Config& c, const std::string& algo, std::uint64_t bytes, std::string* note = nullptr) {
+    MeasuredRow r;
+    r.system = "lab";
+    r.gpus = c.fabric.gpus;
+    r.bytes = bytes;
+    r.algorithm = algo;
+    const auto t = model_time_us(c, r, nullptr, "analytic", note);
+    EXPECT_TRUE(t.has_value()) << algo << " " << bytes;
+    return t.value_or(0);
+  };
+  const Config b200 = load_preset("hgx-b200-8"), h200 = load_preset("hgx-h200-8"), a100 = load_preset("hgx-a100-8");
+  std::string note;
+  EXPECT_DOUBLE_EQ(time_of(b200, "nccl-auto", 8, &note), time_of(b200, "ring-ll", 8));
+  EXPECT_LT(time_of(b200, "nvls", 8), time_of(b200, "ring-ll", 8));
+  EXPECT_NE(note.find("modelled as ring-ll: NCCL's tuning model picks Ring/LL"), std::string::npos) << note;
+  EXPECT_DOUBLE_EQ(time_of(b200, "nccl-auto", 4ull << 20), time_of(b200, "nvls", 4ull << 20));
+  EXPECT_DOUBLE_EQ(time_of(h200, "nccl-auto", 1ull << 20), time_of(h200, "ring-ll", 1ull << 20));
+  EXPECT_DOUBLE_EQ(time_of(h200, "nccl-auto", 64ull << 20, &note), time_of(h200, "nvls", 64ull << 20));
+  EXPECT_NE(note.find("modelled as nvls: NCCL's tuning model picks NVLS/Simple"), std::string::npos) << note;
+  EXPECT_DOUBLE_EQ(time_of(a100, "nccl-auto", 16ull << 20), time_of(a100, "ring-ll128", 16ull << 20));
+  EXPECT_DOUBLE_EQ(time_of(a100, "nccl-auto", 64ull << 20), time_of(a100, "ring-simple", 64ull << 20));
 }
 
 // nccl-sym rows: the family of NCCL's pick on our engines, with a note naming the kernel.

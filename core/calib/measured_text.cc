@@ -52,7 +52,16 @@ std::string measured_text::algorithm_from_env(const std::map<std::string, std::s
   const bool ring = exclude != (listed.count("ring") > 0);
   const bool nvls = exclude != (listed.count("nvls") > 0);
   if (ring && nvls) return "nccl-auto";
-  if (ring) return "ring";
+  if (ring) {
+    // NCCL_PROTO naming one protocol fixes the ring's (NVLS runs Simple only); otherwise NCCL
+    // picks it by its own model (calib/nccl_tuning.h).
+    if (auto p = env.find("NCCL_PROTO"); p != env.end()) {
+      const std::string proto = ascii_lower(trim(p->second));
+      for (const char* name : {"ll", "ll128", "simple"})
+        if (proto == name) return std::string("ring-") + name;
+    }
+    return "ring";
+  }
   if (nvls) return "nvls";
   // Only algorithms we do not model are left (tree, nvlstree, collnet, pat): validate says so.
   return exclude || first.empty() ? std::string("nccl-tree") : canonical_algorithm("nccl-" + first);

@@ -75,6 +75,7 @@ NcclAutoPick nccl_auto_pick(const NcclTunerInput& in, std::uint64_t bytes) {
   };
   const int log_size = log2_floor(bytes >> 6);
   for (int p : {LL, LL128, Simple}) {  // Tree, as NCCL lists it first (ties go to it)
+    if (in.ring_only) break;
     double b = bus * .92;
     if (p == LL) b = std::min(b / 3.8, ll_max_GBps(in.generation));
     if (p == LL128) b *= 7.0 / 9.0;
@@ -88,7 +89,7 @@ NcclAutoPick nccl_auto_pick(const NcclTunerInput& in, std::uint64_t bytes) {
     if (p == LL128) b *= 0.92;
     consider("Ring", p, kBaseLatRing[p] + steps * kHwLatRing[p], b * n / steps, kRingStandIn[p]);
   }
-  if (in.nvls) {
+  if (in.nvls && !in.ring_only) {
     const double eff = nvls_efficiency(in.generation);
     const double b = bus * eff * (kNvlsChannels - 1) / kNvlsChannels * 2;
     consider("NVLS", Simple, kHwLatNvls, b * n / steps, "nvls");
@@ -117,6 +118,12 @@ NcclTunerInput nccl_tuner_input(const Config& cfg) {
 
 NcclAutoPick nccl_auto_pick(const Config& cfg, std::uint64_t bytes) {
   return nccl_auto_pick(nccl_tuner_input(cfg), bytes);
+}
+
+NcclAutoPick nccl_ring_pick(const Config& cfg, std::uint64_t bytes) {
+  NcclTunerInput in = nccl_tuner_input(cfg);
+  in.ring_only = true;
+  return nccl_auto_pick(in, bytes);
 }
 
 }  // namespace scin

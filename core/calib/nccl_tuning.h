@@ -20,6 +20,7 @@ struct NcclTunerInput {
   double nvlink_GBps = 370.8;  // NCCL's view of a GPU's NVLink bandwidth (its per-link constant x links)
   GpuGeneration generation = GpuGeneration::Hopper;
   bool nvls = true;            // NCCL has NVLS on this communicator (NVLS switch, enough ranks)
+  bool ring_only = false;      // NCCL_ALGO=Ring: NCCL picks the protocol alone
 };
 
 struct NcclAutoPick {
@@ -47,5 +48,9 @@ GpuGeneration nccl_generation(const std::string& accelerator_name);
 NcclTunerInput nccl_tuner_input(const Config& cfg);
 
 NcclAutoPick nccl_auto_pick(const Config& cfg, std::uint64_t bytes);
+
+/// The protocol NCCL runs its ring with when asked for Ring alone (NCCL_ALGO=Ring): "ring-ll",
+/// "ring-ll128" or "ring-simple".
+NcclAutoPick nccl_ring_pick(const Config& cfg, std::uint64_t bytes);
 
 }  // namespace scin

@@ -43,6 +43,22 @@ double simulate_us(const Config& c, const std::string& algo, const Collective& c
   return simulate(c, algo, coll, engine).time_us();
 }
 
+// The ring as NCCL runs it when asked for Ring alone: NCCL picks the protocol by its own model
+// (calib/nccl_tuning.h). Where that is not the one our engines find fastest, the ring runs
+// NCCL's and `note` says so; a preset that fixes ring.protocol keeps it.
+double ring_as_nccl_runs_us(Config c, const Collective& coll, const std::string& engine, std::string* note) {
+  const SimResult fastest = simulate(c, "ring", coll, engine);
+  if (c.ring.protocol != RingProtocol::Auto) return fastest.time_us();
+  const NcclAutoPick pick = nccl_ring_pick(c, coll.bytes);
+  const std::string protocol = pick.algorithm.substr(std::string("ring-").size());
+  if (ascii_lower(fastest.variant) == protocol) return fastest.time_us();
+  set_param(c, "ring.protocol", protocol);
+  if (note)
+    *note = fmt::format("modelled as {}: NCCL's tuning model picks Ring/{} at this size (src/graph/tuning.cc), "
+                        "our fastest is {}", pick.algorithm, pick.nccl_protocol, fastest.variant);
+  return simulate_us(c, "ring", coll, engine);
+}
+
 }  // namespace
 
 std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
@@ -103,14 +119,17 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
     }
     if (a == "nvls" && unsupported_reason(c, "nvls").empty() && !nccl_runs_nvls(c)) {
       // NCCL_ALGO=NVLS where NCCL has no NVLS: NCCL runs ring, and so does the model of the row.
-      if (note) *note = "modelled as ring: " + nccl_nvls_note(c);
-      return simulate_us(c, "ring", coll, engine);
+      std::string protocol;
+      const double t = ring_as_nccl_runs_us(c, coll, engine, &protocol);
+      if (note) *note = "modelled as ring: " + nccl_nvls_note(c) + (protocol.empty() ? "" : "; " + protocol);
+      return t;
     }
     for (const char* p : {"ll", "ll128", "simple"})
       if (a == std::string("ring-") + p) {
         set_param(c, "ring.protocol", p);
         return simulate_us(c, "ring", coll, engine);
       }
+    if (a == "ring") return ring_as_nccl_runs_us(c, coll, engine, note);
     if (!find_algorithm(a)) {
       if (why)
         *why = fmt::format("algorithm '{}' is not modelled (modelled: nccl-auto, nccl-sym, ring, ring-ll, ring-ll128, "

@@ -18,7 +18,8 @@ namespace scin {
 /// Runs `algo` on `cfg` with a timing engine. Validates everything first;
 /// throws Error for bad input and Cancelled once ctx.stop is requested. With
 /// ring.protocol = auto the ring runs with the protocol the analytic engine
-/// predicts fastest (as NCCL's tuner does); SimResult.variant names it.
+/// predicts fastest (NCCL's own tuner picks by its cost model: calib/nccl_tuning.h);
+/// SimResult.variant names it.
 SimResult simulate(const Config& cfg, Algorithm algo, const Collective& c, EngineId engine,
                    const RunContext& ctx = {});
 /// The same with names (parsed once; errors name the field and the allowed values).

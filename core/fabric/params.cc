@@ -233,7 +233,7 @@ std::vector<ParamInfo> build_registry() {
       [](Config& c) -> int& { return c.packet.timeline_samples; }));
   // --- ring protocols
   r.push_back(choice<RingProtocol>("ring.protocol", {"auto", "ll", "ll128", "simple"},
-      "Ring protocol", "NCCL ring protocol; auto picks the fastest per size, as NCCL's tuner does",
+      "Ring protocol", "NCCL ring protocol; auto picks the fastest per size by this model (NCCL's own tuner picks by its cost model, which measured ring rows follow: docs/model.md section 9)",
       [](Config& c) -> RingProtocol& { return c.ring.protocol; }));
   struct P { const char* key; const char* name; RingProtocolSpec& (*ref)(Config&); };
   const P protos[] = {

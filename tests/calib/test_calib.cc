@@ -503,7 +503,7 @@ TEST(NcclTestsLog, EachTableTakesItsOwnRunsSettings) {
   EXPECT_EQ(t[1].env.size(), 2u);
   EXPECT_EQ(t[1].env.at("NCCL_ALGO"), "Ring");
   EXPECT_EQ(t[1].env.at("NCCL_PROTO"), "Simple");
-  EXPECT_EQ(t[1].rows.at(0).algorithm, "ring");
+  EXPECT_EQ(t[1].rows.at(0).algorithm, "ring-simple");  // NCCL_PROTO fixes the ring's protocol
   EXPECT_EQ(t[0].rows.at(0).algorithm, "nccl-auto");
   EXPECT_EQ(t[2].env.size(), 1u);  // (Ring was the second command's own)
   EXPECT_EQ(t[2].env.at("NCCL_ALGO"), "NVLS");
@@ -677,6 +677,12 @@ TEST(NcclTestsLog, NcclAlgoListsAndExclusionsNameTheAlgorithmRun) {
   EXPECT_EQ(algo_of("Tree"), "nccl-tree");
   EXPECT_EQ(algo_of("NVLSTree"), "nccl-nvlstree");
   EXPECT_EQ(algo_of("CollNetDirect"), "nccl-collnetdirect");
+  // NCCL_PROTO naming one protocol fixes the ring's; a list, or no NCCL_ALGO, leaves NCCL's pick.
+  EXPECT_EQ(algo_of("Ring NCCL_PROTO=LL128"), "ring-ll128");
+  EXPECT_EQ(algo_of("^NVLS NCCL_PROTO=simple"), "ring-simple");
+  EXPECT_EQ(algo_of("Ring NCCL_PROTO=LL,Simple"), "ring");
+  EXPECT_EQ(algo_of("NVLS NCCL_PROTO=Simple"), "nvls");
+  EXPECT_EQ(algo_of("Ring,NVLS NCCL_PROTO=LL"), "nccl-auto");
 }
 
 // Names as other files write them: headers in any case and under other names, algorithm
@@ -1264,6 +1270,38 @@ TEST(Validate, NcclAutoIsTheAlgorithmAndProtocolNcclsTunerPicks) {
   EXPECT_NE(note.find("modelled as nvls: NCCL's tuning model picks NVLS/Simple"), std::string::npos) << note;
   EXPECT_DOUBLE_EQ(time_of(a100, "nccl-auto", 16ull << 20), time_of(a100, "ring-ll128", 16ull << 20));
   EXPECT_DOUBLE_EQ(time_of(a100, "nccl-auto", 64ull << 20), time_of(a100, "ring-simple", 64ull << 20));
+}
+
+// Ring rows (NCCL_ALGO=Ring): NCCL picks the protocol by its model. On 8 H200 GPUs at 4 MiB
+// NCCL's model runs LL128 (its LL -> LL128 switch without NVLS is at 3.52 MB), where our engines
+// find LL faster: the row is modelled with LL128 and says so; elsewhere the two agree and the row
+// is our ring, with no note. A preset that fixes ring.protocol keeps it.
+TEST(Validate, RingRowsRunTheProtocolNcclsTunerPicks) {
+  Config c = load_preset("hgx-h200-8");
+  auto row = [](std::uint64_t bytes, const std::string& algo) {
+    MeasuredRow r;
+    r.system = "lab";
+    r.gpus = 8;
+    r.bytes = bytes;
+    r.algorithm = algo;
+    return r;
+  };
+  std::string note;
+  const double ll = *model_time_us(c, row(4ull << 20, "ring-ll")), ll128 = *model_time_us(c, row(4ull << 20, "ring-ll128"));
+  ASSERT_LT(ll, ll128);
+  EXPECT_DOUBLE_EQ(*model_time_us(c, row(4ull << 20, "ring"), nullptr, "analytic", &note), ll128);
+  EXPECT_NE(note.find("modelled as ring-ll128: NCCL's tuning model picks Ring/LL128"), std::string::npos) << note;
+  EXPECT_NE(note.find("our fastest is LL"), std::string::npos) << note;
+  for (std::uint64_t bytes : {8ull, 1ull << 20, 32ull << 20, 1ull << 30}) {
+    note.clear();
+    const std::string pick = nccl_ring_pick(c, bytes).algorithm;
+    EXPECT_DOUBLE_EQ(*model_time_us(c, row(bytes, "ring"), nullptr, "analytic", &note), *model_time_us(c, row(bytes, pick)));
+    EXPECT_TRUE(note.empty()) << bytes << ": " << note;
+  }
+  set_param(c, "ring.protocol", "ll");
+  note.clear();
+  EXPECT_DOUBLE_EQ(*model_time_us(c, row(4ull << 20, "ring"), nullptr, "analytic", &note), ll);
+  EXPECT_TRUE(note.empty()) << note;
 }
 
 // nccl-sym rows: the family of NCCL's pick on our engines, with a note naming the kernel.

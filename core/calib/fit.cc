@@ -24,6 +24,7 @@ std::vector<std::string> default_fit_params() {
       "ring.ll128.step_overhead_ns",
       "ring.simple.base_ns",
       "ring.simple.step_overhead_ns",
+      "ring.channels",
       "ramp.ring.half_bytes",
       "ramp.ring.exponent",
       "switch.nvls.efficiency",

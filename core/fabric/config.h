@@ -83,6 +83,7 @@ struct RingSpec {
   RingProtocolSpec ll{4100, 150, 0.5};
   RingProtocolSpec ll128{11500, 1450, 0.9375};
   RingProtocolSpec simple{5900, 2950, 1.0};
+  double channels = 0;                   // NCCL's ring channels (comm->nChannels); 0: all at every size
 };
 
 struct QuantSpec {

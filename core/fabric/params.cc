@@ -262,6 +262,10 @@ std::vector<ParamInfo> build_registry() {
     f.set = [ref](Config& c, const ParamValue& v) { ref(c).bandwidth_fraction = std::get<double>(v); };
     r.push_back(f);
   }
+  r.push_back(real("ring.channels", "channels", 0, 64, "Ring channels",
+      "NCCL's ring channels at full width; a smaller message runs on fewer, one per 4096 x GPUs bytes (LL), "
+      "5120 (LL128) or 32768 (Simple), as NCCL's enqueue does (0: every channel at every size)",
+      [](Config& c) -> double& { return c.ring.channels; }));
   // --- quantisation
   r.push_back(integer("quant.block_elems", "elements", 2, 65536, "Quantisation block",
       "G: values sharing one scale in block quantisation (INQ, ring-q8, two-shot-q8)",

@@ -120,13 +120,28 @@ double ramp_fraction(const RampSpec& r, double message_bytes) {
   return 1.0 / (1.0 + std::pow(r.half_bytes / message_bytes, r.exponent));
 }
 
+double ring_channel_fraction(const Config& cfg, RingProtocol p, double message_bytes, int gpus) {
+  const double nc = cfg.ring.channels;
+  if (nc <= 0 || message_bytes <= 0) return 1.0;
+  // NCCL's enqueue drops a channel while bytes < channels x threads x threshold
+  // (src/enqueue.cc, src/tuning/tuning_general.cc: ncclTuningGetChannels): threads 512 / 640 /
+  // 512 (NCCL_{LL,LL128,SIMPLE}_MAX_NTHREADS), threshold 8 / 8 / 64 bytes per thread
+  // (NCCL_*_THREAD_THRESHOLD), the ring's LL threshold times the ranks.
+  double per_channel = 512.0 * 64;
+  if (p == RingProtocol::LL) per_channel = 512.0 * 8 * gpus;
+  if (p == RingProtocol::LL128) per_channel = 640.0 * 8;
+  const double used = std::clamp(message_bytes / per_channel, 1.0, std::max(1.0, nc));
+  return used / std::max(1.0, nc);
+}
+
 double tuning_factor(const Config& cfg, const Schedule& s, const Step& st) {
   if (st.kind != StepKind::Write && st.kind != StepKind::Read) return 1.0;
   const auto& t = cfg.tuning;
   const double S = static_cast<double>(s.bytes);
   double f = 1.0;
-  // LL reaches full width at tiny sizes (NCCL_LL_CHANNEL_THRESHOLD: 8 B per thread);
-  // LL128 and Simple need about NCCL_AGG_CHANNEL_SIZE (2 MiB) per channel.
+  // Fewer channels for smaller messages (ring.channels), then, for LL128 and Simple, the
+  // smooth size ramp (ramp.ring: chunk sizes and pipeline depth).
+  if (st.kind == StepKind::Write && st.ring_step) f *= ring_channel_fraction(cfg, st.protocol, S, s.gpus);
   if (st.kind == StepKind::Write && st.ring_step && st.protocol != RingProtocol::LL) f *= ramp_fraction(t.ring, S);
   if (st.unit == Unit::NvlsReduce) f *= ramp_fraction(t.nvls, S);
   if (s.is_switch(st.initiator)) f *= relative_efficiency(cfg, t.isa_link_efficiency);

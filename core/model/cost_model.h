@@ -163,6 +163,11 @@ double transfer_factor(const Config& cfg, const Schedule& s, const Step& st);
 /// 1 / (1 + (half_bytes / S)^exponent); 1 when the ramp is off (half_bytes = 0).
 double ramp_fraction(const RampSpec& r, double message_bytes);
 
+/// Share of the ring's channels NCCL runs for a message of S bytes on `gpus` GPUs with
+/// protocol `p`: min(ring.channels, max(1, S / per-channel bytes)) / ring.channels, the
+/// per-channel bytes 4096 x gpus (LL), 5120 (LL128), 32768 (Simple); 1 when ring.channels = 0.
+double ring_channel_fraction(const Config& cfg, RingProtocol p, double message_bytes, int gpus);
+
 /// Rate factor of `st` from the size ramp and the per-algorithm link
 /// efficiencies (one_shot/two_shot/switch.isa .link_efficiency over links.efficiency).
 double tuning_factor(const Config& cfg, const Schedule& s, const Step& st);

@@ -1128,6 +1128,10 @@ TEST(Calibrate, NcclAutoRowsSayWhichLogsIdentifyBothAlgorithms) {
   for (auto& x : rows) x.measured_us *= 1.5;
   FitOptions o;
   o.auto_offsets = false;
+  // (Without ring.channels: its fit absorbs the x1.5 through the ring rows' data term, and no
+  // parameter is then refused at the solution, which is what this test is about.)
+  for (const std::string& p : default_fit_params())
+    if (p != "ring.channels") o.params.push_back(p);
   const FitResult r = fit(start, rows, o);
   int late = 0;
   for (const auto& p : r.params) late += p.reason.find("at the solution") != std::string::npos ? 1 : 0;
@@ -1174,6 +1178,25 @@ TEST(NcclSym, PickFollowsNcclsCostModel) {
   Config b200 = load_preset("hgx-b200-8"), a100 = load_preset("hgx-a100-8");
   EXPECT_EQ(nccl_sym_pick(b200, 32768).algorithm, "one-shot");
   EXPECT_EQ(nccl_sym_pick(a100, 1 << 20).kernel, "AllReduce_RSxLD_AGxST");
+}
+
+// ring.channels is identified by where the ring's time stops being flat (the model's own data,
+// not validation): rows made with 10 channels give 10 back from a start at 16.
+TEST(Calibrate, RingChannelsAreIdentifiedByWhereTheMidSizesStopBeingFlat) {
+  Config truth = load_preset("hgx-h200-8");
+  set_param(truth, "ring.channels", 10.0);
+  const auto rows = generated(truth, "lab", "ring-ll", {8, 1024, 32768, 131072, 262144, 524288, 1ull << 20, 2ull << 20});
+  Config start = load_preset("hgx-h200-8");
+  set_param(start, "ring.channels", 16.0);
+  set_param(start, "ring.ll.base_ns", 5000.0);
+  FitOptions o;
+  o.auto_offsets = false;
+  o.params = {"ring.ll.base_ns", "ring.channels"};
+  const FitResult r = fit(start, rows, o);
+  ASSERT_EQ(r.params.size(), 2u);
+  for (const auto& p : r.params) ASSERT_TRUE(p.fitted) << p.path << ": " << p.reason;
+  EXPECT_NEAR(r.params[0].value, truth.ring.ll.base_ns, 0.01 * truth.ring.ll.base_ns);
+  EXPECT_NEAR(r.params[1].value, 10.0, 0.2);
 }
 
 // NCCL's own choice of algorithm and protocol, from its tuning model (src/tuning/ring.cc,

@@ -194,7 +194,8 @@ TEST(EngineAgreement, NvlsShardsOfFewerPacketsThanPlanesSpreadOverThePlanes) {
     const double a = simulate(c, "nvls", coll, "analytic").time_ns;
     const double p = simulate(c, "nvls", coll, "packet").time_ns;
     EXPECT_GE(p / a, 1.0 - 1e-6) << k.preset << " " << k.bytes;
-    EXPECT_LE(p / a, 1.03) << k.preset << " (" << k.gpus << " GPUs) at " << k.bytes << " B: analytic " << a
+    // (1.03 until the NVLS ramp was refitted with ring.channels, 2026-12-06: 1.031 on gb200-nvl72 at 16 GPUs.)
+    EXPECT_LE(p / a, 1.035) << k.preset << " (" << k.gpus << " GPUs) at " << k.bytes << " B: analytic " << a
                            << " ns, packet " << p << " ns";
   }
 }
@@ -312,7 +313,8 @@ TEST(EngineAgreement, EmptyStepsTakeTheirLatencyOnTwoTiers) {
         const double a = simulate(c, algo, coll, "analytic").time_ns;
         const double p = simulate(c, algo, coll, "packet").time_ns;
         EXPECT_GE(p, a * (1 - 1e-6)) << gpus << " GPUs " << algo << " " << bytes << " B";
-        EXPECT_LE(p, a * 1.001) << gpus << " GPUs " << algo << " " << bytes << " B: analytic " << a << " packet " << p;
+        // (+0.17% under ring.channels: the one non-empty chunk's paced payload on one plane.)
+        EXPECT_LE(p, a * 1.003) << gpus << " GPUs " << algo << " " << bytes << " B: analytic " << a << " packet " << p;
       }
     }
   }

@@ -26,6 +26,7 @@
 #include "engines/packet/packet_engine.h"
 #include "engines/packet/stats.h"
 #include "engines/simulate.h"
+#include "model/cost_model.h"
 
 namespace scin {
 namespace {
@@ -106,9 +107,12 @@ TEST(PacketAgreement, NvlsWithinTwoPercentAt64MiBAndTheGapIsThePipelineFill) {
 
 // At small sizes the packet engine pays what the analytic alpha-beta model does
 // not: a partial last packet still carries a full header (and its share of the
-// gap), and under store-and-forward each switch hop adds one packet time. The
-// bound: never faster than analytic by more than rounding, never slower by
-// more than 2%. (scin-inq is left out: its INQ unit overlaps the waves on the
+// gap), and under store-and-forward each switch hop adds one packet time; a
+// ring step smaller than a packet travels on one plane, which the analytic
+// engine spreads over all four, and under ring.channels (a 1 KiB message runs
+// on one of hgx-h200-8's 12.6 channels) that plane's paced time shows: +2.1% at
+// 1 KiB, +2.8% at 4 KiB. The bound: never faster than analytic by more than
+// rounding, never slower by more than 3% (2% before ring.channels). (scin-inq is left out: its INQ unit overlaps the waves on the
 // packet engine, 0.8% faster at 1 MiB; docs/model.md section 4.)
 TEST(PacketAgreement, SmallMessagesWithinDocumentedBound) {
   for (const char* algo : {"ring", "one-shot", "two-shot", "ring-q8", "two-shot-q8", "scin"}) {
@@ -118,7 +122,7 @@ TEST(PacketAgreement, SmallMessagesWithinDocumentedBound) {
       const double a = analytic_ns(c, s);
       const double p = run_packet_sim(c, s).time_ns;
       EXPECT_GE(p, a - 1e-6 * a) << algo << " " << bytes;
-      EXPECT_LE(p, a * 1.02) << algo << " " << bytes << ": analytic " << a << " packet " << p;
+      EXPECT_LE(p, a * 1.03) << algo << " " << bytes << ": analytic " << a << " packet " << p;
     }
   }
 }
@@ -149,7 +153,10 @@ TEST(PacketIsa, PacedRequestsOfPartialPacketsWaitForTheirOwnGroupOnly) {
 // proportion to its payload, so a 2-byte shard pays 2/256 of a full packet's
 // gap, as the analytic engine charges bytes / rate. (With a full gap per
 // packet, NVLS at 8 B took 37.4 us against 21.7: +72% on hgx-h200-8 and
-// hgx-h100-8, +20% on hgx-b200-8.)
+// hgx-h100-8, +20% on hgx-b200-8.) A shard smaller than a packet still takes one
+// plane, which the analytic engine spreads over all: +1.2% at 8 B since the ramp
+// was refitted with ring.channels (4.91 MB, exponent 0.51; +0.8% before), so the
+// bound is 1.5%.
 TEST(PacketAgreement, NvlsAtAFewBytesWithinOnePercentUnderItsSizeRamp) {
   for (const char* p : {"hgx-h200-8", "hgx-b200-8"}) {
     for (std::uint64_t bytes : {8ull, 64ull}) {
@@ -159,7 +166,7 @@ TEST(PacketAgreement, NvlsAtAFewBytesWithinOnePercentUnderItsSizeRamp) {
       const double a = analytic_ns(c, s);
       const double t = run_packet_sim(c, s).time_ns;
       EXPECT_GE(t, a - 1e-6 * a) << p << " " << bytes;
-      EXPECT_LE(t, a * 1.01) << p << " " << bytes << ": analytic " << a << " packet " << t;
+      EXPECT_LE(t, a * 1.015) << p << " " << bytes << ": analytic " << a << " packet " << t;
     }
   }
 }
@@ -399,7 +406,9 @@ TEST(PacketForwarding, StoreAndForwardAddsOnePacketTimePerSwitchHop) {
   apply_assignment(c, "packet.forwarding=store-and-forward");
   const double saf = run_packet_sim(c, s).time_ns;
   const double raw = c.links.bandwidth_GBps / c.fabric.planes;
-  const double gap = 256.0 / (raw * c.links.efficiency) - 272.0 / raw;
+  // (The payload is paced at the share of the ring's channels NCCL runs a 16-byte message on.)
+  const double f = ring_channel_fraction(c, RingProtocol::Simple, 16, c.fabric.gpus);
+  const double gap = 256.0 / (raw * c.links.efficiency * f) - 272.0 / raw;
   // (A 2-byte packet carries 2/256 of a full packet's gap: the gap paces payload.)
   const double ser = (2.0 + 16.0) / raw + gap * (2.0 / 256.0);
   // Times are whole picoseconds: each of the 2(N-1) hops rounds its packet time by at most 0.5 ps.

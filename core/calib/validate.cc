@@ -85,9 +85,9 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
       // NCCL picks algorithm and protocol by its own cost model (calib/nccl_tuning.h), not by
       // which is truly fastest; the pick, costed by our engines, stands in for it (NVLS only
       // where NCCL runs it: schedule/nvls_policy.h; Tree by the ring with its protocol).
-      const NcclAutoPick pick = nccl_auto_pick(c, row.bytes);
-      std::string algo = pick.algorithm;
-      if (algo == "nvls" && !unsupported_reason(c, "nvls").empty()) algo = "ring";
+      NcclAutoPick pick = nccl_auto_pick(c, row.bytes);
+      if (pick.algorithm == "nvls" && !unsupported_reason(c, "nvls").empty()) pick = nccl_ring_pick(c, row.bytes);
+      const std::string& algo = pick.algorithm;
       if (note)
         *note = fmt::format("modelled as {}: NCCL's tuning model picks {}/{} at this size (src/graph/tuning.cc){}",
                             algo, pick.nccl_algorithm, pick.nccl_protocol,

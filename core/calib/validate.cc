@@ -75,8 +75,9 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
     }
     Config c = cfg;
     if (row.gpus != c.fabric.gpus) set_param(c, "fabric.gpus", static_cast<double>(row.gpus));
-    if (find_param("nccl.gpus_per_process"))
-      set_param(c, "nccl.gpus_per_process", static_cast<double>(std::min(row.gpus_per_process, row.gpus)));
+    // nccl-tests -g N: one process launches on N GPUs one after another (until 2026-12-06 this
+    // looked up "nccl.gpus_per_process", a path the registry never had, so no row took it).
+    set_param(c, "accelerator.gpus_per_process", static_cast<double>(std::clamp(row.gpus_per_process, 1, row.gpus)));
     Collective coll{row.bytes, dtype_for(row)};
     if (row.bytes % static_cast<std::uint64_t>(dtype_bytes(coll.dtype)) != 0)
       throw Error(fmt::format("bytes: {} is not a whole number of 2-byte elements", row.bytes));

@@ -1334,6 +1334,26 @@ TEST(Validate, RingRowsRunTheProtocolNcclsTunerPicks) {
   EXPECT_TRUE(note.empty()) << note;
 }
 
+// A row of one process driving 8 GPUs (nccl-tests -g 8) is modelled with its launches
+// serialised (accelerator.gpus_per_process; docs/model.md "Mid-size regime"): GPU r starts
+// r x launch_serial_ns late, so at 8 B the ring takes 7 x 2 us more than the same row of one
+// process per GPU, and both engines agree.
+TEST(Validate, RowsOfOneProcessDrivingSeveralGpusPayTheSerialisedLaunches) {
+  const Config c = load_preset("hgx-h200-8");
+  MeasuredRow r;
+  r.system = "lab";
+  r.gpus = 8;
+  r.bytes = 8;
+  r.algorithm = "ring";
+  const double one = *model_time_us(c, r);
+  r.gpus_per_process = 8;
+  const double g8 = *model_time_us(c, r);
+  EXPECT_NEAR(g8 - one, 7 * c.tuning.launch_serial_ns / 1e3, 0.05) << one << " -> " << g8;
+  EXPECT_NEAR(*model_time_us(c, r, nullptr, "packet"), g8, 0.01 * g8);
+  r.gpus_per_process = 4;  // two processes of 4: GPU r starts (r mod 4) x 2 us late
+  EXPECT_NEAR(*model_time_us(c, r) - one, 3 * c.tuning.launch_serial_ns / 1e3, 0.05);
+}
+
 // nccl-sym rows: the family of NCCL's pick on our engines, with a note naming the kernel.
 TEST(Validate, NcclSymIsTheKernelFamilyNcclPicks) {
   const Config c = load_preset("hgx-h200-8");

@@ -61,8 +61,29 @@ double ring_as_nccl_runs_us(Config c, const Collective& coll, const std::string&
 
 }  // namespace
 
+namespace {
+std::optional<double> row_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
+                                  const std::string& engine, std::string* note);
+}  // namespace
+
 std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
                                     const std::string& engine, std::string* note) {
+  const auto t = row_time_us(cfg, row, why, engine, note);
+  // A row of one process driving several GPUs says so: the run it is drawn against launches
+  // from one process per GPU, and this row's model adds the serialised launches.
+  if (t && note && row.gpus_per_process > 1 && cfg.tuning.launch_serial_ns != 0) {
+    const int n = std::min(row.gpus_per_process, row.gpus);
+    *note += fmt::format("{}with the launches of one process driving {} GPUs (nccl-tests -g {}) serialised, "
+                         "{} ns each (accelerator.launch_serial_ns)",
+                         note->empty() ? "modelled " : "; ", n, n, cfg.tuning.launch_serial_ns);
+  }
+  return t;
+}
+
+namespace {
+
+std::optional<double> row_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
+                                  const std::string& engine, std::string* note) {
   try {
     if (row.gpus > cfg.fabric.gpus) {
       // A larger run spans several NVLink domains joined by a scale-out network, which the
@@ -143,6 +164,8 @@ std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, s
     return std::nullopt;
   }
 }
+
+}  // namespace
 
 ErrorStats error_stats(const std::vector<const RowError*>& rows) {
   ErrorStats s;

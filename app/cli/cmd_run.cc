@@ -1,6 +1,7 @@
 // `scin run`: time All-Reduce algorithms on a fabric across message sizes,
 // printed like nccl-tests (plus the real bytes on the busiest link).
 
+#include <algorithm>
 #include <set>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,6 +15,7 @@
 #include "base/huge_pages.h"
 #include "fabric/preset.h"
 #include "base/units.h"
+#include "calib/nccl_tuning.h"
 #include "engines/simulate.h"
 #include "sweep/builders.h"
 
@@ -295,6 +297,14 @@ void add_run_command(CLI::App& app) {
       for (const auto& r : res)
         if (r.extra.is_object() && r.extra.contains("note") && said.insert(r.algorithm).second)
           put(fmt::format("# note ({}): {}", r.algorithm, r.extra["note"].get<std::string>()));
+      // Which of these NCCL itself would run without NCCL_ALGO (its own tuning model).
+      const bool nccl_algos = std::any_of(algos.begin(), algos.end(), [](const std::string& a) {
+        return a == "ring" || a == "nvls";
+      });
+      if (nccl_algos) {
+        put("# NCCL's own choice without NCCL_ALGO (its tuning model; measured nccl-auto rows are modelled as it):");
+        for (const std::string& run : nccl_choice_runs(cfg, sizes)) put("#   " + run);
+      }
     }
     if (opt->explain) print_explain(res);
   });

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/units.h"
 #include "schedule/nvls_policy.h"
 
 namespace scin {
@@ -118,6 +119,30 @@ NcclTunerInput nccl_tuner_input(const Config& cfg) {
 
 NcclAutoPick nccl_auto_pick(const Config& cfg, std::uint64_t bytes) {
   return nccl_auto_pick(nccl_tuner_input(cfg), bytes);
+}
+
+std::vector<std::string> nccl_choice_runs(const Config& cfg, const std::vector<std::uint64_t>& sizes) {
+  const NcclTunerInput in = nccl_tuner_input(cfg);
+  std::vector<std::string> out;
+  std::string run;
+  std::uint64_t first = 0, last = 0;
+  auto flush = [&] {
+    if (run.empty()) return;
+    out.push_back(first == last ? fmt::format("{} {}", run, format_size_bytes(first))
+                                : fmt::format("{} {} - {}", run, format_size_bytes(first), format_size_bytes(last)));
+  };
+  for (std::uint64_t s : sizes) {
+    const NcclAutoPick p = nccl_auto_pick(in, s);
+    const std::string name = p.nccl_algorithm + "/" + p.nccl_protocol;
+    if (name != run) {
+      flush();
+      run = name;
+      first = s;
+    }
+    last = s;
+  }
+  flush();
+  return out;
 }
 
 NcclAutoPick nccl_ring_pick(const Config& cfg, std::uint64_t bytes) {

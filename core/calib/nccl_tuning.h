@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fabric/config.h"
 
@@ -48,6 +49,10 @@ GpuGeneration nccl_generation(const std::string& accelerator_name);
 NcclTunerInput nccl_tuner_input(const Config& cfg);
 
 NcclAutoPick nccl_auto_pick(const Config& cfg, std::uint64_t bytes);
+
+/// NCCL's pick over `sizes` (ascending), one entry per run of equal picks: {"Ring/LL 8 B - 1 MiB",
+/// "NVLS/Simple 2 MiB - 1 GiB"}. Empty for no sizes.
+std::vector<std::string> nccl_choice_runs(const Config& cfg, const std::vector<std::uint64_t>& sizes);
 
 /// The protocol NCCL runs its ring with when asked for Ring alone (NCCL_ALGO=Ring): "ring-ll",
 /// "ring-ll128" or "ring-simple".

@@ -1274,6 +1274,11 @@ TEST(NcclAuto, PickFollowsNcclsTuningModel) {
   EXPECT_FALSE(nccl_tuner_input(a100).nvls);
   EXPECT_EQ(nccl_tuner_input(b200).generation, B);
   EXPECT_NEAR(nccl_tuner_input(a100).nvlink_GBps, 240.0, 1e-9);
+  // Over a run's sizes, runs of one pick joined.
+  const std::vector<std::string> runs = nccl_choice_runs(load_preset("hgx-h200-8"), {8, 1024, 1 << 20, 2 << 20, 1 << 30});
+  EXPECT_EQ(runs, (std::vector<std::string>{"Ring/LL 8 B - 1 MiB", "NVLS/Simple 2 MiB - 1 GiB"}));
+  EXPECT_EQ(nccl_choice_runs(a100, {8}), std::vector<std::string>{"Ring/LL 8 B"});
+  EXPECT_TRUE(nccl_choice_runs(a100, {}).empty());
 }
 
 // nccl-auto rows: NCCL's pick on our engines, with a note naming it. On 8 B200 GPUs at 8 B our

@@ -119,6 +119,22 @@ TEST(Cli, DefaultRunFitsIn120ColumnsForEveryPreset) {
   EXPECT_EQ(checked, 9);  // + hgx-a100-8 and gb200-nvl72 (issue 15), nvl36x2 and nvl576-style (issue 16)
 }
 
+// The table ends with what NCCL itself would run at the run's sizes (calib/nccl_tuning.h): on
+// 8 H200 ring LL up to 1.06 MB, NVLS above; on 8 A100 (no NVLS) ring LL, LL128, Simple.
+TEST(Cli, RunSaysWhatNcclItselfWouldRun) {
+  auto h200 = run_cli("run --preset hgx-h200-8 --algo ring,nvls -b 8 -e 4M -f 4");
+  ASSERT_EQ(h200.status, 0) << h200.output;
+  EXPECT_NE(h200.output.find("# NCCL's own choice without NCCL_ALGO"), std::string::npos) << h200.output;
+  EXPECT_NE(h200.output.find("\n#   Ring/LL 8 B - 512 KiB\n#   NVLS/Simple 2 MiB\n"), std::string::npos) << h200.output;
+  auto a100 = run_cli("run --preset hgx-a100-8 --algo ring -b 1M -e 64M -f 4");
+  ASSERT_EQ(a100.status, 0) << a100.output;
+  EXPECT_NE(a100.output.find("#   Ring/LL 1 MiB\n#   Ring/LL128 4 MiB - 16 MiB\n#   Ring/Simple 64 MiB\n"), std::string::npos)
+      << a100.output;
+  auto scin = run_cli("run --preset hgx-h200-8 --algo scin -b 1M -e 4M");  // no NCCL algorithm: nothing to say
+  ASSERT_EQ(scin.status, 0) << scin.output;
+  EXPECT_EQ(scin.output.find("NCCL's own choice"), std::string::npos);
+}
+
 TEST(Cli, WideRunIsTheSideBySideTableAndAvgBusbwIsTheMean) {
   auto r = run_cli("run --algo ring,scin -b 1M -e 4M --wide");
   ASSERT_EQ(r.status, 0) << r.output;

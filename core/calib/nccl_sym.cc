@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "calib/nccl_tuning.h"
 
 namespace scin {
 
@@ -87,8 +88,7 @@ NcclSymPick nccl_sym_pick(int ranks, std::uint64_t bytes, bool blackwell, bool m
 }
 
 NcclSymPick nccl_sym_pick(const Config& cfg, std::uint64_t bytes) {
-  const std::string& a = cfg.accelerator.name;
-  const bool blackwell = !a.empty() && (a[0] == 'B' || a.rfind("GB", 0) == 0);
+  const bool blackwell = nccl_generation(cfg.accelerator.name) == GpuGeneration::Blackwell;
   return nccl_sym_pick(cfg.fabric.gpus, bytes, blackwell, cfg.sw.nvls.enabled && cfg.fabric.gpus > 2);
 }
 

@@ -1,6 +1,7 @@
 #include "calib/nccl_tuning.h"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <fmt/format.h>
 
@@ -50,12 +51,6 @@ double nvls_efficiency(GpuGeneration g) {  // src/tuning/nvls.cc
   return 0;
 }
 
-int log2_floor(std::uint64_t n) {
-  int l = 0;
-  while (n >>= 1) ++l;
-  return l;
-}
-
 }  // namespace
 
 NcclAutoPick nccl_auto_pick(const NcclTunerInput& in, std::uint64_t bytes) {
@@ -74,7 +69,7 @@ NcclAutoPick nccl_auto_pick(const NcclTunerInput& in, std::uint64_t bytes) {
     const double t = lat_us + s / (1000 * alg_GBps);
     if (best.algorithm.empty() || t < best.nccl_model_us) best = {algo, kProtoName[proto], stand_in, t};
   };
-  const int log_size = log2_floor(bytes >> 6);
+  const int log_size = std::max(0, static_cast<int>(std::bit_width(bytes >> 6)) - 1);  // NCCL's log2i
   for (int p : {LL, LL128, Simple}) {  // Tree, as NCCL lists it first (ties go to it)
     if (in.ring_only) break;
     double b = bus * .92;
@@ -113,7 +108,7 @@ NcclTunerInput nccl_tuner_input(const Config& cfg) {
                                : in.generation == GpuGeneration::Hopper ? 20.6 / 25
                                                                          : 40.1 / 50;
   in.nvlink_GBps = cfg.links.bandwidth_GBps * per_line_rate;
-  in.nvls = cfg.sw.nvls.enabled && nccl_runs_nvls(cfg) && nvls_efficiency(in.generation) > 0;
+  in.nvls = nccl_runs_nvls(cfg) && nvls_efficiency(in.generation) > 0;
   return in;
 }
 

@@ -43,44 +43,30 @@ double simulate_us(const Config& c, const std::string& algo, const Collective& c
   return simulate(c, algo, coll, engine).time_us();
 }
 
+// A scin algorithm, or "ring-ll" / "ring-ll128" / "ring-simple": the ring with that protocol.
+double algorithm_us(Config c, const std::string& algo, const Collective& coll, const std::string& engine) {
+  for (const char* p : {"ll", "ll128", "simple"})
+    if (algo == std::string("ring-") + p) {
+      set_param(c, "ring.protocol", p);
+      return simulate_us(c, "ring", coll, engine);
+    }
+  return simulate_us(c, algo, coll, engine);
+}
+
 // The ring as NCCL runs it when asked for Ring alone: NCCL picks the protocol by its own model
-// (calib/nccl_tuning.h). Where that is not the one our engines find fastest, the ring runs
-// NCCL's and `note` says so; a preset that fixes ring.protocol keeps it.
-double ring_as_nccl_runs_us(Config c, const Collective& coll, const std::string& engine, std::string* note) {
-  const SimResult fastest = simulate(c, "ring", coll, engine);
-  if (c.ring.protocol != RingProtocol::Auto) return fastest.time_us();
+// (calib/nccl_tuning.h). Where that is not the one our engines find fastest, `note` says so; a
+// preset that fixes ring.protocol keeps it.
+double ring_as_nccl_runs_us(const Config& c, const Collective& coll, const std::string& engine, std::string* note) {
+  if (c.ring.protocol != RingProtocol::Auto) return simulate_us(c, "ring", coll, engine);
   const NcclAutoPick pick = nccl_ring_pick(c, coll.bytes);
-  const std::string protocol = pick.algorithm.substr(std::string("ring-").size());
-  if (ascii_lower(fastest.variant) == protocol) return fastest.time_us();
-  set_param(c, "ring.protocol", protocol);
-  if (note)
-    *note = fmt::format("modelled as {}: NCCL's tuning model picks Ring/{} at this size (src/graph/tuning.cc), "
-                        "our fastest is {}", pick.algorithm, pick.nccl_protocol, fastest.variant);
-  return simulate_us(c, "ring", coll, engine);
-}
-
-}  // namespace
-
-namespace {
-std::optional<double> row_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
-                                  const std::string& engine, std::string* note);
-}  // namespace
-
-std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
-                                    const std::string& engine, std::string* note) {
-  const auto t = row_time_us(cfg, row, why, engine, note);
-  // A row of one process driving several GPUs says so: the run it is drawn against launches
-  // from one process per GPU, and this row's model adds the serialised launches.
-  if (t && note && row.gpus_per_process > 1 && cfg.tuning.launch_serial_ns != 0) {
-    const int n = std::min(row.gpus_per_process, row.gpus);
-    *note += fmt::format("{}with the launches of one process driving {} GPUs (nccl-tests -g {}) serialised, "
-                         "{} ns each (accelerator.launch_serial_ns)",
-                         note->empty() ? "modelled " : "; ", n, n, cfg.tuning.launch_serial_ns);
+  if (note) {
+    const std::string fastest = simulate(c, "ring", coll, engine).variant;
+    if ("ring-" + ascii_lower(fastest) != pick.algorithm)
+      *note = fmt::format("modelled as {}: NCCL's tuning model picks Ring/{} at this size (src/graph/tuning.cc), "
+                          "our fastest is {}", pick.algorithm, pick.nccl_protocol, fastest);
   }
-  return t;
+  return algorithm_us(c, pick.algorithm, coll, engine);
 }
-
-namespace {
 
 std::optional<double> row_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
                                   const std::string& engine, std::string* note) {
@@ -115,12 +101,7 @@ std::optional<double> row_time_us(const Config& cfg, const MeasuredRow& row, std
                             algo, pick.nccl_algorithm, pick.nccl_protocol,
                             pick.nccl_algorithm == "Tree" ? "; scin has no tree schedule, the ring with its protocol "
                                                             "stands in" : "");
-      for (const char* p : {"ll", "ll128", "simple"})
-        if (algo == std::string("ring-") + p) {
-          set_param(c, "ring.protocol", p);
-          return simulate_us(c, "ring", coll, engine);
-        }
-      return simulate_us(c, algo, coll, engine);
+      return algorithm_us(c, algo, coll, engine);
     }
     if (a == "nccl-sym") {
       // NCCL's symmetric kernels: NCCL picks one by its own cost model (calib/nccl_sym.h); the
@@ -146,11 +127,7 @@ std::optional<double> row_time_us(const Config& cfg, const MeasuredRow& row, std
       if (note) *note = "modelled as ring: " + nccl_nvls_note(c) + (protocol.empty() ? "" : "; " + protocol);
       return t;
     }
-    for (const char* p : {"ll", "ll128", "simple"})
-      if (a == std::string("ring-") + p) {
-        set_param(c, "ring.protocol", p);
-        return simulate_us(c, "ring", coll, engine);
-      }
+    if (a == "ring-ll" || a == "ring-ll128" || a == "ring-simple") return algorithm_us(c, a, coll, engine);
     if (a == "ring") return ring_as_nccl_runs_us(c, coll, engine, note);
     if (!find_algorithm(a)) {
       if (why)
@@ -166,6 +143,20 @@ std::optional<double> row_time_us(const Config& cfg, const MeasuredRow& row, std
 }
 
 }  // namespace
+
+std::optional<double> model_time_us(const Config& cfg, const MeasuredRow& row, std::string* why,
+                                    const std::string& engine, std::string* note) {
+  const auto t = row_time_us(cfg, row, why, engine, note);
+  // A row of one process driving several GPUs says so: the run it is drawn against launches
+  // from one process per GPU, and this row's model adds the serialised launches.
+  if (t && note && row.gpus_per_process > 1 && cfg.tuning.launch_serial_ns != 0) {
+    const int n = std::min(row.gpus_per_process, row.gpus);
+    *note += fmt::format("{}with the launches of one process driving {} GPUs (nccl-tests -g {}) serialised, "
+                         "{} ns each (accelerator.launch_serial_ns)",
+                         note->empty() ? "modelled " : "; ", n, n, cfg.tuning.launch_serial_ns);
+  }
+  return t;
+}
 
 ErrorStats error_stats(const std::vector<const RowError*>& rows) {
   ErrorStats s;

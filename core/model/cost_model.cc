@@ -130,8 +130,8 @@ double ring_channel_fraction(const Config& cfg, RingProtocol p, double message_b
   double per_channel = 512.0 * 64;
   if (p == RingProtocol::LL) per_channel = 512.0 * 8 * gpus;
   if (p == RingProtocol::LL128) per_channel = 640.0 * 8;
-  const double used = std::clamp(message_bytes / per_channel, 1.0, std::max(1.0, nc));
-  return used / std::max(1.0, nc);
+  const double full = std::max(1.0, nc);
+  return std::clamp(message_bytes / per_channel, 1.0, full) / full;
 }
 
 double tuning_factor(const Config& cfg, const Schedule& s, const Step& st) {

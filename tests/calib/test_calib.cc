@@ -1333,6 +1333,18 @@ TEST(Validate, RingRowsRunTheProtocolNcclsTunerPicks) {
     EXPECT_DOUBLE_EQ(*model_time_us(c, row(bytes, "ring"), nullptr, "analytic", &note), *model_time_us(c, row(bytes, pick)));
     EXPECT_TRUE(note.empty()) << bytes << ": " << note;
   }
+  // A row asked for its note is costed once where our fastest protocol is NCCL's pick: the same
+  // time, to the bit, as the row without a note (the ring with the picked protocol), on both
+  // engines and where the picks differ (4 MiB).
+  for (const char* engine : {"analytic", "packet"})
+    for (std::uint64_t bytes : {8ull, 65536ull, 1ull << 20, 4ull << 20}) {
+      note.clear();
+      const double with_note = *model_time_us(c, row(bytes, "ring"), nullptr, engine, &note);
+      EXPECT_EQ(with_note, *model_time_us(c, row(bytes, "ring"), nullptr, engine)) << engine << " " << bytes;
+      EXPECT_EQ(with_note, *model_time_us(c, row(bytes, nccl_ring_pick(c, bytes).algorithm), nullptr, engine))
+          << engine << " " << bytes;
+      EXPECT_EQ(note.empty(), bytes != (4ull << 20)) << engine << " " << bytes << ": " << note;
+    }
   set_param(c, "ring.protocol", "ll");
   note.clear();
   EXPECT_DOUBLE_EQ(*model_time_us(c, row(4ull << 20, "ring"), nullptr, "analytic", &note), ll);

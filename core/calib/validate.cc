@@ -61,7 +61,8 @@ double ring_as_nccl_runs_us(const Config& c, const Collective& coll, const std::
   const NcclAutoPick pick = nccl_ring_pick(c, coll.bytes);
   if (note) {
     // Our fastest ring, one simulation; where it is NCCL's pick it is also the row's time (the
-    // engines cost a protocol they choose as one they are given: Validate.RingRowsRunThe...).
+    // engines cost a protocol they choose as one they are given; test
+    // Validate.RingRowsRunTheProtocolNcclsTunerPicks).
     const SimResult fastest = simulate(c, "ring", coll, engine);
     if ("ring-" + ascii_lower(fastest.variant) == pick.algorithm) return fastest.time_us();
     *note = fmt::format("modelled as {}: NCCL's tuning model picks Ring/{} at this size (src/graph/tuning.cc), "

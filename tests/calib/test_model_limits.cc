@@ -158,8 +158,8 @@ TEST(HalfPeak, H200NvlsModelWithinAFactorOf1p3OfFittedData) {
 // where NCCL runs a two-shot kernel, 32 KiB - 1 MiB), 2.23 us above one-shot's; every other
 // Ampere or Hopper preset with a one-shot kernel cost carries that difference, and a Blackwell
 // preset carries it scaled by NCCL's own gap between its non-LL and LL symmetric kernels there
-// against Hopper's (src/sym_kernels.cc: (19.5 - 11) / (7.8 - 4.5) us). So one-shot (one barrier) is the faster of
-// the two for small messages and two-shot (a quarter of the bytes per link at 8 GPUs) for
+// against Hopper's (src/sym_kernels.cc: (19.5 - 11) / (7.8 - 4.5) us). So one-shot (one
+// barrier) is the faster of the two for small messages and two-shot (a quarter of the bytes per link at 8 GPUs) for
 // large ones, crossing between 128 and 256 KiB on hgx-h200-8 (vLLM's custom All-Reduce
 // runs one-stage below 256 KB at 8 GPUs).
 TEST(ShotKernels, TwoShotPaysMoreFixedCostThanOneShotAndOvertakesItAboveTheCrossing) {

@@ -43,13 +43,19 @@ double simulate_us(const Config& c, const std::string& algo, const Collective& c
   return simulate(c, algo, coll, engine).time_us();
 }
 
+// The protocol of "ring-ll" / "ring-ll128" / "ring-simple" (ring.protocol's value); null otherwise.
+const char* ring_protocol_of(const std::string& algo) {
+  for (const char* p : {"ll", "ll128", "simple"})
+    if (algo == std::string("ring-") + p) return p;
+  return nullptr;
+}
+
 // A scin algorithm, or "ring-ll" / "ring-ll128" / "ring-simple": the ring with that protocol.
 double algorithm_us(Config c, const std::string& algo, const Collective& coll, const std::string& engine) {
-  for (const char* p : {"ll", "ll128", "simple"})
-    if (algo == std::string("ring-") + p) {
-      set_param(c, "ring.protocol", p);
-      return simulate_us(c, "ring", coll, engine);
-    }
+  if (const char* p = ring_protocol_of(algo)) {
+    set_param(c, "ring.protocol", p);
+    return simulate_us(c, "ring", coll, engine);
+  }
   return simulate_us(c, algo, coll, engine);
 }
 
@@ -130,7 +136,7 @@ std::optional<double> row_time_us(const Config& cfg, const MeasuredRow& row, std
       if (note) *note = "modelled as ring: " + nccl_nvls_note(c) + (protocol.empty() ? "" : "; " + protocol);
       return t;
     }
-    if (a == "ring-ll" || a == "ring-ll128" || a == "ring-simple") return algorithm_us(c, a, coll, engine);
+    if (ring_protocol_of(a)) return algorithm_us(c, a, coll, engine);
     if (a == "ring") return ring_as_nccl_runs_us(c, coll, engine, note);
     if (!find_algorithm(a)) {
       if (why)

@@ -38,10 +38,19 @@ std::string canonical_algorithm(std::string_view name) {
       {"symmetric", "nccl-sym"},     {"nccl-symmetric", "nccl-sym"}, {"nccl-sym-mem", "nccl-sym"},
   };
   if (auto it = alias.find(a); it != alias.end()) return it->second;
-  for (const char* p : {"ll", "ll128", "simple"})  // "nccl-ring-ll128", "ring/ll128"
+  for (const char* p : kRingProtocolKeys)  // "nccl-ring-ll128", "ring/ll128"
     for (const char* pre : {"nccl-ring-", "ring/", "nccl-ring/"})
-      if (a == std::string(pre) + p) return std::string("ring-") + p;
+      if (a == std::string(pre) + p) return ring_algorithm_for(p);
   return a;
+}
+
+std::string ring_algorithm_for(std::string_view protocol_key) { return "ring-" + std::string(protocol_key); }
+
+const char* ring_protocol_of(std::string_view algorithm) {
+  if (!algorithm.starts_with("ring-")) return nullptr;
+  for (const char* p : kRingProtocolKeys)
+    if (algorithm.substr(5) == p) return p;
+  return nullptr;
 }
 
 bool read_symmetric_kernel_choice(MeasuredRow& row) {

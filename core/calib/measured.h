@@ -91,6 +91,16 @@ struct MeasuredFile {
 /// "nccl-nvlstree" / "nccl-collnet..." (not modelled).
 std::string canonical_algorithm(std::string_view name);
 
+/// The ring's protocols as `ring.protocol` spells them, in NCCL's order (LL, LL128, Simple).
+inline constexpr const char* kRingProtocolKeys[] = {"ll", "ll128", "simple"};
+
+/// A row's name for the ring with one protocol fixed: "ring-" + a key of kRingProtocolKeys.
+std::string ring_algorithm_for(std::string_view protocol_key);
+
+/// The protocol key of "ring-ll" / "ring-ll128" / "ring-simple" (an entry of
+/// kRingProtocolKeys); null for any other algorithm.
+const char* ring_protocol_of(std::string_view algorithm);
+
 /// A row labelled one-shot that was timed through NCCL's symmetric kernels (its system or
 /// notes say `sym-mem` or "symmetric kernel", and no NCCL_SYM_KERNEL forced one kernel) is
 /// NCCL's pick among them, which is a two-shot kernel above a few KiB (NCCL's

@@ -57,8 +57,8 @@ std::string measured_text::algorithm_from_env(const std::map<std::string, std::s
     // picks it by its own model (calib/nccl_tuning.h).
     if (auto p = env.find("NCCL_PROTO"); p != env.end()) {
       const std::string proto = ascii_lower(trim(p->second));
-      for (const char* name : {"ll", "ll128", "simple"})
-        if (proto == name) return std::string("ring-") + name;
+      for (const char* name : kRingProtocolKeys)
+        if (proto == name) return ring_algorithm_for(name);
     }
     return "ring";
   }

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/units.h"
+#include "calib/measured.h"
 #include "schedule/nvls_policy.h"
 
 namespace scin {
@@ -15,7 +16,6 @@ namespace {
 
 enum Proto { LL = 0, LL128 = 1, Simple = 2 };
 const char* const kProtoName[] = {"LL", "LL128", "Simple"};
-const char* const kRingStandIn[] = {"ring-ll", "ring-ll128", "ring-simple"};
 
 // NCCL's default tuner constants within one node over NVLink (ncclTunerConstantsDefaults,
 // src/tuning/cost_model.cc; the same values in the 2.19-2.2x src/graph/tuning.cc): latencies in
@@ -64,7 +64,7 @@ NcclAutoPick nccl_auto_pick(const NcclTunerInput& in, std::uint64_t bytes) {
   // bandwidth is the GPU's NVLink bandwidth with each protocol's factor.
   const double bus = in.nvlink_GBps;
   NcclAutoPick best;
-  auto consider = [&](const char* algo, int proto, double lat_us, double alg_GBps, const char* stand_in) {
+  auto consider = [&](const char* algo, int proto, double lat_us, double alg_GBps, const std::string& stand_in) {
     if (!(alg_GBps > 0)) return;
     const double t = lat_us + s / (1000 * alg_GBps);
     if (best.algorithm.empty() || t < best.nccl_model_us) best = {algo, kProtoName[proto], stand_in, t};
@@ -77,13 +77,13 @@ NcclAutoPick nccl_auto_pick(const NcclTunerInput& in, std::uint64_t bytes) {
     if (p == LL128) b *= 7.0 / 9.0;
     double alg = b * 0.5;
     if (log_size < 23) alg *= kTreeCorrection[p][log_size];
-    consider("Tree", p, kBaseLatTree[p] + steps * kHwLatTree[p], alg, kRingStandIn[p]);
+    consider("Tree", p, kBaseLatTree[p] + steps * kHwLatTree[p], alg, ring_algorithm_for(kRingProtocolKeys[p]));
   }
   for (int p : {LL, LL128, Simple}) {
     double b = bus;
     if (p == LL) b = std::min(ll_max_GBps(in.generation), b * .5);
     if (p == LL128) b *= 0.92;
-    consider("Ring", p, kBaseLatRing[p] + steps * kHwLatRing[p], b * n / steps, kRingStandIn[p]);
+    consider("Ring", p, kBaseLatRing[p] + steps * kHwLatRing[p], b * n / steps, ring_algorithm_for(kRingProtocolKeys[p]));
   }
   if (in.nvls && !in.ring_only) {
     const double eff = nvls_efficiency(in.generation);

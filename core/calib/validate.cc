@@ -43,13 +43,6 @@ double simulate_us(const Config& c, const std::string& algo, const Collective& c
   return simulate(c, algo, coll, engine).time_us();
 }
 
-// The protocol of "ring-ll" / "ring-ll128" / "ring-simple" (ring.protocol's value); null otherwise.
-const char* ring_protocol_of(const std::string& algo) {
-  for (const char* p : {"ll", "ll128", "simple"})
-    if (algo == std::string("ring-") + p) return p;
-  return nullptr;
-}
-
 // A scin algorithm, or "ring-ll" / "ring-ll128" / "ring-simple": the ring with that protocol.
 double algorithm_us(Config c, const std::string& algo, const Collective& coll, const std::string& engine) {
   if (const char* p = ring_protocol_of(algo)) {

@@ -685,6 +685,23 @@ TEST(NcclTestsLog, NcclAlgoListsAndExclusionsNameTheAlgorithmRun) {
   EXPECT_EQ(algo_of("Ring,NVLS NCCL_PROTO=LL"), "nccl-auto");
 }
 
+// The ring's fixed-protocol row names and ring.protocol's values are one table: every key names a
+// row that maps back to it, the file spellings of those rows land on it, and nothing else does.
+TEST(MeasuredNames, RingRowNamesAndProtocolKeysRoundTrip) {
+  ASSERT_EQ(std::size(kRingProtocolKeys), 3u);
+  for (const char* key : kRingProtocolKeys) {
+    const std::string row = ring_algorithm_for(key);
+    EXPECT_EQ(row, std::string("ring-") + key);
+    ASSERT_NE(ring_protocol_of(row), nullptr) << row;
+    EXPECT_STREQ(ring_protocol_of(row), key);
+    EXPECT_EQ(canonical_algorithm(std::string("nccl-ring/") + key), row);
+    Config c;
+    EXPECT_NO_THROW(set_param(c, "ring.protocol", key)) << key;
+  }
+  for (const char* other : {"ring", "ring-", "ring-auto", "ring-ll1280", "nvls", "xring-ll", "ring-LL"})
+    EXPECT_EQ(ring_protocol_of(other), nullptr) << other;
+}
+
 // Names as other files write them: headers in any case and under other names, algorithm
 // and element-type spellings of NCCL, nccl-tests and PyTorch users.
 TEST(MeasuredCsv, HeadersAlgorithmsAndTypesAsOtherFilesWriteThem) {

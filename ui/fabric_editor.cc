@@ -6,6 +6,8 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QLineEdit>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -114,6 +116,11 @@ void FabricEditor::build() {
   scroll_ = new QScrollArea;
   scroll_->setWidgetResizable(true);
   scroll_->setWidget(body);
+  // Never narrower than the fields' labels and values (the editor scrolls vertically only), so a
+  // smaller window or a restored layout cannot cut the values off.
+  scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll_->setMinimumWidth(body->minimumSizeHint().width() + scroll_->verticalScrollBar()->sizeHint().width() +
+                           2 * scroll_->frameWidth());
   outer->addWidget(scroll_, 1);
   status_ = new QLabel;
   status_->setWordWrap(true);

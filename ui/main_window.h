@@ -147,6 +147,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* e) override;
+  void showEvent(QShowEvent* e) override;
   void dragEnterEvent(QDragEnterEvent* e) override;
   void dropEvent(QDropEvent* e) override;
 
@@ -249,6 +250,7 @@ class MainWindow : public QMainWindow {
   qint64 runFabricId_ = 0;
   QString runFabricChanges_;   // what run runFabricId_ changed from its preset (changedParamsPhrase)
   bool showingPreview_ = true;
+  bool sizeDocksOnShow_ = false;  // first start (no saved layout): give the docks their widths once shown
   bool modified_ = false;
   bool runListed_ = false;
   QString lastStatus_;

@@ -64,18 +64,25 @@ void MainWindow::restoreSettings() {
   const bool restored = restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray()) &&
                         restoreState(s.value(QStringLiteral("window/state")).toByteArray());
   fitToScreen();  // a geometry saved on a bigger screen is clamped
-  if (!restored) {
-    // First start: keep the docks narrow, the charts get the room (once the
-    // window has its real size).
-    QTimer::singleShot(0, this, [this] {
-      const int w = width();
-      resizeDocks({findChild<QDockWidget*>(QStringLiteral("fabricDock")),
-                   findChild<QDockWidget*>(QStringLiteral("sweepDock"))},
-                  {std::min(380, w / 4), std::min(300, w / 5)}, Qt::Horizontal);
-    });
-  }
+  // First start: the docks get their widths once the window is shown with its real size
+  // (showEvent); before that the main window's layout ignores resizeDocks.
+  sizeDocksOnShow_ = !restored;
   rebuildRecentMenu();
   showTab(s.value(QStringLiteral("window/tab"), QStringLiteral("latency")).toString());
+}
+
+void MainWindow::showEvent(QShowEvent* e) {
+  QMainWindow::showEvent(e);
+  if (!sizeDocksOnShow_) return;
+  sizeDocksOnShow_ = false;
+  // Wide enough for the Fabric dock's labels and values, narrow enough that the charts get the
+  // room; after the show's own layout pass.
+  QTimer::singleShot(0, this, [this] {
+    const int w = width();
+    resizeDocks({findChild<QDockWidget*>(QStringLiteral("fabricDock")),
+                 findChild<QDockWidget*>(QStringLiteral("sweepDock"))},
+                {std::min(380, w / 4), std::min(300, w / 5)}, Qt::Horizontal);
+  });
 }
 
 void MainWindow::saveSettings() {

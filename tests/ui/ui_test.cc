@@ -11,6 +11,7 @@
 #include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QImage>
 #include <QLegendMarker>
@@ -21,6 +22,8 @@
 #include <QSettings>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QPushButton>
@@ -192,6 +195,25 @@ class UiTest : public QObject {
     QVERIFY(!w.isWindowModified());
     QVERIFY(w.fabric()->setParam("links.latency_ns", ParamValue(150.0)));
     QVERIFY(w.isWindowModified());
+  }
+
+  // First start (no saved layout): once shown, the Fabric dock is wide enough for its values
+  // (no horizontal scrolling) and the charts keep most of the window. resizeDocks before the
+  // show was ignored, which left the dock at ~240 px with its values cut.
+  void firstStartGivesTheFabricDockRoomForItsValues() {
+    QSettings().clear();
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("first-start.scindb"))));
+    w.resize(1600, 1000);
+    w.show();
+    settle(w);
+    auto* fab = w.findChild<QDockWidget*>(QStringLiteral("fabricDock"));
+    QVERIFY(fab);
+    QTRY_VERIFY_WITH_TIMEOUT(fab->width() >= 360, 5000);
+    QVERIFY2(fab->width() <= w.width() / 4 + 8, qPrintable(QString::number(fab->width())));
+    auto* scroll = fab->findChild<QScrollArea*>();
+    QVERIFY(scroll);
+    QVERIFY(!scroll->horizontalScrollBar()->isVisible());
   }
 
   void settingsPersistAcrossSessions() {

@@ -101,6 +101,7 @@ void FabricEditor::build() {
       box->setObjectName(g);
       form = new QFormLayout(box);
       form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+      form->setRowWrapPolicy(QFormLayout::WrapLongRows);  // a narrow dock puts a value under its label
       bl->addWidget(box);
       groups_[g] = box;
     }
@@ -116,8 +117,8 @@ void FabricEditor::build() {
   scroll_ = new QScrollArea;
   scroll_->setWidgetResizable(true);
   scroll_->setWidget(body);
-  // Never narrower than the fields' labels and values (the editor scrolls vertically only), so a
-  // smaller window or a restored layout cannot cut the values off.
+  // Never narrower than its widest label or value (a narrow dock puts a value under its label, the
+  // editor scrolls vertically only), so a smaller window or a restored layout cannot cut values off.
   scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   scroll_->setMinimumWidth(body->minimumSizeHint().width() + scroll_->verticalScrollBar()->sizeHint().width() +
                            2 * scroll_->frameWidth());

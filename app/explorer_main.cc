@@ -11,7 +11,8 @@
 // experiment: the seed's comparison on an 8-GPU H200-class fabric, computed
 // and plotted. The options script the Analysis view and its exports (docs,
 // tests, users' own scripts) and work offscreen (QT_QPA_PLATFORM=offscreen).
-// --help and --version need no display: they are answered before Qt starts.
+// --help and --version need no display: they are answered before Qt starts; without a
+// display (and no QT_QPA_PLATFORM) it says so and exits 2 rather than let Qt abort.
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -97,6 +98,19 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+
+  // No display and no platform named: Qt would abort ("no Qt platform plugin could be
+  // initialized ... reinstalling may fix this"), which misleads. Say what is missing instead.
+#if defined(__linux__)
+  auto unset = [](const char* var) { const char* v = std::getenv(var); return !v || !*v; };
+  if (unset("QT_QPA_PLATFORM") && unset("DISPLAY") && unset("WAYLAND_DISPLAY")) {
+    std::fprintf(stderr,
+                 "scin-explorer: no display: DISPLAY and WAYLAND_DISPLAY are unset. Run it in a desktop session "
+                 "(or over ssh -X), or without a window with QT_QPA_PLATFORM=offscreen for --screenshot, "
+                 "--export-chart and --export-report; `scin` computes the same results with no display.\n");
+    return 2;
+  }
+#endif
 
   // Crisp at fractional scale factors (150 %, 175 %) instead of rounding.
   QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);

@@ -576,6 +576,15 @@ class AnalysisUiTest : public QObject {
     QCOMPARE(help.exitCode(), 0);
     const QString text = QString::fromUtf8(help.readAllStandardOutput());
     QVERIFY2(text.contains(QStringLiteral("--export-chart")) && text.contains(QStringLiteral("--figure-size")), qPrintable(text));
+    // Without a display or a platform the app says so and exits 2 (Qt alone aborts, suggesting a reinstall).
+    QProcess nodisplay;
+    nodisplay.setProcessEnvironment(env);
+    nodisplay.start(QStringLiteral(SCIN_EXPLORER_PATH), {db_, QStringLiteral("--quit")});
+    QVERIFY(nodisplay.waitForFinished(30000));
+    QCOMPARE(nodisplay.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(nodisplay.exitCode(), 2);
+    const QString why = QString::fromUtf8(nodisplay.readAllStandardError());
+    QVERIFY2(why.contains(QStringLiteral("no display")) && why.contains(QStringLiteral("QT_QPA_PLATFORM=offscreen")), qPrintable(why));
 
     QProcess run;
     QProcessEnvironment off = QProcessEnvironment::systemEnvironment();

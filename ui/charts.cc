@@ -293,8 +293,8 @@ BreakdownChart::BreakdownChart(QWidget* parent)
   scale_ = new QComboBox;
   scale_->addItem(tr("Time (µs)"));
   scale_->addItem(tr("Share of each total (%)"));
-  scale_->setToolTip(tr("Times on one axis, or each bar's terms as shares of its own latency (its total is "
-                        "then in its label): a short bar next to a long one shows its terms."));
+  scale_->setToolTip(tr("Times on one axis, or each bar's terms as shares of its own latency: a short bar next "
+                        "to a long one shows its terms. Each bar's total is in its label."));
   controls()->insertWidget(2, new QLabel(tr("Show")));
   controls()->insertWidget(3, scale_);
   connect(scale_, &QComboBox::activated, this, [this] { redraw(); });
@@ -355,12 +355,12 @@ void BreakdownChart::redraw() {
   auto* y = new QBarCategoryAxis;
   const BarLabels shown = barLabels(cats, QFontMetrics(y->labelsFont()));
   cats = shown.labels;
-  // Each bar's total (the terms sum to it); in the share view it is in the bar's label.
+  // Each bar's total (the terms sum to it) is in its label: on one time axis a 5 us bar beside a
+  // 1.4 ms one is a few pixels, and its number is still read there.
   std::vector<double> totals(rows.size(), 0.0);
   for (std::size_t k = 0; k < rows.size(); ++k)
     for (int t = 0; t < static_cast<int>(Term::Count); ++t) totals[k] += rows[k]->breakdown.ns[t] / 1e3;
-  if (share)
-    for (std::size_t k = 0; k < rows.size(); ++k) cats[static_cast<qsizetype>(k)] += QStringLiteral(" · ") + timeText(totals[k] * 1e3);
+  for (std::size_t k = 0; k < rows.size(); ++k) cats[static_cast<qsizetype>(k)] += QStringLiteral(" · ") + timeText(totals[k] * 1e3);
   static const QColor termColors[] = {QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf),
                                       QColor(0x1f, 0x77, 0xb4), QColor(0x8c, 0x56, 0x4b), QColor(0xd6, 0x27, 0x28),
                                       QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd)};
@@ -423,7 +423,7 @@ double BreakdownChart::barValue(const QString& algorithm, const QString& term) c
       if (x)
         for (int k = 0; k < x->categories().size() && idx < 0; ++k) {
           const QString& c = x->categories()[k];
-          if (c == algorithm || (shares() && c.startsWith(algorithm + QStringLiteral(" · ")))) idx = k;
+          if (c == algorithm || c.startsWith(algorithm + QStringLiteral(" · "))) idx = k;
         }
       if (idx < 0) return -1;
       for (QBarSet* set : bs->barSets())

@@ -74,7 +74,7 @@ class BreakdownChart : public ChartPanel {
   void setSize(std::uint64_t bytes);
   std::uint64_t size() const;
   /// The bar value of `term` for `algorithm` (µs, or % of its total in the
-  /// share view; a share bar's label is "ALGORITHM · TOTAL"), for tests.
+  /// share view; a bar's label is "ALGORITHM · TOTAL"), for tests.
   double barValue(const QString& algorithm, const QString& term) const;
   /// Show each bar as shares of its own total (100%) instead of times: at 576
   /// GPUs the ring's 1.4 ms left SCIN's 5 us bars invisible on one time axis.

@@ -326,6 +326,11 @@ class ChartsUiTest : public QObject {
     br.setResults(rs);
     QVERIFY(!br.shares());
     QCOMPARE(br.barValue(QStringLiteral("scin"), QStringLiteral("sync")), 4.0);   // µs
+    // On the time axis too each bar's label carries its total (a short bar's number stays readable).
+    auto* yTime = qobject_cast<QBarCategoryAxis*>(br.chart()->axes(Qt::Vertical).value(0));
+    QVERIFY(yTime);
+    QVERIFY2(yTime->categories().contains(QStringLiteral("scin · ") + scin::ui::timeText(5000)),
+             qPrintable(yTime->categories().join(QLatin1Char('|'))));
     br.setShares(true);
     QCOMPARE(br.barValue(QStringLiteral("scin"), QStringLiteral("launch")), 20.0);   // %
     QCOMPARE(br.barValue(QStringLiteral("scin"), QStringLiteral("sync")), 80.0);
@@ -419,7 +424,12 @@ class ChartsUiTest : public QObject {
     QVERIFY2(br.minimumChartHeight() >= (n + 1) * rowPx, qPrintable(QString::number(br.minimumChartHeight())));
     QVERIFY(br.view()->height() >= br.minimumChartHeight());
     QVERIFY(br.height() < br.minimumChartHeight());  // so the tab scrolls
-    const QSet<QString> labels(expected.begin(), expected.end());
+    // Each label ends with its bar's total.
+    QSet<QString> labels;
+    for (int k = 0; k < n; ++k)
+      for (const SimResult& r : rs.curves[static_cast<std::size_t>(k)].points)
+        if (r.bytes == 8) labels.insert(expected[k] + QStringLiteral(" · ") + scin::ui::timeText(r.time_ns));
+    QCOMPARE(labels.size(), n);
     int whole = 0, cut = 0;
     for (QGraphicsItem* it : br.chart()->scene()->items())
       if (auto* t = dynamic_cast<QGraphicsTextItem*>(it); t && t->isVisible()) {

@@ -293,6 +293,8 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, QWidget* parent)
 
 void ChartPanel::setResults(const ResultSet& rs) {
   rs_ = rs;
+  // New results clear the last empty text; a chart's redraw sets its own (speedup, validation).
+  setEmptyText({});
   redraw();
 }
 

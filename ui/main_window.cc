@@ -519,9 +519,8 @@ void MainWindow::redrawCharts() {
 }
 
 void MainWindow::refreshChart(ChartPanel* c) const {
-  c->setResults(shown_);
+  c->setResults(shown_);  // clears the empty text; the chart's redraw may set its own
   if (!emptyWhy_.isEmpty()) c->setEmptyText(emptyWhy_);
-  else if (c != speedup_) c->setEmptyText({});
 }
 
 void MainWindow::flushStaleCharts() const {

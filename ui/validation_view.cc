@@ -151,12 +151,13 @@ void ValidationView::redraw() {
   QString why;
   if (m.run_id == 0)
     why = tr("Select a stored simulated run in the Runs dock: its model is compared with measured runs of the "
-             "same fabric (import nccl-tests logs or CSV with scin import LOG --db FILE).");
+             "same fabric (import nccl-tests logs or CSV with File > Import measurements, or scin import LOG --db FILE).");
   else if (!m.error.isEmpty())
     why = tr("No comparison: %1").arg(m.error);
   else if (m.choices.empty())
     why = tr("No measured run in this database matches %1: import measurements of that system with "
-             "scin import LOG --db FILE (rows of %2 GPUs whose system names the accelerator or preset).")
+             "File > Import measurements or scin import LOG --db FILE (rows of %2 GPUs whose system names the "
+             "accelerator or preset).")
               .arg(m.fabric)
               .arg(m.gpus);
   else if (!c)

@@ -167,6 +167,14 @@ class AnalysisUiTest : public QObject {
     w.analysisView()->setQuery(q);
     settle(w);
     QVERIFY(w.analysisView()->emptyText().contains(QStringLiteral("only scin")));
+    // No measured run in this database: the Validation tab says so and how to import one (the main
+    // window's refresh used to clear the text the view had just set, leaving a blank chart).
+    QVERIFY(w.showTab(QStringLiteral("validation")));
+    settle(w);
+    const QString why = w.chart(QStringLiteral("validation"))->emptyText();
+    QVERIFY2(why.startsWith(QStringLiteral("No measured run in this database matches hgx-h200-8")) &&
+                 why.contains(QStringLiteral("File > Import measurements")),
+             qPrintable(why));
   }
 
   void legendsOfExampleSweepsAreComplete() {

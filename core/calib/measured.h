@@ -36,6 +36,8 @@
 #include <string_view>
 #include <vector>
 
+#include "fabric/config.h"
+
 namespace scin {
 
 /// One measured collective: the rank count, algorithm, size and time.
@@ -91,10 +93,8 @@ struct MeasuredFile {
 /// "nccl-nvlstree" / "nccl-collnet..." (not modelled).
 std::string canonical_algorithm(std::string_view name);
 
-/// The ring's protocols as `ring.protocol` spells them, in NCCL's order (LL, LL128, Simple).
-inline constexpr const char* kRingProtocolKeys[] = {"ll", "ll128", "simple"};
-
-/// A row's name for the ring with one protocol fixed: "ring-" + a key of kRingProtocolKeys.
+/// A row's name for the ring with one protocol fixed: "ring-" + a key of kRingProtocolKeys
+/// (fabric/config.h).
 std::string ring_algorithm_for(std::string_view protocol_key);
 
 /// The protocol key of "ring-ll" / "ring-ll128" / "ring-simple" (an entry of

@@ -16,6 +16,9 @@ enum class Topology { Star, Mesh, TwoTier };
 enum class Regulation { None, Paced };
 enum class ScaleFormat { Fp16, Bf16, Fp32 };
 enum class RingProtocol { Auto, LL, LL128, Simple };
+/// The fixed ring protocols as `ring.protocol` spells them, in RingProtocol's (and NCCL's) order:
+/// LL, LL128, Simple. Measured rows name the ring with one of them fixed "ring-" + key.
+inline constexpr const char* kRingProtocolKeys[] = {"ll", "ll128", "simple"};
 enum class Codec { Int8, Int4, Fp8E4M3, Fp8E5M2 };
 enum class StoreMode { CutThrough, StoreAndForward };
 

@@ -232,14 +232,14 @@ std::vector<ParamInfo> build_registry() {
       "per-link utilisation samples over time recorded by the packet engine (0 = no timeline)",
       [](Config& c) -> int& { return c.packet.timeline_samples; }));
   // --- ring protocols
-  r.push_back(choice<RingProtocol>("ring.protocol", {"auto", "ll", "ll128", "simple"},
+  r.push_back(choice<RingProtocol>("ring.protocol", {"auto", kRingProtocolKeys[0], kRingProtocolKeys[1], kRingProtocolKeys[2]},
       "Ring protocol", "NCCL ring protocol; auto picks the fastest per size by this model (NCCL's own tuner picks by its cost model, which measured ring rows follow: docs/model.md section 9)",
       [](Config& c) -> RingProtocol& { return c.ring.protocol; }));
   struct P { const char* key; const char* name; RingProtocolSpec& (*ref)(Config&); };
   const P protos[] = {
-      {"ll", "LL", [](Config& c) -> RingProtocolSpec& { return c.ring.ll; }},
-      {"ll128", "LL128", [](Config& c) -> RingProtocolSpec& { return c.ring.ll128; }},
-      {"simple", "Simple", [](Config& c) -> RingProtocolSpec& { return c.ring.simple; }},
+      {kRingProtocolKeys[0], "LL", [](Config& c) -> RingProtocolSpec& { return c.ring.ll; }},
+      {kRingProtocolKeys[1], "LL128", [](Config& c) -> RingProtocolSpec& { return c.ring.ll128; }},
+      {kRingProtocolKeys[2], "Simple", [](Config& c) -> RingProtocolSpec& { return c.ring.simple; }},
   };
   for (const P& p : protos) {
     auto ref = p.ref;

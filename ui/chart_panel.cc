@@ -419,8 +419,8 @@ void ChartPanel::capLegend() {
   for (int i = 0; i < n; ++i) curves[i]->setVisible(legendCap_ == 0 || i < legendCap_);
   if (legendMore_) {
     const int more = n - legendCap_;
-    legendMore_->setName(more == 1 ? tr("+ 1 more curve: hover a curve for its name")
-                                   : tr("+ %1 more curves: hover a curve for its name").arg(more));
+    // Short, so the legend (as wide as its longest curve name) does not cut it.
+    legendMore_->setName(tr("+ %1 more: hover a curve").arg(more));
     for (QLegendMarker* m : legend->markers(legendMore_)) m->setVisible(legendCap_ > 0);
   }
 }

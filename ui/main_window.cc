@@ -160,6 +160,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   tabs_->addTab(bandwidth_, tr("Bandwidth"));
   tabs_->addTab(speedup_, tr("Speedup"));
   tabs_->addTab(breakdown_, tr("Breakdown"));
+  tabs_->setTabToolTip(1, tr("Latency vs message size per rank, one curve per algorithm"));
+  tabs_->setTabToolTip(2, tr("Bus bandwidth vs message size per rank, one curve per algorithm"));
+  tabs_->setTabToolTip(3, tr("Each algorithm's speedup over a baseline, at each message size"));
+  tabs_->setTabToolTip(4, tr("What each algorithm's time is made of, term by term, at one message size"));
   // Measured runs of the same fabric: markers on latency and bandwidth, and the Validation tab.
   measured_ = new MeasuredOverlay(this);
   latency_->setMeasured(measured_);
@@ -168,11 +172,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   tabs_->addTab(validation_, tr("Validation"));
   tabs_->setTabToolTip(tabs_->count() - 1, tr("The model of the stored run shown against measured runs of the same fabric"));
   quant_ = new QuantChart(doc_);
-  tabs_->addTab(quant_, tr("Quantisation error"));
+  // Short tab names, so the eight tabs fit beside the docks on a 1366-px laptop
+  // screen instead of hiding the last ones behind scroll arrows.
+  tabs_->addTab(quant_, tr("Quant error"));
+  tabs_->setTabToolTip(tabs_->count() - 1, tr("Quantisation error vs block size, computed live by the data engine for the editors' fabric"));
   const auto engines = engine_names();
   if (std::find(engines.begin(), engines.end(), "packet") != engines.end()) {
     timeline_ = new TimelineChart(doc_);
-    tabs_->addTab(timeline_, tr("Link timeline"));
+    tabs_->addTab(timeline_, tr("Timeline"));
+    tabs_->setTabToolTip(tabs_->count() - 1, tr("Link timeline: a packet-engine run of the editors' fabric, each link's use over time"));
   }
   cl->addWidget(tabs_, 1);
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) {

@@ -281,7 +281,7 @@ class ChartsUiTest : public QObject {
     const QStringList shown = lat.legendTexts();
     QCOMPARE(shown.size(), cap + 1);
     QCOMPARE(shown.front(), lat.seriesNames().front());
-    QVERIFY2(shown.back().startsWith(QStringLiteral("+ %1 more curves").arg(40 - cap)), qPrintable(shown.back()));
+    QVERIFY2(shown.back().startsWith(QStringLiteral("+ %1 more: hover a curve").arg(40 - cap)), qPrintable(shown.back()));
     // The entries fit the legend's box (a row is a text line plus ~9 px).
     const QRectF legend = lat.chart()->legend()->geometry();
     const double row = QFontMetricsF(lat.chart()->legend()->font()).height() + 9;

@@ -21,6 +21,8 @@
 #include <QLogValueAxis>
 #include <QSet>
 #include <QSettings>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QScrollArea>
@@ -237,6 +239,32 @@ class UiTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(fab->width() < wide, 5000);
     QTest::qWait(50);
     QVERIFY(fieldsInside());
+  }
+
+  // On a 1366x768 laptop screen, with the docks at their first-start widths,
+  // every chart tab is whole inside the tab bar: none hidden behind scroll arrows.
+  void everyChartTabFitsALaptopScreen() {
+    QSettings().clear();
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("laptop.scindb"))));
+    w.resize(1366, 768);
+    w.show();
+    settle(w);
+    auto* fab = w.findChild<QDockWidget*>(QStringLiteral("fabricDock"));
+    QVERIFY(fab);
+    QTRY_VERIFY_WITH_TIMEOUT(fab->width() >= 300, 5000);
+    QTest::qWait(50);
+    auto* tabs = w.centralWidget()->findChild<QTabWidget*>();
+    QVERIFY(tabs);
+    QVERIFY(tabs->count() >= 7);
+    const QTabBar* bar = tabs->tabBar();
+    for (int i = 0; i < tabs->count(); ++i) {
+      const QRect r = bar->tabRect(i);
+      QVERIFY2(r.left() >= 0 && r.right() < bar->width(),
+               qPrintable(QStringLiteral("%1 spans %2-%3 of %4").arg(tabs->tabText(i)).arg(r.left()).arg(r.right()).arg(bar->width())));
+    }
+    // The short names are explained on hover.
+    for (int i = 0; i < tabs->count(); ++i) QVERIFY2(!tabs->tabToolTip(i).isEmpty(), qPrintable(tabs->tabText(i)));
   }
 
   void settingsPersistAcrossSessions() {

@@ -4,11 +4,29 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
 namespace scin::analysis {
 namespace {
+
+// A panel title's name for a value that shows its unit: the key without its
+// unit suffix ("latency = 100 ns", not "latency_ns = 100 ns"); a name whose
+// suffix is not the unit shown is kept whole.
+std::string name_beside_unit(const std::string& short_name, const std::string& shown) {
+  // (A time may be shown in a larger unit than its key's: 12.3 ms for 12300 us.)
+  static const std::pair<const char*, std::vector<const char*>> suffixes[] = {
+      {"_ns", {" ns", " µs", " ms", " s"}}, {"_us", {" µs", " ms", " s"}}, {"_ms", {" ms", " s"}},
+      {"_GBps", {" GB/s"}}, {"_TFLOPS", {" TFLOP/s"}}, {"_bytes", {"B"}}};
+  for (const auto& [suffix, units] : suffixes) {
+    const std::string_view suf(suffix);
+    if (short_name.size() <= suf.size() || !short_name.ends_with(suf)) continue;
+    for (const char* u : units)
+      if (shown.ends_with(u)) return short_name.substr(0, short_name.size() - suf.size());
+  }
+  return short_name;
+}
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string s;
@@ -456,7 +474,7 @@ PlotData make_plot(const AnalysisTable& t, const PlotQuery& q0) {
       auto add_part = [&](const Column& c, const AxisValue& v) {
         if (v.text == "–") return;
         shown.push_back(with_unit(c, v));
-        titled.push_back(c.short_name + " = " + shown.back());
+        titled.push_back(name_beside_unit(c.short_name, shown.back()) + " = " + shown.back());
       };
       const Column& fc = t.axes[static_cast<std::size_t>(fi)];
       for (const AxisValue& v : distinct[static_cast<std::size_t>(fi)])

@@ -182,11 +182,16 @@ Axis parse_axis(const json& j, const std::string& where) {
       ++modes;
       if (!r["factor"].is_number()) throw Error(fmt::format("{}.range.factor: expected a number", where));
       ar.factor = r["factor"].get<double>();
+      // (0 would read as "no factor" when the range is expanded: say so here.)
+      if (!(ar.factor > 1) || !std::isfinite(ar.factor))
+        throw Error(fmt::format("{}.range.factor: must be greater than 1, got {}", where, ar.factor));
     }
     if (r.contains("step")) {
       ++modes;
       if (!r["step"].is_number()) throw Error(fmt::format("{}.range.step: expected a number", where));
       ar.step = r["step"].get<double>();
+      if (!(ar.step > 0) || !std::isfinite(ar.step))
+        throw Error(fmt::format("{}.range.step: must be greater than 0, got {}", where, ar.step));
     }
     if (r.contains("count")) {
       ++modes;

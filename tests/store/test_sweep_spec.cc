@@ -160,6 +160,17 @@ TEST(SweepSpec, ErrorsNameTheField) {
   e = error_of(j);
   EXPECT_NE(e.find("exactly one of"), std::string::npos) << e;
 
+  // A zero step or factor names the key the user wrote (it read as "no step"
+  // and the error spoke of range.count, which the spec did not have).
+  for (const char* key : {"step", "factor"}) {
+    j = small_spec();
+    j["axes"][1]["range"].erase("factor");
+    j["axes"][1]["range"][key] = 0;
+    e = error_of(j);
+    EXPECT_NE(e.find(std::string("axes[1].range.") + key + ": must be greater than"), std::string::npos) << e;
+    EXPECT_EQ(e.find("count"), std::string::npos) << e;
+  }
+
   j = small_spec();
   j["axes"].push_back({{"zip", {{{"path", "links.bandwidth_GBps"}, {"values", {300, 450}}},
                                 {{"path", "links.latency_ns"}, {"values", {100}}}}}});

@@ -154,7 +154,7 @@ void run_calibrate(const CalibrateOptions& o) {
   Config cfg = build_config(o.fabric);
   Inputs in = load_inputs(o.files, cfg, o.systems, o.all);
   FitOptions fo;
-  fo.params = split_list(o.params);
+  fo.params = split_list(o.params, "--param");
   fo.offset_systems = o.offsets;
   fo.auto_offsets = !o.no_auto_offset;
   FitResult res = fit(cfg, in.selected, fo);

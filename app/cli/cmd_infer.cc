@@ -208,14 +208,14 @@ void run(const InferOptions& o) {
 
   // The grid is the SweepSpec an inference sweep uses (core/sweep/builders.h).
   InferenceGrid grid;
-  grid.models = split_list(o.models);
+  grid.models = split_list(o.models, "--model");
   if (grid.models.empty()) throw Error("model: no model given; see `scin infer --list-models`");
   grid.accelerator = o.accelerator;
   grid.tp = int_list(o.tp, "tp", 1, 1024);
   grid.batch = int_list(o.batch, "batch", 1, 65536);
   grid.prompt_tokens = int_list(o.prompt_tokens, "prompt-tokens", 1, 1 << 20);
   grid.context_tokens = o.context_tokens.empty() ? std::vector<int>{0} : int_list(o.context_tokens, "context-tokens", 1, 1 << 20);
-  const auto algos = split_list(o.algos);
+  const auto algos = split_list(o.algos, "--algo");
   const AcceleratorSpec cfg_for_explain = cfg.accelerator;
   const auto points = resolve_points(inference_sweep(FabricChoice{o.fabric, 0, o.sets}, grid, o.engine));
 

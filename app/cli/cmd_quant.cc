@@ -125,7 +125,7 @@ void add_quant_command(CLI::App& app) {
       n = parse_count(opt->elements, "--elements", "elements", 1, kMaxQuantElemsPerRank);   // per rank
     }
     parse_distribution(opt->dist);   // names --dist in its error
-    std::vector<std::string> algos = split_list(opt->algos);
+    std::vector<std::string> algos = split_list(opt->algos, "--algo");
     for (const auto& a : algos) parse_algorithm(a, "algo");   // names --algo in its error
     if (algos.empty()) algos = supported_algorithms(build_config(opt->fabric));
     const DType dtype = parse_dtype(opt->dtype);

@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -47,6 +48,9 @@ std::vector<std::string> split_list(const std::vector<std::string>& items, const
       while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front()))) part.erase(part.begin());
       if (part.empty())
         throw Error(fmt::format("{}: '{}' has an empty name; give names separated by commas", flag, item));
+      // (A repeat would run, print and store the same thing twice.)
+      if (std::find(out.begin(), out.end(), part) != out.end())
+        throw Error(fmt::format("{}: '{}' is given twice; give each once", flag, part));
       out.push_back(part);
       if (comma == std::string::npos) break;
       start = comma + 1;

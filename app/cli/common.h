@@ -32,8 +32,9 @@ FabricChoice fabric_choice(const FabricOptions& o);
 Config build_config(const FabricOptions& o);
 
 /// Splits "a,b,c" (and repeated options) into names. An empty name (",", "a,,b",
-/// "") is an error naming `flag`: an option that was given must name something.
-std::vector<std::string> split_list(const std::vector<std::string>& items, const std::string& flag = "list");
+/// "") is an error naming `flag`: an option that was given must name something;
+/// so is a name given twice (it would run, print and store the same thing twice).
+std::vector<std::string> split_list(const std::vector<std::string>& items, const std::string& flag);
 
 /// Parses a whole number for `flag` in [lo, hi]: "--gpus: 0 is out of range 2..1024",
 /// "--tp: 2147483648 is out of range 1..1024", "-f: 'x' is not an integer".

@@ -509,9 +509,26 @@ SimResult simulate(const Config& cfg, Algorithm algo, const Collective& c, Engin
   r.busbw_GBps = r.algbw_GBps * busbw_factor(cfg.fabric.gpus);
   if (r.max_link_bytes == 0) r.max_link_bytes = link_bytes(s).max_link_bytes();
   // The mechanism is modelled at any GPU count; NCCL runs it from switch.nvls.nccl_min_gpus on.
-  if (algo == Algorithm::Nvls)
+  if (algo == Algorithm::Nvls) {
+    std::vector<std::string> notes;
     if (std::string note = nccl_nvls_note(cfg); !note.empty())
-      r.extra["note"] = note + "; this result is the multimem mechanism itself";
+      notes.push_back(note + "; this result is the multimem mechanism itself");
+    // Two tiers: where the schedule's size cap leaves fewer chunks than NCCL's.
+    // (On two tiers the analytic engine books NVLS from its form: no compiled schedule to ask.)
+    if (cfg.fabric.topology == Topology::TwoTier) {
+      const int per_leaf = cfg.fabric.gpus / std::max(1, cfg.fabric.leaves);
+      if (build::nvls_tiers_chunks(c.bytes, cfg.fabric.gpus, per_leaf) < build::nvls_tiers_nominal_chunks(c.bytes, per_leaf))
+        notes.push_back(
+            "fewer, larger chunks than NCCL's 128 KiB ones (the two-tier schedule is capped at about 2M multicast "
+            "destinations), so it pipelines less and this time is high: on nvl576-style +23% at 64 MiB, +65% at "
+            "1 GiB (docs/model.md, two-tier NVLS)");
+    }
+    if (!notes.empty()) {
+      std::string all = notes.front();
+      for (std::size_t k = 1; k < notes.size(); ++k) all += "; " + notes[k];
+      r.extra["note"] = all;
+    }
+  }
   if (analytic) keep_storage(std::move(run.schedule));
   return r;
 }

@@ -350,14 +350,18 @@ struct NvlsTiersForm {
 /// build_nvls_tiers' form for b's fabric and message; declares its buffers in b.s.
 NvlsTiersForm nvls_tiers_form(Builder& b);
 /// build_nvls_tiers' chunks per shard for `bytes` per rank on `gpus`
-/// accelerators, `per_leaf` a leaf: NCCL's 128 KiB chunks (at most 1024),
-/// fewer on big domains so a schedule stays under about 2M multicast
-/// destinations.
-inline int nvls_tiers_chunks(std::uint64_t bytes, int gpus, int per_leaf) {
+/// accelerators, `per_leaf` a leaf: NCCL's 128 KiB chunks (at most 1024:
+/// nvls_tiers_nominal_chunks), fewer on big domains so a schedule stays under
+/// about 2M multicast destinations (simulate() notes where this binds: fewer
+/// chunks pipeline less, docs/model.md).
+inline int nvls_tiers_nominal_chunks(std::uint64_t bytes, int per_leaf) {
   const std::uint64_t shard_bytes = bytes / static_cast<std::uint64_t>(std::max(1, per_leaf));
+  return static_cast<int>(std::clamp<std::uint64_t>(shard_bytes / (128 << 10), 1, 1024));
+}
+inline int nvls_tiers_chunks(std::uint64_t bytes, int gpus, int per_leaf) {
   const auto n = static_cast<std::uint64_t>(std::max(1, gpus));
   const std::uint64_t cap = std::max<std::uint64_t>(1, 2'000'000 / (n * n));
-  return static_cast<int>(std::clamp<std::uint64_t>(shard_bytes / (128 << 10), 1, std::min<std::uint64_t>(1024, cap)));
+  return static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(nvls_tiers_nominal_chunks(bytes, per_leaf)), cap));
 }
 /// The steps and regions (sources and destinations) build_nvls_tiers makes:
 /// n launches, two barriers of 2n; per chunk and rank a leaf ld_reduce (m

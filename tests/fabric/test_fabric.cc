@@ -1390,6 +1390,20 @@ TEST(NvlsTiers, StoresCostedFromTemplatesEqualTheirFullCost) {
   EXPECT_EQ(nvls_tiers_template_mismatches(), 0u);
 }
 
+// Where the two-tier schedule's size cap leaves fewer chunks than NCCL's
+// 128 KiB ones, the result says so (its time is high: docs/model.md); where
+// every chunk is there, it says nothing.
+TEST(NvlsTiers, ResultsNoteWhereTheChunkCapBinds) {
+  const Config c = two_tier_of("nvl576-style", {{"fabric.gpus", 256}, {"fabric.leaves", 8}});
+  auto note = [&](std::uint64_t bytes, const char* engine) {
+    const SimResult r = simulate(c, "nvls", {bytes, DType::Bf16}, engine);
+    return r.extra.is_object() && r.extra.contains("note") ? r.extra["note"].get<std::string>() : std::string();
+  };
+  // 256 GPUs, 32 a leaf: at most 2M / 256^2 = 30 chunks a shard; 1 GiB has 256 of 128 KiB, 64 MiB 16.
+  EXPECT_NE(note(std::uint64_t{1} << 30, "analytic").find("fewer, larger chunks"), std::string::npos);
+  EXPECT_EQ(note(std::uint64_t{1} << 26, "analytic").find("fewer, larger chunks"), std::string::npos);
+}
+
 // A star, or a fabric NVLS does not support: declined (the caller compiles,
 // and compile() says why); simulate() on two tiers gives what booking the
 // compiled schedule gives; a stop request ends a 1024-GPU point with Cancelled.

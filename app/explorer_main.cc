@@ -58,13 +58,15 @@ int main(int argc, char** argv) {
   QCommandLineOption baselineOpt(QStringLiteral("baseline"), QStringLiteral("speedup baseline algorithm"), QStringLiteral("ALGO"));
   QCommandLineOption logX(QStringLiteral("log-x"), QStringLiteral("logarithmic x axis")), linX(QStringLiteral("lin-x"), QStringLiteral("linear x axis"));
   QCommandLineOption logY(QStringLiteral("log-y"), QStringLiteral("logarithmic y axis")), linY(QStringLiteral("lin-y"), QStringLiteral("linear y axis"));
+  QCommandLineOption freeY(QStringLiteral("free-y"), QStringLiteral("each panel its own y scale (default: where the panels' largest values differ 20x on a linear axis)")),
+      sameY(QStringLiteral("same-y"), QStringLiteral("one y scale for every panel"));
   QCommandLineOption exportChart(QStringLiteral("export-chart"), QStringLiteral("write the Analysis figure (.svg, .pdf, .png at 300 dpi) or its data (.csv)"), QStringLiteral("OUT"));
   QCommandLineOption figSize(QStringLiteral("figure-size"), QStringLiteral("figure size, e.g. 3.5x2.5in (default), 7x3.5in, 89x60mm"), QStringLiteral("WxH{in|mm}"));
   QCommandLineOption fontPt(QStringLiteral("font-pt"), QStringLiteral("figure font size in points (default 8)"), QStringLiteral("PT"));
   QCommandLineOption titleOpt(QStringLiteral("title"), QStringLiteral("draw the title in exported figures"));
   QCommandLineOption exportReport(QStringLiteral("export-report"), QStringLiteral("write the report of the run shown (.html or .pdf)"), QStringLiteral("OUT"));
   cli.addOptions({help, versionOpt, preset, run, tab, shot, quit, size, showRun, xOpt, yOpt, seriesOpt, facetOpt, filterOpt,
-                  baselineOpt, logX, linX, logY, linY, exportChart, figSize, fontPt, titleOpt, exportReport});
+                  baselineOpt, logX, linX, logY, linY, freeY, sameY, exportChart, figSize, fontPt, titleOpt, exportReport});
   // Parsed before QApplication exists: --help works without a display.
   QStringList args;
   for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
@@ -151,7 +153,7 @@ int main(int argc, char** argv) {
 
   const bool analysisFlags = cli.isSet(showRun) || cli.isSet(xOpt) || cli.isSet(yOpt) || cli.isSet(seriesOpt) ||
                              cli.isSet(facetOpt) || cli.isSet(filterOpt) || cli.isSet(baselineOpt) || cli.isSet(logX) ||
-                             cli.isSet(linX) || cli.isSet(logY) || cli.isSet(linY);
+                             cli.isSet(linX) || cli.isSet(logY) || cli.isSet(linY) || cli.isSet(freeY) || cli.isSet(sameY);
   if (!cli.isSet(run) && !cli.isSet(shot) && !cli.isSet(quit) && !analysisFlags && !cli.isSet(exportChart) &&
       !cli.isSet(exportReport))
     return app.exec();
@@ -228,6 +230,8 @@ int main(int argc, char** argv) {
     if (cli.isSet(linY)) ly = false;
     av->setQuery(q);
     av->setLog(lx, ly);
+    if (cli.isSet(freeY)) av->setFreeY(true);
+    if (cli.isSet(sameY)) av->setFreeY(false);
     settle();
     if (!av->emptyText().isEmpty()) std::fprintf(stderr, "scin-explorer: %s\n", qPrintable(av->emptyText()));
   }

@@ -86,7 +86,10 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   baseline_->setToolTip(tr("Speedups are baseline time ÷ time at the same other axis values"));
   logXBtn_ = toolButton(tr("log x"), tr("Logarithmic x axis (off: linear)"));
   logYBtn_ = toolButton(tr("log y"), tr("Logarithmic y axis (off: linear)"));
-  for (QToolButton* b : {logXBtn_, logYBtn_}) b->setCheckable(true);
+  freeYBtn_ = toolButton(tr("y per panel"),
+                         tr("Each panel its own y scale (on by itself where the panels' largest values differ 20x or "
+                            "more on a linear axis); off: one scale to compare panels"));
+  for (QToolButton* b : {logXBtn_, logYBtn_, freeYBtn_}) b->setCheckable(true);
   seriesBtn_ = toolButton(tr("Series…"), tr("Fields that split curves; the others are held at one value"));
   filterBtn_ = toolButton(tr("Filter…"), tr("Which values of each axis are shown"));
   for (QToolButton* b : {seriesBtn_, filterBtn_}) b->setPopupMode(QToolButton::InstantPopup);
@@ -102,6 +105,7 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   row1->addWidget(reset);
   row2->addWidget(new QLabel(tr("Panels by")));
   row2->addWidget(facet_);
+  row2->addWidget(freeYBtn_);
   row2->addWidget(seriesBtn_);
   row2->addWidget(filterBtn_);
   row2->addWidget(new QLabel(tr("Speedup baseline")));
@@ -178,6 +182,7 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   for (QComboBox* c : {x_, y_, facet_, baseline_}) connect(c, &QComboBox::activated, this, changed);
   connect(logXBtn_, &QToolButton::toggled, this, [this](bool on) { setLog(on, logY_); });
   connect(logYBtn_, &QToolButton::toggled, this, [this](bool on) { setLog(logX_, on); });
+  connect(freeYBtn_, &QToolButton::toggled, this, &AnalysisView::setFreeY);
   connect(reset, &QPushButton::clicked, canvas_, &FigureCanvas::resetZoom);
   connect(canvas_, &FigureCanvas::rendered, this, &AnalysisView::updateNotes);
   setMessage(tr("Select a stored run in the Runs dock (or run the sweep, Ctrl+R) to analyse it here."));
@@ -205,6 +210,7 @@ void AnalysisView::setTable(std::shared_ptr<const AnalysisTable> table, std::opt
   // and its plot are worked out on a worker; the pickers wait for them.
   resolving_ = true;
   logByCaller_ = false;
+  freeYByCaller_ = false;
   setPickersEnabled(false);
   start([table = table_, defaults = std::move(defaults), picked = pickedX_, prev = query_]() -> Job {
           const PlotQuery q = resolveQuery(*table, defaults ? *defaults : analysis::default_query(*table), picked, prev);
@@ -351,6 +357,48 @@ void AnalysisView::setLog(bool x, bool y) {
     logYBtn_->setChecked(y);
   }
   canvas_->setLog(x, y);
+  autoFreeY();
+  updateNotes();
+}
+
+namespace {
+// The largest of the panels' largest y values over the smallest (0: one panel,
+// or a panel with no positive value).
+double panelSpread(const PlotData& plot) {
+  if (plot.facets.size() < 2) return 0;
+  double lo = INFINITY, hi = 0;
+  for (const auto& f : plot.facets) {
+    double top = 0;
+    for (const auto& s : f.series)
+      for (const auto& pt : s.points)
+        if (std::isfinite(pt.y)) top = std::max(top, pt.y);
+    if (!(top > 0)) return 0;
+    lo = std::min(lo, top);
+    hi = std::max(hi, top);
+  }
+  return hi / lo;
+}
+}  // namespace
+
+void AnalysisView::setFreeY(bool on) {
+  freeYByCaller_ = true;
+  applyFreeY(on);
+  updateNotes();
+}
+
+void AnalysisView::applyFreeY(bool on) {
+  freeY_ = on;
+  {
+    QSignalBlocker b(freeYBtn_);
+    freeYBtn_->setChecked(on);
+  }
+  canvas_->setFreeY(on);
+}
+
+void AnalysisView::autoFreeY() {
+  freeYBtn_->setEnabled(plot_ && plot_->facets.size() > 1);
+  if (freeYByCaller_ || !plot_) return;
+  applyFreeY(!logY_ && panelSpread(*plot_) >= kFreeYSpread);
 }
 
 void AnalysisView::replot() {
@@ -399,6 +447,7 @@ void AnalysisView::showPlot(std::shared_ptr<const AnalysisTable> table, Job job)
   shownTable_ = std::move(table);
   plot_ = std::move(job.plot);
   canvas_->setLog(logX_, logY_);
+  autoFreeY();
   canvas_->setPlot(shownTable_, plot_);
   plotNotes_.clear();
   if (shownTable_ && shownTable_->skipped > 0)
@@ -411,8 +460,17 @@ void AnalysisView::showPlot(std::shared_ptr<const AnalysisTable> table, Job job)
   fillPointsTable(std::move(job.points));
 }
 
+QString AnalysisView::notesText() const { return notes_->text(); }
+
 void AnalysisView::updateNotes() {
   QStringList notes = plotNotes_;
+  // Panels on scales of their own must not be compared by height: say so.
+  if (freeY_ && plot_ && plot_->facets.size() > 1) {
+    const double spread = panelSpread(*plot_);
+    notes << (spread > 0 ? tr("each panel has its own y scale (their largest values differ %1x); 'y per panel' off "
+                              "puts them on one").arg(QString::number(spread, 'f', spread >= 10 ? 0 : 1))
+                         : tr("each panel has its own y scale; 'y per panel' off puts them on one"));
+  }
   // The picture drew some series at screen resolution: say so (the tracker says it per series).
   const FigureCanvas::Reduced r = canvas_->reduced();
   if (r.series > 0 && plot_ && !plot_->empty()) {

@@ -50,6 +50,9 @@ class FigureCanvas : public QWidget {
   explicit FigureCanvas(QWidget* parent = nullptr);
   void setPlot(std::shared_ptr<const analysis::AnalysisTable> table, std::shared_ptr<const analysis::PlotData> plot);
   void setLog(bool x, bool y);
+  /// FigureOptions::free_y: each panel its own y range.
+  void setFreeY(bool on);
+  bool freeY() const { return freeY_; }
   void resetZoom();
   bool zoomed() const { return view_.has_value(); }
   const std::optional<ViewRange>& view() const { return view_; }
@@ -122,6 +125,7 @@ class FigureCanvas : public QWidget {
   std::shared_ptr<const analysis::AnalysisTable> table_;
   std::shared_ptr<const analysis::PlotData> plot_;
   bool logX_ = false, logY_ = false;
+  bool freeY_ = false;
   double fontPt_ = 9;
   std::optional<ViewRange> view_;
   std::set<std::string> hidden_;
@@ -167,6 +171,10 @@ class AnalysisView : public QWidget {
   void setLog(bool x, bool y);
   bool logX() const { return logX_; }
   bool logY() const { return logY_; }
+  /// Each panel its own y range: chosen by the user ("y per panel"), or else on
+  /// where the panels' largest values differ 20x or more on a linear y axis.
+  void setFreeY(bool on);
+  bool freeY() const { return freeY_; }
   /// The newest plot (after busy() turns false). Its table is shownTable(), which is
   /// table() once busy() is false.
   std::shared_ptr<const analysis::PlotData> plot() const { return plot_; }
@@ -180,6 +188,8 @@ class AnalysisView : public QWidget {
   void setSeriesVisible(const QString& label, bool visible);
   /// What the chart area says when nothing can be drawn ("" when something is drawn).
   QString emptyText() const;
+  /// The notes line above the chart, as shown.
+  QString notesText() const;
   FigureCanvas* canvas() const { return canvas_; }
   QTableView* pointsTable() const { return points_; }
 
@@ -207,6 +217,12 @@ class AnalysisView : public QWidget {
   void setPickersEnabled(bool on);
   /// logX_ / logY_ from query_'s columns in `t` (unless setLog() chose them).
   void logDefaults(const analysis::AnalysisTable& t);
+  /// Free y where the panels' largest values differ this much (linear y only).
+  static constexpr double kFreeYSpread = 20;
+  /// freeY_ as chosen, for the canvas and the button.
+  void applyFreeY(bool on);
+  /// Unless setFreeY() chose: free y on a linear axis whose panels' largest values differ kFreeYSpread x.
+  void autoFreeY();
   void fillPickers();
   void showPlot(std::shared_ptr<const analysis::AnalysisTable> table, Job job);
   /// The notes line: the plot's notes and, when the picture reduced series, that it did.
@@ -227,11 +243,13 @@ class AnalysisView : public QWidget {
   bool filling_ = false;
   bool resolving_ = false;         // a new table's query is being worked out (pickers disabled)
   bool logByCaller_ = false;       // setLog() since setTable(): the new run's log defaults do not override it
+  bool freeY_ = false;
+  bool freeYByCaller_ = false;     // setFreeY() since setTable(): no automatic choice
   QString message_;
   std::set<std::string> hidden_;   // series keys hidden through the legend
 
   QComboBox *x_, *y_, *facet_, *baseline_;
-  QToolButton *logXBtn_, *logYBtn_, *seriesBtn_, *filterBtn_;
+  QToolButton *logXBtn_, *logYBtn_, *freeYBtn_, *seriesBtn_, *filterBtn_;
   QLabel* notes_;
   QStringList plotNotes_;          // the notes of the plot shown (updateNotes adds the picture's)
   FigureCanvas* canvas_;

@@ -306,10 +306,11 @@ std::vector<double> unlabelledDecades(const std::vector<Tick>& ticks, double lo,
   return out;
 }
 
-ViewRange dataRange(const PlotData& plot, bool log_x, bool log_y) {
+ViewRange dataRange(const PlotData& plot, bool log_x, bool log_y, int facet) {
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-  for (const auto& f : plot.facets)
-    for (const auto& s : f.series)
+  for (std::size_t k = 0; k < plot.facets.size(); ++k) {
+    if (facet >= 0 && static_cast<std::size_t>(facet) != k) continue;
+    for (const auto& s : plot.facets[k].series)
       for (const auto& pt : s.points) {
         if ((log_x && !(pt.x > 0)) || (log_y && !(pt.y > 0))) continue;
         x0 = std::min(x0, pt.x);
@@ -317,6 +318,7 @@ ViewRange dataRange(const PlotData& plot, bool log_x, bool log_y) {
         y0 = std::min(y0, pt.y);
         y1 = std::max(y1, pt.y);
       }
+  }
   ViewRange r;
   if (!std::isfinite(x0)) return r;
   if (plot.x_categorical) {
@@ -343,13 +345,24 @@ ViewRange dataRange(const PlotData& plot, bool log_x, bool log_y) {
   return r;
 }
 
+ViewRange FigureLayout::rangeOf(const Panel& panel) const {
+  ViewRange r = range;
+  if (panel.own_y) {
+    r.y0 = panel.y0;
+    r.y1 = panel.y1;
+  }
+  return r;
+}
+
 QPointF FigureLayout::map(const Panel& panel, double x, double y) const {
+  const ViewRange range = rangeOf(panel);
   const double fx = (tx(x, log_x) - tx(range.x0, log_x)) / (tx(range.x1, log_x) - tx(range.x0, log_x));
   const double fy = (tx(y, log_y) - tx(range.y0, log_y)) / (tx(range.y1, log_y) - tx(range.y0, log_y));
   return {panel.plot.left() + fx * panel.plot.width(), panel.plot.bottom() - fy * panel.plot.height()};
 }
 
 QPointF FigureLayout::unmap(const Panel& panel, const QPointF& pos) const {
+  const ViewRange range = rangeOf(panel);
   const double fx = (pos.x() - panel.plot.left()) / panel.plot.width();
   const double fy = (panel.plot.bottom() - pos.y()) / panel.plot.height();
   const double x = tx(range.x0, log_x) + fx * (tx(range.x1, log_x) - tx(range.x0, log_x));
@@ -358,6 +371,7 @@ QPointF FigureLayout::unmap(const Panel& panel, const QPointF& pos) const {
 }
 
 analysis::PixelGrid FigureLayout::pixelGrid(const Panel& panel, double pxPerPt) const {
+  const ViewRange range = rangeOf(panel);
   analysis::PixelGrid g;
   g.x0 = range.x0;
   g.x1 = range.x1;
@@ -537,6 +551,14 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   Column yShown = plot.y;
   std::vector<Tick> yTicks, xTicks;
   std::vector<double> yBare, xBare;  // unlabelled decades
+  // Free y: each panel its own range, ticks and labels (the unit's scale, µs
+  // or ms, stays one for all: from the whole plot's range).
+  const bool freeY = o.free_y && n > 1 && !o.view;
+  std::vector<ViewRange> facetRange;
+  std::vector<std::vector<Tick>> facetYTicks;
+  std::vector<std::vector<double>> facetYBare;
+  if (freeY)
+    for (std::size_t k = 0; k < n; ++k) facetRange.push_back(dataRange(plot, L.log_x, L.log_y, static_cast<int>(k)));
   std::string facetKey;
   auto layoutGrid = [&](double titleH) {
     gridBottom = H - m - legendH - titleH;
@@ -556,10 +578,20 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     }
     yTicks = axisTicks(yShown, L.range.y0, L.range.y1, L.log_y, plotH, false, fTick, dev, {}, false, yScale);
     yTickW = 0;
-    for (const Tick& t : yTicks) yTickW = std::max(yTickW, textWidth(fTick, dev, t.label));
+    facetYTicks.clear();
+    if (freeY)
+      for (const ViewRange& r : facetRange)
+        facetYTicks.push_back(axisTicks(yShown, r.y0, r.y1, L.log_y, plotH, false, fTick, dev, {}, false, yScale));
+    auto widest = [&](const std::vector<Tick>& ticks) {
+      for (const Tick& t : ticks) yTickW = std::max(yTickW, textWidth(fTick, dev, t.label));
+    };
+    if (freeY) for (const auto& ticks : facetYTicks) widest(ticks);
+    else widest(yTicks);
     yTickW += tickLen + fs * 0.3;
     gridLeft = m + yTitleW + yTickW;
-    plotW = std::max(10.0, (W - m - gridLeft - (cols - 1) * (gap + yTickW * 0.0)) / cols - fs * 0.6);
+    // (With free y every column has its tick labels: room for them between panels.)
+    const double colExtra = freeY ? yTickW : 0.0;
+    plotW = std::max(10.0, (W - m - gridLeft - (cols - 1) * (gap + colExtra)) / cols - fs * 0.6);
     // x values that are all powers of two (waves, GPUs, block sizes) get ticks on powers of two.
     bool pow2 = !plot.x_categorical;
     for (const auto& f : plot.facets)
@@ -568,6 +600,9 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
           pow2 = pow2 && pt.x >= 1 && std::exp2(std::round(std::log2(pt.x))) == pt.x;
     xTicks = axisTicks(plot.x, L.range.x0, L.range.x1, L.log_x, plotW, true, fTick, dev, plot.x_categories, pow2);
     yBare = unlabelledDecades(yTicks, L.range.y0, L.range.y1, L.log_y);
+    facetYBare.clear();
+    for (std::size_t k = 0; k < facetYTicks.size(); ++k)
+      facetYBare.push_back(unlabelledDecades(facetYTicks[k], facetRange[k].y0, facetRange[k].y1, L.log_y));
     xBare = unlabelledDecades(xTicks, L.range.x0, L.range.x1, L.log_x && !plot.x_categorical);
 
     L.panels.clear();
@@ -575,9 +610,14 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       const int c = static_cast<int>(k) % cols, r = static_cast<int>(k) / cols;
       FigureLayout::Panel pan;
       pan.facet = static_cast<int>(k);
-      const double x0 = gridLeft + c * (plotW + gap + fs * 0.6);
+      const double x0 = gridLeft + c * (plotW + gap + fs * 0.6 + colExtra);
       const double y0 = gridTop + r * (facetH + plotH + xTickH + gap) + facetH;
       pan.plot = QRectF(x0, y0, plotW, plotH);
+      if (freeY) {
+        pan.own_y = true;
+        pan.y0 = facetRange[k].y0;
+        pan.y1 = facetRange[k].y1;
+      }
       L.panels.push_back(pan);
     }
 
@@ -656,17 +696,18 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     // grid, frame, ticks
     p->setPen(QPen(QColor(0xe3, 0xe3, 0xe3), lineW * 0.6));
     p->setFont(fTick);
-    for (const Tick& t : yTicks) {
-      const double y = L.map(pan, L.log_x ? L.range.x0 : L.range.x0, t.value).y();
+    const auto k = static_cast<std::size_t>(pan.facet);
+    for (const Tick& t : freeY ? facetYTicks[k] : yTicks) {
+      const double y = L.map(pan, L.range.x0, t.value).y();
       if (y < pr.top() - 0.5 || y > pr.bottom() + 0.5) continue;
       p->setPen(QPen(QColor(0xe3, 0xe3, 0xe3), lineW * 0.6));
       p->drawLine(QPointF(pr.left(), y), QPointF(pr.right(), y));
       p->setPen(QPen(Qt::black, lineW * 0.6));
       p->drawLine(QPointF(pr.left() - tickLen, y), QPointF(pr.left(), y));
-      if (pan.plot.left() == L.panels.front().plot.left())
+      if (freeY || pan.plot.left() == L.panels.front().plot.left())
         p->drawText(QRectF(pr.left() - yTickW, y - th / 2, yTickW - tickLen - fs * 0.2, th), Qt::AlignRight | Qt::AlignVCenter, t.label);
     }
-    for (const double v : yBare) {
+    for (const double v : freeY ? facetYBare[k] : yBare) {
       const double y = L.map(pan, L.range.x0, v).y();
       if (y < pr.top() - 0.5 || y > pr.bottom() + 0.5) continue;
       p->setPen(QPen(QColor(0xe3, 0xe3, 0xe3), lineW * 0.6));

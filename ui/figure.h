@@ -71,6 +71,9 @@ struct FigureOptions {
   bool title = true;       // draw the plot title
   bool legend = true;      // draw the legend below the panels (exports)
   bool log_x = false, log_y = false;
+  /// Each panel its own y range and tick labels (their values differ by orders
+  /// of magnitude: a shared linear scale flattens the small ones). Not while zoomed.
+  bool free_y = false;
   std::optional<ViewRange> view;   // zoomed range; default: the data's range
   int highlight_facet = -1;        // hover: facet, series, point to emphasise
   const analysis::Series* highlight = nullptr;
@@ -87,6 +90,8 @@ struct FigureLayout {
   struct Panel {
     QRectF plot;           // the data area, in points
     int facet = 0;
+    bool own_y = false;    // FigureOptions::free_y: y0..y1 is this panel's, not range's
+    double y0 = 0, y1 = 1;
   };
   std::vector<Panel> panels;
   ViewRange range;         // what is shown (after padding)
@@ -97,6 +102,8 @@ struct FigureLayout {
   /// With FigureOptions::decimate: per panel, per series of its facet (in
   /// order), the points drawn (a hidden series: none, total = its size).
   std::vector<std::vector<analysis::Decimation>> drawn;
+  /// What `panel` shows: range, with the panel's own y where it has one.
+  ViewRange rangeOf(const Panel& panel) const;
   QPointF map(const Panel& panel, double x, double y) const;
   /// Data coordinates of a position inside a panel.
   QPointF unmap(const Panel& panel, const QPointF& pos) const;
@@ -104,8 +111,9 @@ struct FigureLayout {
   analysis::PixelGrid pixelGrid(const Panel& panel, double pxPerPt) const;
 };
 
-/// The data range of a plot (positive values only on a log axis), padded.
-ViewRange dataRange(const analysis::PlotData& plot, bool log_x, bool log_y);
+/// The data range of a plot (positive values only on a log axis), padded;
+/// of its facet `facet` alone when that is >= 0.
+ViewRange dataRange(const analysis::PlotData& plot, bool log_x, bool log_y, int facet = -1);
 
 /// Paints the plot into (0,0,size) — in points: scale the painter so that one
 /// unit is 1/72 in before calling. Returns the layout.

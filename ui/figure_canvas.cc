@@ -33,7 +33,7 @@ bool FigureCanvas::Key::operator==(const Key& o) const {
   return plot == o.plot && pixels == o.pixels && dpr == o.dpr && dpi == o.dpi && options.font_pt == o.options.font_pt &&
          options.title == o.options.title && options.legend == o.options.legend && options.log_x == o.options.log_x &&
          options.log_y == o.options.log_y && sameView(options.view, o.options.view) && options.hidden == o.options.hidden &&
-         options.decimate == o.options.decimate;
+         options.decimate == o.options.decimate && options.free_y == o.options.free_y;
 }
 
 FigureCanvas::FigureCanvas(QWidget* parent) : QWidget(parent) {
@@ -68,6 +68,14 @@ void FigureCanvas::setLog(bool x, bool y) {
   owePicture();
 }
 
+void FigureCanvas::setFreeY(bool on) {
+  if (on == freeY_) return;
+  freeY_ = on;
+  view_.reset();
+  update();
+  owePicture();
+}
+
 void FigureCanvas::resetZoom() {
   view_.reset();
   update();
@@ -96,6 +104,7 @@ FigureOptions FigureCanvas::options() const {
   o.font_pt = fontPt_;
   o.log_x = logX_;
   o.log_y = logY_;
+  o.free_y = freeY_;
   o.view = view_;
   o.legend = false;  // the legend is the list beside the canvas
   o.title = true;
@@ -413,7 +422,7 @@ void FigureCanvas::wheelEvent(QWheelEvent* e) {
   const QPointF pt = e->position() * ptPerPx();
   const auto& panel = layout.panels[static_cast<std::size_t>(std::max(0, panelAt(pt)))];
   const double f = std::pow(0.8, steps);
-  ViewRange v = layout.range;
+  ViewRange v = layout.rangeOf(panel);  // (with free y, the zoom starts from the panel's own y)
   auto zoom = [f](double lo, double hi, double at, bool log) {
     if (log) {
       const double l = std::log10(lo), h = std::log10(hi), c = std::log10(at);

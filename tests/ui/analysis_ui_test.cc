@@ -213,6 +213,63 @@ class AnalysisUiTest : public QObject {
     }
   }
 
+  // scin-scale's busbw against GPUs in panels by size: the 64 KiB panel's values
+  // (up to ~50 GB/s) are 1/38 of the 256 MiB panel's, flat on one linear scale.
+  // Each panel then has its own y range and tick labels, on screen and in an
+  // export, and the notes say so; log y (or the user's choice) puts them on one.
+  void panelsOrdersOfMagnitudeApartGetTheirOwnY() {
+    MainWindow w;
+    w.resize(1500, 900);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    show(w, runs_.at("scin-scale"));
+    AnalysisView* av = w.analysisView();
+    analysis::PlotQuery q = av->query();
+    q.x = "fabric.gpus";
+    q.y = "busbw_GBps";
+    q.facet = "collective.bytes";
+    av->setQuery(q);
+    av->setLog(true, false);
+    QVERIFY(w.showTab(QStringLiteral("analysis")));
+    settle(w);
+    QTRY_VERIFY_WITH_TIMEOUT(!av->busy() && av->canvas()->shownLayout().panels.size() == 4, 10000);
+    QVERIFY(av->freeY());
+    QVERIFY2(av->notesText().contains(QStringLiteral("own y scale")), qPrintable(av->notesText()));
+    const FigureLayout& L = av->canvas()->shownLayout();
+    QCOMPARE(L.panels.size(), std::size_t{4});
+    std::map<std::string, double> top;  // panel title -> its y range's top
+    for (const auto& pan : L.panels) {
+      QVERIFY(pan.own_y);
+      const analysis::Facet& f = av->plot()->facets[static_cast<std::size_t>(pan.facet)];
+      top[f.value] = pan.y1;
+      // Every point of the panel is inside its plot area.
+      for (const auto& s : f.series)
+        for (const auto& pt : s.points) {
+          const QPointF at = L.map(pan, pt.x, pt.y);
+          QVERIFY2(pan.plot.adjusted(-0.5, -0.5, 0.5, 0.5).contains(at), qPrintable(QString::fromStdString(f.value)));
+        }
+    }
+    QVERIFY2(top.at("64 KiB") < 100 && top.at("256 MiB") > 1000, qPrintable(QString::number(top.at("64 KiB"))));
+    // The export: tick labels of the small panel (tens of GB/s) and of the large one (thousands).
+    const QString svg = dir_.filePath(QStringLiteral("free-y.svg"));
+    QString err;
+    QVERIFY2(av->exportFigure(svg, FigureSize::singleColumn(), false, &err), qPrintable(err));
+    const QStringList texts = svgTexts(svg);
+    QVERIFY2(texts.contains(QStringLiteral("20")) && texts.contains(QStringLiteral("1000")), qPrintable(texts.join(QLatin1Char('|'))));
+    // Log y: one scale again; the user's choice then holds when y goes back to linear.
+    av->setLog(true, true);
+    QVERIFY(!av->freeY());
+    QVERIFY(!av->notesText().contains(QStringLiteral("own y scale")));
+    av->setFreeY(false);
+    av->setLog(true, false);
+    QVERIFY(!av->freeY());
+    QTRY_VERIFY_WITH_TIMEOUT(!av->busy() && !av->canvas()->shownLayout().panels.empty() &&
+                                 !av->canvas()->shownLayout().panels.front().own_y,
+                             10000);
+    for (const auto& pan : av->canvas()->shownLayout().panels) QVERIFY(!pan.own_y);
+  }
+
   void isaWavesFigureHasEveryLegendEntryAsText() {
     MainWindow w;
     w.show();

@@ -82,6 +82,12 @@ class AnalysisUiTest : public QObject {
     QVERIFY(w.analysisView()->table());
     QCOMPARE(w.analysisView()->table()->run.id, id);
   }
+  // The examples' database opened in `w`, and the run of example sweep `name` shown.
+  void openAndShow(MainWindow& w, const char* name) {
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    show(w, runs_.at(name));
+  }
 
  private Q_SLOTS:
   void initTestCase() {
@@ -221,9 +227,7 @@ class AnalysisUiTest : public QObject {
     MainWindow w;
     w.resize(1500, 900);
     w.show();
-    QVERIFY(w.openDatabase(db_));
-    settle(w);
-    show(w, runs_.at("scin-scale"));
+    openAndShow(w, "scin-scale");
     AnalysisView* av = w.analysisView();
     analysis::PlotQuery q = av->query();
     q.x = "fabric.gpus";
@@ -273,9 +277,7 @@ class AnalysisUiTest : public QObject {
   void isaWavesFigureHasEveryLegendEntryAsText() {
     MainWindow w;
     w.show();
-    QVERIFY(w.openDatabase(db_));
-    settle(w);
-    show(w, runs_.at("isa-waves"));
+    openAndShow(w, "isa-waves");
     AnalysisView* av = w.analysisView();
     analysis::PlotQuery q = av->query();
     q.x = "switch.isa.waves";
@@ -327,9 +329,7 @@ class AnalysisUiTest : public QObject {
   void longPanelKeyKeepsTheXUnit() {
     MainWindow w;
     w.show();
-    QVERIFY(w.openDatabase(db_));
-    settle(w);
-    show(w, runs_.at("link-scaling"));
+    openAndShow(w, "link-scaling");
     AnalysisView* av = w.analysisView();
     analysis::PlotQuery q = av->query();
     q.x = "collective.bytes";
@@ -388,9 +388,7 @@ class AnalysisUiTest : public QObject {
   void longYTitleFitsTheGrid() {
     MainWindow w;
     w.show();
-    QVERIFY(w.openDatabase(db_));
-    settle(w);
-    show(w, runs_.at("inference-tp"));
+    openAndShow(w, "inference-tp");
     const auto plot = w.analysisView()->plot();
     QVERIFY(plot);
     const FigureSize size = FigureSize::singleColumn();
@@ -410,9 +408,7 @@ class AnalysisUiTest : public QObject {
     MainWindow w;
     w.resize(1300, 760);
     w.show();
-    QVERIFY(w.openDatabase(db_));
-    settle(w);
-    show(w, runs_.at("inference-tp"));
+    openAndShow(w, "inference-tp");
     FigureCanvas* canvas = w.analysisView()->canvas();
     QTRY_VERIFY(canvas->isVisible());
     canvas->repaint();
@@ -442,9 +438,7 @@ class AnalysisUiTest : public QObject {
     MainWindow w;
     w.resize(1300, 760);
     w.show();
-    QVERIFY(w.openDatabase(db_));
-    settle(w);
-    show(w, runs_.at("seed-comparison"));
+    openAndShow(w, "seed-comparison");
     QVERIFY(w.showTab(QStringLiteral("latency")));
     QTest::qWait(100);
     QChart* chart = w.chart(QStringLiteral("latency"))->chart();
@@ -533,9 +527,7 @@ class AnalysisUiTest : public QObject {
   void reportHoldsEveryChartWithData() {
     MainWindow w;
     w.show();
-    QVERIFY(w.openDatabase(db_));
-    settle(w);
-    show(w, runs_.at("quant-blocks"));
+    openAndShow(w, "quant-blocks");
     const QString path = dir_.filePath(QStringLiteral("report.html"));
     QString err;
     QVERIFY2(w.exportReportTo(path, &err), qPrintable(err));

@@ -42,7 +42,8 @@ std::vector<double> niceLinear(double lo, double hi, double step) {
 }
 
 // Candidate tick sets from dense to sparse.
-std::vector<std::vector<double>> candidates(const Column& c, double lo, double hi, bool log, std::size_t ncat, bool pow2) {
+std::vector<std::vector<double>> candidates(const Column& c, double lo, double hi, bool log, std::size_t ncat, bool pow2,
+                                            bool ends) {
   std::vector<std::vector<double>> out;
   if (ncat > 0) {
     for (std::size_t every : {1, 2, 3, 4, 5, 10, 20, 50}) {
@@ -57,10 +58,24 @@ std::vector<std::vector<double>> candidates(const Column& c, double lo, double h
     if (c.bytes || pow2) {  // powers of two
       const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
       const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
-      for (int every : {1, 2, 3, 4, 5, 10}) {
+      auto aligned = [&](int every) {
         std::vector<double> t;
         for (int e = e0; e <= e1; ++e)
           if (((e % every) + every) % every == 0) t.push_back(std::exp2(e));
+        return t;
+      };
+      // Each density first with the range's first and last powers too
+      // (`ends`: a narrow x axis of sizes 1 KiB - 256 MiB then says where its
+      // data end, 1 KiB, 1 MiB, 256 MiB, not only 1 KiB and 1 MiB), where
+      // their labels fit.
+      for (int every : {1, 2, 3, 4, 5, 10}) {
+        const std::vector<double> t = aligned(every);
+        if (ends && e1 > e0) {
+          std::vector<double> with = t;
+          if (with.empty() || with.front() != std::exp2(e0)) with.insert(with.begin(), std::exp2(e0));
+          if (with.back() != std::exp2(e1)) with.push_back(std::exp2(e1));
+          if (with.size() > t.size()) out.push_back(with);
+        }
         if (t.size() >= 2) out.push_back(t);
       }
       // Sizes read in binary units: 1 MiB, not "977 KiB" from a decimal tick.
@@ -264,7 +279,7 @@ QString axisTitle(const Column& c, bool log) {
 std::vector<Tick> axisTicks(const Column& c, double lo, double hi, bool log, double length, bool horizontal,
                             const QFont& font, QPaintDevice* device, const std::vector<std::string>& categories, bool pow2,
                             double scale) {
-  const auto sets = candidates(c, lo / scale, hi / scale, log, categories.size(), pow2);
+  const auto sets = candidates(c, lo / scale, hi / scale, log, categories.size(), pow2, horizontal);
   const double th = textHeight(font, device), cap = QFontMetricsF(font, device).capHeight();
   const double gap = th * 0.6;
   const double span = tx(hi, log) - tx(lo, log);
@@ -276,19 +291,30 @@ std::vector<Tick> axisTicks(const Column& c, double lo, double hi, bool log, dou
                                          : QString::fromStdString(categories[static_cast<std::size_t>(std::lround(v))]);
       ticks.push_back({v * scale, label});
     }
+    // A horizontal label stays within the axis's length: one at an end moves
+    // inwards (it would run under the next panel's first label).
+    std::vector<double> width(ticks.size(), 0.0);
+    if (horizontal && span > 0)
+      for (std::size_t i = 0; i < ticks.size(); ++i) {
+        width[i] = textWidth(font, device, ticks[i].label);
+        const double at = (tx(ticks[i].value, log) - tx(lo, log)) / span * length;
+        if (width[i] < length) ticks[i].shift = std::clamp(at, width[i] / 2, length - width[i] / 2) - at;
+      }
     // Labels must be distinct and must not overlap.
     bool ok = span > 0;
     for (std::size_t i = 1; ok && i < ticks.size(); ++i) {
-      const double d = (tx(ticks[i].value, log) - tx(ticks[i - 1].value, log)) / span * length;
-      const double need = horizontal ? (textWidth(font, device, ticks[i].label) + textWidth(font, device, ticks[i - 1].label)) / 2 + gap
+      const double d = (tx(ticks[i].value, log) - tx(ticks[i - 1].value, log)) / span * length + ticks[i].shift - ticks[i - 1].shift;
+      const double need = horizontal ? (width[i] + width[i - 1]) / 2 + gap
                                      : cap + th * 0.4;  // (digits stand cap-high: a clear 0.4 line between)
       if (d < need || ticks[i].label == ticks[i - 1].label) ok = false;
     }
     best = ticks;
     if (ok) return ticks;
   }
-  // Nothing fits (a tiny panel): the ends only.
+  // Nothing fits (a tiny panel): the ends only, centred on their ticks (moved
+  // inwards, two labels in a tiny panel would touch).
   if (best.size() > 2) best = {best.front(), best.back()};
+  for (Tick& t : best) t.shift = 0;
   return best;
 }
 
@@ -731,7 +757,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       p->setPen(QPen(Qt::black, lineW * 0.6));
       p->drawLine(QPointF(x, pr.bottom()), QPointF(x, pr.bottom() + tickLen));
       const double w = textWidth(fTick, dev, t.label) + 2;
-      p->drawText(QRectF(x - w / 2, pr.bottom() + tickLen + fs * 0.1, w, th), Qt::AlignHCenter | Qt::AlignTop, t.label);
+      p->drawText(QRectF(x + t.shift - w / 2, pr.bottom() + tickLen + fs * 0.1, w, th), Qt::AlignHCenter | Qt::AlignTop, t.label);
     }
     p->setPen(QPen(QColor(0x40, 0x40, 0x40), lineW * 0.7));
     p->setBrush(Qt::NoBrush);

@@ -129,6 +129,9 @@ void paintHighlight(QPainter* p, const FigureLayout& L, const analysis::PlotData
 struct Tick {
   double value;
   QString label;
+  /// A horizontal label's centre from its tick, in points: the first and last
+  /// labels move inwards so that every label stays within the axis's length.
+  double shift = 0;
 };
 std::vector<Tick> axisTicks(const analysis::Column& c, double lo, double hi, bool log, double length,
                             bool horizontal, const QFont& font, QPaintDevice* device,

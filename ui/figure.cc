@@ -68,6 +68,10 @@ std::vector<std::vector<double>> candidates(const Column& c, double lo, double h
       // (`ends`: a narrow x axis of sizes 1 KiB - 256 MiB then says where its
       // data end, 1 KiB, 1 MiB, 256 MiB, not only 1 KiB and 1 MiB), where
       // their labels fit.
+      // Two aligned labels that name neither end (1 MiB, 32 MiB of 64 KiB -
+      // 256 MiB) come after every set with the ends, and after the ends alone.
+      std::vector<std::vector<double>> pairs;
+      if (ends && e1 > e0) pairs.push_back({std::exp2(e0), std::exp2(e1)});
       for (int every : {1, 2, 3, 4, 5, 10}) {
         const std::vector<double> t = aligned(every);
         if (ends && e1 > e0) {
@@ -76,8 +80,10 @@ std::vector<std::vector<double>> candidates(const Column& c, double lo, double h
           if (with.back() != std::exp2(e1)) with.push_back(std::exp2(e1));
           if (with.size() > t.size()) out.push_back(with);
         }
-        if (t.size() >= 2) out.push_back(t);
+        if (t.size() > 2 || (t.size() == 2 && !ends)) out.push_back(t);
+        else if (t.size() == 2) pairs.push_back(t);
       }
+      out.insert(out.end(), pairs.begin(), pairs.end());
       // Sizes read in binary units: 1 MiB, not "977 KiB" from a decimal tick.
       if (c.bytes && !out.empty()) return out;
     }

@@ -500,6 +500,13 @@ class AnalysisUiTest : public QObject {
     QStringList narrow;
     for (const Tick& t : axisTicks(bytes, 1024 / pad, (1 << 28) * pad, true, 120, true, f, &dev)) narrow << t.label;
     QCOMPARE(narrow, (QStringList{QStringLiteral("1 KiB"), QStringLiteral("1 MiB"), QStringLiteral("256 MiB")}));
+    // Too narrow for a middle label: the two ends (64 KiB, 256 MiB), not two
+    // labels in between (1 MiB, 32 MiB: scin-scale's exported figure).
+    const double pad4 = std::pow(std::pow(2.0, 12), 0.04);
+    const auto two = axisTicks(bytes, 65536 / pad4, (1 << 28) * pad4, true, 90, true, f, &dev);
+    QVERIFY(!two.empty());
+    QCOMPARE(two.front().label, QStringLiteral("64 KiB"));
+    QCOMPARE(two.back().label, QStringLiteral("256 MiB"));
     for (double length : {250.0, 500.0}) {
       const auto ticks = axisTicks(bytes, 1024 / pad, (1 << 28) * pad, true, length, true, f, &dev);
       QVERIFY(ticks.size() >= 3);

@@ -387,7 +387,6 @@ void AnalysisView::setFreeY(bool on) {
 }
 
 void AnalysisView::applyFreeY(bool on) {
-  freeY_ = on;
   {
     QSignalBlocker b(freeYBtn_);
     freeYBtn_->setChecked(on);
@@ -398,7 +397,7 @@ void AnalysisView::applyFreeY(bool on) {
 void AnalysisView::autoFreeY() {
   freeYBtn_->setEnabled(plot_ && plot_->facets.size() > 1);
   if (freeYByCaller_ || !plot_) return;
-  applyFreeY(!logY_ && panelSpread(*plot_) >= kFreeYSpread);
+  applyFreeY(!logY_ && panelSpread_ >= kFreeYSpread);
 }
 
 void AnalysisView::replot() {
@@ -438,6 +437,7 @@ AnalysisView::Job AnalysisView::makeJob(const AnalysisTable& table, std::shared_
     for (const auto& f : plot->facets)
       for (const auto& s : f.series)
         for (const auto& pt : s.points) job.nonPositiveX = job.nonPositiveX || !(pt.x > 0);
+  job.panelSpread = panelSpread(*plot);
   job.points = PointsModel::build(std::move(shared), plot);
   job.plot = std::move(plot);
   return job;
@@ -446,6 +446,7 @@ AnalysisView::Job AnalysisView::makeJob(const AnalysisTable& table, std::shared_
 void AnalysisView::showPlot(std::shared_ptr<const AnalysisTable> table, Job job) {
   shownTable_ = std::move(table);
   plot_ = std::move(job.plot);
+  panelSpread_ = job.panelSpread;
   canvas_->setLog(logX_, logY_);
   autoFreeY();
   canvas_->setPlot(shownTable_, plot_);
@@ -465,8 +466,8 @@ QString AnalysisView::notesText() const { return notes_->text(); }
 void AnalysisView::updateNotes() {
   QStringList notes = plotNotes_;
   // Panels on scales of their own must not be compared by height: say so.
-  if (freeY_ && plot_ && plot_->facets.size() > 1) {
-    const double spread = panelSpread(*plot_);
+  if (freeY() && plot_ && plot_->facets.size() > 1) {
+    const double spread = panelSpread_;
     notes << (spread > 0 ? tr("each panel has its own y scale (their largest values differ %1x); 'y per panel' off "
                               "puts them on one").arg(QString::number(spread, 'f', spread >= 10 ? 0 : 1))
                          : tr("each panel has its own y scale; 'y per panel' off puts them on one"));

@@ -174,7 +174,7 @@ class AnalysisView : public QWidget {
   /// Each panel its own y range: chosen by the user ("y per panel"), or else on
   /// where the panels' largest values differ 20x or more on a linear y axis.
   void setFreeY(bool on);
-  bool freeY() const { return freeY_; }
+  bool freeY() const { return canvas_->freeY(); }
   /// The newest plot (after busy() turns false). Its table is shownTable(), which is
   /// table() once busy() is false.
   std::shared_ptr<const analysis::PlotData> plot() const { return plot_; }
@@ -206,6 +206,7 @@ class AnalysisView : public QWidget {
     std::shared_ptr<const analysis::PlotData> plot;
     std::shared_ptr<const PointsModel::Content> points;  // the points table's rows
     bool nonPositiveX = false;                           // some x <= 0 (not drawn on a log x axis)
+    double panelSpread = 0;                              // the panels' largest y values, largest / smallest (0: one panel)
   };
   /// The plot of `q` on `table`, with what showing it needs (on a worker).
   static Job makeJob(const analysis::AnalysisTable& table, std::shared_ptr<const analysis::AnalysisTable> shared,
@@ -219,7 +220,7 @@ class AnalysisView : public QWidget {
   void logDefaults(const analysis::AnalysisTable& t);
   /// Free y where the panels' largest values differ this much (linear y only).
   static constexpr double kFreeYSpread = 20;
-  /// freeY_ as chosen, for the canvas and the button.
+  /// Free y as chosen, for the canvas and the button.
   void applyFreeY(bool on);
   /// Unless setFreeY() chose: free y on a linear axis whose panels' largest values differ kFreeYSpread x.
   void autoFreeY();
@@ -243,9 +244,9 @@ class AnalysisView : public QWidget {
   bool filling_ = false;
   bool resolving_ = false;         // a new table's query is being worked out (pickers disabled)
   bool logByCaller_ = false;       // setLog() since setTable(): the new run's log defaults do not override it
-  bool freeY_ = false;
   bool freeYByCaller_ = false;     // setFreeY() since setTable(): no automatic choice
   QString message_;
+  double panelSpread_ = 0;         // the shown plot's Job::panelSpread
   std::set<std::string> hidden_;   // series keys hidden through the legend
 
   QComboBox *x_, *y_, *facet_, *baseline_;

@@ -160,10 +160,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new FabricDo
   tabs_->addTab(bandwidth_, tr("Bandwidth"));
   tabs_->addTab(speedup_, tr("Speedup"));
   tabs_->addTab(breakdown_, tr("Breakdown"));
-  tabs_->setTabToolTip(1, tr("Latency vs message size per rank, one curve per algorithm"));
-  tabs_->setTabToolTip(2, tr("Bus bandwidth vs message size per rank, one curve per algorithm"));
-  tabs_->setTabToolTip(3, tr("Each algorithm's speedup over a baseline, at each message size"));
-  tabs_->setTabToolTip(4, tr("What each algorithm's time is made of, term by term, at one message size"));
+  tabs_->setTabToolTip(tabs_->indexOf(latency_), tr("Latency vs message size per rank, one curve per algorithm"));
+  tabs_->setTabToolTip(tabs_->indexOf(bandwidth_), tr("Bus bandwidth vs message size per rank, one curve per algorithm"));
+  tabs_->setTabToolTip(tabs_->indexOf(speedup_), tr("Each algorithm's speedup over a baseline, at each message size"));
+  tabs_->setTabToolTip(tabs_->indexOf(breakdown_), tr("What each algorithm's time is made of, term by term, at one message size"));
   // Measured runs of the same fabric: markers on latency and bandwidth, and the Validation tab.
   measured_ = new MeasuredOverlay(this);
   latency_->setMeasured(measured_);

@@ -1,5 +1,6 @@
 #include "ui/validation_view.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -10,6 +11,7 @@
 #include <QLogValueAxis>
 #include <QScatterSeries>
 #include <QSplitter>
+#include <QScrollArea>
 #include <QStackedWidget>
 #include <QHBoxLayout>
 #include <QVBoxLayout>
@@ -98,12 +100,9 @@ ValidationView::ValidationView(MeasuredOverlay* overlay, QWidget* parent)
     m.setRight(std::max(m.right(), 28));
     c->setMargins(m);
   }
-  lay->insertWidget(at, split, 1);
   stats_->setMaximumHeight(190);
   stats_->setMinimumHeight(60);  // scrolls in a short window
   stats_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
-  auto* below = new QHBoxLayout;
-  below->addWidget(stats_);
   how_ = new QLabel(tr("error = model ÷ measured − 1 (negative: the model is too fast); MAPE = mean |error|; "
                             "bias = mean error. Rows are the measured run's rows of the same GPU count whose system "
                             "names the run's accelerator or preset; the same numbers as <tt>scin validate</tt> on them. "
@@ -111,11 +110,37 @@ ValidationView::ValidationView(MeasuredOverlay* overlay, QWidget* parent)
   how_->setWordWrap(true);
   how_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
   how_->setStyleSheet(QStringLiteral("color:#555"));
-  auto* words = new QVBoxLayout;
-  words->addWidget(model_);
-  words->addWidget(how_, 1);
-  below->addLayout(words, 1);
-  lay->addLayout(below);
+  model_->setWordWrap(true);
+  // The words scroll rather than take the charts' height: at 1366x768 the model's notes
+  // ran to nine lines and left the charts too short for their y axis titles.
+  words_ = new QWidget;
+  QWidget* words = words_;
+  auto* wordsLay = new QVBoxLayout(words);
+  wordsLay->setContentsMargins(0, 0, 0, 0);
+  wordsLay->addWidget(model_);
+  wordsLay->addWidget(how_, 1);
+  auto* wordsScroll = new QScrollArea;
+  wordsScroll->setObjectName(QStringLiteral("validationWords"));
+  wordsScroll->setWidget(words);
+  wordsScroll->setWidgetResizable(true);
+  wordsScroll->setFrameShape(QFrame::NoFrame);
+  wordsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* below = new QWidget;
+  auto* belowLay = new QHBoxLayout(below);
+  belowLay->setContentsMargins(0, 0, 0, 0);
+  belowLay->addWidget(stats_, 0, Qt::AlignTop);
+  belowLay->addWidget(wordsScroll, 1);
+  // Charts above, table and words below, the border draggable; the charts take what the
+  // window has beyond the table's rows.
+  vsplit_ = new QSplitter(Qt::Vertical);
+  vsplit_->setObjectName(QStringLiteral("validationSplit"));
+  vsplit_->addWidget(split);
+  vsplit_->addWidget(below);
+  vsplit_->setStretchFactor(0, 1);
+  vsplit_->setStretchFactor(1, 0);
+  vsplit_->setCollapsible(0, false);
+  connect(vsplit_, &QSplitter::splitterMoved, this, [this] { userSized_ = true; });
+  lay->insertWidget(at, vsplit_, 1);
   connect(overlay_, &MeasuredOverlay::changed, this, [this] { redraw(); });
   redraw();
 }
@@ -332,6 +357,27 @@ void ValidationView::fillStats() {
       stats_->setItem(i, k, it);
     }
   }
+  fitBelow();
+}
+
+void ValidationView::fitBelow() {
+  if (userSized_) return;
+  // The part below the charts as tall as the table's rows (at most its maximum, 190) or
+  // the words beside it, whichever is taller, but the words no more than 30% of the
+  // height: beyond that they scroll and the charts keep the rest.
+  int h = stats_->horizontalHeader()->sizeHint().height() + 2 * stats_->frameWidth();
+  for (int r = 0; r < stats_->rowCount(); ++r) h += stats_->verticalHeader()->sectionSizeHint(r);
+  h = std::clamp(h, stats_->minimumHeight(), stats_->maximumHeight());
+  const int total = vsplit_->height() > 0 ? vsplit_->height() : 600;
+  const int wordsWidth = std::max(100, vsplit_->width() - stats_->sizeHint().width() - 12);
+  const int words = words_->hasHeightForWidth() ? words_->heightForWidth(wordsWidth) : words_->sizeHint().height();
+  h = std::max(h, std::min(words, total * 3 / 10));
+  vsplit_->setSizes({std::max(1, total - h - vsplit_->handleWidth()), h});
+}
+
+void ValidationView::resizeEvent(QResizeEvent* e) {
+  ChartPanel::resizeEvent(e);
+  fitBelow();
 }
 
 QString ValidationView::csv() const {

@@ -9,6 +9,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QLabel>
+#include <QSplitter>
 #include <QTableWidget>
 
 #include "ui/chart_panel.h"
@@ -40,10 +41,14 @@ class ValidationView : public ChartPanel {
 
  protected:
   void redraw() override;
+  void resizeEvent(QResizeEvent* e) override;
 
  private:
   void drawError();
   void fillStats();
+  /// Gives the table's rows their height below the charts, the charts the rest
+  /// (until the user drags the border).
+  void fitBelow();
 
   MeasuredOverlay* overlay_;
   QChart* errorChart_;
@@ -51,6 +56,9 @@ class ValidationView : public ChartPanel {
   QTableWidget* stats_;
   QLabel* model_;
   QLabel* how_;
+  QSplitter* vsplit_ = nullptr;
+  QWidget* words_ = nullptr;
+  bool userSized_ = false;
 };
 
 }  // namespace scin::ui

@@ -615,6 +615,58 @@ class ChartsUiTest : public QObject {
     settle(w);
   }
 
+  // On a 1366x768 screen the Validation tab's charts keep the height their y axis titles need:
+  // the model's notes (nine lines for an imported -g 8 log) scroll beside the table
+  // rather than push the charts up (they cut "Latency (µs, log scale)" to "Latency (µs, ...").
+  void validationChartsKeepTheirAxisTitlesOnALaptopScreen() {
+    const QString path = dir_.filePath(QStringLiteral("laptop-validation.scindb"));
+    std::int64_t sim = 0;
+    {
+      Store store = Store::open(path.toStdString(), Access::Create);
+      sim = storeSweep(store, "h200", {"ring", "nvls"});
+    }
+    MainWindow w;
+    w.resize(1366, 700);  // 768 less a taskbar and the title bar
+    w.show();
+    QVERIFY(w.openDatabase(path));
+    settle(w);
+    QCOMPARE(w.importMeasurements({QStringLiteral(SCIN_CALIB_FIXTURES "/allreduce-g8-single-process.log")}).size(),
+             std::size_t(1));
+    settle(w);
+    w.runBrowser()->selectRun(sim);
+    settle(w);
+    QVERIFY(w.showTab(QStringLiteral("validation")));
+    QTRY_VERIFY(!w.measuredOverlay()->busy());
+    QCOMPARE(w.measuredOverlay()->match().choices.size(), std::size_t(1));
+    w.measuredOverlay()->setCurrent(0);
+    auto* v = qobject_cast<ValidationView*>(w.chart(QStringLiteral("validation")));
+    QVERIFY(v);
+    QTRY_VERIFY2(v->hasData(), qPrintable(v->emptyText() + QStringLiteral(" choices %1 current %2")
+                                                              .arg(w.measuredOverlay()->match().choices.size())
+                                                              .arg(w.measuredOverlay()->current())));
+    QTest::qWait(100);
+    auto* model = v->findChild<QLabel*>(QStringLiteral("validationModel"));
+    QVERIFY(model && model->text().contains(QStringLiteral("launch_serial_ns")));  // the long notes
+    for (QChart* c : {v->chart(), v->errorChart()}) {
+      auto* y = c->axes(Qt::Vertical).value(0);
+      QVERIFY(y);
+      const qreal need = QFontMetricsF(y->titleFont()).horizontalAdvance(y->titleText());
+      QVERIFY2(c->plotArea().height() >= need,
+               qPrintable(QStringLiteral("'%1' needs %2 px, the plot is %3 px tall")
+                              .arg(y->titleText())
+                              .arg(need)
+                              .arg(c->plotArea().height())));
+    }
+    // The table shows all its rows; the words are all there, scrolled.
+    QTableWidget* t = v->statsTable();
+    QVERIFY(t->isVisible());
+    QVERIFY(t->rowCount() >= 4);
+    const QRect last = t->visualItemRect(t->item(t->rowCount() - 1, 0));
+    QVERIFY2(last.bottom() <= t->viewport()->height(),
+             qPrintable(QStringLiteral("last row ends at %1 of %2").arg(last.bottom()).arg(t->viewport()->height())));
+    QVERIFY(model->isVisibleTo(v));
+  }
+
   void measuredPointsOverlayTheSimulatedRun() {
     MainWindow w;
     QVERIFY(showRun(w, db_, simRun_));

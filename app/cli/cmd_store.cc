@@ -18,6 +18,7 @@
 #include "cli/common.h"
 #include "cli/store_cli.h"
 #include "base/error.h"
+#include "base/text.h"
 #include "fabric/preset.h"
 #include "base/units.h"
 #include "store/store.h"
@@ -296,12 +297,20 @@ void print_runs(Store& store, const std::string& format) {
   }
   // (ranks and threads: the MPI ranks and threads of scin that computed the run; a measured
   // run was computed by none, its GPUs are in its points)
-  fmt::print("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}\n", "id", "status", "name",
-             "experiment", "kind", "points", "ranks", "threads", "started (UTC)", "tags");
+  // The name and experiment columns as wide as their longest entry (a file name as a
+  // measured run's name overran a fixed 24 and pushed the row's other columns right).
+  std::size_t name_w = 24, experiment_w = 16;
+  for (const auto& r : runs) {
+    name_w = std::max(name_w, text_columns(r.name));
+    experiment_w = std::max(experiment_w, text_columns(r.experiment));
+  }
+  fmt::print("{:>4}  {:<11}  {}  {}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}\n", "id", "status", pad_columns("name", name_w),
+             pad_columns("experiment", experiment_w), "kind", "points", "ranks", "threads", "started (UTC)", "tags");
   for (const auto& r : runs) {
     const bool measured = r.kind == PointKind::Measured;
-    std::string line = fmt::format("{:>4}  {:<11}  {:<24}  {:<16}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}", r.id,
-                                   to_string(r.status), r.name, r.experiment, r.problem.empty() ? to_string(r.kind) : "?",
+    std::string line = fmt::format("{:>4}  {:<11}  {}  {}  {:<10}  {:>17}  {:>5}  {:>7}  {:<20}  {}", r.id,
+                                   to_string(r.status), pad_columns(r.name, name_w), pad_columns(r.experiment, experiment_w),
+                                   r.problem.empty() ? to_string(r.kind) : "?",
                                    fmt::format("{}/{}", r.points_stored, r.points_total),
                                    measured ? std::string("-") : std::to_string(r.ranks),
                                    measured ? std::string("-") : std::to_string(r.threads), r.started_at,

@@ -22,4 +22,19 @@ inline std::string with_article(std::string_view noun) {
   return std::string(vowel ? "an " : "a ") + std::string(noun);
 }
 
+/// The columns `s` takes on a terminal: its UTF-8 code points (no wide or
+/// combining characters are told apart).
+inline std::size_t text_columns(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+/// `s` padded with spaces on the right to `columns` terminal columns.
+inline std::string pad_columns(std::string_view s, std::size_t columns) {
+  std::string out(s);
+  for (std::size_t w = text_columns(s); w < columns; ++w) out += ' ';
+  return out;
+}
+
 }  // namespace scin

@@ -1622,6 +1622,10 @@ TEST(CalibCli, ImportSaysWhichLinesOfALogItSkipped) {
   r = run_cli("runs --db '" + db.string() + "'");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("measured                  3/3      -        -  "), std::string::npos) << r.output;
+  // The columns stay aligned under their heads when a name (the file's, 33 characters) is long.
+  const std::string head = r.output.substr(0, r.output.find('\n')), row = r.output.substr(r.output.find('\n') + 1);
+  EXPECT_EQ(head.find("experiment"), row.find("measured")) << r.output;
+  EXPECT_EQ(head.find("started (UTC)"), row.find("20")) << r.output;
   fs::remove(db);
 }
 

@@ -463,7 +463,7 @@ void AnalysisView::showPlot(std::shared_ptr<const AnalysisTable> table, Job job)
 
 QString AnalysisView::notesText() const { return notes_->text(); }
 
-void AnalysisView::updateNotes() {
+QStringList AnalysisView::dataNotes() const {
   QStringList notes = plotNotes_;
   // Panels on scales of their own must not be compared by height: say so.
   if (freeY() && plot_ && plot_->facets.size() > 1) {
@@ -472,6 +472,11 @@ void AnalysisView::updateNotes() {
                               "puts them on one").arg(QString::number(spread, 'f', spread >= 10 ? 0 : 1))
                          : tr("each panel has its own y scale; 'y per panel' off puts them on one"));
   }
+  return notes;
+}
+
+void AnalysisView::updateNotes() {
+  QStringList notes = dataNotes();
   // The picture drew some series at screen resolution: say so (the tracker says it per series).
   const FigureCanvas::Reduced r = canvas_->reduced();
   if (r.series > 0 && plot_ && !plot_->empty()) {

@@ -190,6 +190,9 @@ class AnalysisView : public QWidget {
   QString emptyText() const;
   /// The notes line above the chart, as shown.
   QString notesText() const;
+  /// The notes that qualify the plot's numbers (a report's, without the note
+  /// on the picture's screen resolution).
+  QStringList dataNotes() const;
   FigureCanvas* canvas() const { return canvas_; }
   QTableView* pointsTable() const { return points_; }
 

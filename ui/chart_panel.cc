@@ -9,6 +9,7 @@
 #include <QAbstractSeries>
 #include <QXYSeries>
 #include <QCursor>
+#include <QTextDocument>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QPen>
@@ -322,6 +323,14 @@ void ChartPanel::setNote(const QString& text) {
 }
 
 QString ChartPanel::note() const { return note_->text(); }
+
+QString ChartPanel::reportHtml() const {
+  const QString n = note();
+  if (n.isEmpty()) return {};
+  // The note is rich text where it marks words up, else plain lines.
+  const QString body = Qt::mightBeRichText(n) ? n : n.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>"));
+  return QStringLiteral("<p class=\"note\">%1</p>").arg(body);
+}
 
 bool ChartPanel::hasData() const { return emptyText_.isEmpty() && hasDataIgnoringText(); }
 

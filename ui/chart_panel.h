@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include <QCategoryAxis>
 #include <QChart>
@@ -111,6 +112,12 @@ class ChartPanel : public QWidget {
   /// category. Below it the tab scrolls, and figures are exported at least
   /// this tall.
   int minimumChartHeight() const;
+  /// Charts beside the main one that a report shows after it (the Validation
+  /// tab's error chart); none by default.
+  virtual std::vector<QChart*> extraCharts() const { return {}; }
+  /// HTML a report puts under the panel's charts: the note above the chart,
+  /// and what else qualifies the numbers (the Validation tab's table).
+  virtual QString reportHtml() const;
 
  public Q_SLOTS:
   void resetZoom();

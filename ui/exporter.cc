@@ -28,8 +28,7 @@ void fail(QString* error, const QString& msg) {
 
 // Lays the chart out at `size`, runs `paint`, then restores the on-screen size.
 template <class F>
-void withChartSize(ChartPanel* panel, QSize size, F paint) {
-  QChart* chart = panel->chart();
+void withChartSize(QChart* chart, QSize size, F paint) {
   QRectF old = chart->geometry();
   // A side legend as wide as its longest entry (up to 45 % of the figure), so no name is elided.
   QLegend* legend = chart->legend();
@@ -58,12 +57,16 @@ void paintChart(QChart* chart, QPainter* p, const QRectF& target) {
 
 QImage Exporter::renderChart(ChartPanel* panel, QSize size, double scale) {
   size.setHeight(std::max(size.height(), panel->minimumChartHeight()));
+  return renderChart(panel->chart(), size, scale);
+}
+
+QImage Exporter::renderChart(QChart* chart, QSize size, double scale) {
   QImage img(size * scale, QImage::Format_ARGB32_Premultiplied);
   img.setDevicePixelRatio(scale);
   img.fill(Qt::white);
-  withChartSize(panel, size, [&](QChart* chart) {
+  withChartSize(chart, size, [&](QChart* c) {
     QPainter p(&img);
-    paintChart(chart, &p, QRectF(QPointF(0, 0), QSizeF(size)));
+    paintChart(c, &p, QRectF(QPointF(0, 0), QSizeF(size)));
   });
   return img;
 }
@@ -92,7 +95,7 @@ bool Exporter::exportChart(ChartPanel* panel, const QString& path, QSize size, d
     gen.setTitle(panel->title());
     gen.setDescription(QStringLiteral("SCIN Explorer %1").arg(QString::fromLatin1(version())));
     bool ok = true;
-    withChartSize(panel, size, [&](QChart* chart) {
+    withChartSize(panel->chart(), size, [&](QChart* chart) {
       QPainter p;
       if (!p.begin(&gen)) {
         ok = false;
@@ -115,7 +118,7 @@ bool Exporter::exportChart(ChartPanel* panel, const QString& path, QSize size, d
     pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
     pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
     bool ok = true;
-    withChartSize(panel, size, [&](QChart* chart) {
+    withChartSize(panel->chart(), size, [&](QChart* chart) {
       QPainter p;
       if (!p.begin(&pdf)) {
         ok = false;
@@ -169,6 +172,7 @@ QString Exporter::reportHtml(const ReportInput& in, const std::vector<QString>& 
     h += QStringLiteral("<figure%1><h3>%2</h3>").arg(brk ? QStringLiteral(" style=\"page-break-before:always\"") : QString(),
                                                      in.charts[i].title.toHtmlEscaped());
     if (i < srcs.size()) h += QStringLiteral("<p><img src=\"%1\" width=\"%2\"></p>").arg(srcs[i]).arg(paged ? 640 : 900);
+    h += in.charts[i].html;
     h += QStringLiteral("</figure>");
   }
   if (!in.omitted.isEmpty())

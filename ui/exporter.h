@@ -23,6 +23,8 @@ namespace scin::ui {
 struct ReportChart {
   QString title;
   QImage image;
+  /// HTML under the picture: the chart's notes, a table of its numbers ("": none).
+  QString html;
 };
 
 struct ReportInput {
@@ -49,6 +51,8 @@ class Exporter {
   /// `paged` puts each chart (with its heading) on a page of its own.
   static QString reportHtml(const ReportInput& in, const std::vector<QString>& image_srcs, bool paged = false);
   static QImage renderChart(ChartPanel* chart, QSize size, double scale);
+  /// A chart that is no panel's main one (the Validation tab's error chart).
+  static QImage renderChart(QChart* chart, QSize size, double scale);
 };
 
 }  // namespace scin::ui

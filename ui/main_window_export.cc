@@ -317,8 +317,13 @@ bool MainWindow::exportReportTo(const QString& path, QString* error) {
   } else {
     in.sweep = sweepEditor_->request();
   }
-  if (analysis_->hasData())
-    in.charts.push_back({QString::fromStdString(analysis_->plot()->title), analysis_->render(FigureSize::doubleColumn(), 110)});
+  if (analysis_->hasData()) {
+    const QStringList notes = analysis_->dataNotes();
+    in.charts.push_back({QString::fromStdString(analysis_->plot()->title), analysis_->render(FigureSize::doubleColumn(), 110),
+                         notes.isEmpty() ? QString()
+                                         : QStringLiteral("<p class=\"note\">%1</p>")
+                                               .arg(notes.join(QStringLiteral(" · ")).toHtmlEscaped())});
+  }
   else
     in.omitted << tr("Analysis");
   for (ChartPanel* c : charts()) {
@@ -328,8 +333,14 @@ bool MainWindow::exportReportTo(const QString& path, QString* error) {
                         .replace(QLatin1Char('\n'), QStringLiteral(" — "))
                         .replace(QChar::LineSeparator, QStringLiteral(" — "));
     if ((c == quant_ || c == timeline_) && in.run) title += tr(" (computed live for the fabric in the editors, not stored)");
-    if (c->hasData()) in.charts.push_back({title, Exporter::renderChart(c, QSize(1000, 600), 1.5)});
-    else in.omitted << title;
+    if (!c->hasData()) {
+      in.omitted << title;
+      continue;
+    }
+    in.charts.push_back({title, Exporter::renderChart(c, QSize(1000, 600), 1.5), {}});
+    for (QChart* extra : c->extraCharts())
+      in.charts.push_back({extra->title(), Exporter::renderChart(extra, QSize(1000, 600), 1.5), {}});
+    in.charts.back().html = c->reportHtml();  // under the panel's last chart
   }
   statusBar()->clearMessage();
   return Exporter::exportReport(in, path, error);

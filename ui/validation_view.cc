@@ -14,6 +14,7 @@
 #include <QScrollArea>
 #include <QStackedWidget>
 #include <QHBoxLayout>
+#include <QTextDocument>
 #include <QVBoxLayout>
 #include <QValueAxis>
 
@@ -378,6 +379,37 @@ void ValidationView::fitBelow() {
 void ValidationView::resizeEvent(QResizeEvent* e) {
   ChartPanel::resizeEvent(e);
   fitBelow();
+}
+
+std::vector<QChart*> ValidationView::extraCharts() const {
+  if (!hasData()) return {};
+  return {errorChart_};
+}
+
+QString ValidationView::reportHtml() const {
+  QString h = ChartPanel::reportHtml();
+  if (!hasData()) return h;
+  auto para = [](const QString& t) {
+    return QStringLiteral("<p>%1</p>").arg(Qt::mightBeRichText(t) ? t : t.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+  };
+  if (const MeasuredChoice* c = overlay_->chosen())
+    h += para(tr("Measured: run %1.").arg(c->label()));
+  h += para(model_->text());
+  h += QStringLiteral("<table><tr><th></th>");
+  for (int k = 0; k < stats_->columnCount(); ++k)
+    h += QStringLiteral("<th>%1</th>").arg(stats_->horizontalHeaderItem(k)->text().toHtmlEscaped());
+  h += QStringLiteral("</tr>");
+  for (int r = 0; r < stats_->rowCount(); ++r) {
+    h += QStringLiteral("<tr><th>%1</th>").arg(stats_->verticalHeaderItem(r)->text().toHtmlEscaped());
+    for (int k = 0; k < stats_->columnCount(); ++k) {
+      const QTableWidgetItem* it = stats_->item(r, k);
+      h += QStringLiteral("<td style=\"text-align:right\">%1</td>").arg(it ? it->text().toHtmlEscaped() : QString());
+    }
+    h += QStringLiteral("</tr>");
+  }
+  h += QStringLiteral("</table>");
+  h += para(how_->text());
+  return h;
 }
 
 QString ValidationView::csv() const {

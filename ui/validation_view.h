@@ -38,6 +38,11 @@ class ValidationView : public ChartPanel {
   /// measured time is `measured_us`: measured and model times, the error, the row's
   /// note (a row modelled as what NCCL runs instead), the source line. "" if none.
   QString rowTip(const QString& algorithm, std::uint64_t bytes, double measured_us) const;
+  /// Reports show the error chart after the model-vs-measured one ...
+  std::vector<QChart*> extraCharts() const override;
+  /// ... and under them the model line, the table of MAPE / bias per regime,
+  /// algorithm and overall, and how the error is defined.
+  QString reportHtml() const override;
 
  protected:
   void redraw() override;

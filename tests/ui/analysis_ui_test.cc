@@ -568,7 +568,7 @@ class AnalysisUiTest : public QObject {
     int withData = w.analysisView()->hasData() ? 1 : 0;
     for (ChartPanel* c : w.charts()) {
       if (c->hasData()) {
-        ++withData;
+        withData += 1 + static_cast<int>(c->extraCharts().size());
         const QString first = QTextDocumentFragment::fromHtml(c->chart()->title()).toPlainText().split(QRegularExpression(QStringLiteral("[\\n\\x{2028}]"))).value(0);
         QVERIFY2(h.contains(first.toHtmlEscaped()), qPrintable(c->id()));
       }

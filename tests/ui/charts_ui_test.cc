@@ -667,6 +667,52 @@ class ChartsUiTest : public QObject {
     QVERIFY(model->isVisibleTo(v));
   }
 
+  // A report of a run with a measured run picked holds what the Validation tab shows:
+  // both charts, the table of MAPE and bias (core's numbers) and how the rows were
+  // modelled; it held the model-vs-measured chart alone.
+  void reportHoldsTheValidationTabsErrorChartAndTable() {
+    MainWindow w;
+    QVERIFY(showRun(w, db_, simRun_));
+    QTRY_VERIFY(!w.measuredOverlay()->busy());
+    const MeasuredMatch& m = w.measuredOverlay()->match();
+    int pick = -1;
+    for (std::size_t i = 0; i < m.choices.size(); ++i)
+      if (m.choices[i].run_id == measuredRun_) pick = static_cast<int>(i);
+    QVERIFY(pick >= 0);
+    w.measuredOverlay()->setCurrent(pick);
+    auto* v = qobject_cast<ValidationView*>(w.chart(QStringLiteral("validation")));
+    QTRY_VERIFY(v->hasData());
+    QCOMPARE(v->extraCharts().size(), std::size_t(1));
+    const QString path = dir_.filePath(QStringLiteral("validation-report.html"));
+    QString err;
+    QVERIFY2(w.exportReportTo(path, &err), qPrintable(err));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString h = QString::fromUtf8(f.readAll());
+    const int model = h.indexOf(QStringLiteral("<h3>Model (lines) vs measured (markers)</h3>"));
+    const int error = h.indexOf(QStringLiteral("<h3>Model error (below 0: model too fast)</h3>"));
+    QVERIFY(model > 0 && error > model);
+    // The table: core's figures for these rows, overall and per regime.
+    std::vector<MeasuredRow> rows;
+    for (const Measured& r : h200_) rows.push_back(row(r));
+    const ValidationReport rep = validate_rows(load_preset("hgx-h200-8"), rows);
+    const int table = h.indexOf(QStringLiteral("<th>MAPE %</th>"), error);
+    QVERIFY(table > error);
+    const QString overall = QStringLiteral("<tr><th>overall</th><td style=\"text-align:right\">%1</td>"
+                                           "<td style=\"text-align:right\">%2</td><td style=\"text-align:right\">%3</td>")
+                                .arg(rep.overall.rows)
+                                .arg(QString::number(rep.overall.mape_pct, 'f', 1), QString::number(rep.overall.bias_pct, 'f', 1));
+    QVERIFY2(h.indexOf(overall, table) > table, qPrintable(overall));
+    QVERIFY(h.indexOf(QStringLiteral("<th>≤ 64 KiB</th>"), table) > table);
+    QVERIFY(h.contains(QStringLiteral("Measured: run ") + w.measuredOverlay()->chosen()->label().toHtmlEscaped()));
+    QVERIFY(h.contains(QStringLiteral("model ÷ measured − 1")));
+    // Every chart with data is one picture: the error chart counts.
+    int pictures = w.analysisView()->hasData() ? 1 : 0;
+    for (ChartPanel* c : w.charts())
+      if (c->hasData()) pictures += 1 + static_cast<int>(c->extraCharts().size());
+    QCOMPARE(h.count(QStringLiteral("data:image/png;base64,")), pictures);
+  }
+
   void measuredPointsOverlayTheSimulatedRun() {
     MainWindow w;
     QVERIFY(showRun(w, db_, simRun_));

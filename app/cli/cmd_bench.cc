@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/budget.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "base/error.h"
@@ -32,6 +33,7 @@ struct BenchOptions {
   std::string dtype = "bf16";
   int runs = 3;
   std::string format = "table";
+  BudgetOptions budget;
 };
 
 struct Sample {
@@ -56,6 +58,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--dtype", opt->dtype, "element type: bf16|fp16|fp32")->capture_default_str();
   cmd->add_option("--runs", opt->runs, "repetitions; the median is reported (0: print the work budget's estimate only)")->capture_default_str();
   cmd->add_option("--format", opt->format, "table|json")->capture_default_str();
+  add_budget_options(*cmd, opt->budget);
   cmd->footer(
       "Speed knob: --set packet.payload_bytes=4096 simulates 16x fewer packets than the default 256 B;\n"
       "bandwidth terms are unchanged (a full packet costs payload / rate at any size), but queues,\n"
@@ -73,7 +76,6 @@ void add_bench_command(CLI::App& app) {
       for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       apply_assignment(cfg, "ring.protocol=" + v);
     }
-    const Schedule sched = compile(cfg, opt->algo, Collective{bytes, dtype});
     // What the work budget would have said of this run (events, CPU, memory), to
     // set beside what it took: the estimate's accuracy is measured here.
     const WorkEstimate est = estimate(cfg, parse_algorithm(opt->algo), Collective{bytes, dtype}, EngineId::Packet);
@@ -93,6 +95,16 @@ void add_bench_command(CLI::App& app) {
       }
       return;
     }
+    // The runs' work against --max-work, as `scin run` checks it: a 256-GPU two-tier
+    // one-shot at 1 GiB (8 days on one core) started without a word.
+    WorkEstimate all = est;
+    all.amount *= opt->runs;
+    all.seconds *= opt->runs;  // (one after another: the memory is one run's)
+    const BudgetCheck check = check_budget(all, work_budget(opt->budget),
+                                           fmt::format("scin bench ({} packet run{})", opt->runs, opt->runs == 1 ? "" : "s"),
+                                           kBudgetOverride);
+    if (check.refused()) throw Error(check.message);
+    const Schedule sched = compile(cfg, opt->algo, Collective{bytes, dtype});
     std::vector<Sample> samples;
     for (int i = 0; i < opt->runs; ++i) {
       const packet::Run r = packet::run(cfg, sched);

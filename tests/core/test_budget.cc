@@ -521,6 +521,30 @@ TEST(WorkBudgetCli, LargeWorkIsRefusedWithTheOverrideNamed) {
   EXPECT_EQ(forced.status, 0) << forced.output;
 }
 
+// `scin bench` checks its runs' work against --max-work as `scin run` does: a 256-GPU
+// two-tier one-shot at 1 GiB (about 8 days a run on one core) started without a word.
+TEST(WorkBudgetCli, BenchRefusesRunsAboveMaxWork) {
+  const std::string big =
+      "bench --algo one-shot --bytes 1G --gpus 256 --set fabric.topology=two-tier --set fabric.leaves=4 "
+      "--set fabric.spines=8 --set switch.ports=128";
+  const CliResult refused = run_cli(big);
+  EXPECT_EQ(refused.status, 2) << refused.output;
+  EXPECT_NE(refused.output.find("scin: error: scin bench (3 packet runs): about "), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("above the limit of 5 min; raise --max-work"), std::string::npos) << refused.output;
+  // Three runs are three times one run's estimate.
+  const CliResult est = run_cli(big + " --runs 0 --format json");
+  ASSERT_EQ(est.status, 0) << est.output;
+  const double one = nlohmann::json::parse(est.output)["estimated_cpu_s"].get<double>();
+  EXPECT_GT(one, 86400.0);
+  const CliResult tight = run_cli("bench --algo scin --bytes 1M --runs 2 --max-work 1 --set packet.payload_bytes=1");
+  EXPECT_EQ(tight.status, 2) << tight.output;
+  EXPECT_NE(tight.output.find("scin bench (2 packet runs)"), std::string::npos) << tight.output;
+  // Small work runs as before.
+  const CliResult small = run_cli("bench --algo scin --bytes 64K --runs 1");
+  EXPECT_EQ(small.status, 0) << small.output;
+  EXPECT_NE(small.output.find("med"), std::string::npos) << small.output;
+}
+
 // `scin run --estimate` prints each run's estimate and the total instead of
 // running them: work far above --max-work is listed, not refused (64 GiB on the
 // packet engine, hours), and each figure is the one `scin bench --runs 0` and

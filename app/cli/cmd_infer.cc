@@ -35,6 +35,7 @@ struct InferOptions {
   bool no_comm = false;
   bool list_models = false;
   bool list_gpus = false;
+  BudgetOptions budget;
 };
 
 std::vector<int> int_list(const std::vector<std::string>& items, const std::string& field, int lo, int hi) {
@@ -219,21 +220,38 @@ void run(const InferOptions& o) {
   const AcceleratorSpec cfg_for_explain = cfg.accelerator;
   const auto points = resolve_points(inference_sweep(FabricChoice{o.fabric, 0, o.sets}, grid, o.engine));
 
-  AllReduceCache cache;
-  std::vector<InferenceResult> results;
-  // Progress counts grid points (inference work is not estimated; the packet
-  // engine is limited to 1 GiB All-Reduces by run_inference); Ctrl-C cancels.
-  const std::vector<WorkEstimate> work(points.size(), WorkEstimate{1, "points", 1, 0});
-  run_jobs(work, points.size() > 1 && o.engine == "packet", /*parallel=*/false, [&](std::size_t i, const RunContext& ctx) {
-    const auto& point = points[i];
-    InferenceRequest req = inference_request(point);
+  auto request = [&](std::size_t i) {
+    InferenceRequest req = inference_request(points[i]);
     // --accelerator applies before --set (so --set accelerator.* refines it), as cfg was built.
     req.fabric = cfg;
     req.accelerator.clear();
     req.algorithms = algos;
     req.baseline = o.baseline;
     req.communication = !o.no_comm;
-    results.push_back(run_inference(req, &cache, ctx));
+    return req;
+  };
+  // The grid's All-Reduces against --max-work, as `scin run` checks its runs (a packet-engine
+  // study on a large fabric ran for days unasked). Each point counts its own All-Reduces, also
+  // those an earlier point simulated (they are memoised): an estimate from above.
+  WorkEstimate total;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    WorkEstimate w = inference_work(request(i));
+    const double memory = std::max(total.memory_bytes, w.memory_bytes);   // one point after another
+    if (total.amount == 0 && !*total.unit) total.unit = w.unit;
+    total += w;
+    total.memory_bytes = memory;
+  }
+  const bool progress =
+      enforce_budget(total, o.budget, fmt::format("scin infer ({} point{} on the {} engine)", points.size(),
+                                                  points.size() == 1 ? "" : "s", o.engine)) ||
+      (points.size() > 1 && o.engine == "packet");
+
+  AllReduceCache cache;
+  std::vector<InferenceResult> results;
+  // Progress counts grid points; Ctrl-C cancels.
+  const std::vector<WorkEstimate> work(points.size(), WorkEstimate{1, "points", 1, 0});
+  run_jobs(work, progress, /*parallel=*/false, [&](std::size_t i, const RunContext& ctx) {
+    results.push_back(run_inference(request(i), &cache, ctx));
   });
 
   if (o.summary) {
@@ -286,6 +304,7 @@ void add_infer_command(CLI::App& app) {
   cmd->add_flag("--no-comm", opt->no_comm, "skip the All-Reduces: the pure compute/HBM roofline");
   cmd->add_flag("--list-models", opt->list_models, "list the model specs and exit");
   cmd->add_flag("--list-gpus", opt->list_gpus, "list the accelerator compute specs and exit");
+  add_budget_options(*cmd, opt->budget);
   cmd->callback([opt] { run(*opt); });
 }
 

@@ -334,30 +334,43 @@ struct PhaseShape {
   int new_tokens, context_tokens, head_tokens;
 };
 
-}  // namespace
+// What run_inference checks and derives from a request before it simulates:
+// the model, the fabric of `tp` ranks, the algorithms, each phase's layer.
+struct InferencePlan {
+  ModelSpec model;
+  Config cfg;
+  bool comm = false;
+  int context = 0;
+  std::vector<std::string> algos;
+  LayerCost prefill, decode;
+};
 
-InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache, const RunContext& ctx) {
-  ModelSpec model = req.model_spec ? *req.model_spec : load_model(req.model);
+InferencePlan plan_inference(const InferenceRequest& req) {
+  InferencePlan plan;
+  ModelSpec& model = plan.model;
+  model = req.model_spec ? *req.model_spec : load_model(req.model);
   validate(model);
   check_range("batch", req.batch, 1, 65536);
   check_range("prompt", req.prompt_tokens, 1, 1 << 20);
   if (req.context_tokens != 0) check_range("context", req.context_tokens, 1, 1 << 20);
-  const int context = req.context_tokens == 0 ? req.prompt_tokens : req.context_tokens;
+  plan.context = req.context_tokens == 0 ? req.prompt_tokens : req.context_tokens;
   if (static_cast<double>(req.batch) * req.prompt_tokens > static_cast<double>(1 << 24))
     throw Error(fmt::format("batch x prompt: {} tokens in one prefill; allowed at most {}",
                             static_cast<double>(req.batch) * req.prompt_tokens, 1 << 24));
 
-  Config cfg = req.fabric;
+  Config& cfg = plan.cfg;
+  cfg = req.fabric;
   validate(cfg);
   if (!req.accelerator.empty()) apply_accelerator(cfg, req.accelerator);
   if (req.tp < 1 || req.tp > req.fabric.fabric.gpus)
     throw Error(fmt::format("tp: {} is out of range; allowed 1..{} (the accelerators of fabric {})",
                             req.tp, req.fabric.fabric.gpus, req.fabric.name));
   kv_heads_per_rank(model, req.tp);   // throws if tp cannot split the model
-  const bool comm = req.communication && req.tp > 1;
+  plan.comm = req.communication && req.tp > 1;
   if (req.tp > 1) set_param(cfg, "fabric.gpus", static_cast<double>(req.tp));
 
-  std::vector<std::string> algos = req.algorithms;
+  std::vector<std::string>& algos = plan.algos;
+  algos = req.algorithms;
   if (algos.empty()) algos = supported_algorithms(cfg);
   for (const auto& a : algos) parse_algorithm(a, "algo");
   if (!req.baseline.empty()) {
@@ -373,13 +386,49 @@ InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache
   constexpr std::uint64_t kPacketMaxBytes = 1ull << 30;
   const std::uint64_t prefill_ar_bytes = static_cast<std::uint64_t>(req.batch) * req.prompt_tokens *
                                          static_cast<std::uint64_t>(model.hidden_size) * model.bytes_per_element;
-  if (comm && req.engine == "packet" && prefill_ar_bytes > kPacketMaxBytes)
+  if (plan.comm && req.engine == "packet" && prefill_ar_bytes > kPacketMaxBytes)
     throw Error(fmt::format("engine: the packet engine simulates every packet and allows All-Reduces up to {} bytes "
                             "(1 GiB) here; batch x prompt = {} tokens of {} needs {} bytes; use --engine analytic "
                             "or fewer tokens",
                             kPacketMaxBytes, static_cast<std::uint64_t>(req.batch) * req.prompt_tokens, model.name,
                             prefill_ar_bytes));
 
+  plan.prefill = layer_cost(model, req.tp, req.batch, req.prompt_tokens, req.prompt_tokens);
+  plan.decode = layer_cost(model, req.tp, req.batch, 1, plan.context);
+  return plan;
+}
+
+}  // namespace
+
+WorkEstimate inference_work(const InferenceRequest& req) {
+  const InferencePlan plan = plan_inference(req);
+  WorkEstimate w;
+  if (!plan.comm) return w;
+  const EngineId engine = parse_timing_engine(req.engine, "engine");
+  const DType dtype = dtype_for(plan.model.bytes_per_element);
+  double memory = 0;
+  // (run_inference memoises: a prompt of one token simulates one size, not two)
+  std::vector<std::uint64_t> sizes = {plan.prefill.allreduce_bytes};
+  if (plan.decode.allreduce_bytes != plan.prefill.allreduce_bytes) sizes.push_back(plan.decode.allreduce_bytes);
+  for (const auto& algo : plan.algos)
+    for (const std::uint64_t bytes : sizes) {
+      WorkEstimate e = estimate(plan.cfg, parse_algorithm(algo), Collective{bytes, dtype}, engine);
+      memory = std::max(memory, e.memory_bytes);   // (one All-Reduce after another)
+      e.memory_bytes = 0;
+      if (w.amount == 0 && !*w.unit) w.unit = e.unit;
+      w += e;
+    }
+  w.memory_bytes = memory;
+  return w;
+}
+
+InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache, const RunContext& ctx) {
+  const InferencePlan plan = plan_inference(req);
+  const ModelSpec& model = plan.model;
+  const Config& cfg = plan.cfg;
+  const bool comm = plan.comm;
+  const int context = plan.context;
+  const std::vector<std::string>& algos = plan.algos;
   InferenceResult out;
   out.model = model.name;
   out.accelerator = cfg.accelerator.name;
@@ -390,8 +439,8 @@ InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache
   out.prompt_tokens = req.prompt_tokens;
   out.context_tokens = context;
   out.baseline = req.baseline;
-  out.prefill_layer = layer_cost(model, req.tp, req.batch, req.prompt_tokens, req.prompt_tokens);
-  out.decode_layer = layer_cost(model, req.tp, req.batch, 1, context);
+  out.prefill_layer = plan.prefill;
+  out.decode_layer = plan.decode;
 
   AllReduceCache local;
   AllReduceCache& memo = cache ? *cache : local;

@@ -27,6 +27,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/run_context.h"
+#include "engines/engine.h"
 #include "fabric/config.h"
 
 namespace scin {
@@ -200,6 +201,12 @@ class AllReduceCache {
 /// All-Reduce it simulates gets `ctx` (a stop request throws Cancelled).
 InferenceResult run_inference(const InferenceRequest& req, AllReduceCache* cache = nullptr,
                               const RunContext& ctx = {});
+
+/// The work of run_inference(req) before it runs, for the work budget: its
+/// All-Reduces' estimates on the engine asked for (each size once per
+/// algorithm, as run_inference simulates them; the memory of the largest).
+/// Throws Error for the bad input run_inference refuses.
+WorkEstimate inference_work(const InferenceRequest& req);
 
 nlohmann::json to_json(const PhaseResult& p);
 nlohmann::json to_json(const InferenceResult& r);

@@ -77,6 +77,8 @@ const KindOps& inference_kind() {
     o.check_setting = check_inference;
     o.integer_setting = integer_setting;
     o.evaluate = evaluate_inference;
+    // (A point of an algorithm the fabric lacks is skipped: estimated as none.)
+    o.work = [](const ResolvedPoint& r) { return inference_work(inference_request(r)); };
     return o;
   }();
   return k;

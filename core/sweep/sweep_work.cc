@@ -33,7 +33,9 @@ WorkEstimate total_work(const std::vector<WorkEstimate>& jobs, std::size_t concu
 WorkEstimate sweep_work(const SweepSpec& spec, std::size_t concurrency, std::vector<double>* point_seconds) {
   if (point_seconds) point_seconds->clear();
   const std::uint64_t total = point_count(spec);
-  if (total == 0 || (spec.kind != PointKind::Collective && spec.kind != PointKind::Quant)) return {};
+  if (total == 0 || (spec.kind != PointKind::Collective && spec.kind != PointKind::Quant &&
+                     spec.kind != PointKind::Inference))
+    return {};
   const std::uint64_t sample = std::min<std::uint64_t>(total, 1000);
   std::vector<WorkEstimate> w(sample);
   const PointResolver resolve(spec);   // the presets are read once, not once per sample

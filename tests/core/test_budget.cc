@@ -545,6 +545,24 @@ TEST(WorkBudgetCli, BenchRefusesRunsAboveMaxWork) {
   EXPECT_NE(small.output.find("med"), std::string::npos) << small.output;
 }
 
+// `scin infer` checks its grid's All-Reduces against --max-work: a packet-engine study of
+// llama-2-70b at tp 64 on nvl36x2 (about 7 min a point) ran unasked; an inference sweep's
+// --dry-run states its estimate (it printed none).
+TEST(WorkBudgetCli, InferRefusesStudiesAboveMaxWork) {
+  const CliResult big = run_cli("infer --preset nvl36x2 --tp 64 --engine packet --max-work 60");
+  EXPECT_EQ(big.status, 2) << big.output;
+  EXPECT_NE(big.output.find("scin: error: scin infer (1 point on the packet engine): about "), std::string::npos)
+      << big.output;
+  EXPECT_NE(big.output.find("above the limit of 60 s"), std::string::npos) << big.output;
+  const CliResult small = run_cli("infer --tp 2,4 --algo ring --format csv");
+  EXPECT_EQ(small.status, 0) << small.output;
+  EXPECT_EQ(small.output.find("warning"), std::string::npos) << small.output;
+  const CliResult dry = run_cli("sweep " SCIN_SOURCE_DIR "/resources/sweeps/inference-tp.json --dry-run --threads 1");
+  ASSERT_EQ(dry.status, 0) << dry.output;
+  EXPECT_NE(dry.output.find("  estimated work: "), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find(" steps, "), std::string::npos) << dry.output;
+}
+
 // `scin run --estimate` prints each run's estimate and the total instead of
 // running them: work far above --max-work is listed, not refused (64 GiB on the
 // packet engine, hours), and each figure is the one `scin bench --runs 0` and

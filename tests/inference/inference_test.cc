@@ -222,6 +222,42 @@ TEST(InferenceRun, CacheMemoisesPerAlgorithmAndSize) {
   EXPECT_EQ(cache.size(), 12u);
 }
 
+// The work budget's view of a study: the estimates of the All-Reduces run_inference
+// simulates (each algorithm at the prefill and the decode size, on tp ranks), on the
+// engine asked for; none without communication; the errors run_inference gives.
+TEST(InferenceWork, IsTheEstimateOfEachAllReduceItSimulates) {
+  InferenceRequest req = toy_request(2);
+  Config cfg = h200();
+  set_param(cfg, "fabric.gpus", 2.0);
+  const InferenceResult r = run_inference(req);
+  for (const char* engine : {"analytic", "packet"}) {
+    req.engine = engine;
+    const EngineId id = parse_timing_engine(engine);
+    WorkEstimate sum;
+    double memory = 0;
+    for (const auto& a : r.algorithms)
+      for (std::uint64_t bytes : {a.prefill.allreduce_bytes, a.decode.allreduce_bytes}) {
+        const WorkEstimate e = estimate(cfg, parse_algorithm(a.algorithm), Collective{bytes, DType::Bf16}, id);
+        sum.amount += e.amount;
+        sum.seconds += e.seconds;
+        memory = std::max(memory, e.memory_bytes);
+      }
+    const WorkEstimate w = inference_work(req);
+    EXPECT_GT(w.amount, 0) << engine;
+    EXPECT_NEAR(w.amount, sum.amount, 1e-9 * sum.amount) << engine;
+    EXPECT_NEAR(w.seconds, sum.seconds, 1e-9 * sum.seconds) << engine;
+    EXPECT_EQ(w.memory_bytes, memory) << engine;   // one All-Reduce after another
+    EXPECT_STREQ(w.unit, std::string(engine) == "packet" ? "events" : "steps");
+  }
+  req.communication = false;
+  EXPECT_EQ(inference_work(req).amount, 0);
+  req.communication = true;
+  req.tp = 3;   // does not divide the toy model's heads: refused as run_inference refuses it
+  const std::string why = error_of([&] { inference_work(req); });
+  EXPECT_NE(why.find("tp"), std::string::npos) << why;
+  EXPECT_EQ(why, error_of([&] { run_inference(req); }));
+}
+
 TEST(InferenceRun, MoreTensorParallelismLowersComputePerGpu) {
   InferenceRequest req;
   req.model = "llama-2-7b";

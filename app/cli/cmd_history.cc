@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "fabric/preset.h"
 #include "cli/store_cli.h"
 #include "store/store.h"
@@ -93,10 +94,21 @@ void compare_runs(Store& store, std::int64_t a, std::int64_t b, bool all) {
   std::map<std::string, PointRecord> by_axes;
   for (auto& p : store.points(b)) by_axes.emplace(p.axes.dump(), std::move(p));
   const char* metric = "?";
+  {
+    PointRecord kind_only;
+    kind_only.kind = ra.kind;
+    headline(kind_only, &metric);   // the kind's value, matched points or not
+  }
   std::size_t matched = 0, same = 0;
   double worst = 0;
   std::string worst_at;
-  std::vector<std::string> lines;
+  struct Line {
+    std::int64_t index;
+    std::string axes;
+    double va, vb;
+  };
+  std::vector<Line> lines;
+  std::size_t axes_w = 48;   // as wide as the longest axes shown (they overran a fixed 48)
   for (const auto& pa : store.points(a)) {
     auto it = by_axes.find(pa.axes.dump());
     if (it == by_axes.end()) continue;
@@ -106,16 +118,19 @@ void compare_runs(Store& store, std::int64_t a, std::int64_t b, bool all) {
     double rel = va == vb ? 0 : std::abs(vb - va) / std::max(std::abs(va), 1e-300);
     if (rel == 0 && pa.status == pb.status) ++same;
     if (rel > worst) worst = rel, worst_at = pa.axes.dump();
-    if (all || rel != 0 || pa.status != pb.status)
-      lines.push_back(fmt::format("{:>6}  {:<48}  {:>14.6g}  {:>14.6g}  {:>+10.3f}%", pa.index, pa.axes.dump(), va, vb,
-                                  va == 0 ? 0.0 : 100 * (vb - va) / va));
+    if (all || rel != 0 || pa.status != pb.status) {
+      lines.push_back({static_cast<std::int64_t>(pa.index), pa.axes.dump(), va, vb});
+      axes_w = std::max(axes_w, text_columns(lines.back().axes));
+    }
   }
   fmt::print("# run {} '{}' vs run {} '{}': {} matched points, {} identical; {} old -> new\n", a, ra.name, b,
              rb.name, matched, same, metric);
   if (!lines.empty()) {
-    fmt::print("{:>6}  {:<48}  {:>14}  {:>14}  {:>11}\n", "index", "axes", fmt::format("run {}", a),
+    fmt::print("{:>6}  {}  {:>14}  {:>14}  {:>11}\n", "index", pad_columns("axes", axes_w), fmt::format("run {}", a),
                fmt::format("run {}", b), "change");
-    for (const auto& l : lines) fmt::print("{}\n", l);
+    for (const auto& l : lines)
+      fmt::print("{:>6}  {}  {:>14.6g}  {:>14.6g}  {:>+10.3f}%\n", l.index, pad_columns(l.axes, axes_w), l.va, l.vb,
+                 l.va == 0 ? 0.0 : 100 * (l.vb - l.va) / l.va);
   }
   if (worst > 0) fmt::print("# largest change {:.3g}% at {}\n", 100 * worst, worst_at);
 }

@@ -80,6 +80,20 @@ TEST(HistoryCli, DiffNamesExactlyTheEditedPresetParameter) {
   r = run_cli("compare --db " + db + " 1 2");
   EXPECT_NE(r.output.find("4 matched points, 0 identical"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("largest change"), std::string::npos) << r.output;
+  {
+    // The table's columns line up under their heads: every row as long as the head, though the
+    // axes of a row ({"collective.algorithm":"nvls","collective.bytes":1048576}, 50) overran 48.
+    std::istringstream rows(r.output);
+    std::size_t head = 0, n = 0;
+    for (std::string line; std::getline(rows, line);) {
+      if (line.rfind(" index", 0) == 0) head = line.size();
+      else if (head > 0 && !line.empty() && line[0] != '#') {
+        EXPECT_EQ(line.size(), head) << line;
+        ++n;
+      }
+    }
+    EXPECT_EQ(n, 4u) << r.output;
+  }
   r = run_cli("diff --db " + db + " 1 3");
   EXPECT_NE(r.output.find("same base configuration"), std::string::npos) << r.output;
 

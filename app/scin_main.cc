@@ -53,8 +53,21 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // A flag the command lacks, a missing value or argument: bad input like any other, one
+    // line and status 2 (CLI11's own codes, 106-109, and its unprefixed lines said otherwise).
+    std::string what = e.what();
+    while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
+    const bool command = argc > 1 && argv[1][0] != '-';
+    std::fprintf(stderr, "scin: error: %s (see scin %s--help)\n", what.c_str(),
+                 command ? (std::string(argv[1]) + " ").c_str() : "");
+    return 2;
   } catch (const scin::Error& e) {
     std::fprintf(stderr, "scin: error: %s\n", e.what());
     return 2;

@@ -79,9 +79,14 @@ std::uint64_t parse_scaled(const std::string& text, const std::string& field, st
   scaled /= pow10;
   if (scaled > std::numeric_limits<std::uint64_t>::max()) throw bad("too large");
   const auto value = static_cast<std::uint64_t>(scaled);
-  if (value < min || value > max)
-    throw Error(fmt::format("{}: {} is out of range {}..{} {}", field, text.size() > 40 ? text.substr(0, 40) : text,
-                            min, max, noun));
+  if (value < min || value > max) {
+    const std::string shown = text.size() > 40 ? text.substr(0, 40) : text;
+    // Sizes also in binary units: "1..4611686018427387904 bytes" alone is hard to read.
+    if (bytes && max >= 1024)
+      throw Error(fmt::format("{}: {} is out of range {}..{} {} ({} to {})", field, shown, min, max, noun,
+                              format_size_bytes(min), format_size_bytes(max)));
+    throw Error(fmt::format("{}: {} is out of range {}..{} {}", field, shown, min, max, noun));
+  }
   return value;
 }
 
@@ -98,10 +103,10 @@ std::uint64_t parse_count(const std::string& text, const std::string& field, con
 }
 
 std::string format_size_bytes(std::uint64_t bytes) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = static_cast<double>(bytes);
   int u = 0;
-  while (v >= 1024.0 && u < 5) {
+  while (v >= 1024.0 && u < 6) {
     v /= 1024.0;
     ++u;
   }

@@ -185,8 +185,10 @@ TEST(Units, CountsParseLikeSizesButSayWhatTheyCount) {
   EXPECT_EQ(parse_size_bytes("8kib", "b"), 8192u);
   EXPECT_NE(error_of([] { parse_size_bytes("8iB", "-b"); }).find("unknown suffix"), std::string::npos);
   EXPECT_NE(error_of([] { parse_size_bytes("8BB", "-b"); }).find("unknown suffix"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_size_bytes("0", "-b"); }).find("out of range 1..4611686018427387904 bytes"),
+  EXPECT_NE(error_of([] { parse_size_bytes("0", "-b"); }).find("out of range 1..4611686018427387904 bytes (1 B to 4 EiB)"),
             std::string::npos);
+  EXPECT_EQ(error_of([] { parse_size_bytes("2K", "--x", 1, 1024); }), "--x: 2K is out of range 1..1024 bytes (1 B to 1 KiB)");
+  EXPECT_EQ(error_of([] { parse_size_bytes("0", "--x", 1, 512); }), "--x: 0 is out of range 1..512 bytes");
 }
 
 // ---- the one size grammar (issue 12: -b 8MB and --set ...=8MB accept the same forms)

@@ -395,7 +395,7 @@ WorkEstimate estimate(const Config& cfg, Algorithm algo, const Collective& c, En
       // for 1.13M regions at 1024 GPUs, 44 MB for 2.51M at 256, 41 MB for
       // 2.25M at 576); per step ~1 us (its costed lists) and its times and
       // booking lists.
-      const build::NvlsTiersCounts k = build::nvls_tiers_counts(c.bytes, gpus, cfg.fabric.leaves);
+      const build::NvlsTiersCounts k = build::nvls_tiers_counts(c.bytes, gpus, cfg.fabric.leaves, cfg.sw.nvls.tiers_max_destinations);
       const double steps = static_cast<double>(booked), r = static_cast<double>(k.regions);
       return {static_cast<double>(k.steps), "steps", steps * 1e-6 + r * 2.5e-8, steps * 128 + r * 18};
     }
@@ -518,11 +518,14 @@ SimResult simulate(const Config& cfg, Algorithm algo, const Collective& c, Engin
     // (On two tiers the analytic engine books NVLS from its form: no compiled schedule to ask.)
     if (cfg.fabric.topology == Topology::TwoTier) {
       const int per_leaf = cfg.fabric.gpus / std::max(1, cfg.fabric.leaves);
-      if (build::nvls_tiers_chunks(c.bytes, cfg.fabric.gpus, per_leaf) < build::nvls_tiers_nominal_chunks(c.bytes, per_leaf))
-        notes.push_back(
-            "fewer, larger chunks than NCCL's 128 KiB ones (the two-tier schedule is capped at about 2M multicast "
-            "destinations), so it pipelines less and this time is high: on nvl576-style +23% at 64 MiB, +65% at "
-            "1 GiB (docs/model.md, two-tier NVLS)");
+      if (build::nvls_tiers_chunks(c.bytes, cfg.fabric.gpus, per_leaf, cfg.sw.nvls.tiers_max_destinations) <
+          build::nvls_tiers_nominal_chunks(c.bytes, per_leaf))
+        notes.push_back(fmt::format(
+            "fewer, larger chunks than NCCL's 128 KiB ones (the two-tier schedule is capped at {} multicast "
+            "destinations, switch.nvls.tiers_max_destinations), so it pipelines less and this time is high: on "
+            "nvl576-style +23% at 64 MiB, +65% at 1 GiB with the default 2M; raising the cap costs time and memory "
+            "(docs/model.md, two-tier NVLS)",
+            cfg.sw.nvls.tiers_max_destinations));
     }
     // The packet engine takes the size ramp (fitted with the analytic engine) as slower read
     // packets; at mid sizes that runs it slower than the analytic engine (docs/model.md section 4:

@@ -45,6 +45,10 @@ struct NvlsSpec {
   double efficiency = 0.85;              // NCCL's Hopper NVLS efficiency on top of link efficiency
   double sync_overhead_ns = 8500;        // per NVLS barrier: fences + multimem.red + poll (calibrated)
   int nccl_min_gpus = 3;                 // NCCL runs NVLS from 3 GPUs (ncclNvlsInit: off for <= 2)
+  /// Two tiers: the most multicast destinations (ranks x stores) the NVLS schedule
+  /// may hold; above it the chunks are fewer and larger than NCCL's (a simulation
+  /// limit of time and memory, not a property of the switch).
+  int tiers_max_destinations = 2'000'000;
 };
 
 struct IsaSpec {

@@ -188,6 +188,11 @@ std::vector<ParamInfo> build_registry() {
       "fewest GPUs NCCL runs NVLS on (3: NCCL turns NVLS off for 2 or fewer, src/transport/nvls.cc ncclNvlsInit); "
       "below it NCCL_ALGO=NVLS runs ring, nccl-auto never picks NVLS and an nvls result says so; 2 = NCCL 2.17, its first NVLS",
       [](Config& c) -> int& { return c.sw.nvls.nccl_min_gpus; }));
+  r.push_back(integer("switch.nvls.tiers_max_destinations", "", 1000, 1000000000, "Two-tier NVLS schedule limit",
+      "most multicast destinations (ranks x stores) a two-tier NVLS schedule may hold; where NCCL's 128 KiB chunks "
+      "need more, the chunks are fewer and larger, so it pipelines less and its time is high (a note says so); "
+      "a simulation limit: raising it costs time and memory in both engines (docs/model.md, two-tier NVLS)",
+      [](Config& c) -> int& { return c.sw.nvls.tiers_max_destinations; }));
   r.push_back(boolean("switch.isa.enabled", "In-switch accelerator",
       "SCIN in-switch accelerator that reads and writes accelerator memory directly",
       [](Config& c) -> bool& { return c.sw.isa.enabled; }));

@@ -28,7 +28,7 @@ NvlsTiersForm nvls_tiers_form(Builder& b) {
   f.n = b.n();
   f.m = s.gpus_per_leaf();
   f.leaves = s.leaves;
-  f.chunks = nvls_tiers_chunks(s.bytes, f.n, f.m);
+  f.chunks = nvls_tiers_chunks(s.bytes, f.n, f.m, b.cfg.sw.nvls.tiers_max_destinations);
   f.counter = s.spine_node(0, 0);
   f.shards = split(s.elems, f.m);
   // Each shard's chunks, split once (not per rank and chunk: that was chunks^2 x n spans).

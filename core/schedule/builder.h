@@ -352,15 +352,16 @@ NvlsTiersForm nvls_tiers_form(Builder& b);
 /// build_nvls_tiers' chunks per shard for `bytes` per rank on `gpus`
 /// accelerators, `per_leaf` a leaf: NCCL's 128 KiB chunks (at most 1024:
 /// nvls_tiers_nominal_chunks), fewer on big domains so a schedule stays under
-/// about 2M multicast destinations (simulate() notes where this binds: fewer
-/// chunks pipeline less, docs/model.md).
+/// `max_destinations` multicast destinations (switch.nvls.tiers_max_destinations,
+/// 2M by default; simulate() notes where this binds: fewer chunks pipeline less,
+/// docs/model.md).
 inline int nvls_tiers_nominal_chunks(std::uint64_t bytes, int per_leaf) {
   const std::uint64_t shard_bytes = bytes / static_cast<std::uint64_t>(std::max(1, per_leaf));
   return static_cast<int>(std::clamp<std::uint64_t>(shard_bytes / (128 << 10), 1, 1024));
 }
-inline int nvls_tiers_chunks(std::uint64_t bytes, int gpus, int per_leaf) {
+inline int nvls_tiers_chunks(std::uint64_t bytes, int gpus, int per_leaf, int max_destinations) {
   const auto n = static_cast<std::uint64_t>(std::max(1, gpus));
-  const std::uint64_t cap = std::max<std::uint64_t>(1, 2'000'000 / (n * n));
+  const std::uint64_t cap = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::max(1, max_destinations)) / (n * n));
   return static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(nvls_tiers_nominal_chunks(bytes, per_leaf)), cap));
 }
 /// The steps and regions (sources and destinations) build_nvls_tiers makes:
@@ -370,9 +371,10 @@ inline int nvls_tiers_chunks(std::uint64_t bytes, int gpus, int per_leaf) {
 struct NvlsTiersCounts {
   std::size_t steps = 0, regions = 0;
 };
-inline NvlsTiersCounts nvls_tiers_counts(std::uint64_t bytes, int gpus, int leaves) {
+inline NvlsTiersCounts nvls_tiers_counts(std::uint64_t bytes, int gpus, int leaves, int max_destinations) {
   const auto n = static_cast<std::size_t>(std::max(1, gpus)), l = static_cast<std::size_t>(std::max(1, leaves));
-  const std::size_t m = n / l, chunks = static_cast<std::size_t>(nvls_tiers_chunks(bytes, gpus, static_cast<int>(m)));
+  const std::size_t m = n / l,
+                    chunks = static_cast<std::size_t>(nvls_tiers_chunks(bytes, gpus, static_cast<int>(m), max_destinations));
   return {5 * n + 3 * n * chunks, chunks * n * (m + l + n + 3)};
 }
 void build_scin_tiers(Builder& b, bool inq, bool uplink_inq);

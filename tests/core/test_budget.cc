@@ -303,7 +303,7 @@ TEST(WorkBudget, NvlsOnTwoTiersIsEstimatedFromExactCounts) {
       const Schedule s = compile(c, Algorithm::Nvls, coll);
       double regions = 0;
       for (const Step& st : s.steps) regions += static_cast<double>(st.srcs.size() + st.dsts.size());
-      const build::NvlsTiersCounts n = build::nvls_tiers_counts(bytes, c.fabric.gpus, c.fabric.leaves);
+      const build::NvlsTiersCounts n = build::nvls_tiers_counts(bytes, c.fabric.gpus, c.fabric.leaves, c.sw.nvls.tiers_max_destinations);
       EXPECT_EQ(n.steps, s.steps.size());
       EXPECT_EQ(static_cast<double>(n.regions), regions);
       const WorkEstimate x = estimate(c, Algorithm::Nvls, coll, EngineId::Analytic);

@@ -1404,6 +1404,33 @@ TEST(NvlsTiers, ResultsNoteWhereTheChunkCapBinds) {
   EXPECT_EQ(note(std::uint64_t{1} << 26, "analytic").find("fewer, larger chunks"), std::string::npos);
 }
 
+// switch.nvls.tiers_max_destinations sets that cap: 64 GPUs on 2 leaves at 64 MiB take NCCL's 16
+// chunks of 128 KiB a shard (16 x 64^2 = 65,536 destinations) under the default 2M; capped at
+// 32,768 they get 8 (32,768 / 64^2), the time rises, the note names the cap, and the estimate
+// counts the steps the capped schedule has.
+TEST(NvlsTiers, TheChunkCapIsAParameter) {
+  Config c = two_tier_of("nvl576-style", {{"fabric.gpus", 64}, {"fabric.leaves", 2}});
+  const Collective coll{std::uint64_t{1} << 26, DType::Bf16};
+  auto note = [](const SimResult& r) {
+    return r.extra.is_object() && r.extra.contains("note") ? r.extra["note"].get<std::string>() : std::string();
+  };
+  const SimResult free = simulate(c, "nvls", coll, "analytic");
+  EXPECT_EQ(note(free), "");
+  EXPECT_EQ(build::nvls_tiers_chunks(coll.bytes, 64, 32, c.sw.nvls.tiers_max_destinations), 16);
+  apply_assignment(c, "switch.nvls.tiers_max_destinations=32768");
+  EXPECT_EQ(build::nvls_tiers_chunks(coll.bytes, 64, 32, c.sw.nvls.tiers_max_destinations), 8);
+  const SimResult capped = simulate(c, "nvls", coll, "analytic");
+  EXPECT_NE(note(capped).find("capped at 32768 multicast destinations, switch.nvls.tiers_max_destinations"),
+            std::string::npos)
+      << note(capped);
+  EXPECT_GT(capped.time_ns, free.time_ns);
+  const Schedule s = compile(c, Algorithm::Nvls, coll);
+  EXPECT_EQ(estimate(c, Algorithm::Nvls, coll, EngineId::Analytic).amount, static_cast<double>(s.steps.size()));
+  EXPECT_EQ(s.steps.size(), build::nvls_tiers_counts(coll.bytes, 64, 2, 32768).steps);
+  EXPECT_NE(error_of([&] { apply_assignment(c, "switch.nvls.tiers_max_destinations=10"); }).find("out of range"),
+            std::string::npos);
+}
+
 // A star, or a fabric NVLS does not support: declined (the caller compiles,
 // and compile() says why); simulate() on two tiers gives what booking the
 // compiled schedule gives; a stop request ends a 1024-GPU point with Cancelled.

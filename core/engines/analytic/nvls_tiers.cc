@@ -213,7 +213,8 @@ struct FormView {
 
 std::size_t nvls_tiers_steps(const Config& cfg, const Collective& c) {
   if (!answers(cfg)) return 0;
-  const build::NvlsTiersCounts k = build::nvls_tiers_counts(c.bytes, cfg.fabric.gpus, cfg.fabric.leaves);
+  const build::NvlsTiersCounts k = build::nvls_tiers_counts(c.bytes, cfg.fabric.gpus, cfg.fabric.leaves,
+                                                             cfg.sw.nvls.tiers_max_destinations);
   return k.steps + 2;
 }
 

@@ -323,9 +323,9 @@ bool MainWindow::exportReportTo(const QString& path, QString* error) {
                          notes.isEmpty() ? QString()
                                          : QStringLiteral("<p class=\"note\">%1</p>")
                                                .arg(notes.join(QStringLiteral(" · ")).toHtmlEscaped())});
-  }
-  else
+  } else {
     in.omitted << tr("Analysis");
+  }
   for (ChartPanel* c : charts()) {
     // Chart titles may hold markup (<br>): the report takes their plain text.
     QString title = QTextDocumentFragment::fromHtml(c->chart()->title().isEmpty() ? c->title() : c->chart()->title())

@@ -233,14 +233,9 @@ void run(const InferOptions& o) {
   // The grid's All-Reduces against --max-work, as `scin run` checks its runs (a packet-engine
   // study on a large fabric ran for days unasked). Each point counts its own All-Reduces, also
   // those an earlier point simulated (they are memoised): an estimate from above.
-  WorkEstimate total;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    WorkEstimate w = inference_work(request(i));
-    const double memory = std::max(total.memory_bytes, w.memory_bytes);   // one point after another
-    if (total.amount == 0 && !*total.unit) total.unit = w.unit;
-    total += w;
-    total.memory_bytes = memory;
-  }
+  std::vector<WorkEstimate> each;
+  for (std::size_t i = 0; i < points.size(); ++i) each.push_back(inference_work(request(i)));
+  const WorkEstimate total = total_work(each, 1);   // one point after another
   const bool progress =
       enforce_budget(total, o.budget, fmt::format("scin infer ({} point{} on the {} engine)", points.size(),
                                                   points.size() == 1 ? "" : "s", o.engine)) ||

@@ -415,7 +415,6 @@ WorkEstimate inference_work(const InferenceRequest& req) {
       WorkEstimate e = estimate(plan.cfg, parse_algorithm(algo), Collective{bytes, dtype}, engine);
       memory = std::max(memory, e.memory_bytes);   // (one All-Reduce after another)
       e.memory_bytes = 0;
-      if (w.amount == 0 && !*w.unit) w.unit = e.unit;
       w += e;
     }
   w.memory_bytes = memory;

@@ -282,6 +282,16 @@ QString axisTitle(const Column& c, bool log) {
   return extra.isEmpty() ? t : QStringLiteral("%1 (%2)").arg(t, extra.join(QStringLiteral(", ")));
 }
 
+QString compactBytesNote() { return QStringLiteral("1K = 1024"); }
+
+// A size label in short form: "256 MiB" -> "256M", "8 B" -> "8".
+static QString compactSize(QString label) {
+  if (label.endsWith(QStringLiteral(" B"))) return label.chopped(2);
+  if (label.endsWith(QStringLiteral("iB")) && label.size() > 4 && label[label.size() - 4] == QLatin1Char(' '))
+    return label.left(label.size() - 4) + label[label.size() - 3];
+  return label;
+}
+
 std::vector<Tick> axisTicks(const Column& c, double lo, double hi, bool log, double length, bool horizontal,
                             const QFont& font, QPaintDevice* device, const std::vector<std::string>& categories, bool pow2,
                             double scale) {
@@ -289,39 +299,61 @@ std::vector<Tick> axisTicks(const Column& c, double lo, double hi, bool log, dou
   const double th = textHeight(font, device), cap = QFontMetricsF(font, device).capHeight();
   const double gap = th * 0.6;
   const double span = tx(hi, log) - tx(lo, log);
-  std::vector<Tick> best;
-  for (const auto& set : sets) {
-    std::vector<Tick> ticks;
-    for (double v : set) {
-      QString label = categories.empty() ? tickText(c, v)
-                                         : QString::fromStdString(categories[static_cast<std::size_t>(std::lround(v))]);
-      ticks.push_back({v * scale, label});
-    }
-    // A horizontal label stays within the axis's length: one at an end moves
-    // inwards (it would run under the next panel's first label).
-    std::vector<double> width(ticks.size(), 0.0);
-    if (horizontal && span > 0)
-      for (std::size_t i = 0; i < ticks.size(); ++i) {
-        width[i] = textWidth(font, device, ticks[i].label);
-        const double at = (tx(ticks[i].value, log) - tx(lo, log)) / span * length;
-        if (width[i] < length) ticks[i].shift = std::clamp(at, width[i] / 2, length - width[i] / 2) - at;
+  // The part of the axis between the first and the last label.
+  auto cover = [&](const std::vector<Tick>& t) {
+    return t.size() < 2 || !(span > 0) ? 0.0 : (tx(t.back().value, log) - tx(t.front().value, log)) / span;
+  };
+  // The first set whose labels fit (`fits`); else the sparsest, as its ends.
+  auto fit = [&](bool compact, bool& fits) {
+    std::vector<Tick> best;
+    fits = false;
+    for (const auto& set : sets) {
+      std::vector<Tick> ticks;
+      for (double v : set) {
+        QString label = categories.empty() ? tickText(c, v)
+                                           : QString::fromStdString(categories[static_cast<std::size_t>(std::lround(v))]);
+        ticks.push_back({v * scale, compact ? compactSize(label) : label, 0, compact});
       }
-    // Labels must be distinct and must not overlap.
-    bool ok = span > 0;
-    for (std::size_t i = 1; ok && i < ticks.size(); ++i) {
-      const double d = (tx(ticks[i].value, log) - tx(ticks[i - 1].value, log)) / span * length + ticks[i].shift - ticks[i - 1].shift;
-      const double need = horizontal ? (width[i] + width[i - 1]) / 2 + gap
-                                     : cap + th * 0.4;  // (digits stand cap-high: a clear 0.4 line between)
-      if (d < need || ticks[i].label == ticks[i - 1].label) ok = false;
+      // A horizontal label stays within the axis's length: one at an end moves
+      // inwards (it would run under the next panel's first label).
+      std::vector<double> width(ticks.size(), 0.0);
+      if (horizontal && span > 0)
+        for (std::size_t i = 0; i < ticks.size(); ++i) {
+          width[i] = textWidth(font, device, ticks[i].label);
+          const double at = (tx(ticks[i].value, log) - tx(lo, log)) / span * length;
+          if (width[i] < length) ticks[i].shift = std::clamp(at, width[i] / 2, length - width[i] / 2) - at;
+        }
+      // Labels must be distinct and must not overlap.
+      bool ok = span > 0;
+      for (std::size_t i = 1; ok && i < ticks.size(); ++i) {
+        const double d = (tx(ticks[i].value, log) - tx(ticks[i - 1].value, log)) / span * length + ticks[i].shift - ticks[i - 1].shift;
+        const double need = horizontal ? (width[i] + width[i - 1]) / 2 + gap
+                                       : cap + th * 0.4;  // (digits stand cap-high: a clear 0.4 line between)
+        if (d < need || ticks[i].label == ticks[i - 1].label) ok = false;
+      }
+      best = ticks;
+      if (ok) {
+        fits = true;
+        return ticks;
+      }
     }
-    best = ticks;
-    if (ok) return ticks;
+    // Nothing fits (a tiny panel): the ends only, centred on their ticks (moved
+    // inwards, two labels in a tiny panel would touch).
+    if (best.size() > 2) best = {best.front(), best.back()};
+    for (Tick& t : best) t.shift = 0;
+    return best;
+  };
+  bool fits = false;
+  std::vector<Tick> ticks = fit(false, fits);
+  // Sizes on a narrow horizontal axis whose full labels leave a quarter of it
+  // unnamed (1 KiB - 256 MiB in a third of a 3.5 in column: "1 KiB", "1 MiB"):
+  // the short form where it names more ("1K", "1M", "256M").
+  if (c.bytes && horizontal && categories.empty() && (!fits || cover(ticks) < 0.75)) {
+    bool fits_short = false;
+    std::vector<Tick> short_ticks = fit(true, fits_short);
+    if (fits_short && (!fits || cover(short_ticks) > cover(ticks) + 1e-9)) return short_ticks;
   }
-  // Nothing fits (a tiny panel): the ends only, centred on their ticks (moved
-  // inwards, two labels in a tiny panel would touch).
-  if (best.size() > 2) best = {best.front(), best.back()};
-  for (Tick& t : best) t.shift = 0;
-  return best;
+  return ticks;
 }
 
 std::vector<double> unlabelledDecades(const std::vector<Tick>& ticks, double lo, double hi, bool log) {
@@ -689,7 +721,15 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
         if (f.pointSizeF() < facetFont.pointSizeF()) facetFont = f;
       }
   };
-  const QString xBase = axisTitle(plot.x, L.log_x);
+  // (Short size labels say what K is: "(bytes, log; 1K = 1024)".)
+  auto xBaseNow = [&] {
+    const bool compact = std::any_of(xTicks.begin(), xTicks.end(), [](const Tick& t) { return t.compact; });
+    const QString t = axisTitle(plot.x, L.log_x);
+    if (!compact) return t;
+    return t.endsWith(QLatin1Char(')')) ? t.chopped(1) + QStringLiteral("; ") + compactBytesNote() + QLatin1Char(')')
+                                        : t + QStringLiteral(" (") + compactBytesNote() + QLatin1Char(')');
+  };
+  QString xBase = xBaseNow();
   auto panelsKey = [&] { return QStringLiteral("panels: %1").arg(QString::fromStdString(facetKey)); };
   auto gridWidth = [&] {
     return std::max(L.panels.back().plot.right(),
@@ -703,6 +743,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   bool xTwoLines = false;
   for (int pass = 0; pass < 3; ++pass) {
     layoutGrid(xTwoLines ? 2 * xTitleH : xTitleH);
+    xBase = xBaseNow();
     fitFacetTitles();
     bool facet2 = facetTwoLines, x2 = xTwoLines;
     if (facetTitles && !facetKey.empty())

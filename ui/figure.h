@@ -132,7 +132,12 @@ struct Tick {
   /// A horizontal label's centre from its tick, in points: the first and last
   /// labels move inwards so that every label stays within the axis's length.
   double shift = 0;
+  /// A size in short form ("256M": 256 MiB), where the full labels of a
+  /// narrow axis would not say where its data end (compactBytesNote()).
+  bool compact = false;
 };
+/// What the axis title adds when its ticks are short sizes: "1K = 1024".
+QString compactBytesNote();
 std::vector<Tick> axisTicks(const analysis::Column& c, double lo, double hi, bool log, double length,
                             bool horizontal, const QFont& font, QPaintDevice* device,
                             const std::vector<std::string>& categories = {}, bool pow2 = false, double scale = 1);

@@ -274,6 +274,34 @@ class AnalysisUiTest : public QObject {
     for (const auto& pan : av->canvas()->shownLayout().panels) QVERIFY(!pan.own_y);
   }
 
+  // Five panels of sizes 1 KiB - 256 MiB in a 3.5 in column (switch-latency,
+  // one panel per switch latency): each third-wide x axis says where the
+  // data end, in short labels the x title explains (it said "1 KiB", "1 MiB").
+  void fivePanelsInAColumnNameTheirLastSize() {
+    MainWindow w;
+    w.show();
+    openAndShow(w, "switch-latency");
+    AnalysisView* av = w.analysisView();
+    QVERIFY(av->plot());
+    QCOMPARE(av->plot()->facets.size(), std::size_t{5});
+    const QString svg = dir_.filePath(QStringLiteral("switch-latency.svg"));
+    QString err;
+    QVERIFY2(av->exportFigure(svg, FigureSize::singleColumn(), false, &err), qPrintable(err));
+    const QStringList texts = svgTexts(svg);
+    QCOMPARE(texts.count(QStringLiteral("256M")), 5);
+    QCOMPARE(texts.count(QStringLiteral("1K")), 5);
+    QVERIFY(!texts.contains(QStringLiteral("1 MiB")));
+    QVERIFY(std::any_of(texts.begin(), texts.end(), [](const QString& t) {
+      return t.startsWith(QStringLiteral("Message size")) && t.contains(QStringLiteral("1K = 1024"));
+    }));
+    // Twice as wide: the full labels, from 1 KiB to 32 MiB (more than 3/4 of the axis).
+    QVERIFY2(av->exportFigure(svg, FigureSize{QSizeF(7 * 72, 2.5 * 72), 8}, false, &err), qPrintable(err));
+    const QStringList wide = svgTexts(svg);
+    QCOMPARE(wide.count(QStringLiteral("1 KiB")), 5);
+    QCOMPARE(wide.count(QStringLiteral("32 MiB")), 5);
+    QVERIFY(!wide.contains(QStringLiteral("1K")));
+  }
+
   void isaWavesFigureHasEveryLegendEntryAsText() {
     MainWindow w;
     w.show();
@@ -507,6 +535,15 @@ class AnalysisUiTest : public QObject {
     QVERIFY(!two.empty());
     QCOMPARE(two.front().label, QStringLiteral("64 KiB"));
     QCOMPARE(two.back().label, QStringLiteral("256 MiB"));
+    // A third of a 3.5 in column (five panels): the full labels name 1 KiB
+    // and 1 MiB only, the short ones both ends ("1K" ... "256M", 1K = 1024).
+    const auto third = axisTicks(bytes, 1024 / pad, (1 << 28) * pad, true, 55, true, f, &dev);
+    QVERIFY(third.size() >= 2);
+    QCOMPARE(third.front().label, QStringLiteral("1K"));
+    QCOMPARE(third.back().label, QStringLiteral("256M"));
+    for (const Tick& t : third) QVERIFY(t.compact);
+    for (const Tick& t : axisTicks(bytes, 1024 / pad, (1 << 28) * pad, true, 120, true, f, &dev))
+      QVERIFY2(!t.compact, qPrintable(t.label));  // (where the full labels name the ends, they stay)
     for (double length : {250.0, 500.0}) {
       const auto ticks = axisTicks(bytes, 1024 / pad, (1 << 28) * pad, true, length, true, f, &dev);
       QVERIFY(ticks.size() >= 3);

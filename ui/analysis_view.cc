@@ -12,6 +12,8 @@
 #include <QPushButton>
 #include <QShortcut>
 #include <QSplitter>
+#include <QStyleOptionComboBox>
+#include <QStylePainter>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -68,6 +70,39 @@ QToolButton* toolButton(const QString& text, const QString& tip) {
 
 }  // namespace
 
+FieldCombo::FieldCombo(QWidget* parent) : QComboBox(parent) {
+  connect(this, &QComboBox::currentIndexChanged, this, [this] { updateToolTip(); });
+}
+
+void FieldCombo::setPurpose(const QString& purpose) {
+  purpose_ = purpose;
+  updateToolTip();
+}
+
+void FieldCombo::updateToolTip() {
+  setToolTip(currentText().isEmpty() ? purpose_ : currentText() + QStringLiteral("\n\n") + purpose_);
+}
+
+QString FieldCombo::shownText() const {
+  QStyleOptionComboBox opt;
+  initStyleOption(&opt);
+  const int room = style()->subControlRect(QStyle::CC_ComboBox, &opt, QStyle::SC_ComboBoxEditField, this).width();
+  const QFontMetrics fm(font());
+  QString t = currentText();
+  if (fm.horizontalAdvance(t) <= room) return t;
+  if (const auto dash = t.indexOf(QStringLiteral(" — ")); dash >= 0) t = t.mid(dash + 3);
+  return fm.elidedText(t, Qt::ElideRight, room);
+}
+
+void FieldCombo::paintEvent(QPaintEvent*) {
+  QStylePainter p(this);
+  QStyleOptionComboBox opt;
+  initStyleOption(&opt);
+  p.drawComplexControl(QStyle::CC_ComboBox, opt);
+  opt.currentText = shownText();
+  p.drawControl(QStyle::CE_ComboBoxLabel, opt);
+}
+
 AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("analysis"));
   auto* lay = new QVBoxLayout(this);
@@ -75,14 +110,17 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   // Pickers, in two rows so they fit a narrow window.
   auto* row1 = new QHBoxLayout;
   auto* row2 = new QHBoxLayout;
-  x_ = new QComboBox;
+  x_ = new FieldCombo;
   y_ = new QComboBox;
-  facet_ = new QComboBox;
+  facet_ = new FieldCombo;
   baseline_ = new QComboBox;
-  for (QComboBox* c : {x_, y_, facet_, baseline_}) c->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  x_->setToolTip(tr("The x axis: message size or any swept parameter"));
+  for (QComboBox* c : {static_cast<QComboBox*>(x_), y_, static_cast<QComboBox*>(facet_), baseline_})
+    c->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  x_->setObjectName(QStringLiteral("analysisX"));
+  facet_->setObjectName(QStringLiteral("analysisFacet"));
+  x_->setPurpose(tr("The x axis: message size or any swept parameter"));
   y_->setToolTip(tr("The metric on the y axis, with its unit"));
-  facet_->setToolTip(tr("One panel per value of this axis (small multiples)"));
+  facet_->setPurpose(tr("One panel per value of this axis (small multiples)"));
   baseline_->setToolTip(tr("Speedups are baseline time ÷ time at the same other axis values"));
   logXBtn_ = toolButton(tr("log x"), tr("Logarithmic x axis (off: linear)"));
   logYBtn_ = toolButton(tr("log y"), tr("Logarithmic y axis (off: linear)"));
@@ -179,7 +217,8 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
     query_.baseline = baseline_->currentText().toStdString();
     replot();
   };
-  for (QComboBox* c : {x_, y_, facet_, baseline_}) connect(c, &QComboBox::activated, this, changed);
+  for (QComboBox* c : {static_cast<QComboBox*>(x_), y_, static_cast<QComboBox*>(facet_), baseline_})
+    connect(c, &QComboBox::activated, this, changed);
   connect(logXBtn_, &QToolButton::toggled, this, [this](bool on) { setLog(on, logY_); });
   connect(logYBtn_, &QToolButton::toggled, this, [this](bool on) { setLog(logX_, on); });
   connect(freeYBtn_, &QToolButton::toggled, this, &AnalysisView::setFreeY);

@@ -31,6 +31,26 @@
 
 namespace scin::ui {
 
+/// A picker of an axis ("switch.isa.regulation — ISA wave regulation (2
+/// values)"): where the layout leaves it too narrow for its text (a laptop
+/// screen), it shows the part after the dash, the axis's name, and then
+/// elides; the tooltip has the whole text.
+class FieldCombo : public QComboBox {
+ public:
+  explicit FieldCombo(QWidget* parent = nullptr);
+  /// The text shown in the closed box at its present width.
+  QString shownText() const;
+  /// What the picker is for: the tooltip's second part.
+  void setPurpose(const QString& purpose);
+
+ protected:
+  void paintEvent(QPaintEvent* e) override;
+
+ private:
+  QString purpose_;
+  void updateToolTip();
+};
+
 /// Paints a plot and tracks the mouse: hover snaps to the nearest point of any
 /// series; drag zooms to a rectangle; wheel zooms; right or double click resets.
 /// The figure is drawn once per plot, size, zoom, scales and hidden series into
@@ -252,7 +272,8 @@ class AnalysisView : public QWidget {
   double panelSpread_ = 0;         // the shown plot's Job::panelSpread
   std::set<std::string> hidden_;   // series keys hidden through the legend
 
-  QComboBox *x_, *y_, *facet_, *baseline_;
+  FieldCombo *x_, *facet_;
+  QComboBox *y_, *baseline_;
   QToolButton *logXBtn_, *logYBtn_, *freeYBtn_, *seriesBtn_, *filterBtn_;
   QLabel* notes_;
   QStringList plotNotes_;          // the notes of the plot shown (updateNotes adds the picture's)

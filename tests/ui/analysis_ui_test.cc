@@ -302,6 +302,39 @@ class AnalysisUiTest : public QObject {
     QVERIFY(!wide.contains(QStringLiteral("1K")));
   }
 
+  // On a laptop screen the "Panels by" picker is narrower than its text
+  // ("switch.isa.regulation — ISA wave regulation (2 values)" was cut after
+  // "ISA wave r" at 1366 x 768): it shows the axis's name and count, the
+  // tooltip all of it.
+  void axisPickersShowTheAxisNameWhenNarrow() {
+    MainWindow w;
+    w.resize(1366, 768);
+    w.show();
+    openAndShow(w, "isa-waves");
+    AnalysisView* av = w.analysisView();
+    analysis::PlotQuery q = av->query();
+    q.x = "switch.isa.waves";
+    q.facet = "switch.isa.regulation";
+    av->setQuery(q);
+    settle(w);
+    auto* facet = av->findChild<FieldCombo*>(QStringLiteral("analysisFacet"));
+    QVERIFY(facet);
+    const QString full = facet->currentText();
+    QVERIFY2(full.startsWith(QStringLiteral("switch.isa.regulation — ")), qPrintable(full));
+    QVERIFY(facet->toolTip().startsWith(full));
+    // As wide as the window left it at 1366 px: the name and count.
+    const int fullW = QFontMetrics(facet->font()).horizontalAdvance(full);
+    facet->setFixedWidth(fullW * 4 / 5);
+    QCOMPARE(facet->shownText(), QStringLiteral("ISA wave regulation (2 values)"));
+    // Narrower still: the name, elided at its end.
+    facet->setFixedWidth(120);
+    QVERIFY(facet->shownText().endsWith(QChar(0x2026)));
+    QVERIFY(!facet->shownText().startsWith(QStringLiteral("switch.")));
+    // Wide enough: the whole text.
+    facet->setFixedWidth(fullW + 80);
+    QCOMPARE(facet->shownText(), full);
+  }
+
   void isaWavesFigureHasEveryLegendEntryAsText() {
     MainWindow w;
     w.show();

@@ -233,9 +233,12 @@ void ValidationView::redraw() {
       chart()->addSeries(model);
       modelSeries.push_back(model);
     }
-    auto* meas = markers(tr("measured %1").arg(a), col, QScatterSeries::MarkerShapeCircle);
+    // The legends name the algorithms alone (the titles say lines are the model,
+    // markers the measurements, and what the error is): "measured nccl-sym" was
+    // elided to "measure..." in a half-width chart at 1366 px, every entry alike.
+    auto* meas = markers(a, col, QScatterSeries::MarkerShapeCircle);
     // Markers only: rows of several systems at one size would zigzag as a line.
-    auto* err = markers(tr("%1 error").arg(a), col, QScatterSeries::MarkerShapeCircle);
+    auto* err = markers(a, col, QScatterSeries::MarkerShapeCircle);
     for (const RowError* e : rows) {
       const double x = std::log2(static_cast<double>(e->row.bytes));
       meas->append(x, e->row.measured_us);
@@ -286,14 +289,6 @@ void ValidationView::redraw() {
     s->attachAxis(y);
   }
   QCategoryAxis* ex = makeSizeAxis(min_b, max_b, 10);
-  // Half-width charts: the size label at the axis' end has only the room to the label
-  // before it; closer than 8 octaves (1 MiB .. 128 MiB) Qt elides it ("128 ..."), so the
-  // end is left unlabelled there (the grid line stays).
-  for (QCategoryAxis* a : {x, ex}) {
-    const QStringList labels = a->categoriesLabels();
-    if (labels.size() >= 3 && a->endValue(labels.back()) - a->endValue(labels[labels.size() - 2]) < 8)
-      a->remove(labels.back());
-  }
   x->setTitleText(tr("Message size (log scale)"));
   ex->setTitleText(x->titleText());
   auto* ey = new QValueAxis;
@@ -308,6 +303,11 @@ void ValidationView::redraw() {
     s->attachAxis(ex);
     s->attachAxis(ey);
   }
+  // Half-width charts (or full-width in a report): the labels that fit at the
+  // plot's width, both ends always (an end 7 octaves past 1 MiB was left
+  // unlabelled whatever the width, lest Qt elide it in a narrow chart).
+  fitLabelsToWidth(chart(), x);
+  fitLabelsToWidth(errorChart_, ex);
   connectLegend();
   // The legend lists the algorithms once (the measured markers); a line is the model of its colour.
   for (QAbstractSeries* s : modelSeries) unlist(s);

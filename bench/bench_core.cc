@@ -181,6 +181,9 @@ BENCHMARK_CAPTURE(BM_AnalyticTwoTier, ring_q8_32_leaves, "ring-q8", 32)->Args({1
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, nvls_32_leaves, "nvls", 32)->Args({1024, 1 << 30})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, scin_32_leaves, "scin", 32)->Args({1024, 1 << 30})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticTwoTier, scin_inq_32_leaves, "scin-inq", 32)->Args({1024, 1 << 30})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, one_shot, "one-shot")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, two_shot, "two-shot")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, two_shot_q8, "two-shot-q8")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, scin, "scin")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, scin_inq, "scin-inq")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, scin_inq_uplink, "scin-inq-uplink")->Unit(benchmark::kMillisecond);

@@ -27,16 +27,6 @@ FabricNode switch_node(const Config& cfg, std::string name, int tier, int plane)
 
 }  // namespace
 
-int ecmp_pick(int src, int dst, int n) {
-  if (n <= 1) return 0;
-  std::uint64_t z = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) ^ static_cast<std::uint32_t>(dst);
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return static_cast<int>(z % static_cast<std::uint64_t>(n));
-}
-
 int FabricGraph::accelerators() const {
   return static_cast<int>(std::count_if(nodes.begin(), nodes.end(),
                                         [](const FabricNode& n) { return n.kind == FabricNodeKind::Accelerator; }));

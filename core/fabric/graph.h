@@ -61,8 +61,19 @@ struct FabricGraph {
 };
 
 /// Deterministic ECMP: which of `n` equal-cost next hops the flow (src, dst)
-/// takes (a splitmix64 hash of the pair; the same answer every run).
-int ecmp_pick(int src, int dst, int n);
+/// takes (a splitmix64 hash of the pair; the same answer every run). Inline:
+/// the two-tier bookings ask it once per pair, a million times at 1024 GPUs
+/// (a power-of-two `n` takes the remainder as a mask, the same value).
+inline int ecmp_pick(int src, int dst, int n) {
+  if (n <= 1) return 0;
+  std::uint64_t z = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) ^ static_cast<std::uint32_t>(dst);
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  const auto m = static_cast<std::uint64_t>(n);
+  return static_cast<int>((m & (m - 1)) == 0 ? z & (m - 1) : z % m);
+}
 
 /// The generator's graph for `cfg` (star, mesh or two-tier).
 FabricGraph fabric_graph(const Config& cfg);

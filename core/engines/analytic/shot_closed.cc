@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 #include <utility>
@@ -11,6 +12,7 @@
 
 #include "engines/analytic/book.h"
 #include "engines/analytic/book_in_order.h"
+#include "engines/analytic/shot_flat.h"
 #include "engines/analytic/shot_star.h"
 #include "fabric/graph.h"
 #include "model/cost_grid.h"
@@ -20,45 +22,6 @@ namespace scin::shot {
 namespace {
 
 using Use = AnalyticWorkspace::Use;
-
-// build_two_shot's (and build_one_shot's) step indices: launches (and
-// quantise steps), scatter pushes and signals in pairs (sender-major, the
-// receiver skipping the sender), a wait and a reduce per rank; then gather
-// pushes and signals (owner-major), a wait (and a dequantise) per rank.
-struct Ids {
-  std::size_t n, base_rs, base_w, base_ag, base_w2;
-  bool q;
-  Ids(std::size_t n_, bool q_) : n(n_), q(q_) {
-    base_rs = n * (q ? 2 : 1);
-    base_w = base_rs + 2 * n * (n - 1);
-    base_ag = base_w + 2 * n;
-    base_w2 = base_ag + 2 * n * (n - 1);
-  }
-  static StepId id(std::size_t v) { return static_cast<StepId>(v); }
-  StepId ready(std::size_t r) const { return id(q ? 2 * r + 1 : r); }
-  StepId pair(std::size_t base, std::size_t a, std::size_t b) const {
-    return id(base + 2 * (a * (n - 1) + b - (b > a ? 1 : 0)));
-  }
-  StepId wait1(std::size_t j) const { return id(base_w + 2 * j); }
-  StepId reduce(std::size_t j) const { return id(base_w + 2 * j + 1); }
-  StepId wait2(std::size_t r) const { return id(base_w2 + (q ? 2 * r : r)); }
-  Rec rec(StepId i) const {
-    const std::size_t v = i;
-    auto R = [](What w, std::size_t a, std::size_t b) {
-      return Rec{w, false, static_cast<std::int32_t>(a), static_cast<std::int32_t>(b), 0};
-    };
-    auto in_pairs = [&](std::size_t base, What push) {
-      const std::size_t k = (v - base) / 2, a = k / (n - 1), bb = k % (n - 1);
-      return R((v - base) % 2 ? What::Signal : push, a, bb + (bb >= a ? 1 : 0));
-    };
-    if (v < base_rs) return q ? R(v % 2 ? What::Quant : What::Launch, v / 2, 0) : R(What::Launch, v, 0);
-    if (v < base_w) return in_pairs(base_rs, What::RsPush);
-    if (v < base_ag) return R((v - base_w) % 2 ? What::Reduce : What::Wait, (v - base_w) / 2, 0);
-    if (v < base_w2) return in_pairs(base_ag, What::AgPush);
-    const std::size_t o = v - base_w2;
-    return q ? R(o % 2 ? What::Dequant : What::Wait, o / 2, 0) : R(What::Wait, o, 0);
-  }
-};
 
 using analytic::append_use;
 using Tail = analytic::QueueTail;
@@ -79,6 +42,7 @@ struct ClosedWork {
   std::vector<star::Push> star_rs, star_ag;
   star::Queues star_q;
   star::Latest star_l;
+  FlatPushes flat;
   // The walk's replayed queues' records, kept with their capacity (a deque: one's address stays while
   // another is added); past 2^16 records (two tiers' trunks) released at the next booking.
   std::deque<std::vector<std::pair<StepId, Use>>> replays;
@@ -126,7 +90,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   for (std::size_t r = 0; r < n; ++r) leaf_tab[r] = static_cast<std::uint32_t>(r / per_leaf);
   auto leaf = [&](std::size_t r) { return static_cast<std::size_t>(leaf_tab[r]); };
   auto crossing = [&](std::size_t a, std::size_t b) { return leaf(a) != leaf(b); };
-  const Ids ids(n, q);
+  const ShotIds ids(n, q);
   StepCost c;
   auto cost = [&](const Rec& r, StepCost& to) {
     auto full = [&](StepCost& f) { return analytic_step_cost(cfg, s, rm, x.fill(r), f, one_plane, false); };
@@ -176,7 +140,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   for (std::size_t r = 0; r < n; ++r) {
     double fin = 0;
     if (!free_fin(rec_of(What::Launch, r, 0), 0.0, fin)) return false;
-    seen(Ids::id(q ? 2 * r : r), fin);
+    seen(ShotIds::id(q ? 2 * r : r), fin);
     if (q) {
       const double l = fin;
       if (!compute_fin(rec_of(What::Quant, r, 0), 0, ids.ready(r), l, fin)) return false;
@@ -365,12 +329,37 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     return true;
   };
 
+  // The booking pass on flat queues where the shapes allow (shot_flat.h).
+  FlatPushes& flat = work.flat;
+  const bool fast = flat.prepare(shapes);
+  auto flat_row = [&](std::size_t from, double ready, bool gather, auto&& each) {
+    flat.row(from, ready, leaf_tab.data(), gather ? ag_shape.data() : rs_shape.data(), gather, each);
+    const std::size_t before = pushes;
+    pushes += n - 1;
+    if ((before >> 12) != (pushes >> 12)) {  // (tick(): a stop request is seen every 4096 pushes)
+      ctx.check();
+      ctx.report(0.5);
+    }
+  };
+
   // The scatter: every push ready at T, taken in index order. On a star in
   // closed form (shot_star.h: O(N)) where it holds, else push by push.
   auto& w1max = fresh(work.w1max, n, -1.0);
   auto& fin_red = fresh(work.fin_red, n, 0.0);
   auto& w1arg = fresh(work.w1arg, n, std::size_t{0});
   auto scatter = [&] {
+    if (fast) {
+      flat.reset(n, leaves, spines);
+      for (std::size_t r = 0; r < n; ++r)
+        flat_row(r, T, false, [&](std::size_t j, bool cross, double fin) {
+          const StepId id = ids.pair(ids.base_rs, r, j);
+          seen(id, fin);
+          const double flag = (fin + sig_fixed[cross]) + sig_latency[cross];  // (flag_of)
+          seen(id + 1, flag);
+          if (flag > w1max[j]) w1max[j] = flag, w1arg[j] = r;
+        });
+      return true;
+    }
     queues.assign(static_cast<std::size_t>(rm.count()), Tail{});
     for (std::size_t r = 0; r < n; ++r)
       for (std::size_t j = 0; j < n; ++j) {
@@ -422,7 +411,17 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
     ++star::phases_in_closed_form();
   } else if (!one) {
     if (star_scatter && !scatter()) return false;  // (the gather push by push starts from the scatter's queues)
-    for (std::size_t j : order)
+    for (std::size_t j : order) {
+      if (fast) {
+        flat_row(j, fin_red[j], true, [&](std::size_t r, bool cross, double fin) {
+          const StepId id = ids.pair(ids.base_ag, j, r);
+          seen(id, fin);
+          const double flag = (fin + sig_fixed[cross]) + sig_latency[cross];  // (flag_of)
+          seen(id + 1, flag);
+          if (flag > w2max[r] || (flag == w2max[r] && j < w2arg[r])) w2max[r] = flag, w2arg[r] = j;
+        });
+        continue;
+      }
       for (std::size_t r = 0; r < n; ++r) {
         if (r == j) continue;
         const StepId id = ids.pair(ids.base_ag, j, r);
@@ -433,6 +432,7 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
         seen(id + 1, flag);
         if (flag > w2max[r] || (flag == w2max[r] && j < w2arg[r])) w2max[r] = flag, w2arg[r] = j;
       }
+    }
   }
   for (std::size_t r = 0; r < n && !one; ++r) {
     double wfin = 0;
@@ -535,13 +535,13 @@ bool book_closed(const Config& cfg, Shape& x, CostClasses& classes, const Resour
   };
   auto cost_of_rec = cost;
   struct Walk {
-    const Ids& ids;
+    const ShotIds& ids;
     decltype(cost_of_rec)& costf;
     bool cost(StepId i, StepCost& to) const { return costf(ids.rec(i), to); }
   } view{ids, cost_of_rec};
   Use scratch;
   struct Records {
-    const Ids& ids;
+    const ShotIds& ids;
     decltype(shape_at)& shape_of;
     decltype(push_use)& use_of;
     const std::vector<Use>& hbm_rec;

@@ -235,6 +235,45 @@ inline StepKind kind_of(What w) {
   }
 }
 
+// build_two_shot's (and build_one_shot's) step indices: launches (and
+// quantise steps), scatter pushes and signals in pairs (sender-major, the
+// receiver skipping the sender), a wait and a reduce per rank; then gather
+// pushes and signals (owner-major), a wait (and a dequantise) per rank.
+struct ShotIds {
+  std::size_t n, base_rs, base_w, base_ag, base_w2;
+  bool q;
+  ShotIds(std::size_t n_, bool q_) : n(n_), q(q_) {
+    base_rs = n * (q ? 2 : 1);
+    base_w = base_rs + 2 * n * (n - 1);
+    base_ag = base_w + 2 * n;
+    base_w2 = base_ag + 2 * n * (n - 1);
+  }
+  static StepId id(std::size_t v) { return static_cast<StepId>(v); }
+  StepId ready(std::size_t r) const { return id(q ? 2 * r + 1 : r); }
+  StepId pair(std::size_t base, std::size_t a, std::size_t b) const {
+    return id(base + 2 * (a * (n - 1) + b - (b > a ? 1 : 0)));
+  }
+  StepId wait1(std::size_t j) const { return id(base_w + 2 * j); }
+  StepId reduce(std::size_t j) const { return id(base_w + 2 * j + 1); }
+  StepId wait2(std::size_t r) const { return id(base_w2 + (q ? 2 * r : r)); }
+  Rec rec(StepId i) const {
+    const std::size_t v = i;
+    auto R = [](What w, std::size_t a, std::size_t b) {
+      return Rec{w, false, static_cast<std::int32_t>(a), static_cast<std::int32_t>(b), 0};
+    };
+    auto in_pairs = [&](std::size_t base, What push) {
+      const std::size_t k = (v - base) / 2, a = k / (n - 1), bb = k % (n - 1);
+      return R((v - base) % 2 ? What::Signal : push, a, bb + (bb >= a ? 1 : 0));
+    };
+    if (v < base_rs) return q ? R(v % 2 ? What::Quant : What::Launch, v / 2, 0) : R(What::Launch, v, 0);
+    if (v < base_w) return in_pairs(base_rs, What::RsPush);
+    if (v < base_ag) return R((v - base_w) % 2 ? What::Reduce : What::Wait, (v - base_w) / 2, 0);
+    if (v < base_w2) return in_pairs(base_ag, What::AgPush);
+    const std::size_t o = v - base_w2;
+    return q ? R(o % 2 ? What::Dequant : What::Wait, o / 2, 0) : R(What::Wait, o, 0);
+  }
+};
+
 // build_ring_q's step indices (ring_leaves.h, ring_q_steps: launches; per
 // reduce-scatter round k a (quantise, send) pair per rank; a sum per rank;
 // per gather round j a send per rank; a dequantise per rank) and their

@@ -88,6 +88,17 @@ class AnalysisUiTest : public QObject {
     settle(w);
     show(w, runs_.at(name));
   }
+  // openAndShow(), then the Analysis tab's x, panels and (if given) y.
+  AnalysisView* openAndPlot(MainWindow& w, const char* name, const char* x, const char* facet, const char* y = nullptr) {
+    openAndShow(w, name);
+    AnalysisView* av = w.analysisView();
+    analysis::PlotQuery q = av->query();
+    q.x = x;
+    q.facet = facet;
+    if (y) q.y = y;
+    av->setQuery(q);
+    return av;
+  }
 
  private Q_SLOTS:
   void initTestCase() {
@@ -227,13 +238,7 @@ class AnalysisUiTest : public QObject {
     MainWindow w;
     w.resize(1500, 900);
     w.show();
-    openAndShow(w, "scin-scale");
-    AnalysisView* av = w.analysisView();
-    analysis::PlotQuery q = av->query();
-    q.x = "fabric.gpus";
-    q.y = "busbw_GBps";
-    q.facet = "collective.bytes";
-    av->setQuery(q);
+    AnalysisView* av = openAndPlot(w, "scin-scale", "fabric.gpus", "collective.bytes", "busbw_GBps");
     av->setLog(true, false);
     QVERIFY(w.showTab(QStringLiteral("analysis")));
     settle(w);
@@ -310,12 +315,7 @@ class AnalysisUiTest : public QObject {
     MainWindow w;
     w.resize(1366, 768);
     w.show();
-    openAndShow(w, "isa-waves");
-    AnalysisView* av = w.analysisView();
-    analysis::PlotQuery q = av->query();
-    q.x = "switch.isa.waves";
-    q.facet = "switch.isa.regulation";
-    av->setQuery(q);
+    AnalysisView* av = openAndPlot(w, "isa-waves", "switch.isa.waves", "switch.isa.regulation");
     settle(w);
     auto* facet = av->findChild<FieldCombo*>(QStringLiteral("analysisFacet"));
     QVERIFY(facet);
@@ -338,12 +338,7 @@ class AnalysisUiTest : public QObject {
   void isaWavesFigureHasEveryLegendEntryAsText() {
     MainWindow w;
     w.show();
-    openAndShow(w, "isa-waves");
-    AnalysisView* av = w.analysisView();
-    analysis::PlotQuery q = av->query();
-    q.x = "switch.isa.waves";
-    q.facet = "switch.isa.regulation";
-    av->setQuery(q);
+    AnalysisView* av = openAndPlot(w, "isa-waves", "switch.isa.waves", "switch.isa.regulation");
     av->setLog(true, true);
     settle(w);
     const QString svg = dir_.filePath(QStringLiteral("waves.svg"));
@@ -390,12 +385,7 @@ class AnalysisUiTest : public QObject {
   void longPanelKeyKeepsTheXUnit() {
     MainWindow w;
     w.show();
-    openAndShow(w, "link-scaling");
-    AnalysisView* av = w.analysisView();
-    analysis::PlotQuery q = av->query();
-    q.x = "collective.bytes";
-    q.facet = "links.bandwidth_GBps";
-    av->setQuery(q);
+    AnalysisView* av = openAndPlot(w, "link-scaling", "collective.bytes", "links.bandwidth_GBps");
     av->setLog(true, true);
     settle(w);
     const QString svg = dir_.filePath(QStringLiteral("links.svg"));
@@ -436,7 +426,7 @@ class AnalysisUiTest : public QObject {
     }
     for (const QString& n : names) QVERIFY2(texts.contains(n), qPrintable(n));
     // One field splitting the curves: nothing to factor.
-    analysis::PlotQuery one = q;
+    analysis::PlotQuery one = av->query();
     one.filters["fabric.gpus"] = {"8"};
     av->setQuery(one);
     settle(w);

@@ -17,6 +17,7 @@
 #include <QEvent>
 #include <QFontMetricsF>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -169,6 +170,38 @@ struct AxisLabeler : QObject {
 };
 
 constexpr const char* kLabelerName = "scinAxisLabeler";
+
+// Measured series' legend labels too wide to stand beside the plot
+// ("measured ring (HGX H200 (stas00 all_reduce_bench)) − 18.2 µs harness" and
+// "measured ring (HGX H200 (stas00 nccl-tests latency))" both elided to
+// "measured ring (HGX H200 (st..." at 1366 px): each keeps what tells it apart,
+// its algorithm and the words of its system after those all share
+// ("measured ring · all_reduce_bench"; "measured ring" for one system). The
+// harness offset is in the chart's notes. Names of another form stay.
+QStringList compactMeasured(const QStringList& names) {
+  static const QRegularExpression form(QStringLiteral("^(measured \\S+) \\((.*)\\)( − .* harness)?$"));
+  QStringList head, system;
+  for (const QString& n : names) {
+    const QRegularExpressionMatch m = form.match(n);
+    if (!m.hasMatch()) return names;
+    head << m.captured(1);
+    system << m.captured(2);
+  }
+  if (names.isEmpty()) return names;
+  QString common = system.front();
+  for (const QString& s : system)
+    while (!s.startsWith(common)) common.chop(1);
+  if (std::all_of(system.begin(), system.end(), [&](const QString& s) { return s == common; })) return head;
+  common = common.left(common.lastIndexOf(QLatin1Char(' ')) + 1);  // (whole words)
+  QStringList out;
+  for (qsizetype i = 0; i < names.size(); ++i) {
+    QString rest = system[i].mid(common.size());
+    while (rest.endsWith(QLatin1Char(')')) && rest.count(QLatin1Char(')')) > rest.count(QLatin1Char('('))) rest.chop(1);
+    if (rest.startsWith(QLatin1Char('(')) && rest.endsWith(QLatin1Char(')'))) rest = rest.mid(1, rest.size() - 2);
+    out << (rest.isEmpty() ? head[i] : head[i] + QStringLiteral(" · ") + rest);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -414,6 +447,24 @@ void ChartPanel::capLegend() {
   const double room = std::max(0.0, view_->height() - titleH - 60);
   const int fit = std::max(6, static_cast<int>(room / entryH));
   for (QLegendMarker* m : pinned) m->setVisible(true);
+  {
+    QStringList full;
+    bool wide = false;
+    for (QLegendMarker* m : pinned) {
+      full << m->series()->name();
+      // (A marker's icon and padding take ~40 px of the legend's width.)
+      wide = wide || fm.horizontalAdvance(full.back()) + 40 > legend->maximumWidth();
+    }
+    const QStringList shown = wide ? compactMeasured(full) : full;
+    double widest = 0;
+    for (qsizetype i = 0; i < pinned.size(); ++i) {
+      pinned[i]->setLabel(shown[i]);
+      widest = std::max(widest, fm.horizontalAdvance(shown[i]) + 40);
+    }
+    // (Those may take up to 40% of the chart's width, so that most stand whole.)
+    if (wide && (legend->alignment() & (Qt::AlignLeft | Qt::AlignRight)))
+      legend->setMaximumWidth(std::max(legend->maximumWidth(), std::min(widest, view_->width() * 0.4)));
+  }
   const int n = static_cast<int>(curves.size());
   const int room_for_curves = std::max(3, fit - static_cast<int>(pinned.size()));
   legendCap_ = n > room_for_curves ? room_for_curves - 1 : 0;

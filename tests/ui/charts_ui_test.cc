@@ -829,6 +829,19 @@ class ChartsUiTest : public QObject {
     QVERIFY2(note.contains(QStringLiteral("HGX H200 (stas00 all_reduce_bench) are drawn less its harness's fixed cost ")) &&
                  !note.contains(QStringLiteral("HGX H200 (bench) are drawn")),
              qPrintable(note));
+    // On a laptop screen the legend beside the plot is too narrow for those names (both were
+    // elided to "measured ring (HGX H200 (..."): each entry keeps what tells it apart.
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(w.showTab(QStringLiteral("latency")));
+    settle(w);
+    QTRY_VERIFY(lat->legendTexts().contains(QStringLiteral("measured ring · stas00 all_reduce_bench")));
+    QVERIFY(lat->legendTexts().contains(QStringLiteral("measured ring · bench")));
+    QCOMPARE(lat->measuredSeriesNames(), (QStringList{torch, plain}));  // (the series keep their names)
+    // Wide enough: the names whole.
+    w.resize(2600, 1400);
+    QTRY_VERIFY(lat->legendTexts().contains(torch));
+    QVERIFY(lat->legendTexts().contains(plain));
   }
 
   void validationTabShowsCoreNumbers() {

@@ -266,14 +266,17 @@ void TimelineChart::redraw() {
     double diff = 0;
     for (int k = 0; k < n; ++k) diff = std::max(diff, std::abs(busiestAt(k) - meanAt(kind, k)));
     if (diff < 1e-3)
-      note = tr("; the busiest link equals the %1 mean (every %1 link is equally loaded)").arg(kindName[kind]);
+      note = tr("The busiest link equals the %1 mean (every %1 link is equally loaded)").arg(kindName[kind]);
   }
-  // The title is rich text: a second line says what the lines are.
+  // The title is rich text: a second line says what the lines are, a third
+  // when the busiest link is the mean (on one line with the second, a laptop
+  // screen's chart elided it after "(every...").
   QStringList kinds;
   if (counts[Egress] || counts[Ingress]) kinds << tr("Egress: accelerator → switch, ingress: switch → accelerator");
   if (counts[Trunk]) kinds << tr("trunks: leaf ↔ spine, both directions");
   if (counts[Direct]) kinds << tr("direct: accelerator → accelerator");
-  chart()->setTitle(chart()->title() + QStringLiteral("<br>") + kinds.join(QStringLiteral(", ")) + note);
+  chart()->setTitle(chart()->title() + QStringLiteral("<br>") + kinds.join(QStringLiteral(", ")) +
+                    (note.isEmpty() ? QString() : QStringLiteral("<br>") + note));
   auto* ax = new QValueAxis;
   ax->setRange(0, n * bin_ns / 1e3);
   ax->applyNiceNumbers();

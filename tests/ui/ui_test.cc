@@ -844,6 +844,12 @@ class UiTest : public QObject {
     QCOMPARE(top->pen().style(), Qt::DashLine);
     QVERIFY(top->pen().widthF() > qobject_cast<QLineSeries*>(t.chart()->series().first())->pen().widthF());
     QVERIFY(t.csv().count(QLatin1Char('\n')) > 100);
+    // The title's lines: what was run, what the lines are, and (SCIN on a star loads every
+    // link of a kind alike) that the busiest link is the mean, on a line of its own (it was
+    // elided after "(every..." on a laptop screen).
+    const QStringList lines = t.chart()->title().split(QStringLiteral("<br>"));
+    QCOMPARE(lines.size(), 3);
+    QVERIFY2(lines[2].startsWith(QStringLiteral("The busiest link equals the ")), qPrintable(lines[2]));
   }
 
   // A packet run of the timeline above its time limit (or the memory available)

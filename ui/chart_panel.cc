@@ -17,7 +17,6 @@
 #include <QEvent>
 #include <QFontMetricsF>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -176,18 +175,19 @@ constexpr const char* kLabelerName = "scinAxisLabeler";
 // "measured ring (HGX H200 (stas00 nccl-tests latency))" both elided to
 // "measured ring (HGX H200 (st..." at 1366 px): each keeps what tells it apart,
 // its algorithm and the words of its system after those all share
-// ("measured ring · all_reduce_bench"; "measured ring" for one system). The
-// harness offset is in the chart's notes. Names of another form stay.
-QStringList compactMeasured(const QStringList& names) {
-  static const QRegularExpression form(QStringLiteral("^(measured \\S+) \\((.*)\\)( − .* harness)?$"));
-  QStringList head, system;
-  for (const QString& n : names) {
-    const QRegularExpressionMatch m = form.match(n);
-    if (!m.hasMatch()) return names;
-    head << m.captured(1);
-    system << m.captured(2);
+// ("measured ring · all_reduce_bench"; "measured ring" for one system), from the
+// series' kMeasuredAlgorithm and kMeasuredSystem properties. The harness
+// offset is in the chart's notes. Without those properties, the names stay.
+QStringList compactMeasured(const QList<QAbstractSeries*>& series) {
+  QStringList names, head, system;
+  bool known = true;
+  for (const QAbstractSeries* s : series) {
+    names << s->name();
+    head << QStringLiteral("measured ") + s->property(kMeasuredAlgorithm).toString();
+    system << s->property(kMeasuredSystem).toString();
+    known = known && s->property(kMeasuredAlgorithm).isValid() && s->property(kMeasuredSystem).isValid();
   }
-  if (names.isEmpty()) return names;
+  if (!known || names.isEmpty()) return names;
   QString common = system.front();
   for (const QString& s : system)
     while (!s.startsWith(common)) common.chop(1);
@@ -449,13 +449,15 @@ void ChartPanel::capLegend() {
   for (QLegendMarker* m : pinned) m->setVisible(true);
   {
     QStringList full;
+    QList<QAbstractSeries*> measured;
     bool wide = false;
     for (QLegendMarker* m : pinned) {
       full << m->series()->name();
+      measured << m->series();
       // (A marker's icon and padding take ~40 px of the legend's width.)
       wide = wide || fm.horizontalAdvance(full.back()) + 40 > legend->maximumWidth();
     }
-    const QStringList shown = wide ? compactMeasured(full) : full;
+    const QStringList shown = wide ? compactMeasured(measured) : full;
     double widest = 0;
     for (qsizetype i = 0; i < pinned.size(); ++i) {
       pinned[i]->setLabel(shown[i]);

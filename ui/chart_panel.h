@@ -44,6 +44,12 @@ std::vector<int> pow2Exponents(int e0, int e1, int step = 0);
 QCategoryAxis* addLogAxis(QChart* chart, QLogValueAxis* log, Qt::Alignment align,
                           const std::function<QString(double)>& label = {});
 
+/// Properties of a measured points' series (objectName "measured"): its
+/// algorithm and measured system, which its legend entry keeps when the whole
+/// name is too wide to stand beside the plot.
+inline constexpr const char* kMeasuredAlgorithm = "scinMeasuredAlgorithm";
+inline constexpr const char* kMeasuredSystem = "scinMeasuredSystem";
+
 /// Keeps the labels of `axis` inside its visible range: whenever the range
 /// changes (zoom, pan), the categories are rebuilt from `labels(lo, hi)`
 /// ((text, position) pairs), so no label piles up at an edge and a zoom in

@@ -190,6 +190,8 @@ void SizeChart::redraw() {
         s = new QScatterSeries;
         s->setObjectName(QStringLiteral("measured"));
         s->setName(measuredSeriesName(e));
+        s->setProperty(kMeasuredAlgorithm, QString::fromStdString(e.row.algorithm));
+        s->setProperty(kMeasuredSystem, QString::fromStdString(e.row.system));
         static const QScatterSeries::MarkerShape shapes[] = {QScatterSeries::MarkerShapeCircle,
                                                              QScatterSeries::MarkerShapeRectangle,
                                                              QScatterSeries::MarkerShapeTriangle,

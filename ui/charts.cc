@@ -336,6 +336,10 @@ void BreakdownChart::redraw() {
     }
     size_->setCurrentIndex(i);
   }
+  // No sizes (a quant or inference run, whose note the chart shows): the
+  // pickers have nothing to pick (they were an empty box and a live one).
+  size_->setEnabled(size_->count() > 0);
+  scale_->setEnabled(size_->count() > 0);
   if (size_->count() == 0) return;
   std::uint64_t bytes = size();
   const bool share = shares();

@@ -28,6 +28,7 @@
 #include "sweep/sweep.h"
 #include "ui/analysis_view.h"
 #include "ui/chart_panel.h"
+#include "ui/charts.h"
 #include "ui/figure.h"
 #include "ui/figure_export.h"
 #include "ui/main_window.h"
@@ -608,7 +609,15 @@ class AnalysisUiTest : public QObject {
       QVERIFY2(banner->height() >= banner->heightForWidth(banner->width()),
                qPrintable(QStringLiteral("%1: %2 px for %3").arg(name).arg(banner->height()).arg(banner->heightForWidth(banner->width()))));
       QVERIFY2(banner->y() < 20, qPrintable(QString::number(banner->y())));
+      // The Breakdown tab has no sizes to offer for such a run: its pickers are off.
+      auto* breakdown = qobject_cast<BreakdownChart*>(w.chart(QStringLiteral("breakdown")));
+      QVERIFY(breakdown);
+      for (QComboBox* c : breakdown->findChildren<QComboBox*>()) QVERIFY2(!c->isEnabled(), name);
     }
+    // A timing run: they are on again.
+    show(w, runs_.at("isa-waves"));
+    auto* breakdown = qobject_cast<BreakdownChart*>(w.chart(QStringLiteral("breakdown")));
+    for (QComboBox* c : breakdown->findChildren<QComboBox*>()) QVERIFY(c->isEnabled());
   }
 
   void reportHoldsEveryChartWithData() {

@@ -12,8 +12,6 @@
 #include <QPushButton>
 #include <QShortcut>
 #include <QSplitter>
-#include <QStyleOptionComboBox>
-#include <QStylePainter>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -69,39 +67,6 @@ QToolButton* toolButton(const QString& text, const QString& tip) {
 }
 
 }  // namespace
-
-FieldCombo::FieldCombo(QWidget* parent) : QComboBox(parent) {
-  connect(this, &QComboBox::currentIndexChanged, this, [this] { updateToolTip(); });
-}
-
-void FieldCombo::setPurpose(const QString& purpose) {
-  purpose_ = purpose;
-  updateToolTip();
-}
-
-void FieldCombo::updateToolTip() {
-  setToolTip(currentText().isEmpty() ? purpose_ : currentText() + QStringLiteral("\n\n") + purpose_);
-}
-
-QString FieldCombo::shownText() const {
-  QStyleOptionComboBox opt;
-  initStyleOption(&opt);
-  const int room = style()->subControlRect(QStyle::CC_ComboBox, &opt, QStyle::SC_ComboBoxEditField, this).width();
-  const QFontMetrics fm(font());
-  QString t = currentText();
-  if (fm.horizontalAdvance(t) <= room) return t;
-  if (const auto dash = t.indexOf(QStringLiteral(" — ")); dash >= 0) t = t.mid(dash + 3);
-  return fm.elidedText(t, Qt::ElideRight, room);
-}
-
-void FieldCombo::paintEvent(QPaintEvent*) {
-  QStylePainter p(this);
-  QStyleOptionComboBox opt;
-  initStyleOption(&opt);
-  p.drawComplexControl(QStyle::CC_ComboBox, opt);
-  opt.currentText = shownText();
-  p.drawControl(QStyle::CE_ComboBoxLabel, opt);
-}
 
 AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("analysis"));

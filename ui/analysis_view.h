@@ -26,30 +26,11 @@
 
 #include "analysis/plot.h"
 #include "ui/figure.h"
+#include "ui/field_combo.h"
 #include "ui/figure_export.h"
 #include "ui/points_model.h"
 
 namespace scin::ui {
-
-/// A picker of an axis ("switch.isa.regulation — ISA wave regulation (2
-/// values)"): where the layout leaves it too narrow for its text (a laptop
-/// screen), it shows the part after the dash, the axis's name, and then
-/// elides; the tooltip has the whole text.
-class FieldCombo : public QComboBox {
- public:
-  explicit FieldCombo(QWidget* parent = nullptr);
-  /// The text shown in the closed box at its present width.
-  QString shownText() const;
-  /// What the picker is for: the tooltip's second part.
-  void setPurpose(const QString& purpose);
-
- protected:
-  void paintEvent(QPaintEvent* e) override;
-
- private:
-  QString purpose_;
-  void updateToolTip();
-};
 
 /// Paints a plot and tracks the mouse: hover snaps to the nearest point of any
 /// series; drag zooms to a rectangle; wheel zooms; right or double click resets.

@@ -41,6 +41,8 @@ QString groupTitle(const QString& prefix) {
 
 namespace {
 
+constexpr int kDescriptionRole = Qt::UserRole + 1;
+
 QString tooltipFor(const ParamInfo& p) {
   QString unit = p.unit.empty() ? QString() : QStringLiteral(" [%1]").arg(unitSuffix(p.unit));
   return QStringLiteral("<b>%1</b>%2<br><code>%3</code><br>%4<br>Allowed: %5")
@@ -68,25 +70,38 @@ void FabricEditor::build() {
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(4, 4, 4, 4);
   auto* top = new QFormLayout;
-  preset_ = new QComboBox;
+  // A dock is too narrow for "name — description" (a laptop's always): the
+  // closed box shows the name, and the description is wrapped beneath it.
+  preset_ = new FieldCombo(nullptr, FieldCombo::Keep::Key);
+  preset_->setShortAlways(true);
+  preset_->setObjectName(QStringLiteral("preset"));
   preset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   preset_->setMinimumContentsLength(18);
-  preset_->setToolTip(tr("Load a preset fabric (resources/presets/*.json). Undoable."));
+  preset_->setPurpose(tr("Load a preset fabric (resources/presets/*.json). Undoable."));
   preset_->addItem(tr("— choose a preset —"), QString());
   try {
-    for (const auto& pr : list_presets())
+    for (const auto& pr : list_presets()) {
       preset_->addItem(QStringLiteral("%1 — %2").arg(QString::fromStdString(pr.name),
                                                      QString::fromStdString(pr.description)),
                        QString::fromStdString(pr.name));
-    for (int i = 1; i < preset_->count(); ++i) preset_->setItemData(i, preset_->itemText(i), Qt::ToolTipRole);
+      preset_->setItemData(preset_->count() - 1, preset_->itemText(preset_->count() - 1), Qt::ToolTipRole);
+      preset_->setItemData(preset_->count() - 1, QString::fromStdString(pr.description), kDescriptionRole);
+    }
   } catch (const Error&) {
   }
   connect(preset_, &QComboBox::activated, this, [this](int i) {
     QString name = preset_->itemData(i).toString();
     if (!name.isEmpty()) selectPreset(name);
   });
+  connect(preset_, &QComboBox::currentIndexChanged, this, [this] { showPresetDescription(); });
+  presetAbout_ = new QLabel;
+  presetAbout_->setObjectName(QStringLiteral("presetDescription"));
+  presetAbout_->setWordWrap(true);
+  presetAbout_->setForegroundRole(QPalette::PlaceholderText);
   top->addRow(tr("Preset"), preset_);
+  top->addRow(QString(), presetAbout_);
   outer->addLayout(top);
+  showPresetDescription();
 
   auto* body = new QWidget;
   auto* bl = new QVBoxLayout(body);
@@ -220,12 +235,20 @@ void FabricEditor::refreshField(const ParamInfo& p) {
     sb->setValue(get_param_number(doc_->config(), p.path));
 }
 
+void FabricEditor::showPresetDescription() {
+  const QString about = preset_->currentData(kDescriptionRole).toString();
+  presetAbout_->setText(about);
+  presetAbout_->setVisible(!about.isEmpty());
+}
+
 void FabricEditor::refresh(const QString& path) {
   if (path.isEmpty()) {
     for (const auto& p : params()) refreshField(p);
     QSignalBlocker block(preset_);
     int i = preset_->findData(QString::fromStdString(doc_->config().name));
     preset_->setCurrentIndex(i < 0 ? 0 : i);
+    preset_->updateToolTip();
+    showPresetDescription();
   } else if (const ParamInfo* p = find_param(path.toStdString())) {
     refreshField(*p);
   }

@@ -13,6 +13,7 @@
 #include <QWidget>
 
 #include "ui/fabric_doc.h"
+#include "ui/field_combo.h"
 
 namespace scin::ui {
 
@@ -27,7 +28,9 @@ class FabricEditor : public QWidget {
   void focusGroup(const QString& prefix);
   /// The editing widget of a parameter (tests use it to type values).
   QWidget* fieldFor(const std::string& path) const;
-  QComboBox* presetBox() const { return preset_; }
+  FieldCombo* presetBox() const { return preset_; }
+  /// The chosen preset's description under the box (hidden when none is chosen).
+  QLabel* presetDescription() const { return presetAbout_; }
   /// Loads a preset by name through the undo stack; false with a message box-free error otherwise.
   bool selectPreset(const QString& name, QString* error = nullptr);
 
@@ -35,11 +38,13 @@ class FabricEditor : public QWidget {
   void build();
   void refresh(const QString& path);
   void refreshField(const ParamInfo& p);
+  void showPresetDescription();
   QWidget* makeField(const ParamInfo& p);
   void commit(const std::string& path, const ParamValue& v);
 
   FabricDoc* doc_;
-  QComboBox* preset_ = nullptr;
+  FieldCombo* preset_ = nullptr;
+  QLabel* presetAbout_ = nullptr;  // the chosen preset's description, wrapped
   QScrollArea* scroll_ = nullptr;
   QLabel* status_ = nullptr;
   std::map<std::string, QWidget*> fields_;

@@ -233,7 +233,7 @@ void QuantChart::redraw() {
     // legend entry must be told by its colour, not only by its dash.
     add("~single", tr("reference: sum quantised once"), QColor(0x80, 0x80, 0x80), Qt::DashLine, g,
         metricOf(st.single_quant));
-    add("~round", tr("reference: sum rounded to %1").arg(QString::fromLatin1(to_string(st.dtype))),
+    add("~round", tr("reference: sum in %1").arg(QString::fromLatin1(to_string(st.dtype))),
         QColor(0xb8, 0xb8, 0xb8), Qt::DashDotLine, g, metricOf(st.dtype_round));
   }
   markCoincidingCurves(series);

@@ -312,6 +312,54 @@ class UiTest : public QObject {
     QCOMPARE(doc.undoStack()->count(), before);
   }
 
+  // On a laptop screen the Fabric dock's preset box shows the preset's name and
+  // its description whole beneath it (the box cut "hgx-h200-8 — 8x H200 SXM,
+  // NVLink4 450 G"), and the Quant tab's legend names every curve whole (it
+  // cut "reference: sum rounded to bf1...").
+  void laptopScreenShowsPresetAndQuantLegendWhole() {
+    MainWindow w;
+    QVERIFY(w.createDatabase(db(QStringLiteral("laptop.scindb"))));
+    w.resize(1366, 700);  // 768 less a taskbar and the title bar
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.fabricEditor()->selectPreset(QStringLiteral("hgx-h200-8")));
+    FieldCombo* box = w.fabricEditor()->presetBox();
+    QLabel* about = w.fabricEditor()->presetDescription();
+    std::string description;
+    for (const auto& pr : list_presets())
+      if (pr.name == "hgx-h200-8") description = pr.description;
+    QVERIFY(description.size() > 40);
+    QCOMPARE(box->shownText(), QStringLiteral("hgx-h200-8"));
+    QVERIFY(box->toolTip().contains(QString::fromStdString(description)));
+    QTRY_VERIFY(about->isVisible());
+    QCOMPARE(about->text(), QString::fromStdString(description));
+    QVERIFY(about->wordWrap());
+    QVERIFY2(about->width() <= box->parentWidget()->width(), qPrintable(QString::number(about->width())));
+    // No preset chosen: no description.
+    box->setCurrentIndex(0);
+    QVERIFY(!about->isVisible());
+    QVERIFY(w.fabricEditor()->selectPreset(QStringLiteral("hgx-h200-8")));
+    QTRY_VERIFY(about->isVisible());
+    QVERIFY(w.showTab(QStringLiteral("quant")));
+    auto* q = qobject_cast<QuantChart*>(w.chart(QStringLiteral("quant")));
+    QVERIFY(q);
+    QTRY_VERIFY_WITH_TIMEOUT(!q->busy() && !q->studies().empty(), 60000);
+    QTest::qWait(100);
+    QLegend* legend = q->chart()->legend();
+    const QFontMetricsF fm(legend->font());
+    bool reference = false;
+    for (QLegendMarker* m : legend->markers()) {
+      if (!m->isVisible()) continue;
+      reference = reference || m->label().startsWith(QStringLiteral("reference: sum in bf16"));
+      // (A marker's icon and padding take ~40 px: what the cap allows for.)
+      QVERIFY2(fm.horizontalAdvance(m->label()) + 40 <= legend->maximumWidth(),
+               qPrintable(QStringLiteral("%1: %2 px, legend %3 px").arg(m->label()).arg(fm.horizontalAdvance(m->label()))
+                              .arg(legend->maximumWidth())));
+    }
+    QVERIFY(reference);
+    QVERIFY2(legend->maximumWidth() <= q->view()->width() * 0.4 + 0.5, qPrintable(QString::number(legend->maximumWidth())));
+  }
+
   void undoRedoRestoresFabric() {
     MainWindow w;
     QVERIFY(w.createDatabase(db(QStringLiteral("undo.scindb"))));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -61,7 +62,7 @@ Kind kind_of_rec(const Rec& r) {
 }  // namespace
 
 bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const ResourceMap& rm, bool one_plane,
-                      const RunContext& ctx, AnalyticResult& res) {
+                      const RunContext& ctx, AnalyticResult& res, bool only_by_leaves) {
   const Schedule& s = x.b.s;
   const auto n = static_cast<std::size_t>(s.gpus);
   const bool tiers = rm.topology == Topology::TwoTier;
@@ -222,6 +223,58 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     for (std::size_t r = p; r < n && repeats; ++r) repeats = launch[r] == launch[r - p] && size_of[r] == size_of[r - p];
     if (repeats) w = p;
   }
+  // On two tiers the same by leaves (m ranks a leaf, one after another):
+  // where the chunks' sizes and the launches repeat every m, and each leaf's
+  // last rank's send into the next leaf costs as leaf 0's on trunks no other
+  // rank's send crosses, rank r + m's steps are rank r's, so leaf 0's ranks
+  // stand for all (O(mN), as book_ring_leaves books, without its queues).
+  auto leaf_period = [&]() {
+    const auto m = static_cast<std::size_t>(s.gpus_per_leaf());
+    if (m < 2 || m >= n || n % m != 0) return false;
+    for (std::size_t r = 0; r < n; ++r)
+      if (static_cast<std::size_t>(s.leaf_of(static_cast<NodeId>(r))) != r / m) return false;
+    for (std::size_t r = m; r < n; ++r)
+      if (launch[r] != launch[r - m] || size_of[r] != size_of[r - m]) return false;
+    // Each leaf's sends into the next (the reduce-scatter's and the
+    // gather's, once per chunk size) against leaf 0's: the same fixed cost,
+    // latency and uses (kind, side, duration; a rank's on the same kind of
+    // resource), in any order (a trunk's id, so its place among the uses,
+    // depends on its leaf and spine; a step's finish and its HBM use do not
+    // depend on the order); `ports` checks that no two ranks' sends cross
+    // one trunk.
+    const auto same = [](const KindCost& a, const KindCost& b) {
+      if (a.fixed != b.fixed || a.latency != b.latency || (a.hbm < 0) != (b.hbm < 0) || a.u.size() != b.u.size())
+        return false;
+      const auto key = [](const KindCost& k) {
+        std::vector<std::tuple<int, bool, double, bool, int>> v;
+        for (const KindCost::U& x : k.u) {
+          const bool trunk = x.kind == ResourceKind::Uplink || x.kind == ResourceKind::Downlink;
+          v.emplace_back(static_cast<int>(x.kind), x.receiver, x.d, x.books, trunk ? -1 : x.base);
+        }
+        std::sort(v.begin(), v.end());
+        return v;
+      };
+      return key(a) == key(b);
+    };
+    std::vector<char> seen(2 * sizes.size(), 0);
+    for (std::size_t j = 0; j + 1 < n; ++j)  // round j: leaf 0's last rank sends chunk m - 1 - j, gathers m - j
+      for (int g = 0; g < 2; ++g) {
+        const std::size_t ch = (m - 1 + g + n - j) % n, t = g ? ids.ag_rep(j) : 2 * j + 1;
+        char& done = seen[2 * size_of[ch] + static_cast<std::size_t>(g)];
+        if (done) continue;
+        done = 1;
+        const KindCost* k0 = kind_cost(ids.rec(t, m - 1));
+        if (!k0) return false;
+        const KindCost first = *k0;
+        for (std::size_t r = 2 * m - 1; r < n; r += m) {
+          const KindCost* k = kind_cost(ids.rec(t, r));
+          if (!k || !same(first, *k) || !ports(*k, g == 0, r)) return false;
+        }
+      }
+    return true;
+  };
+  if (tiers && leaf_period()) w = static_cast<std::size_t>(s.gpus_per_leaf());
+  if (tiers && only_by_leaves && w == n) return false;
   const Ids red(n, w);
   auto prev_w = [w](std::size_t r) { return r == 0 ? w - 1 : r - 1; };
   auto next_w = [w](std::size_t r) { return r + 1 == w ? 0 : r + 1; };

@@ -39,12 +39,16 @@ namespace scin::shot {
 /// time, 8 bytes a step), checking per rank that S_k does not overlap Q_k
 /// and starts after Q_k-1 ends, and that the sum starts after the last Q;
 /// on a star where the chunks' sizes and the launches repeat every w < N
-/// ranks, for ranks 0..w-1 alone (O(wN)).
+/// ranks, for ranks 0..w-1 alone (O(wN)); on two tiers, where they repeat
+/// every leaf of m ranks and every leaf's sends into the next cost as leaf
+/// 0's on trunks of their own, for leaf 0's ranks alone (O(mN)).
+/// `only_by_leaves`: on two tiers, return false unless by leaves (the caller
+/// tries book_ring_leaves then).
 /// Returns false where a condition fails (a use on another rank's or
 /// another kind of resource, a fed unit, a negative fixed cost or latency,
 /// uses that would overlap on an HBM): the caller books the steps then.
 bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const ResourceMap& rm, bool one_plane,
-                      const RunContext& ctx, AnalyticResult& res);
+                      const RunContext& ctx, AnalyticResult& res, bool only_by_leaves = false);
 
 /// Ring-q8 bookings in closed order step by step, on this thread, that found
 /// the ranks repeating every w < N (chunk sizes and launches) and booked

@@ -244,6 +244,14 @@ std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collect
   thread_local CostClasses classes;
   classes.reset();
   AnalyticResult res;
+  // (Ring-q8 on two tiers: in closed order by leaves where it holds, a few
+  // additions a step; else one leaf's steps booked by book().)
+  if (!with_steps && x.ring && rm.topology == Topology::TwoTier &&
+      book_ring_closed(cfg, x, classes, rm, one_plane, ctx, res, true)) {
+    if (how) *how = ShotBooking::ClosedLeaves;
+    storage = std::move(b.s);
+    return res;
+  }
   if (!with_steps && x.ring && rm.topology == Topology::TwoTier && book_ring_leaves(cfg, x, rm, one_plane, ctx, res)) {
     if (how) *how = ShotBooking::Leaves;
     storage = std::move(b.s);

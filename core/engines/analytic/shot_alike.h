@@ -40,14 +40,15 @@ namespace scin {
 /// closed order without step records, on a star or two tiers (shot_closed.h:
 /// O(N) memory, N^2 additions; O(N) on a star, shot_star.h), and ring-q8 on a star or two tiers where no use would queue
 /// (ring_closed.h: O(N) with ranks alike, else 8 bytes and a few additions a
-/// step); ring-q8 on two tiers first by leaves alike (ring_leaves.h: one
-/// leaf's ranks' 3mN steps booked, their times standing for every leaf's).
-/// `how`
+/// step); ring-q8 on two tiers first in closed order by leaves alike where no
+/// use would queue (ring_closed.h: leaf 0's 3mN steps, a few additions
+/// each: ClosedLeaves), then by leaves alike (ring_leaves.h: one leaf's
+/// ranks' 3mN steps booked, their times standing for every leaf's). `how`
 /// (optional): which booking answered.
 /// Returns nothing for another algorithm, on a mesh or a graph file, where the
 /// algorithm is unsupported, for fewer than two GPUs: the caller compiles and
 /// books then.
-enum class ShotBooking { Queue, InOrder, Closed, Leaves };
+enum class ShotBooking { Queue, InOrder, Closed, Leaves, ClosedLeaves };
 std::optional<AnalyticResult> run_analytic_shot(const Config& cfg, const Collective& c, Algorithm algo,
                                                 const RunContext& ctx = {}, bool with_steps = true,
                                                 ShotBooking* how = nullptr);

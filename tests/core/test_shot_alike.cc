@@ -361,9 +361,9 @@ TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
 // nvl576-style at 144 GPUs (4 leaves, 9 spines), 36 GPUs on 3 leaves with 2
 // planes and 3 spines, 3 GPUs a leaf, trunks 4x oversubscribed, slow HBM
 // (its uses queue), FP32. Launches serialised, two GPUs a leaf and unequal
-// chunks are declined (the other bookings answer). First in closed order by
-// leaves alike (ring_closed.h) where no use queues, with the same result;
-// by book() where uses queue (slow HBM, large sizes).
+// chunks are declined (the other bookings answer). Twice: as they are booked,
+// first in closed order by leaves alike (ring_closed.h; their HBM uses queue
+// in some: slow HBM, 64 MiB), and with that turned off (book_ring_leaves).
 TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
   struct Case {
     Config c;
@@ -380,7 +380,10 @@ TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
       {tiers(16, 8, {}), false},
   };
   std::size_t answered = 0, uneven = 0, closed = 0;
+  const std::size_t queued_before = shot::ring_q_hbm_queued_total();
+  for (const bool closed_order : {true, false})
   for (const Case& k : cases) {
+    shot::ring_q_closed_by_leaves() = closed_order;
     const Config& c = k.c;
     const auto n = static_cast<std::uint64_t>(c.fabric.gpus);
     // Chunks of 1, 64 and 4096 blocks of 32 each (FP32: 64), then 1 MiB and
@@ -390,12 +393,13 @@ TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
         {32 * n * 2, DType::Bf16},        {64 * 32 * n * 2, DType::Bf16}, {4096 * 32 * n * 2, DType::Bf16},
         {64 * 32 * n * 4, DType::Fp32},   {std::uint64_t{1} << 20, DType::Bf16}, {std::uint64_t{1} << 26, DType::Bf16}};
     for (const auto& [bytes, dt] : sizes) {
-        SCOPED_TRACE(fmt::format("{} GPUs on {} leaves, {} B", c.fabric.gpus, c.fabric.leaves, bytes));
+        SCOPED_TRACE(fmt::format("{} GPUs on {} leaves, {} B, closed order {}", c.fabric.gpus, c.fabric.leaves, bytes, closed_order));
         const Collective coll{bytes, dt};
         ShotBooking how = ShotBooking::Queue;
         const std::optional<AnalyticResult> fast = run_analytic_shot(c, coll, Algorithm::RingQ8, {}, false, &how);
         ASSERT_TRUE(fast.has_value());
         const bool equal_chunks = element_count(bytes, dt) % (32 * n) == 0;
+        EXPECT_TRUE(closed_order || how != ShotBooking::ClosedLeaves);
         if (how != ShotBooking::ClosedLeaves)
           EXPECT_EQ(how == ShotBooking::Leaves, k.leaves && (equal_chunks || shot::ring_leaves_apply(c, coll)));
         const bool by_leaves = how == ShotBooking::Leaves || how == ShotBooking::ClosedLeaves;
@@ -414,10 +418,12 @@ TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
                                                            : s.steps.size());
     }
   }
-  EXPECT_GE(answered, 24u);
-  EXPECT_GE(uneven, 4u);
-  EXPECT_GE(closed, 24u);
-  EXPECT_GE(answered - closed, 8u);
+  shot::ring_q_closed_by_leaves() = true;
+  EXPECT_GE(answered, 72u);
+  EXPECT_GE(uneven, 16u);
+  EXPECT_GE(closed, 40u);            // closed order by leaves: every case it holds for
+  EXPECT_GE(answered - closed, 24u);  // book_ring_leaves, with it off
+  EXPECT_GE(shot::ring_q_hbm_queued_total() - queued_before, 8u);  // HBM uses that queued, followed exactly
   // simulate()'s estimate where leaves are not alike (1024 GPUs on 16 leaves of 64, 8 B: one
   // block) and chunks are small: in closed order, 8 bytes a step (as queued it was ~350 MB).
   Config wide = tiers(1024, 16, {{"switch.ports", 128.0}});

@@ -3,15 +3,14 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <optional>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "base/big_alloc.h"
 #include "engines/analytic/book.h"
 #include "engines/analytic/book_in_order.h"
+#include "engines/analytic/ring_closed_parts.h"
 #include "engines/analytic/ring_sparse.h"
 #include "model/cost_grid.h"
 
@@ -22,30 +21,6 @@ namespace {
 using Use = AnalyticWorkspace::Use;
 
 using Ids = RingQIds;  // (shot_steps.h)
-
-// A kind of step's cost (one per kind and chunk size), with its uses: use k
-// is on the step's rank's (receiver = false) or its receiver's resource of
-// `kind`, `base` + rank x stride (the base: any rank's), for d ns (books =
-// false: an amount <= 0 books nothing); or, for a send across two tiers'
-// spines (costed alone), on a trunk: `base` is then the resource itself.
-struct KindCost {
-  struct U {
-    ResourceKind kind;
-    bool receiver;
-    int base;
-    double d;
-    bool books;
-  };
-  double fixed = 0, latency = 0;
-  std::vector<U> u;
-  int hbm = -1;  // the use on an HBM that books (-1: none)
-  double longest() const {  // the longest use that books (0: none)
-    double d = 0;
-    for (const U& x : u)
-      if (x.books) d = std::max(d, x.d);
-    return d;
-  }
-};
 
 enum Kind : std::uint8_t { kQuantiseFirst, kQuantise, kSend, kSum, kGather, kDequantise, kKinds };
 
@@ -236,26 +211,8 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     for (std::size_t r = m; r < n; ++r)
       if (launch[r] != launch[r - m] || size_of[r] != size_of[r - m]) return false;
     // Each leaf's sends into the next (the reduce-scatter's and the
-    // gather's, once per chunk size) against leaf 0's: the same fixed cost,
-    // latency and uses (kind, side, duration; a rank's on the same kind of
-    // resource), in any order (a trunk's id, so its place among the uses,
-    // depends on its leaf and spine; a step's finish and its HBM use do not
-    // depend on the order); `ports` checks that no two ranks' sends cross
-    // one trunk.
-    const auto same = [](const KindCost& a, const KindCost& b) {
-      if (a.fixed != b.fixed || a.latency != b.latency || (a.hbm < 0) != (b.hbm < 0) || a.u.size() != b.u.size())
-        return false;
-      const auto key = [](const KindCost& k) {
-        std::vector<std::tuple<int, bool, double, bool, int>> v;
-        for (const KindCost::U& x : k.u) {
-          const bool trunk = x.kind == ResourceKind::Uplink || x.kind == ResourceKind::Downlink;
-          v.emplace_back(static_cast<int>(x.kind), x.receiver, x.d, x.books, trunk ? -1 : x.base);
-        }
-        std::sort(v.begin(), v.end());
-        return v;
-      };
-      return key(a) == key(b);
-    };
+    // gather's, once per chunk size) against leaf 0's (same_across); `ports`
+    // checks that no two ranks' sends cross one trunk.
     std::vector<char> seen(2 * sizes.size(), 0);
     for (std::size_t j = 0; j + 1 < n; ++j)  // round j: leaf 0's last rank sends chunk m - 1 - j, gathers m - j
       for (int g = 0; g < 2; ++g) {
@@ -268,12 +225,12 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
         const KindCost first = *k0;
         for (std::size_t r = 2 * m - 1; r < n; r += m) {
           const KindCost* k = kind_cost(ids.rec(t, r));
-          if (!k || !same(first, *k) || !ports(*k, g == 0, r)) return false;
+          if (!k || !same_across(first, *k) || !ports(*k, g == 0, r)) return false;
         }
       }
     return true;
   };
-  if (tiers && leaf_period()) w = static_cast<std::size_t>(s.gpus_per_leaf());
+  if (tiers && ring_q_closed_by_leaves() && leaf_period()) w = static_cast<std::size_t>(s.gpus_per_leaf());
   if (tiers && only_by_leaves && w == n) return false;
   const Ids red(n, w);
   auto prev_w = [w](std::size_t r) { return r == 0 ? w - 1 : r - 1; };
@@ -306,6 +263,11 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     return end + k.latency;
   };
 
+  // By leaves on two tiers: the HBMs booked as book() books them
+  // (ring_closed_parts.h), round by round in the order of ready times.
+  const bool queues = tiers && w < n;
+  RanksHbm hbms;
+  if (queues) hbms.reset(w);
   if (alike) {
     // Ranks alike: one rank's steps stand for every rank's. Rank 0's queues
     // (its ports and HBM, by resource) check that each use starts at or
@@ -346,48 +308,7 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     if (3 * static_cast<double>(n) * static_cast<double>(w) > 4e8) return false;  // (the finishes: 8 bytes a step)
     if (w < n) ++ring_q_ranks_period_total();
     fin_all.resize(3 * n * w);
-    struct Span2 {
-      double from = 0, to = 0;
-      bool on = false;
-    };
-    // Per rank, its quantise steps' HBM uses that may still meet an S (in
-    // order: the S chain can run ahead by a few rounds, as on two tiers,
-    // where a send between leaves uses the receiver's HBM from its start and
-    // finishes a spine's latency later).
-    struct Window {
-      std::deque<Span2> q;
-      void push(const Span2& x) {
-        if (x.on) q.push_back(x);
-      }
-      // An S (or the sum) overlaps none; the Q that end by its t0 go (every
-      // later S starts after this one ends, with or without a use).
-      bool clear_of(const Span2& sp) {
-        while (!q.empty() && q.front().to <= sp.from) q.pop_front();
-        return !sp.on || q.empty() || !(q.front().from < sp.to);
-      }
-    };
     std::vector<Window> quantises(w);
-    // A kind's cost in brief: its finish is ((ready + fixed) + longest) +
-    // latency, as finish() gives it (adding is monotone, so t0 + the longest
-    // use is the latest of t0 + each; none: + 0), and its HBM use.
-    struct Brief {
-      double fixed = 0, longest = 0, latency = 0, hbm = 0;
-      bool on = false;
-    };
-    auto brief = [](const KindCost& k) {
-      Brief b{k.fixed, k.longest(), k.latency, 0, k.hbm >= 0};
-      if (b.on) b.hbm = k.u[static_cast<std::size_t>(k.hbm)].d;
-      return b;
-    };
-    // A step's use of an HBM (on = false: none; `from` is still its t0).
-    auto hbm_span = [](const Brief& k, double ready) {
-      Span2 sp;
-      sp.from = sp.to = ready + k.fixed;
-      if (!k.on) return sp;
-      sp.to = sp.from + k.hbm;
-      sp.on = true;
-      return sp;
-    };
     std::vector<char> checked(kinds.size(), 0);
     std::vector<Brief> briefs(kinds.size());
     Brief alone_brief;
@@ -415,7 +336,70 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     };
     auto send_fin = [&](std::size_t round, std::size_t r) { return fin_all[w + 2 * (w * round + r) + 1]; };
     auto gather_fin = [&](std::size_t j, std::size_t r) { return fin_all[red.b2 + w * j + r]; };
-    for (std::size_t round = 0; round + 1 < n; ++round) {
+    // (queues) Step (t, r), its brief `b` found by step() ready at `ready`, on its HBM's queue
+    // (its own rank's, or a send's receiver's): its finish recorded again, as book() finds it:
+    // the latest of its uses' ends (the HBM's from where the queue put it) + latency.
+    auto on_hbm = [&](std::size_t t, std::size_t r, const Brief& b, double ready) {
+      if (!b.on) return true;  // (no HBM use: an empty chunk's)
+      const bool send = t < ids.sum_rep() && t % 2 == 1;
+      const double t0 = ready + b.fixed;
+      double start = t0;
+      if (!hbms.book(send ? next_w(r) : r, static_cast<StepId>(red.id(t, r)), ready, t0, b.hbm, start)) return false;
+      if (start == t0) return true;  // (step() recorded it so)
+      double end = t0;
+      const KindCost* k = kind_of_step(t, r);
+      for (std::size_t u = 0; k && u < k->u.size(); ++u)
+        if (k->u[u].books) end = std::max(end, (static_cast<int>(u) == k->hbm ? start : t0) + k->u[u].d);
+      fin_all[red.id(t, r)] = end + b.latency;
+      return true;
+    };
+    // (queues) The quantise steps, the reduce-scatter's sends and the sums, in the order of
+    // their ready times, as book() takes them: a step is pushed when its deps have ended,
+    // never before the time taken last (its ready time is their latest end). The sends
+    // into a rank and from it end round after round; the chain of sends can run ahead of
+    // another rank's quantise steps by rounds. Then the gathers, which use no HBM.
+    if (queues) {
+      using Ev = std::pair<double, std::size_t>;  // (ready, (round x w + rank) x 2 + 1 for a send; sums from `sums`)
+      std::vector<Ev> heap;
+      const auto later = [](const Ev& a, const Ev& b) { return a > b; };
+      const auto push = [&](double ready, std::size_t code) {
+        heap.emplace_back(ready, code);
+        std::push_heap(heap.begin(), heap.end(), later);
+      };
+      const std::size_t sums = 2 * (n - 1) * w;
+      std::vector<std::size_t> recv(w, 0), sent(w, 0), next_q(w, 1);  // rounds of sends done; the next quantise
+      for (std::size_t r = 0; r < w; ++r) push(launch[r], 2 * r);
+      std::size_t taken = 0;
+      while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        const auto [ready, code] = heap.back();
+        heap.pop_back();
+        if ((++taken & 0xffff) == 0) ctx.check();
+        if (code >= sums) {
+          const std::size_t r = code - sums;
+          const Brief* k = step(ids.sum_rep(), r, kSum, ids.next(r), ready);
+          if (!k || !on_hbm(ids.sum_rep(), r, *k, ready)) return false;
+          continue;
+        }
+        const std::size_t round = code / 2 / w, r = code / 2 % w, t = 2 * round + code % 2;
+        const bool send = code % 2 == 1;
+        const std::size_t ch = (n - round + r) % n;  // rank r's chunk this round
+        const Brief* k = step(t, r, send ? kSend : round == 0 ? kQuantiseFirst : kQuantise, ch, ready);
+        if (!k || !on_hbm(t, r, *k, ready)) return false;
+        if (!send) {
+          push(std::max(fin_all[red.id(t, r)], launch[next_w(r)]), code + 1);
+          continue;
+        }
+        ++sent[r];
+        ++recv[next_w(r)];
+        for (const std::size_t x : {r, next_w(r)}) {
+          if (recv[x] == n - 1 && x == next_w(r)) push(send_fin(n - 2, prev_w(x)), sums + x);
+          for (; next_q[x] < n - 1 && recv[x] >= next_q[x] && sent[x] >= next_q[x]; ++next_q[x])
+            push(std::max(send_fin(next_q[x] - 1, prev_w(x)), send_fin(next_q[x] - 1, x)), 2 * (next_q[x] * w + x));
+        }
+      }
+    }
+    for (std::size_t round = 0; !queues && round + 1 < n; ++round) {
       ctx.check();
       ctx.report(static_cast<double>(round) / static_cast<double>(2 * n));
       const std::size_t ch0 = (n - round) % n;  // rank 0's chunk this round
@@ -433,7 +417,7 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
         if (!quantises[to].clear_of(hbm_span(*k, ready))) return false;
       }
     }
-    for (std::size_t r = 0; r < w; ++r) {  // the sums, after every quantise step
+    for (std::size_t r = 0; !queues && r < w; ++r) {  // the sums, after every quantise step
       const double ready = send_fin(n - 2, prev_w(r));
       const Brief* k = step(ids.sum_rep(), r, kSum, ids.next(r), ready);
       if (!k) return false;
@@ -447,9 +431,11 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
         if (!step(ids.ag_rep(j), r, kGather, ch, std::max(before, launch[next_w(r)]))) return false;
       }
     }
-    for (std::size_t r = 0; r < w; ++r)
-      if (!step(ids.dequant_rep(), r, kDequantise, 0, std::max(gather_fin(n - 2, prev_w(r)), gather_fin(n - 2, r))))
-        return false;
+    for (std::size_t r = 0; r < w; ++r) {
+      const double ready = std::max(gather_fin(n - 2, prev_w(r)), gather_fin(n - 2, r));
+      const Brief* k = step(ids.dequant_rep(), r, kDequantise, 0, ready);
+      if (!k || (queues && !on_hbm(ids.dequant_rep(), r, *k, ready))) return false;
+    }
   }
 
   // The first of the latest to finish (with ranks alike, rank 0's copy of
@@ -531,7 +517,16 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     decltype(kind_of_step)& kind_of;
     decltype(ready_of)& ready;
     decltype(fin)& fin_of;
+    const RanksHbm* hbms;  // (by leaves) the HBM uses that queued
+    const Ids& red;
+    std::size_t w;
     mutable Use scratch;
+    // Step (t, r)'s HBM use if it queued (null: it started at its t0).
+    const RanksHbm::Rec* queued(std::size_t t, std::size_t r) const {
+      if (!hbms || hbms->queued.empty()) return nullptr;
+      const auto it = hbms->queued.find(static_cast<StepId>(red.id(t, r % w)));
+      return it == hbms->queued.end() ? nullptr : &it->second;
+    }
     // The step's kind cost and t0 (a launch: none).
     const KindCost* at(StepId i, double& t0) const {
       std::size_t t = 0, r = 0;
@@ -544,16 +539,34 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
     int bound_use(StepId i) const {
       double t0 = 0;
       const KindCost* k = at(i, t0);
+      std::size_t t = 0, r = 0;
+      ids.of(i, t, r);
+      const RanksHbm::Rec* rec = k && k->hbm >= 0 ? queued(t, r) : nullptr;
       int b = -1;
       double end = t0;
-      for (std::size_t u = 0; k && u < k->u.size(); ++u)
-        if (k->u[u].books && t0 + k->u[u].d > end) end = t0 + k->u[u].d, b = static_cast<int>(u);
+      for (std::size_t u = 0; k && u < k->u.size(); ++u) {
+        const double e = (rec && static_cast<int>(u) == k->hbm ? rec->start : t0) + k->u[u].d;
+        if (k->u[u].books && e > end) end = e, b = static_cast<int>(u);
+      }
       return b;
     }
     const Use& use(StepId i, int u, const StepCost& /*c*/) const {
       double t0 = 0;
-      const KindCost::U& x = at(i, t0)->u[static_cast<std::size_t>(u)];
-      scratch = Use{t0, x.books ? t0 + x.d : t0, kNoStep, -1};
+      const KindCost* k = at(i, t0);
+      const KindCost::U x = k->u[static_cast<std::size_t>(u)];
+      std::size_t t = 0, r = 0;
+      ids.of(i, t, r);
+      const RanksHbm::Rec* rec = u == k->hbm ? queued(t, r) : nullptr;
+      if (!rec) {
+        scratch = Use{t0, x.books ? t0 + x.d : t0, kNoStep, -1};
+        return scratch;
+      }
+      // It waited for a step on the same HBM: its rank's own, or the send into it (from the rank before).
+      std::size_t ht = 0, hr = 0;
+      red.of(rec->holder, ht, hr);
+      const std::size_t owner = t < ids.sum_rep() && t % 2 == 1 ? ids.next(r) : r;
+      hr = ht < ids.sum_rep() && ht % 2 == 1 ? ids.prev(owner) : owner;
+      scratch = Use{rec->start, rec->start + x.d, ids.id(ht, hr), kind_of(ht, hr)->hbm};
       return scratch;
     }
     StepId bound_dep(StepId i) const {  // the first latest finishing dep (book.h)
@@ -567,8 +580,9 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
         if (fin_of(d[k]) > most) most = fin_of(d[k]), b = d[k];
       return b;
     }
-  } records{ids, kind_of_step, ready_of, fin, {}};
+  } records{ids, kind_of_step, ready_of, fin, queues ? &hbms : nullptr, red, w, {}};
   if (last == kNoStep) return false;
+  if (queues && !hbms.queued.empty()) ++ring_q_hbm_queued_total();
   analytic::walk_from(view, c, records, last, best, res);
   return true;
 }

@@ -41,7 +41,10 @@ namespace scin::shot {
 /// on a star where the chunks' sizes and the launches repeat every w < N
 /// ranks, for ranks 0..w-1 alone (O(wN)); on two tiers, where they repeat
 /// every leaf of m ranks and every leaf's sends into the next cost as leaf
-/// 0's on trunks of their own, for leaf 0's ranks alone (O(mN)).
+/// 0's on trunks of their own, for leaf 0's ranks alone (O(mN)), their HBM
+/// uses booked as book() books them, where they queue too (in the order of
+/// their ready times: ring_closed_parts.h; declined where two tied in time
+/// overlap).
 /// `only_by_leaves`: on two tiers, return false unless by leaves (the caller
 /// tries book_ring_leaves then).
 /// Returns false where a condition fails (a use on another rank's or
@@ -54,6 +57,20 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
 /// the ranks repeating every w < N (chunk sizes and launches) and booked
 /// ranks 0..w-1 alone (for tests).
 inline std::size_t& ring_q_ranks_period_total() {
+  thread_local std::size_t n = 0;
+  return n;
+}
+
+/// For tests: false turns off ring-q8's closed order by leaves on two tiers
+/// on this thread (book_ring_leaves answers then).
+inline bool& ring_q_closed_by_leaves() {
+  thread_local bool on = true;
+  return on;
+}
+
+/// Ring-q8 bookings in closed order by leaves on this thread in which some
+/// HBM use queued behind another (for tests).
+inline std::size_t& ring_q_hbm_queued_total() {
   thread_local std::size_t n = 0;
   return n;
 }

@@ -184,6 +184,7 @@ BENCHMARK_CAPTURE(BM_AnalyticTwoTier, scin_inq_32_leaves, "scin-inq", 32)->Args(
 BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, one_shot, "one-shot")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, two_shot, "two-shot")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, two_shot_q8, "two-shot-q8")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, ring_q8, "ring-q8")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, scin, "scin")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, scin_inq, "scin-inq")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AnalyticH200TwoTier, scin_inq_uplink, "scin-inq-uplink")->Unit(benchmark::kMillisecond);

@@ -94,9 +94,8 @@ void FabricEditor::build() {
     if (!name.isEmpty()) selectPreset(name);
   });
   connect(preset_, &QComboBox::currentIndexChanged, this, [this] { showPresetDescription(); });
-  presetAbout_ = new QLabel;
+  presetAbout_ = new ClampedLabel(4);  // (a laptop's dock has room for few fields: the tooltip has it whole)
   presetAbout_->setObjectName(QStringLiteral("presetDescription"));
-  presetAbout_->setWordWrap(true);
   presetAbout_->setForegroundRole(QPalette::PlaceholderText);
   top->addRow(tr("Preset"), preset_);
   top->addRow(QString(), presetAbout_);
@@ -237,7 +236,7 @@ void FabricEditor::refreshField(const ParamInfo& p) {
 
 void FabricEditor::showPresetDescription() {
   const QString about = preset_->currentData(kDescriptionRole).toString();
-  presetAbout_->setText(about);
+  presetAbout_->setFullText(about);
   presetAbout_->setVisible(!about.isEmpty());
 }
 

@@ -30,7 +30,7 @@ class FabricEditor : public QWidget {
   QWidget* fieldFor(const std::string& path) const;
   FieldCombo* presetBox() const { return preset_; }
   /// The chosen preset's description under the box (hidden when none is chosen).
-  QLabel* presetDescription() const { return presetAbout_; }
+  ClampedLabel* presetDescription() const { return presetAbout_; }
   /// Loads a preset by name through the undo stack; false with a message box-free error otherwise.
   bool selectPreset(const QString& name, QString* error = nullptr);
 
@@ -44,7 +44,7 @@ class FabricEditor : public QWidget {
 
   FabricDoc* doc_;
   FieldCombo* preset_ = nullptr;
-  QLabel* presetAbout_ = nullptr;  // the chosen preset's description, wrapped
+  ClampedLabel* presetAbout_ = nullptr;  // the chosen preset's description, wrapped, in 4 lines
   QScrollArea* scroll_ = nullptr;
   QLabel* status_ = nullptr;
   std::map<std::string, QWidget*> fields_;

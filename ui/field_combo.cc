@@ -1,5 +1,8 @@
 #include "ui/field_combo.h"
 
+#include <algorithm>
+
+#include <QResizeEvent>
 #include <QStyleOptionComboBox>
 #include <QStylePainter>
 
@@ -37,6 +40,42 @@ void FieldCombo::paintEvent(QPaintEvent*) {
   p.drawComplexControl(QStyle::CC_ComboBox, opt);
   opt.currentText = shownText();
   p.drawControl(QStyle::CE_ComboBoxLabel, opt);
+}
+
+ClampedLabel::ClampedLabel(int lines, QWidget* parent) : QLabel(parent), lines_(lines) { setWordWrap(true); }
+
+void ClampedLabel::setFullText(const QString& text) {
+  full_ = text;
+  setToolTip(text);
+  clamp();
+}
+
+void ClampedLabel::resizeEvent(QResizeEvent* e) {
+  QLabel::resizeEvent(e);
+  clamp();
+}
+
+// The longest head of the text (cut after a word, then "…") that wraps into
+// `lines_` lines at the label's width, as the label wraps it.
+void ClampedLabel::clamp() {
+  const int w = std::max(1, contentsRect().width());
+  const QFontMetrics fm(font());
+  const auto lines_of = [&](const QString& t) {
+    return fm.boundingRect(QRect(0, 0, w, 1 << 20), Qt::TextWordWrap, t).height() / std::max(1, fm.lineSpacing());
+  };
+  QString shown = full_;
+  if (lines_of(full_) > lines_) {
+    int lo = 0, hi = static_cast<int>(full_.size());  // the longest head that fits
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (lines_of(full_.left(mid) + QChar(0x2026)) <= lines_) lo = mid;
+      else hi = mid - 1;
+    }
+    QString head = full_.left(lo);
+    if (const auto space = head.lastIndexOf(QLatin1Char(' ')); space > 0) head = head.left(space);
+    shown = head + QChar(0x2026);
+  }
+  if (text() != shown) setText(shown);
 }
 
 }  // namespace scin::ui

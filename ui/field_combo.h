@@ -7,6 +7,7 @@
 #pragma once
 
 #include <QComboBox>
+#include <QLabel>
 #include <QString>
 
 namespace scin::ui {
@@ -35,6 +36,24 @@ class FieldCombo : public QComboBox {
   Keep keep_;
   bool shortAlways_ = false;
   QString purpose_;
+};
+
+/// A wrapped note of at most `lines` lines at its present width (a preset's
+/// description under its box): a longer text ends in "…", and the tooltip
+/// holds it whole.
+class ClampedLabel : public QLabel {
+ public:
+  explicit ClampedLabel(int lines, QWidget* parent = nullptr);
+  void setFullText(const QString& text);
+  const QString& fullText() const { return full_; }
+
+ protected:
+  void resizeEvent(QResizeEvent* e) override;
+
+ private:
+  int lines_;
+  QString full_;
+  void clamp();
 };
 
 }  // namespace scin::ui

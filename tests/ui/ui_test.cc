@@ -324,7 +324,7 @@ class UiTest : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY(w.fabricEditor()->selectPreset(QStringLiteral("hgx-h200-8")));
     FieldCombo* box = w.fabricEditor()->presetBox();
-    QLabel* about = w.fabricEditor()->presetDescription();
+    ClampedLabel* about = w.fabricEditor()->presetDescription();
     std::string description;
     for (const auto& pr : list_presets())
       if (pr.name == "hgx-h200-8") description = pr.description;
@@ -332,9 +332,22 @@ class UiTest : public QObject {
     QCOMPARE(box->shownText(), QStringLiteral("hgx-h200-8"));
     QVERIFY(box->toolTip().contains(QString::fromStdString(description)));
     QTRY_VERIFY(about->isVisible());
-    QCOMPARE(about->text(), QString::fromStdString(description));
+    QCOMPARE(about->fullText(), QString::fromStdString(description));
+    QCOMPARE(about->toolTip(), QString::fromStdString(description));
     QVERIFY(about->wordWrap());
     QVERIFY2(about->width() <= box->parentWidget()->width(), qPrintable(QString::number(about->width())));
+    // At most four lines: a longer description (nvl36x2's) ends in "…".
+    const auto lines = [&] {
+      const QFontMetrics fm(about->font());
+      return fm.boundingRect(QRect(0, 0, about->contentsRect().width(), 1 << 20), Qt::TextWordWrap, about->text()).height() /
+             fm.lineSpacing();
+    };
+    QCOMPARE(about->text(), QString::fromStdString(description));  // (four lines)
+    QVERIFY(w.fabricEditor()->selectPreset(QStringLiteral("nvl36x2")));
+    QTRY_VERIFY(about->fullText().startsWith(QStringLiteral("GB200 NVL36x2")));
+    QVERIFY2(about->text().endsWith(QChar(0x2026)) && lines() <= 4, qPrintable(about->text()));
+    QVERIFY(about->fullText().startsWith(about->text().chopped(1)));
+    QVERIFY(about->toolTip() == about->fullText());
     // No preset chosen: no description.
     box->setCurrentIndex(0);
     QVERIFY(!about->isVisible());

@@ -202,7 +202,8 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
   // where the chunks' sizes and the launches repeat every m, and each leaf's
   // last rank's send into the next leaf costs as leaf 0's on trunks no other
   // rank's send crosses, rank r + m's steps are rank r's, so leaf 0's ranks
-  // stand for all (O(mN), as book_ring_leaves books, without its queues).
+  // stand for all (O(mN), as book_ring_leaves books them); their HBM uses
+  // are booked on queues (`queues`, below).
   auto leaf_period = [&]() {
     const auto m = static_cast<std::size_t>(s.gpus_per_leaf());
     if (m < 2 || m >= n || n % m != 0) return false;
@@ -264,7 +265,7 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
   };
 
   // By leaves on two tiers: the HBMs booked as book() books them
-  // (ring_closed_parts.h), round by round in the order of ready times.
+  // (ring_closed_parts.h), their uses taken in the order of ready times.
   const bool queues = tiers && w < n;
   RanksHbm hbms;
   if (queues) hbms.reset(w);
@@ -391,9 +392,8 @@ bool book_ring_closed(const Config& cfg, Shape& x, CostClasses& classes, const R
           continue;
         }
         ++sent[r];
-        ++recv[next_w(r)];
-        for (const std::size_t x : {r, next_w(r)}) {
-          if (recv[x] == n - 1 && x == next_w(r)) push(send_fin(n - 2, prev_w(x)), sums + x);
+        if (++recv[next_w(r)] == n - 1) push(fin_all[red.id(t, r)], sums + next_w(r));  // (its last send into it)
+        for (const std::size_t x : {r, next_w(r)}) {  // a quantise step whose two sends of the round before have ended
           for (; next_q[x] < n - 1 && recv[x] >= next_q[x] && sent[x] >= next_q[x]; ++next_q[x])
             push(std::max(send_fin(next_q[x] - 1, prev_w(x)), send_fin(next_q[x] - 1, x)), 2 * (next_q[x] * w + x));
         }

@@ -344,7 +344,8 @@ TEST(ShotAlike, EqualsTheFullBookingOnTwoTiers) {
       for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{1} << 16, (std::uint64_t{1} << 20) + 2, std::uint64_t{1} << 28}) {
         if (c.fabric.gpus == 144 && bytes != (std::uint64_t{1} << 20) + 2) continue;
         // (Ring-q8 at 256 MiB: a send between leaves reduces into the first rank of the next leaf
-        // while that rank quantises, so it is booked by book().)
+        // while that rank quantises: the closed order over every rank declines, and the one by
+        // leaves, which books the HBMs' queues, answers where the leaves are alike.)
         EXPECT_TRUE(expect_shot_alike_exact(c, a, bytes, DType::Bf16, !launches_serialised(c), bytes < (std::uint64_t{1} << 28)))
             << c.fabric.gpus << " " << to_string(a) << " " << bytes;
       }

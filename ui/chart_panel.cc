@@ -467,13 +467,14 @@ void ChartPanel::capLegend() {
     if (wide && (legend->alignment() & (Qt::AlignLeft | Qt::AlignRight)))
       legend->setMaximumWidth(std::max(legend->maximumWidth(), std::min(widest, view_->width() * 0.4)));
   }
-  // A curve's name that the third would cut may take up to 40% as well (the
-  // quant chart's "reference: sum in bf16 (= nvls)"); longer ones elide.
+  // Curves' names that the third would cut may take up to 40% as well where
+  // every one then stands whole (the quant chart's "reference: sum in bf16 (=
+  // nvls)"); where some would still elide (a sweep's "ring (gpus=2
+  // bandwidth_GBps=300 ...)"), the plot keeps its room.
   if (legend->alignment() & (Qt::AlignLeft | Qt::AlignRight)) {
     double widest = 0;
     for (QLegendMarker* m : curves) widest = std::max(widest, fm.horizontalAdvance(m->series()->name()) + 40);
-    if (widest > legend->maximumWidth())
-      legend->setMaximumWidth(std::min(widest, std::max(legend->maximumWidth(), view_->width() * 0.4)));
+    if (widest > legend->maximumWidth() && widest <= view_->width() * 0.4) legend->setMaximumWidth(widest);
   }
   const int n = static_cast<int>(curves.size());
   const int room_for_curves = std::max(3, fit - static_cast<int>(pinned.size()));

@@ -270,6 +270,34 @@ class ChartsUiTest : public QObject {
     QCOMPARE(cat->endValue(l.front()), std::log10(std::exp2(3)));
   }
 
+  // A side legend takes a third of the chart; names the third would cut take
+  // up to 40% where they then stand whole, and where some would be cut even
+  // so (a sweep's long labels) the legend keeps its third and the plot its room.
+  void legendWidensOnlyWhereItMakesEveryNameWhole() {
+    LatencyChart lat;
+    lat.resize(900, 460);
+    lat.show();
+    const double third = [&] { return std::max(160.0, lat.view()->width() / 3.0); }();
+    const auto named = [](int n, const QString& stem) {
+      ResultSet rs = manyCurves(n);
+      for (int k = 0; k < n; ++k) rs.curves[static_cast<std::size_t>(k)].label = stem.arg(k);
+      return rs;
+    };
+    const QFontMetricsF fm(lat.chart()->legend()->font());
+    // Between a third and 40% of the view: widened to the widest name.
+    QString mid = QStringLiteral("ring %1 ");
+    while (fm.horizontalAdvance(mid.arg(10)) + 40 <= third + 20) mid += QLatin1Char('x');
+    QVERIFY(fm.horizontalAdvance(mid.arg(10)) + 40 <= lat.view()->width() * 0.4);
+    lat.setResults(named(4, mid));
+    QTest::qWait(50);
+    QCOMPARE(lat.chart()->legend()->maximumWidth(), fm.horizontalAdvance(mid.arg(0)) + 40);
+    // Longer than 40%: a third, the names elided.
+    lat.setResults(named(4, QStringLiteral("ring (gpus=2 links.bandwidth_GBps=300 links.latency_ns=150 k=%1) and more")));
+    QTest::qWait(50);
+    QVERIFY2(lat.chart()->legend()->maximumWidth() <= third + 0.5,
+             qPrintable(QStringLiteral("%1 > %2").arg(lat.chart()->legend()->maximumWidth()).arg(third)));
+  }
+
   void legendOfManyCurvesIsCappedAndCounted() {
     LatencyChart lat;
     lat.resize(1000, 460);

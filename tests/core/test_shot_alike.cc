@@ -382,7 +382,7 @@ TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
   };
   std::size_t answered = 0, uneven = 0, closed = 0;
   const std::size_t queued_before = shot::ring_q_hbm_queued_total();
-  for (const bool closed_order : {true, false})
+  for (const bool closed_order : {true, false}) {
   for (const Case& k : cases) {
     shot::ring_q_closed_by_leaves() = closed_order;
     const Config& c = k.c;
@@ -401,8 +401,9 @@ TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
         ASSERT_TRUE(fast.has_value());
         const bool equal_chunks = element_count(bytes, dt) % (32 * n) == 0;
         EXPECT_TRUE(closed_order || how != ShotBooking::ClosedLeaves);
-        if (how != ShotBooking::ClosedLeaves)
+        if (how != ShotBooking::ClosedLeaves) {
           EXPECT_EQ(how == ShotBooking::Leaves, k.leaves && (equal_chunks || shot::ring_leaves_apply(c, coll)));
+        }
         const bool by_leaves = how == ShotBooking::Leaves || how == ShotBooking::ClosedLeaves;
         answered += by_leaves;
         closed += how == ShotBooking::ClosedLeaves;
@@ -418,6 +419,7 @@ TEST(ShotAlike, RingQ8ByLeavesAlikeEqualsTheFullBookingOnTwoTiers) {
         EXPECT_EQ(booked, shot::ring_leaves_apply(c, coll) ? s.steps.size() / static_cast<std::size_t>(c.fabric.leaves)
                                                            : s.steps.size());
     }
+  }
   }
   shot::ring_q_closed_by_leaves() = true;
   EXPECT_GE(answered, 72u);

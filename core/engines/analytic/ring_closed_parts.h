@@ -9,7 +9,6 @@
 #include <limits>
 #include <tuple>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "engines/analytic/analytic.h"
@@ -121,7 +120,10 @@ struct RanksHbm {
   };
   std::vector<AnalyticWorkspace::Queue> q;
   std::vector<double> last_ready;
-  std::vector<std::vector<std::pair<double, double>>> tied;  // per rank: the uses booked at last_ready
+  struct Tied {
+    double t0, start, end;
+  };
+  std::vector<std::vector<Tied>> tied;  // per rank: the uses booked at last_ready
   std::unordered_map<StepId, Rec> queued;  // by the step's id among the ranks booked
 
   void reset(std::size_t ranks) {
@@ -135,8 +137,9 @@ struct RanksHbm {
   /// there (book() would take them in another order), or tied with one it
   /// overlaps (book() takes those by step id, which differs between leaf 0
   /// and the others): the caller declines.
-  /// Uses tied in ready time may come in any order where they do not
-  /// overlap (each then finds the gap it would find in the other order).
+  /// Uses tied in ready time may come in any order where neither lies in
+  /// the stretch the other searched, from its t0 to its end: each then finds
+  /// the gap it would find in the other order, behind the same reservation.
   bool book(std::size_t r, StepId id, double ready, double t0, double d, double& start) {
     if (ready < last_ready[r]) return false;
     if (ready > last_ready[r]) tied[r].clear();
@@ -145,9 +148,10 @@ struct RanksHbm {
     StepId holder = kNoStep;
     int holder_use = -1;
     analytic::reserve(q[r], ready, start, d, holder, holder_use, id, 0);
-    for (const auto& [a, b] : tied[r])
-      if (a < start + d && start < b) return false;
-    tied[r].emplace_back(start, start + d);
+    const double end = start + d;
+    for (const Tied& o : tied[r])
+      if ((o.start < end && t0 < o.end) || (start < o.end && o.t0 < end)) return false;
+    tied[r].push_back(Tied{t0, start, end});
     if (holder != kNoStep) queued[id] = Rec{start, holder};
     return true;
   }

@@ -44,7 +44,7 @@ namespace scin::shot {
 /// 0's on trunks of their own, for leaf 0's ranks alone (O(mN)), their HBM
 /// uses booked as book() books them, where they queue too (in the order of
 /// their ready times: ring_closed_parts.h; declined where two tied in time
-/// overlap).
+/// would land otherwise in the other order).
 /// `only_by_leaves`: on two tiers, return false unless by leaves (the caller
 /// tries book_ring_leaves then).
 /// Returns false where a condition fails (a use on another rank's or

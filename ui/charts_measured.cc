@@ -9,8 +9,10 @@ namespace scin::ui {
 
 QString MeasuredChoice::label() const {
   const int n = systems.isEmpty() ? 0 : static_cast<int>(systems.count(QStringLiteral("; "))) + 1;
-  return n > 1 ? QObject::tr("#%1 %2 (%3 systems)").arg(run_id).arg(name).arg(n)
-               : QStringLiteral("#%1 %2 (%3)").arg(run_id).arg(name, systems);
+  // (The preset first where the run varies it: the one part that tells its entries apart.)
+  const QString at = preset.isEmpty() ? QString() : QStringLiteral("%1 · ").arg(preset);
+  return n > 1 ? QObject::tr("%4#%1 %2 (%3 systems)").arg(run_id).arg(name).arg(n).arg(at)
+               : QStringLiteral("%4#%1 %2 (%3)").arg(run_id).arg(name, systems, at);
 }
 
 MeasuredMatch matchMeasured(const std::filesystem::path& db, std::int64_t run_id) {
@@ -19,13 +21,24 @@ MeasuredMatch matchMeasured(const std::filesystem::path& db, std::int64_t run_id
   try {
     Store s = Store::open(db, Access::ReadOnly);
     MeasuredRunMatches found = match_measured_runs(s, run_id);
-    m.gpus = found.config.fabric.gpus;
-    m.fabric = QStringLiteral("%1 (%2, %3 GPUs)")
-                   .arg(QString::fromStdString(found.preset.empty() ? found.config.name : found.preset),
-                        QString::fromStdString(found.config.accelerator.name))
-                   .arg(m.gpus);
+    auto fabric = [](const std::string& preset, const Config& cfg) {
+      return QStringLiteral("%1 (%2, %3 GPUs)")
+          .arg(QString::fromStdString(preset.empty() ? cfg.name : preset), QString::fromStdString(cfg.accelerator.name))
+          .arg(cfg.fabric.gpus);
+    };
+    m.presetAxis = found.presets.size() > 1;
+    if (m.presetAxis) {
+      QStringList each;
+      for (const std::string& p : found.presets) each << QString::fromStdString(p);
+      m.fabric = QObject::tr("any of its presets (%1)").arg(each.join(QStringLiteral(", ")));
+    } else {
+      m.gpus = found.config.fabric.gpus;
+      m.fabric = fabric(found.preset, found.config);
+    }
     for (MeasuredRunMatch& r : found.runs) {
       MeasuredChoice c;
+      c.fabric = fabric(r.preset, r.config);
+      if (m.presetAxis) c.preset = QString::fromStdString(r.preset);
       c.run_id = r.run_id;
       c.name = QString::fromStdString(r.name);
       QStringList sys;
@@ -90,7 +103,10 @@ const MeasuredChoice* MeasuredOverlay::chosen() const {
 QComboBox* MeasuredOverlay::makeCombo(QWidget* parent) {
   auto* box = new QComboBox(parent);
   box->setObjectName(QStringLiteral("measuredCombo"));
-  box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  // As wide as ~32 characters, not as its longest entry (a file name and its systems): the
+  // chart tabs' control rows must fit a laptop screen; the full entry is in its tooltip.
+  box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  box->setMinimumContentsLength(32);
   box->setToolTip(tr("Measured runs of the same fabric (same GPU count, a system naming its accelerator or "
                      "preset), imported with scin import: their points are drawn as markers"));
   combos_.push_back(box);
@@ -106,7 +122,10 @@ void MeasuredOverlay::fill(QComboBox* box) const {
   box->addItem(tr("no measured points"), -1);
   for (std::size_t i = 0; i < match_.choices.size(); ++i) {
     box->addItem(tr("measured: %1").arg(match_.choices[i].label()), static_cast<int>(i));
-    box->setItemData(box->count() - 1, match_.choices[i].systems, Qt::ToolTipRole);
+    box->setItemData(box->count() - 1,
+                     tr("%1: %2, compared with %3").arg(match_.choices[i].label(), match_.choices[i].systems,
+                                                        match_.choices[i].fabric),
+                     Qt::ToolTipRole);
   }
   box->setCurrentIndex(current_ + 1);
   box->setVisible(!match_.choices.empty());

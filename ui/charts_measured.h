@@ -32,6 +32,10 @@ struct MeasuredChoice {
   ValidationReport report;
   /// Harness offsets (µs per system) the run's preset recorded and model_us includes, as scin validate.
   std::map<std::string, double> offsets;
+  /// The model its rows are compared with: "hgx-h200-8 (H200, 8 GPUs)", the simulated
+  /// run's configuration at the preset the rows name (a run may vary the preset).
+  QString fabric;
+  QString preset;               // that preset, where the run varies the preset (else empty)
   /// "#7 h200.csv (HGX H200 (stas00 all_reduce_bench))" for combos and legends.
   QString label() const;
 };
@@ -39,8 +43,9 @@ struct MeasuredChoice {
 /// What the overlay knows about the simulated run shown.
 struct MeasuredMatch {
   std::int64_t run_id = 0;      // the simulated run (0: none shown)
-  QString fabric;               // "hgx-h200-8 (H200, 8 GPUs)"
-  int gpus = 0;
+  QString fabric;               // "hgx-h200-8 (H200, 8 GPUs)"; where the run varies the preset, each of them
+  int gpus = 0;                 // its base configuration's (0 where the run varies the preset)
+  bool presetAxis = false;      // the run's sweep varies the preset: each choice names its own model
   std::vector<MeasuredChoice> choices;
   QString error;                // why nothing can be matched ("" when fine)
 };

@@ -164,9 +164,13 @@ void ValidationView::redraw() {
   stats_->setRowCount(0);
   const MeasuredMatch& m = overlay_->match();
   const MeasuredChoice* c = overlay_->chosen();
-  QString model = m.run_id > 0 && !m.fabric.isEmpty()
-                      ? tr("model: run #%1's base configuration, %2, analytic engine").arg(m.run_id).arg(m.fabric)
-                      : QString();
+  QString model;
+  if (m.run_id > 0 && c)
+    model = m.presetAxis ? tr("model: run #%1 at the preset these rows name, %2 (its sweep varies the preset), "
+                              "analytic engine")
+                               .arg(m.run_id)
+                               .arg(c->fabric)
+                         : tr("model: run #%1's base configuration, %2, analytic engine").arg(m.run_id).arg(c->fabric);
   if (c && !c->offsets.empty()) {
     QStringList o;
     for (const auto& [sys, us] : c->offsets) o << tr("%1 µs for %2").arg(us, 0, 'f', 1).arg(QString::fromStdString(sys));
@@ -181,11 +185,16 @@ void ValidationView::redraw() {
   else if (!m.error.isEmpty())
     why = tr("No comparison: %1").arg(m.error);
   else if (m.choices.empty())
-    why = tr("No measured run in this database matches %1: import measurements of that system with "
-             "File > Import measurements or scin import LOG --db FILE (rows of %2 GPUs whose system names the "
-             "accelerator or preset).")
-              .arg(m.fabric)
-              .arg(m.gpus);
+    why = m.presetAxis
+              ? tr("No measured run in this database matches %1: import measurements of one of those systems with "
+                   "File > Import measurements or scin import LOG --db FILE (rows of the preset's GPU count whose "
+                   "system names its accelerator or the preset).")
+                    .arg(m.fabric)
+              : tr("No measured run in this database matches %1: import measurements of that system with "
+                   "File > Import measurements or scin import LOG --db FILE (rows of %2 GPUs whose system names the "
+                   "accelerator or preset).")
+                    .arg(m.fabric)
+                    .arg(m.gpus);
   else if (!c)
     why = tr("Pick a measured run above to compare with.");
   errorView_->setVisible(why.isEmpty());

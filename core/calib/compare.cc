@@ -120,14 +120,42 @@ std::vector<MeasuredRow> measured_rows(const std::vector<PointRecord>& points) {
   return out;
 }
 
-Config run_base_config(const RunInfo& run, std::vector<std::string>* changed) {
-  const SweepSpec spec = sweep_spec_from_run(run);
-  auto it = spec.recorded_presets.find(spec.base.preset);
+namespace {
+
+// The recorded preset plus base.set (run_base_config, run_preset_config).
+Config preset_config(const RunInfo& run, const SweepSpec& spec, const std::string& preset, const char* what) {
+  auto it = spec.recorded_presets.find(preset);
   if (it == spec.recorded_presets.end())
-    throw Error(fmt::format("run {}: the recorded configuration lacks its base preset '{}'", run.id, spec.base.preset));
+    throw Error(fmt::format("run {}: the recorded configuration lacks its {} '{}'", run.id, what, preset));
   Config c = it->second;
   for (const auto& [path, value] : spec.base.set) set_param(c, path, value);
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::string> run_presets(const RunInfo& run) {
+  const SweepSpec spec = sweep_spec_from_run(run);
+  std::vector<std::string> out;
+  for (const AxisGroup& g : spec.axes)
+    for (const Axis& a : g.axes)
+      if (a.path == "preset")
+        for (const auto& v : a.values)
+          if (v.is_string() && std::find(out.begin(), out.end(), v.get<std::string>()) == out.end())
+            out.push_back(v.get<std::string>());
+  if (out.empty()) out.push_back(spec.base.preset);
+  return out;
+}
+
+Config run_preset_config(const RunInfo& run, const std::string& preset) {
+  return preset_config(run, sweep_spec_from_run(run), preset, "preset");
+}
+
+Config run_base_config(const RunInfo& run, std::vector<std::string>* changed) {
+  const SweepSpec spec = sweep_spec_from_run(run);
+  Config c = preset_config(run, spec, spec.base.preset, "base preset");
   if (changed) {
+    auto it = spec.recorded_presets.find(spec.base.preset);
     changed->clear();
     for (const auto& p : params())
       if (get_param_text(c, p.path) != get_param_text(it->second, p.path)) changed->push_back(p.path);
@@ -194,43 +222,58 @@ MeasuredRunMatches match_measured_runs(Store& store, std::int64_t run_id) {
   MeasuredRunMatches m;
   m.config = run_base_config(run);
   m.preset = sweep_spec_from_run(run).base.preset;
-  const std::map<std::string, double> offsets = preset_harness_offsets(m.preset);
-  std::vector<std::string> names;
-  for (const std::string& n : {m.config.accelerator.name, m.preset, m.config.name})
-    if (!n.empty()) names.push_back(ascii_lower(n));
-  auto named = [&](const std::string& text) {
-    const std::string t = ascii_lower(text);
-    return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return names_product(t, n); });
+  m.presets = run_presets(run);
+  // Each preset the run's points take, with what its rows must name and their GPU count.
+  struct Member {
+    std::string preset;
+    Config config;
+    std::map<std::string, double> offsets;
+    std::vector<std::string> names;
+    bool named(const std::string& text) const {
+      const std::string t = ascii_lower(text);
+      return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return names_product(t, n); });
+    }
   };
-  const int gpus = m.config.fabric.gpus;
+  std::vector<Member> members;
+  for (const std::string& p : m.presets) {
+    Member x{p, p == m.preset ? m.config : run_preset_config(run, p), preset_harness_offsets(p), {}};
+    for (const std::string& n : {x.config.accelerator.name, p, x.config.name})
+      if (!n.empty()) x.names.push_back(ascii_lower(n));
+    members.push_back(std::move(x));
+  }
   for (const RunInfo& r : store.list_runs()) {
     if (r.kind != PointKind::Measured || !r.problem.empty()) continue;
-    bool table_matches = false;
-    if (r.spec.is_object() && r.spec.value("format", std::string()) == "nccl-tests") {
-      table_matches = true;
-      if (auto t = r.spec.find("tables"); t != r.spec.end() && t->is_array())
-        for (const auto& tab : *t) {
-          const std::string dev = tab.value("device", std::string());
-          if (!dev.empty() && !named(dev)) table_matches = false;
-        }
+    const std::vector<PointRecord> points = store.points(r.id);
+    for (const Member& x : members) {
+      bool table_matches = false;
+      if (r.spec.is_object() && r.spec.value("format", std::string()) == "nccl-tests") {
+        table_matches = true;
+        if (auto t = r.spec.find("tables"); t != r.spec.end() && t->is_array())
+          for (const auto& tab : *t) {
+            const std::string dev = tab.value("device", std::string());
+            if (!dev.empty() && !x.named(dev)) table_matches = false;
+          }
+      }
+      std::vector<PointRecord> same;
+      std::set<std::string> systems;
+      for (const PointRecord& p : points) {
+        if (p.kind != PointKind::Measured || p.status != PointStatus::Ok || p.gpus != x.config.fabric.gpus) continue;
+        if (!table_matches && !x.named(p.system)) continue;
+        systems.insert(p.system);
+        same.push_back(p);
+      }
+      const std::vector<MeasuredRow> rows = measured_rows(same);
+      if (rows.empty()) continue;
+      MeasuredRunMatch c;
+      c.run_id = r.id;
+      c.name = r.name;
+      c.systems.assign(systems.begin(), systems.end());
+      c.preset = x.preset;
+      c.config = x.config;
+      c.report = validate_rows(x.config, rows, x.offsets);
+      c.offsets = harness_offsets_used(rows, x.offsets);
+      m.runs.push_back(std::move(c));
     }
-    std::vector<PointRecord> same;
-    std::set<std::string> systems;
-    for (PointRecord& p : store.points(r.id)) {
-      if (p.kind != PointKind::Measured || p.status != PointStatus::Ok || p.gpus != gpus) continue;
-      if (!table_matches && !named(p.system)) continue;
-      systems.insert(p.system);
-      same.push_back(std::move(p));
-    }
-    const std::vector<MeasuredRow> rows = measured_rows(same);
-    if (rows.empty()) continue;
-    MeasuredRunMatch c;
-    c.run_id = r.id;
-    c.name = r.name;
-    c.systems.assign(systems.begin(), systems.end());
-    c.report = validate_rows(m.config, rows, offsets);
-    c.offsets = harness_offsets_used(rows, offsets);
-    m.runs.push_back(std::move(c));
   }
   return m;
 }

@@ -77,6 +77,15 @@ std::vector<MeasuredRow> measured_rows(const std::vector<PointRecord>& points);
 /// parameter of its Fabric dock in base.set, so the count of entries says nothing).
 Config run_base_config(const RunInfo& run, std::vector<std::string>* changed = nullptr);
 
+/// The presets a stored run's points take: its sweep's `preset` axis values, each
+/// once in axis order, or its base preset alone when no axis varies it.
+std::vector<std::string> run_presets(const RunInfo& run);
+
+/// A stored run's configuration at one of its presets (run_presets): that
+/// recorded preset plus base.set, as the run's points start from before their
+/// other axes. Error naming the run if it did not record that preset.
+Config run_preset_config(const RunInfo& run, const std::string& preset);
+
 /// compare_with_model(base config and engine of `simulated_run_id`, the
 /// measured rows of `measured_run_id`). Error naming the run when the first is
 /// not a collective timing run with a recorded configuration or the second is
@@ -98,18 +107,27 @@ struct MeasuredRunMatch {
   std::int64_t run_id = 0;
   std::string name;                          // the run's name (usually the imported file)
   std::vector<std::string> systems;          // the systems of the matching rows, sorted
-  ValidationReport report;                   // validate_rows(base config, the matching rows, offsets)
+  std::string preset;                        // the simulated run's preset the rows were matched to
+  Config config;                             // the simulated run's configuration at that preset
+  ValidationReport report;                   // validate_rows(config, the matching rows, offsets)
   std::map<std::string, double> offsets;     // the harness offsets its rows take (harness_offsets_used)
 };
 
 struct MeasuredRunMatches {
   std::string preset;                        // the simulated run's base preset
   Config config;                             // its base configuration
-  std::vector<MeasuredRunMatch> runs;        // in the store's run order
+  /// The presets its points take (run_presets): more than one where its sweep varies
+  /// the preset, and a measured run's rows are then compared with each preset their
+  /// systems name (not with the base configuration, which no point of the run ran).
+  std::vector<std::string> presets;
+  std::vector<MeasuredRunMatch> runs;        // in the store's run order, then in preset order
 };
 
-/// The measured runs of `store` that match collective run `run_id`: their measured points
-/// of the run's GPU count whose system names (as a word, without case: names_product) the
+/// The measured runs of `store` that match collective run `run_id` at each of its presets
+/// (run_presets; one match per measured run and preset that any of its rows match, in run
+/// order, then preset order, each compared with the run's configuration at that preset):
+/// their measured points of that configuration's GPU count whose
+/// system names (as a word, without case: names_product) the
 /// run's accelerator, preset or configuration name, or, for an imported nccl-tests log
 /// whose tables name devices that all do (a table without a device counts as the run's
 /// system, as `scin validate` takes it), every point of that GPU count. Each match

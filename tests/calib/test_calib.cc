@@ -1872,6 +1872,58 @@ TEST(Compare, MeasuredRunsMatchTheSimulatedRunsAcceleratorAsAWord) {
   fs::remove_all(dir);
 }
 
+// A run whose sweep varies the preset has no one fabric: its base configuration (here
+// the registry defaults) is no point it ran. A measured run's rows are compared with each
+// preset their systems name, base.set applied; a preset none names matches nothing.
+TEST(Compare, ARunVaryingThePresetComparesMeasuredRowsWithThePresetTheyName) {
+  const fs::path dir = fs::temp_directory_path() / "scin-calib-match-presets";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path db = dir / "m.scindb";
+  std::ofstream(dir / "spec.json") << R"({"name": "presets", "base": {"set": {"ring.ll.base_ns": 9000}},
+      "axes": [{"path": "preset", "values": ["hgx-b200-8", "hgx-h200-8", "hgx-b200-8"]},
+               {"path": "collective.algorithm", "values": ["ring"]}, {"path": "collective.bytes", "values": ["8", "1K"]}]})";
+  auto r = run_cli("sweep '" + (dir / "spec.json").string() + "' --db '" + db.string() + "' --threads 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const char* h200_row = "system,gpus,algorithm,bytes,measured_us\nHGX H200,8,ring,8,20\n";
+  const char* b200_row = "system,gpus,algorithm,bytes,measured_us\nHGX B200,8,ring,1024,24\n";
+  const fs::path mixed = temp_file("scin-match-mixed.csv", "system,gpus,algorithm,bytes,measured_us\n"
+                                                         "HGX H200,8,ring,8,20\nHGX B200,8,ring,1024,24\n");
+  const fs::path a100 = temp_file("scin-match-a100.csv", "system,gpus,algorithm,bytes,measured_us\nHGX A100,8,ring,8,20\n");
+  r = run_cli("import '" + mixed.string() + "' '" + a100.string() + "' --db '" + db.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  Store s = Store::open(db, Access::ReadOnly);
+  const MeasuredRunMatches m = match_measured_runs(s, 1);
+  EXPECT_EQ(m.preset, "");
+  EXPECT_EQ(m.presets, (std::vector<std::string>{"hgx-b200-8", "hgx-h200-8"}));
+  ASSERT_EQ(m.runs.size(), 2u);  // run 2 at each preset; run 3 (A100) names neither
+  auto model = [](const char* preset, const char* csv) {
+    Config c = load_preset(preset);
+    set_param(c, "ring.ll.base_ns", 9000.0);
+    return validate_rows(c, {parse_measured_csv(csv, "x").at(0)}).rows.at(0).model_us;
+  };
+  EXPECT_EQ(m.runs[0].run_id, 2);
+  EXPECT_EQ(m.runs[0].preset, "hgx-b200-8");
+  EXPECT_EQ(m.runs[0].systems, std::vector<std::string>{"HGX B200"});
+  ASSERT_EQ(m.runs[0].report.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.runs[0].report.rows[0].model_us, model("hgx-b200-8", b200_row));
+  EXPECT_EQ(m.runs[1].run_id, 2);
+  EXPECT_EQ(m.runs[1].preset, "hgx-h200-8");
+  EXPECT_EQ(m.runs[1].config.fabric.gpus, 8);
+  EXPECT_EQ(m.runs[1].systems, std::vector<std::string>{"HGX H200"});
+  ASSERT_EQ(m.runs[1].report.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.runs[1].report.rows[0].model_us, model("hgx-h200-8", h200_row));
+  // (The base configuration models the H200 row otherwise: it would have been a wrong model.)
+  Config base;  // (the registry defaults)
+  set_param(base, "ring.ll.base_ns", 9000.0);
+  EXPECT_NE(validate_rows(base, {parse_measured_csv(h200_row, "x").at(0)}).rows.at(0).model_us,
+            m.runs[1].report.rows[0].model_us);
+  EXPECT_EQ(run_presets(s.get_run(1)), m.presets);
+  EXPECT_THROW(run_preset_config(s.get_run(1), "hgx-h100-8"), Error);  // not a preset it ran
+  for (const auto& f : {mixed, a100}) fs::remove(f);
+  fs::remove_all(dir);
+}
+
 TEST(Holdout, LeaveOneSystemOutNeverSeesTheHeldOutRows) {
   const Config truth = load_preset("hgx-h100-8");
   Config start = truth;

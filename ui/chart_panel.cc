@@ -427,6 +427,8 @@ void ChartPanel::capLegend() {
   // A legend beside the plot takes at most a third of a narrow chart (its entries elide; hover names a curve).
   if (legend->alignment() & (Qt::AlignLeft | Qt::AlignRight))
     legend->setMaximumWidth(std::max(160.0, view_->width() / 3.0));
+  else
+    legend->setMaximumWidth(QWIDGETSIZE_MAX);  // (a legend above or below the plot spans it: a tall breakdown's)
   // One entry per curve (bar charts list their sets: few, never capped).
   QList<QLegendMarker*> curves, pinned;
   for (QLegendMarker* m : legend->markers())

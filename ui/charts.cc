@@ -7,6 +7,7 @@
 #include <QSet>
 #include <QBarSet>
 #include <QLabel>
+#include <QLegendMarker>
 #include <QLogValueAxis>
 #include <QHorizontalStackedBarSeries>
 #include <QValueAxis>
@@ -53,7 +54,10 @@ struct BarLabels {
   QString keys;  // empty: the labels name their axes
 };
 
-BarLabels barLabels(const QStringList& labels, const QFontMetrics& fm) {
+// Bar labels that read whole: short axis names, then (when a label and the `reserve` px
+// after it would be wider than `room`, what Qt Charts leaves a category label) the values
+// alone, their keys said once (the axis title and the chart's).
+BarLabels barLabels(const QStringList& labels, const QFontMetrics& fm, int reserve = 0, int room = 260) {
   BarLabels out{labels, {}};
   auto distinct = [n = labels.size()](const QStringList& l) { return QSet<QString>(l.begin(), l.end()).size() == n; };
   static const QRegularExpression path(QStringLiteral("([A-Za-z_][A-Za-z0-9_.]*)="));
@@ -72,7 +76,7 @@ BarLabels barLabels(const QStringList& labels, const QFontMetrics& fm) {
   if (distinct(shortNames)) out.labels = shortNames;
   int widest = 0;
   for (const QString& c : out.labels) widest = std::max(widest, fm.horizontalAdvance(c));
-  if (widest <= 260 || out.labels.isEmpty()) return out;
+  if (widest + reserve <= room || out.labels.isEmpty()) return out;
   static const QRegularExpression keyed(QStringLiteral("^(\\S+) \\((.*)\\)$"));
   QStringList keys, values;
   for (const QString& c : out.labels) {
@@ -119,12 +123,20 @@ std::optional<double> LatencyChart::measuredValue(const RowError& row) const { r
 BandwidthChart::BandwidthChart(QWidget* parent)
     : SizeChart(QStringLiteral("bandwidth"), tr("Bandwidth vs message size"), parent) {
   metric_ = new QComboBox;
-  metric_->addItem(tr("Bus bandwidth (nccl-tests busbw = algbw × 2(N−1)/N), GB/s"));
-  metric_->addItem(tr("Algorithm bandwidth (algbw = size / time), GB/s"));
-  metric_->addItem(tr("Real bytes on the busiest link direction"));
-  metric_->addItem(tr("Busiest-link bytes ÷ message size"));
-  metric_->setToolTip(tr("busbw assumes point-to-point algorithms, so NVLS and SCIN can exceed the "
-                         "link rate; the real bytes on the busiest link show what each scheme moves."));
+  // Short names (the tab's controls share a laptop screen's width with the measured-run box);
+  // each item's formula in its tooltip.
+  const std::pair<QString, QString> items[] = {
+      {tr("Bus bandwidth (busbw), GB/s"), tr("nccl-tests busbw = algbw × 2(N−1)/N, GB/s")},
+      {tr("Algorithm bandwidth (algbw), GB/s"), tr("algbw = message size per rank / time, GB/s")},
+      {tr("Bytes on the busiest link direction"), tr("The real bytes the busiest link direction carries")},
+      {tr("Busiest-link bytes ÷ message size"), tr("Bytes on the busiest link direction ÷ message size per rank")}};
+  for (const auto& [name, formula] : items) {
+    metric_->addItem(name);
+    metric_->setItemData(metric_->count() - 1, formula, Qt::ToolTipRole);
+  }
+  metric_->setToolTip(tr("busbw (nccl-tests: algbw × 2(N−1)/N) assumes point-to-point algorithms, so NVLS and "
+                         "SCIN can exceed the link rate; the real bytes on the busiest link show what each scheme "
+                         "moves."));
   controls()->insertWidget(0, controlLabel(tr("Show")));
   controls()->insertWidget(1, metric_);
   connect(metric_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
@@ -357,14 +369,42 @@ void BreakdownChart::redraw() {
       }
   const QStringList fullCats = cats;  // for the tooltips
   auto* y = new QBarCategoryAxis;
-  const BarLabels shown = barLabels(cats, QFontMetrics(y->labelsFont()));
-  cats = shown.labels;
+  const QFontMetrics labelFm(y->labelsFont());
   // Each bar's total (the terms sum to it) is in its label: on one time axis a 5 us bar beside a
   // 1.4 ms one is a few pixels, and its number is still read there.
   std::vector<double> totals(rows.size(), 0.0);
-  for (std::size_t k = 0; k < rows.size(); ++k)
+  QStringList totalText;
+  int totalWidth = 0;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
     for (int t = 0; t < static_cast<int>(Term::Count); ++t) totals[k] += rows[k]->breakdown.ns[t] / 1e3;
-  for (std::size_t k = 0; k < rows.size(); ++k) cats[static_cast<qsizetype>(k)] += QStringLiteral(" · ") + timeText(totals[k] * 1e3);
+    totalText << QStringLiteral(" · ") + timeText(totals[k] * 1e3);
+    totalWidth = std::max(totalWidth, labelFm.horizontalAdvance(totalText.back()));
+  }
+  // What Qt Charts leaves the labels: its axes on one side take at most 0.4 of the width
+  // beside the legend (QtCharts' CartesianChartLayout, maxAxisPortion), less the axis title
+  // and padding; it cuts a wider label at its end, where the bar's total is.
+  const bool tall = cats.size() > 16;  // (then the terms' key goes above the plot)
+  int keyWidth = 0;
+  if (!tall) {
+    const QFontMetrics keyFm(chart()->font());
+    for (int t = 0; t < static_cast<int>(Term::Count); ++t)
+      keyWidth = std::max(keyWidth, keyFm.horizontalAdvance(QString::fromLatin1(to_string(static_cast<Term>(t)))) + 40);
+  }
+  const int viewWidth = width() > 100 ? width() - 10 : 900;  // (the panel: its view may not be laid out yet)
+  const int room = std::max(120, static_cast<int>(0.4 * (viewWidth - std::min(keyWidth, viewWidth / 3) - 40)) - 40);
+  const BarLabels shown = barLabels(cats, labelFm, totalWidth, room);
+  cats = shown.labels;
+  // A name still too wide loses its middle, not its end (the part that tells rows apart) nor its total.
+  {
+    QStringList elided;
+    for (qsizetype k = 0; k < cats.size(); ++k)
+      elided << labelFm.elidedText(cats[k], Qt::ElideMiddle, std::max(60, room - totalWidth)) + totalText[k];
+    // (Categories must differ: where eliding makes two alike, the names stay whole.)
+    const bool distinct = QSet<QString>(elided.begin(), elided.end()).size() == elided.size();
+    for (qsizetype k = 0; k < cats.size(); ++k) cats[k] = distinct ? elided[k] : cats[k] + totalText[k];
+  }
+  if (!shown.keys.isEmpty())
+    chart()->setTitle(chart()->title() + QStringLiteral("<br>") + tr("rows: algorithm (%1)").arg(shown.keys));
   static const QColor termColors[] = {QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf),
                                       QColor(0x1f, 0x77, 0xb4), QColor(0x8c, 0x56, 0x4b), QColor(0xd6, 0x27, 0x28),
                                       QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd)};
@@ -405,8 +445,22 @@ void BreakdownChart::redraw() {
   else x->applyNiceNumbers();
   x->setLabelFormat(QStringLiteral("%g"));
   x->setTitleText(share ? tr("Share of the algorithm's latency (%)") : tr("Time (µs)"));
-  // Many bars scroll: the time axis goes on top, where it is seen first.
+  // Many bars scroll: the time axis and the terms' key go on top, where they are seen first.
   chart()->addAxis(x, cats.size() > 16 ? Qt::AlignTop : Qt::AlignBottom);
+  {
+    // (Above the plot the terms share one row: a point smaller, so that their names stand whole.)
+    QLegend* key = chart()->legend();
+    const bool top = tall;
+    key->setAlignment(top ? Qt::AlignTop : Qt::AlignRight);
+    QFont f = chart()->font();
+    if (top) f.setPointSizeF(f.pointSizeF() - 1);
+    key->setFont(f);
+    // (Qt gives each entry of a row an equal share: "switch_latency" was cut; the bars'
+    // tooltips name each term in full.)
+    if (top)
+      for (QLegendMarker* m : key->markers(series))
+        m->setLabel(QString(m->label()).replace(QStringLiteral("_latency"), QStringLiteral(" lat.")));
+  }
   chart()->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);
   series->attachAxis(y);

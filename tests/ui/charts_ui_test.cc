@@ -468,6 +468,13 @@ class ChartsUiTest : public QObject {
       }
     QCOMPARE(cut, 0);
     QCOMPARE(whole, n);
+    // The keys are said where they are seen (the axis title is mid-way down a scrolled
+    // chart), and the terms' key is above the plot, each name whole.
+    QVERIFY2(br.chart()->title().contains(QStringLiteral("rows: algorithm (gpus, bandwidth_GBps, latency_ns)")),
+             qPrintable(br.chart()->title()));
+    QCOMPARE(br.chart()->legend()->alignment(), Qt::AlignTop);
+    QCOMPARE(br.chart()->legend()->markers().size(), 1);  // (the one term set here)
+    QCOMPARE(br.chart()->legend()->markers().front()->label(), QStringLiteral("launch"));
     // Fewer bars need no more than the tab has, and keep their names.
     br.setResults(manyCurves(4));
     QVERIFY(br.minimumChartHeight() < 600);
@@ -476,6 +483,37 @@ class ChartsUiTest : public QObject {
     const QImage img = Exporter::renderChart(&br, QSize(1000, 600), 1.0);
     QCOMPARE(img.height(), br.minimumChartHeight());
     QCOMPARE(img.width(), 1000);
+  }
+
+  // Twelve bars of a two-axis sweep (isa-waves) on a laptop: "scin (regulation=none
+  // waves..." was cut before its distinguishing value and its total; each bar now shows
+  // its values and total whole, the keys once in the title, the terms' key beside it.
+  void breakdownOfATwoAxisSweepShowsEachBarsValuesAndTotal() {
+    ResultSet rs = manyCurves(12);
+    QStringList expected;
+    for (int k = 0; k < 12; ++k) {
+      Curve& c = rs.curves[static_cast<std::size_t>(k)];
+      c.algorithm = "scin";
+      const QString reg = k < 6 ? QStringLiteral("none") : QStringLiteral("paced");
+      const int waves = 1 << (k % 6);
+      c.label = QStringLiteral("scin (switch.isa.regulation=%1 switch.isa.waves=%2)").arg(reg).arg(waves);
+      for (SimResult& r : c.points) r.breakdown.ns[0] = r.time_ns;
+      for (const SimResult& r : c.points)
+        if (r.bytes == 8) expected << QStringLiteral("scin (%1, %2) · %3").arg(reg).arg(waves).arg(scin::ui::timeText(r.time_ns));
+    }
+    BreakdownChart br;
+    br.resize(700, 560);
+    br.show();
+    br.setSize(8);
+    br.setResults(rs);
+    QTest::qWait(50);
+    QVERIFY2(br.chart()->title().contains(QStringLiteral("rows: algorithm (regulation, waves)")),
+             qPrintable(br.chart()->title()));
+    QCOMPARE(br.chart()->legend()->alignment(), Qt::AlignRight);
+    QSet<QString> shown;
+    for (QGraphicsItem* it : br.chart()->scene()->items())
+      if (auto* t = dynamic_cast<QGraphicsTextItem*>(it); t && t->isVisible()) shown.insert(t->toPlainText());
+    for (const QString& e : expected) QVERIFY2(shown.contains(e), qPrintable(e));
   }
 
   void sizeChartsDrawAtMostTheirCapOfCurves() {
@@ -713,6 +751,76 @@ class ChartsUiTest : public QObject {
     QVERIFY2(last.bottom() <= t->viewport()->height(),
              qPrintable(QStringLiteral("last row ends at %1 of %2").arg(last.bottom()).arg(t->viewport()->height())));
     QVERIFY(model->isVisibleTo(v));
+  }
+
+  // A run whose sweep varies the preset (the fabrics example) is compared with measured
+  // rows at the preset they name, not at its base configuration (the registry defaults,
+  // which no point ran: 21% MAPE where its H200 member gave 2%), and each preset's match
+  // is its own entry. On a 1366-pixel screen the Bandwidth tab's controls (its metric
+  // and measured-run boxes) kept the window 1516 pixels wide.
+  void presetSweepComparesEachPresetAndBandwidthTabFitsALaptop() {
+    const QString path = dir_.filePath(QStringLiteral("laptop-presets.scindb"));
+    std::int64_t sim = 0, meas = 0;
+    const std::vector<Measured> rows = {{"HGX H200 (bench)", "ring", 8, 1u << 20, 60.0},
+                                        {"HGX H100 (bench)", "ring", 8, 1u << 20, 70.0},
+                                        {"HGX A100 (bench)", "ring", 8, 1u << 20, 80.0}};
+    {
+      Store store = Store::open(path.toStdString(), Access::Create);
+      nlohmann::json j = {{"name", "presets"},
+                          {"kind", "collective"},
+                          {"base", {{"collective", {{"dtype", "bf16"}}}}},
+                          {"axes",
+                           {{{"path", "preset"}, {"values", {"hgx-h100-8", "hgx-h200-8"}}},
+                            {{"path", "collective.algorithm"}, {"values", {"ring"}}},
+                            {{"path", "collective.bytes"}, {"values", {"64K", "1M"}}}}}};
+      SweepOptions o;
+      o.threads = 1;
+      sim = run_sweep(store, sweep_spec_from_json(j), o, {}).run_id;
+      meas = storeMeasured(store, "labs.csv", rows);
+    }
+    MainWindow w;
+    w.resize(1366, 700);  // 768 less a taskbar and the title bar
+    w.show();
+    QVERIFY(w.openDatabase(path));
+    settle(w);
+    w.runBrowser()->selectRun(sim);
+    settle(w);
+    QTRY_VERIFY(!w.measuredOverlay()->busy());
+    const MeasuredMatch& m = w.measuredOverlay()->match();
+    QVERIFY(m.presetAxis);
+    QCOMPARE(m.choices.size(), std::size_t(2));  // the A100 row names neither preset
+    const char* presets[] = {"hgx-h100-8", "hgx-h200-8"};
+    for (std::size_t i = 0; i < 2; ++i) {
+      const MeasuredChoice& c = m.choices[i];
+      QCOMPARE(c.run_id, meas);
+      QCOMPARE(c.preset, QString::fromLatin1(presets[i]));
+      QVERIFY2(c.label().startsWith(c.preset + QStringLiteral(" · #")), qPrintable(c.label()));
+      QVERIFY2(c.fabric.startsWith(c.preset), qPrintable(c.fabric));
+      QCOMPARE(c.report.overall.rows, 1);
+      const MeasuredRow& r = c.report.rows.at(0).row;
+      QCOMPARE(QString::fromStdString(r.system), QString::fromStdString(rows[1 - i].system));
+      QCOMPARE(c.report.rows.at(0).model_us, validate_rows(load_preset(presets[i]), {r}).rows.at(0).model_us);
+    }
+    w.measuredOverlay()->setCurrent(1);
+    QVERIFY(w.showTab(QStringLiteral("validation")));
+    auto* v = qobject_cast<ValidationView*>(w.chart(QStringLiteral("validation")));
+    QVERIFY(v);
+    QTRY_VERIFY2(v->hasData(), qPrintable(v->emptyText()));
+    auto* model = v->findChild<QLabel*>(QStringLiteral("validationModel"));
+    QVERIFY(model);
+    QVERIFY2(model->text().contains(QStringLiteral("hgx-h200-8 (H200, 8 GPUs)")) &&
+                 model->text().contains(QStringLiteral("varies the preset")) &&
+                 !model->text().contains(QStringLiteral("base configuration")),
+             qPrintable(model->text()));
+    // The Bandwidth tab, its measured points shown: the window stays within the screen.
+    QVERIFY(w.showTab(QStringLiteral("bandwidth")));
+    settle(w);
+    QTest::qWait(100);
+    QVERIFY2(w.minimumSizeHint().width() <= 1366 && w.width() <= 1366,
+             qPrintable(QStringLiteral("minimum %1, width %2").arg(w.minimumSizeHint().width()).arg(w.width())));
+    auto* bw = w.chart(QStringLiteral("bandwidth"));
+    for (auto* box : bw->findChildren<QComboBox*>())
+      QVERIFY2(box->sizeHint().width() <= 360, qPrintable(box->currentText()));
   }
 
   // A report of a run with a measured run picked holds what the Validation tab shows:

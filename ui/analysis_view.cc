@@ -382,6 +382,34 @@ double panelSpread(const PlotData& plot) {
   }
   return hi / lo;
 }
+
+// On a log y, free y where every panel spans at most this share of the decades all
+// of them span together, and those are kLogFreeYDecades or more: a shared axis then
+// leaves each panel a flat band (a sweep of a small effect at sizes 10^5 apart).
+constexpr double kLogFreeYShare = 0.4, kLogFreeYDecades = 2;
+
+// On a log y axis: the widest panel's own span in decades over the span of all
+// panels together (1: one panel, or values not all positive).
+double logPanelShare(const PlotData& plot) {
+  if (plot.facets.size() < 2) return 1;
+  double lo = INFINITY, hi = 0, widest = 0;
+  for (const auto& f : plot.facets) {
+    double flo = INFINITY, fhi = 0;
+    for (const auto& s : f.series)
+      for (const auto& pt : s.points)
+        if (std::isfinite(pt.y)) {
+          if (!(pt.y > 0)) return 1;
+          flo = std::min(flo, pt.y);
+          fhi = std::max(fhi, pt.y);
+        }
+    if (!(fhi > 0)) continue;
+    widest = std::max(widest, std::log10(fhi / flo));
+    lo = std::min(lo, flo);
+    hi = std::max(hi, fhi);
+  }
+  const double all = hi > 0 ? std::log10(hi / lo) : 0;
+  return all >= kLogFreeYDecades ? widest / all : 1;
+}
 }  // namespace
 
 void AnalysisView::setFreeY(bool on) {
@@ -401,7 +429,7 @@ void AnalysisView::applyFreeY(bool on) {
 void AnalysisView::autoFreeY() {
   freeYBtn_->setEnabled(plot_ && plot_->facets.size() > 1);
   if (freeYByCaller_ || !plot_) return;
-  applyFreeY(!logY_ && panelSpread_ >= kFreeYSpread);
+  applyFreeY(logY_ ? logPanelShare_ <= kLogFreeYShare : panelSpread_ >= kFreeYSpread);
 }
 
 void AnalysisView::replot() {
@@ -442,6 +470,7 @@ AnalysisView::Job AnalysisView::makeJob(const AnalysisTable& table, std::shared_
       for (const auto& s : f.series)
         for (const auto& pt : s.points) job.nonPositiveX = job.nonPositiveX || !(pt.x > 0);
   job.panelSpread = panelSpread(*plot);
+  job.logPanelShare = logPanelShare(*plot);
   job.points = PointsModel::build(std::move(shared), plot);
   job.plot = std::move(plot);
   return job;
@@ -451,6 +480,7 @@ void AnalysisView::showPlot(std::shared_ptr<const AnalysisTable> table, Job job)
   shownTable_ = std::move(table);
   plot_ = std::move(job.plot);
   panelSpread_ = job.panelSpread;
+  logPanelShare_ = job.logPanelShare;
   canvas_->setLog(logX_, logY_);
   autoFreeY();
   canvas_->setPlot(shownTable_, plot_);

@@ -211,6 +211,7 @@ class AnalysisView : public QWidget {
     std::shared_ptr<const PointsModel::Content> points;  // the points table's rows
     bool nonPositiveX = false;                           // some x <= 0 (not drawn on a log x axis)
     double panelSpread = 0;                              // the panels' largest y values, largest / smallest (0: one panel)
+    double logPanelShare = 1;  // on a log y: the widest panel's own decades / all panels' (1: one panel)
   };
   /// The plot of `q` on `table`, with what showing it needs (on a worker).
   static Job makeJob(const analysis::AnalysisTable& table, std::shared_ptr<const analysis::AnalysisTable> shared,
@@ -226,7 +227,8 @@ class AnalysisView : public QWidget {
   static constexpr double kFreeYSpread = 20;
   /// Free y as chosen, for the canvas and the button.
   void applyFreeY(bool on);
-  /// Unless setFreeY() chose: free y on a linear axis whose panels' largest values differ kFreeYSpread x.
+  /// Unless setFreeY() chose: free y on a linear axis whose panels' largest values differ kFreeYSpread x,
+  /// or on a log axis whose panels each span a small share of the shared decades (analysis_view.cc).
   void autoFreeY();
   void fillPickers();
   void showPlot(std::shared_ptr<const analysis::AnalysisTable> table, Job job);
@@ -251,6 +253,7 @@ class AnalysisView : public QWidget {
   bool freeYByCaller_ = false;     // setFreeY() since setTable(): no automatic choice
   QString message_;
   double panelSpread_ = 0;         // the shown plot's Job::panelSpread
+  double logPanelShare_ = 1;       // its Job::logPanelShare
   std::set<std::string> hidden_;   // series keys hidden through the legend
 
   FieldCombo *x_, *facet_;

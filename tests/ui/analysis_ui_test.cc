@@ -280,6 +280,38 @@ class AnalysisUiTest : public QObject {
     for (const auto& pan : av->canvas()->shownLayout().panels) QVERIFY(!pan.own_y);
   }
 
+  // switch-latency's time against the switch's latency in panels by size, on log y: each
+  // panel spans about a decade of the 3.4 they span together, so one shared scale left
+  // each a flat band where the latency's effect did not show. Each panel gets its own
+  // scale (the notes say so); scin-scale's busbw on log y (panels half as wide as all)
+  // keeps one (panelsOrdersOfMagnitudeApartGetTheirOwnY).
+  void logPanelsInNarrowBandsGetTheirOwnY() {
+    MainWindow w;
+    w.resize(1500, 900);
+    w.show();
+    AnalysisView* av = openAndPlot(w, "switch-latency", "switch.latency_ns", "collective.bytes", "time_us");
+    av->setLog(false, true);
+    QVERIFY(w.showTab(QStringLiteral("analysis")));
+    settle(w);
+    QTRY_VERIFY_WITH_TIMEOUT(!av->busy() && av->canvas()->shownLayout().panels.size() == 5, 10000);
+    QVERIFY(av->freeY());
+    QVERIFY2(av->notesText().contains(QStringLiteral("own y scale")), qPrintable(av->notesText()));
+    // Each panel's range is its own: within a decade and a half of its values.
+    for (const auto& pan : av->canvas()->shownLayout().panels) {
+      QVERIFY(pan.own_y);
+      const analysis::Facet& f = av->plot()->facets[static_cast<std::size_t>(pan.facet)];
+      double lo = INFINITY, hi = 0;
+      for (const auto& sr : f.series)
+        for (const auto& pt : sr.points) lo = std::min(lo, pt.y), hi = std::max(hi, pt.y);
+      QVERIFY2(pan.y0 <= lo && pan.y1 >= hi && pan.y1 / pan.y0 < 40 * hi / lo, qPrintable(QString::fromStdString(f.value)));
+    }
+    // The user's choice holds.
+    av->setFreeY(false);
+    QVERIFY(!av->freeY());
+    av->setLog(false, true);
+    QVERIFY(!av->freeY());
+  }
+
   // Five panels of sizes 1 KiB - 256 MiB in a 3.5 in column (switch-latency,
   // one panel per switch latency): each third-wide x axis says where the
   // data end, in short labels the x title explains (it said "1 KiB", "1 MiB").

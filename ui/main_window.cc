@@ -288,7 +288,25 @@ void MainWindow::buildDocks() {
   fabLayout->addWidget(runFabricBar_);
   fabLayout->addWidget(fabricEditor_, 1);
   QDockWidget* fab = dock(tr("Fabric"), QStringLiteral("fabricDock"), fabPane, Qt::LeftDockWidgetArea);
-  QDockWidget* topo = dock(tr("Topology"), QStringLiteral("topologyDock"), topology_, Qt::LeftDockWidgetArea);
+  // The picture, and under it what it shows in words (TopologyView::caption).
+  auto* topoPane = new QWidget;
+  auto* topoLayout = new QVBoxLayout(topoPane);
+  topoLayout->setContentsMargins(0, 0, 0, 0);
+  topoLayout->setSpacing(2);
+  auto* topoCaption = new QLabel;
+  topoCaption->setObjectName(QStringLiteral("topologyCaption"));
+  topoCaption->setWordWrap(true);
+  topoCaption->setAlignment(Qt::AlignHCenter);
+  topoCaption->setStyleSheet(QStringLiteral("QLabel { color: #333; padding: 0 4px 2px 4px; }"));
+  auto showCaption = [topoCaption](const QString& caption, const QString& grouping) {
+    topoCaption->setText(caption);
+    topoCaption->setToolTip(grouping.isEmpty() ? caption : caption + QStringLiteral("\n") + grouping);
+  };
+  showCaption(topology_->caption(), topology_->grouping());
+  connect(topology_, &TopologyView::captionChanged, topoCaption, showCaption);
+  topoLayout->addWidget(topology_, 1);
+  topoLayout->addWidget(topoCaption);
+  QDockWidget* topo = dock(tr("Topology"), QStringLiteral("topologyDock"), topoPane, Qt::LeftDockWidgetArea);
   QDockWidget* sweep = dock(tr("Sweep"), QStringLiteral("sweepDock"), sweepEditor_, Qt::RightDockWidgetArea);
   QDockWidget* runs = dock(tr("Runs"), QStringLiteral("runsDock"), runBrowser_, Qt::RightDockWidgetArea);
   splitDockWidget(sweep, runs, Qt::Vertical);

@@ -135,7 +135,7 @@ QColor TopologyView::heatColour(double u) {
 TopologyView::TopologyView(FabricDoc* doc, QWidget* parent) : QGraphicsView(parent), doc_(doc) {
   setScene(new QGraphicsScene(this));
   setRenderHint(QPainter::Antialiasing);
-  setMinimumSize(240, 200);
+  setMinimumSize(240, 120);  // (a laptop's dock: its caption is a label beneath)
   setMouseTracking(true);
   connect(doc_, &FabricDoc::changed, this, [this](const QString&) { rebuild(); });
   connect(scene(), &QGraphicsScene::selectionChanged, this, &TopologyView::onSelection);
@@ -581,12 +581,17 @@ void TopologyView::draw(Builder& build) {
     grouping += (grouping.isEmpty() ? QString() : tr(", ")) + tr("%1 groups of %2 planes").arg(boxes).arg(planesPerItem_);
   if (!grouping.isEmpty())
     grouping = tr("Drawn as %1; each line is a bundle (width grows with its link count; hover for counts)").arg(grouping);
-  double y = radius + 40;
-  build.centredText(caption, QPointF(0, y));
-  if (!grouping.isEmpty()) build.centredText(grouping, QPointF(0, y += 18), small);
+  // Under the picture, in a label (caption()): in the scene its one long line widened
+  // the scene, so a dock scaled the picture down and the caption to a few pixels.
+  if (caption != caption_ || grouping != grouping_) {
+    caption_ = caption;
+    grouping_ = grouping;
+    Q_EMIT captionChanged(caption_, grouping_);
+  }
+  double y = radius + 30;
   if (heat) {
     // The heat map's key: idle ... always busy.
-    y += 24;
+    y += 10;
     const double w = 160;
     QLinearGradient g(-w / 2, 0, w / 2, 0);
     for (double t : {0.0, 0.5, 1.0}) g.setColorAt(t, heatColour(t));

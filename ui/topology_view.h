@@ -46,6 +46,14 @@ class TopologyView : public QGraphicsView {
   void clearLinkLoads();
   bool hasLinkLoads() const { return !loads_.empty(); }
 
+  /// What the picture shows, in words and counts ("8 accelerators × 4 switch
+  /// plane(s): 32 links, ..."), and how it groups them: for a label under the
+  /// view, in the font people read (in the scene, a dock's scale shrank it to a
+  /// few pixels). captionChanged() follows it.
+  QString caption() const { return caption_; }
+  /// How the picture groups accelerators and planes into items, where it does (for a tooltip).
+  QString grouping() const { return grouping_; }
+
   /// What hovering link item `k` (0..linkItems()-1) shows, and its colour.
   QString linkToolTip(int k) const;
   QColor linkColour(int k) const;
@@ -55,6 +63,7 @@ class TopologyView : public QGraphicsView {
  Q_SIGNALS:
   /// A parameter group ("accelerator", "links", "switch", "switch.isa") was selected.
   void groupSelected(const QString& prefix);
+  void captionChanged(const QString& caption, const QString& grouping);
 
  protected:
   void resizeEvent(QResizeEvent* e) override;
@@ -76,6 +85,7 @@ class TopologyView : public QGraphicsView {
   FabricDoc* doc_;
   int accels_ = 0, switches_ = 0, links_ = 0;
   int gpusPerItem_ = 1, planesPerItem_ = 1;
+  QString caption_, grouping_;
   std::vector<QGraphicsItem*> linkItems_;
   std::vector<QGraphicsItem*> items_;  // every item drawn, in drawing order (Builder)
   std::array<int, 6> shape_{};         // what decides the items drawn: gpus, planes, mesh, heat map, leaves, spines (two tiers)

@@ -17,8 +17,12 @@
 #include <QEvent>
 #include <QFontMetricsF>
 #include <QPushButton>
+#include <QRegularExpression>
+#include <QSet>
 #include <QToolTip>
 #include <QVBoxLayout>
+
+#include "analysis/table.h"
 
 namespace scin::ui {
 
@@ -384,6 +388,7 @@ void ChartPanel::unlist(QAbstractSeries* s) {
 
 void ChartPanel::clearChart() {
   legendMore_ = nullptr;
+  legendKeys_ = nullptr;
   unlisted_.clear();
   legendCap_ = 0;
   chart_->removeAllSeries();
@@ -396,7 +401,7 @@ void ChartPanel::clearChart() {
 QStringList ChartPanel::seriesNames() const {
   QStringList out;
   for (QAbstractSeries* s : chart_->series())
-    if (s != legendMore_) out << s->name();
+    if (s != legendMore_ && s != legendKeys_) out << s->name();
   return out;
 }
 
@@ -405,7 +410,7 @@ QStringList ChartPanel::legendTexts() const {
   QStringList out;
   int i = 0;
   for (QLegendMarker* m : chart_->legend()->markers()) {
-    if (m->series() == legendMore_ || unlisted_.contains(m->series())) continue;
+    if (m->series() == legendMore_ || m->series() == legendKeys_ || unlisted_.contains(m->series())) continue;
     if (m->series()->objectName() == QLatin1String("measured")) {
       out << m->label();  // never capped
       continue;
@@ -414,6 +419,9 @@ QStringList ChartPanel::legendTexts() const {
     ++i;
   }
   if (legendMore_ && legendCap_ > 0) out << legendMore_->name();
+  if (legendKeys_)  // (markers(nullptr) lists every marker)
+    for (QLegendMarker* m : chart_->legend()->markers(legendKeys_))
+      if (m->isVisible()) out << m->label();
   return out;
 }
 
@@ -434,7 +442,7 @@ void ChartPanel::capLegend() {
   for (QLegendMarker* m : legend->markers())
     if (unlisted_.contains(m->series()))
       m->setVisible(false);
-    else if (m->series() == legendMore_ || m->type() == QLegendMarker::LegendMarkerTypeBar)
+    else if (m->series() == legendMore_ || m->series() == legendKeys_ || m->type() == QLegendMarker::LegendMarkerTypeBar)
       continue;
     else if (m->series()->objectName() == QLatin1String("measured"))
       pinned << m;  // measured points are always listed (after the curves they compare with)
@@ -473,13 +481,44 @@ void ChartPanel::capLegend() {
   // every one then stands whole (the quant chart's "reference: sum in bf16 (=
   // nvls)"); where some would still elide (a sweep's "ring (gpus=2
   // bandwidth_GBps=300 ...)"), the plot keeps its room.
+  // Where they would still be cut, a sweep's curves are named by their values ("ring (8, 1,
+  // gb200-nvl72)", compactLabels) and an entry after them names the keys once: cut, the
+  // values that tell curves apart were lost ("ring (gpus=8 leaves=1 preset=...").
+  QString keys;
   if (legend->alignment() & (Qt::AlignLeft | Qt::AlignRight)) {
+    QStringList names;
     double widest = 0;
-    for (QLegendMarker* m : curves) widest = std::max(widest, fm.horizontalAdvance(m->series()->name()) + 40);
+    for (QLegendMarker* m : curves) {
+      names << m->series()->name();
+      widest = std::max(widest, fm.horizontalAdvance(names.back()) + 40);
+    }
     if (widest > legend->maximumWidth() && widest <= view_->width() * 0.4) legend->setMaximumWidth(widest);
+    CompactLabels shown{names, {}};
+    if (widest > legend->maximumWidth())
+      shown = compactLabels(names, QFontMetrics(legend->font()), 40, static_cast<int>(legend->maximumWidth()));
+    for (qsizetype i = 0; i < curves.size(); ++i) curves[i]->setLabel(shown.labels[i]);
+    keys = shown.keys;
+    if (!keys.isEmpty()) {  // (the keys' entry whole, within 45% of the chart)
+      const double keyW = fm.horizontalAdvance(QStringLiteral("(%1)").arg(keys)) + 48;
+      legend->setMaximumWidth(std::max(legend->maximumWidth(), std::min(keyW, view_->width() * 0.45)));
+    }
+  } else {
+    for (QLegendMarker* m : curves) m->setLabel(m->series()->name());
+  }
+  if (!keys.isEmpty() && !legendKeys_ && !curves.isEmpty()) {
+    auto* k = new QLineSeries;
+    k->setObjectName(QStringLiteral("legendKeys"));
+    k->setPen(QPen(Qt::transparent));  // no line, and a blank legend icon
+    chart_->addSeries(k);
+    for (QAbstractAxis* a : curves.front()->series()->attachedAxes()) k->attachAxis(a);
+    legendKeys_ = k;
+  }
+  if (legendKeys_) {
+    legendKeys_->setName(QStringLiteral("(%1)").arg(keys));
+    for (QLegendMarker* m : legend->markers(legendKeys_)) m->setVisible(!keys.isEmpty());
   }
   const int n = static_cast<int>(curves.size());
-  const int room_for_curves = std::max(3, fit - static_cast<int>(pinned.size()));
+  const int room_for_curves = std::max(3, fit - static_cast<int>(pinned.size()) - (keys.isEmpty() ? 0 : 1));
   legendCap_ = n > room_for_curves ? room_for_curves - 1 : 0;
   if (legendCap_ > 0 && !legendMore_) {
     auto* more = new QLineSeries;
@@ -503,7 +542,7 @@ void ChartPanel::setSeriesVisible(const QString& name, bool visible) {
     if (s->name() == name) s->setVisible(visible);
   int i = 0;  // position among the listed curves (what the cap counts)
   for (QLegendMarker* m : chart_->legend()->markers()) {
-    if (m->series() == legendMore_ || unlisted_.contains(m->series())) continue;
+    if (m->series() == legendMore_ || m->series() == legendKeys_ || unlisted_.contains(m->series())) continue;
     const bool pinned = m->series()->objectName() == QLatin1String("measured");
     const int at = pinned ? 0 : i++;
     if (m->series()->name() != name) continue;
@@ -518,7 +557,7 @@ void ChartPanel::setSeriesVisible(const QString& name, bool visible) {
 void ChartPanel::connectLegend() {
   for (QLegendMarker* m : chart_->legend()->markers()) {
     if (m->type() == QLegendMarker::LegendMarkerTypeBar) continue;  // bar sets toggle nothing useful
-    if (m->series() == legendMore_) continue;
+    if (m->series() == legendMore_ || m->series() == legendKeys_) continue;
     connect(m, &QLegendMarker::clicked, this, [this, m] {
       setSeriesVisible(m->series()->name(), !m->series()->isVisible());
     });
@@ -527,5 +566,58 @@ void ChartPanel::connectLegend() {
 }
 
 void ChartPanel::showTip(const QString& text) { QToolTip::showText(QCursor::pos(), text); }
+
+// Bar labels of a breakdown and legend entries of a sweep's curves. A sweep's curves are named by full parameter
+// paths ("scin (switch.isa.regulation=none switch.isa.waves=4)"), too long for
+// bar labels, which Qt Charts cuts to "..." or to the part every bar shares:
+// each value is named by its axis's short name instead ("scin
+// (regulation=none waves=4)"). Still too long for the axis (Qt Charts gives it
+// at most 40% of the chart's width), when every bar reads "algorithm (a=1
+// b=2)" with the same names in the same order, the bars keep their values
+// ("ring (2, 300, 100)") and `keys` names the axes once, for the axis title
+// ("gpus, bandwidth_GBps, latency_ns"). Neither when two bars would read alike.
+// Bar labels that read whole: short axis names, then (when a label and the `reserve` px
+// after it would be wider than `room`, what Qt Charts leaves a category label) the values
+// alone, their keys said once (the axis title and the chart's).
+CompactLabels compactLabels(const QStringList& labels, const QFontMetrics& fm, int reserve, int room) {
+  CompactLabels out{labels, {}};
+  auto distinct = [n = labels.size()](const QStringList& l) { return QSet<QString>(l.begin(), l.end()).size() == n; };
+  static const QRegularExpression path(QStringLiteral("([A-Za-z_][A-Za-z0-9_.]*)="));
+  QStringList shortNames;
+  for (const QString& c : labels) {
+    QString t;
+    qsizetype from = 0;
+    for (auto it = path.globalMatch(c); it.hasNext();) {
+      const auto m = it.next();
+      t += c.mid(from, m.capturedStart(1) - from) +
+           QString::fromStdString(analysis::short_axis_name(m.captured(1).toStdString())) + QLatin1Char('=');
+      from = m.capturedEnd(0);
+    }
+    shortNames << t + c.mid(from);
+  }
+  if (distinct(shortNames)) out.labels = shortNames;
+  int widest = 0;
+  for (const QString& c : out.labels) widest = std::max(widest, fm.horizontalAdvance(c));
+  if (widest + reserve <= room || out.labels.isEmpty()) return out;
+  static const QRegularExpression keyed(QStringLiteral("^(\\S+) \\((.*)\\)$"));
+  QStringList keys, values;
+  for (const QString& c : out.labels) {
+    const auto m = keyed.match(c);
+    if (!m.hasMatch()) return out;
+    QStringList k, v;
+    for (const QString& kv : m.captured(2).split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+      const qsizetype eq = kv.indexOf(QLatin1Char('='));
+      if (eq <= 0) return out;
+      k << kv.left(eq);
+      v << kv.mid(eq + 1);
+    }
+    if (keys.isEmpty()) keys = k;
+    if (k.isEmpty() || k != keys) return out;
+    values << m.captured(1) + QStringLiteral(" (") + v.join(QStringLiteral(", ")) + QLatin1Char(')');
+  }
+  if (distinct(values)) out = {values, keys.join(QStringLiteral(", "))};
+  return out;
+}
+
 
 }  // namespace scin::ui

@@ -166,7 +166,20 @@ class ChartPanel : public QWidget {
   QString emptyText_;
   int legendCap_ = 0;
   QAbstractSeries* legendMore_ = nullptr;   // the summary entry (no points), or null
+  QAbstractSeries* legendKeys_ = nullptr;   // the entry naming compacted curves' keys (no points), or null
   QList<QAbstractSeries*> unlisted_;        // series kept out of the legend
 };
+
+/// Names that read whole in a narrow place (a breakdown's bar labels, a side legend):
+/// a sweep's "scin (switch.isa.regulation=none switch.isa.waves=4)" names each value by
+/// its axis's short name, and where a name and the `reserve` px after it are still wider
+/// than `room` and every name reads "algorithm (a=1 b=2)" with the same keys in the same
+/// order, by its values alone ("scin (none, 4)"), `keys` naming them once ("regulation,
+/// waves"). Neither where two names would then read alike.
+struct CompactLabels {
+  QStringList labels;
+  QString keys;  // empty: the labels name their axes
+};
+CompactLabels compactLabels(const QStringList& labels, const QFontMetrics& fm, int reserve = 0, int room = 260);
 
 }  // namespace scin::ui

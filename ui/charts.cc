@@ -40,63 +40,6 @@ QValueAxis* linearAxis(double lo, double hi, const QString& title) {
 
 QLabel* controlLabel(const QString& t) { return new QLabel(t); }
 
-// The bar labels of a breakdown. A sweep's curves are named by full parameter
-// paths ("scin (switch.isa.regulation=none switch.isa.waves=4)"), too long for
-// bar labels, which Qt Charts cuts to "..." or to the part every bar shares:
-// each value is named by its axis's short name instead ("scin
-// (regulation=none waves=4)"). Still too long for the axis (Qt Charts gives it
-// at most 40% of the chart's width), when every bar reads "algorithm (a=1
-// b=2)" with the same names in the same order, the bars keep their values
-// ("ring (2, 300, 100)") and `keys` names the axes once, for the axis title
-// ("gpus, bandwidth_GBps, latency_ns"). Neither when two bars would read alike.
-struct BarLabels {
-  QStringList labels;
-  QString keys;  // empty: the labels name their axes
-};
-
-// Bar labels that read whole: short axis names, then (when a label and the `reserve` px
-// after it would be wider than `room`, what Qt Charts leaves a category label) the values
-// alone, their keys said once (the axis title and the chart's).
-BarLabels barLabels(const QStringList& labels, const QFontMetrics& fm, int reserve = 0, int room = 260) {
-  BarLabels out{labels, {}};
-  auto distinct = [n = labels.size()](const QStringList& l) { return QSet<QString>(l.begin(), l.end()).size() == n; };
-  static const QRegularExpression path(QStringLiteral("([A-Za-z_][A-Za-z0-9_.]*)="));
-  QStringList shortNames;
-  for (const QString& c : labels) {
-    QString t;
-    qsizetype from = 0;
-    for (auto it = path.globalMatch(c); it.hasNext();) {
-      const auto m = it.next();
-      t += c.mid(from, m.capturedStart(1) - from) +
-           QString::fromStdString(analysis::short_axis_name(m.captured(1).toStdString())) + QLatin1Char('=');
-      from = m.capturedEnd(0);
-    }
-    shortNames << t + c.mid(from);
-  }
-  if (distinct(shortNames)) out.labels = shortNames;
-  int widest = 0;
-  for (const QString& c : out.labels) widest = std::max(widest, fm.horizontalAdvance(c));
-  if (widest + reserve <= room || out.labels.isEmpty()) return out;
-  static const QRegularExpression keyed(QStringLiteral("^(\\S+) \\((.*)\\)$"));
-  QStringList keys, values;
-  for (const QString& c : out.labels) {
-    const auto m = keyed.match(c);
-    if (!m.hasMatch()) return out;
-    QStringList k, v;
-    for (const QString& kv : m.captured(2).split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-      const qsizetype eq = kv.indexOf(QLatin1Char('='));
-      if (eq <= 0) return out;
-      k << kv.left(eq);
-      v << kv.mid(eq + 1);
-    }
-    if (keys.isEmpty()) keys = k;
-    if (k.isEmpty() || k != keys) return out;
-    values << m.captured(1) + QStringLiteral(" (") + v.join(QStringLiteral(", ")) + QLatin1Char(')');
-  }
-  if (distinct(values)) out = {values, keys.join(QStringLiteral(", "))};
-  return out;
-}
-
 }  // namespace
 
 // --- latency ------------------------------------------------------------
@@ -392,7 +335,7 @@ void BreakdownChart::redraw() {
   }
   const int viewWidth = width() > 100 ? width() - 10 : 900;  // (the panel: its view may not be laid out yet)
   const int room = std::max(120, static_cast<int>(0.4 * (viewWidth - std::min(keyWidth, viewWidth / 3) - 40)) - 40);
-  const BarLabels shown = barLabels(cats, labelFm, totalWidth, room);
+  const CompactLabels shown = compactLabels(cats, labelFm, totalWidth, room);
   cats = shown.labels;
   // A name still too wide loses its middle, not its end (the part that tells rows apart) nor its total.
   {

@@ -298,6 +298,37 @@ class ChartsUiTest : public QObject {
              qPrintable(QStringLiteral("%1 > %2").arg(lat.chart()->legend()->maximumWidth()).arg(third)));
   }
 
+  // A sweep's curves beside a laptop's chart: "ring (gpus=8 leaves=1 preset=..." lost the
+  // value that tells curves apart. The entries name the values, an entry after them the
+  // keys; the series keep their names (hover, CSV); a wide chart shows the names whole.
+  void legendOfASweepNamesValuesAndKeysOnce() {
+    ResultSet rs = manyCurves(6);
+    QStringList full, compact;
+    for (int k = 0; k < 6; ++k) {
+      Curve& c = rs.curves[static_cast<std::size_t>(k)];
+      const int gpus = 8 << (k / 2);
+      const char* preset = k % 2 ? "nvl576-style" : "gb200-nvl72";
+      c.label = QStringLiteral("%1 (fabric.gpus=%2 fabric.leaves=1 preset=%3)")
+                    .arg(QString::fromStdString(c.algorithm)).arg(gpus).arg(QString::fromLatin1(preset));
+      full << c.label;
+      compact << QStringLiteral("%1 (%2, 1, %3)").arg(QString::fromStdString(c.algorithm)).arg(gpus).arg(QString::fromLatin1(preset));
+    }
+    LatencyChart lat;
+    lat.resize(700, 500);
+    lat.show();
+    lat.setResults(rs);
+    QTest::qWait(50);
+    QCOMPARE(lat.seriesNames(), full);
+    QStringList shown = lat.legendTexts();
+    QCOMPARE(shown, compact + QStringList{QStringLiteral("(gpus, leaves, preset)")});
+    const QFontMetricsF fm(lat.chart()->legend()->font());
+    for (const QString& t : shown)
+      QVERIFY2(fm.horizontalAdvance(t) + 40 <= lat.chart()->legend()->maximumWidth(), qPrintable(t));
+    lat.resize(2600, 900);
+    QTest::qWait(50);
+    QCOMPARE(lat.legendTexts(), full);
+  }
+
   void legendOfManyCurvesIsCappedAndCounted() {
     LatencyChart lat;
     lat.resize(1000, 460);

@@ -353,6 +353,16 @@ class UiTest : public QObject {
     QVERIFY(!about->isVisible());
     QVERIFY(w.fabricEditor()->selectPreset(QStringLiteral("hgx-h200-8")));
     QTRY_VERIFY(about->isVisible());
+    // The Topology dock says what it draws in a label at the window's font (in the scene
+    // it was scaled with the picture to a few pixels), the grouping in its tooltip.
+    auto* caption = w.findChild<QLabel*>(QStringLiteral("topologyCaption"));
+    QVERIFY(caption);
+    QTRY_VERIFY(caption->isVisible());
+    QCOMPARE(caption->text(), w.topology()->caption());
+    QVERIFY2(caption->text().startsWith(QStringLiteral("8 accelerators × 4 switch plane(s): 32 links")), qPrintable(caption->text()));
+    QCOMPARE(caption->font().pointSizeF(), w.font().pointSizeF());
+    QVERIFY(caption->height() >= QFontMetrics(caption->font()).height());
+    QVERIFY(w.topology()->height() >= 100);
     QVERIFY(w.showTab(QStringLiteral("quant")));
     auto* q = qobject_cast<QuantChart*>(w.chart(QStringLiteral("quant")));
     QVERIFY(q);

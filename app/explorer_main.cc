@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("load fabric preset NAME"), QStringLiteral("NAME"));
   QCommandLineOption run(QStringLiteral("run"), QStringLiteral("run the sweep once the window is up"));
   QCommandLineOption tab(QStringLiteral("tab"),
-                         QStringLiteral("show chart tab NAME (analysis, latency, bandwidth, speedup, breakdown, quant, timeline)"),
+                         QStringLiteral("show chart tab NAME (analysis, latency, bandwidth, speedup, breakdown, validation, quant, timeline)"),
                          QStringLiteral("NAME"));
   QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("save a PNG of the window"), QStringLiteral("PNG"));
   QCommandLineOption quit(QStringLiteral("quit"), QStringLiteral("quit when done (after --run / exports / --screenshot)"));

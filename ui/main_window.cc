@@ -838,9 +838,9 @@ void MainWindow::showRuns(const std::vector<std::int64_t>& ids) {
     if (first.kind != PointKind::Collective) {
       const QString kind = QString::fromLatin1(to_string(first.kind));
       const bool vowel = QStringLiteral("aeiou").contains(kind.left(1));   // "an inference run"
-      kindNote_ = (vowel ? tr("Run #%1 is an %2 run: it stores %3, not All-Reduce timings. Its points are plotted in "
+      kindNote_ = (vowel ? tr("Run #%1 is an %2 run: it stores %3, not simulated All-Reduce timings. Its points are plotted in "
                               "the Analysis tab.")
-                         : tr("Run #%1 is a %2 run: it stores %3, not All-Reduce timings. Its points are plotted in "
+                         : tr("Run #%1 is a %2 run: it stores %3, not simulated All-Reduce timings. Its points are plotted in "
                               "the Analysis tab."))
                       .arg(first.id)
                       .arg(kind,

@@ -401,6 +401,19 @@ ViewRange dataRange(const PlotData& plot, bool log_x, bool log_y, int facet) {
     const double pad = y1 > y0 ? std::pow(y1 / y0, 0.06) : 2.0;
     r.y0 = y0 / pad;
     r.y1 = y1 * pad;
+    // Out to the nearest 1-2-3-5 value where it is near (within 0.15 decade), so a tick is
+    // labelled beyond the data at both ends: SCIN's 7.5x peak stood above a top label of 5x.
+    auto nice = [](double v, bool up) {
+      const double e = std::pow(10.0, std::floor(std::log10(v)));
+      double best = up ? 10 * e : e;
+      for (double m : {1.0, 2.0, 3.0, 5.0, 10.0}) {
+        const double c = m * e;
+        if (up ? (c >= v && c < best) : (c <= v && c > best)) best = c;
+      }
+      return best;
+    };
+    if (const double t = nice(r.y1, true); t / r.y1 <= 1.42) r.y1 = t;
+    if (const double b = nice(r.y0, false); r.y0 / b <= 1.42) r.y0 = b;
   } else {
     const double pad = y1 > y0 ? (y1 - y0) * 0.06 : std::max(std::fabs(y0) * 0.1, 1e-12);
     r.y0 = (y0 >= 0 && y0 < 0.35 * y1) ? 0 : y0 - pad;

@@ -401,12 +401,17 @@ ViewRange dataRange(const PlotData& plot, bool log_x, bool log_y, int facet) {
     const double pad = y1 > y0 ? std::pow(y1 / y0, 0.06) : 2.0;
     r.y0 = y0 / pad;
     r.y1 = y1 * pad;
-    // Out to the nearest 1-2-3-5 value where it is near (within 0.15 decade), so a tick is
-    // labelled beyond the data at both ends: SCIN's 7.5x peak stood above a top label of 5x.
-    auto nice = [](double v, bool up) {
+    // Out to the nearest value the ticks are likely to label (1-2-3-5 on a decade or so, 1-3
+    // on more: axisTicks' densest sets that fit) where it is near (within 0.15 decade), so a
+    // tick is labelled beyond the data at both ends: SCIN's 8x peak stood above a 5x top label.
+    const double decades = std::log10(r.y1 / r.y0);
+    const std::vector<double> mants = decades > 2    ? std::vector<double>{1, 3, 10}
+                                      : decades > 1.5 ? std::vector<double>{1, 2, 5, 10}
+                                                      : std::vector<double>{1, 2, 3, 5, 10};
+    auto nice = [&mants](double v, bool up) {
       const double e = std::pow(10.0, std::floor(std::log10(v)));
       double best = up ? 10 * e : e;
-      for (double m : {1.0, 2.0, 3.0, 5.0, 10.0}) {
+      for (double m : mants) {
         const double c = m * e;
         if (up ? (c >= v && c < best) : (c <= v && c > best)) best = c;
       }

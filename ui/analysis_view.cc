@@ -485,9 +485,14 @@ void AnalysisView::showPlot(std::shared_ptr<const AnalysisTable> table, Job job)
   autoFreeY();
   canvas_->setPlot(shownTable_, plot_);
   plotNotes_.clear();
-  if (shownTable_ && shownTable_->skipped > 0)
+  if (shownTable_ && shownTable_->skipped > 0) {
+    // Each distinct reason (the table keeps up to five), not the first alone: the fabrics
+    // example skips NVLS on the FPGA preset and every in-switch algorithm on the mesh.
+    QStringList why;
+    for (const std::string& r : shownTable_->skip_reasons) why << QString::fromStdString(r);
     plotNotes_ << tr("%n point(s) skipped or failed", "", static_cast<int>(shownTable_->skipped)) +
-                      (shownTable_->skip_reasons.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(shownTable_->skip_reasons.front())));
+                      (why.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(why.join(QStringLiteral("; "))));
+  }
   for (const auto& n : plot_->notes) plotNotes_ << QString::fromStdString(n);
   if (!plot_->empty() && logX_ && job.nonPositiveX) plotNotes_ << tr("values ≤ 0 are not drawn on a log axis");
   updateNotes();

@@ -184,6 +184,8 @@ void SpeedupChart::redraw() {
         baseline_->addItem(QString::fromStdString(c.algorithm));
     if (baseline_->findText(keep) < 0 && baseline_->count() > 0) keep = baseline_->itemText(0);
     baseline_->setCurrentText(keep);
+    // (Nothing to pick from where fewer than two algorithms are shown: an empty box was live.)
+    baseline_->setEnabled(baseline_->count() > 1);
   }
   chart()->setTitle(tr("Speedup over %1 (baseline time ÷ time; higher is better)").arg(keep));
   SizeChart::redraw();

@@ -522,6 +522,20 @@ class AnalysisUiTest : public QObject {
     QCOMPARE(r.y0, 0.5);
   }
 
+  // The fabrics example skips NVLS on the FPGA preset and every in-switch algorithm on the
+  // mesh: the notes name each reason, not the first alone.
+  void skippedPointsNameEveryReason() {
+    MainWindow w;
+    w.show();
+    openAndShow(w, "fabrics");
+    AnalysisView* av = w.analysisView();
+    QTRY_VERIFY_WITH_TIMEOUT(!av->busy() && av->plot(), 10000);
+    const QString notes = av->notesText();
+    QVERIFY2(notes.contains(QStringLiteral("skipped or failed")) && notes.contains(QStringLiteral("scin-fpga-4")) &&
+                 notes.contains(QStringLiteral("mesh-8 is a switchless mesh")),
+             qPrintable(notes));
+  }
+
   void trackerSnapsToNearestPointWithUnits() {
     MainWindow w;
     w.resize(1300, 760);

@@ -329,6 +329,24 @@ class ChartsUiTest : public QObject {
     QCOMPARE(lat.legendTexts(), full);
   }
 
+  // The baseline box offers a choice only where there is one: it was live and empty on an
+  // inference or measured run's Speedup tab.
+  void speedupBaselineIsLiveOnlyWithTwoAlgorithms() {
+    SpeedupChart sp;
+    sp.resize(800, 500);
+    auto* box = sp.findChild<QComboBox*>();
+    QVERIFY(box);
+    sp.setResults(manyCurves(4));  // ring and scin
+    QVERIFY(box->isEnabled());
+    QCOMPARE(box->count(), 2);
+    ResultSet one = manyCurves(1);  // scin alone
+    sp.setResults(one);
+    QVERIFY(!box->isEnabled());
+    sp.setResults(ResultSet{});
+    QVERIFY(!box->isEnabled());
+    QVERIFY(!sp.emptyText().isEmpty());
+  }
+
   void legendOfManyCurvesIsCappedAndCounted() {
     LatencyChart lat;
     lat.resize(1000, 460);

@@ -724,11 +724,19 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   bool facetTwoLines = false;
   auto facetText = [&](const analysis::Facet& f) { return QString::fromStdString(facetKey.empty() ? f.title : f.shown); };
   // The lines of a panel's title: one, or the facet's value over its riders' values.
+  // A value alone that is too long for one line (a measured system: "HGX H200 (stas00
+  // nccl-tests latency)", cut to "HGX H20…atency)" in every panel alike) breaks before its
+  // parenthesis, else at the space nearest its middle.
   auto facetLines = [&](const analysis::Facet& f) {
     const QString full = facetText(f);
-    const auto cut = full.indexOf(QStringLiteral(" · "));
-    if (!facetTwoLines || cut < 0) return QStringList{full};
-    return QStringList{full.left(cut), full.mid(cut + 3)};
+    if (!facetTwoLines) return QStringList{full};
+    if (const auto cut = full.indexOf(QStringLiteral(" · ")); cut >= 0) return QStringList{full.left(cut), full.mid(cut + 3)};
+    qsizetype at = full.indexOf(QStringLiteral(" ("));
+    if (at <= 0)
+      for (qsizetype i = 0; i < full.size(); ++i)
+        if (full[i] == QLatin1Char(' ') && (at <= 0 || std::abs(i - full.size() / 2) < std::abs(at - full.size() / 2))) at = i;
+    if (at <= 0) return QStringList{full};
+    return QStringList{full.left(at), full.mid(at + 1)};
   };
   auto fitFacetTitles = [&] {
     facetFont = fLabel;
@@ -767,7 +775,9 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     if (facetTitles && !facetKey.empty())
       for (const auto& pan : L.panels) {
         const auto& f = plot.facets[static_cast<std::size_t>(pan.facet)];
-        if (!f.riders.empty() && textWidth(facetFont, dev, facetText(f)) > pan.plot.width()) facet2 = true;
+        const QString t = facetText(f);
+        if (!f.riders.empty() && textWidth(facetFont, dev, t) > pan.plot.width()) facet2 = true;
+        if (f.riders.empty() && textWidth(fittedFont(fLabel, dev, t, pan.plot.width()), dev, t) > pan.plot.width()) facet2 = true;
       }
     if (!facetKey.empty()) {
       const QString oneLine = xBase + QStringLiteral("; ") + panelsKey();

@@ -536,6 +536,30 @@ class AnalysisUiTest : public QObject {
              qPrintable(notes));
   }
 
+  // A measured run's panels by system in a single column: "HGX H200 (stas00 nccl-tests
+  // latency)" was cut to "HGX H20…atency)" in three panels alike. A name too long for one
+  // line breaks before its parenthesis: each system stands whole on the first line.
+  void longPanelTitlesBreakBeforeTheyAreCut() {
+    QTemporaryDir d;
+    MainWindow w;
+    w.show();
+    QVERIFY(w.createDatabase(d.filePath(QStringLiteral("measured.scindb"))));
+    settle(w);
+    const auto ids = w.importMeasurements({QString::fromStdString((resource_dir() / "measured" / "calibration-allreduce.csv").string())});
+    QCOMPARE(ids.size(), std::size_t(1));
+    settle(w);
+    show(w, ids.front());
+    AnalysisView* av = w.analysisView();
+    QTRY_VERIFY_WITH_TIMEOUT(!av->busy() && av->plot() && av->plot()->facets.size() >= 4, 10000);
+    const QString svg = d.filePath(QStringLiteral("measured.svg"));
+    QString err;
+    QVERIFY2(av->exportFigure(svg, FigureSize::singleColumn(), false, &err), qPrintable(err));
+    const QStringList texts = svgTexts(svg);
+    for (const char* system : {"HGX H200", "HGX B200", "HGX H100"})
+      QVERIFY2(texts.contains(QString::fromLatin1(system)), qPrintable(texts.join(QLatin1Char('|'))));
+    for (const QString& t : texts) QVERIFY2(!t.startsWith(QStringLiteral("HGX H20") + QChar(0x2026)), qPrintable(t));
+  }
+
   void trackerSnapsToNearestPointWithUnits() {
     MainWindow w;
     w.resize(1300, 760);

@@ -505,14 +505,16 @@ void ChartPanel::capLegend() {
   } else {
     for (QLegendMarker* m : curves) m->setLabel(m->series()->name());
   }
-  if (!keys.isEmpty() && !legendKeys_ && !curves.isEmpty()) {
-    auto* k = new QLineSeries;
-    k->setObjectName(QStringLiteral("legendKeys"));
-    k->setPen(QPen(Qt::transparent));  // no line, and a blank legend icon
-    chart_->addSeries(k);
-    for (QAbstractAxis* a : curves.front()->series()->attachedAxes()) k->attachAxis(a);
-    legendKeys_ = k;
-  }
+  // A legend entry with no points: no line, and a blank legend icon.
+  auto entryOnly = [&](const char* name) {
+    auto* e = new QLineSeries;
+    e->setObjectName(QString::fromLatin1(name));
+    e->setPen(QPen(Qt::transparent));
+    chart_->addSeries(e);
+    for (QAbstractAxis* a : curves.front()->series()->attachedAxes()) e->attachAxis(a);
+    return e;
+  };
+  if (!keys.isEmpty() && !legendKeys_ && !curves.isEmpty()) legendKeys_ = entryOnly("legendKeys");
   if (legendKeys_) {
     legendKeys_->setName(QStringLiteral("(%1)").arg(keys));
     for (QLegendMarker* m : legend->markers(legendKeys_)) m->setVisible(!keys.isEmpty());
@@ -520,14 +522,7 @@ void ChartPanel::capLegend() {
   const int n = static_cast<int>(curves.size());
   const int room_for_curves = std::max(3, fit - static_cast<int>(pinned.size()) - (keys.isEmpty() ? 0 : 1));
   legendCap_ = n > room_for_curves ? room_for_curves - 1 : 0;
-  if (legendCap_ > 0 && !legendMore_) {
-    auto* more = new QLineSeries;
-    more->setObjectName(QStringLiteral("legendMore"));
-    more->setPen(QPen(Qt::transparent));  // no line, and a blank legend icon
-    chart_->addSeries(more);
-    for (QAbstractAxis* a : curves.front()->series()->attachedAxes()) more->attachAxis(a);
-    legendMore_ = more;
-  }
+  if (legendCap_ > 0 && !legendMore_) legendMore_ = entryOnly("legendMore");
   for (int i = 0; i < n; ++i) curves[i]->setVisible(legendCap_ == 0 || i < legendCap_);
   if (legendMore_) {
     const int more = n - legendCap_;

@@ -95,7 +95,11 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   for (QToolButton* b : {logXBtn_, logYBtn_, freeYBtn_}) b->setCheckable(true);
   seriesBtn_ = toolButton(tr("Series…"), tr("Fields that split curves; the others are held at one value"));
   filterBtn_ = toolButton(tr("Filter…"), tr("Which values of each axis are shown"));
-  for (QToolButton* b : {seriesBtn_, filterBtn_}) b->setPopupMode(QToolButton::InstantPopup);
+  for (QToolButton* b : {seriesBtn_, filterBtn_}) {
+    b->setPopupMode(QToolButton::InstantPopup);
+    // (The "…" says it opens a menu; the style's arrow was drawn over it.)
+    b->setStyleSheet(QStringLiteral("QToolButton::menu-indicator { image: none; width: 0px; }"));
+  }
   auto* reset = new QPushButton(tr("Reset zoom"));
   row1->addWidget(new QLabel(tr("Y")));
   row1->addWidget(y_);

@@ -162,6 +162,16 @@ QString legendText(const analysis::PlotData& plot, const analysis::Series& s) {
   for (const analysis::Facet& f : plot.facets)
     for (const Series& t : f.series)
       if (t.key == other) otherLabel = QString::fromStdString(t.label);
+  // Only what differs from this curve's own name ("regulation=paced · waves=1 (=
+  // regulation=none)", not "(= regulation=none · waves=1)": three lines in a side legend).
+  {
+    const QString sep = QStringLiteral(" · ");
+    const QStringList mine = text.split(sep);
+    QStringList differ;
+    for (const QString& part : otherLabel.split(sep))
+      if (!mine.contains(part)) differ << part;
+    if (!differ.isEmpty() && differ.size() < otherLabel.split(sep).size()) otherLabel = differ.join(sep);
+  }
   return everywhere ? QStringLiteral("%1 (= %2)").arg(text, otherLabel)
                     : QStringLiteral("%1 (= %2 in some panels)").arg(text, otherLabel);
 }

@@ -560,6 +560,20 @@ class AnalysisUiTest : public QObject {
     for (const QString& t : texts) QVERIFY2(!t.startsWith(QStringLiteral("HGX H20") + QChar(0x2026)), qPrintable(t));
   }
 
+  // isa-waves by size: the paced curves equal the unregulated ones. A twin's entry names
+  // only what differs ("(= regulation=none)"): the whole other name took three lines.
+  void twinsLegendNamesOnlyWhatDiffers() {
+    MainWindow w;
+    w.show();
+    AnalysisView* av = openAndPlot(w, "isa-waves", "collective.bytes", "");
+    settle(w);
+    QTRY_VERIFY_WITH_TIMEOUT(!av->busy() && av->plot() && !av->plot()->empty(), 10000);
+    QStringList texts;
+    for (const auto* sr : av->plot()->legend()) texts << legendText(*av->plot(), *sr);
+    QVERIFY2(texts.contains(QStringLiteral("regulation=paced · waves=1 (= regulation=none)")), qPrintable(texts.join(QLatin1Char('|'))));
+    QVERIFY2(texts.contains(QStringLiteral("regulation=none · waves=1")), qPrintable(texts.join(QLatin1Char('|'))));
+  }
+
   void trackerSnapsToNearestPointWithUnits() {
     MainWindow w;
     w.resize(1300, 760);

@@ -464,14 +464,14 @@ void ChartPanel::capLegend() {
     for (QLegendMarker* m : pinned) {
       full << m->series()->name();
       measured << m->series();
-      // (A marker's icon and padding take ~40 px of the legend's width.)
-      wide = wide || fm.horizontalAdvance(full.back()) + 40 > legend->maximumWidth();
+      // (A measured marker's icon, drawn as its series' marker, and padding take ~48 px of the legend's width.)
+      wide = wide || fm.horizontalAdvance(full.back()) + 48 > legend->maximumWidth();
     }
     const QStringList shown = wide ? compactMeasured(measured) : full;
     double widest = 0;
     for (qsizetype i = 0; i < pinned.size(); ++i) {
       pinned[i]->setLabel(shown[i]);
-      widest = std::max(widest, fm.horizontalAdvance(shown[i]) + 40);
+      widest = std::max(widest, fm.horizontalAdvance(shown[i]) + 48);
     }
     // (Those may take up to 40% of the chart's width, so that most stand whole.)
     if (wide && (legend->alignment() & (Qt::AlignLeft | Qt::AlignRight)))

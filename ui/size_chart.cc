@@ -8,6 +8,7 @@
 
 #include <QLogValueAxis>
 #include <QPen>
+#include <QLegendMarker>
 #include <QScatterSeries>
 #include <QValueAxis>
 #include <QXYSeries>
@@ -204,6 +205,9 @@ void SizeChart::redraw() {
           if (on) showTip(measuredTip(s->name(), static_cast<std::uint64_t>(std::llround(std::exp2(p.x())))));
         });
         chart()->addSeries(s);
+        // Its legend entry shows its marker (two systems of one algorithm share a colour:
+        // their square swatches were alike).
+        for (QLegendMarker* m : chart()->legend()->markers(s)) m->setShape(QLegend::MarkerShapeFromSeries);
         measuredNames_ << s->name();
       }
       s->append(std::log2(static_cast<double>(e.row.bytes)), *v);

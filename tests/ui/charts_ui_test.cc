@@ -1025,6 +1025,10 @@ class ChartsUiTest : public QObject {
     QTRY_VERIFY(lat->legendTexts().contains(QStringLiteral("measured ring · stas00 all_reduce_bench")));
     QVERIFY(lat->legendTexts().contains(QStringLiteral("measured ring · bench")));
     QCOMPARE(lat->measuredSeriesNames(), (QStringList{torch, plain}));  // (the series keep their names)
+    // Their entries show each series' marker (one algorithm's systems share a colour).
+    for (QAbstractSeries* sr : lat->chart()->series())
+      if (sr->objectName() == QLatin1String("measured"))
+        for (QLegendMarker* m : lat->chart()->legend()->markers(sr)) QCOMPARE(m->shape(), QLegend::MarkerShapeFromSeries);
     // Wide enough: the names whole.
     w.resize(2600, 1400);
     QTRY_VERIFY(lat->legendTexts().contains(torch));

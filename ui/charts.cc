@@ -77,6 +77,8 @@ BandwidthChart::BandwidthChart(QWidget* parent)
     metric_->addItem(name);
     metric_->setItemData(metric_->count() - 1, formula, Qt::ToolTipRole);
   }
+  metric_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  metric_->setMinimumContentsLength(24);
   metric_->setToolTip(tr("busbw (nccl-tests: algbw × 2(N−1)/N) assumes point-to-point algorithms, so NVLS and "
                          "SCIN can exceed the link rate; the real bytes on the busiest link show what each scheme "
                          "moves."));

@@ -103,10 +103,10 @@ const MeasuredChoice* MeasuredOverlay::chosen() const {
 QComboBox* MeasuredOverlay::makeCombo(QWidget* parent) {
   auto* box = new QComboBox(parent);
   box->setObjectName(QStringLiteral("measuredCombo"));
-  // As wide as ~32 characters, not as its longest entry (a file name and its systems): the
-  // chart tabs' control rows must fit a laptop screen; the full entry is in its tooltip.
+  // As wide as ~24 characters, not as its longest entry (a file name and its systems): the
+  // chart tabs' control rows must fit a 1280-pixel screen; the full entry is in its tooltip.
   box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  box->setMinimumContentsLength(32);
+  box->setMinimumContentsLength(24);
   box->setToolTip(tr("Measured runs of the same fabric (same GPU count, a system naming its accelerator or "
                      "preset), imported with scin import: their points are drawn as markers"));
   combos_.push_back(box);

@@ -869,7 +869,9 @@ class ChartsUiTest : public QObject {
              qPrintable(QStringLiteral("minimum %1, width %2").arg(w.minimumSizeHint().width()).arg(w.width())));
     auto* bw = w.chart(QStringLiteral("bandwidth"));
     for (auto* box : bw->findChildren<QComboBox*>())
-      QVERIFY2(box->sizeHint().width() <= 360, qPrintable(box->currentText()));
+      QVERIFY2(box->sizeHint().width() <= 300, qPrintable(box->currentText()));
+    // And on a 1280-pixel screen.
+    QVERIFY2(w.minimumSizeHint().width() <= 1280, qPrintable(QString::number(w.minimumSizeHint().width())));
   }
 
   // A report of a run with a measured run picked holds what the Validation tab shows:

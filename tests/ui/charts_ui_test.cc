@@ -319,6 +319,11 @@ class ChartsUiTest : public QObject {
     lat.setResults(rs);
     QTest::qWait(50);
     QCOMPARE(lat.seriesNames(), full);
+    // A dashed curve's entry shows its line, a solid one's a swatch.
+    for (QAbstractSeries* sr : lat.chart()->series())
+      if (auto* line = qobject_cast<QLineSeries*>(sr); line && !line->name().isEmpty() && line->objectName().isEmpty())
+        for (QLegendMarker* m : lat.chart()->legend()->markers(sr))
+          QCOMPARE(m->shape() == QLegend::MarkerShapeFromSeries, line->pen().style() != Qt::SolidLine);
     QStringList shown = lat.legendTexts();
     QCOMPARE(shown, compact + QStringList{QStringLiteral("(gpus, leaves, preset)")});
     const QFontMetricsF fm(lat.chart()->legend()->font());

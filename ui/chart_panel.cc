@@ -562,18 +562,9 @@ void ChartPanel::connectLegend() {
 
 void ChartPanel::showTip(const QString& text) { QToolTip::showText(QCursor::pos(), text); }
 
-// Bar labels of a breakdown and legend entries of a sweep's curves. A sweep's curves are named by full parameter
-// paths ("scin (switch.isa.regulation=none switch.isa.waves=4)"), too long for
-// bar labels, which Qt Charts cuts to "..." or to the part every bar shares:
-// each value is named by its axis's short name instead ("scin
-// (regulation=none waves=4)"). Still too long for the axis (Qt Charts gives it
-// at most 40% of the chart's width), when every bar reads "algorithm (a=1
-// b=2)" with the same names in the same order, the bars keep their values
-// ("ring (2, 300, 100)") and `keys` names the axes once, for the axis title
-// ("gpus, bandwidth_GBps, latency_ns"). Neither when two bars would read alike.
-// Bar labels that read whole: short axis names, then (when a label and the `reserve` px
-// after it would be wider than `room`, what Qt Charts leaves a category label) the values
-// alone, their keys said once (the axis title and the chart's).
+// (chart_panel.h.) Qt Charts cuts a label that is too long at its end, or to "...", so the
+// part that tells names apart was lost: "scin (switch.isa.regulation=none switch.isa.waves=4)"
+// becomes "scin (regulation=none waves=4)", then "scin (none, 4)" with keys "regulation, waves".
 CompactLabels compactLabels(const QStringList& labels, const QFontMetrics& fm, int reserve, int room) {
   CompactLabels out{labels, {}};
   auto distinct = [n = labels.size()](const QStringList& l) { return QSet<QString>(l.begin(), l.end()).size() == n; };
@@ -613,6 +604,5 @@ CompactLabels compactLabels(const QStringList& labels, const QFontMetrics& fm, i
   if (distinct(values)) out = {values, keys.join(QStringLiteral(", "))};
   return out;
 }
-
 
 }  // namespace scin::ui

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include <QBarCategoryAxis>
-#include <QRegularExpression>
 #include <QSet>
 #include <QBarSet>
 #include <QLabel>
@@ -393,18 +392,17 @@ void BreakdownChart::redraw() {
   x->setLabelFormat(QStringLiteral("%g"));
   x->setTitleText(share ? tr("Share of the algorithm's latency (%)") : tr("Time (µs)"));
   // Many bars scroll: the time axis and the terms' key go on top, where they are seen first.
-  chart()->addAxis(x, cats.size() > 16 ? Qt::AlignTop : Qt::AlignBottom);
+  chart()->addAxis(x, tall ? Qt::AlignTop : Qt::AlignBottom);
   {
     // (Above the plot the terms share one row: a point smaller, so that their names stand whole.)
     QLegend* key = chart()->legend();
-    const bool top = tall;
-    key->setAlignment(top ? Qt::AlignTop : Qt::AlignRight);
+    key->setAlignment(tall ? Qt::AlignTop : Qt::AlignRight);
     QFont f = chart()->font();
-    if (top) f.setPointSizeF(f.pointSizeF() - 1);
+    if (tall) f.setPointSizeF(f.pointSizeF() - 1);
     key->setFont(f);
     // (Qt gives each entry of a row an equal share: "switch_latency" was cut; the bars'
     // tooltips name each term in full.)
-    if (top)
+    if (tall)
       for (QLegendMarker* m : key->markers(series))
         m->setLabel(QString(m->label()).replace(QStringLiteral("_latency"), QStringLiteral(" lat.")));
   }

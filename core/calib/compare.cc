@@ -132,10 +132,8 @@ Config preset_config(const RunInfo& run, const SweepSpec& spec, const std::strin
   return c;
 }
 
-}  // namespace
-
-std::vector<std::string> run_presets(const RunInfo& run) {
-  const SweepSpec spec = sweep_spec_from_run(run);
+// The presets a spec's points take (run_presets).
+std::vector<std::string> spec_presets(const SweepSpec& spec) {
   std::vector<std::string> out;
   for (const AxisGroup& g : spec.axes)
     for (const Axis& a : g.axes)
@@ -146,6 +144,10 @@ std::vector<std::string> run_presets(const RunInfo& run) {
   if (out.empty()) out.push_back(spec.base.preset);
   return out;
 }
+
+}  // namespace
+
+std::vector<std::string> run_presets(const RunInfo& run) { return spec_presets(sweep_spec_from_run(run)); }
 
 Config run_preset_config(const RunInfo& run, const std::string& preset) {
   return preset_config(run, sweep_spec_from_run(run), preset, "preset");
@@ -220,9 +222,10 @@ MeasuredRunMatches match_measured_runs(Store& store, std::int64_t run_id) {
   if (!run.config_recorded())
     throw Error(fmt::format("run #{} did not record its configuration (an older database): no model to compare", run_id));
   MeasuredRunMatches m;
-  m.config = run_base_config(run);
-  m.preset = sweep_spec_from_run(run).base.preset;
-  m.presets = run_presets(run);
+  const SweepSpec spec = sweep_spec_from_run(run);
+  m.preset = spec.base.preset;
+  m.config = preset_config(run, spec, m.preset, "base preset");
+  m.presets = spec_presets(spec);
   // Each preset the run's points take, with what its rows must name and their GPU count.
   struct Member {
     std::string preset;
@@ -236,7 +239,7 @@ MeasuredRunMatches match_measured_runs(Store& store, std::int64_t run_id) {
   };
   std::vector<Member> members;
   for (const std::string& p : m.presets) {
-    Member x{p, p == m.preset ? m.config : run_preset_config(run, p), preset_harness_offsets(p), {}};
+    Member x{p, p == m.preset ? m.config : preset_config(run, spec, p, "preset"), preset_harness_offsets(p), {}};
     for (const std::string& n : {x.config.accelerator.name, p, x.config.name})
       if (!n.empty()) x.names.push_back(ascii_lower(n));
     members.push_back(std::move(x));

@@ -343,8 +343,7 @@ struct NvlsTiersForm {
   std::string label(StepId i) const;
   /// Rank r's part of chunk c: what its spine ld_reduce sums and its store sends.
   Span part_span(int r, int c) const;
-
- private:
+  /// Chunk c of rank r's shard: what its leaf ld_reduce sums.
   Span chunk_span(int r, int c) const;
 };
 /// build_nvls_tiers' form for b's fabric and message; declares its buffers in b.s.

@@ -18,6 +18,10 @@ std::size_t& nvls_tiers_templated_total() {
   static std::size_t n = 0;
   return n;
 }
+std::size_t& nvls_tiers_templated_reads() {
+  static std::size_t n = 0;
+  return n;
+}
 bool& nvls_tiers_check_templates() {
   static bool on = false;
   return on;
@@ -97,6 +101,103 @@ void from_template(const ResourceMap& rm, int r, const StepCost& t, StepCost& c)
   c.uses[0].resource = rm.egress(r, 0);
 }
 
+// A read's cost from its class's template. A leaf ld_reduce of rank r reads
+// chunk c from its leaf's m ranks (the same sources for every rank of the
+// leaf) through the leaf's NVLS unit and lands at r's ingress; a spine
+// ld_reduce reads r's part from the rank at r's position k in every leaf,
+// over the trunks between the leaves and the spine ECMP picks for r, through
+// that spine's unit, and lands at r's ingress. So the reads of one part
+// (leaf or spine), span size, leaf and spine cost alike but for their
+// sources' egress ports and their own ingress port: one read of each class is
+// costed in full and kept with where each source's egress use and its ingress
+// use sit; the others copy it with those ports patched in (no route per
+// source, ~a third of a two-tier 1 GiB point at 128 GPUs before, performance.md
+// section 119). The copy must keep book()'s increasing resource order, every
+// resource once; where it would not, or the costed read has another shape,
+// the read is costed in full.
+struct ReadTemplates {
+  struct Key {
+    std::uint64_t count;
+    int leaf, spine;
+    bool spine_part;
+    bool operator==(const Key&) const = default;
+  };
+  struct Template {
+    StepCost cost;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> egress;  // (use, source j)
+    std::size_t ingress = 0;                                      // its rank's ingress use
+    double src_bytes = 0, dst_bytes = 0;                          // each source's region, the destination's
+    bool usable = false;
+  };
+  std::vector<Key> keys;
+  std::vector<Template> templates;
+  int find(const Key& k) const {
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == k) return static_cast<int>(i);
+    return -1;
+  }
+};
+
+// Source j of rank r's leaf (spine_part false) or spine (true) ld_reduce, as
+// NvlsTiersForm::fill lists them.
+int read_source(const Form& f, bool spine_part, int r, int j) {
+  return spine_part ? j * f.m + r % f.m : (r / f.m) * f.m + j;
+}
+
+// The template of rank r's read `st` from its full cost `c`, if it has the
+// shape above: two or more sources of one region size, each source's egress
+// (plane 0) once, r's ingress once, and otherwise only trunks and NVLS units.
+bool make_read_template(const Schedule& s, const ResourceMap& rm, const Form& f, bool spine_part, int r,
+                        const Step& st, const StepCost& c, ReadTemplates::Template& t) {
+  t = ReadTemplates::Template{};
+  const std::size_t sources = st.srcs.size();
+  if (sources < 2 || st.dsts.size() != 1) return false;
+  t.src_bytes = static_cast<double>(region_bytes(s, st.srcs[0]));
+  for (const Region& x : st.srcs)
+    if (static_cast<double>(region_bytes(s, x)) != t.src_bytes) return false;
+  t.dst_bytes = static_cast<double>(region_bytes(s, st.dsts[0]));
+  std::vector<char> seen(sources, 0);
+  bool ingress = false;
+  for (std::size_t k = 0; k < c.uses.size(); ++k) {
+    const ResourceUse& u = c.uses[k];
+    switch (u.kind) {
+      case ResourceKind::Egress: {
+        std::size_t j = 0;
+        while (j < sources && rm.egress(read_source(f, spine_part, r, static_cast<int>(j)), 0) != u.resource) ++j;
+        if (j == sources || seen[j]) return false;
+        seen[j] = 1;
+        t.egress.emplace_back(static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(j));
+        break;
+      }
+      case ResourceKind::Ingress:
+        if (ingress || u.resource != rm.ingress(r, 0)) return false;
+        ingress = true;
+        t.ingress = k;
+        break;
+      case ResourceKind::Uplink:
+      case ResourceKind::Downlink:
+      case ResourceKind::NvlsReduce: break;
+      default: return false;
+    }
+  }
+  if (!ingress || t.egress.size() != sources) return false;
+  t.cost = c;
+  t.usable = true;
+  return true;
+}
+
+// Rank r's read cost from the template; false (c unspecified) if the patched
+// uses would not be in increasing resource order.
+bool from_read_template(const ResourceMap& rm, const Form& f, bool spine_part, int r,
+                        const ReadTemplates::Template& t, StepCost& c) {
+  c = t.cost;  // (the uses' storage reused)
+  for (const auto& [k, j] : t.egress) c.uses[k].resource = rm.egress(read_source(f, spine_part, r, static_cast<int>(j)), 0);
+  c.uses[t.ingress].resource = rm.ingress(r, 0);
+  for (std::size_t k = 1; k < c.uses.size(); ++k)
+    if (!(c.uses[k - 1].resource < c.uses[k].resource)) return false;
+  return true;
+}
+
 // The same cost (scin_steps::same_cost: fixed, latencies, each use's amount,
 // rate and term) on the same resources.
 bool same_cost(const StepCost& a, const StepCost& b) {
@@ -127,6 +228,7 @@ struct FormView {
   bool counting = true;
   LinkBytes lb;
   StoreTemplates templates;
+  ReadTemplates reads;
   double stored_bytes = 0;  // every store's bytes, counted at every rank's ingress at the end
   StepCost check;           // (nvls_tiers_check_templates: the full cost to compare,
   LinkBytes full;           //  and every transfer's bytes counted one by one)
@@ -190,6 +292,38 @@ struct FormView {
         slot = static_cast<int>(templates.keys.size()) - 1;
       }
     }
+    int read_slot = -1;  // a read class's first read: costed in full and made its template
+    const bool spine_part = id.part == Form::Part::Spine;
+    if ((id.part == Form::Part::Leaf || spine_part) && (one_plane || s.planes == 1)) {
+      const ReadTemplates::Key key{spine_part ? f.part_span(id.rank, id.chunk).count : f.chunk_span(id.rank, id.chunk).count,
+                                   id.rank / f.m, spine_part ? ecmp_pick(id.rank, kNoNode, s.spines) : -1, spine_part};
+      if (const int found = reads.find(key); found >= 0) {
+        const ReadTemplates::Template& t = reads.templates[static_cast<std::size_t>(found)];
+        if (t.usable && from_read_template(rm, f, spine_part, id.rank, t, c)) {
+          ++nvls_tiers_templated_total();
+          ++nvls_tiers_templated_reads();
+          if (counting) {
+            // (add_link_bytes of a read of two or more sources: each source's bytes up its egress, the
+            // destination's down the reader's ingress)
+            for (const auto& e : t.egress)
+              lb.egress_bytes[static_cast<std::size_t>(read_source(f, spine_part, id.rank, static_cast<int>(e.second)))] +=
+                  t.src_bytes;
+            lb.ingress_bytes[static_cast<std::size_t>(id.rank)] += t.dst_bytes;
+          }
+          if (nvls_tiers_check_templates()) {
+            f.fill(s, i, st);
+            if (!analytic_step_cost(cfg, s, rm, st, check, one_plane, false) || !same_cost(check, c))
+              ++nvls_tiers_template_mismatches();
+            if (counting) add_link_bytes(s, st, 1.0, full);
+          }
+          return true;
+        }
+      } else {
+        reads.keys.push_back(key);
+        reads.templates.emplace_back();
+        read_slot = static_cast<int>(reads.keys.size()) - 1;
+      }
+    }
     f.fill(s, i, st);
     // (Every step of the form crosses kAllPlanes from an accelerator, or is a
     // launch, signal or wait: planes alike whenever the fabric has them.)
@@ -203,6 +337,8 @@ struct FormView {
       const auto k = static_cast<std::size_t>(slot);
       templates.usable[k] = make_template(rm, f.n, id.rank, c, templates.costs[k]) ? 1 : 0;
     }
+    if (read_slot >= 0)
+      make_read_template(s, rm, f, spine_part, id.rank, st, c, reads.templates[static_cast<std::size_t>(read_slot)]);
     return true;
   }
   int resources() const { return rm.count(); }
@@ -225,7 +361,7 @@ std::optional<AnalyticResult> run_analytic_nvls_tiers(const Config& cfg, const C
   const Form f = build::nvls_tiers_form(b);
   const Schedule& s = b.s;
   const ResourceMap rm = resource_map(s);
-  FormView v{cfg, s, rm, f, analytic_detail::fabric_has_planes_alike(s), {}, {}, {}, {}, true, {}, {}, 0, {}, {}};
+  FormView v{cfg, s, rm, f, analytic_detail::fabric_has_planes_alike(s), {}, {}, {}, {}, true, {}, {}, {}, 0, {}, {}};
   const auto total = static_cast<StepId>(f.size());
   for (int bar = 0; bar < 2; ++bar) {
     for (int r = 0; r < f.n; ++r) v.arrives[bar].push_back(f.arrive_id(bar, r));

@@ -32,10 +32,11 @@ std::optional<AnalyticResult> run_analytic_nvls_tiers(const Config& cfg, const C
 /// 5N + 3NC and two joins) if it answers, else 0.
 std::size_t nvls_tiers_steps(const Config& cfg, const Collective& c);
 
-/// Tests: stores costed from their class's template (nvls_tiers.cc) so far;
-/// with the check on, each of them also costed in full and compared, the
-/// differences counted.
+/// Tests: stores and reads costed from their class's template (nvls_tiers.cc)
+/// so far, and the reads among them; with the check on, each of them also
+/// costed in full and compared, the differences counted.
 std::size_t& nvls_tiers_templated_total();
+std::size_t& nvls_tiers_templated_reads();
 bool& nvls_tiers_check_templates();
 std::size_t& nvls_tiers_template_mismatches();
 

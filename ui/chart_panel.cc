@@ -217,6 +217,12 @@ void followRange(QCategoryAxis* axis, std::function<std::vector<std::pair<QStrin
   QObject::connect(axis, &QCategoryAxis::rangeChanged, l, [axis, l](qreal lo, qreal hi) { l->relabel(axis, lo, hi); });
 }
 
+void showDashInLegend(QChart* chart, QAbstractSeries* series) {
+  const auto* xy = qobject_cast<QXYSeries*>(series);
+  if (!xy || xy->pen().style() == Qt::SolidLine || xy->pen().style() == Qt::CustomDashLine) return;
+  for (QLegendMarker* m : chart->legend()->markers(series)) m->setShape(QLegend::MarkerShapeFromSeries);
+}
+
 void fitLabelsToWidth(QChart* chart, QCategoryAxis* axis) {
   auto* l = static_cast<AxisLabeler*>(axis->findChild<QObject*>(QLatin1String(kLabelerName), Qt::FindDirectChildrenOnly));
   if (!l || !chart) return;

@@ -62,6 +62,13 @@ void followRange(QCategoryAxis* axis, std::function<std::vector<std::pair<QStrin
 /// whole labels instead of elided ones ("32 ...").
 void fitLabelsToWidth(QChart* chart, QCategoryAxis* axis);
 
+/// For a series already in `chart`: if its pen is dashed or dotted, its legend
+/// entry shows its line (dash and all) instead of a colour swatch, which reads
+/// as the solid curve of the same colour. Not for a custom dash (a curve drawn
+/// over its twin, setCoveringDash: a short sample of it may be all gap; its
+/// entry names the twin).
+void showDashInLegend(QChart* chart, QAbstractSeries* series);
+
 class ZoomChartView : public QChartView {
   Q_OBJECT
  public:

@@ -237,7 +237,10 @@ void QuantChart::redraw() {
         QColor(0xb8, 0xb8, 0xb8), Qt::DashDotLine, g, metricOf(st.dtype_round));
   }
   markCoincidingCurves(series);
-  for (auto& [k, s] : series) chart()->addSeries(s);
+  for (auto& [k, s] : series) {
+    chart()->addSeries(s);
+    showDashInLegend(chart(), s);  // (the 16-bit baselines dotted, the references dashed)
+  }
   auto* x = new QCategoryAxis;
   x->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
   for (int g : blockSizes()) x->append(QString::number(g), std::log2(g));

@@ -168,10 +168,8 @@ void SizeChart::redraw() {
       showTip(pointTip(s->name(), static_cast<std::uint64_t>(std::llround(std::exp2(s->at(best).x())))));
     });
     chart()->addSeries(s);
-    // A dashed curve's entry shows its dash (a colour swatch alone read as the solid curve
-    // of the same colour: past eight groups the colours repeat, dashed).
-    if (pen.style() != Qt::SolidLine)
-      for (QLegendMarker* m : chart()->legend()->markers(s)) m->setShape(QLegend::MarkerShapeFromSeries);
+    // (Past eight groups the colours repeat, dashed.)
+    showDashInLegend(chart(), s);
   }
   // Measured points of the same fabric: markers, no lines, in the colour of
   // their algorithm; one marker shape per measured system.

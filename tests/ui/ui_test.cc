@@ -381,6 +381,21 @@ class UiTest : public QObject {
     }
     QVERIFY(reference);
     QVERIFY2(legend->maximumWidth() <= q->view()->width() * 0.4 + 0.5, qPrintable(QString::number(legend->maximumWidth())));
+    // The dashed reference's and dotted 16-bit baseline's entries show their line; the
+    // quantised curves' a swatch (they are solid), as do the curves drawn over a twin
+    // (custom dashes, whose short sample may be all gap; their entries name the twin).
+    int dashed = 0, twins = 0;
+    for (QAbstractSeries* sr : q->chart()->series())
+      if (auto* line = qobject_cast<QLineSeries*>(sr))
+        for (QLegendMarker* m : legend->markers(sr)) {
+          const Qt::PenStyle style = line->pen().style();
+          QCOMPARE(m->shape() == QLegend::MarkerShapeFromSeries, style != Qt::SolidLine && style != Qt::CustomDashLine);
+          dashed += m->shape() == QLegend::MarkerShapeFromSeries ? 1 : 0;
+          twins += style == Qt::CustomDashLine ? 1 : 0;
+          QCOMPARE(style == Qt::CustomDashLine, line->name().contains(QStringLiteral(" (= ")));
+        }
+    QVERIFY(dashed >= 2);
+    QVERIFY(twins >= 2);
   }
 
   void undoRedoRestoresFabric() {

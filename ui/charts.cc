@@ -256,6 +256,17 @@ BreakdownChart::BreakdownChart(QWidget* parent)
   controls()->insertWidget(2, new QLabel(tr("Show")));
   controls()->insertWidget(3, scale_);
   connect(scale_, &QComboBox::activated, this, [this] { redraw(); });
+  refit_ = new QTimer(this);
+  refit_->setSingleShot(true);
+  refit_->setInterval(120);
+  connect(refit_, &QTimer::timeout, this, [this] {
+    if (size_->count() > 0 && width() != fittedWidth_) redraw();
+  });
+}
+
+void BreakdownChart::resizeEvent(QResizeEvent* e) {
+  ChartPanel::resizeEvent(e);
+  if (size_->count() > 0 && width() != fittedWidth_) refit_->start();
 }
 
 void BreakdownChart::setShares(bool on) {
@@ -329,22 +340,26 @@ void BreakdownChart::redraw() {
   // What Qt Charts leaves the labels: its axes on one side take at most 0.4 of the width
   // beside the legend (QtCharts' CartesianChartLayout, maxAxisPortion), less the axis title
   // and padding; it cuts a wider label at its end, where the bar's total is.
-  const bool tall = cats.size() > 16;  // (then the terms' key goes above the plot)
+  const bool tall = cats.size() > 16;  // (then the time axis goes above the plot)
+  const int viewWidth = width() > 100 ? width() - 10 : 900;  // (the panel: its view may not be laid out yet)
+  fittedWidth_ = width();
+  // The terms' key goes above the plot too where the panel is narrow: beside it, it took a
+  // third of the width the labels and bars share.
+  const bool keyOnTop = tall || viewWidth < 640;
   int keyWidth = 0;
-  if (!tall) {
+  if (!keyOnTop) {
     const QFontMetrics keyFm(chart()->font());
     for (int t = 0; t < static_cast<int>(Term::Count); ++t)
       keyWidth = std::max(keyWidth, keyFm.horizontalAdvance(QString::fromLatin1(to_string(static_cast<Term>(t)))) + 40);
   }
-  const int viewWidth = width() > 100 ? width() - 10 : 900;  // (the panel: its view may not be laid out yet)
-  const int room = std::max(120, static_cast<int>(0.4 * (viewWidth - std::min(keyWidth, viewWidth / 3) - 40)) - 40);
+  const int room = std::max(80, static_cast<int>(0.4 * (viewWidth - std::min(keyWidth, viewWidth / 3) - 40)) - 40);
   const CompactLabels shown = compactLabels(cats, labelFm, totalWidth, room);
   cats = shown.labels;
   // A name still too wide loses its middle, not its end (the part that tells rows apart) nor its total.
   {
     QStringList elided;
     for (qsizetype k = 0; k < cats.size(); ++k)
-      elided << labelFm.elidedText(cats[k], Qt::ElideMiddle, std::max(60, room - totalWidth)) + totalText[k];
+      elided << labelFm.elidedText(cats[k], Qt::ElideMiddle, std::max(32, room - totalWidth)) + totalText[k];
     // (Categories must differ: where eliding makes two alike, the names stay whole.)
     const bool distinct = QSet<QString>(elided.begin(), elided.end()).size() == elided.size();
     for (qsizetype k = 0; k < cats.size(); ++k) cats[k] = distinct ? elided[k] : cats[k] + totalText[k];
@@ -396,13 +411,13 @@ void BreakdownChart::redraw() {
   {
     // (Above the plot the terms share one row: a point smaller, so that their names stand whole.)
     QLegend* key = chart()->legend();
-    key->setAlignment(tall ? Qt::AlignTop : Qt::AlignRight);
+    key->setAlignment(keyOnTop ? Qt::AlignTop : Qt::AlignRight);
     QFont f = chart()->font();
-    if (tall) f.setPointSizeF(f.pointSizeF() - 1);
+    if (keyOnTop) f.setPointSizeF(f.pointSizeF() - 1);
     key->setFont(f);
     // (Qt gives each entry of a row an equal share: "switch_latency" was cut; the bars'
     // tooltips name each term in full.)
-    if (tall)
+    if (keyOnTop)
       for (QLegendMarker* m : key->markers(series))
         m->setLabel(QString(m->label()).replace(QStringLiteral("_latency"), QStringLiteral(" lat.")));
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QComboBox>
+#include <QTimer>
 
 #include "ui/size_chart.h"
 
@@ -83,11 +84,16 @@ class BreakdownChart : public ChartPanel {
 
  protected:
   void redraw() override;
+  /// The bars' labels are fitted to the room the panel's width leaves them:
+  /// drawn again (once the resizing settles) when the width changes.
+  void resizeEvent(QResizeEvent* e) override;
 
  private:
   QComboBox* size_;
   QComboBox* scale_;
   std::uint64_t wanted_ = 1ull << 20;
+  QTimer* refit_ = nullptr;
+  int fittedWidth_ = 0;  // the panel's width when the labels were fitted
 };
 
 }  // namespace scin::ui

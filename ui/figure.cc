@@ -655,14 +655,18 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
   auto layoutGrid = [&](double titleH) {
     gridBottom = H - m - legendH - titleH;
     plotH = std::max(10.0, (gridBottom - gridTop - rows * (facetH + xTickH) - (rows - 1) * gap) / rows);
-    // Times shown in ms or s when the values are large (the title says which).
+    // Times shown in ms or s when the values are large (the title says which). On a
+    // log axis, when its low end is large too: a 3 us - 5 ms axis reads 10, 100,
+    // 1000 us, not 0.01, 0.1, 1 ms (unless its top would need 7 digits).
     yShown = plot.y;
     yScale = 1;
     if (plot.y.unit == "µs" || plot.y.unit == "ns") {
       static const char* units[] = {"ns", "µs", "ms", "s"};
       int u = plot.y.unit == "ns" ? 0 : 1;
       const double top = std::max(std::fabs(L.range.y0), std::fabs(L.range.y1));
-      while (top / yScale >= 1e4 && u < 3) {
+      const double low = std::min(std::fabs(L.range.y0), std::fabs(L.range.y1));
+      auto large = [&] { return L.log_y ? low / yScale >= 1e3 || top / yScale >= 1e6 : top / yScale >= 1e4; };
+      while (large() && u < 3) {
         yScale *= 1e3;
         ++u;
       }

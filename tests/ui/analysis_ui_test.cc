@@ -332,6 +332,11 @@ class AnalysisUiTest : public QObject {
     QVERIFY(std::any_of(texts.begin(), texts.end(), [](const QString& t) {
       return t.startsWith(QStringLiteral("Message size")) && t.contains(QStringLiteral("1K = 1024"));
     }));
+    // Its log y (about 3 us - 5 ms) in the unit of the data's low end, as the Analysis
+    // view shows it: 100 and 10000 us, not 0.01 and 1 ms.
+    QVERIFY2(texts.contains(QStringLiteral("Latency (µs, log)")), qPrintable(texts.join(QLatin1Char('|'))));
+    QVERIFY(texts.contains(QStringLiteral("100")));
+    QVERIFY(!texts.contains(QStringLiteral("0.01")));
     // Twice as wide: the full labels, from 1 KiB to 32 MiB (more than 3/4 of the axis).
     QVERIFY2(av->exportFigure(svg, FigureSize{QSizeF(7 * 72, 2.5 * 72), 8}, false, &err), qPrintable(err));
     const QStringList wide = svgTexts(svg);

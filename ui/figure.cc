@@ -752,6 +752,49 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
     if (at <= 0) return QStringList{full};
     return QStringList{full.left(at), full.mid(at + 1)};
   };
+  // A title line still too long for its panel first loses the words most panels' titles
+  // share, longest first ("stas00" of five measured systems: "(stas00 nccl-tests latency)"
+  // and "(stas00 sym-mem latency)" were both cut to "(stas00 …latency)"), then its middle.
+  auto fitFacetLine = [&](const QString& line, const QFontMetricsF& fm, double width) {
+    if (fm.horizontalAdvance(line) <= width) return line;
+    auto core = [](const QString& w) {
+      qsizetype a = 0, b = w.size();
+      while (a < b && (w[a] == QLatin1Char('(') || w[a] == QLatin1Char('['))) ++a;
+      while (b > a && (w[b - 1] == QLatin1Char(')') || w[b - 1] == QLatin1Char(']') || w[b - 1] == QLatin1Char(','))) --b;
+      return std::pair<qsizetype, qsizetype>{a, b};
+    };
+    QStringList words = line.split(QLatin1Char(' '));
+    std::vector<int> shared(static_cast<std::size_t>(words.size()), 0);
+    for (qsizetype i = 0; i < words.size(); ++i) {
+      const auto [a, b] = core(words[i]);
+      if (b - a < 2) continue;
+      const QString w = words[i].mid(a, b - a);
+      for (const analysis::Facet& f : plot.facets)
+        for (const QString& other : facetText(f).split(QLatin1Char(' ')))
+          if (const auto [c, d] = core(other); other.mid(c, d - c) == w) {
+            ++shared[static_cast<std::size_t>(i)];
+            break;
+          }
+    }
+    QString out = line;
+    for (;;) {
+      qsizetype best = -1;
+      for (qsizetype i = 0; i < words.size(); ++i) {
+        const int n = shared[static_cast<std::size_t>(i)];
+        if (n < 2) continue;
+        const int bn = best < 0 ? 0 : shared[static_cast<std::size_t>(best)];
+        if (best < 0 || n > bn || (n == bn && words[i].size() > words[best].size())) best = i;
+      }
+      if (best < 0) break;
+      const auto [a, b] = core(words[best]);
+      const bool closes = words[best].endsWith(QLatin1Char(')')) || words[best].endsWith(QLatin1Char(']'));
+      words[best] = words[best].left(a) + QChar(0x2026) + (closes ? words[best].right(1) : QString());
+      shared[static_cast<std::size_t>(best)] = 0;
+      out = words.join(QLatin1Char(' '));
+      if (fm.horizontalAdvance(out) <= width) break;
+    }
+    return fm.elidedText(out, Qt::ElideMiddle, width);
+  };
   auto fitFacetTitles = [&] {
     facetFont = fLabel;
     if (!facetTitles) return;
@@ -860,7 +903,7 @@ FigureLayout paintFigure(QPainter* p, const QSizeF& size, const PlotData& plot, 
       const double lineH = facetH / lines.size();
       for (int i = 0; i < lines.size(); ++i)
         p->drawText(QRectF(pr.left(), pr.top() - facetH + i * lineH, pr.width(), lineH), Qt::AlignCenter,
-                    fm.elidedText(lines[i], Qt::ElideMiddle, pr.width()));
+                    fitFacetLine(lines[i], fm, pr.width()));
     }
     // series
     p->save();

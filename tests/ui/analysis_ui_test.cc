@@ -563,6 +563,13 @@ class AnalysisUiTest : public QObject {
     for (const char* system : {"HGX H200", "HGX B200", "HGX H100"})
       QVERIFY2(texts.contains(QString::fromLatin1(system)), qPrintable(texts.join(QLatin1Char('|'))));
     for (const QString& t : texts) QVERIFY2(!t.startsWith(QStringLiteral("HGX H20") + QChar(0x2026)), qPrintable(t));
+    // Their second lines lose first the words most systems share ("stas00", then
+    // "latency"), not what tells them apart: "(stas00 nccl-tests latency)" and "(stas00
+    // sym-mem latency)" were both "(stas00 …latency)".
+    for (const char* harness : {"nccl-tests", "sym-mem", "p6-b200"})
+      QVERIFY2(std::any_of(texts.begin(), texts.end(), [&](const QString& t) { return t.contains(QString::fromLatin1(harness)); }),
+               qPrintable(texts.join(QLatin1Char('|'))));
+    QVERIFY(texts.contains(QStringLiteral("(NCCL #1455)")));
   }
 
   // isa-waves by size: the paced curves equal the unregulated ones. A twin's entry names

@@ -16,15 +16,16 @@
 
 namespace scin::ui {
 namespace {
-enum Col { kId, kName, kDate, kEngine, kStatus, kPoints, kTags, kNotes };
+// What a narrow dock shows first: which run, whether it finished, how much of it is stored.
+enum Col { kId, kName, kStatus, kPoints, kDate, kEngine, kTags, kNotes };
 }
 
 RunBrowser::RunBrowser(QWidget* parent) : QWidget(parent) {
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(2, 2, 2, 2);
   tree_ = new QTreeWidget;
-  tree_->setHeaderLabels({tr("#"), tr("Name"), tr("Started (UTC)"), tr("Engine"), tr("Status"),
-                          tr("Points"), tr("Tags"), tr("Notes")});
+  tree_->setHeaderLabels({tr("#"), tr("Name"), tr("Status"), tr("Points"), tr("Started (UTC)"), tr("Engine"),
+                          tr("Tags"), tr("Notes")});
   tree_->setRootIsDecorated(false);
   tree_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   tree_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
@@ -188,7 +189,10 @@ void RunBrowser::populate(const std::vector<RunInfo>& runs) {
     it->setData(kId, Qt::UserRole, QVariant::fromValue<qlonglong>(r.id));
     it->setText(kId, QString::number(r.id));
     it->setText(kName, QString::fromStdString(r.name));
-    it->setText(kDate, QString::fromStdString(r.started_at).replace(QLatin1Char('T'), QLatin1Char(' ')));
+    // (to the minute; the seconds in the tooltip)
+    const QString started = QString::fromStdString(r.started_at).replace(QLatin1Char('T'), QLatin1Char(' '));
+    it->setText(kDate, started.left(16));
+    it->setToolTip(kDate, started);
     it->setText(kEngine, QString::fromStdString(r.engine));
     it->setText(kStatus, QString::fromLatin1(to_string(r.status)));
     it->setData(kStatus, Qt::UserRole, static_cast<int>(r.status));

@@ -15,7 +15,9 @@
 #include <QSettings>
 #include <QStandardPaths>
 #include <QRegularExpression>
+#include <QHeaderView>
 #include <QTemporaryDir>
+#include <QTreeWidget>
 #include <QTextDocumentFragment>
 #include <QXmlStreamReader>
 #include <QtTest>
@@ -193,6 +195,33 @@ class AnalysisUiTest : public QObject {
     QVERIFY2(why.startsWith(QStringLiteral("No measured run in this database matches hgx-h200-8")) &&
                  why.contains(QStringLiteral("File > Import measurements")),
              qPrintable(why));
+  }
+
+  // The Runs dock on a laptop screen shows each run's status and stored points without
+  // scrolling (they sat right of a seconds-long date, behind a horizontal scroll); the date
+  // to the minute, its seconds in the tooltip.
+  void runsDockShowsStatusAndPointsFirst() {
+    QSettings().clear();
+    MainWindow w;
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    QTreeWidget* tree = w.runBrowser()->tree();
+    QTRY_VERIFY(tree->topLevelItemCount() >= 8);
+    QCOMPARE(tree->headerItem()->text(2), QStringLiteral("Status"));
+    QCOMPARE(tree->headerItem()->text(3), QStringLiteral("Points"));
+    QCOMPARE(tree->headerItem()->text(4), QStringLiteral("Started (UTC)"));
+    QTreeWidgetItem* it = tree->topLevelItem(0);
+    QCOMPARE(it->text(2), QStringLiteral("done"));
+    QVERIFY2(it->text(3).contains(QLatin1Char('/')), qPrintable(it->text(3)));
+    QCOMPARE(it->text(4).size(), 16);  // "2026-12-07 19:35"
+    QVERIFY(it->toolTip(4).startsWith(it->text(4)) && it->toolTip(4).size() > 16);
+    QTest::qWait(50);
+    QVERIFY2(tree->header()->sectionViewportPosition(3) + tree->header()->sectionSize(3) <= tree->viewport()->width(),
+             qPrintable(QStringLiteral("Points ends at %1 of %2").arg(tree->header()->sectionViewportPosition(3) +
+                                                                      tree->header()->sectionSize(3))
+                            .arg(tree->viewport()->width())));
   }
 
   void legendsOfExampleSweepsAreComplete() {
@@ -799,7 +828,7 @@ class AnalysisUiTest : public QObject {
     settle(w);
     int unreadable = 0;
     for (int i = 0; i < w.runBrowser()->tree()->topLevelItemCount(); ++i)
-      unreadable += w.runBrowser()->tree()->topLevelItem(i)->text(4).contains(QStringLiteral("spec unreadable"));
+      unreadable += w.runBrowser()->tree()->topLevelItem(i)->text(2).contains(QStringLiteral("spec unreadable"));  // (Status)
     QCOMPARE(unreadable, 2);
     show(w, runs_.at("isa-waves"));
     QVERIFY(w.analysisView()->hasData());  // the points are still there

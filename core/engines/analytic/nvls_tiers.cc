@@ -256,6 +256,15 @@ struct FormView {
     }
     return StepKind::Launch;
   }
+  // (nvls_tiers_check_templates: step i, costed from a template as `c`, costed in full
+  // and compared; its link bytes counted one by one.)
+  void check_template(StepId i, const StepCost& c) {
+    if (!nvls_tiers_check_templates()) return;
+    f.fill(s, i, st);
+    if (!analytic_step_cost(cfg, s, rm, st, check, one_plane, false) || !same_cost(check, c))
+      ++nvls_tiers_template_mismatches();
+    if (counting) add_link_bytes(s, st, 1.0, full);
+  }
   bool cost(StepId i, StepCost& c) {
     if (i >= f.size()) {
       analytic::no_resource_cost(c, 0.0);
@@ -277,12 +286,7 @@ struct FormView {
           lb.egress_bytes[static_cast<std::size_t>(id.rank)] += b;
           stored_bytes += b;
         }
-        if (nvls_tiers_check_templates()) {
-          f.fill(s, i, st);
-          if (!analytic_step_cost(cfg, s, rm, st, check, one_plane, false) || !same_cost(check, c))
-            ++nvls_tiers_template_mismatches();
-          if (counting) add_link_bytes(s, st, 1.0, full);
-        }
+        check_template(i, c);
         return true;
       }
       if (slot < 0) {
@@ -310,12 +314,7 @@ struct FormView {
                   t.src_bytes;
             lb.ingress_bytes[static_cast<std::size_t>(id.rank)] += t.dst_bytes;
           }
-          if (nvls_tiers_check_templates()) {
-            f.fill(s, i, st);
-            if (!analytic_step_cost(cfg, s, rm, st, check, one_plane, false) || !same_cost(check, c))
-              ++nvls_tiers_template_mismatches();
-            if (counting) add_link_bytes(s, st, 1.0, full);
-          }
+          check_template(i, c);
           return true;
         }
       } else {

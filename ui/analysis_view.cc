@@ -1,5 +1,7 @@
 #include "ui/analysis_view.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
@@ -138,12 +140,20 @@ AnalysisView::AnalysisView(QWidget* parent) : QWidget(parent) {
   legend_->setIconSize(QSize(36, 16));
   legend_->setMinimumWidth(120);
   legend_->setSelectionMode(QAbstractItemView::NoSelection);
-  legend_->setToolTip(tr("Click an entry to hide or show its curve"));
+  legend_->setToolTip(tr("Click an entry to hide or show its curves"));
   // Hundreds of wrapped entries are laid out a batch per event, not in one block.
   legend_->setLayoutMode(QListView::Batched);
   legend_->setBatchSize(64);
+  // An entry stands for one curve, or (a factored legend) for every curve of its colour or
+  // marker: a click hides them all, or shows them all where all were hidden.
   connect(legend_, &QListWidget::itemClicked, this, [this](QListWidgetItem* it) {
-    setSeriesVisible(it->data(kLabelRole).toString(), hidden_.count(it->data(Qt::UserRole).toString().toStdString()) > 0);
+    const QStringList keys = it->data(Qt::UserRole).toStringList();
+    const bool allHidden = std::all_of(keys.begin(), keys.end(), [this](const QString& k) { return hidden_.count(k.toStdString()) > 0; });
+    for (const QString& k : keys) {
+      if (allHidden) hidden_.erase(k.toStdString());
+      else hidden_.insert(k.toStdString());
+    }
+    styleLegend();
   });
   split->addWidget(canvas_);
   split->addWidget(legend_);
@@ -537,26 +547,73 @@ void AnalysisView::updateNotes() {
 
 void AnalysisView::fillLegend() {
   legend_->clear();
+  factoredLegend_ = false;
   if (!plot_ || plot_->empty()) return;
-  // One icon per look (colour, marker, dash): 800 curves share a few dozen.
-  std::map<std::tuple<QRgb, int, int>, QIcon> icons;
-  for (const auto* s : plot_->legend()) {
-    const SeriesLook look = seriesLook(*plot_, *s);
-    QIcon& icon = icons[{look.color.rgba(), look.marker, s->same_as.empty() ? static_cast<int>(look.dash) : -1}];
-    if (icon.isNull()) icon = legendIcon(*plot_, *s);
-    auto* it = new QListWidgetItem(icon, legendText(*plot_, *s));
-    it->setData(Qt::UserRole, QString::fromStdString(s->key));
-    it->setData(kLabelRole, QString::fromStdString(s->label));
-    legend_->addItem(it);
+  const std::vector<const analysis::Series*> curves = plot_->legend();
+  // Many curves whose colour and marker each follow one field (a sweep of two axes): an
+  // entry per colour and one per marker, as the exported figure's legend has them, not a
+  // wrapped entry per curve ("regulation=paced · waves=16 (= regulation=none)" took three
+  // lines, twelve times).
+  const std::vector<LegendItem> factored = curves.size() >= 8 ? factoredLegend(*plot_, curves) : std::vector<LegendItem>{};
+  if (!factored.empty()) {
+    factoredLegend_ = true;
+    const QString sep = QStringLiteral(" · ");
+    for (const LegendItem& item : factored) {
+      QStringList keys, labels;
+      for (const auto* s : curves) {
+        const QString label = QString::fromStdString(s->label);
+        const auto cut = label.indexOf(sep);
+        if ((item.marker < 0 ? label.left(cut) : label.mid(cut + sep.size())) != item.text) continue;
+        keys << QString::fromStdString(s->key);
+        labels << label;
+      }
+      QPixmap pm(36, 16);
+      pm.fill(Qt::transparent);
+      {
+        QPainter p(&pm);
+        p.setRenderHint(QPainter::Antialiasing);
+        QPen pen(item.color, 2);
+        pen.setStyle(item.dash);
+        p.setPen(pen);
+        p.drawLine(QPointF(1, 8), QPointF(35, 8));
+        if (item.marker >= 0) drawMarker(&p, item.marker, QPointF(18, 8), 8, item.color);
+      }
+      auto* it = new QListWidgetItem(QIcon(pm), item.text);
+      it->setData(Qt::UserRole, keys);
+      it->setData(kLabelRole, item.text);
+      it->setToolTip(tr("%n curve(s): %1 (click to hide or show them all)", nullptr, static_cast<int>(keys.size()))
+                         .arg(labels.join(QStringLiteral("; "))));
+      legend_->addItem(it);
+    }
+  } else {
+    // One icon per look (colour, marker, dash): 800 curves share a few dozen.
+    std::map<std::tuple<QRgb, int, int>, QIcon> icons;
+    for (const auto* s : curves) {
+      const SeriesLook look = seriesLook(*plot_, *s);
+      QIcon& icon = icons[{look.color.rgba(), look.marker, s->same_as.empty() ? static_cast<int>(look.dash) : -1}];
+      if (icon.isNull()) icon = legendIcon(*plot_, *s);
+      auto* it = new QListWidgetItem(icon, legendText(*plot_, *s));
+      it->setData(Qt::UserRole, QStringList{QString::fromStdString(s->key)});
+      it->setData(kLabelRole, QString::fromStdString(s->label));
+      legend_->addItem(it);
+    }
   }
   // Keys hidden before stay hidden if the new plot has them.
   std::set<std::string> keep;
-  for (const auto* s : plot_->legend())
+  for (const auto* s : curves)
     if (hidden_.count(s->key)) keep.insert(s->key);
   hidden_ = keep;
+  styleLegend();
+}
+
+void AnalysisView::styleLegend() {
+  // An entry is struck out when every curve it stands for is hidden.
   for (int i = 0; i < legend_->count(); ++i) {
     QListWidgetItem* it = legend_->item(i);
-    const bool off = hidden_.count(it->data(Qt::UserRole).toString().toStdString()) > 0;
+    const QStringList keys = it->data(Qt::UserRole).toStringList();
+    const bool off = !keys.isEmpty() && std::all_of(keys.begin(), keys.end(), [this](const QString& k) {
+      return hidden_.count(k.toStdString()) > 0;
+    });
     QFont f = it->font();
     f.setStrikeOut(off);
     it->setFont(f);
@@ -566,18 +623,13 @@ void AnalysisView::fillLegend() {
 }
 
 void AnalysisView::setSeriesVisible(const QString& label, bool visible) {
-  for (int i = 0; i < legend_->count(); ++i) {
-    QListWidgetItem* it = legend_->item(i);
-    if (it->data(kLabelRole).toString() != label) continue;
-    const std::string key = it->data(Qt::UserRole).toString().toStdString();
-    if (visible) hidden_.erase(key);
-    else hidden_.insert(key);
-    QFont f = it->font();
-    f.setStrikeOut(!visible);
-    it->setFont(f);
-    it->setForeground(visible ? palette().color(QPalette::Text) : QColor(0x99, 0x99, 0x99));
+  if (!plot_) return;
+  for (const auto* s : plot_->legend()) {
+    if (QString::fromStdString(s->label) != label) continue;
+    if (visible) hidden_.erase(s->key);
+    else hidden_.insert(s->key);
   }
-  canvas_->setHidden(hidden_);
+  styleLegend();
 }
 
 QStringList AnalysisView::legendTexts() const {

@@ -185,7 +185,10 @@ class AnalysisView : public QWidget {
   bool hasData() const { return plot_ && !plot_->empty(); }
   /// Legend texts in order, exactly as shown.
   QStringList legendTexts() const;
-  /// Hides or shows a series by legend text, as clicking its legend entry does.
+  /// Whether the legend has an entry per colour and one per marker (a sweep of two
+  /// fields with 8 curves or more, as factoredLegend() finds it) rather than one per curve.
+  bool legendFactored() const { return factoredLegend_; }
+  /// Hides or shows the series of this label (clicking a per-curve legend entry does).
   void setSeriesVisible(const QString& label, bool visible);
   /// What the chart area says when nothing can be drawn ("" when something is drawn).
   QString emptyText() const;
@@ -235,6 +238,7 @@ class AnalysisView : public QWidget {
   /// The notes line: the plot's notes and, when the picture reduced series, that it did.
   void updateNotes();
   void fillLegend();
+  void styleLegend();  // strike out the entries whose curves are all hidden; the canvas hides them
   void fillPointsTable(std::shared_ptr<const PointsModel::Content> content);
   void rebuildMenus();
   void copySelection();
@@ -255,6 +259,7 @@ class AnalysisView : public QWidget {
   double panelSpread_ = 0;         // the shown plot's Job::panelSpread
   double logPanelShare_ = 1;       // its Job::logPanelShare
   std::set<std::string> hidden_;   // series keys hidden through the legend
+  bool factoredLegend_ = false;    // the legend has an entry per colour and per marker (fillLegend)
 
   FieldCombo *x_, *facet_;
   QComboBox *y_, *baseline_;

@@ -215,7 +215,7 @@ void note_same_values(PlotData& p) {
     return;
   }
   p.notes.push_back(fmt::format("{} curves have the same values as another curve, e.g. {}; each is drawn dashed over "
-                                "its twin, and its legend entry says \"(= twin)\"",
+                                "its twin (a legend entry per curve says \"(= twin)\")",
                                 pairs.size(), pair_text(pairs.front())));
 }
 

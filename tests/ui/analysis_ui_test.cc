@@ -16,6 +16,7 @@
 #include <QStandardPaths>
 #include <QRegularExpression>
 #include <QHeaderView>
+#include <QListWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QTextDocumentFragment>
@@ -224,6 +225,41 @@ class AnalysisUiTest : public QObject {
                             .arg(tree->viewport()->width())));
   }
 
+  // A factored legend's entry stands for every curve of its colour (or marker): a click
+  // hides them all from the chart and the exported figure, a second click shows them.
+  void factoredLegendEntryTogglesItsCurves() {
+    MainWindow w;
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(w.openDatabase(db_));
+    settle(w);
+    show(w, runs_.at("isa-waves"));
+    AnalysisView* av = w.analysisView();
+    QVERIFY(av->legendFactored());
+    auto* legend = av->findChild<QListWidget*>(QStringLiteral("analysisLegend"));
+    QVERIFY(legend);
+    QListWidgetItem* paced = nullptr;
+    for (int i = 0; i < legend->count(); ++i)
+      if (legend->item(i)->text() == QStringLiteral("regulation=paced")) paced = legend->item(i);
+    QVERIFY(paced);
+    std::set<std::string> pacedKeys;
+    for (const auto* s : av->plot()->legend())
+      if (s->label.rfind("regulation=paced", 0) == 0) pacedKeys.insert(s->key);
+    QCOMPARE(pacedKeys.size(), std::size_t{6});
+    QVERIFY(paced->toolTip().contains(QStringLiteral("6 curve(s)")));
+    legend->scrollToItem(paced);
+    QTest::mouseClick(legend->viewport(), Qt::LeftButton, {}, legend->visualItemRect(paced).center());
+    QCOMPARE(av->canvas()->options().hidden, pacedKeys);
+    QVERIFY(paced->font().strikeOut());
+    const QString svg = dir_.filePath(QStringLiteral("paced-hidden.svg"));
+    QString err;
+    QVERIFY2(av->exportFigure(svg, FigureSize::singleColumn(), false, &err), qPrintable(err));
+    QVERIFY(!svgTexts(svg).contains(QStringLiteral("regulation=paced")));
+    QTest::mouseClick(legend->viewport(), Qt::LeftButton, {}, legend->visualItemRect(paced).center());
+    QVERIFY(av->canvas()->options().hidden.empty());
+    QVERIFY(!paced->font().strikeOut());
+  }
+
   void legendsOfExampleSweepsAreComplete() {
     MainWindow w;
     w.show();
@@ -234,14 +270,26 @@ class AnalysisUiTest : public QObject {
       AnalysisView* av = w.analysisView();
       const QStringList legend = av->legendTexts();
       QVERIFY2(!legend.isEmpty(), name.c_str());
-      QCOMPARE(static_cast<std::size_t>(legend.size()), av->plot()->legend().size());
-      QCOMPARE(QSet<QString>(legend.begin(), legend.end()).size(), legend.size());  // every entry tells its curve apart
-      for (const QString& t : legend) {
-        QVERIFY2(!t.contains(QChar(0x2026)) && !t.contains(QStringLiteral("...")), qPrintable(t));
-        // The label names each differing value in full.
-        const auto* s = av->plot()->legend()[static_cast<std::size_t>(legend.indexOf(t))];
-        QVERIFY2(t.startsWith(QString::fromStdString(s->label)), qPrintable(t));
-        QCOMPARE(t, legendText(*av->plot(), *s));  // and "(= other)" when it covers another curve
+      QCOMPARE(QSet<QString>(legend.begin(), legend.end()).size(), legend.size());  // every entry tells its curves apart
+      const auto curves = av->plot()->legend();
+      const std::vector<LegendItem> factored = factoredLegend(*av->plot(), curves);
+      // Eight curves or more on two fields (isa-waves: regulation x waves, link-scaling:
+      // algorithm x GPUs): an entry per colour and one per marker, as the figure's legend.
+      QCOMPARE(av->legendFactored(), curves.size() >= 8 && !factored.empty());
+      if (av->legendFactored()) {
+        QStringList want;
+        for (const LegendItem& it : factored) want << it.text;
+        QCOMPARE(legend, want);
+        if (name == "isa-waves") QVERIFY(legend.contains(QStringLiteral("regulation=paced")) && legend.contains(QStringLiteral("waves=32")));
+      } else {
+        QCOMPARE(static_cast<std::size_t>(legend.size()), curves.size());
+        for (const QString& t : legend) {
+          QVERIFY2(!t.contains(QChar(0x2026)) && !t.contains(QStringLiteral("...")), qPrintable(t));
+          // The label names each differing value in full.
+          const auto* s = curves[static_cast<std::size_t>(legend.indexOf(t))];
+          QVERIFY2(t.startsWith(QString::fromStdString(s->label)), qPrintable(t));
+          QCOMPARE(t, legendText(*av->plot(), *s));  // and "(= other)" when it covers another curve
+        }
       }
       // Colour x marker x dash differ between the curves of a chart.
       std::set<std::tuple<QRgb, int, int>> looks;

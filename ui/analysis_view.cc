@@ -27,21 +27,18 @@ using analysis::PlotQuery;
 
 namespace {
 
-// A legend entry's series label (its text may add "(= other)"); Qt::UserRole holds its key.
-constexpr int kLabelRole = Qt::UserRole + 1;
-
-QIcon legendIcon(const PlotData& plot, const analysis::Series& s) {
+// A legend entry's icon: a line of the curve's colour and dash, its marker on it (none: -1).
+QIcon legendIcon(const QColor& color, Qt::PenStyle dash, int marker, bool covering) {
   QPixmap pm(36, 16);
   pm.fill(Qt::transparent);
   QPainter p(&pm);
   p.setRenderHint(QPainter::Antialiasing);
-  const SeriesLook look = seriesLook(plot, s);
-  QPen pen(look.color, 2);
-  pen.setStyle(look.dash);
-  if (!s.same_as.empty()) setCoveringDash(pen);
+  QPen pen(color, 2);
+  pen.setStyle(dash);
+  if (covering) setCoveringDash(pen);
   p.setPen(pen);
   p.drawLine(QPointF(1, 8), QPointF(35, 8));
-  drawMarker(&p, look.marker, QPointF(18, 8), 8, look.color);
+  if (marker >= 0) drawMarker(&p, marker, QPointF(18, 8), 8, color);
   return QIcon(pm);
 }
 
@@ -567,20 +564,9 @@ void AnalysisView::fillLegend() {
         keys << QString::fromStdString(s->key);
         labels << label;
       }
-      QPixmap pm(36, 16);
-      pm.fill(Qt::transparent);
-      {
-        QPainter p(&pm);
-        p.setRenderHint(QPainter::Antialiasing);
-        QPen pen(item.color, 2);
-        pen.setStyle(item.dash);
-        p.setPen(pen);
-        p.drawLine(QPointF(1, 8), QPointF(35, 8));
-        if (item.marker >= 0) drawMarker(&p, item.marker, QPointF(18, 8), 8, item.color);
-      }
-      auto* it = new QListWidgetItem(QIcon(pm), item.text);
+      auto* it = new QListWidgetItem(legendIcon(item.color, item.dash, item.marker, item.covering), item.text);
+      // (Qt::UserRole: the keys of the curves the entry stands for)
       it->setData(Qt::UserRole, keys);
-      it->setData(kLabelRole, item.text);
       it->setToolTip(tr("%n curve(s): %1 (click to hide or show them all)", nullptr, static_cast<int>(keys.size()))
                          .arg(labels.join(QStringLiteral("; "))));
       legend_->addItem(it);
@@ -591,10 +577,9 @@ void AnalysisView::fillLegend() {
     for (const auto* s : curves) {
       const SeriesLook look = seriesLook(*plot_, *s);
       QIcon& icon = icons[{look.color.rgba(), look.marker, s->same_as.empty() ? static_cast<int>(look.dash) : -1}];
-      if (icon.isNull()) icon = legendIcon(*plot_, *s);
+      if (icon.isNull()) icon = legendIcon(look.color, look.dash, look.marker, !s->same_as.empty());
       auto* it = new QListWidgetItem(icon, legendText(*plot_, *s));
       it->setData(Qt::UserRole, QStringList{QString::fromStdString(s->key)});
-      it->setData(kLabelRole, QString::fromStdString(s->label));
       legend_->addItem(it);
     }
   }

@@ -554,15 +554,13 @@ void AnalysisView::fillLegend() {
   const std::vector<LegendItem> factored = curves.size() >= 8 ? factoredLegend(*plot_, curves) : std::vector<LegendItem>{};
   if (!factored.empty()) {
     factoredLegend_ = true;
-    const QString sep = QStringLiteral(" · ");
+    std::map<std::string, QString> labelOf;
+    for (const auto* s : curves) labelOf[s->key] = QString::fromStdString(s->label);
     for (const LegendItem& item : factored) {
       QStringList keys, labels;
-      for (const auto* s : curves) {
-        const QString label = QString::fromStdString(s->label);
-        const auto cut = label.indexOf(sep);
-        if ((item.marker < 0 ? label.left(cut) : label.mid(cut + sep.size())) != item.text) continue;
-        keys << QString::fromStdString(s->key);
-        labels << label;
+      for (const std::string& k : item.keys) {
+        keys << QString::fromStdString(k);
+        labels << labelOf[k];
       }
       auto* it = new QListWidgetItem(legendIcon(item.color, item.dash, item.marker, item.covering), item.text);
       // (Qt::UserRole: the keys of the curves the entry stands for)

@@ -199,6 +199,8 @@ std::vector<LegendItem> factoredLegend(const PlotData& plot, const std::vector<c
     if (!cnew && c->second.text != colour.text) return {};
     auto [t, tnew] = styles.emplace(s->style, style);
     if (!tnew && t->second.text != style.text) return {};
+    c->second.keys.push_back(s->key);
+    t->second.keys.push_back(s->key);
   }
   if (colours.size() < 2 || styles.size() < 2) return {};
   std::vector<LegendItem> out;

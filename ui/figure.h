@@ -53,6 +53,7 @@ struct LegendItem {
   int marker = -1;        // -1: a line without a marker
   bool covering = false;  // drawn over a curve with the same values (setCoveringDash)
   bool starts_row = false;  // the legend starts a new row with this item
+  std::vector<std::string> keys{};  // factoredLegend: the keys of the curves the item stands for
 };
 /// A factored legend for `entries` (curves of `plot`): one item per colour
 /// (named by the colour field's value, drawn with its colour and dash, no

@@ -10,7 +10,6 @@
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
 #include <QFontMetricsF>
-#include <QLinearGradient>
 #include <QPen>
 
 #include "ui/format.h"
@@ -581,24 +580,22 @@ void TopologyView::draw(Builder& build) {
     grouping += (grouping.isEmpty() ? QString() : tr(", ")) + tr("%1 groups of %2 planes").arg(boxes).arg(planesPerItem_);
   if (!grouping.isEmpty())
     grouping = tr("Drawn as %1; each line is a bundle (width grows with its link count; hover for counts)").arg(grouping);
+  // The heat map's key (idle ... always busy) goes with the caption, as rich text: drawn in
+  // the scene, a dock scaled it to a few pixels with the picture.
+  if (heat) {
+    QString swatches;
+    for (double t : {0.0, 0.25, 0.5, 0.75, 1.0})
+      swatches += QStringLiteral("<span style=\"color:%1\">&#9632;</span>").arg(heatColour(t).name());
+    caption = caption.toHtmlEscaped() + QStringLiteral("<br>") +
+              tr("Link load, busiest link of each line (packet run %1): idle %2 busy 100%")
+                  .arg(loadSource_.toHtmlEscaped(), swatches);
+  }
   // Under the picture, in a label (caption()): in the scene its one long line widened
   // the scene, so a dock scaled the picture down and the caption to a few pixels.
   if (caption != caption_ || grouping != grouping_) {
     caption_ = caption;
     grouping_ = grouping;
     Q_EMIT captionChanged(caption_, grouping_);
-  }
-  double y = radius + 30;
-  if (heat) {
-    // The heat map's key: idle ... always busy.
-    y += 10;
-    const double w = 160;
-    QLinearGradient g(-w / 2, 0, w / 2, 0);
-    for (double t : {0.0, 0.5, 1.0}) g.setColorAt(t, heatColour(t));
-    build.rect(QRectF(-w / 2, y - 6, w, 12), QPen(Qt::NoPen), QBrush(g));
-    build.centredText(tr("idle"), QPointF(-w / 2 - 22, y), small);
-    build.centredText(tr("busy 100%"), QPointF(w / 2 + 34, y), small);
-    build.centredText(tr("Link load, busiest link of each line: packet run %1").arg(loadSource_), QPointF(0, y + 16), small);
   }
 }
 

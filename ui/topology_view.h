@@ -49,7 +49,8 @@ class TopologyView : public QGraphicsView {
   /// What the picture shows, in words and counts ("8 accelerators × 4 switch
   /// plane(s): 32 links, ..."), and how it groups them: for a label under the
   /// view, in the font people read (in the scene, a dock's scale shrank it to a
-  /// few pixels). captionChanged() follows it.
+  /// few pixels). With link loads shown, rich text: the heat map's key on a
+  /// second line, with swatches of its colours. captionChanged() follows it.
   QString caption() const { return caption_; }
   /// How the picture groups accelerators and planes into items, where it does (for a tooltip).
   QString grouping() const { return grouping_; }

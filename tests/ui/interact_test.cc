@@ -601,9 +601,15 @@ class InteractTest : public QObject {
     // Heat colours run from grey (idle) to red (busy).
     QVERIFY(TopologyView::heatColour(1.0).red() > TopologyView::heatColour(1.0).green());
     QCOMPARE(TopologyView::heatColour(0.0), QColor(0xc8, 0xc8, 0xc8));
+    // The heat map's key is in the caption (a label at the window's font), with swatches of
+    // its colours: drawn in the scene, a dock scaled it to a few pixels.
+    QVERIFY2(v.caption().contains(QStringLiteral("Link load, busiest link of each line (packet run ring, 1 MiB)")),
+             qPrintable(v.caption()));
+    QVERIFY(v.caption().contains(TopologyView::heatColour(0.0).name()) && v.caption().contains(TopologyView::heatColour(1.0).name()));
     // Another fabric shape drops the loads; a result without statistics is refused.
     QVERIFY(doc.setParam("fabric.gpus", ParamValue(16.0)));
     QVERIFY(!v.hasLinkLoads());
+    QVERIFY(!v.caption().contains(QStringLiteral("Link load")));
     QVERIFY(!v.setLinkLoads(simulate(doc.config(), "ring", Collective{1 << 20, DType::Bf16}, "analytic"), {}));
   }
 
